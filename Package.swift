@@ -1,0 +1,34 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Reel",
+    products: [
+        .library(name: "Reel", targets: ["Reel"]),
+        .executable(name: "reel", targets: ["reel"]),
+    ],
+    targets: [
+        // C modules: one per system library, shims for macros only.
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
+                       providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"])]),
+        .systemLibrary(name: "CXCB", pkgConfig: "xcb",
+                       providers: [.apt(["libxcb1-dev", "libxcb-shm0-dev", "libxcb-xfixes0-dev", "libxcb-randr0-dev"])]),
+        .systemLibrary(name: "CPulse",
+                       providers: [.apt(["libpulse-dev"])]),
+
+        .target(name: "ReelCore"),
+        .target(name: "ReelFFmpeg", dependencies: ["ReelCore", "CFFmpeg"]),
+        .target(name: "ReelLinux", dependencies: ["ReelCore", "CXCB", "CPulse"]),
+        .target(name: "Reel", dependencies: ["ReelCore", "ReelFFmpeg", "ReelLinux"]),
+        .target(name: "ReelCLI", dependencies: ["Reel"]),
+        .executableTarget(name: "reel", dependencies: ["ReelCLI"]),
+        .target(name: "ReelTestSupport", dependencies: ["Reel", "CXCB"]),
+
+        .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelTestSupport"]),
+        .testTarget(name: "ReelFFmpegTests", dependencies: ["ReelFFmpeg", "ReelTestSupport"]),
+        .testTarget(name: "ReelLinuxTests", dependencies: ["ReelLinux", "ReelTestSupport"]),
+        .testTarget(name: "ReelTests", dependencies: ["Reel", "ReelTestSupport"]),
+        .testTarget(name: "ReelCLITests", dependencies: ["ReelCLI", "ReelTestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

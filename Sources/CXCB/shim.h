@@ -1,0 +1,9 @@
+#ifndef REEL_CXCB_SHIM_H
+#define REEL_CXCB_SHIM_H
+#include <xcb/xcb.h>
+#include <xcb/shm.h>
+#include <xcb/xfixes.h>
+#include <xcb/randr.h>
+#include <sys/ipc.h>
+#include <sys/shm.h>
+#endif

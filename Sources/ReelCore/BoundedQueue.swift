@@ -1,0 +1,70 @@
+import Foundation
+
+/// A bounded first-in first-out queue between one producer thread and one consumer thread.
+///
+/// When full, `push` either refuses the element (the producer drops and counts it: the policy
+/// for real-time capture) or waits for room (backpressure: the policy when the clock is not
+/// real time, so tests lose nothing). Memory never grows past `capacity` elements.
+public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
+    /// What `push` does when the queue is full.
+    public enum Policy: Sendable { case dropNewest, block }
+
+    private let condition = NSCondition()
+    private var storage: [Element?]
+    private var head = 0
+    private var count = 0
+    private var closed = false
+    /// The most elements the queue holds.
+    public let capacity: Int
+    /// What happens when full.
+    public let policy: Policy
+
+    public init(capacity: Int, policy: Policy) {
+        precondition(capacity > 0)
+        self.capacity = capacity
+        self.policy = policy
+        self.storage = Array(repeating: nil, count: capacity)
+    }
+
+    /// Adds an element. Returns `false` if it was dropped (queue full under `.dropNewest`, or closed).
+    @discardableResult
+    public func push(_ element: Element) -> Bool {
+        condition.lock(); defer { condition.unlock() }
+        while count == capacity && !closed {
+            if policy == .dropNewest { return false }
+            condition.wait()
+        }
+        if closed { return false }
+        storage[(head + count) % capacity] = element
+        count += 1
+        condition.broadcast()
+        return true
+    }
+
+    /// Takes the oldest element, waiting for one; `nil` once the queue is closed and empty.
+    public func pop() -> Element? {
+        condition.lock(); defer { condition.unlock() }
+        while count == 0 && !closed { condition.wait() }
+        guard count > 0 else { return nil }
+        let element = storage[head]
+        storage[head] = nil
+        head = (head + 1) % capacity
+        count -= 1
+        condition.broadcast()
+        return element
+    }
+
+    /// Ends the queue: pending elements can still be popped, further pushes are refused.
+    public func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The number of waiting elements.
+    public var pendingCount: Int {
+        condition.lock(); defer { condition.unlock() }
+        return count
+    }
+}

@@ -1,0 +1,90 @@
+/// What a source produces, known once it has been prepared.
+public enum SourceFormat: Sendable, Hashable {
+    /// Video frames of a size and pixel format, paced at a nominal frame rate.
+    case video(size: PixelSize, pixelFormat: PixelFormat, frameRate: FrameRate)
+    /// Audio in a format.
+    case audio(AudioFormat)
+}
+
+/// Something that happened to a source while it ran.
+public enum SourceEvent: Sendable {
+    /// Frames the source could not deliver because no buffer was free or it fell behind.
+    case droppedFrames(Int)
+    /// The source failed or went away; it delivers nothing more.
+    case lost(ReelError)
+    /// The source came to its natural end (a file played out).
+    case ended
+}
+
+/// The session's side of a running source: where to deliver samples and the shared clock.
+public struct SourceContext: Sendable {
+    /// The source's identity within the session.
+    public let id: SourceID
+    /// The session clock.
+    public let clock: any MediaClock
+    /// The clock reading at which the session's timeline starts (presentation time zero).
+    public let origin: MediaTime
+    /// Delivers a sample. Called on the source's own thread; under a real-time clock it never
+    /// blocks, under a manual clock it may wait for the outputs (backpressure).
+    public let deliver: @Sendable (Sample) -> Void
+    /// Reports an event.
+    public let report: @Sendable (SourceEvent) -> Void
+
+    public init(id: SourceID, clock: any MediaClock, origin: MediaTime,
+                deliver: @escaping @Sendable (Sample) -> Void, report: @escaping @Sendable (SourceEvent) -> Void) {
+        self.id = id
+        self.clock = clock
+        self.origin = origin
+        self.deliver = deliver
+        self.report = report
+    }
+
+    /// The current time on the session timeline.
+    public func timelineNow() -> MediaTime { clock.now() - origin }
+}
+
+/// A capture source: a screen, a camera, a microphone, a synthetic pattern.
+///
+/// A source runs on its own thread between `start` and `stop`, stamping each sample on the
+/// session clock and handing it to `SourceContext.deliver`.
+public protocol CaptureSource: AnyObject, Sendable {
+    /// A human-readable name ("screen :0", "microphone (default)").
+    var name: String { get }
+    /// What kind of samples the source delivers.
+    var kind: SampleKind { get }
+    /// Opens what the source needs and reports its format. Throws a ``ReelError`` when the
+    /// device, server or file is unavailable. May be called more than once.
+    func prepare() throws -> SourceFormat
+    /// Starts delivering samples.
+    func start(_ context: SourceContext) throws
+    /// Stops delivering and waits for the source's thread to end. Safe to call twice.
+    func stop()
+}
+
+/// An output of a capture session: a recorder, a frame handler.
+public protocol CaptureOutput: AnyObject, Sendable {
+    /// Called once before the session starts, with the sources the output will see.
+    /// Throws a ``ReelError`` if the output cannot work with them.
+    func prepare(sources: [SourceDescriptor], clock: any MediaClock) throws
+    /// Receives a sample on the source's thread. Must not block under a real-time clock.
+    func consume(_ sample: SourcedSample)
+    /// Receives a source event.
+    func sourceEvent(_ event: SourceEvent, from source: SourceID)
+    /// Called when the session stops: finish writing and return when done.
+    func finish() async
+}
+
+/// A source as outputs see it.
+public struct SourceDescriptor: Sendable, Hashable {
+    public let id: SourceID
+    public let name: String
+    public let kind: SampleKind
+    public let format: SourceFormat
+
+    public init(id: SourceID, name: String, kind: SampleKind, format: SourceFormat) {
+        self.id = id
+        self.name = name
+        self.kind = kind
+        self.format = format
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Synchronization
+
+/// A clock that stamps samples and paces capture loops.
+///
+/// Every sample in a session carries a presentation time read from one clock. The host clock
+/// is `CLOCK_MONOTONIC`; tests inject a ``ManualClock`` so that recordings run faster than
+/// real time.
+public protocol MediaClock: Sendable {
+    /// The current time.
+    func now() -> MediaTime
+    /// Blocks the calling thread until `deadline` (returns at once if it has passed).
+    /// Capture threads call this; it is never called from async code.
+    func sleep(until deadline: MediaTime)
+    /// Whether samples may be produced faster than real time: outputs then apply
+    /// backpressure (block the producer) instead of dropping frames.
+    var isRealTime: Bool { get }
+}
+
+/// The host's monotonic clock (`CLOCK_MONOTONIC`), in nanoseconds.
+public struct HostClock: MediaClock {
+    public init() {}
+
+    public func now() -> MediaTime {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return MediaTime(nanoseconds: Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec))
+    }
+
+    public func sleep(until deadline: MediaTime) {
+        let ns = deadline.nanoseconds
+        var ts = timespec(tv_sec: Int(ns / 1_000_000_000), tv_nsec: Int(ns % 1_000_000_000))
+        // clock_nanosleep returns the error number; retry when a signal interrupted the sleep.
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+    }
+
+    public var isRealTime: Bool { true }
+}
+
+/// A clock that moves only when told to, for tests that run faster than real time.
+///
+/// In `.virtual` mode (the default) a `sleep(until:)` moves the clock forward to its deadline
+/// at once, so paced sources produce as fast as the outputs consume. In `.stepped` mode a
+/// sleeper waits until ``advance(by:)`` or ``advance(to:)`` moves the clock past its deadline.
+public final class ManualClock: MediaClock, @unchecked Sendable {
+    /// How `sleep(until:)` behaves.
+    public enum Mode: Sendable { case virtual, stepped }
+
+    private let condition = NSCondition()
+    private var current: MediaTime
+    private let mode: Mode
+
+    /// Creates a manual clock that starts at `start`.
+    public init(start: MediaTime = .zero, mode: Mode = .virtual) {
+        self.current = start.converted(to: MediaTime.nanosecondTimescale)
+        self.mode = mode
+    }
+
+    public func now() -> MediaTime {
+        condition.lock(); defer { condition.unlock() }
+        return current
+    }
+
+    public func sleep(until deadline: MediaTime) {
+        condition.lock(); defer { condition.unlock() }
+        switch mode {
+        case .virtual:
+            if current < deadline { current = deadline.converted(to: MediaTime.nanosecondTimescale, rounding: .up) }
+        case .stepped:
+            while current < deadline { condition.wait() }
+        }
+    }
+
+    /// Moves the clock forward by `delta` and wakes sleepers whose deadline has come.
+    public func advance(by delta: MediaTime) {
+        condition.lock()
+        current = current + delta
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Moves the clock forward to `time` (never backward).
+    public func advance(to time: MediaTime) {
+        condition.lock()
+        if current < time { current = time.converted(to: MediaTime.nanosecondTimescale, rounding: .up) }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    public var isRealTime: Bool { false }
+}

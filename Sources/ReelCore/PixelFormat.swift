@@ -1,0 +1,103 @@
+/// The memory layout of a video frame's pixels.
+public enum PixelFormat: String, Sendable, Hashable, CaseIterable {
+    /// 8-bit blue, green, red, alpha, packed; what X11 screens deliver.
+    case bgra
+    /// 8-bit luma plane followed by an interleaved CbCr plane at half resolution.
+    case nv12
+    /// 8-bit planar Y, U, V with chroma at half resolution in both directions.
+    case yuv420p
+    /// 8-bit packed Y0 Cb Y1 Cr at half horizontal chroma resolution; what webcams deliver.
+    case yuyv
+
+    /// How many planes the format has.
+    public var planeCount: Int {
+        switch self {
+        case .bgra, .yuyv: return 1
+        case .nv12: return 2
+        case .yuv420p: return 3
+        }
+    }
+
+    /// The width in bytes of one row of plane `plane` for a frame `width` pixels wide.
+    public func rowBytes(plane: Int, width: Int) -> Int {
+        switch (self, plane) {
+        case (.bgra, _): return width * 4
+        case (.yuyv, _): return ((width + 1) / 2) * 4
+        case (.nv12, 0), (.yuv420p, 0): return width
+        case (.nv12, _): return ((width + 1) / 2) * 2
+        case (.yuv420p, _): return (width + 1) / 2
+        }
+    }
+
+    /// The number of rows of plane `plane` for a frame `height` pixels high.
+    public func rows(plane: Int, height: Int) -> Int {
+        switch (self, plane) {
+        case (.bgra, _), (.yuyv, _), (.nv12, 0), (.yuv420p, 0): return height
+        default: return (height + 1) / 2
+        }
+    }
+
+    /// Whether frames of this format need an even width and height.
+    public var needsEvenDimensions: Bool { self != .bgra }
+}
+
+/// A width and a height in pixels.
+public struct PixelSize: Sendable, Hashable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+
+    /// Parses `WIDTHxHEIGHT`, e.g. `1280x720`.
+    public init?(parsing text: String) {
+        let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else { return nil }
+        self.init(width: w, height: h)
+    }
+
+    public var description: String { "\(width)x\(height)" }
+}
+
+/// A rectangle in pixels, with its origin at the top left.
+public struct PixelRect: Sendable, Hashable, CustomStringConvertible {
+    public var x: Int
+    public var y: Int
+    public var width: Int
+    public var height: Int
+
+    public init(x: Int, y: Int, width: Int, height: Int) {
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+    }
+
+    /// The size of the rectangle.
+    public var size: PixelSize { PixelSize(width: width, height: height) }
+
+    /// Parses an X11 geometry `WxH+X+Y` (the offsets may be omitted and default to 0).
+    public init?(geometry text: String) {
+        var rest = Substring(text)
+        var offsets: [Int] = []
+        // Split off "+X+Y" from the end.
+        let pieces = rest.split(separator: "+", omittingEmptySubsequences: false)
+        guard let first = pieces.first else { return nil }
+        rest = first
+        for piece in pieces.dropFirst() {
+            guard let n = Int(piece), n >= 0 else { return nil }
+            offsets.append(n)
+        }
+        guard offsets.count == 0 || offsets.count == 2, let size = PixelSize(parsing: String(rest)) else { return nil }
+        self.init(x: offsets.first ?? 0, y: offsets.last ?? 0, width: size.width, height: size.height)
+    }
+
+    /// Whether `other` lies wholly inside this rectangle.
+    public func contains(_ other: PixelRect) -> Bool {
+        other.x >= x && other.y >= y && other.x + other.width <= x + width && other.y + other.height <= y + height
+    }
+
+    public var description: String { "\(width)x\(height)+\(x)+\(y)" }
+}

@@ -1,0 +1,187 @@
+import Synchronization
+
+/// Memory for one frame, owned by a ``FramePool`` and returned to it when the last
+/// ``VideoFrame`` that refers to it goes away.
+package final class FrameBuffer: @unchecked Sendable {
+    package let bytes: UnsafeMutableRawPointer
+    package let byteCount: Int
+    /// A tag the allocator may use to find its own bookkeeping (e.g. an SHM segment id).
+    package let tag: UInt64
+    fileprivate weak var pool: FramePool?
+    fileprivate let release: @Sendable (UnsafeMutableRawPointer) -> Void
+
+    package init(bytes: UnsafeMutableRawPointer, byteCount: Int, tag: UInt64 = 0,
+                 release: @escaping @Sendable (UnsafeMutableRawPointer) -> Void) {
+        self.bytes = bytes
+        self.byteCount = byteCount
+        self.tag = tag
+        self.release = release
+    }
+
+    deinit {
+        if let pool {
+            pool.recycle(bytes: bytes, byteCount: byteCount, tag: tag, release: release)
+        } else {
+            release(bytes)
+        }
+    }
+}
+
+/// One video frame: pixels in a ``PixelFormat``, with planes and strides, and a presentation
+/// time on the session clock.
+///
+/// Frames come from a ``FramePool``, so capturing allocates nothing per frame: when the last
+/// copy of a frame goes away its memory returns to the pool. A frame is a value; its pixels
+/// are shared between copies and are read through ``withUnsafePlane(_:_:)``.
+public struct VideoFrame: Sendable {
+    /// The pixel layout.
+    public let format: PixelFormat
+    /// The size in pixels.
+    public let size: PixelSize
+    /// Bytes from one row to the next, per plane.
+    public let strides: [Int]
+    /// Byte offset of each plane in the buffer.
+    package let offsets: [Int]
+    package let buffer: FrameBuffer
+    /// The presentation time on the session clock.
+    public var presentationTime: MediaTime
+    /// The index of this frame among those its source produced (counting dropped ones).
+    public var sequenceNumber: Int64
+
+    package init(format: PixelFormat, size: PixelSize, strides: [Int], offsets: [Int], buffer: FrameBuffer,
+                 presentationTime: MediaTime = .zero, sequenceNumber: Int64 = 0) {
+        self.format = format
+        self.size = size
+        self.strides = strides
+        self.offsets = offsets
+        self.buffer = buffer
+        self.presentationTime = presentationTime
+        self.sequenceNumber = sequenceNumber
+    }
+
+    /// The width in pixels.
+    public var width: Int { size.width }
+    /// The height in pixels.
+    public var height: Int { size.height }
+
+    /// Calls `body` with the bytes of plane `plane` and its stride.
+    ///
+    /// The bytes are valid only inside `body`. Writing is allowed only to a frame that its
+    /// producer has not yet handed on.
+    public func withUnsafePlane<R>(_ plane: Int, _ body: (UnsafeMutableRawBufferPointer, _ stride: Int) throws -> R) rethrows -> R {
+        precondition(plane >= 0 && plane < format.planeCount, "plane \(plane) out of range for \(format)")
+        let rows = format.rows(plane: plane, height: size.height)
+        let start = buffer.bytes + offsets[plane]
+        return try body(UnsafeMutableRawBufferPointer(start: start, count: strides[plane] * rows), strides[plane])
+    }
+
+    /// Computes tightly aligned strides and offsets for a frame layout.
+    package static func layout(format: PixelFormat, size: PixelSize, alignment: Int = 32) -> (strides: [Int], offsets: [Int], byteCount: Int) {
+        var strides: [Int] = []
+        var offsets: [Int] = []
+        var total = 0
+        for plane in 0..<format.planeCount {
+            let row = format.rowBytes(plane: plane, width: size.width)
+            let stride = (row + alignment - 1) / alignment * alignment
+            strides.append(stride)
+            offsets.append(total)
+            total += stride * format.rows(plane: plane, height: size.height)
+        }
+        return (strides, offsets, total)
+    }
+}
+
+/// A bounded pool of frame buffers of one format and size.
+///
+/// `makeFrame()` reuses the memory of frames that have been released. At most `capacity`
+/// frames exist at once; when all are in use, `makeFrame()` returns `nil` and the caller drops
+/// the frame and counts it, so memory never grows with recording length.
+public final class FramePool: Sendable {
+    /// The format of the pool's frames.
+    public let format: PixelFormat
+    /// The size of the pool's frames.
+    public let size: PixelSize
+    /// The most frames that can exist at once.
+    public let capacity: Int
+
+    private struct FreeEntry: @unchecked Sendable {
+        let bytes: UnsafeMutableRawPointer
+        let byteCount: Int
+        let tag: UInt64
+        let release: @Sendable (UnsafeMutableRawPointer) -> Void
+    }
+    private struct State {
+        var free: [FreeEntry] = []
+        var outstanding = 0
+        var closed = false
+    }
+    private let state: Mutex<State>
+    private let strides: [Int]
+    private let offsets: [Int]
+    private let byteCount: Int
+    private let allocate: @Sendable (Int) -> FrameBuffer?
+
+    /// Creates a pool of frames allocated on the heap.
+    public convenience init(format: PixelFormat, size: PixelSize, capacity: Int = 8) {
+        let layout = VideoFrame.layout(format: format, size: size)
+        self.init(format: format, size: size, capacity: capacity, strides: layout.strides, offsets: layout.offsets,
+                  byteCount: layout.byteCount) { count in
+            let bytes = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 64)
+            return FrameBuffer(bytes: bytes, byteCount: count) { $0.deallocate() }
+        }
+    }
+
+    /// Creates a pool whose memory comes from `allocate` (e.g. shared memory for X11).
+    package init(format: PixelFormat, size: PixelSize, capacity: Int, strides: [Int], offsets: [Int], byteCount: Int,
+                 allocate: @escaping @Sendable (Int) -> FrameBuffer?) {
+        self.format = format
+        self.size = size
+        self.capacity = capacity
+        self.strides = strides
+        self.offsets = offsets
+        self.byteCount = byteCount
+        self.allocate = allocate
+        self.state = Mutex(State())
+    }
+
+    deinit {
+        state.withLock { state in
+            for entry in state.free { entry.release(entry.bytes) }
+            state.free.removeAll()
+        }
+    }
+
+    /// How many frames are in use now.
+    public var framesInUse: Int { state.withLock { $0.outstanding } }
+
+    /// A frame whose memory is free to write, or `nil` when all `capacity` frames are in use.
+    public func makeFrame(presentationTime: MediaTime = .zero, sequenceNumber: Int64 = 0) -> VideoFrame? {
+        let reused: FreeEntry?? = state.withLock { state in
+            guard state.outstanding < capacity else { return .none }
+            state.outstanding += 1
+            return .some(state.free.popLast())
+        }
+        guard let reused else { return nil }
+        let buffer: FrameBuffer
+        if let entry = reused {
+            buffer = FrameBuffer(bytes: entry.bytes, byteCount: entry.byteCount, tag: entry.tag, release: entry.release)
+        } else if let fresh = allocate(byteCount) {
+            buffer = fresh
+        } else {
+            state.withLock { $0.outstanding -= 1 }
+            return nil
+        }
+        buffer.pool = self
+        return VideoFrame(format: format, size: size, strides: strides, offsets: offsets, buffer: buffer,
+                          presentationTime: presentationTime, sequenceNumber: sequenceNumber)
+    }
+
+    fileprivate func recycle(bytes: UnsafeMutableRawPointer, byteCount: Int, tag: UInt64,
+                             release: @escaping @Sendable (UnsafeMutableRawPointer) -> Void) {
+        let entry = FreeEntry(bytes: bytes, byteCount: byteCount, tag: tag, release: release)
+        state.withLock { state in
+            state.outstanding -= 1
+            state.free.append(entry)
+        }
+    }
+}
