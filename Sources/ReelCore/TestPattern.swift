@@ -57,37 +57,39 @@ public enum TestPattern {
         let shift = Int(index * 4 % Int64(max(width, 1)))
         let barWidth = max(1, width / 8)
 
+        // Build one row of each kind, then copy rows: drawing costs a few memcpys per frame.
+        var stripRow = [UInt8](repeating: black, count: width)
+        var barRow = [UInt8](repeating: 0, count: width)
+        for x in 0..<width {
+            let c = x / cell
+            if c == 0 { stripRow[x] = white }
+            else if c <= counterBits { stripRow[x] = (index >> Int64(counterBits - c)) & 1 == 1 ? white : black }
+            barRow[x] = barsY[((x + shift) / barWidth) & 7]
+        }
         frame.withUnsafePlane(0) { y, stride in
             for row in 0..<height {
                 let line = y.baseAddress!.advanced(by: row * stride).assumingMemoryBound(to: UInt8.self)
                 if row < strip {
-                    for x in 0..<width {
-                        let c = x / cell
-                        let value: UInt8
-                        if c == 0 { value = white }
-                        else if c <= counterBits { value = (index >> Int64(counterBits - c)) & 1 == 1 ? white : black }
-                        else { value = black }
-                        line[x] = value
-                    }
+                    stripRow.withUnsafeBufferPointer { line.update(from: $0.baseAddress!, count: width) }
                 } else if flash {
                     line.update(repeating: white, count: width)
                 } else {
-                    for x in 0..<width {
-                        line[x] = barsY[((x + shift) / barWidth) & 7]
-                    }
+                    barRow.withUnsafeBufferPointer { line.update(from: $0.baseAddress!, count: width) }
                 }
             }
         }
+        let cw = (width + 1) / 2, ch = (height + 1) / 2
+        var chromaRow = [UInt8](repeating: 128, count: cw)
         for plane in 1...2 {
             let table = plane == 1 ? barsU : barsV
+            for x in 0..<cw { chromaRow[x] = table[((x * 2 + shift) / barWidth) & 7] }
             frame.withUnsafePlane(plane) { c, stride in
-                let cw = (width + 1) / 2, ch = (height + 1) / 2
                 for row in 0..<ch {
                     let line = c.baseAddress!.advanced(by: row * stride).assumingMemoryBound(to: UInt8.self)
                     if row * 2 < strip || flash {
                         line.update(repeating: 128, count: cw)
                     } else {
-                        for x in 0..<cw { line[x] = table[((x * 2 + shift) / barWidth) & 7] }
+                        chromaRow.withUnsafeBufferPointer { line.update(from: $0.baseAddress!, count: cw) }
                     }
                 }
             }

@@ -1,0 +1,198 @@
+import Foundation
+import Synchronization
+
+/// Something that happened in a capture session.
+public enum SessionEvent: Sendable {
+    /// A source dropped frames (it fell behind, or its consumers did).
+    case droppedFrames(source: String, count: Int)
+    /// A source failed or went away; the session goes on with the others.
+    case sourceLost(source: String, error: ReelError)
+    /// A source came to its end (a file played out).
+    case sourceEnded(source: String)
+}
+
+/// A capture session: inputs (screens, cameras, microphones, synthetic sources) whose samples
+/// are stamped on one clock and delivered to outputs (recorders, sample handlers), in the
+/// spirit of `AVCaptureSession`.
+///
+/// Add inputs and outputs while the session is stopped, then `start()`. Each source runs on
+/// its own thread and hands its samples straight to every output; outputs queue them (bounded)
+/// and do their work on their own threads.
+public final class CaptureSession: Sendable {
+    private struct Entry: Sendable {
+        let id: SourceID
+        let source: any CaptureSource
+    }
+    private struct State: Sendable {
+        var machine = SessionStateMachine()
+        var inputs: [Entry] = []
+        var outputs: [any CaptureOutput] = []
+        var nextID = 0
+        var running: [Entry] = []
+    }
+    private let state = Mutex(State())
+    /// The clock every sample is stamped on.
+    public let clock: any MediaClock
+    /// Session events; one consumer.
+    public let events: AsyncStream<SessionEvent>
+    private let continuation: AsyncStream<SessionEvent>.Continuation
+
+    /// Creates a session on `clock` (the host's monotonic clock unless a test injects another).
+    public init(clock: any MediaClock = HostClock()) {
+        self.clock = clock
+        (events, continuation) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .bufferingNewest(256))
+    }
+
+    /// The inputs, in the order they were added.
+    public var inputs: [any CaptureSource] { state.withLock { $0.inputs.map(\.source) } }
+    /// The outputs, in the order they were added.
+    public var outputs: [any CaptureOutput] { state.withLock { $0.outputs } }
+    /// Whether the session is running.
+    public var isRunning: Bool { state.withLock { $0.machine.isRunning } }
+
+    /// Whether `input` can be added now.
+    public func canAddInput(_ input: any CaptureSource) -> Bool {
+        state.withLock { s in s.machine.isConfigurable && !s.inputs.contains { $0.source === input } }
+    }
+
+    /// Adds an input. Throws `.cannotAddInput` while running or if it is already there.
+    public func addInput(_ input: any CaptureSource) throws {
+        try state.withLock { s in
+            guard s.machine.isConfigurable else {
+                throw ReelError(.cannotAddInput, "cannot add \(input.name) while the session runs", hint: "stop the session first")
+            }
+            guard !s.inputs.contains(where: { $0.source === input }) else {
+                throw ReelError(.cannotAddInput, "\(input.name) is already an input of this session")
+            }
+            s.inputs.append(Entry(id: SourceID(s.nextID), source: input))
+            s.nextID += 1
+        }
+    }
+
+    /// Removes an input (while stopped).
+    public func removeInput(_ input: any CaptureSource) {
+        state.withLock { s in
+            guard s.machine.isConfigurable else { return }
+            s.inputs.removeAll { $0.source === input }
+        }
+    }
+
+    /// Whether `output` can be added now.
+    public func canAddOutput(_ output: any CaptureOutput) -> Bool {
+        state.withLock { s in s.machine.isConfigurable && !s.outputs.contains { $0 === output } }
+    }
+
+    /// Adds an output. Throws `.cannotAddOutput` while running or if it is already there.
+    public func addOutput(_ output: any CaptureOutput) throws {
+        try state.withLock { s in
+            guard s.machine.isConfigurable else {
+                throw ReelError(.cannotAddOutput, "cannot add an output while the session runs", hint: "stop the session first")
+            }
+            guard !s.outputs.contains(where: { $0 === output }) else {
+                throw ReelError(.cannotAddOutput, "the output is already in this session")
+            }
+            s.outputs.append(output)
+        }
+    }
+
+    /// Removes an output (while stopped).
+    public func removeOutput(_ output: any CaptureOutput) {
+        state.withLock { s in
+            guard s.machine.isConfigurable else { return }
+            s.outputs.removeAll { $0 === output }
+        }
+    }
+
+    /// Opens every source and output and starts capturing. Throws the first source's or
+    /// output's error; then nothing is left running.
+    public func start() async throws {
+        let (inputs, outputs) = try state.withLock { s -> ([Entry], [any CaptureOutput]) in
+            _ = try s.machine.start()
+            return (s.inputs, s.outputs)
+        }
+        do {
+            guard !inputs.isEmpty else {
+                throw ReelError(.invalidConfiguration, "the session has no inputs", hint: "add a screen, camera, microphone or test source")
+            }
+            // Opening devices blocks; keep it off the caller's executor.
+            let descriptors = try await Self.offload {
+                try inputs.map { SourceDescriptor(id: $0.id, name: $0.source.name, kind: $0.source.kind, format: try $0.source.prepare()) }
+            }
+            var prepared: [any CaptureOutput] = []
+            do {
+                for output in outputs {
+                    try output.prepare(sources: descriptors, clock: clock)
+                    prepared.append(output)
+                }
+            } catch {
+                for output in prepared { await output.finish() }
+                throw error
+            }
+            let origin = clock.now()
+            var started: [Entry] = []
+            do {
+                for entry in inputs {
+                    try entry.source.start(context(for: entry, outputs: outputs, origin: origin))
+                    started.append(entry)
+                }
+            } catch {
+                let toStop = started
+                await Self.offload { for entry in toStop { entry.source.stop() } }
+                for output in outputs { await output.finish() }
+                throw error
+            }
+            state.withLock { s in
+                s.running = started
+                s.machine.started()
+            }
+        } catch {
+            let reelError = error as? ReelError ?? ReelError(.sourceUnavailable, "\(error)")
+            state.withLock { $0.machine.fail(reelError) }
+            throw reelError
+        }
+    }
+
+    /// Stops every source, then lets every output finish (a recorder finalises its file).
+    /// Stopping a session that is not running does nothing.
+    public func stop() async {
+        let (action, running, outputs) = state.withLock { s in (s.machine.stop(), s.running, s.outputs) }
+        guard action == .stop else { return }
+        await Self.offload { for entry in running { entry.source.stop() } }
+        for output in outputs { await output.finish() }
+        state.withLock { s in
+            s.running = []
+            s.machine.stopped()
+        }
+    }
+
+    private func context(for entry: Entry, outputs: [any CaptureOutput], origin: MediaTime) -> SourceContext {
+        let id = entry.id
+        let kind = entry.source.kind
+        let name = entry.source.name
+        let continuation = self.continuation
+        return SourceContext(id: id, clock: clock, origin: origin, deliver: { sample in
+            let sourced = SourcedSample(source: id, kind: kind, sample: sample)
+            for output in outputs { output.consume(sourced) }
+        }, report: { event in
+            for output in outputs { output.sourceEvent(event, from: id) }
+            switch event {
+            case .droppedFrames(let n): continuation.yield(.droppedFrames(source: name, count: n))
+            case .lost(let error): continuation.yield(.sourceLost(source: name, error: error))
+            case .ended: continuation.yield(.sourceEnded(source: name))
+            }
+        })
+    }
+
+    /// Runs blocking work on a plain thread and resumes when it is done.
+    static func offload<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try work() }) }.start()
+        }
+    }
+
+    static func offload(_ work: @escaping @Sendable () -> Void) async {
+        await withCheckedContinuation { continuation in
+            Thread { work(); continuation.resume() }.start()
+        }
+    }
+}

@@ -1,0 +1,4 @@
+// `import Reel` brings the whole public API: the core types, the Linux sources and the writer.
+@_exported import ReelCore
+@_exported import ReelFFmpeg
+@_exported import ReelLinux

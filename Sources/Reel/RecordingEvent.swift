@@ -1,0 +1,69 @@
+import Foundation
+
+/// How far a recording has come.
+public struct RecordingProgress: Sendable, Hashable {
+    /// Recorded time so far.
+    public var duration: MediaTime
+    /// The recording's limit, if it has one.
+    public var maxDuration: MediaTime?
+    /// Bytes written to the file so far.
+    public var bytes: Int64
+    /// Video frames written so far.
+    public var frames: Int64
+    /// Video frames dropped so far (sources that fell behind, or a recorder that could not keep up).
+    public var droppedFrames: Int64
+
+    public init(duration: MediaTime, maxDuration: MediaTime?, bytes: Int64, frames: Int64, droppedFrames: Int64) {
+        self.duration = duration
+        self.maxDuration = maxDuration
+        self.bytes = bytes
+        self.frames = frames
+        self.droppedFrames = droppedFrames
+    }
+
+    /// The fraction of the limit reached, if there is a limit.
+    public var fractionOfLimit: Double? {
+        guard let maxDuration, maxDuration > .zero else { return nil }
+        return min(1, duration.seconds / maxDuration.seconds)
+    }
+}
+
+/// What a finished recording holds.
+public struct RecordingSummary: Sendable, Hashable {
+    /// The file.
+    public var url: URL
+    /// The recorded duration.
+    public var duration: MediaTime
+    /// Video frames in the file.
+    public var frames: Int64
+    /// Video frames dropped while recording.
+    public var droppedFrames: Int64
+    /// The file's size in bytes.
+    public var bytes: Int64
+    /// The video size, if the file has video.
+    public var videoSize: PixelSize?
+    /// The video settings, if the file has video.
+    public var video: VideoSettings?
+    /// The audio tracks' titles, in order.
+    public var audioTracks: [String]
+    /// The audio settings (the same for every track).
+    public var audio: AudioSettings?
+    /// The container.
+    public var container: Container
+    /// Whether the recording stopped because it reached its maximum duration.
+    public var reachedLimit: Bool
+}
+
+/// Something that happened to a recording.
+public enum RecordingEvent: Sendable {
+    /// The file is open and recording has begun.
+    case started(URL)
+    /// Periodic progress, about twice a second of recorded time.
+    case progress(RecordingProgress)
+    /// A source went away; the recording goes on with the others.
+    case sourceLost(name: String, error: ReelError)
+    /// The recording is complete and its file finalised.
+    case finished(RecordingSummary)
+    /// The recording failed; what was written up to then stays on disk.
+    case failed(ReelError)
+}

@@ -1,0 +1,218 @@
+/// A command-line usage error: printed as one line, exit status 2.
+public struct UsageError: Error, Equatable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// One option a command accepts.
+public struct OptionSpec: Sendable {
+    /// How an option takes a value.
+    public enum Value: Sendable { case none, optional, required }
+
+    /// The long name without dashes (`screen`).
+    public var name: String
+    /// A one-letter alias without the dash (`o`), if any.
+    public var short: Character?
+    public var value: Value
+    /// Whether the option may be given more than once.
+    public var repeatable: Bool
+    /// The value's placeholder in help (`FILE`).
+    public var placeholder: String
+    /// One line of help.
+    public var help: String
+
+    public init(_ name: String, short: Character? = nil, value: Value = .none, repeatable: Bool = false,
+                placeholder: String = "VALUE", help: String) {
+        self.name = name
+        self.short = short
+        self.value = value
+        self.repeatable = repeatable
+        self.placeholder = placeholder
+        self.help = help
+    }
+
+    /// The option as help shows it.
+    public var synopsis: String {
+        var s = "--\(name)"
+        switch value {
+        case .none: break
+        case .optional: s += "[=\(placeholder)]"
+        case .required: s += " \(placeholder)"
+        }
+        if let short { s = "-\(short), " + s }
+        return s
+    }
+}
+
+/// Parsed arguments: which options were given, with their values, and the positionals.
+public struct ParsedArguments: Sendable {
+    /// Values by option name, in order; `nil` for an option given without its optional value.
+    public private(set) var values: [String: [String?]] = [:]
+    public private(set) var positionals: [String] = []
+
+    /// Whether the option was given.
+    public func has(_ name: String) -> Bool { values[name] != nil }
+
+    /// The last value of an option (`.some(nil)` when given without a value).
+    public func value(_ name: String) -> String?? { values[name]?.last }
+
+    /// Every value given for a repeatable option.
+    public func all(_ name: String) -> [String?] { values[name] ?? [] }
+
+    /// Parses `arguments` against `specs`. `--name=value`, `--name value` (for required
+    /// values), `-o value`, `-ovalue` and `--` are understood.
+    public static func parse(_ arguments: [String], specs: [OptionSpec]) throws -> ParsedArguments {
+        var parsed = ParsedArguments()
+        var byName: [String: OptionSpec] = [:]
+        var byShort: [Character: OptionSpec] = [:]
+        for spec in specs {
+            byName[spec.name] = spec
+            if let short = spec.short { byShort[short] = spec }
+        }
+        var i = 0
+        var onlyPositionals = false
+        func record(_ spec: OptionSpec, _ value: String?) throws {
+            if !spec.repeatable && parsed.values[spec.name] != nil {
+                throw UsageError("--\(spec.name) is given more than once")
+            }
+            parsed.values[spec.name, default: []].append(value)
+        }
+        while i < arguments.count {
+            let arg = arguments[i]
+            i += 1
+            if onlyPositionals || arg == "-" || !arg.hasPrefix("-") {
+                parsed.positionals.append(arg)
+                continue
+            }
+            if arg == "--" { onlyPositionals = true; continue }
+            if arg.hasPrefix("--") {
+                let body = arg.dropFirst(2)
+                let name: String
+                var inline: String?
+                if let eq = body.firstIndex(of: "=") {
+                    name = String(body[..<eq])
+                    inline = String(body[body.index(after: eq)...])
+                } else {
+                    name = String(body)
+                }
+                guard let spec = byName[name] else {
+                    throw UsageError("unknown option --\(name)" + suggestion(for: name, among: specs.map(\.name)))
+                }
+                switch spec.value {
+                case .none:
+                    if inline != nil { throw UsageError("--\(name) takes no value") }
+                    try record(spec, nil)
+                case .optional:
+                    try record(spec, inline)
+                case .required:
+                    if inline == nil {
+                        guard i < arguments.count else { throw UsageError("--\(name) needs a value (\(spec.placeholder))") }
+                        inline = arguments[i]
+                        i += 1
+                    }
+                    try record(spec, inline)
+                }
+            } else {
+                let letters = Array(arg.dropFirst())
+                guard let first = letters.first, let spec = byShort[first] else {
+                    throw UsageError("unknown option \(arg)")
+                }
+                switch spec.value {
+                case .none:
+                    guard letters.count == 1 else { throw UsageError("unknown option \(arg)") }
+                    try record(spec, nil)
+                case .optional:
+                    try record(spec, letters.count > 1 ? String(letters.dropFirst()) : nil)
+                case .required:
+                    if letters.count > 1 {
+                        try record(spec, String(letters.dropFirst()))
+                    } else {
+                        guard i < arguments.count else { throw UsageError("-\(first) needs a value (\(spec.placeholder))") }
+                        try record(spec, arguments[i])
+                        i += 1
+                    }
+                }
+            }
+        }
+        return parsed
+    }
+
+    private static func suggestion(for name: String, among names: [String]) -> String {
+        let close = names.filter { $0.hasPrefix(name) || name.hasPrefix($0) || editDistance($0, name) <= 2 }
+        return close.isEmpty ? "" : " (did you mean --\(close[0])?)"
+    }
+
+    private static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        var row = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var previous = row[0]
+            row[0] = i
+            for j in 1...max(b.count, 1) where !b.isEmpty {
+                let old = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = old
+            }
+        }
+        return row[b.count]
+    }
+}
+
+/// Parsing of the numbers and sizes users type.
+public enum ValueParser {
+    /// A whole number within `range`.
+    public static func integer(_ text: String?, option: String, in range: ClosedRange<Int>) throws -> Int {
+        guard let text, let n = Int(text) else {
+            throw UsageError("--\(option) needs a whole number, not '\(text ?? "")'")
+        }
+        guard range.contains(n) else { throw UsageError("--\(option) must be between \(range.lowerBound) and \(range.upperBound), not \(n)") }
+        return n
+    }
+
+    /// A duration: seconds (`90`, `2.5`, `90s`), minutes (`5m`), hours (`1h`) or `MM:SS` / `HH:MM:SS`.
+    public static func duration(_ text: String?, option: String) throws -> MediaTimeValue {
+        guard let text, !text.isEmpty else { throw UsageError("--\(option) needs a duration such as 10, 2.5s, 5m or 01:30") }
+        var seconds: Double?
+        if text.contains(":") {
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Double($0) }
+            if parts.count <= 3, parts.allSatisfy({ $0 != nil && $0! >= 0 }) {
+                seconds = parts.reduce(0) { $0 * 60 + $1! }
+            }
+        } else {
+            var number = Substring(text)
+            var scale = 1.0
+            switch text.last {
+            case "s": number = number.dropLast()
+            case "m": number = number.dropLast(); scale = 60
+            case "h": number = number.dropLast(); scale = 3600
+            default: break
+            }
+            seconds = Double(number).map { $0 * scale }
+        }
+        guard let s = seconds, s.isFinite else {
+            throw UsageError("--\(option) needs a duration such as 10, 2.5s, 5m or 01:30, not '\(text)'")
+        }
+        guard s > 0 else { throw UsageError("--\(option) must be more than zero, not '\(text)'") }
+        guard s <= 7 * 24 * 3600 else { throw UsageError("--\(option) of '\(text)' is longer than a week") }
+        return MediaTimeValue(seconds: s)
+    }
+
+    /// A bit rate: `4000000`, `4000k`, `4M`.
+    public static func bitRate(_ text: String?, option: String) throws -> Int {
+        guard let text, !text.isEmpty else { throw UsageError("--\(option) needs a bit rate such as 4M or 160k") }
+        var number = Substring(text.lowercased())
+        var scale = 1.0
+        if number.hasSuffix("k") { number = number.dropLast(); scale = 1_000 }
+        else if number.hasSuffix("m") { number = number.dropLast(); scale = 1_000_000 }
+        guard let value = Double(number), value.isFinite, value > 0 else {
+            throw UsageError("--\(option) needs a bit rate such as 4M or 160k, not '\(text)'")
+        }
+        return Int(value * scale)
+    }
+}
+
+/// Seconds parsed from the command line.
+public struct MediaTimeValue: Sendable, Equatable {
+    public var seconds: Double
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// Where the CLI writes: standard output for results, standard error for progress and errors.
+public final class Console: @unchecked Sendable {
+    private let lock = NSLock()
+    /// Whether standard error is a terminal (progress lines are drawn only then).
+    public let isTerminal: Bool
+
+    public init(isTerminal: Bool = isatty(STDERR_FILENO) == 1) {
+        self.isTerminal = isTerminal
+    }
+
+    /// Writes a line to standard output.
+    public func out(_ text: String) { write(text + "\n", to: STDOUT_FILENO) }
+
+    /// Writes a line to standard error.
+    public func err(_ text: String) { write(text + "\n", to: STDERR_FILENO) }
+
+    /// Writes raw text to standard error (for a progress line that redraws itself).
+    public func errRaw(_ text: String) { write(text, to: STDERR_FILENO) }
+
+    private func write(_ text: String, to fd: Int32) {
+        lock.lock(); defer { lock.unlock() }
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { Foundation.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 { if errno == EINTR { continue } else { return } }
+            offset += n
+        }
+    }
+}
+
+/// Formatting of sizes and times for people.
+enum Format {
+    static func bytes(_ n: Int64) -> String {
+        let v = Double(n)
+        if v >= 1e9 { return String(format: "%.2f GB", v / 1e9) }
+        if v >= 1e6 { return String(format: "%.1f MB", v / 1e6) }
+        if v >= 1e3 { return String(format: "%.0f kB", v / 1e3) }
+        return "\(n) B"
+    }
+
+    static func clock(seconds: Double) -> String {
+        let s = max(0, seconds)
+        let h = Int(s) / 3600, m = Int(s) / 60 % 60
+        let rest = s - Double(h * 3600 + m * 60)
+        return String(format: "%02d:%02d:%04.1f", h, m, rest)
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Reel
+
+/// Draws recording progress: a live line on a terminal, JSON lines with `--json`, nothing
+/// otherwise; and the closing summary.
+final class ProgressRenderer: @unchecked Sendable {
+    private let console: Console
+    private let json: Bool
+    private let lock = NSLock()
+    private var lineShown = false
+
+    init(console: Console, json: Bool) {
+        self.console = console
+        self.json = json
+    }
+
+    static func json(_ object: [String: Any]) -> String {
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    func render(_ event: RecordingEvent) {
+        lock.lock(); defer { lock.unlock() }
+        switch event {
+        case .started(let url):
+            if json { console.out(Self.json(["event": "started", "file": url.path])) }
+        case .progress(let p):
+            if json {
+                var object: [String: Any] = ["event": "progress", "duration": rounded(p.duration.seconds), "bytes": p.bytes,
+                                             "frames": p.frames, "dropped": p.droppedFrames]
+                if let max = p.maxDuration { object["maxDuration"] = rounded(max.seconds) }
+                console.out(Self.json(object))
+            } else if console.isTerminal {
+                var line = "● REC \(Format.clock(seconds: p.duration.seconds))"
+                if let max = p.maxDuration { line += " / \(Format.clock(seconds: max.seconds))" }
+                line += "  \(Format.bytes(p.bytes))  \(p.frames) frames  \(p.droppedFrames) dropped"
+                console.errRaw("\r\u{1B}[2K" + line)
+                lineShown = true
+            }
+        case .sourceLost(let name, let error):
+            if json { console.out(Self.json(["event": "sourceLost", "source": name, "message": error.description])) }
+            else { clearLine(); console.err("reel: warning: lost \(name): \(error.description); recording goes on") }
+        case .finished(let s):
+            if json {
+                console.out(Self.json(["event": "finished", "file": s.url.path, "duration": rounded(s.duration.seconds),
+                                       "bytes": s.bytes, "frames": s.frames, "dropped": s.droppedFrames]))
+            }
+        case .failed:
+            break  // reported by the command
+        }
+    }
+
+    func render(_ event: SessionEvent) {
+        lock.lock(); defer { lock.unlock() }
+        if case .sourceEnded(let name) = event, !json {
+            clearLine()
+            console.err("reel: \(name) ended")
+        }
+    }
+
+    func finishLine() {
+        lock.lock(); defer { lock.unlock() }
+        if lineShown { console.errRaw("\n"); lineShown = false }
+    }
+
+    private func clearLine() {
+        if lineShown { console.errRaw("\r\u{1B}[2K"); lineShown = false }
+    }
+
+    private func rounded(_ x: Double) -> Double { (x * 1000).rounded() / 1000 }
+
+    /// Says where the file went and what it holds.
+    func printSummary(_ s: RecordingSummary) {
+        console.out("Saved \(s.url.path)")
+        console.out(String(format: "  duration  %.2f s, %@", s.duration.seconds, Format.bytes(s.bytes)))
+        if let v = s.video, let size = s.videoSize {
+            let codec = ["h264": "H.264", "hevc": "HEVC", "vp9": "VP9", "av1": "AV1"][v.codec.rawValue] ?? v.codec.rawValue
+            console.out("  video     \(codec) \(size) at \(v.frameRate) fps, \(v.rateControl), \(s.frames) frames, \(s.droppedFrames) dropped")
+        }
+        if let a = s.audio {
+            let layout = a.channels == 1 ? "mono" : "stereo"
+            console.out("  audio     \(a.codec.rawValue.uppercased()) \(a.sampleRate / 1000) kHz \(layout) \(a.bitRate / 1000) kb/s: \(s.audioTracks.joined(separator: ", "))")
+        }
+        if s.reachedLimit { console.out("  stopped at the maximum duration") }
+    }
+}

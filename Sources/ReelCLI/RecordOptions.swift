@@ -1,0 +1,176 @@
+import Foundation
+import Reel
+
+/// The options of `reel record`, parsed and checked.
+public struct RecordOptions: Sendable {
+    /// `--screen[=DISPLAY]`: `nil` when not asked for, `.some(nil)` for `$DISPLAY`.
+    public var screen: String??
+    public var region: PixelRect?
+    public var drawsCursor = true
+    /// `--mic[=SOURCE]`.
+    public var microphone: String??
+    /// `--app-audio[=SINK]`.
+    public var appAudio: String??
+    public var testPattern = false
+    public var tone = false
+    public var size: PixelSize?
+    public var frameRate = FrameRate(30)
+    public var video = VideoSettings()
+    public var audio = AudioSettings()
+    public var mixesAudio = false
+    public var duration: MediaTime?
+    public var maxDuration: MediaTime?
+    public var container: Container = .mp4
+    public var output: URL?
+    public var overwrite = false
+    public var json = false
+
+    /// The options `reel record` accepts.
+    public static let specs: [OptionSpec] = [
+        OptionSpec("screen", value: .optional, placeholder: "DISPLAY", help: "record an X11 screen (default: $DISPLAY)"),
+        OptionSpec("region", value: .required, placeholder: "WxH+X+Y", help: "record only this part of the screen"),
+        OptionSpec("no-cursor", help: "leave the mouse pointer out"),
+        OptionSpec("mic", value: .optional, placeholder: "SOURCE", help: "record a microphone (default: the default source)"),
+        OptionSpec("app-audio", value: .optional, placeholder: "SINK", help: "record what applications play (default: the default sink)"),
+        OptionSpec("test-pattern", help: "record the built-in test camera (moving bars, frame counter)"),
+        OptionSpec("tone", help: "record the built-in test tone (440 Hz with a beep each second)"),
+        OptionSpec("mix-audio", help: "mix all audio into one track (default: a track per source)"),
+        OptionSpec("size", value: .required, placeholder: "WxH", help: "video size (default: the source's; test pattern 1280x720)"),
+        OptionSpec("fps", value: .required, placeholder: "N", help: "frames per second (default 30)"),
+        OptionSpec("codec", value: .required, placeholder: "CODEC", help: "h264 (default), hevc, vp9, av1"),
+        OptionSpec("preset", value: .required, placeholder: "NAME", help: "encoder preset, ultrafast…veryslow (default veryfast)"),
+        OptionSpec("crf", value: .required, placeholder: "N", help: "constant quality, 0–51, lower is better (default 23)"),
+        OptionSpec("bitrate", value: .required, placeholder: "RATE", help: "video bit rate instead of --crf, e.g. 6M"),
+        OptionSpec("keyframe-interval", value: .required, placeholder: "FRAMES", help: "frames between keyframes (default 2 s)"),
+        OptionSpec("profile", value: .required, placeholder: "NAME", help: "codec profile, e.g. baseline, main, high"),
+        OptionSpec("audio-codec", value: .required, placeholder: "CODEC", help: "aac (default) or opus"),
+        OptionSpec("audio-bitrate", value: .required, placeholder: "RATE", help: "audio bit rate (default 160k)"),
+        OptionSpec("duration", value: .required, placeholder: "TIME", help: "stop after this long, e.g. 30, 2.5s, 5m, 01:30"),
+        OptionSpec("max-duration", value: .required, placeholder: "TIME", help: "never record more than this"),
+        OptionSpec("format", value: .required, placeholder: "FORMAT", help: "mp4 (default), mov or mkv"),
+        OptionSpec("output", short: "o", value: .required, placeholder: "FILE", help: "the file (default: a dated name in ~/Videos)"),
+        OptionSpec("overwrite", help: "replace FILE if it exists"),
+        OptionSpec("json", help: "print events as JSON lines on standard output"),
+        OptionSpec("help", short: "h", help: "show this help"),
+    ]
+
+    /// Builds options from parsed arguments, checking every value.
+    public init(_ args: ParsedArguments) throws {
+        if let extra = args.positionals.first {
+            throw UsageError("unexpected argument '\(extra)' (the output file goes after -o)")
+        }
+        screen = args.value("screen")
+        if let text = args.value("region") ?? nil {
+            guard let rect = PixelRect(geometry: text) else {
+                throw UsageError("--region needs WIDTHxHEIGHT+X+Y, e.g. 1280x720+0+0, not '\(text)'")
+            }
+            guard rect.width >= 16, rect.height >= 16 else { throw UsageError("--region \(text) is too small (at least 16x16)") }
+            region = rect
+            if screen == nil { screen = .some(nil) }
+        }
+        drawsCursor = !args.has("no-cursor")
+        microphone = args.value("mic")
+        appAudio = args.value("app-audio")
+        testPattern = args.has("test-pattern")
+        tone = args.has("tone")
+        mixesAudio = args.has("mix-audio")
+        overwrite = args.has("overwrite")
+        json = args.has("json")
+        if screen != nil && testPattern {
+            throw UsageError("--screen and --test-pattern cannot be recorded together yet: choose one video source")
+        }
+        if screen == nil && !testPattern && microphone == nil && appAudio == nil && !tone {
+            throw UsageError("nothing to record: give --screen, --test-pattern, --mic, --app-audio or --tone")
+        }
+        if let text = args.value("size") ?? nil {
+            guard let s = PixelSize(parsing: text) else { throw UsageError("--size needs WIDTHxHEIGHT, e.g. 1280x720, not '\(text)'") }
+            guard (16...8192).contains(s.width), (16...8192).contains(s.height) else {
+                throw UsageError("--size \(text) is out of range (16x16 to 8192x8192)")
+            }
+            size = PixelSize(width: s.width & ~1, height: s.height & ~1)
+        }
+        if args.has("fps") {
+            let text = args.value("fps")! ?? ""
+            if let n = Int(text) {
+                guard (1...240).contains(n) else { throw UsageError("--fps must be between 1 and 240, not \(n)") }
+                frameRate = FrameRate(Int32(n))
+            } else if let d = Double(text), d >= 1, d <= 240 {
+                frameRate = FrameRate(Int32((d * 1000).rounded()), per: 1000)
+            } else {
+                throw UsageError("--fps needs a number of frames per second, not '\(text)'")
+            }
+        }
+        video.frameRate = frameRate
+        if let name = args.value("codec") ?? nil {
+            guard let codec = VideoCodec(name: name) else {
+                throw UsageError("unknown codec '\(name)' (use h264, hevc, vp9 or av1)")
+            }
+            video.codec = codec
+        }
+        if let preset = args.value("preset") ?? nil {
+            guard video.codec.presets.isEmpty || video.codec.presets.contains(preset) else {
+                throw UsageError("unknown preset '\(preset)' for \(video.codec.rawValue) (use \(video.codec.presets.joined(separator: ", ")))")
+            }
+            video.preset = video.codec.presets.isEmpty ? nil : preset
+        }
+        if args.has("crf") && args.has("bitrate") { throw UsageError("give --crf or --bitrate, not both") }
+        if args.has("crf") { video.rateControl = .crf(try ValueParser.integer(args.value("crf")!, option: "crf", in: 0...51)) }
+        if args.has("bitrate") { video.rateControl = .bitRate(try ValueParser.bitRate(args.value("bitrate")!, option: "bitrate")) }
+        if args.has("keyframe-interval") {
+            video.keyframeInterval = try ValueParser.integer(args.value("keyframe-interval")!, option: "keyframe-interval", in: 1...10_000)
+        }
+        if let profile = args.value("profile") ?? nil { video.profile = profile }
+        video.size = size
+        if let text = args.value("format") ?? nil {
+            guard let c = Container(name: text) else { throw UsageError("unknown format '\(text)' (use mp4, mov or mkv)") }
+            container = c
+        }
+        if let path = args.value("output") ?? nil {
+            guard !path.isEmpty else { throw UsageError("-o needs a file name") }
+            let url = URL(fileURLWithPath: path)
+            output = url
+            let ext = url.pathExtension
+            if let implied = Container(pathExtension: ext) {
+                if args.has("format") && implied != container {
+                    throw UsageError("-o \(path) says .\(ext) but --format says \(container.rawValue)")
+                }
+                container = implied
+            } else if !ext.isEmpty {
+                throw UsageError("unknown file type '.\(ext)' (use .mp4, .mov or .mkv, or --format)")
+            } else {
+                output = url.appendingPathExtension(container.fileExtension)
+            }
+        }
+        if let name = args.value("audio-codec") ?? nil {
+            guard let codec = AudioCodec(name: name) else { throw UsageError("unknown audio codec '\(name)' (use aac or opus)") }
+            audio.codec = codec
+        }
+        if args.has("audio-bitrate") {
+            let rate = try ValueParser.bitRate(args.value("audio-bitrate")!, option: "audio-bitrate")
+            guard (8_000...512_000).contains(rate) else { throw UsageError("--audio-bitrate must be between 8k and 512k") }
+            audio.bitRate = rate
+        }
+        if !container.canHold(video.codec) {
+            throw UsageError("\(container.rawValue) files cannot hold \(video.codec.rawValue) (use --format mkv)")
+        }
+        if !container.canHold(audio.codec) {
+            throw UsageError("\(container.rawValue) files cannot hold \(audio.codec.rawValue) audio (use --audio-codec aac)")
+        }
+        if args.has("duration") {
+            duration = MediaTime(seconds: try ValueParser.duration(args.value("duration")!, option: "duration").seconds)
+        }
+        if args.has("max-duration") {
+            maxDuration = MediaTime(seconds: try ValueParser.duration(args.value("max-duration")!, option: "max-duration").seconds)
+        }
+    }
+
+    /// The recording limit: the shorter of `--duration` and `--max-duration`.
+    public var limit: MediaTime? {
+        switch (duration, maxDuration) {
+        case let (d?, m?): return min(d, m)
+        case let (d?, nil): return d
+        case let (nil, m?): return m
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Reel
+
+/// The `reel` command line: parses the arguments and runs a command.
+///
+/// Exit status: 0 done, 1 a runtime failure, 2 a usage error.
+public enum ReelCommandLine {
+    static let help = """
+    reel — record screens, cameras and audio on Linux into MP4, MOV or MKV files.
+
+    Usage: reel <command> [options]
+
+    Commands:
+      record     record a screen, the test camera, a microphone, app audio or the test tone
+      devices    list screens and audio sources and sinks
+
+    Run 'reel <command> --help' for a command's options.
+
+    """
+
+    /// Runs the command line `arguments` (without the program name); returns the exit status.
+    public static func run(_ arguments: [String], console: Console = Console(),
+                           environment: [String: String] = ProcessInfo.processInfo.environment) async -> Int32 {
+        guard let command = arguments.first else {
+            console.err(help)
+            return 2
+        }
+        let rest = Array(arguments.dropFirst())
+        do {
+            switch command {
+            case "record":
+                let parsed = try ParsedArguments.parse(rest, specs: RecordOptions.specs)
+                if parsed.has("help") {
+                    console.out(RecordCommand.help + optionHelp(RecordOptions.specs))
+                    return 0
+                }
+                let options = try RecordOptions(parsed)
+                return await RecordCommand(options: options, console: console, environment: environment).run()
+            case "devices":
+                let parsed = try ParsedArguments.parse(rest, specs: DevicesCommand.specs)
+                if parsed.has("help") {
+                    console.out(DevicesCommand.help + optionHelp(DevicesCommand.specs))
+                    return 0
+                }
+                if let extra = parsed.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
+                return DevicesCommand(console: console, json: parsed.has("json")).run()
+            case "-h", "--help", "help":
+                console.out(help)
+                return 0
+            default:
+                throw UsageError("unknown command '\(command)' (use record or devices)")
+            }
+        } catch let error as UsageError {
+            console.err("reel: \(error.message)")
+            console.err("Run 'reel \(command == "record" || command == "devices" ? command + " " : "")--help' for usage.")
+            return 2
+        } catch {
+            console.err("reel: error: \(error)")
+            return 1
+        }
+    }
+
+    /// The options table of a command's help.
+    static func optionHelp(_ specs: [OptionSpec]) -> String {
+        let width = specs.map { $0.synopsis.count }.max() ?? 0
+        return "Options:\n" + specs.map { spec in
+            "  " + spec.synopsis.padding(toLength: width + 2, withPad: " ", startingAt: 0) + spec.help
+        }.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,224 @@
+import Foundation
+internal import CFFmpeg
+import ReelCore
+
+/// Writes encoded video and audio into a media file, in the spirit of `AVAssetWriter`.
+///
+/// Video frames are encoded with libavcodec (H.264 through libx264 by default) after
+/// conversion by libswscale; audio is resampled by libswresample and encoded (AAC by default).
+/// MP4 and MOV files are written fragmented while recording, so a file cut off by a crash
+/// plays up to its last fragment, and finalised at ``finish()`` into a regular file with its
+/// index at the front. MKV files are written as they are.
+///
+/// An asset writer is used from one thread at a time.
+public final class AssetWriter: @unchecked Sendable {
+    /// The description of a video track.
+    public struct VideoTrack: Sendable, Hashable {
+        public var settings: VideoSettings
+        /// The pixel format of the frames that will be appended.
+        public var inputFormat: PixelFormat
+        /// The size of the frames that will be appended.
+        public var inputSize: PixelSize
+
+        public init(settings: VideoSettings, inputFormat: PixelFormat, inputSize: PixelSize) {
+            self.settings = settings
+            self.inputFormat = inputFormat
+            self.inputSize = inputSize
+        }
+    }
+
+    /// The description of an audio track.
+    public struct AudioTrack: Sendable, Hashable {
+        public var settings: AudioSettings
+        /// The format of the audio that will be appended.
+        public var inputFormat: AudioFormat
+        /// A title stored in the file ("Microphone", "App audio").
+        public var title: String?
+
+        public init(settings: AudioSettings, inputFormat: AudioFormat, title: String? = nil) {
+            self.settings = settings
+            self.inputFormat = inputFormat
+            self.title = title
+        }
+    }
+
+    /// What to write and where.
+    public struct Configuration: Sendable {
+        public var url: URL
+        public var container: Container
+        public var video: VideoTrack?
+        public var audio: [AudioTrack]
+        /// How often a fragment is completed while recording (MP4/MOV); `nil` writes a plain file.
+        public var fragmentInterval: MediaTime?
+        /// Whether an existing file may be replaced.
+        public var overwrite: Bool
+
+        public init(url: URL, container: Container? = nil, video: VideoTrack?, audio: [AudioTrack] = [],
+                    fragmentInterval: MediaTime? = MediaTime(value: 1, timescale: 1), overwrite: Bool = false) {
+            self.url = url
+            self.container = container ?? Container(pathExtension: url.pathExtension) ?? .mp4
+            self.video = video
+            self.audio = audio
+            self.fragmentInterval = fragmentInterval
+            self.overwrite = overwrite
+        }
+    }
+
+    /// What was written, known after ``finish()``.
+    public struct Summary: Sendable, Hashable {
+        public var url: URL
+        /// The duration of the longest track.
+        public var duration: MediaTime
+        public var videoFrames: Int64
+        public var audioSamples: [Int64]
+        public var bytes: Int64
+    }
+
+    public let configuration: Configuration
+    private let muxer: Muxer
+    private let video: VideoEncoder?
+    private let audio: [AudioEncoder]
+    private var videoStream = -1
+    private var audioStreams: [Int] = []
+    private var lastVideoIndex: Int64 = -1
+    private var firstVideoIndex: Int64 = -1
+    private var videoFrames: Int64 = 0
+    private var finished = false
+
+    /// Checks what this build can write without opening anything.
+    public static func validate(_ configuration: Configuration) throws {
+        if let v = configuration.video {
+            try v.settings.validate()
+            guard configuration.container.canHold(v.settings.codec) else {
+                throw ReelError(.unsupportedFormat, "\(configuration.container.rawValue) files cannot hold \(v.settings.codec.rawValue) video",
+                                hint: "use --format mkv or --codec h264")
+            }
+            guard VideoEncoder.isAvailable(v.settings.codec) else {
+                throw ReelError(.unsupportedFormat, "this FFmpeg has no \(v.settings.codec.rawValue) encoder", hint: "use --codec h264")
+            }
+        }
+        for a in configuration.audio {
+            try a.settings.validate()
+            guard configuration.container.canHold(a.settings.codec) else {
+                throw ReelError(.unsupportedFormat, "\(configuration.container.rawValue) files cannot hold \(a.settings.codec.rawValue) audio",
+                                hint: "use --audio-codec aac")
+            }
+        }
+        if configuration.video == nil && configuration.audio.isEmpty {
+            throw ReelError(.invalidConfiguration, "nothing to record: no video and no audio track")
+        }
+    }
+
+    /// Opens the file and the encoders. Throws `.fileExists` if the file exists and
+    /// `overwrite` is off; nothing existing is touched then.
+    public init(configuration: Configuration) throws {
+        FFmpeg.quietLogging
+        try Self.validate(configuration)
+        self.configuration = configuration
+        let globalHeader = true  // MP4, MOV and MKV all keep codec headers out of band.
+        if let v = configuration.video {
+            video = try VideoEncoder(settings: v.settings, inputFormat: v.inputFormat, inputSize: v.inputSize, globalHeader: globalHeader)
+        } else {
+            video = nil
+        }
+        audio = try configuration.audio.map { try AudioEncoder(settings: $0.settings, inputFormat: $0.inputFormat, globalHeader: globalHeader) }
+        muxer = try Muxer(url: configuration.url, container: configuration.container, overwrite: configuration.overwrite)
+        do {
+            if let video { videoStream = try muxer.addStream(encoder: video.context, title: nil) }
+            for (i, a) in audio.enumerated() {
+                audioStreams.append(try muxer.addStream(encoder: a.context, title: configuration.audio[i].title))
+            }
+            try muxer.writeHeader(fragmentInterval: configuration.fragmentInterval)
+        } catch {
+            muxer.abandon()
+            try? FileManager.default.removeItem(at: configuration.url)  // our own empty file, nothing recorded
+            throw error
+        }
+    }
+
+    /// The frame rate of the video track.
+    public var frameRate: FrameRate? { configuration.video?.settings.frameRate }
+
+    /// Encodes a frame at `time` on the file's timeline (zero is the file's start). Frames are
+    /// placed on the frame grid of the track's rate; a frame that lands in the same slot as
+    /// the previous one is skipped and `false` returned.
+    @discardableResult
+    public func appendVideo(_ frame: VideoFrame, at time: MediaTime) throws -> Bool {
+        guard let video, let rate = frameRate else { throw ReelError(.invalidConfiguration, "this writer has no video track") }
+        let index = rate.frameIndex(at: time, rounding: .nearest)
+        guard index > lastVideoIndex else { return false }
+        if firstVideoIndex < 0 { firstVideoIndex = index }
+        lastVideoIndex = index
+        videoFrames += 1
+        try video.encode(frame, index: index) { packet in try muxer.write(packet, stream: videoStream) }
+        return true
+    }
+
+    /// Encodes audio for track `track`. Audio is taken as contiguous with what came before.
+    public func appendAudio(_ buffer: AudioBuffer, track: Int) throws {
+        guard audio.indices.contains(track) else { throw ReelError(.invalidConfiguration, "no audio track \(track)") }
+        let stream = audioStreams[track]
+        try audio[track].append(buffer) { packet in try muxer.write(packet, stream: stream) }
+    }
+
+    /// Bytes written so far.
+    public var bytesWritten: Int64 { muxer.bytesWritten }
+
+    /// Video frames appended so far.
+    public var videoFrameCount: Int64 { videoFrames }
+
+    /// Drains the encoders, writes the trailer and, for MP4/MOV recorded fragmented, rewrites
+    /// the file as a regular one with its index at the front.
+    public func finish() throws -> Summary {
+        guard !finished else { throw ReelError(.notRunning, "the writer has already finished") }
+        finished = true
+        if let video { try video.finish { packet in try muxer.write(packet, stream: videoStream) } }
+        for (i, a) in audio.enumerated() {
+            let stream = audioStreams[i]
+            try a.finish { packet in try muxer.write(packet, stream: stream) }
+        }
+        try muxer.finish()
+        let url = configuration.url
+        if configuration.fragmentInterval != nil && configuration.container != .mkv {
+            // FFmpeg moved the fragmented file so its earliest packet decodes at zero; move it back.
+            let shift = MediaTime.zero - (muxer.earliestDecodeTime ?? .zero)
+            try Self.finalise(url, container: configuration.container, shift: shift)
+        }
+        var duration = MediaTime.zero
+        if let rate = frameRate, lastVideoIndex >= 0 {
+            duration = rate.time(ofFrame: lastVideoIndex + 1)
+        }
+        var samples: [Int64] = []
+        for a in audio {
+            samples.append(a.encodedSampleCount)
+            duration = max(duration, MediaTime(value: a.encodedSampleCount, timescale: Int32(a.settings.sampleRate)))
+        }
+        let bytes = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? muxer.bytesWritten
+        return Summary(url: url, duration: duration, videoFrames: videoFrames, audioSamples: samples, bytes: bytes)
+    }
+
+    /// Stops without draining or finalising: the file keeps what reached the disk (for MP4/MOV
+    /// the complete fragments), which plays.
+    public func abandon() {
+        guard !finished else { return }
+        finished = true
+        muxer.abandon()
+    }
+
+    /// Rewrites a fragmented MP4/MOV at `url` as a regular one with its index at the front.
+    /// The fragmented file is replaced only once the new one is complete.
+    public static func finalise(_ url: URL, container: Container, shift: MediaTime = .zero) throws {
+        let temporary = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent).finalising.\(url.pathExtension)")
+        try? FileManager.default.removeItem(at: temporary)
+        do {
+            try Remuxer.remux(url, to: temporary, container: container, fastStart: true, overwrite: true, shift: shift)
+            if rename(temporary.path, url.path) != 0 {
+                throw ReelError(.ioFailure, "cannot replace \(url.path) with its finalised version", errno: errno)
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
+    }
+}

@@ -1,0 +1,163 @@
+internal import CFFmpeg
+import ReelCore
+
+/// One libavcodec audio encoder, with resampling (libswresample) from the source's format to
+/// the encoder's and a FIFO that cuts the stream into the encoder's frame size.
+///
+/// Audio handed to ``append(_:emit:)`` is taken as contiguous: presentation times of the
+/// encoded frames count samples from zero. Gaps and overlaps are the caller's to resolve.
+final class AudioEncoder {
+    let context: UnsafeMutablePointer<AVCodecContext>
+    let settings: AudioSettings
+    let inputFormat: AudioFormat
+    private var resampler: OpaquePointer?
+    private var fifo: OpaquePointer?
+    private var frame: UnsafeMutablePointer<AVFrame>
+    private var packet: UnsafeMutablePointer<AVPacket>
+    private var scratch: [UnsafeMutableRawPointer?]
+    private var scratchCapacity = 0
+    private var samplesSent: Int64 = 0
+    private let frameSize: Int32
+
+    static func encoderName(for codec: AudioCodec) -> String {
+        codec == .aac ? "aac" : "libopus"
+    }
+
+    init(settings: AudioSettings, inputFormat: AudioFormat, globalHeader: Bool) throws {
+        try settings.validate()
+        let name = Self.encoderName(for: settings.codec)
+        guard let codec = avcodec_find_encoder_by_name(name) else {
+            throw ReelError(.unsupportedFormat, "this FFmpeg has no \(name) encoder", hint: "use --audio-codec aac")
+        }
+        guard let context = avcodec_alloc_context3(codec), let frame = av_frame_alloc(), let packet = av_packet_alloc() else {
+            throw ReelError(.encodingFailed, "cannot allocate the \(name) encoder")
+        }
+        self.context = context
+        self.frame = frame
+        self.packet = packet
+        self.settings = settings
+        self.inputFormat = inputFormat
+        self.scratch = []
+
+        let sampleFormat: AVSampleFormat = settings.codec == .aac ? AV_SAMPLE_FMT_FLTP : AV_SAMPLE_FMT_FLT
+        context.pointee.sample_fmt = sampleFormat
+        context.pointee.sample_rate = Int32(settings.sampleRate)
+        av_channel_layout_default(&context.pointee.ch_layout, Int32(settings.channels))
+        context.pointee.bit_rate = Int64(settings.bitRate)
+        context.pointee.time_base = AVRational(num: 1, den: Int32(settings.sampleRate))
+        if globalHeader { context.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER) }
+        try FFmpeg.check(avcodec_open2(context, codec, nil), "cannot open the \(name) encoder", code: .invalidConfiguration)
+        frameSize = context.pointee.frame_size > 0 ? context.pointee.frame_size : 1024
+
+        var inLayout = AVChannelLayout()
+        av_channel_layout_default(&inLayout, Int32(inputFormat.channels))
+        defer { av_channel_layout_uninit(&inLayout) }
+        let inFormat: AVSampleFormat = inputFormat.sampleFormat == .f32 ? AV_SAMPLE_FMT_FLT : AV_SAMPLE_FMT_S16
+        var swr: OpaquePointer? = nil
+        try FFmpeg.check(swr_alloc_set_opts2(&swr, &context.pointee.ch_layout, sampleFormat, Int32(settings.sampleRate),
+                                             &inLayout, inFormat, Int32(inputFormat.sampleRate), 0, nil),
+                         "cannot set up audio conversion from \(inputFormat)")
+        resampler = swr
+        try FFmpeg.check(swr_init(swr), "cannot set up audio conversion from \(inputFormat)")
+        guard let f = av_audio_fifo_alloc(sampleFormat, Int32(settings.channels), frameSize * 4) else {
+            throw ReelError(.encodingFailed, "cannot allocate the audio FIFO")
+        }
+        fifo = f
+        frame.pointee.nb_samples = frameSize
+        frame.pointee.format = sampleFormat.rawValue
+        frame.pointee.sample_rate = Int32(settings.sampleRate)
+        try FFmpeg.check(av_channel_layout_copy(&frame.pointee.ch_layout, &context.pointee.ch_layout), "cannot copy the channel layout")
+        try FFmpeg.check(av_frame_get_buffer(frame, 0), "cannot allocate the audio frame")
+        scratch = Array(repeating: nil, count: settings.channels)
+    }
+
+    deinit {
+        for pointer in scratch { av_free(pointer) }
+        av_audio_fifo_free(fifo)
+        var s = resampler
+        swr_free(&s)
+        var f: UnsafeMutablePointer<AVFrame>? = frame
+        av_frame_free(&f)
+        var p: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&p)
+        var c: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&c)
+    }
+
+    /// The encoder's time base (1 / sample rate).
+    var timeBase: AVRational { context.pointee.time_base }
+
+    /// Samples handed to the encoder so far, at the output rate.
+    var encodedSampleCount: Int64 { samplesSent }
+
+    /// Converts and queues `buffer`, encoding every whole frame that is ready.
+    func append(_ buffer: AudioBuffer, emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        precondition(buffer.format == inputFormat, "audio does not match the encoder's input format")
+        let inCount = Int32(buffer.frameCount)
+        guard inCount > 0 else { return }
+        try convert(count: inCount) { swr, out, capacity in
+            buffer.withUnsafeBytes { raw in
+                var input: UnsafePointer<UInt8>? = raw.baseAddress?.assumingMemoryBound(to: UInt8.self)
+                return swr_convert(swr, out, capacity, &input, inCount)
+            }
+        }
+        try drain(final: false, emit: emit)
+    }
+
+    /// Flushes the resampler and the encoder.
+    func finish(emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        try convert(count: 0) { swr, out, capacity in swr_convert(swr, out, capacity, nil, 0) }
+        try drain(final: true, emit: emit)
+        try send(nil, emit: emit)
+    }
+
+    private func convert(count: Int32, _ body: (OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, Int32) -> Int32) throws {
+        let capacity = swr_get_out_samples(resampler, count) + 32
+        if capacity > scratchCapacity {
+            for i in scratch.indices {
+                av_free(scratch[i])
+                scratch[i] = av_malloc(Int(capacity) * 4)
+            }
+            scratchCapacity = Int(capacity)
+        }
+        let converted: Int32 = scratch.withUnsafeMutableBufferPointer { planes in
+            planes.baseAddress!.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: planes.count) { out in
+                // Interleaved output (Opus) uses only the first pointer.
+                body(resampler, out, capacity)
+            }
+        }
+        try FFmpeg.check(converted, "audio conversion failed")
+        if converted > 0 {
+            let written: Int32 = scratch.withUnsafeMutableBufferPointer { planes in
+                av_audio_fifo_write(fifo, planes.baseAddress, converted)
+            }
+            guard written == converted else { throw ReelError(.encodingFailed, "the audio FIFO is full") }
+        }
+    }
+
+    private func drain(final: Bool, emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        while av_audio_fifo_size(fifo) >= frameSize || (final && av_audio_fifo_size(fifo) > 0) {
+            try FFmpeg.check(av_frame_make_writable(frame), "cannot reuse the audio frame")
+            let n = min(frameSize, av_audio_fifo_size(fifo))
+            let read = withUnsafeMutablePointer(to: &frame.pointee.data) { data in
+                data.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 8) { av_audio_fifo_read(fifo, $0, n) }
+            }
+            frame.pointee.nb_samples = read
+            frame.pointee.pts = samplesSent
+            samplesSent += Int64(read)
+            try send(frame, emit: emit)
+            frame.pointee.nb_samples = frameSize
+        }
+    }
+
+    private func send(_ frame: UnsafeMutablePointer<AVFrame>?, emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        try FFmpeg.check(avcodec_send_frame(context, frame), "the audio encoder refused a frame")
+        while true {
+            let r = avcodec_receive_packet(context, packet)
+            if r == FFmpeg.eagain || r == FFmpeg.eof { return }
+            try FFmpeg.check(r, "the audio encoder failed")
+            defer { av_packet_unref(packet) }
+            try emit(packet)
+        }
+    }
+}

@@ -1,0 +1,60 @@
+internal import CFFmpeg
+import ReelCore
+
+/// Turns FFmpeg return codes into `ReelError`s.
+enum FFmpeg {
+    /// The text FFmpeg gives for an error code.
+    static func describe(_ code: Int32) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        av_strerror(code, &buffer, buffer.count)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Throws a `ReelError` with `code` when `result` is negative; returns it otherwise.
+    @discardableResult
+    static func check(_ result: Int32, _ what: @autoclosure () -> String,
+                      code: ReelError.Code = .encodingFailed, hint: String? = nil) throws -> Int32 {
+        guard result < 0 else { return result }
+        throw error(result, what(), code: code, hint: hint)
+    }
+
+    /// A `ReelError` for an FFmpeg failure, classifying errno-based codes.
+    static func error(_ result: Int32, _ what: String, code: ReelError.Code = .encodingFailed, hint: String? = nil) -> ReelError {
+        var code = code
+        var hint = hint
+        var errnoValue: Int32?
+        if result > -4096 && result < 0 {
+            // AVERROR(e) is -e for system errors.
+            let e = -result
+            errnoValue = e
+            switch e {
+            case ENOSPC, EDQUOT:
+                code = .insufficientStorage
+                hint = hint ?? "free some disk space or record to another disk"
+            case EACCES, EPERM, EROFS:
+                code = .permissionDenied
+                hint = hint ?? "choose a folder you can write to"
+            case ENOENT where code == .encodingFailed:
+                code = .ioFailure
+            case EIO:
+                code = .ioFailure
+            default:
+                break
+            }
+        }
+        return ReelError(code, "\(what): \(describe(result))", hint: hint, errno: errnoValue, averror: result)
+    }
+
+    /// Keeps libav's own logging to real errors; Reel reports through `ReelError`.
+    static let quietLogging: Void = {
+        av_log_set_level(AV_LOG_ERROR)
+    }()
+
+    static let eagain = reel_averror_eagain()
+    static let eof = reel_averror_eof()
+    static let noPTS = reel_av_nopts_value()
+}
+
+extension AVRational {
+    init(_ time: MediaTime) { self.init(num: Int32(time.value), den: time.timescale) }
+}

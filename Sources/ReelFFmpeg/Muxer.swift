@@ -1,0 +1,153 @@
+import Foundation
+internal import CFFmpeg
+import ReelCore
+
+/// One libavformat output: an `AVFormatContext` and its `AVIOContext`.
+final class Muxer {
+    let context: UnsafeMutablePointer<AVFormatContext>
+    let url: URL
+    let container: Container
+    private var codecTimeBases: [AVRational] = []
+    /// The earliest decoding time of the first packets of all streams, as the encoders gave
+    /// it (negative for B-frame delay and audio priming). A fragmented MP4 cannot carry the edit
+    /// list that hides those, so FFmpeg moves the whole file so that this time becomes zero;
+    /// finalising moves it back.
+    private(set) var earliestDecodeTime: MediaTime?
+    private var headerWritten = false
+    private var closed = false
+
+    /// The libavformat muxer name for a container.
+    static func formatName(_ container: Container) -> String {
+        switch container {
+        case .mp4: return "mp4"
+        case .mov: return "mov"
+        case .mkv: return "matroska"
+        }
+    }
+
+    /// Opens `url` for writing. The file must not exist unless `overwrite` is set; the check
+    /// and the creation are one atomic step, so nobody's file is ever truncated by mistake.
+    init(url: URL, container: Container, overwrite: Bool) throws {
+        try Self.createFile(at: url, overwrite: overwrite)
+        var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
+        try FFmpeg.check(avformat_alloc_output_context2(&ctx, nil, Self.formatName(container), url.path),
+                         "cannot set up a \(container.rawValue) file", code: .unsupportedFormat)
+        guard let ctx else { throw ReelError(.unsupportedFormat, "cannot set up a \(container.rawValue) file") }
+        self.context = ctx
+        self.url = url
+        self.container = container
+        let opened = avio_open(&ctx.pointee.pb, url.path, AVIO_FLAG_WRITE)
+        if opened < 0 {
+            throw FFmpeg.error(opened, "cannot open \(url.path) for writing", code: .ioFailure)
+        }
+    }
+
+    deinit {
+        if !closed { avio_closep(&context.pointee.pb) }
+        avformat_free_context(context)
+    }
+
+    /// Creates an empty file at `url`, refusing to replace one unless `overwrite` is set.
+    static func createFile(at url: URL, overwrite: Bool) throws {
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL)
+        let fd = open(url.path, flags, 0o644)
+        if fd < 0 {
+            let e = errno
+            switch e {
+            case EEXIST:
+                throw ReelError(.fileExists, "\(url.path) already exists", hint: "choose another name or pass --overwrite", errno: e)
+            case EACCES, EPERM, EROFS:
+                throw ReelError(.permissionDenied, "cannot write to \(url.deletingLastPathComponent().path)",
+                                hint: "choose a folder you can write to", errno: e)
+            case ENOENT, ENOTDIR:
+                throw ReelError(.ioFailure, "the folder \(url.deletingLastPathComponent().path) does not exist",
+                                hint: "create it first or choose another", errno: e)
+            case ENOSPC, EDQUOT:
+                throw ReelError(.insufficientStorage, "no space left to create \(url.path)", errno: e)
+            default:
+                throw ReelError(.ioFailure, "cannot create \(url.path): \(String(cString: strerror(e)))", errno: e)
+            }
+        }
+        close(fd)
+    }
+
+    /// Adds a stream with the parameters of an opened encoder; returns its index.
+    func addStream(encoder: UnsafeMutablePointer<AVCodecContext>, title: String?) throws -> Int {
+        guard let stream = avformat_new_stream(context, nil) else {
+            throw ReelError(.encodingFailed, "cannot add a stream to \(url.lastPathComponent)")
+        }
+        try FFmpeg.check(avcodec_parameters_from_context(stream.pointee.codecpar, encoder), "cannot copy codec parameters")
+        stream.pointee.time_base = encoder.pointee.time_base
+        if encoder.pointee.codec_type == AVMEDIA_TYPE_VIDEO {
+            stream.pointee.avg_frame_rate = encoder.pointee.framerate
+        }
+        if let title { av_dict_set(&stream.pointee.metadata, "title", title, 0) }
+        codecTimeBases.append(encoder.pointee.time_base)
+        return Int(stream.pointee.index)
+    }
+
+    /// Writes the header. `fragmentInterval` turns on fragmented MP4/MOV output.
+    func writeHeader(fragmentInterval: MediaTime?) throws {
+        var options: OpaquePointer? = nil
+        defer { av_dict_free(&options) }
+        if let fragmentInterval, container != .mkv {
+            av_dict_set(&options, "movflags", "frag_keyframe+empty_moov+default_base_moof", 0)
+            av_dict_set(&options, "frag_duration", String(max(1, fragmentInterval.convertedValue(to: 1_000_000))), 0)
+        }
+        context.pointee.flags |= AVFMT_FLAG_FLUSH_PACKETS
+        av_dict_set(&context.pointee.metadata, "encoder", "Reel", 0)
+        try FFmpeg.check(avformat_write_header(context, &options), "cannot write the header of \(url.lastPathComponent)",
+                         code: .ioFailure)
+        headerWritten = true
+    }
+
+    /// Writes an encoded packet of stream `index`, converting its times from the encoder's time base.
+    func write(_ packet: UnsafeMutablePointer<AVPacket>, stream index: Int) throws {
+        let stream = context.pointee.streams[index]!
+        packet.pointee.stream_index = Int32(index)
+        if earliestDecodeTime == nil || firstPacketSeen.count <= index || !firstPacketSeen[index] {
+            noteFirstPacket(packet, stream: index)
+        }
+        av_packet_rescale_ts(packet, codecTimeBases[index], stream.pointee.time_base)
+        try FFmpeg.check(av_interleaved_write_frame(context, packet), "cannot write to \(url.lastPathComponent)", code: .ioFailure)
+    }
+
+    private var firstPacketSeen: [Bool] = []
+
+    private func noteFirstPacket(_ packet: UnsafeMutablePointer<AVPacket>, stream index: Int) {
+        if firstPacketSeen.count < codecTimeBases.count { firstPacketSeen = Array(repeating: false, count: codecTimeBases.count) }
+        guard !firstPacketSeen[index] else { return }
+        firstPacketSeen[index] = true
+        let tb = codecTimeBases[index]
+        let dts = packet.pointee.dts != FFmpeg.noPTS ? packet.pointee.dts : packet.pointee.pts
+        guard dts != FFmpeg.noPTS else { return }
+        let time = MediaTime(value: dts * Int64(tb.num), timescale: tb.den)
+        earliestDecodeTime = earliestDecodeTime.map { min($0, time) } ?? time
+    }
+
+    /// Bytes written to the file so far.
+    var bytesWritten: Int64 {
+        guard let pb = context.pointee.pb else { return 0 }
+        return avio_tell(pb)
+    }
+
+    /// Writes the trailer and closes the file.
+    func finish() throws {
+        guard !closed else { return }
+        defer { closed = true; avio_closep(&context.pointee.pb) }
+        if headerWritten {
+            try FFmpeg.check(av_write_trailer(context), "cannot finish \(url.lastPathComponent)", code: .ioFailure)
+        }
+        if let pb = context.pointee.pb, pb.pointee.error < 0 {
+            throw FFmpeg.error(pb.pointee.error, "cannot write to \(url.lastPathComponent)", code: .ioFailure)
+        }
+    }
+
+    /// Closes the file without a trailer: what is on disk stays as it is.
+    func abandon() {
+        guard !closed else { return }
+        closed = true
+        if let pb = context.pointee.pb { avio_flush(pb) }
+        avio_closep(&context.pointee.pb)
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+internal import CFFmpeg
+import ReelCore
+
+/// Copies the packets of one media file into another container without re-encoding.
+///
+/// Used to finalise a fragmented recording into a regular MP4 with its index at the front.
+public enum Remuxer {
+    /// Copies every stream of `input` into `output` (which must not exist unless `overwrite`).
+    /// With `fastStart` an MP4/MOV gets its index at the front, so players start at once.
+    /// `shift` is taken off every timestamp (see ``AssetWriter``'s fragment offset).
+    public static func remux(_ input: URL, to output: URL, container: Container, fastStart: Bool = true,
+                             overwrite: Bool = false, shift: MediaTime = .zero) throws {
+        FFmpeg.quietLogging
+        let reader = try InputFile(url: input)
+        let muxer = try Muxer(url: output, container: container, overwrite: overwrite)
+        let ctx = reader.context
+        var mapping = [Int](repeating: -1, count: Int(ctx.pointee.nb_streams))
+        var inputTimeBases: [AVRational] = []
+        for i in 0..<Int(ctx.pointee.nb_streams) {
+            let inStream = ctx.pointee.streams[i]!
+            let type = inStream.pointee.codecpar.pointee.codec_type
+            guard type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO else { continue }
+            guard let outStream = avformat_new_stream(muxer.context, nil) else {
+                throw ReelError(.encodingFailed, "cannot add a stream to \(output.lastPathComponent)")
+            }
+            try FFmpeg.check(avcodec_parameters_copy(outStream.pointee.codecpar, inStream.pointee.codecpar), "cannot copy stream parameters")
+            outStream.pointee.codecpar.pointee.codec_tag = 0
+            outStream.pointee.time_base = inStream.pointee.time_base
+            outStream.pointee.avg_frame_rate = inStream.pointee.avg_frame_rate
+            outStream.pointee.disposition = inStream.pointee.disposition
+            av_dict_copy(&outStream.pointee.metadata, inStream.pointee.metadata, 0)
+            mapping[i] = Int(outStream.pointee.index)
+            inputTimeBases.append(inStream.pointee.time_base)
+        }
+        av_dict_copy(&muxer.context.pointee.metadata, ctx.pointee.metadata, 0)
+        var options: OpaquePointer? = nil
+        defer { av_dict_free(&options) }
+        if fastStart && container != .mkv { av_dict_set(&options, "movflags", "faststart", 0) }
+        try FFmpeg.check(avformat_write_header(muxer.context, &options), "cannot write \(output.lastPathComponent)", code: .ioFailure)
+
+        let packet = av_packet_alloc()
+        defer { var p = packet; av_packet_free(&p) }
+        // The first packet of each audio stream is held until the second arrives, to repair
+        // its time: a fragmented MP4 pulls every stream's first packet to zero.
+        var held: [Int: UnsafeMutablePointer<AVPacket>] = [:]
+        var seen = Set<Int>()
+        defer { for (_, p) in held { var q: UnsafeMutablePointer<AVPacket>? = p; av_packet_free(&q) } }
+        func write(_ p: UnsafeMutablePointer<AVPacket>) throws {
+            try FFmpeg.check(av_interleaved_write_frame(muxer.context, p), "cannot write \(output.lastPathComponent)", code: .ioFailure)
+        }
+        while true {
+            let r = av_read_frame(ctx, packet)
+            if r == FFmpeg.eof { break }
+            if r < 0 {
+                // A truncated tail: keep what was read.
+                break
+            }
+            defer { av_packet_unref(packet) }
+            let index = Int(packet!.pointee.stream_index)
+            guard index < mapping.count, mapping[index] >= 0 else { continue }
+            let inStream = ctx.pointee.streams[index]!
+            let outStream = muxer.context.pointee.streams[mapping[index]]!
+            av_packet_rescale_ts(packet, inStream.pointee.time_base, outStream.pointee.time_base)
+            let tb = outStream.pointee.time_base
+            if shift != .zero {
+                let ticks = shift.convertedValue(to: tb.den) / Int64(max(tb.num, 1))
+                if packet!.pointee.pts != FFmpeg.noPTS { packet!.pointee.pts -= ticks }
+                if packet!.pointee.dts != FFmpeg.noPTS { packet!.pointee.dts -= ticks }
+            }
+            packet!.pointee.stream_index = Int32(mapping[index])
+            packet!.pointee.pos = -1
+            let par = outStream.pointee.codecpar.pointee
+            if par.codec_type == AVMEDIA_TYPE_AUDIO && par.frame_size > 0 && par.sample_rate > 0 {
+                if !seen.contains(index) {
+                    seen.insert(index)
+                    held[index] = av_packet_clone(packet)
+                    continue
+                }
+                if let first = held.removeValue(forKey: index) {
+                    let natural = Int64(par.frame_size) * Int64(tb.den) / (Int64(par.sample_rate) * Int64(max(tb.num, 1)))
+                    if first.pointee.dts != FFmpeg.noPTS, packet!.pointee.dts != FFmpeg.noPTS,
+                       first.pointee.dts + natural < packet!.pointee.dts {
+                        first.pointee.dts = packet!.pointee.dts - natural
+                        first.pointee.pts = first.pointee.dts
+                        first.pointee.duration = natural
+                    }
+                    try write(first)
+                    var q: UnsafeMutablePointer<AVPacket>? = first
+                    av_packet_free(&q)
+                }
+            }
+            try write(packet!)
+        }
+        for (key, first) in held {
+            try write(first)
+            var q: UnsafeMutablePointer<AVPacket>? = first
+            av_packet_free(&q)
+            held[key] = nil
+        }
+        try FFmpeg.check(av_write_trailer(muxer.context), "cannot finish \(output.lastPathComponent)", code: .ioFailure)
+        muxer.abandon()
+    }
+}
+
+/// One opened input file: an `AVFormatContext` from `avformat_open_input`.
+final class InputFile {
+    let context: UnsafeMutablePointer<AVFormatContext>
+    let url: URL
+
+    init(url: URL) throws {
+        var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
+        let r = avformat_open_input(&ctx, url.path, nil, nil)
+        if r < 0 {
+            throw FFmpeg.error(r, "cannot read \(url.path)", code: r == reel_averror(ENOENT) ? .ioFailure : .invalidMedia)
+        }
+        self.context = ctx!
+        self.url = url
+        let info = avformat_find_stream_info(ctx, nil)
+        if info < 0 {
+            var c: UnsafeMutablePointer<AVFormatContext>? = ctx
+            avformat_close_input(&c)
+            throw FFmpeg.error(info, "cannot read the streams of \(url.path)", code: .invalidMedia)
+        }
+    }
+
+    deinit {
+        var c: UnsafeMutablePointer<AVFormatContext>? = context
+        avformat_close_input(&c)
+    }
+}

@@ -1,0 +1,205 @@
+internal import CFFmpeg
+import ReelCore
+
+/// One libavcodec video encoder and the conversion from the source's pixels to its input.
+///
+/// Owns exactly one `AVCodecContext`, one `SwsContext` and one reusable `AVFrame`.
+final class VideoEncoder {
+    let context: UnsafeMutablePointer<AVCodecContext>
+    let settings: VideoSettings
+    let inputFormat: PixelFormat
+    let inputSize: PixelSize
+    let outputSize: PixelSize
+    private var frame: UnsafeMutablePointer<AVFrame>
+    private var packet: UnsafeMutablePointer<AVPacket>
+    private var scaler: OpaquePointer?
+    private let sourceData = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 4)
+    private let sourceStrides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
+    /// The encoder's time base: one tick per frame.
+    var timeBase: AVRational { context.pointee.time_base }
+
+    /// The libavcodec encoder names to try for a codec, best first.
+    static func encoderNames(for codec: VideoCodec) -> [String] {
+        switch codec {
+        case .h264: return ["libx264"]
+        case .hevc: return ["libx265"]
+        case .vp9: return ["libvpx-vp9"]
+        case .av1: return ["libsvtav1", "libaom-av1"]
+        }
+    }
+
+    /// Whether this build of FFmpeg can encode `codec`.
+    static func isAvailable(_ codec: VideoCodec) -> Bool {
+        encoderNames(for: codec).contains { avcodec_find_encoder_by_name($0) != nil }
+    }
+
+    init(settings: VideoSettings, inputFormat: PixelFormat, inputSize: PixelSize, globalHeader: Bool) throws {
+        try settings.validate()
+        guard let (name, codec) = Self.encoderNames(for: settings.codec).lazy
+            .compactMap({ n in avcodec_find_encoder_by_name(n).map { (n, $0) } }).first else {
+            throw ReelError(.unsupportedFormat, "this FFmpeg has no \(settings.codec.rawValue) encoder",
+                            hint: "install a libavcodec with it, or use --codec h264")
+        }
+        guard let context = avcodec_alloc_context3(codec) else {
+            throw ReelError(.encodingFailed, "cannot allocate a \(name) encoder")
+        }
+        self.context = context
+        self.settings = settings
+        self.inputFormat = inputFormat
+        self.inputSize = inputSize
+        var out = settings.size ?? inputSize
+        // 4:2:0 needs even dimensions.
+        out.width &= ~1
+        out.height &= ~1
+        self.outputSize = out
+        guard let frame = av_frame_alloc(), let packet = av_packet_alloc() else {
+            var c: UnsafeMutablePointer<AVCodecContext>? = context
+            avcodec_free_context(&c)
+            throw ReelError(.encodingFailed, "cannot allocate frames for \(name)")
+        }
+        self.frame = frame
+        self.packet = packet
+        sourceData.initialize(repeating: nil, count: 4)
+        sourceStrides.initialize(repeating: 0, count: 4)
+
+        context.pointee.width = Int32(out.width)
+        context.pointee.height = Int32(out.height)
+        context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        context.pointee.time_base = AVRational(num: settings.frameRate.per, den: settings.frameRate.frames)
+        context.pointee.framerate = AVRational(num: settings.frameRate.frames, den: settings.frameRate.per)
+        context.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
+        context.pointee.gop_size = Int32(settings.effectiveKeyframeInterval)
+        context.pointee.color_range = AVCOL_RANGE_MPEG
+        context.pointee.colorspace = AVCOL_SPC_BT709
+        context.pointee.color_primaries = AVCOL_PRI_BT709
+        context.pointee.color_trc = AVCOL_TRC_BT709
+        if globalHeader {
+            context.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER)
+        }
+        var options: OpaquePointer? = nil
+        defer { av_dict_free(&options) }
+        if let preset = settings.effectivePreset { av_dict_set(&options, "preset", preset, 0) }
+        if let profile = settings.profile { av_dict_set(&options, "profile", profile, 0) }
+        switch settings.rateControl {
+        case .crf(let q):
+            av_dict_set(&options, "crf", String(q), 0)
+            if settings.codec == .vp9 { context.pointee.bit_rate = 0 }
+        case .bitRate(let b):
+            context.pointee.bit_rate = Int64(b)
+            context.pointee.rc_max_rate = Int64(b) * 3 / 2
+            context.pointee.rc_buffer_size = Int32(clamping: Int64(b) * 2)
+        }
+        switch name {
+        case "libvpx-vp9":
+            av_dict_set(&options, "deadline", "realtime", 0)
+            av_dict_set(&options, "cpu-used", "8", 0)
+            av_dict_set(&options, "row-mt", "1", 0)
+        case "libaom-av1":
+            av_dict_set(&options, "usage", "realtime", 0)
+            av_dict_set(&options, "cpu-used", "8", 0)
+        case "libsvtav1":
+            if settings.preset == nil { av_dict_set(&options, "preset", "10", 0) }
+        default:
+            break
+        }
+        let opened = avcodec_open2(context, codec, &options)
+        if opened < 0 {
+            // Fully initialised: deinit frees what was allocated.
+            throw FFmpeg.error(opened, "cannot open the \(name) encoder with \(settings.rateControl)",
+                               code: .invalidConfiguration, hint: "check the preset, profile and quality settings")
+        }
+        frame.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+        frame.pointee.width = Int32(out.width)
+        frame.pointee.height = Int32(out.height)
+        frame.pointee.color_range = AVCOL_RANGE_MPEG
+        frame.pointee.colorspace = AVCOL_SPC_BT709
+        try FFmpeg.check(av_frame_get_buffer(frame, 0), "cannot allocate the encoder's frame")
+
+        if inputFormat != .yuv420p || inputSize != out {
+            scaler = sws_getContext(Int32(inputSize.width), Int32(inputSize.height), Self.avPixelFormat(inputFormat),
+                                    Int32(out.width), Int32(out.height), AV_PIX_FMT_YUV420P,
+                                    inputSize == out ? SWS_POINT : SWS_BICUBIC, nil, nil, nil)
+            guard scaler != nil else {
+                throw ReelError(.unsupportedFormat, "cannot convert \(inputFormat.rawValue) \(inputSize) to yuv420p \(out)")
+            }
+            // Full-range RGB in, limited-range BT.709 out.
+            let coefficients = sws_getCoefficients(SWS_CS_ITU709)
+            sws_setColorspaceDetails(scaler, coefficients, 1, coefficients, 0, 0, 1 << 16, 1 << 16)
+        }
+    }
+
+    deinit {
+        sourceData.deallocate()
+        sourceStrides.deallocate()
+        sws_freeContext(scaler)
+        var f: UnsafeMutablePointer<AVFrame>? = frame
+        av_frame_free(&f)
+        var p: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&p)
+        var c: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&c)
+    }
+
+    static func avPixelFormat(_ format: PixelFormat) -> AVPixelFormat {
+        switch format {
+        case .bgra: return AV_PIX_FMT_BGRA
+        case .nv12: return AV_PIX_FMT_NV12
+        case .yuv420p: return AV_PIX_FMT_YUV420P
+        case .yuyv: return AV_PIX_FMT_YUYV422
+        }
+    }
+
+    /// Encodes `source` as frame number `index` (in frame-duration ticks), passing each packet
+    /// that comes out to `emit`.
+    func encode(_ source: VideoFrame, index: Int64, emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        precondition(source.format == inputFormat && source.size == inputSize, "frame does not match the encoder's input")
+        try FFmpeg.check(av_frame_make_writable(frame), "cannot reuse the encoder's frame")
+        withPlanes(of: source) { srcData, srcStride in
+            if let scaler {
+                _ = sws_scale(scaler, srcData, srcStride, 0, Int32(inputSize.height),
+                              &frame.pointee.data.0, &frame.pointee.linesize.0)
+            } else {
+                av_image_copy(&frame.pointee.data.0, &frame.pointee.linesize.0, srcData, srcStride,
+                              AV_PIX_FMT_YUV420P, Int32(inputSize.width), Int32(inputSize.height))
+            }
+        }
+        frame.pointee.pts = index
+        frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
+        try send(frame, emit: emit)
+    }
+
+    /// Forces the next frame to be a keyframe (used when a clip starts).
+    func encode(keyframe source: VideoFrame, index: Int64, emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        try encode(source, index: index, emit: emit)
+    }
+
+    /// Drains the encoder.
+    func finish(emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        try send(nil, emit: emit)
+    }
+
+    private func send(_ frame: UnsafeMutablePointer<AVFrame>?, emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        try FFmpeg.check(avcodec_send_frame(context, frame), "the video encoder refused a frame")
+        while true {
+            let r = avcodec_receive_packet(context, packet)
+            if r == FFmpeg.eagain || r == FFmpeg.eof { return }
+            try FFmpeg.check(r, "the video encoder failed")
+            defer { av_packet_unref(packet) }
+            try emit(packet)
+        }
+    }
+
+    /// Points `sourceData`/`sourceStrides` at the planes of `source` for the duration of `body`.
+    private func withPlanes(of source: VideoFrame,
+                            _ body: (UnsafeMutablePointer<UnsafePointer<UInt8>?>, UnsafeMutablePointer<Int32>) -> Void) {
+        withExtendedLifetime(source) {
+            for plane in 0..<source.format.planeCount {
+                source.withUnsafePlane(plane) { bytes, stride in
+                    sourceData[plane] = UnsafePointer(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                    sourceStrides[plane] = Int32(stride)
+                }
+            }
+            body(sourceData, sourceStrides)
+        }
+    }
+}
