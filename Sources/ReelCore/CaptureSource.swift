@@ -41,6 +41,11 @@ public struct SourceContext: Sendable {
 
     /// The current time on the session timeline.
     public func timelineNow() -> MediaTime { clock.now() - origin }
+
+    /// Where a starting source's timeline begins: now under a real-time clock; zero under a
+    /// manual clock, where other sources may already have moved the clock ahead while this
+    /// one was starting.
+    public func startTime() -> MediaTime { clock.isRealTime ? timelineNow() : .zero }
 }
 
 /// A capture source: a screen, a camera, a microphone, a synthetic pattern.

@@ -39,13 +39,16 @@ public final class TestPatternSource: CaptureSource {
             let rate = frameRate, beeps = self.beeps
             worker = WorkerThread(name: "reel.testpattern") { thread in
                 // The first frame is the first slot at or after the moment we start.
-                var index = rate.frameIndex(at: context.timelineNow(), rounding: .up)
+                var index = rate.frameIndex(at: context.startTime(), rounding: .up)
                 var dropped = 0
                 while !thread.isStopRequested {
                     let pts = rate.time(ofFrame: index)
                     context.clock.sleep(until: context.origin + pts)
                     if thread.isStopRequested { break }
-                    if let frame = pool.makeFrame(presentationTime: pts, sequenceNumber: index) {
+                    let frame = context.clock.isRealTime
+                        ? pool.makeFrame(presentationTime: pts, sequenceNumber: index)
+                        : pool.makeFrameWaiting(presentationTime: pts, sequenceNumber: index)
+                    if let frame {
                         TestPattern.draw(index: index, flash: beeps.isBeeping(at: pts), into: frame)
                         context.deliver(.video(frame))
                     } else {
@@ -118,7 +121,7 @@ public final class ToneSource: CaptureSource {
             worker = WorkerThread(name: "reel.tone") { [self] thread in
                 let rate = Int32(format.sampleRate)
                 // Align the first buffer to a chunk boundary at or after now.
-                let startTicks = context.timelineNow().convertedValue(to: rate, rounding: .up)
+                let startTicks = context.startTime().convertedValue(to: rate, rounding: .up)
                 var sampleIndex = (startTicks + Int64(chunk) - 1) / Int64(chunk) * Int64(chunk)
                 var bytes = [UInt8](repeating: 0, count: chunk * format.bytesPerFrame)
                 while !thread.isStopRequested {

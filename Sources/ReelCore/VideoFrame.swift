@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// Memory for one frame, owned by a ``FramePool`` and returned to it when the last
@@ -116,6 +117,7 @@ public final class FramePool: Sendable {
         var closed = false
     }
     private let state: Mutex<State>
+    private let released = NSCondition()
     private let strides: [Int]
     private let offsets: [Int]
     private let byteCount: Int
@@ -154,6 +156,21 @@ public final class FramePool: Sendable {
     /// How many frames are in use now.
     public var framesInUse: Int { state.withLock { $0.outstanding } }
 
+    /// A frame whose memory is free to write, waiting until one is released when all
+    /// `capacity` frames are in use (for sources on a clock that is not real time, where
+    /// waiting is backpressure rather than lateness). Returns `nil` if the wait times out.
+    public func makeFrameWaiting(presentationTime: MediaTime = .zero, sequenceNumber: Int64 = 0,
+                                 timeout: Double = 10) -> VideoFrame? {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while true {
+            if let frame = makeFrame(presentationTime: presentationTime, sequenceNumber: sequenceNumber) { return frame }
+            released.lock()
+            if framesInUse >= capacity { _ = released.wait(until: min(deadline, Date(timeIntervalSinceNow: 0.05))) }
+            released.unlock()
+            if Date() >= deadline { return nil }
+        }
+    }
+
     /// A frame whose memory is free to write, or `nil` when all `capacity` frames are in use.
     public func makeFrame(presentationTime: MediaTime = .zero, sequenceNumber: Int64 = 0) -> VideoFrame? {
         let reused: FreeEntry?? = state.withLock { state in
@@ -183,5 +200,8 @@ public final class FramePool: Sendable {
             state.outstanding -= 1
             state.free.append(entry)
         }
+        released.lock()
+        released.broadcast()
+        released.unlock()
     }
 }

@@ -84,6 +84,32 @@ public final class AssetWriter: @unchecked Sendable {
     private var firstVideoIndex: Int64 = -1
     private var videoFrames: Int64 = 0
     private var finished = false
+    private var videoDTSShift: Int64 = 0
+
+    /// Makes every track's first packet decode at the same time.
+    ///
+    /// Encoders start before zero: x264's first packet decodes B-frame-delay frames early, AAC
+    /// primes 1024 samples. FFmpeg writes a fragmented MP4 without edit lists and moves the whole
+    /// file by the first packet it sees, pulling any track that starts later back to zero, which
+    /// would put audio and video out of step. So all tracks are made to start at one lead time:
+    /// the video's decoding times move earlier by whole frames (legal: only the reorder offset
+    /// grows), and the audio gets silence before its first sample. Finalising takes the lead
+    /// off again and the edit list hides it.
+    private func alignTrackStarts() {
+        // Matroska moves every track by the same amount and needs none of this.
+        guard configuration.container != .mkv, let video, let rate = frameRate else { return }
+        let frame = rate.frameDuration
+        var lead = video.decodeDelay
+        for a in audio {
+            let priming = MediaTime(value: a.priming, timescale: Int32(a.settings.sampleRate))
+            lead = max(lead, rate.frameIndex(at: priming, rounding: .up))
+        }
+        videoDTSShift = lead - video.decodeDelay
+        for a in audio {
+            let leadSamples = (frame * lead).convertedValue(to: Int32(a.settings.sampleRate), rounding: .nearest)
+            a.leadingSilence = max(0, leadSamples - a.priming)
+        }
+    }
 
     /// Checks what this build can write without opening anything.
     public static func validate(_ configuration: Configuration) throws {
@@ -124,6 +150,7 @@ public final class AssetWriter: @unchecked Sendable {
         audio = try configuration.audio.map { try AudioEncoder(settings: $0.settings, inputFormat: $0.inputFormat, globalHeader: globalHeader) }
         muxer = try Muxer(url: configuration.url, container: configuration.container, overwrite: configuration.overwrite)
         do {
+            alignTrackStarts()
             if let video { videoStream = try muxer.addStream(encoder: video.context, title: nil) }
             for (i, a) in audio.enumerated() {
                 audioStreams.append(try muxer.addStream(encoder: a.context, title: configuration.audio[i].title))
@@ -150,7 +177,7 @@ public final class AssetWriter: @unchecked Sendable {
         if firstVideoIndex < 0 { firstVideoIndex = index }
         lastVideoIndex = index
         videoFrames += 1
-        try video.encode(frame, index: index) { packet in try muxer.write(packet, stream: videoStream) }
+        try video.encode(frame, index: index) { packet in try muxer.write(packet, stream: videoStream, dtsShift: videoDTSShift) }
         return true
     }
 
@@ -172,7 +199,7 @@ public final class AssetWriter: @unchecked Sendable {
     public func finish() throws -> Summary {
         guard !finished else { throw ReelError(.notRunning, "the writer has already finished") }
         finished = true
-        if let video { try video.finish { packet in try muxer.write(packet, stream: videoStream) } }
+        if let video { try video.finish { packet in try muxer.write(packet, stream: videoStream, dtsShift: videoDTSShift) } }
         for (i, a) in audio.enumerated() {
             let stream = audioStreams[i]
             try a.finish { packet in try muxer.write(packet, stream: stream) }

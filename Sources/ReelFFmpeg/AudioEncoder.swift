@@ -88,13 +88,24 @@ final class AudioEncoder {
     var timeBase: AVRational { context.pointee.time_base }
 
     /// Samples handed to the encoder so far, at the output rate.
-    var encodedSampleCount: Int64 { samplesSent }
+    var encodedSampleCount: Int64 { max(0, samplesSent - leadingSilence) }
+
+    /// Samples the encoder adds before the first real one (AAC's 1024, Opus's 312).
+    var priming: Int64 { Int64(context.pointee.initial_padding) }
+
+    /// Silence put before the first real sample so that this track's first packet decodes at
+    /// the same time as the video's (see ``AssetWriter``). Set before the first append.
+    var leadingSilence: Int64 = 0 {
+        didSet { precondition(samplesSent == 0, "leading silence must be set before audio is appended") }
+    }
+    private var leadingSilenceWritten = false
 
     /// Converts and queues `buffer`, encoding every whole frame that is ready.
     func append(_ buffer: AudioBuffer, emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
         precondition(buffer.format == inputFormat, "audio does not match the encoder's input format")
         let inCount = Int32(buffer.frameCount)
         guard inCount > 0 else { return }
+        try writeLeadingSilence()
         try convert(count: inCount) { swr, out, capacity in
             buffer.withUnsafeBytes { raw in
                 var input: UnsafePointer<UInt8>? = raw.baseAddress?.assumingMemoryBound(to: UInt8.self)
@@ -106,6 +117,7 @@ final class AudioEncoder {
 
     /// Flushes the resampler and the encoder.
     func finish(emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        try writeLeadingSilence()
         try convert(count: 0) { swr, out, capacity in swr_convert(swr, out, capacity, nil, 0) }
         try drain(final: true, emit: emit)
         try send(nil, emit: emit)
@@ -135,6 +147,23 @@ final class AudioEncoder {
         }
     }
 
+    private func writeLeadingSilence() throws {
+        guard !leadingSilenceWritten else { return }
+        leadingSilenceWritten = true
+        guard leadingSilence > 0 else { return }
+        // Zero bytes are silence for float and integer samples, planar or packed.
+        let count = Int32(leadingSilence)
+        let planar = av_sample_fmt_is_planar(context.pointee.sample_fmt) != 0
+        let planes = planar ? settings.channels : 1
+        let planeBytes = Int(count) * Int(av_get_bytes_per_sample(context.pointee.sample_fmt)) * (planar ? 1 : settings.channels)
+        let zeros = UnsafeMutableRawPointer.allocate(byteCount: planeBytes, alignment: 64)
+        defer { zeros.deallocate() }
+        zeros.initializeMemory(as: UInt8.self, repeating: 0, count: planeBytes)
+        var pointers = [UnsafeMutableRawPointer?](repeating: zeros, count: planes)
+        let written = av_audio_fifo_write(fifo, &pointers, count)
+        guard written == count else { throw ReelError(.encodingFailed, "the audio FIFO is full") }
+    }
+
     private func drain(final: Bool, emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
         while av_audio_fifo_size(fifo) >= frameSize || (final && av_audio_fifo_size(fifo) > 0) {
             try FFmpeg.check(av_frame_make_writable(frame), "cannot reuse the audio frame")
@@ -143,7 +172,7 @@ final class AudioEncoder {
                 data.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 8) { av_audio_fifo_read(fifo, $0, n) }
             }
             frame.pointee.nb_samples = read
-            frame.pointee.pts = samplesSent
+            frame.pointee.pts = samplesSent - leadingSilence
             samplesSent += Int64(read)
             try send(frame, emit: emit)
             frame.pointee.nb_samples = frameSize

@@ -81,7 +81,10 @@ final class Muxer {
         if encoder.pointee.codec_type == AVMEDIA_TYPE_VIDEO {
             stream.pointee.avg_frame_rate = encoder.pointee.framerate
         }
-        if let title { av_dict_set(&stream.pointee.metadata, "title", title, 0) }
+        if let title {
+            av_dict_set(&stream.pointee.metadata, "title", title, 0)
+            av_dict_set(&stream.pointee.metadata, "handler_name", title, 0)  // what MP4/MOV keep
+        }
         codecTimeBases.append(encoder.pointee.time_base)
         return Int(stream.pointee.index)
     }
@@ -102,8 +105,10 @@ final class Muxer {
     }
 
     /// Writes an encoded packet of stream `index`, converting its times from the encoder's time base.
-    func write(_ packet: UnsafeMutablePointer<AVPacket>, stream index: Int) throws {
+    /// `dtsShift` ticks of the encoder's time base are taken off the packet's decoding time.
+    func write(_ packet: UnsafeMutablePointer<AVPacket>, stream index: Int, dtsShift: Int64 = 0) throws {
         let stream = context.pointee.streams[index]!
+        if dtsShift != 0 && packet.pointee.dts != FFmpeg.noPTS { packet.pointee.dts -= dtsShift }
         packet.pointee.stream_index = Int32(index)
         if earliestDecodeTime == nil || firstPacketSeen.count <= index || !firstPacketSeen[index] {
             noteFirstPacket(packet, stream: index)

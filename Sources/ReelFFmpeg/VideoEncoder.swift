@@ -15,6 +15,10 @@ final class VideoEncoder {
     private var scaler: OpaquePointer?
     private let sourceData = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 4)
     private let sourceStrides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
+    /// How many frames the first packet's decoding time lies before its presentation time
+    /// (the B-frame reorder delay).
+    var decodeDelay: Int64 { Int64(context.pointee.has_b_frames) }
+
     /// The encoder's time base: one tick per frame.
     var timeBase: AVRational { context.pointee.time_base }
 

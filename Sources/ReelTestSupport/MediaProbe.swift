@@ -54,7 +54,7 @@ public enum MediaProbe {
                               codec: s["codec_name"] as? String ?? "", width: int(s["width"]), height: int(s["height"]),
                               sampleRate: int(s["sample_rate"]), channels: int(s["channels"]), duration: double(s["duration"]),
                               frameCount: int(s["nb_read_packets"]) ?? int(s["nb_frames"]),
-                              title: (s["tags"] as? [String: Any])?["title"] as? String, frameRate: rate(s["avg_frame_rate"]))
+                              title: ((s["tags"] as? [String: Any])?["title"] ?? (s["tags"] as? [String: Any])?["handler_name"]) as? String, frameRate: rate(s["avg_frame_rate"]))
         }
         return ProbedFile(formatName: format["format_name"] as? String ?? "", duration: double(format["duration"]) ?? 0,
                           streams: streams)
