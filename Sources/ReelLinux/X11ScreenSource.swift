@@ -147,7 +147,7 @@ public final class X11ScreenSource: CaptureSource {
             let pts = rate.time(ofFrame: index)
             context.clock.sleep(until: context.origin + pts)
             if thread.isStopRequested { break }
-            switch capture.grab(presentationTime: pts, sequenceNumber: index) {
+            switch capture.grab(presentationTime: pts, sequenceNumber: index, waitForBuffer: !context.clock.isRealTime) {
             case .frame(let frame):
                 context.deliver(.video(frame))
             case .noBuffer:
@@ -246,12 +246,15 @@ private final class X11Capture: @unchecked Sendable {
     }
 
     /// Reads the region into a pooled frame stamped with `presentationTime` and `sequenceNumber`.
-    func grab(presentationTime: MediaTime, sequenceNumber: Int64) -> Outcome {
+    /// With `waitForBuffer` (a clock that is not real time) it waits for a free frame rather
+    /// than dropping one.
+    func grab(presentationTime: MediaTime, sequenceNumber: Int64, waitForBuffer: Bool = false) -> Outcome {
         guard let connection, let pool else { return .lost(ReelError(.notRunning, "the screen capture has stopped")) }
         connection.drainEvents()
-        guard let frame = pool.makeFrame(presentationTime: presentationTime, sequenceNumber: sequenceNumber) else {
-            return .noBuffer
-        }
+        let buffer = waitForBuffer
+            ? pool.makeFrameWaiting(presentationTime: presentationTime, sequenceNumber: sequenceNumber)
+            : pool.makeFrame(presentationTime: presentationTime, sequenceNumber: sequenceNumber)
+        guard let frame = buffer else { return .noBuffer }
         let c = connection.raw
         let x = Int16(rect.x), y = Int16(rect.y), width = UInt16(rect.width), height = UInt16(rect.height)
         let format = UInt8(XCB_IMAGE_FORMAT_Z_PIXMAP.rawValue)

@@ -103,10 +103,15 @@ public enum MediaProbe {
         return frames
     }
 
-    /// Decodes every frame of the first video stream to packed RGB24.
-    public static func decodeRGB(_ url: URL, width: Int, height: Int) throws -> [[UInt8]] {
-        let result = try Subprocess.run(["ffmpeg", "-v", "error", "-i", url.path, "-map", "0:v:0", "-fps_mode", "passthrough",
-                                         "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+    /// Decodes the frames of the first video stream (all, or the first `maxFrames`, starting
+    /// at `start` seconds) to packed RGB24.
+    public static func decodeRGB(_ url: URL, width: Int, height: Int, start: Double? = nil, maxFrames: Int? = nil) throws -> [[UInt8]] {
+        var args = ["ffmpeg", "-v", "error"]
+        if let start { args += ["-ss", String(start)] }
+        args += ["-i", url.path, "-map", "0:v:0", "-fps_mode", "passthrough"]
+        if let maxFrames { args += ["-frames:v", String(maxFrames)] }
+        args += ["-f", "rawvideo", "-pix_fmt", "rgb24", "-"]
+        let result = try Subprocess.run(args)
         guard result.status == 0 else { throw ProbeError(description: "ffmpeg could not decode \(url.path): \(result.stderr)") }
         let size = width * height * 3
         let bytes = [UInt8](result.stdout)
