@@ -28,7 +28,7 @@ let package = Package(
         .testTarget(name: "ReelFFmpegTests", dependencies: ["ReelFFmpeg", "ReelTestSupport"]),
         .testTarget(name: "ReelLinuxTests", dependencies: ["ReelLinux", "ReelTestSupport"]),
         .testTarget(name: "ReelTests", dependencies: ["Reel", "ReelTestSupport"]),
-        .testTarget(name: "ReelCLITests", dependencies: ["ReelCLI", "ReelTestSupport"]),
+        .testTarget(name: "ReelCLITests", dependencies: ["ReelCLI", "reel", "ReelTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -126,9 +126,12 @@ final class AudioEncoder {
     private func convert(count: Int32, _ body: (OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, Int32) -> Int32) throws {
         let capacity = swr_get_out_samples(resampler, count) + 32
         if capacity > scratchCapacity {
+            // Planar formats take one plane per channel; packed ones hold every channel in the first.
+            let planar = av_sample_fmt_is_planar(context.pointee.sample_fmt) != 0
+            let bytes = Int(capacity) * Int(av_get_bytes_per_sample(context.pointee.sample_fmt)) * (planar ? 1 : settings.channels)
             for i in scratch.indices {
                 av_free(scratch[i])
-                scratch[i] = av_malloc(Int(capacity) * 4)
+                scratch[i] = av_malloc(bytes)
             }
             scratchCapacity = Int(capacity)
         }

@@ -98,6 +98,8 @@ final class VideoEncoder {
             av_dict_set(&options, "deadline", "realtime", 0)
             av_dict_set(&options, "cpu-used", "8", 0)
             av_dict_set(&options, "row-mt", "1", 0)
+        case "libx265":
+            av_dict_set(&options, "x265-params", "log-level=error", 0)
         case "libaom-av1":
             av_dict_set(&options, "usage", "realtime", 0)
             av_dict_set(&options, "cpu-used", "8", 0)

@@ -1,0 +1,226 @@
+import Foundation
+import Testing
+import ReelCLI
+import Reel
+import ReelTestSupport
+
+/// Parsing `reel record` options: each bad value is a usage error with a clear message.
+@Suite struct RecordOptionParsingTests {
+    func options(_ args: [String]) throws -> RecordOptions {
+        try RecordOptions(ParsedArguments.parse(args, specs: RecordOptions.specs))
+    }
+
+    func usageError(_ args: [String]) -> String? {
+        do {
+            _ = try options(args)
+            return nil
+        } catch let error as UsageError {
+            return error.message
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test func parsesAFullCommandLine() throws {
+        let o = try options(["--screen=:3", "--region", "1280x720+10+20", "--mic", "--app-audio=speakers", "--fps", "60",
+                             "--codec", "hevc", "--preset", "fast", "--crf", "28", "--keyframe-interval", "120",
+                             "--audio-bitrate", "128k", "--duration", "1:30", "-o", "/tmp/x.mkv"])
+        #expect(o.screen == .some(":3"))
+        #expect(o.region == PixelRect(x: 10, y: 20, width: 1280, height: 720))
+        #expect(o.microphone == .some(nil))
+        #expect(o.appAudio == .some("speakers"))
+        #expect(o.frameRate == FrameRate(60))
+        #expect(o.video.codec == .hevc && o.video.preset == "fast" && o.video.rateControl == .crf(28))
+        #expect(o.video.keyframeInterval == 120)
+        #expect(o.audio.bitRate == 128_000)
+        #expect(o.duration == MediaTime(seconds: 90))
+        #expect(o.container == .mkv)
+    }
+
+    @Test(arguments: [
+        (["--test-pattern", "--codec", "xvid"], "unknown codec 'xvid'"),
+        (["--test-pattern", "--preset", "superslow"], "unknown preset 'superslow'"),
+        (["--test-pattern", "--fps", "abc"], "--fps needs a number"),
+        (["--test-pattern", "--fps", "0"], "--fps must be between 1 and 240"),
+        (["--test-pattern", "--crf", "twenty"], "--crf needs a whole number"),
+        (["--test-pattern", "--crf", "99"], "--crf must be between 0 and 51"),
+        (["--test-pattern", "--duration", "soon"], "--duration needs a duration"),
+        (["--test-pattern", "--duration", "-5"], "--duration must be more than zero"),
+        (["--test-pattern", "--bitrate", "fast"], "--bitrate needs a bit rate"),
+        (["--test-pattern", "--size", "big"], "--size needs WIDTHxHEIGHT"),
+        (["--screen", "--region", "100x"], "--region needs WIDTHxHEIGHT+X+Y"),
+        (["--test-pattern", "--format", "avi"], "unknown format 'avi'"),
+        (["--test-pattern", "-o", "x.avi"], "unknown file type '.avi'"),
+        (["--test-pattern", "-o", "x.mp4", "--format", "mkv"], "says .mp4 but --format says mkv"),
+        (["--test-pattern", "--audio-codec", "mp3"], "unknown audio codec 'mp3'"),
+        (["--test-pattern", "--frobnicate"], "unknown option --frobnicate"),
+        (["--test-pattern", "--crf", "20", "--bitrate", "4M"], "give --crf or --bitrate, not both"),
+        ([String](), "nothing to record"),
+        (["--test-pattern", "extra"], "unexpected argument 'extra'"),
+    ])
+    func rejectsNonsense(_ args: [String], _ message: String) {
+        let error = usageError(args)
+        #expect(error?.contains(message) == true, "got: \(error ?? "no error")")
+    }
+
+    @Test func durationsInEveryForm() throws {
+        #expect(try ValueParser.duration("90", option: "d").seconds == 90)
+        #expect(try ValueParser.duration("2.5s", option: "d").seconds == 2.5)
+        #expect(try ValueParser.duration("5m", option: "d").seconds == 300)
+        #expect(try ValueParser.duration("1h", option: "d").seconds == 3600)
+        #expect(try ValueParser.duration("01:02:03", option: "d").seconds == 3723)
+    }
+}
+
+/// The `reel` binary, run as a user runs it: exit codes, one clear line per bad input,
+/// nothing on disk lost.
+@Suite struct ReelBinaryTests {
+    @Test func helpForEveryCommand() throws {
+        for args in [["--help"], ["record", "--help"], ["devices", "--help"]] {
+            let r = try ReelBinary.run(args)
+            #expect(r.status == 0, "\(args)")
+            #expect(r.output.contains("Usage") || r.output.contains("Commands"))
+        }
+        let record = try ReelBinary.run(["record", "--help"])
+        for option in ["--screen", "--region", "--mic", "--app-audio", "--test-pattern", "--tone", "--size", "--fps", "--codec",
+                       "--preset", "--crf", "--bitrate", "--keyframe-interval", "--audio-codec", "--audio-bitrate",
+                       "--duration", "--max-duration", "--format", "--output", "--overwrite", "--json"] {
+            #expect(record.output.contains(option), "help lists \(option)")
+        }
+    }
+
+    @Test func usageErrorsExitWithTwo() throws {
+        let r = try ReelBinary.run(["record", "--test-pattern", "--fps", "many"])
+        #expect(r.status == 2)
+        #expect(r.stderr.hasPrefix("reel: --fps needs a number"))
+        #expect(try ReelBinary.run(["frobnicate"]).status == 2)
+        #expect(try ReelBinary.run([]).status == 2)
+    }
+
+    @Test func recordsTheTestPatternAndSaysWhatTheFileHolds() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("cli.mp4")
+        let r = try ReelBinary.run(["record", "--test-pattern", "--tone", "--size", "640x360", "--preset", "ultrafast",
+                                    "--duration", "2", "-o", url.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.output.contains("Saved \(url.path)"))
+        #expect(r.output.contains("640x360"))
+        #expect(r.output.contains("60 frames"))
+        let probe = try MediaProbe.probe(url)
+        #expect(probe.videoStreams.first?.frameCount == 60)
+        #expect(probe.audioStreams.count == 1)
+    }
+
+    @Test func jsonEventsForScripts() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("events.mkv")
+        let r = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--duration", "1.5", "--json", "-o", url.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let events = r.output.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(events.first?["event"] as? String == "started")
+        #expect(events.contains { $0["event"] as? String == "progress" })
+        let finished = try #require(events.last)
+        #expect(finished["event"] as? String == "finished")
+        #expect(finished["frames"] as? Int == 45)
+        #expect(finished["file"] as? String == url.path)
+    }
+
+    @Test func refusesToOverwriteAnExistingFile() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("precious.mp4")
+        try Data("precious".utf8).write(to: url)
+        let r = try ReelBinary.run(["record", "--test-pattern", "--duration", "1", "-o", url.path])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("already exists"))
+        #expect(r.stderr.contains("--overwrite"))
+        #expect(try Data(contentsOf: url) == Data("precious".utf8), "the file is untouched")
+        let again = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--duration", "0.5", "--overwrite", "-o", url.path])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == 15)
+    }
+
+    @Test func anOutputFolderThatCannotBeWritten() throws {
+        let missing = try ReelBinary.run(["record", "--test-pattern", "--duration", "1", "-o", "/nonexistent/folder/x.mp4"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("/nonexistent/folder does not exist"))
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("plain-file")
+        try Data().write(to: file)
+        let notAFolder = try ReelBinary.run(["record", "--test-pattern", "--duration", "1", "-o", file.path + "/x.mp4"])
+        #expect(notAFolder.status == 1)
+        #expect(notAFolder.stderr.contains("does not exist"))
+    }
+
+    @Test func noXServerAtTheDisplay() throws {
+        let display = XvfbServer.unusedDisplay()
+        let r = try ReelBinary.run(["record", "--screen=\(display)", "--duration", "1", "-o", "/tmp/never-\(UUID()).mp4"])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("no X server at display \(display)"))
+        #expect(r.stderr.split(separator: "\n").count == 1, "one clear line: \(r.stderr)")
+    }
+
+    @Test func aRegionOutsideTheScreen() throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("region.mp4")
+        let r = try ReelBinary.run(["record", "--screen=\(xvfb.display)", "--region", "400x400+300+200", "--duration", "1", "-o", url.path])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("outside the 640x480 screen"))
+        #expect(!FileManager.default.fileExists(atPath: url.path), "no empty file is left behind")
+    }
+
+    @Test func pulseAudioNotRunning() throws {
+        let dir = try TemporaryDirectory()
+        let r = try ReelBinary.run(["record", "--mic", "--duration", "1", "-o", dir.url.appendingPathComponent("mic.mp4").path],
+                                   environment: ["PULSE_SERVER": "unix:\(dir.url.path)/no-such-socket"])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("PulseAudio"))
+        #expect(r.stderr.split(separator: "\n").count == 1, "one clear line: \(r.stderr)")
+    }
+
+    @Test func sigtermStopsAndFinalises() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("term.mp4")
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record", "--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast", "-o", url.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try await Task.sleep(for: .seconds(2))
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let probe = try MediaProbe.probe(url)
+        let frames = try #require(probe.videoStreams.first?.frameCount)
+        #expect(frames >= 30 && frames <= 75)
+        #expect(abs(probe.duration - Double(frames) / 30) < 0.05)
+        // Finalised: the index sits at the front, before the media data.
+        let head = try FileHandle(forReadingFrom: url).read(upToCount: 1 << 16) ?? Data()
+        let moov = head.range(of: Data("moov".utf8)), mdat = head.range(of: Data("mdat".utf8))
+        #expect(moov != nil && (mdat == nil || moov!.lowerBound < mdat!.lowerBound))
+    }
+
+    @Test func aSecondInterruptAbortsLeavingAPlayableFile() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("abort.mp4")
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast", "-o", url.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try await Task.sleep(for: .seconds(2.5))
+        kill(process.processIdentifier, SIGINT)
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 130 || process.terminationStatus == 0)
+        let probe = try MediaProbe.probe(url)
+        #expect((probe.videoStreams.first?.frameCount ?? 0) >= 30, "complete fragments survive")
+        let frames = try MediaProbe.decodeLuma(url, width: 320, height: 240)
+        #expect(frames.count >= 30)
+        #expect(frames.compactMap(\.counter).count == frames.count)
+    }
+}

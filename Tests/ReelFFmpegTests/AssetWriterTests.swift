@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+import ReelCore
+import ReelFFmpeg
+import ReelTestSupport
+
+@Suite struct AssetWriterTests {
+    let size = PixelSize(width: 160, height: 120)
+
+    func configuration(_ url: URL, codec: VideoCodec = .h264, container: Container? = nil, audio: Bool = true) -> AssetWriter.Configuration {
+        var video = VideoSettings(codec: codec)
+        video.preset = codec.presets.isEmpty ? nil : "ultrafast"
+        let track = AssetWriter.AudioTrack(settings: AudioSettings(codec: container == .mkv ? .opus : .aac),
+                                           inputFormat: AudioFormat(), title: "Tone")
+        return AssetWriter.Configuration(url: url, container: container,
+                                         video: AssetWriter.VideoTrack(settings: video, inputFormat: .yuv420p, inputSize: size),
+                                         audio: audio ? [track] : [])
+    }
+
+    /// Writes `frames` test-pattern frames (and matching tone) and finishes.
+    func write(_ writer: AssetWriter, frames: Int) throws -> AssetWriter.Summary {
+        let pool = FramePool(format: .yuv420p, size: size, capacity: 2)
+        let tone = ToneSource()
+        for i in 0..<frames {
+            let frame = pool.makeFrame()!
+            TestPattern.draw(index: Int64(i), flash: false, into: frame)
+            try writer.appendVideo(frame, at: FrameRate(30).time(ofFrame: Int64(i)))
+            if !writer.configuration.audio.isEmpty {
+                var samples: [Float] = []
+                for n in (i * 1600)..<((i + 1) * 1600) { let v = tone.value(atSample: Int64(n)); samples += [v, v] }
+                try writer.appendAudio(AudioBuffer(format: AudioFormat(), presentationTime: .zero,
+                                                   data: samples.withUnsafeBytes { Array($0) }), track: 0)
+            }
+        }
+        return try writer.finish()
+    }
+
+    @Test(arguments: [(VideoCodec.h264, Container.mp4), (.hevc, .mp4), (.vp9, .mkv), (.h264, .mov), (.av1, .mkv)])
+    func writesEachCodecAndContainer(_ codec: VideoCodec, _ container: Container) throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("out.\(container.fileExtension)")
+        let summary = try write(try AssetWriter(configuration: configuration(url, codec: codec, container: container)), frames: 30)
+        #expect(summary.videoFrames == 30)
+        let probe = try MediaProbe.probe(url)
+        let expected = ["h264": "h264", "hevc": "hevc", "vp9": "vp9", "av1": "av1"][codec.rawValue]
+        #expect(probe.videoStreams.first?.codec == expected)
+        #expect(probe.videoStreams.first?.frameCount == 30)
+        #expect(probe.audioStreams.first?.codec == (container == .mkv ? "opus" : "aac"))
+        let counters = try MediaProbe.decodeLuma(url, width: 160, height: 120).map(\.counter)
+        #expect(counters == (0..<30).map { Int64($0) })
+    }
+
+    @Test func neverReplacesAnExistingFile() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("exists.mp4")
+        try Data("keep me".utf8).write(to: url)
+        #expect { try AssetWriter(configuration: configuration(url)) } throws: { ($0 as? ReelError)?.code == .fileExists }
+        #expect(try Data(contentsOf: url) == Data("keep me".utf8))
+        var replace = configuration(url)
+        replace.overwrite = true
+        #expect(try write(try AssetWriter(configuration: replace), frames: 5).videoFrames == 5)
+    }
+
+    @Test func refusesWhatTheContainerCannotHold() throws {
+        let dir = try TemporaryDirectory()
+        #expect { try AssetWriter(configuration: configuration(dir.url.appendingPathComponent("x.mov"), codec: .vp9)) }
+            throws: { ($0 as? ReelError)?.code == .unsupportedFormat }
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("x.mov").path))
+    }
+
+    @Test func finishedMP4HasItsIndexFirstAndExactDuration() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("fast.mp4")
+        _ = try write(try AssetWriter(configuration: configuration(url)), frames: 60)
+        let head = try FileHandle(forReadingFrom: url).read(upToCount: 4096) ?? Data()
+        let moov = try #require(head.range(of: Data("moov".utf8)))
+        let mdat = head.range(of: Data("mdat".utf8))
+        #expect(mdat == nil || moov.lowerBound < mdat!.lowerBound)
+        let probe = try MediaProbe.probe(url)
+        #expect(abs((probe.videoStreams.first?.duration ?? 0) - 2.0) < 0.001)
+        #expect(abs((probe.audioStreams.first?.duration ?? 0) - 2.0) < 0.03)
+        let audioStart = try MediaProbe.packetTimes(url, stream: "a:0").first ?? 1
+        #expect(audioStart <= 0, "priming sits before zero, hidden by the edit list")
+    }
+
+    @Test func anAbandonedFileKeepsItsCompleteFragments() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("cut.mp4")
+        var config = configuration(url, audio: false)
+        config.fragmentInterval = MediaTime(value: 1, timescale: 2)
+        let writer = try AssetWriter(configuration: config)
+        let pool = FramePool(format: .yuv420p, size: size, capacity: 2)
+        for i in 0..<90 {
+            let frame = pool.makeFrame()!
+            TestPattern.draw(index: Int64(i), flash: false, into: frame)
+            try writer.appendVideo(frame, at: FrameRate(30).time(ofFrame: Int64(i)))
+        }
+        writer.abandon()
+        let counters = try MediaProbe.decodeLuma(url, width: 160, height: 120).compactMap(\.counter)
+        #expect(counters.count >= 60, "all but the last half-second fragment")
+        #expect(counters == (0..<Int64(counters.count)).map { $0 })
+    }
+}

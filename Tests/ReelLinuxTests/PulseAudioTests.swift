@@ -1,0 +1,281 @@
+import Foundation
+import ReelCore
+@testable import ReelLinux
+import ReelTestSupport
+import Synchronization
+import Testing
+
+/// Collects what a source delivers and reports.
+private final class Capture: Sendable {
+    let buffers = Mutex<[AudioBuffer]>([])
+    let events = Mutex<[SourceEvent]>([])
+    let clock = HostClock()
+    let origin: MediaTime
+
+    init() { origin = clock.now() }
+
+    var context: SourceContext {
+        SourceContext(id: SourceID(1), clock: clock, origin: origin,
+                      deliver: { [self] sample in
+                          if case .audio(let buffer) = sample { buffers.withLock { $0.append(buffer) } }
+                      },
+                      report: { [self] event in events.withLock { $0.append(event) } })
+    }
+
+    var received: [AudioBuffer] { buffers.withLock { $0 } }
+    var seconds: Double { received.reduce(0) { $0 + $1.duration.seconds } }
+    var lostCount: Int {
+        events.withLock { $0.filter { if case .lost = $0 { return true } else { return false } }.count }
+    }
+
+    /// Polls `condition` until it holds or `timeout` seconds pass.
+    func wait(timeout: Double, until condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition() {
+            if Date() >= deadline { return false }
+            usleep(10_000)
+        }
+        return true
+    }
+}
+
+/// The `ReelError` that `body` throws, if it throws one.
+private func reelError(_ body: () throws -> Void) -> ReelError? {
+    do {
+        try body()
+        return nil
+    } catch let error as ReelError {
+        return error
+    } catch {
+        Issue.record("expected a ReelError, got \(error)")
+        return nil
+    }
+}
+
+/// Checks that consecutive buffers follow each other: each starts where the last ended.
+private func expectContinuous(_ buffers: [AudioBuffer], tolerance: Double = 0.001,
+                              sourceLocation: SourceLocation = #_sourceLocation) {
+    for (previous, next) in zip(buffers, buffers.dropFirst()) {
+        let gap = (next.presentationTime - previous.endTime).seconds
+        #expect(abs(gap) <= tolerance, "gap of \(gap) s after \(previous.presentationTime)", sourceLocation: sourceLocation)
+    }
+}
+
+@Suite("PulseAudio sources and devices")
+struct PulseAudioTests {
+    @Test func devicesListShowsSinkMonitorAndMicrophoneWithDefaults() throws {
+        let pulse = try PulseServer()
+        let (sources, sinks) = try PulseAudioDevices.list(server: pulse.server)
+
+        let apps = try #require(sinks.first { $0.name == PulseServer.sinkName })
+        #expect(apps.isDefault)
+        #expect(!apps.isMonitor)
+        #expect(apps.sampleRate == 48_000)
+        #expect(apps.channels == 2)
+        #expect(!apps.description.isEmpty)
+
+        let monitor = try #require(sources.first { $0.name == PulseServer.monitorName })
+        #expect(monitor.isMonitor)
+        #expect(!monitor.isDefault)
+
+        let mic = try #require(sources.first { $0.name == PulseServer.microphoneName })
+        #expect(mic.isDefault)
+        #expect(!mic.isMonitor)
+        #expect(mic.sampleRate == 48_000)
+        #expect(sources.filter(\.isDefault).count == 1)
+        #expect(sinks.filter(\.isDefault).count == 1)
+    }
+
+    @Test func microphoneCapturesTheToneFedIntoTheFIFO() throws {
+        let pulse = try PulseServer()
+        let source = PulseAudioSource.microphone(server: pulse.server)
+        #expect(source.kind == .micAudio)
+        #expect(try source.prepare() == .audio(AudioFormat(sampleFormat: .f32, sampleRate: 48_000, channels: 2)))
+
+        let capture = Capture()
+        try source.start(capture.context)
+        let feed = try pulse.feedMicrophone(frequency: 1000, seconds: 3, amplitude: 0.5)
+        let enough = capture.wait(timeout: 5) { capture.seconds >= 0.8 }
+        source.stop()
+        feed.stop()
+        #expect(enough, "only \(capture.seconds) s of microphone audio arrived")
+
+        let buffers = capture.received
+        #expect(buffers.allSatisfy { $0.format == AudioFormat(sampleFormat: .f32, sampleRate: 48_000, channels: 2) })
+        // The first buffer may be cut at the timeline's zero.
+        #expect(buffers.dropFirst().allSatisfy { $0.frameCount == 480 })
+        expectContinuous(buffers)
+        let samples = ToneAnalysis.mono(buffers)
+        #expect(ToneAnalysis.dominantFrequency(of: samples, sampleRate: 48_000, candidates: [440, 660, 1000, 1500, 2500]) == 1000)
+        // A 0.5 sine has a power of 0.125; allow for the start before the feed.
+        let power = ToneAnalysis.power(of: samples, sampleRate: 48_000, frequency: 1000)
+        #expect(power > 0.08 && power < 0.14, "power \(power)")
+        #expect(ToneAnalysis.power(of: samples, sampleRate: 48_000, frequency: 660) < power / 100)
+        #expect(capture.lostCount == 0)
+    }
+
+    @Test func appAudioCapturesAToneInAnotherFormat() throws {
+        let pulse = try PulseServer()
+        let format = AudioFormat(sampleFormat: .s16, sampleRate: 44_100, channels: 1)
+        let source = PulseAudioSource.appAudio(sink: PulseServer.sinkName, server: pulse.server, format: format)
+        #expect(source.kind == .appAudio)
+        #expect(source.sourceName == PulseServer.monitorName)
+        #expect(try source.prepare() == .audio(format))
+
+        let capture = Capture()
+        try source.start(capture.context)
+        let tone = try pulse.playTone(frequency: 660, seconds: 3, amplitude: 0.5)
+        // Wait until the tone has been on for half a second.
+        let heard = capture.wait(timeout: 5) {
+            let recent = capture.received.suffix(50)
+            return recent.count == 50
+                && ToneAnalysis.power(of: ToneAnalysis.mono(Array(recent)), sampleRate: 44_100, frequency: 660) > 0.1
+        }
+        source.stop()
+        tone.stop()
+        #expect(heard, "the tone did not arrive in \(capture.seconds) s of app audio")
+
+        let buffers = capture.received
+        #expect(buffers.allSatisfy { $0.format == format })
+        #expect(buffers.dropFirst().allSatisfy { $0.frameCount == 441 })
+        expectContinuous(buffers)
+        let recent = ToneAnalysis.mono(Array(buffers.suffix(50)))
+        #expect(ToneAnalysis.dominantFrequency(of: recent, sampleRate: 44_100, candidates: [440, 660, 1000]) == 660)
+    }
+
+    @Test func defaultAppAudioHasContinuousTimesStartingNearZero() throws {
+        let pulse = try PulseServer()
+        let source = PulseAudioSource.appAudio(server: pulse.server)
+        #expect(source.sourceName == "@DEFAULT_MONITOR@")
+        _ = try source.prepare()
+
+        let capture = Capture()
+        try source.start(capture.context)
+        let enough = capture.wait(timeout: 5) { capture.seconds >= 1.0 }
+        let elapsed = capture.context.timelineNow()
+        source.stop()
+        #expect(enough)
+
+        let buffers = capture.received
+        let first = try #require(buffers.first)
+        #expect(first.presentationTime >= .zero)
+        #expect(first.presentationTime.seconds < 0.2, "first buffer at \(first.presentationTime)")
+        expectContinuous(buffers)
+        // The count stays with the clock: the last buffer ended shortly before we looked.
+        let last = try #require(buffers.last)
+        let lag = (elapsed - last.endTime).seconds
+        #expect(lag > -0.005 && lag < 0.1, "last buffer ends \(lag) s before now")
+    }
+
+    @Test func stopReturnsPromptlyWhenTheDeviceIsSilent() throws {
+        let pulse = try PulseServer()
+        // Nothing feeds the FIFO, so the microphone delivers no data at all.
+        let source = PulseAudioSource.microphone(source: PulseServer.microphoneName, server: pulse.server)
+        let capture = Capture()
+        try source.start(capture.context)
+        usleep(300_000)
+        let began = Date()
+        source.stop()
+        #expect(Date().timeIntervalSince(began) < 0.5)
+        #expect(capture.received.isEmpty)
+        source.stop()  // twice is fine
+    }
+
+    @Test func noServerIsSourceUnavailableWithAHint() throws {
+        let missing = "unix:/tmp/reel-no-such-pulse-\(UUID().uuidString.prefix(8))/native"
+        let prepare = reelError { _ = try PulseAudioSource.microphone(server: missing).prepare() }
+        #expect(prepare?.code == .sourceUnavailable)
+        #expect(prepare?.message.contains("PulseAudio is not running") == true, "\(String(describing: prepare))")
+        #expect(prepare?.hint?.contains("pulseaudio --start") == true)
+
+        let start = reelError { try PulseAudioSource.appAudio(server: missing).start(Capture().context) }
+        #expect(start?.code == .sourceUnavailable)
+
+        let list = reelError { _ = try PulseAudioDevices.list(server: missing) }
+        #expect(list?.code == .sourceUnavailable)
+        #expect(list?.message.contains("not running") == true)
+    }
+
+    @Test func unknownDeviceIsSourceUnavailableNamingIt() throws {
+        let pulse = try PulseServer()
+        let mic = reelError { _ = try PulseAudioSource.microphone(source: "no-such-mic", server: pulse.server).prepare() }
+        #expect(mic?.code == .sourceUnavailable)
+        #expect(mic?.message.contains("no-such-mic") == true, "\(String(describing: mic))")
+        #expect(mic?.hint?.contains("reel devices") == true)
+
+        let app = reelError { _ = try PulseAudioSource.appAudio(sink: "no-such-sink", server: pulse.server).prepare() }
+        #expect(app?.code == .sourceUnavailable)
+        #expect(app?.message.contains("no-such-sink") == true)
+
+        let start = reelError { try PulseAudioSource.microphone(source: "no-such-mic", server: pulse.server).start(Capture().context) }
+        #expect(start?.code == .sourceUnavailable)
+    }
+
+    @Test func unsupportedFormatIsRefused() throws {
+        let source = PulseAudioSource.microphone(format: AudioFormat(sampleFormat: .f32, sampleRate: 48_000, channels: 64))
+        #expect(reelError { _ = try source.prepare() }?.code == .unsupportedFormat)
+    }
+
+    @Test func recordingCarriesOnWhenTheServerRestarts() throws {
+        let pulse = try PulseServer()
+        let source = PulseAudioSource.appAudio(server: pulse.server)
+        let capture = Capture()
+        try source.start(capture.context)
+        defer { source.stop() }
+        #expect(capture.wait(timeout: 5) { capture.seconds >= 0.3 })
+
+        pulse.stopServer()
+        #expect(capture.wait(timeout: 3) { capture.lostCount == 1 }, "no .lost event")
+        let before = capture.received.count
+        let lastBefore = try #require(capture.received.last)
+        try pulse.startServer()
+
+        #expect(capture.wait(timeout: 4) { capture.received.count >= before + 20 }, "no audio after the restart")
+        source.stop()
+        let after = capture.received.dropFirst(before)
+        let resumed = try #require(after.first)
+        // Re-anchored to the clock: after the outage, not straight on from the last buffer.
+        #expect(resumed.presentationTime > lastBefore.endTime)
+        expectContinuous(Array(after))
+        #expect(capture.lostCount == 1)
+        if case .lost(let error)? = capture.events.withLock({ $0.first }) {
+            #expect(error.code == .sourceUnavailable)
+        }
+    }
+
+    // MARK: - Timing without a server
+
+    @Test func sampleTimelineAnchorsAndFollowsTheCount() {
+        var timeline = SampleTimeline(sampleRate: 48_000)
+        #expect(!timeline.isAnchored)
+        // 480 frames arrived, the last captured at 0.1 s: frame 0 starts at 0.09 s.
+        timeline.observe(framesReceived: 480, capturedAt: MediaTime(value: 100, timescale: 1000))
+        #expect(timeline.ticks(ofFrame: 0) == 4_320)
+        #expect(timeline.ticks(ofFrame: 480) == 4_800)
+        // Arrivals on time, and one 50 ms late (the thread was not scheduled): the count holds.
+        var frames: Int64 = 480
+        func arrive(lateBy ms: Int64 = 0) {
+            frames += 480
+            timeline.observe(framesReceived: frames,
+                             capturedAt: MediaTime(value: 4_320 + frames, timescale: 48_000) + MediaTime(value: ms, timescale: 1000))
+        }
+        for _ in 0..<50 { arrive() }
+        arrive(lateBy: 50)
+        for _ in 0..<50 { arrive() }
+        #expect(timeline.reanchorCount == 0)
+        #expect(timeline.ticks(ofFrame: frames) == 4_320 + frames)
+        // 40 ms of data went missing: once every arrival in the last second shows it, the count
+        // re-anchors to the clock.
+        for _ in 0..<50 { arrive(lateBy: 40) }
+        #expect(timeline.reanchorCount == 0)
+        for _ in 0..<100 { arrive(lateBy: 40) }
+        #expect(timeline.reanchorCount == 1)
+        #expect(timeline.ticks(ofFrame: frames) == 4_320 + frames + 1_920)
+        // Data that arrives before the anchor allows re-anchors at once.
+        timeline.observe(framesReceived: frames, capturedAt: MediaTime(value: 4_320 + frames - 2_400, timescale: 48_000))
+        #expect(timeline.reanchorCount == 2)
+        #expect(timeline.ticks(ofFrame: frames) == 4_320 + frames - 2_400)
+        timeline.reset()
+        #expect(!timeline.isAnchored)
+    }
+}

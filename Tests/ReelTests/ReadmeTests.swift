@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+import Reel
+import ReelTestSupport
+
+/// The README's Swift example is this test target's `ReadmeExample.swift`, word for word, so
+/// it compiles with every build; and it runs.
+@Suite struct ReadmeTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    func between(_ text: String, _ begin: String, _ end: String) -> String? {
+        guard let a = text.range(of: begin), let b = text.range(of: end, range: a.upperBound..<text.endIndex) else { return nil }
+        return String(text[a.upperBound..<b.lowerBound]).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func readmeShowsTheCompiledExample() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let source = try String(contentsOf: Self.root.appendingPathComponent("Tests/ReelTests/ReadmeExample.swift"), encoding: .utf8)
+        let example = try #require(between(source, "// README-EXAMPLE-BEGIN", "// README-EXAMPLE-END"))
+        let shown = try #require(between(readme, "```swift", "```"))
+        #expect(shown == example)
+    }
+
+    @Test func readmeNamesTheTwoCommandsAndCIRunsTheTestOne() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(readme.contains("scripts/demo"))
+        #expect(readme.contains("scripts/test"))
+        let ci = try String(contentsOf: Self.root.appendingPathComponent(".ci/run"), encoding: .utf8)
+        #expect(ci.contains("scripts/test"))
+    }
+
+    @Test func theExampleRuns() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("readme.mp4")
+        let summary = try await recordTestPattern(to: url, seconds: 1)
+        #expect(summary.frames == 30)
+        #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == 30)
+    }
+}

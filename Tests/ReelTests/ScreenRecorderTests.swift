@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+import Synchronization
+import Reel
+import ReelTestSupport
+
+/// The ReplayKit-style screen recorder against real Xvfb and PulseAudio servers: tones fed
+/// into the app-audio sink and the microphone come out on their own tracks at their frequencies.
+@Suite struct ScreenRecorderTests {
+    @Test func recordsScreenAppAudioAndMicrophoneAndHandsOutEverySampleKind() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        let pulse = try PulseServer()
+        let app = try pulse.playTone(frequency: 440, seconds: 6, amplitude: 0.5)
+        let mic = try pulse.feedMicrophone(frequency: 880, seconds: 6, amplitude: 0.5)
+        defer { app.stop(); mic.stop() }
+
+        let counts = Mutex<[SampleKind: Int]>([:])
+        let screen = ScreenRecorder(configuration: .init(display: xvfb.display, capturesMicrophone: true,
+                                                         capturesAppAudio: true, audioServer: pulse.server))
+        try await screen.startCapture { _, kind in counts.withLock { $0[kind, default: 0] += 1 } }
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("screen-audio.mp4")
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        try await screen.startRecording(to: url, settings: settings)
+        try await Task.sleep(for: .seconds(2.5))
+        let summary = try await screen.stopRecording()
+        await screen.stopCapture()
+
+        let seen = counts.withLock { $0 }
+        #expect((seen[.video] ?? 0) > 30)
+        #expect((seen[.appAudio] ?? 0) > 50)
+        #expect((seen[.micAudio] ?? 0) > 50)
+        #expect(summary.audioTracks == ["App audio", "Microphone"])
+
+        let probe = try MediaProbe.probe(url)
+        #expect(probe.videoStreams.first?.width == 640)
+        #expect(probe.audioStreams.count == 2)
+        #expect(probe.audioStreams.map(\.title) == ["App audio", "Microphone"])
+        let duration = try #require(probe.videoStreams.first?.duration)
+        for audio in probe.audioStreams { #expect(abs((audio.duration ?? 0) - duration) < 0.1) }
+        for (track, frequency) in [(0, 440.0), (1, 880.0)] {
+            let samples = try MediaProbe.decodeAudio(url, track: track)
+            let middle = Array(samples[(samples.count / 3)..<(2 * samples.count / 3)])
+            #expect(ToneAnalysis.dominantFrequency(of: middle, sampleRate: 48_000, candidates: [440, 880, 1000]) == frequency,
+                    "track \(track)")
+            #expect(ToneAnalysis.power(of: middle, sampleRate: 48_000, frequency: frequency) > 0.02, "track \(track) is loud enough")
+        }
+    }
+
+    @Test func startingTwiceIsRefused() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))
+        let screen = ScreenRecorder(configuration: .init(display: xvfb.display))
+        try await screen.startCapture { _, _ in }
+        await #expect(throws: ReelError.self) { try await screen.startCapture { _, _ in } }
+        await screen.stopCapture()
+        #expect(!screen.isActive)
+        await #expect(throws: ReelError.self) { _ = try await screen.stopRecording() }
+    }
+}

@@ -1,0 +1,808 @@
+#!/usr/bin/env python3
+"""reel record --screen against ffmpeg -f x11grab, side by side in one run.
+
+Starts one Xvfb, paints a still or a moving screen on it, records it in turn with each
+recorder (same size, rate, encoder, preset, CRF, keyframe interval, colour conversion),
+measures CPU, memory, frames and start-up, checks every output by decoding it, prints a
+table and writes the raw figures as JSON to bench/out/. See bench/README.md.
+
+Python 3 standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+NCPU = os.cpu_count() or 1
+
+# Barcode drawn by painter.c over the top rows in the motion scenario.
+BAR_BLOCKS, BAR_BLOCK_W, BAR_H = 24, 64, 16
+BAR_W = BAR_BLOCKS * BAR_BLOCK_W
+BAR_BITS = BAR_BLOCKS - 2
+
+
+# ----------------------------------------------------------------------------------------------
+# small helpers
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def proc_cpu(pid: int) -> float:
+    """CPU seconds (user + system) a live process has used, from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    # fields[0] is the state (field 3); utime and stime are fields 14 and 15.
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def system_busy() -> float:
+    """CPU seconds all CPUs have spent busy since boot (everything but idle and iowait)."""
+    with open("/proc/stat") as f:
+        parts = f.readline().split()[1:]
+    values = [int(v) for v in parts]
+    idle = values[3] + (values[4] if len(values) > 4 else 0)
+    # guest time is already counted in user/nice
+    total = sum(values[:8])
+    return (total - idle) / CLK_TCK
+
+
+def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def need(tool: str) -> str:
+    path = shutil.which(tool)
+    if not path:
+        sys.exit(f"screen.py: '{tool}' is not installed")
+    return path
+
+
+def mean(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.fmean(xs) if xs else None
+
+
+def spread(xs):
+    xs = [x for x in xs if x is not None]
+    return (min(xs), max(xs)) if xs else (None, None)
+
+
+# ----------------------------------------------------------------------------------------------
+# the machine and the tools
+
+
+def machine_info(reel: Path) -> dict:
+    cpu = "?"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem_kib = 0
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                mem_kib = int(line.split()[1])
+    ffmpeg_version = run(["ffmpeg", "-hide_banner", "-version"]).stdout.splitlines()[0]
+    commit = run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"]).stdout.strip()
+    dirty = run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "Sources", "Package.swift"]).stdout.strip()
+    return {
+        "date": dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "nproc": int(run(["nproc"]).stdout.strip() or 0),
+        "cpu_model": cpu,
+        "memory_gib": round(mem_kib / 1024 / 1024, 1),
+        "kernel": os.uname().release,
+        "ffmpeg": ffmpeg_version,
+        "reel_binary": str(reel),
+        "reel_commit": commit + ("+uncommitted changes in Sources/" if dirty else ""),
+    }
+
+
+def build_painter(out: Path) -> Path:
+    source = BENCH / "painter.c"
+    binary = out / "painter"
+    if not binary.exists() or binary.stat().st_mtime < source.stat().st_mtime:
+        log("compiling painter.c")
+        r = run(["gcc", "-O2", "-Wall", "-o", str(binary), str(source), "-lxcb"])
+        if r.returncode != 0:
+            sys.exit(f"screen.py: cannot compile painter.c:\n{r.stderr}")
+    return binary
+
+
+def make_frames(out: Path, width: int, height: int, count: int, rate: int) -> tuple[Path, Path]:
+    """Raw BGRA frames for the painter: testsrc2 scrolled vertically by one screen height per
+    `count` frames (every pixel moves every frame, and the loop is seamless), and one still
+    frame of testsrc2."""
+    frame_bytes = width * height * 4
+    motion = out / f"frames-motion-{width}x{height}-{count}.bgra"
+    still = out / f"frames-still-{width}x{height}.bgra"
+    jobs = [
+        (motion, count, f"testsrc2=size={width}x{height}:rate={rate},scroll=v={1 / count:.7f}"),
+        (still, 1, f"testsrc2=size={width}x{height}:rate={rate}"),
+    ]
+    for path, n, spec in jobs:
+        if path.exists() and path.stat().st_size == n * frame_bytes:
+            continue
+        log(f"generating {path.name}")
+        r = run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", spec, "-frames:v", str(n),
+                 "-pix_fmt", "bgra", "-f", "rawvideo", str(path)])
+        if r.returncode != 0 or path.stat().st_size != n * frame_bytes:
+            sys.exit(f"screen.py: cannot generate {path}:\n{r.stderr}")
+    return motion, still
+
+
+def free_display(first: int) -> int:
+    for n in range(first, first + 100):
+        if not os.path.exists(f"/tmp/.X11-unix/X{n}") and not os.path.exists(f"/tmp/.X{n}-lock"):
+            return n
+    sys.exit("screen.py: no free X display number")
+
+
+def wait_for_x(display: int, proc: subprocess.Popen, timeout: float = 10) -> None:
+    path = f"/tmp/.X11-unix/X{display}"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            sys.exit(f"screen.py: Xvfb :{display} exited at once: {proc.stderr.read() if proc.stderr else ''}")
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                s.connect(path)
+                return
+        except OSError:
+            time.sleep(0.05)
+    sys.exit(f"screen.py: Xvfb :{display} did not come up")
+
+
+def stop(proc: subprocess.Popen | None, timeout: float = 5) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def renice(pid: int, value: int) -> bool:
+    try:
+        os.setpriority(os.PRIO_PROCESS, pid, value)
+        return True
+    except OSError:
+        return False
+
+
+# ----------------------------------------------------------------------------------------------
+# the recorders
+
+
+def recorder_command(name: str, reel: Path, display: int, args, output: Path) -> list[str]:
+    n, fps, size = args.duration, args.fps, f"{args.width}x{args.height}"
+    if name == "reel":
+        return [str(reel), "record", f"--screen=:{display}", "--fps", str(fps), "--preset", args.preset,
+                "--crf", str(args.crf), "--keyframe-interval", str(args.gop), "--duration", str(n),
+                "--json", "-o", str(output)]
+    common_in = ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
+                 "-f", "x11grab", "-framerate", str(fps), "-video_size", size, "-draw_mouse", "1",
+                 "-i", f":{display}", "-t", str(n)]
+    encode = ["-c:v", "libx264", "-preset", args.preset, "-crf", str(args.crf), "-g", str(args.gop),
+              "-pix_fmt", "yuv420p"]
+    tail = ["-movflags", "+faststart", "-progress", "pipe:1", "-nostats", str(output)]
+    if name == "ffmpeg":
+        # What reel does: swscale with SWS_POINT, full-range RGB to limited-range BT.709, and
+        # the BT.709 tags on the stream.
+        return common_in + ["-vf", "scale=flags=neighbor:out_color_matrix=bt709:out_range=tv"] + encode + \
+            ["-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709", "-color_range", "tv"] + tail
+    if name == "ffmpeg-default":
+        # The command most people type: swscale's default (bicubic) BT.601 conversion, untagged.
+        return common_in + encode + tail
+    raise ValueError(name)
+
+
+class LineReader(threading.Thread):
+    """Collects a pipe's lines with the monotonic time each arrived."""
+
+    def __init__(self, stream):
+        super().__init__(daemon=True)
+        self.stream = stream
+        self.lines: list[tuple[int, str]] = []
+
+    def run(self):
+        for raw in iter(self.stream.readline, b""):
+            self.lines.append((time.monotonic_ns(), raw.decode(errors="replace").rstrip("\n")))
+
+
+def parse_progress(name: str, lines: list[tuple[int, str]], launch: int) -> dict:
+    """What the recorder itself said: its first report of a frame, its drop counters."""
+    first_frame_report = None
+    reported = {}
+    if name == "reel":
+        for t, line in lines:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("event") == "started" and "started_s" not in reported:
+                reported["started_s"] = (t - launch) / 1e9
+            if event.get("frames", 0) >= 1 and first_frame_report is None:
+                first_frame_report = (t - launch) / 1e9
+            if event.get("event") in ("progress", "finished"):
+                reported["frames"] = event.get("frames")
+                reported["dropped"] = event.get("dropped")
+            if event.get("event") == "failed":
+                reported["failed"] = event.get("message")
+    else:
+        block = {}
+        for t, line in lines:
+            if "=" not in line:
+                continue
+            key, value = line.split("=", 1)
+            block[key.strip()] = value.strip()
+            if key == "frame" and first_frame_report is None and value.strip().isdigit() and int(value) >= 1:
+                first_frame_report = (t - launch) / 1e9
+            if key == "progress":
+                reported["frames"] = int(block.get("frame", 0))
+                reported["dup"] = int(block.get("dup_frames", 0))
+                reported["drop"] = int(block.get("drop_frames", 0))
+                reported["dropped"] = reported["dup"] + reported["drop"]
+    reported["first_frame_report_s"] = first_frame_report
+    return reported
+
+
+def x264_options(path: Path) -> str | None:
+    """The options string x264 writes into its SEI, with the encoder-independent parts."""
+    try:
+        data = path.read_bytes()[:4_000_000]
+    except OSError:
+        return None
+    i = data.find(b"x264 - core")
+    if i < 0:
+        return None
+    j = data.find(b"\x00", i)
+    text = data[i:j if j > 0 else i + 2000].decode(errors="replace")
+    m = re.search(r"options: (.*)", text)
+    return m.group(1).strip() if m else text
+
+
+def decode_barcodes(strip: bytes, frames: int) -> list[int | None]:
+    """The paint index in each decoded frame's barcode (None when it does not read)."""
+    out = []
+    size = BAR_W * BAR_H
+    for k in range(frames):
+        base = k * size + (BAR_H // 2) * BAR_W
+        bits = []
+        for b in range(BAR_BLOCKS):
+            x = b * BAR_BLOCK_W + BAR_BLOCK_W // 2
+            level = sum(strip[base + x - 8: base + x + 8]) / 16
+            bits.append(1 if level >= 128 else 0)
+        if bits[0] != 1 or bits[1] != 0:
+            out.append(None)
+            continue
+        value = 0
+        for bit in bits[2:]:
+            value = value << 1 | bit
+        out.append(value)
+    return out
+
+
+def verify(path: Path, args, motion: bool) -> dict:
+    """Checks that the file is what was asked for, decodes all of it and, for the moving
+    screen, reads each frame's barcode."""
+    v: dict = {"ok": False, "problems": []}
+    if not path.exists() or path.stat().st_size == 0:
+        v["problems"].append("no output file")
+        return v
+    v["bytes"] = path.stat().st_size
+    r = run(["ffprobe", "-v", "error", "-count_packets", "-show_entries",
+             "stream=codec_type,codec_name,profile,width,height,pix_fmt,r_frame_rate,nb_read_packets,nb_frames,"
+             "color_range,color_space,duration:format=duration,format_name", "-of", "json", str(path)])
+    if r.returncode != 0:
+        v["problems"].append(f"ffprobe failed: {r.stderr.strip()[:300]}")
+        return v
+    info = json.loads(r.stdout)
+    streams = info.get("streams", [])
+    video = [s for s in streams if s.get("codec_type") == "video"]
+    if len(video) != 1 or len(streams) != 1:
+        v["problems"].append(f"expected exactly one video stream, found {[s.get('codec_type') for s in streams]}")
+        if not video:
+            return v
+    s = video[0]
+    v.update({
+        "codec": s.get("codec_name"), "profile": s.get("profile"), "pix_fmt": s.get("pix_fmt"),
+        "size": f"{s.get('width')}x{s.get('height')}", "rate": s.get("r_frame_rate"),
+        "color": f"{s.get('color_space', '?')}/{s.get('color_range', '?')}",
+        "packets": int(s.get("nb_read_packets", 0)),
+        "duration_s": float(info.get("format", {}).get("duration", 0) or 0),
+    })
+    if v["codec"] != "h264" or v["pix_fmt"] != "yuv420p" or v["size"] != f"{args.width}x{args.height}":
+        v["problems"].append(f"stream is {v['codec']} {v['pix_fmt']} {v['size']}")
+    if abs(v["duration_s"] - args.duration) > 0.25:
+        v["problems"].append(f"duration {v['duration_s']:.3f} s, asked for {args.duration}")
+
+    # Timestamps: gaps in the frame grid, and keyframes.
+    r = run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time,flags",
+             "-of", "csv=p=0", str(path)])
+    pts, keys = [], 0
+    for line in r.stdout.split():
+        parts = line.split(",")
+        try:
+            pts.append(float(parts[0]))
+        except (ValueError, IndexError):
+            continue
+        keys += "K" in (parts[1] if len(parts) > 1 else "")
+    pts.sort()
+    frame = 1 / args.fps
+    gaps = [b - a for a, b in zip(pts, pts[1:])]
+    v["timeline_missing_slots"] = sum(max(0, round(g / frame) - 1) for g in gaps)
+    v["keyframes"] = keys
+    v["first_pts_s"] = pts[0] if pts else None
+
+    # Decode everything; keep only the barcode strip.
+    r = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", str(path), "-map", "0:v:0",
+                        "-vf", f"crop={BAR_W}:{BAR_H}:0:0,format=gray", "-f", "rawvideo", "-"],
+                       capture_output=True)
+    errors = r.stderr.decode(errors="replace").strip()
+    decoded = len(r.stdout) // (BAR_W * BAR_H)
+    v["decoded_frames"] = decoded
+    if r.returncode != 0 or errors:
+        v["problems"].append(f"decoding reported: {errors[:300] or r.returncode}")
+    if decoded != v["packets"]:
+        v["problems"].append(f"{decoded} frames decode from {v['packets']} packets")
+    if motion:
+        v["barcodes"] = decode_barcodes(r.stdout, decoded)
+    v["x264_options"] = x264_options(path)
+    v["ok"] = not v["problems"]
+    return v
+
+
+def content_timeline(barcodes: list[int | None], paints: dict[int, tuple[int, int]], launch: int,
+                     period_ns: float, fps: int) -> dict:
+    """From each frame's paint index: how many distinct screens were recorded, how many frames
+    repeat the one before, when the first recorded screen was painted (relative to launch)."""
+    valid = [b for b in barcodes if b is not None]
+    c: dict = {"unreadable": len(barcodes) - len(valid)}
+    if not valid:
+        return c
+    c["fresh_frames"] = len(set(valid))
+    c["repeats"] = sum(1 for a, b in zip(barcodes, barcodes[1:]) if a is not None and a == b)
+    c["backwards"] = sum(1 for a, b in zip(valid, valid[1:]) if b < a)
+
+    def on_screen(i):
+        """Middle of the interval during which paint i was on screen (known to ±half a paint)."""
+        if i in paints:
+            done = paints[i][1]
+            nxt = paints.get(i + 1)
+            end = nxt[0] if nxt else done + period_ns
+            return (done + end) / 2
+        return None
+
+    first = on_screen(valid[0])
+    last = on_screen(valid[-1])
+    if first is not None:
+        c["first_frame_s"] = (first - launch) / 1e9
+    if first is not None and last is not None:
+        c["span_s"] = (last - first) / 1e9
+    # Intervals between consecutive fresh screens; a slot counts as missed when the screen
+    # recorded next was painted two or more frame periods after the previous one (the painter's
+    # own granularity is one paint period).
+    times = [on_screen(b) for b in valid]
+    times = [t for t in times if t is not None]
+    intervals = [(b - a) / 1e6 for a, b in zip(times, times[1:]) if b > a]
+    frame_ms = 1000 / fps
+    c["max_interval_ms"] = max(intervals) if intervals else None
+    c["late_intervals"] = sum(1 for x in intervals if x >= 2 * frame_ms - period_ns / 2e6)
+    return c
+
+
+# ----------------------------------------------------------------------------------------------
+# measuring one recording
+
+
+class Screen:
+    """The Xvfb and whatever paints on it."""
+
+    def __init__(self, args, out: Path, painter: Path, motion_frames: Path, still_frames: Path):
+        self.args = args
+        self.out = out
+        self.painter_bin = painter
+        self.frames = {"motion": motion_frames, "still": still_frames}
+        self.display = free_display(args.display)
+        self.xvfb = subprocess.Popen(
+            ["Xvfb", f":{self.display}", "-screen", "0", f"{args.width}x{args.height}x24", "-nolisten", "tcp"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        wait_for_x(self.display, self.xvfb)
+        self.reniced = args.nice != 0 and renice(self.xvfb.pid, args.nice)
+        self.painter: subprocess.Popen | None = None
+        self.paint_log = out / f"paint-{self.display}.log"
+
+    def paint(self, scenario: str) -> None:
+        stop(self.painter)
+        if self.paint_log.exists():
+            self.paint_log.unlink()
+        count = self.args.paint_rate if scenario == "motion" else 1
+        cmd = [str(self.painter_bin), f":{self.display}", scenario, str(self.frames[scenario]), str(count),
+               str(self.paint_log), str(self.args.paint_rate)]
+        self.painter = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if self.args.nice != 0:
+            renice(self.painter.pid, self.args.nice)
+        line = self.painter.stdout.readline().decode().strip()
+        if line != "ready":
+            sys.exit(f"screen.py: the painter did not start: {line} {self.painter.stderr.read().decode()}")
+        time.sleep(1)
+
+    def paints(self) -> dict[int, tuple[int, int]]:
+        """Paint index → (request sent, server done), monotonic ns, from the painter's log."""
+        result = {}
+        try:
+            with open(self.paint_log) as f:
+                for line in f:
+                    parts = line.split()
+                    if len(parts) == 3:
+                        result[int(parts[0])] = (int(parts[1]), int(parts[2]))
+        except OSError:
+            pass
+        return result
+
+    def close(self) -> None:
+        stop(self.painter)
+        stop(self.xvfb)
+
+
+def wait_for_quiet(screen: Screen, args) -> float:
+    """Waits (up to --quiet-wait s) until other processes use less than --quiet-threshold of a
+    CPU; returns what they used in the last second measured."""
+    deadline = time.monotonic() + args.quiet_wait
+    last_said = 0.0
+    while True:
+        ours0 = proc_cpu(screen.xvfb.pid) + proc_cpu(screen.painter.pid)
+        busy0 = system_busy()
+        time.sleep(1)
+        foreign = (system_busy() - busy0) - (proc_cpu(screen.xvfb.pid) + proc_cpu(screen.painter.pid) - ours0)
+        if foreign < args.quiet_threshold or time.monotonic() > deadline:
+            return foreign
+        if time.monotonic() - last_said >= 10:
+            log(f"  waiting for quiet: other processes use {foreign:.2f} CPU")
+            last_said = time.monotonic()
+
+
+def baseline(screen: Screen, seconds: float) -> dict:
+    """Xvfb's and the painter's CPU with no recorder running."""
+    x0, p0, s0, t0 = proc_cpu(screen.xvfb.pid), proc_cpu(screen.painter.pid), system_busy(), time.monotonic()
+    time.sleep(seconds)
+    x1, p1, s1, t1 = proc_cpu(screen.xvfb.pid), proc_cpu(screen.painter.pid), system_busy(), time.monotonic()
+    wall = t1 - t0
+    return {"seconds": wall, "xvfb_cpu_per_s": (x1 - x0) / wall, "painter_cpu_per_s": (p1 - p0) / wall,
+            "other_cpu_per_s": ((s1 - s0) - (x1 - x0) - (p1 - p0)) / wall}
+
+
+def record_once(name: str, scenario: str, rep: int, screen: Screen, reel: Path, args, base: dict) -> dict:
+    output = screen.out / "runs" / f"{scenario}-{name}-{rep}.mp4"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    if output.exists():
+        output.unlink()
+    cmd = recorder_command(name, reel, screen.display, args, output)
+    quiet = wait_for_quiet(screen, args)
+
+    xvfb0, paint0, sys0 = proc_cpu(screen.xvfb.pid), proc_cpu(screen.painter.pid), system_busy()
+    launch = time.monotonic_ns()
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out_reader, err_reader = LineReader(proc.stdout), LineReader(proc.stderr)
+    out_reader.start()
+    err_reader.start()
+
+    def kill():
+        try:
+            os.kill(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    timer = threading.Timer(args.duration + args.timeout, kill)
+    timer.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    end = time.monotonic_ns()
+    timer.cancel()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    xvfb1, paint1, sys1 = proc_cpu(screen.xvfb.pid), proc_cpu(screen.painter.pid), system_busy()
+    out_reader.join(5)
+    err_reader.join(5)
+
+    n = args.duration
+    wall = (end - launch) / 1e9
+    recorder_cpu = usage.ru_utime + usage.ru_stime
+    xvfb_cpu, paint_cpu = xvfb1 - xvfb0, paint1 - paint0
+    result = {
+        "recorder": name, "scenario": scenario, "rep": rep, "command": cmd, "exit_code": proc.returncode,
+        "wall_s": wall, "overhead_s": wall - n,
+        "recorder_cpu_s": recorder_cpu, "recorder_user_s": usage.ru_utime, "recorder_sys_s": usage.ru_stime,
+        "xvfb_cpu_s": xvfb_cpu, "painter_cpu_s": paint_cpu,
+        "other_cpu_s": (sys1 - sys0) - recorder_cpu - xvfb_cpu - paint_cpu,
+        "other_cpu_before_per_s": quiet,
+        "recorder_cpu_per_s": recorder_cpu / n, "xvfb_cpu_per_s": xvfb_cpu / n,
+        "total_cpu_per_s": (recorder_cpu + xvfb_cpu) / n,
+        "xvfb_net_cpu_per_s": (xvfb_cpu - base["xvfb_cpu_per_s"] * wall) / n,
+        "painter_cpu_per_s": paint_cpu / n,
+        "peak_rss_mib": usage.ru_maxrss / 1024,
+        "voluntary_switches": usage.ru_nvcsw, "involuntary_switches": usage.ru_nivcsw,
+        "stderr": "\n".join(l for _, l in err_reader.lines)[-2000:],
+    }
+    result["reported"] = parse_progress(name, out_reader.lines, launch)
+    motion = scenario == "motion"
+    v = verify(output, args, motion)
+    barcodes = v.pop("barcodes", None)
+    if proc.returncode != 0:
+        v["problems"].insert(0, f"exit code {proc.returncode}")
+        v["ok"] = False
+    result["verify"] = v
+    if motion and barcodes is not None:
+        result["content"] = content_timeline(barcodes, screen.paints(), launch, 1e9 / args.paint_rate, args.fps)
+    expected = n * args.fps
+    packets = v.get("packets", 0)
+    reported = result["reported"].get("dropped") or 0
+    if motion and "fresh_frames" in result.get("content", {}):
+        lost = max(0, expected - result["content"]["fresh_frames"])
+    else:
+        lost = max(0, expected - packets) + reported
+    result["expected_frames"] = expected
+    result["lost_frames"] = lost
+    if not args.keep and v["ok"]:
+        output.unlink(missing_ok=True)
+    return result
+
+
+# ----------------------------------------------------------------------------------------------
+# the table
+
+
+def fmt(x, digits=3):
+    if x is None:
+        return "—"
+    if isinstance(x, int) or (isinstance(x, float) and x.is_integer() and digits == 0):
+        return str(int(x))
+    return f"{x:.{digits}f}"
+
+
+def cell(runs, key, digits=3):
+    xs = [key(r) for r in runs]
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return "—"
+    m = statistics.fmean(xs)
+    lo, hi = min(xs), max(xs)
+    if len(xs) == 1 or lo == hi:
+        return fmt(m, digits) if not (digits == 0) else f"{m:.0f}"
+    if digits == 0:
+        return f"{m:.0f} ({lo:.0f}–{hi:.0f})"
+    return f"{fmt(m, digits)} ({fmt(lo, digits)}–{fmt(hi, digits)})"
+
+
+def ms(seconds):
+    return None if seconds is None else seconds * 1000
+
+
+METRICS = [
+    # label, key, digits, ratio?
+    ("recorder CPU s per s", lambda r: r["recorder_cpu_per_s"], 3, True),
+    ("Xvfb CPU s per s", lambda r: r["xvfb_cpu_per_s"], 3, True),
+    ("recorder+Xvfb CPU s per s", lambda r: r["total_cpu_per_s"], 3, True),
+    ("  Xvfb net of idle", lambda r: r["xvfb_net_cpu_per_s"], 3, False),
+    ("  painter CPU s per s", lambda r: r["painter_cpu_per_s"], 3, False),
+    ("  other processes CPU s per s", lambda r: r["other_cpu_s"] / r["wall_s"], 3, False),
+    ("peak RSS MiB", lambda r: r["peak_rss_mib"], 0, True),
+    ("frames in file", lambda r: r["verify"].get("packets"), 0, False),
+    ("fresh frames (barcodes)", lambda r: r.get("content", {}).get("fresh_frames"), 0, False),
+    ("repeated frames", lambda r: r.get("content", {}).get("repeats"), 0, False),
+    ("drops the recorder reported", lambda r: r["reported"].get("dropped"), 0, False),
+    ("missing timestamp slots", lambda r: r["verify"].get("timeline_missing_slots"), 0, False),
+    ("lost frames", lambda r: r["lost_frames"], 0, False),
+    ("longest gap between screens ms", lambda r: r.get("content", {}).get("max_interval_ms"), 0, False),
+    ("launch → first frame ms", lambda r: ms(r.get("content", {}).get("first_frame_s")), 0, False),
+    ("wall − N (start+finish) s", lambda r: r["overhead_s"], 2, False),
+    ("file MB", lambda r: r["verify"].get("bytes", 0) / 1e6, 2, False),
+    ("output checks", None, 0, False),
+    ("disturbed runs (others > --disturbed)", "disturbed", 0, False),
+]
+
+
+def table(results: list[dict], baselines: dict, args, recorders: list[str]) -> str:
+    lines = []
+    expected = args.duration * args.fps
+    for scenario in args.scenarios:
+        runs = {name: [r for r in results if r["scenario"] == scenario and r["recorder"] == name] for name in recorders}
+        b = baselines.get(scenario, [])
+        lines.append("")
+        lines.append(f"## {scenario}: {args.width}x{args.height} @ {args.fps} fps, {args.duration} s × {args.reps} runs, "
+                     f"libx264 {args.preset} crf {args.crf} keyint {args.gop}, expected {expected} frames")
+        if b:
+            lines.append(f"idle (no recorder): Xvfb {mean([x['xvfb_cpu_per_s'] for x in b]):.3f}, painter "
+                         f"{mean([x['painter_cpu_per_s'] for x in b]):.3f}, other processes "
+                         f"{mean([x['other_cpu_per_s'] for x in b]):.3f} CPU s per s")
+        head = ["metric (mean (min–max))"] + recorders + (["reel/ffmpeg"] if "reel" in recorders and "ffmpeg" in recorders else [])
+        rows = [head]
+        for label, key, digits, ratio in METRICS:
+            if key == "disturbed":
+                row = [label] + [str(sum(r["disturbed"] for r in runs[n])) for n in recorders]
+                if len(head) > len(row):
+                    row.append("")
+                rows.append(row)
+                continue
+            if key is None:
+                row = [label] + [
+                    "ok" if all(r["verify"]["ok"] for r in runs[n]) and runs[n] else
+                    f"{sum(not r['verify']['ok'] for r in runs[n])} BAD" for n in recorders]
+                if len(head) > len(row):
+                    row.append("")
+                rows.append(row)
+                continue
+            if scenario != "motion" and label.startswith(("fresh", "repeated", "longest", "launch")):
+                continue
+            row = [label] + [cell(runs[n], key, digits) for n in recorders]
+            if len(head) > len(row):
+                if ratio:
+                    a, f = mean([key(r) for r in runs["reel"]]), mean([key(r) for r in runs["ffmpeg"]])
+                    row.append(f"{a / f:.2f}" if a is not None and f else "—")
+                else:
+                    row.append("")
+            rows.append(row)
+        widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+        for k, r in enumerate(rows):
+            lines.append("| " + " | ".join(c.ljust(widths[i]) for i, c in enumerate(r)) + " |")
+            if k == 0:
+                lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------------------------
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-n", "--duration", type=int, default=20, help="seconds recorded per run (default 20)")
+    p.add_argument("-r", "--reps", type=int, default=3, help="runs per recorder and scenario (default 3)")
+    p.add_argument("--scenarios", default="still,motion", help="still,motion (default both)")
+    p.add_argument("--recorders", default="reel,ffmpeg,ffmpeg-default",
+                   help="reel, ffmpeg (settings matched to reel), ffmpeg-default (the usual command line); "
+                        "default all three")
+    p.add_argument("--reel", default=None, help="the reel binary (default: $REEL, else .build/release/reel)")
+    p.add_argument("--fps", type=int, default=30)
+    p.add_argument("--width", type=int, default=1920)
+    p.add_argument("--height", type=int, default=1080)
+    p.add_argument("--preset", default="veryfast")
+    p.add_argument("--crf", type=int, default=23)
+    p.add_argument("--gop", type=int, default=60, help="keyframe interval in frames (default 60)")
+    p.add_argument("--paint-rate", type=int, default=60, help="paints per second in the motion scenario (default 60)")
+    p.add_argument("--display", type=int, default=77, help="first X display number to try (default 77)")
+    p.add_argument("--baseline", type=float, default=10, help="seconds of idle measurement per scenario and rep")
+    p.add_argument("--nice", type=int, default=-5, help="niceness for Xvfb and the painter (default -5; 0 leaves them)")
+    p.add_argument("--quiet-threshold", type=float, default=0.15,
+                   help="before each run, wait until other processes use less than this many CPUs (default 0.15)")
+    p.add_argument("--quiet-wait", type=float, default=60, help="but wait at most this long (default 60 s)")
+    p.add_argument("--disturbed", type=float, default=0.2,
+                   help="a run during which other processes used more than this many CPUs on average is "
+                        "disturbed and done again (default 0.2)")
+    p.add_argument("--retries", type=int, default=2, help="how often a disturbed run is done again (default 2)")
+    p.add_argument("--timeout", type=float, default=60, help="kill a recorder this long after N (default 60 s)")
+    p.add_argument("--keep", action="store_true", help="keep the recorded files in bench/out/runs/")
+    p.add_argument("--out", default=str(BENCH / "out"), help="where the JSON goes (default bench/out)")
+    args = p.parse_args()
+    args.scenarios = [s for s in args.scenarios.split(",") if s]
+    recorders = [r for r in args.recorders.split(",") if r]
+    for s in args.scenarios:
+        if s not in ("still", "motion"):
+            sys.exit(f"screen.py: unknown scenario {s}")
+    for r in recorders:
+        if r not in ("reel", "ffmpeg", "ffmpeg-default"):
+            sys.exit(f"screen.py: unknown recorder {r}")
+
+    for tool in ("Xvfb", "ffmpeg", "ffprobe", "gcc"):
+        need(tool)
+    reel = Path(args.reel or os.environ.get("REEL") or ROOT / ".build/release/reel").resolve()
+    if "reel" in recorders and not os.access(reel, os.X_OK):
+        sys.exit(f"screen.py: no reel binary at {reel}; build it with `swift build -c release` or pass --reel")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    machine = machine_info(reel)
+    painter = build_painter(out)
+    motion_frames, still_frames = make_frames(out, args.width, args.height, args.paint_rate, args.paint_rate)
+
+    screen = Screen(args, out, painter, motion_frames, still_frames)
+    log(f"Xvfb :{screen.display} ({args.width}x{args.height}x24), pid {screen.xvfb.pid}"
+        + (f", niceness {args.nice}" if screen.reniced else ""))
+    results: list[dict] = []
+    discarded: list[dict] = []
+    baselines: dict[str, list] = {}
+    started = time.monotonic()
+    try:
+        for scenario in args.scenarios:
+            log(f"scenario {scenario}: starting the painter")
+            screen.paint(scenario)
+            for rep in range(args.reps):
+                b = baseline(screen, args.baseline)
+                baselines.setdefault(scenario, []).append(b)
+                log(f"  idle: Xvfb {b['xvfb_cpu_per_s']:.3f}, painter {b['painter_cpu_per_s']:.3f}, "
+                    f"others {b['other_cpu_per_s']:.3f} CPU s/s")
+                k = rep % len(recorders)
+                order = recorders[k:] + recorders[:k]
+                for name in order:
+                    attempts = []
+                    for attempt in range(args.retries + 1):
+                        r = record_once(name, scenario, rep, screen, reel, args, b)
+                        r["attempt"] = attempt
+                        r["disturbed"] = r["other_cpu_s"] / r["wall_s"] > args.disturbed
+                        attempts.append(r)
+                        if not r["disturbed"]:
+                            break
+                        log(f"  {scenario} {name} rep {rep}: other processes used "
+                            f"{r['other_cpu_s'] / r['wall_s']:.2f} CPU during the run"
+                            + ("; once more" if attempt < args.retries else "; keeping the least disturbed run"))
+                    r = min(attempts, key=lambda x: x["other_cpu_s"] / x["wall_s"])
+                    for x in attempts:
+                        if x is not r:
+                            discarded.append(x)
+                    results.append(r)
+                    c = r.get("content", {})
+                    log(f"  {scenario} {name:15} rep {rep}: recorder {r['recorder_cpu_per_s']:.3f} + Xvfb "
+                        f"{r['xvfb_cpu_per_s']:.3f} CPU s/s, {r['peak_rss_mib']:.0f} MiB, "
+                        f"{r['verify'].get('packets')} frames"
+                        + (f", {c.get('fresh_frames')} fresh, first after {c.get('first_frame_s', 0) * 1000:.0f} ms"
+                           if c else "")
+                        + f", others {r['other_cpu_s'] / r['wall_s']:.2f}"
+                        + ("" if r["verify"]["ok"] else f"  PROBLEMS: {r['verify']['problems']}"))
+    finally:
+        screen.close()
+
+    # The encoders must have been configured alike: compare x264's own options strings.
+    options = {}
+    for r in results:
+        o = r["verify"].get("x264_options")
+        if o:
+            options.setdefault(r["recorder"], set()).add(o)
+    settings_note = []
+    if "reel" in options and "ffmpeg" in options:
+        a, b = sorted(options["reel"])[0].split(), sorted(options["ffmpeg"])[0].split()
+        diff = sorted(set(a) ^ set(b))
+        settings_note.append("x264 options reel vs ffmpeg: " + ("identical" if not diff else "DIFFER: " + " ".join(diff)))
+    if "reel" in options:
+        settings_note.append("x264 options: " + sorted(options["reel"])[0])
+
+    text = table(results, baselines, args, recorders)
+    header = (f"reel vs ffmpeg x11grab — {machine['date']}, {machine['nproc']} CPUs ({machine['cpu_model']}), "
+              f"{machine['ffmpeg']}, reel {machine['reel_commit']}")
+    print(header)
+    print(text)
+    print()
+    for line in settings_note:
+        print(line)
+    print(f"(the run took {(time.monotonic() - started) / 60:.1f} min)")
+
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = out / f"screen-{stamp}.json"
+    doc = {"machine": machine, "arguments": vars(args) | {"recorders": recorders}, "command": sys.argv,
+           "baselines": baselines, "runs": results, "discarded_disturbed_runs": discarded, "x264_options": {k: sorted(v) for k, v in options.items()},
+           "table": text}
+    path.write_text(json.dumps(doc, indent=1))
+    print(f"raw figures: {path}")
+    bad = [r for r in results if not r["verify"]["ok"]]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
