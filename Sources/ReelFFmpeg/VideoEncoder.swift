@@ -28,7 +28,9 @@ final class VideoEncoder {
         case .h264: return ["libx264"]
         case .hevc: return ["libx265"]
         case .vp9: return ["libvpx-vp9"]
-        case .av1: return ["libsvtav1", "libaom-av1"]
+        // Not libsvtav1: run as root, SVT-AV1 makes its threads (and so the threads that
+        // later inherit from them) SCHED_FIFO 99, which starves everything else on the machine.
+        case .av1: return ["libaom-av1"]
         }
     }
 
@@ -103,8 +105,6 @@ final class VideoEncoder {
         case "libaom-av1":
             av_dict_set(&options, "usage", "realtime", 0)
             av_dict_set(&options, "cpu-used", "8", 0)
-        case "libsvtav1":
-            if settings.preset == nil { av_dict_set(&options, "preset", "10", 0) }
         default:
             break
         }

@@ -10,10 +10,6 @@ import ReelTestSupport
     @Test func recordsScreenAppAudioAndMicrophoneAndHandsOutEverySampleKind() async throws {
         let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
         let pulse = try PulseServer()
-        let app = try pulse.playTone(frequency: 440, seconds: 6, amplitude: 0.5)
-        let mic = try pulse.feedMicrophone(frequency: 880, seconds: 6, amplitude: 0.5)
-        defer { app.stop(); mic.stop() }
-
         let counts = Mutex<[SampleKind: Int]>([:])
         let screen = ScreenRecorder(configuration: .init(display: xvfb.display, capturesMicrophone: true,
                                                          capturesAppAudio: true, audioServer: pulse.server))
@@ -22,6 +18,10 @@ import ReelTestSupport
         let url = dir.url.appendingPathComponent("screen-audio.mp4")
         var settings = Recorder.Settings()
         settings.video.preset = "ultrafast"
+        // Tones long enough to outlast a slow start; stopped when the test ends.
+        let app = try pulse.playTone(frequency: 440, seconds: 30, amplitude: 0.5)
+        let mic = try pulse.feedMicrophone(frequency: 880, seconds: 30, amplitude: 0.5)
+        defer { app.stop(); mic.stop() }
         try await screen.startRecording(to: url, settings: settings)
         try await Task.sleep(for: .seconds(2.5))
         let summary = try await screen.stopRecording()
