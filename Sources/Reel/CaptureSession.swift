@@ -118,17 +118,17 @@ public final class CaptureSession: Sendable {
             let descriptors = try await Self.offload {
                 try inputs.map { SourceDescriptor(id: $0.id, name: $0.source.name, kind: $0.source.kind, format: try $0.source.prepare()) }
             }
+            let origin = clock.now()
             var prepared: [any CaptureOutput] = []
             do {
                 for output in outputs {
-                    try output.prepare(sources: descriptors, clock: clock)
+                    try output.prepare(sources: descriptors, clock: clock, origin: origin)
                     prepared.append(output)
                 }
             } catch {
                 for output in prepared { await output.finish() }
                 throw error
             }
-            let origin = clock.now()
             var started: [Entry] = []
             do {
                 for entry in inputs {

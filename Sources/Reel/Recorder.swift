@@ -37,12 +37,28 @@ public final class Recorder: CaptureOutput {
         public var overwrite: Bool
         /// How often a fragment is completed while recording MP4/MOV (what a crash can lose at most).
         public var fragmentInterval: MediaTime
-        /// Stop once this much has been recorded.
+        /// Stop once this much has been recorded (recorded time: pauses do not count).
         public var maxRecordedDuration: MediaTime?
+        /// Stop cleanly once the recording's files hold this many bytes.
+        public var maxFileSize: Int64?
+        /// Stop cleanly when the disk has less free space than this (bytes).
+        public var minimumFreeSpace: Int64?
+        /// What pausing does: end a clip (one file per clip, merged at the end) or take the
+        /// paused gap out of one file's timestamps.
+        public var pauseMode: PauseMode
+        /// Where clip mode keeps its clips; `nil` is a hidden folder beside the file.
+        public var clipsFolder: URL?
+        /// Whether clip mode keeps the clips' files after merging them.
+        public var keepsClips: Bool
+        /// Whether clip mode merges the clips into the recorder's file when it stops (else the
+        /// clips stay in their folder, for ``RecordingSession/merge(to:allowsReencoding:overwrite:)``).
+        public var mergesClipsAtEnd: Bool
 
         public init(container: Container? = nil, video: VideoSettings = VideoSettings(), audio: AudioSettings = AudioSettings(),
                     mixesAudio: Bool = false, overwrite: Bool = false,
-                    fragmentInterval: MediaTime = MediaTime(value: 1, timescale: 1), maxRecordedDuration: MediaTime? = nil) {
+                    fragmentInterval: MediaTime = MediaTime(value: 1, timescale: 1), maxRecordedDuration: MediaTime? = nil,
+                    maxFileSize: Int64? = nil, minimumFreeSpace: Int64? = 100_000_000, pauseMode: PauseMode = .singleFile,
+                    clipsFolder: URL? = nil, keepsClips: Bool = false, mergesClipsAtEnd: Bool = true) {
             self.container = container
             self.video = video
             self.audio = audio
@@ -50,7 +66,21 @@ public final class Recorder: CaptureOutput {
             self.overwrite = overwrite
             self.fragmentInterval = fragmentInterval
             self.maxRecordedDuration = maxRecordedDuration
+            self.maxFileSize = maxFileSize
+            self.minimumFreeSpace = minimumFreeSpace
+            self.pauseMode = pauseMode
+            self.clipsFolder = clipsFolder
+            self.keepsClips = keepsClips
+            self.mergesClipsAtEnd = mergesClipsAtEnd
         }
+    }
+
+    /// What pausing does.
+    public enum PauseMode: String, Sendable, Hashable {
+        /// Each pause ends a clip in its own file; the clips merge into one file at the end.
+        case clips
+        /// One file; the paused gaps are taken out of its timestamps.
+        case singleFile = "single-file"
     }
 
     /// The file being recorded.
@@ -70,6 +100,11 @@ public final class Recorder: CaptureOutput {
         var waiters: [CheckedContinuation<Result<RecordingSummary, ReelError>, Never>] = []
         var sourceNames: [SourceID: String] = [:]
         var videoSource: SourceID?
+        var controls: [RecorderPipeline.Control] = []
+        var paused = false
+        var clock: (any MediaClock)?
+        var origin = MediaTime.zero
+        var session: RecordingSession?
     }
     private let state: Mutex<State>
     private let dropped = Atomic<Int64>(0)
@@ -94,15 +129,70 @@ public final class Recorder: CaptureOutput {
         set { state.withLock { $0.settings.maxRecordedDuration = newValue } }
     }
 
-    /// Whether the recorder is recording.
+    /// Whether the recorder is recording (paused or not).
     public var isRecording: Bool { state.withLock { $0.phase == .recording } }
+
+    /// Whether the recording is paused.
+    public var isPaused: Bool { state.withLock { $0.paused } }
+
+    /// The clips of this recording (clip mode keeps one file per clip here); `nil` before it starts.
+    public var recordingSession: RecordingSession? { state.withLock { $0.session } }
+
+    /// Pauses the recording at the next frame: that frame and the audio from the same instant
+    /// on are left out until ``record()``. In clip mode this ends the current clip. Throws
+    /// `.notRunning` when not recording; pausing twice is a no-op.
+    public func pause() throws {
+        try control(pause: true)
+    }
+
+    /// Resumes a paused recording at the next frame (in clip mode: starts the next clip).
+    /// Throws `.notRunning` when not recording; resuming while recording is a no-op.
+    public func record() throws {
+        try control(pause: false)
+    }
+
+    /// Pauses if recording, resumes if paused.
+    public func togglePause() throws {
+        try control(pause: !isPaused)
+    }
+
+    /// Schedules a pause at `time` on the session timeline (the samples' presentation times):
+    /// the recording pauses at the first frame slot at or after it. Pauses and resumes may be
+    /// scheduled before the session starts (for scripted recordings and tests) and must come
+    /// in time order.
+    public func pause(at time: MediaTime) {
+        state.withLock { state in
+            state.paused = true
+            state.controls.append(.pause(time))
+        }
+    }
+
+    /// Schedules a resume at `time` on the session timeline (see ``pause(at:)``).
+    public func record(at time: MediaTime) {
+        state.withLock { state in
+            state.paused = false
+            state.controls.append(.resume(time))
+        }
+    }
+
+    private func control(pause: Bool) throws {
+        try state.withLock { state in
+            guard state.phase == .recording, let clock = state.clock else {
+                throw ReelError(.notRunning, pause ? "cannot pause: the recorder is not recording" : "cannot resume: the recorder is not recording")
+            }
+            guard state.paused != pause else { return }
+            state.paused = pause
+            let now = clock.now() - state.origin
+            state.controls.append(pause ? .pause(now) : .resume(now))
+        }
+    }
 
     /// Video frames dropped so far.
     public var droppedFrames: Int64 { dropped.load(ordering: .relaxed) }
 
     // MARK: CaptureOutput
 
-    public func prepare(sources: [SourceDescriptor], clock: any MediaClock) throws {
+    public func prepare(sources: [SourceDescriptor], clock: any MediaClock, origin: MediaTime) throws {
         try state.withLock { state in
             guard state.phase == .idle else {
                 throw ReelError(state.phase == .recording ? .alreadyRunning : .cannotAddOutput,
@@ -110,12 +200,22 @@ public final class Recorder: CaptureOutput {
                                 hint: state.phase == .recording ? nil : "make a new Recorder for the next recording")
             }
             let settings = state.settings
-            let pipeline = try RecorderPipeline(url: url, settings: settings, sources: sources)
+            let folder = settings.clipsFolder ?? url.deletingLastPathComponent()
+                .appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent).clips")
+            let session = RecordingSession(folder: folder)
+            let pipeline = try RecorderPipeline(url: url, settings: settings, sources: sources, session: session)
+            let continuation = self.continuation
+            pipeline.onClipStarted = { continuation.yield(.clipStarted(index: $0)) }
+            pipeline.onClipFinished = { continuation.yield(.clipFinished($0)) }
+            pipeline.applyPendingControls = { [unowned self, unowned pipeline] in self.applyControls(to: pipeline) }
             let queue = BoundedQueue<SourcedSample>(capacity: 512, policy: clock.isRealTime ? .dropNewest : .block)
             state.queue = queue
             state.phase = .recording
             state.outcome = nil
-            state.videoSource = pipeline.videoSource
+            state.clock = clock
+            state.origin = origin
+            state.session = session
+            state.videoSource = pipeline.plan.videoSource
             state.sourceNames = Dictionary(uniqueKeysWithValues: sources.map { ($0.id, $0.name) })
             dropped.store(0, ordering: .relaxed)
             continuation.yield(.started(url))
@@ -174,6 +274,22 @@ public final class Recorder: CaptureOutput {
 
     // MARK: The worker
 
+    /// Applies pause and resume requests once the recording has begun (its time zero known).
+    private func applyControls(to pipeline: RecorderPipeline) {
+        guard pipeline.timeline.hasBegun else { return }
+        let controls = state.withLock { s -> [RecorderPipeline.Control] in
+            let c = s.controls
+            s.controls = []
+            return c
+        }
+        for control in controls {
+            if let change = pipeline.apply(control) {
+                continuation.yield(change.paused ? .paused(recorded: change.at) : .resumed(recorded: change.at))
+                continuation.yield(.progress(pipeline.progress(dropped: self.droppedFrames)))
+            }
+        }
+    }
+
     private func run(pipeline: RecorderPipeline, queue: BoundedQueue<SourcedSample>) {
         let result: Result<RecordingSummary, ReelError>
         do {
@@ -182,7 +298,7 @@ public final class Recorder: CaptureOutput {
                 let done = try pipeline.handle(sample)
                 if pipeline.recordedDuration >= nextProgress {
                     nextProgress = pipeline.recordedDuration + MediaTime(value: 1, timescale: 2)
-                    continuation.yield(.progress(pipeline.progress(dropped: droppedFrames)))
+                    continuation.yield(.progress(pipeline.progress(dropped: self.droppedFrames)))
                 }
                 if done { break }
             }
@@ -203,7 +319,7 @@ public final class Recorder: CaptureOutput {
         case .success(let summary):
             continuation.yield(.progress(RecordingProgress(duration: summary.duration, maxDuration: pipeline.limit,
                                                            bytes: summary.bytes, frames: summary.frames,
-                                                           droppedFrames: summary.droppedFrames)))
+                                                           droppedFrames: summary.droppedFrames, clipCount: summary.clipCount)))
             continuation.yield(.finished(summary))
         case .failure(let error):
             continuation.yield(.failed(error))
@@ -212,6 +328,7 @@ public final class Recorder: CaptureOutput {
         let waiters = state.withLock { state in
             state.outcome = result
             state.phase = .finished
+            state.paused = false
             state.queue = nil
             let w = state.waiters
             state.waiters = []
@@ -221,176 +338,3 @@ public final class Recorder: CaptureOutput {
     }
 }
 
-/// The recorder's per-recording state, used only on the recorder's thread.
-final class RecorderPipeline: @unchecked Sendable {
-    let writer: AssetWriter
-    let videoSource: SourceID?
-    let limit: MediaTime?
-    private let settings: Recorder.Settings
-    private let audioInputs: [SourceID: Int]
-    private var aligners: [AudioTrackAligner]
-    private var mixer: AudioMixer?
-    private let trackTitles: [String]
-    private var zero: MediaTime?
-    private var pendingAudio: [SourcedSample] = []
-    private var pendingAudioDuration = MediaTime.zero
-    private var videoDone = false
-    private var lastVideoTime: MediaTime?
-    private var videoSize: PixelSize?
-    private var wroteSomething = false
-    private let limitSamples: Int64?
-
-    init(url: URL, settings: Recorder.Settings, sources: [SourceDescriptor]) throws {
-        self.settings = settings
-        self.limit = settings.maxRecordedDuration
-        if let limit, limit <= .zero {
-            throw ReelError(.invalidConfiguration, "the maximum duration must be positive")
-        }
-        var videoTrack: AssetWriter.VideoTrack?
-        var video: SourceID?
-        for source in sources where source.kind == .video {
-            if case .video(let size, let pixelFormat, _) = source.format {
-                videoTrack = AssetWriter.VideoTrack(settings: settings.video, inputFormat: pixelFormat, inputSize: size)
-                video = source.id
-                videoSize = settings.video.size ?? size
-                break
-            }
-        }
-        videoSource = video
-        var inputs: [SourceID: Int] = [:]
-        var formats: [AudioFormat] = []
-        var titles: [String] = []
-        for source in sources where source.kind.isAudio {
-            guard case .audio(let format) = source.format else { continue }
-            inputs[source.id] = formats.count
-            formats.append(format)
-            switch source.kind {
-            case .micAudio: titles.append("Microphone")
-            case .appAudio: titles.append("App audio")
-            default: titles.append(source.name)
-            }
-        }
-        audioInputs = inputs
-        aligners = formats.map { AudioTrackAligner(format: $0) }
-        var audioTracks: [AssetWriter.AudioTrack]
-        if settings.mixesAudio && formats.count > 1 {
-            guard Set(formats.map(\.sampleRate)).count == 1 else {
-                throw ReelError(.invalidConfiguration, "cannot mix audio sources of different sample rates")
-            }
-            let mixFormat = AudioFormat(sampleFormat: .f32, sampleRate: formats[0].sampleRate, channels: settings.audio.channels)
-            mixer = AudioMixer(inputs: formats.count, format: mixFormat)
-            audioTracks = [AssetWriter.AudioTrack(settings: settings.audio, inputFormat: mixFormat, title: "Mix")]
-            titles = ["Mix"]
-        } else {
-            audioTracks = zip(formats, titles).map { AssetWriter.AudioTrack(settings: settings.audio, inputFormat: $0, title: $1) }
-        }
-        trackTitles = titles
-        if let limit, let first = formats.first {
-            limitSamples = limit.convertedValue(to: Int32(first.sampleRate), rounding: .down)
-        } else {
-            limitSamples = nil
-        }
-        if videoTrack == nil && audioTracks.isEmpty {
-            throw ReelError(.cannotAddOutput, "the recorder has nothing to record", hint: "add a video or audio input first")
-        }
-        writer = try AssetWriter(configuration: .init(url: url, container: settings.container, video: videoTrack, audio: audioTracks,
-                                                      fragmentInterval: settings.fragmentInterval, overwrite: settings.overwrite))
-    }
-
-    /// Recorded time so far (the video's, else the first audio track's).
-    var recordedDuration: MediaTime {
-        if videoSource != nil, let rate = writer.frameRate {
-            return lastVideoTime.map { $0 + rate.frameDuration } ?? .zero
-        }
-        return aligners.first?.nextTime ?? .zero
-    }
-
-    func progress(dropped: Int64) -> RecordingProgress {
-        RecordingProgress(duration: recordedDuration, maxDuration: limit, bytes: writer.bytesWritten,
-                          frames: writer.videoFrameCount, droppedFrames: dropped)
-    }
-
-    /// Handles one sample; returns true once the limit has been reached on every track.
-    func handle(_ sample: SourcedSample) throws -> Bool {
-        switch sample.sample {
-        case .video(let frame):
-            guard sample.source == videoSource, !videoDone else { return false }
-            if zero == nil {
-                zero = frame.presentationTime
-                let held = pendingAudio
-                pendingAudio = []
-                for audio in held { _ = try handle(audio) }
-            }
-            let time = frame.presentationTime - zero!
-            if let limit, let rate = writer.frameRate, rate.frameIndex(at: time, rounding: .nearest) >= rate.frameIndex(at: limit, rounding: .nearest) {
-                videoDone = true
-            } else if try writer.appendVideo(frame, at: time) {
-                lastVideoTime = time
-                wroteSomething = true
-            }
-        case .audio(let buffer):
-            guard let input = audioInputs[sample.source] else { return false }
-            if zero == nil {
-                if videoSource != nil && pendingAudioDuration < MediaTime(value: 3, timescale: 1) {
-                    pendingAudio.append(sample)
-                    pendingAudioDuration += buffer.duration
-                    return false
-                }
-                zero = .zero
-            }
-            var relative = buffer
-            relative.presentationTime = buffer.presentationTime - zero!
-            for piece in aligners[input].place(relative, limit: limitSamples) {
-                wroteSomething = true
-                if mixer != nil {
-                    if let mixed = mixer!.add(piece, input: input) { try writer.appendAudio(mixed, track: 0) }
-                } else {
-                    try writer.appendAudio(piece, track: input)
-                }
-            }
-        }
-        return isComplete
-    }
-
-    private var isComplete: Bool {
-        guard limit != nil else { return false }
-        let videoComplete = videoSource == nil || videoDone
-        let audioComplete = limitSamples.map { l in aligners.allSatisfy { $0.nextSample >= l } } ?? true
-        return videoComplete && audioComplete
-    }
-
-    func finish(dropped: Int64) throws -> RecordingSummary {
-        if zero == nil, !pendingAudio.isEmpty {
-            zero = .zero
-            let held = pendingAudio
-            pendingAudio = []
-            for audio in held { _ = try handle(audio) }
-        }
-        guard wroteSomething else {
-            writer.abandon()
-            try? FileManager.default.removeItem(at: writer.configuration.url)
-            throw ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
-        }
-        // Bring every audio track to the end of the recording so all tracks end together.
-        let end = limit.map { min($0, recordedDuration) } ?? recordedDuration
-        if mixer == nil, videoSource != nil {
-            for i in aligners.indices {
-                let target = end.convertedValue(to: Int32(aligners[i].format.sampleRate), rounding: .down)
-                if aligners[i].nextSample < target {
-                    let gap = AudioBuffer.silence(format: aligners[i].format, frameCount: Int(target - aligners[i].nextSample),
-                                                  at: aligners[i].nextTime)
-                    for piece in aligners[i].place(gap) { try writer.appendAudio(piece, track: i) }
-                }
-            }
-        }
-        if mixer != nil, let rest = mixer!.flush() { try writer.appendAudio(rest, track: 0) }
-        let summary = try writer.finish()
-        return RecordingSummary(url: summary.url, duration: videoSource != nil ? recordedDuration : summary.duration,
-                                frames: summary.videoFrames, droppedFrames: dropped, bytes: summary.bytes,
-                                videoSize: videoSize, video: videoSource != nil ? settings.video : nil,
-                                audioTracks: trackTitles, audio: trackTitles.isEmpty ? nil : settings.audio,
-                                container: writer.configuration.container, reachedLimit: limit != nil && isComplete)
-    }
-
-    func abandon() { writer.abandon() }
-}

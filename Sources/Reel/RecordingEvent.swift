@@ -12,13 +12,20 @@ public struct RecordingProgress: Sendable, Hashable {
     public var frames: Int64
     /// Video frames dropped so far (sources that fell behind, or a recorder that could not keep up).
     public var droppedFrames: Int64
+    /// Whether the recording is paused.
+    public var isPaused: Bool
+    /// Clips so far (the one being recorded included).
+    public var clipCount: Int
 
-    public init(duration: MediaTime, maxDuration: MediaTime?, bytes: Int64, frames: Int64, droppedFrames: Int64) {
+    public init(duration: MediaTime, maxDuration: MediaTime?, bytes: Int64, frames: Int64, droppedFrames: Int64,
+                isPaused: Bool = false, clipCount: Int = 1) {
         self.duration = duration
         self.maxDuration = maxDuration
         self.bytes = bytes
         self.frames = frames
         self.droppedFrames = droppedFrames
+        self.isPaused = isPaused
+        self.clipCount = clipCount
     }
 
     /// The fraction of the limit reached, if there is a limit.
@@ -52,6 +59,22 @@ public struct RecordingSummary: Sendable, Hashable {
     public var container: Container
     /// Whether the recording stopped because it reached its maximum duration.
     public var reachedLimit: Bool
+    /// How many clips (pause-separated parts) the recording had.
+    public var clipCount: Int
+    /// Why the recording ended.
+    public var ending: RecordingEnding
+}
+
+/// Why a recording ended.
+public enum RecordingEnding: String, Sendable, Hashable {
+    /// It was stopped.
+    case requested
+    /// It reached its maximum recorded duration.
+    case maxDuration
+    /// It reached its maximum file size.
+    case maxFileSize
+    /// The disk came down to the minimum free space.
+    case lowDiskSpace
 }
 
 /// Something that happened to a recording.
@@ -60,6 +83,14 @@ public enum RecordingEvent: Sendable {
     case started(URL)
     /// Periodic progress, about twice a second of recorded time.
     case progress(RecordingProgress)
+    /// Recording paused; `recorded` is the recorded time at the pause.
+    case paused(recorded: MediaTime)
+    /// Recording resumed after a pause.
+    case resumed(recorded: MediaTime)
+    /// A clip began (clip `index`, from zero).
+    case clipStarted(index: Int)
+    /// A clip was finished and its file finalised (clip mode).
+    case clipFinished(Clip)
     /// A source went away; the recording goes on with the others.
     case sourceLost(name: String, error: ReelError)
     /// The recording is complete and its file finalised.

@@ -29,7 +29,7 @@ public final class SampleHandlerOutput: CaptureOutput {
     /// Samples dropped because the handler fell behind.
     public var droppedSamples: Int64 { dropped.load(ordering: .relaxed) }
 
-    public func prepare(sources: [SourceDescriptor], clock: any MediaClock) throws {
+    public func prepare(sources: [SourceDescriptor], clock: any MediaClock, origin: MediaTime) throws {
         try state.withLock { state in
             guard state.worker == nil else { throw ReelError(.alreadyRunning, "the sample handler output is already running") }
             let queue = BoundedQueue<SourcedSample>(capacity: capacity, policy: clock.isRealTime ? .dropNewest : .block)

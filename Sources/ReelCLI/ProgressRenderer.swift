@@ -8,6 +8,8 @@ final class ProgressRenderer: @unchecked Sendable {
     private let json: Bool
     private let lock = NSLock()
     private var lineShown = false
+    /// Whether the progress line says which keys control the recording.
+    var controlsHint = false
 
     init(console: Console, json: Bool) {
         self.console = console
@@ -27,13 +29,16 @@ final class ProgressRenderer: @unchecked Sendable {
         case .progress(let p):
             if json {
                 var object: [String: Any] = ["event": "progress", "duration": rounded(p.duration.seconds), "bytes": p.bytes,
-                                             "frames": p.frames, "dropped": p.droppedFrames]
+                                             "frames": p.frames, "dropped": p.droppedFrames, "paused": p.isPaused,
+                                             "clips": p.clipCount]
                 if let max = p.maxDuration { object["maxDuration"] = rounded(max.seconds) }
                 console.out(Self.json(object))
             } else if console.isTerminal {
-                var line = "● REC \(Format.clock(seconds: p.duration.seconds))"
+                var line = (p.isPaused ? "❚❚ PAUSED " : "● REC ") + Format.clock(seconds: p.duration.seconds)
                 if let max = p.maxDuration { line += " / \(Format.clock(seconds: max.seconds))" }
                 line += "  \(Format.bytes(p.bytes))  \(p.frames) frames  \(p.droppedFrames) dropped"
+                if p.clipCount > 1 { line += "  clip \(p.clipCount)" }
+                if controlsHint { line += "  [space] pause/resume  [q] stop" }
                 console.errRaw("\r\u{1B}[2K" + line)
                 lineShown = true
             }
@@ -47,6 +52,17 @@ final class ProgressRenderer: @unchecked Sendable {
             }
         case .failed:
             break  // reported by the command
+        case .paused(let recorded):
+            if json { console.out(Self.json(["event": "paused", "duration": rounded(recorded.seconds)])) }
+        case .resumed(let recorded):
+            if json { console.out(Self.json(["event": "resumed", "duration": rounded(recorded.seconds)])) }
+        case .clipStarted(let index):
+            if json { console.out(Self.json(["event": "clipStarted", "clip": index + 1])) }
+        case .clipFinished(let clip):
+            if json {
+                console.out(Self.json(["event": "clipFinished", "file": clip.url.path, "duration": rounded(clip.duration.seconds),
+                                       "frames": clip.frameCount]))
+            }
         }
     }
 
@@ -81,6 +97,12 @@ final class ProgressRenderer: @unchecked Sendable {
             let layout = a.channels == 1 ? "mono" : "stereo"
             console.out("  audio     \(a.codec.rawValue.uppercased()) \(a.sampleRate / 1000) kHz \(layout) \(a.bitRate / 1000) kb/s: \(s.audioTracks.joined(separator: ", "))")
         }
-        if s.reachedLimit { console.out("  stopped at the maximum duration") }
+        if s.clipCount > 1 { console.out("  clips     \(s.clipCount)") }
+        switch s.ending {
+        case .maxDuration: console.out("  stopped at the maximum duration")
+        case .maxFileSize: console.out("  stopped at the maximum file size")
+        case .lowDiskSpace: console.out("  stopped: the disk is nearly full")
+        case .requested: break
+        }
     }
 }

@@ -15,6 +15,9 @@ struct RecordCommand {
     Records a screen, the built-in test camera, a microphone, application audio or the test
     tone into an MP4, MOV or MKV file. Stop with Ctrl-C (or SIGTERM): the file is finalised.
     A second Ctrl-C aborts at once; the file then keeps everything up to its last fragment.
+    On a terminal, space pauses and resumes and q or Enter stops; otherwise SIGUSR1 toggles
+    pause. Pausing takes the gap out of the file, or with --pause-mode clips ends a clip;
+    the clips are merged into the file when recording stops.
 
     Examples:
       reel record --screen --mic --app-audio
@@ -46,6 +49,11 @@ struct RecordCommand {
         var settings = Recorder.Settings(container: options.container, video: options.video, audio: options.audio,
                                          mixesAudio: options.mixesAudio, overwrite: options.overwrite)
         settings.maxRecordedDuration = options.limit
+        settings.pauseMode = options.pauseMode
+        if let folder = options.keepClips {
+            settings.clipsFolder = folder
+            settings.keepsClips = true
+        }
         let recorder = Recorder(url: url, settings: settings)
         do {
             try session.addOutput(recorder)
@@ -60,6 +68,10 @@ struct RecordCommand {
             Task { await session.stop() }
         }
         let renderer = ProgressRenderer(console: console, json: options.json)
+        let keys = KeyControls(recorder: recorder, console: console, interactive: console.isTerminal && !options.json) {
+            Task { await session.stop() }
+        }
+        renderer.controlsHint = keys.isInteractive
         let events = Task {
             for await event in recorder.events { renderer.render(event) }
         }
@@ -76,6 +88,7 @@ struct RecordCommand {
         }
         await session.stop()
         stopper.cancel()
+        keys.cancel()
         await events.value
         sessionEvents.cancel()
         renderer.finishLine()

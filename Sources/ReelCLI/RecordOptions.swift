@@ -24,6 +24,9 @@ public struct RecordOptions: Sendable {
     public var output: URL?
     public var overwrite = false
     public var json = false
+    public var pauseMode: Recorder.PauseMode = .singleFile
+    /// `--keep-clips DIR`: record clips into DIR and keep them after merging.
+    public var keepClips: URL?
 
     /// The options `reel record` accepts.
     public static let specs: [OptionSpec] = [
@@ -51,6 +54,9 @@ public struct RecordOptions: Sendable {
         OptionSpec("output", short: "o", value: .required, placeholder: "FILE", help: "the file (default: a dated name in ~/Videos)"),
         OptionSpec("overwrite", help: "replace FILE if it exists"),
         OptionSpec("json", help: "print events as JSON lines on standard output"),
+        OptionSpec("pause-mode", value: .required, placeholder: "MODE",
+                   help: "what pausing does: single-file (default; gaps taken out) or clips (merged at the end)"),
+        OptionSpec("keep-clips", value: .required, placeholder: "DIR", help: "record clips into DIR and keep them (implies --pause-mode clips)"),
         OptionSpec("help", short: "h", help: "show this help"),
     ]
 
@@ -155,6 +161,16 @@ public struct RecordOptions: Sendable {
         }
         if !container.canHold(audio.codec) {
             throw UsageError("\(container.rawValue) files cannot hold \(audio.codec.rawValue) audio (use --audio-codec aac)")
+        }
+        if let mode = args.value("pause-mode") ?? nil {
+            guard let m = Recorder.PauseMode(rawValue: mode) else { throw UsageError("--pause-mode must be clips or single-file, not '\(mode)'") }
+            pauseMode = m
+        }
+        if let dir = args.value("keep-clips") ?? nil {
+            guard !dir.isEmpty else { throw UsageError("--keep-clips needs a folder") }
+            if args.has("pause-mode") && pauseMode != .clips { throw UsageError("--keep-clips needs --pause-mode clips") }
+            keepClips = URL(fileURLWithPath: dir, isDirectory: true)
+            pauseMode = .clips
         }
         if args.has("duration") {
             duration = MediaTime(seconds: try ValueParser.duration(args.value("duration")!, option: "duration").seconds)

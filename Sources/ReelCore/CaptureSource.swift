@@ -68,9 +68,10 @@ public protocol CaptureSource: AnyObject, Sendable {
 
 /// An output of a capture session: a recorder, a frame handler.
 public protocol CaptureOutput: AnyObject, Sendable {
-    /// Called once before the session starts, with the sources the output will see.
+    /// Called once before the session starts, with the sources the output will see, the
+    /// session clock and the clock reading that is time zero of the samples' presentation times.
     /// Throws a ``ReelError`` if the output cannot work with them.
-    func prepare(sources: [SourceDescriptor], clock: any MediaClock) throws
+    func prepare(sources: [SourceDescriptor], clock: any MediaClock, origin: MediaTime) throws
     /// Receives a sample on the source's thread. Must not block under a real-time clock.
     func consume(_ sample: SourcedSample)
     /// Receives a source event.

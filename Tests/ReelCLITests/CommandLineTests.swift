@@ -223,4 +223,40 @@ import ReelTestSupport
         #expect(frames.count >= 30)
         #expect(frames.compactMap(\.counter).count == frames.count)
     }
+
+    @Test func sigusr1TogglesPauseWithoutATerminal() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("usr1.mp4")
+        let out = dir.url.appendingPathComponent("events.jsonl")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast", "--json", "-o", url.path]
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try await Task.sleep(for: .seconds(1.5))
+        kill(process.processIdentifier, SIGUSR1)
+        try await Task.sleep(for: .seconds(1.5))
+        kill(process.processIdentifier, SIGUSR1)
+        try await Task.sleep(for: .seconds(1))
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let events = try String(contentsOf: out, encoding: .utf8).split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["event"] as? String
+        }
+        #expect(events.contains("paused") && events.contains("resumed"))
+        let probe = try MediaProbe.probe(url)
+        // About 2.5 s recorded out of about 4 s: the paused 1.5 s is not in the file.
+        #expect(probe.duration > 1.5 && probe.duration < 3.3, "duration \(probe.duration)")
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).compactMap(\.counter)
+        let jumps = zip(counters, counters.dropFirst()).filter { $1 != $0 + 1 }
+        #expect(jumps.count == 1, "one join where the pause was")
+        #expect(jumps.allSatisfy { $1 - $0 > 30 })
+    }
+
+    @Test func pauseModeOptions() throws {
+        #expect(try ReelBinary.run(["record", "--test-pattern", "--pause-mode", "sometimes"]).status == 2)
+    }
 }

@@ -1,0 +1,115 @@
+import Foundation
+import ReelFFmpeg
+
+/// The tracks a recorder writes, worked out from the session's sources.
+struct TrackPlan {
+    var video: AssetWriter.VideoTrack?
+    var videoSource: SourceID?
+    var videoSize: PixelSize?
+    /// Audio sources by input index.
+    var audioInputs: [SourceID: Int] = [:]
+    var audioFormats: [AudioFormat] = []
+    var audioTracks: [AssetWriter.AudioTrack] = []
+    var titles: [String] = []
+    var mixFormat: AudioFormat?
+
+    init(settings: Recorder.Settings, sources: [SourceDescriptor]) throws {
+        for source in sources where source.kind == .video {
+            if case .video(let size, let pixelFormat, _) = source.format {
+                video = AssetWriter.VideoTrack(settings: settings.video, inputFormat: pixelFormat, inputSize: size)
+                videoSource = source.id
+                videoSize = settings.video.size ?? size
+                break
+            }
+        }
+        for source in sources where source.kind.isAudio {
+            guard case .audio(let format) = source.format else { continue }
+            audioInputs[source.id] = audioFormats.count
+            audioFormats.append(format)
+            switch source.kind {
+            case .micAudio: titles.append("Microphone")
+            case .appAudio: titles.append("App audio")
+            default: titles.append(source.name)
+            }
+        }
+        if settings.mixesAudio && audioFormats.count > 1 {
+            guard Set(audioFormats.map(\.sampleRate)).count == 1 else {
+                throw ReelError(.invalidConfiguration, "cannot mix audio sources of different sample rates")
+            }
+            let mix = AudioFormat(sampleFormat: .f32, sampleRate: audioFormats[0].sampleRate, channels: settings.audio.channels)
+            mixFormat = mix
+            audioTracks = [AssetWriter.AudioTrack(settings: settings.audio, inputFormat: mix, title: "Mix")]
+            titles = ["Mix"]
+        } else {
+            audioTracks = zip(audioFormats, titles).map { AssetWriter.AudioTrack(settings: settings.audio, inputFormat: $0, title: $1) }
+        }
+        if video == nil && audioTracks.isEmpty {
+            throw ReelError(.cannotAddOutput, "the recorder has nothing to record", hint: "add a video or audio input first")
+        }
+    }
+}
+
+/// One file being written: the asset writer and the audio laid out for it. A single-file
+/// recording has one; a clip session has one per clip.
+final class ClipWriter {
+    let writer: AssetWriter
+    let url: URL
+    /// The timeline interval (clip) this file holds.
+    let interval: Int
+    private var aligners: [AudioTrackAligner]
+    private var mixer: AudioMixer?
+    private(set) var lastVideoTime: MediaTime?
+    private(set) var wroteSomething = false
+
+    init(url: URL, interval: Int, plan: TrackPlan, settings: Recorder.Settings, overwrite: Bool) throws {
+        self.url = url
+        self.interval = interval
+        aligners = plan.audioFormats.map { AudioTrackAligner(format: $0) }
+        if let mix = plan.mixFormat { mixer = AudioMixer(inputs: plan.audioFormats.count, format: mix) }
+        writer = try AssetWriter(configuration: .init(url: url, container: settings.container, video: plan.video,
+                                                      audio: plan.audioTracks, fragmentInterval: settings.fragmentInterval,
+                                                      overwrite: overwrite))
+    }
+
+    var videoFrames: Int64 { writer.videoFrameCount }
+    var bytesWritten: Int64 { writer.bytesWritten }
+
+    /// Where the audio of input `input` has been laid down to, in the file's time.
+    func audioEnd(_ input: Int) -> MediaTime { aligners[input].nextTime }
+
+    /// Encodes a frame at `time` in this file.
+    func appendVideo(_ frame: VideoFrame, at time: MediaTime) throws {
+        if try writer.appendVideo(frame, at: time) {
+            lastVideoTime = time
+            wroteSomething = true
+        }
+    }
+
+    /// Lays `buffer` (its time already in this file's time) onto input `input`'s track.
+    func appendAudio(_ buffer: AudioBuffer, input: Int) throws {
+        for piece in aligners[input].place(buffer) {
+            wroteSomething = true
+            if mixer != nil {
+                if let mixed = mixer!.add(piece, input: input) { try writer.appendAudio(mixed, track: 0) }
+            } else {
+                try writer.appendAudio(piece, track: input)
+            }
+        }
+    }
+
+    /// Fills every audio track with silence up to `end`, so all tracks end together.
+    func padAudio(to end: MediaTime) throws {
+        for i in aligners.indices {
+            let target = end.convertedValue(to: Int32(aligners[i].format.sampleRate), rounding: .down)
+            let missing = target - aligners[i].nextSample
+            if missing > 0 {
+                try appendAudio(.silence(format: aligners[i].format, frameCount: Int(missing), at: aligners[i].nextTime), input: i)
+            }
+        }
+        if mixer != nil, let rest = mixer!.flush() { try writer.appendAudio(rest, track: 0) }
+    }
+
+    func finish() throws -> AssetWriter.Summary { try writer.finish() }
+
+    func abandon() { writer.abandon() }
+}

@@ -1,0 +1,323 @@
+import Foundation
+import ReelFFmpeg
+
+/// The recorder's per-recording work, done only on the recorder's thread: lays samples onto
+/// the recording timeline (pauses taken out), writes them into one file or one file per clip,
+/// watches the limits, and at the end finalises (and in clip mode merges) the result.
+final class RecorderPipeline: @unchecked Sendable {
+    /// A request from the API, applied in order with the samples.
+    enum Control: Sendable {
+        case pause(MediaTime)
+        case resume(MediaTime)
+    }
+
+    /// Why the recording ended.
+
+    let url: URL
+    let settings: Recorder.Settings
+    let plan: TrackPlan
+    let session: RecordingSession
+    let limit: MediaTime?
+    private(set) var timeline: RecordingTimeline
+    private var current: ClipWriter?
+    private var finishedBytes: Int64 = 0
+    private var finishedFrames: Int64 = 0
+    private var pendingAudio: [SourcedSample] = []
+    private var pendingAudioDuration = MediaTime.zero
+    /// The latest session time each input has delivered up to (video: frame time; audio: end).
+    private var videoReached: MediaTime?
+    private var audioReached: [MediaTime?]
+    private var videoDone = false
+    private var clipFiles: [URL] = []
+    private(set) var ending: RecordingEnding = .requested
+    private var nextSpaceCheck = MediaTime.zero
+    /// Events to report, collected while handling samples.
+    var onClipStarted: ((Int) -> Void)?
+    var onClipFinished: ((Clip) -> Void)?
+
+    init(url: URL, settings: Recorder.Settings, sources: [SourceDescriptor], session: RecordingSession) throws {
+        self.url = url
+        self.settings = settings
+        self.session = session
+        limit = settings.maxRecordedDuration
+        if let limit, limit <= .zero { throw ReelError(.invalidConfiguration, "the maximum duration must be positive") }
+        if let max = settings.maxFileSize, max <= 0 { throw ReelError(.invalidConfiguration, "the maximum file size must be positive") }
+        plan = try TrackPlan(settings: settings, sources: sources)
+        audioReached = Array(repeating: nil, count: plan.audioFormats.count)
+        timeline = RecordingTimeline(frameDuration: plan.video != nil ? settings.video.frameRate.frameDuration
+                                                                      : MediaTime(value: 1, timescale: 100))
+        if settings.pauseMode == .clips {
+            // The merged file appears at the end; refuse now if it could not be written then.
+            if FileManager.default.fileExists(atPath: url.path) && !settings.overwrite {
+                throw ReelError(.fileExists, "\(url.path) already exists", hint: "choose another name or pass --overwrite")
+            }
+            try FileManager.default.createDirectory(at: session.folder, withIntermediateDirectories: true)
+        }
+        try checkFreeSpace()
+        // Open the first file now, so that a bad path or codec fails before the session starts.
+        current = try makeWriter(interval: 0)
+    }
+
+    private var container: Container { settings.container ?? Container(pathExtension: url.pathExtension) ?? .mp4 }
+
+    private func makeWriter(interval: Int) throws -> ClipWriter {
+        if settings.pauseMode == .singleFile {
+            return try ClipWriter(url: url, interval: 0, plan: plan, settings: settings, overwrite: settings.overwrite)
+        }
+        let clipURL = session.folder.appendingPathComponent(String(format: "clip-%03d.%@", interval + 1, container.fileExtension))
+        let writer = try ClipWriter(url: clipURL, interval: interval, plan: plan, settings: settings, overwrite: true)
+        clipFiles.append(clipURL)
+        return writer
+    }
+
+    // MARK: Controls
+
+    func apply(_ control: Control) -> (paused: Bool, at: MediaTime)? {
+        switch control {
+        case .pause(let time):
+            guard timeline.hasBegun, timeline.pause(at: time) != nil else { return nil }
+            return (true, timeline.recordedDuration(upTo: time))
+        case .resume(let time):
+            guard timeline.resume(at: time) != nil else { return nil }
+            return (false, timeline.recordedDuration(upTo: time))
+        }
+    }
+
+    var isPaused: Bool { timeline.isPaused }
+
+    /// Recorded time so far.
+    var recordedDuration: MediaTime {
+        if plan.video != nil {
+            guard let reached = videoReached else { return .zero }
+            let d = timeline.recordedDuration(upTo: reached + settings.video.frameRate.frameDuration)
+            return limit.map { min($0, d) } ?? d
+        }
+        let reached = audioReached.compactMap { $0 }.max() ?? .zero
+        let d = timeline.recordedDuration(upTo: reached)
+        return limit.map { min($0, d) } ?? d
+    }
+
+    var bytesWritten: Int64 { finishedBytes + (current?.bytesWritten ?? 0) }
+    var framesWritten: Int64 { finishedFrames + (current?.videoFrames ?? 0) }
+    var clipCount: Int { session.clips.count + (current == nil ? 0 : 1) }
+
+    func progress(dropped: Int64) -> RecordingProgress {
+        RecordingProgress(duration: recordedDuration, maxDuration: limit, bytes: bytesWritten, frames: framesWritten,
+                          droppedFrames: dropped, isPaused: isPaused, clipCount: clipCount)
+    }
+
+    // MARK: Samples
+
+    /// Called when the timeline begins and before each sample, to apply pending pauses and resumes.
+    var applyPendingControls: (() -> Void)?
+
+    /// Handles one sample; returns true once the recording must end (a limit was reached).
+    func handle(_ sample: SourcedSample) throws -> Bool {
+        applyPendingControls?()
+        switch sample.sample {
+        case .video(let frame):
+            guard sample.source == plan.videoSource, !videoDone else { return false }
+            let t = frame.presentationTime
+            if !timeline.hasBegun {
+                timeline.begin(at: t)
+                applyPendingControls?()
+                onClipStarted?(0)
+                let held = pendingAudio
+                pendingAudio = []
+                for audio in held { _ = try handle(audio) }
+            }
+            videoReached = t
+            if let i = timeline.intervalIndex(containing: t), let recorded = timeline.recordedTime(for: t) {
+                if let limit, settings.video.frameRate.frameIndex(at: recorded, rounding: .nearest)
+                    >= settings.video.frameRate.frameIndex(at: limit, rounding: .nearest) {
+                    videoDone = true
+                    ending = .maxDuration
+                } else {
+                    let writer = try writer(for: i)
+                    try writer?.appendVideo(frame, at: settings.pauseMode == .singleFile ? recorded : t - timeline.intervals[i].start)
+                }
+            }
+        case .audio(let buffer):
+            guard let input = plan.audioInputs[sample.source] else { return false }
+            if !timeline.hasBegun {
+                if plan.video != nil && pendingAudioDuration < MediaTime(value: 3, timescale: 1) {
+                    pendingAudio.append(sample)
+                    pendingAudioDuration += buffer.duration
+                    return false
+                }
+                timeline.begin(at: plan.video != nil ? buffer.presentationTime : .zero)
+                applyPendingControls?()
+                onClipStarted?(0)
+            }
+            try place(buffer, input: input)
+        }
+        try closeClipIfDone()
+        return try limitReached()
+    }
+
+    /// Writes the recorded parts of `buffer` into the files of their intervals.
+    private func place(_ buffer: AudioBuffer, input: Int) throws {
+        let start = buffer.presentationTime, end = buffer.endTime
+        audioReached[input] = max(audioReached[input] ?? end, end)
+        let rate = Int32(buffer.format.sampleRate)
+        let startSample = start.convertedValue(to: rate, rounding: .nearest)
+        for piece in timeline.split(from: start, to: end) {
+            let interval = timeline.intervals[piece.interval]
+            var from = Int(piece.start.convertedValue(to: rate, rounding: .nearest) - startSample)
+            var to = Int(piece.end.convertedValue(to: rate, rounding: .nearest) - startSample)
+            from = max(0, min(buffer.frameCount, from))
+            to = max(from, min(buffer.frameCount, to))
+            // Recorded time of the piece, cut at the limit.
+            let recordedStart = interval.offset + (piece.start - interval.start)
+            if let limit {
+                if recordedStart >= limit { continue }
+                let room = (limit - recordedStart).convertedValue(to: rate, rounding: .down)
+                to = min(to, from + Int(room))
+            }
+            guard to > from, let writer = try writer(for: piece.interval) else { continue }
+            var slice = (from == 0 && to == buffer.frameCount) ? buffer : buffer.slice(frames: from..<to)
+            slice.presentationTime = settings.pauseMode == .singleFile ? recordedStart : piece.start - interval.start
+            try writer.appendAudio(slice, input: input)
+        }
+    }
+
+    /// The writer for interval `interval`: the open one, or a new clip; `nil` for a clip that
+    /// has already been finished (late samples).
+    private func writer(for interval: Int) throws -> ClipWriter? {
+        if settings.pauseMode == .singleFile { return current }
+        if let current, current.interval == interval { return current }
+        if let current, current.interval > interval { return nil }
+        if current != nil { try finishClip() }
+        if interval < clipFiles.count { return nil }  // finished before
+        let writer = try makeWriter(interval: interval)
+        current = writer
+        onClipStarted?(interval)
+        return writer
+    }
+
+    /// In clip mode, finishes the clip of a paused interval once video and audio have passed its end.
+    private func closeClipIfDone() throws {
+        guard settings.pauseMode == .clips, let current, let end = timeline.intervals[current.interval].end else {
+            if let current { session.setCurrentDuration(currentDuration(of: current)) }
+            return
+        }
+        let videoPassed = plan.video == nil || (videoReached.map { $0 >= end } ?? false)
+        let audioPassed = audioReached.allSatisfy { $0.map { $0 >= end } ?? false }
+        if videoPassed && audioPassed { try finishClip() }
+    }
+
+    /// How long the clip being recorded is (in single-file mode: since the last resume).
+    private func currentDuration(of writer: ClipWriter) -> MediaTime {
+        if settings.pauseMode == .singleFile {
+            guard let last = timeline.intervals.last, last.end == nil else { return .zero }
+            return max(.zero, recordedDuration - last.offset)
+        }
+        if plan.video != nil, let last = writer.lastVideoTime { return last + settings.video.frameRate.frameDuration }
+        return timeline.intervals[writer.interval].duration ?? .zero
+    }
+
+    /// Finishes the open clip: pads its audio to its end and finalises its file.
+    private func finishClip() throws {
+        guard let writer = current else { return }
+        current = nil
+        var duration: MediaTime
+        if settings.pauseMode == .singleFile {
+            duration = recordedDuration
+        } else {
+            let interval = timeline.intervals[writer.interval]
+            duration = interval.duration ?? currentDuration(of: writer)
+            if let limit { duration = min(duration, max(.zero, limit - interval.offset)) }
+        }
+        if plan.video != nil, let last = writer.lastVideoTime {
+            // The frames that were actually written decide where the file ends.
+            duration = min(duration, last + settings.video.frameRate.frameDuration)
+        }
+        guard writer.wroteSomething else {
+            writer.abandon()
+            try? FileManager.default.removeItem(at: writer.url)
+            return
+        }
+        try writer.padAudio(to: duration)
+        let summary = try writer.finish()
+        finishedBytes += summary.bytes
+        finishedFrames += summary.videoFrames
+        if settings.pauseMode == .clips {
+            let clip = Clip(url: writer.url, duration: duration, frameCount: summary.videoFrames, hasAudio: !plan.audioTracks.isEmpty)
+            session.append(clip)
+            onClipFinished?(clip)
+        }
+    }
+
+    private func limitReached() throws -> Bool {
+        if let max = settings.maxFileSize, bytesWritten >= max {
+            ending = .maxFileSize
+            return true
+        }
+        if recordedDuration >= nextSpaceCheck {
+            nextSpaceCheck = recordedDuration + MediaTime(value: 1, timescale: 1)
+            do { try checkFreeSpace() } catch { ending = .lowDiskSpace; return true }
+        }
+        guard let limit else { return false }
+        let videoComplete = plan.video == nil || videoDone
+        let audioComplete = audioReached.allSatisfy { reached in
+            reached.map { timeline.recordedDuration(upTo: $0) >= limit } ?? false
+        }
+        return videoComplete && audioComplete
+    }
+
+    private func checkFreeSpace() throws {
+        guard let minimum = settings.minimumFreeSpace else { return }
+        let folder = settings.pauseMode == .clips ? session.folder : url.deletingLastPathComponent()
+        let free = ((try? FileManager.default.attributesOfFileSystem(forPath: folder.path))?[.systemFreeSize] as? NSNumber)?.int64Value
+        if let free, free < minimum {
+            throw ReelError(.insufficientStorage, "only \(free / 1_000_000) MB free in \(folder.path)",
+                            hint: "free some space or record elsewhere")
+        }
+    }
+
+    // MARK: The end
+
+    /// Ends the recording: finishes the open file and, in clip mode, merges the clips into the
+    /// recorder's file.
+    func finish(dropped: Int64) throws -> RecordingSummary {
+        if !timeline.hasBegun, !pendingAudio.isEmpty {
+            timeline.begin(at: .zero)
+            let held = pendingAudio
+            pendingAudio = []
+            for audio in held { _ = try handle(audio) }
+        }
+        let recorded = recordedDuration
+        try finishClip()
+        var url = self.url
+        var frames = finishedFrames
+        var bytes = finishedBytes
+        if settings.pauseMode == .clips {
+            let clips = session.clips
+            guard !clips.isEmpty else {
+                throw ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
+            }
+            if settings.mergesClipsAtEnd {
+                url = try session.merge(to: self.url, allowsReencoding: false, overwrite: settings.overwrite)  // MERGE-PENDING
+                frames = clips.reduce(0) { $0 + $1.frameCount }
+                bytes = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? bytes
+                if !settings.keepsClips {
+                    session.removeAllClips(removeFiles: true)
+                    try? FileManager.default.removeItem(at: session.folder)  // only if empty
+                }
+            } else {
+                url = session.folder
+            }
+        } else if frames == 0 && bytes == 0 {
+            throw ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
+        }
+        return RecordingSummary(url: url, duration: recorded, frames: frames, droppedFrames: dropped, bytes: bytes,
+                                videoSize: plan.videoSize, video: plan.video != nil ? settings.video : nil,
+                                audioTracks: plan.titles, audio: plan.titles.isEmpty ? nil : settings.audio,
+                                container: container, reachedLimit: ending == .maxDuration,
+                                clipCount: settings.pauseMode == .clips ? session.clips.count : timeline.intervals.count,
+                                ending: ending)
+    }
+
+    /// Stops without finishing: what is on disk stays (fragmented, playable).
+    func abandon() { current?.abandon() }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Dispatch
+import Reel
+
+/// Keys on a terminal while recording: space pauses and resumes, `q` or Enter stops. Without
+/// a terminal, SIGUSR1 toggles pause. The terminal's settings are restored when done.
+final class KeyControls: @unchecked Sendable {
+    private var saved = termios()
+    private var rawMode = false
+    private var reader: Thread?
+    private var usr1: DispatchSourceSignal?
+    private let lock = NSLock()
+    private var cancelled = false
+
+    init(recorder: Recorder, console: Console, interactive: Bool, stop: @escaping @Sendable () -> Void) {
+        signal(SIGUSR1, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
+        source.setEventHandler { try? recorder.togglePause() }
+        source.resume()
+        usr1 = source
+
+        guard interactive, isatty(STDIN_FILENO) == 1, tcgetattr(STDIN_FILENO, &saved) == 0 else { return }
+        var raw = saved
+        raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        raw.c_cc.6 = 0   // VMIN: return as soon as there is input or the timeout passes
+        raw.c_cc.5 = 2   // VTIME: tenths of a second
+        guard tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0 else { return }
+        rawMode = true
+        let thread = Thread { [weak self] in
+            var byte: UInt8 = 0
+            while let self, !self.isCancelled {
+                let n = read(STDIN_FILENO, &byte, 1)
+                guard n == 1 else { continue }
+                switch byte {
+                case UInt8(ascii: " "), UInt8(ascii: "p"):
+                    try? recorder.togglePause()
+                case UInt8(ascii: "q"), UInt8(ascii: "\n"), UInt8(ascii: "\r"):
+                    stop()
+                    return
+                default:
+                    break
+                }
+            }
+        }
+        thread.start()
+        reader = thread
+    }
+
+    private var isCancelled: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return cancelled
+    }
+
+    /// Whether keys are being read.
+    var isInteractive: Bool { rawMode }
+
+    /// Restores the terminal and stops listening.
+    func cancel() {
+        lock.lock()
+        cancelled = true
+        lock.unlock()
+        usr1?.cancel()
+        signal(SIGUSR1, SIG_DFL)
+        if rawMode {
+            tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+            rawMode = false
+        }
+    }
+}

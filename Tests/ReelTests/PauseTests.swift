@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+import Reel
+import ReelTestSupport
+
+/// Pausing and resuming on a stepped manual clock: the cut falls exactly on frame slots, so a
+/// decoded recording shows which frames and which beeps were kept.
+@Suite struct PauseTests {
+    static let intervals: [(Double, Double)] = [(0, 1), (1.2, 2.2), (2.4, 3.4), (3.6, 4.6), (4.8, 5.8)]
+
+    /// Records the test pattern and tone over `intervals`, pausing between them.
+    func recordWithPauses(mode: Recorder.PauseMode, limit: MediaTime? = nil, in dir: TemporaryDirectory,
+                          ext: String = "mp4") async throws -> (URL, RecordingSummary, Recorder) {
+        let url = dir.url.appendingPathComponent("paused.\(ext)")
+        let session = CaptureSession(clock: ManualClock())
+        try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240)))
+        try session.addInput(ToneSource())
+        var settings = Recorder.Settings(pauseMode: mode)
+        settings.video.preset = "ultrafast"
+        settings.maxRecordedDuration = limit
+        settings.keepsClips = true
+        let recorder = Recorder(url: url, settings: settings)
+        // A scripted recording: the pauses and resumes are scheduled on the session timeline,
+        // so that a clock running faster than real time cuts at exactly known instants.
+        for (i, (start, end)) in Self.intervals.enumerated() {
+            if i > 0 { recorder.record(at: MediaTime(seconds: start)) }
+            recorder.pause(at: MediaTime(seconds: end))
+        }
+        recorder.record(at: MediaTime(seconds: 7))
+        recorder.maxRecordedDuration = limit ?? MediaTime(seconds: 5.5)
+        try session.addOutput(recorder)
+        try await session.start()
+        let summary = try await recorder.result()
+        await session.stop()
+        return (url, summary, recorder)
+    }
+
+    /// Checks the five clips (and `extraFrames` of a sixth that starts at 7 s).
+    func checkJoins(_ url: URL, expectedClips: Int, extraFrames: Int = 0) throws {
+        let frames = try MediaProbe.decodeLuma(url, width: 320, height: 240)
+        let expected = Self.intervals.prefix(expectedClips).flatMap { (start, end) in
+            Int64((start * 30).rounded())..<Int64((end * 30).rounded())
+        } + (210..<(210 + Int64(extraFrames)))
+        #expect(frames.map(\.counter) == expected.map { Optional($0) }, "each clip's frames, none missing or repeated")
+        let times = try MediaProbe.packetTimes(url)
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "timestamps rise strictly")
+        let audioTimes = try MediaProbe.packetTimes(url, stream: "a:0")
+        #expect(zip(audioTimes, audioTimes.dropFirst()).allSatisfy { $0 < $1 })
+        var flashes: [Double] = []
+        for i in frames.indices where frames[i].isFlash && (i == 0 || !frames[i - 1].isFlash) { flashes.append(times[i]) }
+        let beeps = MediaProbe.beepOnsets(try MediaProbe.decodeAudio(url))
+        #expect(flashes.count == expectedClips + (extraFrames > 15 ? 1 : 0))
+        #expect(beeps.count == flashes.count)
+        for (flash, beep) in zip(flashes, beeps) { #expect(abs(flash - beep) < 0.040, "flash \(flash) beep \(beep)") }
+        let probe = try MediaProbe.probe(url)
+        #expect(abs(probe.duration - (Double(expectedClips) + Double(extraFrames) / 30)) < 1.0 / 30 + 0.03)
+    }
+
+    @Test func singleFileTakesTheGapsOut() async throws {
+        let dir = try TemporaryDirectory()
+        let (url, summary, _) = try await recordWithPauses(mode: .singleFile, in: dir)
+        #expect(summary.frames == 165)
+        #expect(summary.clipCount == 6)
+        #expect(abs(summary.duration.seconds - 5.5) < 0.001)
+        try checkJoins(url, expectedClips: 5, extraFrames: 15)
+    }
+
+    @Test func maxRecordedDurationCountsRecordedTimeAcrossPauses() async throws {
+        let dir = try TemporaryDirectory()
+        let (url, summary, _) = try await recordWithPauses(mode: .singleFile, limit: MediaTime(seconds: 2.5), in: dir)
+        #expect(summary.ending == .maxDuration)
+        #expect(summary.frames == 75)
+        let probe = try MediaProbe.probe(url)
+        #expect(abs((probe.videoStreams.first?.duration ?? 0) - 2.5) < 0.001)
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter)
+        #expect(counters == (Array(0..<30) + Array(36..<66) + Array(72..<87)).map { Optional(Int64($0)) })
+    }
+
+    @Test func pausingWhatIsNotRecordingIsATypedError() async throws {
+        let recorder = Recorder(url: URL(fileURLWithPath: "/tmp/never.mp4"))
+        #expect { try recorder.pause() } throws: { ($0 as? ReelError)?.code == .notRunning }
+        #expect { try recorder.record() } throws: { ($0 as? ReelError)?.code == .notRunning }
+    }
+}
