@@ -259,4 +259,16 @@ import ReelTestSupport
     @Test func pauseModeOptions() throws {
         #expect(try ReelBinary.run(["record", "--test-pattern", "--pause-mode", "sometimes"]).status == 2)
     }
+
+    @Test func withoutOutputTheFileGoesToTheVideosFolder() throws {
+        let home = try TemporaryDirectory()
+        let r = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--duration", "0.5"],
+                                   environment: ["HOME": home.url.path, "XDG_CONFIG_HOME": home.url.appendingPathComponent(".config").path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let videos = home.url.appendingPathComponent("Videos")
+        let files = try FileManager.default.contentsOfDirectory(atPath: videos.path)
+        #expect(files.count == 1)
+        #expect(files.first?.hasPrefix("Reel ") == true && files.first?.hasSuffix(".mp4") == true)
+        #expect(r.output.contains(videos.path))
+    }
 }
