@@ -35,7 +35,8 @@ public final class Recorder: CaptureOutput {
         public var mixesAudio: Bool
         /// Replace an existing file at the URL.
         public var overwrite: Bool
-        /// How often a fragment is completed while recording MP4/MOV (what a crash can lose at most).
+        /// How often a fragment is completed while recording MP4/MOV: what a crash can lose at
+        /// most (plus the encoder's few frames of lookahead).
         public var fragmentInterval: MediaTime
         /// Stop once this much has been recorded (recorded time: pauses do not count).
         public var maxRecordedDuration: MediaTime?
@@ -56,7 +57,7 @@ public final class Recorder: CaptureOutput {
 
         public init(container: Container? = nil, video: VideoSettings = VideoSettings(), audio: AudioSettings = AudioSettings(),
                     mixesAudio: Bool = false, overwrite: Bool = false,
-                    fragmentInterval: MediaTime = MediaTime(value: 1, timescale: 1), maxRecordedDuration: MediaTime? = nil,
+                    fragmentInterval: MediaTime = MediaTime(value: 1, timescale: 2), maxRecordedDuration: MediaTime? = nil,
                     maxFileSize: Int64? = nil, minimumFreeSpace: Int64? = 100_000_000, pauseMode: PauseMode = .singleFile,
                     clipsFolder: URL? = nil, keepsClips: Bool = false, mergesClipsAtEnd: Bool = true) {
             self.container = container
@@ -137,6 +138,12 @@ public final class Recorder: CaptureOutput {
 
     /// The clips of this recording (clip mode keeps one file per clip here); `nil` before it starts.
     public var recordingSession: RecordingSession? { state.withLock { $0.session } }
+
+    /// Makes a recording cut off by a crash (a fragmented MP4/MOV) into a finalised file with
+    /// everything it held, at `output` or in place.
+    public static func recover(_ url: URL, to output: URL? = nil, overwrite: Bool = false) throws -> Recovery.Summary {
+        try Recovery.recover(url, to: output, overwrite: overwrite)
+    }
 
     /// Pauses the recording at the next frame: that frame and the audio from the same instant
     /// on are left out until ``record()``. In clip mode this ends the current clip. Throws

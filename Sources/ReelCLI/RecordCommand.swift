@@ -38,6 +38,11 @@ struct RecordCommand {
             return fail(ReelError(.ioFailure, "\(error)"))
         }
 
+        if !options.json {
+            for cut in Recovery.cutOffRecordings(in: url.deletingLastPathComponent()) where cut.path != url.path {
+                console.err("reel: note: \(cut.path) looks cut off (unless another recording is writing it now); recover it with: reel recover \"\(cut.path)\"")
+            }
+        }
         let session = CaptureSession()
         do {
             for source in makeSources() { try session.addInput(source) }

@@ -13,6 +13,7 @@ public enum ReelCommandLine {
     Commands:
       record     record a screen, the test camera, a microphone, app audio or the test tone
       devices    list screens and audio sources and sinks
+      recover    finalise recordings that a crash cut off
 
     Run 'reel <command> --help' for a command's options.
 
@@ -44,6 +45,13 @@ public enum ReelCommandLine {
                 }
                 if let extra = parsed.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
                 return DevicesCommand(console: console, json: parsed.has("json")).run()
+            case "recover":
+                let parsed = try ParsedArguments.parse(rest, specs: RecoverCommand.specs)
+                if parsed.has("help") {
+                    console.out(RecoverCommand.help + optionHelp(RecoverCommand.specs))
+                    return 0
+                }
+                return RecoverCommand(console: console).run(parsed)
             case "-h", "--help", "help":
                 console.out(help)
                 return 0
@@ -52,7 +60,7 @@ public enum ReelCommandLine {
             }
         } catch let error as UsageError {
             console.err("reel: \(error.message)")
-            console.err("Run 'reel \(command == "record" || command == "devices" ? command + " " : "")--help' for usage.")
+            console.err("Run 'reel \(["record", "devices", "recover", "merge"].contains(command) ? command + " " : "")--help' for usage.")
             return 2
         } catch {
             console.err("reel: error: \(error)")

@@ -54,7 +54,7 @@ public final class AssetWriter: @unchecked Sendable {
         public var overwrite: Bool
 
         public init(url: URL, container: Container? = nil, video: VideoTrack?, audio: [AudioTrack] = [],
-                    fragmentInterval: MediaTime? = MediaTime(value: 1, timescale: 1), overwrite: Bool = false) {
+                    fragmentInterval: MediaTime? = MediaTime(value: 1, timescale: 2), overwrite: Bool = false) {
             self.url = url
             self.container = container ?? Container(pathExtension: url.pathExtension) ?? .mp4
             self.video = video

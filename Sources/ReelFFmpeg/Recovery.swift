@@ -1,0 +1,116 @@
+import Foundation
+internal import CFFmpeg
+import ReelCore
+
+/// Recordings cut off by a crash, a kill or a power loss: how to tell them and how to make
+/// them into finalised files.
+///
+/// While recording, MP4 and MOV files are fragmented: an empty index at the front, then
+/// self-contained fragments. A clean stop rewrites such a file as a regular one, so a file that
+/// still has fragments was cut off (or is being recorded right now).
+public enum Recovery {
+    /// What a recovery produced.
+    public struct Summary: Sendable, Hashable {
+        public var url: URL
+        public var duration: MediaTime
+        public var videoFrames: Int64
+    }
+
+    /// Whether `url` is a fragmented MP4/MOV, as a recording cut off before its clean stop is.
+    public static func isCutOff(_ url: URL) -> Bool {
+        guard let handle = try? FileHandle(forReadingFrom: url) else { return false }
+        defer { try? handle.close() }
+        var offset: UInt64 = 0
+        let size = (try? handle.seekToEnd()) ?? 0
+        var sawMovie = false
+        // Walk the top-level boxes: ftyp, moov, then moof/mdat pairs for a fragmented file.
+        for _ in 0..<64 {
+            guard offset + 8 <= size else { return false }
+            try? handle.seek(toOffset: offset)
+            guard let header = try? handle.read(upToCount: 16), header.count >= 8 else { return false }
+            var length = UInt64(header[0]) << 24 | UInt64(header[1]) << 16 | UInt64(header[2]) << 8 | UInt64(header[3])
+            let type = String(decoding: header[4..<8], as: UTF8.self)
+            if length == 1, header.count >= 16 {
+                length = header[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
+            } else if length == 0 {
+                length = size - offset
+            }
+            switch type {
+            case "moov": sawMovie = true
+            case "moof": return sawMovie
+            case "ftyp", "free", "skip", "wide", "mdat", "uuid", "sidx", "styp": break
+            default: return false
+            }
+            guard length >= 8 else { return false }
+            offset += length
+        }
+        return false
+    }
+
+    /// The recordings in `folder` that were cut off (MP4/MOV files with fragments).
+    public static func cutOffRecordings(in folder: URL) -> [URL] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.sorted().compactMap { name in
+            let url = folder.appendingPathComponent(name)
+            guard ["mp4", "mov", "m4v"].contains(url.pathExtension.lowercased()), !name.hasPrefix(".") else { return nil }
+            return isCutOff(url) ? url : nil
+        }
+    }
+
+    /// Makes the cut-off recording at `url` into a finalised file with everything it held:
+    /// at `output`, or in place when `output` is `nil` (the original is replaced only once the
+    /// finalised file is complete).
+    public static func recover(_ url: URL, to output: URL? = nil, overwrite: Bool = false) throws -> Summary {
+        FFmpeg.quietLogging
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw ReelError(.ioFailure, "\(url.path) does not exist")
+        }
+        guard isCutOff(url) else {
+            throw ReelError(.invalidConfiguration, "\(url.lastPathComponent) is not a cut-off recording (it has no fragments)",
+                            hint: "it is complete already, or not a Reel MP4/MOV recording")
+        }
+        let container: Container = url.pathExtension.lowercased() == "mov" ? .mov : .mp4
+        // The writer started every track at one lead time and FFmpeg moved the file so that the
+        // first packet decodes at zero; the first video frame's time is that lead.
+        let shift = try firstVideoTime(url) ?? .zero
+        if let output {
+            try Remuxer.remux(url, to: output, container: container, fastStart: true, overwrite: overwrite, shift: shift)
+        } else {
+            try AssetWriter.finalise(url, container: container, shift: shift)
+        }
+        let result = output ?? url
+        let probe = try InputFile(url: result)
+        var duration = MediaTime.zero
+        var frames: Int64 = 0
+        for i in 0..<Int(probe.context.pointee.nb_streams) {
+            let stream = probe.context.pointee.streams[i]!
+            let tb = stream.pointee.time_base
+            if stream.pointee.duration > 0 {
+                duration = max(duration, MediaTime(value: stream.pointee.duration * Int64(tb.num), timescale: tb.den))
+            }
+            if stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO { frames = stream.pointee.nb_frames }
+        }
+        return Summary(url: result, duration: duration, videoFrames: frames)
+    }
+
+    /// The earliest presentation time among the first video packets of `url`.
+    private static func firstVideoTime(_ url: URL) throws -> MediaTime? {
+        let input = try InputFile(url: url)
+        let ctx = input.context
+        let index = av_find_best_stream(ctx, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        guard index >= 0 else { return nil }
+        let tb = ctx.pointee.streams[Int(index)]!.pointee.time_base
+        let packet = av_packet_alloc()
+        defer { var p = packet; av_packet_free(&p) }
+        var earliest: Int64?
+        var seen = 0
+        // Look at the first few video packets: the first frame may come after B-frames in decode order.
+        while seen < 16, av_read_frame(ctx, packet) >= 0 {
+            defer { av_packet_unref(packet) }
+            guard packet!.pointee.stream_index == index, packet!.pointee.pts != FFmpeg.noPTS else { continue }
+            earliest = min(earliest ?? packet!.pointee.pts, packet!.pointee.pts)
+            seen += 1
+        }
+        return earliest.map { MediaTime(value: $0 * Int64(tb.num), timescale: tb.den) }
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+import Reel
+import ReelTestSupport
+
+/// Recordings killed with SIGKILL at many moments — in the first second, mid-fragment, late —
+/// always leave a file that ffprobe reads and that decodes to within a second of the kill, and
+/// `reel recover` makes each a finalised file with every frame it held.
+@Suite(.serialized) struct CrashTests {
+    static let killTimes: [Double] = [0.4, 0.8, 1.1, 1.25, 1.5, 1.75, 2.0, 2.2, 2.45, 2.7,
+                                      0.6, 1.9, 2.9, 1.35, 0.95, 1.6, 2.05, 2.6, 1.15, 3.0]
+
+    @Test func killedRecordingsStayPlayableAndRecover() async throws {
+        let dir = try TemporaryDirectory()
+        for (run, killAfter) in Self.killTimes.enumerated() {
+            let url = dir.url.appendingPathComponent("killed-\(run).mp4")
+            let events = dir.url.appendingPathComponent("events-\(run).jsonl")
+            _ = FileManager.default.createFile(atPath: events.path, contents: nil)
+            let process = Process()
+            process.executableURL = ReelBinary.url
+            process.arguments = ["record", "--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast", "--json", "-o", url.path]
+            process.standardOutput = try FileHandle(forWritingTo: events)
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            // Time zero is when the recording started (the first event), as a user would count.
+            var started: Date?
+            let deadline = Date().addingTimeInterval(10)
+            while started == nil && Date() < deadline {
+                if let text = try? String(contentsOf: events, encoding: .utf8), text.contains("\"started\"") { started = Date() }
+                else { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            let zero = try #require(started, "run \(run): the recording started")
+            let wait = killAfter - Date().timeIntervalSince(zero)
+            if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
+            kill(process.processIdentifier, SIGKILL)
+            let recordedAtKill = Date().timeIntervalSince(zero)
+            process.waitUntilExit()
+
+            // ffprobe reads what was left, and it decodes to within a second of the kill.
+            let probe = try MediaProbe.probe(url)
+            #expect(probe.formatName.contains("mp4"), "run \(run)")
+            let packets = probe.videoStreams.first?.frameCount ?? 0
+            // Killed before its first fragment, a file holds its header and no frames yet.
+            let frames = packets == 0 ? [] : try MediaProbe.decodeLuma(url, width: 320, height: 240)
+            let counters = frames.compactMap(\.counter)
+            #expect(counters.count == frames.count, "run \(run): every frame readable")
+            #expect(zip(counters, counters.dropFirst()).allSatisfy { $1 == $0 + 1 }, "run \(run): no gaps")
+            let decodedSeconds = Double(counters.count) / 30
+            #expect(decodedSeconds >= recordedAtKill - 1.0, "run \(run): killed after \(recordedAtKill) s, \(decodedSeconds) s decode")
+
+            // reel recover makes it a finalised file with the same frames.
+            #expect(Recovery.isCutOff(url) == (counters.count > 0) || counters.isEmpty)
+            let recovered = try ReelBinary.run(["recover", url.path])
+            if counters.isEmpty {
+                continue  // killed before the first fragment: nothing to recover, and ffprobe still reads the file
+            }
+            #expect(recovered.status == 0, "run \(run): \(recovered.stderr)")
+            #expect(!Recovery.isCutOff(url))
+            let after = try MediaProbe.decodeLuma(url, width: 320, height: 240).compactMap(\.counter)
+            #expect(after == counters, "run \(run): the finalised file holds the same frames")
+            let finalised = try MediaProbe.probe(url)
+            #expect(abs((finalised.videoStreams.first?.duration ?? 0) - decodedSeconds) < 1.0 / 30 + 0.001)
+            #expect(finalised.audioStreams.count == 1)
+        }
+    }
+
+    @Test func recordNoticesCutOffRecordingsInItsFolder() async throws {
+        let dir = try TemporaryDirectory()
+        let cut = dir.url.appendingPathComponent("cut.mp4")
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast", "-o", cut.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try await Task.sleep(for: .seconds(2))
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let next = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--duration", "0.5",
+                                       "-o", dir.url.appendingPathComponent("next.mp4").path])
+        #expect(next.status == 0)
+        #expect(next.stderr.contains("reel recover \"\(cut.path)\""))
+        let notCut = try ReelBinary.run(["recover", dir.url.appendingPathComponent("next.mp4").path])
+        #expect(notCut.status == 1)
+        #expect(notCut.stderr.contains("not a cut-off recording"))
+    }
+}
