@@ -212,6 +212,24 @@ public enum ValueParser {
     }
 }
 
+extension ValueParser {
+    /// A size in bytes: `1000000`, `500k`, `500M`, `2G` (powers of 1000).
+    public static func size(_ text: String?, option: String, allowsZero: Bool) throws -> Int64 {
+        guard let text, !text.isEmpty else { throw UsageError("--\(option) needs a size such as 500M or 2G") }
+        var number = Substring(text.uppercased())
+        var scale = 1.0
+        for (suffix, factor) in [("K", 1e3), ("M", 1e6), ("G", 1e9), ("T", 1e12)] where number.hasSuffix(suffix) {
+            number = number.dropLast()
+            scale = factor
+        }
+        if number.hasSuffix("B") { number = number.dropLast() }
+        guard let value = Double(number), value.isFinite, value >= 0, allowsZero || value > 0 else {
+            throw UsageError("--\(option) needs a size such as 500M or 2G, not '\(text)'")
+        }
+        return Int64(value * scale)
+    }
+}
+
 /// Seconds parsed from the command line.
 public struct MediaTimeValue: Sendable, Equatable {
     public var seconds: Double

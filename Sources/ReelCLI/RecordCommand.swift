@@ -55,6 +55,8 @@ struct RecordCommand {
                                          mixesAudio: options.mixesAudio, overwrite: options.overwrite)
         settings.maxRecordedDuration = options.limit
         settings.pauseMode = options.pauseMode
+        settings.maxFileSize = options.maxFileSize
+        settings.minimumFreeSpace = options.minimumFreeSpace > 0 ? options.minimumFreeSpace : nil
         if let folder = options.keepClips {
             settings.clipsFolder = folder
             settings.keepsClips = true

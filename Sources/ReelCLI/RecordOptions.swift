@@ -25,6 +25,10 @@ public struct RecordOptions: Sendable {
     public var overwrite = false
     public var json = false
     public var pauseMode: Recorder.PauseMode = .singleFile
+    /// `--max-size`: stop cleanly at this many bytes.
+    public var maxFileSize: Int64?
+    /// `--min-free`: stop cleanly when the disk has less free space (bytes; 0 turns the guard off).
+    public var minimumFreeSpace: Int64 = 100_000_000
     /// `--keep-clips DIR`: record clips into DIR and keep them after merging.
     public var keepClips: URL?
 
@@ -54,6 +58,8 @@ public struct RecordOptions: Sendable {
         OptionSpec("output", short: "o", value: .required, placeholder: "FILE", help: "the file (default: a dated name in ~/Videos)"),
         OptionSpec("overwrite", help: "replace FILE if it exists"),
         OptionSpec("json", help: "print events as JSON lines on standard output"),
+        OptionSpec("max-size", value: .required, placeholder: "SIZE", help: "stop at this file size, e.g. 500M or 2G"),
+        OptionSpec("min-free", value: .required, placeholder: "SIZE", help: "stop when the disk has less free space (default 100M; 0 = off)"),
         OptionSpec("pause-mode", value: .required, placeholder: "MODE",
                    help: "what pausing does: single-file (default; gaps taken out) or clips (merged at the end)"),
         OptionSpec("keep-clips", value: .required, placeholder: "DIR", help: "record clips into DIR and keep them (implies --pause-mode clips)"),
@@ -162,6 +168,8 @@ public struct RecordOptions: Sendable {
         if !container.canHold(audio.codec) {
             throw UsageError("\(container.rawValue) files cannot hold \(audio.codec.rawValue) audio (use --audio-codec aac)")
         }
+        if args.has("max-size") { maxFileSize = try ValueParser.size(args.value("max-size")!, option: "max-size", allowsZero: false) }
+        if args.has("min-free") { minimumFreeSpace = try ValueParser.size(args.value("min-free")!, option: "min-free", allowsZero: true) }
         if let mode = args.value("pause-mode") ?? nil {
             guard let m = Recorder.PauseMode(rawValue: mode) else { throw UsageError("--pause-mode must be clips or single-file, not '\(mode)'") }
             pauseMode = m

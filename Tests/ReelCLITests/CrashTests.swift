@@ -84,4 +84,33 @@ import ReelTestSupport
         #expect(notCut.status == 1)
         #expect(notCut.stderr.contains("not a cut-off recording"))
     }
+
+    @Test func aFullDiskEndsWithAClearErrorAndAPlayableFile() throws {
+        let mountPoint = try TemporaryDirectory(prefix: "reel-smallfs")
+        let mounted = try Subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", mountPoint.url.path])
+        try #require(mounted.status == 0, "mounting a small tmpfs (as root) failed: \(mounted.stderr)")
+        defer { _ = try? Subprocess.run(["umount", mountPoint.url.path]) }
+        let url = mountPoint.url.appendingPathComponent("full.mp4")
+        let r = try ReelBinary.run(["record", "--test-pattern", "--tone", "--size", "1280x720", "--crf", "0", "--preset", "ultrafast",
+                                    "--min-free", "0", "--duration", "60", "-o", url.path])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("No space left on device"), "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1)
+        let probe = try MediaProbe.probe(url)
+        let frames = try #require(probe.videoStreams.first?.frameCount)
+        #expect(frames > 0)
+        let counters = try MediaProbe.decodeLuma(url, width: 1280, height: 720).compactMap(\.counter)
+        #expect(counters.count > 0)
+        #expect(zip(counters, counters.dropFirst()).allSatisfy { $1 == $0 + 1 }, "what was kept plays without gaps")
+    }
+
+    @Test func theFreeSpaceGuardRefusesToStartOnANearlyFullDisk() throws {
+        let mountPoint = try TemporaryDirectory(prefix: "reel-smallfs")
+        let mounted = try Subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2M", "tmpfs", mountPoint.url.path])
+        try #require(mounted.status == 0, "mounting a small tmpfs (as root) failed: \(mounted.stderr)")
+        defer { _ = try? Subprocess.run(["umount", mountPoint.url.path]) }
+        let r = try ReelBinary.run(["record", "--test-pattern", "--duration", "1", "-o", mountPoint.url.appendingPathComponent("x.mp4").path])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("MB free"))
+    }
 }
