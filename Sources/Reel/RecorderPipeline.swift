@@ -19,7 +19,11 @@ final class RecorderPipeline: @unchecked Sendable {
     let session: RecordingSession
     let limit: MediaTime?
     private(set) var timeline: RecordingTimeline
-    private var current: ClipWriter?
+    /// The files being written, by timeline interval. One in single-file mode (key 0); in clip
+    /// mode usually one, but audio may run ahead into the next clip before the video has left
+    /// the last, so a few can be open at once.
+    private var open: [Int: ClipWriter] = [:]
+    private var finishedIntervals = Set<Int>()
     private var finishedBytes: Int64 = 0
     private var finishedFrames: Int64 = 0
     private var pendingAudio: [SourcedSample] = []
@@ -55,7 +59,7 @@ final class RecorderPipeline: @unchecked Sendable {
         }
         try checkFreeSpace()
         // Open the first file now, so that a bad path or codec fails before the session starts.
-        current = try makeWriter(interval: 0)
+        open[0] = try makeWriter(interval: 0)
     }
 
     private var container: Container { settings.container ?? Container(pathExtension: url.pathExtension) ?? .mp4 }
@@ -97,9 +101,9 @@ final class RecorderPipeline: @unchecked Sendable {
         return limit.map { min($0, d) } ?? d
     }
 
-    var bytesWritten: Int64 { finishedBytes + (current?.bytesWritten ?? 0) }
-    var framesWritten: Int64 { finishedFrames + (current?.videoFrames ?? 0) }
-    var clipCount: Int { session.clips.count + (current == nil ? 0 : 1) }
+    var bytesWritten: Int64 { finishedBytes + open.values.reduce(0) { $0 + $1.bytesWritten } }
+    var framesWritten: Int64 { finishedFrames + open.values.reduce(0) { $0 + $1.videoFrames } }
+    var clipCount: Int { settings.pauseMode == .clips ? session.clips.count + open.count : timeline.intervals.count }
 
     func progress(dropped: Int64) -> RecordingProgress {
         RecordingProgress(duration: recordedDuration, maxDuration: limit, bytes: bytesWritten, frames: framesWritten,
@@ -181,29 +185,31 @@ final class RecorderPipeline: @unchecked Sendable {
         }
     }
 
-    /// The writer for interval `interval`: the open one, or a new clip; `nil` for a clip that
+    /// The writer for interval `interval`: an open one, or a new clip; `nil` for a clip that
     /// has already been finished (late samples).
     private func writer(for interval: Int) throws -> ClipWriter? {
-        if settings.pauseMode == .singleFile { return current }
-        if let current, current.interval == interval { return current }
-        if let current, current.interval > interval { return nil }
-        if current != nil { try finishClip() }
-        if interval < clipFiles.count { return nil }  // finished before
+        if settings.pauseMode == .singleFile { return open[0] }
+        if let writer = open[interval] { return writer }
+        if finishedIntervals.contains(interval) { return nil }
         let writer = try makeWriter(interval: interval)
-        current = writer
+        open[interval] = writer
         onClipStarted?(interval)
         return writer
     }
 
-    /// In clip mode, finishes the clip of a paused interval once video and audio have passed its end.
+    /// In clip mode, finishes each clip whose interval has ended once video and audio have
+    /// passed its end.
     private func closeClipIfDone() throws {
-        guard settings.pauseMode == .clips, let current, let end = timeline.intervals[current.interval].end else {
-            if let current { session.setCurrentDuration(currentDuration(of: current)) }
-            return
+        if settings.pauseMode == .clips {
+            for interval in open.keys.sorted() {
+                guard let end = timeline.intervals[interval].end else { continue }
+                let videoPassed = plan.video == nil || (videoReached.map { $0 >= end } ?? false)
+                let audioPassed = audioReached.allSatisfy { $0.map { $0 >= end } ?? false }
+                guard videoPassed && audioPassed else { break }
+                try finishClip(interval)
+            }
         }
-        let videoPassed = plan.video == nil || (videoReached.map { $0 >= end } ?? false)
-        let audioPassed = audioReached.allSatisfy { $0.map { $0 >= end } ?? false }
-        if videoPassed && audioPassed { try finishClip() }
+        if let last = open.keys.max(), let writer = open[last] { session.setCurrentDuration(currentDuration(of: writer)) }
     }
 
     /// How long the clip being recorded is (in single-file mode: since the last resume).
@@ -216,10 +222,10 @@ final class RecorderPipeline: @unchecked Sendable {
         return timeline.intervals[writer.interval].duration ?? .zero
     }
 
-    /// Finishes the open clip: pads its audio to its end and finalises its file.
-    private func finishClip() throws {
-        guard let writer = current else { return }
-        current = nil
+    /// Finishes the file of `interval`: pads its audio to its end and finalises it.
+    private func finishClip(_ interval: Int) throws {
+        guard let writer = open.removeValue(forKey: interval) else { return }
+        finishedIntervals.insert(interval)
         var duration: MediaTime
         if settings.pauseMode == .singleFile {
             duration = recordedDuration
@@ -287,7 +293,7 @@ final class RecorderPipeline: @unchecked Sendable {
             for audio in held { _ = try handle(audio) }
         }
         let recorded = recordedDuration
-        try finishClip()
+        for interval in open.keys.sorted() { try finishClip(interval) }
         var url = self.url
         var frames = finishedFrames
         var bytes = finishedBytes
@@ -297,8 +303,9 @@ final class RecorderPipeline: @unchecked Sendable {
                 throw ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
             }
             if settings.mergesClipsAtEnd {
-                url = try session.merge(to: self.url, allowsReencoding: false, overwrite: settings.overwrite)  // MERGE-PENDING
-                frames = clips.reduce(0) { $0 + $1.frameCount }
+                let merged = try session.merge(to: self.url, allowsReencoding: false, overwrite: settings.overwrite)
+                url = merged.url
+                frames = merged.videoFrames
                 bytes = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? bytes
                 if !settings.keepsClips {
                     session.removeAllClips(removeFiles: true)
@@ -319,5 +326,5 @@ final class RecorderPipeline: @unchecked Sendable {
     }
 
     /// Stops without finishing: what is on disk stays (fragmented, playable).
-    func abandon() { current?.abandon() }
+    func abandon() { for writer in open.values { writer.abandon() } }
 }

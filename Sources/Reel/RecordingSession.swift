@@ -96,10 +96,11 @@ public final class RecordingSession: Sendable {
     /// re-encoding the mismatching ones if `allowsReencoding`, else refusing with
     /// `.incompatibleClips`. The clips stay on disk.
     @discardableResult
-    public func merge(to url: URL, allowsReencoding: Bool = false, overwrite: Bool = false) throws -> URL {
+    public func merge(to url: URL, allowsReencoding: Bool = false, overwrite: Bool = false) throws -> MergeSummary {
         let clips = self.clips
         guard !clips.isEmpty else { throw ReelError(.nothingRecorded, "the session has no clips to merge") }
-        throw ReelError(.incompatibleClips, "MERGE-PENDING")  // MERGE-PENDING: replaced by Merger.merge when it lands
+        return try Merger.merge(clips.map { MergeInput(url: $0.url, isMuted: $0.isMutedOnMerge) }, to: url,
+                                options: MergeOptions(allowsReencoding: allowsReencoding, overwrite: overwrite))
     }
 
     // Updated by the recorder.

@@ -21,23 +21,12 @@ public enum Remuxer {
             let inStream = ctx.pointee.streams[i]!
             let type = inStream.pointee.codecpar.pointee.codec_type
             guard type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO else { continue }
-            guard let outStream = avformat_new_stream(muxer.context, nil) else {
-                throw ReelError(.encodingFailed, "cannot add a stream to \(output.lastPathComponent)")
-            }
-            try FFmpeg.check(avcodec_parameters_copy(outStream.pointee.codecpar, inStream.pointee.codecpar), "cannot copy stream parameters")
-            outStream.pointee.codecpar.pointee.codec_tag = 0
-            outStream.pointee.time_base = inStream.pointee.time_base
-            outStream.pointee.avg_frame_rate = inStream.pointee.avg_frame_rate
-            outStream.pointee.disposition = inStream.pointee.disposition
-            av_dict_copy(&outStream.pointee.metadata, inStream.pointee.metadata, 0)
+            let outStream = try addStream(copying: inStream, to: muxer)
             mapping[i] = Int(outStream.pointee.index)
             inputTimeBases.append(inStream.pointee.time_base)
         }
         av_dict_copy(&muxer.context.pointee.metadata, ctx.pointee.metadata, 0)
-        var options: OpaquePointer? = nil
-        defer { av_dict_free(&options) }
-        if fastStart && container != .mkv { av_dict_set(&options, "movflags", "faststart", 0) }
-        try FFmpeg.check(avformat_write_header(muxer.context, &options), "cannot write \(output.lastPathComponent)", code: .ioFailure)
+        try writeHeader(muxer, fastStart: fastStart)
 
         let packet = av_packet_alloc()
         defer { var p = packet; av_packet_free(&p) }
@@ -100,6 +89,32 @@ public enum Remuxer {
         }
         try FFmpeg.check(av_write_trailer(muxer.context), "cannot finish \(output.lastPathComponent)", code: .ioFailure)
         muxer.abandon()
+    }
+}
+
+extension Remuxer {
+    /// Adds to `muxer` a stream with the codec parameters, time base, frame rate, disposition and
+    /// metadata of `input`, for copying its packets.
+    static func addStream(copying input: UnsafeMutablePointer<AVStream>, to muxer: Muxer) throws -> UnsafeMutablePointer<AVStream> {
+        guard let output = avformat_new_stream(muxer.context, nil) else {
+            throw ReelError(.encodingFailed, "cannot add a stream to \(muxer.url.lastPathComponent)")
+        }
+        try FFmpeg.check(avcodec_parameters_copy(output.pointee.codecpar, input.pointee.codecpar), "cannot copy stream parameters")
+        output.pointee.codecpar.pointee.codec_tag = 0
+        output.pointee.time_base = input.pointee.time_base
+        output.pointee.avg_frame_rate = input.pointee.avg_frame_rate
+        output.pointee.disposition = input.pointee.disposition
+        av_dict_copy(&output.pointee.metadata, input.pointee.metadata, 0)
+        return output
+    }
+
+    /// Writes the header of a file of copied streams; with `fastStart` an MP4/MOV gets its
+    /// index at the front when it is finished.
+    static func writeHeader(_ muxer: Muxer, fastStart: Bool) throws {
+        var options: OpaquePointer? = nil
+        defer { av_dict_free(&options) }
+        if fastStart && muxer.container != .mkv { av_dict_set(&options, "movflags", "faststart", 0) }
+        try FFmpeg.check(avformat_write_header(muxer.context, &options), "cannot write \(muxer.url.lastPathComponent)", code: .ioFailure)
     }
 }
 

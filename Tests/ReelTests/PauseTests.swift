@@ -82,3 +82,47 @@ import ReelTestSupport
         #expect { try recorder.record() } throws: { ($0 as? ReelError)?.code == .notRunning }
     }
 }
+
+/// Clip mode: one file per clip, merged into the recorder's file at the end.
+@Suite struct ClipSessionTests {
+    @Test func fiveClipsMergeWithoutReencoding() async throws {
+        let dir = try TemporaryDirectory()
+        let (url, summary, recorder) = try await PauseTests().recordWithPauses(mode: .clips, in: dir)
+        let session = try #require(recorder.recordingSession)
+        #expect(session.clips.count == 6)
+        #expect(session.clips.prefix(5).allSatisfy { abs($0.duration.seconds - 1) < 0.001 && $0.frameCount == 30 && $0.hasAudio })
+        #expect(abs(session.totalDuration.seconds - 5.5) < 0.001)
+        #expect(summary.frames == 165)
+        #expect(summary.url == url)
+        try PauseTests().checkJoins(url, expectedClips: 5, extraFrames: 15)
+        // Clips were kept (keepsClips) in the session's folder, untouched by the merge.
+        for clip in session.clips { #expect(FileManager.default.fileExists(atPath: clip.url.path)) }
+    }
+
+    @Test func clipsCanBeRemovedMutedAndMergedAgain() async throws {
+        let dir = try TemporaryDirectory()
+        let (_, _, recorder) = try await PauseTests().recordWithPauses(mode: .clips, in: dir)
+        let session = try #require(recorder.recordingSession)
+        try session.removeLastClip()
+        #expect(session.clips.count == 5)
+        let removed = session.clips[3].url
+        try session.removeClip(at: 3)
+        #expect(!FileManager.default.fileExists(atPath: removed.path))
+        #expect(session.clips.count == 4)
+        try session.setMutedOnMerge(true, at: 1)
+        let merged = dir.url.appendingPathComponent("remerged.mp4")
+        let result = try session.merge(to: merged)
+        #expect(result.videoFrames == 120)
+        #expect(abs(result.duration.seconds - 4) < 1.0 / 30 + 0.001)
+        let audio = try MediaProbe.decodeAudio(merged)
+        func power(_ from: Double, _ to: Double) -> Double {
+            ToneAnalysis.power(of: Array(audio[Int(from * 48_000)..<Int(to * 48_000)]), sampleRate: 48_000, frequency: 440)
+        }
+        #expect(power(0.1, 0.9) > 0.001, "clip 1 has its tone")
+        #expect(power(1.1, 1.9) < 0.0001, "clip 2 is muted but keeps its place")
+        #expect(power(2.1, 2.9) > 0.001, "clip 3 has its tone")
+        session.removeAllClips()
+        #expect(session.clips.isEmpty)
+        #expect { try session.merge(to: dir.url.appendingPathComponent("empty.mp4")) } throws: { ($0 as? ReelError)?.code == .nothingRecorded }
+    }
+}

@@ -1,0 +1,312 @@
+import Foundation
+import Testing
+import ReelCore
+import ReelFFmpeg
+import ReelTestSupport
+
+/// Clips made like the recorder makes them (H.264 with B-frames and AAC in MP4, or Opus in
+/// MKV), from the test pattern and the tone. Clip `k` counts its frames from `1000 * (k + 1)`,
+/// and each clip beeps and flashes at 0.5 s and 1.5 s of its own time, so that a merged file
+/// shows whether any frame went missing or came twice and whether sound and picture stay
+/// together across every join.
+struct ClipMaker {
+    static let size = PixelSize(width: 320, height: 240)
+    static let rate = FrameRate(30)
+    static let beeps = BeepSchedule()
+
+    let folder: URL
+    var container: Container = .mp4
+    var preset = "veryfast"
+
+    /// The first counter of clip `k`.
+    static func firstCounter(_ k: Int) -> Int64 { Int64(1000 * (k + 1)) }
+
+    /// Writes clip `k` of `frames` frames and returns its file.
+    @discardableResult
+    func make(_ k: Int, frames: Int, size: PixelSize = ClipMaker.size, name: String? = nil) throws -> URL {
+        let url = folder.appendingPathComponent(name ?? "clip\(k + 1).\(container.fileExtension)")
+        var video = VideoSettings(codec: .h264, frameRate: Self.rate)
+        video.preset = preset
+        let audio = AssetWriter.AudioTrack(settings: AudioSettings(codec: container == .mkv ? .opus : .aac),
+                                           inputFormat: AudioFormat(), title: "Tone")
+        let writer = try AssetWriter(configuration: AssetWriter.Configuration(
+            url: url, container: container,
+            video: AssetWriter.VideoTrack(settings: video, inputFormat: .yuv420p, inputSize: size), audio: [audio]))
+        let pool = FramePool(format: .yuv420p, size: size, capacity: 2)
+        let tone = ToneSource()
+        for i in 0..<frames {
+            let time = Self.rate.time(ofFrame: Int64(i))
+            let frame = pool.makeFrame()!
+            TestPattern.draw(index: Self.firstCounter(k) + Int64(i), flash: Self.beeps.isBeeping(at: time), into: frame)
+            try writer.appendVideo(frame, at: time)
+            var samples: [Float] = []
+            samples.reserveCapacity(3200)
+            for n in (i * 1600)..<((i + 1) * 1600) { let v = tone.value(atSample: Int64(n)); samples += [v, v] }
+            try writer.appendAudio(AudioBuffer(format: AudioFormat(), presentationTime: .zero,
+                                               data: samples.withUnsafeBytes { Array($0) }), track: 0)
+        }
+        _ = try writer.finish()
+        return url
+    }
+
+    /// The counters the clips of `frames` frames show, one after the other.
+    static func counters(_ frames: [Int]) -> [Int64] {
+        frames.enumerated().flatMap { k, n in (0..<Int64(n)).map { firstCounter(k) + $0 } }
+    }
+
+    /// The times (seconds) at which beeps and flashes start in clips of `frames` frames, one
+    /// after the other.
+    static func beepTimes(_ frames: [Int]) -> [Double] {
+        var times: [Double] = []
+        var start = 0.0
+        for n in frames {
+            let length = Double(n) / 30
+            for b in 0..<10 {
+                let t = beeps.beepTime(b).seconds
+                if t + 2.0 / 30 <= length + 1e-9 { times.append(start + t) }  // flashes for two frames at least
+            }
+            start += length
+        }
+        return times
+    }
+}
+
+/// Checks of a merged file: frames, timestamps, and sound against picture.
+enum MergedFile {
+    /// The times (seconds) of the frames that start a flash.
+    static func flashOnsets(_ frames: [MediaProbe.LumaFrame]) -> [Double] {
+        var onsets: [Double] = []
+        var previous = false
+        for (i, frame) in frames.enumerated() {
+            let flash = frame.isFlash
+            if flash && !previous { onsets.append(Double(i) / 30) }
+            previous = flash
+        }
+        return onsets
+    }
+
+    /// Every beep starts within 40 ms of a flash and the other way round.
+    static func expectInSync(_ url: URL, expected: [Double], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let flashes = flashOnsets(try MediaProbe.decodeLuma(url, width: 320, height: 240))
+        let beeps = MediaProbe.beepOnsets(try MediaProbe.decodeAudio(url))
+        #expect(flashes.count == expected.count, "flashes at \(flashes), expected \(expected)", sourceLocation: sourceLocation)
+        #expect(beeps.count == expected.count, "beeps at \(beeps), expected \(expected)", sourceLocation: sourceLocation)
+        for (flash, want) in zip(flashes, expected) {
+            #expect(abs(flash - want) < 0.001, "flash at \(flash), expected \(want)", sourceLocation: sourceLocation)
+        }
+        for (beep, flash) in zip(beeps, flashes) {
+            #expect(abs(beep - flash) < 0.040, "beep at \(beep) s but flash at \(flash) s", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// Presentation times of every stream rise strictly.
+    static func expectRisingTimestamps(_ url: URL, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        for stream in ["v:0", "a:0"] {
+            let times = try MediaProbe.packetTimes(url, stream: stream)
+            #expect(!times.isEmpty, sourceLocation: sourceLocation)
+            let repeats = zip(times, times.dropFirst()).filter { $0.1 <= $0.0 }
+            #expect(repeats.isEmpty, "\(stream) timestamps repeat: \(repeats.prefix(5))", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// What is in `folder`, by name, with contents.
+    static func snapshot(_ folder: URL) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+            files[name] = try Data(contentsOf: folder.appendingPathComponent(name))
+        }
+        return files
+    }
+}
+
+@Suite struct MergerTests {
+    /// Clip lengths that put the joins at different places within audio packets.
+    let lengths = [60, 47, 73, 52, 61]
+
+    @Test(arguments: [Container.mp4, .mkv])
+    func compatibleClipsAreJoinedByCopying(_ container: Container) throws {
+        let dir = try TemporaryDirectory()
+        let maker = ClipMaker(folder: dir.url, container: container)
+        let clips = try lengths.enumerated().map { try maker.make($0.offset, frames: $0.element) }
+        let before = try MergedFile.snapshot(dir.url)
+        let output = dir.url.appendingPathComponent("merged.\(container.fileExtension)")
+
+        let summary = try Merger.merge(clips.map { MergeInput(url: $0) }, to: output)
+
+        #expect(summary.reencodedClips.isEmpty, "joined by copying")
+        #expect(summary.clipCount == 5)
+        #expect(summary.videoFrames == Int64(lengths.reduce(0, +)))
+        let total = Double(lengths.reduce(0, +)) / 30
+        #expect(abs(summary.duration.seconds - total) < 0.001)
+        #expect(summary.bytes > 0)
+        let probe = try MediaProbe.probe(output)
+        #expect(probe.videoStreams.first?.codec == "h264")
+        #expect(probe.videoStreams.first?.width == 320)
+        #expect(probe.videoStreams.first?.frameCount == lengths.reduce(0, +))
+        #expect(probe.audioStreams.count == 1)
+        #expect(probe.audioStreams.first?.title == "Tone")
+        #expect(abs(probe.duration - total) < 1.0 / 30, "duration \(probe.duration) vs the clips' \(total)")
+        if let video = probe.videoStreams.first?.duration { #expect(abs(video - total) < 1.0 / 30) }
+        try MergedFile.expectRisingTimestamps(output)
+
+        let counters = try MediaProbe.decodeLuma(output, width: 320, height: 240).map(\.counter)
+        #expect(counters == ClipMaker.counters(lengths).map { Optional($0) }, "every frame once, in order")
+        try MergedFile.expectInSync(output, expected: ClipMaker.beepTimes(lengths))
+
+        // The inputs are as they were; nothing but the output was added.
+        var after = try MergedFile.snapshot(dir.url)
+        #expect(after.removeValue(forKey: output.lastPathComponent) != nil)
+        #expect(after == before)
+    }
+
+    @Test func mergedMP4HasItsIndexFirstAndKeepsTheFirstClipsPriming() throws {
+        let dir = try TemporaryDirectory()
+        let maker = ClipMaker(folder: dir.url)
+        let clips = try [30, 30].enumerated().map { try maker.make($0.offset, frames: $0.element) }
+        let output = dir.url.appendingPathComponent("merged.mp4")
+        _ = try Merger.merge(clips.map { MergeInput(url: $0) }, to: output)
+        let head = try FileHandle(forReadingFrom: output).read(upToCount: 1 << 16) ?? Data()
+        let moov = try #require(head.range(of: Data("moov".utf8)))
+        let mdat = head.range(of: Data("mdat".utf8))
+        #expect(mdat == nil || moov.lowerBound < mdat!.lowerBound, "faststart")
+        let audioStart = try MediaProbe.packetTimes(output, stream: "a:0").first ?? 1
+        #expect(audioStart < 0, "the priming sits before zero, hidden by the edit list")
+        #expect(try MediaProbe.packetTimes(output, stream: "v:0").first == 0)
+    }
+
+    @Test func aClipOfAnotherSizeIsRefusedNamingIt() throws {
+        let dir = try TemporaryDirectory()
+        let maker = ClipMaker(folder: dir.url)
+        let clips = [try maker.make(0, frames: 30), try maker.make(1, frames: 30),
+                     try maker.make(2, frames: 30, size: PixelSize(width: 640, height: 480), name: "big.mp4")]
+        let before = try MergedFile.snapshot(dir.url)
+        let output = dir.url.appendingPathComponent("merged.mp4")
+        let error = try #require(throws: ReelError.self) { try Merger.merge(clips.map { MergeInput(url: $0) }, to: output) }
+        #expect(error.code == .incompatibleClips)
+        #expect(error.message == "clip 3 (big.mp4) is 640x480 but clip 1 is 320x240", "\(error.message)")
+        #expect(error.hint?.contains("--reencode") == true)
+        #expect(try MergedFile.snapshot(dir.url) == before, "no output and no temporary file")
+    }
+
+    @Test func otherDifferencesAreNamedToo() throws {
+        let dir = try TemporaryDirectory()
+        let maker = ClipMaker(folder: dir.url)
+        let first = try maker.make(0, frames: 20)
+        var fast = maker
+        fast.preset = "ultrafast"
+        let other = try fast.make(1, frames: 20, name: "ultrafast.mp4")
+        let error = try #require(throws: ReelError.self) {
+            try Merger.merge([MergeInput(url: first), MergeInput(url: other)], to: dir.url.appendingPathComponent("m.mp4"))
+        }
+        #expect(error.code == .incompatibleClips)
+        #expect(error.message.contains("clip 2 (ultrafast.mp4)") && error.message.contains("SPS/PPS"), "\(error.message)")
+
+        var mkv = maker
+        mkv.container = .mkv
+        let opus = try mkv.make(2, frames: 20)
+        let audioError = try #require(throws: ReelError.self) {
+            try Merger.merge([MergeInput(url: first), MergeInput(url: opus)], to: dir.url.appendingPathComponent("m.mkv"))
+        }
+        #expect(audioError.code == .incompatibleClips)
+        #expect(audioError.message == "clip 2 (clip3.mkv) has Opus audio but clip 1 has AAC audio", "\(audioError.message)")
+    }
+
+    @Test func clipsThatDifferAreReencodedWhenAllowed() throws {
+        let dir = try TemporaryDirectory()
+        let maker = ClipMaker(folder: dir.url)
+        let frames = [45, 40, 50]
+        let clips = [try maker.make(0, frames: frames[0]), try maker.make(1, frames: frames[1]),
+                     try maker.make(2, frames: frames[2], size: PixelSize(width: 640, height: 480), name: "big.mp4")]
+        let output = dir.url.appendingPathComponent("merged.mp4")
+        let summary = try Merger.merge(clips.map { MergeInput(url: $0) }, to: output, options: MergeOptions(allowsReencoding: true))
+        #expect(summary.reencodedClips.contains(2))
+        #expect(summary.reencodingReason?.contains("clip 3 (big.mp4) is 640x480") == true)
+        #expect(summary.videoFrames == Int64(frames.reduce(0, +)))
+        let probe = try MediaProbe.probe(output)
+        #expect(probe.videoStreams.first?.width == 320 && probe.videoStreams.first?.height == 240)
+        #expect(abs(probe.duration - Double(frames.reduce(0, +)) / 30) < 1.0 / 30 + 0.001)
+        try MergedFile.expectRisingTimestamps(output)
+        let counters = try MediaProbe.decodeLuma(output, width: 320, height: 240).map(\.counter)
+        #expect(counters == ClipMaker.counters(frames).map { Optional($0) }, "every frame readable, once, in order")
+        try MergedFile.expectInSync(output, expected: ClipMaker.beepTimes(frames))
+    }
+
+    @Test(arguments: [false, true])
+    func aMutedClipIsSilentInItsSpan(_ reencode: Bool) throws {
+        let dir = try TemporaryDirectory()
+        let maker = ClipMaker(folder: dir.url)
+        let frames = [60, 60, 60]
+        var clips = try frames.enumerated().map { try maker.make($0.offset, frames: $0.element) }
+        if reencode {
+            clips[2] = try maker.make(2, frames: 60, size: PixelSize(width: 160, height: 120), name: "small.mp4")
+        }
+        let output = dir.url.appendingPathComponent("merged.mp4")
+        let inputs = clips.enumerated().map { MergeInput(url: $0.element, isMuted: $0.offset == 1) }
+        let summary = try Merger.merge(inputs, to: output, options: MergeOptions(allowsReencoding: reencode))
+        #expect(summary.reencodedClips.isEmpty == !reencode)
+
+        let audio = try MediaProbe.decodeAudio(output)
+        func rms(_ from: Double, _ to: Double) -> Double {
+            ToneAnalysis.rms(of: Array(audio[Int(from * 48_000)..<min(audio.count, Int(to * 48_000))]))
+        }
+        #expect(rms(0.1, 1.9) > 0.05, "clip 1 is heard")
+        #expect(rms(2.05, 3.95) < 0.001, "clip 2 is silent")
+        #expect(rms(4.1, 5.9) > 0.05, "clip 3 is heard")
+        #expect(abs(Double(audio.count) / 48_000 - 6) < 0.03, "the silence keeps the clip's length")
+        let beeps = MediaProbe.beepOnsets(audio)
+        let expected = [0.5, 1.5, 4.5, 5.5]
+        #expect(beeps.count == expected.count, "beeps at \(beeps)")
+        for (beep, want) in zip(beeps, expected) { #expect(abs(beep - want) < 0.040, "beep at \(beep), expected \(want)") }
+        let counters = try MediaProbe.decodeLuma(output, width: 320, height: 240).map(\.counter)
+        #expect(counters.count == 180 && counters.allSatisfy { $0 != nil })
+    }
+
+    @Test func anExistingOutputIsRefusedUnlessOverwriting() throws {
+        let dir = try TemporaryDirectory()
+        let maker = ClipMaker(folder: dir.url)
+        let clips = try [20, 20].enumerated().map { try maker.make($0.offset, frames: $0.element) }
+        let output = dir.url.appendingPathComponent("exists.mp4")
+        try Data("keep me".utf8).write(to: output)
+        let before = try MergedFile.snapshot(dir.url)
+        let error = try #require(throws: ReelError.self) { try Merger.merge(clips.map { MergeInput(url: $0) }, to: output) }
+        #expect(error.code == .fileExists)
+        #expect(try MergedFile.snapshot(dir.url) == before, "the file is untouched and nothing is left behind")
+
+        let summary = try Merger.merge(clips.map { MergeInput(url: $0) }, to: output, options: MergeOptions(overwrite: true))
+        #expect(summary.videoFrames == 40)
+        #expect(try MediaProbe.probe(output).videoStreams.first?.frameCount == 40)
+
+        let itself = try #require(throws: ReelError.self) {
+            try Merger.merge(clips.map { MergeInput(url: $0) }, to: clips[1], options: MergeOptions(overwrite: true))
+        }
+        #expect(itself.code == .invalidConfiguration && itself.message.contains("clip 2"), "\(itself.message)")
+    }
+
+    @Test func aTruncatedClipIsInvalidMedia() throws {
+        let dir = try TemporaryDirectory()
+        let maker = ClipMaker(folder: dir.url)
+        let clips = try [30, 60, 30].enumerated().map { try maker.make($0.offset, frames: $0.element) }
+        let whole = try Data(contentsOf: clips[1])
+        try whole.prefix(whole.count / 2).write(to: clips[1])
+        let before = try MergedFile.snapshot(dir.url)
+        let output = dir.url.appendingPathComponent("merged.mp4")
+        for reencode in [false, true] {
+            let error = try #require(throws: ReelError.self) {
+                try Merger.merge(clips.map { MergeInput(url: $0) }, to: output, options: MergeOptions(allowsReencoding: reencode))
+            }
+            #expect(error.code == .invalidMedia)
+            #expect(error.message.contains("clip 2 (clip2.mp4)"), "\(error.message)")
+            #expect(try MergedFile.snapshot(dir.url) == before, "nothing is left behind")
+        }
+        // Not a media file at all, and no file.
+        try Data(repeating: 0x42, count: 5000).write(to: clips[2])
+        let garbage = try #require(throws: ReelError.self) {
+            try Merger.merge([MergeInput(url: clips[0]), MergeInput(url: clips[2])], to: output)
+        }
+        #expect(garbage.code == .invalidMedia && garbage.message.contains("clip 2 (clip3.mp4)"), "\(garbage.message)")
+        let missing = try #require(throws: ReelError.self) {
+            try Merger.merge([MergeInput(url: clips[0]), MergeInput(url: dir.url.appendingPathComponent("nope.mp4"))], to: output)
+        }
+        #expect(missing.code == .ioFailure && missing.message.contains("nope.mp4"), "\(missing.message)")
+    }
+}
