@@ -38,11 +38,6 @@ struct RecordCommand {
             return fail(ReelError(.ioFailure, "\(error)"))
         }
 
-        if !options.json {
-            for cut in Recovery.cutOffRecordings(in: url.deletingLastPathComponent()) where cut.path != url.path {
-                console.err("reel: note: \(cut.path) looks cut off (unless another recording is writing it now); recover it with: reel recover \"\(cut.path)\"")
-            }
-        }
         let session = CaptureSession()
         do {
             for source in makeSources() { try session.addInput(source) }
@@ -71,6 +66,12 @@ struct RecordCommand {
             return fail(ReelError(.sourceUnavailable, "\(error)"))
         }
 
+        // Once recording has started, so that a failure to start is reported alone.
+        if !options.json {
+            for cut in Recovery.cutOffRecordings(in: url.deletingLastPathComponent()) where cut.path != url.path {
+                console.err("reel: note: \(cut.path) looks cut off (unless another recording is writing it now); recover it with: reel recover \"\(cut.path)\"")
+            }
+        }
         let stopper = SignalStopper(console: console, url: url) {
             Task { await session.stop() }
         }
