@@ -183,13 +183,6 @@ final class AudioEncoder {
     }
 
     private func send(_ frame: UnsafeMutablePointer<AVFrame>?, emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        try FFmpeg.check(avcodec_send_frame(context, frame), "the audio encoder refused a frame")
-        while true {
-            let r = avcodec_receive_packet(context, packet)
-            if r == FFmpeg.eagain || r == FFmpeg.eof { return }
-            try FFmpeg.check(r, "the audio encoder failed")
-            defer { av_packet_unref(packet) }
-            try emit(packet)
-        }
+        try FFmpeg.encode(frame, with: context, into: packet, what: "the audio encoder", emit: emit)
     }
 }

@@ -185,14 +185,7 @@ final class VideoEncoder {
     }
 
     private func send(_ frame: UnsafeMutablePointer<AVFrame>?, emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        try FFmpeg.check(avcodec_send_frame(context, frame), "the video encoder refused a frame")
-        while true {
-            let r = avcodec_receive_packet(context, packet)
-            if r == FFmpeg.eagain || r == FFmpeg.eof { return }
-            try FFmpeg.check(r, "the video encoder failed")
-            defer { av_packet_unref(packet) }
-            try emit(packet)
-        }
+        try FFmpeg.encode(frame, with: context, into: packet, what: "the video encoder", emit: emit)
     }
 
     /// Points `sourceData`/`sourceStrides` at the planes of `source` for the duration of `body`.
