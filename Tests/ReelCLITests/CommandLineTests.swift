@@ -271,4 +271,33 @@ import ReelTestSupport
         #expect(files.first?.hasPrefix("Reel ") == true && files.first?.hasSuffix(".mp4") == true)
         #expect(r.output.contains(videos.path))
     }
+
+    @Test func clipModeKeepsClipsAndMergesThem() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("merged.mp4")
+        let clips = dir.url.appendingPathComponent("takes")
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record", "--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast",
+                             "--keep-clips", clips.path, "-o", url.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try await Task.sleep(for: .seconds(1.5))
+        kill(process.processIdentifier, SIGUSR1)
+        try await Task.sleep(for: .seconds(1))
+        kill(process.processIdentifier, SIGUSR1)
+        try await Task.sleep(for: .seconds(1.5))
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let kept = try FileManager.default.contentsOfDirectory(atPath: clips.path).sorted()
+        #expect(kept == ["clip-001.mp4", "clip-002.mp4"])
+        let merged = try MediaProbe.probe(url)
+        let parts = try kept.map { try MediaProbe.probe(clips.appendingPathComponent($0)) }
+        let sum = parts.reduce(0) { $0 + ($1.videoStreams.first?.frameCount ?? 0) }
+        #expect(merged.videoStreams.first?.frameCount == sum)
+        #expect(merged.audioStreams.count == 1)
+        #expect(!Recovery.isCutOff(url))
+    }
 }
