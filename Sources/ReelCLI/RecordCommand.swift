@@ -38,7 +38,7 @@ struct RecordCommand {
             return fail(ReelError(.ioFailure, "\(error)"))
         }
 
-        let session = CaptureSession()
+        let session = options.virtualClock ? CaptureSession(clock: ManualClock()) : CaptureSession()
         do {
             for source in makeSources() { try session.addInput(source) }
         } catch let error as ReelError {

@@ -25,6 +25,8 @@ public struct RecordOptions: Sendable {
     public var overwrite = false
     public var json = false
     public var pauseMode: Recorder.PauseMode = .singleFile
+    /// `--faster-than-real-time`: synthetic sources on a virtual clock (benchmarks, soak tests).
+    public var virtualClock = false
     /// `--max-size`: stop cleanly at this many bytes.
     public var maxFileSize: Int64?
     /// `--min-free`: stop cleanly when the disk has less free space (bytes; 0 turns the guard off).
@@ -58,6 +60,7 @@ public struct RecordOptions: Sendable {
         OptionSpec("output", short: "o", value: .required, placeholder: "FILE", help: "the file (default: a dated name in ~/Videos)"),
         OptionSpec("overwrite", help: "replace FILE if it exists"),
         OptionSpec("json", help: "print events as JSON lines on standard output"),
+        OptionSpec("faster-than-real-time", help: "with --test-pattern/--tone only: record as fast as encoding allows (needs --duration)"),
         OptionSpec("max-size", value: .required, placeholder: "SIZE", help: "stop at this file size, e.g. 500M or 2G"),
         OptionSpec("min-free", value: .required, placeholder: "SIZE", help: "stop when the disk has less free space (default 100M; 0 = off)"),
         OptionSpec("pause-mode", value: .required, placeholder: "MODE",
@@ -180,12 +183,21 @@ public struct RecordOptions: Sendable {
             keepClips = URL(fileURLWithPath: dir, isDirectory: true)
             pauseMode = .clips
         }
+        virtualClock = args.has("faster-than-real-time")
+        if virtualClock && (screen != nil || microphone != nil || appAudio != nil) {
+            throw UsageError("--faster-than-real-time works only with the synthetic --test-pattern and --tone")
+        }
         if args.has("duration") {
             duration = MediaTime(seconds: try ValueParser.duration(args.value("duration")!, option: "duration").seconds)
         }
         if args.has("max-duration") {
             maxDuration = MediaTime(seconds: try ValueParser.duration(args.value("max-duration")!, option: "max-duration").seconds)
         }
+    }
+
+    /// Checks what needs the other options too.
+    func validateCombinations() throws {
+        if virtualClock && limit == nil { throw UsageError("--faster-than-real-time needs --duration") }
     }
 
     /// The recording limit: the shorter of `--duration` and `--max-duration`.
