@@ -14,6 +14,7 @@ public enum ReelCommandLine {
       record     record a screen, the test camera, a microphone, app audio or the test tone
       devices    list screens and audio sources and sinks
       recover    finalise recordings that a crash cut off
+      merge      join clips into one file (by copying when they match)
 
     Run 'reel <command> --help' for a command's options.
 
@@ -36,6 +37,7 @@ public enum ReelCommandLine {
                     return 0
                 }
                 let options = try RecordOptions(parsed)
+                try options.validateCombinations()
                 return await RecordCommand(options: options, console: console, environment: environment).run()
             case "devices":
                 let parsed = try ParsedArguments.parse(rest, specs: DevicesCommand.specs)
@@ -52,11 +54,18 @@ public enum ReelCommandLine {
                     return 0
                 }
                 return RecoverCommand(console: console).run(parsed)
+            case "merge":
+                let parsed = try ParsedArguments.parse(rest, specs: MergeCommand.specs)
+                if parsed.has("help") {
+                    console.out(MergeCommand.help + optionHelp(MergeCommand.specs))
+                    return 0
+                }
+                return try MergeCommand(parsed, console: console).run()
             case "-h", "--help", "help":
                 console.out(help)
                 return 0
             default:
-                throw UsageError("unknown command '\(command)' (use record or devices)")
+                throw UsageError("unknown command '\(command)' (use record, devices, merge or recover)")
             }
         } catch let error as UsageError {
             console.err("reel: \(error.message)")

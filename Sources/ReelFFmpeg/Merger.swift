@@ -77,6 +77,12 @@ public enum Merger {
     ///   `overwrite` is off), `.insufficientStorage`, `.permissionDenied`,
     ///   `.invalidConfiguration` (no clips, or the output is one of the clips).
     public static func merge(_ inputs: [MergeInput], to output: URL, options: MergeOptions = .init()) throws -> MergeSummary {
+        try merge(inputs, to: output, options: options, indexReservation: nil)
+    }
+
+    /// ``merge(_:to:options:)`` with the space reserved for an MP4/MOV index forced (tests):
+    /// `nil` decides from the clips, 0 reserves none.
+    static func merge(_ inputs: [MergeInput], to output: URL, options: MergeOptions, indexReservation: Int?) throws -> MergeSummary {
         FFmpeg.quietLogging
         guard !inputs.isEmpty else {
             throw ReelError(.invalidConfiguration, "there are no clips to merge", hint: "give at least one clip")
@@ -85,8 +91,8 @@ public enum Merger {
             throw ReelError(.unsupportedFormat, "unknown file type '.\(output.pathExtension)' for \(output.lastPathComponent)",
                             hint: "name the output .mp4, .mov or .mkv")
         }
-        let clips = try inputs.enumerated().map { try ClipFacts.probe(inputs[$0.offset].url, number: $0.offset + 1) }
-        try checkOutput(output, overwrite: options.overwrite, clips: clips)
+        try checkOutput(output, overwrite: options.overwrite, inputs: inputs)
+        let clips = try inputs.enumerated().map { try ClipFacts.probe($0.element.url, number: $0.offset + 1) }
         for clip in clips { try checkContainer(container, holds: clip, output: output) }
 
         var reason: Incompatibility? = clips.lazy.compactMap { $0.incompatibility(with: clips[0]) }.first
@@ -109,7 +115,8 @@ public enum Merger {
             var frames: Int64 = 0
             if reason == nil {
                 do {
-                    (duration, frames) = try remux(clips, inputs: inputs, silence: silence, to: temporary, container: container)
+                    (duration, frames) = try remux(clips, inputs: inputs, silence: silence, to: temporary, container: container,
+                                                   reserve: indexReservation.map { $0 > 0 ? $0 : nil } ?? Self.indexReservation(for: clips, container: container))
                 } catch let needed as Incompatibility {
                     try? FileManager.default.removeItem(at: temporary)
                     guard options.allowsReencoding else {
@@ -138,16 +145,16 @@ public enum Merger {
     // MARK: The output file
 
     /// Refuses an output that exists (unless `overwrite`), is a folder, or is one of the clips.
-    private static func checkOutput(_ output: URL, overwrite: Bool, clips: [ClipFacts]) throws {
+    private static func checkOutput(_ output: URL, overwrite: Bool, inputs: [MergeInput]) throws {
         var target = stat()
         guard stat(output.path, &target) == 0 else { return }  // does not exist yet: the folder is checked on creation
         if (target.st_mode & S_IFMT) == S_IFDIR {
             throw ReelError(.fileExists, "\(output.path) is a folder", hint: "give a file name with -o")
         }
-        for clip in clips {
+        for (i, input) in inputs.enumerated() {
             var s = stat()
-            if stat(clip.url.path, &s) == 0, s.st_dev == target.st_dev, s.st_ino == target.st_ino {
-                throw ReelError(.invalidConfiguration, "the output \(output.path) is \(clip.label) itself",
+            if stat(input.url.path, &s) == 0, s.st_dev == target.st_dev, s.st_ino == target.st_ino {
+                throw ReelError(.invalidConfiguration, "the output \(output.path) is clip \(i + 1) (\(input.url.lastPathComponent)) itself",
                                 hint: "write the merged file under a new name")
             }
         }
@@ -212,15 +219,53 @@ public enum Merger {
     // MARK: Joining by copying packets
 
     private static func remux(_ clips: [ClipFacts], inputs: [MergeInput], silence: [SilentPacket?], to url: URL,
-                              container: Container) throws -> (MediaTime, Int64) {
-        var join: PacketJoin?
-        for (i, clip) in clips.enumerated() {
-            let input = try clip.open()
-            if join == nil { join = try PacketJoin(url: url, container: container, first: clip, input: input) }
-            try join!.append(clip, from: input, isFirst: i == 0, silence: inputs[i].isMuted ? silence : nil)
+                              container: Container, reserve: Int?) throws -> (MediaTime, Int64) {
+        var reserve = reserve
+        while true {
+            do {
+                var join: PacketJoin?
+                for (i, clip) in clips.enumerated() {
+                    // What the copy needs of later clips is known from probing them.
+                    let input = try clip.open(readsStreamInfo: i == 0)
+                    if join == nil {
+                        join = try PacketJoin(url: url, container: container, first: clip, input: input, reservedIndexSize: reserve)
+                    }
+                    try join!.append(clip, from: input, isFirst: i == 0, silence: inputs[i].isMuted ? silence : nil)
+                }
+                try join!.finish()
+                return (join!.offset, join!.videoPackets)
+            } catch is IndexReservationTooSmall {
+                // Never expected (the estimate is an upper bound), but then: the usual way.
+                try? FileManager.default.removeItem(at: url)
+                reserve = nil
+            }
         }
-        try join!.finish()
-        return (join!.offset, join!.videoPackets)
+    }
+
+    /// The space to reserve for an MP4/MOV index at the front of the file, or `nil` to move the
+    /// index there when the file is complete (libavformat's `faststart`, which reads and writes
+    /// the whole file once more).
+    ///
+    /// The reservation is an upper bound from the clips' packet counts: the index needs at most
+    /// 48 bytes a packet (sample size, time, composition offset, sync and dependency flags,
+    /// chunk offset and chunk table entries, all at their worst) and the headers. The unused
+    /// part stays as a `free` box; it is worth it when that is a small part of the file, which
+    /// is when the second pass costs most.
+    static func indexReservation(for clips: [ClipFacts], container: Container) -> Int? {
+        guard container != .mkv else { return nil }
+        var packets: Int64 = 0, bytes: Int64 = 0, headers: Int64 = 64 * 1024
+        for clip in clips {
+            for stream in clip.streams {
+                guard stream.packetCount > 0 else { return nil }
+                packets += stream.packetCount
+            }
+            var s = stat()
+            guard stat(clip.url.path, &s) == 0 else { return nil }
+            bytes += Int64(s.st_size)
+        }
+        headers += clips[0].streams.reduce(0) { $0 + Int64($1.extradata.count) }
+        let bound = 48 * packets + headers
+        return bound * 100 <= bytes ? Int(bound) : nil
     }
 
     // MARK: Joining by re-encoding
@@ -251,6 +296,9 @@ struct Incompatibility: Error {
         self.hint = hint
     }
 }
+
+/// The index did not fit the space reserved for it.
+struct IndexReservationTooSmall: Error {}
 
 /// The facts of one video or audio stream of a clip that decide whether clips can be joined.
 struct StreamFacts {
@@ -339,8 +387,35 @@ struct StreamFacts {
             channels = layout.nb_channels
             var text = [CChar](repeating: 0, count: 64)
             if av_channel_layout_describe(&layout, &text, text.count) >= 0 { self.layout = cString(text) }
-            frameSize = par.codec_id == AV_CODEC_ID_AAC ? max(par.frame_size, 0) : 0
+            if par.codec_id == AV_CODEC_ID_AAC {
+                frameSize = par.frame_size > 0 ? par.frame_size : Self.aacFrameSize(extradata)
+            }
         }
+    }
+
+    /// Samples per AAC packet from the AudioSpecificConfig: 1024 (or 960) for the plain object
+    /// types; 0 (unknown) for SBR and PS, whose packets decode to twice as many.
+    static func aacFrameSize(_ config: [UInt8]) -> Int32 {
+        guard config.count >= 2 else { return 0 }
+        var bits = config.flatMap { byte in (0..<8).map { (byte >> (7 - $0)) & 1 } }[...]
+        func read(_ n: Int) -> Int? {
+            guard bits.count >= n else { return nil }
+            defer { bits = bits.dropFirst(n) }
+            return bits.prefix(n).reduce(0) { $0 << 1 | Int($1) }
+        }
+        guard var objectType = read(5) else { return 0 }
+        if objectType == 31 { objectType = 32 + (read(6) ?? 0) }
+        guard [1, 2, 3, 4, 6, 17, 19, 20, 21, 22, 23].contains(objectType), let rateIndex = read(4) else { return 0 }
+        if rateIndex == 15 { _ = read(24) }
+        guard read(4) != nil, let shortFrames = read(1) else { return 0 }
+        return shortFrames == 1 ? 960 : 1024
+    }
+
+    /// The length of one frame when the time base cannot count it exactly, else `nil`.
+    var inexactFrameDuration: MediaTime? {
+        guard kind == .video, frameRate.num > 0, frameRate.den > 0 else { return nil }
+        let exact = (Int64(timeBase.den) * Int64(frameRate.den)) % (Int64(timeBase.num) * Int64(frameRate.num)) == 0
+        return exact ? nil : MediaTime(value: Int64(frameRate.den), timescale: frameRate.num)
     }
 
     /// The length of one frame in ticks of `timeBase`, when the frame rate is known.
@@ -368,9 +443,9 @@ struct ClipFacts {
     var audio: [StreamFacts] { streams.filter { $0.kind == .audio } }
 
     /// Opens the clip's file, turning failures into errors that name the clip.
-    func open() throws -> InputFile {
+    func open(readsStreamInfo: Bool = true) throws -> InputFile {
         do {
-            return try InputFile(url: url)
+            return try InputFile(url: url, readsStreamInfo: readsStreamInfo)
         } catch let error as ReelError where error.code == .invalidMedia {
             throw ReelError(.invalidMedia, "\(label) is damaged or not a video file: \(url.path) (\(error.message.components(separatedBy: ": ").last ?? ""))",
                             hint: "check that it is a complete MP4, MOV or MKV file", averror: error.averror)
@@ -390,8 +465,14 @@ struct ClipFacts {
             throw ReelError(.invalidMedia, "\(label) is not a file: \(url.path)", hint: "give the clips' file names")
         }
         var facts = ClipFacts(number: number, url: url, streams: [], startsWithKeyframe: true, zero: .zero)
-        let input = try facts.open()
+        // An MP4/MOV header says all that the merge compares; other files have libavformat look
+        // into their first packets (which decodes a few frames: a few ms a clip).
+        let input = try facts.open(readsStreamInfo: false)
         let ctx = input.context
+        if !cString(ctx.pointee.iformat.pointee.name).hasPrefix("mov,") {
+            let r = avformat_find_stream_info(ctx, nil)
+            if r < 0 { throw facts.damaged(r) }
+        }
         for i in 0..<Int(ctx.pointee.nb_streams) {
             let stream = ctx.pointee.streams[i]!
             switch stream.pointee.codecpar.pointee.codec_type {
@@ -458,7 +539,8 @@ struct ClipFacts {
                     return Incompatibility("\(label) is \(mine.size) but clip 1 is \(theirs.size)",
                                            hint: "\(reencode) or merge clips of one size")
                 }
-                if mine.pixelFormat != theirs.pixelFormat {
+                // Unknown (-1) where only the header was read; the codec header compared next says it too.
+                if mine.pixelFormat != theirs.pixelFormat && mine.pixelFormat >= 0 && theirs.pixelFormat >= 0 {
                     return Incompatibility("\(label) has pixel format \(mine.pixelFormatName) but clip 1 has \(theirs.pixelFormatName)",
                                            hint: "\(reencode) or merge clips of one pixel format")
                 }
@@ -511,8 +593,17 @@ struct ClipLength {
     /// The clip's length: where its video ends. Audio ends with the video in Reel's clips (give
     /// or take the encoder's last, padded packet); a stream that goes on for longer than one of
     /// its packets makes the clip that long (files from elsewhere).
-    func length(video: Int?) -> MediaTime {
+    ///
+    /// `grid` is the video's frame duration when its time base cannot hold it exactly (Matroska's
+    /// milliseconds): the video's end is then put on the frame grid, so that rounding does not
+    /// add up from clip to clip.
+    func length(video: Int?, grid: MediaTime? = nil) -> MediaTime {
         var length = video.flatMap { ends[$0] } ?? .zero
+        if let grid, grid > .zero, video != nil {
+            let frames = length.convertedValue(to: grid.timescale, rounding: .nearest) / max(grid.value, 1)
+            let snapped = MediaTime(value: frames * grid.value, timescale: grid.timescale)
+            if (length - snapped).seconds.magnitude < grid.seconds / 4 { length = snapped }
+        }
         for (index, end) in ends where index != video {
             let slack = video == nil ? .zero : (longestPacket[index] ?? .zero)
             if length + slack < end { length = end }
@@ -527,29 +618,41 @@ struct ClipLength {
 /// timestamps to follow the one before.
 final class PacketJoin {
     private let muxer: Muxer
-    private let first: ClipFacts
     private let packet: UnsafeMutablePointer<AVPacket>
     /// Per output stream: the time base the timeline is counted in (the first clip's).
     private var timeBases: [AVRational] = []
     private var lastDTS: [Int64]
-    /// Per audio stream: where the last written packet's audio ends (ticks of `timeBases`).
-    private var audioEnd: [Int64?]
+    /// Per audio stream: where the audio written so far ends when decoded sample after sample
+    /// (ticks of `timeBases`).
+    private var decodedEnd: [Int64?]
     /// The start of the next clip on the merged timeline.
     private(set) var offset = MediaTime.zero
     private(set) var videoPackets: Int64 = 0
 
-    init(url: URL, container: Container, first: ClipFacts, input: InputFile) throws {
+    private let reservedIndexSize: Int?
+
+    init(url: URL, container: Container, first: ClipFacts, input: InputFile, reservedIndexSize: Int?) throws {
+        self.reservedIndexSize = reservedIndexSize
         muxer = try Muxer(url: url, container: container, overwrite: false)
-        self.first = first
+        // The muxer opened the file it had just created with O_TRUNC. For a truncated file ext4
+        // writes all the data out when it is closed (its guard for files replaced in place),
+        // which here would add a tenth of a second per 500 MB for nothing: reopen the file,
+        // still empty, without truncating.
+        avio_closep(&muxer.context.pointee.pb)
+        var options: OpaquePointer? = nil
+        defer { av_dict_free(&options) }
+        av_dict_set(&options, "truncate", "0", 0)
+        let opened = avio_open2(&muxer.context.pointee.pb, url.path, AVIO_FLAG_WRITE, nil, &options)
+        if opened < 0 { throw FFmpeg.error(opened, "cannot open \(url.path) for writing", code: .ioFailure) }
         packet = av_packet_alloc()
         lastDTS = Array(repeating: Int64.min, count: first.streams.count)
-        audioEnd = Array(repeating: nil, count: first.streams.count)
+        decodedEnd = Array(repeating: nil, count: first.streams.count)
         for facts in first.streams {
             let stream = try Remuxer.addStream(copying: input.context.pointee.streams[facts.index]!, to: muxer)
             timeBases.append(stream.pointee.time_base)
         }
         av_dict_copy(&muxer.context.pointee.metadata, input.context.pointee.metadata, 0)
-        try Remuxer.writeHeader(muxer, fastStart: true)
+        try Remuxer.writeHeader(muxer, fastStart: true, reservedIndexSize: reservedIndexSize)
     }
 
     deinit {
@@ -565,8 +668,8 @@ final class PacketJoin {
         for (i, s) in clip.streams.enumerated() { position[s.index] = i }
         var read = [Int64](repeating: 0, count: clip.streams.count)
         var started = [Bool](repeating: false, count: clip.streams.count)
+        var shorterPackets = [Int](repeating: 0, count: clip.streams.count)
         var guesses = clip.streams.map { DecodeTimeGuess(delay: $0.kind == .video ? $0.videoDelay : 0) }
-        var shift = [Int64](repeating: 0, count: clip.streams.count)
         var length = ClipLength()
         let videoPosition = clip.streams.firstIndex { $0.kind == .video }
 
@@ -593,8 +696,8 @@ final class PacketJoin {
                 // Matroska stores no decoding times; the first packets may lack FFmpeg's guess.
                 dts = guesses[j].decodeTime(pts: pts, duration: packet.pointee.duration > 0 ? packet.pointee.duration : facts.frameDurationTicks)
             }
-            var start = av_rescale_q(pts - zero, facts.timeBase, tb)
-            var decode = av_rescale_q(dts - zero, facts.timeBase, tb)
+            let start = av_rescale_q(pts - zero, facts.timeBase, tb)
+            let decode = av_rescale_q(dts - zero, facts.timeBase, tb)
             var duration = av_rescale_q(packet.pointee.duration, facts.timeBase, tb)
             if duration <= 0, facts.kind == .video { duration = av_rescale_q(facts.frameDurationTicks, facts.timeBase, tb) }
             length.note(stream: j, start: MediaTime(ticks: start, tb), duration: MediaTime(ticks: max(duration, 0), tb))
@@ -607,22 +710,33 @@ final class PacketJoin {
                     // Priming before the clip's zero: the previous clip's audio plays there.
                     if start + max(decoded, duration) <= 0 { continue }
                     if !started[j] {
-                        // Join the audio without a gap or an overlap, so that it decodes as one
-                        // stream that stays in step with the video: skip a packet that lies
-                        // mostly under the previous clip's end, then move the clip by at most
-                        // half a packet.
-                        if let end = audioEnd[j] {
+                        // Every packet decodes to a whole frame of samples, so one clip's audio
+                        // never ends exactly where the next one's starts: the last packet is
+                        // padded, the next clip's first may begin before its zero. Timestamps
+                        // stay exact (players that follow them are in step); players that play
+                        // samples one after the other must not drift either, so a packet that
+                        // would decode mostly under the previous clip's end is left out. The
+                        // audio is then never more than half a packet (10.7 ms of AAC at 48 kHz)
+                        // from its place, however many joins there are.
+                        if let end = decodedEnd[j] {
                             let error = end - (base + start)
                             if error * 2 > decoded { continue }
-                            shift[j] = error * 2 >= -decoded ? error : 0
                         }
                         started[j] = true
                     }
                 }
-                start += shift[j]
-                decode += shift[j]
-                audioEnd[j] = base + start + decoded
+                decodedEnd[j] = (decodedEnd[j] ?? (base + start)) + decoded
                 if let silence, let silent = silence[clip.audio.firstIndex { $0.index == facts.index }!] {
+                    // A silent packet decodes to one encoder frame: every packet it stands in
+                    // for must be as long (a clip's last packet may be shorter).
+                    let length = av_rescale_q(decoded, tb, AVRational(num: 1, den: facts.sampleRate))
+                    if length != silent.sampleCount {
+                        shorterPackets[j] += 1
+                        if length > silent.sampleCount || shorterPackets[j] > 1 {
+                            throw Incompatibility("\(clip.label) is to be muted, but its \(facts.codecLabel) packets are not \(silent.sampleCount) samples long, so silence cannot be slipped in without re-encoding",
+                                                  hint: "allow re-encoding (reel merge --reencode)")
+                        }
+                    }
                     let flags = packet.pointee.flags
                     av_packet_unref(packet)
                     try FFmpeg.check(av_packet_ref(packet, silent.packet), "cannot make a silent packet")
@@ -659,12 +773,14 @@ final class PacketJoin {
             throw ReelError(.invalidMedia, "\(clip.label) is cut short: \(clip.url.path) holds \(read[j]) of its \(facts.packetCount) \(facts.kind == .video ? "video" : "audio") packets",
                             hint: "merge only complete recordings")
         }
-        offset += length.length(video: videoPosition)
+        offset += length.length(video: videoPosition, grid: videoPosition.flatMap { clip.streams[$0].inexactFrameDuration })
     }
 
     /// Writes the index (at the front of an MP4/MOV) and closes the file.
     func finish() throws {
-        try FFmpeg.check(av_write_trailer(muxer.context), "cannot finish \(muxer.url.lastPathComponent)", code: .ioFailure)
+        let r = av_write_trailer(muxer.context)
+        if r == reel_averror(EINVAL) && reservedIndexSize != nil { throw IndexReservationTooSmall() }
+        try FFmpeg.check(r, "cannot finish \(muxer.url.lastPathComponent)", code: .ioFailure)
         if let pb = muxer.context.pointee.pb {
             avio_flush(pb)
             if pb.pointee.error < 0 {
@@ -709,6 +825,8 @@ struct DecodeTimeGuess {
 /// stream's byte for byte.
 final class SilentPacket {
     let packet: UnsafeMutablePointer<AVPacket>
+    /// The samples the packet decodes to.
+    let sampleCount: Int64
 
     init(matching stream: StreamFacts) throws {
         guard let codec = stream.audioCodec, stream.frameSize > 0 || codec == .opus else {
@@ -742,6 +860,8 @@ final class SilentPacket {
             throw ReelError(.encodingFailed, "cannot encode silence for \(stream.codecLabel)")
         }
         packet = copy
+        sampleCount = copy.pointee.duration > 0 ? av_rescale_q(copy.pointee.duration, encoder.timeBase, AVRational(num: 1, den: stream.sampleRate))
+                                                : Int64(encoder.context.pointee.frame_size)
     }
 
     deinit {
@@ -875,7 +995,7 @@ final class EncodeJoin {
                 try tracks[t].finish()
             }
         }
-        let end = offset + length.length(video: videoPosition)
+        let end = offset + length.length(video: videoPosition, grid: videoPosition.flatMap { clip.streams[$0].inexactFrameDuration })
         for t in tracks.indices {
             // Exactly the clip's length of audio: what was decoded, cut or padded with silence.
             let target = end.convertedValue(to: Int32(audioFormats[t].sampleRate)) - fed[t]

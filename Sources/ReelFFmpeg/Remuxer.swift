@@ -109,11 +109,19 @@ extension Remuxer {
     }
 
     /// Writes the header of a file of copied streams; with `fastStart` an MP4/MOV gets its
-    /// index at the front when it is finished.
-    static func writeHeader(_ muxer: Muxer, fastStart: Bool) throws {
+    /// index at the front when it is finished: in `reservedIndexSize` bytes left for it after
+    /// the header if given (one pass; the trailer fails with `EINVAL` if it does not fit), else
+    /// by moving the media data behind it (a second pass over the file).
+    static func writeHeader(_ muxer: Muxer, fastStart: Bool, reservedIndexSize: Int? = nil) throws {
         var options: OpaquePointer? = nil
         defer { av_dict_free(&options) }
-        if fastStart && muxer.container != .mkv { av_dict_set(&options, "movflags", "faststart", 0) }
+        if fastStart && muxer.container != .mkv {
+            if let reservedIndexSize {
+                av_dict_set(&options, "moov_size", String(reservedIndexSize), 0)
+            } else {
+                av_dict_set(&options, "movflags", "faststart", 0)
+            }
+        }
         try FFmpeg.check(avformat_write_header(muxer.context, &options), "cannot write \(muxer.url.lastPathComponent)", code: .ioFailure)
     }
 }
@@ -123,7 +131,10 @@ final class InputFile {
     let context: UnsafeMutablePointer<AVFormatContext>
     let url: URL
 
-    init(url: URL) throws {
+    /// Opens `url`. `readsStreamInfo` lets libavformat look into the first packets for what
+    /// the header does not say (frame rate, reorder delay); a file whose facts are known
+    /// already opens faster without.
+    init(url: URL, readsStreamInfo: Bool = true) throws {
         var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
         let r = avformat_open_input(&ctx, url.path, nil, nil)
         if r < 0 {
@@ -131,10 +142,9 @@ final class InputFile {
         }
         self.context = ctx!
         self.url = url
-        let info = avformat_find_stream_info(ctx, nil)
+        let info = readsStreamInfo ? avformat_find_stream_info(ctx, nil) : 0
         if info < 0 {
-            var c: UnsafeMutablePointer<AVFormatContext>? = ctx
-            avformat_close_input(&c)
+            // Fully initialised: deinit closes the input (closing it here too would free it twice).
             throw FFmpeg.error(info, "cannot read the streams of \(url.path)", code: .invalidMedia)
         }
     }

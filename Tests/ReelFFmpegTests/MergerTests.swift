@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import ReelCore
-import ReelFFmpeg
+@testable import ReelFFmpeg
 import ReelTestSupport
 
 /// Clips made like the recorder makes them (H.264 with B-frames and AAC in MP4, or Opus in
@@ -99,6 +99,27 @@ enum MergedFile {
         }
     }
 
+    /// Players that follow timestamps hear each clip's beeps on time too: audio decoded from a
+    /// point in each clip (FFmpeg seeks by timestamps) beeps at the expected moments.
+    static func expectBeepsByTimestamp(_ url: URL, frames: [Int], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        var start = 0.0
+        for n in frames {
+            let length = Double(n) / 30
+            let from = start + 0.2
+            let r = try Subprocess.run(["ffmpeg", "-v", "error", "-ss", String(from), "-i", url.path, "-map", "0:a:0",
+                                        "-t", String(length - 0.2), "-ac", "1", "-ar", "48000", "-f", "f32le", "-"])
+            let samples = r.stdout.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+            let beeps = MediaProbe.beepOnsets(samples).map { $0 + from }
+            let expected = ClipMaker.beepTimes([n]).map { $0 + start }
+            #expect(beeps.count == expected.count, "beeps at \(beeps), expected \(expected)", sourceLocation: sourceLocation)
+            for (beep, want) in zip(beeps, expected) {
+                // 5 ms analysis windows; Opus after a seek may keep its 6.5 ms pre-skip.
+                #expect(abs(beep - want) < 0.015, "beep at \(beep) s by its timestamp, expected \(want) s", sourceLocation: sourceLocation)
+            }
+            start += length
+        }
+    }
+
     /// Presentation times of every stream rise strictly.
     static func expectRisingTimestamps(_ url: URL, sourceLocation: SourceLocation = #_sourceLocation) throws {
         for stream in ["v:0", "a:0"] {
@@ -152,6 +173,7 @@ enum MergedFile {
         let counters = try MediaProbe.decodeLuma(output, width: 320, height: 240).map(\.counter)
         #expect(counters == ClipMaker.counters(lengths).map { Optional($0) }, "every frame once, in order")
         try MergedFile.expectInSync(output, expected: ClipMaker.beepTimes(lengths))
+        try MergedFile.expectBeepsByTimestamp(output, frames: lengths)
 
         // The inputs are as they were; nothing but the output was added.
         var after = try MergedFile.snapshot(dir.url)
@@ -172,6 +194,30 @@ enum MergedFile {
         let audioStart = try MediaProbe.packetTimes(output, stream: "a:0").first ?? 1
         #expect(audioStart < 0, "the priming sits before zero, hidden by the edit list")
         #expect(try MediaProbe.packetTimes(output, stream: "v:0").first == 0)
+    }
+
+    /// Large merges reserve room for the index before the media data (one pass); small ones
+    /// move it there at the end (a second pass). If a reservation were too small, the merge
+    /// would be done again the second way.
+    @Test(arguments: [4 << 20, 2000, 0])
+    func theIndexComesFirstWhetherReservedOrMoved(_ reservation: Int) throws {
+        let dir = try TemporaryDirectory()
+        let maker = ClipMaker(folder: dir.url)
+        let frames = [40, 50, 30]
+        let clips = try frames.enumerated().map { try maker.make($0.offset, frames: $0.element) }
+        let output = dir.url.appendingPathComponent("merged.mp4")
+        let summary = try Merger.merge(clips.map { MergeInput(url: $0) }, to: output, options: MergeOptions(),
+                                       indexReservation: reservation)
+        #expect(summary.videoFrames == 120)
+        let head = try FileHandle(forReadingFrom: output).read(upToCount: 1 << 16) ?? Data()
+        let moov = try #require(head.range(of: Data("moov".utf8)))
+        let mdat = try #require(try Data(contentsOf: output).range(of: Data("mdat".utf8)))
+        #expect(moov.lowerBound < mdat.lowerBound)
+        if reservation == 4 << 20 { #expect(mdat.lowerBound > 4 << 20, "the reserved room sits before the media data") }
+        if reservation == 2000 { #expect(mdat.lowerBound < 1 << 20, "too small a reservation: the index was moved instead") }
+        let counters = try MediaProbe.decodeLuma(output, width: 320, height: 240).map(\.counter)
+        #expect(counters == ClipMaker.counters(frames).map { Optional($0) })
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).count == 4, "no temporary file is left")
     }
 
     @Test func aClipOfAnotherSizeIsRefusedNamingIt() throws {

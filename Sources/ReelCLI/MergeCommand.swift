@@ -1,0 +1,108 @@
+import Foundation
+import Reel
+
+/// `reel merge`: joins clips into one file, by copying their packets when they were recorded
+/// with the same settings, and says where the file went and what it holds.
+struct MergeCommand {
+    /// The clips, in order.
+    var inputs: [MergeInput]
+    var output: URL
+    var options: MergeOptions
+    var json: Bool
+    let console: Console
+
+    static let specs: [OptionSpec] = [
+        OptionSpec("output", short: "o", value: .required, placeholder: "FILE", help: "the merged file (.mp4, .mov or .mkv)"),
+        OptionSpec("reencode", help: "encode clips again when they differ (size, codec, settings) instead of refusing"),
+        OptionSpec("mute", value: .required, repeatable: true, placeholder: "N",
+                   help: "replace the audio of clip N (1 is the first) with silence; may be repeated"),
+        OptionSpec("overwrite", help: "replace FILE if it exists"),
+        OptionSpec("json", help: "print the result as JSON on standard output"),
+        OptionSpec("help", short: "h", help: "show this help"),
+    ]
+
+    static let help = """
+    Usage: reel merge CLIP CLIP… -o FILE [--reencode] [--mute N]… [--overwrite] [--json]
+
+    Joins clips one after the other into one file. Clips recorded with the same settings are
+    joined by copying (as fast as copying the files, no loss of quality); clips that differ in
+    size, codec or settings are refused unless --reencode is given, which encodes everything
+    again with the first clip's settings. The clips are never changed.
+
+    Examples:
+      reel merge part1.mp4 part2.mp4 part3.mp4 -o talk.mp4
+      reel merge intro.mp4 demo.mp4 --mute 1 -o demo-full.mp4
+
+    """
+
+    /// Builds the command from parsed arguments; usage errors throw `UsageError`.
+    init(_ args: ParsedArguments, console: Console) throws {
+        self.console = console
+        guard !args.positionals.isEmpty else {
+            throw UsageError("no clips to merge: give the clips' files, then -o FILE")
+        }
+        guard let path = args.value("output") ?? nil, !path.isEmpty else {
+            throw UsageError("no output file: give -o FILE")
+        }
+        var url = URL(fileURLWithPath: path)
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), isFolder.boolValue {
+            throw UsageError("-o \(path) is a folder: give the merged file's name")
+        }
+        if url.pathExtension.isEmpty {
+            let implied = Container(pathExtension: URL(fileURLWithPath: args.positionals[0]).pathExtension) ?? .mp4
+            url = url.appendingPathExtension(implied.fileExtension)
+        }
+        guard let container = Container(pathExtension: url.pathExtension) else {
+            throw UsageError("unknown file type '.\(url.pathExtension)' (use .mp4, .mov or .mkv)")
+        }
+        output = url
+        var muted = Set<Int>()
+        for value in args.all("mute") {
+            let n = try ValueParser.integer(value, option: "mute", in: 1...max(1, args.positionals.count))
+            muted.insert(n - 1)
+        }
+        inputs = args.positionals.enumerated().map { MergeInput(url: URL(fileURLWithPath: $0.element), isMuted: muted.contains($0.offset)) }
+        options = MergeOptions(allowsReencoding: args.has("reencode"), overwrite: args.has("overwrite"), container: container)
+        json = args.has("json")
+    }
+
+    /// Merges; returns the exit status.
+    func run() -> Int32 {
+        let summary: MergeSummary
+        do {
+            summary = try Merger.merge(inputs, to: output, options: options)
+        } catch let error as ReelError {
+            return fail(error)
+        } catch {
+            return fail(ReelError(.ioFailure, "\(error)"))
+        }
+        let muted = inputs.indices.filter { inputs[$0].isMuted }.map { $0 + 1 }
+        if json {
+            var object: [String: Any] = ["event": "merged", "file": summary.url.path,
+                                         "duration": (summary.duration.seconds * 1000).rounded() / 1000,
+                                         "clips": summary.clipCount, "frames": summary.videoFrames, "bytes": summary.bytes,
+                                         "reencoded": summary.reencodedClips.map { $0 + 1 }, "muted": muted]
+            if let reason = summary.reencodingReason { object["reencodingReason"] = reason }
+            console.out(ProgressRenderer.json(object))
+            return 0
+        }
+        console.out("Saved \(summary.url.path)")
+        console.out(String(format: "  duration  %.2f s, %@", summary.duration.seconds, Format.bytes(summary.bytes)))
+        let count = summary.clipCount == 1 ? "1 clip" : "\(summary.clipCount) clips"
+        var clips = summary.reencodedClips.isEmpty ? "\(count) joined without re-encoding" : "\(count), encoded again"
+        if let reason = summary.reencodingReason { clips += " (\(reason))" }
+        if !muted.isEmpty { clips += "; muted: " + muted.map { "clip \($0)" }.joined(separator: ", ") }
+        console.out("  clips     \(clips)")
+        console.out("  video     \(summary.videoFrames) frames")
+        return 0
+    }
+
+    private func fail(_ error: ReelError) -> Int32 {
+        if json {
+            console.out(ProgressRenderer.json(["event": "failed", "code": error.code.rawValue, "message": error.description]))
+        }
+        console.err("reel: error: \(error.description)")
+        return 1
+    }
+}
