@@ -108,9 +108,17 @@ def main():
     wall = time.monotonic() - t0
     if proc.returncode != 0:
         print(f"reel failed with status {proc.returncode}", file=sys.stderr); return 1
-    first_minute = max((r for t, r in samples if t <= 60), default=0)
-    peak = max((r for _, r in samples), default=0)
     total = args.minutes * 60
+    first_minute = max((r for t, r in samples if t <= 60), default=0)
+    # While recording (up to the last progress event before the end), and then while finalising
+    # (the remux to a regular MP4 holds the whole index, like any MP4 muxer does at its end).
+    recording = [(t, r) for t, r in samples if t < total - 1]
+    peak = max((r for _, r in recording), default=0)
+    finalising_peak = max((r for t, r in samples if t >= total - 1), default=0)
+    by_ten_minutes = {}
+    for t, r in recording:
+        k = int(t // 600) * 10
+        by_ten_minutes[k] = max(by_ten_minutes.get(k, 0), r)
     start_pairs = sync_offsets(path, 0, 10, w, h)
     end_pairs = sync_offsets(path, total - 10, 10, w, h)
     start_off = sum(start_pairs) / len(start_pairs) if start_pairs else float("nan")
@@ -121,7 +129,9 @@ def main():
     v = [s for s in probe["streams"] if s["codec_type"] == "video"][0]
     result = {
         "recorded_seconds": total, "wall_seconds": round(wall, 1), "speed_vs_real_time": round(total / wall, 1),
-        "rss_peak_first_minute_mib": round(first_minute / 1024, 1), "rss_peak_overall_mib": round(peak / 1024, 1),
+        "rss_peak_first_minute_mib": round(first_minute / 1024, 1), "rss_peak_while_recording_mib": round(peak / 1024, 1),
+        "rss_peak_per_10_minutes_mib": {f"{k}-{k + 10} min": round(v / 1024, 1) for k, v in sorted(by_ten_minutes.items())},
+        "rss_peak_finalising_mib": round(finalising_peak / 1024, 1),
         "video_packets": int(v.get("nb_read_packets", 0)), "expected_frames": int(total * 30),
         "av_offset_start_ms": round(start_off * 1000, 2), "av_offset_end_ms": round(end_off * 1000, 2),
         "drift_ms_per_minute": round(drift_per_min, 4), "flash_beep_pairs": [len(start_pairs), len(end_pairs)],
