@@ -57,11 +57,10 @@ def system_busy() -> float:
     """CPU seconds all CPUs have spent busy since boot (everything but idle and iowait)."""
     with open("/proc/stat") as f:
         parts = f.readline().split()[1:]
-    values = [int(v) for v in parts]
-    idle = values[3] + (values[4] if len(values) > 4 else 0)
-    # guest time is already counted in user/nice
-    total = sum(values[:8])
-    return (total - idle) / CLK_TCK
+    v = [int(x) for x in parts] + [0] * 8
+    # user, nice, system, irq, softirq: time this machine's own processes kept a CPU busy.
+    # Steal (the hypervisor running someone else) is not counted; guest time is inside user.
+    return (v[0] + v[1] + v[2] + v[5] + v[6]) / CLK_TCK
 
 
 def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -112,7 +111,9 @@ def machine_info(reel: Path) -> dict:
         "kernel": os.uname().release,
         "ffmpeg": ffmpeg_version,
         "reel_binary": str(reel),
-        "reel_commit": commit + ("+uncommitted changes in Sources/" if dirty else ""),
+        "reel_binary_built": dt.datetime.fromtimestamp(reel.stat().st_mtime).astimezone().isoformat(timespec="seconds")
+        if reel.exists() else None,
+        "head_at_run": commit + ("+uncommitted changes in Sources/" if dirty else ""),
     }
 
 
@@ -473,9 +474,10 @@ def wait_for_quiet(screen: Screen, args) -> float:
     last_said = 0.0
     while True:
         ours0 = proc_cpu(screen.xvfb.pid) + proc_cpu(screen.painter.pid)
-        busy0 = system_busy()
+        busy0, t0 = system_busy(), time.monotonic()
         time.sleep(1)
-        foreign = (system_busy() - busy0) - (proc_cpu(screen.xvfb.pid) + proc_cpu(screen.painter.pid) - ours0)
+        foreign = ((system_busy() - busy0) - (proc_cpu(screen.xvfb.pid) + proc_cpu(screen.painter.pid) - ours0)) \
+            / (time.monotonic() - t0)
         if foreign < args.quiet_threshold or time.monotonic() > deadline:
             return foreign
         if time.monotonic() - last_said >= 10:
@@ -621,6 +623,13 @@ METRICS = [
 ]
 
 
+def header(machine: dict) -> str:
+    return (f"reel vs ffmpeg x11grab — {machine['date']}, {machine['nproc']} CPUs ({machine['cpu_model']}), "
+            f"{machine['ffmpeg'].split(' Copyright')[0]}, reel binary built {machine.get('reel_binary_built')}"
+            + (f" from {machine['built_from']}" if machine.get("built_from") else "")
+            + f", HEAD {machine.get('head_at_run')}")
+
+
 def table(results: list[dict], baselines: dict, args, recorders: list[str]) -> str:
     lines = []
     expected = args.duration * args.fps
@@ -634,7 +643,7 @@ def table(results: list[dict], baselines: dict, args, recorders: list[str]) -> s
             lines.append(f"idle (no recorder): Xvfb {mean([x['xvfb_cpu_per_s'] for x in b]):.3f}, painter "
                          f"{mean([x['painter_cpu_per_s'] for x in b]):.3f}, other processes "
                          f"{mean([x['other_cpu_per_s'] for x in b]):.3f} CPU s per s")
-        head = ["metric (mean (min–max))"] + recorders + (["reel/ffmpeg"] if "reel" in recorders and "ffmpeg" in recorders else [])
+        head = ["metric (mean (min–max))"] + recorders + (["reel/ffmpeg (pairs)"] if "reel" in recorders and "ffmpeg" in recorders else [])
         rows = [head]
         for label, key, digits, ratio in METRICS:
             if key == "disturbed":
@@ -656,8 +665,18 @@ def table(results: list[dict], baselines: dict, args, recorders: list[str]) -> s
             row = [label] + [cell(runs[n], key, digits) for n in recorders]
             if len(head) > len(row):
                 if ratio:
+                    # The ratio of the means, and the range of the ratios of each repetition's
+                    # pair (run next to each other, so slow drift of the machine cancels).
                     a, f = mean([key(r) for r in runs["reel"]]), mean([key(r) for r in runs["ffmpeg"]])
-                    row.append(f"{a / f:.2f}" if a is not None and f else "—")
+                    pairs = []
+                    for ra in runs["reel"]:
+                        for rf in runs["ffmpeg"]:
+                            if ra["rep"] == rf["rep"] and key(rf):
+                                pairs.append(key(ra) / key(rf))
+                    text = f"{a / f:.2f}" if a is not None and f else "—"
+                    if len(pairs) > 1:
+                        text += f" ({min(pairs):.2f}–{max(pairs):.2f})"
+                    row.append(text)
                 else:
                     row.append("")
             rows.append(row)
@@ -693,7 +712,7 @@ def main() -> int:
     p.add_argument("--nice", type=int, default=-5, help="niceness for Xvfb and the painter (default -5; 0 leaves them)")
     p.add_argument("--quiet-threshold", type=float, default=0.15,
                    help="before each run, wait until other processes use less than this many CPUs (default 0.15)")
-    p.add_argument("--quiet-wait", type=float, default=60, help="but wait at most this long (default 60 s)")
+    p.add_argument("--quiet-wait", type=float, default=600, help="but wait at most this long (default 600 s)")
     p.add_argument("--disturbed", type=float, default=0.2,
                    help="a run during which other processes used more than this many CPUs on average is "
                         "disturbed and done again (default 0.2)")
@@ -701,7 +720,18 @@ def main() -> int:
     p.add_argument("--timeout", type=float, default=60, help="kill a recorder this long after N (default 60 s)")
     p.add_argument("--keep", action="store_true", help="keep the recorded files in bench/out/runs/")
     p.add_argument("--out", default=str(BENCH / "out"), help="where the JSON goes (default bench/out)")
+    p.add_argument("--build", metavar="DIR", nargs="?", const="/tmp/reel-bench-head", default=None,
+                   help="first build reel (release) from the committed HEAD, exported with `git archive` into "
+                        "DIR/src and built in DIR/build (default /tmp/reel-bench-head), and use that: the figures "
+                        "then belong to a commit, whatever is being edited in the working tree")
+    p.add_argument("--from", dest="from_json", metavar="JSON", help="print the table of an earlier run's JSON and stop")
     args = p.parse_args()
+    if args.from_json:
+        doc = json.loads(Path(args.from_json).read_text())
+        saved = argparse.Namespace(**doc["arguments"])
+        print(header(doc["machine"]))
+        print(table(doc["runs"], doc["baselines"], saved, saved.recorders))
+        return 0
     args.scenarios = [s for s in args.scenarios.split(",") if s]
     recorders = [r for r in args.recorders.split(",") if r]
     for s in args.scenarios:
@@ -714,12 +744,32 @@ def main() -> int:
     for tool in ("Xvfb", "ffmpeg", "ffprobe", "gcc"):
         need(tool)
     reel = Path(args.reel or os.environ.get("REEL") or ROOT / ".build/release/reel").resolve()
-    if "reel" in recorders and not os.access(reel, os.X_OK):
-        sys.exit(f"screen.py: no reel binary at {reel}; build it with `swift build -c release` or pass --reel")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
+    built_from = None
+    if args.build:
+        head = run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"]).stdout.strip()
+        src, build = Path(args.build) / "src", Path(args.build) / "build"
+        if src.exists():
+            shutil.rmtree(src)
+        src.mkdir(parents=True)
+        log(f"building reel {head} (release) in {args.build}")
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", "HEAD"], capture_output=True)
+        if archive.returncode != 0:
+            sys.exit(f"screen.py: git archive failed: {archive.stderr.decode()}")
+        subprocess.run(["tar", "-x", "-C", str(src)], input=archive.stdout, check=True)
+        r = subprocess.run(["swift", "build", "-c", "release", "--product", "reel", "--package-path", str(src),
+                            "--scratch-path", str(build)], capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"screen.py: swift build failed:\n{r.stdout[-3000:]}{r.stderr[-3000:]}")
+        reel = build / "release" / "reel"
+        built_from = f"{head} (committed HEAD)"
+    if "reel" in recorders and not os.access(reel, os.X_OK):
+        sys.exit(f"screen.py: no reel binary at {reel}; build it with `swift build -c release`, or pass --reel or --build")
+
     machine = machine_info(reel)
+    machine["built_from"] = built_from
     painter = build_painter(out)
     motion_frames, still_frames = make_frames(out, args.width, args.height, args.paint_rate, args.paint_rate)
 
@@ -730,6 +780,8 @@ def main() -> int:
     discarded: list[dict] = []
     baselines: dict[str, list] = {}
     started = time.monotonic()
+    interrupted = False
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
         for scenario in args.scenarios:
             log(f"scenario {scenario}: starting the painter")
@@ -766,6 +818,9 @@ def main() -> int:
                            if c else "")
                         + f", others {r['other_cpu_s'] / r['wall_s']:.2f}"
                         + ("" if r["verify"]["ok"] else f"  PROBLEMS: {r['verify']['problems']}"))
+    except KeyboardInterrupt:
+        interrupted = True
+        log("interrupted: the table shows the runs done so far")
     finally:
         screen.close()
 
@@ -784,9 +839,7 @@ def main() -> int:
         settings_note.append("x264 options: " + sorted(options["reel"])[0])
 
     text = table(results, baselines, args, recorders)
-    header = (f"reel vs ffmpeg x11grab — {machine['date']}, {machine['nproc']} CPUs ({machine['cpu_model']}), "
-              f"{machine['ffmpeg']}, reel {machine['reel_commit']}")
-    print(header)
+    print(header(machine))
     print(text)
     print()
     for line in settings_note:
@@ -795,13 +848,13 @@ def main() -> int:
 
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     path = out / f"screen-{stamp}.json"
-    doc = {"machine": machine, "arguments": vars(args) | {"recorders": recorders}, "command": sys.argv,
+    doc = {"machine": machine, "interrupted": interrupted, "arguments": vars(args) | {"recorders": recorders}, "command": sys.argv,
            "baselines": baselines, "runs": results, "discarded_disturbed_runs": discarded, "x264_options": {k: sorted(v) for k, v in options.items()},
            "table": text}
     path.write_text(json.dumps(doc, indent=1))
     print(f"raw figures: {path}")
     bad = [r for r in results if not r["verify"]["ok"]]
-    return 1 if bad else 0
+    return 1 if bad or interrupted else 0
 
 
 if __name__ == "__main__":
