@@ -306,6 +306,12 @@ final class RecorderPipeline: @unchecked Sendable {
                 let merged = try session.merge(to: self.url, allowsReencoding: false, overwrite: settings.overwrite)
                 url = merged.url
                 frames = merged.videoFrames
+                // The clips go only once the merged file is known to hold every frame of them.
+                let clipFrames = clips.reduce(0) { $0 + $1.frameCount }
+                guard frames == clipFrames else {
+                    throw ReelError(.encodingFailed, "the merged file holds \(frames) frames but the clips \(clipFrames)",
+                                    hint: "the clips are kept in \(session.folder.path)")
+                }
                 bytes = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? bytes
                 if !settings.keepsClips {
                     session.removeAllClips(removeFiles: true)

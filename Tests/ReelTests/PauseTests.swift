@@ -76,6 +76,27 @@ import ReelTestSupport
         #expect(counters == (Array(0..<30) + Array(36..<66) + Array(72..<87)).map { Optional(Int64($0)) })
     }
 
+    @Test func maxFileSizeStopsCleanly() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("capped.mp4")
+        let session = CaptureSession(clock: ManualClock())
+        try session.addInput(TestPatternSource(size: PixelSize(width: 640, height: 480)))
+        var settings = Recorder.Settings(maxFileSize: 200_000)
+        settings.video.rateControl = .crf(0)
+        settings.video.preset = "ultrafast"
+        settings.maxRecordedDuration = MediaTime(seconds: 600)
+        let recorder = Recorder(url: url, settings: settings)
+        try session.addOutput(recorder)
+        try await session.start()
+        let summary = try await recorder.result()
+        await session.stop()
+        #expect(summary.ending == .maxFileSize)
+        #expect(summary.duration < MediaTime(seconds: 600))
+        let counters = try MediaProbe.decodeLuma(url, width: 640, height: 480).map(\.counter)
+        #expect(counters == (0..<Int64(counters.count)).map { Optional($0) })
+        #expect(Int64(counters.count) == summary.frames)
+    }
+
     @Test func pausingWhatIsNotRecordingIsATypedError() async throws {
         let recorder = Recorder(url: URL(fileURLWithPath: "/tmp/never.mp4"))
         #expect { try recorder.pause() } throws: { ($0 as? ReelError)?.code == .notRunning }
