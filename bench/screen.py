@@ -357,8 +357,10 @@ def verify(path: Path, args, motion: bool) -> dict:
     v["first_pts_s"] = pts[0] if pts else None
 
     # Decode everything; keep only the barcode strip.
+    # Every decoded frame once: no duplicates to fill gaps in the timestamps (-fps_mode passthrough).
     r = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", str(path), "-map", "0:v:0",
-                        "-vf", f"crop={BAR_W}:{BAR_H}:0:0,format=gray", "-f", "rawvideo", "-"],
+                        "-vf", f"crop={BAR_W}:{BAR_H}:0:0,format=gray", "-fps_mode", "passthrough",
+                        "-f", "rawvideo", "-"],
                        capture_output=True)
     errors = r.stderr.decode(errors="replace").strip()
     decoded = len(r.stdout) // (BAR_W * BAR_H)
