@@ -109,6 +109,8 @@ public final class Recorder: CaptureOutput {
     }
     private let state: Mutex<State>
     private let dropped = Atomic<Int64>(0)
+    /// Pause/resume requests waiting for the worker; checked without the lock on every sample.
+    private let pendingControls = Atomic<Int>(0)
 
     /// Creates a recorder that will write `url` when its session starts.
     public init(url: URL, settings: Settings = Settings()) {
@@ -171,6 +173,7 @@ public final class Recorder: CaptureOutput {
         state.withLock { state in
             state.paused = true
             state.controls.append(.pause(time))
+            pendingControls.add(1, ordering: .releasing)
         }
     }
 
@@ -179,6 +182,7 @@ public final class Recorder: CaptureOutput {
         state.withLock { state in
             state.paused = false
             state.controls.append(.resume(time))
+            pendingControls.add(1, ordering: .releasing)
         }
     }
 
@@ -191,6 +195,7 @@ public final class Recorder: CaptureOutput {
             state.paused = pause
             let now = clock.now() - state.origin
             state.controls.append(pause ? .pause(now) : .resume(now))
+            pendingControls.add(1, ordering: .releasing)
         }
     }
 
@@ -283,10 +288,11 @@ public final class Recorder: CaptureOutput {
 
     /// Applies pause and resume requests once the recording has begun (its time zero known).
     private func applyControls(to pipeline: RecorderPipeline) {
-        guard pipeline.timeline.hasBegun else { return }
+        guard pendingControls.load(ordering: .acquiring) > 0, pipeline.timeline.hasBegun else { return }
         let controls = state.withLock { s -> [RecorderPipeline.Control] in
             let c = s.controls
             s.controls = []
+            pendingControls.subtract(c.count, ordering: .relaxed)
             return c
         }
         for control in controls {

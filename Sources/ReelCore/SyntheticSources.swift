@@ -40,7 +40,6 @@ public final class TestPatternSource: CaptureSource {
             worker = WorkerThread(name: "reel.testpattern") { thread in
                 // The first frame is the first slot at or after the moment we start.
                 var index = rate.frameIndex(at: context.startTime(), rounding: .up)
-                var dropped = 0
                 while !thread.isStopRequested {
                     let pts = rate.time(ofFrame: index)
                     context.clock.sleep(until: context.origin + pts)
@@ -52,7 +51,6 @@ public final class TestPatternSource: CaptureSource {
                         TestPattern.draw(index: index, flash: beeps.isBeeping(at: pts), into: frame)
                         context.deliver(.video(frame))
                     } else {
-                        dropped += 1
                         context.report(.droppedFrames(1))
                     }
                     index += 1
@@ -62,7 +60,6 @@ public final class TestPatternSource: CaptureSource {
                         if now > index { context.report(.droppedFrames(Int(now - index))); index = now }
                     }
                 }
-                _ = dropped
             }
         }
     }

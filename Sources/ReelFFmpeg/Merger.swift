@@ -189,17 +189,7 @@ public enum Merger {
     /// Gives the complete file at `temporary` the name `output`: replacing a file there only if
     /// `overwrite`, and never a file that appeared meanwhile otherwise.
     private static func place(_ temporary: URL, at output: URL, overwrite: Bool) throws {
-        func failure(_ e: Int32) -> ReelError {
-            switch e {
-            case EEXIST:
-                return ReelError(.fileExists, "\(output.path) already exists", hint: "choose another name or pass --overwrite", errno: e)
-            case EACCES, EPERM, EROFS:
-                return ReelError(.permissionDenied, "cannot write to \(output.deletingLastPathComponent().path)",
-                                 hint: "choose a folder you can write to", errno: e)
-            default:
-                return ReelError(.ioFailure, "cannot name the merged file \(output.path): \(String(cString: strerror(e)))", errno: e)
-            }
-        }
+        func failure(_ e: Int32) -> ReelError { Muxer.fileError(e, creating: output, action: "name the merged file") }
         if overwrite {
             guard rename(temporary.path, output.path) == 0 else { throw failure(errno) }
             return

@@ -51,24 +51,26 @@ final class Muxer {
     static func createFile(at url: URL, overwrite: Bool) throws {
         let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL)
         let fd = open(url.path, flags, 0o644)
-        if fd < 0 {
-            let e = errno
-            switch e {
-            case EEXIST:
-                throw ReelError(.fileExists, "\(url.path) already exists", hint: "choose another name or pass --overwrite", errno: e)
-            case EACCES, EPERM, EROFS:
-                throw ReelError(.permissionDenied, "cannot write to \(url.deletingLastPathComponent().path)",
-                                hint: "choose a folder you can write to", errno: e)
-            case ENOENT, ENOTDIR:
-                throw ReelError(.ioFailure, "the folder \(url.deletingLastPathComponent().path) does not exist",
-                                hint: "create it first or choose another", errno: e)
-            case ENOSPC, EDQUOT:
-                throw ReelError(.insufficientStorage, "no space left to create \(url.path)", errno: e)
-            default:
-                throw ReelError(.ioFailure, "cannot create \(url.path): \(String(cString: strerror(e)))", errno: e)
-            }
-        }
+        if fd < 0 { throw fileError(errno, creating: url, action: "create") }
         close(fd)
+    }
+
+    /// The `ReelError` for a failure to create or name the file `url` (`action` says which).
+    static func fileError(_ e: Int32, creating url: URL, action: String) -> ReelError {
+        switch e {
+        case EEXIST:
+            return ReelError(.fileExists, "\(url.path) already exists", hint: "choose another name or pass --overwrite", errno: e)
+        case EACCES, EPERM, EROFS:
+            return ReelError(.permissionDenied, "cannot write to \(url.deletingLastPathComponent().path)",
+                             hint: "choose a folder you can write to", errno: e)
+        case ENOENT, ENOTDIR:
+            return ReelError(.ioFailure, "the folder \(url.deletingLastPathComponent().path) does not exist",
+                             hint: "create it first or choose another", errno: e)
+        case ENOSPC, EDQUOT:
+            return ReelError(.insufficientStorage, "no space left to \(action) \(url.path)", errno: e)
+        default:
+            return ReelError(.ioFailure, "cannot \(action) \(url.path): \(String(cString: strerror(e)))", errno: e)
+        }
     }
 
     /// Adds a stream with the parameters of an opened encoder; returns its index.
