@@ -15,10 +15,12 @@ let package = Package(
                        providers: [.apt(["libxcb1-dev", "libxcb-shm0-dev", "libxcb-xfixes0-dev", "libxcb-randr0-dev"])]),
         .systemLibrary(name: "CPulse",
                        providers: [.apt(["libpulse-dev"])]),
+        // linux/videodev2.h, from the kernel headers every C toolchain has.
+        .systemLibrary(name: "CV4L2"),
 
         .target(name: "ReelCore"),
         .target(name: "ReelFFmpeg", dependencies: ["ReelCore", "CFFmpeg"]),
-        .target(name: "ReelLinux", dependencies: ["ReelCore", "CXCB", "CPulse"]),
+        .target(name: "ReelLinux", dependencies: ["ReelCore", "CXCB", "CPulse", "CV4L2"]),
         .target(name: "Reel", dependencies: ["ReelCore", "ReelFFmpeg", "ReelLinux"]),
         .target(name: "ReelCLI", dependencies: ["Reel"]),
         .executableTarget(name: "reel", dependencies: ["ReelCLI"]),

@@ -101,3 +101,33 @@ public struct PixelRect: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { "\(width)x\(height)+\(x)+\(y)" }
 }
+
+/// A colour as 8-bit Y′CbCr in the limited range of BT.601 (Y 16–235, Cb/Cr 16–240), the way
+/// the YUV formats store it.
+public struct YUVColor: Sendable, Hashable, CustomStringConvertible {
+    public var y: UInt8
+    public var cb: UInt8
+    public var cr: UInt8
+
+    public init(y: UInt8, cb: UInt8, cr: UInt8) {
+        self.y = y
+        self.cb = cb
+        self.cr = cr
+    }
+
+    /// The colour of 8-bit full-range RGB.
+    public init(red: UInt8, green: UInt8, blue: UInt8) {
+        let r = Double(red), g = Double(green), b = Double(blue)
+        func byte(_ v: Double) -> UInt8 { UInt8(max(0, min(255, v.rounded()))) }
+        y = byte(16 + (65.481 * r + 128.553 * g + 24.966 * b) / 255)
+        cb = byte(128 + (-37.797 * r - 74.203 * g + 112.0 * b) / 255)
+        cr = byte(128 + (112.0 * r - 93.786 * g - 18.214 * b) / 255)
+    }
+
+    public static let black = YUVColor(y: 16, cb: 128, cr: 128)
+    public static let red = YUVColor(red: 255, green: 0, blue: 0)
+    public static let green = YUVColor(red: 0, green: 255, blue: 0)
+    public static let blue = YUVColor(red: 0, green: 0, blue: 255)
+
+    public var description: String { "Y\(y) Cb\(cb) Cr\(cr)" }
+}

@@ -3,7 +3,7 @@ import Synchronization
 
 /// The synthetic test camera: the ``TestPattern`` at any size and rate, paced on the session
 /// clock, with the frame number burned in and a flash at each beep of the shared schedule.
-public final class TestPatternSource: CaptureSource {
+public final class TestPatternSource: CameraSource {
     public let name: String
     public var kind: SampleKind { .video }
     /// The frame size.
@@ -12,15 +12,20 @@ public final class TestPatternSource: CaptureSource {
     public let frameRate: FrameRate
     /// When the pattern flashes.
     public let beeps: BeepSchedule
+    /// A solid colour under the counter strip instead of moving bars, if set.
+    public let background: YUVColor?
+    public let zoom = ZoomControl()
     private let worker = Mutex<WorkerThread?>(nil)
 
-    /// Creates a test camera of `size` at `frameRate`.
+    /// Creates a test camera of `size` at `frameRate`; with a `background`, the picture is
+    /// that solid colour under the counter strip.
     public init(size: PixelSize = PixelSize(width: 1280, height: 720), frameRate: FrameRate = FrameRate(30),
-                beeps: BeepSchedule = BeepSchedule()) {
+                beeps: BeepSchedule = BeepSchedule(), background: YUVColor? = nil, name: String? = nil) {
         self.size = size
         self.frameRate = frameRate
         self.beeps = beeps
-        self.name = "test pattern \(size)@\(frameRate)"
+        self.background = background
+        self.name = name ?? "test pattern \(size)@\(frameRate)"
     }
 
     public func prepare() throws -> SourceFormat {
@@ -36,7 +41,7 @@ public final class TestPatternSource: CaptureSource {
         try worker.withLock { worker in
             guard worker == nil else { throw ReelError(.alreadyRunning, "\(name) is already running") }
             let pool = FramePool(format: .yuv420p, size: size, capacity: 8)
-            let rate = frameRate, beeps = self.beeps
+            let rate = frameRate, beeps = self.beeps, background = self.background
             worker = WorkerThread(name: "reel.testpattern") { thread in
                 // The first frame is the first slot at or after the moment we start.
                 var index = rate.frameIndex(at: context.startTime(), rounding: .up)
@@ -48,7 +53,7 @@ public final class TestPatternSource: CaptureSource {
                         ? pool.makeFrame(presentationTime: pts, sequenceNumber: index)
                         : pool.makeFrameWaiting(presentationTime: pts, sequenceNumber: index)
                     if let frame {
-                        TestPattern.draw(index: index, flash: beeps.isBeeping(at: pts), into: frame)
+                        TestPattern.draw(index: index, flash: beeps.isBeeping(at: pts), background: background, into: frame)
                         context.deliver(.video(frame))
                     } else {
                         context.report(.droppedFrames(1))

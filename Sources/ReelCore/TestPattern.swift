@@ -45,7 +45,9 @@ public enum TestPattern {
     }
 
     /// Draws frame `index` into a YUV 4:2:0 frame (`yuv420p`), flashing white if `flash`.
-    public static func draw(index: Int64, flash: Bool, into frame: VideoFrame) {
+    /// With a `background`, the area under the strip is that solid colour instead of bars
+    /// (so that composed sources can be told apart).
+    public static func draw(index: Int64, flash: Bool, background: YUVColor? = nil, into frame: VideoFrame) {
         precondition(frame.format == .yuv420p, "the test pattern draws YUV 4:2:0")
         let width = frame.width, height = frame.height
         let strip = stripHeight(forHeight: height)
@@ -64,7 +66,7 @@ public enum TestPattern {
             let c = x / cell
             if c == 0 { stripRow[x] = white }
             else if c <= counterBits { stripRow[x] = (index >> Int64(counterBits - c)) & 1 == 1 ? white : black }
-            barRow[x] = barsY[((x + shift) / barWidth) & 7]
+            barRow[x] = background?.y ?? barsY[((x + shift) / barWidth) & 7]
         }
         frame.withUnsafePlane(0) { y, stride in
             for row in 0..<height {
@@ -82,7 +84,8 @@ public enum TestPattern {
         var chromaRow = [UInt8](repeating: 128, count: cw)
         for plane in 1...2 {
             let table = plane == 1 ? barsU : barsV
-            for x in 0..<cw { chromaRow[x] = table[((x * 2 + shift) / barWidth) & 7] }
+            let solid = plane == 1 ? background?.cb : background?.cr
+            for x in 0..<cw { chromaRow[x] = solid ?? table[((x * 2 + shift) / barWidth) & 7] }
             frame.withUnsafePlane(plane) { c, stride in
                 for row in 0..<ch {
                     let line = c.baseAddress!.advanced(by: row * stride).assumingMemoryBound(to: UInt8.self)

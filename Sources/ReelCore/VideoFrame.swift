@@ -48,6 +48,10 @@ public struct VideoFrame: Sendable {
     public var presentationTime: MediaTime
     /// The index of this frame among those its source produced (counting dropped ones).
     public var sequenceNumber: Int64
+    /// When the source captured the frame, on the session clock (not counted from the
+    /// session's start), if the source knows it better than its presentation time says: a
+    /// camera driver's timestamp, a network frame's arrival.
+    public var captureTime: MediaTime?
 
     package init(format: PixelFormat, size: PixelSize, strides: [Int], offsets: [Int], buffer: FrameBuffer,
                  presentationTime: MediaTime = .zero, sequenceNumber: Int64 = 0) {
