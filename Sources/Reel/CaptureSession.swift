@@ -7,6 +7,10 @@ public enum SessionEvent: Sendable {
     case droppedFrames(source: String, count: Int)
     /// A source failed or went away; the session goes on with the others.
     case sourceLost(source: String, error: ReelError)
+    /// A source stopped delivering for a while and is trying to come back.
+    case sourceInterrupted(source: String, error: ReelError)
+    /// An interrupted source delivers again.
+    case sourceResumed(source: String)
     /// A source came to its end (a file played out).
     case sourceEnded(source: String)
 }
@@ -178,6 +182,8 @@ public final class CaptureSession: Sendable {
             switch event {
             case .droppedFrames(let n): continuation.yield(.droppedFrames(source: name, count: n))
             case .lost(let error): continuation.yield(.sourceLost(source: name, error: error))
+            case .interrupted(let error): continuation.yield(.sourceInterrupted(source: name, error: error))
+            case .resumed: continuation.yield(.sourceResumed(source: name))
             case .ended: continuation.yield(.sourceEnded(source: name))
             }
         })

@@ -251,6 +251,12 @@ public final class Recorder: CaptureOutput {
         case .lost(let error):
             let name = state.withLock { $0.sourceNames[source] } ?? "source \(source)"
             continuation.yield(.sourceLost(name: name, error: error))
+        case .interrupted(let error):
+            let name = state.withLock { $0.sourceNames[source] } ?? "source \(source)"
+            continuation.yield(.sourceInterrupted(name: name, error: error))
+        case .resumed:
+            let name = state.withLock { $0.sourceNames[source] } ?? "source \(source)"
+            continuation.yield(.sourceResumed(name: name))
         case .ended:
             break
         }

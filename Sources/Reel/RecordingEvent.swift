@@ -93,6 +93,11 @@ public enum RecordingEvent: Sendable {
     case clipFinished(Clip)
     /// A source went away; the recording goes on with the others.
     case sourceLost(name: String, error: ReelError)
+    /// A source stopped delivering for a while and is trying to come back; the recording goes
+    /// on with the others.
+    case sourceInterrupted(name: String, error: ReelError)
+    /// An interrupted source delivers again.
+    case sourceResumed(name: String)
     /// The recording is complete and its file finalised.
     case finished(RecordingSummary)
     /// The recording failed; what was written up to then stays on disk.

@@ -45,6 +45,12 @@ final class ProgressRenderer: @unchecked Sendable {
         case .sourceLost(let name, let error):
             if json { console.out(Self.json(["event": "sourceLost", "source": name, "message": error.description])) }
             else { clearLine(); console.err("reel: warning: lost \(name): \(error.description); recording goes on") }
+        case .sourceInterrupted(let name, let error):
+            if json { console.out(Self.json(["event": "sourceInterrupted", "source": name, "message": error.description])) }
+            else { clearLine(); console.err("reel: warning: \(name) interrupted: \(error.description); recording goes on and picks it up when it is back") }
+        case .sourceResumed(let name):
+            if json { console.out(Self.json(["event": "sourceResumed", "source": name])) }
+            else { clearLine(); console.err("reel: \(name) is back") }
         case .finished(let s):
             if json {
                 console.out(Self.json(["event": "finished", "file": s.url.path, "duration": rounded(s.duration.seconds),

@@ -12,6 +12,11 @@ public enum SourceEvent: Sendable {
     case droppedFrames(Int)
     /// The source failed or went away; it delivers nothing more.
     case lost(ReelError)
+    /// The source stopped delivering for a while (a network camera dropped, the audio server
+    /// restarted) and is trying to come back; ``resumed`` follows if it does.
+    case interrupted(ReelError)
+    /// An interrupted source delivers again.
+    case resumed
     /// The source came to its natural end (a file played out).
     case ended
 }

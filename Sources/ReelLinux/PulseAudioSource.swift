@@ -152,6 +152,7 @@ public final class PulseAudioSource: CaptureSource {
                 lastAttempt = clock.now
                 if let reopened = try? openStream(isCancelled: { thread.isStopRequested }) {
                     stream = reopened
+                    context.report(.resumed)
                     timeline.reset()
                     pending.removeAll(keepingCapacity: true)
                     nextFrame = 0
@@ -180,7 +181,7 @@ public final class PulseAudioSource: CaptureSource {
                 }
                 pending.removeFirst(consumed)
             } catch {
-                context.report(.lost(ReelError(
+                context.report(.interrupted(ReelError(
                     .sourceUnavailable, "\(name) lost its PulseAudio stream: \(error.message)",
                     hint: "the audio server stopped or the device went away; Reel retries every second and carries on when it is back",
                     errno: error.errno)))

@@ -25,7 +25,10 @@ private final class Capture: Sendable {
     var received: [AudioBuffer] { buffers.withLock { $0 } }
     var seconds: Double { received.reduce(0) { $0 + $1.duration.seconds } }
     var lostCount: Int {
-        events.withLock { $0.filter { if case .lost = $0 { return true } else { return false } }.count }
+        events.withLock { $0.filter { if case .interrupted = $0 { return true } else { return false } }.count }
+    }
+    var resumedCount: Int {
+        events.withLock { $0.filter { if case .resumed = $0 { return true } else { return false } }.count }
     }
 
     /// Polls `condition` until it holds or `timeout` seconds pass.
@@ -225,7 +228,7 @@ struct PulseAudioTests {
         #expect(capture.wait(timeout: 5) { capture.seconds >= 0.3 })
 
         pulse.stopServer()
-        #expect(capture.wait(timeout: 3) { capture.lostCount == 1 }, "no .lost event")
+        #expect(capture.wait(timeout: 3) { capture.lostCount == 1 }, "no .interrupted event")
         let before = capture.received.count
         let lastBefore = try #require(capture.received.last)
         try pulse.startServer()
@@ -238,7 +241,8 @@ struct PulseAudioTests {
         #expect(resumed.presentationTime > lastBefore.endTime)
         expectContinuous(Array(after))
         #expect(capture.lostCount == 1)
-        if case .lost(let error)? = capture.events.withLock({ $0.first }) {
+        #expect(capture.resumedCount == 1)
+        if case .interrupted(let error)? = capture.events.withLock({ $0.first }) {
             #expect(error.code == .sourceUnavailable)
         }
     }
