@@ -27,10 +27,16 @@ public final class CaptureSession: Sendable {
         let id: SourceID
         let source: any CaptureSource
     }
+    private struct Connected: Sendable {
+        let output: any CaptureOutput
+        /// The inputs the output sees; `nil`: all of them.
+        let inputs: [ObjectIdentifier]?
+        func sees(_ source: any CaptureSource) -> Bool { inputs?.contains(ObjectIdentifier(source)) ?? true }
+    }
     private struct State: Sendable {
         var machine = SessionStateMachine()
         var inputs: [Entry] = []
-        var outputs: [any CaptureOutput] = []
+        var connected: [Connected] = []
         var nextID = 0
         var running: [Entry] = []
     }
@@ -50,7 +56,7 @@ public final class CaptureSession: Sendable {
     /// The inputs, in the order they were added.
     public var inputs: [any CaptureSource] { state.withLock { $0.inputs.map(\.source) } }
     /// The outputs, in the order they were added.
-    public var outputs: [any CaptureOutput] { state.withLock { $0.outputs } }
+    public var outputs: [any CaptureOutput] { state.withLock { $0.connected.map(\.output) } }
     /// Whether the session is running.
     public var isRunning: Bool { state.withLock { $0.machine.isRunning } }
 
@@ -78,24 +84,48 @@ public final class CaptureSession: Sendable {
         state.withLock { s in
             guard s.machine.isConfigurable else { return }
             s.inputs.removeAll { $0.source === input }
+            // Connections to the input go with it; an output left with none goes too.
+            s.connected = s.connected.compactMap { c in
+                guard let ids = c.inputs else { return c }
+                let left = ids.filter { $0 != ObjectIdentifier(input) }
+                return left.isEmpty ? nil : Connected(output: c.output, inputs: left)
+            }
         }
     }
 
     /// Whether `output` can be added now.
     public func canAddOutput(_ output: any CaptureOutput) -> Bool {
-        state.withLock { s in s.machine.isConfigurable && !s.outputs.contains { $0 === output } }
+        state.withLock { s in s.machine.isConfigurable && !s.connected.contains { $0.output === output } }
     }
 
-    /// Adds an output. Throws `.cannotAddOutput` while running or if it is already there.
+    /// Adds an output that sees every input. Throws `.cannotAddOutput` while running or if
+    /// it is already there.
     public func addOutput(_ output: any CaptureOutput) throws {
+        try addOutput(output, inputs: nil)
+    }
+
+    /// Adds an output that sees only `inputs` (which must be inputs of the session), the way
+    /// an `AVCaptureConnection` ties a port to an output: to record one camera on its own
+    /// beside a composition of all of them, say.
+    public func addOutput(_ output: any CaptureOutput, connectedTo inputs: [any CaptureSource]) throws {
+        try addOutput(output, inputs: inputs)
+    }
+
+    private func addOutput(_ output: any CaptureOutput, inputs: [any CaptureSource]?) throws {
         try state.withLock { s in
             guard s.machine.isConfigurable else {
                 throw ReelError(.cannotAddOutput, "cannot add an output while the session runs", hint: "stop the session first")
             }
-            guard !s.outputs.contains(where: { $0 === output }) else {
+            guard !s.connected.contains(where: { $0.output === output }) else {
                 throw ReelError(.cannotAddOutput, "the output is already in this session")
             }
-            s.outputs.append(output)
+            if let inputs {
+                guard !inputs.isEmpty else { throw ReelError(.cannotAddOutput, "an output must be connected to at least one input") }
+                for input in inputs where !s.inputs.contains(where: { $0.source === input }) {
+                    throw ReelError(.cannotAddOutput, "\(input.name) is not an input of this session", hint: "add it with addInput first")
+                }
+            }
+            s.connected.append(Connected(output: output, inputs: inputs.map { $0.map { ObjectIdentifier($0) } }))
         }
     }
 
@@ -103,17 +133,18 @@ public final class CaptureSession: Sendable {
     public func removeOutput(_ output: any CaptureOutput) {
         state.withLock { s in
             guard s.machine.isConfigurable else { return }
-            s.outputs.removeAll { $0 === output }
+            s.connected.removeAll { $0.output === output }
         }
     }
 
     /// Opens every source and output and starts capturing. Throws the first source's or
     /// output's error; then nothing is left running.
     public func start() async throws {
-        let (inputs, outputs) = try state.withLock { s -> ([Entry], [any CaptureOutput]) in
+        let (inputs, connected) = try state.withLock { s -> ([Entry], [Connected]) in
             _ = try s.machine.start()
-            return (s.inputs, s.outputs)
+            return (s.inputs, s.connected)
         }
+        let outputs = connected.map(\.output)
         do {
             guard !inputs.isEmpty else {
                 throw ReelError(.invalidConfiguration, "the session has no inputs", hint: "add a screen, camera, microphone or test source")
@@ -125,9 +156,10 @@ public final class CaptureSession: Sendable {
             let origin = clock.now()
             var prepared: [any CaptureOutput] = []
             do {
-                for output in outputs {
-                    try output.prepare(sources: descriptors, clock: clock, origin: origin)
-                    prepared.append(output)
+                for c in connected {
+                    let seen = zip(inputs, descriptors).filter { c.sees($0.0.source) }.map(\.1)
+                    try c.output.prepare(sources: seen, clock: clock, origin: origin)
+                    prepared.append(c.output)
                 }
             } catch {
                 for output in prepared { await output.finish() }
@@ -136,7 +168,8 @@ public final class CaptureSession: Sendable {
             var started: [Entry] = []
             do {
                 for entry in inputs {
-                    try entry.source.start(context(for: entry, outputs: outputs, origin: origin))
+                    let receivers = connected.filter { $0.sees(entry.source) }.map(\.output)
+                    try entry.source.start(context(for: entry, outputs: receivers, origin: origin))
                     started.append(entry)
                 }
             } catch {
@@ -159,8 +192,9 @@ public final class CaptureSession: Sendable {
     /// Stops every source, then lets every output finish (a recorder finalises its file).
     /// Stopping a session that is not running does nothing.
     public func stop() async {
-        let (action, running, outputs) = state.withLock { s in (s.machine.stop(), s.running, s.outputs) }
+        let (action, running, outputs) = state.withLock { s in (s.machine.stop(), s.running, s.connected.map(\.output)) }
         guard action == .stop else { return }
+        for output in outputs { output.sessionWillStop() }
         await Self.offload { for entry in running { entry.source.stop() } }
         for output in outputs { await output.finish() }
         state.withLock { s in
@@ -174,10 +208,8 @@ public final class CaptureSession: Sendable {
         let kind = entry.source.kind
         let name = entry.source.name
         let continuation = self.continuation
-        return SourceContext(id: id, clock: clock, origin: origin, deliver: { sample in
-            let sourced = SourcedSample(source: id, kind: kind, sample: sample)
-            for output in outputs { output.consume(sourced) }
-        }, report: { event in
+        let zoom = (entry.source as? any CameraSource).map { ZoomStage(zoom: $0.zoom, realTime: clock.isRealTime) }
+        let report: @Sendable (SourceEvent) -> Void = { event in
             for output in outputs { output.sourceEvent(event, from: id) }
             switch event {
             case .droppedFrames(let n): continuation.yield(.droppedFrames(source: name, count: n))
@@ -186,7 +218,16 @@ public final class CaptureSession: Sendable {
             case .resumed: continuation.yield(.sourceResumed(source: name))
             case .ended: continuation.yield(.sourceEnded(source: name))
             }
-        })
+        }
+        return SourceContext(id: id, clock: clock, origin: origin, deliver: { sample in
+            var sample = sample
+            if let zoom, case .video(let frame) = sample {
+                guard let zoomed = zoom.apply(to: frame) else { report(.droppedFrames(1)); return }
+                sample = .video(zoomed)
+            }
+            let sourced = SourcedSample(source: id, kind: kind, sample: sample)
+            for output in outputs { output.consume(sourced) }
+        }, report: report)
     }
 
     /// Runs blocking work on a plain thread and resumes when it is done.
@@ -200,5 +241,40 @@ public final class CaptureSession: Sendable {
         await withCheckedContinuation { continuation in
             Thread { work(); continuation.resume() }.start()
         }
+    }
+}
+
+/// The digital zoom of one camera, applied on the camera's thread before any output sees its
+/// frames: the frame's crop rectangle at its time, scaled back to the full size.
+final class ZoomStage: @unchecked Sendable {
+    private let zoom: ZoomControl
+    private let realTime: Bool
+    private var pool: FramePool?
+    private let scaler = FrameScaler()
+    private let lock = NSLock()
+
+    init(zoom: ZoomControl, realTime: Bool) {
+        self.zoom = zoom
+        self.realTime = realTime
+    }
+
+    /// The zoomed frame (the frame itself at 1×), or `nil` when no buffer is free.
+    func apply(to frame: VideoFrame) -> VideoFrame? {
+        guard let crop = zoom.cropRect(for: frame.size, at: frame.presentationTime) else { return frame }
+        lock.lock(); defer { lock.unlock() }
+        if pool?.format != frame.format || pool?.size != frame.size {
+            pool = FramePool(format: frame.format, size: frame.size, capacity: 8)
+        }
+        guard let pool, var out = realTime ? pool.makeFrame(presentationTime: frame.presentationTime, sequenceNumber: frame.sequenceNumber)
+                                           : pool.makeFrameWaiting(presentationTime: frame.presentationTime, sequenceNumber: frame.sequenceNumber) else {
+            return nil
+        }
+        out.captureTime = frame.captureTime
+        do {
+            try scaler.draw(frame, crop: crop, into: out, at: PixelRect(x: 0, y: 0, width: frame.width, height: frame.height))
+        } catch {
+            return frame  // a size the scaler cannot cut: show it whole rather than lose it
+        }
+        return out
     }
 }

@@ -100,6 +100,9 @@ public final class Recorder: CaptureOutput {
         var outcome: Result<RecordingSummary, ReelError>?
         var waiters: [CheckedContinuation<Result<RecordingSummary, ReelError>, Never>] = []
         var sourceNames: [SourceID: String] = [:]
+        /// Sources lost or ended for good; when all are, the recording ends by itself.
+        var gone: Set<SourceID> = []
+        var allGone = false
         var videoSource: SourceID?
         var controls: [RecorderPipeline.Control] = []
         var paused = false
@@ -229,6 +232,8 @@ public final class Recorder: CaptureOutput {
             state.session = session
             state.videoSource = pipeline.plan.videoSource
             state.sourceNames = Dictionary(uniqueKeysWithValues: sources.map { ($0.id, $0.name) })
+            state.gone = []
+            state.allGone = false
             dropped.store(0, ordering: .relaxed)
             continuation.yield(.started(url))
             state.worker = WorkerThread(name: "reel.recorder") { [self] _ in
@@ -251,15 +256,30 @@ public final class Recorder: CaptureOutput {
         case .lost(let error):
             let name = state.withLock { $0.sourceNames[source] } ?? "source \(source)"
             continuation.yield(.sourceLost(name: name, error: error))
+            markGone(source)
         case .interrupted(let error):
             let name = state.withLock { $0.sourceNames[source] } ?? "source \(source)"
             continuation.yield(.sourceInterrupted(name: name, error: error))
         case .resumed:
             let name = state.withLock { $0.sourceNames[source] } ?? "source \(source)"
             continuation.yield(.sourceResumed(name: name))
+            state.withLock { _ = $0.gone.remove(source) }
         case .ended:
-            break
+            markGone(source)
         }
+    }
+
+    /// Notes a source gone for good; once every source is, the recording ends cleanly with
+    /// what it has (``RecordingEnding/sourcesGone``).
+    private func markGone(_ source: SourceID) {
+        let queue = state.withLock { s -> BoundedQueue<SourcedSample>? in
+            guard s.phase == .recording, s.sourceNames[source] != nil else { return nil }
+            s.gone.insert(source)
+            guard s.gone.count == s.sourceNames.count, !s.allGone else { return nil }
+            s.allGone = true
+            return s.queue
+        }
+        queue?.close()
     }
 
     public func finish() async {
@@ -322,6 +342,7 @@ public final class Recorder: CaptureOutput {
                 if done { break }
             }
             queue.close()
+            if state.withLock({ $0.allGone }) { pipeline.sourcesWentAway() }
             result = .success(try pipeline.finish(dropped: droppedFrames))
         } catch let error as ReelError {
             queue.close()

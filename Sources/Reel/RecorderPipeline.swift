@@ -331,6 +331,11 @@ final class RecorderPipeline: @unchecked Sendable {
                                 ending: ending)
     }
 
+    /// Notes that the recording ends because every source has gone (unless a limit ended it).
+    func sourcesWentAway() {
+        if ending == .requested { ending = .sourcesGone }
+    }
+
     /// Stops without finishing: what is on disk stays (fragmented, playable).
     func abandon() { for writer in open.values { writer.abandon() } }
 }

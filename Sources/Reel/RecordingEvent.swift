@@ -75,6 +75,8 @@ public enum RecordingEnding: String, Sendable, Hashable {
     case maxFileSize
     /// The disk came down to the minimum free space.
     case lowDiskSpace
+    /// Every source it recorded was lost or came to its end.
+    case sourcesGone
 }
 
 /// Something that happened to a recording.

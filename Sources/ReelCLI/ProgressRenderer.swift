@@ -108,6 +108,7 @@ final class ProgressRenderer: @unchecked Sendable {
         case .maxDuration: console.out("  stopped at the maximum duration")
         case .maxFileSize: console.out("  stopped at the maximum file size")
         case .lowDiskSpace: console.out("  stopped: the disk is nearly full")
+        case .sourcesGone: console.out("  stopped: every source was lost or ended")
         case .requested: break
         }
     }

@@ -83,6 +83,14 @@ public protocol CaptureOutput: AnyObject, Sendable {
     func sourceEvent(_ event: SourceEvent, from source: SourceID)
     /// Called when the session stops: finish writing and return when done.
     func finish() async
+    /// Called when the session begins to stop, before its sources stop: an output that makes
+    /// sources wait (off real time) lets them go.
+    func sessionWillStop()
+}
+
+extension CaptureOutput {
+    /// Does nothing.
+    public func sessionWillStop() {}
 }
 
 /// A source as outputs see it.

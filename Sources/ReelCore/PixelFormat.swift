@@ -37,6 +37,18 @@ public enum PixelFormat: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// Where the pixel at (`x`, `y`) of plane `plane` starts, in bytes from the plane's start,
+    /// for even `x` and `y` (the positions every format can address).
+    public func byteOffset(plane: Int, x: Int, y: Int, stride: Int) -> Int {
+        switch (self, plane) {
+        case (.bgra, _): return y * stride + x * 4
+        case (.yuyv, _): return y * stride + x * 2
+        case (.nv12, 0), (.yuv420p, 0): return y * stride + x
+        case (.nv12, _): return (y / 2) * stride + x
+        case (.yuv420p, _): return (y / 2) * stride + x / 2
+        }
+    }
+
     /// Whether frames of this format need an even width and height.
     public var needsEvenDimensions: Bool { self != .bgra }
 }
@@ -115,13 +127,15 @@ public struct YUVColor: Sendable, Hashable, CustomStringConvertible {
         self.cr = cr
     }
 
-    /// The colour of 8-bit full-range RGB.
+    /// The colour of 8-bit full-range RGB, with BT.709 coefficients (what Reel tags its
+    /// video with).
     public init(red: UInt8, green: UInt8, blue: UInt8) {
-        let r = Double(red), g = Double(green), b = Double(blue)
+        let r = Double(red) / 255, g = Double(green) / 255, b = Double(blue) / 255
+        let luma = 0.2126 * r + 0.7152 * g + 0.0722 * b
         func byte(_ v: Double) -> UInt8 { UInt8(max(0, min(255, v.rounded()))) }
-        y = byte(16 + (65.481 * r + 128.553 * g + 24.966 * b) / 255)
-        cb = byte(128 + (-37.797 * r - 74.203 * g + 112.0 * b) / 255)
-        cr = byte(128 + (112.0 * r - 93.786 * g - 18.214 * b) / 255)
+        y = byte(16 + 219 * luma)
+        cb = byte(128 + 224 * (b - luma) / 1.8556)
+        cr = byte(128 + 224 * (r - luma) / 1.5748)
     }
 
     public static let black = YUVColor(y: 16, cb: 128, cr: 128)

@@ -16,6 +16,9 @@ public struct BeepSchedule: Sendable, Hashable {
         self.length = length
     }
 
+    /// A schedule that never beeps (a steady picture, a steady tone).
+    public static let never = BeepSchedule(firstBeep: MediaTime(value: 1_000_000_000, timescale: 1))
+
     /// Whether `time` falls within a beep.
     public func isBeeping(at time: MediaTime) -> Bool {
         guard time >= firstBeep else { return false }

@@ -80,6 +80,45 @@ public struct VideoFrame: Sendable {
         return try body(UnsafeMutableRawBufferPointer(start: start, count: strides[plane] * rows), strides[plane])
     }
 
+    /// Paints `rect` (the whole frame if `nil`; even origin and size) a solid `color`. YUV
+    /// formats take the colour as it is; BGRA gets its BT.709 RGB equivalent (grey levels only
+    /// are exact). Writing is allowed only to a frame its producer has not yet handed on.
+    public func fill(_ rect: PixelRect? = nil, with color: YUVColor) {
+        let r = rect ?? PixelRect(x: 0, y: 0, width: width, height: height)
+        guard r.width > 0, r.height > 0 else { return }
+        switch format {
+        case .yuv420p:
+            fillPlane(0, rect: r, bytesPerRow: r.width, rows: r.height) { $0.update(repeating: color.y, count: $1) }
+            fillPlane(1, rect: r, bytesPerRow: r.width / 2, rows: r.height / 2) { $0.update(repeating: color.cb, count: $1) }
+            fillPlane(2, rect: r, bytesPerRow: r.width / 2, rows: r.height / 2) { $0.update(repeating: color.cr, count: $1) }
+        case .nv12:
+            fillPlane(0, rect: r, bytesPerRow: r.width, rows: r.height) { $0.update(repeating: color.y, count: $1) }
+            fillPlane(1, rect: r, bytesPerRow: r.width, rows: r.height / 2) { line, n in
+                for i in stride(from: 0, to: n, by: 2) { line[i] = color.cb; line[i + 1] = color.cr }
+            }
+        case .yuyv:
+            fillPlane(0, rect: r, bytesPerRow: r.width * 2, rows: r.height) { line, n in
+                for i in stride(from: 0, to: n, by: 4) {
+                    line[i] = color.y; line[i + 1] = color.cb; line[i + 2] = color.y; line[i + 3] = color.cr
+                }
+            }
+        case .bgra:
+            let level = UInt8(max(0, min(255, (Double(Int(color.y) - 16) * 255 / 219).rounded())))
+            fillPlane(0, rect: r, bytesPerRow: r.width * 4, rows: r.height) { line, n in
+                for i in stride(from: 0, to: n, by: 4) { line[i] = level; line[i + 1] = level; line[i + 2] = level; line[i + 3] = 255 }
+            }
+        }
+    }
+
+    private func fillPlane(_ plane: Int, rect: PixelRect, bytesPerRow: Int, rows: Int,
+                           _ body: (UnsafeMutablePointer<UInt8>, Int) -> Void) {
+        withUnsafePlane(plane) { bytes, stride in
+            let base = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                + format.byteOffset(plane: plane, x: rect.x, y: rect.y, stride: stride)
+            for row in 0..<rows { body(base + row * stride, bytesPerRow) }
+        }
+    }
+
     /// Computes tightly aligned strides and offsets for a frame layout.
     package static func layout(format: PixelFormat, size: PixelSize, alignment: Int = 32) -> (strides: [Int], offsets: [Int], byteCount: Int) {
         var strides: [Int] = []

@@ -1,0 +1,397 @@
+import Foundation
+import Synchronization
+import ReelFFmpeg
+
+/// A capture output that composes the session's video sources into one picture —
+/// picture-in-picture, side by side or a grid — and hands the composed frames, with the
+/// session's audio, to its own outputs (a ``Recorder``, a ``SampleHandlerOutput``…), as
+/// Apple's multi-camera picture-in-picture sample does.
+///
+/// A composed frame is made for each frame of the *driving* source: the first source in
+/// ``order`` that is live and delivers at least the output frame rate (otherwise the live
+/// source with the highest rate). Swapping pictures does not change the driver (so no frame
+/// slot is skipped); a driver that goes away hands over to the next. Every other source shows its newest frame, as the inset of
+/// Apple's sample does. A source that is lost or interrupted leaves its area blank and stops
+/// driving; the composition goes on with the others, and picks the source up when it is back.
+/// When no video source is left, the composed stream reports itself lost.
+///
+/// ```swift
+/// let compositor = Compositor(settings: .init(layout: .pictureInPicture(corner: .bottomRight, size: 0.25)))
+/// try compositor.addOutput(Recorder(url: URL(fileURLWithPath: "pip.mp4")))
+/// try session.addOutput(compositor)
+/// ```
+public final class Compositor: CaptureOutput {
+    /// How to compose.
+    public struct Settings: Sendable, Hashable {
+        /// The composed picture's size.
+        public var size: PixelSize
+        /// The composed stream's frame rate.
+        public var frameRate: FrameRate
+        /// How the sources are arranged.
+        public var layout: CompositionLayout
+        /// The colour of areas no source covers.
+        public var background: YUVColor
+
+        public init(size: PixelSize = PixelSize(width: 1280, height: 720), frameRate: FrameRate = FrameRate(30),
+                    layout: CompositionLayout = .pictureInPicture(), background: YUVColor = .black) {
+            self.size = size
+            self.frameRate = frameRate
+            self.layout = layout
+            self.background = background
+        }
+    }
+
+    /// The identity of the composed stream, as the compositor's outputs see it.
+    public static let outputID = SourceID(1 << 20)
+
+    private struct Held {
+        /// The newest frames (two: the newest at or before a composed frame's time is drawn).
+        var frames: [VideoFrame] = []
+        /// Delivering now.
+        var live = true
+        /// Lost or ended for good (not merely interrupted).
+        var gone = false
+        var rate: Double = 30
+    }
+    private enum Outage { case none, interrupted, lost }
+    private struct Job: Sendable {
+        let source: SourceID
+        let frame: VideoFrame
+    }
+    private struct State {
+        var settings: Settings
+        var outputs: [any CaptureOutput] = []
+        var running = false
+        var order: [SourceID] = []
+        var names: [SourceID: String] = [:]
+        var held: [SourceID: Held] = [:]
+        var driver: SourceID?
+        var outage = Outage.none
+        var queue: BoundedQueue<Job>?
+        var worker: WorkerThread?
+        var realTime = true
+        /// The time of the last composed frame (off real time, other sources wait to stay near it).
+        var composedUpTo = MediaTime.zero
+        /// The session is stopping: nothing waits any more.
+        var stopping = false
+        /// Swaps scheduled on the timeline, applied by the first composed frame at or after them.
+        var scheduledSwaps: [MediaTime] = []
+    }
+    private let state: Mutex<State>
+    private let composed = Atomic<Int64>(0)
+    private let dropped = Atomic<Int64>(0)
+    private let perSourceDrops = Mutex<[SourceID: Int64]>([:])
+    /// Signalled when a frame arrives (off real time the worker waits for every source).
+    private let arrived = NSCondition()
+
+    /// Creates a compositor.
+    public init(settings: Settings = Settings()) {
+        state = Mutex(State(settings: settings))
+    }
+
+    /// Adds an output that receives the composed video (as source ``outputID``) and the
+    /// session's audio. Outputs are added before the session starts.
+    public func addOutput(_ output: any CaptureOutput) throws {
+        try state.withLock { s in
+            guard !s.running else {
+                throw ReelError(.cannotAddOutput, "cannot add an output to a running compositor", hint: "stop the session first")
+            }
+            guard !s.outputs.contains(where: { $0 === output }) else {
+                throw ReelError(.cannotAddOutput, "the output is already an output of this compositor")
+            }
+            s.outputs.append(output)
+        }
+    }
+
+    /// The compositor's outputs.
+    public var outputs: [any CaptureOutput] { state.withLock { $0.outputs } }
+
+    /// The layout; may change while recording (from the next frame on).
+    public var layout: CompositionLayout {
+        get { state.withLock { $0.settings.layout } }
+        set { state.withLock { $0.settings.layout = newValue } }
+    }
+
+    /// The video sources in drawing order: in picture-in-picture the first is the large picture.
+    public var order: [SourceID] { state.withLock { $0.order } }
+
+    /// The names of the composed sources, by identity.
+    public var sourceNames: [SourceID: String] { state.withLock { $0.names } }
+
+    /// Swaps the first two sources (in picture-in-picture: the large and the small picture).
+    public func swap() {
+        state.withLock { s in
+            guard s.order.count >= 2 else { return }
+            s.order.swapAt(0, 1)
+        }
+    }
+
+    /// Schedules a swap at `time` on the session timeline: the first composed frame at or
+    /// after it shows the sources swapped (for scripted recordings and tests).
+    public func swap(at time: MediaTime) {
+        state.withLock { s in
+            s.scheduledSwaps.append(time)
+            s.scheduledSwaps.sort()
+        }
+    }
+
+    /// Makes `source` the first (large) picture, keeping the others in their order.
+    public func bringToFront(_ source: SourceID) {
+        state.withLock { s in
+            guard let i = s.order.firstIndex(of: source) else { return }
+            s.order.insert(s.order.remove(at: i), at: 0)
+        }
+    }
+
+    /// Composed frames made so far.
+    public var composedFrames: Int64 { composed.load(ordering: .relaxed) }
+
+    /// Composed frames dropped because the compositor or its outputs fell behind.
+    public var droppedFrames: Int64 { dropped.load(ordering: .relaxed) }
+
+    /// Frames each source dropped, as its events reported them.
+    public var droppedFramesBySource: [SourceID: Int64] { perSourceDrops.withLock { $0 } }
+
+    // MARK: CaptureOutput
+
+    public func prepare(sources: [SourceDescriptor], clock: any MediaClock, origin: MediaTime) throws {
+        let (settings, outputs) = try state.withLock { s -> (Settings, [any CaptureOutput]) in
+            guard !s.running else { throw ReelError(.alreadyRunning, "the compositor is already running") }
+            return (s.settings, s.outputs)
+        }
+        try settings.layout.validate()
+        guard settings.size.width >= 16, settings.size.height >= 16, settings.size.width % 2 == 0, settings.size.height % 2 == 0,
+              settings.size.width <= 16384, settings.size.height <= 16384 else {
+            throw ReelError(.invalidConfiguration, "a composed size of \(settings.size) is not usable", hint: "use even sizes such as 1280x720")
+        }
+        let video = sources.filter { $0.kind == .video }
+        guard !video.isEmpty else {
+            throw ReelError(.cannotAddOutput, "the compositor has no video source to compose", hint: "add a camera or a screen")
+        }
+        let downstream = [SourceDescriptor(id: Self.outputID, name: "composed (\(settings.layout))", kind: .video,
+                                           format: .video(size: settings.size, pixelFormat: .yuv420p, frameRate: settings.frameRate))]
+            + sources.filter { $0.kind.isAudio }
+        var prepared: [any CaptureOutput] = []
+        do {
+            for output in outputs {
+                try output.prepare(sources: downstream, clock: clock, origin: origin)
+                prepared.append(output)
+            }
+        } catch {
+            // Outputs that were prepared must not wait for samples that will never come.
+            let done = prepared
+            Task { for output in done { await output.finish() } }
+            throw error
+        }
+        let queue = BoundedQueue<Job>(capacity: 4, policy: clock.isRealTime ? .dropNewest : .block)
+        let pool = FramePool(format: .yuv420p, size: settings.size, capacity: 6)
+        composed.store(0, ordering: .relaxed)
+        dropped.store(0, ordering: .relaxed)
+        perSourceDrops.withLock { $0 = [:] }
+        state.withLock { s in
+            s.running = true
+            s.order = video.map(\.id)
+            s.names = Dictionary(uniqueKeysWithValues: video.map { ($0.id, $0.name) })
+            s.held = Dictionary(uniqueKeysWithValues: video.map { d -> (SourceID, Held) in
+                var held = Held()
+                if case .video(_, _, let rate) = d.format { held.rate = rate.framesPerSecond }
+                return (d.id, held)
+            })
+            s.driver = Self.driver(in: s)
+            s.outage = .none
+            s.composedUpTo = .zero
+            s.stopping = false
+            s.queue = queue
+            s.realTime = clock.isRealTime
+            s.worker = WorkerThread(name: "reel.compositor") { [self] _ in
+                run(queue: queue, pool: pool, outputs: outputs, realTime: clock.isRealTime)
+            }
+        }
+    }
+
+    public func consume(_ sample: SourcedSample) {
+        switch sample.sample {
+        case .audio:
+            for output in state.withLock({ $0.outputs }) { output.consume(sample) }
+        case .video(let frame):
+            if !state.withLock({ $0.realTime }) { holdBack(frame, from: sample.source) }
+            let (queue, drives) = state.withLock { s -> (BoundedQueue<Job>?, Bool) in
+                guard var held = s.held[sample.source] else { return (nil, false) }
+                held.frames.append(frame)
+                if held.frames.count > 3 { held.frames.removeFirst(held.frames.count - 3) }
+                let back = !held.live
+                held.live = true
+                held.gone = false
+                s.held[sample.source] = held
+                if back || s.driver == nil { s.driver = Self.driver(in: s) }
+                return (s.queue, s.driver == sample.source)
+            }
+            arrived.lock(); arrived.broadcast(); arrived.unlock()
+            if drives, let queue, !queue.push(Job(source: sample.source, frame: frame)) { dropped.add(1, ordering: .relaxed) }
+        }
+    }
+
+    public func sourceEvent(_ event: SourceEvent, from source: SourceID) {
+        let (isVideo, outputs, change) = state.withLock { s -> (Bool, [any CaptureOutput], SourceEvent?) in
+            guard var held = s.held[source] else { return (false, s.outputs, nil) }
+            switch event {
+            case .lost, .ended:
+                held.live = false
+                held.gone = true
+                held.frames = []
+            case .interrupted:
+                held.live = false
+                held.frames = []
+            case .resumed:
+                held.live = true
+                held.gone = false
+            case .droppedFrames:
+                return (true, s.outputs, nil)
+            }
+            s.held[source] = held
+            s.driver = Self.driver(in: s)
+            // What the composed stream itself went through.
+            let outage: Outage = s.held.values.contains { $0.live } ? .none
+                : s.held.values.allSatisfy { $0.gone } ? .lost : .interrupted
+            guard outage != s.outage else { return (true, s.outputs, nil) }
+            s.outage = outage
+            let error = ReelError(.sourceUnavailable, "every composed video source has gone")
+            switch outage {
+            case .none: return (true, s.outputs, .resumed)
+            case .interrupted: return (true, s.outputs, .interrupted(error))
+            case .lost: return (true, s.outputs, .lost(error))
+            }
+        }
+        guard isVideo else {
+            for output in outputs { output.sourceEvent(event, from: source) }
+            return
+        }
+        if case .droppedFrames(let n) = event { perSourceDrops.withLock { $0[source, default: 0] += Int64(n) } }
+        if let change { for output in outputs { output.sourceEvent(change, from: Self.outputID) } }
+    }
+
+    public func sessionWillStop() {
+        let outputs = state.withLock { s in s.stopping = true; return s.outputs }
+        arrived.lock(); arrived.broadcast(); arrived.unlock()
+        for output in outputs { output.sessionWillStop() }
+    }
+
+    public func finish() async {
+        let (queue, worker, outputs) = state.withLock { s in (s.queue, s.worker, s.outputs) }
+        queue?.close()
+        if let worker { await CaptureSession.offload { worker.join() } }
+        for output in outputs { await output.finish() }
+        state.withLock { s in
+            s.running = false
+            s.queue = nil
+            s.worker = nil
+            s.held = [:]
+        }
+    }
+
+    // MARK: The worker
+
+    /// The source whose frames drive composition: the current driver while it is live, else
+    /// the first live one in order that delivers at least the output rate, else the live one
+    /// with the highest rate.
+    private static func driver(in s: State) -> SourceID? {
+        if let current = s.driver, s.held[current]?.live ?? false { return current }
+        let live = s.order.filter { s.held[$0]?.live ?? false }
+        let target = s.settings.frameRate.framesPerSecond * 0.95
+        if let fast = live.first(where: { (s.held[$0]?.rate ?? 0) >= target }) { return fast }
+        return live.max { (s.held[$0]?.rate ?? 0) < (s.held[$1]?.rate ?? 0) }
+    }
+
+    /// Off real time, keeps a source that does not drive from running more than a few frames
+    /// ahead of composition (a virtual clock lets each source run as fast as it can), so that
+    /// it can take over driving without a gap. Bounded, should composition stall.
+    private func holdBack(_ frame: VideoFrame, from source: SourceID) {
+        let deadline = Date(timeIntervalSinceNow: 2)
+        arrived.lock(); defer { arrived.unlock() }
+        while Date() < deadline {
+            let ahead = state.withLock { s in
+                s.running && !s.stopping && s.driver != source
+                    && frame.presentationTime > s.composedUpTo + s.settings.frameRate.frameDuration * 3
+            }
+            if !ahead { return }
+            _ = arrived.wait(until: min(deadline, Date(timeIntervalSinceNow: 0.05)))
+        }
+    }
+
+    private func waitForSources(upTo time: MediaTime) {
+        let deadline = Date(timeIntervalSinceNow: 2)
+        arrived.lock(); defer { arrived.unlock() }
+        while Date() < deadline {
+            let ready = state.withLock { s in
+                s.stopping || s.held.values.allSatisfy { held in !held.live || (held.frames.last.map { $0.presentationTime >= time } ?? false) }
+            }
+            if ready { return }
+            _ = arrived.wait(until: min(deadline, Date(timeIntervalSinceNow: 0.05)))
+        }
+    }
+
+    private func run(queue: BoundedQueue<Job>, pool: FramePool, outputs: [any CaptureOutput], realTime: Bool) {
+        var scalers: [SourceID: FrameScaler] = [:]
+        var lastIndex = Int64.min
+        while let job = queue.pop() {
+            let driving = job.frame
+            let rate = state.withLock { $0.settings.frameRate }
+            let index = rate.frameIndex(at: driving.presentationTime, rounding: .nearest)
+            guard index > lastIndex else { continue }
+            // A few slots left empty while the driver handed over are made from the frames held.
+            let first = lastIndex != Int64.min && index - lastIndex <= 4 ? lastIndex + 1 : index
+            for slot in first...index {
+                let pts = rate.time(ofFrame: slot)
+                // Off real time, every live source has its frame for this moment before it is
+                // drawn, so that composing is exact and repeatable (bounded, should one stall).
+                if !realTime { waitForSources(upTo: pts) }
+                guard let canvas = realTime ? pool.makeFrame(presentationTime: pts, sequenceNumber: slot)
+                                            : pool.makeFrameWaiting(presentationTime: pts, sequenceNumber: slot) else {
+                    dropped.add(1, ordering: .relaxed)
+                    continue
+                }
+                lastIndex = slot
+                var picture = canvas
+                picture.captureTime = slot == index ? driving.captureTime : nil
+                compose(into: picture, at: pts, driving: slot == index ? job : nil, scalers: &scalers)
+                composed.add(1, ordering: .relaxed)
+                if !realTime {
+                    state.withLock { $0.composedUpTo = pts }
+                    arrived.lock(); arrived.broadcast(); arrived.unlock()
+                }
+                let sample = SourcedSample(source: Self.outputID, kind: .video, sample: .video(picture))
+                for output in outputs { output.consume(sample) }
+            }
+        }
+    }
+
+    /// Draws the picture of time `pts`: each live source's newest frame at or before it (the
+    /// driving frame for its own source), in its place in the layout.
+    private func compose(into picture: VideoFrame, at pts: MediaTime, driving job: Job?, scalers: inout [SourceID: FrameScaler]) {
+        let (settings, order, held) = state.withLock { s -> (Settings, [SourceID], [SourceID: VideoFrame]) in
+            while let first = s.scheduledSwaps.first, first <= pts {
+                s.scheduledSwaps.removeFirst()
+                if s.order.count >= 2 { s.order.swapAt(0, 1) }
+            }
+            var chosen: [SourceID: VideoFrame] = [:]
+            for id in s.order {
+                guard let held = s.held[id], held.live, !held.frames.isEmpty else { continue }
+                chosen[id] = held.frames.last { $0.presentationTime <= pts } ?? held.frames.first
+            }
+            return (s.settings, s.order, chosen)
+        }
+        var frames = held
+        if let job { frames[job.source] = job.frame }
+        // Every source keeps its place in the layout even while another is missing.
+        let rects = settings.layout.rects(for: order.map { id in frames[id]?.size ?? settings.size }, canvas: settings.size)
+        let placed = zip(order, rects).filter { frames[$0.0] != nil }
+        let full = PixelRect(x: 0, y: 0, width: settings.size.width, height: settings.size.height)
+        if placed.first?.1 != full { picture.fill(with: settings.background) }
+        for (id, rect) in placed {
+            guard let frame = frames[id] else { continue }
+            let scaler = scalers[id] ?? FrameScaler()
+            scalers[id] = scaler
+            do { try scaler.draw(frame, into: picture, at: rect) } catch { picture.fill(rect, with: settings.background) }
+        }
+    }
+}
