@@ -23,8 +23,8 @@ import ReelFFmpeg
 public final class Compositor: CaptureOutput {
     /// How to compose.
     public struct Settings: Sendable, Hashable {
-        /// The composed picture's size.
-        public var size: PixelSize
+        /// The composed picture's size; `nil` takes the size of the first source (rounded to even).
+        public var size: PixelSize?
         /// The composed stream's frame rate.
         public var frameRate: FrameRate
         /// How the sources are arranged.
@@ -32,7 +32,7 @@ public final class Compositor: CaptureOutput {
         /// The colour of areas no source covers.
         public var background: YUVColor
 
-        public init(size: PixelSize = PixelSize(width: 1280, height: 720), frameRate: FrameRate = FrameRate(30),
+        public init(size: PixelSize? = nil, frameRate: FrameRate = FrameRate(30),
                     layout: CompositionLayout = .pictureInPicture(), background: YUVColor = .black) {
             self.size = size
             self.frameRate = frameRate
@@ -155,21 +155,27 @@ public final class Compositor: CaptureOutput {
     // MARK: CaptureOutput
 
     public func prepare(sources: [SourceDescriptor], clock: any MediaClock, origin: MediaTime) throws {
-        let (settings, outputs) = try state.withLock { s -> (Settings, [any CaptureOutput]) in
+        let (initial, outputs) = try state.withLock { s -> (Settings, [any CaptureOutput]) in
             guard !s.running else { throw ReelError(.alreadyRunning, "the compositor is already running") }
             return (s.settings, s.outputs)
         }
+        var settings = initial
         try settings.layout.validate()
-        guard settings.size.width >= 16, settings.size.height >= 16, settings.size.width % 2 == 0, settings.size.height % 2 == 0,
-              settings.size.width <= 16384, settings.size.height <= 16384 else {
-            throw ReelError(.invalidConfiguration, "a composed size of \(settings.size) is not usable", hint: "use even sizes such as 1280x720")
-        }
         let video = sources.filter { $0.kind == .video }
-        guard !video.isEmpty else {
+        guard let first = video.first else {
             throw ReelError(.cannotAddOutput, "the compositor has no video source to compose", hint: "add a camera or a screen")
         }
+        if settings.size == nil, case .video(let size, _, _) = first.format {
+            settings.size = PixelSize(width: max(16, size.width & ~1), height: max(16, size.height & ~1))
+        }
+        let size = settings.size ?? PixelSize(width: 1280, height: 720)
+        settings.size = size
+        guard size.width >= 16, size.height >= 16, size.width % 2 == 0, size.height % 2 == 0,
+              size.width <= 16384, size.height <= 16384 else {
+            throw ReelError(.invalidConfiguration, "a composed size of \(size) is not usable", hint: "use even sizes such as 1280x720")
+        }
         let downstream = [SourceDescriptor(id: Self.outputID, name: "composed (\(settings.layout))", kind: .video,
-                                           format: .video(size: settings.size, pixelFormat: .yuv420p, frameRate: settings.frameRate))]
+                                           format: .video(size: size, pixelFormat: .yuv420p, frameRate: settings.frameRate))]
             + sources.filter { $0.kind.isAudio }
         var prepared: [any CaptureOutput] = []
         do {
@@ -184,11 +190,12 @@ public final class Compositor: CaptureOutput {
             throw error
         }
         let queue = BoundedQueue<Job>(capacity: 4, policy: clock.isRealTime ? .dropNewest : .block)
-        let pool = FramePool(format: .yuv420p, size: settings.size, capacity: 6)
+        let pool = FramePool(format: .yuv420p, size: size, capacity: 6)
         composed.store(0, ordering: .relaxed)
         dropped.store(0, ordering: .relaxed)
         perSourceDrops.withLock { $0 = [:] }
         state.withLock { s in
+            s.settings.size = size
             s.running = true
             s.order = video.map(\.id)
             s.names = Dictionary(uniqueKeysWithValues: video.map { ($0.id, $0.name) })
@@ -383,9 +390,10 @@ public final class Compositor: CaptureOutput {
         var frames = held
         if let job { frames[job.source] = job.frame }
         // Every source keeps its place in the layout even while another is missing.
-        let rects = settings.layout.rects(for: order.map { id in frames[id]?.size ?? settings.size }, canvas: settings.size)
+        let canvas = picture.size
+        let rects = settings.layout.rects(for: order.map { id in frames[id]?.size ?? canvas }, canvas: canvas)
         let placed = zip(order, rects).filter { frames[$0.0] != nil }
-        let full = PixelRect(x: 0, y: 0, width: settings.size.width, height: settings.size.height)
+        let full = PixelRect(x: 0, y: 0, width: canvas.width, height: canvas.height)
         if placed.first?.1 != full { picture.fill(with: settings.background) }
         for (id, rect) in placed {
             guard let frame = frames[id] else { continue }

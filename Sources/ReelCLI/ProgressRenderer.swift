@@ -42,15 +42,8 @@ final class ProgressRenderer: @unchecked Sendable {
                 console.errRaw("\r\u{1B}[2K" + line)
                 lineShown = true
             }
-        case .sourceLost(let name, let error):
-            if json { console.out(Self.json(["event": "sourceLost", "source": name, "message": error.description])) }
-            else { clearLine(); console.err("reel: warning: lost \(name): \(error.description); recording goes on") }
-        case .sourceInterrupted(let name, let error):
-            if json { console.out(Self.json(["event": "sourceInterrupted", "source": name, "message": error.description])) }
-            else { clearLine(); console.err("reel: warning: \(name) interrupted: \(error.description); recording goes on and picks it up when it is back") }
-        case .sourceResumed(let name):
-            if json { console.out(Self.json(["event": "sourceResumed", "source": name])) }
-            else { clearLine(); console.err("reel: \(name) is back") }
+        case .sourceLost, .sourceInterrupted, .sourceResumed:
+            break  // the session's own events report every source, once
         case .finished(let s):
             if json {
                 console.out(Self.json(["event": "finished", "file": s.url.path, "duration": rounded(s.duration.seconds),
@@ -74,9 +67,21 @@ final class ProgressRenderer: @unchecked Sendable {
 
     func render(_ event: SessionEvent) {
         lock.lock(); defer { lock.unlock() }
-        if case .sourceEnded(let name) = event, !json {
-            clearLine()
-            console.err("reel: \(name) ended")
+        switch event {
+        case .sourceEnded(let name):
+            if json { console.out(Self.json(["event": "sourceEnded", "source": name])) }
+            else { clearLine(); console.err("reel: \(name) ended") }
+        case .sourceLost(let name, let error):
+            if json { console.out(Self.json(["event": "sourceLost", "source": name, "message": error.description])) }
+            else { clearLine(); console.err("reel: warning: lost \(name): \(error.description); recording goes on with the other sources") }
+        case .sourceInterrupted(let name, let error):
+            if json { console.out(Self.json(["event": "sourceInterrupted", "source": name, "message": error.description])) }
+            else { clearLine(); console.err("reel: warning: \(name) interrupted: \(error.description); recording goes on and picks it up when it is back") }
+        case .sourceResumed(let name):
+            if json { console.out(Self.json(["event": "sourceResumed", "source": name])) }
+            else { clearLine(); console.err("reel: \(name) is back") }
+        case .droppedFrames:
+            break  // counted in progress
         }
     }
 

@@ -12,15 +12,20 @@ struct RecordCommand {
     static let help = """
     Usage: reel record [SOURCES] [OPTIONS] [-o FILE]
 
-    Records a screen, the built-in test camera, a microphone, application audio or the test
-    tone into an MP4, MOV or MKV file. Stop with Ctrl-C (or SIGTERM): the file is finalised.
+    Records a screen, cameras, the built-in test camera, a microphone, application audio or
+    the test tone into an MP4, MOV or MKV file. Several video sources are composed into one
+    picture (picture-in-picture, side by side or a grid); --each-source also keeps each on
+    its own. Stop with Ctrl-C (or SIGTERM): the file is finalised.
     A second Ctrl-C aborts at once; the file then keeps everything up to its last fragment.
-    On a terminal, space pauses and resumes and q or Enter stops; otherwise SIGUSR1 toggles
-    pause. Pausing takes the gap out of the file, or with --pause-mode clips ends a clip;
+    On a terminal, space pauses and resumes, s swaps the composed pictures and q or Enter
+    stops; otherwise SIGUSR1 toggles pause and SIGUSR2 swaps. Pausing takes the gap out of the file, or with --pause-mode clips ends a clip;
     the clips are merged into the file when recording stops.
 
     Examples:
       reel record --screen --mic --app-audio
+      reel record --screen --camera --mic
+      reel record --camera=rtsp://10.0.0.5/stream --camera=/dev/video0 --layout side-by-side \
+                  --each-source cams/ --frame-log frames.csv -o both.mp4
       reel record --screen=:1 --region 1280x720+0+0 --fps 60 -o demo.mp4
       reel record --test-pattern --tone --duration 5 -o test.mp4
 
@@ -39,13 +44,16 @@ struct RecordCommand {
         }
 
         let session = options.virtualClock ? CaptureSession(clock: ManualClock()) : CaptureSession()
+        let sources: [any CaptureSource]
         do {
-            for source in makeSources() { try session.addInput(source) }
+            sources = try makeSources()
+            for source in sources { try session.addInput(source) }
         } catch let error as ReelError {
             return fail(error)
         } catch {
             return fail(ReelError(.invalidConfiguration, "\(error)"))
         }
+        let videoSources = sources.filter { $0.kind == .video }
         var settings = Recorder.Settings(container: options.container, video: options.video, audio: options.audio,
                                          mixesAudio: options.mixesAudio, overwrite: options.overwrite)
         settings.maxRecordedDuration = options.limit
@@ -57,8 +65,24 @@ struct RecordCommand {
             settings.keepsClips = true
         }
         let recorder = Recorder(url: url, settings: settings)
+        var compositor: Compositor?
+        var ownRecorders: [(String, Recorder)] = []
         do {
-            try session.addOutput(recorder)
+            if videoSources.count > 1 {
+                let composer = Compositor(settings: .init(size: options.size, frameRate: options.frameRate, layout: options.layout))
+                try composer.addOutput(recorder)
+                try session.addOutput(composer)
+                compositor = composer
+            } else {
+                try session.addOutput(recorder)
+            }
+            if let folder = options.eachSource {
+                ownRecorders = try addOwnRecorders(for: videoSources, in: folder, to: session, settings: settings)
+            }
+            if let log = options.frameLog, !videoSources.isEmpty {
+                try OutputLocation.check(log, overwrite: options.overwrite)
+                try session.addOutput(FrameLog(url: log, overwrite: options.overwrite), connectedTo: videoSources)
+            }
             try await session.start()
         } catch let error as ReelError {
             return fail(error)
@@ -76,7 +100,7 @@ struct RecordCommand {
             Task { await session.stop() }
         }
         let renderer = ProgressRenderer(console: console, json: options.json)
-        let keys = KeyControls(recorder: recorder, console: console, interactive: console.isTerminal && !options.json) {
+        let keys = KeyControls(recorder: recorder, compositor: compositor, console: console, interactive: console.isTerminal && !options.json) {
             Task { await session.stop() }
         }
         renderer.controlsHint = keys.isInteractive
@@ -95,6 +119,12 @@ struct RecordCommand {
             outcome = .failure(ReelError(.encodingFailed, "\(error)"))
         }
         await session.stop()
+        var ownFiles: [(String, Result<RecordingSummary, ReelError>)] = []
+        for (name, own) in ownRecorders {
+            do { ownFiles.append((name, .success(try await own.result()))) } catch {
+                ownFiles.append((name, .failure(error as? ReelError ?? ReelError(.encodingFailed, "\(error)"))))
+            }
+        }
         stopper.cancel()
         keys.cancel()
         await events.value
@@ -102,7 +132,29 @@ struct RecordCommand {
         renderer.finishLine()
         switch outcome {
         case .success(let summary):
-            if !options.json { renderer.printSummary(summary) }
+            if !options.json {
+                renderer.printSummary(summary)
+                if let compositor {
+                    let names = compositor.sourceNames
+                    for (id, n) in compositor.droppedFramesBySource.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where n > 0 {
+                        console.out("  \(names[id] ?? "source \(id)"): \(n) frames dropped")
+                    }
+                }
+            }
+            for (name, result) in ownFiles {
+                switch result {
+                case .success(let own):
+                    if options.json {
+                        console.out(ProgressRenderer.json(["event": "sourceFile", "source": name, "file": own.url.path,
+                                                           "frames": own.frames, "dropped": own.droppedFrames]))
+                    } else {
+                        console.out("  \(name): \(own.url.path), \(own.frames) frames, \(own.droppedFrames) dropped")
+                    }
+                case .failure(let error):
+                    console.err("reel: warning: the recording of \(name) on its own failed: \(error.description)")
+                }
+            }
+            if let log = options.frameLog, !options.json { console.out("  frame log \(log.path)") }
             return 0
         case .failure(let error):
             return fail(error)
@@ -122,14 +174,67 @@ struct RecordCommand {
         return folder.appendingPathComponent(OutputLocation.datedName(container: options.container))
     }
 
-    private func makeSources() -> [any CaptureSource] {
+    /// One recorder per video source, each connected to its source only, writing
+    /// `folder/NN-name.ext`.
+    private func addOwnRecorders(for sources: [any CaptureSource], in folder: URL, to session: CaptureSession,
+                                 settings: Recorder.Settings) throws -> [(String, Recorder)] {
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw ReelError(.permissionDenied, "cannot create the folder \(folder.path) for --each-source", hint: "choose another folder")
+        }
+        var own = settings
+        own.video.size = nil
+        own.maxFileSize = nil
+        own.pauseMode = .singleFile
+        own.clipsFolder = nil
+        own.keepsClips = false
+        var recorders: [(String, Recorder)] = []
+        for (i, source) in sources.enumerated() {
+            let safe = String(source.name.map { $0.isLetter || $0.isNumber ? $0 : "-" }.prefix(40))
+                .split(separator: "-", omittingEmptySubsequences: true).joined(separator: "-")
+            let file = folder.appendingPathComponent(String(format: "%02d-%@.%@", i + 1, safe.isEmpty ? "source" : safe,
+                                                            options.container.fileExtension))
+            try OutputLocation.check(file, overwrite: options.overwrite)
+            let recorder = Recorder(url: file, settings: own)
+            try session.addOutput(recorder, connectedTo: [source])
+            recorders.append((source.name, recorder))
+        }
+        return recorders
+    }
+
+    private func makeSources() throws -> [any CaptureSource] {
         var sources: [any CaptureSource] = []
         if let display = options.screen {
             sources.append(X11ScreenSource(display: display, region: options.region, frameRate: options.frameRate,
                                            drawsCursor: options.drawsCursor))
         }
+        // With several video sources the composed size is --size; each camera keeps its own.
+        let cameraSize = options.videoSourceCount > 1 ? nil : options.size
+        for location in options.cameras {
+            switch Cameras.authorizationStatus(for: location) {
+            case .authorized: break
+            case .absent:
+                throw ReelError(.sourceUnavailable, "there is no camera at \(location)",
+                                hint: "reel devices lists the cameras; --camera=test records the built-in test camera")
+            case .busy:
+                throw ReelError(.busy, "\(location) is in use by another program", hint: "close the other program, or choose another camera")
+            case .denied(let hint):
+                throw ReelError(.permissionDenied, "no permission to use \(location)", hint: hint)
+            }
+            let camera = try Cameras.source(for: location, size: cameraSize ?? (location.isTestPattern ? PixelSize(width: 1280, height: 720) : nil),
+                                            frameRate: options.frameRate)
+            if let zoom = options.zoom {
+                if let rate = zoom.rate { camera.ramp(toVideoZoomFactor: zoom.factor, withRate: rate) } else { camera.videoZoomFactor = zoom.factor }
+            }
+            sources.append(camera)
+        }
         if options.testPattern {
-            sources.append(TestPatternSource(size: options.size ?? PixelSize(width: 1280, height: 720), frameRate: options.frameRate))
+            let pattern = TestPatternSource(size: cameraSize ?? PixelSize(width: 1280, height: 720), frameRate: options.frameRate)
+            if let zoom = options.zoom {
+                if let rate = zoom.rate { pattern.ramp(toVideoZoomFactor: zoom.factor, withRate: rate) } else { pattern.videoZoomFactor = zoom.factor }
+            }
+            sources.append(pattern)
         }
         if options.tone { sources.append(ToneSource()) }
         if let name = options.microphone { sources.append(PulseAudioSource.microphone(source: name)) }

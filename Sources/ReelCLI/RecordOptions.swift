@@ -33,6 +33,19 @@ public struct RecordOptions: Sendable {
     public var minimumFreeSpace: Int64 = 100_000_000
     /// `--keep-clips DIR`: record clips into DIR and keep them after merging.
     public var keepClips: URL?
+    /// `--camera[=CAMERA]`, in the order given.
+    public var cameras: [CameraLocation] = []
+    /// `--layout`, `--pip-corner`, `--pip-size`: how several video sources are composed.
+    public var layout: CompositionLayout = .pictureInPicture()
+    /// `--each-source DIR`: each video source also recorded on its own into DIR.
+    public var eachSource: URL?
+    /// `--frame-log FILE`: a CSV row per video frame of every source.
+    public var frameLog: URL?
+    /// `--zoom FACTOR[:RATE]`: the cameras' digital zoom, set at once or ramped at RATE.
+    public var zoom: (factor: Double, rate: Double?)?
+
+    /// How many video sources the options ask for.
+    public var videoSourceCount: Int { (screen != nil ? 1 : 0) + cameras.count + (testPattern ? 1 : 0) }
 
     /// The options `reel record` accepts.
     public static let specs: [OptionSpec] = [
@@ -42,6 +55,14 @@ public struct RecordOptions: Sendable {
         OptionSpec("mic", value: .optional, placeholder: "SOURCE", help: "record a microphone (default: the default source)"),
         OptionSpec("app-audio", value: .optional, placeholder: "SINK", help: "record what applications play (default: the default sink)"),
         OptionSpec("test-pattern", help: "record the built-in test camera (moving bars, frame counter)"),
+        OptionSpec("camera", value: .optional, repeatable: true, placeholder: "CAMERA",
+                   help: "record a camera: /dev/videoN (default /dev/video0), rtsp:// or http:// URL, a video file, or test[:COLOUR]; repeat for several"),
+        OptionSpec("layout", value: .required, placeholder: "LAYOUT", help: "how several video sources are composed: pip (default), side-by-side or grid"),
+        OptionSpec("pip-corner", value: .required, placeholder: "CORNER", help: "the inset's corner: top-left, top-right, bottom-left, bottom-right (default)"),
+        OptionSpec("pip-size", value: .required, placeholder: "FRACTION", help: "the inset's width as a fraction of the picture's, e.g. 0.25 or 25% (default)"),
+        OptionSpec("each-source", value: .required, placeholder: "DIR", help: "also record each video source on its own into DIR"),
+        OptionSpec("frame-log", value: .required, placeholder: "FILE", help: "write a CSV row per video frame (source, frame, capture and presentation time)"),
+        OptionSpec("zoom", value: .required, placeholder: "FACTOR[:RATE]", help: "cameras' digital zoom, e.g. 2; with RATE, ramp to it at RATE doublings per second"),
         OptionSpec("tone", help: "record the built-in test tone (440 Hz with a beep each second)"),
         OptionSpec("mix-audio", help: "mix all audio into one track (default: a track per source)"),
         OptionSpec("size", value: .required, placeholder: "WxH", help: "video size (default: the source's; test pattern 1280x720)"),
@@ -91,11 +112,67 @@ public struct RecordOptions: Sendable {
         mixesAudio = args.has("mix-audio")
         overwrite = args.has("overwrite")
         json = args.has("json")
-        if screen != nil && testPattern {
-            throw UsageError("--screen and --test-pattern cannot be recorded together yet: choose one video source")
+        for text in args.all("camera") {
+            do { cameras.append(try CameraLocation(parsing: text)) } catch let error as ReelError {
+                throw UsageError("--camera: \(error.description)")
+            }
         }
-        if screen == nil && !testPattern && microphone == nil && appAudio == nil && !tone {
-            throw UsageError("nothing to record: give --screen, --test-pattern, --mic, --app-audio or --tone")
+        if screen == nil && !testPattern && cameras.isEmpty && microphone == nil && appAudio == nil && !tone {
+            throw UsageError("nothing to record: give --screen, --camera, --test-pattern, --mic, --app-audio or --tone")
+        }
+        var corner = CompositionLayout.Corner.bottomRight
+        var insetSize = 0.25
+        if let text = args.value("pip-corner") ?? nil {
+            guard let c = CompositionLayout.Corner(rawValue: text.lowercased()) else {
+                throw UsageError("--pip-corner must be top-left, top-right, bottom-left or bottom-right, not '\(text)'")
+            }
+            corner = c
+        }
+        if let text = args.value("pip-size") ?? nil {
+            let percent = text.hasSuffix("%")
+            guard let n = Double(percent ? String(text.dropLast()) : text), n.isFinite else {
+                throw UsageError("--pip-size needs a fraction such as 0.25 or a percentage such as 25%, not '\(text)'")
+            }
+            let fraction = percent ? n / 100 : n
+            guard fraction >= 0.05, fraction <= 0.9 else { throw UsageError("--pip-size must be between 0.05 and 0.9 (5% to 90%), not \(text)") }
+            insetSize = fraction
+        }
+        layout = .pictureInPicture(corner: corner, size: insetSize, margin: 16)
+        if let text = args.value("layout") ?? nil {
+            switch text.lowercased() {
+            case "pip", "picture-in-picture": break
+            case "side-by-side", "sbs": layout = .sideBySide
+            case "grid": layout = .grid
+            default: throw UsageError("--layout must be pip, side-by-side or grid, not '\(text)'")
+            }
+            if layout != .pictureInPicture(corner: corner, size: insetSize, margin: 16) && (args.has("pip-corner") || args.has("pip-size")) {
+                throw UsageError("--pip-corner and --pip-size go with --layout pip")
+            }
+        }
+        if let dir = args.value("each-source") ?? nil {
+            guard !dir.isEmpty else { throw UsageError("--each-source needs a folder") }
+            eachSource = URL(fileURLWithPath: dir, isDirectory: true)
+        }
+        if let path = args.value("frame-log") ?? nil {
+            guard !path.isEmpty else { throw UsageError("--frame-log needs a file name") }
+            frameLog = URL(fileURLWithPath: path)
+        }
+        if let text = args.value("zoom") ?? nil {
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count <= 2, let factor = Double(parts[0]), factor.isFinite else {
+                throw UsageError("--zoom needs a factor such as 2, or FACTOR:RATE such as 4:1, not '\(text)'")
+            }
+            guard factor >= 1, factor <= ZoomControl.maximumFactor else {
+                throw UsageError("--zoom must be between 1 and \(Int(ZoomControl.maximumFactor)), not \(parts[0])")
+            }
+            var rate: Double?
+            if parts.count == 2 {
+                guard let r = Double(parts[1]), r.isFinite, r > 0, r <= 100 else {
+                    throw UsageError("--zoom's rate must be a positive number of doublings per second, not '\(parts[1])'")
+                }
+                rate = r
+            }
+            zoom = (factor, rate)
         }
         if let text = args.value("size") ?? nil {
             guard let s = PixelSize(parsing: text) else { throw UsageError("--size needs WIDTHxHEIGHT, e.g. 1280x720, not '\(text)'") }
@@ -184,8 +261,9 @@ public struct RecordOptions: Sendable {
             pauseMode = .clips
         }
         virtualClock = args.has("faster-than-real-time")
-        if virtualClock && (screen != nil || microphone != nil || appAudio != nil) {
-            throw UsageError("--faster-than-real-time works only with the synthetic --test-pattern and --tone")
+        let syntheticCameras = cameras.allSatisfy { if case .testPattern = $0 { return true } else { return false } }
+        if virtualClock && (screen != nil || microphone != nil || appAudio != nil || !syntheticCameras) {
+            throw UsageError("--faster-than-real-time works only with the synthetic --test-pattern, --camera=test and --tone")
         }
         if args.has("duration") {
             duration = MediaTime(seconds: try ValueParser.duration(args.value("duration")!, option: "duration").seconds)
