@@ -112,6 +112,8 @@ public final class Recorder: CaptureOutput {
     }
     private let state: Mutex<State>
     private let dropped = Atomic<Int64>(0)
+    /// Audio refused by the full queue, in nanoseconds.
+    private let droppedAudioNanoseconds = Atomic<Int64>(0)
     /// Pause/resume requests waiting for the worker; checked without the lock on every sample.
     private let pendingControls = Atomic<Int>(0)
 
@@ -205,6 +207,9 @@ public final class Recorder: CaptureOutput {
     /// Video frames dropped so far.
     public var droppedFrames: Int64 { dropped.load(ordering: .relaxed) }
 
+    /// Audio dropped so far because the recorder fell behind (the file has silence there).
+    public var droppedAudio: MediaTime { MediaTime(nanoseconds: droppedAudioNanoseconds.load(ordering: .relaxed)) }
+
     // MARK: CaptureOutput
 
     public func prepare(sources: [SourceDescriptor], clock: any MediaClock, origin: MediaTime) throws {
@@ -235,6 +240,7 @@ public final class Recorder: CaptureOutput {
             state.gone = []
             state.allGone = false
             dropped.store(0, ordering: .relaxed)
+            droppedAudioNanoseconds.store(0, ordering: .relaxed)
             continuation.yield(.started(url))
             state.worker = WorkerThread(name: "reel.recorder") { [self] _ in
                 run(pipeline: pipeline, queue: queue)
@@ -244,8 +250,10 @@ public final class Recorder: CaptureOutput {
 
     public func consume(_ sample: SourcedSample) {
         guard let queue = state.withLock({ $0.queue }) else { return }
-        if !queue.push(sample), case .video = sample.sample {
-            dropped.add(1, ordering: .relaxed)
+        guard !queue.push(sample) else { return }
+        switch sample.sample {
+        case .video: dropped.add(1, ordering: .relaxed)
+        case .audio(let buffer): droppedAudioNanoseconds.add(buffer.duration.nanoseconds, ordering: .relaxed)
         }
     }
 
@@ -324,7 +332,7 @@ public final class Recorder: CaptureOutput {
         for control in controls {
             if let change = pipeline.apply(control) {
                 continuation.yield(change.paused ? .paused(recorded: change.at) : .resumed(recorded: change.at))
-                continuation.yield(.progress(pipeline.progress(dropped: self.droppedFrames)))
+                continuation.yield(.progress(pipeline.progress(dropped: self.droppedFrames, droppedAudio: self.droppedAudio)))
             }
         }
     }
@@ -337,13 +345,15 @@ public final class Recorder: CaptureOutput {
                 let done = try pipeline.handle(sample)
                 if pipeline.recordedDuration >= nextProgress {
                     nextProgress = pipeline.recordedDuration + MediaTime(value: 1, timescale: 2)
-                    continuation.yield(.progress(pipeline.progress(dropped: self.droppedFrames)))
+                    continuation.yield(.progress(pipeline.progress(dropped: self.droppedFrames, droppedAudio: self.droppedAudio)))
                 }
                 if done { break }
             }
             queue.close()
             if state.withLock({ $0.allGone }) { pipeline.sourcesWentAway() }
-            result = .success(try pipeline.finish(dropped: droppedFrames))
+            var summary = try pipeline.finish(dropped: droppedFrames)
+            summary.droppedAudio = droppedAudio
+            result = .success(summary)
         } catch let error as ReelError {
             queue.close()
             pipeline.abandon()
@@ -359,7 +369,8 @@ public final class Recorder: CaptureOutput {
         case .success(let summary):
             continuation.yield(.progress(RecordingProgress(duration: summary.duration, maxDuration: pipeline.limit,
                                                            bytes: summary.bytes, frames: summary.frames,
-                                                           droppedFrames: summary.droppedFrames, clipCount: summary.clipCount)))
+                                                           droppedFrames: summary.droppedFrames, clipCount: summary.clipCount,
+                                                           droppedAudio: summary.droppedAudio)))
             continuation.yield(.finished(summary))
         case .failure(let error):
             continuation.yield(.failed(error))

@@ -105,9 +105,9 @@ final class RecorderPipeline: @unchecked Sendable {
     var framesWritten: Int64 { finishedFrames + open.values.reduce(0) { $0 + $1.videoFrames } }
     var clipCount: Int { settings.pauseMode == .clips ? session.clips.count + open.count : timeline.intervals.count }
 
-    func progress(dropped: Int64) -> RecordingProgress {
+    func progress(dropped: Int64, droppedAudio: MediaTime) -> RecordingProgress {
         RecordingProgress(duration: recordedDuration, maxDuration: limit, bytes: bytesWritten, frames: framesWritten,
-                          droppedFrames: dropped, isPaused: isPaused, clipCount: clipCount)
+                          droppedFrames: dropped, isPaused: isPaused, clipCount: clipCount, droppedAudio: droppedAudio)
     }
 
     // MARK: Samples

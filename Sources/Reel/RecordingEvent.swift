@@ -16,9 +16,13 @@ public struct RecordingProgress: Sendable, Hashable {
     public var isPaused: Bool
     /// Clips so far (the one being recorded included).
     public var clipCount: Int
+    /// Audio the recorder could not take in time (it fell behind by seconds): the file has
+    /// silence there, so sound and picture stay in sync, and the loss is counted here.
+    public var droppedAudio: MediaTime
 
     public init(duration: MediaTime, maxDuration: MediaTime?, bytes: Int64, frames: Int64, droppedFrames: Int64,
-                isPaused: Bool = false, clipCount: Int = 1) {
+                isPaused: Bool = false, clipCount: Int = 1, droppedAudio: MediaTime = .zero) {
+        self.droppedAudio = droppedAudio
         self.duration = duration
         self.maxDuration = maxDuration
         self.bytes = bytes
@@ -45,6 +49,8 @@ public struct RecordingSummary: Sendable, Hashable {
     public var frames: Int64
     /// Video frames dropped while recording.
     public var droppedFrames: Int64
+    /// Audio dropped while recording because the recorder fell behind (silence in the file).
+    public var droppedAudio: MediaTime = .zero
     /// The file's size in bytes.
     public var bytes: Int64
     /// The video size, if the file has video.

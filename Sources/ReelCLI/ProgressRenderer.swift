@@ -30,7 +30,7 @@ final class ProgressRenderer: @unchecked Sendable {
             if json {
                 var object: [String: Any] = ["event": "progress", "duration": rounded(p.duration.seconds), "bytes": p.bytes,
                                              "frames": p.frames, "dropped": p.droppedFrames, "paused": p.isPaused,
-                                             "clips": p.clipCount]
+                                             "clips": p.clipCount, "droppedAudio": rounded(p.droppedAudio.seconds)]
                 if let max = p.maxDuration { object["maxDuration"] = rounded(max.seconds) }
                 console.out(Self.json(object))
             } else if console.isTerminal {
@@ -47,7 +47,8 @@ final class ProgressRenderer: @unchecked Sendable {
         case .finished(let s):
             if json {
                 console.out(Self.json(["event": "finished", "file": s.url.path, "duration": rounded(s.duration.seconds),
-                                       "bytes": s.bytes, "frames": s.frames, "dropped": s.droppedFrames]))
+                                       "bytes": s.bytes, "frames": s.frames, "dropped": s.droppedFrames,
+                                       "droppedAudio": rounded(s.droppedAudio.seconds)]))
             }
         case .failed:
             break  // reported by the command
@@ -109,6 +110,9 @@ final class ProgressRenderer: @unchecked Sendable {
             console.out("  audio     \(a.codec.rawValue.uppercased()) \(a.sampleRate / 1000) kHz \(layout) \(a.bitRate / 1000) kb/s: \(s.audioTracks.joined(separator: ", "))")
         }
         if s.clipCount > 1 { console.out("  clips     \(s.clipCount)") }
+        if s.droppedAudio > .zero {
+            console.out("  warning   \(String(format: "%.2f", s.droppedAudio.seconds)) s of audio could not be written in time (silence in the file)")
+        }
         switch s.ending {
         case .maxDuration: console.out("  stopped at the maximum duration")
         case .maxFileSize: console.out("  stopped at the maximum file size")
