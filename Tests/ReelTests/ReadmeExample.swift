@@ -31,4 +31,28 @@ func recordScreen(to url: URL, until stop: () async -> Void) async throws -> Rec
     await stop()
     return try await screen.stopRecording()
 }
+
+/// Records two cameras as picture-in-picture into `url`, and each camera on its own into
+/// `folder`, for `seconds`; swap the pictures with `compositor.swap()` while it runs.
+func recordTwoCameras(_ main: CameraLocation, _ inset: CameraLocation, to url: URL, eachInto folder: URL,
+                      seconds: Double) async throws -> RecordingSummary {
+    let session = CaptureSession()
+    let cameras = [try Cameras.source(for: main), try Cameras.source(for: inset)]
+    for camera in cameras { try session.addInput(camera) }
+
+    let compositor = Compositor(settings: .init(layout: .pictureInPicture(corner: .bottomRight, size: 0.25)))
+    let recorder = Recorder(url: url)
+    recorder.maxRecordedDuration = MediaTime(seconds: seconds)
+    try compositor.addOutput(recorder)
+    try session.addOutput(compositor)
+    for (i, camera) in cameras.enumerated() {
+        let own = Recorder(url: folder.appendingPathComponent("camera-\(i + 1).mp4"))
+        try session.addOutput(own, connectedTo: [camera])
+    }
+
+    try await session.start()
+    let summary = try await recorder.result()
+    await session.stop()
+    return summary
+}
 // README-EXAMPLE-END

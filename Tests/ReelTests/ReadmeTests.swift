@@ -36,4 +36,15 @@ import ReelTestSupport
         #expect(summary.frames == 30)
         #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == 30)
     }
+
+    @Test func theCameraExampleRuns() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("pip.mp4")
+        let summary = try await recordTwoCameras(.testPattern(.red), .testPattern(.blue), to: url, eachInto: dir.url, seconds: 1)
+        #expect(summary.frames >= 29)
+        #expect(try MediaProbe.probe(url).videoStreams.first?.width == 1280)
+        for i in 1...2 {
+            #expect(try MediaProbe.probe(dir.url.appendingPathComponent("camera-\(i).mp4")).videoStreams.first?.frameCount ?? 0 >= 29)
+        }
+    }
 }
