@@ -129,15 +129,19 @@ public final class MJPEGDecoder: CompressedFrameDecoder {
     /// Makes the scaler for the decoded picture's size and format, if it changed.
     private func prepareScaler() throws {
         var format = AVPixelFormat(rawValue: picture.pointee.format)
-        // The deprecated yuvj formats mean "full range"; say so with the range instead.
-        var fullRange = picture.pointee.color_range != AVCOL_RANGE_MPEG
-        switch format {
-        case AV_PIX_FMT_YUVJ420P: format = AV_PIX_FMT_YUV420P; fullRange = true
-        case AV_PIX_FMT_YUVJ422P: format = AV_PIX_FMT_YUV422P; fullRange = true
-        case AV_PIX_FMT_YUVJ444P: format = AV_PIX_FMT_YUV444P; fullRange = true
-        case AV_PIX_FMT_YUVJ440P: format = AV_PIX_FMT_YUV440P; fullRange = true
-        case AV_PIX_FMT_YUVJ411P: format = AV_PIX_FMT_YUV411P; fullRange = true
-        default: break
+        // Full range is told to libswscale with the yuvj formats: a range given only later with
+        // sws_setColorspaceDetails is ignored when source and destination are both yuv420p of
+        // one size (the context then just copies planes).
+        let fullRange = picture.pointee.color_range != AVCOL_RANGE_MPEG
+        if fullRange {
+            switch format {
+            case AV_PIX_FMT_YUV420P: format = AV_PIX_FMT_YUVJ420P
+            case AV_PIX_FMT_YUV422P: format = AV_PIX_FMT_YUVJ422P
+            case AV_PIX_FMT_YUV444P: format = AV_PIX_FMT_YUVJ444P
+            case AV_PIX_FMT_YUV440P: format = AV_PIX_FMT_YUVJ440P
+            case AV_PIX_FMT_YUV411P: format = AV_PIX_FMT_YUVJ411P
+            default: break
+            }
         }
         let key = (picture.pointee.width, picture.pointee.height, format.rawValue, fullRange)
         if scaler != nil && key == scalerKey { return }
