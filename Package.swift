@@ -28,7 +28,7 @@ let package = Package(
 
         .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelTestSupport"]),
         .testTarget(name: "ReelFFmpegTests", dependencies: ["ReelFFmpeg", "ReelTestSupport"]),
-        .testTarget(name: "ReelLinuxTests", dependencies: ["ReelLinux", "ReelTestSupport"]),
+        .testTarget(name: "ReelLinuxTests", dependencies: ["ReelLinux", "ReelFFmpeg", "ReelTestSupport"]),
         .testTarget(name: "ReelTests", dependencies: ["Reel", "ReelTestSupport"]),
         .testTarget(name: "ReelCLITests", dependencies: ["ReelCLI", "reel", "ReelTestSupport"]),
     ],

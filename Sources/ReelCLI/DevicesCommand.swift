@@ -1,7 +1,8 @@
 import Foundation
 import Reel
 
-/// `reel devices`: the screens (X displays and their sizes) and the audio sources and sinks.
+/// `reel devices`: the screens (X displays and their sizes), the cameras (V4L2 devices with
+/// their formats, sizes and frame rates) and the audio sources and sinks.
 struct DevicesCommand {
     let console: Console
     let json: Bool
@@ -14,8 +15,9 @@ struct DevicesCommand {
     static let help = """
     Usage: reel devices [--json]
 
-    Lists what Reel can record: X11 screens with their sizes, PulseAudio sources (microphones
-    and the monitors of sinks) and sinks (whose audio --app-audio records).
+    Lists what Reel can record: X11 screens with their sizes, cameras (/dev/video*) with the
+    formats, sizes and frame rates they offer, PulseAudio sources (microphones and the monitors
+    of sinks) and sinks (whose audio --app-audio records).
 
     """
 
@@ -51,14 +53,18 @@ struct DevicesCommand {
         } catch {
             audioProblem = "\(error)"
         }
+        let cameraList = V4L2Devices.list()
         if json {
-            var object: [String: Any] = ["screens": screens, "audioSources": sources, "audioSinks": sinks]
+            var object: [String: Any] = ["screens": screens, "cameras": Self.cameraJSON(cameraList),
+                                         "audioSources": sources, "audioSinks": sinks]
             if let audioProblem { object["audioError"] = audioProblem }
             console.out(ProgressRenderer.json(object))
             return 0
         }
         console.out("Screens (--screen=DISPLAY):")
         console.out(screenLines.isEmpty ? "  none: no X server is running (start one, e.g. Xvfb :1, or set DISPLAY)" : screenLines.joined(separator: "\n"))
+        console.out("Cameras (--camera=PATH):")
+        console.out(Self.cameraLines(cameraList).joined(separator: "\n"))
         console.out("Audio sources (--mic=NAME; * marks the default):")
         if let audioProblem {
             console.out("  none: \(audioProblem)")
@@ -68,5 +74,57 @@ struct DevicesCommand {
             console.out(sinkLines.isEmpty ? "  none" : sinkLines.joined(separator: "\n"))
         }
         return 0
+    }
+
+    /// The cameras as text: each with its name, driver and bus, then one line per format with
+    /// its sizes grouped by the frame rates they share.
+    static func cameraLines(_ list: V4L2DeviceList) -> [String] {
+        var lines: [String] = []
+        for camera in list.cameras {
+            lines.append("  \(camera.path)  \(camera.card)  (\(camera.driver), \(camera.bus))")
+            for format in camera.formats {
+                let capturable = V4L2Device.canCapture(format.fourCC, decodableFormats: [.mjpeg])
+                lines.append("    \(format.fourCC) \(format.description)\(capturable ? "" : " (Reel cannot record this format)")")
+                var groups: [(sizes: [String], rates: String)] = []
+                for size in format.frameSizes {
+                    let rates = size.frameRates.description
+                    if let last = groups.last, last.rates == rates {
+                        groups[groups.count - 1].sizes.append(size.description)
+                    } else {
+                        groups.append(([size.description], rates))
+                    }
+                }
+                for group in groups {
+                    lines.append("      \(group.sizes.joined(separator: " ")) @ \(group.rates)")
+                }
+            }
+        }
+        for device in list.otherDevices {
+            lines.append("  \(device.path)  \(device.card)  (not a camera: \(device.capabilities))")
+        }
+        for device in list.unavailable {
+            lines.append("  \(device.path)  unavailable: \(device.error)")
+        }
+        if lines.isEmpty {
+            lines.append("  none: no cameras (no /dev/video* devices on this machine; plug one in, or pass it through to the VM or container)")
+        } else if list.cameras.isEmpty {
+            lines.append("  no cameras Reel can record")
+        }
+        return lines
+    }
+
+    /// The cameras as JSON values.
+    static func cameraJSON(_ list: V4L2DeviceList) -> [[String: Any]] {
+        var result: [[String: Any]] = list.cameras.map { camera in
+            ["path": camera.path, "name": camera.card, "driver": camera.driver, "bus": camera.bus,
+             "formats": camera.formats.map { format -> [String: Any] in
+                 ["fourcc": format.fourCC.description, "description": format.description, "compressed": format.isCompressed,
+                  "sizes": format.frameSizes.map { ["size": $0.description, "frameRates": $0.frameRates.description] }]
+             }]
+        }
+        for device in list.unavailable {
+            result.append(["path": device.path, "error": device.error.description])
+        }
+        return result
     }
 }

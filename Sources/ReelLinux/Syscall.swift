@@ -57,6 +57,17 @@ package enum Syscall {
         }
     }
 
+    /// Closes a file descriptor once. Unlike other calls, `close` is not retried on `EINTR`:
+    /// on Linux the descriptor is released even then, and a retry could close another file
+    /// that reused the number.
+    package static func close(_ fd: Int32) {
+        #if canImport(Glibc)
+        _ = Glibc.close(fd)
+        #else
+        _ = Musl.close(fd)
+        #endif
+    }
+
     /// The ``ReelError`` for a call that failed with `errno`.
     ///
     /// `EACCES`/`EPERM` become `.permissionDenied`, `EBUSY` `.busy`, `ENOENT`/`ENODEV`/`ENXIO`

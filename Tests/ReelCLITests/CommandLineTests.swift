@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import ReelCLI
+@testable import ReelCLI
 import Reel
 import ReelTestSupport
 
@@ -299,5 +299,33 @@ import ReelTestSupport
         #expect(merged.videoStreams.first?.frameCount == sum)
         #expect(merged.audioStreams.count == 1)
         #expect(!Recovery.isCutOff(url))
+    }
+}
+
+@Suite("reel devices: cameras")
+struct DevicesCameraTests {
+    @Test func listsCamerasWithFormatsSizesAndRates() throws {
+        let driver = V4L2ReplayDriver(devices: [
+            "/dev/video0": try V4L2Recording(parsing: CameraRecordings.logitechC920),
+            "/dev/video1": try V4L2Recording(parsing: CameraRecordings.uvcMetadataNode),
+        ])
+        let lines = DevicesCommand.cameraLines(V4L2Devices.list(driver: driver))
+        #expect(lines.first == "  /dev/video0  HD Pro Webcam C920  (uvcvideo, usb-0000:00:14.0-1)")
+        #expect(lines.contains("    YUYV YUV 4:2:2 (YUYV)"))
+        #expect(lines.contains("    H264 H.264 (Reel cannot record this format)"))
+        #expect(lines.contains("      1920x1080 @ 5 fps"))
+        #expect(lines.contains("      960x720 1024x576 @ 15, 10, 7.5, 5 fps"))
+        #expect(lines.contains { $0.hasPrefix("  /dev/video1  HD Pro Webcam C920  (not a camera: metadata capture") })
+    }
+
+    @Test func saysClearlyWhenThereAreNoCameras() throws {
+        #expect(DevicesCommand.cameraLines(V4L2DeviceList()) == [
+            "  none: no cameras (no /dev/video* devices on this machine; plug one in, or pass it through to the VM or container)",
+        ])
+        let r = try ReelBinary.run(["devices"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.output.contains("Cameras (--camera=PATH):"))
+        let none = (try? FileManager.default.contentsOfDirectory(atPath: "/dev"))?.allSatisfy { !$0.hasPrefix("video") } ?? true
+        if none { #expect(r.output.contains("none: no cameras")) }
     }
 }
