@@ -77,7 +77,8 @@ public enum Cameras {
             return TestPatternSource(size: size ?? PixelSize(width: 1280, height: 720), frameRate: frameRate,
                                      background: colour, name: location.description)
         case .device(let path):
-            throw ReelError(.unsupportedFormat, "TEMP \(path)")
+            return V4L2CameraSource(path: path, size: size ?? PixelSize(width: 1280, height: 720), frameRate: frameRate,
+                                    decoderFactory: MJPEGDecoder.factory)
         case .url(let url):
             throw ReelError(.unsupportedFormat, "TEMP \(url)")
         case .file(let url):
@@ -91,7 +92,7 @@ public enum Cameras {
     /// are checked when opened).
     public static func authorizationStatus(for location: CameraLocation) -> CameraAuthorizationStatus {
         switch location {
-        case .device: return .absent
+        case .device(let path): return V4L2CameraSource.authorizationStatus(forCamera: path)
         case .file(let url): return FileManager.default.fileExists(atPath: url.path) ? .authorized : .absent
         case .testPattern, .url: return .authorized
         }
