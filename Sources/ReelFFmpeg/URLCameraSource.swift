@@ -105,7 +105,8 @@ public final class URLCameraSource: CameraSource {
         }
         let input = try connect()
         let size = requestedSize ?? PixelSize(width: max(2, input.size.width & ~1), height: max(2, input.size.height & ~1))
-        let rate = input.nominalFrameRate ?? FrameRate(30)
+        // A camera's stated rate; streams without timing (HTTP MJPEG) are taken as 30 fps.
+        let rate = input.averageFrameRate ?? FrameRate(30)
         let format = SourceFormat.video(size: size, pixelFormat: .yuv420p, frameRate: rate)
         return state.withLock { state in
             if let prepared = state.prepared { return prepared.format }

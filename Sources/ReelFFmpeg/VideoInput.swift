@@ -33,8 +33,11 @@ final class VideoInput: @unchecked Sendable {
     let streamIndex: Int
     /// The picture size the stream declares.
     let size: PixelSize
-    /// The stream's nominal frame rate, if it states a plausible one.
+    /// The stream's nominal frame rate, if it states a plausible one (or libavformat guessed one).
     let nominalFrameRate: FrameRate?
+    /// The stream's average frame rate, if the container or the stream's timing states one
+    /// (not libavformat's guess of 25 for streams that carry no timing, like HTTP MJPEG).
+    let averageFrameRate: FrameRate?
     /// The codec's name ("h264", "mjpeg").
     let codecName: String
     /// Packets that did not decode and were skipped.
@@ -65,7 +68,8 @@ final class VideoInput: @unchecked Sendable {
         }
         streamIndex = Int(index)
         size = PixelSize(width: width, height: height)
-        nominalFrameRate = Self.plausibleRate(stream.pointee.avg_frame_rate) ?? Self.plausibleRate(stream.pointee.r_frame_rate)
+        averageFrameRate = Self.plausibleRate(stream.pointee.avg_frame_rate)
+        nominalFrameRate = averageFrameRate ?? Self.plausibleRate(stream.pointee.r_frame_rate)
         decoder = try Decoder(input: input, stream: Int(index))
         // A damaged or crafted picture must not make the decoder allocate without bound.
         decoder.context.pointee.max_pixels = Int64(Self.maximumDimension) * Int64(Self.maximumDimension) / 4
