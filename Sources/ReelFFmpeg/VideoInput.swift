@@ -95,6 +95,13 @@ final class VideoInput: @unchecked Sendable {
         guard base.num > 0, base.den > 0 else { return nil }
         let (delta, overflow) = ts.subtractingReportingOverflow(origin ?? 0)
         guard !overflow else { return nil }
+        // Exact in the stream's time base when it fits, so that times add up without drift.
+        let (ticks, tooBig) = delta.multipliedReportingOverflow(by: Int64(base.num))
+        if !tooBig, abs(ticks) < Int64(1) << 52 {
+            let time = MediaTime(value: ticks, timescale: base.den)
+            if abs(time.seconds) < 1e8 { return time }
+            return nil
+        }
         let ns = Double(delta) * Double(base.num) / Double(base.den) * 1e9
         guard ns.isFinite, abs(ns) < 1e17 else { return nil }
         return MediaTime(nanoseconds: Int64(ns))

@@ -40,8 +40,10 @@ public final class MJPEGServer: Sendable {
     ///   - counter: whether to burn the test pattern's frame counter into each frame.
     ///   - cycleLength: with a counter, how many numbered pictures there are before the count
     ///     starts over.
+    ///   - port: the port to listen on; 0 for a free one (another server's port, once that one
+    ///     is killed, stands for a camera that comes back changed).
     public init(color: RGBColor, size: PixelSize = PixelSize(width: 320, height: 240), frameRate: Int = 30,
-                counter: Bool = false, cycleLength: Int = 90) throws {
+                counter: Bool = false, cycleLength: Int = 90, port: Int = 0) throws {
         precondition(size.width % 2 == 0 && size.height % 2 == 0 && size.width >= 32 && size.height >= 16, "even sizes of at least 32x16")
         precondition(frameRate > 0, "a positive frame rate")
         self.color = color
@@ -53,7 +55,7 @@ public final class MJPEGServer: Sendable {
         try FileManager.default.createDirectory(at: frames, withIntermediateDirectories: true)
         try Self.encodeFrames(color: color.yuv, size: size, count: self.cycleLength, counter: counter, into: frames)
         server = try ScriptServer(what: "MJPEG test server", script: Self.script, directory: directory.url,
-                                  arguments: ["{port}", String(frameRate), frames.path])
+                                  arguments: ["{port}", String(frameRate), frames.path], port: port)
     }
 
     /// Whether the server process is running.

@@ -28,8 +28,8 @@ final class ScriptServer: Sendable {
     }
 
     /// Writes `script` into `directory` and starts it with `arguments`, where `{port}` stands for
-    /// the port (0 the first time: the script picks a free one).
-    init(what: String, script: String, directory: URL, arguments: [String], timeout: Double = 10) throws {
+    /// the port (`port`, or 0 to let the script pick a free one).
+    init(what: String, script: String, directory: URL, arguments: [String], port: Int = 0, timeout: Double = 10) throws {
         self.what = what
         self.timeout = timeout
         scriptPath = directory.appendingPathComponent("server.py").path
@@ -43,9 +43,9 @@ final class ScriptServer: Sendable {
         } catch {
             throw ReelError(.ioFailure, "cannot write the \(what) script to \(scriptPath): \(error)")
         }
-        let (bound, started) = try Self.launch(what: what, script: scriptPath, arguments: arguments, port: 0,
+        let (bound, started) = try Self.launch(what: what, script: scriptPath, arguments: arguments, port: port,
                                                log: logPath, timeout: timeout)
-        port = bound
+        self.port = bound
         running.withLock { $0 = started }
     }
 

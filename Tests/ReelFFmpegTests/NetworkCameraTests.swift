@@ -128,6 +128,27 @@ import Synchronization
         #expect(Date().timeIntervalSince(stopping) < 0.5)
     }
 
+    /// The camera comes back with another picture size: frames keep the prepared size.
+    @Test func scalesAStreamThatComesBackAtAnotherSize() throws {
+        let first = try MJPEGServer(color: Self.blue, size: size)
+        let camera = URLCameraSource(url: first.url, timeout: MediaTime(value: 2, timescale: 1))
+        _ = try camera.prepare()
+        let probe = CameraProbe()
+        try camera.start(probe.context)
+        defer { camera.stop() }
+        #expect(probe.wait(upTo: 3) { probe.frameCount >= 10 })
+        first.kill()
+        #expect(probe.wait(upTo: 3) { !probe.interruptions.isEmpty })
+        let bigger = try MJPEGServer(color: Self.orange, size: PixelSize(width: 640, height: 360), port: first.port)
+        let before = probe.frameCount
+        #expect(probe.wait(upTo: 8) { probe.resumptions == 1 && probe.frameCount >= before + 10 },
+                "\(probe.reported.map(\.event))")
+        let after = probe.seen.dropFirst(before)
+        #expect(after.allSatisfy { $0.size == size })
+        #expect(after.allSatisfy { $0.matches(Self.orange.yuv) }, "\(after.first.map { "\($0.color)" } ?? "")")
+        bigger.kill()
+    }
+
     /// A stream that goes quiet without closing (the server hangs) is interrupted after the
     /// timeout and resumes when data flows again.
     @Test func stalledStreamIsInterruptedAndResumes() throws {
