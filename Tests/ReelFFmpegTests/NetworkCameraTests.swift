@@ -238,6 +238,30 @@ import Synchronization
         server.thaw()
     }
 
+    /// An output that holds on to every frame exhausts the camera's pool: frames are dropped
+    /// and reported, never queued without bound.
+    @Test func reportsDroppedFramesWhenNoBufferIsFree() throws {
+        let server = try MJPEGServer(color: Self.blue, size: size)
+        let camera = URLCameraSource(url: server.url)
+        _ = try camera.prepare()
+        let held = Mutex<[VideoFrame]>([])
+        let dropped = Mutex(0)
+        let context = SourceContext(id: SourceID(1), clock: HostClock(), origin: HostClock().now(), deliver: { sample in
+            if case .video(let frame) = sample { held.withLock { $0.append(frame) } }
+        }, report: { event in
+            if case .droppedFrames(let n) = event { dropped.withLock { $0 += n } }
+        })
+        try camera.start(context)
+        usleep(1_000_000)
+        camera.stop()
+        let kept = held.withLock { $0 }
+        #expect(kept.count == 8, "the pool holds 8 frames")
+        #expect(dropped.withLock { $0 } >= 15, "the rest of a second at 30 fps is dropped")
+        let sequence = kept.map(\.sequenceNumber)
+        #expect(sequence == Array(sequence.sorted()))
+        held.withLock { $0.removeAll() }
+    }
+
     @Test func refusesAddressesThatAreNotNetworkStreams() {
         for text in ["file:///tmp/x.mp4", "ftp://127.0.0.1/x"] {
             let camera = URLCameraSource(url: URL(string: text)!)
