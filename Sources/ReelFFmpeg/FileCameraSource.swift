@@ -130,28 +130,31 @@ public final class FileCameraSource: CameraSource {
             throw ReelError(.invalidConfiguration, "\(url.absoluteString) is not a file",
                             hint: "use URLCameraSource for network streams")
         }
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            let e = errno
-            if e == EACCES {
-                throw ReelError(.permissionDenied, "cannot look at \(path)", hint: "check the folder's permissions", errno: e)
+        let attributes: [FileAttributeKey: Any]
+        do {
+            attributes = try FileManager.default.attributesOfItem(atPath: path)
+        } catch {
+            let code = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code
+            if code == Int(EACCES) {
+                throw ReelError(.permissionDenied, "cannot look at \(path)", hint: "check the folder's permissions", errno: EACCES)
             }
-            throw ReelError(.sourceUnavailable, "there is no video file at \(path)", hint: "check the path", errno: e)
+            throw ReelError(.sourceUnavailable, "there is no video file at \(path)", hint: "check the path",
+                            errno: code.map { Int32($0) })
         }
-        switch info.st_mode & S_IFMT {
-        case S_IFREG:
+        switch attributes[.type] as? FileAttributeType {
+        case .typeRegular?:
             break
-        case S_IFDIR:
+        case .typeDirectory?:
             throw ReelError(.invalidMedia, "\(path) is a folder, not a video file", hint: "name a video file inside it")
         default:
             throw ReelError(.invalidMedia, "\(path) is not a regular file (a device, pipe or socket)",
                             hint: "play a video file")
         }
-        guard info.st_size > 0 else {
+        guard ((attributes[.size] as? NSNumber)?.int64Value ?? 0) > 0 else {
             throw ReelError(.invalidMedia, "\(path) is empty", hint: "the file has no video in it; record or copy it again")
         }
-        guard access(path, R_OK) == 0 else {
-            throw ReelError(.permissionDenied, "cannot read \(path)", hint: "check the file's permissions", errno: errno)
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw ReelError(.permissionDenied, "cannot read \(path)", hint: "check the file's permissions", errno: EACCES)
         }
     }
 
