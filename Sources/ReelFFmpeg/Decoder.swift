@@ -101,7 +101,21 @@ final class PictureConverter {
 
     /// The picture in `frame`, scaled and converted.
     func convert(_ frame: UnsafeMutablePointer<AVFrame>) throws -> VideoFrame {
+        guard let out = pool.makeFrameWaiting(timeout: 5) else {
+            throw ReelError(.encodingFailed, "no frame buffer became free for re-encoding")
+        }
+        try convert(frame, into: out)
+        return out
+    }
+
+    /// Scales and converts the picture in `frame` into `out`, a `yuv420p` frame of ``size``
+    /// that its producer has not handed on yet (e.g. from a camera's own pool).
+    func convert(_ frame: UnsafeMutablePointer<AVFrame>, into out: VideoFrame) throws {
+        precondition(out.format == .yuv420p && out.size == size, "the converter writes yuv420p frames of \(size)")
         let key = (frame.pointee.width, frame.pointee.height, frame.pointee.format)
+        guard key.0 > 0, key.1 > 0, key.2 >= 0 else {
+            throw ReelError(.invalidMedia, "a decoded picture has no size or pixel format")
+        }
         if scaler == nil || key != sourceKey {
             sws_freeContext(scaler)
             let same = key.0 == Int32(size.width) && key.1 == Int32(size.height)
@@ -111,9 +125,6 @@ final class PictureConverter {
                 throw ReelError(.unsupportedFormat, "cannot convert \(key.0)x\(key.1) pictures of pixel format \(key.2) to yuv420p \(size)")
             }
             sourceKey = key
-        }
-        guard let out = pool.makeFrameWaiting(timeout: 5) else {
-            throw ReelError(.encodingFailed, "no frame buffer became free for re-encoding")
         }
         for plane in 0..<3 {
             out.withUnsafePlane(plane) { bytes, stride in
@@ -136,7 +147,6 @@ final class PictureConverter {
             }
         }
         guard rows > 0 else { throw ReelError(.encodingFailed, "cannot convert a decoded picture") }
-        return out
     }
 }
 

@@ -126,26 +126,45 @@ extension Remuxer {
     }
 }
 
-/// One opened input file: an `AVFormatContext` from `avformat_open_input`.
+/// One opened input file or network stream: an `AVFormatContext` from `avformat_open_input`.
 final class InputFile {
     let context: UnsafeMutablePointer<AVFormatContext>
     let url: URL
+    /// What libavformat asks whether to give up a blocking read; retained while `context` lives
+    /// (the protocol layers keep their own copy of the callback, so it cannot be swapped later).
+    let gate: InterruptGate?
 
     /// Opens `url`. `readsStreamInfo` lets libavformat look into the first packets for what
     /// the header does not say (frame rate, reorder delay); a file whose facts are known
     /// already opens faster without.
-    init(url: URL, readsStreamInfo: Bool = true) throws {
-        var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
-        let r = avformat_open_input(&ctx, url.path, nil, nil)
+    ///
+    /// For network streams: `format` forces a demuxer (`"mpjpeg"`), `options` are protocol and
+    /// demuxer options (`rtsp_transport`, `timeout`), and `gate` lets the owner abandon a
+    /// connect or read that blocks (a deadline, a stop).
+    init(url: URL, readsStreamInfo: Bool = true, format: String? = nil, options: [String: String] = [:],
+         gate: InterruptGate? = nil) throws {
+        var ctx: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
+        guard ctx != nil else {
+            throw ReelError(.encodingFailed, "cannot allocate a demuxer for \(url.isFileURL ? url.path : url.absoluteString)")
+        }
+        if let gate { ctx!.pointee.interrupt_callback = gate.callback }
+        let location = url.isFileURL ? url.path : url.absoluteString
+        var dictionary: OpaquePointer? = nil
+        defer { av_dict_free(&dictionary) }
+        for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
+        let inputFormat = format.flatMap { av_find_input_format($0) }
+        // On failure avformat_open_input frees the context.
+        let r = avformat_open_input(&ctx, location, inputFormat, &dictionary)
         if r < 0 {
-            throw FFmpeg.error(r, "cannot read \(url.path)", code: r == reel_averror(ENOENT) ? .ioFailure : .invalidMedia)
+            throw FFmpeg.error(r, "cannot read \(location)", code: r == reel_averror(ENOENT) ? .ioFailure : .invalidMedia)
         }
         self.context = ctx!
         self.url = url
+        self.gate = gate
         let info = readsStreamInfo ? avformat_find_stream_info(ctx, nil) : 0
         if info < 0 {
             // Fully initialised: deinit closes the input (closing it here too would free it twice).
-            throw FFmpeg.error(info, "cannot read the streams of \(url.path)", code: .invalidMedia)
+            throw FFmpeg.error(info, "cannot read the streams of \(location)", code: .invalidMedia)
         }
     }
 
