@@ -80,9 +80,9 @@ public enum Cameras {
             return V4L2CameraSource(path: path, size: size ?? PixelSize(width: 1280, height: 720), frameRate: frameRate,
                                     decoderFactory: MJPEGDecoder.factory)
         case .url(let url):
-            throw ReelError(.unsupportedFormat, "TEMP \(url)")
+            return URLCameraSource(url: url, size: size)
         case .file(let url):
-            throw ReelError(.unsupportedFormat, "TEMP \(url)")
+            return FileCameraSource(url: url, size: size)
         }
     }
 

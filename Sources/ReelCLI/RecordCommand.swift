@@ -91,6 +91,9 @@ struct RecordCommand {
         }
 
         // Once recording has started, so that a failure to start is reported alone.
+        for case let camera as V4L2CameraSource in sources {
+            if let warning = camera.negotiation?.warning, !options.json { console.err("reel: note: \(camera.name): \(warning)") }
+        }
         if !options.json {
             for cut in Recovery.cutOffRecordings(in: url.deletingLastPathComponent()) where cut.path != url.path {
                 console.err("reel: note: \(cut.path) looks cut off (unless another recording is writing it now); recover it with: reel recover \"\(cut.path)\"")

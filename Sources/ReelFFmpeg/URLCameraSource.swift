@@ -299,7 +299,9 @@ public final class URLCameraSource: CameraSource {
                 return ReelError(.sourceUnavailable, "\(address) ended the stream",
                                  hint: "Reel reconnects until the recording stops")
             }
-            let arrival = context.timelineNow()
+            // One reading: the arrival is the capture time, and on the timeline its presentation time.
+            let captured = context.clock.now()
+            let arrival = captured - context.origin
             let frame = context.clock.isRealTime
                 ? pool.makeFrame(presentationTime: arrival, sequenceNumber: sequence)
                 : pool.makeFrameWaiting(presentationTime: arrival, sequenceNumber: sequence)
@@ -315,7 +317,7 @@ public final class URLCameraSource: CameraSource {
                 context.report(.droppedFrames(1))
                 continue
             }
-            frame.captureTime = context.clock.now()
+            frame.captureTime = captured
             if interrupted {
                 interrupted = false
                 context.report(.resumed)
