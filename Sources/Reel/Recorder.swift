@@ -283,6 +283,10 @@ public final class Recorder: CaptureOutput {
         let queue = state.withLock { s -> BoundedQueue<SourcedSample>? in
             guard s.phase == .recording, s.sourceNames[source] != nil else { return nil }
             s.gone.insert(source)
+            if source == s.videoSource {
+                s.controls.append(.videoGone)
+                pendingControls.add(1, ordering: .releasing)
+            }
             guard s.gone.count == s.sourceNames.count, !s.allGone else { return nil }
             s.allGone = true
             return s.queue

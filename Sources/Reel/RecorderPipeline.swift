@@ -9,6 +9,8 @@ final class RecorderPipeline: @unchecked Sendable {
     enum Control: Sendable {
         case pause(MediaTime)
         case resume(MediaTime)
+        /// The video source has gone for good: the recording goes on with its audio.
+        case videoGone
     }
 
     /// Why the recording ended.
@@ -32,6 +34,8 @@ final class RecorderPipeline: @unchecked Sendable {
     private var videoReached: MediaTime?
     private var audioReached: [MediaTime?]
     private var videoDone = false
+    /// The video source went away; audio alone decides the recorded time from then on.
+    private var videoGone = false
     private var clipFiles: [URL] = []
     private(set) var ending: RecordingEnding = .requested
     private var nextSpaceCheck = MediaTime.zero
@@ -84,6 +88,10 @@ final class RecorderPipeline: @unchecked Sendable {
         case .resume(let time):
             guard timeline.resume(at: time) != nil else { return nil }
             return (false, timeline.recordedDuration(upTo: time))
+        case .videoGone:
+            // Frames still queued are written; the limit no longer waits for more.
+            videoGone = true
+            return nil
         }
     }
 
@@ -91,12 +99,13 @@ final class RecorderPipeline: @unchecked Sendable {
 
     /// Recorded time so far.
     var recordedDuration: MediaTime {
-        if plan.video != nil {
+        if plan.video != nil && !(videoGone && !plan.audioTracks.isEmpty) {
             guard let reached = videoReached else { return .zero }
             let d = timeline.recordedDuration(upTo: reached + settings.video.frameRate.frameDuration)
             return limit.map { min($0, d) } ?? d
         }
-        let reached = audioReached.compactMap { $0 }.max() ?? .zero
+        var reached = audioReached.compactMap { $0 }.max() ?? .zero
+        if let video = videoReached { reached = max(reached, video + settings.video.frameRate.frameDuration) }
         let d = timeline.recordedDuration(upTo: reached)
         return limit.map { min($0, d) } ?? d
     }
@@ -234,8 +243,9 @@ final class RecorderPipeline: @unchecked Sendable {
             duration = interval.duration ?? currentDuration(of: writer)
             if let limit { duration = min(duration, max(.zero, limit - interval.offset)) }
         }
-        if plan.video != nil, let last = writer.lastVideoTime {
-            // The frames that were actually written decide where the file ends.
+        if plan.video != nil, !videoGone || plan.audioTracks.isEmpty, let last = writer.lastVideoTime {
+            // The frames that were actually written decide where the file ends (unless the
+            // video went away and the audio went on).
             duration = min(duration, last + settings.video.frameRate.frameDuration)
         }
         guard writer.wroteSomething else {
@@ -264,7 +274,7 @@ final class RecorderPipeline: @unchecked Sendable {
             do { try checkFreeSpace() } catch { ending = .lowDiskSpace; return true }
         }
         guard let limit else { return false }
-        let videoComplete = plan.video == nil || videoDone
+        let videoComplete = plan.video == nil || videoDone || (videoGone && !plan.audioTracks.isEmpty)
         let audioComplete = audioReached.allSatisfy { reached in
             reached.map { timeline.recordedDuration(upTo: $0) >= limit } ?? false
         }

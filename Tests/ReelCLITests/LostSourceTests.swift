@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+import Reel
+import ReelTestSupport
+
+/// Sources that go away while `reel record` runs: the recording carries on with the others,
+/// or ends cleanly when none is left, and what was recorded plays.
+@Suite(.serialized) struct LostSourceTests {
+    /// Runs `reel record ARGS` and calls `whileRunning` after `after` seconds; returns the exit
+    /// status and what it printed.
+    func record(_ args: [String], after: Double, whileRunning: () -> Void) async throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record"] + args
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        try await Task.sleep(for: .milliseconds(Int(after * 1000)))
+        whileRunning()
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        if process.isRunning { process.terminate(); Issue.record("reel did not finish") }
+        process.waitUntilExit()
+        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return (process.terminationStatus, stdout, stderr)
+    }
+
+    @Test func theXServerGoingAwayEndsTheScreenButTheToneGoesOn() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("screen.mkv")
+        let r = try await record(["--screen=\(xvfb.display)", "--tone", "--preset", "ultrafast", "--duration", "4", "-o", url.path],
+                                 after: 1.5) { xvfb.terminate() }
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("lost screen"), "\(r.stderr)")
+        let probe = try MediaProbe.probe(url)
+        let frames = try #require(probe.videoStreams.first?.frameCount)
+        #expect(frames >= 20 && frames <= 60, "about 1.5 s of screen: \(frames) frames")
+        // The tone went on to the end.
+        let audio = try #require(probe.audioStreams.first)
+        #expect((audio.duration ?? probe.duration) > 3.8, "audio for the whole 4 s: \(audio.duration ?? -1)")
+    }
+
+    @Test func aRecordingWhoseOnlySourceIsLostEndsCleanly() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("only.mp4")
+        let r = try await record(["--screen=\(xvfb.display)", "--preset", "ultrafast", "-o", url.path], after: 1.5) { xvfb.terminate() }
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("every source was lost or ended"), "\(r.stdout)")
+        let probe = try MediaProbe.probe(url)
+        #expect((probe.videoStreams.first?.frameCount ?? 0) >= 20)
+        // Finalised, not merely cut off: the index is at the front.
+        let head = try FileHandle(forReadingFrom: url).read(upToCount: 1 << 16) ?? Data()
+        let moov = head.range(of: Data("moov".utf8)), mdat = head.range(of: Data("mdat".utf8))
+        #expect(moov != nil && (mdat == nil || moov!.lowerBound < mdat!.lowerBound))
+    }
+}
