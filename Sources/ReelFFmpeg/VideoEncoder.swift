@@ -128,9 +128,10 @@ final class VideoEncoder {
             guard scaler != nil else {
                 throw ReelError(.unsupportedFormat, "cannot convert \(inputFormat.rawValue) \(inputSize) to yuv420p \(out)")
             }
-            // Full-range RGB in, limited-range BT.709 out.
+            // Full-range RGB in, limited-range BT.709 out. YUV input (a camera's YUYV or NV12,
+            // a composed picture) is limited range already and keeps its levels.
             let coefficients = sws_getCoefficients(SWS_CS_ITU709)
-            sws_setColorspaceDetails(scaler, coefficients, 1, coefficients, 0, 0, 1 << 16, 1 << 16)
+            sws_setColorspaceDetails(scaler, coefficients, inputFormat == .bgra ? 1 : 0, coefficients, 0, 0, 1 << 16, 1 << 16)
         }
     }
 

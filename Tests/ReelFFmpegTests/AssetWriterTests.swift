@@ -101,3 +101,38 @@ import ReelTestSupport
         #expect(counters == (0..<Int64(counters.count)).map { $0 })
     }
 }
+
+/// Camera formats keep their levels through the encoder: limited-range YUYV and NV12 are not
+/// taken for full range (which would squeeze black and white towards grey).
+@Suite struct CameraFormatLevelTests {
+    @Test(arguments: [PixelFormat.yuyv, .nv12])
+    func yuvCameraFramesKeepTheirLevels(_ format: PixelFormat) throws {
+        let size = PixelSize(width: 64, height: 48)
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("levels.mkv")
+        var video = VideoSettings()
+        video.preset = "ultrafast"
+        video.rateControl = .crf(0)
+        let writer = try AssetWriter(configuration: .init(url: url, container: .mkv,
+                                                          video: .init(settings: video, inputFormat: format, inputSize: size), audio: []))
+        let pool = FramePool(format: format, size: size, capacity: 2)
+        let levels: [YUVColor] = [YUVColor(y: 16, cb: 128, cr: 128), YUVColor(y: 235, cb: 128, cr: 128), YUVColor(y: 120, cb: 90, cr: 170)]
+        for (i, colour) in levels.enumerated() {
+            let frame = try #require(pool.makeFrame())
+            frame.fill(with: colour)
+            _ = try writer.appendVideo(frame, at: FrameRate(30).time(ofFrame: Int64(i)))
+        }
+        _ = try writer.finish()
+        let raw = try Subprocess.run(["ffmpeg", "-v", "error", "-i", url.path, "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
+        let bytes = [UInt8](raw.stdout)
+        let frameBytes = 64 * 48 * 3 / 2
+        #expect(bytes.count == frameBytes * levels.count)
+        for (i, colour) in levels.enumerated() where bytes.count >= frameBytes * (i + 1) {
+            let y = Int(bytes[frameBytes * i + 64 * 24 + 32])
+            let cb = Int(bytes[frameBytes * i + 64 * 48 + 32 * 12 + 16])
+            let cr = Int(bytes[frameBytes * i + 64 * 48 + 32 * 24 + 32 * 12 + 16])
+            #expect(abs(y - Int(colour.y)) <= 2 && abs(cb - Int(colour.cb)) <= 2 && abs(cr - Int(colour.cr)) <= 2,
+                    "\(format) frame \(i): got Y\(y) Cb\(cb) Cr\(cr), wanted \(colour)")
+        }
+    }
+}
