@@ -113,6 +113,7 @@ import ReelTestSupport
         var video = VideoSettings()
         video.preset = "ultrafast"
         video.rateControl = .crf(0)
+        video.size = PixelSize(width: 32, height: 24)  // scaled on the way in, where the range matters
         let writer = try AssetWriter(configuration: .init(url: url, container: .mkv,
                                                           video: .init(settings: video, inputFormat: format, inputSize: size), audio: []))
         let pool = FramePool(format: format, size: size, capacity: 2)
@@ -125,12 +126,12 @@ import ReelTestSupport
         _ = try writer.finish()
         let raw = try Subprocess.run(["ffmpeg", "-v", "error", "-i", url.path, "-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
         let bytes = [UInt8](raw.stdout)
-        let frameBytes = 64 * 48 * 3 / 2
+        let frameBytes = 32 * 24 * 3 / 2
         #expect(bytes.count == frameBytes * levels.count)
         for (i, colour) in levels.enumerated() where bytes.count >= frameBytes * (i + 1) {
-            let y = Int(bytes[frameBytes * i + 64 * 24 + 32])
-            let cb = Int(bytes[frameBytes * i + 64 * 48 + 32 * 12 + 16])
-            let cr = Int(bytes[frameBytes * i + 64 * 48 + 32 * 24 + 32 * 12 + 16])
+            let y = Int(bytes[frameBytes * i + 32 * 12 + 16])
+            let cb = Int(bytes[frameBytes * i + 32 * 24 + 16 * 6 + 8])
+            let cr = Int(bytes[frameBytes * i + 32 * 24 + 16 * 12 + 16 * 6 + 8])
             #expect(abs(y - Int(colour.y)) <= 2 && abs(cb - Int(colour.cb)) <= 2 && abs(cr - Int(colour.cr)) <= 2,
                     "\(format) frame \(i): got Y\(y) Cb\(cb) Cr\(cr), wanted \(colour)")
         }
