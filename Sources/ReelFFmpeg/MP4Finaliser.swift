@@ -19,7 +19,9 @@ import ReelCore
 /// the next starts:
 ///
 /// 1. The new index is written into the reserved space as a `free` box (the old index and the
-///    fragments still describe the file; a half-written `free` box is ignored).
+///    fragments still describe the file): first its contents and the header of a `free` box
+///    for the unused rest, all inside the reserved `free` box; then, in one 8-byte write, the
+///    header that splits the reservation into the two.
 /// 2. Its type becomes `moov`. Readers take the first `moov` (the old one) and skip the second
 ///    as a duplicate, so the file still plays from its fragments. The new index numbers its
 ///    tracks apart from the fragments' track IDs and keeps the old `mvex`; so once it is the
@@ -138,7 +140,9 @@ enum MP4Finaliser {
             throw Unavailable("the recording is small: copying its \(layout.mediaBytes) bytes beats keeping \(unused) unused bytes of reservation")
         }
 
-        // 1. The index as a `free` box, followed by a `free` box for the rest of the space.
+        // 1. The index as a `free` box, followed by a `free` box for the rest of the space. All
+        // but the first 8 bytes go in first, while the reserved `free` box still covers them;
+        // then the header that splits the space in two.
         var bytes = index
         bytes.replaceSubrange(4..<8, with: [0x66, 0x72, 0x65, 0x65])  // "free"
         if unused > 0 {
@@ -147,19 +151,30 @@ enum MP4Finaliser {
             rest.type(.free)
             bytes += rest.bytes
         }
-        var written: Int64 = 0
-        if stop == .indexHalfWritten {
-            try file.write(Array(bytes.prefix(bytes.count / 2)), at: layout.reservation.offset)
-            return Outcome(bytesWritten: Int64(bytes.count / 2), indexSize: index.count, reservedSize: room)
-        }
+        let start = layout.reservation.offset
         do {
-            try file.write(bytes, at: layout.reservation.offset)
+            if layout.reservationIsSplit {
+                // One 8-byte write makes the split space a single `free` box again, before its
+                // inner headers are overwritten.
+                var header = ByteWriter()
+                header.u32(UInt32(room))
+                header.type(.free)
+                try file.write(header.bytes, at: start)
+                try file.sync()
+            }
+            if stop == .indexHalfWritten {
+                try file.write(Array(bytes[8..<(8 + (bytes.count - 8) / 2)]), at: start + 8)
+                return Outcome(bytesWritten: Int64((bytes.count - 8) / 2), indexSize: index.count, reservedSize: room)
+            }
+            try file.write(Array(bytes[8...]), at: start + 8)
             try file.sync()
-        } catch {
-            // The reservation is still a `free` box to every reader.
+            try file.write(Array(bytes[0..<8]), at: start)
+            try file.sync()
+        } catch let error as ReelError {
+            // The reservation is still one `free` box, or a `free` box for the index and one for the rest.
             throw Unavailable("cannot write the index: \(error)")
         }
-        written += Int64(bytes.count)
+        var written = Int64(bytes.count)
         if stop == .indexWritten { return Outcome(bytesWritten: written, indexSize: index.count, reservedSize: room) }
         do {
             written += try commit(file, index: layout.reservation.offset, stoppingAfter: stop)
@@ -313,7 +328,11 @@ enum MP4Finaliser {
 /// (with `mvex`), the reserved `free` box, then `moof`/`mdat` pairs and perhaps an `mfra`.
 struct FragmentedLayout {
     var moov: Box
+    /// The reserved space: the `free` boxes right after the `moov`, as one box.
     var reservation: Box
+    /// Whether the reserved space is more than one `free` box (an earlier finalise that stopped
+    /// after step 1 split it): it is made one again before anything is written inside it.
+    var reservationIsSplit = false
     var fragments: [Box] = []
     /// The payloads of the `mdat` boxes, in file order.
     var mediaData: [Range<Int64>] = []
@@ -334,7 +353,13 @@ struct FragmentedLayout {
                 guard moov == nil, fragments.isEmpty else { throw No("the file has more than one moov box") }
                 moov = box
             case .free, .skip:
-                if moov != nil, fragments.isEmpty, boxes[i - 1].type == .moov { reservation = box }
+                if moov != nil, fragments.isEmpty, boxes[i - 1].type == .moov {
+                    reservation = box
+                } else if var first = reservation, fragments.isEmpty, first.end == box.offset, box.headerSize == 8 {
+                    first.size += box.size
+                    reservation = first
+                    reservationIsSplit = true
+                }
             case .wide:
                 break
             case .moof:
@@ -352,6 +377,7 @@ struct FragmentedLayout {
         guard let moov else { throw No("the file has no moov box") }
         guard !fragments.isEmpty else { throw No("the file has no fragments") }
         guard let reservation, reservation.headerSize == 8 else { throw No("no space was reserved for the index") }
+        guard reservation.size <= Int64(UInt32.max) else { throw No("the reserved space is implausibly large") }
         self.moov = moov
         self.reservation = reservation
     }
