@@ -184,13 +184,15 @@ def main() -> int:
                 target.unlink()
             copy.unlink()
 
+    results["load_average"] = os.getloadavg()
     stamp = time.strftime("%Y%m%d-%H%M%S")
     raw = out / f"finalise-{stamp}.json"
     raw.write_text(json.dumps(results, indent=2))
     rec = results["recording"]
     print(f"**Finalising {args.seconds:g} s of {args.width}x{args.height} at {args.fps} fps "
           f"({rec['frames']} frames, {rec['bytes'] / 1e6:.1f} MB, {rec['fragments']} fragments, "
-          f"{rec['reserved'] / 1e6:.2f} MB reserved), {args.runs} runs each** (raw: bench/out/{raw.name})\n")
+          f"{rec['reserved'] / 1e6:.2f} MB reserved), {args.runs} runs each, load average "
+          f"{results['load_average'][0]:.1f} on {os.cpu_count()} CPUs** (raw: bench/out/{raw.name})\n")
     print("| way | wall s (mean (min–max)) | wall + fsync s | bytes written | file bytes after | moof left | moov before mdat |")
     print("|---|---|---|---|---|---|---|")
     for way, label in (("copy", "copy (old: remux into a new file)"), ("inplace", "in place (new)")):

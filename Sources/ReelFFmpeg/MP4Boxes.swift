@@ -63,8 +63,8 @@ struct ByteReader {
 
     init(_ bytes: [UInt8], range: Range<Int>? = nil) {
         self.bytes = bytes
-        position = range?.lowerBound ?? 0
-        end = range?.upperBound ?? bytes.count
+        position = max(0, range?.lowerBound ?? 0)
+        end = min(bytes.count, range?.upperBound ?? bytes.count)
     }
 
     var remaining: Int { end - position }
@@ -141,7 +141,7 @@ extension Box {
             } else if size == 0 {
                 size = Int64(range.upperBound - offset)
             }
-            guard size >= header, Int64(offset) + size <= Int64(range.upperBound) else {
+            guard size >= header, size <= Int64(range.upperBound - offset) else {
                 throw MP4LayoutError("a \(type) box runs past the box that holds it")
             }
             boxes.append(Box(type: type, offset: Int64(offset), size: size, headerSize: header))
@@ -248,7 +248,7 @@ final class MP4File {
         } else if size == 0 {
             size = fileSize - offset
         }
-        guard size >= headerSize else { throw MP4LayoutError("a \(type) box at \(offset) has an impossible size") }
+        guard size >= headerSize, size <= Int64.max / 2 else { throw MP4LayoutError("a \(type) box at \(offset) has an impossible size") }
         return Box(type: type, offset: offset, size: size, headerSize: headerSize)
     }
 

@@ -277,11 +277,11 @@ enum MP4Finaliser {
         var number: UInt32 = 0
         for trak in children where trak.type == .trak {
             number += 1
-            guard let tkhd = try Box.children(of: moov, in: trak.payloadRange).first(.tkhd) else { continue }
+            guard let tkhd = try Box.children(of: moov, in: trak.payloadRange).first(.tkhd), tkhd.payloadSize >= 24 else { continue }
             let version = moov[Int(tkhd.payloadOffset)]
             patches.append((tkhd.payloadOffset + (version == 1 ? 20 : 12), number))
         }
-        if let mvhd = children.first(.mvhd) {
+        if let mvhd = children.first(.mvhd), mvhd.payloadSize >= 100 {
             patches.append((mvhd.end - 4, number + 1))
         }
         for patch in patches {
@@ -467,7 +467,8 @@ struct Movie {
             movieTimescale = try r.u32()
             try r.skip(4)
         }
-        guard r.remaining == 80, movieTimescale > 0 else { throw No("the mvhd box has an unexpected size") }
+        guard r.remaining == 80 else { throw No("the mvhd box has an unexpected size") }
+        guard (1...10_000_000).contains(movieTimescale) else { throw No("the movie timescale \(movieTimescale) is implausible") }
         mvhdTail = Array(try r.read(76))
 
         for child in children {
@@ -520,7 +521,7 @@ struct Movie {
                 track.trakBoxes.append(Array(bytes[Int(child.offset)..<Int(child.end)]))
             }
         }
-        guard track.id != 0, sawMedia, track.timescale > 0, !track.stsd.isEmpty else {
+        guard track.id != 0, sawMedia, (1...10_000_000).contains(track.timescale), !track.stsd.isEmpty else {
             throw No("a track lacks its header, media header or sample descriptions")
         }
         return track

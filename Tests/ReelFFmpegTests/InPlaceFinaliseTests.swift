@@ -325,3 +325,61 @@ import ReelTestSupport
         #expect(try MediaProbe.decodeLuma(output, width: 320, height: 240).map(\.counter) == (0..<60).map { Int64($0) })
     }
 }
+
+/// Damaged files: finalising in place refuses them with a reason (or finishes) and never crashes.
+@Suite struct InPlaceFinaliseDamageTests {
+    @Test func damagedFragmentedFilesAreRefusedNotCrashedOn() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("source.mp4")
+        let writer = try InPlaceFinaliseTests.writer(url, preset: "ultrafast") { $0.expectedDuration = MediaTime(value: 2, timescale: 1) }
+        writer.interruptFinalisingAfter = .indexWritten
+        try InPlaceFinaliseTests.feed(writer, frames: 45)
+        _ = try writer.finish()
+        let original = [UInt8](try Data(contentsOf: url))
+        let boxes = try InPlaceFinaliseTests.topLevelBoxes(url)
+        // Damage the headers: the index and the first fragment header.
+        let moov = try #require(boxes.first { $0.type == "moov" })
+        let moof = try #require(boxes.first { $0.type == "moof" })
+        var generator = SystemRandomNumberGenerator.Seeded(seed: 2026)
+        var refused = 0, finished = 0
+        for round in 0..<120 {
+            var bytes = original
+            let region = round % 2 == 0 ? moov : moof
+            for _ in 0..<(1 + round % 4) {
+                let at = Int(region.offset) + Int(generator.next() % UInt64(region.size))
+                bytes[at] = round % 3 == 0 ? 0xFF : UInt8(truncatingIfNeeded: generator.next())
+            }
+            let damaged = dir.url.appendingPathComponent("damaged-\(round).mp4")
+            try Data(bytes).write(to: damaged)
+            _ = Recovery.isCutOff(damaged)
+            do {
+                _ = try MP4Finaliser.finalise(damaged, shift: MediaTime(value: 1, timescale: 30))
+                finished += 1
+            } catch let error as MP4Finaliser.Unavailable {
+                #expect(!error.reason.isEmpty)
+                refused += 1
+            } catch let error as ReelError {
+                #expect(!error.message.isEmpty)
+                refused += 1
+            }
+            try? FileManager.default.removeItem(at: damaged)
+        }
+        #expect(refused > 0, "damage to the index and fragment headers is noticed")
+        #expect(refused + finished == 120)
+    }
+}
+
+extension SystemRandomNumberGenerator {
+    /// A small deterministic generator (SplitMix64) for repeatable damage.
+    struct Seeded: RandomNumberGenerator {
+        var state: UInt64
+        init(seed: UInt64) { state = seed }
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+}
