@@ -271,11 +271,11 @@ import ReelTestSupport
 
     /// A crash at any step of finalising leaves a file that plays every frame, and recovering it
     /// finishes the job.
-    @Test(arguments: MP4Finaliser.Step.allCases)
-    func anInterruptedFinaliseStillPlaysAndRecovers(_ step: MP4Finaliser.Step) throws {
+    @Test(arguments: MP4Finaliser.Step.allCases, [Container.mp4, .mov])
+    func anInterruptedFinaliseStillPlaysAndRecovers(_ step: MP4Finaliser.Step, _ container: Container) throws {
         let dir = try TemporaryDirectory()
-        let url = dir.url.appendingPathComponent("step\(step.rawValue).mp4")
-        let writer = try Self.writer(url) { $0.expectedDuration = MediaTime(value: 2, timescale: 1) }
+        let url = dir.url.appendingPathComponent("step\(step.rawValue).\(container.fileExtension)")
+        let writer = try Self.writer(url, container: container) { $0.expectedDuration = MediaTime(value: 2, timescale: 1) }
         writer.interruptFinalisingAfter = step
         try Self.feed(writer, frames: 60)
         _ = try writer.finish()
