@@ -68,7 +68,7 @@ final class ClipWriter {
         if let mix = plan.mixFormat { mixer = AudioMixer(inputs: plan.audioFormats.count, format: mix) }
         writer = try AssetWriter(configuration: .init(url: url, container: settings.container, video: plan.video,
                                                       audio: plan.audioTracks, fragmentInterval: settings.fragmentInterval,
-                                                      overwrite: overwrite))
+                                                      overwrite: overwrite, expectedDuration: settings.maxRecordedDuration))
     }
 
     var videoFrames: Int64 { writer.videoFrameCount }

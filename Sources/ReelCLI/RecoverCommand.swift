@@ -16,8 +16,10 @@ struct RecoverCommand {
 
     Makes recordings that were cut off (a crash, a kill, a power loss) into finalised files
     with everything they held: up to their last complete fragment, at most a second before the
-    cut. Without -o each file is finalised in place, replacing it only once the new one is
-    complete.
+    cut. Without -o each file is finalised in place: its index is written into the space kept
+    for it at the front where there is room (no copy of the media data; a file interrupted
+    while being finalised is finished), else the file is replaced by a finalised copy once
+    that is complete.
 
     """
 
@@ -37,7 +39,14 @@ struct RecoverCommand {
             let url = URL(fileURLWithPath: path)
             do {
                 let summary = try Recorder.recover(url, to: output, overwrite: args.has("overwrite"))
-                console.out(String(format: "Recovered %@: %.2f s, %lld frames", summary.url.path, summary.duration.seconds, summary.videoFrames))
+                let how: String
+                switch summary.finalisation {
+                case .inPlace(let bytes): how = "finalised in place, \(bytes) bytes written"
+                case .copied(let reason, let bytes): how = "copied, \(bytes) bytes written: \(reason)"
+                case .notNeeded: how = "nothing to finalise"
+                }
+                console.out(String(format: "Recovered %@: %.2f s, %lld frames (%@)", summary.url.path, summary.duration.seconds,
+                                   summary.videoFrames, how))
             } catch let error as ReelError {
                 console.err("reel: error: \(error.description)")
                 status = 1

@@ -8,7 +8,8 @@ import ReelCore
 /// conversion by libswscale; audio is resampled by libswresample and encoded (AAC by default).
 /// MP4 and MOV files are written fragmented while recording, so a file cut off by a crash
 /// plays up to its last fragment, and finalised at ``finish()`` into a regular file with its
-/// index at the front. MKV files are written as they are.
+/// index at the front: in place where space was reserved for the index (no second copy of the
+/// media data, see ``Finalisation``), else by copying. MKV files are written as they are.
 ///
 /// An asset writer is used from one thread at a time.
 public final class AssetWriter: @unchecked Sendable {
@@ -52,15 +53,28 @@ public final class AssetWriter: @unchecked Sendable {
         public var fragmentInterval: MediaTime?
         /// Whether an existing file may be replaced.
         public var overwrite: Bool
+        /// How long the recording will last at most, if known (a recorder's maximum duration).
+        /// A fragmented MP4/MOV keeps space at its front for the index of a recording that long
+        /// (an hour if `nil`), so that ``finish()`` can finalise it in place; a longer one is
+        /// finalised by copying.
+        public var expectedDuration: MediaTime?
+        /// The bytes kept at the front of a fragmented MP4/MOV for its final index, instead of
+        /// the estimate from `expectedDuration`; 0 keeps none (``finish()`` then copies). Given
+        /// explicitly, the space is used whatever the size of the recording; estimated, a
+        /// recording smaller than the unused space is copied instead (cheap, and smaller).
+        public var indexReservation: Int?
 
         public init(url: URL, container: Container? = nil, video: VideoTrack?, audio: [AudioTrack] = [],
-                    fragmentInterval: MediaTime? = MediaTime(value: 1, timescale: 2), overwrite: Bool = false) {
+                    fragmentInterval: MediaTime? = MediaTime(value: 1, timescale: 2), overwrite: Bool = false,
+                    expectedDuration: MediaTime? = nil, indexReservation: Int? = nil) {
             self.url = url
             self.container = container ?? Container(pathExtension: url.pathExtension) ?? .mp4
             self.video = video
             self.audio = audio
             self.fragmentInterval = fragmentInterval
             self.overwrite = overwrite
+            self.expectedDuration = expectedDuration
+            self.indexReservation = indexReservation
         }
     }
 
@@ -72,6 +86,34 @@ public final class AssetWriter: @unchecked Sendable {
         public var videoFrames: Int64
         public var audioSamples: [Int64]
         public var bytes: Int64
+        /// How the file was finalised.
+        public var finalisation: Finalisation
+    }
+
+    /// How a fragmented MP4/MOV became a regular file.
+    public enum Finalisation: Sendable, Hashable {
+        /// Nothing needed finalising (MKV, or a file written without fragments).
+        case notNeeded
+        /// The index was written into the space reserved at the front of the file and the
+        /// fragment headers were turned into `free` boxes: `bytesWritten` bytes, no media data.
+        case inPlace(bytesWritten: Int64)
+        /// The file was copied into a new regular one of `bytesWritten` bytes; `reason` says
+        /// why it was not finalised in place.
+        case copied(reason: String, bytesWritten: Int64)
+
+        /// The bytes written to finalise the file.
+        public var bytesWritten: Int64 {
+            switch self {
+            case .notNeeded: return 0
+            case .inPlace(let bytes), .copied(_, let bytes): return bytes
+            }
+        }
+
+        /// Whether the file was finalised in place.
+        public var isInPlace: Bool {
+            if case .inPlace = self { return true }
+            return false
+        }
     }
 
     public let configuration: Configuration
@@ -85,6 +127,8 @@ public final class AssetWriter: @unchecked Sendable {
     private var videoFrames: Int64 = 0
     private var finished = false
     private var videoDTSShift: Int64 = 0
+    /// Stops finalising in place after this step, as a crash would (tests).
+    var interruptFinalisingAfter: MP4Finaliser.Step?
 
     /// Makes every track's first packet decode at the same time.
     ///
@@ -155,12 +199,27 @@ public final class AssetWriter: @unchecked Sendable {
             for (i, a) in audio.enumerated() {
                 audioStreams.append(try muxer.addStream(encoder: a.context, title: configuration.audio[i].title))
             }
-            try muxer.writeHeader(fragmentInterval: configuration.fragmentInterval)
+            try muxer.writeHeader(fragmentInterval: configuration.fragmentInterval) { [self] headerSize in
+                if let bytes = configuration.indexReservation { return bytes }
+                return indexReservationEstimate(headerSize: headerSize)
+            }
         } catch {
             muxer.abandon()
             try? FileManager.default.removeItem(at: configuration.url)  // our own empty file, nothing recorded
             throw error
         }
+    }
+
+    /// The space to keep for the final index of a recording of the expected duration.
+    private func indexReservationEstimate(headerSize: Int) -> Int {
+        guard let interval = configuration.fragmentInterval else { return 0 }
+        let packetRates = zip(audio, configuration.audio).map { encoder, track in
+            Double(track.settings.sampleRate) / Double(max(1, encoder.context.pointee.frame_size > 0 ? encoder.context.pointee.frame_size : 1024))
+        }
+        let keyframes = configuration.video.map { Double($0.settings.effectiveKeyframeInterval) / $0.settings.frameRate.framesPerSecond }
+        return MP4Finaliser.reservation(duration: configuration.expectedDuration ?? MediaTime(value: 3600, timescale: 1),
+                                        frameRate: frameRate, audioPacketRates: packetRates, fragmentInterval: interval,
+                                        keyframeInterval: keyframes, baseIndexSize: headerSize)
     }
 
     /// The frame rate of the video track.
@@ -206,10 +265,14 @@ public final class AssetWriter: @unchecked Sendable {
         }
         try muxer.finish()
         let url = configuration.url
+        var finalisation = Finalisation.notNeeded
         if configuration.fragmentInterval != nil && configuration.container != .mkv {
             // FFmpeg moved the fragmented file so its earliest packet decodes at zero; move it back.
             let shift = MediaTime.zero - (muxer.earliestDecodeTime ?? .zero)
-            try Self.finalise(url, container: configuration.container, shift: shift)
+            finalisation = try Self.finalise(url, container: configuration.container, shift: shift,
+                                             inPlace: muxer.indexReservation != nil,
+                                             copyWhenSmall: configuration.indexReservation == nil,
+                                             stoppingAfter: interruptFinalisingAfter)
         }
         var duration = MediaTime.zero
         if let rate = frameRate, lastVideoIndex >= 0 {
@@ -221,7 +284,8 @@ public final class AssetWriter: @unchecked Sendable {
             duration = max(duration, MediaTime(value: a.encodedSampleCount, timescale: Int32(a.settings.sampleRate)))
         }
         let bytes = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? muxer.bytesWritten
-        return Summary(url: url, duration: duration, videoFrames: videoFrames, audioSamples: samples, bytes: bytes)
+        return Summary(url: url, duration: duration, videoFrames: videoFrames, audioSamples: samples, bytes: bytes,
+                       finalisation: finalisation)
     }
 
     /// Stops without draining or finalising: the file keeps what reached the disk (for MP4/MOV
@@ -232,8 +296,37 @@ public final class AssetWriter: @unchecked Sendable {
         muxer.abandon()
     }
 
-    /// Rewrites a fragmented MP4/MOV at `url` as a regular one with its index at the front.
-    /// The fragmented file is replaced only once the new one is complete.
+    /// Makes the fragmented MP4/MOV at `url` a regular one with its index at the front: in place
+    /// if `inPlace` and the file has space reserved for the index (see ``MP4Finaliser``), else
+    /// (or if the in-place way finds anything unexpected, having changed nothing) by copying.
+    /// `shift` is where the recording starts on the fragmented file's timeline. With
+    /// `copyWhenSmall` a recording smaller than the unused reservation is copied instead.
+    @discardableResult
+    public static func finalise(_ url: URL, container: Container, shift: MediaTime = .zero, inPlace: Bool,
+                                copyWhenSmall: Bool = false) throws -> Finalisation {
+        try finalise(url, container: container, shift: shift, inPlace: inPlace, copyWhenSmall: copyWhenSmall, stoppingAfter: nil)
+    }
+
+    /// ``finalise(_:container:shift:inPlace:copyWhenSmall:)``, stopping the in-place way after
+    /// step `stop` as a crash would (tests).
+    static func finalise(_ url: URL, container: Container, shift: MediaTime, inPlace: Bool, copyWhenSmall: Bool,
+                         stoppingAfter stop: MP4Finaliser.Step?) throws -> Finalisation {
+        var reason = "no space was reserved for the index"
+        if inPlace {
+            do {
+                let outcome = try MP4Finaliser.finalise(url, shift: shift, copyWhenSmall: copyWhenSmall, stoppingAfter: stop)
+                return .inPlace(bytesWritten: outcome.bytesWritten)
+            } catch let unavailable as MP4Finaliser.Unavailable {
+                reason = unavailable.reason
+            }
+        }
+        try finalise(url, container: container, shift: shift)
+        let bytes = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? 0
+        return .copied(reason: reason, bytesWritten: bytes)
+    }
+
+    /// Rewrites a fragmented MP4/MOV at `url` as a regular one with its index at the front, by
+    /// copying it. The fragmented file is replaced only once the new one is complete.
     public static func finalise(_ url: URL, container: Container, shift: MediaTime = .zero) throws {
         let temporary = url.deletingLastPathComponent()
             .appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent).finalising.\(url.pathExtension)")

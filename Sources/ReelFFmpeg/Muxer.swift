@@ -91,8 +91,17 @@ final class Muxer {
         return Int(stream.pointee.index)
     }
 
-    /// Writes the header. `fragmentInterval` turns on fragmented MP4/MOV output.
-    func writeHeader(fragmentInterval: MediaTime?) throws {
+    /// Where the space reserved for the final index lies (a `free` box right after the
+    /// fragmented file's empty index), if any.
+    private(set) var indexReservation: (offset: Int64, size: Int)?
+
+    /// The size of the header (`ftyp` and the empty index of a fragmented file) once written.
+    private(set) var headerSize: Int64 = 0
+
+    /// Writes the header. `fragmentInterval` turns on fragmented MP4/MOV output; `reserveIndex`
+    /// bytes are then kept, as a `free` box right after the empty index, for the final index
+    /// that ``MP4Finaliser`` writes there at a clean stop.
+    func writeHeader(fragmentInterval: MediaTime?, reserveIndex: (_ headerSize: Int) -> Int = { _ in 0 }) throws {
         var options: OpaquePointer? = nil
         defer { av_dict_free(&options) }
         if let fragmentInterval, container != .mkv {
@@ -104,6 +113,25 @@ final class Muxer {
         try FFmpeg.check(avformat_write_header(context, &options), "cannot write the header of \(url.lastPathComponent)",
                          code: .ioFailure)
         headerWritten = true
+        guard let pb = context.pointee.pb else { return }
+        headerSize = avio_tell(pb)
+        let reserve = fragmentInterval != nil && container != .mkv && headerSize > 0 ? reserveIndex(Int(headerSize)) : 0
+        if reserve >= 8 && reserve <= Int(UInt32.max) {
+            avio_wb32(pb, UInt32(reserve))
+            avio_wb32(pb, 0x6672_6565)  // "free"
+            let zeros = [UInt8](repeating: 0, count: 64 * 1024)
+            var left = reserve - 8
+            while left > 0 {
+                let n = min(left, zeros.count)
+                zeros.withUnsafeBufferPointer { avio_write(pb, $0.baseAddress, Int32(n)) }
+                left -= n
+            }
+            avio_flush(pb)
+            if pb.pointee.error < 0 {
+                throw FFmpeg.error(pb.pointee.error, "cannot write to \(url.lastPathComponent)", code: .ioFailure)
+            }
+            indexReservation = (headerSize, reserve)
+        }
     }
 
     /// Writes an encoded packet of stream `index`, converting its times from the encoder's time base.

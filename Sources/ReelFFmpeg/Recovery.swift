@@ -6,18 +6,28 @@ import ReelCore
 /// them into finalised files.
 ///
 /// While recording, MP4 and MOV files are fragmented: an empty index at the front, then
-/// self-contained fragments. A clean stop rewrites such a file as a regular one, so a file that
-/// still has fragments was cut off (or is being recorded right now).
+/// self-contained fragments. A clean stop makes such a file a regular one, so a file that
+/// still has fragments was cut off (or is being recorded right now). So was a file whose
+/// finalising in place was interrupted (see ``AssetWriter/Finalisation``): it plays, and
+/// recovering it completes the finalise.
 public enum Recovery {
     /// What a recovery produced.
     public struct Summary: Sendable, Hashable {
         public var url: URL
         public var duration: MediaTime
         public var videoFrames: Int64
+        /// How the file was made a regular one: in place (its fragment headers blanked, or an
+        /// interrupted finalise completed) or by copying.
+        public var finalisation: AssetWriter.Finalisation
     }
 
-    /// Whether `url` is a fragmented MP4/MOV, as a recording cut off before its clean stop is.
+    /// Whether `url` is a fragmented MP4/MOV, as a recording cut off before its clean stop is, or
+    /// one whose finalising was interrupted.
     public static func isCutOff(_ url: URL) -> Bool {
+        hasFragments(url) || MP4Finaliser.isInterrupted(url)
+    }
+
+    private static func hasFragments(_ url: URL) -> Bool {
         guard let handle = try? FileHandle(forReadingFrom: url) else { return false }
         defer { try? handle.close() }
         var offset: UInt64 = 0
@@ -58,8 +68,10 @@ public enum Recovery {
     }
 
     /// Makes the cut-off recording at `url` into a finalised file with everything it held:
-    /// at `output`, or in place when `output` is `nil` (the original is replaced only once the
-    /// finalised file is complete).
+    /// at `output`, or in place when `output` is `nil`. In place, a file with space reserved for
+    /// its index gets the index written there (no copy of its media data; every step leaves a
+    /// file that plays); otherwise the original is replaced only once a finalised copy is
+    /// complete. A file whose finalising was interrupted is finished where it stopped.
     public static func recover(_ url: URL, to output: URL? = nil, overwrite: Bool = false) throws -> Summary {
         FFmpeg.quietLogging
         guard FileManager.default.fileExists(atPath: url.path) else {
@@ -70,13 +82,26 @@ public enum Recovery {
                             hint: "it is complete already, or not a Reel MP4/MOV recording")
         }
         let container: Container = url.pathExtension.lowercased() == "mov" ? .mov : .mp4
-        // The writer started every track at one lead time and FFmpeg moved the file so that the
-        // first packet decodes at zero; the first video frame's time is that lead.
-        let shift = try firstVideoTime(url) ?? .zero
-        if let output {
-            try Remuxer.remux(url, to: output, container: container, fastStart: true, overwrite: overwrite, shift: shift)
+        let finalisation: AssetWriter.Finalisation
+        if MP4Finaliser.isInterrupted(url) {
+            // Its new index is complete and in force (or about to be): finish the steps.
+            var target = url
+            if let output {
+                try copy(url, to: output, overwrite: overwrite)
+                target = output
+            }
+            finalisation = .inPlace(bytesWritten: try MP4Finaliser.resume(target) ?? 0)
         } else {
-            try AssetWriter.finalise(url, container: container, shift: shift)
+            // The writer started every track at one lead time and FFmpeg moved the file so that
+            // the first packet decodes at zero; the first video frame's time is that lead.
+            let shift = try firstVideoTime(url) ?? .zero
+            if let output {
+                try Remuxer.remux(url, to: output, container: container, fastStart: true, overwrite: overwrite, shift: shift)
+                let bytes = ((try? FileManager.default.attributesOfItem(atPath: output.path))?[.size] as? NSNumber)?.int64Value ?? 0
+                finalisation = .copied(reason: "written to another file", bytesWritten: bytes)
+            } else {
+                finalisation = try AssetWriter.finalise(url, container: container, shift: shift, inPlace: true, copyWhenSmall: true)
+            }
         }
         let result = output ?? url
         let probe = try InputFile(url: result)
@@ -90,7 +115,28 @@ public enum Recovery {
             }
             if stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO { frames = stream.pointee.nb_frames }
         }
-        return Summary(url: result, duration: duration, videoFrames: frames)
+        return Summary(url: result, duration: duration, videoFrames: frames, finalisation: finalisation)
+    }
+
+    /// Copies `url` to `output` (which must not exist unless `overwrite`), complete or not at all.
+    private static func copy(_ url: URL, to output: URL, overwrite: Bool) throws {
+        if !overwrite && FileManager.default.fileExists(atPath: output.path) {
+            throw Muxer.fileError(EEXIST, creating: output, action: "create")
+        }
+        let temporary = output.deletingLastPathComponent()
+            .appendingPathComponent(".\(output.deletingPathExtension().lastPathComponent).recovering.\(output.pathExtension)")
+        try? FileManager.default.removeItem(at: temporary)
+        do {
+            try FileManager.default.copyItem(at: url, to: temporary)
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw ReelError(.ioFailure, "cannot copy \(url.path) to \(output.path): \(error.localizedDescription)")
+        }
+        if rename(temporary.path, output.path) != 0 {
+            let e = errno
+            try? FileManager.default.removeItem(at: temporary)
+            throw Muxer.fileError(e, creating: output, action: "create")
+        }
     }
 
     /// The earliest presentation time among the first video packets of `url`.
