@@ -152,9 +152,10 @@ public final class MJPEGDecoder: CompressedFrameDecoder {
         guard let scaler else {
             throw ReelError(.invalidMedia, "cannot convert \(key.0)x\(key.1) MJPEG pictures (pixel format \(key.2)) to yuv420p \(size)")
         }
-        // JPEG is BT.601 full range; Reel's YUV frames are BT.601 limited range.
-        let coefficients = sws_getCoefficients(SWS_CS_ITU601)
-        sws_setColorspaceDetails(scaler, coefficients, fullRange ? 1 : 0, coefficients, 0, 0, 1 << 16, 1 << 16)
+        // JPEG is BT.601 full range; Reel's YUV frames are BT.709 limited range (what the
+        // encoder tags its output with).
+        sws_setColorspaceDetails(scaler, sws_getCoefficients(SWS_CS_ITU601), fullRange ? 1 : 0,
+                                 sws_getCoefficients(SWS_CS_ITU709), 0, 0, 1 << 16, 1 << 16)
         scalerKey = key
     }
 }
