@@ -27,3 +27,31 @@ public struct RGBColor: Sendable, Hashable, CustomStringConvertible {
         max(abs(Int(red) - Int(other.red)), abs(Int(green) - Int(other.green)), abs(Int(blue) - Int(other.blue)))
     }
 }
+
+extension RGBColor {
+    /// The mean colour of the square of `radius` around (`x`, `y`) in packed RGB24 pixels
+    /// `width` wide (what ``MediaProbe/decodeRGB(_:width:height:start:maxFrames:)`` gives).
+    public static func average(of rgb: [UInt8], width: Int, x: Int, y: Int, radius: Int = 2) -> RGBColor {
+        var sum = (0, 0, 0), n = 0
+        for dy in -radius...radius {
+            for dx in -radius...radius {
+                let i = ((y + dy) * width + (x + dx)) * 3
+                sum.0 += Int(rgb[i]); sum.1 += Int(rgb[i + 1]); sum.2 += Int(rgb[i + 2]); n += 1
+            }
+        }
+        return RGBColor(red: UInt8(sum.0 / n), green: UInt8(sum.1 / n), blue: UInt8(sum.2 / n))
+    }
+
+    /// The name of the colour in `palette` within `tolerance` of this one (by the largest
+    /// channel difference), else a description of it.
+    public func name(in palette: KeyValuePairs<String, RGBColor>, tolerance: Int = 60) -> String {
+        for (name, colour) in palette where distance(to: colour) <= tolerance { return name }
+        return "other \(self)"
+    }
+
+    /// Pure red, green, blue and black, for telling test cameras apart.
+    public static let primaries: KeyValuePairs<String, RGBColor> = [
+        "red": RGBColor(red: 255, green: 0, blue: 0), "green": RGBColor(red: 0, green: 255, blue: 0),
+        "blue": RGBColor(red: 0, green: 0, blue: 255), "black": RGBColor(red: 0, green: 0, blue: 0),
+    ]
+}

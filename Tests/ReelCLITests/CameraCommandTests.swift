@@ -110,17 +110,6 @@ import ReelTestSupport
 /// Classifies decoded RGB pixels for the camera tests.
 enum RGB {
     static func classify(_ rgb: [UInt8], width: Int, x: Int, y: Int) -> String {
-        var r = 0, g = 0, b = 0, n = 0
-        for dy in -2...2 {
-            for dx in -2...2 {
-                let i = ((y + dy) * width + (x + dx)) * 3
-                r += Int(rgb[i]); g += Int(rgb[i + 1]); b += Int(rgb[i + 2]); n += 1
-            }
-        }
-        r /= n; g /= n; b /= n
-        if r > 160 && g < 90 && b < 90 { return "red" }
-        if g > 160 && r < 90 && b < 90 { return "green" }
-        if b > 160 && r < 90 && g < 90 { return "blue" }
-        return "other(\(r),\(g),\(b))"
+        RGBColor.average(of: rgb, width: width, x: x, y: y).name(in: RGBColor.primaries, tolerance: 90)
     }
 }

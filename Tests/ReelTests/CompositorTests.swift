@@ -8,21 +8,9 @@ import ReelTestSupport
 @Suite struct CompositorTests {
     static let size = PixelSize(width: 320, height: 240)
 
-    /// The colour of a decoded RGB frame around (x, y): "red", "green", "blue", "black" or "other".
+    /// The colour of a decoded RGB frame around (x, y): "red", "green", "blue", "black" or "other …".
     static func colour(_ rgb: [UInt8], width: Int, x: Int, y: Int) -> String {
-        var r = 0, g = 0, b = 0, n = 0
-        for dy in -2...2 {
-            for dx in -2...2 {
-                let i = ((y + dy) * width + (x + dx)) * 3
-                r += Int(rgb[i]); g += Int(rgb[i + 1]); b += Int(rgb[i + 2]); n += 1
-            }
-        }
-        r /= n; g /= n; b /= n
-        if r > 160 && g < 90 && b < 90 { return "red" }
-        if g > 160 && r < 90 && b < 90 { return "green" }
-        if b > 160 && r < 90 && g < 90 { return "blue" }
-        if r < 40 && g < 40 && b < 40 { return "black" }
-        return "other(\(r),\(g),\(b))"
+        RGBColor.average(of: rgb, width: width, x: x, y: y).name(in: RGBColor.primaries, tolerance: 90)
     }
 
     func camera(_ colour: YUVColor, _ name: String) -> TestPatternSource {

@@ -14,17 +14,8 @@ import ReelTestSupport
 
     /// The name of the test colour near (x, y) of a decoded RGB frame, or a description.
     static func colour(_ rgb: [UInt8], width: Int, x: Int, y: Int) -> String {
-        var r = 0, g = 0, b = 0, n = 0
-        for dy in -3...3 {
-            for dx in -3...3 {
-                let i = ((y + dy) * width + (x + dx)) * 3
-                r += Int(rgb[i]); g += Int(rgb[i + 1]); b += Int(rgb[i + 2]); n += 1
-            }
-        }
-        let seen = RGBColor(red: UInt8(r / n), green: UInt8(g / n), blue: UInt8(b / n))
-        for (name, c) in [("red", red), ("blue", blue), ("green", green)] where seen.distance(to: c) < 40 { return name }
-        if seen.distance(to: RGBColor(red: 0, green: 0, blue: 0)) < 30 { return "black" }
-        return "other \(seen)"
+        RGBColor.average(of: rgb, width: width, x: x, y: y, radius: 3)
+            .name(in: ["red": red, "blue": blue, "green": green, "black": RGBColor(red: 0, green: 0, blue: 0)], tolerance: 39)
     }
 
     func settings(seconds: Double) -> Recorder.Settings {
