@@ -43,7 +43,7 @@ private final class FrameSink: Sendable {
                 switch event {
                 case .droppedFrames(let n): $0.dropped += n
                 case .lost(let error): $0.lost.append(error)
-                case .ended: break
+                case .interrupted, .resumed, .ended: break
                 }
             }
         })
