@@ -454,6 +454,11 @@ struct ClipFacts {
         guard (s.st_mode & S_IFMT) == S_IFREG else {
             throw ReelError(.invalidMedia, "\(label) is not a file: \(url.path)", hint: "give the clips' file names")
         }
+        guard access(url.path, R_OK) == 0 else {
+            let e = errno
+            throw ReelError(.permissionDenied, "\(label) cannot be read: \(url.path): \(String(cString: strerror(e)))",
+                            hint: "check the file's permissions", errno: e)
+        }
         var facts = ClipFacts(number: number, url: url, streams: [], startsWithKeyframe: true, zero: .zero)
         // An MP4/MOV header says all that the merge compares; other files have libavformat look
         // into their first packets (which decodes a few frames: a few ms a clip).
@@ -638,7 +643,7 @@ final class PacketJoin {
         lastDTS = Array(repeating: Int64.min, count: first.streams.count)
         decodedEnd = Array(repeating: nil, count: first.streams.count)
         for facts in first.streams {
-            let stream = try Remuxer.addStream(copying: input.context.pointee.streams[facts.index]!, to: muxer)
+            let stream = try Remuxer.addStream(copying: input.context.pointee.streams[facts.index]!, of: input.url, to: muxer)
             timeBases.append(stream.pointee.time_base)
         }
         av_dict_copy(&muxer.context.pointee.metadata, input.context.pointee.metadata, 0)

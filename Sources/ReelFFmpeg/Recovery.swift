@@ -18,6 +18,9 @@ public enum Recovery {
 
     /// Whether `url` is a fragmented MP4/MOV, as a recording cut off before its clean stop is.
     public static func isCutOff(_ url: URL) -> Bool {
+        // Only regular files: opening a FIFO would wait for a writer, a device would be read.
+        var info = stat()
+        guard stat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
         guard let handle = try? FileHandle(forReadingFrom: url) else { return false }
         defer { try? handle.close() }
         var offset: UInt64 = 0
@@ -41,7 +44,9 @@ public enum Recovery {
             case "ftyp", "free", "skip", "wide", "mdat", "uuid", "sidx", "styp": break
             default: return false
             }
-            guard length >= 8 else { return false }
+            // A box that claims more than the file holds (up to 2^64-1) ends the walk: it would
+            // overflow the offset.
+            guard length >= 8, length <= size - offset else { return false }
             offset += length
         }
         return false
@@ -62,9 +67,7 @@ public enum Recovery {
     /// finalised file is complete).
     public static func recover(_ url: URL, to output: URL? = nil, overwrite: Bool = false) throws -> Summary {
         FFmpeg.quietLogging
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw ReelError(.ioFailure, "\(url.path) does not exist")
-        }
+        try checkReadableFile(url)
         guard isCutOff(url) else {
             throw ReelError(.invalidConfiguration, "\(url.lastPathComponent) is not a cut-off recording (it has no fragments)",
                             hint: "it is complete already, or not a Reel MP4/MOV recording")
@@ -91,6 +94,27 @@ public enum Recovery {
             if stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO { frames = stream.pointee.nb_frames }
         }
         return Summary(url: result, duration: duration, videoFrames: frames)
+    }
+
+    /// Throws unless `url` is a regular file this process may read; checked before anything
+    /// opens it, so that a FIFO or a device is refused rather than waited on.
+    static func checkReadableFile(_ url: URL) throws {
+        var info = stat()
+        guard stat(url.path, &info) == 0 else {
+            let e = errno
+            throw ReelError(e == ENOENT ? .ioFailure : .permissionDenied,
+                            "cannot read \(url.path): \(String(cString: strerror(e)))",
+                            hint: e == ENOENT ? "check the file name" : nil, errno: e)
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            let kind = (info.st_mode & S_IFMT) == S_IFDIR ? "a folder" : "not a regular file"
+            throw ReelError(.invalidMedia, "\(url.path) is \(kind)", hint: "give the recording's file name")
+        }
+        guard access(url.path, R_OK) == 0 else {
+            let e = errno
+            throw ReelError(.permissionDenied, "cannot read \(url.path): \(String(cString: strerror(e)))",
+                            hint: "check the file's permissions", errno: e)
+        }
     }
 
     /// The earliest presentation time among the first video packets of `url`.
