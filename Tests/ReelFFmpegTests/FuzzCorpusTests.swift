@@ -12,7 +12,7 @@ import ReelTestSupport
         .appendingPathComponent("Fuzz")
 
     static var files: [URL] {
-        ["seeds", "corpus"].flatMap { sub -> [URL] in
+        ["seeds", "regressions", "corpus"].flatMap { sub -> [URL] in
             let dir = folder.appendingPathComponent(sub)
             let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
             return names.filter { !$0.hasPrefix(".") }.sorted().map { dir.appendingPathComponent($0) }
@@ -22,7 +22,8 @@ import ReelTestSupport
     /// The seeds are there (a corpus that went missing would make the test below pass vacuously).
     @Test func corpusIsThere() {
         let names = Set(Self.files.map(\.lastPathComponent))
-        #expect(names.isSuperset(of: ["frag.mp4", "final.mp4", "plain.mov", "opus.mkv", "cut1-frag.mp4"]), "\(names)")
+        #expect(names.isSuperset(of: ["frag.mp4", "final.mp4", "plain.mov", "opus.mkv", "cut1-frag.mp4", "reel-cut.mp4",
+                                      "leak-remux-failed-write.mp4", "oom-reencode-silence-to-far-timestamp.mp4"]), "\(names)")
     }
 
     @Test(arguments: files)
