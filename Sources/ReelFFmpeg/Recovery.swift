@@ -89,7 +89,7 @@ public enum Recovery {
             let stream = probe.context.pointee.streams[i]!
             let tb = stream.pointee.time_base
             if stream.pointee.duration > 0 {
-                duration = max(duration, MediaTime(value: stream.pointee.duration * Int64(tb.num), timescale: tb.den))
+                duration = max(duration, MediaTime(ticks: stream.pointee.duration, tb))
             }
             if stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO { frames = stream.pointee.nb_frames }
         }
@@ -135,6 +135,14 @@ public enum Recovery {
             earliest = min(earliest ?? packet!.pointee.pts, packet!.pointee.pts)
             seen += 1
         }
-        return earliest.map { MediaTime(value: $0 * Int64(tb.num), timescale: tb.den) }
+        guard let earliest else { return nil }
+        let time = MediaTime(ticks: earliest, tb)
+        // The writer's lead is a fraction of a second; a first frame stamped hours away (or
+        // before zero) is damage, and moving every packet by it would put them out of range.
+        guard time >= .zero, time <= MediaTime(value: 24 * 3600, timescale: 1) else {
+            throw ReelError(.invalidMedia, "\(url.lastPathComponent) is damaged: its first video frame is stamped at \(Int(time.seconds)) s",
+                            hint: "it is not a Reel recording, or its index is damaged")
+        }
+        return time
     }
 }

@@ -53,9 +53,16 @@ public enum Remuxer {
             av_packet_rescale_ts(packet, inStream.pointee.time_base, outStream.pointee.time_base)
             let tb = outStream.pointee.time_base
             if shift != .zero {
-                let ticks = shift.convertedValue(to: tb.den) / Int64(max(tb.num, 1))
-                if packet!.pointee.pts != FFmpeg.noPTS { packet!.pointee.pts -= ticks }
-                if packet!.pointee.dts != FFmpeg.noPTS { packet!.pointee.dts -= ticks }
+                // av_rescale_q and checked subtraction: a damaged file's times must not trap.
+                let ticks = av_rescale_q(shift.value, AVRational(num: 1, den: shift.timescale), tb)
+                for keyPath in [\AVPacket.pts, \AVPacket.dts] where packet!.pointee[keyPath: keyPath] != FFmpeg.noPTS {
+                    let (moved, overflow) = packet!.pointee[keyPath: keyPath].subtractingReportingOverflow(ticks)
+                    guard !overflow else {
+                        throw ReelError(.invalidMedia, "\(input.path) is damaged: a packet's time is out of range",
+                                        hint: "check that it is a complete recording")
+                    }
+                    packet!.pointee[keyPath: keyPath] = moved
+                }
             }
             packet!.pointee.stream_index = Int32(mapping[index])
             packet!.pointee.pos = -1
