@@ -51,6 +51,7 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     static func main() {
         var argc = CommandLine.argc
         var argv = CommandLine.unsafeArgv
+        atexit { try? FileManager.default.removeItem(at: scratch) }
         exit(runFuzzerDriver(&argc, &argv) { data, size in fuzzOne(data, size) })
     }
 }
