@@ -24,6 +24,9 @@ let package = Package(
         .target(name: "Reel", dependencies: ["ReelCore", "ReelFFmpeg", "ReelLinux"]),
         .target(name: "ReelCLI", dependencies: ["Reel"]),
         .executableTarget(name: "reel", dependencies: ["ReelCLI"]),
+        // The libFuzzer target over the readers of media files (scripts/fuzz); a plain build
+        // makes it a replayer of inputs.
+        .executableTarget(name: "ReelFuzz", dependencies: ["ReelFFmpeg"]),
         .target(name: "ReelTestSupport", dependencies: ["Reel", "CXCB"]),
 
         .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelTestSupport"]),

@@ -427,6 +427,10 @@ struct ClipFacts {
     /// The presentation time of the first video frame: the clip's zero. Audio before it is
     /// the encoder's priming.
     var zero: MediaTime
+    /// The longest the clip can plausibly be: its stated length (if the file states one) and
+    /// at most a minute plus a second per 16 bytes of file. Timestamps past it are damage, and
+    /// are refused rather than padded with hours of silence.
+    var plausibleLength = MediaTime(value: 24 * 3600, timescale: 1)
 
     var label: String { "clip \(number) (\(url.lastPathComponent))" }
     var video: StreamFacts? { streams.first { $0.kind == .video } }
@@ -454,11 +458,21 @@ struct ClipFacts {
         guard (s.st_mode & S_IFMT) == S_IFREG else {
             throw ReelError(.invalidMedia, "\(label) is not a file: \(url.path)", hint: "give the clips' file names")
         }
+        guard access(url.path, R_OK) == 0 else {
+            let e = errno
+            throw ReelError(.permissionDenied, "\(label) cannot be read: \(url.path): \(String(cString: strerror(e)))",
+                            hint: "check the file's permissions", errno: e)
+        }
         var facts = ClipFacts(number: number, url: url, streams: [], startsWithKeyframe: true, zero: .zero)
+        facts.plausibleLength = MediaTime(value: 60 + Int64(s.st_size) / 16, timescale: 1)
         // An MP4/MOV header says all that the merge compares; other files have libavformat look
         // into their first packets (which decodes a few frames: a few ms a clip).
         let input = try facts.open(readsStreamInfo: false)
         let ctx = input.context
+        if ctx.pointee.duration > 0 {
+            // AV_TIME_BASE (microseconds).
+            facts.plausibleLength = min(facts.plausibleLength, MediaTime(value: ctx.pointee.duration, timescale: 1_000_000) + MediaTime(value: 10, timescale: 1))
+        }
         if !cString(ctx.pointee.iformat.pointee.name).hasPrefix("mov,") {
             let r = avformat_find_stream_info(ctx, nil)
             if r < 0 { throw facts.damaged(r) }
@@ -638,7 +652,7 @@ final class PacketJoin {
         lastDTS = Array(repeating: Int64.min, count: first.streams.count)
         decodedEnd = Array(repeating: nil, count: first.streams.count)
         for facts in first.streams {
-            let stream = try Remuxer.addStream(copying: input.context.pointee.streams[facts.index]!, to: muxer)
+            let stream = try Remuxer.addStream(copying: input.context.pointee.streams[facts.index]!, of: input.url, to: muxer)
             timeBases.append(stream.pointee.time_base)
         }
         av_dict_copy(&muxer.context.pointee.metadata, input.context.pointee.metadata, 0)
@@ -909,12 +923,15 @@ final class EncodeJoin {
         }
         let videoDecoder = picture == nil ? nil : try videoPosition.map { try Decoder(input: input, stream: clip.streams[$0].index) }
         let audioStreams = clip.audio
+        clipLimit = offset + clip.plausibleLength
+        clipLabel = clip.label
         tracks = []
         for (t, format) in audioFormats.enumerated() {
             let source = !muted && t < audioStreams.count ? audioStreams[t] : nil
             tracks.append(AudioTrackFeed(format: format, start: fed[t],
                                          decoder: try source.map { try Decoder(input: input, stream: $0.index) },
-                                         zero: source.map { clip.zero.ticks(in: $0.timeBase) } ?? 0))
+                                         zero: source.map { clip.zero.ticks(in: $0.timeBase) } ?? 0,
+                                         limit: clip.plausibleLength, label: clip.label))
         }
         var length = ClipLength()
         let packet = av_packet_alloc()!
@@ -986,6 +1003,7 @@ final class EncodeJoin {
             }
         }
         let end = offset + length.length(video: videoPosition, grid: videoPosition.flatMap { clip.streams[$0].inexactFrameDuration })
+        guard end <= clipLimit else { throw damagedTimestamps(end - offset) }
         for t in tracks.indices {
             // Exactly the clip's length of audio: what was decoded, cut or padded with silence.
             let target = end.convertedValue(to: Int32(audioFormats[t].sampleRate)) - fed[t]
@@ -1005,14 +1023,27 @@ final class EncodeJoin {
         fed[t] += count
     }
 
-    /// Pads track `t` with silence up to `time` on the merged timeline.
+    /// Pads track `t` with silence up to `time` on the merged timeline, a second at a time.
     private func feed(track t: Int, silenceUntil time: MediaTime) throws {
-        let target = time.convertedValue(to: Int32(audioFormats[t].sampleRate))
-        let missing = target - fed[t]
-        guard missing > 0 else { return }
+        guard time <= clipLimit else { throw damagedTimestamps(time - offset) }
+        let rate = audioFormats[t].sampleRate
+        let target = time.convertedValue(to: Int32(rate))
+        guard target > fed[t] else { return }
         tracks[t].clear()
-        try writer.appendAudio(AudioBuffer.silence(format: audioFormats[t], frameCount: Int(missing), at: .zero), track: t)
-        fed[t] = target
+        while fed[t] < target {
+            let count = Int(min(target - fed[t], Int64(rate)))
+            try writer.appendAudio(AudioBuffer.silence(format: audioFormats[t], frameCount: count, at: .zero), track: t)
+            fed[t] += Int64(count)
+        }
+    }
+
+    /// The end of the clip being appended may not lie past this.
+    private var clipLimit = MediaTime.zero
+    private var clipLabel = ""
+
+    private func damagedTimestamps(_ time: MediaTime) -> ReelError {
+        ReelError(.invalidMedia, "\(clipLabel) is damaged: its timestamps run to \(Int(time.seconds)) s, past its length",
+                  hint: "merge only complete recordings")
     }
 
     private var tracks: [AudioTrackFeed] = []
@@ -1035,11 +1066,16 @@ struct AudioTrackFeed {
     private var consumed = 0
     private var started = false
     private var skip: Int64 = 0
+    /// The latest a clip's audio may start, in samples; later is damage.
+    private let limit: Int64
+    private let label: String
 
-    init(format: AudioFormat, start: Int64, decoder: Decoder?, zero: Int64) {
+    init(format: AudioFormat, start: Int64, decoder: Decoder?, zero: Int64, limit: MediaTime, label: String) {
         self.format = format
         self.decoder = decoder
         self.zero = zero
+        self.limit = limit.convertedValue(to: Int32(format.sampleRate))
+        self.label = label
         converter = SoundConverter(format: format)
     }
 
@@ -1051,6 +1087,10 @@ struct AudioTrackFeed {
         if !started, let ts = decoder.frameTimestamp {
             started = true
             let position = av_rescale_q(ts - zero, decoder.timeBase, AVRational(num: 1, den: Int32(format.sampleRate)))
+            guard position <= limit else {
+                throw ReelError(.invalidMedia, "\(label) is damaged: its audio starts \(position / Int64(format.sampleRate)) s in, past its length",
+                                hint: "merge only complete recordings")
+            }
             if position > 0 {
                 samples.append(contentsOf: repeatElement(0, count: Int(position) * format.channels))
             } else {
@@ -1092,9 +1132,16 @@ struct AudioTrackFeed {
 let averrorInvalidData: Int32 = -Int32(bitPattern: UInt32(0x41444E49))  // -MKTAG('I','N','D','A')
 
 extension MediaTime {
-    /// `ticks` of the time base `tb`.
+    /// `ticks` of the time base `tb`. Times from files are kept within ±2^31 s (68 years), so
+    /// that a damaged file's timestamps cannot overflow the arithmetic done with them later; a
+    /// time base that is not positive counts as 1/1.
     init(ticks: Int64, _ tb: AVRational) {
-        self.init(value: ticks * Int64(tb.num), timescale: tb.den)
+        let num = tb.num > 0 && tb.den > 0 ? Int64(tb.num) : 1
+        let den = tb.num > 0 && tb.den > 0 ? tb.den : 1
+        let bound = (Int64(1) << 31) * Int64(den)
+        let (value, overflow) = ticks.multipliedReportingOverflow(by: num)
+        let clamped = overflow ? (ticks < 0 ? -bound : bound) : min(max(value, -bound), bound)
+        self.init(value: clamped, timescale: den)
     }
 
     /// This time in ticks of `tb`, rounded to the nearest.

@@ -24,7 +24,10 @@ public enum Recovery {
     /// Whether `url` is a fragmented MP4/MOV, as a recording cut off before its clean stop is, or
     /// one whose finalising was interrupted.
     public static func isCutOff(_ url: URL) -> Bool {
-        hasFragments(url) || MP4Finaliser.isInterrupted(url)
+        // Only regular files: opening a FIFO would wait for a writer, a device would be read.
+        var info = stat()
+        guard stat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
+        return hasFragments(url) || MP4Finaliser.isInterrupted(url)
     }
 
     private static func hasFragments(_ url: URL) -> Bool {
@@ -51,7 +54,9 @@ public enum Recovery {
             case "ftyp", "free", "skip", "wide", "mdat", "uuid", "sidx", "styp": break
             default: return false
             }
-            guard length >= 8 else { return false }
+            // A box that claims more than the file holds (up to 2^64-1) ends the walk: it would
+            // overflow the offset.
+            guard length >= 8, length <= size - offset else { return false }
             offset += length
         }
         return false
@@ -74,9 +79,7 @@ public enum Recovery {
     /// complete. A file whose finalising was interrupted is finished where it stopped.
     public static func recover(_ url: URL, to output: URL? = nil, overwrite: Bool = false) throws -> Summary {
         FFmpeg.quietLogging
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw ReelError(.ioFailure, "\(url.path) does not exist")
-        }
+        try checkReadableFile(url)
         guard isCutOff(url) else {
             throw ReelError(.invalidConfiguration, "\(url.lastPathComponent) is not a cut-off recording (it has no fragments)",
                             hint: "it is complete already, or not a Reel MP4/MOV recording")
@@ -111,7 +114,7 @@ public enum Recovery {
             let stream = probe.context.pointee.streams[i]!
             let tb = stream.pointee.time_base
             if stream.pointee.duration > 0 {
-                duration = max(duration, MediaTime(value: stream.pointee.duration * Int64(tb.num), timescale: tb.den))
+                duration = max(duration, MediaTime(ticks: stream.pointee.duration, tb))
             }
             if stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO { frames = stream.pointee.nb_frames }
         }
@@ -139,6 +142,27 @@ public enum Recovery {
         }
     }
 
+    /// Throws unless `url` is a regular file this process may read; checked before anything
+    /// opens it, so that a FIFO or a device is refused rather than waited on.
+    static func checkReadableFile(_ url: URL) throws {
+        var info = stat()
+        guard stat(url.path, &info) == 0 else {
+            let e = errno
+            throw ReelError(e == ENOENT ? .ioFailure : .permissionDenied,
+                            "cannot read \(url.path): \(String(cString: strerror(e)))",
+                            hint: e == ENOENT ? "check the file name" : nil, errno: e)
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            let kind = (info.st_mode & S_IFMT) == S_IFDIR ? "a folder" : "not a regular file"
+            throw ReelError(.invalidMedia, "\(url.path) is \(kind)", hint: "give the recording's file name")
+        }
+        guard access(url.path, R_OK) == 0 else {
+            let e = errno
+            throw ReelError(.permissionDenied, "cannot read \(url.path): \(String(cString: strerror(e)))",
+                            hint: "check the file's permissions", errno: e)
+        }
+    }
+
     /// The earliest presentation time among the first video packets of `url`.
     private static func firstVideoTime(_ url: URL) throws -> MediaTime? {
         let input = try InputFile(url: url)
@@ -157,6 +181,14 @@ public enum Recovery {
             earliest = min(earliest ?? packet!.pointee.pts, packet!.pointee.pts)
             seen += 1
         }
-        return earliest.map { MediaTime(value: $0 * Int64(tb.num), timescale: tb.den) }
+        guard let earliest else { return nil }
+        let time = MediaTime(ticks: earliest, tb)
+        // The writer's lead is a fraction of a second; a first frame stamped hours away (or
+        // before zero) is damage, and moving every packet by it would put them out of range.
+        guard time >= .zero, time <= MediaTime(value: 24 * 3600, timescale: 1) else {
+            throw ReelError(.invalidMedia, "\(url.lastPathComponent) is damaged: its first video frame is stamped at \(Int(time.seconds)) s",
+                            hint: "it is not a Reel recording, or its index is damaged")
+        }
+        return time
     }
 }

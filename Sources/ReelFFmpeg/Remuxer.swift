@@ -21,7 +21,7 @@ public enum Remuxer {
             let inStream = ctx.pointee.streams[i]!
             let type = inStream.pointee.codecpar.pointee.codec_type
             guard type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO else { continue }
-            let outStream = try addStream(copying: inStream, to: muxer)
+            let outStream = try addStream(copying: inStream, of: input, to: muxer)
             mapping[i] = Int(outStream.pointee.index)
             inputTimeBases.append(inStream.pointee.time_base)
         }
@@ -53,9 +53,16 @@ public enum Remuxer {
             av_packet_rescale_ts(packet, inStream.pointee.time_base, outStream.pointee.time_base)
             let tb = outStream.pointee.time_base
             if shift != .zero {
-                let ticks = shift.convertedValue(to: tb.den) / Int64(max(tb.num, 1))
-                if packet!.pointee.pts != FFmpeg.noPTS { packet!.pointee.pts -= ticks }
-                if packet!.pointee.dts != FFmpeg.noPTS { packet!.pointee.dts -= ticks }
+                // av_rescale_q and checked subtraction: a damaged file's times must not trap.
+                let ticks = av_rescale_q(shift.value, AVRational(num: 1, den: shift.timescale), tb)
+                for keyPath in [\AVPacket.pts, \AVPacket.dts] where packet!.pointee[keyPath: keyPath] != FFmpeg.noPTS {
+                    let (moved, overflow) = packet!.pointee[keyPath: keyPath].subtractingReportingOverflow(ticks)
+                    guard !overflow else {
+                        throw ReelError(.invalidMedia, "\(input.path) is damaged: a packet's time is out of range",
+                                        hint: "check that it is a complete recording")
+                    }
+                    packet!.pointee[keyPath: keyPath] = moved
+                }
             }
             packet!.pointee.stream_index = Int32(mapping[index])
             packet!.pointee.pos = -1
@@ -67,6 +74,8 @@ public enum Remuxer {
                     continue
                 }
                 if let first = held.removeValue(forKey: index) {
+                    // Freed however the write ends (a failed write used to leak it).
+                    defer { var q: UnsafeMutablePointer<AVPacket>? = first; av_packet_free(&q) }
                     let natural = Int64(par.frame_size) * Int64(tb.den) / (Int64(par.sample_rate) * Int64(max(tb.num, 1)))
                     if first.pointee.dts != FFmpeg.noPTS, packet!.pointee.dts != FFmpeg.noPTS,
                        first.pointee.dts + natural < packet!.pointee.dts {
@@ -75,8 +84,6 @@ public enum Remuxer {
                         first.pointee.duration = natural
                     }
                     try write(first)
-                    var q: UnsafeMutablePointer<AVPacket>? = first
-                    av_packet_free(&q)
                 }
             }
             try write(packet!)
@@ -94,8 +101,15 @@ public enum Remuxer {
 
 extension Remuxer {
     /// Adds to `muxer` a stream with the codec parameters, time base, frame rate, disposition and
-    /// metadata of `input`, for copying its packets.
-    static func addStream(copying input: UnsafeMutablePointer<AVStream>, to muxer: Muxer) throws -> UnsafeMutablePointer<AVStream> {
+    /// metadata of `input` (a stream of the file `source`), for copying its packets.
+    static func addStream(copying input: UnsafeMutablePointer<AVStream>, of source: URL, to muxer: Muxer) throws -> UnsafeMutablePointer<AVStream> {
+        let par = input.pointee.codecpar.pointee
+        // An MP4/MOV Opus track needs the 19-byte OpusHead. libavformat 5.1 finds out only when
+        // writing the index, and leaks 1.3 KB on the way out: refuse such a stream up front.
+        if par.codec_id == AV_CODEC_ID_OPUS && muxer.container != .mkv && par.extradata_size < 19 {
+            throw ReelError(.invalidMedia, "the Opus audio of \(source.path) has a damaged header (\(par.extradata_size) bytes, at least 19 expected)",
+                            hint: "check that the file is complete, or write an .mkv")
+        }
         guard let output = avformat_new_stream(muxer.context, nil) else {
             throw ReelError(.encodingFailed, "cannot add a stream to \(muxer.url.lastPathComponent)")
         }
@@ -156,7 +170,9 @@ final class InputFile {
         // On failure avformat_open_input frees the context.
         let r = avformat_open_input(&ctx, location, inputFormat, &dictionary)
         if r < 0 {
-            throw FFmpeg.error(r, "cannot read \(location)", code: r == reel_averror(ENOENT) ? .ioFailure : .invalidMedia)
+            let denied = r == reel_averror(EACCES) || r == reel_averror(EPERM)
+            throw FFmpeg.error(r, "cannot read \(location)", code: r == reel_averror(ENOENT) ? .ioFailure : .invalidMedia,
+                               hint: denied ? "check the file's permissions" : nil)
         }
         self.context = ctx!
         self.url = url
