@@ -78,11 +78,13 @@ final class ClipWriter {
     func audioEnd(_ input: Int) -> MediaTime { aligners[input].nextTime }
 
     /// Encodes a frame at `time` in this file.
-    func appendVideo(_ frame: VideoFrame, at time: MediaTime) throws {
-        if try writer.appendVideo(frame, at: time) {
-            lastVideoTime = time
-            wroteSomething = true
-        }
+    /// Encodes a frame; returns whether it was written (not a second frame in one slot).
+    @discardableResult
+    func appendVideo(_ frame: VideoFrame, at time: MediaTime) throws -> Bool {
+        guard try writer.appendVideo(frame, at: time) else { return false }
+        lastVideoTime = time
+        wroteSomething = true
+        return true
     }
 
     /// Lays `buffer` (its time already in this file's time) onto input `input`'s track.

@@ -114,6 +114,9 @@ public final class Recorder: CaptureOutput {
     private let dropped = Atomic<Int64>(0)
     /// Audio refused by the full queue, in nanoseconds.
     private let droppedAudioNanoseconds = Atomic<Int64>(0)
+    /// The spans of session time whose audio the full queue refused, by source (contiguous
+    /// refusals merge, so the list stays short): the summary counts those inside the recording.
+    private let refusedAudio = Mutex<[SourceID: [(start: MediaTime, end: MediaTime)]]>([:])
     /// Pause/resume requests waiting for the worker; checked without the lock on every sample.
     private let pendingControls = Atomic<Int>(0)
 
@@ -241,6 +244,7 @@ public final class Recorder: CaptureOutput {
             state.allGone = false
             dropped.store(0, ordering: .relaxed)
             droppedAudioNanoseconds.store(0, ordering: .relaxed)
+            refusedAudio.withLock { $0 = [:] }
             continuation.yield(.started(url))
             state.worker = WorkerThread(name: "reel.recorder") { [self] _ in
                 run(pipeline: pipeline, queue: queue)
@@ -250,17 +254,36 @@ public final class Recorder: CaptureOutput {
 
     public func consume(_ sample: SourcedSample) {
         guard let queue = state.withLock({ $0.queue }) else { return }
-        guard !queue.push(sample) else { return }
         switch sample.sample {
-        case .video: dropped.add(1, ordering: .relaxed)
-        case .audio(let buffer): droppedAudioNanoseconds.add(buffer.duration.nanoseconds, ordering: .relaxed)
+        case .video:
+            // Under a real-time clock video keeps out of the last half of the queue, so that a
+            // recorder that falls behind (a slow disk) drops frames, which the file's timing
+            // absorbs, long before it must drop audio. A refused frame shows as a gap in its
+            // source's frame numbers and is counted when the next frame is written.
+            if queue.policy == .dropNewest && queue.pendingCount >= queue.capacity / 2 { return }
+            queue.push(sample)
+        case .audio(let buffer):
+            if !queue.push(sample), !queue.isClosed {
+                droppedAudioNanoseconds.add(buffer.duration.nanoseconds, ordering: .relaxed)
+                refusedAudio.withLock { spans in
+                    var list = spans[sample.source, default: []]
+                    if let last = list.last, buffer.presentationTime <= last.end + MediaTime(value: 1, timescale: 100) {
+                        list[list.count - 1].end = max(last.end, buffer.endTime)
+                    } else if list.count < 4096 {
+                        list.append((buffer.presentationTime, buffer.endTime))
+                    } else {
+                        list[list.count - 1].end = buffer.endTime
+                    }
+                    spans[sample.source] = list
+                }
+            }
         }
     }
 
     public func sourceEvent(_ event: SourceEvent, from source: SourceID) {
         switch event {
-        case .droppedFrames(let n):
-            if state.withLock({ $0.videoSource == source }) { dropped.add(Int64(n), ordering: .relaxed) }
+        case .droppedFrames:
+            break  // counted as gaps between the frames written
         case .lost(let error):
             let name = state.withLock { $0.sourceNames[source] } ?? "source \(source)"
             continuation.yield(.sourceLost(name: name, error: error))
@@ -336,7 +359,7 @@ public final class Recorder: CaptureOutput {
         for control in controls {
             if let change = pipeline.apply(control) {
                 continuation.yield(change.paused ? .paused(recorded: change.at) : .resumed(recorded: change.at))
-                continuation.yield(.progress(pipeline.progress(dropped: self.droppedFrames, droppedAudio: self.droppedAudio)))
+                continuation.yield(.progress(pipeline.progress(droppedAudio: self.droppedAudio)))
             }
         }
     }
@@ -347,16 +370,21 @@ public final class Recorder: CaptureOutput {
             var nextProgress = MediaTime(value: 1, timescale: 2)
             while let sample = queue.pop() {
                 let done = try pipeline.handle(sample)
+                dropped.store(pipeline.droppedFrames, ordering: .relaxed)
                 if pipeline.recordedDuration >= nextProgress {
                     nextProgress = pipeline.recordedDuration + MediaTime(value: 1, timescale: 2)
-                    continuation.yield(.progress(pipeline.progress(dropped: self.droppedFrames, droppedAudio: self.droppedAudio)))
+                    continuation.yield(.progress(pipeline.progress(droppedAudio: self.droppedAudio)))
                 }
                 if done { break }
             }
             queue.close()
             if state.withLock({ $0.allGone }) { pipeline.sourcesWentAway() }
-            var summary = try pipeline.finish(dropped: droppedFrames)
-            summary.droppedAudio = droppedAudio
+            var summary = try pipeline.finish()
+            // Only what falls inside the recording (the session runs on while the recorder
+            // catches up after its limit).
+            summary.droppedAudio = refusedAudio.withLock { spans in
+                spans.values.joined().reduce(MediaTime.zero) { $0 + pipeline.recordedLength(from: $1.start, to: $1.end) }
+            }
             result = .success(summary)
         } catch let error as ReelError {
             queue.close()

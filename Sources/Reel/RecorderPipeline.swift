@@ -34,6 +34,10 @@ final class RecorderPipeline: @unchecked Sendable {
     private var videoReached: MediaTime?
     private var audioReached: [MediaTime?]
     private var videoDone = false
+    /// The last frame written: its timeline interval, its source's frame number and its slot.
+    private var lastWritten: (interval: Int, sequence: Int64, slot: Int64)?
+    /// Frames missing between frames written: frames the source or the recorder dropped.
+    private(set) var droppedFrames: Int64 = 0
     /// The video source went away; audio alone decides the recorded time from then on.
     private var videoGone = false
     private var clipFiles: [URL] = []
@@ -114,9 +118,9 @@ final class RecorderPipeline: @unchecked Sendable {
     var framesWritten: Int64 { finishedFrames + open.values.reduce(0) { $0 + $1.videoFrames } }
     var clipCount: Int { settings.pauseMode == .clips ? session.clips.count + open.count : timeline.intervals.count }
 
-    func progress(dropped: Int64, droppedAudio: MediaTime) -> RecordingProgress {
+    func progress(droppedAudio: MediaTime) -> RecordingProgress {
         RecordingProgress(duration: recordedDuration, maxDuration: limit, bytes: bytesWritten, frames: framesWritten,
-                          droppedFrames: dropped, isPaused: isPaused, clipCount: clipCount, droppedAudio: droppedAudio)
+                          droppedFrames: droppedFrames, isPaused: isPaused, clipCount: clipCount, droppedAudio: droppedAudio)
     }
 
     // MARK: Samples
@@ -147,7 +151,9 @@ final class RecorderPipeline: @unchecked Sendable {
                     ending = .maxDuration
                 } else {
                     let writer = try writer(for: i)
-                    try writer?.appendVideo(frame, at: settings.pauseMode == .singleFile ? recorded : t - timeline.intervals[i].start)
+                    if try writer?.appendVideo(frame, at: settings.pauseMode == .singleFile ? recorded : t - timeline.intervals[i].start) == true {
+                        countGap(before: frame, interval: i, slot: settings.video.frameRate.frameIndex(at: recorded, rounding: .nearest))
+                    }
                 }
             }
         case .audio(let buffer):
@@ -166,6 +172,31 @@ final class RecorderPipeline: @unchecked Sendable {
         }
         try closeClipIfDone()
         return try limitReached()
+    }
+
+    /// How much of the session time `[start, end)` the recording holds (pauses and what lies
+    /// past the limit taken out).
+    func recordedLength(from start: MediaTime, to end: MediaTime) -> MediaTime {
+        var total = MediaTime.zero
+        for piece in timeline.split(from: start, to: end) {
+            var a = timeline.intervals[piece.interval].offset + (piece.start - timeline.intervals[piece.interval].start)
+            var b = a + (piece.end - piece.start)
+            if let limit { a = min(a, limit); b = min(b, limit) }
+            if b > a { total += b - a }
+        }
+        return total
+    }
+
+    /// Counts the frames missing before `frame`: those its source numbered but that never
+    /// reached the file (dropped by the source, by a full queue) and whose slots are empty. A
+    /// source faster than the recording (two frames to a slot) or slower (empty slots, no
+    /// numbers missing) loses nothing; pauses start the count again.
+    private func countGap(before frame: VideoFrame, interval: Int, slot: Int64) {
+        if let last = lastWritten, last.interval == interval {
+            let missing = min(frame.sequenceNumber - last.sequence - 1, slot - last.slot - 1)
+            if missing > 0 { droppedFrames += missing }
+        }
+        lastWritten = (interval, frame.sequenceNumber, slot)
     }
 
     /// Writes the recorded parts of `buffer` into the files of their intervals.
@@ -295,7 +326,7 @@ final class RecorderPipeline: @unchecked Sendable {
 
     /// Ends the recording: finishes the open file and, in clip mode, merges the clips into the
     /// recorder's file.
-    func finish(dropped: Int64) throws -> RecordingSummary {
+    func finish() throws -> RecordingSummary {
         if !timeline.hasBegun, !pendingAudio.isEmpty {
             timeline.begin(at: .zero)
             let held = pendingAudio
@@ -303,6 +334,12 @@ final class RecorderPipeline: @unchecked Sendable {
             for audio in held { _ = try handle(audio) }
         }
         let recorded = recordedDuration
+        // Slots after the last frame written, up to the end of the recording, lost their frames too.
+        if plan.video != nil, !videoGone, let last = lastWritten, last.interval == timeline.intervals.count - 1,
+           timeline.intervals[last.interval].end == nil {
+            let end = settings.video.frameRate.frameIndex(at: recorded, rounding: .nearest)
+            if end - last.slot - 1 > 0 { droppedFrames += end - last.slot - 1 }
+        }
         for interval in open.keys.sorted() { try finishClip(interval) }
         var url = self.url
         var frames = finishedFrames
@@ -333,7 +370,7 @@ final class RecorderPipeline: @unchecked Sendable {
         } else if frames == 0 && bytes == 0 {
             throw ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
         }
-        return RecordingSummary(url: url, duration: recorded, frames: frames, droppedFrames: dropped, bytes: bytes,
+        return RecordingSummary(url: url, duration: recorded, frames: frames, droppedFrames: droppedFrames, bytes: bytes,
                                 videoSize: plan.videoSize, video: plan.video != nil ? settings.video : nil,
                                 audioTracks: plan.titles, audio: plan.titles.isEmpty ? nil : settings.audio,
                                 container: container, reachedLimit: ending == .maxDuration,

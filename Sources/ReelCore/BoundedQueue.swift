@@ -12,7 +12,7 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
     private var storage: [Element?]
     private var head = 0
-    private var count = 0
+    private var queued = 0
     private var closed = false
     /// The most elements the queue holds.
     public let capacity: Int
@@ -26,17 +26,23 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
         self.storage = Array(repeating: nil, count: capacity)
     }
 
+    /// Whether ``close()`` has been called.
+    public var isClosed: Bool {
+        condition.lock(); defer { condition.unlock() }
+        return closed
+    }
+
     /// Adds an element. Returns `false` if it was dropped (queue full under `.dropNewest`, or closed).
     @discardableResult
     public func push(_ element: Element) -> Bool {
         condition.lock(); defer { condition.unlock() }
-        while count == capacity && !closed {
+        while queued == capacity && !closed {
             if policy == .dropNewest { return false }
             condition.wait()
         }
         if closed { return false }
-        storage[(head + count) % capacity] = element
-        count += 1
+        storage[(head + queued) % capacity] = element
+        queued += 1
         condition.broadcast()
         return true
     }
@@ -44,12 +50,12 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     /// Takes the oldest element, waiting for one; `nil` once the queue is closed and empty.
     public func pop() -> Element? {
         condition.lock(); defer { condition.unlock() }
-        while count == 0 && !closed { condition.wait() }
-        guard count > 0 else { return nil }
+        while queued == 0 && !closed { condition.wait() }
+        guard queued > 0 else { return nil }
         let element = storage[head]
         storage[head] = nil
         head = (head + 1) % capacity
-        count -= 1
+        queued -= 1
         condition.broadcast()
         return element
     }
@@ -65,6 +71,6 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     /// The number of waiting elements.
     public var pendingCount: Int {
         condition.lock(); defer { condition.unlock() }
-        return count
+        return queued
     }
 }

@@ -227,16 +227,12 @@ import ReelTestSupport
         let first = Int(counters.first ?? 0), last = Int(counters.last ?? 0)
         let expected = Int(duration * 30)
         // Frames count from the source's start; the recording begins a few frames later.
-        #expect(first <= 15 && last < first + expected, "frames \(first)…\(last) for \(expected) frames")
+        // Frames count from the source's start; the recording begins a few frames later (on a
+        // slow disk up to a second later: the file's header is written before sources start).
+        #expect(first <= 40 && last < first + expected, "frames \(first)…\(last) for \(expected) frames")
         let missing = expected - counters.count
-        withKnownIssue("""
-            Recorder counts frames dropped after the recording's end: the session runs on while \
-            the recorder catches up with its queue, and the source's drops (pool empty) and \
-            queue-full drops are all added to the summary (Recorder.sourceEvent/consume); how \
-            many depends on how far behind the recorder is when the limit is reached
-            """, isIntermittent: true) {
-            #expect(abs(missing - dropped) <= 2, "\(missing) frames missing from the file, \(dropped) reported dropped")
-        }
+        // Every frame missing from the file is reported, and only those.
+        #expect(abs(missing - dropped) <= 2, "\(missing) frames missing from the file, \(dropped) reported dropped")
 
         // The audio: there for the whole duration, no stretch without the tone, beeps a second apart.
         let (silent, seconds) = try Self.silentStretches(r.url)
@@ -265,12 +261,12 @@ import ReelTestSupport
         print("slow disk (3 KB/s): audio \(seconds) s of \(duration) s, \(gaps.count) silent 50 ms stretches from \(gaps.first ?? 0) s; events \(r.events.compactMap { $0["event"] as? String }.uniqued())")
         let reported = r.events.contains { ($0["event"] as? String)?.lowercased().contains("audio") == true || $0["droppedAudio"] != nil }
             || r.stderr.lowercased().contains("audio")
-        withKnownIssue("""
-            Recorder drops audio silently when its one 512-sample queue (about 5 s of 10 ms \
-            buffers) is full: Recorder.consume counts only the video pushes that fail; the file's \
-            audio then stops there or is padded with silence to the end, and nothing reports it
-            """) {
-            #expect(whole || reported, "audio \(seconds) s of \(duration) s, silent from \(gaps.first ?? seconds) s, and nothing said so")
+        #expect(whole || reported, "audio \(seconds) s of \(duration) s, silent from \(gaps.first ?? seconds) s, and nothing said so")
+        if !whole, let finished = r.events.last(where: { $0["event"] as? String == "finished" }),
+           let droppedAudio = finished["droppedAudio"] as? Double {
+            // What was reported is what is silent (to within the 50 ms windows measured).
+            let silentSeconds = Double(gaps.count) * 0.05 + max(0, duration - seconds)
+            #expect(abs(droppedAudio - silentSeconds) < 0.3, "reported \(droppedAudio) s of audio dropped, \(silentSeconds) s silent")
         }
         Self.expectFlatMemory(r, duration: duration)
     }
