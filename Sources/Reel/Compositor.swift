@@ -325,12 +325,17 @@ public final class Compositor: CaptureOutput {
         }
     }
 
-    private func waitForSources(upTo time: MediaTime) {
-        let deadline = Date(timeIntervalSinceNow: 2)
+    /// Waits until every live source that keeps up with the output rate has a frame at or
+    /// after `time`, for at most `timeout` seconds.
+    private func waitForSources(upTo time: MediaTime, timeout: Double) {
+        let deadline = Date(timeIntervalSinceNow: timeout)
         arrived.lock(); defer { arrived.unlock() }
         while Date() < deadline {
             let ready = state.withLock { s in
-                s.stopping || s.held.values.allSatisfy { held in !held.live || (held.frames.last.map { $0.presentationTime >= time } ?? false) }
+                let slow = s.settings.frameRate.framesPerSecond * 0.9
+                return s.stopping || s.held.values.allSatisfy { held in
+                    !held.live || held.rate < slow || (held.frames.last.map { $0.presentationTime >= time } ?? false)
+                }
             }
             if ready { return }
             _ = arrived.wait(until: min(deadline, Date(timeIntervalSinceNow: 0.05)))
@@ -349,9 +354,17 @@ public final class Compositor: CaptureOutput {
             let first = lastIndex != Int64.min && index - lastIndex <= 4 ? lastIndex + 1 : index
             for slot in first...index {
                 let pts = rate.time(ofFrame: slot)
-                // Off real time, every live source has its frame for this moment before it is
-                // drawn, so that composing is exact and repeatable (bounded, should one stall).
-                if !realTime { waitForSources(upTo: pts) }
+                // Every live source has its frame for this moment before it is drawn: off real
+                // time always (so that composing is exact and repeatable; bounded, should one
+                // stall), in real time for up to half a frame (a frame of the same instant from
+                // another camera may come a moment after the driving one; a quarter of a frame
+                // earlier counts as the same instant).
+                if realTime {
+                    waitForSources(upTo: driving.presentationTime - MediaTime(value: Int64(rate.per), timescale: rate.frames * 4),
+                                   timeout: rate.frameDuration.seconds / 2)
+                } else {
+                    waitForSources(upTo: pts, timeout: 2)
+                }
                 guard let canvas = realTime ? pool.makeFrame(presentationTime: pts, sequenceNumber: slot)
                                             : pool.makeFrameWaiting(presentationTime: pts, sequenceNumber: slot) else {
                     dropped.add(1, ordering: .relaxed)
