@@ -674,7 +674,7 @@ METRICS = [
     ("  inset's b frame = a's frame − 1", lambda r: _lag(r, "one_behind"), 0, False),
     ("  inset's b frame, other offsets", lambda r: _lag(r, "other"), 0, False),
     ("inset found at (x, y, w, h) (one frame)", None, 0, False),
-    ("mean |Δ| main vs a / inset vs b / fit", None, 1, False),
+    ("mean abs. luma Δ: main vs a / inset vs b / fit", None, 1, False),
     ("wall − N (start+finish) s", lambda r: r["overhead_s"], 2, False),
     ("file MB", lambda r: r["verify"].get("bytes", 0) / 1e6, 2, False),
     ("output checks", None, 0, False),
@@ -701,7 +701,7 @@ def special(label: str, runs: list[dict]) -> str:
     if label.startswith("inset found"):
         found = {tuple(r["verify"]["inset_found"]) for r in runs if r["verify"].get("inset_found")}
         return ", ".join("(" + ", ".join(map(str, f)) + ")" for f in sorted(found)) or "—"
-    if label.startswith("mean |Δ|"):
+    if label.startswith("mean abs."):
         vals = [[r["verify"].get(k) for r in runs if r["verify"].get(k) is not None]
                 for k in ("main_mad", "inset_vs_b_mad", "inset_fit_mad")]
         return " / ".join(f"{statistics.fmean(x):.1f}" for x in vals) if all(vals) else "—"
