@@ -373,7 +373,11 @@ public final class Compositor: CaptureOutput {
                 lastIndex = slot
                 var picture = canvas
                 picture.captureTime = slot == index ? driving.captureTime : nil
-                compose(into: picture, at: pts, driving: slot == index ? job : nil, scalers: &scalers)
+                // Other sources show their newest frame up to the driving frame's time (a quarter
+                // of a frame later still counts as the same instant: cameras start apart).
+                let reference = (slot == index ? driving.presentationTime : pts)
+                    + MediaTime(value: Int64(rate.per), timescale: rate.frames * 4)
+                compose(into: picture, at: pts, upTo: reference, driving: slot == index ? job : nil, scalers: &scalers)
                 composed.add(1, ordering: .relaxed)
                 if !realTime {
                     state.withLock { $0.composedUpTo = pts }
@@ -385,9 +389,10 @@ public final class Compositor: CaptureOutput {
         }
     }
 
-    /// Draws the picture of time `pts`: each live source's newest frame at or before it (the
-    /// driving frame for its own source), in its place in the layout.
-    private func compose(into picture: VideoFrame, at pts: MediaTime, driving job: Job?, scalers: inout [SourceID: FrameScaler]) {
+    /// Draws the picture of time `pts`: each live source's newest frame at or before
+    /// `reference` (the driving frame for its own source), in its place in the layout.
+    private func compose(into picture: VideoFrame, at pts: MediaTime, upTo reference: MediaTime, driving job: Job?,
+                         scalers: inout [SourceID: FrameScaler]) {
         let (settings, order, held) = state.withLock { s -> (Settings, [SourceID], [SourceID: VideoFrame]) in
             while let first = s.scheduledSwaps.first, first <= pts {
                 s.scheduledSwaps.removeFirst()
@@ -396,7 +401,7 @@ public final class Compositor: CaptureOutput {
             var chosen: [SourceID: VideoFrame] = [:]
             for id in s.order {
                 guard let held = s.held[id], held.live, !held.frames.isEmpty else { continue }
-                chosen[id] = held.frames.last { $0.presentationTime <= pts } ?? held.frames.first
+                chosen[id] = held.frames.last { $0.presentationTime <= reference } ?? held.frames.first
             }
             return (s.settings, s.order, chosen)
         }

@@ -24,7 +24,7 @@ struct RecordCommand {
     Examples:
       reel record --screen --mic --app-audio
       reel record --screen --camera --mic
-      reel record --camera=rtsp://10.0.0.5/stream --camera=/dev/video0 --layout side-by-side \
+      reel record --camera=rtsp://10.0.0.5/stream --camera=/dev/video0 --layout grid \\
                   --each-source cams/ --frame-log frames.csv -o both.mp4
       reel record --screen=:1 --region 1280x720+0+0 --fps 60 -o demo.mp4
       reel record --test-pattern --tone --duration 5 -o test.mp4

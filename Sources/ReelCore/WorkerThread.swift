@@ -15,6 +15,7 @@ public final class WorkerThread: Sendable {
     public init(name: String, body: @escaping @Sendable (WorkerThread) -> Void) {
         self.name = name
         let thread = Thread { [self] in
+            Self.nameInKernel(name)
             body(self)
             self.done.lock()
             self.finished.withLock { $0 = true }
@@ -24,6 +25,17 @@ public final class WorkerThread: Sendable {
         thread.name = name
         thread.stackSize = 1 << 20
         thread.start()
+    }
+
+    /// Foundation's thread name does not reach the kernel: the calling thread names itself
+    /// there too (Linux's `/proc/thread-self/comm`, 15 bytes at most; elsewhere nothing
+    /// happens), so that top, perf and /proc tell the compositor from the encoder.
+    private static func nameInKernel(_ name: String) {
+        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        let bytes = Array(name.utf8.prefix(15))
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
     }
 
     /// Whether `requestStop()` has been called.
