@@ -216,7 +216,11 @@ public final class FileCameraSource: CameraSource {
         // Under a real clock a frame this late is skipped, so that a slow decode catches up.
         let lateness = max(step * 4, MediaTime(value: 1, timescale: 5))
 
-        var loopStart = context.startTime()  // timeline time of this pass's first picture
+        // The first picture goes to the first frame slot at or after the start, so that file
+        // cameras of one rate started a few milliseconds apart show their frames together.
+        let startTicks = context.startTime().convertedValue(to: step.timescale, rounding: .up)
+        let firstSlot = step.value > 0 ? (startTicks + step.value - 1) / step.value * step.value : startTicks
+        var loopStart = MediaTime(value: firstSlot, timescale: step.timescale)  // timeline time of this pass's first picture
         var anchor: (ts: Int64, at: MediaTime)?  // a timestamp of this pass and its time in the pass
         var last: MediaTime?  // time in the pass of the last picture
         var sequence: Int64 = 0
