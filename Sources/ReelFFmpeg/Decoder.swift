@@ -135,12 +135,21 @@ final class PictureConverter {
         destination[3] = nil
         strides[3] = 0
         let height = frame.pointee.height
+        // Already yuv420p of the right size (most cameras and files): a plain copy of the
+        // planes, without swscale's plumbing.
+        let plainCopy = key.2 == AV_PIX_FMT_YUV420P.rawValue && key.0 == Int32(size.width) && key.1 == Int32(size.height)
+            && frame.pointee.color_range != AVCOL_RANGE_JPEG
         let rows = withExtendedLifetime(out) {
             withUnsafePointer(to: &frame.pointee.data) { data in
                 data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { source in
                     withUnsafePointer(to: &frame.pointee.linesize) { linesize in
                         linesize.withMemoryRebound(to: Int32.self, capacity: 8) { sourceStrides in
-                            sws_scale(scaler, source, sourceStrides, 0, height, destination, strides)
+                            if plainCopy {
+                                av_image_copy(destination, strides, UnsafeMutablePointer(mutating: source),
+                                              UnsafeMutablePointer(mutating: sourceStrides), AV_PIX_FMT_YUV420P, key.0, key.1)
+                                return height
+                            }
+                            return sws_scale(scaler, source, sourceStrides, 0, height, destination, strides)
                         }
                     }
                 }
