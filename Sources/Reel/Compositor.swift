@@ -10,7 +10,8 @@ import ReelFFmpeg
 /// A composed frame is made for each frame of the *driving* source: the first source in
 /// ``order`` that is live and delivers at least the output frame rate (otherwise the live
 /// source with the highest rate). Swapping pictures does not change the driver (so no frame
-/// slot is skipped); a driver that goes away hands over to the next. Every other source shows its newest frame, as the inset of
+/// slot is skipped); a driver that goes away, or goes quiet for three frame times while
+/// another source delivers, hands over to the next. Every other source shows its newest frame, as the inset of
 /// Apple's sample does. A source that is lost or interrupted leaves its area blank and stops
 /// driving; the composition goes on with the others, and picks the source up when it is back.
 /// When no video source is left, the composed stream reports itself lost.
@@ -231,6 +232,13 @@ public final class Compositor: CaptureOutput {
                 held.gone = false
                 s.held[sample.source] = held
                 if back || s.driver == nil { s.driver = Self.driver(in: s) }
+                // A driver that has gone quiet without a word (a camera frozen but connected)
+                // hands over to a source that still delivers, after three frame times.
+                if let driver = s.driver, driver != sample.source,
+                   let newest = s.held[driver]?.frames.last?.presentationTime,
+                   frame.presentationTime > newest + s.settings.frameRate.frameDuration * 3 {
+                    s.driver = sample.source
+                }
                 return (s.queue, s.driver == sample.source)
             }
             arrived.lock(); arrived.broadcast(); arrived.unlock()
@@ -333,8 +341,12 @@ public final class Compositor: CaptureOutput {
         while Date() < deadline {
             let ready = state.withLock { s in
                 let slow = s.settings.frameRate.framesPerSecond * 0.9
+                let quiet = time - s.settings.frameRate.frameDuration * 3
                 return s.stopping || s.held.values.allSatisfy { held in
-                    !held.live || held.rate < slow || (held.frames.last.map { $0.presentationTime >= time } ?? false)
+                    guard held.live, held.rate >= slow else { return true }
+                    guard let newest = held.frames.last?.presentationTime else { return false }
+                    // A source quiet for three frame times (frozen) is not waited for.
+                    return newest >= time || newest < quiet
                 }
             }
             if ready { return }

@@ -170,6 +170,28 @@ import ReelTestSupport
         #expect(await events.value == ["failing"])
     }
 
+    @Test func aCameraThatFreezesWithoutAWordStopsDrivingComposition() async throws {
+        let dir = try TemporaryDirectory()
+        let session = CaptureSession(clock: ManualClock())
+        // The frozen camera comes first, so it drives until it goes quiet at 0.5 s.
+        try session.addInput(FailingSource(inner: camera(.blue, "frozen"), failAt: MediaTime(value: 1, timescale: 2), reports: false))
+        try session.addInput(camera(.red, "steady"))
+        let compositor = Compositor(settings: .init(size: Self.size, frameRate: FrameRate(30), layout: .sideBySide))
+        let url = dir.url.appendingPathComponent("frozen.mp4")
+        let recorder = Recorder(url: url, settings: recorderSettings(seconds: 2))
+        try compositor.addOutput(recorder)
+        try session.addOutput(compositor)
+        try await session.start()
+        let summary = try await recorder.result()
+        await session.stop()
+        // The steady camera took over: the recording reached its two seconds, a few slots at
+        // the hand-over aside.
+        #expect(summary.frames >= 55, "\(summary.frames) frames")
+        let rgb = try MediaProbe.decodeRGB(url, width: 320, height: 240)
+        let right = CompositionLayout.sideBySide.rects(for: [Self.size, Self.size], canvas: Self.size)[1]
+        #expect(rgb.allSatisfy { Self.colour($0, width: 320, x: right.x + right.width / 2, y: right.y + right.height * 2 / 3) == "red" })
+    }
+
     @Test func aRecordingEndsCleanlyWhenEverySourceHasGone() async throws {
         let dir = try TemporaryDirectory()
         let session = CaptureSession(clock: ManualClock())
@@ -191,15 +213,18 @@ import ReelTestSupport
 final class FailingSource: CameraSource, @unchecked Sendable {
     let inner: TestPatternSource
     let failAt: MediaTime
+    /// Whether the failure is reported (unplugged) or not (frozen without a word).
+    let reports: Bool
     var name: String { inner.name }
     var kind: SampleKind { .video }
     var zoom: ZoomControl { inner.zoom }
     private let failed = NSLock()
     private var hasFailed = false
 
-    init(inner: TestPatternSource, failAt: MediaTime) {
+    init(inner: TestPatternSource, failAt: MediaTime, reports: Bool = true) {
         self.inner = inner
         self.failAt = failAt
+        self.reports = reports
     }
 
     func prepare() throws -> SourceFormat { try inner.prepare() }
@@ -211,7 +236,7 @@ final class FailingSource: CameraSource, @unchecked Sendable {
             guard !hasFailed else { return }
             if sample.presentationTime >= failAt {
                 hasFailed = true
-                context.report(.lost(ReelError(.sourceUnavailable, "\(name) was unplugged")))
+                if reports { context.report(.lost(ReelError(.sourceUnavailable, "\(name) was unplugged"))) }
                 return
             }
             context.deliver(sample)
