@@ -234,9 +234,9 @@ public final class Compositor: CaptureOutput {
                 if back || s.driver == nil { s.driver = Self.driver(in: s) }
                 // A driver that has gone quiet without a word (a camera frozen but connected)
                 // hands over to a source that still delivers, after three frame times.
-                if let driver = s.driver, driver != sample.source,
-                   let newest = s.held[driver]?.frames.last?.presentationTime,
-                   frame.presentationTime > newest + s.settings.frameRate.frameDuration * 3 {
+                if let driver = s.driver, driver != sample.source, let driving = s.held[driver],
+                   let newest = driving.frames.last?.presentationTime,
+                   (frame.presentationTime - newest).seconds > 3 / min(driving.rate, s.settings.frameRate.framesPerSecond) {
                     s.driver = sample.source
                 }
                 return (s.queue, s.driver == sample.source)
