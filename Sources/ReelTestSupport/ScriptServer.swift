@@ -121,7 +121,7 @@ final class ScriptServer: Sendable {
         } catch {
             throw ReelError(.sourceUnavailable, "cannot start the \(what): \(error)")
         }
-        let line = readLine(from: output.fileHandleForReading.fileDescriptor, until: Date().addingTimeInterval(timeout))
+        let line = Subprocess.readLine(from: output.fileHandleForReading.fileDescriptor, until: Date().addingTimeInterval(timeout))
         guard let line, let bound = Int(line.trimmingCharacters(in: .whitespaces)), bound > 0 else {
             if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
@@ -129,24 +129,5 @@ final class ScriptServer: Sendable {
             throw ReelError(.sourceUnavailable, "the \(what) did not start within \(timeout) s", hint: "its log says:\n\(tail)")
         }
         return (bound, Running(process: process, stdin: input))
-    }
-
-    private static func readLine(from fd: Int32, until deadline: Date) -> String? {
-        var bytes: [UInt8] = []
-        while true {
-            let remaining = deadline.timeIntervalSinceNow
-            guard remaining > 0 else { return nil }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32(min(remaining * 1000, 1000)))
-            if ready < 0 && errno == EINTR { continue }
-            guard ready >= 0 else { return nil }
-            if ready == 0 { continue }
-            var byte: UInt8 = 0
-            let count = read(fd, &byte, 1)
-            if count < 0 && errno == EINTR { continue }
-            guard count == 1 else { return nil }
-            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
-            bytes.append(byte)
-        }
     }
 }

@@ -10,6 +10,27 @@ public struct CommandResult: Sendable {
 }
 
 public enum Subprocess {
+    /// Reads up to a newline from `fd`, or `nil` at end of file or at the deadline (for a
+    /// server that says on a pipe when it is ready).
+    public static func readLine(from fd: Int32, until deadline: Date) -> String? {
+        var bytes: [UInt8] = []
+        while true {
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { return nil }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(min(remaining * 1000, 1000)))
+            if ready < 0 && errno == EINTR { continue }
+            guard ready >= 0 else { return nil }
+            if ready == 0 { continue }
+            var byte: UInt8 = 0
+            let count = read(fd, &byte, 1)
+            if count < 0 && errno == EINTR { continue }
+            guard count == 1 else { return nil }
+            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(byte)
+        }
+    }
+
     /// Finds an executable on PATH.
     public static func which(_ name: String) -> String? {
         if name.contains("/") { return name }

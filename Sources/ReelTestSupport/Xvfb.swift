@@ -52,7 +52,7 @@ public final class XvfbServer: Sendable {
             }
             // Xvfb writes its display number to -displayfd once it accepts connections; it exits
             // when another server holds the number, and then we try the next one.
-            let answer = Self.readLine(from: ready.fileHandleForReading.fileDescriptor, until: deadline)
+            let answer = Subprocess.readLine(from: ready.fileHandleForReading.fileDescriptor, until: deadline)
             try? ready.fileHandleForReading.close()
             let claimed = answer.flatMap { Int($0) } == number
             if claimed, Self.waitForConnection(":\(number)", until: deadline) {
@@ -133,26 +133,6 @@ public final class XvfbServer: Sendable {
             if FileManager.default.isExecutableFile(atPath: candidate) { return URL(fileURLWithPath: candidate) }
         }
         return nil
-    }
-
-    /// Reads up to a newline from `fd`, or `nil` at end of file or at the deadline.
-    private static func readLine(from fd: Int32, until deadline: Date) -> String? {
-        var bytes: [UInt8] = []
-        while true {
-            let remaining = deadline.timeIntervalSinceNow
-            guard remaining > 0 else { return nil }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32(min(remaining * 1000, 1000)))
-            if ready < 0 && errno == EINTR { continue }
-            guard ready >= 0 else { return nil }
-            if ready == 0 { continue }
-            var byte: UInt8 = 0
-            let count = read(fd, &byte, 1)
-            if count < 0 && errno == EINTR { continue }
-            guard count == 1 else { return nil }
-            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
-            bytes.append(byte)
-        }
     }
 
     /// Tries to connect to `display` until it works or the deadline passes.
