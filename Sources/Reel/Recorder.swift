@@ -112,8 +112,6 @@ public final class Recorder: CaptureOutput {
     }
     private let state: Mutex<State>
     private let dropped = Atomic<Int64>(0)
-    /// Audio refused by the full queue, in nanoseconds.
-    private let droppedAudioNanoseconds = Atomic<Int64>(0)
     /// The spans of session time whose audio the full queue refused, by source (contiguous
     /// refusals merge, so the list stays short): the summary counts those inside the recording.
     private let refusedAudio = Mutex<[SourceID: [(start: MediaTime, end: MediaTime)]]>([:])
@@ -211,7 +209,9 @@ public final class Recorder: CaptureOutput {
     public var droppedFrames: Int64 { dropped.load(ordering: .relaxed) }
 
     /// Audio dropped so far because the recorder fell behind (the file has silence there).
-    public var droppedAudio: MediaTime { MediaTime(nanoseconds: droppedAudioNanoseconds.load(ordering: .relaxed)) }
+    public var droppedAudio: MediaTime {
+        refusedAudio.withLock { spans in spans.values.joined().reduce(MediaTime.zero) { $0 + ($1.end - $1.start) } }
+    }
 
     // MARK: CaptureOutput
 
@@ -243,7 +243,6 @@ public final class Recorder: CaptureOutput {
             state.gone = []
             state.allGone = false
             dropped.store(0, ordering: .relaxed)
-            droppedAudioNanoseconds.store(0, ordering: .relaxed)
             refusedAudio.withLock { $0 = [:] }
             continuation.yield(.started(url))
             state.worker = WorkerThread(name: "reel.recorder") { [self] _ in
@@ -264,10 +263,9 @@ public final class Recorder: CaptureOutput {
             queue.push(sample)
         case .audio(let buffer):
             if !queue.push(sample), !queue.isClosed {
-                droppedAudioNanoseconds.add(buffer.duration.nanoseconds, ordering: .relaxed)
                 refusedAudio.withLock { spans in
                     var list = spans[sample.source, default: []]
-                    if let last = list.last, buffer.presentationTime <= last.end + MediaTime(value: 1, timescale: 100) {
+                    if let last = list.last, buffer.presentationTime <= last.end + MediaTime(value: 1, timescale: 1000) {
                         list[list.count - 1].end = max(last.end, buffer.endTime)
                     } else if list.count < 4096 {
                         list.append((buffer.presentationTime, buffer.endTime))
