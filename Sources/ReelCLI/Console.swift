@@ -3,6 +3,7 @@ import Foundation
 /// Where the CLI writes: standard output for results, standard error for progress and errors.
 public final class Console: @unchecked Sendable {
     private let lock = NSLock()
+    private var stdoutClosed = false
     /// Whether standard error is a terminal (progress lines are drawn only then).
     public let isTerminal: Bool
 
@@ -25,7 +26,16 @@ public final class Console: @unchecked Sendable {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeMutableBytes { Foundation.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if n < 0 { if errno == EINTR { continue } else { return } }
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno == EPIPE && fd == STDOUT_FILENO && !stdoutClosed {
+                    // `reel record --json | head -1`: the reader has gone; say so once, carry on.
+                    stdoutClosed = true
+                    let note = Array("reel: note: standard output was closed; events are no longer printed (the recording goes on)\n".utf8)
+                    note.withUnsafeBytes { _ = Foundation.write(STDERR_FILENO, $0.baseAddress!, $0.count) }
+                }
+                return
+            }
             offset += n
         }
     }

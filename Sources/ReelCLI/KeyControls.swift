@@ -3,31 +3,16 @@ import Dispatch
 import Reel
 
 /// Keys on a terminal while recording: space pauses and resumes, `s` swaps the composed
-/// pictures, `q` or Enter stops. Without a terminal, SIGUSR1 toggles pause and SIGUSR2 swaps.
+/// pictures, `q` or Enter stops (SIGUSR1 and SIGUSR2 do the first two: ``RecordSignals``).
 /// The terminal's settings are restored when done.
 final class KeyControls: @unchecked Sendable {
     private var saved = termios()
     private var rawMode = false
     private var reader: Thread?
-    private var usr1: DispatchSourceSignal?
-    private var usr2: DispatchSourceSignal?
     private let lock = NSLock()
     private var cancelled = false
 
     init(recorder: Recorder, compositor: Compositor? = nil, console: Console, interactive: Bool, stop: @escaping @Sendable () -> Void) {
-        signal(SIGUSR1, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
-        source.setEventHandler { try? recorder.togglePause() }
-        source.resume()
-        usr1 = source
-        if let compositor {
-            signal(SIGUSR2, SIG_IGN)
-            let swap = DispatchSource.makeSignalSource(signal: SIGUSR2, queue: .global())
-            swap.setEventHandler { compositor.swap() }
-            swap.resume()
-            usr2 = swap
-        }
-
         guard interactive, isatty(STDIN_FILENO) == 1, tcgetattr(STDIN_FILENO, &saved) == 0 else { return }
         var raw = saved
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
@@ -70,12 +55,6 @@ final class KeyControls: @unchecked Sendable {
         lock.lock()
         cancelled = true
         lock.unlock()
-        usr1?.cancel()
-        signal(SIGUSR1, SIG_DFL)
-        if let usr2 {
-            usr2.cancel()
-            signal(SIGUSR2, SIG_DFL)
-        }
         if rawMode {
             tcsetattr(STDIN_FILENO, TCSANOW, &saved)
             rawMode = false

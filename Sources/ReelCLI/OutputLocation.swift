@@ -4,9 +4,51 @@ import Reel
 /// Where a recording goes when no `-o` is given: the user's videos folder (XDG `VIDEOS`
 /// directory, else `~/Videos`) with a dated name.
 public enum OutputLocation {
-    /// The user's videos folder.
+    /// What a path given with `-o` names.
+    public enum Kind: Equatable {
+        /// A file to write (it may exist: then `--overwrite` decides).
+        case file
+        /// An existing folder: a dated file goes in it.
+        case folder
+        /// A path ending in `/` whose folder does not exist.
+        case missingFolder
+        /// An existing device, pipe or socket (`/dev/stdout`, a FIFO): not a file reel writes.
+        case special(String)
+
+        /// What `path` names, following symbolic links.
+        public init(path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else {
+                self = path.hasSuffix("/") ? .missingFolder : .file
+                return
+            }
+            switch info.st_mode & S_IFMT {
+            case S_IFDIR: self = .folder
+            case S_IFREG: self = .file
+            case S_IFCHR, S_IFBLK: self = .special("a device")
+            case S_IFIFO: self = .special("a pipe")
+            case S_IFSOCK: self = .special("a socket")
+            default: self = .special("not a regular file")
+            }
+        }
+    }
+
+    /// Whether `a` and `b` are one file: the same inode when both exist (symbolic and hard
+    /// links included), else the same path once `.`, `..` and links are resolved.
+    public static func isSameFile(_ a: URL, _ b: URL) -> Bool {
+        var sa = stat(), sb = stat()
+        if stat(a.path, &sa) == 0, stat(b.path, &sb) == 0 { return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino }
+        return a.standardizedFileURL.resolvingSymlinksInPath().path == b.standardizedFileURL.resolvingSymlinksInPath().path
+    }
+
+    /// The user's videos folder: `XDG_VIDEOS_DIR` from the environment, else from
+    /// `user-dirs.dirs`, else `~/Videos`.
     public static func videosDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
         let home = environment["HOME"].map { URL(fileURLWithPath: $0) } ?? FileManager.default.homeDirectoryForCurrentUser
+        if let value = environment["XDG_VIDEOS_DIR"], !value.isEmpty {
+            let expanded = value.replacingOccurrences(of: "$HOME", with: home.path)
+            if expanded.hasPrefix("/") { return URL(fileURLWithPath: expanded, isDirectory: true) }
+        }
         let configHome = environment["XDG_CONFIG_HOME"].map { URL(fileURLWithPath: $0) } ?? home.appendingPathComponent(".config")
         if let text = try? String(contentsOf: configHome.appendingPathComponent("user-dirs.dirs"), encoding: .utf8) {
             for line in text.split(separator: "\n") where line.hasPrefix("XDG_VIDEOS_DIR=") {
@@ -16,6 +58,38 @@ public enum OutputLocation {
             }
         }
         return home.appendingPathComponent("Videos")
+    }
+
+    /// A new dated file in `folder`, created empty so that no other recording takes the name:
+    /// `Reel 2026-11-29 at 14.05.09.mp4`, or `… (2).mp4` and on when recordings start in the
+    /// same second. The caller records into it (it is empty and its own) or removes it.
+    public static func reserveDatedFile(in folder: URL, container: Container, date: Date = Date()) throws -> URL {
+        let name = datedName(container: container, date: date)
+        let stem = String(name.dropLast(container.fileExtension.count + 1))
+        for n in 1...1000 {
+            let url = folder.appendingPathComponent(n == 1 ? name : "\(stem) (\(n)).\(container.fileExtension)")
+            let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            if fd >= 0 {
+                close(fd)
+                return url
+            }
+            let e = errno
+            if e == EEXIST { continue }
+            if e == EACCES || e == EPERM || e == EROFS {
+                throw ReelError(.permissionDenied, "cannot write to the folder \(folder.path)", hint: "choose another with -o", errno: e)
+            }
+            if e == ENOENT || e == ENOTDIR {
+                throw ReelError(.ioFailure, "the folder \(folder.path) does not exist", hint: "create it or choose another with -o", errno: e)
+            }
+            throw ReelError(.ioFailure, "cannot create a file in \(folder.path): \(String(cString: strerror(e)))", errno: e)
+        }
+        throw ReelError(.fileExists, "\(folder.path) already holds 1000 recordings named \(stem)", hint: "choose a name with -o")
+    }
+
+    /// Removes a file that ``reserveDatedFile(in:container:date:)`` made, if it is still empty.
+    public static func releaseReservation(_ url: URL) {
+        var info = stat()
+        if stat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size == 0 { unlink(url.path) }
     }
 
     /// A dated file name such as `Reel 2026-11-29 at 14.05.09.mp4`.

@@ -10,6 +10,8 @@ final class ProgressRenderer: @unchecked Sendable {
     private var lineShown = false
     /// Whether the progress line says which keys control the recording.
     var controlsHint = false
+    /// Whether the hint names the swap key (several pictures composed).
+    var swapHint = false
 
     init(console: Console, json: Bool) {
         self.console = console
@@ -38,7 +40,7 @@ final class ProgressRenderer: @unchecked Sendable {
                 if let max = p.maxDuration { line += " / \(Format.clock(seconds: max.seconds))" }
                 line += "  \(Format.bytes(p.bytes))  \(p.frames) frames  \(p.droppedFrames) dropped"
                 if p.clipCount > 1 { line += "  clip \(p.clipCount)" }
-                if controlsHint { line += "  [space] pause/resume  [q] stop" }
+                if controlsHint { line += "  [space] pause/resume" + (swapHint ? "  [s] swap" : "") + "  [q] stop" }
                 console.errRaw("\r\u{1B}[2K" + line)
                 lineShown = true
             }

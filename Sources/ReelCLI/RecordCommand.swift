@@ -33,17 +33,31 @@ struct RecordCommand {
 
     /// Runs the recording; returns the exit status.
     func run() async -> Int32 {
+        // The signals are answered from the first moment: a stop while the session starts stops
+        // it once started, and USR1/USR2 with nothing to do yet are ignored with a note.
+        let parts = RecordingParts()
+        let signals = RecordSignals(console: console, canSwap: options.videoSourceCount > 1,
+                                    stop: { Task { await parts.session?.stop() } },
+                                    togglePause: { try? parts.recorder?.togglePause() },
+                                    swap: { parts.compositor?.swap() },
+                                    abortMessage: { [options] in parts.abortMessage(container: options.container) })
+        defer { signals.finished() }
+        ProcessSignals.shared.install(console: console)
         let url: URL
+        let reserved: Bool
         do {
-            url = try resolveOutput()
-            try OutputLocation.check(url, overwrite: options.overwrite)
+            (url, reserved) = try resolveOutput()
+            if !reserved { try OutputLocation.check(url, overwrite: options.overwrite) }
         } catch let error as ReelError {
             return fail(error)
         } catch {
             return fail(ReelError(.ioFailure, "\(error)"))
         }
+        // A dated name reel reserved is an empty file of its own: gone again if nothing is recorded.
+        defer { if reserved { OutputLocation.releaseReservation(url) } }
 
         let session = options.virtualClock ? CaptureSession(clock: ManualClock()) : CaptureSession()
+        parts.set(url: url, session: session)
         let sources: [any CaptureSource]
         do {
             sources = try makeSources()
@@ -55,7 +69,7 @@ struct RecordCommand {
         }
         let videoSources = sources.filter { $0.kind == .video }
         var settings = Recorder.Settings(container: options.container, video: options.video, audio: options.audio,
-                                         mixesAudio: options.mixesAudio, overwrite: options.overwrite)
+                                         mixesAudio: options.mixesAudio, overwrite: options.overwrite || reserved)
         settings.maxRecordedDuration = options.limit
         settings.pauseMode = options.pauseMode
         settings.maxFileSize = options.maxFileSize
@@ -65,6 +79,7 @@ struct RecordCommand {
             settings.keepsClips = true
         }
         let recorder = Recorder(url: url, settings: settings)
+        parts.set(recorder: recorder)
         var compositor: Compositor?
         var ownRecorders: [(String, Recorder)] = []
         do {
@@ -73,6 +88,7 @@ struct RecordCommand {
                 try composer.addOutput(recorder)
                 try session.addOutput(composer)
                 compositor = composer
+                parts.set(compositor: composer)
             } else {
                 try session.addOutput(recorder)
             }
@@ -99,14 +115,13 @@ struct RecordCommand {
                 console.err("reel: note: \(cut.path) looks cut off (unless another recording is writing it now); recover it with: reel recover \"\(cut.path)\"")
             }
         }
-        let stopper = SignalStopper(console: console, url: url) {
-            Task { await session.stop() }
-        }
+        signals.started()
         let renderer = ProgressRenderer(console: console, json: options.json)
         let keys = KeyControls(recorder: recorder, compositor: compositor, console: console, interactive: console.isTerminal && !options.json) {
-            Task { await session.stop() }
+            signals.requestStop()
         }
         renderer.controlsHint = keys.isInteractive
+        renderer.swapHint = keys.isInteractive && compositor != nil
         let events = Task {
             for await event in recorder.events { renderer.render(event) }
         }
@@ -121,6 +136,7 @@ struct RecordCommand {
         } catch {
             outcome = .failure(ReelError(.encodingFailed, "\(error)"))
         }
+        signals.stopping()
         await session.stop()
         var ownFiles: [(String, Result<RecordingSummary, ReelError>)] = []
         for (name, own) in ownRecorders {
@@ -128,7 +144,6 @@ struct RecordCommand {
                 ownFiles.append((name, .failure(error as? ReelError ?? ReelError(.encodingFailed, "\(error)"))))
             }
         }
-        stopper.cancel()
         keys.cancel()
         await events.value
         sessionEvents.cancel()
@@ -159,13 +174,20 @@ struct RecordCommand {
             }
             if let log = options.frameLog, !options.json { console.out("  frame log \(log.path)") }
             return 0
+        case .failure(let error) where error.code == .nothingRecorded && signals.stopWasRequested:
+            return fail(ReelError(.nothingRecorded, "stopped before the first frame or sound was recorded; no file was written"))
         case .failure(let error):
             return fail(error)
         }
     }
 
-    private func resolveOutput() throws -> URL {
-        if let output = options.output { return output }
+    /// The file to record into, and whether reel made its name (a dated name, reserved by
+    /// creating it empty: the recorder then replaces that empty file of its own).
+    private func resolveOutput() throws -> (url: URL, reserved: Bool) {
+        if let output = options.output { return (output, false) }
+        if let folder = options.outputFolder {
+            return (try OutputLocation.reserveDatedFile(in: folder, container: options.container), true)
+        }
         let folder = OutputLocation.videosDirectory(environment: environment)
         if !FileManager.default.fileExists(atPath: folder.path) {
             do {
@@ -174,7 +196,7 @@ struct RecordCommand {
                 throw ReelError(.permissionDenied, "cannot create \(folder.path)", hint: "choose a file with -o")
             }
         }
-        return folder.appendingPathComponent(OutputLocation.datedName(container: options.container))
+        return (try OutputLocation.reserveDatedFile(in: folder, container: options.container), true)
     }
 
     /// One recorder per video source, each connected to its source only, writing
@@ -187,6 +209,7 @@ struct RecordCommand {
             throw ReelError(.permissionDenied, "cannot create the folder \(folder.path) for --each-source", hint: "choose another folder")
         }
         var own = settings
+        own.overwrite = options.overwrite
         own.video.size = nil
         own.maxFileSize = nil
         own.pauseMode = .singleFile
@@ -198,6 +221,12 @@ struct RecordCommand {
                 .split(separator: "-", omittingEmptySubsequences: true).joined(separator: "-")
             let file = folder.appendingPathComponent(String(format: "%02d-%@.%@", i + 1, safe.isEmpty ? "source" : safe,
                                                             options.container.fileExtension))
+            for location in options.cameras {
+                if case .file(let input) = location, OutputLocation.isSameFile(file, input) {
+                    throw ReelError(.invalidConfiguration, "--each-source would write \(file.path), the file played as a camera",
+                                    hint: "choose another folder for --each-source")
+                }
+            }
             try OutputLocation.check(file, overwrite: options.overwrite)
             let recorder = Recorder(url: file, settings: own)
             try session.addOutput(recorder, connectedTo: [source])
@@ -254,39 +283,54 @@ struct RecordCommand {
     }
 }
 
-/// Ctrl-C and SIGTERM: the first stops and finalises, a second aborts at once.
-final class SignalStopper: @unchecked Sendable {
-    private var sources: [DispatchSourceSignal] = []
-    private var count = 0
+/// The parts of a recording that the signal handlers act on, set as they are made.
+final class RecordingParts: @unchecked Sendable {
     private let lock = NSLock()
+    private var _url: URL?
+    private var _session: CaptureSession?
+    private var _recorder: Recorder?
+    private var _compositor: Compositor?
 
-    init(console: Console, url: URL, stop: @escaping @Sendable () -> Void) {
-        for signo in [SIGINT, SIGTERM] {
-            signal(signo, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signo, queue: .global())
-            source.setEventHandler { [weak self] in
-                guard let self else { return }
-                self.lock.lock()
-                self.count += 1
-                let n = self.count
-                self.lock.unlock()
-                if n == 1 {
-                    if console.isTerminal { console.errRaw("\r\u{1B}[2K") }
-                    console.err("Stopping… (press Ctrl-C again to abort)")
-                    stop()
-                } else {
-                    console.err("reel: aborted; \(url.path) keeps what was recorded up to its last fragment (reel can finalise it later)")
-                    _exit(130)
-                }
-            }
-            source.resume()
-            sources.append(source)
-        }
+    var session: CaptureSession? { lock.lock(); defer { lock.unlock() }; return _session }
+    var recorder: Recorder? { lock.lock(); defer { lock.unlock() }; return _recorder }
+    var compositor: Compositor? { lock.lock(); defer { lock.unlock() }; return _compositor }
+
+    func set(url: URL, session: CaptureSession) {
+        lock.lock(); defer { lock.unlock() }
+        _url = url
+        _session = session
     }
 
-    func cancel() {
-        for source in sources { source.cancel() }
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
+    func set(recorder: Recorder) {
+        lock.lock(); defer { lock.unlock() }
+        _recorder = recorder
+    }
+
+    func set(compositor: Compositor) {
+        lock.lock(); defer { lock.unlock() }
+        _compositor = compositor
+    }
+
+    /// What an abort leaves on disk, and how to finish it.
+    func abortMessage(container: Container) -> String {
+        lock.lock()
+        let url = _url
+        let recorder = _recorder
+        lock.unlock()
+        guard let url else { return "reel: aborted before anything was recorded" }
+        if let recorder, recorder.settings.pauseMode == .clips, let folder = recorder.recordingSession?.folder,
+           FileManager.default.fileExists(atPath: folder.path) {
+            return "reel: aborted; the clips recorded so far are in \(folder.path)/ (each plays up to its last fragment); "
+                + "merge them into \(url.lastPathComponent) with: reel recover \"\(folder.path)\""
+        }
+        guard FileManager.default.fileExists(atPath: url.path) else { return "reel: aborted before anything was recorded" }
+        switch container {
+        case .mkv:
+            return "reel: aborted; \(url.path) keeps what was recorded and plays as it is; "
+                + "reel recover \"\(url.path)\" gives it its index and duration"
+        case .mp4, .mov:
+            return "reel: aborted; \(url.path) keeps what was recorded up to its last fragment and plays; "
+                + "finalise it with: reel recover \"\(url.path)\""
+        }
     }
 }

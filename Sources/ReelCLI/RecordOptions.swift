@@ -22,6 +22,8 @@ public struct RecordOptions: Sendable {
     public var maxDuration: MediaTime?
     public var container: Container = .mp4
     public var output: URL?
+    /// `-o DIR` with an existing folder (or a path ending in `/`): a dated file in it.
+    public var outputFolder: URL?
     public var overwrite = false
     public var json = false
     public var pauseMode: Recorder.PauseMode = .singleFile
@@ -78,7 +80,7 @@ public struct RecordOptions: Sendable {
         OptionSpec("duration", value: .required, placeholder: "TIME", help: "stop after this long, e.g. 30, 2.5s, 5m, 01:30"),
         OptionSpec("max-duration", value: .required, placeholder: "TIME", help: "never record more than this"),
         OptionSpec("format", value: .required, placeholder: "FORMAT", help: "mp4 (default), mov or mkv"),
-        OptionSpec("output", short: "o", value: .required, placeholder: "FILE", help: "the file (default: a dated name in ~/Videos)"),
+        OptionSpec("output", short: "o", value: .required, placeholder: "FILE", help: "the file, or a folder for a dated name in it (default: a dated name in your videos folder)"),
         OptionSpec("overwrite", help: "replace FILE if it exists"),
         OptionSpec("json", help: "print events as JSON lines on standard output"),
         OptionSpec("faster-than-real-time", help: "with --test-pattern/--tone only: record as fast as encoding allows (needs --duration)"),
@@ -219,6 +221,21 @@ public struct RecordOptions: Sendable {
         }
         if let path = args.value("output") ?? nil {
             guard !path.isEmpty else { throw UsageError("-o needs a file name") }
+            guard path != "-" else {
+                throw UsageError("-o -: reel does not write to standard output; give a file (.mp4, .mov or .mkv) or a folder")
+            }
+            switch OutputLocation.Kind(path: path) {
+            case .folder:
+                outputFolder = URL(fileURLWithPath: path, isDirectory: true)
+            case .missingFolder:
+                throw UsageError("-o \(path): there is no such folder (create it, or give a file name)")
+            case .special(let what):
+                throw UsageError("-o \(path) is \(what), not a file: reel writes regular files (give a file name or a folder)")
+            case .file:
+                break
+            }
+        }
+        if let path = args.value("output") ?? nil, outputFolder == nil {
             let url = URL(fileURLWithPath: path)
             output = url
             let ext = url.pathExtension
@@ -230,6 +247,11 @@ public struct RecordOptions: Sendable {
             } else if !ext.isEmpty {
                 throw UsageError("unknown file type '.\(ext)' (use .mp4, .mov or .mkv, or --format)")
             } else {
+                // `-o talk` means talk.mp4; but a file named exactly that is there already (a
+                // user's file, or /dev/stdout redirected to one): writing a sibling would surprise.
+                if FileManager.default.fileExists(atPath: path) {
+                    throw UsageError("-o \(path): a file of that name exists and has no .mp4, .mov or .mkv ending; give the file name with its ending")
+                }
                 output = url.appendingPathExtension(container.fileExtension)
             }
         }
@@ -276,6 +298,18 @@ public struct RecordOptions: Sendable {
     /// Checks what needs the other options too.
     func validateCombinations() throws {
         if virtualClock && limit == nil { throw UsageError("--faster-than-real-time needs --duration") }
+        // No file reel writes may be a file it reads, nor two of its outputs one file: with
+        // --overwrite the recording would destroy its own input.
+        let inputs = cameras.compactMap { location -> URL? in if case .file(let url) = location { url } else { nil } }
+        let outputs = [output.map { ("-o", $0) }, frameLog.map { ("--frame-log", $0) }].compactMap { $0 }
+        for (option, out) in outputs {
+            for input in inputs where OutputLocation.isSameFile(out, input) {
+                throw UsageError("\(option) \(out.path) is the file played as a camera (--camera=\(input.path)); write to another file")
+            }
+        }
+        if let output, let frameLog, OutputLocation.isSameFile(output, frameLog) {
+            throw UsageError("--frame-log \(frameLog.path) is the recording's own file (-o); give the log another name")
+        }
     }
 
     /// The recording limit: the shorter of `--duration` and `--max-duration`.

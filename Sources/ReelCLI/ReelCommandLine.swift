@@ -28,6 +28,9 @@ public enum ReelCommandLine {
             return 2
         }
         let rest = Array(arguments.dropFirst())
+        // The signals blocked in main are answered from here on; `reel record` sets its
+        // handlers before this (signals that came earlier are answered by them).
+        if command != "record" { ProcessSignals.shared.install(console: console) }
         do {
             switch command {
             case "record":
@@ -61,7 +64,11 @@ public enum ReelCommandLine {
                     return 0
                 }
                 return try MergeCommand(parsed, console: console).run()
+            case "help" where rest.count == 1 && ["record", "devices", "recover", "merge"].contains(rest[0]):
+                // `reel help record` is `reel record --help`.
+                return await run([rest[0], "--help"], console: console, environment: environment)
             case "-h", "--help", "help":
+                if let extra = rest.first { throw UsageError("no help on '\(extra)' (use record, devices, merge or recover)") }
                 console.out(help)
                 return 0
             default:

@@ -1,12 +1,10 @@
 import Foundation
 import ReelCLI
 
-// A parent may have left SIGINT/SIGTERM blocked (some process spawners do); a recorder must hear them.
-var signals = sigset_t()
-sigemptyset(&signals)
-sigaddset(&signals, SIGINT)
-sigaddset(&signals, SIGTERM)
-pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+// First of all, before any await: the signals reel answers (INT, TERM, HUP, QUIT, USR1, USR2)
+// are caught from here on and answered once the command has said what each does; SIGPIPE is
+// ignored.
+ProcessSignals.interceptSignals()
 
 let status = await ReelCommandLine.run(Array(CommandLine.arguments.dropFirst()))
 exit(status)

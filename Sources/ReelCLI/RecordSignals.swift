@@ -1,0 +1,198 @@
+import Foundation
+import Reel
+
+/// What `reel record` does with each signal, at every moment of its life.
+///
+/// - INT, TERM, HUP (a closed terminal, a dropped SSH session) and QUIT stop the recording and
+///   finalise the file. One that arrives while the session is still starting (a slow network
+///   camera connecting) stops it as soon as it has started. A second one aborts at once: the
+///   file keeps everything up to its last fragment, and the message says how to finish it.
+/// - USR1 toggles pause, USR2 swaps the composed pictures; with nothing to do (not recording
+///   yet, stopping, or a single picture) each is ignored with a note.
+/// - HUP is left ignored when the parent ignored it (`nohup`).
+///
+/// The decisions are this value state machine's; ``RecordSignals`` acts on them.
+struct RecordSignalLifecycle {
+    enum Phase: Equatable {
+        /// Handlers are in place; the session is starting. `stopRequested`: a stop signal came.
+        case starting(stopRequested: Bool)
+        /// Recording.
+        case recording
+        /// Stopping and finalising; `signalled`: a stop signal has come (the next one aborts).
+        case stopping(signalled: Bool)
+        /// The command is done with the recording (summary printed or failed).
+        case finished
+    }
+
+    /// What the owner does.
+    enum Action: Equatable {
+        case none
+        /// Say that the recording will stop as soon as it has started.
+        case stopAfterStart
+        /// Stop the session now.
+        case stop
+        /// Say that the recording is already stopping (by itself) and the next signal aborts.
+        case alreadyStopping
+        /// Abort at once (a second stop signal).
+        case abort
+        case togglePause
+        case swap
+        /// Ignore the signal, saying why.
+        case ignore(reason: String)
+    }
+
+    private(set) var phase: Phase = .starting(stopRequested: false)
+    let canSwap: Bool
+
+    init(canSwap: Bool) { self.canSwap = canSwap }
+
+    mutating func stopSignal() -> Action {
+        switch phase {
+        case .starting(stopRequested: false):
+            phase = .starting(stopRequested: true)
+            return .stopAfterStart
+        case .starting(stopRequested: true), .stopping(signalled: true):
+            return .abort
+        case .stopping(signalled: false):
+            phase = .stopping(signalled: true)
+            return .alreadyStopping
+        case .recording:
+            phase = .stopping(signalled: true)
+            return .stop
+        case .finished:
+            return .none
+        }
+    }
+
+    /// The session has started; returns `.stop` if a stop signal came while it started.
+    mutating func started() -> Action {
+        guard case .starting(let requested) = phase else { return .none }
+        phase = requested ? .stopping(signalled: true) : .recording
+        return requested ? .stop : .none
+    }
+
+    /// The recording stopped by itself (a limit, a key, a failure).
+    mutating func stopping() {
+        if case .recording = phase { phase = .stopping(signalled: false) }
+    }
+
+    mutating func finished() { phase = .finished }
+
+    /// Whether a stop signal (or key) ended the recording.
+    var stopWasRequested: Bool {
+        if case .stopping(signalled: true) = phase { return true }
+        return false
+    }
+
+    func pauseSignal() -> Action {
+        switch phase {
+        case .recording: return .togglePause
+        case .starting: return .ignore(reason: "the recording has not started yet")
+        case .stopping, .finished: return .ignore(reason: "the recording is stopping")
+        }
+    }
+
+    func swapSignal() -> Action {
+        guard canSwap else { return .ignore(reason: "there is one picture, nothing to swap (swapping needs two video sources)") }
+        switch phase {
+        case .recording: return .swap
+        case .starting: return .ignore(reason: "the recording has not started yet")
+        case .stopping, .finished: return .ignore(reason: "the recording is stopping")
+        }
+    }
+}
+
+/// The owner of ``RecordSignalLifecycle``: answers the signals for one `reel record`.
+final class RecordSignals: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lifecycle: RecordSignalLifecycle
+    private let console: Console
+    private let stop: @Sendable () -> Void
+    private let togglePause: @Sendable () -> Void
+    private let swap: @Sendable () -> Void
+    private let abortMessage: @Sendable () -> String
+
+    /// Takes over the signals. `stop` stops the session; `abortMessage` says, at the moment of
+    /// an abort, what is on disk and how to finish it.
+    init(console: Console, canSwap: Bool, stop: @escaping @Sendable () -> Void,
+         togglePause: @escaping @Sendable () -> Void, swap: @escaping @Sendable () -> Void,
+         abortMessage: @escaping @Sendable () -> String) {
+        self.console = console
+        self.lifecycle = RecordSignalLifecycle(canSwap: canSwap)
+        self.stop = stop
+        self.togglePause = togglePause
+        self.swap = swap
+        self.abortMessage = abortMessage
+        let signals = ProcessSignals.shared
+        signals.setHandler(ProcessSignals.stopping) { [weak self] signo in self?.stopSignal(signo) }
+        signals.setHandler([SIGUSR1]) { [weak self] signo in self?.act(on: signo, pause: true) }
+        signals.setHandler([SIGUSR2]) { [weak self] signo in self?.act(on: signo, pause: false) }
+    }
+
+    private func decide(_ body: (inout RecordSignalLifecycle) -> RecordSignalLifecycle.Action) -> RecordSignalLifecycle.Action {
+        lock.lock(); defer { lock.unlock() }
+        return body(&lifecycle)
+    }
+
+    /// A stop asked for by a signal, or by a key (`q`, Enter).
+    func requestStop(by signo: Int32? = nil) {
+        let action = decide { $0.stopSignal() }
+        perform(action, signo: signo ?? SIGINT, fromKey: signo == nil)
+    }
+
+    private func stopSignal(_ signo: Int32) { requestStop(by: signo) }
+
+    private func act(on signo: Int32, pause: Bool) {
+        let action = decide { pause ? $0.pauseSignal() : $0.swapSignal() }
+        perform(action, signo: signo, fromKey: false)
+    }
+
+    private func perform(_ action: RecordSignalLifecycle.Action, signo: Int32, fromKey: Bool) {
+        switch action {
+        case .none:
+            break
+        case .alreadyStopping:
+            clearLine()
+            console.err("Already stopping, finalising the file… (press Ctrl-C again to abort)")
+        case .stopAfterStart:
+            clearLine()
+            console.err("Stopping as soon as the recording has started… (press Ctrl-C again to abort)")
+        case .stop:
+            clearLine()
+            if !fromKey { console.err("Stopping… (press Ctrl-C again to abort)") }
+            stop()
+        case .abort:
+            clearLine()
+            console.err(abortMessage())
+            _exit(128 + signo)
+        case .togglePause:
+            togglePause()
+        case .swap:
+            swap()
+        case .ignore(let reason):
+            console.err("reel: note: \(ProcessSignals.name(signo)) ignored: \(reason)")
+        }
+    }
+
+    private func clearLine() {
+        if console.isTerminal { console.errRaw("\r\u{1B}[2K") }
+    }
+
+    /// The session has started: stops it now if a stop signal came while it started.
+    func started() {
+        if decide({ $0.started() }) == .stop { stop() }
+    }
+
+    /// Whether a stop signal or key ended the recording.
+    var stopWasRequested: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return lifecycle.stopWasRequested
+    }
+
+    /// The recording is ending by itself.
+    func stopping() { _ = decide { $0.stopping(); return .none } }
+
+    /// The command is done: later stop signals do nothing, and the default answers return
+    /// once the command has returned.
+    func finished() { _ = decide { $0.finished(); return .none } }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+@testable import ReelCLI
+import Reel
+import ReelTestSupport
+
+/// Where `reel record` writes: what `-o` may name (a file, a folder), what it refuses
+/// (standard output, a device, a pipe, its own input), and dated names that never collide.
+@Suite(.serialized) struct OutputPathTests {
+    let quick = ["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast", "--duration", "0.3"]
+
+    @Test func standardOutputDevicesAndPipesAreRefusedClearly() throws {
+        let dir = try TemporaryDirectory()
+        let fifo = dir.url.appendingPathComponent("fifo")
+        #expect(mkfifo(fifo.path, 0o644) == 0)
+        for (target, message) in [("-", "does not write to standard output"), ("/dev/null", "is a device"),
+                                  (fifo.path, "is a pipe"), (dir.url.path + "/missing/", "there is no such folder")] {
+            let r = try ReelBinary.run(quick + ["-o", target])
+            #expect(r.status == 2, "-o \(target): \(r.stderr)")
+            #expect(r.stderr.contains(message), "-o \(target): \(r.stderr)")
+        }
+        // Nothing was created beside them (no `-.mp4`, no `fifo.mp4`).
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["fifo"])
+        #expect(!FileManager.default.fileExists(atPath: "/dev/null.mp4"))
+    }
+
+    @Test func aFileWithoutAnEndingThatExistsIsNotSiblinged() throws {
+        // `-o /dev/stdout` with standard output redirected to a file, or a user's own file.
+        let dir = try TemporaryDirectory()
+        let plain = dir.url.appendingPathComponent("notes")
+        try Data("mine".utf8).write(to: plain)
+        let r = try ReelBinary.run(quick + ["-o", plain.path])
+        #expect(r.status == 2 && r.stderr.contains("has no .mp4, .mov or .mkv ending"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: plain.path + ".mp4"))
+        #expect(try Data(contentsOf: plain) == Data("mine".utf8))
+    }
+
+    @Test func aFolderGetsADatedFileAndSameSecondRecordingsDoNotCollide() async throws {
+        let dir = try TemporaryDirectory()
+        // Two recordings started together into one folder, given as `DIR` and as `DIR/`.
+        async let first = Task.detached { try ReelBinary.run(self.quick + ["-o", dir.url.path]) }.value
+        async let second = Task.detached { try ReelBinary.run(self.quick + ["-o", dir.url.path + "/"]) }.value
+        let results = try await [first, second]
+        for r in results { #expect(r.status == 0, "\(r.stderr)") }
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted()
+        #expect(names.count == 2, "\(names)")
+        for name in names {
+            #expect(name.hasPrefix("Reel ") && name.hasSuffix(".mp4"), "\(name)")
+            #expect(try MediaProbe.probe(dir.url.appendingPathComponent(name)).videoStreams.first?.frameCount == 9)
+        }
+    }
+
+    @Test func manySameSecondRecordingsEachGetTheirOwnName() throws {
+        let dir = try TemporaryDirectory()
+        let date = Date()
+        let urls = try (0..<5).map { _ in try OutputLocation.reserveDatedFile(in: dir.url, container: .mkv, date: date) }
+        #expect(Set(urls).count == 5)
+        #expect(urls[1].lastPathComponent.hasSuffix(" (2).mkv"))
+        // A reservation nothing was recorded into goes again; one with bytes in it stays.
+        try Data("x".utf8).write(to: urls[0])
+        for url in urls { OutputLocation.releaseReservation(url) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == [urls[0].lastPathComponent])
+    }
+
+    @Test func theVideosFolderFromTheEnvironment() throws {
+        let dir = try TemporaryDirectory()
+        let videos = dir.url.appendingPathComponent("Films")
+        try FileManager.default.createDirectory(at: videos, withIntermediateDirectories: true)
+        #expect(OutputLocation.videosDirectory(environment: ["HOME": dir.url.path, "XDG_VIDEOS_DIR": videos.path]).path == videos.path)
+        #expect(OutputLocation.videosDirectory(environment: ["HOME": dir.url.path, "XDG_VIDEOS_DIR": "$HOME/Films"]).path == videos.path)
+        let r = try ReelBinary.run(Array(quick), environment: ["HOME": dir.url.path, "XDG_VIDEOS_DIR": videos.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: videos.path).count == 1)
+    }
+
+    @Test func noOutputMayBeTheFilePlayedAsACamera() throws {
+        let dir = try TemporaryDirectory()
+        let clip = dir.url.appendingPathComponent("clip.mp4")
+        #expect(try ReelBinary.run(quick + ["-o", clip.path]).status == 0)
+        let before = try Data(contentsOf: clip)
+        let link = dir.url.appendingPathComponent("link.mp4")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: clip)
+        for output in [["-o", clip.path], ["-o", link.path], ["-o", dir.url.path + "/./clip.mp4"],
+                       ["-o", dir.url.appendingPathComponent("out.mp4").path, "--frame-log", clip.path]] {
+            let r = try ReelBinary.run(["record", "--camera=\(clip.path)", "--duration", "0.3", "--overwrite"] + output)
+            #expect(r.status == 2, "\(output): \(r.stderr)")
+            #expect(r.stderr.contains("is the file played as a camera"), "\(output): \(r.stderr)")
+        }
+        let log = try ReelBinary.run(quick + ["-o", dir.url.appendingPathComponent("a.mp4").path,
+                                              "--frame-log", dir.url.appendingPathComponent("a.mp4").path])
+        #expect(log.status == 2 && log.stderr.contains("is the recording's own file"), "\(log.stderr)")
+        #expect(try Data(contentsOf: clip) == before, "the camera's file is untouched")
+    }
+
+    @Test func helpOnACommand() throws {
+        let r = try ReelBinary.run(["help", "record"])
+        #expect(r.status == 0 && r.output.contains("Usage: reel record"), "\(r.output)")
+        let bad = try ReelBinary.run(["help", "frobnicate"])
+        #expect(bad.status == 2, "\(bad.stderr)")
+    }
+}

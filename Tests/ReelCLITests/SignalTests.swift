@@ -1,0 +1,189 @@
+import Foundation
+import Testing
+import Reel
+import ReelTestSupport
+
+/// Every signal a terminal or a service manager may send, at every moment from the first
+/// millisecond of `main`: it does what the README says (stop and finalise, pause, swap) or is
+/// ignored with a note. None kills reel, none is lost, and no recording is left unfinalised.
+@Suite(.serialized) struct SignalTests {
+    /// A `reel record` run whose signals the test sends.
+    struct Run {
+        let process: Process
+        let url: URL
+        let stderr: URL
+        let stdout: URL
+
+        init(_ dir: TemporaryDirectory, name: String, arguments: [String], launcher: [String] = []) throws {
+            url = dir.url.appendingPathComponent(name)
+            stderr = dir.url.appendingPathComponent(name + ".err")
+            stdout = dir.url.appendingPathComponent(name + ".out")
+            for file in [stderr, stdout] { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
+            process = Process()
+            if launcher.isEmpty {
+                process.executableURL = ReelBinary.url
+                process.arguments = ["record"] + arguments + ["-o", url.path]
+            } else {
+                process.executableURL = URL(fileURLWithPath: launcher[0])
+                process.arguments = Array(launcher.dropFirst()) + [ReelBinary.url.path, "record"] + arguments + ["-o", url.path]
+            }
+            process.standardOutput = try FileHandle(forWritingTo: stdout)
+            process.standardError = try FileHandle(forWritingTo: stderr)
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+        }
+
+        var pid: pid_t { process.processIdentifier }
+
+        /// Waits until reel's `main` has run its first statement (its signals caught): the
+        /// earliest moment the README's promise can hold.
+        func waitForMain() throws {
+            let deadline = Date().addingTimeInterval(10)
+            let mask: UInt64 = 1 << UInt64(SIGINT - 1) | 1 << UInt64(SIGUSR2 - 1)
+            while Date() < deadline {
+                let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")) ?? ""
+                if exe.hasSuffix("/reel"), let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) {
+                    for line in status.split(separator: "\n") where line.hasPrefix("SigCgt:") {
+                        if let bits = UInt64(line.split(separator: "\t").last ?? "", radix: 16), bits & mask == mask { return }
+                    }
+                }
+                if !process.isRunning { return }
+                usleep(200)
+            }
+            Issue.record("reel's main did not start within 10 s")
+        }
+
+        func send(_ signo: Int32, after milliseconds: Int) {
+            if milliseconds > 0 { usleep(useconds_t(milliseconds * 1000)) }
+            kill(pid, signo)
+        }
+
+        /// Waits for the end (at most `seconds`); kills a run that hangs and records it.
+        func finish(within seconds: Double = 30) -> (status: Int32, signalled: Bool, stderr: String) {
+            let deadline = Date().addingTimeInterval(seconds)
+            while process.isRunning && Date() < deadline { usleep(10_000) }
+            if process.isRunning {
+                kill(pid, SIGKILL)
+                Issue.record("reel did not end within \(seconds) s")
+            }
+            process.waitUntilExit()
+            let text = (try? String(contentsOf: stderr, encoding: .utf8)) ?? ""
+            return (process.terminationStatus, process.terminationReason == .uncaughtSignal, text)
+        }
+    }
+
+    static let delays = [0, 10, 60, 400]
+    static let recording = ["--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast", "--duration", "4"]
+
+    /// What a stop leaves: a finalised file holding the frames up to the stop, or (stopped
+    /// before the first frame) no file and a message that says so.
+    func expectStoppedCleanly(_ run: Run, _ result: (status: Int32, signalled: Bool, stderr: String), _ label: String) throws {
+        #expect(!result.signalled, "\(label): reel was killed by the signal")
+        if result.status == 1 {
+            #expect(result.stderr.contains("stopped before the first frame"), "\(label): \(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: run.url.path), "\(label): an empty file was left")
+            return
+        }
+        #expect(result.status == 0, "\(label): exit \(result.status): \(result.stderr)")
+        #expect(!Recovery.isCutOff(run.url), "\(label): the file was not finalised")
+        let probe = try MediaProbe.probe(run.url)
+        #expect(probe.duration < 3.0, "\(label): the stop was not heard (\(probe.duration) s recorded)")
+        // Stopped within the first frame time, the tone may have reached the file and no frame.
+        guard !probe.videoStreams.isEmpty else {
+            #expect(probe.duration < 0.5, "\(label): \(probe.duration) s without video")
+            return
+        }
+        let frames = try MediaProbe.decodeLuma(run.url, width: 320, height: 240).compactMap(\.counter)
+        #expect(!frames.isEmpty && zip(frames, frames.dropFirst()).allSatisfy { $1 == $0 + 1 }, "\(label): frames missing or repeated")
+    }
+
+    @Test(arguments: [SIGINT, SIGTERM, SIGHUP, SIGQUIT])
+    func aStopSignalAtAnyMomentFinalises(_ signo: Int32) throws {
+        let dir = try TemporaryDirectory()
+        for delay in Self.delays {
+            let run = try Run(dir, name: "stop-\(signo)-\(delay).mp4", arguments: Self.recording)
+            try run.waitForMain()
+            run.send(signo, after: delay)
+            try expectStoppedCleanly(run, run.finish(), "signal \(signo) after \(delay) ms")
+        }
+    }
+
+    @Test func sigusr2WithNothingToSwapIsIgnoredWithANote() throws {
+        let dir = try TemporaryDirectory()
+        for delay in Self.delays {
+            let run = try Run(dir, name: "usr2-\(delay).mp4", arguments: Self.recording.dropLast() + ["1"])
+            try run.waitForMain()
+            run.send(SIGUSR2, after: delay)
+            let result = run.finish()
+            #expect(!result.signalled && result.status == 0, "after \(delay) ms: \(result.stderr)")
+            #expect(result.stderr.contains("SIGUSR2 ignored"), "after \(delay) ms: \(result.stderr)")
+            #expect(!Recovery.isCutOff(run.url))
+            let frames = try MediaProbe.probe(run.url).videoStreams.first?.frameCount ?? 0
+            #expect(frames == 30, "after \(delay) ms: the whole second was recorded")
+        }
+    }
+
+    @Test func sigusr1BeforeTheRecordingStartsIsIgnoredAndAfterItPauses() throws {
+        let dir = try TemporaryDirectory()
+        for delay in Self.delays {
+            let run = try Run(dir, name: "usr1-\(delay).mp4", arguments: Self.recording + ["--json"])
+            try run.waitForMain()
+            run.send(SIGUSR1, after: delay)
+            run.send(SIGINT, after: 1200)
+            let result = run.finish()
+            let events = (try? String(contentsOf: run.stdout, encoding: .utf8)) ?? ""
+            let paused = events.contains("\"event\":\"paused\"")
+            // Either it came before the recording started (a note) or it paused the recording.
+            #expect(result.stderr.contains("SIGUSR1 ignored") != paused, "after \(delay) ms: \(result.stderr) \(events)")
+            #expect(!result.signalled, "after \(delay) ms: killed")
+            if paused && result.status == 1 {
+                // Paused before its first frame and then stopped: nothing was recorded, and it says so.
+                #expect(result.stderr.contains("stopped before the first frame"), "\(result.stderr)")
+                continue
+            }
+            #expect(result.status == 0, "after \(delay) ms: \(result.stderr)")
+            #expect(!Recovery.isCutOff(run.url))
+        }
+    }
+
+    @Test func aSecondStopSignalAbortsAndSaysHowToFinish() throws {
+        let dir = try TemporaryDirectory()
+        let run = try Run(dir, name: "abort.mp4", arguments: Self.recording.dropLast(2))
+        try run.waitForMain()
+        usleep(2_000_000)
+        run.send(SIGTERM, after: 0)
+        run.send(SIGTERM, after: 5)
+        let result = run.finish()
+        #expect(result.status == 128 + SIGTERM && !result.signalled, "\(result.stderr)")
+        #expect(result.stderr.contains("reel recover \"\(run.url.path)\""), "\(result.stderr)")
+        #expect(Recovery.isCutOff(run.url))
+        let recovered = try ReelBinary.run(["recover", run.url.path])
+        #expect(recovered.status == 0, "\(recovered.stderr)")
+        #expect((try MediaProbe.probe(run.url).videoStreams.first?.frameCount ?? 0) >= 30)
+    }
+
+    @Test func hangUpIsIgnoredUnderNohup() throws {
+        let nohup = try #require(Subprocess.which("nohup"))
+        let dir = try TemporaryDirectory()
+        let run = try Run(dir, name: "nohup.mp4", arguments: Self.recording.dropLast() + ["1.5"], launcher: [nohup])
+        try run.waitForMain()
+        run.send(SIGHUP, after: 300)
+        let result = run.finish()
+        #expect(!result.signalled && result.status == 0, "\(result.stderr)")
+        let frames = try MediaProbe.probe(run.url).videoStreams.first?.frameCount ?? 0
+        #expect(frames == 45, "nohup asked for hang-ups to be ignored: the whole 1.5 s was recorded")
+    }
+
+    @Test func aClosedStandardOutputIsNotTheEnd() throws {
+        // `reel record --json | head -1`: the reader goes away after the first event.
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("pipe.mp4")
+        let script = "\"\(ReelBinary.url.path)\" record --test-pattern --size 320x240 --preset ultrafast --duration 1.5 --json -o \"\(url.path)\" 2>\"\(url.path).err\" | head -1; exit ${PIPESTATUS[0]}"
+        let result = try Subprocess.run(["bash", "-c", script])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.output.contains("\"started\""))
+        let stderr = (try? String(contentsOfFile: url.path + ".err", encoding: .utf8)) ?? ""
+        #expect(stderr.contains("standard output was closed"), "\(stderr)")
+        #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == 45)
+    }
+}
