@@ -375,8 +375,17 @@ struct StreamFacts {
             sampleRate = par.sample_rate
             var layout = par.ch_layout
             channels = layout.nb_channels
+            // A file that gives only a channel count (an MP4 without a channel layout box) means
+            // the usual layout for that count: "2 channels" is stereo, as an MKV or MOV says.
+            var usual = AVChannelLayout()
+            defer { av_channel_layout_uninit(&usual) }
+            if layout.order == AV_CHANNEL_ORDER_UNSPEC, channels > 0 {
+                av_channel_layout_default(&usual, channels)
+            }
             var text = [CChar](repeating: 0, count: 64)
-            if av_channel_layout_describe(&layout, &text, text.count) >= 0 { self.layout = cString(text) }
+            let described = usual.nb_channels > 0 ? av_channel_layout_describe(&usual, &text, text.count)
+                                                  : av_channel_layout_describe(&layout, &text, text.count)
+            if described >= 0 { self.layout = cString(text) }
             if par.codec_id == AV_CODEC_ID_AAC {
                 frameSize = par.frame_size > 0 ? par.frame_size : Self.aacFrameSize(extradata)
             }
