@@ -362,6 +362,26 @@ enum MergedFile {
         #expect(error.message == "clip 2 (mono.mkv)'s audio is mono but clip 1's is stereo", "\(error.message)")
     }
 
+    /// HEVC in MP4 and MOV is tagged hvc1 (what QuickTime and Safari play) whether the clips are
+    /// copied or encoded again.
+    @Test(arguments: [false, true])
+    func mergedHEVCIsTaggedHvc1(_ reencode: Bool) throws {
+        let dir = try TemporaryDirectory()
+        var maker = ClipMaker(folder: dir.url)
+        maker.codec = .hevc
+        maker.preset = "ultrafast"
+        var clips = [try maker.make(0, frames: 20), try maker.make(1, frames: 20)]
+        if reencode { clips[1] = try maker.make(1, frames: 20, size: PixelSize(width: 160, height: 120), name: "small.mp4") }
+        for container in [Container.mp4, .mov] {
+            let output = dir.url.appendingPathComponent("merged.\(container.fileExtension)")
+            let summary = try Merger.merge(clips.map { MergeInput(url: $0) }, to: output, options: MergeOptions(allowsReencoding: reencode))
+            #expect(summary.reencodedClips.isEmpty == !reencode)
+            let video = try #require(try MediaProbe.probe(output).videoStreams.first)
+            #expect(video.codec == "hevc")
+            #expect(video.codecTag == "hvc1", "\(container): \(video.codecTag ?? "none")")
+        }
+    }
+
     @Test func anExistingOutputIsRefusedUnlessOverwriting() throws {
         let dir = try TemporaryDirectory()
         let maker = ClipMaker(folder: dir.url)
