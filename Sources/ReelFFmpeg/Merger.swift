@@ -847,7 +847,7 @@ final class SilentPacket {
                                   hint: "allow re-encoding (reel merge --reencode)")
         }
         let settings = AudioSettings(codec: codec, sampleRate: Int(stream.sampleRate), channels: Int(stream.channels),
-                                     bitRate: stream.bitRate > 0 ? Int(min(max(stream.bitRate, 8_000), 512_000)) : 160_000)
+                                     bitRate: Self.bitRate(stream.bitRate, codec: codec, channels: Int(stream.channels)))
         let format = AudioFormat(sampleFormat: .f32, sampleRate: settings.sampleRate, channels: settings.channels)
         let encoder: AudioEncoder
         do {
@@ -881,6 +881,12 @@ final class SilentPacket {
         var p: UnsafeMutablePointer<AVPacket>? = packet
         av_packet_free(&p)
     }
+
+    /// A clip's audio bit rate as the encoder takes it: within the codec's range, 160 kb/s if unknown.
+    static func bitRate(_ stated: Int64, codec: AudioCodec, channels: Int) -> Int {
+        let range = codec.bitRateRange(channels: min(max(channels, 1), 2))
+        return stated > 0 ? Int(min(max(stated, Int64(range.lowerBound)), Int64(range.upperBound))) : min(max(160_000, range.lowerBound), range.upperBound)
+    }
 }
 
 // MARK: - Re-encoding
@@ -908,8 +914,9 @@ final class EncodeJoin {
         var audio: [AssetWriter.AudioTrack] = []
         for a in first.audio {
             let codec = a.audioCodec.flatMap { container.canHold($0) ? $0 : nil } ?? container.defaultAudioCodec
-            var settings = AudioSettings(codec: codec, sampleRate: Int(a.sampleRate), channels: Int(min(max(a.channels, 1), 2)),
-                                         bitRate: a.bitRate > 0 ? Int(min(max(a.bitRate, 8_000), 512_000)) : 160_000)
+            let channels = Int(min(max(a.channels, 1), 2))
+            var settings = AudioSettings(codec: codec, sampleRate: Int(a.sampleRate), channels: channels,
+                                         bitRate: SilentPacket.bitRate(a.bitRate, codec: codec, channels: channels))
             if (try? settings.validate()) == nil { settings.sampleRate = 48_000 }
             audio.append(AssetWriter.AudioTrack(settings: settings,
                                                 inputFormat: AudioFormat(sampleFormat: .f32, sampleRate: settings.sampleRate, channels: settings.channels),
