@@ -240,11 +240,13 @@ public struct AudioSettings: Sendable, Hashable {
     /// The bit rate in bits per second.
     public var bitRate: Int
 
-    public init(codec: AudioCodec = .aac, sampleRate: Int = 48_000, channels: Int = 2, bitRate: Int = 160_000) {
+    /// Settings of a track; without a `bitRate`, 160 kb/s or the most the codec honours for
+    /// `channels` if that is less (128 kb/s for mono AAC).
+    public init(codec: AudioCodec = .aac, sampleRate: Int = 48_000, channels: Int = 2, bitRate: Int? = nil) {
         self.codec = codec
         self.sampleRate = sampleRate
         self.channels = channels
-        self.bitRate = bitRate
+        self.bitRate = bitRate ?? min(160_000, codec.bitRateRange(channels: channels).upperBound)
     }
 
     /// Checks the settings for values that make no sense.
