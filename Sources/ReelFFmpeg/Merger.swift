@@ -261,7 +261,7 @@ public enum Merger {
     // MARK: Joining by re-encoding
 
     private static func reencode(_ clips: [ClipFacts], inputs: [MergeInput], to url: URL, container: Container) throws -> (MediaTime, Int64) {
-        let join = try EncodeJoin(url: url, container: container, first: clips[0])
+        let join = try EncodeJoin(url: url, container: container, clips: clips)
         do {
             for (i, clip) in clips.enumerated() {
                 try join.append(clip, from: try clip.open(), muted: inputs[i].isMuted)
@@ -892,7 +892,9 @@ final class SilentPacket {
 // MARK: - Re-encoding
 
 /// Writes clips one after the other into one file by decoding them and encoding them again
-/// with the first clip's size, frame rate, codecs, sample rate and channels.
+/// with the first clip's size, frame rate and video codec. Audio track N takes its codec,
+/// sample rate and channels from the first clip that has an Nth audio track, so no clip's audio
+/// is lost; clips without it are silent there.
 final class EncodeJoin {
     private let writer: AssetWriter
     private let picture: PictureConverter?
@@ -901,7 +903,12 @@ final class EncodeJoin {
     private var fed: [Int64]
     private(set) var offset = MediaTime.zero
 
-    init(url: URL, container: Container, first: ClipFacts) throws {
+    init(url: URL, container: Container, clips: [ClipFacts]) throws {
+        let first = clips[0]
+        if first.video == nil, let later = clips.first(where: { $0.video != nil }) {
+            throw ReelError(.incompatibleClips, "\(later.label) has video but clip 1 has none",
+                            hint: "merge clips that all have video, or put a clip with video first")
+        }
         var video: AssetWriter.VideoTrack?
         if let v = first.video {
             let rate = v.frameRate.num > 0 && v.frameRate.den > 0 && Double(v.frameRate.num) / Double(v.frameRate.den) <= 240
@@ -912,7 +919,9 @@ final class EncodeJoin {
                                            inputFormat: .yuv420p, inputSize: size)
         }
         var audio: [AssetWriter.AudioTrack] = []
-        for a in first.audio {
+        let trackCount = clips.map(\.audio.count).max() ?? 0
+        for t in 0..<trackCount {
+            let a = clips.first { $0.audio.count > t }!.audio[t]
             let codec = a.audioCodec.flatMap { container.canHold($0) ? $0 : nil } ?? container.defaultAudioCodec
             let channels = Int(min(max(a.channels, 1), 2))
             var settings = AudioSettings(codec: codec, sampleRate: Int(a.sampleRate), channels: channels,

@@ -362,6 +362,55 @@ enum MergedFile {
         #expect(error.message == "clip 2 (mono.mkv)'s audio is mono but clip 1's is stereo", "\(error.message)")
     }
 
+    /// Re-encoding keeps the audio of every clip that has some, with silence for the clips
+    /// that have none, whichever clip comes first.
+    @Test(arguments: [true, false])
+    func reencodingKeepsAudioWhenAnyClipHasIt(_ silentFirst: Bool) throws {
+        let dir = try TemporaryDirectory()
+        var quiet = ClipMaker(folder: dir.url)
+        quiet.hasAudio = false
+        let loud = ClipMaker(folder: dir.url)
+        let frames = [60, 60]
+        let clips = silentFirst
+            ? [try quiet.make(0, frames: 60, name: "noaudio.mp4"), try loud.make(1, frames: 60, name: "audio.mp4")]
+            : [try loud.make(0, frames: 60, name: "audio.mp4"), try quiet.make(1, frames: 60, name: "noaudio.mp4")]
+        let output = dir.url.appendingPathComponent("merged.mp4")
+        let summary = try Merger.merge(clips.map { MergeInput(url: $0) }, to: output, options: MergeOptions(allowsReencoding: true))
+        #expect(summary.videoFrames == 120)
+        let probe = try MediaProbe.probe(output)
+        #expect(probe.audioStreams.count == 1, "the audio is kept")
+        #expect(probe.audioStreams.first?.title == "Tone")
+        let audio = try MediaProbe.decodeAudio(output)
+        func rms(_ from: Double, _ to: Double) -> Double {
+            ToneAnalysis.rms(of: Array(audio[Int(from * 48_000)..<min(audio.count, Int(to * 48_000))]))
+        }
+        let (silent, heard) = silentFirst ? ((0.1, 1.9), (2.1, 3.9)) : ((2.1, 3.9), (0.1, 1.9))
+        #expect(rms(silent.0, silent.1) < 0.001, "the clip without audio is silence")
+        #expect(rms(heard.0, heard.1) > 0.05, "the clip with audio is heard")
+        #expect(abs(Double(audio.count) / 48_000 - 4) < 0.03, "audio runs the whole length")
+        let beeps = MediaProbe.beepOnsets(audio)
+        let expected = silentFirst ? [2.5, 3.5] : [0.5, 1.5]
+        #expect(beeps.count == expected.count, "beeps at \(beeps)")
+        for (beep, want) in zip(beeps, expected) { #expect(abs(beep - want) < 0.040, "beep at \(beep), expected \(want)") }
+        let counters = try MediaProbe.decodeLuma(output, width: 320, height: 240).map(\.counter)
+        #expect(counters == ClipMaker.counters(frames).map { Optional($0) })
+    }
+
+    /// Video that only a later clip has is not dropped without a word.
+    @Test func videoOnlyInALaterClipIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        let video = try ClipMaker(folder: dir.url).make(0, frames: 30)
+        let sound = dir.url.appendingPathComponent("sound.mp4")
+        let r = try Subprocess.run(["ffmpeg", "-v", "error", "-i", video.path, "-vn", "-c:a", "copy", sound.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let error = try #require(throws: ReelError.self) {
+            try Merger.merge([MergeInput(url: sound), MergeInput(url: video)], to: dir.url.appendingPathComponent("m.mp4"),
+                             options: MergeOptions(allowsReencoding: true))
+        }
+        #expect(error.code == .incompatibleClips)
+        #expect(error.message.contains("clip 2 (clip1.mp4) has video but clip 1 has none"), "\(error.message)")
+    }
+
     /// HEVC in MP4 and MOV is tagged hvc1 (what QuickTime and Safari play) whether the clips are
     /// copied or encoded again.
     @Test(arguments: [false, true])
