@@ -66,7 +66,7 @@ public struct RecordOptions: Sendable {
         OptionSpec("tone", help: "record the built-in test tone (440 Hz with a beep each second)"),
         OptionSpec("mix-audio", help: "mix all audio into one track (default: a track per source)"),
         OptionSpec("size", value: .required, placeholder: "WxH", help: "video size (default: the source's; test pattern 1280x720)"),
-        OptionSpec("fps", value: .required, placeholder: "N", help: "frames per second (default 30)"),
+        OptionSpec("fps", value: .required, placeholder: "N", help: "frames per second, e.g. 30, 29.97 or 30000/1001 (default 30)"),
         OptionSpec("codec", value: .required, placeholder: "CODEC", help: "h264 (default), hevc, vp9, av1"),
         OptionSpec("preset", value: .required, placeholder: "NAME", help: "encoder preset, ultrafast…veryslow (default veryfast)"),
         OptionSpec("crf", value: .required, placeholder: "N", help: "constant quality, 0–51, lower is better (default 23)"),
@@ -75,7 +75,7 @@ public struct RecordOptions: Sendable {
         OptionSpec("profile", value: .required, placeholder: "NAME", help: "codec profile, e.g. baseline, main, high"),
         OptionSpec("audio-codec", value: .required, placeholder: "CODEC", help: "aac (default) or opus"),
         OptionSpec("audio-bitrate", value: .required, placeholder: "RATE", help: "audio bit rate (default 160k)"),
-        OptionSpec("duration", value: .required, placeholder: "TIME", help: "stop after this long, e.g. 30, 2.5s, 5m, 01:30"),
+        OptionSpec("duration", value: .required, placeholder: "TIME", help: "stop after this long, e.g. 30, 2.5s, 5m, 1h30m, 01:30"),
         OptionSpec("max-duration", value: .required, placeholder: "TIME", help: "never record more than this"),
         OptionSpec("format", value: .required, placeholder: "FORMAT", help: "mp4 (default), mov or mkv"),
         OptionSpec("output", short: "o", value: .required, placeholder: "FILE", help: "the file (default: a dated name in ~/Videos)"),
@@ -182,15 +182,7 @@ public struct RecordOptions: Sendable {
             size = PixelSize(width: s.width & ~1, height: s.height & ~1)
         }
         if args.has("fps") {
-            let text = args.value("fps")! ?? ""
-            if let n = Int(text) {
-                guard (1...240).contains(n) else { throw UsageError("--fps must be between 1 and 240, not \(n)") }
-                frameRate = FrameRate(Int32(n))
-            } else if let d = Double(text), d >= 1, d <= 240 {
-                frameRate = FrameRate(Int32((d * 1000).rounded()), per: 1000)
-            } else {
-                throw UsageError("--fps needs a number of frames per second, not '\(text)'")
-            }
+            frameRate = try Self.frameRate(args.value("fps")! ?? "")
         }
         video.frameRate = frameRate
         if let name = args.value("codec") ?? nil {
@@ -271,6 +263,29 @@ public struct RecordOptions: Sendable {
         if args.has("max-duration") {
             maxDuration = MediaTime(seconds: try ValueParser.duration(args.value("max-duration")!, option: "max-duration").seconds)
         }
+    }
+
+    /// `--fps`: a whole or decimal number (`30`, `29.97`) or a fraction (`30000/1001`), 1 to 240,
+    /// kept exactly as a reduced fraction.
+    static func frameRate(_ text: String) throws -> FrameRate {
+        let bad = UsageError("--fps needs a number of frames per second, such as 30, 29.97 or 30000/1001, not '\(text)'")
+        var frames: Int64, per: Int64
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        if parts.count == 2 {
+            guard let n = Int64(parts[0]), let d = Int64(parts[1]), n > 0, d > 0, n <= 1_000_000, d <= 1_000_000 else { throw bad }
+            (frames, per) = (n, d)
+        } else if let n = Int64(text) {
+            (frames, per) = (n, 1)
+        } else if let d = Double(text), d.isFinite, d > 0, d <= 1000, text.allSatisfy({ $0.isNumber || $0 == "." }) {
+            (frames, per) = (Int64((d * 1000).rounded()), 1000)
+        } else {
+            throw bad
+        }
+        let rate = Double(frames) / Double(per)
+        guard rate >= 1, rate <= 240 else { throw UsageError("--fps must be between 1 and 240, not \(text)") }
+        var (a, b) = (frames, per)
+        while b != 0 { (a, b) = (b, a % b) }
+        return FrameRate(Int32(frames / a), per: Int32(per / a))
     }
 
     /// Checks what needs the other options too.
