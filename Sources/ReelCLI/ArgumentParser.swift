@@ -217,8 +217,9 @@ public enum ValueParser {
         return total
     }
 
-    /// A bit rate: `4000000`, `4000k`, `4M`.
-    public static func bitRate(_ text: String?, option: String) throws -> Int {
+    /// A bit rate within `range`: `4000000`, `4000k`, `4M`. `what` follows the range in the
+    /// message (" for AAC").
+    public static func bitRate(_ text: String?, option: String, in range: ClosedRange<Int>, what: String = "") throws -> Int {
         guard let text, !text.isEmpty else { throw UsageError("--\(option) needs a bit rate such as 4M or 160k") }
         var number = Substring(text.lowercased())
         var scale = 1.0
@@ -227,7 +228,18 @@ public enum ValueParser {
         guard let value = Double(number), value.isFinite, value > 0 else {
             throw UsageError("--\(option) needs a bit rate such as 4M or 160k, not '\(text)'")
         }
-        return Int(value * scale)
+        let bits = (value * scale).rounded()
+        guard bits >= Double(range.lowerBound), bits <= Double(range.upperBound) else {
+            throw UsageError("--\(option) must be between \(rate(range.lowerBound)) and \(rate(range.upperBound))\(what), not \(text)")
+        }
+        return Int(bits)
+    }
+
+    /// A bit rate as users write it: `10k`, `500M`, `1500`.
+    static func rate(_ bits: Int) -> String {
+        if bits >= 1_000_000 && bits % 1_000_000 == 0 { return "\(bits / 1_000_000)M" }
+        if bits >= 1_000 && bits % 1_000 == 0 { return "\(bits / 1_000)k" }
+        return String(bits)
     }
 }
 
@@ -245,7 +257,17 @@ extension ValueParser {
         guard let value = Double(number), value.isFinite, value >= 0, allowsZero || value > 0 else {
             throw UsageError("--\(option) needs a size such as 500M or 2G, not '\(text)'")
         }
-        return Int64(value * scale)
+        let bytes = (value * scale).rounded()
+        guard bytes <= 1e18 else { throw UsageError("--\(option) of '\(text)' is too large (at most 1000000T)") }
+        guard allowsZero || bytes >= 1 else { throw UsageError("--\(option) must be at least 1 byte, not '\(text)'") }
+        return Int64(bytes)
+    }
+}
+
+extension Array where Element == String {
+    /// The items for a message: "a, b or c".
+    var listedWithOr: String {
+        count <= 1 ? joined() : dropLast().joined(separator: ", ") + " or " + last!
     }
 }
 
