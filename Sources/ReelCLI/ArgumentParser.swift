@@ -170,36 +170,56 @@ public enum ValueParser {
         return n
     }
 
-    /// A duration: seconds (`90`, `2.5`, `90s`), minutes (`5m`), hours (`1h`) or `MM:SS` / `HH:MM:SS`.
+    /// A duration: seconds (`90`, `2.5`, `90s`), minutes (`5m`), hours (`1h`), those combined
+    /// largest first (`1h30m`, `2m30s`, `1h2m3s`; only the last may have a fraction), or
+    /// `MM:SS` / `HH:MM:SS`.
     public static func duration(_ text: String?, option: String) throws -> MediaTimeValue {
-        guard let text, !text.isEmpty else { throw UsageError("--\(option) needs a duration such as 10, 2.5s, 5m or 01:30") }
+        let examples = "10, 2.5s, 5m, 1h30m or 01:30"
+        guard let text, !text.isEmpty else { throw UsageError("--\(option) needs a duration such as \(examples)") }
         var seconds: Double?
         if text.contains(":") {
             let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Double($0) }
             if parts.count <= 3, parts.allSatisfy({ $0 != nil && $0! >= 0 }) {
                 seconds = parts.reduce(0) { $0 * 60 + $1! }
             }
+        } else if let plain = Double(text) {
+            seconds = plain
         } else {
-            var number = Substring(text)
-            var scale = 1.0
-            switch text.last {
-            case "s": number = number.dropLast()
-            case "m": number = number.dropLast(); scale = 60
-            case "h": number = number.dropLast(); scale = 3600
-            default: break
-            }
-            seconds = Double(number).map { $0 * scale }
+            seconds = compoundDuration(text)
         }
         guard let s = seconds, s.isFinite else {
-            throw UsageError("--\(option) needs a duration such as 10, 2.5s, 5m or 01:30, not '\(text)'")
+            throw UsageError("--\(option) needs a duration such as \(examples), not '\(text)'")
         }
         guard s > 0 else { throw UsageError("--\(option) must be more than zero, not '\(text)'") }
         guard s <= 7 * 24 * 3600 else { throw UsageError("--\(option) of '\(text)' is longer than a week") }
         return MediaTimeValue(seconds: s)
     }
 
-    /// A bit rate: `4000000`, `4000k`, `4M`.
-    public static func bitRate(_ text: String?, option: String) throws -> Int {
+    /// Seconds of `1h30m`-style text: numbers each followed by `h`, `m` or `s`, in that order,
+    /// each unit at most once, a fraction only in the last; `nil` for anything else.
+    private static func compoundDuration(_ text: String) -> Double? {
+        let units: [(Character, Double)] = [("h", 3600), ("m", 60), ("s", 1)]
+        var rest = Substring(text)
+        var total = 0.0
+        var nextUnit = 0
+        var sawFraction = false
+        while !rest.isEmpty {
+            guard !sawFraction, let end = rest.firstIndex(where: { "hms".contains($0) }) else { return nil }
+            let number = rest[..<end]
+            guard let u = units[nextUnit...].firstIndex(where: { $0.0 == rest[end] }),
+                  let first = number.first, first.isNumber || first == ".",
+                  let value = Double(number), value.isFinite else { return nil }
+            sawFraction = number.contains(".")
+            total += value * units[u].1
+            nextUnit = u + 1
+            rest = rest[rest.index(after: end)...]
+        }
+        return total
+    }
+
+    /// A bit rate within `range`: `4000000`, `4000k`, `4M`. `what` follows the range in the
+    /// message (" for AAC").
+    public static func bitRate(_ text: String?, option: String, in range: ClosedRange<Int>, what: String = "") throws -> Int {
         guard let text, !text.isEmpty else { throw UsageError("--\(option) needs a bit rate such as 4M or 160k") }
         var number = Substring(text.lowercased())
         var scale = 1.0
@@ -208,7 +228,18 @@ public enum ValueParser {
         guard let value = Double(number), value.isFinite, value > 0 else {
             throw UsageError("--\(option) needs a bit rate such as 4M or 160k, not '\(text)'")
         }
-        return Int(value * scale)
+        let bits = (value * scale).rounded()
+        guard bits >= Double(range.lowerBound), bits <= Double(range.upperBound) else {
+            throw UsageError("--\(option) must be between \(rate(range.lowerBound)) and \(rate(range.upperBound))\(what), not \(text)")
+        }
+        return Int(bits)
+    }
+
+    /// A bit rate as users write it: `10k`, `500M`, `1500`.
+    static func rate(_ bits: Int) -> String {
+        if bits >= 1_000_000 && bits % 1_000_000 == 0 { return "\(bits / 1_000_000)M" }
+        if bits >= 1_000 && bits % 1_000 == 0 { return "\(bits / 1_000)k" }
+        return String(bits)
     }
 }
 
@@ -226,7 +257,17 @@ extension ValueParser {
         guard let value = Double(number), value.isFinite, value >= 0, allowsZero || value > 0 else {
             throw UsageError("--\(option) needs a size such as 500M or 2G, not '\(text)'")
         }
-        return Int64(value * scale)
+        let bytes = (value * scale).rounded()
+        guard bytes <= 1e18 else { throw UsageError("--\(option) of '\(text)' is too large (at most 1000000T)") }
+        guard allowsZero || bytes >= 1 else { throw UsageError("--\(option) must be at least 1 byte, not '\(text)'") }
+        return Int64(bytes)
+    }
+}
+
+extension Array where Element == String {
+    /// The items for a message: "a, b or c".
+    var listedWithOr: String {
+        count <= 1 ? joined() : dropLast().joined(separator: ", ") + " or " + last!
     }
 }
 

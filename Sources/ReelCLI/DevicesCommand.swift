@@ -44,11 +44,13 @@ struct DevicesCommand {
             let list = try PulseAudioDevices.list()
             for device in list.sources {
                 sourceLines.append("  \(device.isDefault ? "*" : " ") \(device.name)  \(device.description)\(device.isMonitor ? " (monitor)" : "")  \(device.sampleRate) Hz \(device.channels) ch")
-                sources.append(["name": device.name, "description": device.description, "monitor": device.isMonitor, "default": device.isDefault])
+                sources.append(["name": device.name, "description": device.description, "monitor": device.isMonitor, "default": device.isDefault,
+                                "sampleRate": device.sampleRate, "channels": device.channels])
             }
             for device in list.sinks {
                 sinkLines.append("  \(device.isDefault ? "*" : " ") \(device.name)  \(device.description)  \(device.sampleRate) Hz \(device.channels) ch")
-                sinks.append(["name": device.name, "description": device.description, "default": device.isDefault])
+                sinks.append(["name": device.name, "description": device.description, "default": device.isDefault,
+                              "sampleRate": device.sampleRate, "channels": device.channels])
             }
         } catch {
             audioProblem = "\(error)"

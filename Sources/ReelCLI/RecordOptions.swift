@@ -67,17 +67,19 @@ public struct RecordOptions: Sendable {
         OptionSpec("zoom", value: .required, placeholder: "FACTOR[:RATE]", help: "cameras' digital zoom, e.g. 2; with RATE, ramp to it at RATE doublings per second"),
         OptionSpec("tone", help: "record the built-in test tone (440 Hz with a beep each second)"),
         OptionSpec("mix-audio", help: "mix all audio into one track (default: a track per source)"),
-        OptionSpec("size", value: .required, placeholder: "WxH", help: "video size (default: the source's; test pattern 1280x720)"),
-        OptionSpec("fps", value: .required, placeholder: "N", help: "frames per second (default 30)"),
+        OptionSpec("size", value: .required, placeholder: "WxH", help: "video size, 16x16 to 8192x8192 (default: the source's; test pattern 1280x720)"),
+        OptionSpec("fps", value: .required, placeholder: "N", help: "frames per second, e.g. 30, 29.97 or 30000/1001 (default 30)"),
         OptionSpec("codec", value: .required, placeholder: "CODEC", help: "h264 (default), hevc, vp9, av1"),
-        OptionSpec("preset", value: .required, placeholder: "NAME", help: "encoder preset, ultrafast…veryslow (default veryfast)"),
-        OptionSpec("crf", value: .required, placeholder: "N", help: "constant quality, 0–51, lower is better (default 23)"),
-        OptionSpec("bitrate", value: .required, placeholder: "RATE", help: "video bit rate instead of --crf, e.g. 6M"),
+        OptionSpec("preset", value: .required, placeholder: "NAME",
+                   help: "encoder speed, ultrafast…placebo, for every codec (default veryfast; vp9, av1: ultrafast)"),
+        OptionSpec("crf", value: .required, placeholder: "N", help: "constant quality, lower is better: 0–51 (h264, hevc), 0–63 (vp9, av1); default 23"),
+        OptionSpec("bitrate", value: .required, placeholder: "RATE", help: "video bit rate instead of --crf, 10k to 500M, e.g. 6M"),
         OptionSpec("keyframe-interval", value: .required, placeholder: "FRAMES", help: "frames between keyframes (default 2 s)"),
-        OptionSpec("profile", value: .required, placeholder: "NAME", help: "codec profile, e.g. baseline, main, high"),
+        OptionSpec("profile", value: .required, placeholder: "NAME",
+                   help: "codec profile: h264 baseline, main, high, high10; hevc main, main10; vp9 0, 2; av1 main (high10, main10, 2: 10-bit)"),
         OptionSpec("audio-codec", value: .required, placeholder: "CODEC", help: "aac (default) or opus"),
-        OptionSpec("audio-bitrate", value: .required, placeholder: "RATE", help: "audio bit rate (default 160k)"),
-        OptionSpec("duration", value: .required, placeholder: "TIME", help: "stop after this long, e.g. 30, 2.5s, 5m, 01:30"),
+        OptionSpec("audio-bitrate", value: .required, placeholder: "RATE", help: "audio bit rate: aac 24k–256k, opus 8k–512k (default 160k)"),
+        OptionSpec("duration", value: .required, placeholder: "TIME", help: "stop after this long, e.g. 30, 2.5s, 5m, 1h30m, 01:30"),
         OptionSpec("max-duration", value: .required, placeholder: "TIME", help: "never record more than this"),
         OptionSpec("format", value: .required, placeholder: "FORMAT", help: "mp4 (default), mov or mkv"),
         OptionSpec("output", short: "o", value: .required, placeholder: "FILE", help: "the file, or a folder for a dated name in it (default: a dated name in your videos folder)"),
@@ -178,21 +180,14 @@ public struct RecordOptions: Sendable {
         }
         if let text = args.value("size") ?? nil {
             guard let s = PixelSize(parsing: text) else { throw UsageError("--size needs WIDTHxHEIGHT, e.g. 1280x720, not '\(text)'") }
-            guard (16...8192).contains(s.width), (16...8192).contains(s.height) else {
-                throw UsageError("--size \(text) is out of range (16x16 to 8192x8192)")
+            let (low, high) = (VideoSettings.minimumSize, VideoSettings.maximumSize)
+            guard (low.width...high.width).contains(s.width), (low.height...high.height).contains(s.height) else {
+                throw UsageError("--size \(text) is out of range (\(low) to \(high))")
             }
             size = PixelSize(width: s.width & ~1, height: s.height & ~1)
         }
         if args.has("fps") {
-            let text = args.value("fps")! ?? ""
-            if let n = Int(text) {
-                guard (1...240).contains(n) else { throw UsageError("--fps must be between 1 and 240, not \(n)") }
-                frameRate = FrameRate(Int32(n))
-            } else if let d = Double(text), d >= 1, d <= 240 {
-                frameRate = FrameRate(Int32((d * 1000).rounded()), per: 1000)
-            } else {
-                throw UsageError("--fps needs a number of frames per second, not '\(text)'")
-            }
+            frameRate = try Self.frameRate(args.value("fps")! ?? "")
         }
         video.frameRate = frameRate
         if let name = args.value("codec") ?? nil {
@@ -201,19 +196,35 @@ public struct RecordOptions: Sendable {
             }
             video.codec = codec
         }
+        let codec = video.codec
         if let preset = args.value("preset") ?? nil {
-            guard video.codec.presets.isEmpty || video.codec.presets.contains(preset) else {
-                throw UsageError("unknown preset '\(preset)' for \(video.codec.rawValue) (use \(video.codec.presets.joined(separator: ", ")))")
+            guard codec.presets.contains(preset) else {
+                throw UsageError("unknown preset '\(preset)' for \(codec.rawValue) (use \(codec.presets.listedWithOr))")
             }
-            video.preset = video.codec.presets.isEmpty ? nil : preset
+            video.preset = preset
         }
         if args.has("crf") && args.has("bitrate") { throw UsageError("give --crf or --bitrate, not both") }
-        if args.has("crf") { video.rateControl = .crf(try ValueParser.integer(args.value("crf")!, option: "crf", in: 0...51)) }
-        if args.has("bitrate") { video.rateControl = .bitRate(try ValueParser.bitRate(args.value("bitrate")!, option: "bitrate")) }
-        if args.has("keyframe-interval") {
-            video.keyframeInterval = try ValueParser.integer(args.value("keyframe-interval")!, option: "keyframe-interval", in: 1...10_000)
+        if args.has("crf") {
+            let text = args.value("crf")! ?? ""
+            guard let q = Int(text) else { throw UsageError("--crf needs a whole number, not '\(text)'") }
+            guard codec.crfRange.contains(q) else {
+                throw UsageError("--crf must be between \(codec.crfRange.lowerBound) and \(codec.crfRange.upperBound) for \(codec.rawValue), not \(q)")
+            }
+            video.rateControl = .crf(q)
         }
-        if let profile = args.value("profile") ?? nil { video.profile = profile }
+        if args.has("bitrate") {
+            video.rateControl = .bitRate(try ValueParser.bitRate(args.value("bitrate")!, option: "bitrate", in: VideoSettings.bitRateRange))
+        }
+        if args.has("keyframe-interval") {
+            video.keyframeInterval = try ValueParser.integer(args.value("keyframe-interval")!, option: "keyframe-interval",
+                                                             in: VideoSettings.keyframeIntervalRange)
+        }
+        if let profile = args.value("profile") ?? nil {
+            guard codec.profiles.contains(profile) else {
+                throw UsageError("\(codec.rawValue) has no profile '\(profile)' (use \(codec.profiles.listedWithOr))")
+            }
+            video.profile = profile
+        }
         video.size = size
         if let text = args.value("format") ?? nil {
             guard let c = Container(name: text) else { throw UsageError("unknown format '\(text)' (use mp4, mov or mkv)") }
@@ -260,9 +271,9 @@ public struct RecordOptions: Sendable {
             audio.codec = codec
         }
         if args.has("audio-bitrate") {
-            let rate = try ValueParser.bitRate(args.value("audio-bitrate")!, option: "audio-bitrate")
-            guard (8_000...512_000).contains(rate) else { throw UsageError("--audio-bitrate must be between 8k and 512k") }
-            audio.bitRate = rate
+            audio.bitRate = try ValueParser.bitRate(args.value("audio-bitrate")!, option: "audio-bitrate",
+                                                    in: audio.codec.bitRateRange(channels: audio.channels),
+                                                    what: " for \(audio.codec.displayName)")
         }
         if !container.canHold(video.codec) {
             throw UsageError("\(container.rawValue) files cannot hold \(video.codec.rawValue) (use --format mkv)")
@@ -293,6 +304,47 @@ public struct RecordOptions: Sendable {
         if args.has("max-duration") {
             maxDuration = MediaTime(seconds: try ValueParser.duration(args.value("max-duration")!, option: "max-duration").seconds)
         }
+        try Self.refuseOptionsThatDoNothing(args, screen: screen != nil, videoSources: videoSourceCount,
+                                            zoomable: !cameras.isEmpty || testPattern,
+                                            audioSources: [microphone != nil, appAudio != nil, tone].filter { $0 }.count)
+    }
+
+    /// `--fps`: a whole or decimal number (`30`, `29.97`) or a fraction (`30000/1001`), 1 to 240,
+    /// kept exactly as a reduced fraction.
+    static func frameRate(_ text: String) throws -> FrameRate {
+        let bad = UsageError("--fps needs a number of frames per second, such as 30, 29.97 or 30000/1001, not '\(text)'")
+        var frames: Int64, per: Int64
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        if parts.count == 2 {
+            guard let n = Int64(parts[0]), let d = Int64(parts[1]), n > 0, d > 0, n <= 1_000_000, d <= 1_000_000 else { throw bad }
+            (frames, per) = (n, d)
+        } else if let n = Int64(text) {
+            (frames, per) = (n, 1)
+        } else if let d = Double(text), d.isFinite, d > 0, d <= 1000, text.allSatisfy({ $0.isNumber || $0 == "." }) {
+            (frames, per) = (Int64((d * 1000).rounded()), 1000)
+        } else {
+            throw bad
+        }
+        let rate = Double(frames) / Double(per)
+        guard rate >= 1, rate <= 240 else { throw UsageError("--fps must be between 1 and 240, not \(text)") }
+        var (a, b) = (frames, per)
+        while b != 0 { (a, b) = (b, a % b) }
+        return FrameRate(Int32(frames / a), per: Int32(per / a))
+    }
+
+    /// Refuses options that would do nothing with the sources given, naming what they need.
+    static func refuseOptionsThatDoNothing(_ args: ParsedArguments, screen: Bool, videoSources: Int, zoomable: Bool,
+                                           audioSources: Int) throws {
+        func refuse(_ options: [String], unless ok: Bool, _ needs: String) throws {
+            if !ok, let given = options.first(where: args.has) { throw UsageError("--\(given) does nothing without \(needs)") }
+        }
+        try refuse(["zoom"], unless: zoomable, "a camera or the test pattern (a screen cannot be zoomed; --region records part of it)")
+        try refuse(["size", "fps", "codec", "preset", "crf", "bitrate", "keyframe-interval", "profile", "each-source", "frame-log"],
+                   unless: videoSources > 0, "a video source (--screen, --camera or --test-pattern)")
+        try refuse(["no-cursor"], unless: screen, "--screen")
+        try refuse(["layout", "pip-corner", "pip-size"], unless: videoSources > 1, "two or more video sources to compose")
+        try refuse(["audio-codec", "audio-bitrate"], unless: audioSources > 0, "an audio source (--mic, --app-audio or --tone)")
+        try refuse(["mix-audio"], unless: audioSources > 1, "two or more audio sources to mix")
     }
 
     /// Checks what needs the other options too.

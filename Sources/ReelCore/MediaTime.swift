@@ -147,5 +147,18 @@ public struct FrameRate: Sendable, Hashable, CustomStringConvertible {
     /// Frames per second as a floating-point number.
     public var framesPerSecond: Double { Double(frames) / Double(per) }
 
-    public var description: String { per == 1 ? "\(frames)" : "\(frames)/\(per)" }
+    /// The rate as people write it: `30`, `29.97`, `7.5` when a decimal with up to three places
+    /// is exact, else the reduced fraction (`30000/1001`).
+    public var description: String {
+        var (a, b) = (Int64(frames), Int64(per))
+        while b != 0 { (a, b) = (b, a % b) }
+        let (n, d) = (Int64(frames) / max(a, 1), Int64(per) / max(a, 1))
+        if d == 1 { return "\(n)" }
+        guard 1000 % d == 0 else { return "\(n)/\(d)" }
+        let thousandths = n * (1000 / d)
+        var decimals = String(thousandths % 1000)
+        decimals = String(repeating: "0", count: 3 - decimals.count) + decimals
+        while decimals.hasSuffix("0") { decimals.removeLast() }
+        return "\(thousandths / 1000).\(decimals)"
+    }
 }

@@ -13,13 +13,48 @@ public enum VideoCodec: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    /// The encoder presets the codec understands (x264/x265 names; empty when it has none).
-    public var presets: [String] {
+    /// The encoder presets, fastest first: x264's names for every codec. x264 and x265 take
+    /// them as they are; for VP9 and AV1 they are mapped onto the encoders' own speed settings
+    /// (real-time or good quality, and a CPU-use level).
+    public var presets: [String] { Self.presetNames }
+
+    /// x264's preset names, fastest first.
+    public static let presetNames = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
+
+    /// The preset used when none is given: `veryfast` for H.264 and HEVC; for VP9 and AV1,
+    /// whose encoders are several times slower, their fastest (`ultrafast`, real time), so that
+    /// a recording keeps up.
+    public var defaultPreset: String {
         switch self {
-        case .h264, .hevc:
-            return ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
-        case .vp9, .av1:
-            return []
+        case .h264, .hevc: return "veryfast"
+        case .vp9, .av1: return "ultrafast"
+        }
+    }
+
+    /// The profiles the codec can be asked for, as its encoder names them. Reel writes 4:2:0
+    /// video, 8-bit unless the profile is a 10-bit one (see ``bitDepth(ofProfile:)``).
+    public var profiles: [String] {
+        switch self {
+        case .h264: return ["baseline", "main", "high", "high10"]
+        case .hevc: return ["main", "main10"]
+        case .vp9: return ["0", "2"]
+        case .av1: return ["main"]
+        }
+    }
+
+    /// The bits per sample the profile stands for: 10 for `high10`, `main10` and VP9's `2`, else 8.
+    public func bitDepth(ofProfile profile: String) -> Int {
+        switch (self, profile) {
+        case (.h264, "high10"), (.hevc, "main10"), (.vp9, "2"): return 10
+        default: return 8
+        }
+    }
+
+    /// The constant-quality scale (lower is better): 0–51 for x264 and x265, 0–63 for VP9 and AV1.
+    public var crfRange: ClosedRange<Int> {
+        switch self {
+        case .h264, .hevc: return 0...51
+        case .vp9, .av1: return 0...63
         }
     }
 }
@@ -34,6 +69,20 @@ public enum AudioCodec: String, Sendable, Hashable, CaseIterable {
         case "aac": self = .aac
         case "opus", "libopus": self = .opus
         default: return nil
+        }
+    }
+
+    /// The codec's name as people write it (`AAC`, `Opus`).
+    public var displayName: String { self == .aac ? "AAC" : "Opus" }
+
+    /// The bit rates (bits per second) the encoder honours for `channels` channels: FFmpeg's
+    /// AAC encoder 12k to 128k a channel (it spends no fewer or no more whatever it is asked),
+    /// libopus 4k to 256k a channel (what it accepts).
+    public func bitRateRange(channels: Int) -> ClosedRange<Int> {
+        let n = Swift.max(channels, 1)
+        switch self {
+        case .aac: return (12_000 * n)...(128_000 * n)
+        case .opus: return (4_000 * n)...(256_000 * n)
         }
     }
 }
@@ -84,7 +133,7 @@ public enum Container: String, Sendable, Hashable, CaseIterable {
 
 /// How a video encoder spends bits.
 public enum RateControl: Sendable, Hashable, CustomStringConvertible {
-    /// Constant quality (x264's CRF; lower is better, 0–51).
+    /// Constant quality (lower is better; 0–51 for H.264 and HEVC, 0–63 for VP9 and AV1).
     case crf(Int)
     /// An average bit rate in bits per second.
     case bitRate(Int)
@@ -105,13 +154,14 @@ public struct VideoSettings: Sendable, Hashable {
     public var size: PixelSize?
     /// The frame rate of the recording.
     public var frameRate: FrameRate
-    /// The encoder preset (`veryfast` by default for H.264/HEVC).
+    /// The encoder preset, one of ``VideoCodec/presets`` (`nil`: the codec's ``VideoCodec/defaultPreset``).
     public var preset: String?
     /// Quality or bit rate.
     public var rateControl: RateControl
     /// Frames between keyframes; `nil` means two seconds' worth.
     public var keyframeInterval: Int?
-    /// The codec profile (`baseline`, `main`, `high`), if one is wanted.
+    /// The codec profile, one of ``VideoCodec/profiles`` (`baseline`, `main`, `high`, `main10`…),
+    /// if one is wanted. The encoder stays within it; a 10-bit profile makes 10-bit video.
     public var profile: String?
 
     public init(codec: VideoCodec = .h264, size: PixelSize? = nil, frameRate: FrameRate = FrameRate(30),
@@ -126,40 +176,55 @@ public struct VideoSettings: Sendable, Hashable {
         self.profile = profile
     }
 
+    /// The smallest video size every codec encodes.
+    public static let minimumSize = PixelSize(width: 16, height: 16)
+    /// The largest video size Reel accepts (every codec encodes it, given a few GB of memory).
+    public static let maximumSize = PixelSize(width: 8192, height: 8192)
+    /// The video bit rates (bits per second) Reel accepts: 10 kb/s to 500 Mb/s.
+    public static let bitRateRange = 10_000...500_000_000
+    /// The keyframe intervals (frames) Reel accepts.
+    public static let keyframeIntervalRange = 1...10_000
+
+    /// Bits per sample: 10 with a 10-bit profile, else 8.
+    public var bitDepth: Int { profile.map { codec.bitDepth(ofProfile: $0) } ?? 8 }
+
     /// The keyframe interval in frames.
     public var effectiveKeyframeInterval: Int {
         keyframeInterval ?? max(1, Int((frameRate.framesPerSecond * 2).rounded()))
     }
 
-    /// The preset to use: the one asked for, else `veryfast` where the codec has presets.
-    public var effectivePreset: String? {
-        preset ?? (codec.presets.isEmpty ? nil : "veryfast")
+    /// The preset to use: the one asked for, else the codec's default.
+    public var effectivePreset: String {
+        preset ?? codec.defaultPreset
     }
 
-    /// Checks the settings for values that make no sense.
+    /// Checks the settings for values that make no sense, or that the codec would ignore.
     public func validate() throws {
-        if let preset, !codec.presets.isEmpty, !codec.presets.contains(preset) {
+        if let preset, !codec.presets.contains(preset) {
             throw ReelError(.invalidConfiguration, "unknown preset '\(preset)' for \(codec.rawValue)",
                             hint: "use one of: \(codec.presets.joined(separator: ", "))")
         }
-        if preset != nil, codec.presets.isEmpty {
-            throw ReelError(.invalidConfiguration, "\(codec.rawValue) takes no preset")
+        if let profile, !codec.profiles.contains(profile) {
+            throw ReelError(.invalidConfiguration, "\(codec.rawValue) has no profile '\(profile)'",
+                            hint: "use one of: \(codec.profiles.joined(separator: ", "))")
         }
-        if let size, size.width < 16 || size.height < 16 || size.width > 8192 || size.height > 8192 {
-            throw ReelError(.invalidConfiguration, "video size \(size) is out of range", hint: "use 16x16 to 8192x8192")
+        let (low, high) = (Self.minimumSize, Self.maximumSize)
+        if let size, size.width < low.width || size.height < low.height || size.width > high.width || size.height > high.height {
+            throw ReelError(.invalidConfiguration, "video size \(size) is out of range", hint: "use \(low) to \(high)")
         }
         if frameRate.framesPerSecond > 240 || frameRate.framesPerSecond < 0.1 {
             throw ReelError(.invalidConfiguration, "frame rate \(frameRate) is out of range", hint: "use 1 to 240 fps")
         }
         switch rateControl {
-        case .crf(let q) where q < 0 || q > 63:
-            throw ReelError(.invalidConfiguration, "CRF \(q) is out of range", hint: "use 0 (lossless) to 51")
-        case .bitRate(let b) where b < 10_000:
-            throw ReelError(.invalidConfiguration, "bit rate \(b) b/s is too low", hint: "use at least 10k")
+        case .crf(let q) where !codec.crfRange.contains(q):
+            throw ReelError(.invalidConfiguration, "CRF \(q) is out of range",
+                            hint: "use \(codec.crfRange.lowerBound) to \(codec.crfRange.upperBound) for \(codec.rawValue)")
+        case .bitRate(let b) where !Self.bitRateRange.contains(b):
+            throw ReelError(.invalidConfiguration, "video bit rate \(b) b/s is out of range", hint: "use 10 kb/s to 500 Mb/s")
         default: break
         }
-        if let k = keyframeInterval, k < 1 {
-            throw ReelError(.invalidConfiguration, "keyframe interval \(k) must be at least 1 frame")
+        if let k = keyframeInterval, !Self.keyframeIntervalRange.contains(k) {
+            throw ReelError(.invalidConfiguration, "keyframe interval \(k) is out of range", hint: "use 1 to 10000 frames")
         }
     }
 }
@@ -175,11 +240,13 @@ public struct AudioSettings: Sendable, Hashable {
     /// The bit rate in bits per second.
     public var bitRate: Int
 
-    public init(codec: AudioCodec = .aac, sampleRate: Int = 48_000, channels: Int = 2, bitRate: Int = 160_000) {
+    /// Settings of a track; without a `bitRate`, 160 kb/s or the most the codec honours for
+    /// `channels` if that is less (128 kb/s for mono AAC).
+    public init(codec: AudioCodec = .aac, sampleRate: Int = 48_000, channels: Int = 2, bitRate: Int? = nil) {
         self.codec = codec
         self.sampleRate = sampleRate
         self.channels = channels
-        self.bitRate = bitRate
+        self.bitRate = bitRate ?? min(160_000, codec.bitRateRange(channels: channels).upperBound)
     }
 
     /// Checks the settings for values that make no sense.
@@ -193,8 +260,10 @@ public struct AudioSettings: Sendable, Hashable {
         if channels < 1 || channels > 2 {
             throw ReelError(.invalidConfiguration, "\(channels) audio channels are not supported", hint: "use 1 or 2")
         }
-        if bitRate < 8_000 || bitRate > 512_000 {
-            throw ReelError(.invalidConfiguration, "audio bit rate \(bitRate) b/s is out of range", hint: "use 8k to 512k")
+        let range = codec.bitRateRange(channels: channels)
+        if !range.contains(bitRate) {
+            throw ReelError(.invalidConfiguration, "audio bit rate \(bitRate) b/s is out of range for \(codec.displayName)",
+                            hint: "use \(range.lowerBound / 1000) to \(range.upperBound / 1000) kb/s for \(channels == 1 ? "mono" : "\(channels) channels")")
         }
     }
 }

@@ -29,9 +29,9 @@ public final class TestPatternSource: CameraSource {
     }
 
     public func prepare() throws -> SourceFormat {
-        guard size.width >= 32, size.height >= 16, size.width % 2 == 0, size.height % 2 == 0 else {
+        guard size.width >= 16, size.height >= 16, size.width % 2 == 0, size.height % 2 == 0 else {
             throw ReelError(.invalidConfiguration, "test pattern size \(size) is not usable",
-                            hint: "use even sizes of at least 32x16")
+                            hint: "use even sizes of at least 16x16")
         }
         return .video(size: size, pixelFormat: .yuv420p, frameRate: frameRate)
     }

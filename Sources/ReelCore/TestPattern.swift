@@ -105,6 +105,8 @@ public enum TestPattern {
     /// Reads the frame number from a decoded luma (grey) image, or `nil` if the strip is not
     /// readable.
     public static func readCounter(luma: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int) -> Int64? {
+        // Narrower than a pixel a cell, the strip holds only part of the counter.
+        guard width >= cellCount else { return nil }
         let strip = stripHeight(forHeight: height)
         let cell = max(1, width / cellCount)
         func level(_ c: Int) -> Int {

@@ -261,7 +261,7 @@ public enum Merger {
     // MARK: Joining by re-encoding
 
     private static func reencode(_ clips: [ClipFacts], inputs: [MergeInput], to url: URL, container: Container) throws -> (MediaTime, Int64) {
-        let join = try EncodeJoin(url: url, container: container, first: clips[0])
+        let join = try EncodeJoin(url: url, container: container, clips: clips)
         do {
             for (i, clip) in clips.enumerated() {
                 try join.append(clip, from: try clip.open(), muted: inputs[i].isMuted)
@@ -375,8 +375,17 @@ struct StreamFacts {
             sampleRate = par.sample_rate
             var layout = par.ch_layout
             channels = layout.nb_channels
+            // A file that gives only a channel count (an MP4 without a channel layout box) means
+            // the usual layout for that count: "2 channels" is stereo, as an MKV or MOV says.
+            var usual = AVChannelLayout()
+            defer { av_channel_layout_uninit(&usual) }
+            if layout.order == AV_CHANNEL_ORDER_UNSPEC, channels > 0 {
+                av_channel_layout_default(&usual, channels)
+            }
             var text = [CChar](repeating: 0, count: 64)
-            if av_channel_layout_describe(&layout, &text, text.count) >= 0 { self.layout = cString(text) }
+            let described = usual.nb_channels > 0 ? av_channel_layout_describe(&usual, &text, text.count)
+                                                  : av_channel_layout_describe(&layout, &text, text.count)
+            if described >= 0 { self.layout = cString(text) }
             if par.codec_id == AV_CODEC_ID_AAC {
                 frameSize = par.frame_size > 0 ? par.frame_size : Self.aacFrameSize(extradata)
             }
@@ -838,7 +847,7 @@ final class SilentPacket {
                                   hint: "allow re-encoding (reel merge --reencode)")
         }
         let settings = AudioSettings(codec: codec, sampleRate: Int(stream.sampleRate), channels: Int(stream.channels),
-                                     bitRate: stream.bitRate > 0 ? Int(min(max(stream.bitRate, 8_000), 512_000)) : 160_000)
+                                     bitRate: Self.bitRate(stream.bitRate, codec: codec, channels: Int(stream.channels)))
         let format = AudioFormat(sampleFormat: .f32, sampleRate: settings.sampleRate, channels: settings.channels)
         let encoder: AudioEncoder
         do {
@@ -872,12 +881,20 @@ final class SilentPacket {
         var p: UnsafeMutablePointer<AVPacket>? = packet
         av_packet_free(&p)
     }
+
+    /// A clip's audio bit rate as the encoder takes it: within the codec's range, 160 kb/s if unknown.
+    static func bitRate(_ stated: Int64, codec: AudioCodec, channels: Int) -> Int {
+        let range = codec.bitRateRange(channels: min(max(channels, 1), 2))
+        return stated > 0 ? Int(min(max(stated, Int64(range.lowerBound)), Int64(range.upperBound))) : min(max(160_000, range.lowerBound), range.upperBound)
+    }
 }
 
 // MARK: - Re-encoding
 
 /// Writes clips one after the other into one file by decoding them and encoding them again
-/// with the first clip's size, frame rate, codecs, sample rate and channels.
+/// with the first clip's size, frame rate and video codec. Audio track N takes its codec,
+/// sample rate and channels from the first clip that has an Nth audio track, so no clip's audio
+/// is lost; clips without it are silent there.
 final class EncodeJoin {
     private let writer: AssetWriter
     private let picture: PictureConverter?
@@ -886,7 +903,12 @@ final class EncodeJoin {
     private var fed: [Int64]
     private(set) var offset = MediaTime.zero
 
-    init(url: URL, container: Container, first: ClipFacts) throws {
+    init(url: URL, container: Container, clips: [ClipFacts]) throws {
+        let first = clips[0]
+        if first.video == nil, let later = clips.first(where: { $0.video != nil }) {
+            throw ReelError(.incompatibleClips, "\(later.label) has video but clip 1 has none",
+                            hint: "merge clips that all have video, or put a clip with video first")
+        }
         var video: AssetWriter.VideoTrack?
         if let v = first.video {
             let rate = v.frameRate.num > 0 && v.frameRate.den > 0 && Double(v.frameRate.num) / Double(v.frameRate.den) <= 240
@@ -897,10 +919,13 @@ final class EncodeJoin {
                                            inputFormat: .yuv420p, inputSize: size)
         }
         var audio: [AssetWriter.AudioTrack] = []
-        for a in first.audio {
+        let trackCount = clips.map(\.audio.count).max() ?? 0
+        for t in 0..<trackCount {
+            let a = clips.first { $0.audio.count > t }!.audio[t]
             let codec = a.audioCodec.flatMap { container.canHold($0) ? $0 : nil } ?? container.defaultAudioCodec
-            var settings = AudioSettings(codec: codec, sampleRate: Int(a.sampleRate), channels: Int(min(max(a.channels, 1), 2)),
-                                         bitRate: a.bitRate > 0 ? Int(min(max(a.bitRate, 8_000), 512_000)) : 160_000)
+            let channels = Int(min(max(a.channels, 1), 2))
+            var settings = AudioSettings(codec: codec, sampleRate: Int(a.sampleRate), channels: channels,
+                                         bitRate: SilentPacket.bitRate(a.bitRate, codec: codec, channels: channels))
             if (try? settings.validate()) == nil { settings.sampleRate = 48_000 }
             audio.append(AssetWriter.AudioTrack(settings: settings,
                                                 inputFormat: AudioFormat(sampleFormat: .f32, sampleRate: settings.sampleRate, channels: settings.channels),

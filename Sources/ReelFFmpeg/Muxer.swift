@@ -79,6 +79,7 @@ final class Muxer {
             throw ReelError(.encodingFailed, "cannot add a stream to \(url.lastPathComponent)")
         }
         try FFmpeg.check(avcodec_parameters_from_context(stream.pointee.codecpar, encoder), "cannot copy codec parameters")
+        stream.pointee.codecpar.pointee.codec_tag = Self.codecTag(for: encoder.pointee.codec_id, in: container)
         stream.pointee.time_base = encoder.pointee.time_base
         if encoder.pointee.codec_type == AVMEDIA_TYPE_VIDEO {
             stream.pointee.avg_frame_rate = encoder.pointee.framerate

@@ -73,7 +73,7 @@ package enum ReaderExercise {
             guard let facts else { return }
             let output = scratch.appendingPathComponent("reencoded.mkv")
             try? FileManager.default.removeItem(at: output)
-            let join = try EncodeJoin(url: output, container: .mkv, first: facts)
+            let join = try EncodeJoin(url: output, container: .mkv, clips: [facts])
             do {
                 try join.append(facts, from: try facts.open(), muted: false)
                 _ = try join.finish()

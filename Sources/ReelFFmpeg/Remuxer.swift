@@ -114,7 +114,7 @@ extension Remuxer {
             throw ReelError(.encodingFailed, "cannot add a stream to \(muxer.url.lastPathComponent)")
         }
         try FFmpeg.check(avcodec_parameters_copy(output.pointee.codecpar, input.pointee.codecpar), "cannot copy stream parameters")
-        output.pointee.codecpar.pointee.codec_tag = 0
+        output.pointee.codecpar.pointee.codec_tag = Muxer.codecTag(for: par.codec_id, in: muxer.container)
         output.pointee.time_base = input.pointee.time_base
         output.pointee.avg_frame_rate = input.pointee.avg_frame_rate
         output.pointee.disposition = input.pointee.disposition

@@ -10,6 +10,8 @@ final class VideoEncoder {
     let inputFormat: PixelFormat
     let inputSize: PixelSize
     let outputSize: PixelSize
+    /// The encoder's pixel format: 4:2:0, 8-bit, or 10-bit for a 10-bit profile.
+    let pixelFormat: AVPixelFormat
     private var frame: UnsafeMutablePointer<AVFrame>
     private var packet: UnsafeMutablePointer<AVPacket>
     private var scaler: OpaquePointer?
@@ -32,6 +34,14 @@ final class VideoEncoder {
         // later inherit from them) SCHED_FIFO 99, which starves everything else on the machine.
         case .av1: return ["libaom-av1"]
         }
+    }
+
+    /// The speed setting of libvpx-vp9 and libaom-av1 for a preset: the four fastest presets
+    /// use the encoders' real-time mode at CPU-use levels 8 to 5; the six slower ones their
+    /// good-quality mode at levels 5 to 0 (the slowest, placebo, is very slow indeed).
+    static func speed(forPreset preset: String) -> (realTime: Bool, cpuUsed: Int) {
+        let index = VideoCodec.presetNames.firstIndex(of: preset) ?? 0
+        return index < 4 ? (true, 8 - index) : (false, 9 - index)
     }
 
     /// Whether this build of FFmpeg can encode `codec`.
@@ -58,6 +68,7 @@ final class VideoEncoder {
         out.width &= ~1
         out.height &= ~1
         self.outputSize = out
+        pixelFormat = settings.bitDepth == 10 ? AV_PIX_FMT_YUV420P10LE : AV_PIX_FMT_YUV420P
         guard let frame = av_frame_alloc(), let packet = av_packet_alloc() else {
             var c: UnsafeMutablePointer<AVCodecContext>? = context
             avcodec_free_context(&c)
@@ -70,7 +81,16 @@ final class VideoEncoder {
 
         context.pointee.width = Int32(out.width)
         context.pointee.height = Int32(out.height)
-        context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        context.pointee.pix_fmt = pixelFormat
+        if let formats = codec.pointee.pix_fmts {
+            var i = 0
+            while formats[i] != AV_PIX_FMT_NONE && formats[i] != pixelFormat { i += 1 }
+            if formats[i] == AV_PIX_FMT_NONE {
+                // Fully initialised: deinit frees what was allocated.
+                throw ReelError(.unsupportedFormat, "this FFmpeg's \(name) cannot encode \(settings.bitDepth)-bit video",
+                                hint: "choose an 8-bit profile")
+            }
+        }
         context.pointee.time_base = AVRational(num: settings.frameRate.per, den: settings.frameRate.frames)
         context.pointee.framerate = AVRational(num: settings.frameRate.frames, den: settings.frameRate.per)
         context.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
@@ -84,8 +104,29 @@ final class VideoEncoder {
         }
         var options: OpaquePointer? = nil
         defer { av_dict_free(&options) }
-        if let preset = settings.effectivePreset { av_dict_set(&options, "preset", preset, 0) }
-        if let profile = settings.profile { av_dict_set(&options, "profile", profile, 0) }
+        let preset = settings.effectivePreset
+        let speed = Self.speed(forPreset: preset)
+        switch name {
+        case "libvpx-vp9":
+            av_dict_set(&options, "deadline", speed.realTime ? "realtime" : "good", 0)
+            av_dict_set(&options, "cpu-used", String(speed.cpuUsed), 0)
+            av_dict_set(&options, "row-mt", "1", 0)
+        case "libaom-av1":
+            av_dict_set(&options, "usage", speed.realTime ? "realtime" : "good", 0)
+            av_dict_set(&options, "cpu-used", String(speed.cpuUsed), 0)
+        case "libx265":
+            av_dict_set(&options, "preset", preset, 0)
+            av_dict_set(&options, "x265-params", "log-level=error", 0)
+        default:
+            av_dict_set(&options, "preset", preset, 0)
+        }
+        if let profile = settings.profile {
+            switch settings.codec {
+            case .h264, .hevc: av_dict_set(&options, "profile", profile, 0)
+            // VP9's profile follows from the pixel format; AV1's only profile here is main (0).
+            case .vp9, .av1: context.pointee.profile = Int32(profile) ?? 0
+            }
+        }
         switch settings.rateControl {
         case .crf(let q):
             av_dict_set(&options, "crf", String(q), 0)
@@ -95,38 +136,25 @@ final class VideoEncoder {
             context.pointee.rc_max_rate = Int64(b) * 3 / 2
             context.pointee.rc_buffer_size = Int32(clamping: Int64(b) * 2)
         }
-        switch name {
-        case "libvpx-vp9":
-            av_dict_set(&options, "deadline", "realtime", 0)
-            av_dict_set(&options, "cpu-used", "8", 0)
-            av_dict_set(&options, "row-mt", "1", 0)
-        case "libx265":
-            av_dict_set(&options, "x265-params", "log-level=error", 0)
-        case "libaom-av1":
-            av_dict_set(&options, "usage", "realtime", 0)
-            av_dict_set(&options, "cpu-used", "8", 0)
-        default:
-            break
-        }
         let opened = avcodec_open2(context, codec, &options)
         if opened < 0 {
             // Fully initialised: deinit frees what was allocated.
             throw FFmpeg.error(opened, "cannot open the \(name) encoder with \(settings.rateControl)",
                                code: .invalidConfiguration, hint: "check the preset, profile and quality settings")
         }
-        frame.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+        frame.pointee.format = pixelFormat.rawValue
         frame.pointee.width = Int32(out.width)
         frame.pointee.height = Int32(out.height)
         frame.pointee.color_range = AVCOL_RANGE_MPEG
         frame.pointee.colorspace = AVCOL_SPC_BT709
         try FFmpeg.check(av_frame_get_buffer(frame, 0), "cannot allocate the encoder's frame")
 
-        if inputFormat != .yuv420p || inputSize != out {
+        if inputFormat != .yuv420p || inputSize != out || pixelFormat != AV_PIX_FMT_YUV420P {
             scaler = sws_getContext(Int32(inputSize.width), Int32(inputSize.height), Self.avPixelFormat(inputFormat),
-                                    Int32(out.width), Int32(out.height), AV_PIX_FMT_YUV420P,
+                                    Int32(out.width), Int32(out.height), pixelFormat,
                                     inputSize == out ? SWS_POINT : SWS_BICUBIC, nil, nil, nil)
             guard scaler != nil else {
-                throw ReelError(.unsupportedFormat, "cannot convert \(inputFormat.rawValue) \(inputSize) to yuv420p \(out)")
+                throw ReelError(.unsupportedFormat, "cannot convert \(inputFormat.rawValue) \(inputSize) to \(cString(av_get_pix_fmt_name(pixelFormat))) \(out)")
             }
             // Full-range RGB in, limited-range BT.709 out. YUV input (a camera's YUYV or NV12,
             // a composed picture) is limited range already and keeps its levels.

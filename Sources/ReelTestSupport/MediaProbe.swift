@@ -15,6 +15,14 @@ public struct ProbedFile: Sendable {
         public var frameCount: Int?
         public var title: String?
         public var frameRate: Double?
+        /// The sample entry or FourCC (`avc1`, `hvc1`, `hev1`, `mp4a`), as ffprobe names it.
+        public var codecTag: String?
+        /// The codec profile (`High`, `Main 10`, `Profile 2`).
+        public var profile: String?
+        /// The pixel format of video (`yuv420p`, `yuv420p10le`).
+        public var pixelFormat: String?
+        /// The channel layout of audio (`stereo`), if the file says.
+        public var channelLayout: String?
     }
     public var formatName: String
     public var duration: Double
@@ -54,7 +62,9 @@ public enum MediaProbe {
                               codec: s["codec_name"] as? String ?? "", width: int(s["width"]), height: int(s["height"]),
                               sampleRate: int(s["sample_rate"]), channels: int(s["channels"]), duration: double(s["duration"]),
                               frameCount: int(s["nb_read_packets"]) ?? int(s["nb_frames"]),
-                              title: ((s["tags"] as? [String: Any])?["title"] ?? (s["tags"] as? [String: Any])?["handler_name"]) as? String, frameRate: rate(s["avg_frame_rate"]))
+                              title: ((s["tags"] as? [String: Any])?["title"] ?? (s["tags"] as? [String: Any])?["handler_name"]) as? String, frameRate: rate(s["avg_frame_rate"]),
+                              codecTag: s["codec_tag_string"] as? String, profile: s["profile"] as? String,
+                              pixelFormat: s["pix_fmt"] as? String, channelLayout: s["channel_layout"] as? String)
         }
         return ProbedFile(formatName: format["format_name"] as? String ?? "", duration: double(format["duration"]) ?? 0,
                           streams: streams)
@@ -125,6 +135,15 @@ public enum MediaProbe {
                                          "-of", "csv=p=0", url.path])
         guard result.status == 0 else { throw ProbeError(description: "ffprobe failed: \(result.stderr)") }
         return result.output.split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }.sorted()
+    }
+
+    /// A digest of the packets of stream `stream` (an ffprobe stream specifier such as `v:0`):
+    /// equal for streams encoded alike, whatever the container's own bytes (Matroska's random
+    /// segment ID, dates).
+    public static func packetDigest(_ url: URL, stream: String = "v:0") throws -> String {
+        let result = try Subprocess.run(["ffmpeg", "-v", "error", "-i", url.path, "-map", "0:\(stream)", "-c", "copy", "-f", "md5", "-"])
+        guard result.status == 0 else { throw ProbeError(description: "ffmpeg could not read \(url.path): \(result.stderr)") }
+        return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Decodes audio stream `track` to mono float samples at `sampleRate`.

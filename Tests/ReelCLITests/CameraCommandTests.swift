@@ -27,7 +27,7 @@ import ReelTestSupport
         #expect(o.frameLog?.lastPathComponent == "f.csv")
         #expect(o.zoom?.factor == 4 && o.zoom?.rate == 1.5)
         #expect(try options(["--camera=test", "--camera=test", "--layout", "grid"]).layout == .grid)
-        #expect(try options(["--camera=/dev/video2", "--layout", "side-by-side"]).layout == .sideBySide)
+        #expect(try options(["--camera=/dev/video2", "--camera=test", "--layout", "side-by-side"]).layout == .sideBySide)
     }
 
     @Test(arguments: [

@@ -330,3 +330,25 @@ struct DevicesCameraTests {
         if none { #expect(r.output.contains("none: no cameras")) }
     }
 }
+
+@Suite("reel devices: audio")
+struct DevicesAudioTests {
+    /// `reel devices --json` says what the text says of each audio device: rate and channels.
+    @Test func devicesJSONHasSampleRateAndChannels() throws {
+        let pulse = try PulseServer()
+        let r = try ReelBinary.run(["devices", "--json"], environment: pulse.environment)
+        #expect(r.status == 0, "\(r.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(r.output.utf8)) as? [String: Any])
+        let sources = try #require(object["audioSources"] as? [[String: Any]])
+        let sinks = try #require(object["audioSinks"] as? [[String: Any]])
+        let mic = try #require(sources.first { $0["name"] as? String == PulseServer.microphoneName })
+        let apps = try #require(sinks.first { $0["name"] as? String == PulseServer.sinkName })
+        #expect(mic["sampleRate"] as? Int == 48_000)
+        #expect(apps["sampleRate"] as? Int == 48_000)
+        #expect(apps["channels"] as? Int == 2)
+        let micChannels = try #require(mic["channels"] as? Int)
+        let text = try ReelBinary.run(["devices"], environment: pulse.environment)
+        let line = text.output.split(separator: "\n").first { $0.contains(" \(PulseServer.microphoneName) ") }
+        #expect(line?.hasSuffix("48000 Hz \(micChannels) ch") == true, "\(text.output)")
+    }
+}

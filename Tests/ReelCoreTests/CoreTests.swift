@@ -219,4 +219,14 @@ import ReelCore
         #expect(throws: ReelError.self) { try AudioSettings(codec: .opus, sampleRate: 44_100).validate() }
         #expect(throws: Never.self) { try VideoSettings().validate() }
     }
+
+    /// The default audio bit rate is one the codec honours for the channels asked for, and
+    /// every default setting passes the checks.
+    @Test(arguments: [(AudioCodec.aac, 1), (.aac, 2), (.opus, 1), (.opus, 2)])
+    func defaultAudioBitRateSuitsTheChannels(_ codec: AudioCodec, _ channels: Int) {
+        let settings = AudioSettings(codec: codec, channels: channels)
+        #expect(codec.bitRateRange(channels: channels).contains(settings.bitRate), "\(settings.bitRate)")
+        #expect(throws: Never.self) { try settings.validate() }
+        #expect(AudioSettings(codec: codec, channels: channels, bitRate: 64_000).bitRate == 64_000)
+    }
 }

@@ -17,6 +17,10 @@ struct ClipMaker {
     let folder: URL
     var container: Container = .mp4
     var preset = "veryfast"
+    var codec: VideoCodec = .h264
+    /// The audio codec; `nil` takes Opus for MKV and AAC otherwise.
+    var audioCodec: AudioCodec?
+    var hasAudio = true
 
     /// The first counter of clip `k`.
     static func firstCounter(_ k: Int) -> Int64 { Int64(1000 * (k + 1)) }
@@ -25,13 +29,13 @@ struct ClipMaker {
     @discardableResult
     func make(_ k: Int, frames: Int, size: PixelSize = ClipMaker.size, name: String? = nil) throws -> URL {
         let url = folder.appendingPathComponent(name ?? "clip\(k + 1).\(container.fileExtension)")
-        var video = VideoSettings(codec: .h264, frameRate: Self.rate)
+        var video = VideoSettings(codec: codec, frameRate: Self.rate)
         video.preset = preset
-        let audio = AssetWriter.AudioTrack(settings: AudioSettings(codec: container == .mkv ? .opus : .aac),
+        let audio = AssetWriter.AudioTrack(settings: AudioSettings(codec: audioCodec ?? (container == .mkv ? .opus : .aac)),
                                            inputFormat: AudioFormat(), title: "Tone")
         let writer = try AssetWriter(configuration: AssetWriter.Configuration(
             url: url, container: container,
-            video: AssetWriter.VideoTrack(settings: video, inputFormat: .yuv420p, inputSize: size), audio: [audio]))
+            video: AssetWriter.VideoTrack(settings: video, inputFormat: .yuv420p, inputSize: size), audio: hasAudio ? [audio] : []))
         let pool = FramePool(format: .yuv420p, size: size, capacity: 2)
         let tone = ToneSource()
         for i in 0..<frames {
@@ -39,6 +43,7 @@ struct ClipMaker {
             let frame = pool.makeFrame()!
             TestPattern.draw(index: Self.firstCounter(k) + Int64(i), flash: Self.beeps.isBeeping(at: time), into: frame)
             try writer.appendVideo(frame, at: time)
+            guard hasAudio else { continue }
             var samples: [Float] = []
             samples.reserveCapacity(3200)
             for n in (i * 1600)..<((i + 1) * 1600) { let v = tone.value(atSample: Int64(n)); samples += [v, v] }
@@ -305,6 +310,125 @@ enum MergedFile {
         for (beep, want) in zip(beeps, expected) { #expect(abs(beep - want) < 0.040, "beep at \(beep), expected \(want)") }
         let counters = try MediaProbe.decodeLuma(output, width: 320, height: 240).map(\.counter)
         #expect(counters.count == 180 && counters.allSatisfy { $0 != nil })
+    }
+
+    /// Reel's own MP4, MOV and MKV files, made with the same settings, are joined by copying in
+    /// any order: an MP4 states its stereo as "2 channels" (no layout box), MOV and MKV as
+    /// stereo, and those are the same thing.
+    @Test(arguments: [Container.mp4, .mkv])
+    func reelsOwnMP4MOVAndMKVJoinByCopying(_ output: Container) throws {
+        let dir = try TemporaryDirectory()
+        var clips: [URL] = []
+        let frames = [40, 35, 45]
+        for (k, container) in [Container.mp4, .mkv, .mov].enumerated() {
+            var maker = ClipMaker(folder: dir.url, container: container)
+            maker.audioCodec = .aac
+            clips.append(try maker.make(k, frames: frames[k]))
+        }
+        let url = dir.url.appendingPathComponent("merged.\(output.fileExtension)")
+        let summary = try Merger.merge(clips.map { MergeInput(url: $0) }, to: url)
+        #expect(summary.reencodedClips.isEmpty, "joined by copying, not: \(summary.reencodingReason ?? "")")
+        #expect(summary.videoFrames == Int64(frames.reduce(0, +)))
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter)
+        #expect(counters == ClipMaker.counters(frames).map { Optional($0) })
+        if output == .mp4 {
+            try MergedFile.expectInSync(url, expected: ClipMaker.beepTimes(frames))
+        } else {
+            // Matroska has no edit list: the video starts after the first clip's B-frame delay
+            // and the audio with its priming. Picture and sound meet by their timestamps.
+            let videoStart = try #require(try MediaProbe.packetTimes(url, stream: "v:0").first)
+            let audioStart = try #require(try MediaProbe.packetTimes(url, stream: "a:0").first)
+            let flashes = MergedFile.flashOnsets(try MediaProbe.decodeLuma(url, width: 320, height: 240)).map { $0 + videoStart }
+            let beeps = MediaProbe.beepOnsets(try MediaProbe.decodeAudio(url)).map { $0 + audioStart }
+            #expect(flashes.count == ClipMaker.beepTimes(frames).count && beeps.count == flashes.count, "\(flashes) \(beeps)")
+            for (beep, flash) in zip(beeps, flashes) { #expect(abs(beep - flash) < 0.040, "beep at \(beep) s but flash at \(flash) s") }
+        }
+        // The other way round too.
+        let back = dir.url.appendingPathComponent("back.\(output.fileExtension)")
+        #expect(try Merger.merge(clips.reversed().map { MergeInput(url: $0) }, to: back).reencodedClips.isEmpty)
+    }
+
+    /// Channels that really differ are still told apart, named as people name them.
+    @Test func monoAndStereoAreStillDifferent() throws {
+        let dir = try TemporaryDirectory()
+        let stereo = try ClipMaker(folder: dir.url).make(0, frames: 20)
+        let mono = dir.url.appendingPathComponent("mono.mkv")
+        let r = try Subprocess.run(["ffmpeg", "-v", "error", "-i", stereo.path, "-c:v", "copy", "-c:a", "aac", "-ac", "1", mono.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let error = try #require(throws: ReelError.self) {
+            try Merger.merge([MergeInput(url: stereo), MergeInput(url: mono)], to: dir.url.appendingPathComponent("m.mp4"))
+        }
+        #expect(error.code == .incompatibleClips)
+        #expect(error.message == "clip 2 (mono.mkv)'s audio is mono but clip 1's is stereo", "\(error.message)")
+    }
+
+    /// Re-encoding keeps the audio of every clip that has some, with silence for the clips
+    /// that have none, whichever clip comes first.
+    @Test(arguments: [true, false])
+    func reencodingKeepsAudioWhenAnyClipHasIt(_ silentFirst: Bool) throws {
+        let dir = try TemporaryDirectory()
+        var quiet = ClipMaker(folder: dir.url)
+        quiet.hasAudio = false
+        let loud = ClipMaker(folder: dir.url)
+        let frames = [60, 60]
+        let clips = silentFirst
+            ? [try quiet.make(0, frames: 60, name: "noaudio.mp4"), try loud.make(1, frames: 60, name: "audio.mp4")]
+            : [try loud.make(0, frames: 60, name: "audio.mp4"), try quiet.make(1, frames: 60, name: "noaudio.mp4")]
+        let output = dir.url.appendingPathComponent("merged.mp4")
+        let summary = try Merger.merge(clips.map { MergeInput(url: $0) }, to: output, options: MergeOptions(allowsReencoding: true))
+        #expect(summary.videoFrames == 120)
+        let probe = try MediaProbe.probe(output)
+        #expect(probe.audioStreams.count == 1, "the audio is kept")
+        #expect(probe.audioStreams.first?.title == "Tone")
+        let audio = try MediaProbe.decodeAudio(output)
+        func rms(_ from: Double, _ to: Double) -> Double {
+            ToneAnalysis.rms(of: Array(audio[Int(from * 48_000)..<min(audio.count, Int(to * 48_000))]))
+        }
+        let (silent, heard) = silentFirst ? ((0.1, 1.9), (2.1, 3.9)) : ((2.1, 3.9), (0.1, 1.9))
+        #expect(rms(silent.0, silent.1) < 0.001, "the clip without audio is silence")
+        #expect(rms(heard.0, heard.1) > 0.05, "the clip with audio is heard")
+        #expect(abs(Double(audio.count) / 48_000 - 4) < 0.03, "audio runs the whole length")
+        let beeps = MediaProbe.beepOnsets(audio)
+        let expected = silentFirst ? [2.5, 3.5] : [0.5, 1.5]
+        #expect(beeps.count == expected.count, "beeps at \(beeps)")
+        for (beep, want) in zip(beeps, expected) { #expect(abs(beep - want) < 0.040, "beep at \(beep), expected \(want)") }
+        let counters = try MediaProbe.decodeLuma(output, width: 320, height: 240).map(\.counter)
+        #expect(counters == ClipMaker.counters(frames).map { Optional($0) })
+    }
+
+    /// Video that only a later clip has is not dropped without a word.
+    @Test func videoOnlyInALaterClipIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        let video = try ClipMaker(folder: dir.url).make(0, frames: 30)
+        let sound = dir.url.appendingPathComponent("sound.mp4")
+        let r = try Subprocess.run(["ffmpeg", "-v", "error", "-i", video.path, "-vn", "-c:a", "copy", sound.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let error = try #require(throws: ReelError.self) {
+            try Merger.merge([MergeInput(url: sound), MergeInput(url: video)], to: dir.url.appendingPathComponent("m.mp4"),
+                             options: MergeOptions(allowsReencoding: true))
+        }
+        #expect(error.code == .incompatibleClips)
+        #expect(error.message.contains("clip 2 (clip1.mp4) has video but clip 1 has none"), "\(error.message)")
+    }
+
+    /// HEVC in MP4 and MOV is tagged hvc1 (what QuickTime and Safari play) whether the clips are
+    /// copied or encoded again.
+    @Test(arguments: [false, true])
+    func mergedHEVCIsTaggedHvc1(_ reencode: Bool) throws {
+        let dir = try TemporaryDirectory()
+        var maker = ClipMaker(folder: dir.url)
+        maker.codec = .hevc
+        maker.preset = "ultrafast"
+        var clips = [try maker.make(0, frames: 20), try maker.make(1, frames: 20)]
+        if reencode { clips[1] = try maker.make(1, frames: 20, size: PixelSize(width: 160, height: 120), name: "small.mp4") }
+        for container in [Container.mp4, .mov] {
+            let output = dir.url.appendingPathComponent("merged.\(container.fileExtension)")
+            let summary = try Merger.merge(clips.map { MergeInput(url: $0) }, to: output, options: MergeOptions(allowsReencoding: reencode))
+            #expect(summary.reencodedClips.isEmpty == !reencode)
+            let video = try #require(try MediaProbe.probe(output).videoStreams.first)
+            #expect(video.codec == "hevc")
+            #expect(video.codecTag == "hvc1", "\(container): \(video.codecTag ?? "none")")
+        }
     }
 
     @Test func anExistingOutputIsRefusedUnlessOverwriting() throws {
