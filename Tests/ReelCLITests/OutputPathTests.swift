@@ -46,7 +46,7 @@ import ReelTestSupport
         #expect(names.count == 2, "\(names)")
         for name in names {
             #expect(name.hasPrefix("Reel ") && name.hasSuffix(".mp4"), "\(name)")
-            #expect(try MediaProbe.probe(dir.url.appendingPathComponent(name)).videoStreams.first?.frameCount == 9)
+            #expect(abs(try MediaProbe.probe(dir.url.appendingPathComponent(name)).duration - 0.3) < 0.05)
         }
     }
 

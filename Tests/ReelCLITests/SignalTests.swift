@@ -118,8 +118,9 @@ import ReelTestSupport
             #expect(!result.signalled && result.status == 0, "after \(delay) ms: \(result.stderr)")
             #expect(result.stderr.contains("SIGUSR2 ignored"), "after \(delay) ms: \(result.stderr)")
             #expect(!Recovery.isCutOff(run.url))
-            let frames = try MediaProbe.probe(run.url).videoStreams.first?.frameCount ?? 0
-            #expect(frames == 30, "after \(delay) ms: the whole second was recorded")
+            // The whole second was recorded (a loaded machine may drop a frame; the time is whole).
+            let duration = try MediaProbe.probe(run.url).duration
+            #expect(abs(duration - 1) < 0.05, "after \(delay) ms: \(duration) s recorded")
         }
     }
 
@@ -170,8 +171,8 @@ import ReelTestSupport
         run.send(SIGHUP, after: 300)
         let result = run.finish()
         #expect(!result.signalled && result.status == 0, "\(result.stderr)")
-        let frames = try MediaProbe.probe(run.url).videoStreams.first?.frameCount ?? 0
-        #expect(frames == 45, "nohup asked for hang-ups to be ignored: the whole 1.5 s was recorded")
+        let duration = try MediaProbe.probe(run.url).duration
+        #expect(abs(duration - 1.5) < 0.05, "nohup asked for hang-ups to be ignored: \(duration) s of 1.5 s recorded")
     }
 
     @Test func aClosedStandardOutputIsNotTheEnd() throws {
@@ -184,6 +185,7 @@ import ReelTestSupport
         #expect(result.output.contains("\"started\""))
         let stderr = (try? String(contentsOfFile: url.path + ".err", encoding: .utf8)) ?? ""
         #expect(stderr.contains("standard output was closed"), "\(stderr)")
-        #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == 45)
+        let duration = try MediaProbe.probe(url).duration
+        #expect(abs(duration - 1.5) < 0.05, "\(duration) s of 1.5 s recorded")
     }
 }
