@@ -11,9 +11,44 @@ public enum Remuxer {
     /// `shift` is taken off every timestamp (see ``AssetWriter``'s fragment offset).
     public static func remux(_ input: URL, to output: URL, container: Container, fastStart: Bool = true,
                              overwrite: Bool = false, shift: MediaTime = .zero) throws {
+        try copyPackets(of: input, to: output, container: container, fastStart: fastStart, overwrite: overwrite, shift: shift)
+            .lock?.release()
+    }
+
+    /// What ``copyPackets(of:readingUpTo:to:container:fastStart:overwrite:shift:)`` wrote.
+    struct Copy {
+        /// The lock on the output, still held: the caller releases it once the file is where
+        /// it belongs (see ``RecordingLock``).
+        var lock: RecordingLock?
+        /// Whether the input has a video stream.
+        var hasVideo: Bool
+        /// The video packets copied.
+        var videoPackets: Int64
+        /// All packets copied.
+        var packets: Int64
+    }
+
+    /// ``remux(_:to:container:fastStart:overwrite:shift:)`` that hands over the output's lock.
+    static func copyPackets(of input: URL, to output: URL, container: Container,
+                            fastStart: Bool = true, overwrite: Bool = false, shift: MediaTime = .zero) throws -> Copy {
         FFmpeg.quietLogging
         let reader = try InputFile(url: input)
         let muxer = try Muxer(url: output, container: container, overwrite: overwrite)
+        let lock = muxer.takeLock()
+        do {
+            let (videoPackets, packets) = try copyPackets(from: reader, to: muxer, input: input, output: output, fastStart: fastStart,
+                                                          shift: shift)
+            let hasVideo = av_find_best_stream(reader.context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0) >= 0
+            return Copy(lock: lock, hasVideo: hasVideo, videoPackets: videoPackets, packets: packets)
+        } catch {
+            muxer.abandon()
+            lock?.release()
+            throw error
+        }
+    }
+
+    private static func copyPackets(from reader: InputFile, to muxer: Muxer, input: URL, output: URL, fastStart: Bool,
+                                    shift: MediaTime) throws -> (video: Int64, all: Int64) {
         let ctx = reader.context
         var mapping = [Int](repeating: -1, count: Int(ctx.pointee.nb_streams))
         var inputTimeBases: [AVRational] = []
@@ -35,8 +70,12 @@ public enum Remuxer {
         var held: [Int: UnsafeMutablePointer<AVPacket>] = [:]
         var seen = Set<Int>()
         defer { for (_, p) in held { var q: UnsafeMutablePointer<AVPacket>? = p; av_packet_free(&q) } }
+        var videoPackets: Int64 = 0, packets: Int64 = 0
         func write(_ p: UnsafeMutablePointer<AVPacket>) throws {
+            let isVideo = muxer.context.pointee.streams[Int(p.pointee.stream_index)]!.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO
             try FFmpeg.check(av_interleaved_write_frame(muxer.context, p), "cannot write \(output.lastPathComponent)", code: .ioFailure)
+            packets += 1
+            if isVideo { videoPackets += 1 }
         }
         while true {
             let r = av_read_frame(ctx, packet)
@@ -96,6 +135,7 @@ public enum Remuxer {
         }
         try FFmpeg.check(av_write_trailer(muxer.context), "cannot finish \(output.lastPathComponent)", code: .ioFailure)
         muxer.abandon()
+        return (videoPackets, packets)
     }
 }
 
