@@ -28,11 +28,13 @@ public enum Remuxer {
         var packets: Int64
     }
 
-    /// ``remux(_:to:container:fastStart:overwrite:shift:)`` that hands over the output's lock.
-    static func copyPackets(of input: URL, to output: URL, container: Container,
+    /// ``remux(_:to:container:fastStart:overwrite:shift:)`` that reads only the first `limit`
+    /// bytes of `input` if given (the complete part of a file cut short) and hands over the
+    /// output's lock.
+    static func copyPackets(of input: URL, readingUpTo limit: Int64? = nil, to output: URL, container: Container,
                             fastStart: Bool = true, overwrite: Bool = false, shift: MediaTime = .zero) throws -> Copy {
         FFmpeg.quietLogging
-        let reader = try InputFile(url: input)
+        let reader = try InputFile(url: input, byteLimit: limit)
         let muxer = try Muxer(url: output, container: container, overwrite: overwrite)
         let lock = muxer.takeLock()
         do {
@@ -195,20 +197,30 @@ final class InputFile {
     /// For network streams: `format` forces a demuxer (`"mpjpeg"`), `options` are protocol and
     /// demuxer options (`rtsp_transport`, `timeout`), and `gate` lets the owner abandon a
     /// connect or read that blocks (a deadline, a stop).
+    ///
+    /// `byteLimit` reads only that many bytes from the start of a local file, as if it ended
+    /// there (the complete part of a recording whose end was cut short).
     init(url: URL, readsStreamInfo: Bool = true, format: String? = nil, options: [String: String] = [:],
-         gate: InterruptGate? = nil) throws {
+         gate: InterruptGate? = nil, byteLimit: Int64? = nil) throws {
         var ctx: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
         guard ctx != nil else {
             throw ReelError(.encodingFailed, "cannot allocate a demuxer for \(url.isFileURL ? url.path : url.absoluteString)")
         }
         if let gate { ctx!.pointee.interrupt_callback = gate.callback }
         let location = url.isFileURL ? url.path : url.absoluteString
+        var opened = location
+        if let byteLimit, url.isFileURL {
+            guard byteLimit > 0 else { throw ReelError(.invalidMedia, "\(location) holds nothing to read") }
+            // libavformat's subfile protocol: a window of a file. Everything after ",,:" is the
+            // inner URL, taken as it is.
+            opened = "subfile,,start,0,end,\(byteLimit),,:file:\(url.path)"
+        }
         var dictionary: OpaquePointer? = nil
         defer { av_dict_free(&dictionary) }
         for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
         let inputFormat = format.flatMap { av_find_input_format($0) }
         // On failure avformat_open_input frees the context.
-        let r = avformat_open_input(&ctx, location, inputFormat, &dictionary)
+        let r = avformat_open_input(&ctx, opened, inputFormat, &dictionary)
         if r < 0 {
             let denied = r == reel_averror(EACCES) || r == reel_averror(EPERM)
             throw FFmpeg.error(r, "cannot read \(location)", code: r == reel_averror(ENOENT) ? .ioFailure : .invalidMedia,
