@@ -245,16 +245,29 @@ public final class AssetWriter: @unchecked Sendable {
         if firstVideoIndex < 0 { firstVideoIndex = index }
         lastVideoIndex = index
         videoFrames += 1
-        try video.encode(frame, index: index) { packet in try muxer.write(packet, stream: videoStream, dtsShift: videoDTSShift) }
+        try advisingRecoveryWhenFull {
+            try video.encode(frame, index: index) { packet in try muxer.write(packet, stream: videoStream, dtsShift: videoDTSShift) }
+        }
         return true
     }
 
+    /// Runs `body`, adding to a full disk's error how to get the recording back: the file keeps
+    /// what was completely written (for MP4/MOV the complete fragments), which recovering it
+    /// finalises once there is space.
+    private func advisingRecoveryWhenFull<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch var error as ReelError where error.code == .insufficientStorage {
+            error.hint = "free some disk space, then finalise what was recorded with: reel recover \"\(configuration.url.path)\""
+            throw error
+        }
+    }
 
     /// Encodes audio for track `track`. Audio is taken as contiguous with what came before.
     public func appendAudio(_ buffer: AudioBuffer, track: Int) throws {
         guard audio.indices.contains(track) else { throw ReelError(.invalidConfiguration, "no audio track \(track)") }
         let stream = audioStreams[track]
-        try audio[track].append(buffer) { packet in try muxer.write(packet, stream: stream) }
+        try advisingRecoveryWhenFull { try audio[track].append(buffer) { packet in try muxer.write(packet, stream: stream) } }
     }
 
     /// Bytes written so far.
@@ -270,6 +283,10 @@ public final class AssetWriter: @unchecked Sendable {
         finished = true
         // Held until the file is finalised, whichever way that goes.
         defer { lock?.release() }
+        return try advisingRecoveryWhenFull { try drainAndFinalise() }
+    }
+
+    private func drainAndFinalise() throws -> Summary {
         if let video { try video.finish { packet in try muxer.write(packet, stream: videoStream, dtsShift: videoDTSShift) } }
         for (i, a) in audio.enumerated() {
             let stream = audioStreams[i]

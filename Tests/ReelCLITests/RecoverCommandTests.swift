@@ -192,6 +192,7 @@ import ReelTestSupport
                                     "--min-free", "0", "--duration", "60", "-o", url.path])
         #expect(r.status == 1)
         #expect(r.stderr.contains("No space left on device"), "\(r.stderr)")
+        #expect(r.stderr.contains("reel recover \"\(url.path)\""), "\(r.stderr)")
         #expect(r.stderr.split(separator: "\n").count == 1)
 
         // While the disk is full, recovering it in place (a copy: its last fragment is cut short)
