@@ -21,10 +21,18 @@ enum FilePlacement {
 
     /// Makes the complete file at `temporary` durable and gives it the name `destination`,
     /// replacing a file of that name if `replacing`, else never one (not even one that appears
-    /// meanwhile). The name change is made durable too. `what` names the file for errors
-    /// ("the recovered file").
+    /// meanwhile). A file replaced hands its permissions and, where allowed, its owner on to
+    /// the new one (a private recording stays private). The name change is made durable too.
+    /// `what` names the file for errors ("the recovered file").
     static func place(_ temporary: URL, at destination: URL, replacing: Bool, what: String) throws {
         func failure(_ e: Int32) -> ReelError { Muxer.fileError(e, creating: destination, action: "name \(what)") }
+        var old = stat()
+        if replacing, stat(destination.path, &old) == 0, (old.st_mode & S_IFMT) == S_IFREG {
+            // Only someone allowed to (root, or the owner giving it to a group of theirs) can
+            // change the owner; the permissions are ours to set.
+            _ = chown(temporary.path, old.st_uid, old.st_gid)
+            guard chmod(temporary.path, old.st_mode & 0o7777) == 0 else { throw failure(errno) }
+        }
         try sync(temporary)
         if replacing {
             guard rename(temporary.path, destination.path) == 0 else { throw failure(errno) }

@@ -88,6 +88,23 @@ import ReelTestSupport
         }
     }
 
+    /// A recording finalised in place by a copy keeps who owns it and who may read it (a
+    /// private recording stays private; root recovering a user's file leaves it the user's).
+    @Test(arguments: [Container.mp4, .mkv])
+    func aCopyTakesTheRecordingsOwnerAndPermissions(_ container: Container) throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("private.\(container.fileExtension)")
+        try Self.cutOff(url, frames: 150, container: container)
+        #expect(chmod(url.path, 0o600) == 0)
+        #expect(chown(url.path, 65534, 65534) == 0, "the tests run as root")
+        let summary = try Recovery.recover(url)
+        #expect(!summary.finalisation.isInPlace, "finalised by copying: \(summary.finalisation)")
+        var info = stat()
+        #expect(stat(url.path, &info) == 0)
+        #expect(info.st_mode & 0o7777 == 0o600)
+        #expect(info.st_uid == 65534 && info.st_gid == 65534)
+    }
+
     // MARK: The output is never the input
 
     @Test func theOutputCannotBeTheRecordingItself() throws {
