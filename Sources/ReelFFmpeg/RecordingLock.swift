@@ -76,15 +76,18 @@ package final class RecordingLock {
 
     /// Takes the lock without waiting for it. Another reader's probe holds a shared lock for a
     /// moment only, so a refusal is tried again for a tenth of a second before it counts.
+    ///
+    /// Only a lock held by someone else refuses: on a file system that cannot lock (some
+    /// network and FUSE file systems answer `ENOLCK` or `EOPNOTSUPP`) the file is used without
+    /// one, as it was before there were locks; only the sign of a recording in progress is
+    /// missing there.
     private func acquire(exclusive: Bool) throws {
         var attempts = 0
         while flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0 {
             let e = errno
             if e == EINTR { continue }
-            guard e == EWOULDBLOCK, attempts < 20 else {
-                if e == EWOULDBLOCK { throw Self.busyError(url, holder: Self.holder(of: url)) }
-                throw ReelError(.ioFailure, "cannot lock \(url.path): \(String(cString: strerror(e)))", errno: e)
-            }
+            guard e == EWOULDBLOCK else { return }
+            guard attempts < 20 else { throw Self.busyError(url, holder: Self.holder(of: url)) }
             attempts += 1
             usleep(5_000)
         }

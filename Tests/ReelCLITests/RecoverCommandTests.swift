@@ -241,6 +241,24 @@ import ReelTestSupport
         #expect(try Self.decodeErrors(elsewhere.url.appendingPathComponent("cut.mp4")) == "")
     }
 
+    /// On a file system without locks (some network and FUSE file systems answer flock with
+    /// ENOLCK) recording and recovering work as before; only the sign of a recording in
+    /// progress is missing.
+    @Test func aFileSystemWithoutLocks() async throws {
+        let dir = try TemporaryDirectory()
+        let noLocks = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=flock", "-e", "inject=flock:error=ENOLCK", ReelBinary.url.path]
+        let url = dir.url.appendingPathComponent("done.mp4")
+        let recorded = try Subprocess.run(noLocks + ["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast",
+                                                     "--faster-than-real-time", "--duration", "1", "-o", url.path])
+        #expect(recorded.status == 0, "\(recorded.stderr)")
+        #expect(try Self.decodeErrors(url) == "")
+        let cut = dir.url.appendingPathComponent("cut.mp4")
+        try await Self.cutOff(cut)
+        let recovered = try Subprocess.run(noLocks + ["recover", cut.path])
+        #expect(recovered.status == 0, "\(recovered.stderr)")
+        #expect(!Recovery.isCutOff(cut))
+    }
+
     // MARK: A recover cut off itself
 
     /// A recover killed just before its finished copy takes the recording's place leaves the
