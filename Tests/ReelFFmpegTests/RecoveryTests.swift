@@ -168,6 +168,20 @@ import ReelTestSupport
         #expect(try Self.decodeErrors(mkv) == "")
         #expect(try MediaProbe.decodeLuma(mkv, width: 320, height: 240).map(\.counter) == (0..<frames).map { Int64($0) })
 
+        // A file whose finalising was interrupted is finished on a copy, then copied into MKV.
+        let interrupted = dir.url.appendingPathComponent("interrupted.mp4")
+        let writer = try InPlaceFinaliseTests.writer(interrupted, preset: "ultrafast") { $0.expectedDuration = MediaTime(value: 2, timescale: 1) }
+        writer.interruptFinalisingAfter = .oldIndexRetired
+        try InPlaceFinaliseTests.feed(writer, frames: 60)
+        _ = try writer.finish()
+        let before = try Data(contentsOf: interrupted)
+        let finished = dir.url.appendingPathComponent("interrupted.mkv")
+        #expect(try Recovery.recover(interrupted, to: finished).videoFrames == 60)
+        #expect(try MediaProbe.probe(finished).formatName.contains("matroska"))
+        #expect(try Self.decodeErrors(finished) == "")
+        #expect(try MediaProbe.decodeLuma(finished, width: 320, height: 240).map(\.counter) == (0..<60).map { Int64($0) })
+        #expect(try Data(contentsOf: interrupted) == before, "only read")
+
         let avi = dir.url.appendingPathComponent("rec.avi")
         #expect(throws: ReelError.self) { try Recovery.recover(url, to: avi) }
         #expect(!FileManager.default.fileExists(atPath: avi.path))
