@@ -16,8 +16,9 @@ struct RecoverCommand {
     Usage: reel recover FILE… [-o FILE|FOLDER] [--overwrite]
 
     Makes recordings that were cut off (a crash, a kill, a power loss, a full disk) into
-    finalised files with everything they completely held: up to their last complete fragment,
-    at most a second before the cut. A fragment whose end is missing is left out whole.
+    finalised files with everything they completely held: up to their last complete fragment
+    (an MP4 or MOV: at most a second before the cut), or an MKV's last complete cluster. A
+    fragment whose end is missing is left out whole.
 
     Without -o each file is finalised in place: an MP4 or MOV gets its index written into the
     space kept for it at the front where there is room (no copy of the media data; a file
