@@ -112,7 +112,7 @@ struct RecordCommand {
         }
         if !options.json {
             for cut in Recovery.cutOffRecordings(in: url.deletingLastPathComponent()) where cut.path != url.path {
-                console.err("reel: note: \(cut.path) looks cut off (unless another recording is writing it now); recover it with: reel recover \"\(cut.path)\"")
+                console.err("reel: note: \(cut.path) looks cut off; recover it with: reel recover \"\(cut.path)\"")
             }
         }
         signals.started()

@@ -1,25 +1,36 @@
 import Foundation
 import Reel
 
-/// `reel recover FILE`: makes a recording cut off by a crash into a finalised file.
+/// `reel recover FILE…`: makes recordings cut off by a crash into finalised files.
 struct RecoverCommand {
     let console: Console
 
     static let specs: [OptionSpec] = [
-        OptionSpec("output", short: "o", value: .required, placeholder: "FILE", help: "write the finalised file here (default: in place)"),
+        OptionSpec("output", short: "o", value: .required, placeholder: "FILE|FOLDER",
+                   help: "write the finalised file here (default: in place); a folder takes any number of files"),
         OptionSpec("overwrite", help: "replace the -o file if it exists"),
         OptionSpec("help", short: "h", help: "show this help"),
     ]
 
     static let help = """
-    Usage: reel recover FILE… [-o OUT]
+    Usage: reel recover FILE… [-o FILE|FOLDER] [--overwrite]
 
-    Makes recordings that were cut off (a crash, a kill, a power loss) into finalised files
-    with everything they held: up to their last complete fragment, at most a second before the
-    cut. Without -o each file is finalised in place: its index is written into the space kept
-    for it at the front where there is room (no copy of the media data; a file interrupted
-    while being finalised is finished), else the file is replaced by a finalised copy once
-    that is complete.
+    Makes recordings that were cut off (a crash, a kill, a power loss, a full disk) into
+    finalised files with everything they completely held: up to their last complete fragment
+    (an MP4 or MOV: at most a second before the cut), or an MKV's last complete cluster. A
+    fragment whose end is missing is left out whole.
+
+    Without -o each file is finalised in place: an MP4 or MOV gets its index written into the
+    space kept for it at the front where there is room (no copy of the media data; a file
+    interrupted while being finalised is finished); else the file is replaced by a finalised
+    copy, only once that is complete. With -o the recording is only read; -o FOLDER keeps each
+    file's name, and the extension of -o FILE chooses the format (.mp4, .mov or .mkv).
+
+    An MP4 or MOV is cut off when it still has fragments (a clean stop turns them into a
+    regular file). An MKV is cut off when its Segment has no size, which a clean stop writes
+    along with its duration and its index of cues: it plays, but players cannot tell its
+    length or seek in it. A complete file needs nothing, and a file that another program is
+    recording right now is left alone.
 
     """
 
@@ -30,23 +41,36 @@ struct RecoverCommand {
             return 2
         }
         let output = (args.value("output") ?? nil).map { URL(fileURLWithPath: $0) }
-        if output != nil && files.count > 1 {
-            console.err("reel: -o works with one file at a time")
-            return 2
+        if let output, files.count > 1 {
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: output.path, isDirectory: &isFolder), isFolder.boolValue else {
+                console.err("reel: -o FILE works with one recording at a time; give a folder for several")
+                return 2
+            }
         }
         var status: Int32 = 0
+        var done: [FileIdentity] = []
         for path in files {
             let url = URL(fileURLWithPath: path)
+            // The same file given twice (under another name, or through a link) is recovered once.
+            if let identity = FileIdentity(url) {
+                if done.contains(identity) { continue }
+                done.append(identity)
+            }
             do {
                 let summary = try Recorder.recover(url, to: output, overwrite: args.has("overwrite"))
                 let how: String
                 switch summary.finalisation {
                 case .inPlace(let bytes): how = "finalised in place, \(bytes) bytes written"
                 case .copied(let reason, let bytes): how = "copied, \(bytes) bytes written: \(reason)"
-                case .notNeeded: how = "nothing to finalise"
+                case .notNeeded:
+                    console.err("reel: note: \(url.path) is complete; nothing to do")
+                    continue
                 }
                 console.out(String(format: "Recovered %@: %.2f s, %lld frames (%@)", summary.url.path, summary.duration.seconds,
                                    summary.videoFrames, how))
+                noteLeftovers(beside: summary.url)
+                if summary.url.resolvingSymlinksInPath() != url.resolvingSymlinksInPath() { noteLeftovers(beside: url) }
             } catch let error as ReelError {
                 console.err("reel: error: \(error.description)")
                 status = 1
@@ -56,5 +80,34 @@ struct RecoverCommand {
             }
         }
         return status
+    }
+
+    /// Points out unfinished copies that an interrupted finalise or recover left beside `url`
+    /// (hidden files named after it). They are never deleted here: reel cannot know that
+    /// nobody needs them.
+    private func noteLeftovers(beside url: URL) {
+        let real = url.resolvingSymlinksInPath()
+        let folder = real.deletingLastPathComponent()
+        let stem = "." + real.deletingPathExtension().lastPathComponent + "."
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        for name in names.sorted() where name.hasPrefix(stem + "finalising") || name.hasPrefix(stem + "recovering") {
+            let leftover = folder.appendingPathComponent(name)
+            guard !Recovery.isBeingRecorded(leftover) else { continue }
+            console.err("reel: note: \(leftover.path) is an unfinished copy left by an interrupted finalise or recover; "
+                        + "\(real.lastPathComponent) does not need it, delete it if nothing else does")
+        }
+    }
+}
+
+/// A file as the file system knows it (device and inode), whatever name or link leads to it.
+private struct FileIdentity: Equatable {
+    var device: UInt64
+    var inode: UInt64
+
+    init?(_ url: URL) {
+        var info = stat()
+        guard stat(url.path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
     }
 }

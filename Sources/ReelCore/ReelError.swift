@@ -11,7 +11,7 @@ public struct ReelError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let sourceUnavailable = Code(rawValue: "sourceUnavailable")
         /// The user lacks the permission to open a device or a file.
         public static let permissionDenied = Code(rawValue: "permissionDenied")
-        /// A device is in use by another program.
+        /// A device is in use by another program, or a file is (a recording being written).
         public static let busy = Code(rawValue: "busy")
         /// Something was started that is already running.
         public static let alreadyRunning = Code(rawValue: "alreadyRunning")

@@ -127,6 +127,9 @@ public final class AssetWriter: @unchecked Sendable {
     private var videoFrames: Int64 = 0
     private var finished = false
     private var videoDTSShift: Int64 = 0
+    /// Marks the file as a recording in progress from its creation until it is finalised (see
+    /// ``RecordingLock``).
+    private let lock: RecordingLock?
     /// Stops finalising in place after this step, as a crash would (tests).
     var interruptFinalisingAfter: MP4Finaliser.Step?
 
@@ -193,6 +196,7 @@ public final class AssetWriter: @unchecked Sendable {
         }
         audio = try configuration.audio.map { try AudioEncoder(settings: $0.settings, inputFormat: $0.inputFormat, globalHeader: globalHeader) }
         muxer = try Muxer(url: configuration.url, container: configuration.container, overwrite: configuration.overwrite)
+        lock = muxer.takeLock()
         do {
             alignTrackStarts()
             if let video { videoStream = try muxer.addStream(encoder: video.context, title: nil) }
@@ -206,8 +210,13 @@ public final class AssetWriter: @unchecked Sendable {
         } catch {
             muxer.abandon()
             try? FileManager.default.removeItem(at: configuration.url)  // our own empty file, nothing recorded
+            lock?.release()
             throw error
         }
+    }
+
+    deinit {
+        lock?.release()
     }
 
     /// The space to keep for the final index of a recording of the expected duration.
@@ -236,15 +245,29 @@ public final class AssetWriter: @unchecked Sendable {
         if firstVideoIndex < 0 { firstVideoIndex = index }
         lastVideoIndex = index
         videoFrames += 1
-        try video.encode(frame, index: index) { packet in try muxer.write(packet, stream: videoStream, dtsShift: videoDTSShift) }
+        try advisingRecoveryWhenFull {
+            try video.encode(frame, index: index) { packet in try muxer.write(packet, stream: videoStream, dtsShift: videoDTSShift) }
+        }
         return true
+    }
+
+    /// Runs `body`, adding to a full disk's error how to get the recording back: the file keeps
+    /// what was completely written (for MP4/MOV the complete fragments), which recovering it
+    /// finalises once there is space.
+    private func advisingRecoveryWhenFull<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch var error as ReelError where error.code == .insufficientStorage {
+            error.hint = "free some disk space, then finalise what was recorded with: reel recover \"\(configuration.url.path)\""
+            throw error
+        }
     }
 
     /// Encodes audio for track `track`. Audio is taken as contiguous with what came before.
     public func appendAudio(_ buffer: AudioBuffer, track: Int) throws {
         guard audio.indices.contains(track) else { throw ReelError(.invalidConfiguration, "no audio track \(track)") }
         let stream = audioStreams[track]
-        try audio[track].append(buffer) { packet in try muxer.write(packet, stream: stream) }
+        try advisingRecoveryWhenFull { try audio[track].append(buffer) { packet in try muxer.write(packet, stream: stream) } }
     }
 
     /// Bytes written so far.
@@ -258,6 +281,12 @@ public final class AssetWriter: @unchecked Sendable {
     public func finish() throws -> Summary {
         guard !finished else { throw ReelError(.notRunning, "the writer has already finished") }
         finished = true
+        // Held until the file is finalised, whichever way that goes.
+        defer { lock?.release() }
+        return try advisingRecoveryWhenFull { try drainAndFinalise() }
+    }
+
+    private func drainAndFinalise() throws -> Summary {
         if let video { try video.finish { packet in try muxer.write(packet, stream: videoStream, dtsShift: videoDTSShift) } }
         for (i, a) in audio.enumerated() {
             let stream = audioStreams[i]
@@ -294,6 +323,7 @@ public final class AssetWriter: @unchecked Sendable {
         guard !finished else { return }
         finished = true
         muxer.abandon()
+        lock?.release()
     }
 
     /// Makes the fragmented MP4/MOV at `url` a regular one with its index at the front: in place
@@ -326,16 +356,22 @@ public final class AssetWriter: @unchecked Sendable {
     }
 
     /// Rewrites a fragmented MP4/MOV at `url` as a regular one with its index at the front, by
-    /// copying it. The fragmented file is replaced only once the new one is complete.
+    /// copying it. The fragmented file is replaced only once the new one is complete and on the
+    /// disk.
     public static func finalise(_ url: URL, container: Container, shift: MediaTime = .zero) throws {
-        let temporary = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent).finalising.\(url.pathExtension)")
-        try? FileManager.default.removeItem(at: temporary)
+        // Locked as being written from its creation until it has taken the file's place.
+        let temporary = FilePlacement.temporaryURL(beside: url, purpose: "finalising")
+        // On failure the temporary file is a partial copy of ours, the original untouched.
+        let copy: Remuxer.Copy
         do {
-            try Remuxer.remux(url, to: temporary, container: container, fastStart: true, overwrite: true, shift: shift)
-            if rename(temporary.path, url.path) != 0 {
-                throw ReelError(.ioFailure, "cannot replace \(url.path) with its finalised version", errno: errno)
-            }
+            copy = try Remuxer.copyPackets(of: url, to: temporary, container: container, fastStart: true, overwrite: false, shift: shift)
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
+        defer { copy.lock?.release() }
+        do {
+            try FilePlacement.place(temporary, at: url, replacing: true, what: "the finalised file")
         } catch {
             try? FileManager.default.removeItem(at: temporary)
             throw error

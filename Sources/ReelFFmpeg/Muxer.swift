@@ -15,6 +15,9 @@ final class Muxer {
     private(set) var earliestDecodeTime: MediaTime?
     private var headerWritten = false
     private var closed = false
+    /// The lock that marks the file as being written (see ``RecordingLock``), until it is closed
+    /// or an owner that finalises the file afterwards takes it over (``takeLock()``).
+    private var lock: RecordingLock?
 
     /// The libavformat muxer name for a container.
     static func formatName(_ container: Container) -> String {
@@ -26,16 +29,21 @@ final class Muxer {
     }
 
     /// Opens `url` for writing. The file must not exist unless `overwrite` is set; the check
-    /// and the creation are one atomic step, so nobody's file is ever truncated by mistake.
+    /// and the creation are one atomic step, so nobody's file is ever truncated by mistake, and
+    /// a file that another program is writing is never replaced. The file is locked as being
+    /// written (see ``RecordingLock``) until it is closed.
     init(url: URL, container: Container, overwrite: Bool) throws {
-        try Self.createFile(at: url, overwrite: overwrite)
+        let lock = try RecordingLock.createFile(at: url, overwrite: overwrite)
         var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
-        try FFmpeg.check(avformat_alloc_output_context2(&ctx, nil, Self.formatName(container), url.path),
-                         "cannot set up a \(container.rawValue) file", code: .unsupportedFormat)
-        guard let ctx else { throw ReelError(.unsupportedFormat, "cannot set up a \(container.rawValue) file") }
+        let allocated = avformat_alloc_output_context2(&ctx, nil, Self.formatName(container), url.path)
+        guard allocated >= 0, let ctx else {
+            lock.release()
+            throw FFmpeg.error(min(allocated, -1), "cannot set up a \(container.rawValue) file", code: .unsupportedFormat)
+        }
         self.context = ctx
         self.url = url
         self.container = container
+        self.lock = lock
         let opened = avio_open(&ctx.pointee.pb, url.path, AVIO_FLAG_WRITE)
         if opened < 0 {
             throw FFmpeg.error(opened, "cannot open \(url.path) for writing", code: .ioFailure)
@@ -44,15 +52,15 @@ final class Muxer {
 
     deinit {
         if !closed { avio_closep(&context.pointee.pb) }
+        lock?.release()
         avformat_free_context(context)
     }
 
-    /// Creates an empty file at `url`, refusing to replace one unless `overwrite` is set.
-    static func createFile(at url: URL, overwrite: Bool) throws {
-        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL)
-        let fd = open(url.path, flags, 0o644)
-        if fd < 0 { throw fileError(errno, creating: url, action: "create") }
-        close(fd)
+    /// Hands the lock on the file over to the caller, who finalises the file after it is closed
+    /// and releases the lock when the file is complete.
+    func takeLock() -> RecordingLock? {
+        defer { lock = nil }
+        return lock
     }
 
     /// The `ReelError` for a failure to create or name the file `url` (`action` says which).
@@ -170,7 +178,11 @@ final class Muxer {
     /// Writes the trailer and closes the file.
     func finish() throws {
         guard !closed else { return }
-        defer { closed = true; avio_closep(&context.pointee.pb) }
+        defer {
+            closed = true
+            avio_closep(&context.pointee.pb)
+            lock?.release()
+        }
         if headerWritten {
             try FFmpeg.check(av_write_trailer(context), "cannot finish \(url.lastPathComponent)", code: .ioFailure)
         }
@@ -185,5 +197,6 @@ final class Muxer {
         closed = true
         if let pb = context.pointee.pb { avio_flush(pb) }
         avio_closep(&context.pointee.pb)
+        lock?.release()
     }
 }

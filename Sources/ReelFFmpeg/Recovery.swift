@@ -2,14 +2,22 @@ import Foundation
 internal import CFFmpeg
 import ReelCore
 
-/// Recordings cut off by a crash, a kill or a power loss: how to tell them and how to make
-/// them into finalised files.
+/// Recordings cut off by a crash, a kill, a power loss or a full disk: how to tell them and how
+/// to make them into finalised files.
 ///
 /// While recording, MP4 and MOV files are fragmented: an empty index at the front, then
 /// self-contained fragments. A clean stop makes such a file a regular one, so a file that
-/// still has fragments was cut off (or is being recorded right now). So was a file whose
-/// finalising in place was interrupted (see ``AssetWriter/Finalisation``): it plays, and
-/// recovering it completes the finalise.
+/// still has fragments was cut off. So was a file whose finalising in place was interrupted
+/// (see ``AssetWriter/Finalisation``): it plays, and recovering it completes the finalise. An
+/// MKV is cut off when its Segment has no size (a clean stop writes the size, the duration and
+/// the index of cues): it plays, but players cannot tell its length or seek well.
+///
+/// A file that a recorder is writing right now looks the same, but its writer holds a lock on
+/// it (see ``RecordingLock``): such a file is not counted as cut off, and is not recovered.
+///
+/// Only what was completely written is kept: a fragment whose media data was cut short is left
+/// out whole (an MKV keeps the blocks that are complete). Nothing else is lost: the original is
+/// replaced only by a complete, finalised file, which is on the disk before it takes its place.
 public enum Recovery {
     /// What a recovery produced.
     public struct Summary: Sendable, Hashable {
@@ -17,129 +25,290 @@ public enum Recovery {
         public var duration: MediaTime
         public var videoFrames: Int64
         /// How the file was made a regular one: in place (its fragment headers blanked, or an
-        /// interrupted finalise completed) or by copying.
+        /// interrupted finalise completed) or by copying; `.notNeeded` if it was complete
+        /// already (then nothing was written).
         public var finalisation: AssetWriter.Finalisation
     }
 
-    /// Whether `url` is a fragmented MP4/MOV, as a recording cut off before its clean stop is, or
-    /// one whose finalising was interrupted.
+    /// Whether `url` is a recording that was cut off before its clean stop and holds something
+    /// to recover: an MP4/MOV with at least one complete fragment or an interrupted finalise,
+    /// or an MKV whose Segment has no size. A file that a recorder is writing right now counts
+    /// as cut off here; ``cutOffRecordings(in:)`` leaves such files out.
     public static func isCutOff(_ url: URL) -> Bool {
         // Only regular files: opening a FIFO would wait for a writer, a device would be read.
         var info = stat()
         guard stat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
-        return hasFragments(url) || MP4Finaliser.isInterrupted(url)
-    }
-
-    private static func hasFragments(_ url: URL) -> Bool {
-        guard let handle = try? FileHandle(forReadingFrom: url) else { return false }
-        defer { try? handle.close() }
-        var offset: UInt64 = 0
-        let size = (try? handle.seekToEnd()) ?? 0
-        var sawMovie = false
-        // Walk the top-level boxes: ftyp, moov, then moof/mdat pairs for a fragmented file.
-        for _ in 0..<64 {
-            guard offset + 8 <= size else { return false }
-            try? handle.seek(toOffset: offset)
-            guard let header = try? handle.read(upToCount: 16), header.count >= 8 else { return false }
-            var length = UInt64(header[0]) << 24 | UInt64(header[1]) << 16 | UInt64(header[2]) << 8 | UInt64(header[3])
-            let type = String(decoding: header[4..<8], as: UTF8.self)
-            if length == 1, header.count >= 16 {
-                length = header[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
-            } else if length == 0 {
-                length = size - offset
-            }
-            switch type {
-            case "moov": sawMovie = true
-            case "moof": return sawMovie
-            case "ftyp", "free", "skip", "wide", "mdat", "uuid", "sidx", "styp": break
-            default: return false
-            }
-            // A box that claims more than the file holds (up to 2^64-1) ends the walk: it would
-            // overflow the offset.
-            guard length >= 8, length <= size - offset else { return false }
-            offset += length
+        switch (try? RecordingFile.inspect(url)) ?? .notARecording {
+        case .fragmented(let layout): return layout.completeFragments > 0
+        case .interruptedFinalise, .cutOffMatroska: return true
+        case .complete, .emptyFragmented, .notARecording: return false
         }
-        return false
     }
 
-    /// The recordings in `folder` that were cut off (MP4/MOV files with fragments).
+    /// Whether a recorder (of this program or another) is writing the file at `url` right now:
+    /// its writer holds a lock on it from its creation until it is finalised.
+    public static func isBeingRecorded(_ url: URL) -> Bool {
+        RecordingLock.isBeingWritten(url)
+    }
+
+    /// The recordings in `folder` that were cut off (MP4, MOV and MKV files; see
+    /// ``isCutOff(_:)``), leaving out those that another recorder is writing right now.
     public static func cutOffRecordings(in folder: URL) -> [URL] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         return names.sorted().compactMap { name in
             let url = folder.appendingPathComponent(name)
-            guard ["mp4", "mov", "m4v"].contains(url.pathExtension.lowercased()), !name.hasPrefix(".") else { return nil }
-            return isCutOff(url) ? url : nil
+            guard ["mp4", "mov", "m4v", "mkv"].contains(url.pathExtension.lowercased()), !name.hasPrefix(".") else { return nil }
+            return isCutOff(url) && !RecordingLock.isBeingWritten(url) ? url : nil
         }
     }
 
-    /// Makes the cut-off recording at `url` into a finalised file with everything it held:
-    /// at `output`, or in place when `output` is `nil`. In place, a file with space reserved for
-    /// its index gets the index written there (no copy of its media data; every step leaves a
-    /// file that plays); otherwise the original is replaced only once a finalised copy is
-    /// complete. A file whose finalising was interrupted is finished where it stopped.
+    /// Makes the cut-off recording at `url` into a finalised file with everything it completely
+    /// held: at `output`, or in place when `output` is `nil`.
+    ///
+    /// In place, an MP4/MOV with space reserved for its index gets the index written there (no
+    /// copy of its media data; every step leaves a file that plays); otherwise the original is
+    /// replaced only once a finalised copy is complete and on the disk. A file whose finalising
+    /// was interrupted is finished where it stopped. A link is followed: the file it points to
+    /// is recovered.
+    ///
+    /// `output` may be a folder (the recovered file takes the recording's name in it); its
+    /// extension chooses the container (`.mp4`, `.mov`, `.mkv`; none keeps the recording's). It
+    /// must not exist unless `overwrite`, and may never be the recording itself (under any
+    /// name); the recording is only read then.
+    ///
+    /// A complete file needs nothing: the summary says `.notNeeded` and nothing is written.
+    ///
+    /// - Throws: `ReelError` with `.busy` (a recorder is writing the file right now),
+    ///   `.nothingRecorded` (cut off before anything was completely written), `.invalidMedia`
+    ///   (not an MP4, MOV or MKV recording, or damaged), `.invalidConfiguration` (the output is
+    ///   the recording), `.unsupportedFormat` (an output extension that is not a container),
+    ///   `.fileExists`, `.permissionDenied`, `.insufficientStorage`, `.ioFailure`.
     public static func recover(_ url: URL, to output: URL? = nil, overwrite: Bool = false) throws -> Summary {
         FFmpeg.quietLogging
         try checkReadableFile(url)
-        guard isCutOff(url) else {
-            throw ReelError(.invalidConfiguration, "\(url.lastPathComponent) is not a cut-off recording (it has no fragments)",
-                            hint: "it is complete already, or not a Reel MP4/MOV recording")
-        }
-        let container: Container = url.pathExtension.lowercased() == "mov" ? .mov : .mp4
-        let finalisation: AssetWriter.Finalisation
-        if MP4Finaliser.isInterrupted(url) {
-            // Its new index is complete and in force (or about to be): finish the steps.
-            var target = url
-            if let output {
-                try copy(url, to: output, overwrite: overwrite)
-                target = output
+        // The recording itself, not a link to it: a finalised copy takes the file's place.
+        let source = url.resolvingSymlinksInPath()
+        let destination = try output.map { try Destination(output: $0, recording: source, overwrite: overwrite) }
+        // Held while recovering: exclusively when the file is changed in place, shared when it
+        // is only read. Either is refused while a recorder writes the file.
+        let lock = try RecordingLock.lockExisting(source, exclusive: destination == nil)
+        defer { lock.release() }
+        let state = try RecordingFile.inspect(source)
+        do {
+            if let destination {
+                return try recover(source, state: state, to: destination)
             }
-            finalisation = .inPlace(bytesWritten: try MP4Finaliser.resume(target) ?? 0)
-        } else {
+            return try recoverInPlace(source, state: state)
+        } catch let error as ReelError where destination == nil && error.code == .permissionDenied {
+            throw ReelError(.permissionDenied, "cannot finalise \(source.path) where it is: \(error.message)",
+                            hint: "recover it into a folder you can write to (reel recover FILE -o FOLDER)",
+                            errno: error.errno, averror: error.averror)
+        } catch let error as ReelError where error.code == .insufficientStorage {
+            // The recording is as it was; a copy of it needs about as much space as it takes.
+            throw ReelError(.insufficientStorage, "no space left to recover \(source.path): \(error.message)",
+                            hint: "free as much space as the recording takes, or recover it to another disk (reel recover FILE -o FOLDER)",
+                            errno: error.errno, averror: error.averror)
+        }
+    }
+
+    // MARK: In place
+
+    private static func recoverInPlace(_ url: URL, state: RecordingFile.State) throws -> Summary {
+        switch state {
+        case .complete:
+            return try summary(of: url, finalisation: .notNeeded)
+        case .interruptedFinalise:
+            // Its new index is complete and in force (or about to be): finish the steps.
+            let bytes = try MP4Finaliser.resume(url) ?? 0
+            return try summary(of: url, finalisation: .inPlace(bytesWritten: bytes))
+        case .fragmented(let layout):
+            guard layout.completeFragments > 0 else { throw nothingRecorded(url) }
+            let container = isoContainer(of: url)
+            let shift = try firstVideoTime(url, readingUpTo: layout.completeLength) ?? .zero
+            if layout.isTruncated {
+                // The fragment cut short stands in the way of finalising in place: copy what is
+                // complete.
+                let copy = try write(url, readingUpTo: layout.completeLength, shift: shift, to: Destination(replacing: url, container: container))
+                return try summary(of: url, finalisation: .copied(reason: "its last fragment was cut short", bytesWritten: size(of: url)),
+                                   videoPackets: copy.videoPackets)
+            }
             // The writer started every track at one lead time and FFmpeg moved the file so that
             // the first packet decodes at zero; the first video frame's time is that lead.
-            let shift = try firstVideoTime(url) ?? .zero
-            if let output {
-                try Remuxer.remux(url, to: output, container: container, fastStart: true, overwrite: overwrite, shift: shift)
-                let bytes = ((try? FileManager.default.attributesOfItem(atPath: output.path))?[.size] as? NSNumber)?.int64Value ?? 0
-                finalisation = .copied(reason: "written to another file", bytesWritten: bytes)
-            } else {
-                finalisation = try AssetWriter.finalise(url, container: container, shift: shift, inPlace: true, copyWhenSmall: true)
-            }
+            let finalisation = try AssetWriter.finalise(url, container: container, shift: shift, inPlace: true, copyWhenSmall: true)
+            return try summary(of: url, finalisation: finalisation)
+        case .cutOffMatroska:
+            let copy = try write(url, readingUpTo: nil, shift: .zero, to: Destination(replacing: url, container: .mkv))
+            return try summary(of: url, finalisation: .copied(reason: "an MKV is finalised by copying it", bytesWritten: size(of: url)),
+                               videoPackets: copy.videoPackets)
+        case .emptyFragmented:
+            throw nothingRecorded(url)
+        case .notARecording:
+            throw notARecording(url)
         }
-        let result = output ?? url
-        let probe = try InputFile(url: result)
+    }
+
+    // MARK: Into another file
+
+    /// Where a recovered file goes when it is not written in place.
+    private struct Destination {
+        var url: URL
+        var container: Container
+        var overwrite: Bool
+
+        /// The recording's own place, for a recovery in place by copying.
+        init(replacing recording: URL, container: Container) {
+            url = recording
+            self.container = container
+            overwrite = true
+        }
+
+        /// Checks `output` for the recording at `recording` (a resolved path): a folder means the
+        /// recording's name in it; a link is followed; it must not be the recording.
+        init(output: URL, recording: URL, overwrite: Bool) throws {
+            var url = output
+            var info = stat()
+            if stat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+                url = url.appendingPathComponent(recording.lastPathComponent)
+            } else if url.hasDirectoryPath {
+                throw ReelError(.ioFailure, "the folder \(url.path) does not exist", hint: "create it first or choose another")
+            } else if url.pathExtension.isEmpty {
+                url = url.appendingPathExtension(recording.pathExtension)
+            }
+            url = url.resolvingSymlinksInPath()
+            guard let container = Container(pathExtension: url.pathExtension) else {
+                throw ReelError(.unsupportedFormat, "unknown file type '.\(url.pathExtension)' for \(url.lastPathComponent)",
+                                hint: "name the recovered file .mp4, .mov or .mkv")
+            }
+            var existing = stat()
+            if stat(url.path, &existing) == 0 {
+                var source = stat()
+                if stat(recording.path, &source) == 0, source.st_dev == existing.st_dev, source.st_ino == existing.st_ino {
+                    throw ReelError(.invalidConfiguration, "the output \(url.path) is the recording \(recording.lastPathComponent) itself",
+                                    hint: "to finalise the recording where it is, give no output; else give a new name")
+                }
+                guard (existing.st_mode & S_IFMT) == S_IFREG else {
+                    throw ReelError(.invalidConfiguration, "the output \(url.path) is not a regular file", hint: "give a file or folder name")
+                }
+                guard overwrite else { throw Muxer.fileError(EEXIST, creating: url, action: "create") }
+                try RecordingLock.checkNotBeingWritten(url)
+            }
+            self.url = url
+            self.container = container
+            self.overwrite = overwrite
+        }
+    }
+
+    private static func recover(_ url: URL, state: RecordingFile.State, to destination: Destination) throws -> Summary {
+        let container = destination.container
+        switch state {
+        case .complete:
+            return try summary(of: url, finalisation: .notNeeded)
+        case .interruptedFinalise:
+            // Finished on a copy, then (for another container) copied once more.
+            let copy = FilePlacement.temporaryURL(beside: destination.url, purpose: "recovering", pathExtension: url.pathExtension)
+            defer { try? FileManager.default.removeItem(at: copy) }
+            do {
+                try FileManager.default.copyItem(at: url, to: copy)
+            } catch {
+                throw ReelError(.ioFailure, "cannot copy \(url.path) beside \(destination.url.path): \(error.localizedDescription)")
+            }
+            let lock = try RecordingLock.lockExisting(copy, exclusive: true)
+            defer { lock.release() }
+            let bytes = try MP4Finaliser.resume(copy) ?? 0
+            if container == isoContainer(of: url) {
+                try FilePlacement.place(copy, at: destination.url, replacing: destination.overwrite, what: "the recovered file")
+                return try summary(of: destination.url, finalisation: .inPlace(bytesWritten: bytes))
+            }
+            let written = try write(copy, readingUpTo: nil, shift: .zero, to: destination)
+            return try summary(of: destination.url, finalisation: .copied(reason: "written to another file", bytesWritten: size(of: destination.url)),
+                               videoPackets: written.videoPackets)
+        case .fragmented(let layout):
+            guard layout.completeFragments > 0 else { throw nothingRecorded(url) }
+            let limit = layout.isTruncated ? layout.completeLength : nil
+            let shift = try firstVideoTime(url, readingUpTo: limit) ?? .zero
+            let written = try write(url, readingUpTo: limit, shift: shift, to: destination)
+            return try summary(of: destination.url, finalisation: .copied(reason: "written to another file", bytesWritten: size(of: destination.url)),
+                               videoPackets: written.videoPackets)
+        case .cutOffMatroska:
+            let written = try write(url, readingUpTo: nil, shift: .zero, to: destination)
+            return try summary(of: destination.url, finalisation: .copied(reason: "written to another file", bytesWritten: size(of: destination.url)),
+                               videoPackets: written.videoPackets)
+        case .emptyFragmented:
+            throw nothingRecorded(url)
+        case .notARecording:
+            throw notARecording(url)
+        }
+    }
+
+    /// Copies the packets of `url` into a temporary file beside the destination, which takes
+    /// the destination's name once it is complete and on the disk; locked as being written
+    /// until then. A copy without a single complete video frame (of a recording with video),
+    /// or without any packet, is not a recovery: it is removed, and nothing is replaced.
+    private static func write(_ url: URL, readingUpTo limit: Int64?, shift: MediaTime, to destination: Destination) throws -> Remuxer.Copy {
+        let temporary = FilePlacement.temporaryURL(beside: destination.url, purpose: "recovering")
+        let copy: Remuxer.Copy
+        do {
+            copy = try Remuxer.copyPackets(of: url, readingUpTo: limit, to: temporary, container: destination.container,
+                                           fastStart: true, overwrite: false, shift: shift)
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
+        defer { copy.lock?.release() }
+        guard copy.packets > 0, !copy.hasVideo || copy.videoPackets > 0 else {
+            try? FileManager.default.removeItem(at: temporary)
+            throw nothingRecorded(url)
+        }
+        do {
+            try FilePlacement.place(temporary, at: destination.url, replacing: destination.overwrite, what: "the recovered file")
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
+        return copy
+    }
+
+    // MARK: Helpers
+
+    private static func nothingRecorded(_ url: URL) -> ReelError {
+        ReelError(.nothingRecorded, "\(url.path) was cut off before its first frames were completely written: there is nothing to recover",
+                  hint: "it holds no more than its header")
+    }
+
+    private static func notARecording(_ url: URL) -> ReelError {
+        ReelError(.invalidMedia, "\(url.path) is not an MP4, MOV or MKV recording that can be recovered",
+                  hint: "give a recording that reel (or another program writing fragmented MP4 or MKV) made")
+    }
+
+    /// MOV for a `.mov` file, else MP4.
+    private static func isoContainer(of url: URL) -> Container {
+        url.pathExtension.lowercased() == "mov" ? .mov : .mp4
+    }
+
+    private static func size(of url: URL) -> Int64 {
+        var info = stat()
+        return stat(url.path, &info) == 0 ? Int64(info.st_size) : 0
+    }
+
+    /// What the recovered (or complete) file at `url` holds. `videoPackets` counts the frames
+    /// where the container does not (MKV).
+    private static func summary(of url: URL, finalisation: AssetWriter.Finalisation, videoPackets: Int64? = nil) throws -> Summary {
+        let probe = try InputFile(url: url)
         var duration = MediaTime.zero
         var frames: Int64 = 0
         for i in 0..<Int(probe.context.pointee.nb_streams) {
             let stream = probe.context.pointee.streams[i]!
             let tb = stream.pointee.time_base
-            if stream.pointee.duration > 0 {
+            if stream.pointee.duration > 0 && stream.pointee.duration != FFmpeg.noPTS {
                 duration = max(duration, MediaTime(ticks: stream.pointee.duration, tb))
             }
             if stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO { frames = stream.pointee.nb_frames }
         }
-        return Summary(url: result, duration: duration, videoFrames: frames, finalisation: finalisation)
-    }
-
-    /// Copies `url` to `output` (which must not exist unless `overwrite`), complete or not at all.
-    private static func copy(_ url: URL, to output: URL, overwrite: Bool) throws {
-        if !overwrite && FileManager.default.fileExists(atPath: output.path) {
-            throw Muxer.fileError(EEXIST, creating: output, action: "create")
+        let whole = probe.context.pointee.duration
+        if duration == .zero, whole > 0, whole != FFmpeg.noPTS {
+            duration = MediaTime(ticks: whole, AVRational(num: 1, den: AV_TIME_BASE))
         }
-        let temporary = output.deletingLastPathComponent()
-            .appendingPathComponent(".\(output.deletingPathExtension().lastPathComponent).recovering.\(output.pathExtension)")
-        try? FileManager.default.removeItem(at: temporary)
-        do {
-            try FileManager.default.copyItem(at: url, to: temporary)
-        } catch {
-            try? FileManager.default.removeItem(at: temporary)
-            throw ReelError(.ioFailure, "cannot copy \(url.path) to \(output.path): \(error.localizedDescription)")
-        }
-        if rename(temporary.path, output.path) != 0 {
-            let e = errno
-            try? FileManager.default.removeItem(at: temporary)
-            throw Muxer.fileError(e, creating: output, action: "create")
-        }
+        return Summary(url: url, duration: duration, videoFrames: videoPackets ?? frames, finalisation: finalisation)
     }
 
     /// Throws unless `url` is a regular file this process may read; checked before anything
@@ -163,9 +332,10 @@ public enum Recovery {
         }
     }
 
-    /// The earliest presentation time among the first video packets of `url`.
-    private static func firstVideoTime(_ url: URL) throws -> MediaTime? {
-        let input = try InputFile(url: url)
+    /// The earliest presentation time among the first video packets of `url` (of its first
+    /// `limit` bytes if given).
+    private static func firstVideoTime(_ url: URL, readingUpTo limit: Int64?) throws -> MediaTime? {
+        let input = try InputFile(url: url, byteLimit: limit)
         let ctx = input.context
         let index = av_find_best_stream(ctx, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
         guard index >= 0 else { return nil }

@@ -11,9 +11,46 @@ public enum Remuxer {
     /// `shift` is taken off every timestamp (see ``AssetWriter``'s fragment offset).
     public static func remux(_ input: URL, to output: URL, container: Container, fastStart: Bool = true,
                              overwrite: Bool = false, shift: MediaTime = .zero) throws {
+        try copyPackets(of: input, to: output, container: container, fastStart: fastStart, overwrite: overwrite, shift: shift)
+            .lock?.release()
+    }
+
+    /// What ``copyPackets(of:readingUpTo:to:container:fastStart:overwrite:shift:)`` wrote.
+    struct Copy {
+        /// The lock on the output, still held: the caller releases it once the file is where
+        /// it belongs (see ``RecordingLock``).
+        var lock: RecordingLock?
+        /// Whether the input has a video stream.
+        var hasVideo: Bool
+        /// The video packets copied.
+        var videoPackets: Int64
+        /// All packets copied.
+        var packets: Int64
+    }
+
+    /// ``remux(_:to:container:fastStart:overwrite:shift:)`` that reads only the first `limit`
+    /// bytes of `input` if given (the complete part of a file cut short) and hands over the
+    /// output's lock.
+    static func copyPackets(of input: URL, readingUpTo limit: Int64? = nil, to output: URL, container: Container,
+                            fastStart: Bool = true, overwrite: Bool = false, shift: MediaTime = .zero) throws -> Copy {
         FFmpeg.quietLogging
-        let reader = try InputFile(url: input)
+        let reader = try InputFile(url: input, byteLimit: limit)
         let muxer = try Muxer(url: output, container: container, overwrite: overwrite)
+        let lock = muxer.takeLock()
+        do {
+            let (videoPackets, packets) = try copyPackets(from: reader, to: muxer, input: input, output: output, fastStart: fastStart,
+                                                          shift: shift)
+            let hasVideo = av_find_best_stream(reader.context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0) >= 0
+            return Copy(lock: lock, hasVideo: hasVideo, videoPackets: videoPackets, packets: packets)
+        } catch {
+            muxer.abandon()
+            lock?.release()
+            throw error
+        }
+    }
+
+    private static func copyPackets(from reader: InputFile, to muxer: Muxer, input: URL, output: URL, fastStart: Bool,
+                                    shift: MediaTime) throws -> (video: Int64, all: Int64) {
         let ctx = reader.context
         var mapping = [Int](repeating: -1, count: Int(ctx.pointee.nb_streams))
         var inputTimeBases: [AVRational] = []
@@ -35,8 +72,12 @@ public enum Remuxer {
         var held: [Int: UnsafeMutablePointer<AVPacket>] = [:]
         var seen = Set<Int>()
         defer { for (_, p) in held { var q: UnsafeMutablePointer<AVPacket>? = p; av_packet_free(&q) } }
+        var videoPackets: Int64 = 0, packets: Int64 = 0
         func write(_ p: UnsafeMutablePointer<AVPacket>) throws {
+            let isVideo = muxer.context.pointee.streams[Int(p.pointee.stream_index)]!.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO
             try FFmpeg.check(av_interleaved_write_frame(muxer.context, p), "cannot write \(output.lastPathComponent)", code: .ioFailure)
+            packets += 1
+            if isVideo { videoPackets += 1 }
         }
         while true {
             let r = av_read_frame(ctx, packet)
@@ -96,6 +137,7 @@ public enum Remuxer {
         }
         try FFmpeg.check(av_write_trailer(muxer.context), "cannot finish \(output.lastPathComponent)", code: .ioFailure)
         muxer.abandon()
+        return (videoPackets, packets)
     }
 }
 
@@ -155,20 +197,30 @@ final class InputFile {
     /// For network streams: `format` forces a demuxer (`"mpjpeg"`), `options` are protocol and
     /// demuxer options (`rtsp_transport`, `timeout`), and `gate` lets the owner abandon a
     /// connect or read that blocks (a deadline, a stop).
+    ///
+    /// `byteLimit` reads only that many bytes from the start of a local file, as if it ended
+    /// there (the complete part of a recording whose end was cut short).
     init(url: URL, readsStreamInfo: Bool = true, format: String? = nil, options: [String: String] = [:],
-         gate: InterruptGate? = nil) throws {
+         gate: InterruptGate? = nil, byteLimit: Int64? = nil) throws {
         var ctx: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
         guard ctx != nil else {
             throw ReelError(.encodingFailed, "cannot allocate a demuxer for \(url.isFileURL ? url.path : url.absoluteString)")
         }
         if let gate { ctx!.pointee.interrupt_callback = gate.callback }
         let location = url.isFileURL ? url.path : url.absoluteString
+        var opened = location
+        if let byteLimit, url.isFileURL {
+            guard byteLimit > 0 else { throw ReelError(.invalidMedia, "\(location) holds nothing to read") }
+            // libavformat's subfile protocol: a window of a file. Everything after ",,:" is the
+            // inner URL, taken as it is.
+            opened = "subfile,,start,0,end,\(byteLimit),,:file:\(url.path)"
+        }
         var dictionary: OpaquePointer? = nil
         defer { av_dict_free(&dictionary) }
         for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
         let inputFormat = format.flatMap { av_find_input_format($0) }
         // On failure avformat_open_input frees the context.
-        let r = avformat_open_input(&ctx, location, inputFormat, &dictionary)
+        let r = avformat_open_input(&ctx, opened, inputFormat, &dictionary)
         if r < 0 {
             let denied = r == reel_averror(EACCES) || r == reel_averror(EPERM)
             throw FFmpeg.error(r, "cannot read \(location)", code: r == reel_averror(ENOENT) ? .ioFailure : .invalidMedia,

@@ -14,6 +14,10 @@ import ReelTestSupport
         /// Damage a copy cannot notice (flipped bits in the media data, a file cut mid-fragment
         /// for `recover`): exit code 0 and a file ffprobe reads, or exit code 1.
         case readsOrRefused
+        /// A file laid out as a complete one, damaged where only decoding would tell, given to
+        /// `recover`: exit code 0 with the one note that there is nothing to do (nothing
+        /// written), or exit code 1.
+        case completeOrRefused
     }
 
     struct Variant {
@@ -73,6 +77,15 @@ import ReelTestSupport
         #expect(run.stderr.hasPrefix("reel: error: "), "\(what): \(run.stderr)")
         #expect(run.stderr.contains(name) || alias.map { run.stderr.contains($0) } == true,
                 "\(what): does not name \(name): \(run.stderr)")
+    }
+
+    /// Checks a run of `recover` that may find the file complete (a note, nothing written) or
+    /// refuse it.
+    static func expectCompleteOrRefused(_ run: Run, _ what: String, naming name: String, output: URL?) {
+        guard run.status == 0 && !run.signalled && !run.timedOut else { return expectRefused(run, what, naming: name) }
+        #expect(run.stderr.hasPrefix("reel: note: ") && run.stderr.contains("\(name) is complete; nothing to do")
+                && run.stderr.split(separator: "\n").count == 1, "\(what): \(run.stderr)")
+        if let output { #expect(!FileManager.default.fileExists(atPath: output.path), "\(what): wrote \(output.lastPathComponent)") }
     }
 
     /// Checks a run that may read the file or refuse it; a written `output` must be readable.
@@ -293,6 +306,8 @@ import ReelTestSupport
                     #expect(!FileManager.default.fileExists(atPath: out.path), "\(what): left \(out.lastPathComponent)")
                 case .readsOrRefused:
                     try Self.expectReadsOrRefused(run, what, naming: clip.lastPathComponent, or: "clip \(position)", output: out)
+                case .completeOrRefused:
+                    Issue.record("\(what): not an expectation for merge")
                 }
                 try? FileManager.default.removeItem(at: out)
             }
@@ -308,9 +323,10 @@ import ReelTestSupport
         let inputs = dir.url.appendingPathComponent("inputs")
         try FileManager.default.createDirectory(at: inputs, withIntermediateDirectories: true)
         var variants = Self.variants(of: Array(try Data(contentsOf: cutOff)), fragmented: true)
-        // A finalised file is no cut-off recording, damaged or not.
+        // A finalised file is no cut-off recording, damaged or not: complete as far as its
+        // layout tells (nothing to do), or refused.
         variants += Self.variants(of: Array(try Data(contentsOf: good)), fragmented: false).map {
-            Variant(name: "final-" + $0.name, bytes: $0.bytes, merge: $0.merge, recover: .refused)
+            Variant(name: "final-" + $0.name, bytes: $0.bytes, merge: $0.merge, recover: .completeOrRefused)
         }
         for variant in variants {
             try Data(variant.bytes).write(to: inputs.appendingPathComponent("\(variant.name).mp4"))
@@ -326,16 +342,22 @@ import ReelTestSupport
                 #expect(!FileManager.default.fileExists(atPath: out.path))
             case .readsOrRefused:
                 try Self.expectReadsOrRefused(run, "recover \(variant.name)", naming: file.lastPathComponent, output: out)
+            case .completeOrRefused:
+                Self.expectCompleteOrRefused(run, "recover \(variant.name)", naming: file.lastPathComponent, output: out)
             }
             try? FileManager.default.removeItem(at: out)
         }
         #expect(try Self.snapshot(inputs) == before, "the recordings were changed")
 
-        // In place, a refused file is left exactly as it was, with nothing next to it.
-        for variant in variants where variant.recover == .refused {
+        // In place, a refused (or complete) file is left exactly as it was, with nothing next to it.
+        for variant in variants where variant.recover == .refused || variant.recover == .completeOrRefused {
             let file = inputs.appendingPathComponent("\(variant.name).mp4")
             let run = try Self.reel(["recover", file.path])
-            Self.expectRefused(run, "recover in place \(variant.name)", naming: file.lastPathComponent)
+            if variant.recover == .refused {
+                Self.expectRefused(run, "recover in place \(variant.name)", naming: file.lastPathComponent)
+            } else {
+                Self.expectCompleteOrRefused(run, "recover in place \(variant.name)", naming: file.lastPathComponent, output: nil)
+            }
         }
         #expect(try Self.snapshot(inputs) == before, "a refused recording was changed in place")
     }

@@ -1,0 +1,190 @@
+import Foundation
+import ReelCore
+
+/// An advisory lock (`flock`) on a file that is being written: the sign, for other programs, that
+/// the file is a recording in progress and not one that a crash cut off.
+///
+/// The writer of every recording (``AssetWriter``, and so every clip) holds one from the moment
+/// it creates the file until the file is finalised and closed, ``Recovery`` holds one on a file
+/// while it finalises it, and files being written under a temporary name are locked too. The
+/// kernel drops the lock when its process ends, however it ends, so a file whose writer was
+/// killed is free again at once.
+///
+/// A lock belongs to the file (its inode), not to its name: a file that is finalised by writing
+/// a new file and renaming it over the old one is covered by the new file's lock, which is
+/// taken before the rename. A lock owns one file descriptor; ``release()`` closes it.
+package final class RecordingLock {
+    /// The file locked.
+    package let url: URL
+    private var fd: Int32
+
+    private init(url: URL, fd: Int32) {
+        self.url = url
+        self.fd = fd
+    }
+
+    deinit {
+        assert(fd < 0, "RecordingLock of \(url.path) released")
+        if fd >= 0 { _ = Foundation.close(fd) }
+    }
+
+    /// Creates the file at `url` and locks it. The file must not exist unless `overwrite` is
+    /// set; the check and the creation are one atomic step. An existing file is replaced (made
+    /// empty) only once it is locked, so a file that another program is writing is never
+    /// truncated under it.
+    package static func createFile(at url: URL, overwrite: Bool) throws -> RecordingLock {
+        // Not blocking: opening a FIFO for writing would wait for a reader.
+        let fd = open(url.path, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC | (overwrite ? 0 : O_EXCL), 0o644)
+        if fd < 0 { throw Muxer.fileError(errno, creating: url, action: "create") }
+        let lock = RecordingLock(url: url, fd: fd)
+        do {
+            try lock.acquire(exclusive: true)
+            var info = stat()
+            if overwrite, fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
+                while ftruncate(fd, 0) != 0 {
+                    let e = errno
+                    if e == EINTR { continue }
+                    throw Muxer.fileError(e, creating: url, action: "replace")
+                }
+            }
+        } catch {
+            lock.release()
+            throw error
+        }
+        return lock
+    }
+
+    /// Locks the existing file at `url`: `exclusive` to change it, shared to only read it (a
+    /// recording's writer holds its file exclusively, so both are refused while it runs).
+    /// Throws `.busy` if another program holds a lock that conflicts.
+    package static func lockExisting(_ url: URL, exclusive: Bool) throws -> RecordingLock {
+        let fd = open(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        if fd < 0 {
+            let e = errno
+            throw ReelError(e == EACCES || e == EPERM ? .permissionDenied : .ioFailure,
+                            "cannot read \(url.path): \(String(cString: strerror(e)))", errno: e)
+        }
+        let lock = RecordingLock(url: url, fd: fd)
+        do {
+            try lock.acquire(exclusive: exclusive)
+        } catch {
+            lock.release()
+            throw error
+        }
+        return lock
+    }
+
+    /// Takes the lock without waiting for it. Another reader's probe holds a shared lock for a
+    /// moment only, so a refusal is tried again for a tenth of a second before it counts.
+    ///
+    /// Only a lock held by someone else refuses: on a file system that cannot lock (some
+    /// network and FUSE file systems answer `ENOLCK` or `EOPNOTSUPP`) the file is used without
+    /// one, as it was before there were locks; only the sign of a recording in progress is
+    /// missing there.
+    private func acquire(exclusive: Bool) throws {
+        var attempts = 0
+        while flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0 {
+            let e = errno
+            if e == EINTR { continue }
+            guard e == EWOULDBLOCK else { return }
+            guard attempts < 20 else { throw Self.busyError(url, holder: Self.holder(of: url)) }
+            attempts += 1
+            usleep(5_000)
+        }
+    }
+
+    /// Releases the lock and closes the file descriptor. Releasing twice does nothing.
+    package func release() {
+        guard fd >= 0 else { return }
+        _ = Foundation.close(fd)
+        fd = -1
+    }
+
+    // MARK: Asking whether a file is being written
+
+    /// The program holding a lock on a file, as far as `/proc/locks` tells.
+    package struct Holder: Sendable, Hashable, CustomStringConvertible {
+        /// Its process ID, if known.
+        package var pid: Int32?
+        /// Its command name (`reel`), if known.
+        package var command: String?
+        /// Whether it holds the file exclusively, as a writer does (else it only reads it).
+        package var isWriting: Bool
+
+        package var description: String {
+            switch (command, pid) {
+            case let (command?, pid?): return "\(command), pid \(pid)"
+            case let (nil, pid?): return "pid \(pid)"
+            default: return "unknown"
+            }
+        }
+    }
+
+    /// Whether another open file holds an exclusive lock on the regular file at `url`, as the
+    /// writer of a recording does: probed with a shared lock that is released at once. A file
+    /// that cannot be opened is not being written as far as this can tell.
+    package static func isBeingWritten(_ url: URL) -> Bool {
+        let fd = open(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { _ = Foundation.close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
+        while flock(fd, LOCK_SH | LOCK_NB) != 0 {
+            if errno == EINTR { continue }
+            return errno == EWOULDBLOCK
+        }
+        flock(fd, LOCK_UN)
+        return false
+    }
+
+    /// Throws `.busy`, naming the program if it can, if the file at `url` is being written
+    /// right now (see ``isBeingWritten(_:)``). For whoever is about to read a recording
+    /// (merging it, recovering it into another file).
+    package static func checkNotBeingWritten(_ url: URL) throws {
+        guard isBeingWritten(url) else { return }
+        throw busyError(url, holder: holder(of: url))
+    }
+
+    static func busyError(_ url: URL, holder: Holder?) -> ReelError {
+        var who = " by another program"
+        if let holder, holder.pid == getpid() {
+            who = " by this program"
+        } else if let holder, holder.pid != nil {
+            who = " by another program (\(holder))"
+        }
+        if let holder, !holder.isWriting {
+            return ReelError(.busy, "\(url.path) is being read right now\(who), which is recovering or merging it",
+                             hint: "wait until it is done, then try again")
+        }
+        return ReelError(.busy, "\(url.path) is being recorded right now\(who)",
+                         hint: "wait until that recording stops and its file is finalised, then try again")
+    }
+
+    /// Who holds a lock on the file at `url`, from `/proc/locks` (which names files by device
+    /// and inode). `nil` if nobody does or it cannot be told.
+    static func holder(of url: URL) -> Holder? {
+        var info = stat()
+        guard stat(url.path, &info) == 0,
+              let table = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
+        let device = UInt64(info.st_dev)
+        let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~UInt64(0xfff))
+        let minor = (device & 0xff) | ((device >> 12) & ~UInt64(0xff))
+        // "1: FLOCK  ADVISORY  WRITE 1234 00:2a:5678 0 EOF"; waiters have "->" after the number.
+        var found: Holder?
+        for line in table.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6, fields[1] == "FLOCK" else { continue }
+            let file = fields[5].split(separator: ":")
+            guard file.count == 3, UInt64(file[0], radix: 16) == major, UInt64(file[1], radix: 16) == minor,
+                  UInt64(file[2]) == UInt64(info.st_ino) else { continue }
+            let pid = Int32(fields[4]).flatMap { $0 > 0 ? $0 : nil }
+            let command = pid.flatMap { try? String(contentsOfFile: "/proc/\($0)/comm", encoding: .utf8) }?
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            let holder = Holder(pid: pid, command: command?.isEmpty == false ? command : nil, isWriting: fields[3] == "WRITE")
+            // The writer, if there is one, rather than a reader's passing probe.
+            if holder.isWriting { return holder }
+            found = found ?? holder
+        }
+        return found
+    }
+}

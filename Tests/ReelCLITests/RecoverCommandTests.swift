@@ -1,0 +1,311 @@
+import Foundation
+import Testing
+import Reel
+import ReelTestSupport
+
+/// `reel recover` as a new user meets it: recordings in progress, outputs that are the input,
+/// full and read-only disks, files given twice, links, MKV, a recover killed half way.
+@Suite(.serialized) struct RecoverCommandTests {
+    /// A recording left as a crash leaves it: `reel record` killed with SIGKILL after about
+    /// two seconds, its complete fragments (or clusters) on disk.
+    static func cutOff(_ url: URL) async throws {
+        let events = FileManager.default.temporaryDirectory.appendingPathComponent("reel-events-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: events) }
+        let process = try await startRecording(url, events: events, seconds: 2.2)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(Recovery.isCutOff(url))
+    }
+
+    /// Starts `reel record` of the test pattern into `url` in real time; returns once it has
+    /// recorded `seconds`.
+    static func startRecording(_ url: URL, events: URL, seconds: Double) async throws -> Process {
+        _ = FileManager.default.createFile(atPath: events.path, contents: nil)
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record", "--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast", "--json", "-o", url.path]
+        process.standardOutput = try FileHandle(forWritingTo: events)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let text = try? String(contentsOf: events, encoding: .utf8), text.contains("\"started\"") { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try await Task.sleep(for: .seconds(seconds))
+        return process
+    }
+
+    static func decodeErrors(_ url: URL) throws -> String {
+        let r = try Subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", url.path, "-f", "null", "-"])
+        return r.status == 0 ? r.stderr : "exit \(r.status): \(r.stderr)"
+    }
+
+    static func frameCounters(_ url: URL) throws -> [Int64?] {
+        try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter)
+    }
+
+    /// Hidden files in `folder` (temporary files left behind).
+    static func hiddenFiles(_ folder: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix(".") }.sorted()
+    }
+
+    // MARK: Recordings in progress
+
+    /// While one `reel record` runs, another in the same folder does not call its file cut off,
+    /// and `reel recover` refuses it, naming the recorder; the recording goes on unharmed.
+    @Test func aRecordingInProgressIsNeitherOfferedNorRecovered() async throws {
+        let dir = try TemporaryDirectory()
+        let live = dir.url.appendingPathComponent("a.mp4")
+        let process = try await Self.startRecording(live, events: dir.url.appendingPathComponent("events.jsonl"), seconds: 2.5)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        #expect(Recovery.isCutOff(live), "fragments are on disk")
+
+        let next = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast", "--duration", "0.5",
+                                       "-o", dir.url.appendingPathComponent("b.mp4").path])
+        #expect(next.status == 0, "\(next.stderr)")
+        #expect(!next.stderr.contains("a.mp4"), "\(next.stderr)")
+
+        for extra in [[], ["-o", dir.url.appendingPathComponent("copy.mp4").path]] {
+            let recover = try ReelBinary.run(["recover", live.path] + extra)
+            #expect(recover.status == 1)
+            #expect(recover.stderr.contains("is being recorded right now"), "\(recover.stderr)")
+            #expect(recover.stderr.contains("pid \(process.processIdentifier)"), "\(recover.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("copy.mp4").path))
+
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(!Recovery.isCutOff(live))
+        #expect(try Self.decodeErrors(live) == "")
+        let counters = try Self.frameCounters(live).compactMap { $0 }
+        #expect(counters.count >= 60 && zip(counters, counters.dropFirst()).allSatisfy { $1 == $0 + 1 }, "\(counters)")
+    }
+
+    // MARK: What recover is given
+
+    @Test func theOutputIsNeverTheRecordingItself() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("cut.mp4")
+        try await Self.cutOff(url)
+        let before = try Data(contentsOf: url)
+        let link = dir.url.appendingPathComponent("link.mp4")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
+        for output in [url.path, link.path, dir.url.path, "\(dir.url.path)/./cut.mp4"] {
+            let r = try ReelBinary.run(["recover", url.path, "-o", output, "--overwrite"])
+            #expect(r.status == 1, "-o \(output)")
+            #expect(r.stderr.contains("is the recording cut.mp4 itself"), "-o \(output): \(r.stderr)")
+            #expect(try Data(contentsOf: url) == before, "-o \(output)")
+        }
+        // Without --overwrite the advice does not lead into it either.
+        let r = try ReelBinary.run(["recover", url.path, "-o", url.path])
+        #expect(r.status == 1 && !r.stderr.contains("--overwrite"), "\(r.stderr)")
+        #expect(try Data(contentsOf: url) == before)
+    }
+
+    @Test func completeFilesFilesGivenTwiceAndFolders() async throws {
+        let dir = try TemporaryDirectory()
+        let done = dir.url.appendingPathComponent("done.mp4")
+        let recorded = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast",
+                                           "--faster-than-real-time", "--duration", "1", "-o", done.path])
+        #expect(recorded.status == 0)
+        let finished = try Data(contentsOf: done)
+        let complete = try ReelBinary.run(["recover", done.path])
+        #expect(complete.status == 0, "\(complete.stderr)")
+        #expect(complete.stderr.contains("\(done.path) is complete; nothing to do"), "\(complete.stderr)")
+        #expect(try Data(contentsOf: done) == finished)
+
+        // The same file under three names is recovered once; recovering it again has nothing to do.
+        let cut = dir.url.appendingPathComponent("cut.mp4")
+        try await Self.cutOff(cut)
+        let twice = try ReelBinary.run(["recover", cut.path, cut.path, "\(dir.url.path)/./cut.mp4"])
+        #expect(twice.status == 0, "\(twice.stderr)")
+        #expect(twice.output.components(separatedBy: "Recovered").count == 2, "\(twice.output)")
+        #expect(try Self.decodeErrors(cut) == "")
+        let again = try ReelBinary.run(["recover", cut.path])
+        #expect(again.status == 0 && again.stderr.contains("is complete; nothing to do"), "\(again.stderr)")
+
+        // A folder takes any number of recordings, under their own names.
+        let x = dir.url.appendingPathComponent("x.mp4"), y = dir.url.appendingPathComponent("y.mkv")
+        try await Self.cutOff(x)
+        try await Self.cutOff(y)
+        let folder = dir.url.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let both = try ReelBinary.run(["recover", x.path, y.path, "-o", folder.path])
+        #expect(both.status == 0, "\(both.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["x.mp4", "y.mkv"])
+        for name in ["x.mp4", "y.mkv"] { #expect(try Self.decodeErrors(folder.appendingPathComponent(name)) == "", "\(name)") }
+        let notFolder = try ReelBinary.run(["recover", x.path, y.path, "-o", dir.url.appendingPathComponent("one.mp4").path])
+        #expect(notFolder.status == 2, "\(notFolder.stderr)")
+
+        // The extension of -o is the container.
+        let mkv = dir.url.appendingPathComponent("x.mkv")
+        let remuxed = try ReelBinary.run(["recover", x.path, "-o", mkv.path])
+        #expect(remuxed.status == 0, "\(remuxed.stderr)")
+        #expect(try MediaProbe.probe(mkv).formatName.contains("matroska"))
+        #expect(try Self.decodeErrors(mkv) == "")
+    }
+
+    /// Given a link, the file it points to is finalised and the link stays a link.
+    @Test func aLinkToARecording() async throws {
+        let dir = try TemporaryDirectory()
+        let folder = dir.url.appendingPathComponent("real")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let real = folder.appendingPathComponent("cut.mp4")
+        try await Self.cutOff(real)
+        let frames = try Self.frameCounters(real)
+        let link = dir.url.appendingPathComponent("link.mp4")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: real)
+        let r = try ReelBinary.run(["recover", link.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link.path)) == real.path, "still a link")
+        #expect(!Recovery.isCutOff(real))
+        #expect(try Self.frameCounters(real) == frames)
+        #expect(try Self.hiddenFiles(folder).isEmpty && Self.hiddenFiles(dir.url).isEmpty)
+    }
+
+    @Test func anUnreadableRecordingIsRefusedClearly() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("cut.mp4")
+        try await Self.cutOff(url)
+        // As an ordinary user (the tests run as root, who reads everything).
+        chmod(dir.url.path, 0o755)
+        chmod(url.path, 0o600)
+        let r = try Subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ReelBinary.url.path, "recover", url.path])
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("cannot read \(url.path)") && r.stderr.contains("permission"), "\(r.stderr)")
+        #expect(Recovery.isCutOff(url))
+    }
+
+    // MARK: Disks
+
+    /// A full disk ends the recording with an error that says how to get the recording back;
+    /// once there is space, recover keeps the complete fragments and nothing half-written.
+    @Test func aFullDiskSaysHowToRecover() throws {
+        let mountPoint = try TemporaryDirectory(prefix: "reel-smallfs")
+        let mounted = try Subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", mountPoint.url.path])
+        try #require(mounted.status == 0, "mounting a small tmpfs (as root) failed: \(mounted.stderr)")
+        defer { _ = try? Subprocess.run(["umount", mountPoint.url.path]) }
+        let url = mountPoint.url.appendingPathComponent("full.mp4")
+        let r = try ReelBinary.run(["record", "--test-pattern", "--tone", "--size", "1280x720", "--crf", "0", "--preset", "ultrafast",
+                                    "--min-free", "0", "--duration", "60", "-o", url.path])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("No space left on device"), "\(r.stderr)")
+        #expect(r.stderr.contains("reel recover \"\(url.path)\""), "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1)
+
+        // While the disk is full, recovering it in place (a copy: its last fragment is cut short)
+        // says so, and leaves it as it was.
+        let full = try Data(contentsOf: url)
+        let noRoom = try ReelBinary.run(["recover", url.path])
+        #expect(noRoom.status == 1)
+        #expect(noRoom.stderr.contains("no space left to recover \(url.path)") && noRoom.stderr.contains("-o FOLDER"), "\(noRoom.stderr)")
+        #expect(try Data(contentsOf: url) == full)
+        #expect(try Self.hiddenFiles(mountPoint.url).isEmpty)
+
+        let elsewhere = try TemporaryDirectory()
+        let copy = try ReelBinary.run(["recover", url.path, "-o", elsewhere.url.path])
+        #expect(copy.status == 0, "\(copy.stderr)")
+        let recovered = elsewhere.url.appendingPathComponent("full.mp4")
+        #expect(try Self.decodeErrors(recovered) == "")
+        let counters = try MediaProbe.decodeLuma(recovered, width: 1280, height: 720).map(\.counter)
+        #expect(!counters.isEmpty && counters.allSatisfy { $0 != nil }, "every frame readable")
+        #expect(zip(counters, counters.dropFirst()).allSatisfy { $1 == $0.map { $0 + 1 } }, "\(counters)")
+
+        _ = try Subprocess.run(["mount", "-o", "remount,size=4M", mountPoint.url.path])
+        let inPlace = try ReelBinary.run(["recover", url.path])
+        #expect(inPlace.status == 0, "\(inPlace.stderr)")
+        #expect(try Self.decodeErrors(url) == "")
+        #expect(try MediaProbe.decodeLuma(url, width: 1280, height: 720).map(\.counter) == counters)
+        #expect(try Self.hiddenFiles(mountPoint.url).isEmpty)
+    }
+
+    @Test func aReadOnlyFolder() async throws {
+        let mountPoint = try TemporaryDirectory(prefix: "reel-rofs")
+        let mounted = try Subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512M", "tmpfs", mountPoint.url.path])
+        try #require(mounted.status == 0, "mounting a tmpfs (as root) failed: \(mounted.stderr)")
+        defer { _ = try? Subprocess.run(["umount", mountPoint.url.path]) }
+        let url = mountPoint.url.appendingPathComponent("cut.mp4")
+        try await Self.cutOff(url)
+        let before = try Data(contentsOf: url)
+        let readOnly = try Subprocess.run(["mount", "-o", "remount,ro", mountPoint.url.path])
+        try #require(readOnly.status == 0, "\(readOnly.stderr)")
+        let r = try ReelBinary.run(["recover", url.path])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("Read-only file system") && r.stderr.contains("-o FOLDER"), "\(r.stderr)")
+        #expect(try Data(contentsOf: url) == before)
+        let elsewhere = try TemporaryDirectory()
+        let copy = try ReelBinary.run(["recover", url.path, "-o", elsewhere.url.path])
+        #expect(copy.status == 0, "\(copy.stderr)")
+        #expect(try Self.decodeErrors(elsewhere.url.appendingPathComponent("cut.mp4")) == "")
+    }
+
+    /// On a file system without locks (some network and FUSE file systems answer flock with
+    /// ENOLCK) recording and recovering work as before; only the sign of a recording in
+    /// progress is missing.
+    @Test func aFileSystemWithoutLocks() async throws {
+        let dir = try TemporaryDirectory()
+        let noLocks = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=flock", "-e", "inject=flock:error=ENOLCK", ReelBinary.url.path]
+        let url = dir.url.appendingPathComponent("done.mp4")
+        let recorded = try Subprocess.run(noLocks + ["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast",
+                                                     "--faster-than-real-time", "--duration", "1", "-o", url.path])
+        #expect(recorded.status == 0, "\(recorded.stderr)")
+        #expect(try Self.decodeErrors(url) == "")
+        let cut = dir.url.appendingPathComponent("cut.mp4")
+        try await Self.cutOff(cut)
+        let recovered = try Subprocess.run(noLocks + ["recover", cut.path])
+        #expect(recovered.status == 0, "\(recovered.stderr)")
+        #expect(!Recovery.isCutOff(cut))
+    }
+
+    // MARK: A recover cut off itself
+
+    /// A recover killed just before its finished copy takes the recording's place leaves the
+    /// recording as it was; the copy it leaves behind is not deleted (nothing is, that might be
+    /// somebody's only copy), stands in nobody's way, and is pointed out.
+    @Test func aRecoverKilledHalfWayHarmsNothing() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("cut.mp4")
+        try await Self.cutOff(url)
+        let before = try Data(contentsOf: url)
+        let killed = try Subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=rename,renameat,renameat2",
+                                         "-e", "inject=rename,renameat,renameat2:signal=SIGKILL", ReelBinary.url.path, "recover", url.path])
+        #expect(killed.status == SIGKILL, "\(killed.stderr)")
+        #expect(try Data(contentsOf: url) == before, "the recording is as it was")
+        let left = try Self.hiddenFiles(dir.url)
+        #expect(left.count == 1, "\(left)")
+
+        let r = try ReelBinary.run(["recover", url.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try Self.decodeErrors(url) == "")
+        #expect(try Self.hiddenFiles(dir.url) == left, "the copy left behind is not deleted")
+        #expect(r.stderr.contains(left[0]), "and it is pointed out: \(r.stderr)")
+    }
+
+    // MARK: MKV
+
+    /// An MKV cut off by a kill (a Segment of unknown size, no duration, no cues) is noticed by
+    /// the next recording and recovered into a complete MKV.
+    @Test func aKilledMKVIsRecovered() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("killed.mkv")
+        let process = try await Self.startRecording(url, events: dir.url.appendingPathComponent("events.jsonl"), seconds: 4)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let frames = try Self.frameCounters(url)
+        try #require(!frames.isEmpty)
+        #expect(Recovery.isCutOff(url))
+        let next = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--duration", "0.5",
+                                       "-o", dir.url.appendingPathComponent("next.mkv").path])
+        #expect(next.stderr.contains("reel recover \"\(url.path)\""), "\(next.stderr)")
+
+        let r = try ReelBinary.run(["recover", url.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(!Recovery.isCutOff(url))
+        #expect(try Self.decodeErrors(url) == "")
+        #expect(try Self.frameCounters(url) == frames)
+        let probe = try MediaProbe.probe(url)
+        #expect(abs(probe.duration - Double(frames.count) / 30) < 0.1, "a duration of \(probe.duration)")
+    }
+}

@@ -1,0 +1,340 @@
+import Foundation
+import Testing
+import ReelCore
+@testable import ReelFFmpeg
+import ReelTestSupport
+
+/// Recovering recordings as crashes, kills and full disks leave them: only what was completely
+/// written is kept, nothing recorded is lost on the way, a file being written is left alone.
+@Suite(.serialized) struct RecoveryTests {
+    /// A recording of `frames` frames left as a kill leaves it: its complete fragments (MP4/MOV)
+    /// or clusters (MKV), never finalised.
+    static func cutOff(_ url: URL, frames: Int = 120, container: Container? = nil) throws {
+        let writer = try InPlaceFinaliseTests.writer(url, container: container, preset: "ultrafast")
+        try InPlaceFinaliseTests.feed(writer, frames: frames)
+        writer.abandon()
+    }
+
+    /// Whether another open file description holds a lock on `url` (a shared lock is refused).
+    static func isLocked(_ url: URL) -> Bool {
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        guard flock(fd, LOCK_SH | LOCK_NB) == 0 else { return errno == EWOULDBLOCK }
+        flock(fd, LOCK_UN)
+        return false
+    }
+
+    /// Where each video packet of `url` lies in the file, as ffprobe reads it.
+    static func videoPacketExtents(_ url: URL) throws -> [(pos: Int64, size: Int64)] {
+        let r = try Subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pos,size",
+                                    "-of", "csv=p=0", url.path])
+        return r.output.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: ",")
+            guard fields.count == 2, let size = Int64(fields[0]), let pos = Int64(fields[1]) else { return nil }
+            return (pos, size)
+        }
+    }
+
+    /// `ffmpeg -v error` decoding all of `url`: what it printed (nothing for a clean file).
+    static func decodeErrors(_ url: URL) throws -> String {
+        let r = try Subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", url.path, "-f", "null", "-"])
+        return r.status == 0 ? r.stderr : "exit \(r.status): \(r.stderr)"
+    }
+
+    static func inode(_ url: URL) -> ino_t {
+        var s = stat()
+        return stat(url.path, &s) == 0 ? s.st_ino : 0
+    }
+
+    // MARK: Only what was completely written
+
+    /// Copies of a recording cut at many offsets — inside a fragment header, between header and
+    /// media data, inside the media data, in the middle of a sample — each recover to exactly
+    /// the frames of their complete fragments, and decode without a single error.
+    @Test func truncatedRecordingsKeepExactlyTheirCompleteFragments() throws {
+        let dir = try TemporaryDirectory()
+        let source = dir.url.appendingPathComponent("source.mp4")
+        try Self.cutOff(source, frames: 120)
+        let boxes = try InPlaceFinaliseTests.topLevelBoxes(source)
+        let packets = try Self.videoPacketExtents(source)
+        let fragments = boxes.indices.filter { boxes[$0].type == "moof" && $0 + 1 < boxes.count && boxes[$0 + 1].type == "mdat" }
+        try #require(fragments.count >= 5, "\(boxes.map(\.type))")
+        let bytes = try Data(contentsOf: source)
+        var cuts: [Int64] = []
+        for i in [fragments[0], fragments[1], fragments[fragments.count / 2], fragments[fragments.count - 1]] {
+            let moof = boxes[i], mdat = boxes[i + 1]
+            cuts += [moof.offset + 4, moof.offset + 8 + 12, moof.offset + moof.size - 1, moof.offset + moof.size,
+                     mdat.offset + 8 + 5, mdat.offset + mdat.size / 2, mdat.offset + mdat.size - 1]
+        }
+        for cut in cuts {
+            let url = dir.url.appendingPathComponent("cut-\(cut).mp4")
+            try bytes.prefix(Int(cut)).write(to: url)
+            // What the complete fragments hold: the media data that ends at or before the cut.
+            let complete = boxes.filter { $0.type == "mdat" && $0.offset + $0.size <= cut }.map { $0.offset + $0.size }.max() ?? 0
+            let expected = packets.filter { $0.pos + $0.size <= complete }.count
+            if expected == 0 {
+                #expect(throws: ReelError.self, "cut at \(cut)") { try Recovery.recover(url) }
+                #expect(try Data(contentsOf: url) == bytes.prefix(Int(cut)), "cut at \(cut): left as it was")
+                continue
+            }
+            let summary = try Recovery.recover(url)
+            #expect(summary.videoFrames == Int64(expected), "cut at \(cut)")
+            #expect(try Self.decodeErrors(url) == "", "cut at \(cut)")
+            #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == expected, "cut at \(cut)")
+            #expect(try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter) == (0..<expected).map { Int64($0) },
+                    "cut at \(cut)")
+            #expect(!Recovery.isCutOff(url), "cut at \(cut)")
+        }
+    }
+
+    /// A recording finalised in place by a copy keeps who owns it and who may read it (a
+    /// private recording stays private; root recovering a user's file leaves it the user's).
+    @Test(arguments: [Container.mp4, .mkv])
+    func aCopyTakesTheRecordingsOwnerAndPermissions(_ container: Container) throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("private.\(container.fileExtension)")
+        try Self.cutOff(url, frames: 150, container: container)
+        #expect(chmod(url.path, 0o600) == 0)
+        #expect(chown(url.path, 65534, 65534) == 0, "the tests run as root")
+        let summary = try Recovery.recover(url)
+        #expect(!summary.finalisation.isInPlace, "finalised by copying: \(summary.finalisation)")
+        var info = stat()
+        #expect(stat(url.path, &info) == 0)
+        #expect(info.st_mode & 0o7777 == 0o600)
+        #expect(info.st_uid == 65534 && info.st_gid == 65534)
+    }
+
+    // MARK: The output is never the input
+
+    @Test func theOutputCannotBeTheRecordingItself() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("cut.mp4")
+        try Self.cutOff(url, frames: 90)
+        let before = try Data(contentsOf: url)
+        let symlink = dir.url.appendingPathComponent("link.mp4")
+        try FileManager.default.createSymbolicLink(at: symlink, withDestinationURL: url)
+        let hardLink = dir.url.appendingPathComponent("hard.mp4")
+        try FileManager.default.linkItem(at: url, to: hardLink)
+        let sub = dir.url.appendingPathComponent("sub")
+        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+        let outputs = [url, symlink, hardLink, dir.url, URL(fileURLWithPath: sub.path + "/../cut.mp4")]
+        for output in outputs {
+            do {
+                _ = try Recovery.recover(url, to: output, overwrite: true)
+                Issue.record("-o \(output.path) was not refused")
+            } catch let error as ReelError {
+                #expect(error.code == .invalidConfiguration && error.message.contains("itself"), "-o \(output.path): \(error)")
+            }
+            #expect(try Data(contentsOf: url) == before, "-o \(output.path) left the recording as it was")
+        }
+        // Given through the link, the recording is the link's target.
+        #expect(throws: ReelError.self) { try Recovery.recover(symlink, to: url, overwrite: true) }
+        #expect(try Data(contentsOf: url) == before)
+    }
+
+    @Test func anOutputFolderTakesTheRecordingsName() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("cut.mp4")
+        try Self.cutOff(url, frames: 60)
+        let before = try Data(contentsOf: url)
+        let folder = dir.url.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let summary = try Recovery.recover(url, to: folder)
+        let expected = folder.appendingPathComponent("cut.mp4")
+        #expect(summary.url.standardizedFileURL == expected.standardizedFileURL)
+        #expect(try Self.decodeErrors(expected) == "")
+        #expect(try MediaProbe.probe(expected).videoStreams.first?.frameCount == Int(summary.videoFrames))
+        #expect(try Data(contentsOf: url) == before, "the recording is only read")
+        #expect(throws: ReelError.self) { try Recovery.recover(url, to: folder) }  // cut.mp4 is there now
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["cut.mp4"], "no temporary file left")
+        // A folder that does not exist is not taken for a file name.
+        let missing = URL(fileURLWithPath: dir.url.path + "/missing/")
+        #expect(throws: ReelError.self) { try Recovery.recover(url, to: missing) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted() == ["cut.mp4", "out"])
+    }
+
+    @Test func theOutputsExtensionSaysItsContainer() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("cut.mp4")
+        try Self.cutOff(url, frames: 90)
+        let frames = try Self.videoPacketExtents(url).count
+        let mkv = dir.url.appendingPathComponent("rec.mkv")
+        _ = try Recovery.recover(url, to: mkv)
+        let probe = try MediaProbe.probe(mkv)
+        #expect(probe.formatName.contains("matroska"), "\(probe.formatName)")
+        #expect(probe.videoStreams.first?.frameCount == frames)
+        #expect(probe.audioStreams.count == 1)
+        #expect(try Self.decodeErrors(mkv) == "")
+        #expect(try MediaProbe.decodeLuma(mkv, width: 320, height: 240).map(\.counter) == (0..<frames).map { Int64($0) })
+
+        // A file whose finalising was interrupted is finished on a copy, then copied into MKV.
+        let interrupted = dir.url.appendingPathComponent("interrupted.mp4")
+        let writer = try InPlaceFinaliseTests.writer(interrupted, preset: "ultrafast") { $0.expectedDuration = MediaTime(value: 2, timescale: 1) }
+        writer.interruptFinalisingAfter = .oldIndexRetired
+        try InPlaceFinaliseTests.feed(writer, frames: 60)
+        _ = try writer.finish()
+        let before = try Data(contentsOf: interrupted)
+        let finished = dir.url.appendingPathComponent("interrupted.mkv")
+        #expect(try Recovery.recover(interrupted, to: finished).videoFrames == 60)
+        #expect(try MediaProbe.probe(finished).formatName.contains("matroska"))
+        #expect(try Self.decodeErrors(finished) == "")
+        #expect(try MediaProbe.decodeLuma(finished, width: 320, height: 240).map(\.counter) == (0..<60).map { Int64($0) })
+        #expect(try Data(contentsOf: interrupted) == before, "only read")
+
+        let avi = dir.url.appendingPathComponent("rec.avi")
+        #expect(throws: ReelError.self) { try Recovery.recover(url, to: avi) }
+        #expect(!FileManager.default.fileExists(atPath: avi.path))
+    }
+
+    // MARK: Complete files and other files
+
+    @Test func aCompleteFileNeedsNothing() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("done.mp4")
+        let writer = try InPlaceFinaliseTests.writer(url, preset: "ultrafast")
+        try InPlaceFinaliseTests.feed(writer, frames: 30)
+        _ = try writer.finish()
+        let before = try Data(contentsOf: url)
+        let summary = try Recovery.recover(url)
+        #expect(summary.finalisation == .notNeeded)
+        #expect(summary.videoFrames == 30)
+        #expect(try Data(contentsOf: url) == before)
+        let output = dir.url.appendingPathComponent("copy.mp4")
+        #expect(try Recovery.recover(url, to: output).finalisation == .notNeeded)
+        #expect(!FileManager.default.fileExists(atPath: output.path), "nothing to write")
+
+        let text = dir.url.appendingPathComponent("notes.mp4")
+        try Data("not a video".utf8).write(to: text)
+        #expect(throws: ReelError.self) { try Recovery.recover(text) }
+        #expect(try Data(contentsOf: text) == Data("not a video".utf8))
+    }
+
+    // MARK: Matroska
+
+    /// An MKV left as a kill leaves it (a Segment of unknown size, no duration, no cues) is cut
+    /// off; recovering it gives a complete MKV with every frame, in place or elsewhere.
+    @Test func aCutOffMKVRecovers() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("cut.mkv")
+        try Self.cutOff(url, frames: 150, container: .mkv)
+        let frames = try Self.videoPacketExtents(url).count
+        try #require(frames > 0)
+        #expect(Recovery.isCutOff(url))
+        #expect(Recovery.cutOffRecordings(in: dir.url) == [url])
+        let elsewhere = dir.url.appendingPathComponent("whole.mkv")
+        _ = try Recovery.recover(url, to: elsewhere)
+        let summary = try Recovery.recover(url)
+        for result in [url, elsewhere] {
+            #expect(!Recovery.isCutOff(result), "\(result.lastPathComponent)")
+            let probe = try MediaProbe.probe(result)
+            #expect(probe.formatName.contains("matroska"))
+            #expect(abs(probe.duration - Double(frames) / 30) < 0.1, "\(result.lastPathComponent): a duration of \(probe.duration)")
+            #expect(probe.videoStreams.first?.frameCount == frames)
+            #expect(try Self.decodeErrors(result) == "")
+            #expect(try MediaProbe.decodeLuma(result, width: 320, height: 240).map(\.counter) == (0..<frames).map { Int64($0) })
+        }
+        #expect(summary.videoFrames == Int64(frames))
+        #expect(try Recovery.recover(url).finalisation == .notNeeded, "recovered once is complete")
+    }
+
+    @Test func truncatedMKVsKeepTheirCompleteBlocks() throws {
+        let dir = try TemporaryDirectory()
+        let source = dir.url.appendingPathComponent("source.mkv")
+        try Self.cutOff(source, frames: 150, container: .mkv)
+        let packets = try Self.videoPacketExtents(source)
+        let bytes = try Data(contentsOf: source)
+        let firstPacket = try #require(packets.first?.pos)
+        // Inside the first video block nothing is complete enough to recover.
+        let early = dir.url.appendingPathComponent("early.mkv")
+        try bytes.prefix(Int(firstPacket + 40)).write(to: early)
+        #expect(throws: ReelError.self) { try Recovery.recover(early) }
+        #expect(try Data(contentsOf: early) == bytes.prefix(Int(firstPacket + 40)), "left as it was")
+        for cut in [Int64(bytes.count) / 3, Int64(bytes.count) / 2 + 7, Int64(bytes.count) - 3] {
+            let url = dir.url.appendingPathComponent("cut-\(cut).mkv")
+            try bytes.prefix(Int(cut)).write(to: url)
+            #expect(Recovery.isCutOff(url), "cut at \(cut)")
+            let summary = try Recovery.recover(url)
+            // A block's bytes run from its position past its payload by a header of a few bytes.
+            let most = packets.filter { $0.pos + $0.size <= cut }.count
+            let least = packets.filter { $0.pos + $0.size + 16 <= cut }.count
+            #expect(summary.videoFrames >= Int64(least) && summary.videoFrames <= Int64(most), "cut at \(cut): \(summary.videoFrames)")
+            #expect(try Self.decodeErrors(url) == "", "cut at \(cut)")
+            #expect(try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter)
+                    == (0..<Int(summary.videoFrames)).map { Int64($0) }, "cut at \(cut)")
+        }
+    }
+
+    // MARK: Files being written
+
+    /// The writer of a recording holds an advisory lock on its file from its creation until it
+    /// is finalised, in place or by a copy that takes its place.
+    @Test(arguments: [Container.mp4, .mkv], [true, false])
+    func aWriterHoldsItsFileLockedUntilItIsFinalised(_ container: Container, _ finalisedByCopying: Bool) throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("live.\(container.fileExtension)")
+        let writer = try InPlaceFinaliseTests.writer(url, container: container, preset: "ultrafast") {
+            if finalisedByCopying { $0.indexReservation = 0 } else { $0.expectedDuration = MediaTime(value: 2, timescale: 1) }
+        }
+        #expect(Self.isLocked(url), "locked from creation")
+        try InPlaceFinaliseTests.feed(writer, frames: 45)
+        #expect(Self.isLocked(url))
+        let summary = try writer.finish()
+        #expect(summary.finalisation.isInPlace == (container != .mkv && !finalisedByCopying), "\(summary.finalisation)")
+        #expect(!Self.isLocked(url), "released once finalised")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == [url.lastPathComponent], "no temporary file left")
+        #expect(try Self.decodeErrors(url) == "")
+    }
+
+    /// A file that a writer holds is not offered for recovery, and recovering it is refused.
+    @Test(arguments: [Container.mp4, .mkv], [true, false])
+    func aFileBeingWrittenIsLeftAlone(_ container: Container, _ finalisedByCopying: Bool) throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("live.\(container.fileExtension)")
+        let writer = try InPlaceFinaliseTests.writer(url, container: container, preset: "ultrafast") {
+            if finalisedByCopying { $0.indexReservation = 0 }
+        }
+        #expect(Self.isLocked(url), "locked from creation")
+        try InPlaceFinaliseTests.feed(writer, frames: 150)
+        #expect(Recovery.isCutOff(url), "fragments (clusters) are on disk")
+        #expect(Self.isLocked(url))
+        #expect(Recovery.cutOffRecordings(in: dir.url).isEmpty, "a recording in progress is not cut off")
+        let before = try Data(contentsOf: url)
+        do {
+            _ = try Recovery.recover(url)
+            Issue.record("recovering a file being written was not refused")
+        } catch let error as ReelError {
+            #expect(error.code == .busy, "\(error)")
+            #expect(error.message.contains("being recorded right now"), "\(error)")
+        }
+        #expect(throws: ReelError.self) { try Recovery.recover(url, to: dir.url.appendingPathComponent("copy.mp4")) }
+        #expect(try Data(contentsOf: url) == before, "left as it was")
+        _ = try writer.finish()
+        #expect(!Recovery.isCutOff(url))
+        #expect(try Self.decodeErrors(url) == "")
+    }
+
+    @Test func anAbandonedWriterReleasesItsFile() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("left.mp4")
+        try Self.cutOff(url, frames: 60)
+        #expect(!Self.isLocked(url))
+        #expect(Recovery.cutOffRecordings(in: dir.url) == [url])
+        _ = try Recovery.recover(url)
+        #expect(!Self.isLocked(url))
+    }
+
+    /// Nobody may replace a file being recorded by creating a file over it.
+    @Test func aFileBeingWrittenIsNotOverwritten() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("live.mp4")
+        let writer = try InPlaceFinaliseTests.writer(url, preset: "ultrafast")
+        try InPlaceFinaliseTests.feed(writer, frames: 30)
+        let before = try Data(contentsOf: url)
+        #expect(throws: ReelError.self) {
+            _ = try InPlaceFinaliseTests.writer(url, preset: "ultrafast") { $0.overwrite = true }
+        }
+        #expect(try Data(contentsOf: url) == before, "not truncated")
+        _ = try writer.finish()
+    }
+}
