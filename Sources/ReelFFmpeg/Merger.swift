@@ -92,7 +92,13 @@ public enum Merger {
                             hint: "name the output .mp4, .mov or .mkv")
         }
         try checkOutput(output, overwrite: options.overwrite, inputs: inputs)
+        // A clip still being recorded is not complete: refused. The clips are held with shared
+        // locks while they are read, so that neither a recorder nor a recovery rewrites one
+        // under the merge.
+        for input in inputs { try RecordingLock.checkNotBeingWritten(input.url) }
         let clips = try inputs.enumerated().map { try ClipFacts.probe($0.element.url, number: $0.offset + 1) }
+        let locks = try inputs.map { try RecordingLock.lockExisting($0.url, exclusive: false) }
+        defer { for lock in locks { lock.release() } }
         for clip in clips { try checkContainer(container, holds: clip, output: output) }
 
         var reason: Incompatibility? = clips.lazy.compactMap { $0.incompatibility(with: clips[0]) }.first
@@ -138,6 +144,11 @@ public enum Merger {
             if let needed = error as? Incompatibility {
                 throw ReelError(.incompatibleClips, needed.message, hint: needed.hint)
             }
+            if var failure = error as? ReelError, failure.code == .insufficientStorage {
+                // The writer's hint names its file, which is gone: nothing of the merge is left.
+                failure.hint = "free some disk space and merge again; the clips are unchanged"
+                throw failure
+            }
             throw error
         }
     }
@@ -161,6 +172,8 @@ public enum Merger {
         if !overwrite {
             throw ReelError(.fileExists, "\(output.path) already exists", hint: "choose another name or pass --overwrite")
         }
+        // Replacing is a rename, which no lock stops: a recording in progress is refused here.
+        try RecordingLock.checkNotBeingWritten(output)
     }
 
     private static func checkContainer(_ container: Container, holds clip: ClipFacts, output: URL) throws {
