@@ -41,6 +41,19 @@ struct RecoverCommand {
             return 2
         }
         let output = (args.value("output") ?? nil).map { URL(fileURLWithPath: $0) }
+        if let path = args.value("output") ?? nil {
+            // Reel writes regular files: not standard output, a device or a pipe.
+            let refusal: String?
+            switch path == "-" ? .special("standard output") : OutputLocation.Kind(path: path) {
+            case .special(let what): refusal = "-o \(path) is \(what), not a file: give a file name or a folder"
+            case .file where path.isEmpty: refusal = "-o needs a file name or a folder"
+            default: refusal = nil
+            }
+            if let refusal {
+                console.err("reel: \(refusal)")
+                return 2
+            }
+        }
         if let output, files.count > 1 {
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: output.path, isDirectory: &isFolder), isFolder.boolValue else {

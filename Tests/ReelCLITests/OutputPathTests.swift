@@ -19,6 +19,14 @@ import ReelTestSupport
             #expect(r.status == 2, "-o \(target): \(r.stderr)")
             #expect(r.stderr.contains(message), "-o \(target): \(r.stderr)")
         }
+        // recover and merge refuse them too.
+        for target in ["-", "/dev/null", fifo.path] {
+            let recover = try ReelBinary.run(["recover", "/nonexistent.mp4", "-o", target])
+            #expect(recover.status == 2 && recover.stderr.contains("not a file"), "recover -o \(target): \(recover.stderr)")
+            let merge = try ReelBinary.run(["merge", "/nonexistent.mp4", "-o", target])
+            #expect(merge.status == 2, "merge -o \(target): \(merge.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: "/dev/null.mp4") && !FileManager.default.fileExists(atPath: "-.mp4"))
         // Nothing was created beside them (no `-.mp4`, no `fifo.mp4`).
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["fifo"])
         #expect(!FileManager.default.fileExists(atPath: "/dev/null.mp4"))
