@@ -141,6 +141,7 @@ final class RecorderPipeline: @unchecked Sendable {
                 onClipStarted?(0)
                 let held = pendingAudio
                 pendingAudio = []
+                pendingAudioDuration = .zero
                 for audio in held { _ = try handle(audio) }
             }
             videoReached = t
@@ -159,19 +160,39 @@ final class RecorderPipeline: @unchecked Sendable {
         case .audio(let buffer):
             guard let input = plan.audioInputs[sample.source] else { return false }
             if !timeline.hasBegun {
-                if plan.video != nil && pendingAudioDuration < MediaTime(value: 3, timescale: 1) {
-                    pendingAudio.append(sample)
-                    pendingAudioDuration += buffer.duration
-                    return false
-                }
-                timeline.begin(at: plan.video != nil ? buffer.presentationTime : .zero)
-                applyPendingControls?()
-                onClipStarted?(0)
+                pendingAudio.append(sample)
+                pendingAudioDuration += buffer.duration
+                // Audio waits up to 3 s for the first frame, so that the recording begins with
+                // the picture; without video it begins with the first audio.
+                if plan.video != nil && pendingAudioDuration < MediaTime(value: 3, timescale: 1) { return false }
+                try beginWithPendingAudio()
+                return try limitReached()
             }
             try place(buffer, input: input)
         }
         try closeClipIfDone()
         return try limitReached()
+    }
+
+    /// Begins the recording with the audio held so far (no frame came): at the earliest of it,
+    /// which is then recorded. A recording of audio alone begins with its first samples, not at
+    /// the session's zero: a server with a large latency may deliver them later than the
+    /// whole of a short recording lasts.
+    private func beginWithPendingAudio() throws {
+        let held = pendingAudio
+        pendingAudio = []
+        pendingAudioDuration = .zero
+        guard let start = held.lazy.compactMap({ sample -> MediaTime? in
+            if case .audio(let buffer) = sample.sample { return buffer.presentationTime } else { return nil }
+        }).min() else { return }
+        timeline.begin(at: start)
+        applyPendingControls?()
+        onClipStarted?(0)
+        for sample in held {
+            guard case .audio(let buffer) = sample.sample, let input = plan.audioInputs[sample.source] else { continue }
+            try place(buffer, input: input)
+            try closeClipIfDone()
+        }
     }
 
     /// How much of the session time `[start, end)` the recording holds (pauses and what lies
@@ -327,12 +348,7 @@ final class RecorderPipeline: @unchecked Sendable {
     /// Ends the recording: finishes the open file and, in clip mode, merges the clips into the
     /// recorder's file.
     func finish() throws -> RecordingSummary {
-        if !timeline.hasBegun, !pendingAudio.isEmpty {
-            timeline.begin(at: .zero)
-            let held = pendingAudio
-            pendingAudio = []
-            for audio in held { _ = try handle(audio) }
-        }
+        if !timeline.hasBegun, !pendingAudio.isEmpty { try beginWithPendingAudio() }
         let recorded = recordedDuration
         // Slots after the last frame written, up to the end of the recording, lost their frames too.
         if plan.video != nil, !videoGone, let last = lastWritten, last.interval == timeline.intervals.count - 1,
