@@ -47,7 +47,9 @@ public final class Recorder: CaptureOutput {
         /// What pausing does: end a clip (one file per clip, merged at the end) or take the
         /// paused gap out of one file's timestamps.
         public var pauseMode: PauseMode
-        /// Where clip mode keeps its clips; `nil` is a hidden folder beside the file.
+        /// Where clip mode keeps its clips; `nil` is `NAME.clips` beside the file
+        /// (``RecordingSession/defaultFolder(for:)``). The folder must not hold another
+        /// recording's clips: the recorder refuses it rather than touch them.
         public var clipsFolder: URL?
         /// Whether clip mode keeps the clips' files after merging them.
         public var keepsClips: Bool
@@ -147,6 +149,16 @@ public final class Recorder: CaptureOutput {
     /// The clips of this recording (clip mode keeps one file per clip here); `nil` before it starts.
     public var recordingSession: RecordingSession? { state.withLock { $0.session } }
 
+    /// In clip mode, the folder that holds this recording's clips (and their manifest) until
+    /// they are merged into ``url`` at the stop; `nil` in single-file mode. A recording cut off
+    /// before the merge (a crash, an abort) is there, not at ``url``:
+    /// ``RecordingSession/recover(folder:to:overwrite:)`` (`reel recover FOLDER`) merges it.
+    public var clipsFolder: URL? {
+        let settings = self.settings
+        guard settings.pauseMode == .clips else { return nil }
+        return recordingSession?.folder ?? settings.clipsFolder ?? RecordingSession.defaultFolder(for: url)
+    }
+
     /// Makes a recording cut off by a crash (a fragmented MP4/MOV) into a finalised file with
     /// everything it held, at `output` or in place.
     public static func recover(_ url: URL, to output: URL? = nil, overwrite: Bool = false) throws -> Recovery.Summary {
@@ -223,9 +235,7 @@ public final class Recorder: CaptureOutput {
                                 hint: state.phase == .recording ? nil : "make a new Recorder for the next recording")
             }
             let settings = state.settings
-            let folder = settings.clipsFolder ?? url.deletingLastPathComponent()
-                .appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent).clips")
-            let session = RecordingSession(folder: folder)
+            let session = RecordingSession(folder: settings.clipsFolder ?? RecordingSession.defaultFolder(for: url))
             let pipeline = try RecorderPipeline(url: url, settings: settings, sources: sources, session: session)
             let continuation = self.continuation
             pipeline.onClipStarted = { continuation.yield(.clipStarted(index: $0)) }
@@ -384,14 +394,15 @@ public final class Recorder: CaptureOutput {
                 spans.values.joined().reduce(MediaTime.zero) { $0 + pipeline.recordedLength(from: $1.start, to: $1.end) }
             }
             result = .success(summary)
-        } catch let error as ReelError {
-            queue.close()
-            pipeline.abandon()
-            result = .failure(error)
         } catch {
             queue.close()
-            pipeline.abandon()
-            result = .failure(ReelError(.encodingFailed, "\(error)"))
+            var failure = error as? ReelError ?? ReelError(.encodingFailed, "\(error)")
+            if let folder = pipeline.abandon(), !(failure.hint ?? "").contains(folder.path) {
+                // Clip mode: the file is made only by the merge at the end.
+                let clips = "what was recorded is in the clips in \(folder.path); merge them with: reel recover \"\(folder.path)\""
+                failure.hint = failure.hint.map { "\($0); \(clips)" } ?? clips
+            }
+            result = .failure(failure)
         }
         // Drain anything left so source buffers return to their pools.
         while queue.pop() != nil {}

@@ -40,7 +40,6 @@ final class RecorderPipeline: @unchecked Sendable {
     private(set) var droppedFrames: Int64 = 0
     /// The video source went away; audio alone decides the recorded time from then on.
     private var videoGone = false
-    private var clipFiles: [URL] = []
     private(set) var ending: RecordingEnding = .requested
     private var nextSpaceCheck = MediaTime.zero
     /// Events to report, collected while handling samples.
@@ -63,11 +62,17 @@ final class RecorderPipeline: @unchecked Sendable {
             if FileManager.default.fileExists(atPath: url.path) && !settings.overwrite {
                 throw ReelError(.fileExists, "\(url.path) already exists", hint: "choose another name or pass --overwrite")
             }
-            try FileManager.default.createDirectory(at: session.folder, withIntermediateDirectories: true)
+            // A folder that holds another recording's clips is refused, never reused.
+            try session.claim(target: url, keepsClips: settings.keepsClips)
         }
-        try checkFreeSpace()
-        // Open the first file now, so that a bad path or codec fails before the session starts.
-        open[0] = try makeWriter(interval: 0)
+        do {
+            try checkFreeSpace()
+            // Open the first file now, so that a bad path or codec fails before the session starts.
+            open[0] = try makeWriter(interval: 0)
+        } catch {
+            if settings.pauseMode == .clips { session.releaseClaim() }
+            throw error
+        }
     }
 
     private var container: Container { settings.container ?? Container(pathExtension: url.pathExtension) ?? .mp4 }
@@ -77,8 +82,15 @@ final class RecorderPipeline: @unchecked Sendable {
             return try ClipWriter(url: url, interval: 0, plan: plan, settings: settings, overwrite: settings.overwrite)
         }
         let clipURL = session.folder.appendingPathComponent(String(format: "clip-%03d.%@", interval + 1, container.fileExtension))
-        let writer = try ClipWriter(url: clipURL, interval: interval, plan: plan, settings: settings, overwrite: true)
-        clipFiles.append(clipURL)
+        // Never over a file that is there: the folder was claimed empty of clips.
+        let writer = try ClipWriter(url: clipURL, interval: interval, plan: plan, settings: settings, overwrite: false)
+        do {
+            try session.clipStarted(clipURL)
+        } catch {
+            writer.abandon()
+            unlink(clipURL.path)
+            throw error
+        }
         return writer
     }
 
@@ -301,8 +313,10 @@ final class RecorderPipeline: @unchecked Sendable {
             duration = min(duration, last + settings.video.frameRate.frameDuration)
         }
         guard writer.wroteSomething else {
+            // Our own file, created empty for this clip: nothing of the user's.
             writer.abandon()
-            try? FileManager.default.removeItem(at: writer.url)
+            unlink(writer.url.path)
+            if settings.pauseMode == .clips { try session.clipDiscarded(writer.url) }
             return
         }
         try writer.padAudio(to: duration)
@@ -311,7 +325,7 @@ final class RecorderPipeline: @unchecked Sendable {
         finishedFrames += summary.videoFrames
         if settings.pauseMode == .clips {
             let clip = Clip(url: writer.url, duration: duration, frameCount: summary.videoFrames, hasAudio: !plan.audioTracks.isEmpty)
-            session.append(clip)
+            try session.append(clip)
             onClipFinished?(clip)
         }
     }
@@ -363,24 +377,37 @@ final class RecorderPipeline: @unchecked Sendable {
         if settings.pauseMode == .clips {
             let clips = session.clips
             guard !clips.isEmpty else {
+                session.releaseClaim()
                 throw ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
             }
             if settings.mergesClipsAtEnd {
-                let merged = try session.merge(to: self.url, allowsReencoding: false, overwrite: settings.overwrite)
+                let merged: MergeSummary
+                do {
+                    merged = try session.merge(to: self.url, allowsReencoding: false, overwrite: settings.overwrite)
+                } catch var error as ReelError {
+                    // The clips hold the recording: say where, and how to merge them later.
+                    try? session.recordingEnded(merged: false)
+                    error.hint = "the recording is in the clips in \(session.folder.path); merge them with: reel recover \"\(session.folder.path)\" -o FILE"
+                    throw error
+                }
                 url = merged.url
                 frames = merged.videoFrames
-                // The clips go only once the merged file is known to hold every frame of them.
+                // The clips go only once the merged file, read back from the disk, is known to
+                // hold every frame of them.
                 let clipFrames = clips.reduce(0) { $0 + $1.frameCount }
-                guard frames == clipFrames else {
-                    throw ReelError(.encodingFailed, "the merged file holds \(frames) frames but the clips \(clipFrames)",
+                let onDisk = try? PacketCount.count(url)
+                guard frames == clipFrames, onDisk?.videoPackets == clipFrames else {
+                    try? session.recordingEnded(merged: false)
+                    throw ReelError(.encodingFailed, "the merged file holds \(onDisk?.videoPackets ?? frames) frames but the clips \(clipFrames)",
                                     hint: "the clips are kept in \(session.folder.path)")
                 }
                 bytes = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? bytes
-                if !settings.keepsClips {
-                    session.removeAllClips(removeFiles: true)
-                    try? FileManager.default.removeItem(at: session.folder)  // only if empty
-                }
+                try session.recordingEnded(merged: true)
+                // Kept clips stay as plain files; the manifest's work is done.
+                if !settings.keepsClips { session.removeAllClips(removeFiles: true) }
+                session.removeManifestAndEmptyFolder()
             } else {
+                try session.recordingEnded(merged: false)
                 url = session.folder
             }
         } else if frames == 0 && bytes == 0 {
@@ -399,6 +426,11 @@ final class RecorderPipeline: @unchecked Sendable {
         if ending == .requested { ending = .sourcesGone }
     }
 
-    /// Stops without finishing: what is on disk stays (fragmented, playable).
-    func abandon() { for writer in open.values { writer.abandon() } }
+    /// Stops without finishing: what is on disk stays (fragmented, playable). Returns the
+    /// clips folder if the recording is in clips there (clip mode), for the error to say so.
+    func abandon() -> URL? {
+        for writer in open.values { writer.abandon() }
+        guard settings.pauseMode == .clips, !open.isEmpty || !session.clips.isEmpty else { return nil }
+        return session.folder
+    }
 }

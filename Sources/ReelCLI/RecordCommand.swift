@@ -98,8 +98,11 @@ struct RecordCommand {
             for cut in Recovery.cutOffRecordings(in: url.deletingLastPathComponent()) where cut.path != url.path {
                 console.err("reel: note: \(cut.path) looks cut off (unless another recording is writing it now); recover it with: reel recover \"\(cut.path)\"")
             }
+            for folder in RecordingSession.unmergedRecordings(in: url.deletingLastPathComponent()) where folder.path != recorder.clipsFolder?.path {
+                console.err("reel: note: \(folder.path) holds the clips of a recording that was never merged (unless another recording is writing them now); merge them with: reel recover \"\(folder.path)\"")
+            }
         }
-        let stopper = SignalStopper(console: console, url: url) {
+        let stopper = SignalStopper(console: console, url: url, clipsFolder: recorder.clipsFolder) {
             Task { await session.stop() }
         }
         let renderer = ProgressRenderer(console: console, json: options.json)
@@ -260,7 +263,7 @@ final class SignalStopper: @unchecked Sendable {
     private var count = 0
     private let lock = NSLock()
 
-    init(console: Console, url: URL, stop: @escaping @Sendable () -> Void) {
+    init(console: Console, url: URL, clipsFolder: URL? = nil, stop: @escaping @Sendable () -> Void) {
         for signo in [SIGINT, SIGTERM] {
             signal(signo, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signo, queue: .global())
@@ -274,6 +277,10 @@ final class SignalStopper: @unchecked Sendable {
                     if console.isTerminal { console.errRaw("\r\u{1B}[2K") }
                     console.err("Stopping… (press Ctrl-C again to abort)")
                     stop()
+                } else if let clipsFolder {
+                    // Clip mode: the file is made only by the merge at the stop.
+                    console.err("reel: aborted; the recording is in the clips in \(clipsFolder.path) (\(url.lastPathComponent) was not written); merge them with: reel recover \"\(clipsFolder.path)\"")
+                    _exit(130)
                 } else {
                     console.err("reel: aborted; \(url.path) keeps what was recorded up to its last fragment (reel can finalise it later)")
                     _exit(130)

@@ -13,6 +13,7 @@ struct RecoverCommand {
 
     static let help = """
     Usage: reel recover FILE… [-o OUT]
+           reel recover NAME.clips [-o OUT]
 
     Makes recordings that were cut off (a crash, a kill, a power loss) into finalised files
     with everything they held: up to their last complete fragment, at most a second before the
@@ -20,6 +21,11 @@ struct RecoverCommand {
     for it at the front where there is room (no copy of the media data; a file interrupted
     while being finalised is finished), else the file is replaced by a finalised copy once
     that is complete.
+
+    A recording in --pause-mode clips that was cut off is in its clips folder (NAME.clips
+    beside NAME.mp4, or the --keep-clips folder): give the folder, or NAME.mp4 if that does
+    not exist. The clips are finalised and merged into NAME.mp4 (or -o OUT), never over an
+    existing file, and removed once it holds every frame of them (kept with --keep-clips).
 
     """
 
@@ -37,6 +43,12 @@ struct RecoverCommand {
         var status: Int32 = 0
         for path in files {
             let url = URL(fileURLWithPath: path)
+            if let folder = RecordingSession.clipsFolder(toRecover: url) {
+                // A clip-mode recording cut off before its clips were merged.
+                let file = folder == url ? output : output ?? url
+                if !recoverClips(in: folder, to: file, overwrite: output != nil && args.has("overwrite")) { status = 1 }
+                continue
+            }
             do {
                 let summary = try Recorder.recover(url, to: output, overwrite: args.has("overwrite"))
                 let how: String
@@ -56,5 +68,25 @@ struct RecoverCommand {
             }
         }
         return status
+    }
+
+    /// Merges the clips in `folder` into `output` (default: the file they were recorded for);
+    /// returns whether it worked.
+    private func recoverClips(in folder: URL, to output: URL?, overwrite: Bool) -> Bool {
+        do {
+            let r = try RecordingSession.recover(folder: folder, to: output, overwrite: overwrite)
+            var line = String(format: "Recovered %@ from %d clips in %@: %.2f s, %lld frames", r.url.path, r.clipCount, folder.path,
+                              r.duration.seconds, r.videoFrames)
+            if !r.finalisedClips.isEmpty { line += " (\(r.finalisedClips.count) cut off, finalised first)" }
+            console.out(line)
+            console.out(r.removedClips ? "  the clips were removed" : "  the clips are kept in \(folder.path)")
+            if !r.skippedClips.isEmpty { console.out("  left out (missing or empty): \(r.skippedClips.joined(separator: ", "))") }
+            return true
+        } catch let error as ReelError {
+            console.err("reel: error: \(error.description)")
+        } catch {
+            console.err("reel: error: \(error)")
+        }
+        return false
     }
 }
