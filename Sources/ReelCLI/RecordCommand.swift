@@ -110,6 +110,7 @@ struct RecordCommand {
             Task { await session.stop() }
         }
         renderer.controlsHint = keys.isInteractive
+        renderer.sourcesLeft = sources.count
         let events = Task {
             for await event in recorder.events { renderer.render(event) }
         }
