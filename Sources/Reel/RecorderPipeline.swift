@@ -41,6 +41,8 @@ final class RecorderPipeline: @unchecked Sendable {
     /// The video source went away; audio alone decides the recorded time from then on.
     private var videoGone = false
     private(set) var ending: RecordingEnding = .requested
+    /// The size the video is encoded at (a source's odd size is made even).
+    private var encodedVideoSize: PixelSize?
     private var nextSpaceCheck = MediaTime.zero
     /// Events to report, collected while handling samples.
     var onClipStarted: ((Int) -> Void)?
@@ -68,7 +70,9 @@ final class RecorderPipeline: @unchecked Sendable {
         do {
             try checkFreeSpace()
             // Open the first file now, so that a bad path or codec fails before the session starts.
-            open[0] = try makeWriter(interval: 0)
+            let first = try makeWriter(interval: 0)
+            open[0] = first
+            encodedVideoSize = first.writer.videoSize
         } catch {
             if settings.pauseMode == .clips { session.releaseClaim() }
             throw error
@@ -414,7 +418,7 @@ final class RecorderPipeline: @unchecked Sendable {
             throw ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
         }
         return RecordingSummary(url: url, duration: recorded, frames: frames, droppedFrames: droppedFrames, bytes: bytes,
-                                videoSize: plan.videoSize, video: plan.video != nil ? settings.video : nil,
+                                videoSize: encodedVideoSize ?? plan.videoSize, video: plan.video != nil ? settings.video : nil,
                                 audioTracks: plan.titles, audio: plan.titles.isEmpty ? nil : settings.audio,
                                 container: container, reachedLimit: ending == .maxDuration,
                                 clipCount: settings.pauseMode == .clips ? session.clips.count : timeline.intervals.count,

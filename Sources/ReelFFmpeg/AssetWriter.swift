@@ -225,6 +225,9 @@ public final class AssetWriter: @unchecked Sendable {
     /// The frame rate of the video track.
     public var frameRate: FrameRate? { configuration.video?.settings.frameRate }
 
+    /// The size the video is encoded at (the asked-for size, made even for 4:2:0).
+    public var videoSize: PixelSize? { video?.outputSize }
+
     /// Encodes a frame at `time` on the file's timeline (zero is the file's start). Frames are
     /// placed on the frame grid of the track's rate; a frame that lands in the same slot as
     /// the previous one is skipped and `false` returned.
