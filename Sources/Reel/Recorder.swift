@@ -111,6 +111,10 @@ public final class Recorder: CaptureOutput {
         var clock: (any MediaClock)?
         var origin = MediaTime.zero
         var session: RecordingSession?
+        /// What the finished recording holds, for linked frame logs; `nil` if it failed.
+        var recordedFrames: RecordedFrames?
+        /// Called once the recording has ended (frame logs waiting to rewrite their rows).
+        var endHandlers: [@Sendable (RecordedFrames?) -> Void] = []
     }
     private let state: Mutex<State>
     private let dropped = Atomic<Int64>(0)
@@ -372,6 +376,16 @@ public final class Recorder: CaptureOutput {
         }
     }
 
+    /// Calls `handler` with the frames the recording holds once it has ended (at once if it
+    /// has; with `nil` if it failed or never started).
+    package func whenEnded(_ handler: @escaping @Sendable (RecordedFrames?) -> Void) {
+        let ended = state.withLock { s -> RecordedFrames?? in
+            if s.phase == .recording { s.endHandlers.append(handler); return .none }
+            return .some(s.recordedFrames)
+        }
+        if case .some(let frames) = ended { handler(frames) }
+    }
+
     private func run(pipeline: RecorderPipeline, queue: BoundedQueue<SourcedSample>) {
         let result: Result<RecordingSummary, ReelError>
         do {
@@ -416,10 +430,18 @@ public final class Recorder: CaptureOutput {
         case .failure(let error):
             continuation.yield(.failed(error))
         }
+        let frames: RecordedFrames? = if case .success = result { pipeline.recordedFrames } else { nil }
+        let handlers = state.withLock { state in
+            state.recordedFrames = frames
+            state.phase = .finished
+            defer { state.endHandlers = [] }
+            return state.endHandlers
+        }
+        // Before the result is known, so that a frame log is complete when it is.
+        for handler in handlers { handler(frames) }
         continuation.finish()
         let waiters = state.withLock { state in
             state.outcome = result
-            state.phase = .finished
             state.paused = false
             state.queue = nil
             let w = state.waiters

@@ -34,6 +34,8 @@ final class RecorderPipeline: @unchecked Sendable {
     private var videoReached: MediaTime?
     private var audioReached: [MediaTime?]
     private var videoDone = false
+    /// The frames of the video source written, as runs of consecutive frames and slots.
+    private var writtenRuns: [RecordedFrames.Run] = []
     /// The last frame written: its timeline interval, its source's frame number and its slot.
     private var lastWritten: (interval: Int, sequence: Int64, slot: Int64)?
     /// Frames missing between frames written: frames the source or the recorder dropped.
@@ -169,7 +171,9 @@ final class RecorderPipeline: @unchecked Sendable {
                 } else {
                     let writer = try writer(for: i)
                     if try writer?.appendVideo(frame, at: settings.pauseMode == .singleFile ? recorded : t - timeline.intervals[i].start) == true {
-                        countGap(before: frame, interval: i, slot: settings.video.frameRate.frameIndex(at: recorded, rounding: .nearest))
+                        let slot = settings.video.frameRate.frameIndex(at: recorded, rounding: .nearest)
+                        countGap(before: frame, interval: i, slot: slot)
+                        noteWritten(frame.sequenceNumber, slot: slot)
                     }
                 }
             }
@@ -234,6 +238,21 @@ final class RecorderPipeline: @unchecked Sendable {
             if missing > 0 { droppedFrames += missing }
         }
         lastWritten = (interval, frame.sequenceNumber, slot)
+    }
+
+    /// Notes that frame `sequence` of the video source went to slot `slot` of the (merged) file.
+    private func noteWritten(_ sequence: Int64, slot: Int64) {
+        if let last = writtenRuns.last, last.sequence + last.count == sequence, last.slot + last.count == slot {
+            writtenRuns[writtenRuns.count - 1].count += 1
+        } else {
+            writtenRuns.append(RecordedFrames.Run(sequence: sequence, slot: slot, count: 1))
+        }
+    }
+
+    /// Which frames the finished recording holds, and where (see ``RecordedFrames``).
+    var recordedFrames: RecordedFrames {
+        RecordedFrames(videoSource: plan.videoSource, frameRate: settings.video.frameRate, timeline: timeline,
+                       end: recordedDuration, runs: writtenRuns)
     }
 
     /// Writes the recorded parts of `buffer` into the files of their intervals.

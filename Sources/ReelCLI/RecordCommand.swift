@@ -80,8 +80,13 @@ struct RecordCommand {
                 ownRecorders = try addOwnRecorders(for: videoSources, in: folder, to: session, settings: settings)
             }
             if let log = options.frameLog, !videoSources.isEmpty {
-                try OutputLocation.check(log, overwrite: options.overwrite)
-                try session.addOutput(FrameLog(url: log, overwrite: options.overwrite), connectedTo: videoSources)
+                do {
+                    try OutputLocation.check(log, overwrite: options.overwrite)
+                } catch var error as ReelError {
+                    error.hint = Self.frameLogHint(for: error)
+                    throw error
+                }
+                try session.addOutput(FrameLog(url: log, overwrite: options.overwrite, recorder: recorder), connectedTo: videoSources)
             }
             try await session.start()
         } catch let error as ReelError {
@@ -165,6 +170,16 @@ struct RecordCommand {
             return 0
         case .failure(let error):
             return fail(error)
+        }
+    }
+
+    /// What to do about a --frame-log file that cannot be written (the checks speak of -o).
+    static func frameLogHint(for error: ReelError) -> String {
+        switch error.code {
+        case .fileExists where error.message.hasSuffix("is a folder"): return "give --frame-log a file name"
+        case .fileExists: return "choose another file for --frame-log, or pass --overwrite"
+        case .ioFailure: return "create it, or choose another file for --frame-log"
+        default: return "choose another file for --frame-log"
         }
     }
 
