@@ -397,6 +397,8 @@ final class RecorderPipeline: @unchecked Sendable {
         var url = self.url
         var frames = finishedFrames
         var bytes = finishedBytes
+        // Counted now: merging removes the clips from the session.
+        let clipCount = settings.pauseMode == .clips ? session.clips.count : timeline.intervals.count
         if settings.pauseMode == .clips {
             let clips = session.clips
             guard !clips.isEmpty else {
@@ -440,7 +442,7 @@ final class RecorderPipeline: @unchecked Sendable {
                                 videoSize: encodedVideoSize ?? plan.videoSize, video: plan.video != nil ? settings.video : nil,
                                 audioTracks: plan.titles, audio: plan.titles.isEmpty ? nil : settings.audio,
                                 container: container, reachedLimit: ending == .maxDuration,
-                                clipCount: settings.pauseMode == .clips ? session.clips.count : timeline.intervals.count,
+                                clipCount: clipCount,
                                 ending: ending)
     }
 

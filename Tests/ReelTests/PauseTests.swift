@@ -150,6 +150,14 @@ import ReelTestSupport
 
 /// Clip folders: visible, described by a manifest until merged, never reused, and recoverable.
 @Suite struct ClipFolderTests {
+    @Test func theSummaryCountsTheClipsOnceTheyAreMergedAndRemoved() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("counted.mp4")
+        let summary = try await recordClips(to: url).result()
+        #expect(summary.clipCount == 3)
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("counted.clips").path))
+    }
+
     func recordClips(to url: URL, settings change: (inout Recorder.Settings) -> Void = { _ in }) async throws -> Recorder {
         let session = CaptureSession(clock: ManualClock())
         try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240)))
