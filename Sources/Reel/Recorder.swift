@@ -40,7 +40,10 @@ public final class Recorder: CaptureOutput {
         public var fragmentInterval: MediaTime
         /// Stop once this much has been recorded (recorded time: pauses do not count).
         public var maxRecordedDuration: MediaTime?
-        /// Stop cleanly once the recording's files hold this many bytes.
+        /// The most bytes the finished file may have: the recording stops cleanly when the next
+        /// frame, what the encoders still hold and the index that finalising writes would no
+        /// longer fit, and packets that would take the file past it are never written. With
+        /// clips, the merged file keeps the limit.
         public var maxFileSize: Int64?
         /// Stop cleanly when the disk has less free space than this (bytes).
         public var minimumFreeSpace: Int64?
@@ -266,9 +269,10 @@ public final class Recorder: CaptureOutput {
     }
 
     public func consume(_ sample: SourcedSample) {
-        guard let queue = state.withLock({ $0.queue }) else { return }
+        guard let (queue, videoSource) = state.withLock({ s in s.queue.map { ($0, s.videoSource) } }) else { return }
         switch sample.sample {
-        case .video:
+        case .video(let frame):
+            if queue.policy == .block, sample.source == videoSource { videoArrived(at: frame.presentationTime) }
             // Under a real-time clock video keeps out of the last half of the queue, so that a
             // recorder that falls behind (a slow disk) drops frames, which the file's timing
             // absorbs, long before it must drop audio. A refused frame shows as a gap in its
@@ -276,6 +280,7 @@ public final class Recorder: CaptureOutput {
             if queue.policy == .dropNewest && queue.pendingCount >= queue.capacity / 2 { return }
             queue.push(sample)
         case .audio(let buffer):
+            if queue.policy == .block { waitForVideo(upTo: buffer.presentationTime) }
             if !queue.push(sample), !queue.isClosed {
                 refusedAudio.withLock { spans in
                     var list = spans[sample.source, default: []]
@@ -291,6 +296,40 @@ public final class Recorder: CaptureOutput {
             }
         }
     }
+
+    // Off real time every source runs as fast as it can, and audio, cheap to make, would run
+    // seconds ahead of the video: a recording stopped by its size would end with seconds of
+    // sound and no picture. So there audio waits while it is more than a second ahead of the
+    // latest frame (as under a real clock), until the video has gone, stalls for 5 s of wall
+    // time, or the session stops.
+    private let videoClock = NSCondition()
+    nonisolated(unsafe) private var latestVideo: MediaTime?
+    nonisolated(unsafe) private var audioWaits = true
+
+    private func videoArrived(at time: MediaTime) {
+        videoClock.lock()
+        latestVideo = max(latestVideo ?? time, time)
+        videoClock.broadcast()
+        videoClock.unlock()
+    }
+
+    private func waitForVideo(upTo time: MediaTime) {
+        videoClock.lock()
+        defer { videoClock.unlock() }
+        let deadline = Date().addingTimeInterval(5)
+        while audioWaits, let latest = latestVideo, time > latest + MediaTime(value: 1, timescale: 1) {
+            if !videoClock.wait(until: deadline) { audioWaits = false }
+        }
+    }
+
+    private func stopAudioWaiting() {
+        videoClock.lock()
+        audioWaits = false
+        videoClock.broadcast()
+        videoClock.unlock()
+    }
+
+    public func sessionWillStop() { stopAudioWaiting() }
 
     public func sourceEvent(_ event: SourceEvent, from source: SourceID) {
         switch event {
@@ -319,6 +358,7 @@ public final class Recorder: CaptureOutput {
             guard s.phase == .recording, s.sourceNames[source] != nil else { return nil }
             s.gone.insert(source)
             if source == s.videoSource {
+                stopAudioWaiting()
                 s.controls.append(.videoGone)
                 pendingControls.add(1, ordering: .releasing)
             }
@@ -330,6 +370,7 @@ public final class Recorder: CaptureOutput {
     }
 
     public func finish() async {
+        stopAudioWaiting()
         let queue = state.withLock { $0.queue }
         queue?.close()
         _ = await outcome()
@@ -400,6 +441,7 @@ public final class Recorder: CaptureOutput {
                 if done { break }
             }
             queue.close()
+            stopAudioWaiting()
             if state.withLock({ $0.allGone }) { pipeline.sourcesWentAway() }
             var summary = try pipeline.finish()
             // Only what falls inside the recording (the session runs on while the recorder
@@ -410,6 +452,7 @@ public final class Recorder: CaptureOutput {
             result = .success(summary)
         } catch {
             queue.close()
+            stopAudioWaiting()
             var failure = error as? ReelError ?? ReelError(.encodingFailed, "\(error)")
             if let folder = pipeline.abandon(), !(failure.hint ?? "").contains(folder.path) {
                 // Clip mode: the file is made only by the merge at the end.

@@ -28,6 +28,16 @@ final class RecorderPipeline: @unchecked Sendable {
     private var finishedIntervals = Set<Int>()
     private var finishedBytes: Int64 = 0
     private var finishedFrames: Int64 = 0
+    /// The encoded media of the finished files, and in clip mode what they add to the merged
+    /// file at most (media and index).
+    private var finishedMedia: Int64 = 0
+    private var finishedShare: Int64 = 0
+    /// The duration of the last file finished (what it holds, when a size limit cut it short).
+    private var finishedDuration = MediaTime.zero
+    /// Under a size limit, audio that came ahead of the video waits for it, so that a stop at
+    /// the limit leaves both tracks ending together (at most 3 s are held).
+    private var heldAudio: [SourcedSample] = []
+    private var heldAudioDuration = MediaTime.zero
     private var pendingAudio: [SourcedSample] = []
     private var pendingAudioDuration = MediaTime.zero
     /// The latest session time each input has delivered up to (video: frame time; audio: end).
@@ -85,11 +95,16 @@ final class RecorderPipeline: @unchecked Sendable {
 
     private func makeWriter(interval: Int) throws -> ClipWriter {
         if settings.pauseMode == .singleFile {
-            return try ClipWriter(url: url, interval: 0, plan: plan, settings: settings, overwrite: settings.overwrite)
+            return try ClipWriter(url: url, interval: 0, plan: plan, settings: settings, overwrite: settings.overwrite,
+                                  maximumFileSize: settings.maxFileSize)
         }
         let clipURL = session.folder.appendingPathComponent(String(format: "clip-%03d.%@", interval + 1, container.fileExtension))
-        // Never over a file that is there: the folder was claimed empty of clips.
-        let writer = try ClipWriter(url: clipURL, interval: interval, plan: plan, settings: settings, overwrite: false)
+        // Never over a file that is there: the folder was claimed empty of clips. Under a size
+        // limit each clip gets the room the clips before it left in the merged file.
+        let room = settings.maxFileSize.map { $0 - finishedShare - mergeHeadroom }
+        if let room, room <= 0 { throw ReelError(.insufficientStorage, "the maximum file size is reached") }
+        let writer = try ClipWriter(url: clipURL, interval: interval, plan: plan, settings: settings, overwrite: false,
+                                    maximumFileSize: room)
         do {
             try session.clipStarted(clipURL)
         } catch {
@@ -132,12 +147,21 @@ final class RecorderPipeline: @unchecked Sendable {
         return limit.map { min($0, d) } ?? d
     }
 
-    var bytesWritten: Int64 { finishedBytes + open.values.reduce(0) { $0 + $1.bytesWritten } }
+    /// The encoded media written so far (what progress reports as bytes: not the container's
+    /// boxes, not the space kept for the index).
+    var mediaBytes: Int64 { finishedMedia + open.values.reduce(0) { $0 + $1.mediaBytes } }
+
+    /// What merging the clips may add beyond their media and index: the merger keeps space for
+    /// the index at the front of files of 6.5 MB and more (see `Merger.indexReservation`).
+    private var mergeHeadroom: Int64 {
+        guard settings.pauseMode == .clips, let max = settings.maxFileSize, max >= 6_500_000 else { return 0 }
+        return 70_000
+    }
     var framesWritten: Int64 { finishedFrames + open.values.reduce(0) { $0 + $1.videoFrames } }
     var clipCount: Int { settings.pauseMode == .clips ? session.clips.count + open.count : timeline.intervals.count }
 
     func progress(droppedAudio: MediaTime) -> RecordingProgress {
-        RecordingProgress(duration: recordedDuration, maxDuration: limit, bytes: bytesWritten, frames: framesWritten,
+        RecordingProgress(duration: recordedDuration, maxDuration: limit, bytes: mediaBytes, frames: framesWritten,
                           droppedFrames: droppedFrames, isPaused: isPaused, clipCount: clipCount, droppedAudio: droppedAudio)
     }
 
@@ -163,6 +187,7 @@ final class RecorderPipeline: @unchecked Sendable {
                 for audio in held { _ = try handle(audio) }
             }
             videoReached = t
+            try releaseHeldAudio(upTo: t + settings.video.frameRate.frameDuration)
             if let i = timeline.intervalIndex(containing: t), let recorded = timeline.recordedTime(for: t) {
                 if let limit, settings.video.frameRate.frameIndex(at: recorded, rounding: .nearest)
                     >= settings.video.frameRate.frameIndex(at: limit, rounding: .nearest) {
@@ -188,10 +213,36 @@ final class RecorderPipeline: @unchecked Sendable {
                 try beginWithPendingAudio()
                 return try limitReached()
             }
+            if !holdsAudioForVideo { while !heldAudio.isEmpty { try releaseFirstHeldAudio() } }
+            if holdsAudioForVideo, !heldAudio.isEmpty || buffer.presentationTime >= (videoReached ?? timeline.zero ?? .zero) + settings.video.frameRate.frameDuration {
+                heldAudio.append(sample)
+                heldAudioDuration += buffer.duration
+                while heldAudioDuration > MediaTime(value: 3, timescale: 1), !heldAudio.isEmpty { try releaseFirstHeldAudio() }
+                return try limitReached()
+            }
             try place(buffer, input: input)
         }
         try closeClipIfDone()
         return try limitReached()
+    }
+
+    /// Whether audio ahead of the video waits for it (under a size limit, while video comes).
+    private var holdsAudioForVideo: Bool {
+        settings.maxFileSize != nil && plan.video != nil && !videoGone && !videoDone
+    }
+
+    /// Writes the held audio that starts before `time`.
+    private func releaseHeldAudio(upTo time: MediaTime) throws {
+        while let first = heldAudio.first, case .audio(let buffer) = first.sample, buffer.presentationTime < time {
+            try releaseFirstHeldAudio()
+        }
+    }
+
+    private func releaseFirstHeldAudio() throws {
+        let sample = heldAudio.removeFirst()
+        guard case .audio(let buffer) = sample.sample, let input = plan.audioInputs[sample.source] else { return }
+        heldAudioDuration -= buffer.duration
+        try place(buffer, input: input)
     }
 
     /// Begins the recording with the audio held so far (no frame came): at the earliest of it,
@@ -344,8 +395,13 @@ final class RecorderPipeline: @unchecked Sendable {
         }
         try writer.padAudio(to: duration)
         let summary = try writer.finish()
+        // A size limit may have left out the last packets.
+        if writer.writer.isFull { duration = min(duration, summary.duration) }
+        finishedDuration = duration
         finishedBytes += summary.bytes
         finishedFrames += summary.videoFrames
+        finishedMedia += writer.mediaBytes
+        finishedShare += writer.mediaBytes + 48 * writer.writer.packetsWritten
         if settings.pauseMode == .clips {
             let clip = Clip(url: writer.url, duration: duration, frameCount: summary.videoFrames, hasAudio: !plan.audioTracks.isEmpty)
             try session.append(clip)
@@ -354,9 +410,16 @@ final class RecorderPipeline: @unchecked Sendable {
     }
 
     private func limitReached() throws -> Bool {
-        if let max = settings.maxFileSize, bytesWritten >= max {
-            ending = .maxFileSize
-            return true
+        if let max = settings.maxFileSize {
+            // The writers refuse what would take the file past the limit; stop before that, while
+            // the next frame and what the encoders still hold fit (held audio past the video's
+            // end is left out at this stop).
+            let projected = finishedShare + mergeHeadroom + open.values.reduce(0) { $0 + $1.writer.projectedFileSize }
+            let next = 2 * (open.values.map(\.writer.typicalFrameBytes).max() ?? 0)
+            if open.values.contains(where: \.writer.isFull) || projected + next >= max {
+                ending = .maxFileSize
+                return true
+            }
         }
         if recordedDuration >= nextSpaceCheck {
             nextSpaceCheck = recordedDuration + MediaTime(value: 1, timescale: 1)
@@ -386,7 +449,14 @@ final class RecorderPipeline: @unchecked Sendable {
     /// recorder's file.
     func finish() throws -> RecordingSummary {
         if !timeline.hasBegun, !pendingAudio.isEmpty { try beginWithPendingAudio() }
-        let recorded = recordedDuration
+        // Audio held for the video: past the video's end when the size limit stopped it.
+        if ending == .maxFileSize {
+            heldAudio = []
+            heldAudioDuration = .zero
+        } else {
+            while !heldAudio.isEmpty { try releaseFirstHeldAudio() }
+        }
+        var recorded = recordedDuration
         // Slots after the last frame written, up to the end of the recording, lost their frames too.
         if plan.video != nil, !videoGone, let last = lastWritten, last.interval == timeline.intervals.count - 1,
            timeline.intervals[last.interval].end == nil {
@@ -394,6 +464,20 @@ final class RecorderPipeline: @unchecked Sendable {
             if end - last.slot - 1 > 0 { droppedFrames += end - last.slot - 1 }
         }
         for interval in open.keys.sorted() { try finishClip(interval) }
+        if ending == .maxFileSize {
+            // What the files hold, if the limit left out the last packets.
+            if settings.pauseMode == .singleFile {
+                recorded = min(recorded, finishedDuration)
+            } else {
+                recorded = min(recorded, session.clips.reduce(.zero) { $0 + $1.duration })
+            }
+            var excess = writtenRuns.reduce(0) { $0 + $1.count } - finishedFrames
+            while excess > 0, let last = writtenRuns.last {
+                let cut = min(excess, last.count)
+                if cut == last.count { writtenRuns.removeLast() } else { writtenRuns[writtenRuns.count - 1].count -= cut }
+                excess -= cut
+            }
+        }
         var url = self.url
         var frames = finishedFrames
         var bytes = finishedBytes
