@@ -430,6 +430,12 @@ public final class AssetWriter: @unchecked Sendable {
         for var packet in heldPackets as [UnsafeMutablePointer<AVPacket>?] { av_packet_free(&packet) }
     }
 
+    /// A name beside `url` that no file has: hidden, unique to this process and call.
+    static func temporaryURL(beside url: URL, purpose: String) -> URL {
+        let name = ".\(url.deletingPathExtension().lastPathComponent).\(purpose)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        return url.deletingLastPathComponent().appendingPathComponent(url.pathExtension.isEmpty ? name : "\(name).\(url.pathExtension)")
+    }
+
     private static func fileSize(_ url: URL) -> Int64? {
         ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value
     }
@@ -466,16 +472,16 @@ public final class AssetWriter: @unchecked Sendable {
     /// Rewrites a fragmented MP4/MOV at `url` as a regular one with its index at the front, by
     /// copying it. The fragmented file is replaced only once the new one is complete.
     public static func finalise(_ url: URL, container: Container, shift: MediaTime = .zero) throws {
-        let temporary = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent).finalising.\(url.pathExtension)")
-        try? FileManager.default.removeItem(at: temporary)
+        // A name no file has (created exclusively): nothing but our own copy is ever replaced.
+        let temporary = temporaryURL(beside: url, purpose: "finalising")
         do {
-            try Remuxer.remux(url, to: temporary, container: container, fastStart: true, overwrite: true, shift: shift)
+            try Remuxer.remux(url, to: temporary, container: container, fastStart: true, overwrite: false, shift: shift)
             if rename(temporary.path, url.path) != 0 {
                 throw ReelError(.ioFailure, "cannot replace \(url.path) with its finalised version", errno: errno)
             }
         } catch {
-            try? FileManager.default.removeItem(at: temporary)
+            // Our copy, unless its name was taken (then it is not ours to remove).
+            if (error as? ReelError)?.code != .fileExists { unlink(temporary.path) }
             throw error
         }
     }
