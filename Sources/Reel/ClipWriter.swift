@@ -53,7 +53,9 @@ struct TrackPlan {
 /// recording has one; a clip session has one per clip.
 final class ClipWriter {
     let writer: AssetWriter
-    let url: URL
+    /// Where the file is now (a file being replaced keeps its place until this one holds
+    /// something: see ``AssetWriter/url``).
+    var url: URL { writer.url }
     /// The timeline interval (clip) this file holds.
     let interval: Int
     private var aligners: [AudioTrackAligner]
@@ -64,7 +66,6 @@ final class ClipWriter {
     /// `maximumFileSize`: the most bytes this file may have (see ``AssetWriter/Configuration``).
     init(url: URL, interval: Int, plan: TrackPlan, settings: Recorder.Settings, overwrite: Bool,
          maximumFileSize: Int64? = nil) throws {
-        self.url = url
         self.interval = interval
         aligners = plan.audioFormats.map { AudioTrackAligner(format: $0) }
         if let mix = plan.mixFormat { mixer = AudioMixer(inputs: plan.audioFormats.count, format: mix) }

@@ -124,6 +124,11 @@ public final class AssetWriter: @unchecked Sendable {
     }
 
     public let configuration: Configuration
+    /// Where the file is being written: the configured URL, or, while replacing a file that
+    /// exists, a name of its own beside it until the first packet is written.
+    public private(set) var url: URL
+    /// The file this one replaces once it holds a packet.
+    private var replaces: URL?
     private let muxer: Muxer
     private let video: VideoEncoder?
     private let audio: [AudioEncoder]
@@ -218,7 +223,17 @@ public final class AssetWriter: @unchecked Sendable {
         }
         audio = try configuration.audio.map { try AudioEncoder(settings: $0.settings, inputFormat: $0.inputFormat, globalHeader: globalHeader) }
         audioMuxedEnd = Array(repeating: 0, count: audio.count)
-        muxer = try Muxer(url: configuration.url, container: configuration.container, overwrite: configuration.overwrite)
+        // A file to be replaced stays until the recording holds something: the new one is
+        // written under a name of its own and takes the file's name with its first packet.
+        if configuration.overwrite, Self.isRegularFile(configuration.url) {
+            let temporary = Self.temporaryURL(beside: configuration.url, purpose: "new")
+            muxer = try Muxer(url: temporary, container: configuration.container, overwrite: false)
+            url = temporary
+            replaces = configuration.url
+        } else {
+            muxer = try Muxer(url: configuration.url, container: configuration.container, overwrite: configuration.overwrite)
+            url = configuration.url
+        }
         do {
             alignTrackStarts()
             if let video { videoStream = try muxer.addStream(encoder: video.context, title: nil) }
@@ -235,7 +250,7 @@ public final class AssetWriter: @unchecked Sendable {
             }
         } catch {
             muxer.abandon()
-            try? FileManager.default.removeItem(at: configuration.url)  // our own empty file, nothing recorded
+            unlink(url.path)  // our own new file, nothing recorded (a file it was to replace is untouched)
             throw error
         }
     }
@@ -320,6 +335,7 @@ public final class AssetWriter: @unchecked Sendable {
 
     private func muxVideo(_ packet: UnsafeMutablePointer<AVPacket>) throws {
         let index = packet.pointee.pts
+        try takeTheFilesName()
         try muxer.write(packet, stream: videoStream, dtsShift: videoDTSShift)
         videoFramesMuxed += 1
         lastMuxedIndex = max(lastMuxedIndex, index)
@@ -334,8 +350,19 @@ public final class AssetWriter: @unchecked Sendable {
             }
         }
         let end = packet.pointee.pts + packet.pointee.duration + audio[track].priming
+        try takeTheFilesName()
         try muxer.write(packet, stream: audioStreams[track])
         audioMuxedEnd[track] = max(audioMuxedEnd[track], end)
+    }
+
+    /// Replaces the file this one is to replace, now that it holds something.
+    private func takeTheFilesName() throws {
+        guard let target = replaces else { return }
+        if rename(url.path, target.path) != 0 {
+            throw Muxer.fileError(errno, creating: target, action: "replace")
+        }
+        url = target
+        replaces = nil
     }
 
     /// An upper bound of the size the file will have when finished, if `bytes` more in
@@ -386,7 +413,9 @@ public final class AssetWriter: @unchecked Sendable {
             try a.finish { packet in try emitAudio(packet, track: i) }
         }
         try muxer.finish()
-        let url = configuration.url
+        // Finished on purpose: it replaces the file even if it holds nothing.
+        try takeTheFilesName()
+        let url = self.url
         var finalisation = Finalisation.notNeeded
         if configuration.fragmentInterval != nil && configuration.container != .mkv {
             // FFmpeg moved the fragmented file so its earliest packet decodes at zero; move it back.
@@ -424,10 +453,18 @@ public final class AssetWriter: @unchecked Sendable {
         for var packet in heldPackets as [UnsafeMutablePointer<AVPacket>?] { av_packet_free(&packet) }
         heldPackets = []
         muxer.abandon()
+        // Nothing was written over the file it was to replace: that stays, and the new one,
+        // which holds no packet, goes.
+        if replaces != nil { unlink(url.path) }
     }
 
     deinit {
         for var packet in heldPackets as [UnsafeMutablePointer<AVPacket>?] { av_packet_free(&packet) }
+    }
+
+    private static func isRegularFile(_ url: URL) -> Bool {
+        var info = stat()
+        return lstat(url.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
 
     /// A name beside `url` that no file has: hidden, unique to this process and call.
