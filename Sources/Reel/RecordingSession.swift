@@ -347,7 +347,10 @@ struct ClipsManifest: Codable, Sendable, Hashable {
         guard let data = FileManager.default.contents(atPath: url.path) else { return nil }
         do {
             let manifest = try JSONDecoder().decode(ClipsManifest.self, from: data)
-            guard manifest.format == "reel-clips" else { throw ReelError(.invalidMedia, "not a clips manifest") }
+            // Only clip files of this folder: a manifest never leads outside it.
+            guard manifest.format == "reel-clips", manifest.clips.allSatisfy({ RecordingSession.isClipName($0.file) }) else {
+                throw ReelError(.invalidMedia, "not a clips manifest")
+            }
             return manifest
         } catch {
             throw ReelError(.invalidMedia, "\(url.path) is damaged", hint: "merge the clips with reel merge")

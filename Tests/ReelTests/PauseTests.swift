@@ -158,6 +158,21 @@ import ReelTestSupport
         #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("counted.clips").path))
     }
 
+    @Test func aManifestNamingFilesOutsideItsFolderIsRefused() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("sneaky.mp4")
+        _ = try await recordClips(to: url) { $0.mergesClipsAtEnd = false }
+        let folder = dir.url.appendingPathComponent("sneaky.clips")
+        let victim = dir.url.appendingPathComponent("victim.mp4")
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("clip-001.mp4"), to: victim)
+        let manifestURL = folder.appendingPathComponent(RecordingSession.manifestName)
+        let text = try String(contentsOf: manifestURL, encoding: .utf8).replacingOccurrences(of: "clip-001.mp4", with: "../victim.mp4")
+        try text.write(to: manifestURL, atomically: true, encoding: .utf8)
+        #expect { try RecordingSession.recover(folder: folder) } throws: { ($0 as? ReelError)?.code == .invalidMedia }
+        #expect(FileManager.default.fileExists(atPath: victim.path))
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+    }
+
     func recordClips(to url: URL, settings change: (inout Recorder.Settings) -> Void = { _ in }) async throws -> Recorder {
         let session = CaptureSession(clock: ManualClock())
         try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240)))
