@@ -54,8 +54,13 @@ public final class FrameLog: CaptureOutput {
     public var rowsWritten: Int { written.load(ordering: .relaxed) }
 
     public func prepare(sources: [SourceDescriptor], clock: any MediaClock, origin: MediaTime) throws {
-        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL)
-        let fd = open(url.path, flags, 0o644)
+        // A log to be replaced stays until the new one has a row: that is written under a name
+        // of its own beside it, which takes the log's name with the first row.
+        var info = stat()
+        let replaces = overwrite && lstat(url.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        let path = replaces ? url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid())-\(UInt32.random(in: 0...UInt32.max)).new") : url
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite && !replaces ? O_TRUNC : O_EXCL)
+        let fd = open(path.path, flags, 0o644)
         guard fd >= 0 else {
             let code = errno
             if code == EEXIST {
@@ -77,7 +82,9 @@ public final class FrameLog: CaptureOutput {
             s.origin = origin
             s.queue = queue
             let header = recorder == nil ? "source,name,frame,capture_time,presentation_time\n" : Self.rawHeader
-            s.worker = WorkerThread(name: "reel.framelog") { [self] _ in write(fd: fd, queue: queue, names: names, header: header) }
+            s.worker = WorkerThread(name: "reel.framelog") { [self] _ in
+                write(fd: fd, queue: queue, names: names, header: header, pendingName: replaces ? path : nil)
+            }
         }
     }
 
@@ -95,7 +102,8 @@ public final class FrameLog: CaptureOutput {
         queue?.close()
         if let worker { await CaptureSession.offload { worker.join() } }
         state.withLock { s in s.queue = nil; s.worker = nil }
-        guard worker != nil, let recorder else { return }
+        // Rewritten only if this log wrote the file (it has rows).
+        guard worker != nil, rowsWritten > 0, let recorder else { return }
         // Now if the recording has ended (else when it does, on its thread).
         let url = self.url
         await CaptureSession.offload {
@@ -173,15 +181,22 @@ public final class FrameLog: CaptureOutput {
         return true
     }
 
-    private func write(fd: Int32, queue: BoundedQueue<Row>, names: [SourceID: String], header: String) {
+    /// Writes the rows; `pendingName` is where the file is until its first row, when it takes
+    /// the log's name (without any row it goes, and a log it was to replace stays).
+    private func write(fd: Int32, queue: BoundedQueue<Row>, names: [SourceID: String], header: String, pendingName: URL?) {
         var buffer = header
         var failed = false
+        var pendingName = pendingName
         func flush() {
             guard !failed else { return }
             failed = !Self.writeAll(fd, Array(buffer.utf8))
             buffer.removeAll(keepingCapacity: true)
         }
         while let row = queue.pop() {
+            if let pending = pendingName {
+                if rename(pending.path, url.path) != 0 { failed = true }
+                pendingName = nil
+            }
             buffer += "\(row.source.rawValue),\(names[row.source] ?? ""),\(row.frame),\(Self.seconds(row.capture)),\(Self.seconds(row.presentation))\n"
             written.add(1, ordering: .relaxed)
             if buffer.utf8.count > 1 << 16 { flush() }
@@ -190,6 +205,7 @@ public final class FrameLog: CaptureOutput {
         if lost > 0 { buffer += "# \(lost) rows dropped: the log fell behind\n" }
         flush()
         close(fd)
+        if let pending = pendingName { unlink(pending.path) }
     }
 
     /// Seconds with microsecond precision.

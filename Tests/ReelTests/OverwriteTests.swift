@@ -75,6 +75,35 @@ final class SilentVideoSource: CaptureSource {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["precious.mp4"])
     }
 
+    @Test func aFrameLogIsReplacedOnlyByOneWithRows() async throws {
+        let dir = try TemporaryDirectory()
+        let log = dir.url.appendingPathComponent("frames.csv")
+        try Data("an earlier log".utf8).write(to: log)
+        let session = CaptureSession(clock: ManualClock())
+        let source = FailingToStartSource()
+        try session.addInput(source)
+        try session.addOutput(FrameLog(url: log, overwrite: true))
+        await #expect(throws: ReelError.self) { try await session.start() }
+        #expect(try Data(contentsOf: log) == Data("an earlier log".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["frames.csv"], "nothing left behind")
+
+        let next = CaptureSession(clock: ManualClock())
+        let pattern = TestPatternSource(size: PixelSize(width: 320, height: 240))
+        try next.addInput(pattern)
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        settings.maxRecordedDuration = MediaTime(seconds: 0.5)
+        let recorder = Recorder(url: dir.url.appendingPathComponent("x.mp4"), settings: settings)
+        try next.addOutput(recorder)
+        try next.addOutput(FrameLog(url: log, overwrite: true, recorder: recorder), connectedTo: [pattern])
+        try await next.start()
+        _ = try await recorder.result()
+        await next.stop()
+        let rows = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+        #expect(rows.filter { $0.hasSuffix(",yes") }.count == 15)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted() == ["frames.csv", "x.mp4"])
+    }
+
     /// Copying a file to finalise it goes through a name of its own, never one a file has.
     @Test func finalisingByCopyingLeavesOtherFilesAlone() async throws {
         let dir = try TemporaryDirectory()
