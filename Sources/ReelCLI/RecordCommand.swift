@@ -19,7 +19,8 @@ struct RecordCommand {
     A second Ctrl-C aborts at once; the file then keeps everything up to its last fragment.
     On a terminal, space pauses and resumes, s swaps the composed pictures and q or Enter
     stops; otherwise SIGUSR1 toggles pause and SIGUSR2 swaps. Pausing takes the gap out of the file, or with --pause-mode clips ends a clip;
-    the clips are merged into the file when recording stops.
+    the clips (in NAME.clips/ beside the file, or --keep-clips DIR) are merged into the file
+    when recording stops; if it is cut off, reel recover NAME.clips merges them.
 
     Examples:
       reel record --screen --mic --app-audio
