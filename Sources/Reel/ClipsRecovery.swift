@@ -73,6 +73,10 @@ extension RecordingSession {
             let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter(isClipName).sorted()
             entries = names.map { ClipsManifest.Entry(file: $0, muted: false, finished: false) }
         }
+        guard manifest != nil || !entries.isEmpty else {
+            throw ReelError(.invalidMedia, "\(folder.path) is a folder without the clips of a recording",
+                            hint: "give the recording's file, or the clips folder of a recording in clip mode")
+        }
         guard !entries.isEmpty else {
             throw ReelError(.nothingRecorded, "\(folder.path) holds no clips", hint: "the recording was cut off before its first clip held anything")
         }

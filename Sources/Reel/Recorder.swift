@@ -36,7 +36,8 @@ public final class Recorder: CaptureOutput {
         /// Replace an existing file at the URL.
         public var overwrite: Bool
         /// How often a fragment is completed while recording MP4/MOV: what a crash can lose at
-        /// most (plus the encoder's few frames of lookahead).
+        /// most, plus the frames the encoder still holds (its lookahead: about half a second
+        /// with the default preset, so a kill loses about a second).
         public var fragmentInterval: MediaTime
         /// Stop once this much has been recorded (recorded time: pauses do not count).
         public var maxRecordedDuration: MediaTime?

@@ -185,6 +185,13 @@ import ReelTestSupport
         #expect(try Data(contentsOf: mine.appendingPathComponent("clip-001.mp4")) == Data("my own clip".utf8))
     }
 
+    @Test func recoveringAFolderWithoutClipsSaysSo() throws {
+        let dir = try TemporaryDirectory()
+        let r = try ReelBinary.run(["recover", dir.url.path])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("is a folder without the clips of a recording"), "\(r.stderr)")
+    }
+
     @Test func keepClipsNamingAFileIsAClearError() throws {
         let dir = try TemporaryDirectory()
         let file = dir.url.appendingPathComponent("takes")
