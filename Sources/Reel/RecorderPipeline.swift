@@ -37,6 +37,8 @@ final class RecorderPipeline: @unchecked Sendable {
     /// Under a size limit, audio that came ahead of the video waits for it, so that a stop at
     /// the limit leaves both tracks ending together (at most 3 s are held).
     private var heldAudio: [SourcedSample] = []
+    /// In clip mode under a size limit: the clips so far leave no room for another.
+    private var sizeUsedUp = false
     private var heldAudioDuration = MediaTime.zero
     private var pendingAudio: [SourcedSample] = []
     private var pendingAudioDuration = MediaTime.zero
@@ -102,7 +104,6 @@ final class RecorderPipeline: @unchecked Sendable {
         // Never over a file that is there: the folder was claimed empty of clips. Under a size
         // limit each clip gets the room the clips before it left in the merged file.
         let room = settings.maxFileSize.map { $0 - finishedShare - mergeHeadroom }
-        if let room, room <= 0 { throw ReelError(.insufficientStorage, "the maximum file size is reached") }
         let writer = try ClipWriter(url: clipURL, interval: interval, plan: plan, settings: settings, overwrite: false,
                                     maximumFileSize: room)
         do {
@@ -338,6 +339,11 @@ final class RecorderPipeline: @unchecked Sendable {
         if settings.pauseMode == .singleFile { return open[0] }
         if let writer = open[interval] { return writer }
         if finishedIntervals.contains(interval) { return nil }
+        // No room left for another clip in the merged file: the recording ends at its size.
+        if let max = settings.maxFileSize, finishedShare + mergeHeadroom + 8192 >= max {
+            sizeUsedUp = true
+            return nil
+        }
         let writer = try makeWriter(interval: interval)
         open[interval] = writer
         onClipStarted?(interval)
@@ -395,6 +401,13 @@ final class RecorderPipeline: @unchecked Sendable {
         }
         try writer.padAudio(to: duration)
         let summary = try writer.finish()
+        if settings.pauseMode == .clips, writer.writer.isFull, plan.video != nil, summary.videoFrames == 0 {
+            // The size limit left no room for this clip's first frame: its sound alone would not
+            // merge with the clips before it. It is our own file, past the limit: it goes.
+            unlink(writer.url.path)
+            try session.clipDiscarded(writer.url)
+            return
+        }
         // A size limit may have left out the last packets.
         if writer.writer.isFull { duration = min(duration, summary.duration) }
         finishedDuration = duration
@@ -416,7 +429,7 @@ final class RecorderPipeline: @unchecked Sendable {
             // end is left out at this stop).
             let projected = finishedShare + mergeHeadroom + open.values.reduce(0) { $0 + $1.writer.projectedFileSize }
             let next = 2 * (open.values.map(\.writer.typicalFrameBytes).max() ?? 0)
-            if open.values.contains(where: \.writer.isFull) || projected + next >= max {
+            if sizeUsedUp || open.values.contains(where: \.writer.isFull) || projected + next >= max {
                 ending = .maxFileSize
                 return true
             }
