@@ -53,7 +53,9 @@ struct TrackPlan {
 /// recording has one; a clip session has one per clip.
 final class ClipWriter {
     let writer: AssetWriter
-    let url: URL
+    /// Where the file is now (a file being replaced keeps its place until this one holds
+    /// something: see ``AssetWriter/url``).
+    var url: URL { writer.url }
     /// The timeline interval (clip) this file holds.
     let interval: Int
     private var aligners: [AudioTrackAligner]
@@ -61,18 +63,21 @@ final class ClipWriter {
     private(set) var lastVideoTime: MediaTime?
     private(set) var wroteSomething = false
 
-    init(url: URL, interval: Int, plan: TrackPlan, settings: Recorder.Settings, overwrite: Bool) throws {
-        self.url = url
+    /// `maximumFileSize`: the most bytes this file may have (see ``AssetWriter/Configuration``).
+    init(url: URL, interval: Int, plan: TrackPlan, settings: Recorder.Settings, overwrite: Bool,
+         maximumFileSize: Int64? = nil) throws {
         self.interval = interval
         aligners = plan.audioFormats.map { AudioTrackAligner(format: $0) }
         if let mix = plan.mixFormat { mixer = AudioMixer(inputs: plan.audioFormats.count, format: mix) }
         writer = try AssetWriter(configuration: .init(url: url, container: settings.container, video: plan.video,
                                                       audio: plan.audioTracks, fragmentInterval: settings.fragmentInterval,
-                                                      overwrite: overwrite, expectedDuration: settings.maxRecordedDuration))
+                                                      overwrite: overwrite, expectedDuration: settings.maxRecordedDuration,
+                                                      maximumFileSize: maximumFileSize))
     }
 
     var videoFrames: Int64 { writer.videoFrameCount }
-    var bytesWritten: Int64 { writer.bytesWritten }
+    /// The encoded media written so far (see ``AssetWriter/mediaBytes``).
+    var mediaBytes: Int64 { writer.mediaBytes }
 
     /// Where the audio of input `input` has been laid down to, in the file's time.
     func audioEnd(_ input: Int) -> MediaTime { aligners[input].nextTime }

@@ -7,9 +7,18 @@ import Synchronization
 /// Columns: `source` (the session's source number), `name`, `frame` (the source's own frame
 /// index: gaps are frames the source dropped), `capture_time` (seconds on the session clock
 /// when the source captured the frame: a camera driver's timestamp, a network frame's
-/// arrival), `presentation_time` (seconds on the recording's timeline). Rows are written on
+/// arrival), `presentation_time` (seconds on the session's timeline). Rows are written on
 /// the log's own thread; if it falls behind, rows are dropped and a final comment line
 /// counts them.
+///
+/// Linked to a ``Recorder`` (`FrameLog(url:recorder:)`), the log speaks of the recorder's file
+/// instead: once the recording has ended its rows are rewritten with `presentation_time` the
+/// frame's time in the file and a last column `recorded`, `yes` for the frames the file holds
+/// and `no` (with no presentation time) for those it does not (before the recording began,
+/// paused, dropped, after it ended). For a source the recorder does not write itself (a camera
+/// composed by a ``Compositor``) the time is that of the first frame of the file that can show
+/// it. While recording, the file holds the raw rows, with the session's times in a
+/// `session_time` column.
 public final class FrameLog: CaptureOutput {
     private struct Row: Sendable {
         let source: SourceID
@@ -26,27 +35,36 @@ public final class FrameLog: CaptureOutput {
     /// The CSV file.
     public let url: URL
     private let overwrite: Bool
+    /// The recorder whose file the rows are rewritten for, if linked.
+    private let recorder: Recorder?
     private let state = Mutex(State())
     private let dropped = Atomic<Int>(0)
     private let written = Atomic<Int>(0)
 
     /// Creates a log that will write `url` when its session starts; an existing file is an
-    /// error unless `overwrite`.
-    public init(url: URL, overwrite: Bool = false) {
+    /// error unless `overwrite`. With a `recorder`, the rows say which frames its file holds
+    /// and at what times (see above).
+    public init(url: URL, overwrite: Bool = false, recorder: Recorder? = nil) {
         self.url = url
         self.overwrite = overwrite
+        self.recorder = recorder
     }
 
     /// Rows written so far.
     public var rowsWritten: Int { written.load(ordering: .relaxed) }
 
     public func prepare(sources: [SourceDescriptor], clock: any MediaClock, origin: MediaTime) throws {
-        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL)
-        let fd = open(url.path, flags, 0o644)
+        // A log to be replaced stays until the new one has a row: that is written under a name
+        // of its own beside it, which takes the log's name with the first row.
+        var info = stat()
+        let replaces = overwrite && lstat(url.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        let path = replaces ? url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid())-\(UInt32.random(in: 0...UInt32.max)).new") : url
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite && !replaces ? O_TRUNC : O_EXCL)
+        let fd = open(path.path, flags, 0o644)
         guard fd >= 0 else {
             let code = errno
             if code == EEXIST {
-                throw ReelError(.fileExists, "\(url.path) already exists", hint: "choose another name or pass --overwrite", errno: code)
+                throw ReelError(.fileExists, "\(url.path) already exists", hint: "choose another file for the frame log", errno: code)
             }
             throw ReelError(code == ENOSPC ? .insufficientStorage : code == EACCES ? .permissionDenied : .ioFailure,
                             "cannot create the frame log \(url.path): \(String(cString: strerror(code)))", errno: code)
@@ -63,7 +81,10 @@ public final class FrameLog: CaptureOutput {
             s.started = true
             s.origin = origin
             s.queue = queue
-            s.worker = WorkerThread(name: "reel.framelog") { [self] _ in write(fd: fd, queue: queue, names: names) }
+            let header = recorder == nil ? "source,name,frame,capture_time,presentation_time\n" : Self.rawHeader
+            s.worker = WorkerThread(name: "reel.framelog") { [self] _ in
+                write(fd: fd, queue: queue, names: names, header: header, pendingName: replaces ? path : nil)
+            }
         }
     }
 
@@ -81,24 +102,101 @@ public final class FrameLog: CaptureOutput {
         queue?.close()
         if let worker { await CaptureSession.offload { worker.join() } }
         state.withLock { s in s.queue = nil; s.worker = nil }
+        // Rewritten only if this log wrote the file (it has rows).
+        guard worker != nil, rowsWritten > 0, let recorder else { return }
+        // Now if the recording has ended (else when it does, on its thread).
+        let url = self.url
+        await CaptureSession.offload {
+            recorder.whenEnded { frames in
+                guard let frames else { return }  // failed: the raw rows stay, with session times
+                Self.rewrite(url, for: frames)
+            }
+        }
     }
 
-    private func write(fd: Int32, queue: BoundedQueue<Row>, names: [SourceID: String]) {
-        var buffer = "source,name,frame,capture_time,presentation_time\n"
+    private static let rawHeader = "source,name,frame,capture_time,session_time\n"
+
+    /// Rewrites the raw rows at `url` with the recording's file times and a `recorded` column,
+    /// into a new file that then takes the log's name.
+    private static func rewrite(_ url: URL, for frames: RecordedFrames) {
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).new")
+        guard let input = FileHandle(forReadingAtPath: url.path) else { return }
+        defer { try? input.close() }
+        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return }
+        var ok = true
+        var out = "source,name,frame,capture_time,presentation_time,recorded\n"
+        func flush() {
+            let bytes = Array(out.utf8)
+            out.removeAll(keepingCapacity: true)
+            ok = ok && writeAll(fd, bytes)
+        }
+        var pending = Data()
+        var first = true
+        func take(_ line: Substring) {
+            if first { first = false; if line + "\n" == rawHeader[...] { return } }
+            guard !line.hasPrefix("#") else { out += line + "\n"; return }
+            // source,name,frame,capture,session: the name may hold commas (quoted), the numbers not.
+            let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+            guard fields.count >= 5, let source = Int(fields[0]), let frame = Int64(fields[fields.count - 3]),
+                  let session = Self.time(fields[fields.count - 1]) else { out += line + "\n"; return }
+            let head = fields.dropLast().joined(separator: ",")
+            if let time = frames.fileTime(of: frame, source: SourceID(source), at: session) {
+                out += "\(head),\(Self.seconds(time)),yes\n"
+            } else {
+                out += "\(head),,no\n"
+            }
+            if out.utf8.count > 1 << 16 { flush() }
+        }
+        while ok, let chunk = try? input.read(upToCount: 1 << 16), !chunk.isEmpty {
+            pending.append(chunk)
+            guard let cut = pending.lastIndex(of: UInt8(ascii: "\n")) else { continue }
+            let text = String(decoding: pending[..<cut], as: UTF8.self)
+            pending.removeSubrange(...cut)
+            for line in text.split(separator: "\n", omittingEmptySubsequences: false) { take(line) }
+        }
+        if !pending.isEmpty { take(Substring(String(decoding: pending, as: UTF8.self))) }
+        flush()
+        close(fd)
+        if !ok || rename(temporary.path, url.path) != 0 { unlink(temporary.path) }
+    }
+
+    /// Seconds written by ``seconds(_:)`` read back (microseconds).
+    private static func time(_ text: Substring) -> MediaTime? {
+        let negative = text.hasPrefix("-")
+        let parts = text.dropFirst(negative ? 1 : 0).split(separator: ".")
+        guard parts.count == 2, let whole = Int64(parts[0]), let micro = Int64(parts[1]), parts[1].count == 6 else { return nil }
+        let us = whole * 1_000_000 + micro
+        return MediaTime(value: negative ? -us : us, timescale: 1_000_000)
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + done, bytes.count - done) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return false }
+            done += n
+        }
+        return true
+    }
+
+    /// Writes the rows; `pendingName` is where the file is until its first row, when it takes
+    /// the log's name (without any row it goes, and a log it was to replace stays).
+    private func write(fd: Int32, queue: BoundedQueue<Row>, names: [SourceID: String], header: String, pendingName: URL?) {
+        var buffer = header
         var failed = false
+        var pendingName = pendingName
         func flush() {
             guard !failed else { return }
-            let bytes = Array(buffer.utf8)
-            var done = 0
-            while done < bytes.count {
-                let n = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + done, bytes.count - done) }
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { failed = true; break }
-                done += n
-            }
+            failed = !Self.writeAll(fd, Array(buffer.utf8))
             buffer.removeAll(keepingCapacity: true)
         }
         while let row = queue.pop() {
+            if let pending = pendingName {
+                if rename(pending.path, url.path) != 0 { failed = true }
+                pendingName = nil
+            }
             buffer += "\(row.source.rawValue),\(names[row.source] ?? ""),\(row.frame),\(Self.seconds(row.capture)),\(Self.seconds(row.presentation))\n"
             written.add(1, ordering: .relaxed)
             if buffer.utf8.count > 1 << 16 { flush() }
@@ -107,6 +205,7 @@ public final class FrameLog: CaptureOutput {
         if lost > 0 { buffer += "# \(lost) rows dropped: the log fell behind\n" }
         flush()
         close(fd)
+        if let pending = pendingName { unlink(pending.path) }
     }
 
     /// Seconds with microsecond precision.

@@ -36,18 +36,24 @@ public final class Recorder: CaptureOutput {
         /// Replace an existing file at the URL.
         public var overwrite: Bool
         /// How often a fragment is completed while recording MP4/MOV: what a crash can lose at
-        /// most (plus the encoder's few frames of lookahead).
+        /// most, plus the frames the encoder still holds (its lookahead: about half a second
+        /// with the default preset, so a kill loses about a second).
         public var fragmentInterval: MediaTime
         /// Stop once this much has been recorded (recorded time: pauses do not count).
         public var maxRecordedDuration: MediaTime?
-        /// Stop cleanly once the recording's files hold this many bytes.
+        /// The most bytes the finished file may have: the recording stops cleanly when the next
+        /// frame, what the encoders still hold and the index that finalising writes would no
+        /// longer fit, and packets that would take the file past it are never written. With
+        /// clips, the merged file keeps the limit.
         public var maxFileSize: Int64?
         /// Stop cleanly when the disk has less free space than this (bytes).
         public var minimumFreeSpace: Int64?
         /// What pausing does: end a clip (one file per clip, merged at the end) or take the
         /// paused gap out of one file's timestamps.
         public var pauseMode: PauseMode
-        /// Where clip mode keeps its clips; `nil` is a hidden folder beside the file.
+        /// Where clip mode keeps its clips; `nil` is `NAME.clips` beside the file
+        /// (``RecordingSession/defaultFolder(for:)``). The folder must not hold another
+        /// recording's clips: the recorder refuses it rather than touch them.
         public var clipsFolder: URL?
         /// Whether clip mode keeps the clips' files after merging them.
         public var keepsClips: Bool
@@ -109,6 +115,10 @@ public final class Recorder: CaptureOutput {
         var clock: (any MediaClock)?
         var origin = MediaTime.zero
         var session: RecordingSession?
+        /// What the finished recording holds, for linked frame logs; `nil` if it failed.
+        var recordedFrames: RecordedFrames?
+        /// Called once the recording has ended (frame logs waiting to rewrite their rows).
+        var endHandlers: [@Sendable (RecordedFrames?) -> Void] = []
     }
     private let state: Mutex<State>
     private let dropped = Atomic<Int64>(0)
@@ -146,6 +156,16 @@ public final class Recorder: CaptureOutput {
 
     /// The clips of this recording (clip mode keeps one file per clip here); `nil` before it starts.
     public var recordingSession: RecordingSession? { state.withLock { $0.session } }
+
+    /// In clip mode, the folder that holds this recording's clips (and their manifest) until
+    /// they are merged into ``url`` at the stop; `nil` in single-file mode. A recording cut off
+    /// before the merge (a crash, an abort) is there, not at ``url``:
+    /// ``RecordingSession/recover(folder:to:overwrite:)`` (`reel recover FOLDER`) merges it.
+    public var clipsFolder: URL? {
+        let settings = self.settings
+        guard settings.pauseMode == .clips else { return nil }
+        return recordingSession?.folder ?? settings.clipsFolder ?? RecordingSession.defaultFolder(for: url)
+    }
 
     /// Makes a recording cut off by a crash (a fragmented MP4/MOV) into a finalised file with
     /// everything it held, at `output` or in place.
@@ -223,9 +243,7 @@ public final class Recorder: CaptureOutput {
                                 hint: state.phase == .recording ? nil : "make a new Recorder for the next recording")
             }
             let settings = state.settings
-            let folder = settings.clipsFolder ?? url.deletingLastPathComponent()
-                .appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent).clips")
-            let session = RecordingSession(folder: folder)
+            let session = RecordingSession(folder: settings.clipsFolder ?? RecordingSession.defaultFolder(for: url))
             let pipeline = try RecorderPipeline(url: url, settings: settings, sources: sources, session: session)
             let continuation = self.continuation
             pipeline.onClipStarted = { continuation.yield(.clipStarted(index: $0)) }
@@ -252,9 +270,10 @@ public final class Recorder: CaptureOutput {
     }
 
     public func consume(_ sample: SourcedSample) {
-        guard let queue = state.withLock({ $0.queue }) else { return }
+        guard let (queue, videoSource) = state.withLock({ s in s.queue.map { ($0, s.videoSource) } }) else { return }
         switch sample.sample {
-        case .video:
+        case .video(let frame):
+            if queue.policy == .block, sample.source == videoSource { videoArrived(at: frame.presentationTime) }
             // Under a real-time clock video keeps out of the last half of the queue, so that a
             // recorder that falls behind (a slow disk) drops frames, which the file's timing
             // absorbs, long before it must drop audio. A refused frame shows as a gap in its
@@ -262,6 +281,7 @@ public final class Recorder: CaptureOutput {
             if queue.policy == .dropNewest && queue.pendingCount >= queue.capacity / 2 { return }
             queue.push(sample)
         case .audio(let buffer):
+            if queue.policy == .block { waitForVideo(upTo: buffer.presentationTime) }
             if !queue.push(sample), !queue.isClosed {
                 refusedAudio.withLock { spans in
                     var list = spans[sample.source, default: []]
@@ -277,6 +297,40 @@ public final class Recorder: CaptureOutput {
             }
         }
     }
+
+    // Off real time every source runs as fast as it can, and audio, cheap to make, would run
+    // seconds ahead of the video: a recording stopped by its size would end with seconds of
+    // sound and no picture. So there audio waits while it is more than a second ahead of the
+    // latest frame (as under a real clock), until the video has gone, stalls for 5 s of wall
+    // time, or the session stops.
+    private let videoClock = NSCondition()
+    nonisolated(unsafe) private var latestVideo: MediaTime?
+    nonisolated(unsafe) private var audioWaits = true
+
+    private func videoArrived(at time: MediaTime) {
+        videoClock.lock()
+        latestVideo = max(latestVideo ?? time, time)
+        videoClock.broadcast()
+        videoClock.unlock()
+    }
+
+    private func waitForVideo(upTo time: MediaTime) {
+        videoClock.lock()
+        defer { videoClock.unlock() }
+        let deadline = Date().addingTimeInterval(5)
+        while audioWaits, let latest = latestVideo, time > latest + MediaTime(value: 1, timescale: 1) {
+            if !videoClock.wait(until: deadline) { audioWaits = false }
+        }
+    }
+
+    private func stopAudioWaiting() {
+        videoClock.lock()
+        audioWaits = false
+        videoClock.broadcast()
+        videoClock.unlock()
+    }
+
+    public func sessionWillStop() { stopAudioWaiting() }
 
     public func sourceEvent(_ event: SourceEvent, from source: SourceID) {
         switch event {
@@ -305,6 +359,7 @@ public final class Recorder: CaptureOutput {
             guard s.phase == .recording, s.sourceNames[source] != nil else { return nil }
             s.gone.insert(source)
             if source == s.videoSource {
+                stopAudioWaiting()
                 s.controls.append(.videoGone)
                 pendingControls.add(1, ordering: .releasing)
             }
@@ -316,6 +371,7 @@ public final class Recorder: CaptureOutput {
     }
 
     public func finish() async {
+        stopAudioWaiting()
         let queue = state.withLock { $0.queue }
         queue?.close()
         _ = await outcome()
@@ -362,6 +418,16 @@ public final class Recorder: CaptureOutput {
         }
     }
 
+    /// Calls `handler` with the frames the recording holds once it has ended (at once if it
+    /// has; with `nil` if it failed or never started).
+    package func whenEnded(_ handler: @escaping @Sendable (RecordedFrames?) -> Void) {
+        let ended = state.withLock { s -> RecordedFrames?? in
+            if s.phase == .recording { s.endHandlers.append(handler); return .none }
+            return .some(s.recordedFrames)
+        }
+        if case .some(let frames) = ended { handler(frames) }
+    }
+
     private func run(pipeline: RecorderPipeline, queue: BoundedQueue<SourcedSample>) {
         let result: Result<RecordingSummary, ReelError>
         do {
@@ -376,6 +442,7 @@ public final class Recorder: CaptureOutput {
                 if done { break }
             }
             queue.close()
+            stopAudioWaiting()
             if state.withLock({ $0.allGone }) { pipeline.sourcesWentAway() }
             var summary = try pipeline.finish()
             // Only what falls inside the recording (the session runs on while the recorder
@@ -384,14 +451,16 @@ public final class Recorder: CaptureOutput {
                 spans.values.joined().reduce(MediaTime.zero) { $0 + pipeline.recordedLength(from: $1.start, to: $1.end) }
             }
             result = .success(summary)
-        } catch let error as ReelError {
-            queue.close()
-            pipeline.abandon()
-            result = .failure(error)
         } catch {
             queue.close()
-            pipeline.abandon()
-            result = .failure(ReelError(.encodingFailed, "\(error)"))
+            stopAudioWaiting()
+            var failure = error as? ReelError ?? ReelError(.encodingFailed, "\(error)")
+            if let folder = pipeline.abandon(), !(failure.hint ?? "").contains(folder.path) {
+                // Clip mode: the file is made only by the merge at the end.
+                let clips = "what was recorded is in the clips in \(folder.path); merge them with: reel recover \"\(folder.path)\""
+                failure.hint = failure.hint.map { "\($0); \(clips)" } ?? clips
+            }
+            result = .failure(failure)
         }
         // Drain anything left so source buffers return to their pools.
         while queue.pop() != nil {}
@@ -405,10 +474,18 @@ public final class Recorder: CaptureOutput {
         case .failure(let error):
             continuation.yield(.failed(error))
         }
+        let frames: RecordedFrames? = if case .success = result { pipeline.recordedFrames } else { nil }
+        let handlers = state.withLock { state in
+            state.recordedFrames = frames
+            state.phase = .finished
+            defer { state.endHandlers = [] }
+            return state.endHandlers
+        }
+        // Before the result is known, so that a frame log is complete when it is.
+        for handler in handlers { handler(frames) }
         continuation.finish()
         let waiters = state.withLock { state in
             state.outcome = result
-            state.phase = .finished
             state.paused = false
             state.queue = nil
             let w = state.waiters

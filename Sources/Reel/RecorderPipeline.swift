@@ -28,20 +28,35 @@ final class RecorderPipeline: @unchecked Sendable {
     private var finishedIntervals = Set<Int>()
     private var finishedBytes: Int64 = 0
     private var finishedFrames: Int64 = 0
+    /// The encoded media of the finished files, and in clip mode what they add to the merged
+    /// file at most (media and index).
+    private var finishedMedia: Int64 = 0
+    private var finishedShare: Int64 = 0
+    /// The duration of the last file finished (what it holds, when a size limit cut it short).
+    private var finishedDuration = MediaTime.zero
+    /// Under a size limit, audio that came ahead of the video waits for it, so that a stop at
+    /// the limit leaves both tracks ending together (at most 3 s are held).
+    private var heldAudio: [SourcedSample] = []
+    /// In clip mode under a size limit: the clips so far leave no room for another.
+    private var sizeUsedUp = false
+    private var heldAudioDuration = MediaTime.zero
     private var pendingAudio: [SourcedSample] = []
     private var pendingAudioDuration = MediaTime.zero
     /// The latest session time each input has delivered up to (video: frame time; audio: end).
     private var videoReached: MediaTime?
     private var audioReached: [MediaTime?]
     private var videoDone = false
+    /// The frames of the video source written, as runs of consecutive frames and slots.
+    private var writtenRuns: [RecordedFrames.Run] = []
     /// The last frame written: its timeline interval, its source's frame number and its slot.
     private var lastWritten: (interval: Int, sequence: Int64, slot: Int64)?
     /// Frames missing between frames written: frames the source or the recorder dropped.
     private(set) var droppedFrames: Int64 = 0
     /// The video source went away; audio alone decides the recorded time from then on.
     private var videoGone = false
-    private var clipFiles: [URL] = []
     private(set) var ending: RecordingEnding = .requested
+    /// The size the video is encoded at (a source's odd size is made even).
+    private var encodedVideoSize: PixelSize?
     private var nextSpaceCheck = MediaTime.zero
     /// Events to report, collected while handling samples.
     var onClipStarted: ((Int) -> Void)?
@@ -63,22 +78,41 @@ final class RecorderPipeline: @unchecked Sendable {
             if FileManager.default.fileExists(atPath: url.path) && !settings.overwrite {
                 throw ReelError(.fileExists, "\(url.path) already exists", hint: "choose another name or pass --overwrite")
             }
-            try FileManager.default.createDirectory(at: session.folder, withIntermediateDirectories: true)
+            // A folder that holds another recording's clips is refused, never reused.
+            try session.claim(target: url, keepsClips: settings.keepsClips)
         }
-        try checkFreeSpace()
-        // Open the first file now, so that a bad path or codec fails before the session starts.
-        open[0] = try makeWriter(interval: 0)
+        do {
+            try checkFreeSpace()
+            // Open the first file now, so that a bad path or codec fails before the session starts.
+            let first = try makeWriter(interval: 0)
+            open[0] = first
+            encodedVideoSize = first.writer.videoSize
+        } catch {
+            if settings.pauseMode == .clips { session.releaseClaim() }
+            throw error
+        }
     }
 
     private var container: Container { settings.container ?? Container(pathExtension: url.pathExtension) ?? .mp4 }
 
     private func makeWriter(interval: Int) throws -> ClipWriter {
         if settings.pauseMode == .singleFile {
-            return try ClipWriter(url: url, interval: 0, plan: plan, settings: settings, overwrite: settings.overwrite)
+            return try ClipWriter(url: url, interval: 0, plan: plan, settings: settings, overwrite: settings.overwrite,
+                                  maximumFileSize: settings.maxFileSize)
         }
         let clipURL = session.folder.appendingPathComponent(String(format: "clip-%03d.%@", interval + 1, container.fileExtension))
-        let writer = try ClipWriter(url: clipURL, interval: interval, plan: plan, settings: settings, overwrite: true)
-        clipFiles.append(clipURL)
+        // Never over a file that is there: the folder was claimed empty of clips. Under a size
+        // limit each clip gets the room the clips before it left in the merged file.
+        let room = settings.maxFileSize.map { $0 - finishedShare - mergeHeadroom }
+        let writer = try ClipWriter(url: clipURL, interval: interval, plan: plan, settings: settings, overwrite: false,
+                                    maximumFileSize: room)
+        do {
+            try session.clipStarted(clipURL)
+        } catch {
+            writer.abandon()
+            unlink(clipURL.path)
+            throw error
+        }
         return writer
     }
 
@@ -114,12 +148,21 @@ final class RecorderPipeline: @unchecked Sendable {
         return limit.map { min($0, d) } ?? d
     }
 
-    var bytesWritten: Int64 { finishedBytes + open.values.reduce(0) { $0 + $1.bytesWritten } }
+    /// The encoded media written so far (what progress reports as bytes: not the container's
+    /// boxes, not the space kept for the index).
+    var mediaBytes: Int64 { finishedMedia + open.values.reduce(0) { $0 + $1.mediaBytes } }
+
+    /// What merging the clips may add beyond their media and index: the merger keeps space for
+    /// the index at the front of files of 6.5 MB and more (see `Merger.indexReservation`).
+    private var mergeHeadroom: Int64 {
+        guard settings.pauseMode == .clips, let max = settings.maxFileSize, max >= 6_500_000 else { return 0 }
+        return 70_000
+    }
     var framesWritten: Int64 { finishedFrames + open.values.reduce(0) { $0 + $1.videoFrames } }
     var clipCount: Int { settings.pauseMode == .clips ? session.clips.count + open.count : timeline.intervals.count }
 
     func progress(droppedAudio: MediaTime) -> RecordingProgress {
-        RecordingProgress(duration: recordedDuration, maxDuration: limit, bytes: bytesWritten, frames: framesWritten,
+        RecordingProgress(duration: recordedDuration, maxDuration: limit, bytes: mediaBytes, frames: framesWritten,
                           droppedFrames: droppedFrames, isPaused: isPaused, clipCount: clipCount, droppedAudio: droppedAudio)
     }
 
@@ -141,9 +184,11 @@ final class RecorderPipeline: @unchecked Sendable {
                 onClipStarted?(0)
                 let held = pendingAudio
                 pendingAudio = []
+                pendingAudioDuration = .zero
                 for audio in held { _ = try handle(audio) }
             }
             videoReached = t
+            try releaseHeldAudio(upTo: t + settings.video.frameRate.frameDuration)
             if let i = timeline.intervalIndex(containing: t), let recorded = timeline.recordedTime(for: t) {
                 if let limit, settings.video.frameRate.frameIndex(at: recorded, rounding: .nearest)
                     >= settings.video.frameRate.frameIndex(at: limit, rounding: .nearest) {
@@ -152,26 +197,74 @@ final class RecorderPipeline: @unchecked Sendable {
                 } else {
                     let writer = try writer(for: i)
                     if try writer?.appendVideo(frame, at: settings.pauseMode == .singleFile ? recorded : t - timeline.intervals[i].start) == true {
-                        countGap(before: frame, interval: i, slot: settings.video.frameRate.frameIndex(at: recorded, rounding: .nearest))
+                        let slot = settings.video.frameRate.frameIndex(at: recorded, rounding: .nearest)
+                        countGap(before: frame, interval: i, slot: slot)
+                        noteWritten(frame.sequenceNumber, slot: slot)
                     }
                 }
             }
         case .audio(let buffer):
             guard let input = plan.audioInputs[sample.source] else { return false }
             if !timeline.hasBegun {
-                if plan.video != nil && pendingAudioDuration < MediaTime(value: 3, timescale: 1) {
-                    pendingAudio.append(sample)
-                    pendingAudioDuration += buffer.duration
-                    return false
-                }
-                timeline.begin(at: plan.video != nil ? buffer.presentationTime : .zero)
-                applyPendingControls?()
-                onClipStarted?(0)
+                pendingAudio.append(sample)
+                pendingAudioDuration += buffer.duration
+                // Audio waits up to 3 s for the first frame, so that the recording begins with
+                // the picture; without video it begins with the first audio.
+                if plan.video != nil && pendingAudioDuration < MediaTime(value: 3, timescale: 1) { return false }
+                try beginWithPendingAudio()
+                return try limitReached()
+            }
+            if !holdsAudioForVideo { while !heldAudio.isEmpty { try releaseFirstHeldAudio() } }
+            if holdsAudioForVideo, !heldAudio.isEmpty || buffer.presentationTime >= (videoReached ?? timeline.zero ?? .zero) + settings.video.frameRate.frameDuration {
+                heldAudio.append(sample)
+                heldAudioDuration += buffer.duration
+                while heldAudioDuration > MediaTime(value: 3, timescale: 1), !heldAudio.isEmpty { try releaseFirstHeldAudio() }
+                return try limitReached()
             }
             try place(buffer, input: input)
         }
         try closeClipIfDone()
         return try limitReached()
+    }
+
+    /// Whether audio ahead of the video waits for it (under a size limit, while video comes).
+    private var holdsAudioForVideo: Bool {
+        settings.maxFileSize != nil && plan.video != nil && !videoGone && !videoDone
+    }
+
+    /// Writes the held audio that starts before `time`.
+    private func releaseHeldAudio(upTo time: MediaTime) throws {
+        while let first = heldAudio.first, case .audio(let buffer) = first.sample, buffer.presentationTime < time {
+            try releaseFirstHeldAudio()
+        }
+    }
+
+    private func releaseFirstHeldAudio() throws {
+        let sample = heldAudio.removeFirst()
+        guard case .audio(let buffer) = sample.sample, let input = plan.audioInputs[sample.source] else { return }
+        heldAudioDuration -= buffer.duration
+        try place(buffer, input: input)
+    }
+
+    /// Begins the recording with the audio held so far (no frame came): at the earliest of it,
+    /// which is then recorded. A recording of audio alone begins with its first samples, not at
+    /// the session's zero: a server with a large latency may deliver them later than the
+    /// whole of a short recording lasts.
+    private func beginWithPendingAudio() throws {
+        let held = pendingAudio
+        pendingAudio = []
+        pendingAudioDuration = .zero
+        guard let start = held.lazy.compactMap({ sample -> MediaTime? in
+            if case .audio(let buffer) = sample.sample { return buffer.presentationTime } else { return nil }
+        }).min() else { return }
+        timeline.begin(at: start)
+        applyPendingControls?()
+        onClipStarted?(0)
+        for sample in held {
+            guard case .audio(let buffer) = sample.sample, let input = plan.audioInputs[sample.source] else { continue }
+            try place(buffer, input: input)
+            try closeClipIfDone()
+        }
     }
 
     /// How much of the session time `[start, end)` the recording holds (pauses and what lies
@@ -197,6 +290,21 @@ final class RecorderPipeline: @unchecked Sendable {
             if missing > 0 { droppedFrames += missing }
         }
         lastWritten = (interval, frame.sequenceNumber, slot)
+    }
+
+    /// Notes that frame `sequence` of the video source went to slot `slot` of the (merged) file.
+    private func noteWritten(_ sequence: Int64, slot: Int64) {
+        if let last = writtenRuns.last, last.sequence + last.count == sequence, last.slot + last.count == slot {
+            writtenRuns[writtenRuns.count - 1].count += 1
+        } else {
+            writtenRuns.append(RecordedFrames.Run(sequence: sequence, slot: slot, count: 1))
+        }
+    }
+
+    /// Which frames the finished recording holds, and where (see ``RecordedFrames``).
+    var recordedFrames: RecordedFrames {
+        RecordedFrames(videoSource: plan.videoSource, frameRate: settings.video.frameRate, timeline: timeline,
+                       end: recordedDuration, runs: writtenRuns)
     }
 
     /// Writes the recorded parts of `buffer` into the files of their intervals.
@@ -231,6 +339,11 @@ final class RecorderPipeline: @unchecked Sendable {
         if settings.pauseMode == .singleFile { return open[0] }
         if let writer = open[interval] { return writer }
         if finishedIntervals.contains(interval) { return nil }
+        // No room left for another clip in the merged file: the recording ends at its size.
+        if let max = settings.maxFileSize, finishedShare + mergeHeadroom + 8192 >= max {
+            sizeUsedUp = true
+            return nil
+        }
         let writer = try makeWriter(interval: interval)
         open[interval] = writer
         onClipStarted?(interval)
@@ -280,25 +393,46 @@ final class RecorderPipeline: @unchecked Sendable {
             duration = min(duration, last + settings.video.frameRate.frameDuration)
         }
         guard writer.wroteSomething else {
+            // Our own file, created empty for this clip: nothing of the user's.
             writer.abandon()
-            try? FileManager.default.removeItem(at: writer.url)
+            unlink(writer.url.path)
+            if settings.pauseMode == .clips { try session.clipDiscarded(writer.url) }
             return
         }
         try writer.padAudio(to: duration)
         let summary = try writer.finish()
+        if settings.pauseMode == .clips, writer.writer.isFull, plan.video != nil, summary.videoFrames == 0 {
+            // The size limit left no room for this clip's first frame: its sound alone would not
+            // merge with the clips before it. It is our own file, past the limit: it goes.
+            unlink(writer.url.path)
+            try session.clipDiscarded(writer.url)
+            return
+        }
+        // A size limit may have left out the last packets.
+        if writer.writer.isFull { duration = min(duration, summary.duration) }
+        finishedDuration = duration
         finishedBytes += summary.bytes
         finishedFrames += summary.videoFrames
+        finishedMedia += writer.mediaBytes
+        finishedShare += writer.mediaBytes + 48 * writer.writer.packetsWritten
         if settings.pauseMode == .clips {
             let clip = Clip(url: writer.url, duration: duration, frameCount: summary.videoFrames, hasAudio: !plan.audioTracks.isEmpty)
-            session.append(clip)
+            try session.append(clip)
             onClipFinished?(clip)
         }
     }
 
     private func limitReached() throws -> Bool {
-        if let max = settings.maxFileSize, bytesWritten >= max {
-            ending = .maxFileSize
-            return true
+        if let max = settings.maxFileSize {
+            // The writers refuse what would take the file past the limit; stop before that, while
+            // the next frame and what the encoders still hold fit (held audio past the video's
+            // end is left out at this stop).
+            let projected = finishedShare + mergeHeadroom + open.values.reduce(0) { $0 + $1.writer.projectedFileSize }
+            let next = 2 * (open.values.map(\.writer.typicalFrameBytes).max() ?? 0)
+            if sizeUsedUp || open.values.contains(where: \.writer.isFull) || projected + next >= max {
+                ending = .maxFileSize
+                return true
+            }
         }
         if recordedDuration >= nextSpaceCheck {
             nextSpaceCheck = recordedDuration + MediaTime(value: 1, timescale: 1)
@@ -327,13 +461,15 @@ final class RecorderPipeline: @unchecked Sendable {
     /// Ends the recording: finishes the open file and, in clip mode, merges the clips into the
     /// recorder's file.
     func finish() throws -> RecordingSummary {
-        if !timeline.hasBegun, !pendingAudio.isEmpty {
-            timeline.begin(at: .zero)
-            let held = pendingAudio
-            pendingAudio = []
-            for audio in held { _ = try handle(audio) }
+        if !timeline.hasBegun, !pendingAudio.isEmpty { try beginWithPendingAudio() }
+        // Audio held for the video: past the video's end when the size limit stopped it.
+        if ending == .maxFileSize {
+            heldAudio = []
+            heldAudioDuration = .zero
+        } else {
+            while !heldAudio.isEmpty { try releaseFirstHeldAudio() }
         }
-        let recorded = recordedDuration
+        var recorded = recordedDuration
         // Slots after the last frame written, up to the end of the recording, lost their frames too.
         if plan.video != nil, !videoGone, let last = lastWritten, last.interval == timeline.intervals.count - 1,
            timeline.intervals[last.interval].end == nil {
@@ -341,40 +477,69 @@ final class RecorderPipeline: @unchecked Sendable {
             if end - last.slot - 1 > 0 { droppedFrames += end - last.slot - 1 }
         }
         for interval in open.keys.sorted() { try finishClip(interval) }
+        if ending == .maxFileSize {
+            // What the files hold, if the limit left out the last packets.
+            if settings.pauseMode == .singleFile {
+                recorded = min(recorded, finishedDuration)
+            } else {
+                recorded = min(recorded, session.clips.reduce(.zero) { $0 + $1.duration })
+            }
+            var excess = writtenRuns.reduce(0) { $0 + $1.count } - finishedFrames
+            while excess > 0, let last = writtenRuns.last {
+                let cut = min(excess, last.count)
+                if cut == last.count { writtenRuns.removeLast() } else { writtenRuns[writtenRuns.count - 1].count -= cut }
+                excess -= cut
+            }
+        }
         var url = self.url
         var frames = finishedFrames
         var bytes = finishedBytes
+        // Counted now: merging removes the clips from the session.
+        let clipCount = settings.pauseMode == .clips ? session.clips.count : timeline.intervals.count
         if settings.pauseMode == .clips {
             let clips = session.clips
             guard !clips.isEmpty else {
+                session.releaseClaim()
                 throw ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
             }
             if settings.mergesClipsAtEnd {
-                let merged = try session.merge(to: self.url, allowsReencoding: false, overwrite: settings.overwrite)
+                let merged: MergeSummary
+                do {
+                    merged = try session.merge(to: self.url, allowsReencoding: false, overwrite: settings.overwrite)
+                } catch var error as ReelError {
+                    // The clips hold the recording: say where, and how to merge them later.
+                    try? session.recordingEnded(merged: false)
+                    error.hint = "the recording is in the clips in \(session.folder.path); merge them with: reel recover \"\(session.folder.path)\" -o FILE"
+                    throw error
+                }
                 url = merged.url
                 frames = merged.videoFrames
-                // The clips go only once the merged file is known to hold every frame of them.
+                // The clips go only once the merged file, read back from the disk, is known to
+                // hold every frame of them.
                 let clipFrames = clips.reduce(0) { $0 + $1.frameCount }
-                guard frames == clipFrames else {
-                    throw ReelError(.encodingFailed, "the merged file holds \(frames) frames but the clips \(clipFrames)",
+                let onDisk = try? PacketCount.count(url)
+                guard frames == clipFrames, onDisk?.videoPackets == clipFrames else {
+                    try? session.recordingEnded(merged: false)
+                    throw ReelError(.encodingFailed, "the merged file holds \(onDisk?.videoPackets ?? frames) frames but the clips \(clipFrames)",
                                     hint: "the clips are kept in \(session.folder.path)")
                 }
                 bytes = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? bytes
-                if !settings.keepsClips {
-                    session.removeAllClips(removeFiles: true)
-                    try? FileManager.default.removeItem(at: session.folder)  // only if empty
-                }
+                try session.recordingEnded(merged: true)
+                // Kept clips stay as plain files; the manifest's work is done.
+                if !settings.keepsClips { session.removeAllClips(removeFiles: true) }
+                session.removeManifestAndEmptyFolder()
             } else {
+                try session.recordingEnded(merged: false)
                 url = session.folder
             }
         } else if frames == 0 && bytes == 0 {
             throw ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
         }
         return RecordingSummary(url: url, duration: recorded, frames: frames, droppedFrames: droppedFrames, bytes: bytes,
-                                videoSize: plan.videoSize, video: plan.video != nil ? settings.video : nil,
+                                videoSize: encodedVideoSize ?? plan.videoSize, video: plan.video != nil ? settings.video : nil,
                                 audioTracks: plan.titles, audio: plan.titles.isEmpty ? nil : settings.audio,
                                 container: container, reachedLimit: ending == .maxDuration,
-                                clipCount: settings.pauseMode == .clips ? session.clips.count : timeline.intervals.count,
+                                clipCount: clipCount,
                                 ending: ending)
     }
 
@@ -383,6 +548,11 @@ final class RecorderPipeline: @unchecked Sendable {
         if ending == .requested { ending = .sourcesGone }
     }
 
-    /// Stops without finishing: what is on disk stays (fragmented, playable).
-    func abandon() { for writer in open.values { writer.abandon() } }
+    /// Stops without finishing: what is on disk stays (fragmented, playable). Returns the
+    /// clips folder if the recording is in clips there (clip mode), for the error to say so.
+    func abandon() -> URL? {
+        for writer in open.values { writer.abandon() }
+        guard settings.pauseMode == .clips, !open.isEmpty || !session.clips.isEmpty else { return nil }
+        return session.folder
+    }
 }

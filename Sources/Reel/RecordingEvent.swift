@@ -6,7 +6,9 @@ public struct RecordingProgress: Sendable, Hashable {
     public var duration: MediaTime
     /// The recording's limit, if it has one.
     public var maxDuration: MediaTime?
-    /// Bytes written to the file so far.
+    /// The encoded video and audio written so far, in bytes: the media the file holds, without
+    /// its container's boxes and index and without the space kept at its front for the index
+    /// (the finished file's size is ``RecordingSummary/bytes``).
     public var bytes: Int64
     /// Video frames written so far.
     public var frames: Int64
@@ -51,7 +53,7 @@ public struct RecordingSummary: Sendable, Hashable {
     public var droppedFrames: Int64
     /// Audio dropped while recording because the recorder fell behind (silence in the file).
     public var droppedAudio: MediaTime = .zero
-    /// The file's size in bytes.
+    /// The finished file's size in bytes (never more than ``Recorder/Settings/maxFileSize``).
     public var bytes: Int64
     /// The video size, if the file has video.
     public var videoSize: PixelSize?

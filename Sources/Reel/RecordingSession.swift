@@ -31,14 +31,38 @@ public struct Clip: Sendable, Hashable {
 /// A recorder in ``Recorder/PauseMode/clips`` mode keeps its clips here; its ``folder`` holds
 /// their files. Clips can be removed (the last take redone) while the recorder is paused or
 /// after it stopped, muted for the merge, and merged again into any file.
+///
+/// Until its clips are merged, the folder also holds a small manifest (``manifestName``): the
+/// file the clips are to be merged into and the clips in order, the one being recorded
+/// included. A recording cut off by a crash or an abort is then found and finished by
+/// ``recover(folder:to:overwrite:)`` (`reel recover`). A folder that holds another recording's
+/// clips or manifest is never used again: the recorder refuses it.
 public final class RecordingSession: Sendable {
     /// The folder that holds the clips' files.
     public let folder: URL
+
+    /// The name of the manifest a recorder keeps in the clips folder while it records.
+    public static let manifestName = "reel-clips.json"
+
+    /// Where a recorder in clip mode keeps the clips of a recording into `url` unless told
+    /// otherwise: `NAME.clips` beside `NAME.mp4`.
+    public static func defaultFolder(for url: URL) -> URL {
+        url.deletingLastPathComponent().appendingPathComponent("\(url.deletingPathExtension().lastPathComponent).clips", isDirectory: true)
+    }
+
     private struct State {
         var clips: [Clip] = []
         var current: MediaTime = .zero
+        /// What the manifest says, while a recorder has claimed the folder.
+        var manifest: ClipsManifest?
+        /// Bumped by every change of `manifest`, so that only the newest is written.
+        var generation = 0
+        /// Whether claiming the folder created it.
+        var createdFolder = false
     }
     private let state = Mutex(State())
+    /// The generation of the manifest last written; held while writing, so writes keep order.
+    private let written = Mutex(0)
 
     /// Creates a session whose clips live in `folder`.
     public init(folder: URL) {
@@ -58,12 +82,14 @@ public final class RecordingSession: Sendable {
 
     /// Removes the clip at `index` from the session and, if asked, its file.
     public func removeClip(at index: Int, removeFile: Bool = true) throws {
-        let clip = try state.withLock { s -> Clip in
+        let (clip, manifest) = try state.withLock { s -> (Clip, (ClipsManifest, Int)?) in
             guard s.clips.indices.contains(index) else {
                 throw ReelError(.invalidConfiguration, "there is no clip \(index + 1) (the session has \(s.clips.count))")
             }
-            return s.clips.remove(at: index)
+            let clip = s.clips.remove(at: index)
+            return (clip, Self.update(&s) { $0.clips.removeAll { $0.file == clip.url.lastPathComponent } })
         }
+        try write(manifest)
         if removeFile { try? FileManager.default.removeItem(at: clip.url) }
     }
 
@@ -76,20 +102,27 @@ public final class RecordingSession: Sendable {
 
     /// Removes every clip from the session, and their files if `removeFiles`.
     public func removeAllClips(removeFiles: Bool = true) {
-        let removed = state.withLock { s -> [Clip] in
+        let (removed, manifest) = state.withLock { s -> ([Clip], (ClipsManifest, Int)?) in
             let all = s.clips
             s.clips = []
-            return all
+            let names = Set(all.map(\.url.lastPathComponent))
+            return (all, Self.update(&s) { $0.clips.removeAll { names.contains($0.file) } })
         }
+        try? write(manifest)
         if removeFiles { for clip in removed { try? FileManager.default.removeItem(at: clip.url) } }
     }
 
     /// Marks the clip at `index` to be silent in a merge (it keeps its place on the timeline).
     public func setMutedOnMerge(_ muted: Bool, at index: Int) throws {
-        try state.withLock { s in
+        let manifest = try state.withLock { s -> (ClipsManifest, Int)? in
             guard s.clips.indices.contains(index) else { throw ReelError(.invalidConfiguration, "there is no clip \(index + 1)") }
             s.clips[index].isMutedOnMerge = muted
+            let name = s.clips[index].url.lastPathComponent
+            return Self.update(&s) { m in
+                for i in m.clips.indices where m.clips[i].file == name { m.clips[i].muted = muted }
+            }
         }
+        try write(manifest)
     }
 
     /// Joins the clips into `url`: by copying packets when their streams match, by
@@ -103,7 +136,239 @@ public final class RecordingSession: Sendable {
                                 options: MergeOptions(allowsReencoding: allowsReencoding, overwrite: overwrite))
     }
 
-    // Updated by the recorder.
-    func append(_ clip: Clip) { state.withLock { $0.clips.append(clip); $0.current = .zero } }
+    // MARK: The recorder's side
+
+    /// Claims the folder for a recording into `target`: creates it if need be, refuses it if it
+    /// is a file or holds another recording's clips or manifest (nothing in it is touched), and
+    /// writes the manifest. Undone by ``releaseClaim()`` if the recording does not start.
+    func claim(target: URL, keepsClips: Bool) throws {
+        var info = stat()
+        let existed = stat(folder.path, &info) == 0
+        if existed {
+            guard (info.st_mode & S_IFMT) == S_IFDIR else {
+                throw ReelError(.fileExists, "\(folder.path) is a file, not a folder", hint: "choose a folder for the clips")
+            }
+            if let other = try? ClipsManifest.read(in: folder) {
+                throw ReelError(.fileExists, "\(folder.path) holds the clips of a recording of \(other.target) that was never merged",
+                                hint: Self.recoverHint(folder: folder, otherwise: "or choose another folder for the clips"))
+            }
+            let taken = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+                .filter { $0 == Self.manifestName || Self.isClipName($0) }.sorted()
+            if !taken.isEmpty {
+                throw ReelError(.fileExists, "\(folder.path) already holds clips (\(taken.prefix(3).joined(separator: ", "))\(taken.count > 3 ? ", …" : ""))",
+                                hint: "choose another folder for the clips; nothing in this one is touched")
+            }
+        } else {
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            } catch {
+                let e = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code ?? Int(EIO)
+                throw Self.folderError(Int32(e), folder)
+            }
+        }
+        let manifest = ClipsManifest(target: target.path, state: .recording, keepsClips: keepsClips, clips: [])
+        let path = folder.appendingPathComponent(Self.manifestName).path
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            let e = errno
+            if !existed { rmdir(folder.path) }
+            if e == EEXIST {
+                throw ReelError(.fileExists, "\(folder.path) is in use by another recording", hint: "choose another folder for the clips")
+            }
+            throw Self.folderError(e, folder)
+        }
+        let data = try manifest.encoded()
+        let ok = data.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) } == data.count
+        let e = errno
+        close(fd)
+        guard ok else {
+            unlink(path)
+            if !existed { rmdir(folder.path) }
+            throw Self.folderError(e, folder)
+        }
+        let generation = state.withLock { s -> Int in
+            s.manifest = manifest
+            s.createdFolder = !existed
+            s.generation += 1
+            return s.generation
+        }
+        written.withLock { $0 = generation }
+    }
+
+    /// Gives the folder back when a claimed recording did not start: removes the manifest and
+    /// the folder if it was created for the recording and is empty.
+    func releaseClaim() {
+        let (claimed, created) = state.withLock { s -> (Bool, Bool) in
+            defer { s.manifest = nil }
+            return (s.manifest != nil, s.createdFolder)
+        }
+        guard claimed else { return }
+        unlink(folder.appendingPathComponent(Self.manifestName).path)
+        if created { rmdir(folder.path) }
+    }
+
+    /// Notes a clip file the recorder has begun (its place follows the clips before it).
+    func clipStarted(_ url: URL) throws {
+        try write(state.withLock { s in
+            Self.update(&s) { $0.clips.append(.init(file: url.lastPathComponent, muted: false, finished: false)) }
+        })
+    }
+
+    /// Notes a clip file the recorder removed again because nothing was written into it.
+    func clipDiscarded(_ url: URL) throws {
+        try write(state.withLock { s in Self.update(&s) { $0.clips.removeAll { $0.file == url.lastPathComponent } } })
+    }
+
+    /// Appends a finished clip.
+    func append(_ clip: Clip) throws {
+        try write(state.withLock { s in
+            s.clips.append(clip)
+            s.current = .zero
+            return Self.update(&s) { m in
+                let entry = ClipsManifest.Entry(file: clip.url.lastPathComponent, muted: clip.isMutedOnMerge, finished: true,
+                                                frames: clip.frameCount, duration: clip.duration.seconds)
+                if let i = m.clips.firstIndex(where: { $0.file == entry.file }) { m.clips[i] = entry } else { m.clips.append(entry) }
+            }
+        })
+    }
+
     func setCurrentDuration(_ duration: MediaTime) { state.withLock { $0.current = duration } }
+
+    /// Records that the clips are complete (`merged`: and merged into the target).
+    func recordingEnded(merged: Bool) throws {
+        try write(state.withLock { s in Self.update(&s) { $0.state = merged ? .merged : .stopped } })
+    }
+
+    /// Removes the manifest and, if it is then empty, the folder (never anything else).
+    func removeManifestAndEmptyFolder() {
+        state.withLock { $0.manifest = nil }
+        unlink(folder.appendingPathComponent(Self.manifestName).path)
+        rmdir(folder.path)
+    }
+
+    /// Changes the manifest, if there is one, and returns it with its new generation.
+    private static func update(_ s: inout State, _ change: (inout ClipsManifest) -> Void) -> (ClipsManifest, Int)? {
+        guard var manifest = s.manifest else { return nil }
+        change(&manifest)
+        s.manifest = manifest
+        s.generation += 1
+        return (manifest, s.generation)
+    }
+
+    /// Writes `manifest` unless a newer one has been written: under a new name, then renamed
+    /// over the old, so that a crash leaves one or the other whole.
+    private func write(_ manifest: (ClipsManifest, Int)?) throws {
+        guard let (manifest, generation) = manifest else { return }
+        try written.withLock { last in
+            guard generation > last else { return }
+            try manifest.write(into: folder)
+            last = generation
+        }
+    }
+
+    // MARK: Recovery
+
+    /// Whether `name` is what a recorder calls a clip file (`clip-001.mp4`).
+    static func isClipName(_ name: String) -> Bool {
+        let parts = name.split(separator: ".")
+        guard parts.count == 2, ["mp4", "mov", "mkv"].contains(parts[1].lowercased()), parts[0].hasPrefix("clip-") else { return false }
+        let number = parts[0].dropFirst(5)
+        return number.count >= 3 && number.allSatisfy { $0.isASCII && $0.isNumber }
+    }
+
+    static func recoverHint(folder: URL, otherwise: String) -> String {
+        "merge them into their file with: reel recover \"\(folder.path)\"; \(otherwise)"
+    }
+
+    static func folderError(_ e: Int32, _ folder: URL) -> ReelError {
+        switch e {
+        case EEXIST:
+            return ReelError(.fileExists, "\(folder.path) is a file, not a folder", hint: "choose a folder for the clips", errno: e)
+        case ENOTDIR:
+            return ReelError(.fileExists, "\(folder.path) lies inside a file, not a folder", hint: "choose a folder for the clips", errno: e)
+        case EACCES, EPERM, EROFS:
+            return ReelError(.permissionDenied, "cannot create the folder \(folder.path) for the clips", hint: "choose a folder you can write to", errno: e)
+        case ENOSPC, EDQUOT:
+            return ReelError(.insufficientStorage, "no space left to create \(folder.path)", errno: e)
+        default:
+            return ReelError(.ioFailure, "cannot create the folder \(folder.path) for the clips: \(String(cString: strerror(e)))", errno: e)
+        }
+    }
+}
+
+/// What a clips folder's manifest says: the file the clips are for and the clips in order.
+struct ClipsManifest: Codable, Sendable, Hashable {
+    enum Phase: String, Codable, Sendable {
+        /// A recorder is writing the clips, or was until it was cut off.
+        case recording
+        /// The clips are complete but were not merged.
+        case stopped
+        /// The clips were merged into the target.
+        case merged
+    }
+
+    struct Entry: Codable, Sendable, Hashable {
+        /// The clip's file name inside the folder.
+        var file: String
+        var muted: Bool
+        /// Whether the recorder finished the clip (else it may be cut off, or empty).
+        var finished: Bool
+        var frames: Int64?
+        var duration: Double?
+    }
+
+    var format = "reel-clips"
+    var version = 1
+    /// The file the clips merge into (a path).
+    var target: String
+    var state: Phase
+    /// Whether the recording asked to keep the clips after merging them.
+    var keepsClips: Bool
+    var clips: [Entry]
+
+    init(target: String, state: Phase, keepsClips: Bool, clips: [Entry]) {
+        self.target = target
+        self.state = state
+        self.keepsClips = keepsClips
+        self.clips = clips
+    }
+
+    func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        do { return try encoder.encode(self) + Data("\n".utf8) } catch {
+            throw ReelError(.ioFailure, "cannot write the clips manifest: \(error)")
+        }
+    }
+
+    /// Reads the manifest in `folder`, or `nil` if there is none.
+    static func read(in folder: URL) throws -> ClipsManifest? {
+        let url = folder.appendingPathComponent(RecordingSession.manifestName)
+        guard let data = FileManager.default.contents(atPath: url.path) else { return nil }
+        do {
+            let manifest = try JSONDecoder().decode(ClipsManifest.self, from: data)
+            // Only clip files of this folder: a manifest never leads outside it.
+            guard manifest.format == "reel-clips", manifest.clips.allSatisfy({ RecordingSession.isClipName($0.file) }) else {
+                throw ReelError(.invalidMedia, "not a clips manifest")
+            }
+            return manifest
+        } catch {
+            throw ReelError(.invalidMedia, "\(url.path) is damaged", hint: "merge the clips with reel merge")
+        }
+    }
+
+    /// Writes the manifest into `folder` under a new name, then renames it over the old one.
+    func write(into folder: URL) throws {
+        let url = folder.appendingPathComponent(RecordingSession.manifestName)
+        let temporary = folder.appendingPathComponent(".\(RecordingSession.manifestName).\(getpid()).new")
+        let data = try encoded()
+        guard FileManager.default.createFile(atPath: temporary.path, contents: data) else {
+            throw RecordingSession.folderError(errno, folder)
+        }
+        if rename(temporary.path, url.path) != 0 {
+            let e = errno
+            unlink(temporary.path)
+            throw ReelError(.ioFailure, "cannot update \(url.path): \(String(cString: strerror(e)))", errno: e)
+        }
+    }
 }

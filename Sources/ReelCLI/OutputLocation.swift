@@ -68,6 +68,8 @@ public enum OutputLocation {
         let stem = String(name.dropLast(container.fileExtension.count + 1))
         for n in 1...1000 {
             let url = folder.appendingPathComponent(n == 1 ? name : "\(stem) (\(n)).\(container.fileExtension)")
+            // Nor the name of a clip recording that was cut off before its merge.
+            if FileManager.default.fileExists(atPath: RecordingSession.defaultFolder(for: url).path) { continue }
             let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             if fd >= 0 {
                 close(fd)

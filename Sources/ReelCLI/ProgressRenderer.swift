@@ -12,6 +12,8 @@ final class ProgressRenderer: @unchecked Sendable {
     var controlsHint = false
     /// Whether the hint names the swap key (several pictures composed).
     var swapHint = false
+    /// The sources not lost or ended, so that losing one says whether the recording goes on.
+    var sourcesLeft = 0
 
     init(console: Console, json: Bool) {
         self.console = console
@@ -72,11 +74,14 @@ final class ProgressRenderer: @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         switch event {
         case .sourceEnded(let name):
+            sourcesLeft = max(0, sourcesLeft - 1)
             if json { console.out(Self.json(["event": "sourceEnded", "source": name])) }
             else { clearLine(); console.err("reel: \(name) ended") }
         case .sourceLost(let name, let error):
+            sourcesLeft = max(0, sourcesLeft - 1)
+            let then = sourcesLeft > 0 ? "recording goes on with the other sources" : "no source is left, so the recording ends with what it has"
             if json { console.out(Self.json(["event": "sourceLost", "source": name, "message": error.description])) }
-            else { clearLine(); console.err("reel: warning: lost \(name): \(error.description); recording goes on with the other sources") }
+            else { clearLine(); console.err("reel: warning: lost \(name): \(error.description); \(then)") }
         case .sourceInterrupted(let name, let error):
             if json { console.out(Self.json(["event": "sourceInterrupted", "source": name, "message": error.description])) }
             else { clearLine(); console.err("reel: warning: \(name) interrupted: \(error.description); recording goes on and picks it up when it is back") }

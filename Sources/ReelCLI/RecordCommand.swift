@@ -19,7 +19,8 @@ struct RecordCommand {
     A second Ctrl-C aborts at once; the file then keeps everything up to its last fragment.
     On a terminal, space pauses and resumes, s swaps the composed pictures and q or Enter
     stops; otherwise SIGUSR1 toggles pause and SIGUSR2 swaps. Pausing takes the gap out of the file, or with --pause-mode clips ends a clip;
-    the clips are merged into the file when recording stops.
+    the clips (in NAME.clips/ beside the file, or --keep-clips DIR) are merged into the file
+    when recording stops; if it is cut off, reel recover NAME.clips merges them.
 
     Examples:
       reel record --screen --mic --app-audio
@@ -96,8 +97,13 @@ struct RecordCommand {
                 ownRecorders = try addOwnRecorders(for: videoSources, in: folder, to: session, settings: settings)
             }
             if let log = options.frameLog, !videoSources.isEmpty {
-                try OutputLocation.check(log, overwrite: options.overwrite)
-                try session.addOutput(FrameLog(url: log, overwrite: options.overwrite), connectedTo: videoSources)
+                do {
+                    try OutputLocation.check(log, overwrite: options.overwrite)
+                } catch var error as ReelError {
+                    error.hint = Self.frameLogHint(for: error)
+                    throw error
+                }
+                try session.addOutput(FrameLog(url: log, overwrite: options.overwrite, recorder: recorder), connectedTo: videoSources)
             }
             try await session.start()
         } catch let error as ReelError {
@@ -114,14 +120,22 @@ struct RecordCommand {
             for cut in Recovery.cutOffRecordings(in: url.deletingLastPathComponent()) where cut.path != url.path {
                 console.err("reel: note: \(cut.path) looks cut off; recover it with: reel recover \"\(cut.path)\"")
             }
+            for folder in RecordingSession.unmergedRecordings(in: url.deletingLastPathComponent())
+            where folder.path != recorder.clipsFolder?.path && !Self.isBeingRecorded(folder) {
+                console.err("reel: note: \(folder.path) holds the clips of a recording that was never merged; merge them with: reel recover \"\(folder.path)\"")
+            }
         }
         signals.started()
+        // In clip mode the file appears only with the merge at the stop; the clips folder, made
+        // now, holds the name meanwhile (a crash leaves it, not an empty file beside it).
+        if reserved && options.pauseMode == .clips { OutputLocation.releaseReservation(url) }
         let renderer = ProgressRenderer(console: console, json: options.json)
         let keys = KeyControls(recorder: recorder, compositor: compositor, console: console, interactive: console.isTerminal && !options.json) {
             signals.requestStop()
         }
         renderer.controlsHint = keys.isInteractive
         renderer.swapHint = keys.isInteractive && compositor != nil
+        renderer.sourcesLeft = sources.count
         let events = Task {
             for await event in recorder.events { renderer.render(event) }
         }
@@ -178,6 +192,22 @@ struct RecordCommand {
             return fail(ReelError(.nothingRecorded, "stopped before the first frame or sound was recorded; no file was written"))
         case .failure(let error):
             return fail(error)
+        }
+    }
+
+    /// Whether a clip in `folder` is being written right now (another recording in clip mode).
+    static func isBeingRecorded(_ folder: URL) -> Bool {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.contains { Recovery.isBeingRecorded(folder.appendingPathComponent($0)) }
+    }
+
+    /// What to do about a --frame-log file that cannot be written (the checks speak of -o).
+    static func frameLogHint(for error: ReelError) -> String {
+        switch error.code {
+        case .fileExists where error.message.hasSuffix("is a folder"): return "give --frame-log a file name"
+        case .fileExists: return "choose another file for --frame-log, or pass --overwrite"
+        case .ioFailure: return "create it, or choose another file for --frame-log"
+        default: return "choose another file for --frame-log"
         }
     }
 
@@ -318,10 +348,10 @@ final class RecordingParts: @unchecked Sendable {
         let recorder = _recorder
         lock.unlock()
         guard let url else { return "reel: aborted before anything was recorded" }
-        if let recorder, recorder.settings.pauseMode == .clips, let folder = recorder.recordingSession?.folder,
-           FileManager.default.fileExists(atPath: folder.path) {
-            return "reel: aborted; the clips recorded so far are in \(folder.path)/ (each plays up to its last fragment); "
-                + "merge them into \(url.lastPathComponent) with: reel recover \"\(folder.path)\""
+        if let recorder, let folder = recorder.clipsFolder, FileManager.default.fileExists(atPath: folder.path) {
+            // Clip mode: the file is made only by the merge at the stop.
+            return "reel: aborted; the recording is in the clips in \(folder.path) (\(url.lastPathComponent) was not written); "
+                + "merge them with: reel recover \"\(folder.path)\""
         }
         guard FileManager.default.fileExists(atPath: url.path) else { return "reel: aborted before anything was recorded" }
         switch container {

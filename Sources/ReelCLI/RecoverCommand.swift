@@ -14,6 +14,7 @@ struct RecoverCommand {
 
     static let help = """
     Usage: reel recover FILE… [-o FILE|FOLDER] [--overwrite]
+           reel recover NAME.clips [-o FILE]
 
     Makes recordings that were cut off (a crash, a kill, a power loss, a full disk) into
     finalised files with everything they completely held: up to their last complete fragment
@@ -31,6 +32,11 @@ struct RecoverCommand {
     along with its duration and its index of cues: it plays, but players cannot tell its
     length or seek in it. A complete file needs nothing, and a file that another program is
     recording right now is left alone.
+
+    A recording in --pause-mode clips that was cut off is in its clips folder (NAME.clips
+    beside NAME.mp4, or the --keep-clips folder): give the folder, or NAME.mp4 if that does
+    not exist. The clips are finalised and merged into NAME.mp4 (or -o OUT), never over an
+    existing file, and removed once it holds every frame of them (kept with --keep-clips).
 
     """
 
@@ -65,6 +71,12 @@ struct RecoverCommand {
         var done: [FileIdentity] = []
         for path in files {
             let url = URL(fileURLWithPath: path)
+            if let folder = RecordingSession.clipsFolder(toRecover: url) {
+                // A clip-mode recording cut off before its clips were merged.
+                let file = folder == url ? output : output ?? url
+                if !recoverClips(in: folder, to: file, overwrite: output != nil && args.has("overwrite")) { status = 1 }
+                continue
+            }
             // The same file given twice (under another name, or through a link) is recovered once.
             if let identity = FileIdentity(url) {
                 if done.contains(identity) { continue }
@@ -93,6 +105,26 @@ struct RecoverCommand {
             }
         }
         return status
+    }
+
+    /// Merges the clips in `folder` into `output` (default: the file they were recorded for);
+    /// returns whether it worked.
+    private func recoverClips(in folder: URL, to output: URL?, overwrite: Bool) -> Bool {
+        do {
+            let r = try RecordingSession.recover(folder: folder, to: output, overwrite: overwrite)
+            var line = String(format: "Recovered %@ from %d clips in %@: %.2f s, %lld frames", r.url.path, r.clipCount, folder.path,
+                              r.duration.seconds, r.videoFrames)
+            if !r.finalisedClips.isEmpty { line += " (\(r.finalisedClips.count) cut off, finalised first)" }
+            console.out(line)
+            console.out(r.removedClips ? "  the clips were removed" : "  the clips are kept in \(folder.path)")
+            if !r.skippedClips.isEmpty { console.out("  left out (missing or empty): \(r.skippedClips.joined(separator: ", "))") }
+            return true
+        } catch let error as ReelError {
+            console.err("reel: error: \(error.description)")
+        } catch {
+            console.err("reel: error: \(error)")
+        }
+        return false
     }
 
     /// Points out unfinished copies that an interrupted finalise or recover left beside `url`

@@ -63,10 +63,16 @@ public final class AssetWriter: @unchecked Sendable {
         /// explicitly, the space is used whatever the size of the recording; estimated, a
         /// recording smaller than the unused space is copied instead (cheap, and smaller).
         public var indexReservation: Int?
+        /// The most bytes the finished file may have. Packets that would take it past this are
+        /// not written (video in whole groups, so that the file never misses a frame before
+        /// its last): ``isFull`` then turns true. The space kept for the index is capped so that
+        /// it does not eat the room, and a file that would be over the limit finalised in
+        /// place is finalised by copying, which leaves no unused space.
+        public var maximumFileSize: Int64?
 
         public init(url: URL, container: Container? = nil, video: VideoTrack?, audio: [AudioTrack] = [],
                     fragmentInterval: MediaTime? = MediaTime(value: 1, timescale: 2), overwrite: Bool = false,
-                    expectedDuration: MediaTime? = nil, indexReservation: Int? = nil) {
+                    expectedDuration: MediaTime? = nil, indexReservation: Int? = nil, maximumFileSize: Int64? = nil) {
             self.url = url
             self.container = container ?? Container(pathExtension: url.pathExtension) ?? .mp4
             self.video = video
@@ -75,6 +81,7 @@ public final class AssetWriter: @unchecked Sendable {
             self.overwrite = overwrite
             self.expectedDuration = expectedDuration
             self.indexReservation = indexReservation
+            self.maximumFileSize = maximumFileSize
         }
     }
 
@@ -117,6 +124,11 @@ public final class AssetWriter: @unchecked Sendable {
     }
 
     public let configuration: Configuration
+    /// Where the file is being written: the configured URL, or, while replacing a file that
+    /// exists, a name of its own beside it until the first packet is written.
+    public private(set) var url: URL
+    /// The file this one replaces once it holds a packet.
+    private var replaces: URL?
     private let muxer: Muxer
     private let video: VideoEncoder?
     private let audio: [AudioEncoder]
@@ -132,6 +144,24 @@ public final class AssetWriter: @unchecked Sendable {
     private let lock: RecordingLock?
     /// Stops finalising in place after this step, as a crash would (tests).
     var interruptFinalisingAfter: MP4Finaliser.Step?
+
+    // What reached the muxer, and the packets held back under a size limit.
+    /// The frame numbers handed to the video encoder that have not come out of it, in order.
+    private var inEncoder: [Int64] = []
+    /// The highest frame number that has come out of the encoder.
+    private var highestOut: Int64 = -1
+    /// Video packets that came out but wait (under a size limit) until every frame shown before
+    /// them has come out too, so that they are written, or refused, as a group.
+    private var heldPackets: [UnsafeMutablePointer<AVPacket>] = []
+    private var videoFramesMuxed: Int64 = 0
+    private var lastMuxedIndex: Int64 = -1
+    /// The bytes of the latest video packets between keyframes (for what the encoder still
+    /// holds); the first keyframe's until there are any.
+    private var recentVideoSizes: [Int] = []
+    private var recentKeyframeOnly = false
+    /// The end of the audio written to each track, in samples of its real audio.
+    private var audioMuxedEnd: [Int64] = []
+    private(set) public var isFull = false
 
     /// Makes every track's first packet decode at the same time.
     ///
@@ -195,7 +225,20 @@ public final class AssetWriter: @unchecked Sendable {
             video = nil
         }
         audio = try configuration.audio.map { try AudioEncoder(settings: $0.settings, inputFormat: $0.inputFormat, globalHeader: globalHeader) }
-        muxer = try Muxer(url: configuration.url, container: configuration.container, overwrite: configuration.overwrite)
+        audioMuxedEnd = Array(repeating: 0, count: audio.count)
+        // A file to be replaced stays until the recording holds something: the new one is
+        // written under a name of its own and takes the file's name with its first packet.
+        if configuration.overwrite, Self.isRegularFile(configuration.url) {
+            // Never one that another program is recording right now.
+            try RecordingLock.checkNotBeingWritten(configuration.url)
+            let temporary = FilePlacement.temporaryURL(beside: configuration.url, purpose: "new")
+            muxer = try Muxer(url: temporary, container: configuration.container, overwrite: false)
+            url = temporary
+            replaces = configuration.url
+        } else {
+            muxer = try Muxer(url: configuration.url, container: configuration.container, overwrite: configuration.overwrite)
+            url = configuration.url
+        }
         lock = muxer.takeLock()
         do {
             alignTrackStarts()
@@ -205,17 +248,22 @@ public final class AssetWriter: @unchecked Sendable {
             }
             try muxer.writeHeader(fragmentInterval: configuration.fragmentInterval) { [self] headerSize in
                 if let bytes = configuration.indexReservation { return bytes }
-                return indexReservationEstimate(headerSize: headerSize)
+                let estimate = indexReservationEstimate(headerSize: headerSize)
+                // Under a size limit the reservation takes at most an eighth of the room (a bigger
+                // index is written by copying at the end).
+                guard let limit = configuration.maximumFileSize else { return estimate }
+                return min(estimate, Int(clamping: limit / 8) / 4096 * 4096)
             }
         } catch {
             muxer.abandon()
-            try? FileManager.default.removeItem(at: configuration.url)  // our own empty file, nothing recorded
+            unlink(url.path)  // our own new file, nothing recorded (a file it was to replace is untouched)
             lock?.release()
             throw error
         }
     }
 
     deinit {
+        for var packet in heldPackets as [UnsafeMutablePointer<AVPacket>?] { av_packet_free(&packet) }
         lock?.release()
     }
 
@@ -234,6 +282,9 @@ public final class AssetWriter: @unchecked Sendable {
     /// The frame rate of the video track.
     public var frameRate: FrameRate? { configuration.video?.settings.frameRate }
 
+    /// The size the video is encoded at (the asked-for size, made even for 4:2:0).
+    public var videoSize: PixelSize? { video?.outputSize }
+
     /// Encodes a frame at `time` on the file's timeline (zero is the file's start). Frames are
     /// placed on the frame grid of the track's rate; a frame that lands in the same slot as
     /// the previous one is skipped and `false` returned.
@@ -245,9 +296,8 @@ public final class AssetWriter: @unchecked Sendable {
         if firstVideoIndex < 0 { firstVideoIndex = index }
         lastVideoIndex = index
         videoFrames += 1
-        try advisingRecoveryWhenFull {
-            try video.encode(frame, index: index) { packet in try muxer.write(packet, stream: videoStream, dtsShift: videoDTSShift) }
-        }
+        inEncoder.append(index)
+        try advisingRecoveryWhenFull { try video.encode(frame, index: index) { packet in try emitVideo(packet) } }
         return true
     }
 
@@ -258,7 +308,7 @@ public final class AssetWriter: @unchecked Sendable {
         do {
             return try body()
         } catch var error as ReelError where error.code == .insufficientStorage {
-            error.hint = "free some disk space, then finalise what was recorded with: reel recover \"\(configuration.url.path)\""
+            error.hint = "free some disk space, then finalise what was recorded with: reel recover \"\(url.path)\""
             throw error
         }
     }
@@ -266,12 +316,114 @@ public final class AssetWriter: @unchecked Sendable {
     /// Encodes audio for track `track`. Audio is taken as contiguous with what came before.
     public func appendAudio(_ buffer: AudioBuffer, track: Int) throws {
         guard audio.indices.contains(track) else { throw ReelError(.invalidConfiguration, "no audio track \(track)") }
-        let stream = audioStreams[track]
-        try advisingRecoveryWhenFull { try audio[track].append(buffer) { packet in try muxer.write(packet, stream: stream) } }
+        try advisingRecoveryWhenFull { try audio[track].append(buffer) { packet in try emitAudio(packet, track: track) } }
+    }
+
+    /// A video packet out of the encoder: written, or under a size limit held until its group
+    /// is complete.
+    private func emitVideo(_ packet: UnsafeMutablePointer<AVPacket>) throws {
+        let index = packet.pointee.pts
+        if let i = inEncoder.firstIndex(of: index) { inEncoder.remove(at: i) }
+        highestOut = max(highestOut, index)
+        // Keyframes are rare and large: what the encoder holds is mostly the frames between.
+        if packet.pointee.flags & AV_PKT_FLAG_KEY == 0 || recentVideoSizes.isEmpty {
+            if recentKeyframeOnly { recentVideoSizes = []; recentKeyframeOnly = false }
+            recentVideoSizes.append(Int(packet.pointee.size))
+            recentKeyframeOnly = packet.pointee.flags & AV_PKT_FLAG_KEY != 0
+            if recentVideoSizes.count > 30 { recentVideoSizes.removeFirst() }
+        }
+        guard configuration.maximumFileSize != nil else {
+            try muxVideo(packet)
+            return
+        }
+        guard !isFull, let copy = av_packet_clone(packet) else { return }
+        heldPackets.append(copy)
+        // Complete once no frame shown before the latest one is still in the encoder.
+        if inEncoder.first.map({ $0 > highestOut }) ?? true { try writeHeldPackets() }
+    }
+
+    /// Writes the held video packets if the file stays within its limit with them; else
+    /// drops them and every packet after them.
+    private func writeHeldPackets() throws {
+        defer {
+            for var packet in heldPackets as [UnsafeMutablePointer<AVPacket>?] { av_packet_free(&packet) }
+            heldPackets = []
+        }
+        let bytes = heldPackets.reduce(Int64(0)) { $0 + Int64($1.pointee.size) }
+        if let limit = configuration.maximumFileSize, projectedFileSize(adding: bytes, packets: Int64(heldPackets.count)) > limit {
+            isFull = true
+            return
+        }
+        for packet in heldPackets { try muxVideo(packet) }
+    }
+
+    private func muxVideo(_ packet: UnsafeMutablePointer<AVPacket>) throws {
+        let index = packet.pointee.pts
+        try takeTheFilesName()
+        try muxer.write(packet, stream: videoStream, dtsShift: videoDTSShift)
+        videoFramesMuxed += 1
+        lastMuxedIndex = max(lastMuxedIndex, index)
+    }
+
+    private func emitAudio(_ packet: UnsafeMutablePointer<AVPacket>, track: Int) throws {
+        if let limit = configuration.maximumFileSize {
+            guard !isFull else { return }
+            guard projectedFileSize(adding: Int64(packet.pointee.size), packets: 1) <= limit else {
+                isFull = true
+                return
+            }
+        }
+        let end = packet.pointee.pts + packet.pointee.duration + audio[track].priming
+        try takeTheFilesName()
+        try muxer.write(packet, stream: audioStreams[track])
+        audioMuxedEnd[track] = max(audioMuxedEnd[track], end)
+    }
+
+    /// Replaces the file this one is to replace, now that it holds something.
+    private func takeTheFilesName() throws {
+        guard let target = replaces else { return }
+        // A rename ignores locks: a recording that another program began there meanwhile stays.
+        try RecordingLock.checkNotBeingWritten(target)
+        if rename(url.path, target.path) != 0 {
+            throw Muxer.fileError(errno, creating: target, action: "replace")
+        }
+        url = target
+        replaces = nil
+    }
+
+    /// An upper bound of the size the file will have when finished, if `bytes` more in
+    /// `packets` more packets are written: the media, the container's boxes for each packet
+    /// and, for MP4/MOV, the index of a file finalised by copying (at most 48 bytes a packet:
+    /// sample size, time, composition offset, sync flags, chunk entries), which is what a file
+    /// over its limit is finalised in place would become.
+    private func projectedFileSize(adding bytes: Int64, packets: Int64) -> Int64 {
+        let payload = muxer.payloadBytes + bytes, count = muxer.packetCount + packets
+        let perPacket: Int64 = configuration.container == .mkv ? 32 : 48
+        return muxer.headerSize + payload + perPacket * count + 4096
     }
 
     /// Bytes written so far.
     public var bytesWritten: Int64 { muxer.bytesWritten }
+
+    /// The packets written so far.
+    public var packetsWritten: Int64 { muxer.packetCount }
+
+    /// The bytes of encoded video and audio written so far (what the file holds without its
+    /// container's boxes and index, and without the space kept for the index).
+    public var mediaBytes: Int64 { muxer.payloadBytes }
+
+    /// An upper bound of the finished file's size, counting an estimate of what the encoders
+    /// still hold (frames in the video encoder's lookahead, as big as the latest frames).
+    public var projectedFileSize: Int64 {
+        let held = Int64(inEncoder.count + heldPackets.count)
+        let average = recentVideoSizes.isEmpty ? 0 : Int64(recentVideoSizes.reduce(0, +) / recentVideoSizes.count)
+        return projectedFileSize(adding: held * average * 3 / 2, packets: held + Int64(audio.count))
+    }
+
+    /// The latest video packets' average size: about what the next frame will add.
+    public var typicalFrameBytes: Int64 {
+        recentVideoSizes.isEmpty ? 0 : Int64(recentVideoSizes.reduce(0, +) / recentVideoSizes.count)
+    }
 
     /// Video frames appended so far.
     public var videoFrameCount: Int64 { videoFrames }
@@ -287,33 +439,41 @@ public final class AssetWriter: @unchecked Sendable {
     }
 
     private func drainAndFinalise() throws -> Summary {
-        if let video { try video.finish { packet in try muxer.write(packet, stream: videoStream, dtsShift: videoDTSShift) } }
+        if let video { try video.finish { packet in try emitVideo(packet) } }
+        if !heldPackets.isEmpty { try writeHeldPackets() }
         for (i, a) in audio.enumerated() {
-            let stream = audioStreams[i]
-            try a.finish { packet in try muxer.write(packet, stream: stream) }
+            try a.finish { packet in try emitAudio(packet, track: i) }
         }
         try muxer.finish()
-        let url = configuration.url
+        // Finished on purpose: it replaces the file even if it holds nothing.
+        try takeTheFilesName()
+        let url = self.url
         var finalisation = Finalisation.notNeeded
         if configuration.fragmentInterval != nil && configuration.container != .mkv {
             // FFmpeg moved the fragmented file so its earliest packet decodes at zero; move it back.
             let shift = MediaTime.zero - (muxer.earliestDecodeTime ?? .zero)
+            // Finalised in place the file keeps its size; over a size limit it is copied into
+            // a compact one instead.
+            let size = Self.fileSize(url) ?? muxer.bytesWritten
+            let fits = configuration.maximumFileSize.map { size <= $0 } ?? true
             finalisation = try Self.finalise(url, container: configuration.container, shift: shift,
-                                             inPlace: muxer.indexReservation != nil,
+                                             inPlace: muxer.indexReservation != nil && fits,
                                              copyWhenSmall: configuration.indexReservation == nil,
                                              stoppingAfter: interruptFinalisingAfter)
         }
         var duration = MediaTime.zero
-        if let rate = frameRate, lastVideoIndex >= 0 {
-            duration = rate.time(ofFrame: lastVideoIndex + 1)
+        if let rate = frameRate, lastMuxedIndex >= 0 {
+            duration = rate.time(ofFrame: lastMuxedIndex + 1)
         }
         var samples: [Int64] = []
-        for a in audio {
-            samples.append(a.encodedSampleCount)
-            duration = max(duration, MediaTime(value: a.encodedSampleCount, timescale: Int32(a.settings.sampleRate)))
+        for (i, a) in audio.enumerated() {
+            // What was written: all of it unless a size limit refused the last packets.
+            let written = isFull ? min(a.encodedSampleCount, max(0, audioMuxedEnd[i])) : a.encodedSampleCount
+            samples.append(written)
+            duration = max(duration, MediaTime(value: written, timescale: Int32(a.settings.sampleRate)))
         }
-        let bytes = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? muxer.bytesWritten
-        return Summary(url: url, duration: duration, videoFrames: videoFrames, audioSamples: samples, bytes: bytes,
+        let bytes = Self.fileSize(url) ?? muxer.bytesWritten
+        return Summary(url: url, duration: duration, videoFrames: videoFramesMuxed, audioSamples: samples, bytes: bytes,
                        finalisation: finalisation)
     }
 
@@ -322,8 +482,22 @@ public final class AssetWriter: @unchecked Sendable {
     public func abandon() {
         guard !finished else { return }
         finished = true
+        for var packet in heldPackets as [UnsafeMutablePointer<AVPacket>?] { av_packet_free(&packet) }
+        heldPackets = []
         muxer.abandon()
+        // Nothing was written over the file it was to replace: that stays, and the new one,
+        // which holds no packet, goes.
+        if replaces != nil { unlink(url.path) }
         lock?.release()
+    }
+
+    private static func isRegularFile(_ url: URL) -> Bool {
+        var info = stat()
+        return lstat(url.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    }
+
+    private static func fileSize(_ url: URL) -> Int64? {
+        ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value
     }
 
     /// Makes the fragmented MP4/MOV at `url` a regular one with its index at the front: in place
@@ -366,14 +540,16 @@ public final class AssetWriter: @unchecked Sendable {
         do {
             copy = try Remuxer.copyPackets(of: url, to: temporary, container: container, fastStart: true, overwrite: false, shift: shift)
         } catch {
-            try? FileManager.default.removeItem(at: temporary)
+            // Our partial copy, unless its name was taken meanwhile (then it is not ours).
+            if (error as? ReelError)?.code != .fileExists { unlink(temporary.path) }
             throw error
         }
         defer { copy.lock?.release() }
         do {
             try FilePlacement.place(temporary, at: url, replacing: true, what: "the finalised file")
         } catch {
-            try? FileManager.default.removeItem(at: temporary)
+            // Our copy, unless its name was taken (then it is not ours to remove).
+            if (error as? ReelError)?.code != .fileExists { unlink(temporary.path) }
             throw error
         }
     }

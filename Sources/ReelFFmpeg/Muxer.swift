@@ -153,8 +153,16 @@ final class Muxer {
             noteFirstPacket(packet, stream: index)
         }
         av_packet_rescale_ts(packet, codecTimeBases[index], stream.pointee.time_base)
+        payloadBytes += Int64(packet.pointee.size)
+        packetCount += 1
         try FFmpeg.check(av_interleaved_write_frame(context, packet), "cannot write to \(url.lastPathComponent)", code: .ioFailure)
     }
+
+    /// The bytes of the packets handed over so far (encoded media, without the container's
+    /// boxes; some may still wait in libavformat's buffers).
+    private(set) var payloadBytes: Int64 = 0
+    /// The packets handed over so far.
+    private(set) var packetCount: Int64 = 0
 
     private var firstPacketSeen: [Bool] = []
 

@@ -79,9 +79,15 @@ import ReelTestSupport
             #expect(p.audioStreams.isEmpty)
         }
         let rows = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
-        #expect(rows.first == "source,name,frame,capture_time,presentation_time")
-        #expect(rows.filter { $0.contains("test camera (red)") }.count >= 60)
-        #expect(rows.filter { $0.contains("test camera (blue)") }.count >= 60)
+        #expect(rows.first == "source,name,frame,capture_time,presentation_time,recorded")
+        // Each camera's frames of the recorded two seconds are in the file, at their slots.
+        for camera in ["test camera (red)", "test camera (blue)"] {
+            let recorded = rows.filter { $0.contains(camera) && $0.hasSuffix(",yes") }
+            #expect(recorded.count == 60, "\(camera)")
+            let times: [Double] = recorded.compactMap { row in row.split(separator: ",").dropLast().last.flatMap { Double($0) } }
+            let slots: [Double] = (0..<60).map { i in (Double(i) / 30 * 1_000_000).rounded() / 1_000_000 }
+            #expect(times == slots, "\(camera)")
+        }
         #expect(r.output.contains("01-test-camera-red.mp4"))
     }
 

@@ -153,6 +153,18 @@ import ReelTestSupport
         #expect(notAFolder.stderr.contains("does not exist"))
     }
 
+    @Test func theSummaryReportsTheSizeEncoded() throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 800, height: 600))
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("odd.mp4")
+        let r = try ReelBinary.run(["record", "--screen=\(xvfb.display)", "--region", "641x361+0+0", "--preset", "ultrafast",
+                                    "--duration", "0.5", "-o", url.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let video = try #require(try MediaProbe.probe(url).videoStreams.first)
+        #expect(video.width == 640 && video.height == 360)
+        #expect(r.output.contains("640x360") && !r.output.contains("641x361"), "\(r.output)")
+    }
+
     @Test func noXServerAtTheDisplay() throws {
         let display = XvfbServer.unusedDisplay()
         let r = try ReelBinary.run(["record", "--screen=\(display)", "--duration", "1", "-o", "/tmp/never-\(UUID()).mp4"])

@@ -35,6 +35,7 @@ import ReelTestSupport
                                  after: 1.5) { xvfb.terminate() }
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("lost screen"), "\(r.stderr)")
+        #expect(r.stderr.contains("recording goes on with the other sources"), "\(r.stderr)")
         let probe = try MediaProbe.probe(url)
         let frames = try #require(probe.videoStreams.first?.frameCount)
         #expect(frames >= 20 && frames <= 60, "about 1.5 s of screen: \(frames) frames")
@@ -50,6 +51,8 @@ import ReelTestSupport
         let r = try await record(["--screen=\(xvfb.display)", "--preset", "ultrafast", "-o", url.path], after: 1.5) { xvfb.terminate() }
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("every source was lost or ended"), "\(r.stdout)")
+        #expect(r.stderr.contains("lost screen"), "\(r.stderr)")
+        #expect(!r.stderr.contains("other sources"), "there are none: \(r.stderr)")
         let probe = try MediaProbe.probe(url)
         #expect((probe.videoStreams.first?.frameCount ?? 0) >= 20)
         // Finalised, not merely cut off: the index is at the front.

@@ -147,3 +147,96 @@ import ReelTestSupport
         #expect { try session.merge(to: dir.url.appendingPathComponent("empty.mp4")) } throws: { ($0 as? ReelError)?.code == .nothingRecorded }
     }
 }
+
+/// Clip folders: visible, described by a manifest until merged, never reused, and recoverable.
+@Suite struct ClipFolderTests {
+    @Test func theSummaryCountsTheClipsOnceTheyAreMergedAndRemoved() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("counted.mp4")
+        let summary = try await recordClips(to: url).result()
+        #expect(summary.clipCount == 3)
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("counted.clips").path))
+    }
+
+    @Test func aManifestNamingFilesOutsideItsFolderIsRefused() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("sneaky.mp4")
+        _ = try await recordClips(to: url) { $0.mergesClipsAtEnd = false }
+        let folder = dir.url.appendingPathComponent("sneaky.clips")
+        let victim = dir.url.appendingPathComponent("victim.mp4")
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("clip-001.mp4"), to: victim)
+        let manifestURL = folder.appendingPathComponent(RecordingSession.manifestName)
+        let text = try String(contentsOf: manifestURL, encoding: .utf8).replacingOccurrences(of: "clip-001.mp4", with: "../victim.mp4")
+        try text.write(to: manifestURL, atomically: true, encoding: .utf8)
+        #expect { try RecordingSession.recover(folder: folder) } throws: { ($0 as? ReelError)?.code == .invalidMedia }
+        #expect(FileManager.default.fileExists(atPath: victim.path))
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+    }
+
+    func recordClips(to url: URL, settings change: (inout Recorder.Settings) -> Void = { _ in }) async throws -> Recorder {
+        let session = CaptureSession(clock: ManualClock())
+        try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240)))
+        try session.addInput(ToneSource())
+        var settings = Recorder.Settings(pauseMode: .clips)
+        settings.video.preset = "ultrafast"
+        change(&settings)
+        let recorder = Recorder(url: url, settings: settings)
+        recorder.pause(at: MediaTime(seconds: 1))
+        recorder.record(at: MediaTime(seconds: 1.5))
+        recorder.pause(at: MediaTime(seconds: 2.5))
+        recorder.record(at: MediaTime(seconds: 3))
+        recorder.maxRecordedDuration = MediaTime(seconds: 3)
+        try session.addOutput(recorder)
+        try await session.start()
+        _ = try await recorder.result()
+        await session.stop()
+        return recorder
+    }
+
+    @Test func unmergedClipsAreListedInAManifestAndRecoverIntoTheirFile() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("take.mp4")
+        let recorder = try await recordClips(to: url) { $0.mergesClipsAtEnd = false }
+        let folder = dir.url.appendingPathComponent("take.clips")
+        #expect(recorder.clipsFolder?.path == folder.path)
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        #expect(names == ["clip-001.mp4", "clip-002.mp4", "clip-003.mp4", RecordingSession.manifestName])
+        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent(RecordingSession.manifestName))) as? [String: Any]
+        #expect(manifest?["target"] as? String == url.path)
+        #expect((manifest?["clips"] as? [[String: Any]])?.compactMap { $0["file"] as? String } == ["clip-001.mp4", "clip-002.mp4", "clip-003.mp4"])
+        #expect(RecordingSession.unmergedRecordings(in: dir.url) == [folder])
+        #expect(RecordingSession.clipsFolder(toRecover: url)?.path == folder.path)
+
+        // A file that appeared at the target is never replaced.
+        try Data("mine".utf8).write(to: url)
+        #expect { try RecordingSession.recover(folder: folder) } throws: { ($0 as? ReelError)?.code == .fileExists }
+        #expect(try Data(contentsOf: url) == Data("mine".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).count == 4)
+        try FileManager.default.removeItem(at: url)
+
+        let recovered = try RecordingSession.recover(folder: folder)
+        #expect(recovered.url == url)
+        #expect(recovered.clipCount == 3)
+        #expect(recovered.videoFrames == 90)
+        #expect(recovered.removedClips)
+        #expect(!FileManager.default.fileExists(atPath: folder.path))
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).compactMap(\.counter)
+        #expect(counters == (Array(0..<30) + Array(45..<75) + Array(90..<120)).map { Int64($0) })
+    }
+
+    @Test func aFolderWithAnotherRecordingsClipsIsRefusedUntouched() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("again.mp4")
+        let folder = dir.url.appendingPathComponent("again.clips")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data("earlier".utf8).write(to: folder.appendingPathComponent("clip-002.mp4"))
+        await #expect { _ = try await recordClips(to: url) } throws: { ($0 as? ReelError)?.code == .fileExists }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["clip-002.mp4"])
+        #expect(try Data(contentsOf: folder.appendingPathComponent("clip-002.mp4")) == Data("earlier".utf8))
+        // With clips kept elsewhere, the recording works, and the folder holds only the clips afterwards.
+        let kept = dir.url.appendingPathComponent("kept")
+        _ = try await recordClips(to: url) { $0.clipsFolder = kept; $0.keepsClips = true }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: kept.path).sorted() == ["clip-001.mp4", "clip-002.mp4", "clip-003.mp4"])
+        #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == 90)
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import ReelFFmpeg
+
+extension RecordingSession {
+    /// What ``RecordingSession/recover(folder:to:overwrite:)`` made of a clips folder.
+    public struct RecoveredRecording: Sendable, Hashable {
+        /// The merged file.
+        public var url: URL
+        /// The clips folder.
+        public var folder: URL
+        /// How many clips were merged.
+        public var clipCount: Int
+        /// The clips that a crash or an abort had cut off, finalised (in place) before merging.
+        public var finalisedClips: [URL]
+        /// Clips the manifest lists that were left out: missing, or cut off before they held
+        /// anything.
+        public var skippedClips: [String]
+        /// The merged file's duration.
+        public var duration: MediaTime
+        /// Video frames in the merged file.
+        public var videoFrames: Int64
+        /// Whether the clips' files were removed (after the merged file was read back and found
+        /// to hold every frame of them). They stay when the recording asked to keep them, when
+        /// the folder has no manifest, or when a clip could not be read.
+        public var removedClips: Bool
+    }
+
+    /// The clips folder that `url` stands for in `reel recover`: `url` itself if it is a
+    /// folder; for a recording file that does not exist, its ``defaultFolder(for:)`` if that
+    /// holds a manifest. `nil` otherwise (a file to recover as it is).
+    public static func clipsFolder(toRecover url: URL) -> URL? {
+        var info = stat()
+        if stat(url.path, &info) == 0 {
+            return (info.st_mode & S_IFMT) == S_IFDIR ? url : nil
+        }
+        let folder = defaultFolder(for: url)
+        return FileManager.default.fileExists(atPath: folder.appendingPathComponent(manifestName).path) ? folder : nil
+    }
+
+    /// The clips folders directly inside `folder` whose recording was never merged (cut off by a
+    /// crash or an abort, or a merge that failed) and whose file does not exist.
+    public static func unmergedRecordings(in folder: URL) -> [URL] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.sorted().compactMap { name in
+            let candidate = folder.appendingPathComponent(name, isDirectory: true)
+            guard let manifest = try? ClipsManifest.read(in: candidate), manifest.state != .merged,
+                  !FileManager.default.fileExists(atPath: manifest.target) else { return nil }
+            return candidate
+        }
+    }
+
+    /// Makes the clips of a recording cut off in clip mode (a crash, a kill, an abort, a failed
+    /// merge) into the file they were recorded for: each clip that was cut off is finalised in
+    /// place (``Recovery/recover(_:to:overwrite:)``), then the clips are merged in order, muted
+    /// ones silent, into `output` — by default the file the manifest names (for a folder
+    /// without a manifest, `NAME.clips` gives `NAME.EXT` beside it).
+    ///
+    /// The file the manifest names is never replaced: if it exists, the merge is refused and
+    /// the clips stay. An `output` given here is replaced only with `overwrite`. Once the merged
+    /// file is complete it is read back; only if it holds every frame of the clips are their
+    /// files removed (and the manifest, and the folder if then empty), unless the recording
+    /// asked to keep them.
+    public static func recover(folder: URL, to output: URL? = nil, overwrite: Bool = false) throws -> RecoveredRecording {
+        var info = stat()
+        guard stat(folder.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw ReelError(.ioFailure, "\(folder.path) is not a folder of clips", hint: "give the clips folder or the recording's file name")
+        }
+        var manifest = try ClipsManifest.read(in: folder)
+        var entries: [ClipsManifest.Entry]
+        if let manifest {
+            entries = manifest.clips
+        } else {
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter(isClipName).sorted()
+            entries = names.map { ClipsManifest.Entry(file: $0, muted: false, finished: false) }
+        }
+        guard manifest != nil || !entries.isEmpty else {
+            throw ReelError(.invalidMedia, "\(folder.path) is a folder without the clips of a recording",
+                            hint: "give the recording's file, or the clips folder of a recording in clip mode")
+        }
+        guard !entries.isEmpty else {
+            throw ReelError(.nothingRecorded, "\(folder.path) holds no clips", hint: "the recording was cut off before its first clip held anything")
+        }
+        let target: URL
+        if let output {
+            target = output
+        } else if let manifest {
+            target = URL(fileURLWithPath: manifest.target)
+        } else {
+            let name = folder.lastPathComponent
+            guard name.hasSuffix(".clips"), name.count > 6 else {
+                throw ReelError(.invalidConfiguration, "\(folder.path) has no manifest saying which file its clips are for",
+                                hint: "name the merged file")
+            }
+            let ext = URL(fileURLWithPath: entries[0].file).pathExtension
+            target = folder.deletingLastPathComponent().appendingPathComponent(String(name.dropLast(6))).appendingPathExtension(ext)
+        }
+        let replaces = output != nil && overwrite
+        if !replaces && FileManager.default.fileExists(atPath: target.path) {
+            throw ReelError(.fileExists, "\(target.path) already exists, so the clips in \(folder.path) were not merged into it",
+                            hint: "they stay there; merge them into another file")
+        }
+
+        var inputs: [MergeInput] = []
+        var finalised: [URL] = []
+        var skipped: [String] = []
+        var unreadable = false
+        var frames: Int64 = 0
+        var hasAudio = false
+        for (i, entry) in entries.enumerated() {
+            let url = folder.appendingPathComponent(entry.file)
+            guard FileManager.default.fileExists(atPath: url.path) else {
+                skipped.append(entry.file)
+                continue
+            }
+            if Recovery.isCutOff(url) {
+                _ = try Recovery.recover(url)
+                finalised.append(url)
+            }
+            let count: PacketCount
+            do {
+                count = try PacketCount.count(url)
+            } catch {
+                // A clip the recorder finished must read; one it did not may have been cut off
+                // before it held anything.
+                if entry.finished { throw error }
+                skipped.append(entry.file)
+                unreadable = true
+                continue
+            }
+            guard count.videoPackets > 0 || count.audioPackets > 0 else {
+                skipped.append(entry.file)
+                continue
+            }
+            frames += count.videoPackets
+            hasAudio = hasAudio || count.audioPackets > 0
+            inputs.append(MergeInput(url: url, isMuted: entry.muted))
+            if manifest != nil, !entry.finished {
+                manifest!.clips[i].finished = true
+                manifest!.clips[i].frames = count.videoPackets
+                try manifest!.write(into: folder)
+            }
+        }
+        guard !inputs.isEmpty else {
+            throw ReelError(.nothingRecorded, "none of the clips in \(folder.path) holds anything",
+                            hint: "the recording was cut off before its first clip held anything")
+        }
+        let merged = try Merger.merge(inputs, to: target, options: MergeOptions(overwrite: replaces))
+        // Read back what is on disk before anything is removed.
+        let check = try PacketCount.count(target)
+        guard check.videoPackets == frames, !hasAudio || check.audioPackets > 0 else {
+            throw ReelError(.encodingFailed, "the merged file \(target.path) holds \(check.videoPackets) frames but the clips \(frames)",
+                            hint: "the clips are kept in \(folder.path)")
+        }
+        var removed = false
+        if let manifest {
+            var done = manifest
+            done.state = .merged
+            try done.write(into: folder)
+            if !manifest.keepsClips && !unreadable {
+                for entry in entries { try? FileManager.default.removeItem(at: folder.appendingPathComponent(entry.file)) }
+                removed = true
+            }
+            unlink(folder.appendingPathComponent(manifestName).path)
+            rmdir(folder.path)  // only if empty
+        }
+        return RecoveredRecording(url: target, folder: folder, clipCount: inputs.count, finalisedClips: finalised,
+                                  skippedClips: skipped, duration: merged.duration, videoFrames: check.videoPackets,
+                                  removedClips: removed)
+    }
+}

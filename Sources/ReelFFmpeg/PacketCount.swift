@@ -1,0 +1,37 @@
+import Foundation
+internal import CFFmpeg
+import ReelCore
+
+/// What a media file holds, counted packet by packet as it is on disk (nothing is decoded): to
+/// check a file made from others (merged clips) before those are removed.
+package struct PacketCount: Sendable, Hashable {
+    /// Packets of the first video stream (one a frame).
+    package var videoPackets: Int64
+    /// Packets of every audio stream.
+    package var audioPackets: Int64
+
+    /// Reads every packet of the regular file at `url`.
+    package static func count(_ url: URL) throws -> PacketCount {
+        FFmpeg.quietLogging
+        try Recovery.checkReadableFile(url)
+        let input = try InputFile(url: url, readsStreamInfo: false)
+        let ctx = input.context
+        let video = Int(av_find_best_stream(ctx, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0))
+        var isAudio: [Bool] = []
+        for i in 0..<Int(ctx.pointee.nb_streams) {
+            isAudio.append(ctx.pointee.streams[i]!.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO)
+        }
+        guard let packet = av_packet_alloc() else { throw ReelError(.encodingFailed, "cannot allocate a packet") }
+        defer { var p: UnsafeMutablePointer<AVPacket>? = packet; av_packet_free(&p) }
+        var count = PacketCount(videoPackets: 0, audioPackets: 0)
+        while true {
+            let r = av_read_frame(ctx, packet)
+            if r == reel_averror_eof() { break }
+            if r < 0 { throw FFmpeg.error(r, "cannot read \(url.lastPathComponent)", code: .invalidMedia) }
+            let stream = Int(packet.pointee.stream_index)
+            if stream == video { count.videoPackets += 1 } else if isAudio.indices.contains(stream), isAudio[stream] { count.audioPackets += 1 }
+            av_packet_unref(packet)
+        }
+        return count
+    }
+}

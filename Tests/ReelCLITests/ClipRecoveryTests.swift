@@ -1,0 +1,207 @@
+import Foundation
+import Testing
+import Reel
+import ReelTestSupport
+
+/// Clip mode after a crash or an abort: the clips are found, never deleted or overwritten by
+/// the next run, and `reel recover` merges them into the file the recording was meant to be.
+@Suite(.serialized) struct ClipRecoveryTests {
+    /// A `reel record` running in the background, its JSON events in a file.
+    final class Recording {
+        let process = Process()
+        let events: URL
+        let errors: URL
+
+        init(_ arguments: [String], in dir: URL, environment: [String: String] = [:]) throws {
+            events = dir.appendingPathComponent("events-\(UUID().uuidString.prefix(6)).jsonl")
+            errors = dir.appendingPathComponent("stderr-\(UUID().uuidString.prefix(6)).txt")
+            _ = FileManager.default.createFile(atPath: events.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+            process.executableURL = ReelBinary.url
+            process.arguments = ["record"] + arguments + ["--json"]
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            process.standardOutput = try FileHandle(forWritingTo: events)
+            process.standardError = try FileHandle(forWritingTo: errors)
+            try process.run()
+        }
+
+        /// Waits until the recording has started.
+        func started() async throws {
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline {
+                if let text = try? String(contentsOf: events, encoding: .utf8), text.contains("\"started\"") { return }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            Issue.record("the recording did not start")
+        }
+
+        func signal(_ signo: Int32) { kill(process.processIdentifier, signo) }
+
+        /// Waits for the process to end; returns its exit status and standard error.
+        func end() -> (status: Int32, stderr: String) {
+            process.waitUntilExit()
+            return (process.terminationStatus, (try? String(contentsOf: errors, encoding: .utf8)) ?? "")
+        }
+    }
+
+    /// Records in clip mode, pausing and resuming once, then ends the process with `ending`
+    /// (SIGKILL, or two SIGINTs a moment apart).
+    func recordTwoClipsAndCut(_ url: URL, in dir: URL, ending: [Int32],
+                              environment: [String: String] = [:]) async throws -> (status: Int32, stderr: String) {
+        let recording = try Recording(["--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast",
+                                       "--pause-mode", "clips", "-o", url.path], in: dir, environment: environment)
+        try await recording.started()
+        try await Task.sleep(for: .seconds(1.2))
+        recording.signal(SIGUSR1)
+        try await Task.sleep(for: .seconds(0.6))
+        recording.signal(SIGUSR1)
+        try await Task.sleep(for: .seconds(1.6))
+        for signo in ending {
+            recording.signal(signo)
+            try await Task.sleep(for: .seconds(0.3))
+        }
+        return recording.end()
+    }
+
+    func files(in folder: URL) -> [String: Int] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return Dictionary(uniqueKeysWithValues: names.map { name in
+            (name, ((try? FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(name).path))?[.size] as? Int) ?? -1)
+        })
+    }
+
+    /// The decoded frame counters of `url` form `runs` contiguous runs (one per clip).
+    func expectRuns(_ url: URL, _ runs: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter)
+        #expect(counters.allSatisfy { $0 != nil }, sourceLocation: sourceLocation)
+        let values = counters.compactMap { $0 }
+        let jumps = zip(values, values.dropFirst()).filter { $1 != $0 + 1 }
+        #expect(jumps.count == runs - 1, "\(jumps)", sourceLocation: sourceLocation)
+        #expect(jumps.allSatisfy { $1 > $0 + 1 }, sourceLocation: sourceLocation)
+        #expect(values.count > 60, "\(values.count) frames", sourceLocation: sourceLocation)
+    }
+
+    @Test func killedClipRecordingIsFoundKeptAndRecovered() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("talk.mp4")
+        let folder = dir.url.appendingPathComponent("talk.clips")
+        _ = try await recordTwoClipsAndCut(url, in: dir.url, ending: [SIGKILL])
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        let before = files(in: folder)
+        #expect(before.keys.contains("clip-001.mp4") && before.keys.contains("clip-002.mp4"), "\(before)")
+        #expect(before.keys.contains("reel-clips.json"), "\(before)")
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent(".talk.clips").path))
+
+        // The next clip-mode run to the same name neither removes nor reuses them, and says so.
+        let next = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--pause-mode", "clips",
+                                       "--duration", "0.5", "-o", url.path])
+        #expect(next.status == 1)
+        #expect(next.stderr.contains(folder.path) && next.stderr.contains("reel recover"), "\(next.stderr)")
+        #expect(files(in: folder) == before, "the clips are untouched")
+
+        // A run to another name in the folder points at them.
+        let other = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--duration", "0.5",
+                                        "-o", dir.url.appendingPathComponent("other.mp4").path])
+        #expect(other.status == 0, "\(other.stderr)")
+        #expect(other.stderr.contains("reel recover \"\(folder.path)\""), "\(other.stderr)")
+
+        // reel recover NAME.mp4 finds the clips, recovers the cut-off one and merges them.
+        let recovered = try ReelBinary.run(["recover", url.path])
+        #expect(recovered.status == 0, "\(recovered.stderr)")
+        #expect(recovered.output.contains(url.path), "\(recovered.output)")
+        try expectRuns(url, 2)
+        #expect(!Recovery.isCutOff(url))
+        #expect(try MediaProbe.probe(url).audioStreams.count == 1)
+        #expect(!FileManager.default.fileExists(atPath: folder.path), "the clips go once the merged file holds them")
+    }
+
+    @Test func abortedClipRecordingSaysWhereItIs() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("abort.mp4")
+        let folder = dir.url.appendingPathComponent("abort.clips")
+        // Writing the merged file is slowed (a slow disk), so that the second interrupt comes
+        // while the first is still merging the clips.
+        let shim = try SlowDiskTests.buildShim(in: dir.url)
+        let (status, stderr) = try await recordTwoClipsAndCut(url, in: dir.url, ending: [SIGINT, SIGINT],
+                                                              environment: ["LD_PRELOAD": shim.path, "REEL_SLOW_PATH": dir.url.appendingPathComponent(".abort.merging").path,
+                                                                            "REEL_SLOW_RATE": "20000"])
+        #expect(status == 130, "\(stderr)")
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        #expect(!stderr.contains("\(url.path) keeps"), "\(stderr)")
+        #expect(stderr.contains(folder.path) && stderr.contains("reel recover"), "\(stderr)")
+        #expect(files(in: folder).keys.contains("clip-001.mp4"))
+
+        // The merged file is never written over an existing one.
+        try Data("mine".utf8).write(to: url)
+        let refused = try ReelBinary.run(["recover", folder.path])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("already exists"), "\(refused.stderr)")
+        #expect(try Data(contentsOf: url) == Data("mine".utf8))
+        #expect(files(in: folder).keys.contains("clip-001.mp4"), "the clips stay when the merge is refused")
+
+        let elsewhere = dir.url.appendingPathComponent("merged.mp4")
+        let recovered = try ReelBinary.run(["recover", folder.path, "-o", elsewhere.path])
+        #expect(recovered.status == 0, "\(recovered.stderr)")
+        try expectRuns(elsewhere, 2)
+    }
+
+    @Test func aClipRecordingThatFailsSaysWhereTheClipsAre() throws {
+        let mountPoint = try TemporaryDirectory(prefix: "reel-smallfs")
+        let mounted = try Subprocess.run(["mount", "-t", "tmpfs", "-o", "size=900k", "tmpfs", mountPoint.url.path])
+        try #require(mounted.status == 0, "mounting a small tmpfs (as root) failed: \(mounted.stderr)")
+        defer { _ = try? Subprocess.run(["umount", mountPoint.url.path]) }
+        let url = mountPoint.url.appendingPathComponent("full.mp4")
+        let folder = mountPoint.url.appendingPathComponent("full.clips")
+        let r = try ReelBinary.run(["record", "--test-pattern", "--size", "1280x720", "--crf", "0", "--preset", "ultrafast",
+                                    "--min-free", "0", "--duration", "60", "--pause-mode", "clips", "-o", url.path])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("No space left on device"), "\(r.stderr)")
+        #expect(r.stderr.contains("reel recover \"\(folder.path)\""), "\(r.stderr)")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("clip-001.mp4").path))
+    }
+
+    @Test func keepClipsNeverOverwritesAnEarlierSession() throws {
+        let dir = try TemporaryDirectory()
+        let takes = dir.url.appendingPathComponent("takes")
+        let first = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast", "--duration", "0.5",
+                                        "--keep-clips", takes.path, "-o", dir.url.appendingPathComponent("first.mp4").path])
+        #expect(first.status == 0, "\(first.stderr)")
+        let before = files(in: takes)
+        #expect(before.keys.contains("clip-001.mp4"))
+        let second = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast", "--duration", "0.5",
+                                         "--keep-clips", takes.path, "-o", dir.url.appendingPathComponent("second.mp4").path])
+        #expect(second.status == 1)
+        #expect(second.stderr.contains(takes.path), "\(second.stderr)")
+        #expect(files(in: takes) == before, "the earlier session's clips are untouched")
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("second.mp4").path))
+
+        // A user's own clip-001.mp4 is not taken either.
+        let mine = dir.url.appendingPathComponent("mine")
+        try FileManager.default.createDirectory(at: mine, withIntermediateDirectories: true)
+        try Data("my own clip".utf8).write(to: mine.appendingPathComponent("clip-001.mp4"))
+        let third = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--duration", "0.5",
+                                        "--keep-clips", mine.path, "-o", dir.url.appendingPathComponent("third.mp4").path])
+        #expect(third.status == 1)
+        #expect(try Data(contentsOf: mine.appendingPathComponent("clip-001.mp4")) == Data("my own clip".utf8))
+    }
+
+    @Test func recoveringAFolderWithoutClipsSaysSo() throws {
+        let dir = try TemporaryDirectory()
+        let r = try ReelBinary.run(["recover", dir.url.path])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("is a folder without the clips of a recording"), "\(r.stderr)")
+    }
+
+    @Test func keepClipsNamingAFileIsAClearError() throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("takes")
+        try Data("not a folder".utf8).write(to: file)
+        let r = try ReelBinary.run(["record", "--test-pattern", "--duration", "0.5", "--keep-clips", file.path,
+                                    "-o", dir.url.appendingPathComponent("x.mp4").path])
+        #expect(r.status == 1)
+        #expect(!r.stderr.contains("NSCocoaErrorDomain"), "\(r.stderr)")
+        #expect(r.stderr.contains("\(file.path) is a file, not a folder"), "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1, "one clear line: \(r.stderr)")
+        #expect(try Data(contentsOf: file) == Data("not a folder".utf8))
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+import Reel
+import ReelTestSupport
+
+/// `reel record --frame-log`: the log holds the frames the file holds, at the file's times,
+/// and its errors speak of --frame-log.
+@Suite struct FrameLogCommandTests {
+    /// The rows of a frame log, by column name.
+    static func rows(_ url: URL) throws -> (header: [String], rows: [[String: String]]) {
+        let lines = try String(contentsOf: url, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        let header = lines.first.map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) } ?? []
+        let rows = lines.dropFirst().map { line in
+            Dictionary(uniqueKeysWithValues: zip(header, line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)))
+        }
+        return (header, rows)
+    }
+
+    @Test func theLogHoldsTheRecordedFramesAtTheFilesTimes() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("logged.mp4")
+        let log = dir.url.appendingPathComponent("frames.csv")
+        let r = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast", "--faster-than-real-time",
+                                    "--duration", "2", "--frame-log", log.path, "-o", url.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let (header, rows) = try Self.rows(log)
+        #expect(header == ["source", "name", "frame", "capture_time", "presentation_time", "recorded"])
+        let recorded = rows.filter { $0["recorded"] == "yes" }
+        #expect(recorded.count == 60, "\(rows.count) rows, \(recorded.count) recorded")
+        #expect(rows.filter { $0["recorded"] != "yes" }.allSatisfy { $0["recorded"] == "no" && $0["presentation_time"] == "" })
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).compactMap(\.counter)
+        #expect(recorded.compactMap { $0["frame"].flatMap { Int64($0) } } == counters)
+        let times = try MediaProbe.packetTimes(url).sorted()
+        let logged = recorded.compactMap { $0["presentation_time"].flatMap(Double.init) }
+        #expect(logged.count == times.count)
+        for (a, b) in zip(logged, times) { #expect(abs(a - b) < 0.000_002, "log \(a), file \(b)") }
+    }
+
+    @Test func frameLogErrorsNameTheOption() throws {
+        let dir = try TemporaryDirectory()
+        let missing = try ReelBinary.run(["record", "--test-pattern", "--duration", "0.5", "--frame-log", "/nonexistent/folder/f.csv",
+                                          "-o", dir.url.appendingPathComponent("a.mp4").path])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("--frame-log"), "\(missing.stderr)")
+        #expect(!missing.stderr.contains("-o)") && !missing.stderr.contains("with -o"), "\(missing.stderr)")
+        let existing = dir.url.appendingPathComponent("frames.csv")
+        try Data("mine".utf8).write(to: existing)
+        let exists = try ReelBinary.run(["record", "--test-pattern", "--duration", "0.5", "--frame-log", existing.path,
+                                         "-o", dir.url.appendingPathComponent("b.mp4").path])
+        #expect(exists.status == 1)
+        #expect(exists.stderr.contains("--frame-log"), "\(exists.stderr)")
+        #expect(try Data(contentsOf: existing) == Data("mine".utf8))
+    }
+}

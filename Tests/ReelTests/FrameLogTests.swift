@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+import Reel
+import ReelTestSupport
+
+/// A frame log linked to a recorder lists the frames its file holds at the file's times, across
+/// pauses, in both pause modes.
+@Suite struct FrameLogTests {
+    @Test(arguments: [Recorder.PauseMode.singleFile, .clips])
+    func theLogMatchesTheFileAcrossPauses(mode: Recorder.PauseMode) async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("paused.mp4")
+        let logURL = dir.url.appendingPathComponent("frames.csv")
+        let session = CaptureSession(clock: ManualClock())
+        let pattern = TestPatternSource(size: PixelSize(width: 320, height: 240))
+        try session.addInput(pattern)
+        try session.addInput(ToneSource())
+        var settings = Recorder.Settings(pauseMode: mode)
+        settings.video.preset = "ultrafast"
+        let recorder = Recorder(url: url, settings: settings)
+        recorder.pause(at: MediaTime(seconds: 1))
+        recorder.record(at: MediaTime(seconds: 1.5))
+        recorder.maxRecordedDuration = MediaTime(seconds: 2)
+        try session.addOutput(FrameLog(url: logURL, recorder: recorder), connectedTo: [pattern])
+        try session.addOutput(recorder)
+        try await session.start()
+        _ = try await recorder.result()
+        await session.stop()
+
+        let lines = try String(contentsOf: logURL, encoding: .utf8).split(separator: "\n")
+        #expect(lines.first == "source,name,frame,capture_time,presentation_time,recorded")
+        let rows = lines.dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+        let recorded = rows.filter { $0.last == "yes" }
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).compactMap(\.counter)
+        #expect(recorded.compactMap { Int64($0[2]) } == counters)
+        #expect(counters == (Array(0..<30) + Array(45..<75)).map { Int64($0) })
+        let times = try MediaProbe.packetTimes(url).sorted()
+        let logged = recorded.compactMap { Double($0[4]) }
+        #expect(logged.count == times.count)
+        for (a, b) in zip(logged, times) { #expect(abs(a - b) < 0.000_002, "log \(a), file \(b)") }
+        #expect(rows.filter { $0.last == "no" }.allSatisfy { $0[4].isEmpty })
+        #expect(rows.contains { $0[2] == "35" && $0.last == "no" }, "a paused frame is listed as not recorded")
+    }
+}
