@@ -6,15 +6,7 @@ import ReelTestSupport
 
 /// `reel record` with cameras: the options, composition of several cameras, each camera's own
 /// file and the frame log, and the bad inputs.
-@Suite struct CameraOptionTests {
-    func options(_ args: [String]) throws -> RecordOptions {
-        try RecordOptions(ParsedArguments.parse(args, specs: RecordOptions.specs))
-    }
-
-    func usageError(_ args: [String]) -> String? {
-        do { _ = try options(args); return nil } catch let error as UsageError { return error.message } catch { return "\(error)" }
-    }
-
+@Suite struct CameraOptionTests: ParsesRecordOptions {
     @Test func parsesCamerasAndComposition() throws {
         let o = try options(["--screen", "--camera", "--camera=rtsp://10.0.0.5:554/live", "--camera=test:red", "--camera=clip.mp4",
                              "--pip-corner", "top-left", "--pip-size", "30%", "--each-source", "cams", "--frame-log", "f.csv",

@@ -146,10 +146,7 @@ import ReelTestSupport
     }
 
     @Test func aClipRecordingThatFailsSaysWhereTheClipsAre() throws {
-        let mountPoint = try TemporaryDirectory(prefix: "reel-smallfs")
-        let mounted = try Subprocess.run(["mount", "-t", "tmpfs", "-o", "size=900k", "tmpfs", mountPoint.url.path])
-        try #require(mounted.status == 0, "mounting a small tmpfs (as root) failed: \(mounted.stderr)")
-        defer { _ = try? Subprocess.run(["umount", mountPoint.url.path]) }
+        let mountPoint = try SmallDisk(size: "900k")
         let url = mountPoint.url.appendingPathComponent("full.mp4")
         let folder = mountPoint.url.appendingPathComponent("full.clips")
         let r = try ReelBinary.run(["record", "--test-pattern", "--size", "1280x720", "--crf", "0", "--preset", "ultrafast",

@@ -5,22 +5,7 @@ import Reel
 import ReelTestSupport
 
 /// Parsing `reel record` options: each bad value is a usage error with a clear message.
-@Suite struct RecordOptionParsingTests {
-    func options(_ args: [String]) throws -> RecordOptions {
-        try RecordOptions(ParsedArguments.parse(args, specs: RecordOptions.specs))
-    }
-
-    func usageError(_ args: [String]) -> String? {
-        do {
-            _ = try options(args)
-            return nil
-        } catch let error as UsageError {
-            return error.message
-        } catch {
-            return "\(error)"
-        }
-    }
-
+@Suite struct RecordOptionParsingTests: ParsesRecordOptions {
     @Test func parsesAFullCommandLine() throws {
         let o = try options(["--screen=:3", "--region", "1280x720+10+20", "--mic", "--app-audio=speakers", "--fps", "60",
                              "--codec", "hevc", "--preset", "fast", "--crf", "28", "--keyframe-interval", "120",

@@ -87,10 +87,7 @@ import ReelTestSupport
     }
 
     @Test func aFullDiskEndsWithAClearErrorAndAPlayableFile() throws {
-        let mountPoint = try TemporaryDirectory(prefix: "reel-smallfs")
-        let mounted = try Subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", mountPoint.url.path])
-        try #require(mounted.status == 0, "mounting a small tmpfs (as root) failed: \(mounted.stderr)")
-        defer { _ = try? Subprocess.run(["umount", mountPoint.url.path]) }
+        let mountPoint = try SmallDisk(size: "600k")
         let url = mountPoint.url.appendingPathComponent("full.mp4")
         let r = try ReelBinary.run(["record", "--test-pattern", "--tone", "--size", "1280x720", "--crf", "0", "--preset", "ultrafast",
                                     "--min-free", "0", "--duration", "60", "-o", url.path])
@@ -106,10 +103,7 @@ import ReelTestSupport
     }
 
     @Test func theFreeSpaceGuardRefusesToStartOnANearlyFullDisk() throws {
-        let mountPoint = try TemporaryDirectory(prefix: "reel-smallfs")
-        let mounted = try Subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2M", "tmpfs", mountPoint.url.path])
-        try #require(mounted.status == 0, "mounting a small tmpfs (as root) failed: \(mounted.stderr)")
-        defer { _ = try? Subprocess.run(["umount", mountPoint.url.path]) }
+        let mountPoint = try SmallDisk(size: "2M")
         let r = try ReelBinary.run(["record", "--test-pattern", "--duration", "1", "-o", mountPoint.url.appendingPathComponent("x.mp4").path])
         #expect(r.status == 1)
         #expect(r.stderr.contains("MB free"))

@@ -6,22 +6,7 @@ import ReelTestSupport
 
 /// Every option value is either honoured or refused as a usage error that says why and what
 /// would work; none is accepted and then ignored, or found wrong only when recording starts.
-@Suite struct OptionCombinationTests {
-    func options(_ args: [String]) throws -> RecordOptions {
-        try RecordOptions(ParsedArguments.parse(args, specs: RecordOptions.specs))
-    }
-
-    func usageError(_ args: [String]) -> String? {
-        do {
-            _ = try options(args)
-            return nil
-        } catch let error as UsageError {
-            return error.message
-        } catch {
-            return "not a usage error: \(error)"
-        }
-    }
-
+@Suite struct OptionCombinationTests: ParsesRecordOptions {
     /// Combinations that are accepted.
     @Test(arguments: [
         ["--codec", "vp9", "--format", "mkv", "--preset", "veryslow"],

@@ -183,10 +183,7 @@ import ReelTestSupport
     /// A full disk ends the recording with an error that says how to get the recording back;
     /// once there is space, recover keeps the complete fragments and nothing half-written.
     @Test func aFullDiskSaysHowToRecover() throws {
-        let mountPoint = try TemporaryDirectory(prefix: "reel-smallfs")
-        let mounted = try Subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", mountPoint.url.path])
-        try #require(mounted.status == 0, "mounting a small tmpfs (as root) failed: \(mounted.stderr)")
-        defer { _ = try? Subprocess.run(["umount", mountPoint.url.path]) }
+        let mountPoint = try SmallDisk(size: "600k")
         let url = mountPoint.url.appendingPathComponent("full.mp4")
         let r = try ReelBinary.run(["record", "--test-pattern", "--tone", "--size", "1280x720", "--crf", "0", "--preset", "ultrafast",
                                     "--min-free", "0", "--duration", "60", "-o", url.path])
@@ -222,10 +219,7 @@ import ReelTestSupport
     }
 
     @Test func aReadOnlyFolder() async throws {
-        let mountPoint = try TemporaryDirectory(prefix: "reel-rofs")
-        let mounted = try Subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512M", "tmpfs", mountPoint.url.path])
-        try #require(mounted.status == 0, "mounting a tmpfs (as root) failed: \(mounted.stderr)")
-        defer { _ = try? Subprocess.run(["umount", mountPoint.url.path]) }
+        let mountPoint = try SmallDisk(size: "512M")
         let url = mountPoint.url.appendingPathComponent("cut.mp4")
         try await Self.cutOff(url)
         let before = try Data(contentsOf: url)

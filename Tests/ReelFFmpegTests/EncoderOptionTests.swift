@@ -8,22 +8,6 @@ import ReelTestSupport
 /// changes the encoder's work, profiles write what they name, quality and keyframe settings
 /// reach the encoder, and the smallest stated size encodes.
 @Suite struct EncoderOptionTests {
-    /// Writes `frames` test-pattern frames of `size` with `settings` into `url`.
-    @discardableResult
-    func write(_ url: URL, settings: VideoSettings, size: PixelSize = PixelSize(width: 64, height: 64), frames: Int = 8,
-               finish: Bool = true) throws -> AssetWriter {
-        let writer = try AssetWriter(configuration: AssetWriter.Configuration(
-            url: url, video: AssetWriter.VideoTrack(settings: settings, inputFormat: .yuv420p, inputSize: size)))
-        let pool = FramePool(format: .yuv420p, size: size, capacity: 2)
-        for i in 0..<frames {
-            let frame = pool.makeFrame()!
-            TestPattern.draw(index: Int64(i), flash: false, into: frame)
-            try writer.appendVideo(frame, at: settings.frameRate.time(ofFrame: Int64(i)))
-        }
-        if finish { _ = try writer.finish() }
-        return writer
-    }
-
     /// The settings x264 and x265 say they used: the "options: …" text they put in the stream.
     func encoderOptions(_ url: URL) throws -> String? {
         let bytes = [UInt8](try Data(contentsOf: url))
@@ -44,7 +28,7 @@ import ReelTestSupport
         var seen: [String: String] = [:]
         for preset in codec.presets {
             let url = dir.url.appendingPathComponent("\(preset).mkv")
-            try write(url, settings: VideoSettings(codec: codec, preset: preset), frames: codec == .av1 ? 4 : 8)
+            try PatternFile.write(url, settings: VideoSettings(codec: codec, preset: preset), frames: codec == .av1 ? 4 : 8)
             let work: String
             switch codec {
             case .h264, .hevc: work = try #require(try encoderOptions(url), "\(codec) \(preset) states its options")
@@ -67,7 +51,7 @@ import ReelTestSupport
         let url = dir.url.appendingPathComponent("p.\(codec == .vp9 || codec == .av1 ? "mkv" : "mp4")")
         var settings = VideoSettings(codec: codec, preset: "veryfast", profile: profile)
         settings.frameRate = FrameRate(30)
-        try write(url, settings: settings, size: PixelSize(width: 160, height: 120), frames: 30)
+        try PatternFile.write(url, settings: settings, size: PixelSize(width: 160, height: 120), frames: 30)
         let video = try #require(try MediaProbe.probe(url).videoStreams.first)
         #expect(video.profile == probed)
         #expect(video.pixelFormat == pixelFormat)
@@ -82,7 +66,7 @@ import ReelTestSupport
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("x.mp4")
         let error = try #require(throws: ReelError.self) {
-            try write(url, settings: VideoSettings(codec: .hevc, profile: "high"))
+            try PatternFile.write(url, settings: VideoSettings(codec: .hevc, profile: "high"))
         }
         #expect(error.code == .invalidConfiguration)
         #expect(error.message == "hevc has no profile 'high'", "\(error.message)")
@@ -95,7 +79,7 @@ import ReelTestSupport
     func theSmallestStatedSizeEncodes(_ codec: VideoCodec) throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("tiny.mkv")
-        try write(url, settings: VideoSettings(codec: codec, preset: "ultrafast"), size: VideoSettings.minimumSize)
+        try PatternFile.write(url, settings: VideoSettings(codec: codec, preset: "ultrafast"), size: VideoSettings.minimumSize)
         let video = try #require(try MediaProbe.probe(url).videoStreams.first)
         #expect(video.width == 16 && video.height == 16 && video.frameCount == 8)
     }
@@ -108,19 +92,19 @@ import ReelTestSupport
         for codec in VideoCodec.allCases {
             for q in [codec.crfRange.lowerBound, codec.crfRange.upperBound] {
                 let url = dir.url.appendingPathComponent("\(codec)-\(q).mkv")
-                try write(url, settings: VideoSettings(codec: codec, preset: "ultrafast", rateControl: .crf(q)))
+                try PatternFile.write(url, settings: VideoSettings(codec: codec, preset: "ultrafast", rateControl: .crf(q)))
                 #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == 8, "\(codec) CRF \(q)")
             }
             let error = try #require(throws: ReelError.self) {
-                try write(dir.url.appendingPathComponent("bad.mkv"), settings: VideoSettings(codec: codec, rateControl: .crf(codec.crfRange.upperBound + 1)))
+                try PatternFile.write(dir.url.appendingPathComponent("bad.mkv"), settings: VideoSettings(codec: codec, rateControl: .crf(codec.crfRange.upperBound + 1)))
             }
             #expect(error.hint == "use \(codec.crfRange.lowerBound) to \(codec.crfRange.upperBound) for \(codec.rawValue)", "\(error.hint ?? "")")
         }
         // A lower CRF spends more bits: the setting reaches VP9 and AV1 beyond 51.
         for codec in [VideoCodec.vp9, .av1] {
             let fine = dir.url.appendingPathComponent("\(codec)-fine.mkv"), coarse = dir.url.appendingPathComponent("\(codec)-coarse.mkv")
-            try write(fine, settings: VideoSettings(codec: codec, preset: "ultrafast", rateControl: .crf(52)), size: PixelSize(width: 160, height: 120))
-            try write(coarse, settings: VideoSettings(codec: codec, preset: "ultrafast", rateControl: .crf(63)), size: PixelSize(width: 160, height: 120))
+            try PatternFile.write(fine, settings: VideoSettings(codec: codec, preset: "ultrafast", rateControl: .crf(52)), size: PixelSize(width: 160, height: 120))
+            try PatternFile.write(coarse, settings: VideoSettings(codec: codec, preset: "ultrafast", rateControl: .crf(63)), size: PixelSize(width: 160, height: 120))
             #expect(try MediaProbe.packetDigest(fine) != MediaProbe.packetDigest(coarse), "\(codec): CRF 52 and 63 differ")
         }
     }
@@ -130,7 +114,7 @@ import ReelTestSupport
     func keyframeIntervalIsKept(_ codec: VideoCodec) throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("k.mkv")
-        try write(url, settings: VideoSettings(codec: codec, preset: "ultrafast", keyframeInterval: 10), frames: 40)
+        try PatternFile.write(url, settings: VideoSettings(codec: codec, preset: "ultrafast", keyframeInterval: 10), frames: 40)
         let r = try Subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts,flags",
                                     "-of", "csv=p=0", url.path])
         #expect(r.status == 0, "\(r.stderr)")

@@ -7,20 +7,6 @@ import ReelTestSupport
 /// HEVC in MP4 and MOV is tagged `hvc1`, the only HEVC QuickTime and Safari play (libavformat
 /// would write `hev1`). Merging is tested in MergerTests.
 @Suite struct HEVCTagTests {
-    @discardableResult
-    func write(_ url: URL, settings: VideoSettings, size: PixelSize, frames: Int, finish: Bool = true) throws -> AssetWriter {
-        let writer = try AssetWriter(configuration: AssetWriter.Configuration(
-            url: url, video: AssetWriter.VideoTrack(settings: settings, inputFormat: .yuv420p, inputSize: size)))
-        let pool = FramePool(format: .yuv420p, size: size, capacity: 2)
-        for i in 0..<frames {
-            let frame = pool.makeFrame()!
-            TestPattern.draw(index: Int64(i), flash: false, into: frame)
-            try writer.appendVideo(frame, at: settings.frameRate.time(ofFrame: Int64(i)))
-        }
-        if finish { _ = try writer.finish() }
-        return writer
-    }
-
     /// HEVC in MP4 and MOV carries the hvc1 sample entry: while recording (the fragmented
     /// file that a crash leaves), once finalised, and after remuxing.
     @Test(arguments: [Container.mp4, .mov])
@@ -28,13 +14,13 @@ import ReelTestSupport
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("h.\(container.fileExtension)")
         let settings = VideoSettings(codec: .hevc, preset: "ultrafast")
-        let writer = try write(url, settings: settings, size: PixelSize(width: 160, height: 120), frames: 45, finish: false)
+        let writer = try PatternFile.write(url, settings: settings, size: PixelSize(width: 160, height: 120), frames: 45, finish: false)
         #expect(try MediaProbe.probe(url).videoStreams.first?.codecTag == "hvc1", "the fragmented file")
         _ = try writer.finish()
         #expect(try MediaProbe.probe(url).videoStreams.first?.codecTag == "hvc1", "the finalised file")
 
         let mkv = dir.url.appendingPathComponent("h.mkv")
-        try write(mkv, settings: settings, size: PixelSize(width: 160, height: 120), frames: 15)
+        try PatternFile.write(mkv, settings: settings, size: PixelSize(width: 160, height: 120), frames: 15)
         let remuxed = dir.url.appendingPathComponent("remuxed.\(container.fileExtension)")
         try Remuxer.remux(mkv, to: remuxed, container: container)
         let video = try #require(try MediaProbe.probe(remuxed).videoStreams.first)
