@@ -57,7 +57,16 @@ public final class FrameLog: CaptureOutput {
         // A log to be replaced stays until the new one has a row: that is written under a name
         // of its own beside it, which takes the log's name with the first row.
         var info = stat()
-        let replaces = overwrite && lstat(url.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        let exists = lstat(url.path, &info) == 0
+        if exists && (info.st_mode & S_IFMT) != S_IFREG {
+            // A device, a pipe, a folder, a link: never replaced, never opened (a pipe would wait).
+            throw ReelError(.invalidConfiguration, "\(url.path) is not a regular file", hint: "choose a file for the frame log")
+        }
+        if exists && overwrite && Recovery.isBeingRecorded(url) {
+            throw ReelError(.busy, "\(url.path) is being recorded right now by another program",
+                            hint: "choose another file for the frame log")
+        }
+        let replaces = overwrite && exists
         let path = replaces ? url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid())-\(UInt32.random(in: 0...UInt32.max)).new") : url
         let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite && !replaces ? O_TRUNC : O_EXCL)
         let fd = open(path.path, flags, 0o644)
@@ -158,7 +167,7 @@ public final class FrameLog: CaptureOutput {
         if !pending.isEmpty { take(Substring(String(decoding: pending, as: UTF8.self))) }
         flush()
         close(fd)
-        if !ok || rename(temporary.path, url.path) != 0 { unlink(temporary.path) }
+        if !ok || Recovery.isBeingRecorded(url) || rename(temporary.path, url.path) != 0 { unlink(temporary.path) }
     }
 
     /// Seconds written by ``seconds(_:)`` read back (microseconds).
@@ -194,7 +203,8 @@ public final class FrameLog: CaptureOutput {
         }
         while let row = queue.pop() {
             if let pending = pendingName {
-                if rename(pending.path, url.path) != 0 { failed = true }
+                // A rename ignores locks: a recording begun there meanwhile is never replaced.
+                if Recovery.isBeingRecorded(url) || rename(pending.path, url.path) != 0 { failed = true }
                 pendingName = nil
             }
             buffer += "\(row.source.rawValue),\(names[row.source] ?? ""),\(row.frame),\(Self.seconds(row.capture)),\(Self.seconds(row.presentation))\n"

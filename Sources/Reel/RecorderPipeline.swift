@@ -509,7 +509,7 @@ final class RecorderPipeline: @unchecked Sendable {
                 } catch var error as ReelError {
                     // The clips hold the recording: say where, and how to merge them later.
                     try? session.recordingEnded(merged: false)
-                    error.hint = "the recording is in the clips in \(session.folder.path); merge them with: reel recover \"\(session.folder.path)\" -o FILE"
+                    error.hint = "the recording is in the clips in \(session.folder.path); merge them with: reel recover \(Shell.quoted(session.folder.path)) -o FILE"
                     throw error
                 }
                 url = merged.url

@@ -277,7 +277,7 @@ public final class RecordingSession: Sendable {
     }
 
     static func recoverHint(folder: URL, otherwise: String) -> String {
-        "merge them into their file with: reel recover \"\(folder.path)\"; \(otherwise)"
+        "merge them into their file with: reel recover \(Shell.quoted(folder.path)); \(otherwise)"
     }
 
     static func folderError(_ e: Int32, _ folder: URL) -> ReelError {

@@ -118,11 +118,11 @@ struct RecordCommand {
         }
         if !options.json {
             for cut in Recovery.cutOffRecordings(in: url.deletingLastPathComponent()) where cut.path != url.path {
-                console.err("reel: note: \(cut.path) looks cut off; recover it with: reel recover \"\(cut.path)\"")
+                console.err("reel: note: \(cut.path) looks cut off; recover it with: reel recover \(Shell.quoted(cut.path))")
             }
             for folder in RecordingSession.unmergedRecordings(in: url.deletingLastPathComponent())
             where folder.path != recorder.clipsFolder?.path && !Self.isBeingRecorded(folder) {
-                console.err("reel: note: \(folder.path) holds the clips of a recording that was never merged; merge them with: reel recover \"\(folder.path)\"")
+                console.err("reel: note: \(folder.path) holds the clips of a recording that was never merged; merge them with: reel recover \(Shell.quoted(folder.path))")
             }
         }
         signals.started()
@@ -351,16 +351,29 @@ final class RecordingParts: @unchecked Sendable {
         if let recorder, let folder = recorder.clipsFolder, FileManager.default.fileExists(atPath: folder.path) {
             // Clip mode: the file is made only by the merge at the stop.
             return "reel: aborted; the recording is in the clips in \(folder.path) (\(url.lastPathComponent) was not written); "
-                + "merge them with: reel recover \"\(folder.path)\""
+                + "merge them with: reel recover \(Shell.quoted(folder.path))"
+        }
+        // Replacing a file (--overwrite), the new recording keeps a hidden name of its own until
+        // its first fragment is on the disk: the old file is then still there, unchanged.
+        let stem = "." + url.deletingPathExtension().lastPathComponent + ".new-\(getpid())-"
+        let folder = url.deletingLastPathComponent()
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        if let hidden = names.first(where: { $0.hasPrefix(stem) }) {
+            return "reel: aborted before the first part of the recording reached the disk; \(url.path) is unchanged "
+                + "(what was recorded is in \(folder.appendingPathComponent(hidden).path), which holds no complete part)"
         }
         guard FileManager.default.fileExists(atPath: url.path) else { return "reel: aborted before anything was recorded" }
         switch container {
         case .mkv:
-            return "reel: aborted; \(url.path) keeps what was recorded and plays as it is; "
-                + "reel recover \"\(url.path)\" gives it its index and duration"
+            return "reel: aborted; \(url.path) keeps what was recorded up to its last complete cluster; "
+                + "reel recover \(Shell.quoted(url.path)) gives it its index and duration"
         case .mp4, .mov:
-            return "reel: aborted; \(url.path) keeps what was recorded up to its last fragment and plays; "
-                + "finalise it with: reel recover \"\(url.path)\""
+            guard Recovery.isCutOff(url) else {
+                return "reel: aborted before the first part of the recording (half a second, and what the encoder holds) "
+                    + "reached the disk: \(url.path) holds no video or sound yet"
+            }
+            return "reel: aborted; \(url.path) keeps what was recorded up to its last complete fragment and plays; "
+                + "finalise it with: reel recover \(Shell.quoted(url.path))"
         }
     }
 }

@@ -159,6 +159,12 @@ public struct RecordOptions: Sendable {
         }
         if let path = args.value("frame-log") ?? nil {
             guard !path.isEmpty else { throw UsageError("--frame-log needs a file name") }
+            guard path != "-" else { throw UsageError("--frame-log -: reel does not write the log to standard output; give a file name") }
+            switch OutputLocation.Kind(path: path) {
+            case .folder, .missingFolder: throw UsageError("--frame-log \(path) is a folder: give the log a file name")
+            case .special(let what): throw UsageError("--frame-log \(path) is \(what), not a file: give the log a file name")
+            case .file: break
+            }
             frameLog = URL(fileURLWithPath: path)
         }
         if let text = args.value("zoom") ?? nil {

@@ -129,6 +129,9 @@ public final class AssetWriter: @unchecked Sendable {
     public private(set) var url: URL
     /// The file this one replaces once it holds a packet.
     private var replaces: URL?
+    /// Where the media begins in the file (after the header and the index reservation): a file
+    /// larger than this holds a complete fragment (MKV: cluster), which plays.
+    private var mediaStart: Int64 = 0
     private let muxer: Muxer
     private let video: VideoEncoder?
     private let audio: [AudioEncoder]
@@ -254,6 +257,7 @@ public final class AssetWriter: @unchecked Sendable {
                 guard let limit = configuration.maximumFileSize else { return estimate }
                 return min(estimate, Int(clamping: limit / 8) / 4096 * 4096)
             }
+            mediaStart = muxer.bytesWritten
         } catch {
             muxer.abandon()
             unlink(url.path)  // our own new file, nothing recorded (a file it was to replace is untouched)
@@ -308,7 +312,7 @@ public final class AssetWriter: @unchecked Sendable {
         do {
             return try body()
         } catch var error as ReelError where error.code == .insufficientStorage {
-            error.hint = "free some disk space, then finalise what was recorded with: reel recover \"\(url.path)\""
+            error.hint = "free some disk space, then finalise what was recorded with: reel recover \(Shell.quoted(url.path))"
             throw error
         }
     }
@@ -359,8 +363,8 @@ public final class AssetWriter: @unchecked Sendable {
 
     private func muxVideo(_ packet: UnsafeMutablePointer<AVPacket>) throws {
         let index = packet.pointee.pts
-        try takeTheFilesName()
         try muxer.write(packet, stream: videoStream, dtsShift: videoDTSShift)
+        try takeTheFilesName()
         videoFramesMuxed += 1
         lastMuxedIndex = max(lastMuxedIndex, index)
     }
@@ -374,14 +378,17 @@ public final class AssetWriter: @unchecked Sendable {
             }
         }
         let end = packet.pointee.pts + packet.pointee.duration + audio[track].priming
-        try takeTheFilesName()
         try muxer.write(packet, stream: audioStreams[track])
+        try takeTheFilesName()
         audioMuxedEnd[track] = max(audioMuxedEnd[track], end)
     }
 
-    /// Replaces the file this one is to replace, now that it holds something.
-    private func takeTheFilesName() throws {
+    /// Replaces the file this one is to replace once it holds something that plays: its first
+    /// complete fragment is on the disk (packets are flushed as they are muxed), or, `finishing`,
+    /// the recording is being finalised. Until then a kill leaves the old file as it was.
+    private func takeTheFilesName(finishing: Bool = false) throws {
         guard let target = replaces else { return }
+        guard finishing || muxer.bytesWritten > mediaStart else { return }
         // A rename ignores locks: a recording that another program began there meanwhile stays.
         try RecordingLock.checkNotBeingWritten(target)
         if rename(url.path, target.path) != 0 {
@@ -446,7 +453,7 @@ public final class AssetWriter: @unchecked Sendable {
         }
         try muxer.finish()
         // Finished on purpose: it replaces the file even if it holds nothing.
-        try takeTheFilesName()
+        try takeTheFilesName(finishing: true)
         let url = self.url
         var finalisation = Finalisation.notNeeded
         if configuration.fragmentInterval != nil && configuration.container != .mkv {

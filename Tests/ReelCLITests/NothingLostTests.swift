@@ -119,7 +119,7 @@ import ReelTestSupport
         #expect(Recovery.isCutOff(live))
 
         var attempts: [(String, CommandResult)] = []
-        for writer in Self.writers where writer.description != "record --frame-log" {
+        for writer in Self.writers {
             attempts.append((writer.description, try ReelBinary.run(writer.arguments(f, live) + ["--overwrite"])))
         }
         attempts.append(("recover in place", try ReelBinary.run(["recover", live.path])))
@@ -138,6 +138,31 @@ import ReelTestSupport
         let counters = try MediaProbe.decodeLuma(live, width: 320, height: 240).compactMap(\.counter)
         #expect(counters.count == 120 && zip(counters, counters.dropFirst()).allSatisfy { $1 == $0 + 1 },
                 "the running recording kept every frame: \(counters.count)")
+    }
+
+    /// `--overwrite` replaces the old file only once the new recording has a part that plays
+    /// on the disk: killed before that, the old file is there as it was.
+    @Test func anOverwriteKilledEarlyKeepsTheOldFile() async throws {
+        let f = try Fixtures()
+        let old = Self.bytes(f.a)
+        for delay in [0.2, 0.5, 0.8, 1.1, 1.6] {
+            let process = Process()
+            process.executableURL = ReelBinary.url
+            process.arguments = ["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast", "-o", f.a.path, "--overwrite"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            try await Task.sleep(for: .seconds(delay))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            if Self.bytes(f.a) == old { continue }
+            // Replaced: then by a recording that plays.
+            let frames = try MediaProbe.probe(f.a).videoStreams.first?.frameCount ?? 0
+            #expect(frames > 0, "killed after \(delay) s: the old file was replaced by one with no frames")
+            let decode = try Subprocess.run(["ffmpeg", "-v", "error", "-i", f.a.path, "-f", "null", "-"])
+            #expect(decode.status == 0, "killed after \(delay) s: \(decode.stderr)")
+            return
+        }
     }
 
     @Test func aKilledRecordingSurvivesTheNextRun() throws {

@@ -100,6 +100,29 @@ import ReelTestSupport
         #expect(try Data(contentsOf: clip) == before, "the camera's file is untouched")
     }
 
+    @Test func theFrameLogIsAFileToo() throws {
+        let dir = try TemporaryDirectory()
+        let fifo = dir.url.appendingPathComponent("fifo")
+        #expect(mkfifo(fifo.path, 0o644) == 0)
+        for target in ["-", "/dev/null", fifo.path, dir.url.path] {
+            let r = try ReelBinary.run(quick + ["-o", dir.url.appendingPathComponent("x.mp4").path, "--frame-log", target, "--overwrite"])
+            #expect(r.status == 2, "--frame-log \(target): \(r.stderr)")
+        }
+        var info = stat()
+        #expect(lstat("/dev/null", &info) == 0 && (info.st_mode & S_IFMT) == S_IFCHR)
+        #expect(lstat(fifo.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO)
+    }
+
+    @Test func suggestedCommandsSurviveAShell() throws {
+        // A file name is one word when the suggested `reel recover …` is pasted into a shell.
+        for name in ["plain.mp4", "with space.mp4", "talk $(touch PWNED).mp4", "it's \"quoted\".mp4", "back`tick`.mp4",
+                     "bang!.mp4", "new\nline.mp4", "dollar$HOME.mp4", "back\\slash.mp4"] {
+            let r = try Subprocess.run(["bash", "-c", "printf %s " + Shell.quoted("/tmp/x/" + name)])
+            #expect(r.output == "/tmp/x/" + name, "\(name) came back as \(r.output)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: "PWNED"))
+    }
+
     @Test func helpOnACommand() throws {
         let r = try ReelBinary.run(["help", "record"])
         #expect(r.status == 0 && r.output.contains("Usage: reel record"), "\(r.output)")
