@@ -179,7 +179,8 @@ public enum ValueParser {
         var seconds: Double?
         if text.contains(":") {
             let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Double($0) }
-            if parts.count <= 3, parts.allSatisfy({ $0 != nil && $0! >= 0 }) {
+            // Minutes and seconds after the first field are below 60 (01:30:99 is a typo).
+            if parts.count <= 3, parts.allSatisfy({ $0 != nil && $0! >= 0 }), parts.dropFirst().allSatisfy({ $0! < 60 }) {
                 seconds = parts.reduce(0) { $0 * 60 + $1! }
             }
         } else if let plain = Double(text) {
@@ -191,6 +192,8 @@ public enum ValueParser {
             throw UsageError("--\(option) needs a duration such as \(examples), not '\(text)'")
         }
         guard s > 0 else { throw UsageError("--\(option) must be more than zero, not '\(text)'") }
+        // Less than a hundredth of a second holds no frame at any frame rate reel records.
+        guard s >= 0.01 else { throw UsageError("--\(option) of '\(text)' is too short to hold a frame (at least 0.01 s)") }
         guard s <= 7 * 24 * 3600 else { throw UsageError("--\(option) of '\(text)' is longer than a week") }
         return MediaTimeValue(seconds: s)
     }

@@ -86,7 +86,7 @@ public struct RecordOptions: Sendable {
         OptionSpec("overwrite", help: "replace FILE if it exists"),
         OptionSpec("json", help: "print events as JSON lines on standard output"),
         OptionSpec("faster-than-real-time", help: "with --test-pattern/--tone only: record as fast as encoding allows (needs --duration)"),
-        OptionSpec("max-size", value: .required, placeholder: "SIZE", help: "stop at this file size, e.g. 500M or 2G"),
+        OptionSpec("max-size", value: .required, placeholder: "SIZE", help: "keep the finished file within this size, e.g. 500M or 2G (at least 64k)"),
         OptionSpec("min-free", value: .required, placeholder: "SIZE", help: "stop when the disk has less free space (default 100M; 0 = off)"),
         OptionSpec("pause-mode", value: .required, placeholder: "MODE",
                    help: "what pausing does: single-file (default; gaps taken out) or clips (merged at the end)"),
@@ -287,7 +287,12 @@ public struct RecordOptions: Sendable {
         if !container.canHold(audio.codec) {
             throw UsageError("\(container.rawValue) files cannot hold \(audio.codec.rawValue) audio (use --audio-codec aac)")
         }
-        if args.has("max-size") { maxFileSize = try ValueParser.size(args.value("max-size")!, option: "max-size", allowsZero: false) }
+        if args.has("max-size") {
+            let size = try ValueParser.size(args.value("max-size")!, option: "max-size", allowsZero: false)
+            // Below this not even the file's header and a first frame fit: the file could not keep the promise.
+            guard size >= 64_000 else { throw UsageError("--max-size must be at least 64k (a file's header and first frames), not \(args.value("max-size")! ?? "")") }
+            maxFileSize = size
+        }
         if args.has("min-free") { minimumFreeSpace = try ValueParser.size(args.value("min-free")!, option: "min-free", allowsZero: true) }
         if let mode = args.value("pause-mode") ?? nil {
             guard let m = Recorder.PauseMode(rawValue: mode) else { throw UsageError("--pause-mode must be clips or single-file, not '\(mode)'") }

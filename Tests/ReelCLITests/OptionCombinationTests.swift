@@ -69,6 +69,9 @@ import ReelTestSupport
         (["--max-size", "1e30"], "--max-size of '1e30' is too large"),
         (["--min-free", "1e300"], "--min-free of '1e300' is too large"),
         (["--max-size", "0.0001"], "--max-size must be at least 1 byte"),
+        (["--max-size", "5k"], "--max-size must be at least 64k"),
+        (["--duration", "1e-9"], "--duration of '1e-9' is too short to hold a frame"),
+        (["--duration", "01:30:99"], "--duration needs a duration"),
         // Sizes: the stated range is the one that works.
         (["--size", "14x16"], "--size 14x16 is out of range (16x16 to 8192x8192)"),
         (["--size", "8194x100"], "--size 8194x100 is out of range (16x16 to 8192x8192)"),
