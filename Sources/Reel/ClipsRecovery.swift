@@ -66,6 +66,11 @@ extension RecordingSession {
             throw ReelError(.ioFailure, "\(folder.path) is not a folder of clips", hint: "give the clips folder or the recording's file name")
         }
         var manifest = try ClipsManifest.read(in: folder)
+        if let manifest, manifest.state == .merged {
+            // Merged, then cut off while the clips were being removed: the file holds them all.
+            throw ReelError(.nothingRecorded, "the clips in \(folder.path) were merged into \(manifest.target) already; nothing to recover",
+                            hint: "\(manifest.target) holds the recording; what is left in the folder can be deleted")
+        }
         var entries: [ClipsManifest.Entry]
         if let manifest {
             entries = manifest.clips

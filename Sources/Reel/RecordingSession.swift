@@ -148,6 +148,10 @@ public final class RecordingSession: Sendable {
             guard (info.st_mode & S_IFMT) == S_IFDIR else {
                 throw ReelError(.fileExists, "\(folder.path) is a file, not a folder", hint: "choose a folder for the clips")
             }
+            if let other = try? ClipsManifest.read(in: folder), other.state == .merged {
+                throw ReelError(.fileExists, "\(folder.path) holds what is left of the clips of \(other.target), which were merged into it already",
+                                hint: "delete the folder, or choose another name or folder for the clips")
+            }
             if let other = try? ClipsManifest.read(in: folder) {
                 throw ReelError(.fileExists, "\(folder.path) holds the clips of a recording of \(other.target) that was never merged",
                                 hint: Self.recoverHint(folder: folder, otherwise: "or choose another folder for the clips"))

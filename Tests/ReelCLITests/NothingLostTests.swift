@@ -165,6 +165,25 @@ import ReelTestSupport
         }
     }
 
+    /// A clip recording killed while its clips are removed after the merge: the merged file
+    /// holds it all, and recover and the next recording say so rather than send the user round.
+    @Test func killedWhileRemovingMergedClips() throws {
+        let f = try Fixtures()
+        let url = f.path("x.mp4")
+        let folder = f.path("x.clips")
+        let r = try Subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=unlink,unlinkat",
+                                    "-e", "inject=unlink,unlinkat:signal=SIGKILL:when=2", ReelBinary.url.path, "record",
+                                    "--test-pattern", "--size", "320x240", "--preset", "ultrafast", "--faster-than-real-time",
+                                    "--duration", "1", "--pause-mode", "clips", "-o", url.path])
+        #expect(r.status == SIGKILL, "\(r.stderr)")
+        #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == 30)
+        guard FileManager.default.fileExists(atPath: folder.path) else { return }
+        let recover = try ReelBinary.run(["recover", folder.path])
+        #expect(recover.stderr.contains("merged into \(url.path) already"), "\(recover.stderr)")
+        let again = try ReelBinary.run(["record"] + Self.quick + ["--pause-mode", "clips", "-o", url.path, "--overwrite"])
+        #expect(again.stderr.contains("merged into it already") || again.status == 0, "\(again.stderr)")
+    }
+
     @Test func aKilledRecordingSurvivesTheNextRun() throws {
         let f = try Fixtures()
         let before = Self.bytes(f.cut)
