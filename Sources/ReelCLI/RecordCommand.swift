@@ -49,6 +49,13 @@ struct RecordCommand {
         do {
             (url, reserved) = try resolveOutput()
             if !reserved { try OutputLocation.check(url, overwrite: options.overwrite) }
+            // A clip recording of this name that was cut off before its merge: recording a new
+            // file there would leave its clips without a file to be merged into.
+            let clips = RecordingSession.defaultFolder(for: url)
+            if options.keepClips == nil, RecordingSession.unmergedRecordings(in: url.deletingLastPathComponent()).contains(where: { $0.path == clips.path }) {
+                throw ReelError(.fileExists, "\(clips.path) holds the clips of a recording of \(url.lastPathComponent) that was never merged",
+                                hint: "merge them first with: reel recover \(Shell.quoted(clips.path)), or choose another name")
+            }
         } catch let error as ReelError {
             return fail(error)
         } catch {

@@ -184,6 +184,32 @@ import ReelTestSupport
         #expect(again.stderr.contains("merged into it already") || again.status == 0, "\(again.stderr)")
     }
 
+    /// A clip recording cut off before its merge keeps its name: a new recording into that
+    /// file is refused (its clips would be left with nowhere to go), and recover merges them.
+    @Test func aCutOffClipRecordingKeepsItsName() async throws {
+        let f = try Fixtures()
+        let url = f.path("takes.mp4")
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast", "--pause-mode", "clips", "-o", url.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try await Task.sleep(for: .seconds(1.5))
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let folder = f.path("takes.clips")
+        #expect(FileManager.default.fileExists(atPath: folder.path))
+        for extra in [[String](), ["--overwrite"]] {
+            let again = try ReelBinary.run(["record"] + Self.quick + ["-o", url.path] + extra)
+            #expect(again.status == 1 && again.stderr.contains("never merged"), "\(extra): \(again.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: url.path))
+        }
+        let recovered = try ReelBinary.run(["recover", folder.path])
+        #expect(recovered.status == 0, "\(recovered.stderr)")
+        #expect((try MediaProbe.probe(url).videoStreams.first?.frameCount ?? 0) > 0)
+    }
+
     @Test func aKilledRecordingSurvivesTheNextRun() throws {
         let f = try Fixtures()
         let before = Self.bytes(f.cut)
