@@ -67,7 +67,7 @@ public final class FrameLog: CaptureOutput {
                             hint: "choose another file for the frame log")
         }
         let replaces = overwrite && exists
-        let path = replaces ? url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid())-\(UInt32.random(in: 0...UInt32.max)).new") : url
+        let path = replaces ? FilePlacement.temporaryURL(beside: url, purpose: "new") : url
         let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite && !replaces ? O_TRUNC : O_EXCL)
         let fd = open(path.path, flags, 0o644)
         guard fd >= 0 else {
@@ -128,7 +128,7 @@ public final class FrameLog: CaptureOutput {
     /// Rewrites the raw rows at `url` with the recording's file times and a `recorded` column,
     /// into a new file that then takes the log's name.
     private static func rewrite(_ url: URL, for frames: RecordedFrames) {
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).new")
+        let temporary = FilePlacement.temporaryURL(beside: url, purpose: "rewriting")
         guard let input = FileHandle(forReadingAtPath: url.path) else { return }
         defer { try? input.close() }
         let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)

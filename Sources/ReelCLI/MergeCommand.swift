@@ -45,19 +45,9 @@ struct MergeCommand {
             throw UsageError("no output file: give -o FILE")
         }
         var url = URL(fileURLWithPath: path)
-        guard path != "-" else { throw UsageError("-o -: reel does not write to standard output; give the merged file's name") }
-        switch OutputLocation.Kind(path: path) {
-        case .folder, .missingFolder:
-            throw UsageError("-o \(path) is a folder: give the merged file's name")
-        case .special(let what):
-            throw UsageError("-o \(path) is \(what), not a file: give the merged file's name")
-        case .file:
-            break
-        }
+        try OutputLocation.checkOutputPath(path, option: "-o", wanted: "the merged file's name", allowsFolder: false)
         if url.pathExtension.isEmpty {
-            if FileManager.default.fileExists(atPath: path) {
-                throw UsageError("-o \(path): a file of that name exists and has no .mp4, .mov or .mkv ending; give the file name with its ending")
-            }
+            try OutputLocation.checkNoFileWithoutEnding(path, option: "-o")
             let implied = Container(pathExtension: URL(fileURLWithPath: args.positionals[0]).pathExtension) ?? .mp4
             url = url.appendingPathExtension(implied.fileExtension)
         }

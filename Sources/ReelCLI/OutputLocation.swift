@@ -33,6 +33,34 @@ public enum OutputLocation {
         }
     }
 
+    /// Checks a path given to `option` (`-o`, `--frame-log`) for a file reel is to write: it
+    /// refuses standard output (`-`), devices, pipes and sockets, and a folder unless
+    /// `allowsFolder`, with a usage error that ends by asking for `wanted` ("a file name").
+    /// Returns what the path names.
+    @discardableResult
+    static func checkOutputPath(_ path: String, option: String, wanted: String, allowsFolder: Bool) throws -> Kind {
+        guard path != "-" else {
+            throw UsageError("\(option) -: reel does not write to standard output, which is not a file; give \(wanted)")
+        }
+        let kind = Kind(path: path)
+        switch kind {
+        case .special(let what):
+            throw UsageError("\(option) \(path) is \(what), not a file: reel writes regular files (give \(wanted))")
+        case .folder where !allowsFolder, .missingFolder where !allowsFolder:
+            throw UsageError("\(option) \(path) is a folder: give \(wanted)")
+        default:
+            return kind
+        }
+    }
+
+    /// Refuses `-o NAME` without an ending when a file `NAME` exists (a user's file, or
+    /// /dev/stdout redirected to one): reel would write a sibling `NAME.mp4` beside it.
+    static func checkNoFileWithoutEnding(_ path: String, option: String) throws {
+        if FileManager.default.fileExists(atPath: path) {
+            throw UsageError("\(option) \(path): a file of that name exists and has no .mp4, .mov or .mkv ending; give the file name with its ending")
+        }
+    }
+
     /// Whether `a` and `b` are one file: the same inode when both exist (symbolic and hard
     /// links included), else the same path once `.`, `..` and links are resolved.
     public static func isSameFile(_ a: URL, _ b: URL) -> Bool {

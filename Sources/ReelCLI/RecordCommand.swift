@@ -362,12 +362,9 @@ final class RecordingParts: @unchecked Sendable {
         }
         // Replacing a file (--overwrite), the new recording keeps a hidden name of its own until
         // its first fragment is on the disk: the old file is then still there, unchanged.
-        let stem = "." + url.deletingPathExtension().lastPathComponent + ".new-\(getpid())-"
-        let folder = url.deletingLastPathComponent()
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        if let hidden = names.first(where: { $0.hasPrefix(stem) }) {
+        if let hidden = FilePlacement.temporaryFiles(beside: url, purposes: ["new"], pid: getpid()).first {
             return "reel: aborted before the first part of the recording reached the disk; \(url.path) is unchanged "
-                + "(what was recorded is in \(folder.appendingPathComponent(hidden).path), which holds no complete part)"
+                + "(what was recorded is in \(hidden.path), which holds no complete part)"
         }
         guard FileManager.default.fileExists(atPath: url.path) else { return "reel: aborted before anything was recorded" }
         switch container {

@@ -159,12 +159,7 @@ public struct RecordOptions: Sendable {
         }
         if let path = args.value("frame-log") ?? nil {
             guard !path.isEmpty else { throw UsageError("--frame-log needs a file name") }
-            guard path != "-" else { throw UsageError("--frame-log -: reel does not write the log to standard output; give a file name") }
-            switch OutputLocation.Kind(path: path) {
-            case .folder, .missingFolder: throw UsageError("--frame-log \(path) is a folder: give the log a file name")
-            case .special(let what): throw UsageError("--frame-log \(path) is \(what), not a file: give the log a file name")
-            case .file: break
-            }
+            try OutputLocation.checkOutputPath(path, option: "--frame-log", wanted: "the log a file name", allowsFolder: false)
             frameLog = URL(fileURLWithPath: path)
         }
         if let text = args.value("zoom") ?? nil {
@@ -238,17 +233,12 @@ public struct RecordOptions: Sendable {
         }
         if let path = args.value("output") ?? nil {
             guard !path.isEmpty else { throw UsageError("-o needs a file name") }
-            guard path != "-" else {
-                throw UsageError("-o -: reel does not write to standard output; give a file (.mp4, .mov or .mkv) or a folder")
-            }
-            switch OutputLocation.Kind(path: path) {
+            switch try OutputLocation.checkOutputPath(path, option: "-o", wanted: "a file (.mp4, .mov or .mkv) or a folder", allowsFolder: true) {
             case .folder:
                 outputFolder = URL(fileURLWithPath: path, isDirectory: true)
             case .missingFolder:
                 throw UsageError("-o \(path): there is no such folder (create it, or give a file name)")
-            case .special(let what):
-                throw UsageError("-o \(path) is \(what), not a file: reel writes regular files (give a file name or a folder)")
-            case .file:
+            case .file, .special:
                 break
             }
         }
@@ -264,11 +254,8 @@ public struct RecordOptions: Sendable {
             } else if !ext.isEmpty {
                 throw UsageError("unknown file type '.\(ext)' (use .mp4, .mov or .mkv, or --format)")
             } else {
-                // `-o talk` means talk.mp4; but a file named exactly that is there already (a
-                // user's file, or /dev/stdout redirected to one): writing a sibling would surprise.
-                if FileManager.default.fileExists(atPath: path) {
-                    throw UsageError("-o \(path): a file of that name exists and has no .mp4, .mov or .mkv ending; give the file name with its ending")
-                }
+                // `-o talk` means talk.mp4, unless a file named exactly that is there already.
+                try OutputLocation.checkNoFileWithoutEnding(path, option: "-o")
                 output = url.appendingPathExtension(container.fileExtension)
             }
         }

@@ -124,7 +124,7 @@ final class RecordSignals: @unchecked Sendable {
         self.swap = swap
         self.abortMessage = abortMessage
         let signals = ProcessSignals.shared
-        signals.setHandler(ProcessSignals.stopping) { [weak self] signo in self?.stopSignal(signo) }
+        signals.setHandler(ProcessSignals.stopping) { [weak self] signo in self?.requestStop(by: signo) }
         signals.setHandler([SIGUSR1]) { [weak self] signo in self?.act(on: signo, pause: true) }
         signals.setHandler([SIGUSR2]) { [weak self] signo in self?.act(on: signo, pause: false) }
     }
@@ -139,8 +139,6 @@ final class RecordSignals: @unchecked Sendable {
         let action = decide { $0.stopSignal() }
         perform(action, signo: signo ?? SIGINT, fromKey: signo == nil)
     }
-
-    private func stopSignal(_ signo: Int32) { requestStop(by: signo) }
 
     private func act(on signo: Int32, pause: Bool) {
         let action = decide { pause ? $0.pauseSignal() : $0.swapSignal() }

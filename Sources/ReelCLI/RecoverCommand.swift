@@ -49,15 +49,15 @@ struct RecoverCommand {
         let output = (args.value("output") ?? nil).map { URL(fileURLWithPath: $0) }
         if let path = args.value("output") ?? nil {
             // Reel writes regular files: not standard output, a device or a pipe.
-            let refusal: String?
-            switch path == "-" ? .special("standard output") : OutputLocation.Kind(path: path) {
-            case .special(let what): refusal = "-o \(path) is \(what), not a file: give a file name or a folder"
-            case .file where path.isEmpty: refusal = "-o needs a file name or a folder"
-            default: refusal = nil
-            }
-            if let refusal {
-                console.err("reel: \(refusal)")
+            do {
+                guard !path.isEmpty else { throw UsageError("-o needs a file name or a folder") }
+                try OutputLocation.checkOutputPath(path, option: "-o", wanted: "a file name or a folder", allowsFolder: true)
+            } catch let error as UsageError {
+                console.err("reel: \(error.message)")
                 return 2
+            } catch {
+                console.err("reel: error: \(error)")
+                return 1
             }
         }
         if let output, files.count > 1 {
@@ -132,11 +132,7 @@ struct RecoverCommand {
     /// nobody needs them.
     private func noteLeftovers(beside url: URL) {
         let real = url.resolvingSymlinksInPath()
-        let folder = real.deletingLastPathComponent()
-        let stem = "." + real.deletingPathExtension().lastPathComponent + "."
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        for name in names.sorted() where name.hasPrefix(stem + "finalising") || name.hasPrefix(stem + "recovering") {
-            let leftover = folder.appendingPathComponent(name)
+        for leftover in FilePlacement.temporaryFiles(beside: real, purposes: ["finalising", "recovering"]) {
             guard !Recovery.isBeingRecorded(leftover) else { continue }
             console.err("reel: note: \(leftover.path) is an unfinished copy left by an interrupted finalise or recover; "
                         + "\(real.lastPathComponent) does not need it, delete it if nothing else does")

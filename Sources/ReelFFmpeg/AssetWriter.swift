@@ -423,8 +423,7 @@ public final class AssetWriter: @unchecked Sendable {
     /// still hold (frames in the video encoder's lookahead, as big as the latest frames).
     public var projectedFileSize: Int64 {
         let held = Int64(inEncoder.count + heldPackets.count)
-        let average = recentVideoSizes.isEmpty ? 0 : Int64(recentVideoSizes.reduce(0, +) / recentVideoSizes.count)
-        return projectedFileSize(adding: held * average * 3 / 2, packets: held + Int64(audio.count))
+        return projectedFileSize(adding: held * typicalFrameBytes * 3 / 2, packets: held + Int64(audio.count))
     }
 
     /// The latest video packets' average size: about what the next frame will add.

@@ -4,11 +4,11 @@ import ReelCore
 /// Writing a file under a temporary name beside the place it is for, and giving it that name
 /// only once it is complete and on the disk: whoever looks at the name (or pulls the plug)
 /// finds the old file or the new one, never half of one.
-enum FilePlacement {
+package enum FilePlacement {
     /// A hidden name beside `destination` that no file has yet, `.NAME.PURPOSE-PID-RANDOM.EXT`:
     /// unique, so that a file left behind by a crash never stands in the way, and never mistaken
     /// for anyone's file (nothing is removed to make room for it).
-    static func temporaryURL(beside destination: URL, purpose: String, pathExtension: String? = nil) -> URL {
+    package static func temporaryURL(beside destination: URL, purpose: String, pathExtension: String? = nil) -> URL {
         let folder = destination.deletingLastPathComponent()
         let ext = pathExtension ?? destination.pathExtension
         while true {
@@ -17,6 +17,17 @@ enum FilePlacement {
             var info = stat()
             if lstat(url.path, &info) != 0 { return url }
         }
+    }
+
+    /// The temporary files ``temporaryURL(beside:purpose:pathExtension:)`` made beside
+    /// `destination` for one of `purposes` (of process `pid`, or of any), in name order: what
+    /// an interrupted write left behind.
+    package static func temporaryFiles(beside destination: URL, purposes: [String], pid: Int32? = nil) -> [URL] {
+        let folder = destination.deletingLastPathComponent()
+        let stem = ".\(destination.deletingPathExtension().lastPathComponent)."
+        let prefixes = purposes.map { stem + $0 + "-" + (pid.map { "\($0)-" } ?? "") }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.sorted().filter { name in prefixes.contains { name.hasPrefix($0) } }.map { folder.appendingPathComponent($0) }
     }
 
     /// Makes the complete file at `temporary` durable and gives it the name `destination`,
