@@ -215,6 +215,14 @@ final class InputFile {
             // inner URL, taken as it is.
             opened = "subfile,,start,0,end,\(byteLimit),,:file:\(url.path)"
         }
+        if url.isFileURL && format == nil {
+            do {
+                try FragmentedTrackCheck.check(url, byteLimit: byteLimit)
+            } catch {
+                avformat_free_context(ctx)
+                throw error
+            }
+        }
         var dictionary: OpaquePointer? = nil
         defer { av_dict_free(&dictionary) }
         for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
