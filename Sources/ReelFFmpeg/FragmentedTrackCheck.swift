@@ -94,17 +94,23 @@ enum FragmentedTrackCheck {
         /// payload), in order: a type with a size before it that fits in what is left.
         mutating func scan(_ bytes: [UInt8], from start: Int, in url: URL) throws {
             guard bytes.count >= 8 else { return }
-            var p = max(start + 4, 4)
-            while p + 4 <= bytes.count {
-                let type = BoxType(rawValue: UInt32(bytes[p]) << 24 | UInt32(bytes[p + 1]) << 16 | UInt32(bytes[p + 2]) << 8 | UInt32(bytes[p + 3]))
-                if type == "trak" || type == "tkhd" || type == "moof" {
-                    let size = Int(UInt32(bytes[p - 4]) << 24 | UInt32(bytes[p - 3]) << 16 | UInt32(bytes[p - 2]) << 8 | UInt32(bytes[p - 1]))
-                    if size <= 1 || (size >= 8 && p - 4 + size <= bytes.count) {
-                        let payload = Array(bytes[(p + 4)..<min(bytes.count, p + 28)])
-                        try take(type, body: { payload }, in: url)
+            let trak = BoxType("trak").rawValue, tkhd = BoxType("tkhd").rawValue, moof = BoxType("moof").rawValue
+            var found: [(at: Int, type: UInt32)] = []
+            bytes.withUnsafeBufferPointer { b in
+                func u32(_ i: Int) -> UInt32 { UInt32(b[i]) << 24 | UInt32(b[i + 1]) << 16 | UInt32(b[i + 2]) << 8 | UInt32(b[i + 3]) }
+                var p = max(start + 4, 4)
+                while p + 4 <= b.count {
+                    let type = u32(p)
+                    if type == trak || type == tkhd || type == moof {
+                        let size = Int(u32(p - 4))
+                        if size <= 1 || (size >= 8 && p - 4 + size <= b.count) { found.append((p, type)) }
                     }
+                    p += 1
                 }
-                p += 1
+            }
+            for (p, type) in found {
+                let payload = Array(bytes[(p + 4)..<min(bytes.count, p + 28)])
+                try take(BoxType(rawValue: type), body: { payload }, in: url)
             }
         }
     }
