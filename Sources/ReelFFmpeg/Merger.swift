@@ -314,6 +314,8 @@ struct StreamFacts {
     var height: Int32 = 0
     var pixelFormat: Int32 = -1
     var sampleRate: Int32 = 0
+    /// The lowest audio sample rate a clip may have (telephone sound is 8000 Hz).
+    static let lowestSampleRate: Int32 = 1000
     var channels: Int32 = 0
     var layout: String = ""
     /// Samples per packet for codecs with a fixed frame size (AAC: 1024), else 0.
@@ -512,6 +514,13 @@ struct ClipFacts {
         }
         guard !facts.streams.isEmpty else {
             throw ReelError(.invalidMedia, "\(label) has neither video nor audio: \(url.path)")
+        }
+        // A sound is sampled at thousands of times a second; a few times a second is damage, and
+        // re-encoding it would stretch each of its samples into thousands (a 2 KB file became
+        // minutes of audio to convert).
+        if let slow = facts.audio.first(where: { $0.sampleRate < StreamFacts.lowestSampleRate }) {
+            throw ReelError(.invalidMedia, "\(label) is damaged: its audio is sampled \(slow.sampleRate) times a second",
+                            hint: "check that it is a complete recording")
         }
         if facts.streams.filter({ $0.kind == .video }).count > 1 {
             throw ReelError(.unsupportedFormat, "\(label) has more than one video track", hint: "merge clips with one video track")
