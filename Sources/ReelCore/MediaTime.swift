@@ -8,16 +8,16 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
     /// The numerator: a count of `1/timescale` second ticks.
     public var value: Int64
     /// Ticks per second. Always positive.
-    public var timescale: Int32
+    public private(set) var timescale: Int32
 
     /// Nanosecond timescale, used by the clocks.
     public static let nanosecondTimescale: Int32 = 1_000_000_000
 
-    /// Creates a time of `value` ticks of `1/timescale` second.
+    /// Creates a time of `value` ticks of `1/timescale` second. A timescale that is not
+    /// positive (a damaged file's time base, say) counts as 1: ticks of one second.
     public init(value: Int64, timescale: Int32) {
-        precondition(timescale > 0, "MediaTime timescale must be positive")
         self.value = value
-        self.timescale = timescale
+        self.timescale = max(timescale, 1)
     }
 
     /// Creates a time from seconds, rounded to the nearest tick of `timescale`.
@@ -120,22 +120,30 @@ public struct FrameRate: Sendable, Hashable, CustomStringConvertible {
     /// The seconds over which `frames` are counted.
     public var per: Int32
 
-    /// A rate of `frames` per `per` seconds (30000/1001 for NTSC).
+    /// A rate of `frames` per `per` seconds (30000/1001 for NTSC). A rate that is not positive
+    /// is kept as given, so that the settings that hold it can say so (`validate()` throws
+    /// `invalidConfiguration`); until then it counts as one frame a second.
     public init(_ frames: Int32, per: Int32 = 1) {
-        precondition(frames > 0 && per > 0, "a frame rate must be positive")
         self.frames = frames
         self.per = per
     }
 
+    /// Whether both numbers are positive.
+    public var isValid: Bool { frames > 0 && per > 0 }
+
+    /// `frames` and `per` as used in arithmetic: 1/1 for a rate that is not valid.
+    private var ratio: (frames: Int32, per: Int32) { isValid ? (frames, per) : (1, 1) }
+
     /// The duration of one frame.
-    public var frameDuration: MediaTime { MediaTime(value: Int64(per), timescale: frames) }
+    public var frameDuration: MediaTime { MediaTime(value: Int64(ratio.per), timescale: ratio.frames) }
 
     /// The presentation time of frame `index` counted from zero.
-    public func time(ofFrame index: Int64) -> MediaTime { MediaTime(value: index * Int64(per), timescale: frames) }
+    public func time(ofFrame index: Int64) -> MediaTime { MediaTime(value: index * Int64(ratio.per), timescale: ratio.frames) }
 
     /// The index of the frame whose slot contains `time` (slots start at `index / rate`).
     public func frameIndex(at time: MediaTime, rounding: MediaTime.Rounding = .down) -> Int64 {
         // time * frames / per
+        let (frames, per) = ratio
         let ticks = time.convertedValue(to: frames, rounding: rounding)
         switch rounding {
         case .down: return ticks >= 0 ? ticks / Int64(per) : (ticks - Int64(per) + 1) / Int64(per)
@@ -145,11 +153,12 @@ public struct FrameRate: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Frames per second as a floating-point number.
-    public var framesPerSecond: Double { Double(frames) / Double(per) }
+    public var framesPerSecond: Double { isValid ? Double(frames) / Double(per) : 0 }
 
     /// The rate as people write it: `30`, `29.97`, `7.5` when a decimal with up to three places
     /// is exact, else the reduced fraction (`30000/1001`).
     public var description: String {
+        guard isValid else { return "\(frames)/\(per)" }
         var (a, b) = (Int64(frames), Int64(per))
         while b != 0 { (a, b) = (b, a % b) }
         let (n, d) = (Int64(frames) / max(a, 1), Int64(per) / max(a, 1))
