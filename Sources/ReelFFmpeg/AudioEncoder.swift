@@ -13,7 +13,8 @@ final class AudioEncoder {
     private var resampler: OpaquePointer?
     private var fifo: OpaquePointer?
     private var frame: UnsafeMutablePointer<AVFrame>
-    private var packet: UnsafeMutablePointer<AVPacket>
+    private let packetOwner: Packet
+    private var packet: UnsafeMutablePointer<AVPacket> { packetOwner.pointer }
     private var scratch: [UnsafeMutableRawPointer?]
     private var scratchCapacity = 0
     private var samplesSent: Int64 = 0
@@ -29,12 +30,12 @@ final class AudioEncoder {
         guard let codec = avcodec_find_encoder_by_name(name) else {
             throw ReelError(.unsupportedFormat, "this FFmpeg has no \(name) encoder", hint: "use --audio-codec aac")
         }
-        guard let context = avcodec_alloc_context3(codec), let frame = av_frame_alloc(), let packet = av_packet_alloc() else {
+        guard let context = avcodec_alloc_context3(codec), let frame = av_frame_alloc(), let packetOwner = try? Packet() else {
             throw ReelError(.encodingFailed, "cannot allocate the \(name) encoder")
         }
         self.context = context
         self.frame = frame
-        self.packet = packet
+        self.packetOwner = packetOwner
         self.settings = settings
         self.inputFormat = inputFormat
         self.scratch = []
@@ -78,8 +79,6 @@ final class AudioEncoder {
         swr_free(&s)
         var f: UnsafeMutablePointer<AVFrame>? = frame
         av_frame_free(&f)
-        var p: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&p)
         var c: UnsafeMutablePointer<AVCodecContext>? = context
         avcodec_free_context(&c)
     }
@@ -100,9 +99,19 @@ final class AudioEncoder {
     }
     private var leadingSilenceWritten = false
 
+    /// Throws `.invalidConfiguration` unless `buffer` is of the encoder's input format: the
+    /// resampler was set up for it, and other samples would be misread.
+    func checkFits(_ buffer: AudioBuffer) throws {
+        guard buffer.format != inputFormat else { return }
+        throw ReelError(.invalidConfiguration, "audio of format \(buffer.format) does not fit a track that takes \(inputFormat)",
+                        hint: "hand the writer audio in the format its audio track was configured with")
+    }
+
     /// Converts and queues `buffer`, encoding every whole frame that is ready.
+    ///
+    /// - Throws: `.invalidConfiguration` for audio that does not fit (see ``checkFits(_:)``).
     func append(_ buffer: AudioBuffer, emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        precondition(buffer.format == inputFormat, "audio does not match the encoder's input format")
+        try checkFits(buffer)
         let inCount = Int32(buffer.frameCount)
         guard inCount > 0 else { return }
         try writeLeadingSilence()

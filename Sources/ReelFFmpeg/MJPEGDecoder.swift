@@ -23,7 +23,8 @@ public final class MJPEGDecoder: CompressedFrameDecoder {
     public let size: PixelSize
     private let pool: FramePool
     private let context: UnsafeMutablePointer<AVCodecContext>
-    private let packet: UnsafeMutablePointer<AVPacket>
+    private let packetOwner: Packet
+    private var packet: UnsafeMutablePointer<AVPacket> { packetOwner.pointer }
     private let picture: UnsafeMutablePointer<AVFrame>
     private var scaler: OpaquePointer?
     private var scalerKey: (width: Int32, height: Int32, format: Int32, fullRange: Bool) = (0, 0, -1, false)
@@ -36,21 +37,21 @@ public final class MJPEGDecoder: CompressedFrameDecoder {
         guard size.width > 0, size.height > 0, size.width % 2 == 0, size.height % 2 == 0 else {
             throw ReelError(.invalidConfiguration, "cannot decode MJPEG into \(size) frames", hint: "use an even size")
         }
-        _ = FFmpeg.quietLogging
+        FFmpeg.silenceLibraryLogging()
         guard let codec = avcodec_find_decoder(AV_CODEC_ID_MJPEG) else {
             throw ReelError(.unsupportedFormat, "this FFmpeg has no MJPEG decoder", hint: "install libavcodec with its JPEG decoder")
         }
         guard let context = avcodec_alloc_context3(codec) else {
             throw ReelError(.encodingFailed, "cannot allocate an MJPEG decoder")
         }
-        guard let packet = av_packet_alloc(), let picture = av_frame_alloc() else {
+        guard let packetOwner = try? Packet(), let picture = av_frame_alloc() else {
             var c: UnsafeMutablePointer<AVCodecContext>? = context
             avcodec_free_context(&c)
             throw ReelError(.encodingFailed, "cannot allocate an MJPEG decoder")
         }
         self.size = size
         self.context = context
-        self.packet = packet
+        self.packetOwner = packetOwner
         self.picture = picture
         self.pool = FramePool(format: .yuv420p, size: size, capacity: poolCapacity)
         context.pointee.width = Int32(size.width)
@@ -63,8 +64,6 @@ public final class MJPEGDecoder: CompressedFrameDecoder {
         sws_freeContext(scaler)
         var f: UnsafeMutablePointer<AVFrame>? = picture
         av_frame_free(&f)
-        var p: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&p)
         var c: UnsafeMutablePointer<AVCodecContext>? = context
         avcodec_free_context(&c)
     }

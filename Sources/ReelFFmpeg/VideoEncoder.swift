@@ -13,7 +13,8 @@ final class VideoEncoder {
     /// The encoder's pixel format: 4:2:0, 8-bit, or 10-bit for a 10-bit profile.
     let pixelFormat: AVPixelFormat
     private var frame: UnsafeMutablePointer<AVFrame>
-    private var packet: UnsafeMutablePointer<AVPacket>
+    private let packetOwner: Packet
+    private var packet: UnsafeMutablePointer<AVPacket> { packetOwner.pointer }
     private var scaler: OpaquePointer?
     private let sourceData = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 4)
     private let sourceStrides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
@@ -69,13 +70,13 @@ final class VideoEncoder {
         out.height &= ~1
         self.outputSize = out
         pixelFormat = settings.bitDepth == 10 ? AV_PIX_FMT_YUV420P10LE : AV_PIX_FMT_YUV420P
-        guard let frame = av_frame_alloc(), let packet = av_packet_alloc() else {
+        guard let frame = av_frame_alloc(), let packetOwner = try? Packet() else {
             var c: UnsafeMutablePointer<AVCodecContext>? = context
             avcodec_free_context(&c)
             throw ReelError(.encodingFailed, "cannot allocate frames for \(name)")
         }
         self.frame = frame
-        self.packet = packet
+        self.packetOwner = packetOwner
         sourceData.initialize(repeating: nil, count: 4)
         sourceStrides.initialize(repeating: 0, count: 4)
 
@@ -169,8 +170,6 @@ final class VideoEncoder {
         sws_freeContext(scaler)
         var f: UnsafeMutablePointer<AVFrame>? = frame
         av_frame_free(&f)
-        var p: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&p)
         var c: UnsafeMutablePointer<AVCodecContext>? = context
         avcodec_free_context(&c)
     }
@@ -184,10 +183,21 @@ final class VideoEncoder {
         }
     }
 
+    /// Throws `.invalidConfiguration` unless `source` is of the encoder's input format and size:
+    /// the conversion was set up for those, and other pixels would be read out of bounds.
+    func checkFits(_ source: VideoFrame) throws {
+        guard source.format != inputFormat || source.size != inputSize else { return }
+        let what = source.size != inputSize ? "size changed from \(inputSize) to \(source.size)" : "pixel format is \(source.format.rawValue), not \(inputFormat.rawValue)"
+        throw ReelError(.invalidConfiguration, "a video frame does not fit the track: its \(what)",
+                        hint: "hand the writer frames of the size and pixel format its video track was configured with, or start a new file for the new size")
+    }
+
     /// Encodes `source` as frame number `index` (in frame-duration ticks), passing each packet
     /// that comes out to `emit`.
+    ///
+    /// - Throws: `.invalidConfiguration` for a frame that does not fit (see ``checkFits(_:)``).
     func encode(_ source: VideoFrame, index: Int64, emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        precondition(source.format == inputFormat && source.size == inputSize, "frame does not match the encoder's input")
+        try checkFits(source)
         try FFmpeg.check(av_frame_make_writable(frame), "cannot reuse the encoder's frame")
         withPlanes(of: source) { srcData, srcStride in
             if let scaler {
