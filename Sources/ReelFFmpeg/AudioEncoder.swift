@@ -10,7 +10,7 @@ final class AudioEncoder {
     let context: UnsafeMutablePointer<AVCodecContext>
     let settings: AudioSettings
     let inputFormat: AudioFormat
-    private var resampler: OpaquePointer?
+    private let resampler: Resampler
     private var fifo: OpaquePointer?
     private var frame: UnsafeMutablePointer<AVFrame>
     private let packetOwner: Packet
@@ -54,12 +54,8 @@ final class AudioEncoder {
         av_channel_layout_default(&inLayout, Int32(inputFormat.channels))
         defer { av_channel_layout_uninit(&inLayout) }
         let inFormat: AVSampleFormat = inputFormat.sampleFormat == .f32 ? AV_SAMPLE_FMT_FLT : AV_SAMPLE_FMT_S16
-        var swr: OpaquePointer? = nil
-        try FFmpeg.check(swr_alloc_set_opts2(&swr, &context.pointee.ch_layout, sampleFormat, Int32(settings.sampleRate),
-                                             &inLayout, inFormat, Int32(inputFormat.sampleRate), 0, nil),
-                         "cannot set up audio conversion from \(inputFormat)")
-        resampler = swr
-        try FFmpeg.check(swr_init(swr), "cannot set up audio conversion from \(inputFormat)")
+        resampler = try Resampler(from: &inLayout, inFormat, Int32(inputFormat.sampleRate),
+                                  to: &context.pointee.ch_layout, sampleFormat, Int32(settings.sampleRate), what: "from \(inputFormat)")
         guard let f = av_audio_fifo_alloc(sampleFormat, Int32(settings.channels), frameSize * 4) else {
             throw ReelError(.encodingFailed, "cannot allocate the audio FIFO")
         }
@@ -75,8 +71,6 @@ final class AudioEncoder {
     deinit {
         for pointer in scratch { av_free(pointer) }
         av_audio_fifo_free(fifo)
-        var s = resampler
-        swr_free(&s)
         var f: UnsafeMutablePointer<AVFrame>? = frame
         av_frame_free(&f)
         var c: UnsafeMutablePointer<AVCodecContext>? = context
@@ -115,10 +109,10 @@ final class AudioEncoder {
         let inCount = Int32(buffer.frameCount)
         guard inCount > 0 else { return }
         try writeLeadingSilence()
-        try convert(count: inCount) { swr, out, capacity in
+        try convert(count: inCount) { out, capacity in
             buffer.withUnsafeBytes { raw in
                 var input: UnsafePointer<UInt8>? = raw.baseAddress?.assumingMemoryBound(to: UInt8.self)
-                return swr_convert(swr, out, capacity, &input, inCount)
+                return resampler.convert(&input, count: inCount, into: out, capacity: capacity)
             }
         }
         try drain(final: false, emit: emit)
@@ -127,13 +121,13 @@ final class AudioEncoder {
     /// Flushes the resampler and the encoder.
     func finish(emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
         try writeLeadingSilence()
-        try convert(count: 0) { swr, out, capacity in swr_convert(swr, out, capacity, nil, 0) }
+        try convert(count: 0) { out, capacity in resampler.convert(nil, count: 0, into: out, capacity: capacity) }
         try drain(final: true, emit: emit)
         try send(nil, emit: emit)
     }
 
-    private func convert(count: Int32, _ body: (OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, Int32) -> Int32) throws {
-        let capacity = swr_get_out_samples(resampler, count) + 32
+    private func convert(count: Int32, _ body: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, Int32) -> Int32) throws {
+        let capacity = resampler.outputCapacity(forInput: count) + 32
         if capacity > scratchCapacity {
             // Planar formats take one plane per channel; packed ones hold every channel in the first.
             let planar = av_sample_fmt_is_planar(context.pointee.sample_fmt) != 0
@@ -147,7 +141,7 @@ final class AudioEncoder {
         let converted: Int32 = scratch.withUnsafeMutableBufferPointer { planes in
             planes.baseAddress!.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: planes.count) { out in
                 // Interleaved output (Opus) uses only the first pointer.
-                body(resampler, out, capacity)
+                body(out, capacity)
             }
         }
         try FFmpeg.check(converted, "audio conversion failed")

@@ -79,12 +79,11 @@ final class Decoder {
 }
 
 /// Converts decoded pictures of any size and pixel format into `yuv420p` frames of one size
-/// (libswscale). Owns one `SwsContext`, remade when the input changes.
+/// (libswscale, through one ``Scaler``, whose context is remade when the input changes).
 final class PictureConverter {
     let size: PixelSize
     private let pool: FramePool
-    private var scaler: OpaquePointer?
-    private var sourceKey: (Int32, Int32, Int32) = (0, 0, -1)
+    private let scaler = Scaler()
     private let destination = UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>.allocate(capacity: 4)
     private let strides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
 
@@ -94,7 +93,6 @@ final class PictureConverter {
     }
 
     deinit {
-        sws_freeContext(scaler)
         destination.deallocate()
         strides.deallocate()
     }
@@ -116,15 +114,12 @@ final class PictureConverter {
         guard key.0 > 0, key.1 > 0, key.2 >= 0 else {
             throw ReelError(.invalidMedia, "a decoded picture has no size or pixel format")
         }
-        if scaler == nil || key != sourceKey {
-            sws_freeContext(scaler)
-            let same = key.0 == Int32(size.width) && key.1 == Int32(size.height)
-            scaler = sws_getContext(key.0, key.1, AVPixelFormat(rawValue: key.2), Int32(size.width), Int32(size.height),
-                                    AV_PIX_FMT_YUV420P, same ? SWS_POINT : SWS_BICUBIC, nil, nil, nil)
-            guard scaler != nil else {
-                throw ReelError(.unsupportedFormat, "cannot convert \(key.0)x\(key.1) pictures of pixel format \(key.2) to yuv420p \(size)")
-            }
-            sourceKey = key
+        let same = key.0 == Int32(size.width) && key.1 == Int32(size.height)
+        let shape = Scaler.Shape(sourceSize: PixelSize(width: Int(key.0), height: Int(key.1)), sourceFormat: key.2,
+                                 destinationSize: size, destinationFormat: AV_PIX_FMT_YUV420P.rawValue,
+                                 filter: same ? SWS_POINT : SWS_BICUBIC, colour: nil)
+        guard scaler.prepare(shape) else {
+            throw ReelError(.unsupportedFormat, "cannot convert \(key.0)x\(key.1) pictures of pixel format \(key.2) to yuv420p \(size)")
         }
         for plane in 0..<3 {
             out.withUnsafePlane(plane) { bytes, stride in
@@ -149,7 +144,7 @@ final class PictureConverter {
                                               UnsafeMutablePointer(mutating: sourceStrides), AV_PIX_FMT_YUV420P, key.0, key.1)
                                 return height
                             }
-                            return sws_scale(scaler, source, sourceStrides, 0, height, destination, strides)
+                            return scaler.scale(source, strides: sourceStrides, rows: height, into: destination, strides: strides)
                         }
                     }
                 }
@@ -163,7 +158,7 @@ final class PictureConverter {
 /// channel count (libswresample). Owns one `SwrContext`, remade when the input changes.
 final class SoundConverter {
     let format: AudioFormat
-    private var resampler: OpaquePointer?
+    private var resampler: Resampler?
     private var sourceKey: (Int32, Int32, String) = (0, -1, "")
     private var scratch: UnsafeMutablePointer<UInt8>?
     private var scratchFrames: Int32 = 0
@@ -174,8 +169,6 @@ final class SoundConverter {
     }
 
     deinit {
-        var s = resampler
-        swr_free(&s)
         av_free(scratch)
     }
 
@@ -187,18 +180,12 @@ final class SoundConverter {
         let key = (frame.pointee.sample_rate, frame.pointee.format, cString(description))
         if resampler == nil || key != sourceKey {
             // A change of format mid-stream: what the old converter holds is dropped (a few ms).
-            var s = resampler
-            swr_free(&s)
             resampler = nil
             var outLayout = AVChannelLayout()
             av_channel_layout_default(&outLayout, Int32(format.channels))
             defer { av_channel_layout_uninit(&outLayout) }
-            var swr: OpaquePointer?
-            try FFmpeg.check(swr_alloc_set_opts2(&swr, &outLayout, AV_SAMPLE_FMT_FLT, Int32(format.sampleRate),
-                                                 &frame.pointee.ch_layout, AVSampleFormat(rawValue: key.1), key.0, 0, nil),
-                             "cannot set up audio conversion to \(format)")
-            resampler = swr
-            try FFmpeg.check(swr_init(swr), "cannot set up audio conversion to \(format)")
+            resampler = try Resampler(from: &frame.pointee.ch_layout, AVSampleFormat(rawValue: key.1), key.0,
+                                      to: &outLayout, AV_SAMPLE_FMT_FLT, Int32(format.sampleRate), what: "to \(format)")
             sourceKey = key
         }
         guard let data = frame.pointee.extended_data else { return [] }
@@ -213,14 +200,15 @@ final class SoundConverter {
     }
 
     private func run(_ input: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, count: Int32) throws -> [Float] {
-        let capacity = swr_get_out_samples(resampler, count) + 64
+        guard let resampler else { return [] }
+        let capacity = resampler.outputCapacity(forInput: count) + 64
         if capacity > scratchFrames {
             av_free(scratch)
             scratch = av_malloc(Int(capacity) * format.bytesPerFrame)?.assumingMemoryBound(to: UInt8.self)
             scratchFrames = capacity
         }
         var out: UnsafeMutablePointer<UInt8>? = scratch
-        let converted = swr_convert(resampler, &out, capacity, input, count)
+        let converted = resampler.convert(input, count: count, into: &out, capacity: capacity)
         try FFmpeg.check(converted, "audio conversion failed")
         let floats = UnsafeBufferPointer(start: UnsafeRawPointer(scratch!).assumingMemoryBound(to: Float.self),
                                          count: Int(converted) * format.channels)

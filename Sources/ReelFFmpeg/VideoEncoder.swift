@@ -3,7 +3,8 @@ import ReelCore
 
 /// One libavcodec video encoder and the conversion from the source's pixels to its input.
 ///
-/// Owns exactly one `AVCodecContext`, one `SwsContext` and one reusable `AVFrame`.
+/// Owns exactly one `AVCodecContext`, one ``Scaler`` (when the input needs converting), one
+/// ``Packet`` and one reusable `AVFrame`.
 final class VideoEncoder {
     let context: UnsafeMutablePointer<AVCodecContext>
     let settings: VideoSettings
@@ -15,7 +16,7 @@ final class VideoEncoder {
     private var frame: UnsafeMutablePointer<AVFrame>
     private let packetOwner: Packet
     private var packet: UnsafeMutablePointer<AVPacket> { packetOwner.pointer }
-    private var scaler: OpaquePointer?
+    private var scaler: Scaler?
     private let sourceData = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 4)
     private let sourceStrides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
     /// How many frames the first packet's decoding time lies before its presentation time
@@ -151,23 +152,24 @@ final class VideoEncoder {
         try FFmpeg.check(av_frame_get_buffer(frame, 0), "cannot allocate the encoder's frame")
 
         if inputFormat != .yuv420p || inputSize != out || pixelFormat != AV_PIX_FMT_YUV420P {
-            scaler = sws_getContext(Int32(inputSize.width), Int32(inputSize.height), Self.avPixelFormat(inputFormat),
-                                    Int32(out.width), Int32(out.height), pixelFormat,
-                                    inputSize == out ? SWS_POINT : SWS_BICUBIC, nil, nil, nil)
-            guard scaler != nil else {
-                throw ReelError(.unsupportedFormat, "cannot convert \(inputFormat.rawValue) \(inputSize) to \(cString(av_get_pix_fmt_name(pixelFormat))) \(out)")
-            }
             // Full-range RGB in, limited-range BT.709 out. YUV input (a camera's YUYV or NV12,
             // a composed picture) is limited range already and keeps its levels.
-            let coefficients = sws_getCoefficients(SWS_CS_ITU709)
-            sws_setColorspaceDetails(scaler, coefficients, inputFormat == .bgra ? 1 : 0, coefficients, 0, 0, 1 << 16, 1 << 16)
+            let converter = Scaler()
+            let shape = Scaler.Shape(sourceSize: inputSize, sourceFormat: Self.avPixelFormat(inputFormat).rawValue,
+                                     destinationSize: out, destinationFormat: pixelFormat.rawValue,
+                                     filter: inputSize == out ? SWS_POINT : SWS_BICUBIC,
+                                     colour: Scaler.Colour(source: SWS_CS_ITU709, sourceFullRange: inputFormat == .bgra,
+                                                           destination: SWS_CS_ITU709, destinationFullRange: false))
+            guard converter.prepare(shape) else {
+                throw ReelError(.unsupportedFormat, "cannot convert \(inputFormat.rawValue) \(inputSize) to \(cString(av_get_pix_fmt_name(pixelFormat))) \(out)")
+            }
+            scaler = converter
         }
     }
 
     deinit {
         sourceData.deallocate()
         sourceStrides.deallocate()
-        sws_freeContext(scaler)
         var f: UnsafeMutablePointer<AVFrame>? = frame
         av_frame_free(&f)
         var c: UnsafeMutablePointer<AVCodecContext>? = context
@@ -201,8 +203,8 @@ final class VideoEncoder {
         try FFmpeg.check(av_frame_make_writable(frame), "cannot reuse the encoder's frame")
         withPlanes(of: source) { srcData, srcStride in
             if let scaler {
-                _ = sws_scale(scaler, srcData, srcStride, 0, Int32(inputSize.height),
-                              &frame.pointee.data.0, &frame.pointee.linesize.0)
+                _ = scaler.scale(srcData, strides: srcStride, rows: Int32(inputSize.height),
+                                 into: &frame.pointee.data.0, strides: &frame.pointee.linesize.0)
             } else {
                 av_image_copy(&frame.pointee.data.0, &frame.pointee.linesize.0, srcData, srcStride,
                               AV_PIX_FMT_YUV420P, Int32(inputSize.width), Int32(inputSize.height))
