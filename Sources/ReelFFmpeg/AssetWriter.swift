@@ -175,7 +175,7 @@ public final class AssetWriter: @unchecked Sendable {
     /// the video's decoding times move earlier by whole frames (legal: only the reorder offset
     /// grows), and the audio gets silence before its first sample. Finalising takes the lead
     /// off again and the edit list hides it.
-    private func alignTrackStarts() {
+    private func alignTrackStarts() throws {
         // Matroska moves every track by the same amount and needs none of this.
         guard configuration.container != .mkv, let video, let rate = frameRate else { return }
         let frame = rate.frameDuration
@@ -187,7 +187,7 @@ public final class AssetWriter: @unchecked Sendable {
         videoDTSShift = lead - video.decodeDelay
         for a in audio {
             let leadSamples = (frame * lead).convertedValue(to: Int32(a.settings.sampleRate), rounding: .nearest)
-            a.leadingSilence = max(0, leadSamples - a.priming)
+            try a.setLeadingSilence(max(0, leadSamples - a.priming))
         }
     }
 
@@ -244,7 +244,7 @@ public final class AssetWriter: @unchecked Sendable {
         }
         lock = muxer.takeLock()
         do {
-            alignTrackStarts()
+            try alignTrackStarts()
             if let video { videoStream = try muxer.addStream(encoder: video.context, title: nil) }
             for (i, a) in audio.enumerated() {
                 audioStreams.append(try muxer.addStream(encoder: a.context, title: configuration.audio[i].title))

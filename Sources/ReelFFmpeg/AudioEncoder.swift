@@ -88,8 +88,16 @@ final class AudioEncoder {
 
     /// Silence put before the first real sample so that this track's first packet decodes at
     /// the same time as the video's (see ``AssetWriter``). Set before the first append.
-    var leadingSilence: Int64 = 0 {
-        didSet { precondition(samplesSent == 0, "leading silence must be set before audio is appended") }
+    private(set) var leadingSilence: Int64 = 0
+
+    /// Sets ``leadingSilence`` to `samples`.
+    ///
+    /// - Throws: `.alreadyRunning` once audio has gone into the encoder (its timeline is fixed).
+    func setLeadingSilence(_ samples: Int64) throws {
+        guard samplesSent == 0 && !leadingSilenceWritten else {
+            throw ReelError(.alreadyRunning, "the leading silence of an audio track cannot change once audio has been appended")
+        }
+        leadingSilence = samples
     }
     private var leadingSilenceWritten = false
 

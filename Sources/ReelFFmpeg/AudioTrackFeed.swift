@@ -25,7 +25,7 @@ struct AudioTrackFeed {
         self.zero = zero
         self.limit = limit.convertedValue(to: Int32(format.sampleRate))
         self.label = label
-        converter = SoundConverter(format: format)
+        converter = SoundConverter(sampleRate: format.sampleRate, channels: format.channels)
     }
 
     /// Sample frames decoded and not yet handed on.

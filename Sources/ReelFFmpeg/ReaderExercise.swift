@@ -97,7 +97,7 @@ package enum ReaderExercise {
             decoders[i] = try Decoder(input: input, stream: i)
         }
         let picture = PictureConverter(size: PixelSize(width: 64, height: 64))
-        let sound = SoundConverter(format: AudioFormat(sampleFormat: .f32, sampleRate: 48_000, channels: 2))
+        let sound = SoundConverter(sampleRate: 48_000, channels: 2)
         func drain(_ decoder: Decoder) throws {
             while try decoder.receive() == .frame {
                 if decoder.context.pointee.codec_type == AVMEDIA_TYPE_VIDEO {
