@@ -145,8 +145,8 @@ public final class AssetWriter: @unchecked Sendable {
     /// Marks the file as a recording in progress from its creation until it is finalised (see
     /// ``RecordingLock``).
     private let lock: RecordingLock?
-    /// Stops finalising in place after this step, as a crash would (tests).
-    var interruptFinalisingAfter: MP4Finaliser.Step?
+    /// A fault injected into finalising in place (tests); `nil` in production.
+    var finaliseFault: MP4Finaliser.Fault?
 
     // What reached the muxer, and the packets held back under a size limit.
     /// The frame numbers handed to the video encoder that have not come out of it, in order.
@@ -155,7 +155,7 @@ public final class AssetWriter: @unchecked Sendable {
     private var highestOut: Int64 = -1
     /// Video packets that came out but wait (under a size limit) until every frame shown before
     /// them has come out too, so that they are written, or refused, as a group.
-    private var heldPackets: [UnsafeMutablePointer<AVPacket>] = []
+    private var heldPackets: [Packet] = []
     private var videoFramesMuxed: Int64 = 0
     private var lastMuxedIndex: Int64 = -1
     /// The bytes of the latest video packets between keyframes (for what the encoder still
@@ -175,7 +175,7 @@ public final class AssetWriter: @unchecked Sendable {
     /// the video's decoding times move earlier by whole frames (legal: only the reorder offset
     /// grows), and the audio gets silence before its first sample. Finalising takes the lead
     /// off again and the edit list hides it.
-    private func alignTrackStarts() {
+    private func alignTrackStarts() throws {
         // Matroska moves every track by the same amount and needs none of this.
         guard configuration.container != .mkv, let video, let rate = frameRate else { return }
         let frame = rate.frameDuration
@@ -187,7 +187,7 @@ public final class AssetWriter: @unchecked Sendable {
         videoDTSShift = lead - video.decodeDelay
         for a in audio {
             let leadSamples = (frame * lead).convertedValue(to: Int32(a.settings.sampleRate), rounding: .nearest)
-            a.leadingSilence = max(0, leadSamples - a.priming)
+            try a.setLeadingSilence(max(0, leadSamples - a.priming))
         }
     }
 
@@ -218,7 +218,7 @@ public final class AssetWriter: @unchecked Sendable {
     /// Opens the file and the encoders. Throws `.fileExists` if the file exists and
     /// `overwrite` is off; nothing existing is touched then.
     public init(configuration: Configuration) throws {
-        FFmpeg.quietLogging
+        FFmpeg.silenceLibraryLogging()
         try Self.validate(configuration)
         self.configuration = configuration
         let globalHeader = true  // MP4, MOV and MKV all keep codec headers out of band.
@@ -244,7 +244,7 @@ public final class AssetWriter: @unchecked Sendable {
         }
         lock = muxer.takeLock()
         do {
-            alignTrackStarts()
+            try alignTrackStarts()
             if let video { videoStream = try muxer.addStream(encoder: video.context, title: nil) }
             for (i, a) in audio.enumerated() {
                 audioStreams.append(try muxer.addStream(encoder: a.context, title: configuration.audio[i].title))
@@ -267,7 +267,6 @@ public final class AssetWriter: @unchecked Sendable {
     }
 
     deinit {
-        for var packet in heldPackets as [UnsafeMutablePointer<AVPacket>?] { av_packet_free(&packet) }
         lock?.release()
     }
 
@@ -292,9 +291,14 @@ public final class AssetWriter: @unchecked Sendable {
     /// Encodes a frame at `time` on the file's timeline (zero is the file's start). Frames are
     /// placed on the frame grid of the track's rate; a frame that lands in the same slot as
     /// the previous one is skipped and `false` returned.
+    ///
+    /// - Throws: `.invalidConfiguration` when there is no video track, or when `frame` is not of
+    ///   the track's ``VideoTrack/inputFormat`` and ``VideoTrack/inputSize`` (nothing is written
+    ///   then, and frames that fit can still follow); encoding and writing errors.
     @discardableResult
     public func appendVideo(_ frame: VideoFrame, at time: MediaTime) throws -> Bool {
         guard let video, let rate = frameRate else { throw ReelError(.invalidConfiguration, "this writer has no video track") }
+        try video.checkFits(frame)
         let index = rate.frameIndex(at: time, rounding: .nearest)
         guard index > lastVideoIndex else { return false }
         if firstVideoIndex < 0 { firstVideoIndex = index }
@@ -318,8 +322,13 @@ public final class AssetWriter: @unchecked Sendable {
     }
 
     /// Encodes audio for track `track`. Audio is taken as contiguous with what came before.
+    ///
+    /// - Throws: `.invalidConfiguration` when there is no such track, or when `buffer` is not of
+    ///   the track's ``AudioTrack/inputFormat`` (nothing is written then); encoding and writing
+    ///   errors.
     public func appendAudio(_ buffer: AudioBuffer, track: Int) throws {
         guard audio.indices.contains(track) else { throw ReelError(.invalidConfiguration, "no audio track \(track)") }
+        try audio[track].checkFits(buffer)
         try advisingRecoveryWhenFull { try audio[track].append(buffer) { packet in try emitAudio(packet, track: track) } }
     }
 
@@ -340,8 +349,8 @@ public final class AssetWriter: @unchecked Sendable {
             try muxVideo(packet)
             return
         }
-        guard !isFull, let copy = av_packet_clone(packet) else { return }
-        heldPackets.append(copy)
+        guard !isFull else { return }
+        heldPackets.append(try Packet(referencing: packet))
         // Complete once no frame shown before the latest one is still in the encoder.
         if inEncoder.first.map({ $0 > highestOut }) ?? true { try writeHeldPackets() }
     }
@@ -349,16 +358,13 @@ public final class AssetWriter: @unchecked Sendable {
     /// Writes the held video packets if the file stays within its limit with them; else
     /// drops them and every packet after them.
     private func writeHeldPackets() throws {
-        defer {
-            for var packet in heldPackets as [UnsafeMutablePointer<AVPacket>?] { av_packet_free(&packet) }
-            heldPackets = []
-        }
-        let bytes = heldPackets.reduce(Int64(0)) { $0 + Int64($1.pointee.size) }
+        defer { heldPackets = [] }
+        let bytes = heldPackets.reduce(Int64(0)) { $0 + Int64($1.size) }
         if let limit = configuration.maximumFileSize, projectedFileSize(adding: bytes, packets: Int64(heldPackets.count)) > limit {
             isFull = true
             return
         }
-        for packet in heldPackets { try muxVideo(packet) }
+        for packet in heldPackets { try muxVideo(packet.pointer) }
     }
 
     private func muxVideo(_ packet: UnsafeMutablePointer<AVPacket>) throws {
@@ -465,7 +471,7 @@ public final class AssetWriter: @unchecked Sendable {
             finalisation = try Self.finalise(url, container: configuration.container, shift: shift,
                                              inPlace: muxer.indexReservation != nil && fits,
                                              copyWhenSmall: configuration.indexReservation == nil,
-                                             stoppingAfter: interruptFinalisingAfter)
+                                             fault: finaliseFault)
         }
         var duration = MediaTime.zero
         if let rate = frameRate, lastMuxedIndex >= 0 {
@@ -488,7 +494,6 @@ public final class AssetWriter: @unchecked Sendable {
     public func abandon() {
         guard !finished else { return }
         finished = true
-        for var packet in heldPackets as [UnsafeMutablePointer<AVPacket>?] { av_packet_free(&packet) }
         heldPackets = []
         muxer.abandon()
         // Nothing was written over the file it was to replace: that stays, and the new one,
@@ -514,20 +519,20 @@ public final class AssetWriter: @unchecked Sendable {
     @discardableResult
     public static func finalise(_ url: URL, container: Container, shift: MediaTime = .zero, inPlace: Bool,
                                 copyWhenSmall: Bool = false) throws -> Finalisation {
-        try finalise(url, container: container, shift: shift, inPlace: inPlace, copyWhenSmall: copyWhenSmall, stoppingAfter: nil)
+        try finalise(url, container: container, shift: shift, inPlace: inPlace, copyWhenSmall: copyWhenSmall, fault: nil)
     }
 
-    /// ``finalise(_:container:shift:inPlace:copyWhenSmall:)``, stopping the in-place way after
-    /// step `stop` as a crash would (tests).
+    /// ``finalise(_:container:shift:inPlace:copyWhenSmall:)`` with `fault` injected into the
+    /// in-place way (tests).
     static func finalise(_ url: URL, container: Container, shift: MediaTime, inPlace: Bool, copyWhenSmall: Bool,
-                         stoppingAfter stop: MP4Finaliser.Step?) throws -> Finalisation {
+                         fault: MP4Finaliser.Fault?) throws -> Finalisation {
         var reason = "no space was reserved for the index"
         if inPlace {
             do {
-                let outcome = try MP4Finaliser.finalise(url, shift: shift, copyWhenSmall: copyWhenSmall, stoppingAfter: stop)
+                let outcome = try MP4Finaliser.finalise(url, shift: shift, copyWhenSmall: copyWhenSmall, fault: fault)
                 return .inPlace(bytesWritten: outcome.bytesWritten)
-            } catch let unavailable as MP4Finaliser.Unavailable {
-                reason = unavailable.reason
+            } catch let fallback as MP4Finaliser.CopyInstead {
+                reason = fallback.reason
             }
         }
         try finalise(url, container: container, shift: shift)

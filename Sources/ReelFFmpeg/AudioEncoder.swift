@@ -10,10 +10,11 @@ final class AudioEncoder {
     let context: UnsafeMutablePointer<AVCodecContext>
     let settings: AudioSettings
     let inputFormat: AudioFormat
-    private var resampler: OpaquePointer?
+    private let resampler: Resampler
     private var fifo: OpaquePointer?
     private var frame: UnsafeMutablePointer<AVFrame>
-    private var packet: UnsafeMutablePointer<AVPacket>
+    private let packetOwner: Packet
+    private var packet: UnsafeMutablePointer<AVPacket> { packetOwner.pointer }
     private var scratch: [UnsafeMutableRawPointer?]
     private var scratchCapacity = 0
     private var samplesSent: Int64 = 0
@@ -29,12 +30,12 @@ final class AudioEncoder {
         guard let codec = avcodec_find_encoder_by_name(name) else {
             throw ReelError(.unsupportedFormat, "this FFmpeg has no \(name) encoder", hint: "use --audio-codec aac")
         }
-        guard let context = avcodec_alloc_context3(codec), let frame = av_frame_alloc(), let packet = av_packet_alloc() else {
+        guard let context = avcodec_alloc_context3(codec), let frame = av_frame_alloc(), let packetOwner = try? Packet() else {
             throw ReelError(.encodingFailed, "cannot allocate the \(name) encoder")
         }
         self.context = context
         self.frame = frame
-        self.packet = packet
+        self.packetOwner = packetOwner
         self.settings = settings
         self.inputFormat = inputFormat
         self.scratch = []
@@ -53,12 +54,8 @@ final class AudioEncoder {
         av_channel_layout_default(&inLayout, Int32(inputFormat.channels))
         defer { av_channel_layout_uninit(&inLayout) }
         let inFormat: AVSampleFormat = inputFormat.sampleFormat == .f32 ? AV_SAMPLE_FMT_FLT : AV_SAMPLE_FMT_S16
-        var swr: OpaquePointer? = nil
-        try FFmpeg.check(swr_alloc_set_opts2(&swr, &context.pointee.ch_layout, sampleFormat, Int32(settings.sampleRate),
-                                             &inLayout, inFormat, Int32(inputFormat.sampleRate), 0, nil),
-                         "cannot set up audio conversion from \(inputFormat)")
-        resampler = swr
-        try FFmpeg.check(swr_init(swr), "cannot set up audio conversion from \(inputFormat)")
+        resampler = try Resampler(from: &inLayout, inFormat, Int32(inputFormat.sampleRate),
+                                  to: &context.pointee.ch_layout, sampleFormat, Int32(settings.sampleRate), what: "from \(inputFormat)")
         guard let f = av_audio_fifo_alloc(sampleFormat, Int32(settings.channels), frameSize * 4) else {
             throw ReelError(.encodingFailed, "cannot allocate the audio FIFO")
         }
@@ -74,12 +71,8 @@ final class AudioEncoder {
     deinit {
         for pointer in scratch { av_free(pointer) }
         av_audio_fifo_free(fifo)
-        var s = resampler
-        swr_free(&s)
         var f: UnsafeMutablePointer<AVFrame>? = frame
         av_frame_free(&f)
-        var p: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&p)
         var c: UnsafeMutablePointer<AVCodecContext>? = context
         avcodec_free_context(&c)
     }
@@ -95,21 +88,39 @@ final class AudioEncoder {
 
     /// Silence put before the first real sample so that this track's first packet decodes at
     /// the same time as the video's (see ``AssetWriter``). Set before the first append.
-    var leadingSilence: Int64 = 0 {
-        didSet { precondition(samplesSent == 0, "leading silence must be set before audio is appended") }
+    private(set) var leadingSilence: Int64 = 0
+
+    /// Sets ``leadingSilence`` to `samples`.
+    ///
+    /// - Throws: `.alreadyRunning` once audio has gone into the encoder (its timeline is fixed).
+    func setLeadingSilence(_ samples: Int64) throws {
+        guard samplesSent == 0 && !leadingSilenceWritten else {
+            throw ReelError(.alreadyRunning, "the leading silence of an audio track cannot change once audio has been appended")
+        }
+        leadingSilence = samples
     }
     private var leadingSilenceWritten = false
 
+    /// Throws `.invalidConfiguration` unless `buffer` is of the encoder's input format: the
+    /// resampler was set up for it, and other samples would be misread.
+    func checkFits(_ buffer: AudioBuffer) throws {
+        guard buffer.format != inputFormat else { return }
+        throw ReelError(.invalidConfiguration, "audio of format \(buffer.format) does not fit a track that takes \(inputFormat)",
+                        hint: "hand the writer audio in the format its audio track was configured with")
+    }
+
     /// Converts and queues `buffer`, encoding every whole frame that is ready.
+    ///
+    /// - Throws: `.invalidConfiguration` for audio that does not fit (see ``checkFits(_:)``).
     func append(_ buffer: AudioBuffer, emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        precondition(buffer.format == inputFormat, "audio does not match the encoder's input format")
+        try checkFits(buffer)
         let inCount = Int32(buffer.frameCount)
         guard inCount > 0 else { return }
         try writeLeadingSilence()
-        try convert(count: inCount) { swr, out, capacity in
+        try convert(count: inCount) { out, capacity in
             buffer.withUnsafeBytes { raw in
                 var input: UnsafePointer<UInt8>? = raw.baseAddress?.assumingMemoryBound(to: UInt8.self)
-                return swr_convert(swr, out, capacity, &input, inCount)
+                return resampler.convert(&input, count: inCount, into: out, capacity: capacity)
             }
         }
         try drain(final: false, emit: emit)
@@ -118,13 +129,13 @@ final class AudioEncoder {
     /// Flushes the resampler and the encoder.
     func finish(emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
         try writeLeadingSilence()
-        try convert(count: 0) { swr, out, capacity in swr_convert(swr, out, capacity, nil, 0) }
+        try convert(count: 0) { out, capacity in resampler.convert(nil, count: 0, into: out, capacity: capacity) }
         try drain(final: true, emit: emit)
         try send(nil, emit: emit)
     }
 
-    private func convert(count: Int32, _ body: (OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, Int32) -> Int32) throws {
-        let capacity = swr_get_out_samples(resampler, count) + 32
+    private func convert(count: Int32, _ body: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, Int32) -> Int32) throws {
+        let capacity = resampler.outputCapacity(forInput: count) + 32
         if capacity > scratchCapacity {
             // Planar formats take one plane per channel; packed ones hold every channel in the first.
             let planar = av_sample_fmt_is_planar(context.pointee.sample_fmt) != 0
@@ -138,7 +149,7 @@ final class AudioEncoder {
         let converted: Int32 = scratch.withUnsafeMutableBufferPointer { planes in
             planes.baseAddress!.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: planes.count) { out in
                 // Interleaved output (Opus) uses only the first pointer.
-                body(resampler, out, capacity)
+                body(out, capacity)
             }
         }
         try FFmpeg.check(converted, "audio conversion failed")

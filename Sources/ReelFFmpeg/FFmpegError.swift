@@ -46,15 +46,6 @@ enum FFmpeg {
         return ReelError(code, "\(what): \(describe(result))", hint: hint, errno: errnoValue, averror: result)
     }
 
-    /// Silences libav's own logging: Reel reports through `ReelError`, and a damaged file would
-    /// otherwise put libav's lines next to the one clear error. `REEL_FFMPEG_LOG=error` (or
-    /// `warning`, `info`, `debug`) brings them back for debugging.
-    static let quietLogging: Void = {
-        let levels: [String: Int32] = ["error": AV_LOG_ERROR, "warning": AV_LOG_WARNING, "info": AV_LOG_INFO, "debug": AV_LOG_DEBUG]
-        let wanted = ProcessInfo.processInfo.environment["REEL_FFMPEG_LOG"].flatMap { levels[$0.lowercased()] }
-        av_log_set_level(wanted ?? AV_LOG_QUIET)
-    }()
-
     /// Sends `frame` (or `nil` to drain) to an encoder and hands every packet that comes out
     /// to `emit`; EAGAIN and end of stream are expected outcomes, not errors.
     static func encode(_ frame: UnsafeMutablePointer<AVFrame>?, with context: UnsafeMutablePointer<AVCodecContext>,

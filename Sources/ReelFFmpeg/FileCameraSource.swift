@@ -160,7 +160,7 @@ public final class FileCameraSource: CameraSource {
 
     /// Opens the file's best video stream; reads obey `gate`.
     private func open(gate: InterruptGate) throws -> VideoInput {
-        FFmpeg.quietLogging
+        FFmpeg.silenceLibraryLogging()
         state.withLock { $0.gates[ObjectIdentifier(gate)] = gate }
         defer { _ = state.withLock { $0.gates.removeValue(forKey: ObjectIdentifier(gate)) } }
         gate.arm(Self.openTimeout)

@@ -4,18 +4,11 @@ import ReelCore
 /// Draws a frame, or a part of it, scaled into a rectangle of another frame: the pixel work of
 /// composing and of digital zoom, through libswscale.
 ///
-/// Owns one `SwsContext`, remade only when the shape of the work changes (formats, sizes), so
+/// Owns one ``Scaler``, whose context is remade only when the shape of the work changes (formats, sizes), so
 /// drawing the same source into the same place every frame allocates nothing. Used from one
 /// thread at a time.
 public final class FrameScaler {
-    private struct Shape: Equatable {
-        var source: PixelFormat
-        var sourceSize: PixelSize
-        var destination: PixelFormat
-        var destinationSize: PixelSize
-    }
-    private var context: OpaquePointer?
-    private var shape: Shape?
+    private let scaler = Scaler()
     private let flags: Int32
     private let sourceData = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 4)
     private let sourceStrides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
@@ -37,7 +30,6 @@ public final class FrameScaler {
     }
 
     deinit {
-        sws_freeContext(context)
         sourceData.deallocate()
         sourceStrides.deallocate()
         destinationData.deallocate()
@@ -75,25 +67,17 @@ public final class FrameScaler {
             copyPlanes(format: source.format, size: rect.size)
             return
         }
-        let wanted = Shape(source: source.format, sourceSize: from.size, destination: destination.format, destinationSize: rect.size)
-        if wanted != shape {
-            sws_freeContext(context)
-            context = nil
-            shape = nil
-            guard let made = sws_getContext(Int32(from.width), Int32(from.height), VideoEncoder.avPixelFormat(source.format),
-                                            Int32(rect.width), Int32(rect.height), VideoEncoder.avPixelFormat(destination.format),
-                                            flags, nil, nil, nil) else {
-                throw ReelError(.unsupportedFormat, "cannot scale \(source.format.rawValue) \(from.size) to \(destination.format.rawValue) \(rect.size)")
-            }
-            if source.format == .bgra && destination.format != .bgra {
-                let coefficients = sws_getCoefficients(SWS_CS_ITU709)
-                sws_setColorspaceDetails(made, coefficients, 1, coefficients, 0, 0, 1 << 16, 1 << 16)
-            }
-            context = made
-            shape = wanted
+        // Full-range RGB becomes limited-range BT.709 YUV.
+        let colour = source.format == .bgra && destination.format != .bgra
+            ? Scaler.Colour(source: SWS_CS_ITU709, sourceFullRange: true, destination: SWS_CS_ITU709, destinationFullRange: false) : nil
+        let shape = Scaler.Shape(sourceSize: from.size, sourceFormat: VideoEncoder.avPixelFormat(source.format).rawValue,
+                                 destinationSize: rect.size, destinationFormat: VideoEncoder.avPixelFormat(destination.format).rawValue,
+                                 filter: flags, colour: colour)
+        guard scaler.prepare(shape) else {
+            throw ReelError(.unsupportedFormat, "cannot scale \(source.format.rawValue) \(from.size) to \(destination.format.rawValue) \(rect.size)")
         }
         withExtendedLifetime((source, destination)) {
-            _ = sws_scale(context, sourceData, sourceStrides, 0, Int32(from.height), destinationData, destinationStrides)
+            _ = scaler.scale(sourceData, strides: sourceStrides, rows: Int32(from.height), into: destinationData, strides: destinationStrides)
         }
     }
 

@@ -9,7 +9,7 @@ import ReelCore
 /// another size than the one the decoder was made for are scaled to it. Data that does not
 /// decode is an `.invalidMedia` error, never a crash.
 ///
-/// Owns one `AVCodecContext`, one `AVPacket`, one `AVFrame` and one `SwsContext`. Used from
+/// Owns one `AVCodecContext`, one ``Packet``, one `AVFrame` and one ``Scaler``. Used from
 /// one thread at a time (the camera's capture thread).
 public final class MJPEGDecoder: CompressedFrameDecoder {
     /// Makes an ``MJPEGDecoder`` for V4L2 cameras (`V4L2CameraSource(decoderFactory:)`).
@@ -23,10 +23,10 @@ public final class MJPEGDecoder: CompressedFrameDecoder {
     public let size: PixelSize
     private let pool: FramePool
     private let context: UnsafeMutablePointer<AVCodecContext>
-    private let packet: UnsafeMutablePointer<AVPacket>
+    private let packetOwner: Packet
+    private var packet: UnsafeMutablePointer<AVPacket> { packetOwner.pointer }
     private let picture: UnsafeMutablePointer<AVFrame>
-    private var scaler: OpaquePointer?
-    private var scalerKey: (width: Int32, height: Int32, format: Int32, fullRange: Bool) = (0, 0, -1, false)
+    private let scaler = Scaler()
 
     /// Creates a decoder for frames of `size`, with a pool of `poolCapacity` output frames.
     ///
@@ -36,21 +36,21 @@ public final class MJPEGDecoder: CompressedFrameDecoder {
         guard size.width > 0, size.height > 0, size.width % 2 == 0, size.height % 2 == 0 else {
             throw ReelError(.invalidConfiguration, "cannot decode MJPEG into \(size) frames", hint: "use an even size")
         }
-        _ = FFmpeg.quietLogging
+        FFmpeg.silenceLibraryLogging()
         guard let codec = avcodec_find_decoder(AV_CODEC_ID_MJPEG) else {
             throw ReelError(.unsupportedFormat, "this FFmpeg has no MJPEG decoder", hint: "install libavcodec with its JPEG decoder")
         }
         guard let context = avcodec_alloc_context3(codec) else {
             throw ReelError(.encodingFailed, "cannot allocate an MJPEG decoder")
         }
-        guard let packet = av_packet_alloc(), let picture = av_frame_alloc() else {
+        guard let packetOwner = try? Packet(), let picture = av_frame_alloc() else {
             var c: UnsafeMutablePointer<AVCodecContext>? = context
             avcodec_free_context(&c)
             throw ReelError(.encodingFailed, "cannot allocate an MJPEG decoder")
         }
         self.size = size
         self.context = context
-        self.packet = packet
+        self.packetOwner = packetOwner
         self.picture = picture
         self.pool = FramePool(format: .yuv420p, size: size, capacity: poolCapacity)
         context.pointee.width = Int32(size.width)
@@ -60,11 +60,8 @@ public final class MJPEGDecoder: CompressedFrameDecoder {
     }
 
     deinit {
-        sws_freeContext(scaler)
         var f: UnsafeMutablePointer<AVFrame>? = picture
         av_frame_free(&f)
-        var p: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&p)
         var c: UnsafeMutablePointer<AVCodecContext>? = context
         avcodec_free_context(&c)
     }
@@ -117,7 +114,7 @@ public final class MJPEGDecoder: CompressedFrameDecoder {
             data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { source in
                 withUnsafePointer(to: &picture.pointee.linesize) { linesize in
                     linesize.withMemoryRebound(to: Int32.self, capacity: 8) { sourceStrides in
-                        sws_scale(scaler, source, sourceStrides, 0, height, destination, strides)
+                        scaler.scale(source, strides: sourceStrides, rows: height, into: destination, strides: strides)
                     }
                 }
             }
@@ -143,19 +140,17 @@ public final class MJPEGDecoder: CompressedFrameDecoder {
             default: break
             }
         }
-        let key = (picture.pointee.width, picture.pointee.height, format.rawValue, fullRange)
-        if scaler != nil && key == scalerKey { return }
-        sws_freeContext(scaler)
-        let same = key.0 == Int32(size.width) && key.1 == Int32(size.height)
-        scaler = sws_getContext(key.0, key.1, format, Int32(size.width), Int32(size.height), AV_PIX_FMT_YUV420P,
-                                same ? SWS_POINT : SWS_BICUBIC, nil, nil, nil)
-        guard let scaler else {
-            throw ReelError(.invalidMedia, "cannot convert \(key.0)x\(key.1) MJPEG pictures (pixel format \(key.2)) to yuv420p \(size)")
-        }
+        let width = picture.pointee.width, height = picture.pointee.height
+        let same = width == Int32(size.width) && height == Int32(size.height)
         // JPEG is BT.601 full range; Reel's YUV frames are BT.709 limited range (what the
         // encoder tags its output with).
-        sws_setColorspaceDetails(scaler, sws_getCoefficients(SWS_CS_ITU601), fullRange ? 1 : 0,
-                                 sws_getCoefficients(SWS_CS_ITU709), 0, 0, 1 << 16, 1 << 16)
-        scalerKey = key
+        let shape = Scaler.Shape(sourceSize: PixelSize(width: Int(width), height: Int(height)), sourceFormat: format.rawValue,
+                                 destinationSize: size, destinationFormat: AV_PIX_FMT_YUV420P.rawValue,
+                                 filter: same ? SWS_POINT : SWS_BICUBIC,
+                                 colour: Scaler.Colour(source: SWS_CS_ITU601, sourceFullRange: fullRange,
+                                                       destination: SWS_CS_ITU709, destinationFullRange: false))
+        guard scaler.prepare(shape) else {
+            throw ReelError(.invalidMedia, "cannot convert \(width)x\(height) MJPEG pictures (pixel format \(format.rawValue)) to yuv420p \(size)")
+        }
     }
 }

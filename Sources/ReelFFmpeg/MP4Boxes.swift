@@ -273,3 +273,23 @@ final class MP4File {
         try write(w.bytes, at: offset + 4)
     }
 }
+
+extension MP4File {
+    /// The boxes that follow one another in `range` of the file (the whole file for its
+    /// top-level boxes, a box's payload for its children), read from their headers alone, as far
+    /// as they can be read: a header cut short or with a size no box has ends the walk, as does
+    /// a box that runs past the range (it is the last one listed). `truncated` says whether the
+    /// walk ended so before the end of the range. Unlike ``topLevelBoxes()``, damage is an
+    /// answer, not an error: for telling how much of a cut-off file is whole.
+    func readableBoxes(in range: Range<Int64>) -> (boxes: [Box], truncated: Bool) {
+        var boxes: [Box] = []
+        var offset = range.lowerBound
+        while offset < range.upperBound {
+            guard let box = try? box(at: offset, fileSize: range.upperBound) else { return (boxes, true) }
+            boxes.append(box)
+            if box.end > range.upperBound { return (boxes, true) }
+            offset = box.end
+        }
+        return (boxes, false)
+    }
+}

@@ -12,7 +12,7 @@ package struct PacketCount: Sendable, Hashable {
 
     /// Reads every packet of the regular file at `url`.
     package static func count(_ url: URL) throws -> PacketCount {
-        FFmpeg.quietLogging
+        FFmpeg.silenceLibraryLogging()
         try Recovery.checkReadableFile(url)
         let input = try InputFile(url: url, readsStreamInfo: false)
         let ctx = input.context
@@ -21,8 +21,9 @@ package struct PacketCount: Sendable, Hashable {
         for i in 0..<Int(ctx.pointee.nb_streams) {
             isAudio.append(ctx.pointee.streams[i]!.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO)
         }
-        guard let packet = av_packet_alloc() else { throw ReelError(.encodingFailed, "cannot allocate a packet") }
-        defer { var p: UnsafeMutablePointer<AVPacket>? = packet; av_packet_free(&p) }
+        let owner = try Packet()
+        defer { withExtendedLifetime(owner) {} }
+        let packet = owner.pointer
         var count = PacketCount(videoPackets: 0, audioPackets: 0)
         while true {
             let r = av_read_frame(ctx, packet)

@@ -27,7 +27,7 @@ package enum ReaderExercise {
 
     /// Silences libav's own logging altogether (the fuzzer's inputs are damaged on purpose).
     package static func silenceLogging() {
-        FFmpeg.quietLogging
+        FFmpeg.silenceLibraryLogging()
         av_log_set_level(AV_LOG_QUIET)
     }
 
@@ -38,7 +38,7 @@ package enum ReaderExercise {
     /// that exists), and returns what each made of it. `maxPackets` bounds the packets decoded.
     /// The file at `url` is only read.
     package static func run(_ url: URL, scratch: URL, maxPackets: Int = 1_000) -> [(reader: String, outcome: Outcome)] {
-        FFmpeg.quietLogging
+        FFmpeg.silenceLibraryLogging()
         var results: [(String, Outcome)] = []
         func attempt(_ reader: String, _ body: () throws -> Void) {
             do {
@@ -73,7 +73,7 @@ package enum ReaderExercise {
             guard let facts else { return }
             let output = scratch.appendingPathComponent("reencoded.mkv")
             try? FileManager.default.removeItem(at: output)
-            let join = try EncodeJoin(url: output, container: .mkv, clips: [facts])
+            let join = try ReencodingJoiner(url: output, container: .mkv, clips: [facts])
             do {
                 try join.append(facts, from: try facts.open(), muted: false)
                 _ = try join.finish()
@@ -97,7 +97,7 @@ package enum ReaderExercise {
             decoders[i] = try Decoder(input: input, stream: i)
         }
         let picture = PictureConverter(size: PixelSize(width: 64, height: 64))
-        let sound = SoundConverter(format: AudioFormat(sampleFormat: .f32, sampleRate: 48_000, channels: 2))
+        let sound = SoundConverter(sampleRate: 48_000, channels: 2)
         func drain(_ decoder: Decoder) throws {
             while try decoder.receive() == .frame {
                 if decoder.context.pointee.codec_type == AVMEDIA_TYPE_VIDEO {
@@ -107,8 +107,9 @@ package enum ReaderExercise {
                 }
             }
         }
-        let packet = av_packet_alloc()!
-        defer { var p: UnsafeMutablePointer<AVPacket>? = packet; av_packet_free(&p) }
+        let owner = try Packet()
+        defer { withExtendedLifetime(owner) {} }
+        let packet = owner.pointer
         var count = 0
         while count < maxPackets {
             let r = av_read_frame(ctx, packet)

@@ -47,21 +47,16 @@ enum RecordingFile {
     // MARK: MP4 and MOV
 
     private static func isoMedia(_ file: MP4File, size: Int64) throws -> State {
-        var offset: Int64 = 0
+        let (boxes, truncated) = file.readableBoxes(in: 0..<size)
         var moov: Box?
         var complete = 0
         var completeLength: Int64 = 0
         var fragmentOpen = false
         var sawFragment = false
-        var truncated = false
-        while offset < size {
-            // A header cut short, or a size no file has, ends what can be read.
-            guard let box = try? file.box(at: offset, fileSize: size) else { truncated = true; break }
+        for box in boxes {
             if box.type == .moof { sawFragment = true }
-            if box.end > size {
-                truncated = true
-                break
-            }
+            // A box cut short by the end of the file ends what is whole.
+            if box.end > size { break }
             switch box.type {
             case .moof:
                 fragmentOpen = true
@@ -73,10 +68,9 @@ enum RecordingFile {
                 if box.type == .moov && moov == nil { moov = box }
                 if !fragmentOpen { completeLength = box.end }
             }
-            offset = box.end
         }
         guard let moov else { return .notARecording }
-        guard try hasMovieExtends(moov, in: file) else {
+        guard hasMovieExtends(moov, in: file) else {
             // A regular file; one cut short has lost media data its index points to, and one with
             // fragments but an index that does not announce them is damaged.
             return truncated || sawFragment ? .notARecording : .complete
@@ -86,14 +80,8 @@ enum RecordingFile {
     }
 
     /// Whether the `moov` has an `mvex` box: the index of a fragmented file.
-    private static func hasMovieExtends(_ moov: Box, in file: MP4File) throws -> Bool {
-        var offset = moov.payloadOffset
-        while offset < moov.end {
-            guard let child = try? file.box(at: offset, fileSize: moov.end), child.end <= moov.end else { return false }
-            if child.type == .mvex { return true }
-            offset = child.end
-        }
-        return false
+    private static func hasMovieExtends(_ moov: Box, in file: MP4File) -> Bool {
+        file.readableBoxes(in: moov.payloadOffset..<moov.end).boxes.contains { $0.type == .mvex && $0.end <= moov.end }
     }
 
     // MARK: Matroska

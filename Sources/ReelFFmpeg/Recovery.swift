@@ -84,7 +84,7 @@ public enum Recovery {
     ///   the recording), `.unsupportedFormat` (an output extension that is not a container),
     ///   `.fileExists`, `.permissionDenied`, `.insufficientStorage`, `.ioFailure`.
     public static func recover(_ url: URL, to output: URL? = nil, overwrite: Bool = false) throws -> Summary {
-        FFmpeg.quietLogging
+        FFmpeg.silenceLibraryLogging()
         try checkReadableFile(url)
         // The recording itself, not a link to it: a finalised copy takes the file's place.
         let source = url.resolvingSymlinksInPath()
@@ -340,15 +340,16 @@ public enum Recovery {
         let index = av_find_best_stream(ctx, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
         guard index >= 0 else { return nil }
         let tb = ctx.pointee.streams[Int(index)]!.pointee.time_base
-        let packet = av_packet_alloc()
-        defer { var p = packet; av_packet_free(&p) }
+        let owner = try Packet()
+        defer { withExtendedLifetime(owner) {} }
+        let packet = owner.pointer
         var earliest: Int64?
         var seen = 0
         // Look at the first few video packets: the first frame may come after B-frames in decode order.
         while seen < 16, av_read_frame(ctx, packet) >= 0 {
             defer { av_packet_unref(packet) }
-            guard packet!.pointee.stream_index == index, packet!.pointee.pts != FFmpeg.noPTS else { continue }
-            earliest = min(earliest ?? packet!.pointee.pts, packet!.pointee.pts)
+            guard packet.pointee.stream_index == index, packet.pointee.pts != FFmpeg.noPTS else { continue }
+            earliest = min(earliest ?? packet.pointee.pts, packet.pointee.pts)
             seen += 1
         }
         guard let earliest else { return nil }

@@ -33,7 +33,7 @@ public enum Remuxer {
     /// output's lock.
     static func copyPackets(of input: URL, readingUpTo limit: Int64? = nil, to output: URL, container: Container,
                             fastStart: Bool = true, overwrite: Bool = false, shift: MediaTime = .zero) throws -> Copy {
-        FFmpeg.quietLogging
+        FFmpeg.silenceLibraryLogging()
         let reader = try InputFile(url: input, byteLimit: limit)
         let muxer = try Muxer(url: output, container: container, overwrite: overwrite)
         let lock = muxer.takeLock()
@@ -65,13 +65,13 @@ public enum Remuxer {
         av_dict_copy(&muxer.context.pointee.metadata, ctx.pointee.metadata, 0)
         try writeHeader(muxer, fastStart: fastStart)
 
-        let packet = av_packet_alloc()
-        defer { var p = packet; av_packet_free(&p) }
+        let owner = try Packet()
+        defer { withExtendedLifetime(owner) {} }
+        let packet = owner.pointer
         // The first packet of each audio stream is held until the second arrives, to repair
         // its time: a fragmented MP4 pulls every stream's first packet to zero.
-        var held: [Int: UnsafeMutablePointer<AVPacket>] = [:]
+        var held: [Int: Packet] = [:]
         var seen = Set<Int>()
-        defer { for (_, p) in held { var q: UnsafeMutablePointer<AVPacket>? = p; av_packet_free(&q) } }
         var videoPackets: Int64 = 0, packets: Int64 = 0
         func write(_ p: UnsafeMutablePointer<AVPacket>) throws {
             let isVideo = muxer.context.pointee.streams[Int(p.pointee.stream_index)]!.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO
@@ -87,7 +87,7 @@ public enum Remuxer {
                 break
             }
             defer { av_packet_unref(packet) }
-            let index = Int(packet!.pointee.stream_index)
+            let index = Int(packet.pointee.stream_index)
             guard index < mapping.count, mapping[index] >= 0 else { continue }
             let inStream = ctx.pointee.streams[index]!
             let outStream = muxer.context.pointee.streams[mapping[index]]!
@@ -96,43 +96,39 @@ public enum Remuxer {
             if shift != .zero {
                 // av_rescale_q and checked subtraction: a damaged file's times must not trap.
                 let ticks = av_rescale_q(shift.value, AVRational(num: 1, den: shift.timescale), tb)
-                for keyPath in [\AVPacket.pts, \AVPacket.dts] where packet!.pointee[keyPath: keyPath] != FFmpeg.noPTS {
-                    let (moved, overflow) = packet!.pointee[keyPath: keyPath].subtractingReportingOverflow(ticks)
+                for keyPath in [\AVPacket.pts, \AVPacket.dts] where packet.pointee[keyPath: keyPath] != FFmpeg.noPTS {
+                    let (moved, overflow) = packet.pointee[keyPath: keyPath].subtractingReportingOverflow(ticks)
                     guard !overflow else {
                         throw ReelError(.invalidMedia, "\(input.path) is damaged: a packet's time is out of range",
                                         hint: "check that it is a complete recording")
                     }
-                    packet!.pointee[keyPath: keyPath] = moved
+                    packet.pointee[keyPath: keyPath] = moved
                 }
             }
-            packet!.pointee.stream_index = Int32(mapping[index])
-            packet!.pointee.pos = -1
+            packet.pointee.stream_index = Int32(mapping[index])
+            packet.pointee.pos = -1
             let par = outStream.pointee.codecpar.pointee
             if par.codec_type == AVMEDIA_TYPE_AUDIO && par.frame_size > 0 && par.sample_rate > 0 {
                 if !seen.contains(index) {
                     seen.insert(index)
-                    held[index] = av_packet_clone(packet)
+                    held[index] = try Packet(referencing: packet)
                     continue
                 }
                 if let first = held.removeValue(forKey: index) {
-                    // Freed however the write ends (a failed write used to leak it).
-                    defer { var q: UnsafeMutablePointer<AVPacket>? = first; av_packet_free(&q) }
                     let natural = Int64(par.frame_size) * Int64(tb.den) / (Int64(par.sample_rate) * Int64(max(tb.num, 1)))
-                    if first.pointee.dts != FFmpeg.noPTS, packet!.pointee.dts != FFmpeg.noPTS,
-                       first.pointee.dts + natural < packet!.pointee.dts {
-                        first.pointee.dts = packet!.pointee.dts - natural
-                        first.pointee.pts = first.pointee.dts
-                        first.pointee.duration = natural
+                    if first.pointer.pointee.dts != FFmpeg.noPTS, packet.pointee.dts != FFmpeg.noPTS,
+                       first.pointer.pointee.dts + natural < packet.pointee.dts {
+                        first.pointer.pointee.dts = packet.pointee.dts - natural
+                        first.pointer.pointee.pts = first.pointer.pointee.dts
+                        first.pointer.pointee.duration = natural
                     }
-                    try write(first)
+                    try write(first.pointer)
                 }
             }
-            try write(packet!)
+            try write(packet)
         }
         for (key, first) in held {
-            try write(first)
-            var q: UnsafeMutablePointer<AVPacket>? = first
-            av_packet_free(&q)
+            try write(first.pointer)
             held[key] = nil
         }
         try FFmpeg.check(av_write_trailer(muxer.context), "cannot finish \(output.lastPathComponent)", code: .ioFailure)

@@ -153,7 +153,7 @@ public final class URLCameraSource: CameraSource {
     /// Opens the stream and its decoder within ``timeout``, abandoning the attempt if ``stop()``
     /// is called meanwhile.
     private func connect(stopping thread: WorkerThread? = nil) throws -> VideoInput {
-        FFmpeg.quietLogging
+        FFmpeg.silenceLibraryLogging()
         Self.networkReady
         let gate = InterruptGate()
         state.withLock { $0.gates[ObjectIdentifier(gate)] = gate }

@@ -3,7 +3,8 @@ import ReelCore
 
 /// One libavcodec video encoder and the conversion from the source's pixels to its input.
 ///
-/// Owns exactly one `AVCodecContext`, one `SwsContext` and one reusable `AVFrame`.
+/// Owns exactly one `AVCodecContext`, one ``Scaler`` (when the input needs converting), one
+/// ``Packet`` and one reusable `AVFrame`.
 final class VideoEncoder {
     let context: UnsafeMutablePointer<AVCodecContext>
     let settings: VideoSettings
@@ -13,8 +14,9 @@ final class VideoEncoder {
     /// The encoder's pixel format: 4:2:0, 8-bit, or 10-bit for a 10-bit profile.
     let pixelFormat: AVPixelFormat
     private var frame: UnsafeMutablePointer<AVFrame>
-    private var packet: UnsafeMutablePointer<AVPacket>
-    private var scaler: OpaquePointer?
+    private let packetOwner: Packet
+    private var packet: UnsafeMutablePointer<AVPacket> { packetOwner.pointer }
+    private var scaler: Scaler?
     private let sourceData = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 4)
     private let sourceStrides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
     /// How many frames the first packet's decoding time lies before its presentation time
@@ -69,13 +71,13 @@ final class VideoEncoder {
         out.height &= ~1
         self.outputSize = out
         pixelFormat = settings.bitDepth == 10 ? AV_PIX_FMT_YUV420P10LE : AV_PIX_FMT_YUV420P
-        guard let frame = av_frame_alloc(), let packet = av_packet_alloc() else {
+        guard let frame = av_frame_alloc(), let packetOwner = try? Packet() else {
             var c: UnsafeMutablePointer<AVCodecContext>? = context
             avcodec_free_context(&c)
             throw ReelError(.encodingFailed, "cannot allocate frames for \(name)")
         }
         self.frame = frame
-        self.packet = packet
+        self.packetOwner = packetOwner
         sourceData.initialize(repeating: nil, count: 4)
         sourceStrides.initialize(repeating: 0, count: 4)
 
@@ -150,27 +152,26 @@ final class VideoEncoder {
         try FFmpeg.check(av_frame_get_buffer(frame, 0), "cannot allocate the encoder's frame")
 
         if inputFormat != .yuv420p || inputSize != out || pixelFormat != AV_PIX_FMT_YUV420P {
-            scaler = sws_getContext(Int32(inputSize.width), Int32(inputSize.height), Self.avPixelFormat(inputFormat),
-                                    Int32(out.width), Int32(out.height), pixelFormat,
-                                    inputSize == out ? SWS_POINT : SWS_BICUBIC, nil, nil, nil)
-            guard scaler != nil else {
-                throw ReelError(.unsupportedFormat, "cannot convert \(inputFormat.rawValue) \(inputSize) to \(cString(av_get_pix_fmt_name(pixelFormat))) \(out)")
-            }
             // Full-range RGB in, limited-range BT.709 out. YUV input (a camera's YUYV or NV12,
             // a composed picture) is limited range already and keeps its levels.
-            let coefficients = sws_getCoefficients(SWS_CS_ITU709)
-            sws_setColorspaceDetails(scaler, coefficients, inputFormat == .bgra ? 1 : 0, coefficients, 0, 0, 1 << 16, 1 << 16)
+            let converter = Scaler()
+            let shape = Scaler.Shape(sourceSize: inputSize, sourceFormat: Self.avPixelFormat(inputFormat).rawValue,
+                                     destinationSize: out, destinationFormat: pixelFormat.rawValue,
+                                     filter: inputSize == out ? SWS_POINT : SWS_BICUBIC,
+                                     colour: Scaler.Colour(source: SWS_CS_ITU709, sourceFullRange: inputFormat == .bgra,
+                                                           destination: SWS_CS_ITU709, destinationFullRange: false))
+            guard converter.prepare(shape) else {
+                throw ReelError(.unsupportedFormat, "cannot convert \(inputFormat.rawValue) \(inputSize) to \(cString(av_get_pix_fmt_name(pixelFormat))) \(out)")
+            }
+            scaler = converter
         }
     }
 
     deinit {
         sourceData.deallocate()
         sourceStrides.deallocate()
-        sws_freeContext(scaler)
         var f: UnsafeMutablePointer<AVFrame>? = frame
         av_frame_free(&f)
-        var p: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&p)
         var c: UnsafeMutablePointer<AVCodecContext>? = context
         avcodec_free_context(&c)
     }
@@ -184,15 +185,26 @@ final class VideoEncoder {
         }
     }
 
+    /// Throws `.invalidConfiguration` unless `source` is of the encoder's input format and size:
+    /// the conversion was set up for those, and other pixels would be read out of bounds.
+    func checkFits(_ source: VideoFrame) throws {
+        guard source.format != inputFormat || source.size != inputSize else { return }
+        let what = source.size != inputSize ? "size changed from \(inputSize) to \(source.size)" : "pixel format is \(source.format.rawValue), not \(inputFormat.rawValue)"
+        throw ReelError(.invalidConfiguration, "a video frame does not fit the track: its \(what)",
+                        hint: "hand the writer frames of the size and pixel format its video track was configured with, or start a new file for the new size")
+    }
+
     /// Encodes `source` as frame number `index` (in frame-duration ticks), passing each packet
     /// that comes out to `emit`.
+    ///
+    /// - Throws: `.invalidConfiguration` for a frame that does not fit (see ``checkFits(_:)``).
     func encode(_ source: VideoFrame, index: Int64, emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        precondition(source.format == inputFormat && source.size == inputSize, "frame does not match the encoder's input")
+        try checkFits(source)
         try FFmpeg.check(av_frame_make_writable(frame), "cannot reuse the encoder's frame")
         withPlanes(of: source) { srcData, srcStride in
             if let scaler {
-                _ = sws_scale(scaler, srcData, srcStride, 0, Int32(inputSize.height),
-                              &frame.pointee.data.0, &frame.pointee.linesize.0)
+                _ = scaler.scale(srcData, strides: srcStride, rows: Int32(inputSize.height),
+                                 into: &frame.pointee.data.0, strides: &frame.pointee.linesize.0)
             } else {
                 av_image_copy(&frame.pointee.data.0, &frame.pointee.linesize.0, srcData, srcStride,
                               AV_PIX_FMT_YUV420P, Int32(inputSize.width), Int32(inputSize.height))

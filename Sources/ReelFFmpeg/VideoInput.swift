@@ -43,7 +43,8 @@ final class VideoInput: @unchecked Sendable {
     /// Packets that did not decode and were skipped.
     private(set) var damagedPackets = 0
 
-    private let packet: UnsafeMutablePointer<AVPacket>
+    private let packetOwner: Packet
+    private var packet: UnsafeMutablePointer<AVPacket> { packetOwner.pointer }
     private var draining = false
     private var description: String { input.url.isFileURL ? input.url.path : input.url.absoluteString }
 
@@ -73,15 +74,7 @@ final class VideoInput: @unchecked Sendable {
         decoder = try Decoder(input: input, stream: Int(index))
         // A damaged or crafted picture must not make the decoder allocate without bound.
         decoder.context.pointee.max_pixels = Int64(Self.maximumDimension) * Int64(Self.maximumDimension) / 4
-        guard let packet = av_packet_alloc() else {
-            throw ReelError(.encodingFailed, "cannot allocate a packet for \(location)")
-        }
-        self.packet = packet
-    }
-
-    deinit {
-        var p: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&p)
+        packetOwner = try Packet()
     }
 
     /// The decoded picture after ``next()`` returned ``Next/picture``.

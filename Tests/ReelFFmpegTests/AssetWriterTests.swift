@@ -100,6 +100,49 @@ import ReelTestSupport
         #expect(counters.count >= 60, "all but the last half-second fragment")
         #expect(counters == (0..<Int64(counters.count)).map { $0 })
     }
+
+    /// A frame whose size changed mid-recording, or of another pixel format, is refused with an
+    /// error that says so (it used to stop the process on a precondition); nothing of it is
+    /// written, and frames that fit go on into a file that plays.
+    @Test func aFrameThatDoesNotFitTheTrackIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("fits.mp4")
+        let writer = try AssetWriter(configuration: configuration(url, audio: false))
+        let pool = FramePool(format: .yuv420p, size: size, capacity: 2)
+        let first = try #require(pool.makeFrame())
+        TestPattern.draw(index: 0, flash: false, into: first)
+        try writer.appendVideo(first, at: .zero)
+        let larger = try #require(FramePool(format: .yuv420p, size: PixelSize(width: 320, height: 240), capacity: 1).makeFrame())
+        let resized = #expect(throws: ReelError.self) { try writer.appendVideo(larger, at: FrameRate(30).time(ofFrame: 1)) }
+        #expect(resized?.code == .invalidConfiguration)
+        #expect(resized?.message.contains("size changed from 160x120 to 320x240") == true, "\(String(describing: resized))")
+        let bgra = try #require(FramePool(format: .bgra, size: size, capacity: 1).makeFrame())
+        let reformatted = #expect(throws: ReelError.self) { try writer.appendVideo(bgra, at: FrameRate(30).time(ofFrame: 1)) }
+        #expect(reformatted?.code == .invalidConfiguration)
+        #expect(reformatted?.message.contains("pixel format is bgra") == true, "\(String(describing: reformatted))")
+        #expect(writer.videoFrameCount == 1)
+        let second = try #require(pool.makeFrame())
+        TestPattern.draw(index: 1, flash: false, into: second)
+        #expect(try writer.appendVideo(second, at: FrameRate(30).time(ofFrame: 1)), "the refused frames took no slot")
+        let summary = try writer.finish()
+        #expect(summary.videoFrames == 2)
+        #expect(try MediaProbe.decodeLuma(url, width: 160, height: 120).map(\.counter) == [0, 1])
+    }
+
+    /// Audio of another format than its track takes is refused with an error (it used to stop
+    /// the process on a precondition), and the track goes on with audio that fits.
+    @Test func audioThatDoesNotFitTheTrackIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("sound.mp4")
+        let writer = try AssetWriter(configuration: configuration(url))
+        let mono = AudioFormat(sampleFormat: .s16, sampleRate: 44_100, channels: 1)
+        let wrong = AudioBuffer.silence(format: mono, frameCount: 441, at: .zero)
+        let error = #expect(throws: ReelError.self) { try writer.appendAudio(wrong, track: 0) }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.message.contains("\(mono)") == true, "\(String(describing: error))")
+        let summary = try write(writer, frames: 15)
+        #expect(summary.audioSamples.first.map { $0 >= 15 * 1600 - 1024 } == true, "\(summary.audioSamples)")
+    }
 }
 
 /// Camera formats keep their levels through the encoder: limited-range YUYV and NV12 are not

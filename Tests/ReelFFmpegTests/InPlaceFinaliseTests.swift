@@ -251,7 +251,7 @@ import ReelTestSupport
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("same.mp4")
         let writer = try Self.writer(url) { $0.expectedDuration = MediaTime(value: 2, timescale: 1) }
-        writer.interruptFinalisingAfter = .indexWritten  // stops with the file still fragmented
+        writer.finaliseFault = .crash(after: .indexWritten)  // stops with the file still fragmented
         try Self.feed(writer, frames: 60)
         _ = try writer.finish()
         #expect(try Self.topLevelBoxes(url).contains { $0.type == "moof" })
@@ -276,7 +276,7 @@ import ReelTestSupport
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("step\(step.rawValue).\(container.fileExtension)")
         let writer = try Self.writer(url, container: container) { $0.expectedDuration = MediaTime(value: 2, timescale: 1) }
-        writer.interruptFinalisingAfter = step
+        writer.finaliseFault = .crash(after: step)
         try Self.feed(writer, frames: 60)
         _ = try writer.finish()
 
@@ -310,7 +310,7 @@ import ReelTestSupport
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("cut.mp4")
         let writer = try Self.writer(url) { $0.expectedDuration = MediaTime(value: 2, timescale: 1) }
-        writer.interruptFinalisingAfter = .halfFragmentsRetired
+        writer.finaliseFault = .crash(after: .halfFragmentsRetired)
         try Self.feed(writer, frames: 60)
         _ = try writer.finish()
         let before = try Data(contentsOf: url)
@@ -332,7 +332,7 @@ import ReelTestSupport
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("source.mp4")
         let writer = try InPlaceFinaliseTests.writer(url, preset: "ultrafast") { $0.expectedDuration = MediaTime(value: 2, timescale: 1) }
-        writer.interruptFinalisingAfter = .indexWritten
+        writer.finaliseFault = .crash(after: .indexWritten)
         try InPlaceFinaliseTests.feed(writer, frames: 45)
         _ = try writer.finish()
         let original = [UInt8](try Data(contentsOf: url))
@@ -355,7 +355,7 @@ import ReelTestSupport
             do {
                 _ = try MP4Finaliser.finalise(damaged, shift: MediaTime(value: 1, timescale: 30))
                 finished += 1
-            } catch let error as MP4Finaliser.Unavailable {
+            } catch let error as MP4Finaliser.CopyInstead {
                 #expect(!error.reason.isEmpty)
                 refused += 1
             } catch let error as ReelError {

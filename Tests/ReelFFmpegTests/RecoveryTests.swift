@@ -171,7 +171,7 @@ import ReelTestSupport
         // A file whose finalising was interrupted is finished on a copy, then copied into MKV.
         let interrupted = dir.url.appendingPathComponent("interrupted.mp4")
         let writer = try InPlaceFinaliseTests.writer(interrupted, preset: "ultrafast") { $0.expectedDuration = MediaTime(value: 2, timescale: 1) }
-        writer.interruptFinalisingAfter = .oldIndexRetired
+        writer.finaliseFault = .crash(after: .oldIndexRetired)
         try InPlaceFinaliseTests.feed(writer, frames: 60)
         _ = try writer.finish()
         let before = try Data(contentsOf: interrupted)

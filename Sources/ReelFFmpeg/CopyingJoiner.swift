@@ -1,0 +1,179 @@
+import Foundation
+internal import CFFmpeg
+import ReelCore
+
+/// Writes clips one after the other into one file by copying their packets, moving each clip's
+/// timestamps to follow the one before.
+final class CopyingJoiner {
+    private let muxer: Muxer
+    private let packetOwner: Packet
+    private var packet: UnsafeMutablePointer<AVPacket> { packetOwner.pointer }
+    /// Per output stream: the time base the timeline is counted in (the first clip's).
+    private var timeBases: [AVRational] = []
+    private var lastDTS: [Int64]
+    /// Per audio stream: where the audio written so far ends when decoded sample after sample
+    /// (ticks of `timeBases`).
+    private var decodedEnd: [Int64?]
+    /// The start of the next clip on the merged timeline.
+    private(set) var offset = MediaTime.zero
+    private(set) var videoPackets: Int64 = 0
+
+    private let reservedIndexSize: Int?
+
+    init(url: URL, container: Container, first: ClipFacts, input: InputFile, reservedIndexSize: Int?) throws {
+        self.reservedIndexSize = reservedIndexSize
+        muxer = try Muxer(url: url, container: container, overwrite: false)
+        // The muxer opened the file it had just created with O_TRUNC. For a truncated file ext4
+        // writes all the data out when it is closed (its guard for files replaced in place),
+        // which here would add a tenth of a second per 500 MB for nothing: reopen the file,
+        // still empty, without truncating.
+        avio_closep(&muxer.context.pointee.pb)
+        var options: OpaquePointer? = nil
+        defer { av_dict_free(&options) }
+        av_dict_set(&options, "truncate", "0", 0)
+        let opened = avio_open2(&muxer.context.pointee.pb, url.path, AVIO_FLAG_WRITE, nil, &options)
+        if opened < 0 { throw FFmpeg.error(opened, "cannot open \(url.path) for writing", code: .ioFailure) }
+        packetOwner = try Packet()
+        lastDTS = Array(repeating: Int64.min, count: first.streams.count)
+        decodedEnd = Array(repeating: nil, count: first.streams.count)
+        for facts in first.streams {
+            let stream = try Remuxer.addStream(copying: input.context.pointee.streams[facts.index]!, of: input.url, to: muxer)
+            timeBases.append(stream.pointee.time_base)
+        }
+        av_dict_copy(&muxer.context.pointee.metadata, input.context.pointee.metadata, 0)
+        try Remuxer.writeHeader(muxer, fastStart: true, reservedIndexSize: reservedIndexSize)
+    }
+
+    /// Copies every packet of `clip` to the end of the timeline. With `silence`, the clip's
+    /// audio packets are replaced by silent ones of the same length.
+    func append(_ clip: ClipFacts, from input: InputFile, isFirst: Bool, silence: [SilentPacket?]?) throws {
+        let ctx = input.context
+        var position = [Int](repeating: -1, count: Int(ctx.pointee.nb_streams))
+        for (i, s) in clip.streams.enumerated() { position[s.index] = i }
+        var read = [Int64](repeating: 0, count: clip.streams.count)
+        var started = [Bool](repeating: false, count: clip.streams.count)
+        var shorterPackets = [Int](repeating: 0, count: clip.streams.count)
+        var guesses = clip.streams.map { DecodeTimeGuess(delay: $0.kind == .video ? $0.videoDelay : 0) }
+        var length = ClipLength()
+        let videoPosition = clip.streams.firstIndex { $0.kind == .video }
+
+        while true {
+            let r = av_read_frame(ctx, packet)
+            if r == FFmpeg.eof { break }
+            if r < 0 { throw clip.damaged(r) }
+            defer { av_packet_unref(packet) }
+            let index = Int(packet.pointee.stream_index)
+            guard index < position.count, position[index] >= 0 else { continue }
+            let j = position[index]
+            read[j] += 1
+            if packet.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 { throw clip.damaged(FFmpeg.invalidData) }
+            let facts = clip.streams[j]
+            let tb = timeBases[j]
+            // Times relative to the clip's zero, in the timeline's time base.
+            let zero = clip.zero.ticks(in: facts.timeBase)
+            var pts = packet.pointee.pts, dts = packet.pointee.dts
+            if pts == FFmpeg.noPTS { pts = dts }
+            guard pts != FFmpeg.noPTS else {
+                throw ReelError(.invalidMedia, "\(clip.label) has packets without timestamps: \(clip.url.path)")
+            }
+            if dts == FFmpeg.noPTS {
+                // Matroska stores no decoding times; the first packets may lack FFmpeg's guess.
+                dts = guesses[j].decodeTime(pts: pts, duration: packet.pointee.duration > 0 ? packet.pointee.duration : facts.frameDurationTicks)
+            }
+            let start = av_rescale_q(pts - zero, facts.timeBase, tb)
+            let decode = av_rescale_q(dts - zero, facts.timeBase, tb)
+            var duration = av_rescale_q(packet.pointee.duration, facts.timeBase, tb)
+            if duration <= 0, facts.kind == .video { duration = av_rescale_q(facts.frameDurationTicks, facts.timeBase, tb) }
+            length.note(stream: j, start: MediaTime(ticks: start, tb), duration: MediaTime(ticks: max(duration, 0), tb))
+            let base = offset.ticks(in: tb)
+
+            if facts.kind == .audio {
+                // The length the decoder gives a packet, whatever the container says of the last one.
+                let decoded = facts.frameSize > 0 ? av_rescale_q(Int64(facts.frameSize), AVRational(num: 1, den: facts.sampleRate), tb) : duration
+                if !isFirst {
+                    // Priming before the clip's zero: the previous clip's audio plays there.
+                    if start + max(decoded, duration) <= 0 { continue }
+                    if !started[j] {
+                        // Every packet decodes to a whole frame of samples, so one clip's audio
+                        // never ends exactly where the next one's starts: the last packet is
+                        // padded, the next clip's first may begin before its zero. Timestamps
+                        // stay exact (players that follow them are in step); players that play
+                        // samples one after the other must not drift either, so a packet that
+                        // would decode mostly under the previous clip's end is left out. The
+                        // audio is then never more than half a packet (10.7 ms of AAC at 48 kHz)
+                        // from its place, however many joins there are.
+                        if let end = decodedEnd[j] {
+                            let error = end - (base + start)
+                            if error * 2 > decoded { continue }
+                        }
+                        started[j] = true
+                    }
+                }
+                decodedEnd[j] = (decodedEnd[j] ?? (base + start)) + decoded
+                if let silence, let silent = silence[clip.audio.firstIndex { $0.index == facts.index }!] {
+                    // A silent packet decodes to one encoder frame: every packet it stands in
+                    // for must be as long (a clip's last packet may be shorter).
+                    let length = av_rescale_q(decoded, tb, AVRational(num: 1, den: facts.sampleRate))
+                    if length != silent.sampleCount {
+                        shorterPackets[j] += 1
+                        if length > silent.sampleCount || shorterPackets[j] > 1 {
+                            throw Incompatibility("\(clip.label) is to be muted, but its \(facts.codecLabel) packets are not \(silent.sampleCount) samples long, so silence cannot be slipped in without re-encoding",
+                                                  hint: "allow re-encoding (reel merge --reencode)")
+                        }
+                    }
+                    let flags = packet.pointee.flags
+                    av_packet_unref(packet)
+                    try FFmpeg.check(av_packet_ref(packet, silent.packet.pointer), "cannot make a silent packet")
+                    packet.pointee.flags = flags
+                }
+            }
+
+            packet.pointee.stream_index = Int32(j)
+            packet.pointee.pos = -1
+            packet.pointee.flags &= ~AV_PKT_FLAG_DISCARD
+            let stream = muxer.context.pointee.streams[j]!
+            let out = stream.pointee.time_base
+            var outPTS = av_rescale_q(base + start, tb, out)
+            var outDTS = av_rescale_q(base + decode, tb, out)
+            if lastDTS[j] != Int64.min && outDTS <= lastDTS[j] {
+                // A clip whose decoding starts earlier before its first frame than the previous
+                // clip's did: its first decoding times would collide with the previous clip's last.
+                outDTS = lastDTS[j] + 1
+                if facts.kind == .audio { outPTS = max(outPTS, outDTS) }
+                guard outDTS <= outPTS else {
+                    throw Incompatibility("\(clip.label) cannot follow the clip before it without re-encoding: its frames would be decoded before the previous clip's last",
+                                          hint: "allow re-encoding (reel merge --reencode)")
+                }
+            }
+            lastDTS[j] = outDTS
+            packet.pointee.pts = outPTS
+            packet.pointee.dts = outDTS
+            packet.pointee.duration = av_rescale_q(duration, tb, out)
+            if facts.kind == .video { videoPackets += 1 }
+            try FFmpeg.check(av_interleaved_write_frame(muxer.context, packet), "cannot write \(muxer.url.lastPathComponent)", code: .ioFailure)
+        }
+        // A file cut short may end without an error: it then holds fewer packets than its index says.
+        for (j, facts) in clip.streams.enumerated() where facts.packetCount > 0 && read[j] < facts.packetCount {
+            throw ReelError(.invalidMedia, "\(clip.label) is cut short: \(clip.url.path) holds \(read[j]) of its \(facts.packetCount) \(facts.kind == .video ? "video" : "audio") packets",
+                            hint: "merge only complete recordings")
+        }
+        offset += length.length(video: videoPosition, grid: videoPosition.flatMap { clip.streams[$0].inexactFrameDuration })
+    }
+
+    /// Writes the index (at the front of an MP4/MOV) and closes the file.
+    func finish() throws {
+        let r = av_write_trailer(muxer.context)
+        if r == reel_averror(EINVAL) && reservedIndexSize != nil { throw IndexReservationTooSmall() }
+        try FFmpeg.check(r, "cannot finish \(muxer.url.lastPathComponent)", code: .ioFailure)
+        if let pb = muxer.context.pointee.pb {
+            avio_flush(pb)
+            if pb.pointee.error < 0 {
+                throw FFmpeg.error(pb.pointee.error, "cannot write \(muxer.url.lastPathComponent)", code: .ioFailure)
+            }
+        }
+        muxer.abandon()
+    }
+}
+
+/// The index did not fit the space reserved for it.
+struct IndexReservationTooSmall: Error {}

@@ -1,0 +1,22 @@
+import Foundation
+import ReelCore
+
+/// What ``Merger/merge(_:to:options:)`` wrote.
+public struct MergeSummary: Sendable, Hashable {
+    /// Where the merged file is.
+    public var url: URL
+    /// The length of the merged timeline: the sum of the clips' lengths.
+    public var duration: MediaTime
+    /// How many clips were joined.
+    public var clipCount: Int
+    /// The video frames in the merged file.
+    public var videoFrames: Int64
+    /// The positions in the input list (counted from zero) of the clips that were decoded and
+    /// encoded again; empty when every packet was copied. When any clip needs re-encoding the
+    /// whole merge is encoded again with the first clip's settings, so this lists every clip.
+    public var reencodedClips: [Int]
+    /// Why the clips were re-encoded (the first difference found), or `nil`.
+    public var reencodingReason: String?
+    /// The size of the merged file in bytes.
+    public var bytes: Int64
+}
