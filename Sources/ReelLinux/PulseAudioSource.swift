@@ -21,7 +21,9 @@ import Synchronization
 /// server is back continues delivering, re-anchored to the clock: the recording carries on with
 /// a gap.
 ///
-/// Timing assumes a real-time session clock (``HostClock``).
+/// Timing assumes a real-time session clock (``HostClock``); the reconnection attempts are paced
+/// on the session clock too. What the source asks of the server goes through a
+/// ``PulseAudioServer``, so all of this is also tested on scripted answers.
 public final class PulseAudioSource: CaptureSource {
     /// A human-readable name: "microphone (default)", "app audio of 'apps'".
     public let name: String

@@ -70,6 +70,7 @@ package final class ScriptedPulseAudioServer: PulseAudioServer, @unchecked Senda
         condition.unlock()
     }
 
+    /// Checks the device as the next ``Answer`` says, without using it up.
     package func checkDevice(_ request: PulseRecordRequest) throws(ReelError) {
         // Checking does not use up an answer: it looks at the next one.
         let answer: Answer? = locked {
@@ -83,6 +84,7 @@ package final class ScriptedPulseAudioServer: PulseAudioServer, @unchecked Senda
         }
     }
 
+    /// Opens what the next ``Answer`` says: a scripted stream, or a refusal.
     package func openRecording(_ request: PulseRecordRequest,
                                isCancelled: @escaping () -> Bool) throws(ReelError) -> any PulseAudioRecording {
         let answer: Answer? = locked {

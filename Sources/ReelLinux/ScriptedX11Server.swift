@@ -87,6 +87,7 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Connects as the next ``ConnectAnswer`` says.
     package func connect(display: String?, isCancelled: @escaping () -> Bool) throws -> any X11Display {
         let answer = locked { connectAnswers.isEmpty ? .connects : connectAnswers.removeFirst() }
         switch answer {

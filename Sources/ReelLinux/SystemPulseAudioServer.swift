@@ -6,12 +6,14 @@ package struct SystemPulseAudioServer: PulseAudioServer {
     /// The real server.
     package init() {}
 
+    /// Connects once and looks the device up.
     package func checkDevice(_ request: PulseRecordRequest) throws(ReelError) {
         _ = try Self.sampleSpec(request.format)
         let connection = try PulseConnection(server: request.server, clientName: "Reel")
         try Self.checkDevice(request, on: connection)
     }
 
+    /// Connects, looks the device up and opens a record stream on it.
     package func openRecording(_ request: PulseRecordRequest,
                                isCancelled: @escaping () -> Bool) throws(ReelError) -> any PulseAudioRecording {
         var spec = try Self.sampleSpec(request.format)

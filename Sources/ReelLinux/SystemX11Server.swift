@@ -9,6 +9,7 @@ package struct SystemX11Server: X11Server {
     /// The real server.
     package init() {}
 
+    /// Connects through XCB (which connects at once or fails, so `isCancelled` is not needed).
     package func connect(display: String?, isCancelled: @escaping () -> Bool) throws -> any X11Display {
         try X11Connection(display: display)
     }

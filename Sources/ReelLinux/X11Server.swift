@@ -79,14 +79,17 @@ package enum X11ImageReply: Sendable {
 package struct X11CursorImage: Sendable, Equatable {
     /// The pixels, row by row, `width * height` of them.
     package var pixels: [UInt32]
-    /// The image's size.
+    /// The image's width in pixels.
     package var width: Int
+    /// The image's height in pixels.
     package var height: Int
-    /// The pointer's position on the screen.
+    /// The pointer's horizontal position on the screen.
     package var x: Int
+    /// The pointer's vertical position on the screen.
     package var y: Int
-    /// The hot spot within the image (the pixel at the pointer's position).
+    /// The hot spot's column within the image (the pixel at the pointer's position).
     package var xhot: Int
+    /// The hot spot's row within the image.
     package var yhot: Int
 
     /// Describes a cursor image.
