@@ -15,7 +15,7 @@ public final class TestPatternSource: CameraSource {
     /// A solid colour under the counter strip instead of moving bars, if set.
     public let background: YUVColor?
     public let zoom = ZoomControl()
-    private let worker = Mutex<WorkerThread?>(nil)
+    private let thread = CaptureThread<FramePool>(threadName: "reel.testpattern")
 
     /// Creates a test camera of `size` at `frameRate`; with a `background`, the picture is
     /// that solid colour under the counter strip.
@@ -38,41 +38,35 @@ public final class TestPatternSource: CameraSource {
 
     public func start(_ context: SourceContext) throws {
         _ = try prepare()
-        try worker.withLock { worker in
-            guard worker == nil else { throw ReelError(.alreadyRunning, "\(name) is already running") }
-            let pool = FramePool(format: .yuv420p, size: size, capacity: 8)
-            let rate = frameRate, beeps = self.beeps, background = self.background
-            worker = WorkerThread(name: "reel.testpattern") { thread in
-                // The first frame is the first slot at or after the moment we start.
-                var index = rate.frameIndex(at: context.startTime(), rounding: .up)
-                while !thread.isStopRequested {
-                    let pts = rate.time(ofFrame: index)
-                    context.clock.sleep(until: context.origin + pts)
-                    if thread.isStopRequested { break }
-                    let frame = context.clock.isRealTime
-                        ? pool.makeFrame(presentationTime: pts, sequenceNumber: index)
-                        : pool.makeFrameWaiting(presentationTime: pts, sequenceNumber: index)
-                    if let frame {
-                        TestPattern.draw(index: index, flash: beeps.isBeeping(at: pts), background: background, into: frame)
-                        context.deliver(.video(frame))
-                    } else {
-                        context.report(.droppedFrames(1))
-                    }
-                    index += 1
-                    // Under a real clock, skip slots that have already passed rather than bursting.
-                    if context.clock.isRealTime {
-                        let now = rate.frameIndex(at: context.timelineNow())
-                        if now > index { context.report(.droppedFrames(Int(now - index))); index = now }
-                    }
+        let rate = frameRate, beeps = self.beeps, background = self.background, size = self.size
+        try thread.start(sourceName: name, open: { _ in FramePool(format: .yuv420p, size: size, capacity: 8) }) { pool, thread in
+            // The first frame is the first slot at or after the moment we start.
+            var index = rate.frameIndex(at: context.startTime(), rounding: .up)
+            while !thread.isStopRequested {
+                let pts = rate.time(ofFrame: index)
+                context.clock.sleep(until: context.origin + pts)
+                if thread.isStopRequested { break }
+                let frame = context.clock.isRealTime
+                    ? pool.makeFrame(presentationTime: pts, sequenceNumber: index)
+                    : pool.makeFrameWaiting(presentationTime: pts, sequenceNumber: index)
+                if let frame {
+                    TestPattern.draw(index: index, flash: beeps.isBeeping(at: pts), background: background, into: frame)
+                    context.deliver(.video(frame))
+                } else {
+                    context.report(.droppedFrames(1))
+                }
+                index += 1
+                // Under a real clock, skip slots that have already passed rather than bursting.
+                if context.clock.isRealTime {
+                    let now = rate.frameIndex(at: context.timelineNow())
+                    if now > index { context.report(.droppedFrames(Int(now - index))); index = now }
                 }
             }
         }
     }
 
     public func stop() {
-        let thread = worker.withLock { w -> WorkerThread? in let t = w; w = nil; return t }
-        thread?.requestStop()
-        thread?.join()
+        thread.stop()
     }
 }
 
@@ -89,7 +83,7 @@ public final class ToneSource: CaptureSource {
     public let beepFrequency: Double
     /// When the tone beeps.
     public let beeps: BeepSchedule
-    private let worker = Mutex<WorkerThread?>(nil)
+    private let thread = CaptureThread<Void>(threadName: "reel.tone")
 
     public init(format: AudioFormat = AudioFormat(sampleFormat: .f32, sampleRate: 48_000, channels: 2),
                 toneFrequency: Double = 440, beepFrequency: Double = 1000, beeps: BeepSchedule = BeepSchedule(),
@@ -116,43 +110,38 @@ public final class ToneSource: CaptureSource {
     }
 
     public func start(_ context: SourceContext) throws {
-        try worker.withLock { worker in
-            guard worker == nil else { throw ReelError(.alreadyRunning, "\(name) is already running") }
-            let format = self.format
-            let chunk = format.sampleRate / 100
-            worker = WorkerThread(name: "reel.tone") { [self] thread in
-                let rate = Int32(format.sampleRate)
-                // Align the first buffer to a chunk boundary at or after now.
-                let startTicks = context.startTime().convertedValue(to: rate, rounding: .up)
-                var sampleIndex = (startTicks + Int64(chunk) - 1) / Int64(chunk) * Int64(chunk)
-                var bytes = [UInt8](repeating: 0, count: chunk * format.bytesPerFrame)
-                while !thread.isStopRequested {
-                    let pts = MediaTime(value: sampleIndex, timescale: rate)
-                    // A buffer is captured once its last sample has happened.
-                    context.clock.sleep(until: context.origin + pts + format.duration(ofFrames: chunk))
-                    if thread.isStopRequested { break }
-                    bytes.withUnsafeMutableBytes { raw in
-                        for i in 0..<chunk {
-                            let v = value(atSample: sampleIndex + Int64(i))
-                            for c in 0..<format.channels {
-                                let offset = (i * format.channels + c) * format.sampleFormat.bytesPerSample
-                                switch format.sampleFormat {
-                                case .f32: raw.storeBytes(of: v, toByteOffset: offset, as: Float.self)
-                                case .s16: raw.storeBytes(of: Int16(max(-32767, min(32767, v * 32767))), toByteOffset: offset, as: Int16.self)
-                                }
+        let format = self.format
+        let chunk = format.sampleRate / 100
+        try thread.start(sourceName: name, open: { _ in }) { [self] _, thread in
+            let rate = Int32(format.sampleRate)
+            // Align the first buffer to a chunk boundary at or after now.
+            let startTicks = context.startTime().convertedValue(to: rate, rounding: .up)
+            var sampleIndex = (startTicks + Int64(chunk) - 1) / Int64(chunk) * Int64(chunk)
+            var bytes = [UInt8](repeating: 0, count: chunk * format.bytesPerFrame)
+            while !thread.isStopRequested {
+                let pts = MediaTime(value: sampleIndex, timescale: rate)
+                // A buffer is captured once its last sample has happened.
+                context.clock.sleep(until: context.origin + pts + format.duration(ofFrames: chunk))
+                if thread.isStopRequested { break }
+                bytes.withUnsafeMutableBytes { raw in
+                    for i in 0..<chunk {
+                        let v = value(atSample: sampleIndex + Int64(i))
+                        for c in 0..<format.channels {
+                            let offset = (i * format.channels + c) * format.sampleFormat.bytesPerSample
+                            switch format.sampleFormat {
+                            case .f32: raw.storeBytes(of: v, toByteOffset: offset, as: Float.self)
+                            case .s16: raw.storeBytes(of: Int16(max(-32767, min(32767, v * 32767))), toByteOffset: offset, as: Int16.self)
                             }
                         }
                     }
-                    context.deliver(.audio(AudioBuffer(format: format, presentationTime: pts, data: bytes)))
-                    sampleIndex += Int64(chunk)
                 }
+                context.deliver(.audio(AudioBuffer(format: format, presentationTime: pts, data: bytes)))
+                sampleIndex += Int64(chunk)
             }
         }
     }
 
     public func stop() {
-        let thread = worker.withLock { w -> WorkerThread? in let t = w; w = nil; return t }
-        thread?.requestStop()
-        thread?.join()
+        thread.stop()
     }
 }

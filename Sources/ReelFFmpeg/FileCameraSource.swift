@@ -32,17 +32,17 @@ public final class FileCameraSource: CameraSource {
     /// crafted timestamps) become one frame duration, so the camera never stalls for long.
     static let maximumGap = MediaTime(value: 10, timescale: 1)
 
-    private struct Prepared {
+    private struct Prepared: Sendable {
         var format: SourceFormat
         var size: PixelSize
         var frameDuration: MediaTime
     }
     private struct State {
         var prepared: Prepared?
-        var worker: WorkerThread?
         var gates: [ObjectIdentifier: InterruptGate] = [:]
     }
     private let state = Mutex(State())
+    private let thread = CaptureThread<Prepared>(threadName: "reel.filecamera")
 
     /// Creates a camera that plays `url`.
     ///
@@ -99,25 +99,19 @@ public final class FileCameraSource: CameraSource {
     /// Starts playing on a thread of its own.
     public func start(_ context: SourceContext) throws {
         _ = try prepare()
-        try state.withLock { state in
-            guard state.worker == nil else { throw ReelError(.alreadyRunning, "\(name) is already running") }
-            guard let prepared = state.prepared else { throw ReelError(.notRunning, "\(name) is not prepared") }
-            state.worker = WorkerThread(name: "reel.filecamera") { [self] thread in
-                play(thread, context: context, prepared: prepared)
-            }
+        try thread.start(sourceName: name, open: { _ in
+            guard let prepared = state.withLock({ $0.prepared }) else { throw ReelError(.notRunning, "\(name) is not prepared") }
+            return prepared
+        }) { [self] prepared, thread in
+            play(thread, context: context, prepared: prepared)
         }
     }
 
     /// Stops playing, abandoning a read in progress, and waits for the thread. Safe to call twice.
     public func stop() {
-        let thread = state.withLock { state -> WorkerThread? in
-            let t = state.worker
-            state.worker = nil
-            return t
+        thread.stop {
+            for gate in state.withLock({ Array($0.gates.values) }) { gate.cancel() }
         }
-        thread?.requestStop()
-        for gate in state.withLock({ Array($0.gates.values) }) { gate.cancel() }
-        thread?.join()
     }
 
     // MARK: - Opening

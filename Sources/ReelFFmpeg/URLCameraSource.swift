@@ -46,7 +46,7 @@ public final class URLCameraSource: CameraSource {
     /// The longest pause between reconnection attempts.
     public static let maximumBackoff = MediaTime(value: 4, timescale: 1)
 
-    private struct Prepared {
+    private struct Prepared: Sendable {
         var format: SourceFormat
         var size: PixelSize
         /// The open stream, handed to the first ``start(_:)``.
@@ -54,11 +54,11 @@ public final class URLCameraSource: CameraSource {
     }
     private struct State {
         var prepared: Prepared?
-        var worker: WorkerThread?
         /// Gates of connections in progress or running, cancelled by ``stop()``.
         var gates: [ObjectIdentifier: InterruptGate] = [:]
     }
     private let state = Mutex(State())
+    private let thread = CaptureThread<Prepared>(threadName: "reel.urlcamera")
 
     /// Creates a camera for `url`.
     ///
@@ -91,6 +91,11 @@ public final class URLCameraSource: CameraSource {
     ///   connection is refused) or the stream stops being wanted (``stop()``); `.invalidMedia`
     ///   or `.unsupportedFormat` for a stream that is not video this build decodes.
     public func prepare() throws -> SourceFormat {
+        try prepare(isCancelled: { false })
+    }
+
+    /// ``prepare()``, giving up when `isCancelled` (a ``stop()`` during ``start(_:)``).
+    private func prepare(isCancelled: () -> Bool) throws -> SourceFormat {
         if let prepared = state.withLock({ $0.prepared }) { return prepared.format }
         guard Self.canOpen(url) else {
             throw ReelError(.invalidConfiguration, "\(Self.redacted(url)) is not a network camera address",
@@ -103,7 +108,7 @@ public final class URLCameraSource: CameraSource {
         guard timeout > .zero else {
             throw ReelError(.invalidConfiguration, "the camera timeout must be positive")
         }
-        let input = try connect()
+        let input = try connect(isCancelled: isCancelled)
         let size = requestedSize ?? PixelSize(width: max(2, input.size.width & ~1), height: max(2, input.size.height & ~1))
         // A camera's stated rate; streams without timing (HTTP MJPEG) are taken as 30 fps.
         let rate = input.averageFrameRate ?? FrameRate(30)
@@ -116,49 +121,48 @@ public final class URLCameraSource: CameraSource {
     }
 
     /// Starts reading frames on a thread of its own (connecting first if ``prepare()`` has not).
+    ///
+    /// A ``stop()`` while it connects abandons the connection; the start then returns with
+    /// nothing running.
     public func start(_ context: SourceContext) throws {
-        _ = try prepare()
-        try state.withLock { state in
-            guard state.worker == nil else { throw ReelError(.alreadyRunning, "\(name) is already running") }
-            guard var prepared = state.prepared else { throw ReelError(.notRunning, "\(name) is not prepared") }
-            let first = prepared.input
-            prepared.input = nil
-            state.prepared = prepared
-            let size = prepared.size
-            state.worker = WorkerThread(name: "reel.urlcamera") { [self] thread in
-                run(thread, context: context, size: size, first: first)
+        try thread.start(sourceName: name, open: { isCancelled in
+            _ = try prepare(isCancelled: isCancelled)
+            // The stream opened by prepare goes to this run alone; a later start connects anew.
+            return try state.withLock { state in
+                guard var prepared = state.prepared else { throw ReelError(.notRunning, "\(name) is not prepared") }
+                let run = prepared
+                prepared.input = nil
+                state.prepared = prepared
+                return run
             }
+        }) { [self] prepared, thread in
+            run(thread, context: context, size: prepared.size, first: prepared.input)
         }
     }
 
     /// Stops reading, abandoning a connection or read in progress, and waits for the thread.
     /// Also makes a ``prepare()`` in progress on another thread give up. Safe to call twice.
     public func stop() {
-        let thread = state.withLock { state -> WorkerThread? in
-            let t = state.worker
-            state.worker = nil
-            // A stream opened by prepare but never started is let go too.
-            state.prepared?.input = nil
-            return t
+        // A stream opened by prepare but never started is let go too.
+        state.withLock { $0.prepared?.input = nil }
+        // The stop is asked for before the gates are collected: a connection that registers
+        // its gate later sees the request and gives up by itself.
+        thread.stop {
+            for gate in state.withLock({ Array($0.gates.values) }) { gate.cancel() }
         }
-        // Asked before the gates are collected: a connection that registers its gate later sees
-        // the request and gives up by itself.
-        thread?.requestStop()
-        for gate in state.withLock({ Array($0.gates.values) }) { gate.cancel() }
-        thread?.join()
     }
 
     // MARK: - Connecting
 
     /// Opens the stream and its decoder within ``timeout``, abandoning the attempt if ``stop()``
     /// is called meanwhile.
-    private func connect(stopping thread: WorkerThread? = nil) throws -> VideoInput {
+    private func connect(isCancelled: () -> Bool) throws -> VideoInput {
         FFmpeg.silenceLibraryLogging()
         Self.networkReady
         let gate = InterruptGate()
         state.withLock { $0.gates[ObjectIdentifier(gate)] = gate }
         defer { _ = state.withLock { $0.gates.removeValue(forKey: ObjectIdentifier(gate)) } }
-        if thread?.isStopRequested == true { gate.cancel() }
+        if isCancelled() { gate.cancel() }
         let scheme = url.scheme?.lowercased() ?? ""
         var attempts: [RTSPTransport] = [transport]
         if scheme.hasPrefix("rtsp"), transport == .tcpThenUDP { attempts = [.tcp, .udp] }
@@ -242,7 +246,7 @@ public final class URLCameraSource: CameraSource {
             // Connect (again).
             if input == nil {
                 do {
-                    input = try connect(stopping: thread)
+                    input = try connect(isCancelled: { thread.isStopRequested })
                     backoff = Self.initialBackoff
                 } catch let error as ReelError {
                     if thread.isStopRequested { break }

@@ -46,7 +46,8 @@ public final class V4L2CameraSource: CameraSource {
 
     private let decoderFactory: CompressedFrameDecoderFactory?
     private let driver: any V4L2Driver
-    private let state = Mutex<(negotiation: V4L2Negotiation?, worker: WorkerThread?)>((nil, nil))
+    private let chosen = Mutex<V4L2Negotiation?>(nil)
+    private let thread = CaptureThread<(capture: V4L2Capture, sink: FrameSink)>(threadName: "reel.v4l2")
 
     /// Creates a camera source.
     ///
@@ -79,7 +80,7 @@ public final class V4L2CameraSource: CameraSource {
 
     /// What the last ``prepare()`` or ``start(_:)`` chose: the mode and how it differs from
     /// the request (`nil` before either).
-    public var negotiation: V4L2Negotiation? { state.withLock { $0.negotiation } }
+    public var negotiation: V4L2Negotiation? { chosen.withLock { $0 } }
 
     /// Whether this process may use the camera at `path` (see
     /// ``V4L2Devices/authorizationStatus(forCamera:)``).
@@ -96,7 +97,7 @@ public final class V4L2CameraSource: CameraSource {
         let capture = try V4L2Capture.open(path: path, driver: driver, size: requestedSize, frameRate: requestedFrameRate,
                                            format: requestedFormat, canDecode: decoderFactory != nil)
         defer { capture.close() }
-        state.withLock { $0.negotiation = capture.negotiation }
+        chosen.withLock { $0 = capture.negotiation }
         return capture.sourceFormat
     }
 
@@ -106,30 +107,31 @@ public final class V4L2CameraSource: CameraSource {
     /// - Throws: what ``prepare()`` throws, `.busy` when buffers cannot be had or streaming
     ///   cannot start, `.alreadyRunning`.
     public func start(_ context: SourceContext) throws {
-        try state.withLock { state in
-            guard state.worker == nil else { throw ReelError(.alreadyRunning, "\(name) is already running") }
+        let decoderFactory = self.decoderFactory
+        // The camera is opened and set streaming outside any lock; a stop meanwhile closes it.
+        try thread.start(sourceName: name, open: { _ in
             let capture = try V4L2Capture.open(path: path, driver: driver, size: requestedSize, frameRate: requestedFrameRate,
                                                format: requestedFormat, canDecode: decoderFactory != nil)
             do {
                 let sink = try FrameSink(capture: capture, decoderFactory: decoderFactory)
                 try capture.startStreaming(bufferCount: Self.bufferCount)
-                state.negotiation = capture.negotiation
-                state.worker = WorkerThread(name: "reel.v4l2") { thread in
-                    sink.run(context: context, thread: thread)
-                    capture.close()
-                }
+                chosen.withLock { $0 = capture.negotiation }
+                return (capture, sink)
             } catch {
                 capture.close()
                 throw error
             }
+        }, release: { opened in
+            opened.capture.close()
+        }) { opened, thread in
+            opened.sink.run(context: context, thread: thread)
+            opened.capture.close()
         }
     }
 
     /// Stops streaming, waits for the capture thread and releases the camera. Safe to call twice.
     public func stop() {
-        let worker = state.withLock { s -> WorkerThread? in let w = s.worker; s.worker = nil; return w }
-        worker?.requestStop()
-        worker?.join()
+        thread.stop()
     }
 }
 

@@ -162,12 +162,14 @@ struct PulseAudioTests {
         let buffers = capture.received
         let first = try #require(buffers.first)
         #expect(first.presentationTime >= .zero)
-        #expect(first.presentationTime.seconds < 0.2, "first buffer at \(first.presentationTime)")
         expectContinuous(buffers)
-        // The count stays with the clock: the last buffer ended shortly before we looked.
+        // The count is never ahead of the clock: the last buffer ended before we looked. (How
+        // closely the count follows the clock is asserted exactly, on a manual clock, in
+        // ScriptedPulseAudioTests; here a loaded machine only makes the lag longer.)
         let last = try #require(buffers.last)
         let lag = (elapsed - last.endTime).seconds
-        #expect(lag > -0.005 && lag < 0.1, "last buffer ends \(lag) s before now")
+        #expect(lag > -0.005, "last buffer ends \(-lag) s after now")
+        print("first buffer at \(first.presentationTime.seconds) s, last ends \(lag) s before now")
     }
 
     @Test func stopReturnsPromptlyWhenTheDeviceIsSilent() throws {
@@ -177,9 +179,14 @@ struct PulseAudioTests {
         let capture = Capture()
         try source.start(capture.context)
         usleep(300_000)
-        let began = Date()
-        source.stop()
-        #expect(Date().timeIntervalSince(began) < 0.5)
+        // A capture thread blocked on the silent device would never return: stop() returning
+        // at all is the behaviour (how fast is bench/'s business).
+        let stopped = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            source.stop()
+            stopped.signal()
+        }
+        #expect(stopped.wait(timeout: .now() + 30) == .success, "stop() did not return")
         #expect(capture.received.isEmpty)
         source.stop()  // twice is fine
     }

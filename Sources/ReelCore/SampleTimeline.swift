@@ -1,0 +1,78 @@
+/// Presentation times of audio derived from sample counts, anchored to the session clock and
+/// re-anchored when the two disagree by more than `tolerance`.
+///
+/// Each observation says when, by the clock, the newest frame that arrived was captured. Data
+/// can arrive late (the capture thread was not scheduled at once) but never early, so the
+/// anchor is the earliest that recent observations allow: the minimum over about a second of
+/// the clock time less the count time. A late arrival moves nothing; a lasting disagreement
+/// (the device's clock drifts, the server dropped data) moves the minimum, and when it has moved
+/// more than `tolerance` the count is re-anchored there. Data that arrives earlier than the
+/// anchor allows re-anchors at once.
+///
+/// Times are kept in ticks of the sample rate, so consecutive buffers follow each other exactly
+/// between re-anchorings.
+package struct SampleTimeline: Sendable {
+    /// Ticks per second.
+    package let sampleRate: Int32
+    /// How far the count may stray from the clock before it is re-anchored, in ticks.
+    package let toleranceTicks: Int64
+    /// The span, in frames, of each of the two buckets the minimum is taken over.
+    package let bucketFrames: Int64
+    /// The presentation time of frame 0, in ticks.
+    private var anchor: Int64?
+    /// The minimum offset seen in the current and the previous bucket.
+    private var currentMinimum = Int64.max
+    private var previousMinimum = Int64.max
+    /// The first frame of the current bucket.
+    private var bucketStart: Int64 = 0
+    /// How many times the count was re-anchored after the first anchoring.
+    package private(set) var reanchorCount = 0
+
+    /// Creates a timeline for `sampleRate` that re-anchors when the count strays more than
+    /// `tolerance` from the clock, taking the minimum over `window`.
+    package init(sampleRate: Int32, tolerance: MediaTime = MediaTime(value: 30, timescale: 1000),
+         window: MediaTime = MediaTime(value: 1, timescale: 1)) {
+        self.sampleRate = sampleRate
+        self.toleranceTicks = max(1, tolerance.convertedValue(to: sampleRate))
+        self.bucketFrames = max(1, window.convertedValue(to: sampleRate) / 2)
+    }
+
+    /// Whether an anchor has been set.
+    package var isAnchored: Bool { anchor != nil }
+
+    /// Records that `framesReceived` frames have arrived in all (counted since the stream
+    /// opened), the newest of them captured at `time` on the timeline, so that frame
+    /// `framesReceived` begins at `time`.
+    package mutating func observe(framesReceived: Int64, capturedAt time: MediaTime) {
+        let offset = time.convertedValue(to: sampleRate) - framesReceived
+        if framesReceived - bucketStart >= bucketFrames {
+            previousMinimum = currentMinimum
+            currentMinimum = .max
+            bucketStart = framesReceived
+        }
+        currentMinimum = min(currentMinimum, offset)
+        guard let anchor else {
+            anchor = offset
+            return
+        }
+        let estimate = min(currentMinimum, previousMinimum)
+        if abs(estimate - anchor) > toleranceTicks {
+            self.anchor = estimate
+            reanchorCount += 1
+        }
+    }
+
+    /// The presentation time of frame `frame`, in ticks of the sample rate. Call after the first
+    /// `observe`.
+    package func ticks(ofFrame frame: Int64) -> Int64 {
+        (anchor ?? 0) + frame
+    }
+
+    /// Forgets the anchor and the history (after a reconnection the count starts again).
+    package mutating func reset() {
+        anchor = nil
+        currentMinimum = .max
+        previousMinimum = .max
+        bucketStart = 0
+    }
+}

@@ -1,0 +1,66 @@
+import ReelCore
+
+/// What a ``PulseAudioSource`` asks of the audio server, behind a seam like ``V4L2Driver``:
+/// ``SystemPulseAudioServer`` talks to PulseAudio (or PipeWire-Pulse) through libpulse,
+/// ``ScriptedPulseAudioServer`` answers from a script, so the source's timing, drift correction
+/// and reconnection are tested without a server.
+package protocol PulseAudioServer: Sendable {
+    /// Connects once and checks that the device of `request` exists and can deliver its format.
+    ///
+    /// - Throws: `.sourceUnavailable` (no server, no such device), `.unsupportedFormat`,
+    ///   `.permissionDenied`, `.invalidConfiguration` (a bad server string).
+    func checkDevice(_ request: PulseRecordRequest) throws(ReelError)
+
+    /// Connects, checks the device and opens a record stream on it.
+    ///
+    /// - Parameter isCancelled: polled while waiting for the server; when it returns true the
+    ///   opening gives up with `.notRunning`.
+    func openRecording(_ request: PulseRecordRequest, isCancelled: @escaping () -> Bool) throws(ReelError) -> any PulseAudioRecording
+}
+
+/// One open record stream. Used by one thread at a time; the stream and its connection close
+/// when the last reference goes.
+package protocol PulseAudioRecording: AnyObject {
+    /// Waits at most `timeoutMicroseconds` for something to happen on the connection.
+    ///
+    /// - Throws: when the connection or the stream has failed (the server went away).
+    func pump(timeoutMicroseconds: Int32) throws(ReelError)
+
+    /// Appends every byte that has arrived to `buffer` (holes in the stream as silence) and
+    /// returns how many were added.
+    func read(appendingTo buffer: inout [UInt8]) throws(ReelError) -> Int
+
+    /// How long ago the newest sample that has arrived was captured (zero until known).
+    var latency: MediaTime { get }
+}
+
+/// What to record: the server, the device and the format.
+package struct PulseRecordRequest: Sendable {
+    /// The server string, or `nil` for the usual one.
+    package var server: String?
+    /// The device to record (a source name, `"@DEFAULT_MONITOR@"`), or `nil` for the default
+    /// source.
+    package var device: String?
+    /// The name to look up to check that the device exists.
+    package var lookupName: String
+    /// What to say when it does not.
+    package var missingDevice: String
+    /// The format to deliver; the server converts to it.
+    package var format: AudioFormat
+    /// The length of the server's fragments, in frames.
+    package var fragmentFrames: Int
+    /// The stream's name as the server shows it.
+    package var description: String
+
+    /// Describes a recording.
+    package init(server: String?, device: String?, lookupName: String, missingDevice: String, format: AudioFormat,
+                 fragmentFrames: Int, description: String) {
+        self.server = server
+        self.device = device
+        self.lookupName = lookupName
+        self.missingDevice = missingDevice
+        self.format = format
+        self.fragmentFrames = fragmentFrames
+        self.description = description
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import ReelCore
+import Synchronization
+
+/// An ``X11Server`` that answers from a script, for testing what ``X11ScreenSource`` does with
+/// the answers — frame timing, the cursor, a server that refuses shared memory, a screen that
+/// changes size or goes away — without a server.
+///
+/// Each image request takes the next ``ImageAnswer``; once they are used up, every request is
+/// answered with the last picture and ``waitUntilPlayedOut()`` returns. Pictures fill the
+/// region with one BGRA pixel value, so a test can tell which answer a frame carries.
+package final class ScriptedX11Server: X11Server, @unchecked Sendable {
+    /// What a connection attempt meets.
+    package enum ConnectAnswer: Sendable {
+        /// The server answers.
+        case connects
+        /// No server at the display.
+        case refused
+        /// The attempt waits until the source is stopped, then connects anyway (a connection
+        /// that completes just after a stop).
+        case connectsAfterCancel
+    }
+
+    /// What an image request meets.
+    package enum ImageAnswer: Sendable {
+        /// The region, filled with `pixel` (BGRA as a little-endian `UInt32`).
+        case picture(UInt32)
+        /// The server refuses with X error `errorCode` (8, BadMatch: the region is no longer
+        /// inside the screen).
+        case refused(errorCode: UInt8)
+        /// The server refuses shared memory from now on (the request fails when shared).
+        case sharedMemoryRefused
+        /// The connection breaks: the server went away.
+        case serverGone
+    }
+
+    private let condition = NSCondition()
+    private let displayName: String
+    private let screenSize: PixelSize
+    private let sharedMemory: Bool
+    private let cursor: X11CursorImage?
+    // Guarded by `condition`.
+    private var connectAnswers: [ConnectAnswer]
+    private var imageAnswers: [ImageAnswer]
+    private var lastPixel: UInt32 = 0
+    private var refusesSharedMemory = false
+    private var failed = false
+    private var open = 0
+    private var connecting = 0
+    private var requests: [(shared: Bool, withCursor: Bool)] = []
+    private var playedOut = false
+
+    /// A server for display `displayName` with a screen of `screenSize`.
+    ///
+    /// - Parameters:
+    ///   - sharedMemory: whether it offers MIT-SHM.
+    ///   - cursor: the cursor image it shows, if it offers XFixes.
+    ///   - connections: what connection attempts meet, in turn (then `.connects`).
+    ///   - images: what image requests meet, in turn.
+    package init(displayName: String = ":42", screenSize: PixelSize, sharedMemory: Bool = true,
+                 cursor: X11CursorImage? = nil, connections: [ConnectAnswer] = [], images: [ImageAnswer]) {
+        self.displayName = displayName
+        self.screenSize = screenSize
+        self.sharedMemory = sharedMemory
+        self.cursor = cursor
+        self.connectAnswers = connections
+        self.imageAnswers = images
+    }
+
+    /// How many connections are open now.
+    package var openConnections: Int { locked { open } }
+
+    /// For each image request so far: whether it asked for shared memory and for the cursor.
+    package var imageRequests: [(shared: Bool, withCursor: Bool)] { locked { requests } }
+
+    /// Waits until every image answer has been used.
+    package func waitUntilPlayedOut() {
+        condition.lock()
+        while !playedOut { condition.wait() }
+        condition.unlock()
+    }
+
+    /// Waits until a connection attempt is waiting to be cancelled.
+    package func waitUntilConnecting() {
+        condition.lock()
+        while connecting == 0 { condition.wait() }
+        condition.unlock()
+    }
+
+    /// Connects as the next ``ConnectAnswer`` says.
+    package func connect(display: String?, isCancelled: @escaping () -> Bool) throws -> any X11Display {
+        let answer = locked { connectAnswers.isEmpty ? .connects : connectAnswers.removeFirst() }
+        switch answer {
+        case .refused:
+            throw ReelError(.sourceUnavailable, "no X server at display \(displayName)", hint: "start an X server or set DISPLAY")
+        case .connectsAfterCancel:
+            locked { connecting += 1; condition.broadcast() }
+            while !isCancelled() { usleep(1_000) }
+            locked { connecting -= 1 }
+        case .connects:
+            break
+        }
+        locked { open += 1 }
+        return Display(server: self)
+    }
+
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        condition.lock(); defer { condition.unlock() }
+        return try body()
+    }
+
+    /// The answer to the next image request.
+    fileprivate func answer(shared: Bool, withCursor: Bool) -> ImageAnswer {
+        locked {
+            requests.append((shared, withCursor))
+            while true {
+                if failed { return .serverGone }
+                if shared && refusesSharedMemory { return .sharedMemoryRefused }
+                guard !imageAnswers.isEmpty else {
+                    playedOut = true
+                    condition.broadcast()
+                    return .picture(lastPixel)
+                }
+                let next = imageAnswers.removeFirst()
+                switch next {
+                case .picture(let pixel):
+                    lastPixel = pixel
+                    return next
+                case .refused:
+                    return next
+                case .sharedMemoryRefused:
+                    // Refused to a shared request; a copying request goes on to the next answer.
+                    refusesSharedMemory = true
+                case .serverGone:
+                    failed = true
+                }
+            }
+        }
+    }
+
+    fileprivate var hasFailed: Bool { locked { failed } }
+    fileprivate func closed() { locked { open -= 1 } }
+    fileprivate var offersSharedMemory: Bool { sharedMemory }
+    fileprivate var cursorImage: X11CursorImage? { cursor }
+    fileprivate var size: PixelSize { screenSize }
+    fileprivate var name: String { displayName }
+
+    /// One scripted connection.
+    private final class Display: X11Display, @unchecked Sendable {
+        let server: ScriptedX11Server
+        private let segments = Mutex<UInt64>(0)
+
+        init(server: ScriptedX11Server) { self.server = server }
+        deinit { server.closed() }
+
+        var name: String { server.name }
+        var hasFailed: Bool { server.hasFailed }
+        func screen() throws -> X11Screen { X11Screen(root: 1, size: server.size) }
+        func enableCursorImages() -> Bool { server.cursorImage != nil }
+        func supportsSharedMemory() -> Bool { server.offersSharedMemory }
+        func drainEvents() {}
+
+        func makeSharedFrameBuffer(byteCount: Int) throws -> FrameBuffer {
+            let tag = segments.withLock { $0 += 1; return $0 }
+            let bytes = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: 64)
+            // The buffer retains this connection until it goes, as a real segment does.
+            return FrameBuffer(bytes: bytes, byteCount: byteCount, tag: tag) { [self] bytes in
+                withExtendedLifetime(self) { bytes.deallocate() }
+            }
+        }
+
+        func readImage(_ rect: PixelRect, of root: UInt32, into frame: VideoFrame, shared: Bool,
+                       withCursor: Bool) -> X11ImageReply {
+            let answer = server.answer(shared: shared, withCursor: withCursor)
+            switch answer {
+            case .picture(let pixel):
+                frame.withUnsafePlane(0) { plane, stride in
+                    guard let base = plane.baseAddress else { return }
+                    for row in 0..<rect.height {
+                        let line = (base + row * stride).assumingMemoryBound(to: UInt32.self)
+                        line.update(repeating: pixel, count: rect.width)
+                    }
+                }
+                return .captured(cursor: withCursor ? server.cursorImage : nil)
+            case .refused(let code):
+                return .refused(errorCode: code)
+            case .sharedMemoryRefused:
+                return .refused(errorCode: 10)  // BadAccess
+            case .serverGone:
+                return .refused(errorCode: nil)
+            }
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import ReelCore
+
+/// What an ``X11ScreenSource`` asks of the X server, behind a seam like ``V4L2Driver``:
+/// ``SystemX11Server`` talks XCB to a real server, ``ScriptedX11Server`` answers from a script,
+/// so the capture logic (frame timing, the fall back from shared memory to copying, the cursor,
+/// a screen that changes or goes away) is tested without a server. Damage and window capture
+/// add their requests here.
+package protocol X11Server: Sendable {
+    /// Connects to `display` (`nil`: `$DISPLAY`).
+    ///
+    /// - Parameter isCancelled: turns true when the source is stopped meanwhile; a connection
+    ///   that can wait gives up then (XCB's connects at once or fails, so it does not look).
+    /// - Throws: `.sourceUnavailable` when no server answers, `.invalidConfiguration` for a
+    ///   name that is not a display name.
+    func connect(display: String?, isCancelled: @escaping () -> Bool) throws -> any X11Display
+}
+
+/// One connection to an X server. Used by the capture thread, and by whichever thread
+/// releases the last frame of a shared-memory buffer; it closes when the last reference goes.
+package protocol X11Display: AnyObject, Sendable {
+    /// The display's name, e.g. `:0`.
+    var name: String { get }
+
+    /// The screen the display name selects, checked to be a 32-bit BGRA screen.
+    ///
+    /// - Throws: `.sourceUnavailable` for a screen the server does not have,
+    ///   `.unsupportedFormat` for one that is not 32-bit BGRA.
+    func screen() throws -> X11Screen
+
+    /// Turns cursor images on (XFixes); `false` when the server has none to give.
+    func enableCursorImages() -> Bool
+
+    /// Whether the server can put images straight into shared memory (MIT-SHM).
+    func supportsSharedMemory() -> Bool
+
+    /// A frame buffer of `byteCount` bytes that the server can write images into, tagged for
+    /// ``readImage(_:of:into:shared:withCursor:)``.
+    ///
+    /// - Throws: when the system or the server refuses (a remote display cannot share memory).
+    func makeSharedFrameBuffer(byteCount: Int) throws -> FrameBuffer
+
+    /// Reads `rect` of the window `root` into `frame` — straight into its shared buffer when
+    /// `shared`, by copying otherwise — and, with `withCursor`, the cursor image, in one round
+    /// trip.
+    func readImage(_ rect: PixelRect, of root: UInt32, into frame: VideoFrame, shared: Bool,
+                   withCursor: Bool) -> X11ImageReply
+
+    /// Whether the connection has broken (the server went away).
+    var hasFailed: Bool { get }
+
+    /// Discards events that have arrived, so the queue never grows.
+    func drainEvents()
+}
+
+/// A screen's root window and size.
+package struct X11Screen: Sendable, Equatable {
+    /// The root window.
+    package var root: UInt32
+    /// The screen's size in pixels.
+    package var size: PixelSize
+
+    /// Describes a screen.
+    package init(root: UInt32, size: PixelSize) {
+        self.root = root
+        self.size = size
+    }
+}
+
+/// What the server answered to an image request.
+package enum X11ImageReply: Sendable {
+    /// The image is in the frame; the cursor image when it was asked for and is known.
+    case captured(cursor: X11CursorImage?)
+    /// The server refused with the X error `errorCode` (`nil`: no error code, e.g. the
+    /// connection broke).
+    case refused(errorCode: UInt8?)
+}
+
+/// The cursor as XFixes gives it: premultiplied ARGB pixels and where it is on the screen.
+package struct X11CursorImage: Sendable, Equatable {
+    /// The pixels, row by row, `width * height` of them.
+    package var pixels: [UInt32]
+    /// The image's width in pixels.
+    package var width: Int
+    /// The image's height in pixels.
+    package var height: Int
+    /// The pointer's horizontal position on the screen.
+    package var x: Int
+    /// The pointer's vertical position on the screen.
+    package var y: Int
+    /// The hot spot's column within the image (the pixel at the pointer's position).
+    package var xhot: Int
+    /// The hot spot's row within the image.
+    package var yhot: Int
+
+    /// Describes a cursor image.
+    package init(pixels: [UInt32], width: Int, height: Int, x: Int, y: Int, xhot: Int, yhot: Int) {
+        self.pixels = pixels
+        self.width = width
+        self.height = height
+        self.x = x
+        self.y = y
+        self.xhot = xhot
+        self.yhot = yhot
+    }
+}

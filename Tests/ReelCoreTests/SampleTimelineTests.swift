@@ -1,0 +1,108 @@
+import Testing
+import ReelCore
+
+/// The drift-corrected audio clock, fed by hand: every time is given in ticks of 48 kHz, so
+/// each expectation is exact.
+@Suite struct SampleTimelineTests {
+    let rate: Int32 = 48_000
+
+    /// A timeline time of `ticks` at 48 kHz.
+    func at(_ ticks: Int64) -> MediaTime { MediaTime(value: ticks, timescale: rate) }
+
+    @Test func theFirstObservationAnchorsTheCount() {
+        var timeline = SampleTimeline(sampleRate: rate)
+        #expect(!timeline.isAnchored)
+        // 480 frames have arrived, the newest captured 110 ms into the timeline: frame 0 was at 100 ms.
+        timeline.observe(framesReceived: 480, capturedAt: at(5_280))
+        #expect(timeline.isAnchored)
+        #expect(timeline.ticks(ofFrame: 0) == 4_800)
+        #expect(timeline.ticks(ofFrame: 480) == 5_280)
+        #expect(timeline.reanchorCount == 0)
+    }
+
+    @Test func lateArrivalsMoveNothing() {
+        var timeline = SampleTimeline(sampleRate: rate)
+        timeline.observe(framesReceived: 480, capturedAt: at(480))
+        // Ten seconds of 10 ms buffers, every third one seen 25 ms late, one seen 200 ms late.
+        var received: Int64 = 480
+        for step in 1...1_000 {
+            received += 480
+            let late: Int64 = step == 500 ? 9_600 : (step % 3 == 0 ? 1_200 : 0)
+            timeline.observe(framesReceived: received, capturedAt: at(received + late))
+            #expect(timeline.ticks(ofFrame: received) == received)
+        }
+        #expect(timeline.reanchorCount == 0)
+    }
+
+    @Test func aDriftingDeviceIsPulledBackWithinTheTolerance() {
+        // The device runs 0.1 % slow: 480 frames take 10.01 ms of the session clock.
+        var timeline = SampleTimeline(sampleRate: rate)
+        var received: Int64 = 0
+        var worst: Int64 = 0
+        for step in 1...6_000 {  // a minute
+            received += 480
+            let clock = Int64(step) * 48_048 / 100
+            timeline.observe(framesReceived: received, capturedAt: at(clock))
+            worst = max(worst, abs(timeline.ticks(ofFrame: received) - clock))
+        }
+        // 60 ms of drift in a minute: corrected at least once, never more than 30 ms (plus the
+        // window's lag of about 1 ms) off.
+        #expect(timeline.reanchorCount >= 1)
+        #expect(worst <= timeline.toleranceTicks + 96, "the count strayed \(worst) ticks from the clock")
+    }
+
+    @Test func aGapInTheDataIsClosedWithinAWindow() {
+        var timeline = SampleTimeline(sampleRate: rate)
+        var received: Int64 = 0
+        var clock: Int64 = 0
+        for _ in 1...100 {
+            received += 480; clock += 480
+            timeline.observe(framesReceived: received, capturedAt: at(clock))
+        }
+        // The server dropped 100 ms: the clock moves on without the count.
+        clock += 4_800
+        var caughtUpAfter: Int64?
+        for step in 1...200 {
+            received += 480; clock += 480
+            timeline.observe(framesReceived: received, capturedAt: at(clock))
+            if caughtUpAfter == nil, timeline.ticks(ofFrame: received) == clock { caughtUpAfter = Int64(step) * 480 }
+        }
+        #expect(timeline.reanchorCount == 1)
+        #expect(timeline.ticks(ofFrame: received) == clock)
+        // The minimum is taken over two half-second buckets: caught up within a second.
+        #expect((caughtUpAfter ?? .max) <= 48_000, "caught up after \(caughtUpAfter.map(String.init) ?? "never") ticks")
+    }
+
+    @Test func dataEarlierThanTheAnchorAllowsReanchorsAtOnce() {
+        var timeline = SampleTimeline(sampleRate: rate)
+        timeline.observe(framesReceived: 480, capturedAt: at(48_000))
+        // 50 ms earlier than the count allows: the first anchor was a late arrival.
+        timeline.observe(framesReceived: 960, capturedAt: at(48_480 - 2_400))
+        #expect(timeline.reanchorCount == 1)
+        #expect(timeline.ticks(ofFrame: 960) == 48_480 - 2_400)
+        // 20 ms earlier is within the tolerance: no change.
+        timeline.observe(framesReceived: 1_440, capturedAt: at(48_960 - 2_400 - 960))
+        #expect(timeline.reanchorCount == 1)
+    }
+
+    @Test func aServerRestartStartsTheCountAgain() {
+        var timeline = SampleTimeline(sampleRate: rate)
+        var received: Int64 = 0
+        for step in 1...300 {
+            received += 480
+            timeline.observe(framesReceived: received, capturedAt: at(Int64(step) * 480))
+        }
+        // The server went away at 3 s and is back at 5 s; the new stream counts from zero.
+        timeline.reset()
+        #expect(!timeline.isAnchored)
+        timeline.observe(framesReceived: 480, capturedAt: at(240_480))
+        #expect(timeline.ticks(ofFrame: 0) == 240_000)
+        #expect(timeline.reanchorCount == 0, "anchoring a new stream is not a correction")
+        // And the old history does not pull the new anchor back.
+        for step in 2...200 {
+            timeline.observe(framesReceived: Int64(step) * 480, capturedAt: at(240_000 + Int64(step) * 480))
+        }
+        #expect(timeline.ticks(ofFrame: 0) == 240_000)
+        #expect(timeline.reanchorCount == 0)
+    }
+}
