@@ -17,7 +17,7 @@ final class RecorderPipeline: @unchecked Sendable {
     /// The files being written, by timeline interval. One in single-file mode (key 0); in clip
     /// mode usually one, but audio may run ahead into the next clip before the video has left
     /// the last, so a few can be open at once.
-    private var open: [Int: ClipWriter] = [:]
+    private var open: [Int: RecordingFileWriter] = [:]
     private var finishedIntervals = Set<Int>()
     private var finishedBytes: Int64 = 0
     private var finishedFrames: Int64 = 0
@@ -87,16 +87,16 @@ final class RecorderPipeline: @unchecked Sendable {
 
     private var container: Container { settings.container ?? Container(pathExtension: url.pathExtension) ?? .mp4 }
 
-    private func makeWriter(interval: Int) throws -> ClipWriter {
+    private func makeWriter(interval: Int) throws -> RecordingFileWriter {
         if settings.pauseMode == .singleFile {
-            return try ClipWriter(url: url, interval: 0, plan: plan, settings: settings, overwrite: settings.overwrite,
+            return try RecordingFileWriter(url: url, interval: 0, plan: plan, settings: settings, overwrite: settings.overwrite,
                                   maximumFileSize: settings.maxFileSize)
         }
         let clipURL = session.folder.appendingPathComponent(String(format: "clip-%03d.%@", interval + 1, container.fileExtension))
         // Never over a file that is there: the folder was claimed empty of clips. Under a size
         // limit each clip gets the room the clips before it left in the merged file.
         let room = settings.maxFileSize.map { $0 - finishedShare - mergeHeadroom }
-        let writer = try ClipWriter(url: clipURL, interval: interval, plan: plan, settings: settings, overwrite: false,
+        let writer = try RecordingFileWriter(url: clipURL, interval: interval, plan: plan, settings: settings, overwrite: false,
                                     maximumFileSize: room)
         do {
             try session.clipStarted(clipURL)
@@ -327,7 +327,7 @@ final class RecorderPipeline: @unchecked Sendable {
 
     /// The writer for interval `interval`: an open one, or a new clip; `nil` for a clip that
     /// has already been finished (late samples).
-    private func writer(for interval: Int) throws -> ClipWriter? {
+    private func writer(for interval: Int) throws -> RecordingFileWriter? {
         if settings.pauseMode == .singleFile { return open[0] }
         if let writer = open[interval] { return writer }
         if finishedIntervals.contains(interval) { return nil }
@@ -358,7 +358,7 @@ final class RecorderPipeline: @unchecked Sendable {
     }
 
     /// How long the clip being recorded is (in single-file mode: since the last resume).
-    private func currentDuration(of writer: ClipWriter) -> MediaTime {
+    private func currentDuration(of writer: RecordingFileWriter) -> MediaTime {
         if settings.pauseMode == .singleFile {
             guard let last = timeline.intervals.last, last.end == nil else { return .zero }
             return max(.zero, recordedDuration - last.offset)
