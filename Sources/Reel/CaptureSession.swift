@@ -39,6 +39,9 @@ public final class CaptureSession: Sendable {
         var connected: [Connected] = []
         var nextID = 0
         var running: [Entry] = []
+        /// `stop()` calls that came while starting: resumed once the start has stopped what it
+        /// started (or failed).
+        var stopWaiters: [CheckedContinuation<StopDecision, Never>] = []
     }
     private let state = Mutex(State())
     /// The clock every sample is stamped on.
@@ -59,6 +62,8 @@ public final class CaptureSession: Sendable {
     public var outputs: [any CaptureOutput] { state.withLock { $0.connected.map(\.output) } }
     /// Whether the session is running.
     public var isRunning: Bool { state.withLock { $0.machine.isRunning } }
+    /// Where the session's lifecycle is (for tests that drive it through its edges).
+    package var lifecycle: SessionStateMachine.State { state.withLock { $0.machine.state } }
 
     /// Whether `input` can be added now.
     public func canAddInput(_ input: any CaptureSource) -> Bool {
@@ -138,13 +143,16 @@ public final class CaptureSession: Sendable {
     }
 
     /// Opens every source and output and starts capturing. Throws the first source's or
-    /// output's error; then nothing is left running.
+    /// output's error; then nothing is left running. A ``stop()`` that comes while starting
+    /// (Ctrl-C while a network camera connects) is not lost: the start gives up at its next
+    /// step, or stops what it started, and returns without an error; the session is stopped.
     public func start() async throws {
         let (inputs, connected) = try state.withLock { s -> ([Entry], [Connected]) in
             _ = try s.machine.start()
             return (s.inputs, s.connected)
         }
-        let outputs = connected.map(\.output)
+        var startedSources: [Entry] = []
+        var preparedOutputs: [any CaptureOutput] = []
         do {
             guard !inputs.isEmpty else {
                 throw ReelError(.invalidConfiguration, "the session has no inputs", hint: "add a screen, camera, microphone or test source")
@@ -153,54 +161,92 @@ public final class CaptureSession: Sendable {
             let descriptors = try await Self.offload {
                 try inputs.map { SourceDescriptor(id: $0.id, name: $0.source.name, kind: $0.source.kind, format: try $0.source.prepare()) }
             }
-            let origin = clock.now()
-            var prepared: [any CaptureOutput] = []
-            do {
-                for c in connected {
-                    let seen = zip(inputs, descriptors).filter { c.sees($0.0.source) }.map(\.1)
-                    try c.output.prepare(sources: seen, clock: clock, origin: origin)
-                    prepared.append(c.output)
+            if state.withLock({ $0.machine.isStartCancelled }) {
+                // Stopped while the sources opened: what prepare opened is let go; nothing else began.
+                await Self.offload { for entry in inputs { entry.source.stop() } }
+            } else {
+                let origin = clock.now()
+                do {
+                    for c in connected {
+                        let seen = zip(inputs, descriptors).filter { c.sees($0.0.source) }.map(\.1)
+                        try c.output.prepare(sources: seen, clock: clock, origin: origin)
+                        preparedOutputs.append(c.output)
+                    }
+                } catch {
+                    for output in preparedOutputs { await output.finish() }
+                    throw error
                 }
-            } catch {
-                for output in prepared { await output.finish() }
-                throw error
-            }
-            var started: [Entry] = []
-            do {
-                for entry in inputs {
-                    let receivers = connected.filter { $0.sees(entry.source) }.map(\.output)
-                    try entry.source.start(context(for: entry, outputs: receivers, origin: origin))
-                    started.append(entry)
+                do {
+                    for entry in inputs {
+                        let receivers = connected.filter { $0.sees(entry.source) }.map(\.output)
+                        try entry.source.start(context(for: entry, outputs: receivers, origin: origin))
+                        startedSources.append(entry)
+                    }
+                } catch {
+                    let toStop = startedSources
+                    await Self.offload { for entry in toStop { entry.source.stop() } }
+                    for output in connected.map(\.output) { await output.finish() }
+                    throw error
                 }
-            } catch {
-                let toStop = started
-                await Self.offload { for entry in toStop { entry.source.stop() } }
-                for output in outputs { await output.finish() }
-                throw error
-            }
-            state.withLock { s in
-                s.running = started
-                s.machine.started()
             }
         } catch {
             let reelError = error as? ReelError ?? ReelError(.sourceUnavailable, "\(error)")
-            state.withLock { $0.machine.fail(reelError) }
+            let waiters = state.withLock { s in
+                s.machine.fail(reelError)
+                defer { s.stopWaiters = [] }
+                return s.stopWaiters
+            }
+            for waiter in waiters { waiter.resume(returning: StopDecision(action: .none)) }
             throw reelError
         }
+        let action = state.withLock { s in
+            s.running = startedSources
+            return s.machine.started()
+        }
+        guard action == .stop else { return }
+        // A stop came while starting: it waits for this.
+        await stopEverything(running: startedSources, outputs: preparedOutputs)
     }
 
     /// Stops every source, then lets every output finish (a recorder finalises its file).
-    /// Stopping a session that is not running does nothing.
+    /// Stopping a session that is not running does nothing; stopping one that is starting
+    /// waits until the start has stopped what it started.
     public func stop() async {
-        let (action, running, outputs) = state.withLock { s in (s.machine.stop(), s.running, s.connected.map(\.output)) }
-        guard action == .stop else { return }
+        let decision: StopDecision = await withCheckedContinuation { waiter in
+            let decided = state.withLock { s -> StopDecision? in
+                let action = s.machine.stop()
+                if action == .waitForStart {
+                    s.stopWaiters.append(waiter)
+                    return nil
+                }
+                return StopDecision(action: action, running: s.running, outputs: s.connected.map(\.output))
+            }
+            if let decided { waiter.resume(returning: decided) }
+        }
+        guard decision.action == .stop else { return }
+        await stopEverything(running: decision.running, outputs: decision.outputs)
+    }
+
+    /// What `stop()` decided under the lock, to act on outside it.
+    private struct StopDecision: Sendable {
+        var action: SessionStateMachine.Action
+        var running: [Entry] = []
+        var outputs: [any CaptureOutput] = []
+    }
+
+    /// Stops `running` sources and finishes `outputs`, then marks the session stopped and lets
+    /// any `stop()` waiting for a start return.
+    private func stopEverything(running: [Entry], outputs: [any CaptureOutput]) async {
         for output in outputs { output.sessionWillStop() }
         await Self.offload { for entry in running { entry.source.stop() } }
         for output in outputs { await output.finish() }
-        state.withLock { s in
+        let waiters = state.withLock { s in
             s.running = []
             s.machine.stopped()
+            defer { s.stopWaiters = [] }
+            return s.stopWaiters
         }
+        for waiter in waiters { waiter.resume(returning: StopDecision(action: .none)) }
     }
 
     private func context(for entry: Entry, outputs: [any CaptureOutput], origin: MediaTime) -> SourceContext {

@@ -45,16 +45,6 @@ public final class Compositor: CaptureOutput {
     /// The identity of the composed stream, as the compositor's outputs see it.
     public static let outputID = SourceID(1 << 20)
 
-    private struct Held {
-        /// The newest frames (two: the newest at or before a composed frame's time is drawn).
-        var frames: [VideoFrame] = []
-        /// Delivering now.
-        var live = true
-        /// Lost or ended for good (not merely interrupted).
-        var gone = false
-        var rate: Double = 30
-    }
-    private enum Outage { case none, interrupted, lost }
     private struct Job: Sendable {
         let source: SourceID
         let frame: VideoFrame
@@ -62,19 +52,18 @@ public final class Compositor: CaptureOutput {
     private struct State {
         var settings: Settings
         var outputs: [any CaptureOutput] = []
-        var running = false
-        var order: [SourceID] = []
+        var machine = CompositorStateMachine()
         var names: [SourceID: String] = [:]
-        var held: [SourceID: Held] = [:]
-        var driver: SourceID?
-        var outage = Outage.none
+        /// The newest frames of each source (a few: the newest at or before a composed
+        /// frame's time is drawn); emptied while a source is out.
+        var frames: [SourceID: [VideoFrame]] = [:]
+        /// Which source drives, in what order they are drawn, whether the composed stream is out.
+        var selection = CompositionDriver(sources: [], outputRate: FrameRate(30))
         var queue: BoundedQueue<Job>?
         var worker: WorkerThread?
         var realTime = true
         /// The time of the last composed frame (off real time, other sources wait to stay near it).
         var composedUpTo = MediaTime.zero
-        /// The session is stopping: nothing waits any more.
-        var stopping = false
         /// Swaps scheduled on the timeline, applied by the first composed frame at or after them.
         var scheduledSwaps: [MediaTime] = []
     }
@@ -94,7 +83,7 @@ public final class Compositor: CaptureOutput {
     /// session's audio. Outputs are added before the session starts.
     public func addOutput(_ output: any CaptureOutput) throws {
         try state.withLock { s in
-            guard !s.running else {
+            guard s.machine.isConfigurable else {
                 throw ReelError(.cannotAddOutput, "cannot add an output to a running compositor", hint: "stop the session first")
             }
             guard !s.outputs.contains(where: { $0 === output }) else {
@@ -114,7 +103,7 @@ public final class Compositor: CaptureOutput {
     }
 
     /// The video sources in drawing order: in picture-in-picture the first is the large picture.
-    public var order: [SourceID] { state.withLock { $0.order } }
+    public var order: [SourceID] { state.withLock { $0.selection.order } }
 
     /// The names of the composed sources, by identity.
     public var sourceNames: [SourceID: String] { state.withLock { $0.names } }
@@ -122,8 +111,8 @@ public final class Compositor: CaptureOutput {
     /// Swaps the first two sources (in picture-in-picture: the large and the small picture).
     public func swap() {
         state.withLock { s in
-            guard s.order.count >= 2 else { return }
-            s.order.swapAt(0, 1)
+            guard s.selection.order.count >= 2 else { return }
+            s.selection.order.swapAt(0, 1)
         }
     }
 
@@ -139,8 +128,8 @@ public final class Compositor: CaptureOutput {
     /// Makes `source` the first (large) picture, keeping the others in their order.
     public func bringToFront(_ source: SourceID) {
         state.withLock { s in
-            guard let i = s.order.firstIndex(of: source) else { return }
-            s.order.insert(s.order.remove(at: i), at: 0)
+            guard let i = s.selection.order.firstIndex(of: source) else { return }
+            s.selection.order.insert(s.selection.order.remove(at: i), at: 0)
         }
     }
 
@@ -157,9 +146,20 @@ public final class Compositor: CaptureOutput {
 
     public func prepare(sources: [SourceDescriptor], clock: any MediaClock, origin: MediaTime) throws {
         let (initial, outputs) = try state.withLock { s -> (Settings, [any CaptureOutput]) in
-            guard !s.running else { throw ReelError(.alreadyRunning, "the compositor is already running") }
+            try s.machine.prepare()
             return (s.settings, s.outputs)
         }
+        do {
+            try start(sources: sources, clock: clock, origin: origin, settings: initial, outputs: outputs)
+        } catch {
+            state.withLock { $0.machine.preparationFailed() }
+            throw error
+        }
+    }
+
+    /// Prepares the outputs and starts the worker (outside the lock).
+    private func start(sources: [SourceDescriptor], clock: any MediaClock, origin: MediaTime,
+                       settings initial: Settings, outputs: [any CaptureOutput]) throws {
         var settings = initial
         try settings.layout.validate()
         let video = sources.filter { $0.kind == .video }
@@ -197,24 +197,21 @@ public final class Compositor: CaptureOutput {
         perSourceDrops.withLock { $0 = [:] }
         state.withLock { s in
             s.settings.size = size
-            s.running = true
-            s.order = video.map(\.id)
+            s.machine.prepared()
             s.names = Dictionary(uniqueKeysWithValues: video.map { ($0.id, $0.name) })
-            s.held = Dictionary(uniqueKeysWithValues: video.map { d -> (SourceID, Held) in
-                var held = Held()
-                if case .video(_, _, let rate) = d.format { held.rate = rate.framesPerSecond }
-                return (d.id, held)
-            })
-            s.driver = Self.driver(in: s)
-            s.outage = .none
+            s.frames = [:]
+            s.selection = CompositionDriver(sources: video.map { d in
+                if case .video(_, _, let rate) = d.format { return (d.id, rate.framesPerSecond) }
+                return (d.id, 30)
+            }, outputRate: settings.frameRate)
             s.composedUpTo = .zero
-            s.stopping = false
             s.queue = queue
             s.realTime = clock.isRealTime
-            s.worker = WorkerThread(name: "reel.compositor") { [self] _ in
-                run(queue: queue, pool: pool, outputs: outputs, realTime: clock.isRealTime)
-            }
         }
+        let worker = WorkerThread(name: "reel.compositor") { [self] _ in
+            run(queue: queue, pool: pool, outputs: outputs, realTime: clock.isRealTime)
+        }
+        state.withLock { $0.worker = worker }
     }
 
     public func consume(_ sample: SourcedSample) {
@@ -224,22 +221,12 @@ public final class Compositor: CaptureOutput {
         case .video(let frame):
             if !state.withLock({ $0.realTime }) { holdBack(frame, from: sample.source) }
             let (queue, drives) = state.withLock { s -> (BoundedQueue<Job>?, Bool) in
-                guard var held = s.held[sample.source] else { return (nil, false) }
-                held.frames.append(frame)
-                if held.frames.count > 3 { held.frames.removeFirst(held.frames.count - 3) }
-                let back = !held.live
-                held.live = true
-                held.gone = false
-                s.held[sample.source] = held
-                if back || s.driver == nil { s.driver = Self.driver(in: s) }
-                // A driver that has gone quiet without a word (a camera frozen but connected)
-                // hands over to a source that still delivers, after three frame times.
-                if let driver = s.driver, driver != sample.source, let driving = s.held[driver],
-                   let newest = driving.frames.last?.presentationTime,
-                   (frame.presentationTime - newest).seconds > 3 / min(driving.rate, s.settings.frameRate.framesPerSecond) {
-                    s.driver = sample.source
-                }
-                return (s.queue, s.driver == sample.source)
+                guard s.selection.contains(sample.source) else { return (nil, false) }
+                var held = s.frames[sample.source, default: []]
+                held.append(frame)
+                if held.count > 3 { held.removeFirst(held.count - 3) }
+                s.frames[sample.source] = held
+                return (s.queue, s.selection.frameArrived(from: sample.source, at: frame.presentationTime))
             }
             arrived.lock(); arrived.broadcast(); arrived.unlock()
             if drives, let queue, !queue.push(Job(source: sample.source, frame: frame)) { dropped.add(1, ordering: .relaxed) }
@@ -248,28 +235,17 @@ public final class Compositor: CaptureOutput {
 
     public func sourceEvent(_ event: SourceEvent, from source: SourceID) {
         let (isVideo, outputs, change) = state.withLock { s -> (Bool, [any CaptureOutput], SourceEvent?) in
-            guard var held = s.held[source] else { return (false, s.outputs, nil) }
+            guard s.selection.contains(source) else { return (false, s.outputs, nil) }
+            let presence: CompositionDriver.Presence
             switch event {
-            case .lost, .ended:
-                held.live = false
-                held.gone = true
-                held.frames = []
-            case .interrupted:
-                held.live = false
-                held.frames = []
-            case .resumed:
-                held.live = true
-                held.gone = false
-            case .droppedFrames:
-                return (true, s.outputs, nil)
+            case .lost, .ended: presence = .gone
+            case .interrupted: presence = .interrupted
+            case .resumed: presence = .live
+            case .droppedFrames: return (true, s.outputs, nil)
             }
-            s.held[source] = held
-            s.driver = Self.driver(in: s)
+            if presence != .live { s.frames[source] = [] }
             // What the composed stream itself went through.
-            let outage: Outage = s.held.values.contains { $0.live } ? .none
-                : s.held.values.allSatisfy { $0.gone } ? .lost : .interrupted
-            guard outage != s.outage else { return (true, s.outputs, nil) }
-            s.outage = outage
+            guard let outage = s.selection.source(source, became: presence) else { return (true, s.outputs, nil) }
             let error = ReelError(.sourceUnavailable, "every composed video source has gone")
             switch outage {
             case .none: return (true, s.outputs, .resumed)
@@ -286,7 +262,7 @@ public final class Compositor: CaptureOutput {
     }
 
     public func sessionWillStop() {
-        let outputs = state.withLock { s in s.stopping = true; return s.outputs }
+        let outputs = state.withLock { s in s.machine.sessionWillStop(); return s.outputs }
         arrived.lock(); arrived.broadcast(); arrived.unlock()
         for output in outputs { output.sessionWillStop() }
     }
@@ -297,25 +273,14 @@ public final class Compositor: CaptureOutput {
         if let worker { await CaptureSession.offload { worker.join() } }
         for output in outputs { await output.finish() }
         state.withLock { s in
-            s.running = false
+            s.machine.finished()
             s.queue = nil
             s.worker = nil
-            s.held = [:]
+            s.frames = [:]
         }
     }
 
     // MARK: The worker
-
-    /// The source whose frames drive composition: the current driver while it is live, else
-    /// the first live one in order that delivers at least the output rate, else the live one
-    /// with the highest rate.
-    private static func driver(in s: State) -> SourceID? {
-        if let current = s.driver, s.held[current]?.live ?? false { return current }
-        let live = s.order.filter { s.held[$0]?.live ?? false }
-        let target = s.settings.frameRate.framesPerSecond * 0.95
-        if let fast = live.first(where: { (s.held[$0]?.rate ?? 0) >= target }) { return fast }
-        return live.max { (s.held[$0]?.rate ?? 0) < (s.held[$1]?.rate ?? 0) }
-    }
 
     /// Off real time, keeps a source that does not drive from running more than a few frames
     /// ahead of composition (a virtual clock lets each source run as fast as it can), so that
@@ -325,7 +290,7 @@ public final class Compositor: CaptureOutput {
         arrived.lock(); defer { arrived.unlock() }
         while Date() < deadline {
             let ahead = state.withLock { s in
-                s.running && !s.stopping && s.driver != source
+                s.machine.waitsForSources && s.selection.driver != source
                     && frame.presentationTime > s.composedUpTo + s.settings.frameRate.frameDuration * 3
             }
             if !ahead { return }
@@ -339,16 +304,7 @@ public final class Compositor: CaptureOutput {
         let deadline = Date(timeIntervalSinceNow: timeout)
         arrived.lock(); defer { arrived.unlock() }
         while Date() < deadline {
-            let ready = state.withLock { s in
-                let slow = s.settings.frameRate.framesPerSecond * 0.9
-                let quiet = time - s.settings.frameRate.frameDuration * 3
-                return s.stopping || s.held.values.allSatisfy { held in
-                    guard held.live, held.rate >= slow else { return true }
-                    guard let newest = held.frames.last?.presentationTime else { return false }
-                    // A source quiet for three frame times (frozen) is not waited for.
-                    return newest >= time || newest < quiet
-                }
-            }
+            let ready = state.withLock { s in !s.machine.waitsForSources || s.selection.hasFrames(upTo: time) }
             if ready { return }
             _ = arrived.wait(until: min(deadline, Date(timeIntervalSinceNow: 0.05)))
         }
@@ -408,14 +364,14 @@ public final class Compositor: CaptureOutput {
         let (settings, order, held) = state.withLock { s -> (Settings, [SourceID], [SourceID: VideoFrame]) in
             while let first = s.scheduledSwaps.first, first <= pts {
                 s.scheduledSwaps.removeFirst()
-                if s.order.count >= 2 { s.order.swapAt(0, 1) }
+                if s.selection.order.count >= 2 { s.selection.order.swapAt(0, 1) }
             }
             var chosen: [SourceID: VideoFrame] = [:]
-            for id in s.order {
-                guard let held = s.held[id], held.live, !held.frames.isEmpty else { continue }
-                chosen[id] = held.frames.last { $0.presentationTime <= reference } ?? held.frames.first
+            for id in s.selection.order {
+                guard s.selection.presence(of: id) == .live, let held = s.frames[id], !held.isEmpty else { continue }
+                chosen[id] = held.last { $0.presentationTime <= reference } ?? held.first
             }
-            return (s.settings, s.order, chosen)
+            return (s.settings, s.selection.order, chosen)
         }
         var frames = held
         if let job { frames[job.source] = job.frame }

@@ -97,21 +97,16 @@ public final class Recorder: CaptureOutput {
     public let events: AsyncStream<RecordingEvent>
     private let continuation: AsyncStream<RecordingEvent>.Continuation
 
-    private enum Phase { case idle, recording, finished }
     private struct State {
         var settings: Settings
-        var phase: Phase = .idle
+        /// The lifecycle, pause requests and sources gone: decided here, acted on outside the lock.
+        var machine = RecorderStateMachine()
         var queue: BoundedQueue<SourcedSample>?
         var worker: WorkerThread?
         var outcome: Result<RecordingSummary, ReelError>?
         var waiters: [CheckedContinuation<Result<RecordingSummary, ReelError>, Never>] = []
         var sourceNames: [SourceID: String] = [:]
-        /// Sources lost or ended for good; when all are, the recording ends by itself.
-        var gone: Set<SourceID> = []
-        var allGone = false
         var videoSource: SourceID?
-        var controls: [RecorderPipeline.Control] = []
-        var paused = false
         var clock: (any MediaClock)?
         var origin = MediaTime.zero
         var session: RecordingSession?
@@ -149,10 +144,16 @@ public final class Recorder: CaptureOutput {
     }
 
     /// Whether the recorder is recording (paused or not).
-    public var isRecording: Bool { state.withLock { $0.phase == .recording } }
+    public var isRecording: Bool { state.withLock { $0.machine.isRecording } }
 
-    /// Whether the recording is paused.
-    public var isPaused: Bool { state.withLock { $0.paused } }
+    /// Whether the recording is paused: at once after ``pause()``, and from its time on after
+    /// ``pause(at:)``. False when not recording.
+    public var isPaused: Bool {
+        state.withLock { s in
+            guard let clock = s.clock else { return false }
+            return s.machine.isPaused(at: clock.now() - s.origin)
+        }
+    }
 
     /// The clips of this recording (clip mode keeps one file per clip here); `nil` before it starts.
     public var recordingSession: RecordingSession? { state.withLock { $0.session } }
@@ -197,8 +198,7 @@ public final class Recorder: CaptureOutput {
     /// in time order.
     public func pause(at time: MediaTime) {
         state.withLock { state in
-            state.paused = true
-            state.controls.append(.pause(time))
+            state.machine.schedule(pause: true, at: time)
             pendingControls.add(1, ordering: .releasing)
         }
     }
@@ -206,22 +206,15 @@ public final class Recorder: CaptureOutput {
     /// Schedules a resume at `time` on the session timeline (see ``pause(at:)``).
     public func record(at time: MediaTime) {
         state.withLock { state in
-            state.paused = false
-            state.controls.append(.resume(time))
+            state.machine.schedule(pause: false, at: time)
             pendingControls.add(1, ordering: .releasing)
         }
     }
 
     private func control(pause: Bool) throws {
         try state.withLock { state in
-            guard state.phase == .recording, let clock = state.clock else {
-                throw ReelError(.notRunning, pause ? "cannot pause: the recorder is not recording" : "cannot resume: the recorder is not recording")
-            }
-            guard state.paused != pause else { return }
-            state.paused = pause
-            let now = clock.now() - state.origin
-            state.controls.append(pause ? .pause(now) : .resume(now))
-            pendingControls.add(1, ordering: .releasing)
+            let now = state.clock.map { $0.now() - state.origin } ?? .zero
+            if try state.machine.request(pause: pause, at: now) { pendingControls.add(1, ordering: .releasing) }
         }
     }
 
@@ -236,37 +229,47 @@ public final class Recorder: CaptureOutput {
     // MARK: CaptureOutput
 
     public func prepare(sources: [SourceDescriptor], clock: any MediaClock, origin: MediaTime) throws {
-        try state.withLock { state in
-            guard state.phase == .idle else {
-                throw ReelError(state.phase == .recording ? .alreadyRunning : .cannotAddOutput,
-                                state.phase == .recording ? "the recorder is already recording" : "this recorder has already recorded its file",
-                                hint: state.phase == .recording ? nil : "make a new Recorder for the next recording")
+        let settings = try state.withLock { state in
+            try state.machine.prepare()
+            return state.settings
+        }
+        // Outside the lock: this creates the file and opens the encoders.
+        let session = RecordingSession(folder: settings.clipsFolder ?? RecordingSession.defaultFolder(for: url))
+        let pipeline: RecorderPipeline
+        do {
+            pipeline = try RecorderPipeline(url: url, settings: settings, sources: sources, session: session)
+        } catch {
+            let failure = error as? ReelError ?? ReelError(.encodingFailed, "\(error)")
+            let waiters = state.withLock { state in
+                state.machine.preparationFailed()
+                defer { state.waiters = [] }
+                return state.waiters
             }
-            let settings = state.settings
-            let session = RecordingSession(folder: settings.clipsFolder ?? RecordingSession.defaultFolder(for: url))
-            let pipeline = try RecorderPipeline(url: url, settings: settings, sources: sources, session: session)
-            let continuation = self.continuation
-            pipeline.onClipStarted = { continuation.yield(.clipStarted(index: $0)) }
-            pipeline.onClipFinished = { continuation.yield(.clipFinished($0)) }
-            pipeline.applyPendingControls = { [unowned self, unowned pipeline] in self.applyControls(to: pipeline) }
-            let queue = BoundedQueue<SourcedSample>(capacity: 512, policy: clock.isRealTime ? .dropNewest : .block)
+            for waiter in waiters { waiter.resume(returning: .failure(failure)) }
+            throw error
+        }
+        let continuation = self.continuation
+        pipeline.onClipStarted = { continuation.yield(.clipStarted(index: $0)) }
+        pipeline.onClipFinished = { continuation.yield(.clipFinished($0)) }
+        pipeline.applyPendingControls = { [unowned self, unowned pipeline] in self.applyControls(to: pipeline) }
+        let queue = BoundedQueue<SourcedSample>(capacity: 512, policy: clock.isRealTime ? .dropNewest : .block)
+        dropped.store(0, ordering: .relaxed)
+        refusedAudio.withLock { $0 = [:] }
+        state.withLock { state in
+            state.machine.prepared(sources: Set(sources.map(\.id)), videoSource: pipeline.plan.videoSource)
             state.queue = queue
-            state.phase = .recording
             state.outcome = nil
             state.clock = clock
             state.origin = origin
             state.session = session
             state.videoSource = pipeline.plan.videoSource
             state.sourceNames = Dictionary(uniqueKeysWithValues: sources.map { ($0.id, $0.name) })
-            state.gone = []
-            state.allGone = false
-            dropped.store(0, ordering: .relaxed)
-            refusedAudio.withLock { $0 = [:] }
-            continuation.yield(.started(url))
-            state.worker = WorkerThread(name: "reel.recorder") { [self] _ in
-                run(pipeline: pipeline, queue: queue)
-            }
         }
+        continuation.yield(.started(url))
+        let worker = WorkerThread(name: "reel.recorder") { [self] _ in
+            run(pipeline: pipeline, queue: queue)
+        }
+        state.withLock { $0.worker = worker }
     }
 
     public func consume(_ sample: SourcedSample) {
@@ -346,7 +349,7 @@ public final class Recorder: CaptureOutput {
         case .resumed:
             let name = state.withLock { $0.sourceNames[source] } ?? "source \(source)"
             continuation.yield(.sourceResumed(name: name))
-            state.withLock { _ = $0.gone.remove(source) }
+            state.withLock { $0.machine.sourceResumed(source) }
         case .ended:
             markGone(source)
         }
@@ -355,19 +358,13 @@ public final class Recorder: CaptureOutput {
     /// Notes a source gone for good; once every source is, the recording ends cleanly with
     /// what it has (``RecordingEnding/sourcesGone``).
     private func markGone(_ source: SourceID) {
-        let queue = state.withLock { s -> BoundedQueue<SourcedSample>? in
-            guard s.phase == .recording, s.sourceNames[source] != nil else { return nil }
-            s.gone.insert(source)
-            if source == s.videoSource {
-                stopAudioWaiting()
-                s.controls.append(.videoGone)
-                pendingControls.add(1, ordering: .releasing)
-            }
-            guard s.gone.count == s.sourceNames.count, !s.allGone else { return nil }
-            s.allGone = true
-            return s.queue
+        let (action, queue) = state.withLock { s in
+            let action = s.machine.sourceGone(source)
+            if action.videoSourceGone { pendingControls.add(1, ordering: .releasing) }
+            return (action, s.queue)
         }
-        queue?.close()
+        if action.videoSourceGone { stopAudioWaiting() }
+        if action.endRecording { queue?.close() }
     }
 
     public func finish() async {
@@ -387,7 +384,7 @@ public final class Recorder: CaptureOutput {
         await withCheckedContinuation { waiter in
             let ready: Result<RecordingSummary, ReelError>?? = state.withLock { state in
                 if let outcome = state.outcome { return .some(outcome) }
-                if state.phase == .idle { return .some(nil) }
+                if state.machine.phase == .idle { return .some(nil) }
                 state.waiters.append(waiter)
                 return .none
             }
@@ -405,8 +402,7 @@ public final class Recorder: CaptureOutput {
     private func applyControls(to pipeline: RecorderPipeline) {
         guard pendingControls.load(ordering: .acquiring) > 0, pipeline.timeline.hasBegun else { return }
         let controls = state.withLock { s -> [RecorderPipeline.Control] in
-            let c = s.controls
-            s.controls = []
+            let c = s.machine.takeControls()
             pendingControls.subtract(c.count, ordering: .relaxed)
             return c
         }
@@ -422,7 +418,7 @@ public final class Recorder: CaptureOutput {
     /// has; with `nil` if it failed or never started).
     package func whenEnded(_ handler: @escaping @Sendable (RecordedFrames?) -> Void) {
         let ended = state.withLock { s -> RecordedFrames?? in
-            if s.phase == .recording { s.endHandlers.append(handler); return .none }
+            if s.machine.isRecording { s.endHandlers.append(handler); return .none }
             return .some(s.recordedFrames)
         }
         if case .some(let frames) = ended { handler(frames) }
@@ -443,7 +439,7 @@ public final class Recorder: CaptureOutput {
             }
             queue.close()
             stopAudioWaiting()
-            if state.withLock({ $0.allGone }) { pipeline.sourcesWentAway() }
+            if state.withLock({ $0.machine.sourcesWentAway }) { pipeline.sourcesWentAway() }
             var summary = try pipeline.finish()
             // Only what falls inside the recording (the session runs on while the recorder
             // catches up after its limit).
@@ -482,7 +478,7 @@ public final class Recorder: CaptureOutput {
         let frames: RecordedFrames? = if case .success = result { pipeline.recordedFrames } else { nil }
         let handlers = state.withLock { state in
             state.recordedFrames = frames
-            state.phase = .finished
+            state.machine.finished()
             defer { state.endHandlers = [] }
             return state.endHandlers
         }
@@ -491,7 +487,6 @@ public final class Recorder: CaptureOutput {
         continuation.finish()
         let waiters = state.withLock { state in
             state.outcome = result
-            state.paused = false
             state.queue = nil
             let w = state.waiters
             state.waiters = []

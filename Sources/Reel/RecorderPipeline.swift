@@ -6,14 +6,7 @@ import ReelFFmpeg
 /// watches the limits, and at the end finalises (and in clip mode merges) the result.
 final class RecorderPipeline: @unchecked Sendable {
     /// A request from the API, applied in order with the samples.
-    enum Control: Sendable {
-        case pause(MediaTime)
-        case resume(MediaTime)
-        /// The video source has gone for good: the recording goes on with its audio.
-        case videoGone
-    }
-
-    /// Why the recording ended.
+    typealias Control = RecorderStateMachine.Control
 
     let url: URL
     let settings: Recorder.Settings
@@ -24,7 +17,7 @@ final class RecorderPipeline: @unchecked Sendable {
     /// The files being written, by timeline interval. One in single-file mode (key 0); in clip
     /// mode usually one, but audio may run ahead into the next clip before the video has left
     /// the last, so a few can be open at once.
-    private var open: [Int: ClipWriter] = [:]
+    private var open: [Int: RecordingFileWriter] = [:]
     private var finishedIntervals = Set<Int>()
     private var finishedBytes: Int64 = 0
     private var finishedFrames: Int64 = 0
@@ -45,15 +38,14 @@ final class RecorderPipeline: @unchecked Sendable {
     /// The latest session time each input has delivered up to (video: frame time; audio: end).
     private var videoReached: MediaTime?
     private var audioReached: [MediaTime?]
-    private var videoDone = false
+    /// Whether video frames still come and count (they stop at the limit or when the source goes).
+    private var video = VideoTrackState.awaitingFrames
     /// The frames of the video source written, as runs of consecutive frames and slots.
     private var writtenRuns: [RecordedFrames.Run] = []
     /// The last frame written: its timeline interval, its source's frame number and its slot.
     private var lastWritten: (interval: Int, sequence: Int64, slot: Int64)?
     /// Frames missing between frames written: frames the source or the recorder dropped.
     private(set) var droppedFrames: Int64 = 0
-    /// The video source went away; audio alone decides the recorded time from then on.
-    private var videoGone = false
     private(set) var ending: RecordingEnding = .requested
     /// The size the video is encoded at (a source's odd size is made even).
     private var encodedVideoSize: PixelSize?
@@ -95,16 +87,16 @@ final class RecorderPipeline: @unchecked Sendable {
 
     private var container: Container { settings.container ?? Container(pathExtension: url.pathExtension) ?? .mp4 }
 
-    private func makeWriter(interval: Int) throws -> ClipWriter {
+    private func makeWriter(interval: Int) throws -> RecordingFileWriter {
         if settings.pauseMode == .singleFile {
-            return try ClipWriter(url: url, interval: 0, plan: plan, settings: settings, overwrite: settings.overwrite,
+            return try RecordingFileWriter(url: url, interval: 0, plan: plan, settings: settings, overwrite: settings.overwrite,
                                   maximumFileSize: settings.maxFileSize)
         }
         let clipURL = session.folder.appendingPathComponent(String(format: "clip-%03d.%@", interval + 1, container.fileExtension))
         // Never over a file that is there: the folder was claimed empty of clips. Under a size
         // limit each clip gets the room the clips before it left in the merged file.
         let room = settings.maxFileSize.map { $0 - finishedShare - mergeHeadroom }
-        let writer = try ClipWriter(url: clipURL, interval: interval, plan: plan, settings: settings, overwrite: false,
+        let writer = try RecordingFileWriter(url: clipURL, interval: interval, plan: plan, settings: settings, overwrite: false,
                                     maximumFileSize: room)
         do {
             try session.clipStarted(clipURL)
@@ -126,9 +118,9 @@ final class RecorderPipeline: @unchecked Sendable {
         case .resume(let time):
             guard timeline.resume(at: time) != nil else { return nil }
             return (false, timeline.recordedDuration(upTo: time))
-        case .videoGone:
+        case .videoSourceGone:
             // Frames still queued are written; the limit no longer waits for more.
-            videoGone = true
+            video.sourceWentAway()
             return nil
         }
     }
@@ -137,7 +129,7 @@ final class RecorderPipeline: @unchecked Sendable {
 
     /// Recorded time so far.
     var recordedDuration: MediaTime {
-        if plan.video != nil && !(videoGone && !plan.audioTracks.isEmpty) {
+        if plan.video != nil && video.videoDecidesEnd(hasAudio: !plan.audioTracks.isEmpty) {
             guard let reached = videoReached else { return .zero }
             let d = timeline.recordedDuration(upTo: reached + settings.video.frameRate.frameDuration)
             return limit.map { min($0, d) } ?? d
@@ -176,7 +168,7 @@ final class RecorderPipeline: @unchecked Sendable {
         applyPendingControls?()
         switch sample.sample {
         case .video(let frame):
-            guard sample.source == plan.videoSource, !videoDone else { return false }
+            guard sample.source == plan.videoSource, video.recordsFrames else { return false }
             let t = frame.presentationTime
             if !timeline.hasBegun {
                 timeline.begin(at: t)
@@ -192,7 +184,7 @@ final class RecorderPipeline: @unchecked Sendable {
             if let i = timeline.intervalIndex(containing: t), let recorded = timeline.recordedTime(for: t) {
                 if let limit, settings.video.frameRate.frameIndex(at: recorded, rounding: .nearest)
                     >= settings.video.frameRate.frameIndex(at: limit, rounding: .nearest) {
-                    videoDone = true
+                    video.reachedLimit()
                     ending = .maxDuration
                 } else {
                     let writer = try writer(for: i)
@@ -229,7 +221,7 @@ final class RecorderPipeline: @unchecked Sendable {
 
     /// Whether audio ahead of the video waits for it (under a size limit, while video comes).
     private var holdsAudioForVideo: Bool {
-        settings.maxFileSize != nil && plan.video != nil && !videoGone && !videoDone
+        settings.maxFileSize != nil && plan.video != nil && video.expectsFrames
     }
 
     /// Writes the held audio that starts before `time`.
@@ -335,7 +327,7 @@ final class RecorderPipeline: @unchecked Sendable {
 
     /// The writer for interval `interval`: an open one, or a new clip; `nil` for a clip that
     /// has already been finished (late samples).
-    private func writer(for interval: Int) throws -> ClipWriter? {
+    private func writer(for interval: Int) throws -> RecordingFileWriter? {
         if settings.pauseMode == .singleFile { return open[0] }
         if let writer = open[interval] { return writer }
         if finishedIntervals.contains(interval) { return nil }
@@ -366,7 +358,7 @@ final class RecorderPipeline: @unchecked Sendable {
     }
 
     /// How long the clip being recorded is (in single-file mode: since the last resume).
-    private func currentDuration(of writer: ClipWriter) -> MediaTime {
+    private func currentDuration(of writer: RecordingFileWriter) -> MediaTime {
         if settings.pauseMode == .singleFile {
             guard let last = timeline.intervals.last, last.end == nil else { return .zero }
             return max(.zero, recordedDuration - last.offset)
@@ -387,7 +379,7 @@ final class RecorderPipeline: @unchecked Sendable {
             duration = interval.duration ?? currentDuration(of: writer)
             if let limit { duration = min(duration, max(.zero, limit - interval.offset)) }
         }
-        if plan.video != nil, !videoGone || plan.audioTracks.isEmpty, let last = writer.lastVideoTime {
+        if plan.video != nil, video.videoDecidesEnd(hasAudio: !plan.audioTracks.isEmpty), let last = writer.lastVideoTime {
             // The frames that were actually written decide where the file ends (unless the
             // video went away and the audio went on).
             duration = min(duration, last + settings.video.frameRate.frameDuration)
@@ -439,7 +431,7 @@ final class RecorderPipeline: @unchecked Sendable {
             do { try checkFreeSpace() } catch { ending = .lowDiskSpace; return true }
         }
         guard let limit else { return false }
-        let videoComplete = plan.video == nil || videoDone || (videoGone && !plan.audioTracks.isEmpty)
+        let videoComplete = plan.video == nil || video.isDone(hasAudio: !plan.audioTracks.isEmpty)
         let audioComplete = audioReached.allSatisfy { reached in
             reached.map { timeline.recordedDuration(upTo: $0) >= limit } ?? false
         }
@@ -471,7 +463,7 @@ final class RecorderPipeline: @unchecked Sendable {
         }
         var recorded = recordedDuration
         // Slots after the last frame written, up to the end of the recording, lost their frames too.
-        if plan.video != nil, !videoGone, let last = lastWritten, last.interval == timeline.intervals.count - 1,
+        if plan.video != nil, video != .sourceGone, let last = lastWritten, last.interval == timeline.intervals.count - 1,
            timeline.intervals[last.interval].end == nil {
             let end = settings.video.frameRate.frameIndex(at: recorded, rounding: .nearest)
             if end - last.slot - 1 > 0 { droppedFrames += end - last.slot - 1 }

@@ -203,13 +203,35 @@ import ReelCore
         #expect(machine.stop() == .none, "stopping what never started is a no-op")
         #expect(try machine.start() == .start)
         #expect(throws: ReelError.self) { try machine.start() }
-        machine.started()
+        #expect(machine.started() == .none)
         #expect(machine.isRunning && !machine.isConfigurable)
         #expect(machine.stop() == .stop)
         #expect(machine.stop() == .none)
         machine.stopped()
         #expect(machine.isConfigurable)
         #expect(try machine.start() == .start, "a stopped session starts again")
+    }
+
+    @Test func aStopWhileStartingIsKeptAndActedOnByTheStart() throws {
+        var machine = SessionStateMachine()
+        #expect(try machine.start() == .start)
+        #expect(machine.stop() == .waitForStart, "the stop waits for the start")
+        #expect(machine.isStartCancelled && !machine.isConfigurable)
+        #expect(machine.stop() == .waitForStart, "a second stop waits too")
+        #expect(throws: ReelError.self) { try machine.start() }
+        #expect(machine.started() == .stop, "the start stops what it started")
+        #expect(!machine.isRunning)
+        machine.stopped()
+        #expect(machine.state == .stopped && machine.isConfigurable)
+    }
+
+    @Test func aStartThatFailsAfterAStopEndsFailed() throws {
+        var machine = SessionStateMachine()
+        _ = try machine.start()
+        #expect(machine.stop() == .waitForStart)
+        machine.fail(ReelError(.sourceUnavailable, "no camera"))
+        #expect(machine.isConfigurable && !machine.isStartCancelled)
+        #expect(machine.stop() == .none)
     }
 
     @Test func settingsValidation() {

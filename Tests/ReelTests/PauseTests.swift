@@ -97,6 +97,31 @@ import ReelTestSupport
         #expect(Int64(counters.count) == summary.frames)
     }
 
+    @Test func aScheduledPauseIsPausedOnlyFromItsTime() async throws {
+        let dir = try TemporaryDirectory()
+        let clock = ManualClock(mode: .stepped)
+        let session = CaptureSession(clock: clock)
+        try session.addInput(TestPatternSource(size: PixelSize(width: 160, height: 120)))
+        let recorder = Recorder(url: dir.url.appendingPathComponent("scheduled.mp4"))
+        recorder.pause(at: MediaTime(seconds: 1))
+        recorder.record(at: MediaTime(seconds: 2))
+        #expect(!recorder.isPaused, "not recording yet")
+        try session.addOutput(recorder)
+        try await session.start()
+        #expect(!recorder.isPaused, "the pause is a second away")
+        clock.advance(by: MediaTime(seconds: 1))
+        #expect(recorder.isPaused)
+        clock.advance(by: MediaTime(seconds: 1))
+        #expect(!recorder.isPaused)
+        try recorder.pause()
+        #expect(recorder.isPaused, "a pause now counts at once")
+        try recorder.togglePause()
+        #expect(!recorder.isPaused)
+        await session.stop()
+        _ = try await recorder.result()
+        #expect(!recorder.isPaused)
+    }
+
     @Test func pausingWhatIsNotRecordingIsATypedError() async throws {
         let recorder = Recorder(url: URL(fileURLWithPath: "/tmp/never.mp4"))
         #expect { try recorder.pause() } throws: { ($0 as? ReelError)?.code == .notRunning }
