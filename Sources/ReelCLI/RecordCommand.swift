@@ -197,6 +197,9 @@ struct RecordCommand {
             return 0
         case .failure(let error) where error.code == .nothingRecorded && signals.stopWasRequested:
             return fail(ReelError(.nothingRecorded, "stopped before the first frame or sound was recorded; no file was written"))
+        case .failure(let error) where error.code == .notRunning && signals.stopWasRequested:
+            // The stop came while the sources were still opening: the start was given up.
+            return fail(ReelError(.nothingRecorded, "stopped before the recording started; no file was written"))
         case .failure(let error):
             return fail(error)
         }

@@ -5,7 +5,8 @@ import Reel
 ///
 /// - INT, TERM, HUP (a closed terminal, a dropped SSH session) and QUIT stop the recording and
 ///   finalise the file. One that arrives while the session is still starting (a slow network
-///   camera connecting) stops it as soon as it has started. A second one aborts at once: the
+///   camera connecting) gives the start up: nothing is recorded and no file is written. A
+///   second one aborts at once: the
 ///   file keeps everything up to its last fragment, and the message says how to finish it.
 /// - USR1 toggles pause, USR2 swaps the composed pictures; with nothing to do (not recording
 ///   yet, stopping, or a single picture) each is ignored with a note.
@@ -27,8 +28,8 @@ struct RecordSignalLifecycle {
     /// What the owner does.
     enum Action: Equatable {
         case none
-        /// Say that the recording will stop as soon as it has started.
-        case stopAfterStart
+        /// Give up the start that is under way (the session stops what it opened).
+        case stopWhileStarting
         /// Stop the session now.
         case stop
         /// Say that the recording is already stopping (by itself) and the next signal aborts.
@@ -50,7 +51,7 @@ struct RecordSignalLifecycle {
         switch phase {
         case .starting(stopRequested: false):
             phase = .starting(stopRequested: true)
-            return .stopAfterStart
+            return .stopWhileStarting
         case .starting(stopRequested: true), .stopping(signalled: true):
             return .abort
         case .stopping(signalled: false):
@@ -152,9 +153,10 @@ final class RecordSignals: @unchecked Sendable {
         case .alreadyStopping:
             clearLine()
             console.err("Already stopping, finalising the file… (press Ctrl-C again to abort)")
-        case .stopAfterStart:
+        case .stopWhileStarting:
             clearLine()
-            console.err("Stopping as soon as the recording has started… (press Ctrl-C again to abort)")
+            console.err("Stopping before the recording has started… (press Ctrl-C again to abort)")
+            stop()
         case .stop:
             clearLine()
             if !fromKey { console.err("Stopping… (press Ctrl-C again to abort)") }
