@@ -127,7 +127,7 @@ final class PictureConverter {
             sourceKey = key
         }
         for plane in 0..<3 {
-            out.withUnsafePlane(plane) { bytes, stride in
+            out.withUnsafeMutablePlane(plane) { bytes, stride in
                 destination[plane] = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
                 strides[plane] = Int32(stride)
             }

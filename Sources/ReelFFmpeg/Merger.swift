@@ -1,6 +1,7 @@
 import Foundation
 internal import CFFmpeg
 import ReelCore
+import ReelSystem
 
 /// One clip to merge.
 public struct MergeInput: Sendable, Hashable {
@@ -202,7 +203,7 @@ public enum Merger {
     /// Gives the complete file at `temporary` the name `output`: replacing a file there only if
     /// `overwrite`, and never a file that appeared meanwhile otherwise.
     private static func place(_ temporary: URL, at output: URL, overwrite: Bool) throws {
-        func failure(_ e: Int32) -> ReelError { Muxer.fileError(e, creating: output, action: "name the merged file") }
+        func failure(_ e: Int32) -> ReelError { Syscall.fileError(e, creating: output, action: "name the merged file") }
         if overwrite {
             guard rename(temporary.path, output.path) == 0 else { throw failure(errno) }
             return

@@ -1,6 +1,7 @@
 import Foundation
 internal import CFFmpeg
 import ReelCore
+import ReelSystem
 
 /// Recordings cut off by a crash, a kill, a power loss or a full disk: how to tell them and how
 /// to make them into finalised files.
@@ -189,7 +190,7 @@ public enum Recovery {
                 guard (existing.st_mode & S_IFMT) == S_IFREG else {
                     throw ReelError(.invalidConfiguration, "the output \(url.path) is not a regular file", hint: "give a file or folder name")
                 }
-                guard overwrite else { throw Muxer.fileError(EEXIST, creating: url, action: "create") }
+                guard overwrite else { throw Syscall.fileError(EEXIST, creating: url, action: "create") }
                 try RecordingLock.checkNotBeingWritten(url)
             }
             self.url = url

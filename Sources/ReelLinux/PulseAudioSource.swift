@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelSystem
 import Synchronization
 internal import CPulse
 

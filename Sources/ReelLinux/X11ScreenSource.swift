@@ -311,7 +311,7 @@ private final class X11Capture: @unchecked Sendable {
         guard let data = xcb_get_image_data(reply) else { return }
         let length = Int(xcb_get_image_data_length(reply))
         let rowBytes = rect.width * 4
-        frame.withUnsafePlane(0) { plane, stride in
+        frame.withUnsafeMutablePlane(0) { plane, stride in
             guard let base = plane.baseAddress else { return }
             let rows = min(rect.height, length / rowBytes)
             if stride == rowBytes {
@@ -345,7 +345,7 @@ extension X11ScreenSource {
         let x0 = max(0, left), x1 = min(frame.width, left + cursorWidth)
         let y0 = max(0, top), y1 = min(frame.height, top + cursorHeight)
         guard x0 < x1, y0 < y1 else { return }
-        frame.withUnsafePlane(0) { plane, stride in
+        frame.withUnsafeMutablePlane(0) { plane, stride in
             guard let base = plane.baseAddress else { return }
             for row in y0..<y1 {
                 let source = pixels + (row - top) * cursorWidth + (x0 - left)
