@@ -51,3 +51,19 @@ struct SyscallTests {
         #expect(attach?.message.hasPrefix("attaching segment -1 failed: ") == true)
     }
 }
+
+@Suite("Host clock")
+struct HostClockTests {
+    @Test("the host clock moves forward, and a deadline that has passed returns at once")
+    func monotonic() {
+        let clock = HostClock()
+        let a = clock.now()
+        clock.sleep(until: a + MediaTime(value: 1, timescale: 1000))
+        let b = clock.now()
+        #expect(b >= a + MediaTime(value: 1, timescale: 1000))
+        clock.sleep(until: MediaTime(seconds: -1))
+        clock.sleep(until: .zero)
+        #expect(clock.now() >= b)
+        #expect(clock.isRealTime)
+    }
+}
