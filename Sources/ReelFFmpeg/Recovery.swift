@@ -318,8 +318,8 @@ public enum Recovery {
         var info = stat()
         guard stat(url.path, &info) == 0 else {
             let e = errno
-            throw ReelError(e == ENOENT ? .ioFailure : .permissionDenied,
-                            "cannot read \(url.path): \(String(cString: strerror(e)))",
+            throw ReelError(Syscall.code(forErrno: e, absent: .ioFailure),
+                            "cannot read \(url.path): \(Syscall.describe(e))",
                             hint: e == ENOENT ? "check the file name" : nil, errno: e)
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
@@ -328,7 +328,7 @@ public enum Recovery {
         }
         guard access(url.path, R_OK) == 0 else {
             let e = errno
-            throw ReelError(.permissionDenied, "cannot read \(url.path): \(String(cString: strerror(e)))",
+            throw ReelError(Syscall.code(forErrno: e, absent: .ioFailure), "cannot read \(url.path): \(Syscall.describe(e))",
                             hint: "check the file's permissions", errno: e)
         }
     }
