@@ -19,19 +19,23 @@ let package = Package(
         .systemLibrary(name: "CV4L2"),
 
         .target(name: "ReelCore"),
-        .target(name: "ReelFFmpeg", dependencies: ["ReelCore", "CFFmpeg"]),
-        .target(name: "ReelLinux", dependencies: ["ReelCore", "CXCB", "CPulse", "CV4L2"]),
-        .target(name: "Reel", dependencies: ["ReelCore", "ReelFFmpeg", "ReelLinux"]),
-        .target(name: "ReelCLI", dependencies: ["Reel"]),
+        // The POSIX layer every target shares: the syscall funnel and its one errno mapping,
+        // the host clock, no-clobber file placement, locks on recordings in progress.
+        .target(name: "ReelSystem", dependencies: ["ReelCore"]),
+        .target(name: "ReelFFmpeg", dependencies: ["ReelCore", "ReelSystem", "CFFmpeg"]),
+        .target(name: "ReelLinux", dependencies: ["ReelCore", "ReelSystem", "CXCB", "CPulse", "CV4L2"]),
+        .target(name: "Reel", dependencies: ["ReelCore", "ReelSystem", "ReelFFmpeg", "ReelLinux"]),
+        .target(name: "ReelCLI", dependencies: ["Reel", "ReelSystem"]),
         .executableTarget(name: "reel", dependencies: ["ReelCLI"]),
         // The libFuzzer target over the readers of media files (scripts/fuzz); a plain build
         // makes it a replayer of inputs.
         .executableTarget(name: "ReelFuzz", dependencies: ["ReelFFmpeg"]),
         .target(name: "ReelTestSupport", dependencies: ["Reel", "CXCB"]),
 
-        .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelTestSupport"]),
-        .testTarget(name: "ReelFFmpegTests", dependencies: ["ReelFFmpeg", "ReelTestSupport"]),
-        .testTarget(name: "ReelLinuxTests", dependencies: ["ReelLinux", "ReelFFmpeg", "ReelTestSupport"]),
+        .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelSystem", "ReelTestSupport"]),
+        .testTarget(name: "ReelSystemTests", dependencies: ["ReelSystem", "ReelTestSupport"]),
+        .testTarget(name: "ReelFFmpegTests", dependencies: ["ReelFFmpeg", "ReelSystem", "ReelTestSupport"]),
+        .testTarget(name: "ReelLinuxTests", dependencies: ["ReelLinux", "ReelSystem", "ReelFFmpeg", "ReelTestSupport"]),
         .testTarget(name: "ReelTests", dependencies: ["Reel", "ReelTestSupport"]),
         .testTarget(name: "ReelCLITests", dependencies: ["ReelCLI", "reel", "ReelTestSupport"]),
     ],

@@ -1,4 +1,6 @@
-// `import Reel` brings the whole public API: the core types, the Linux sources and the writer.
+// `import Reel` brings the whole public API: the core types, the host clock, the Linux sources
+// and the writer.
 @_exported import ReelCore
+@_exported import ReelSystem
 @_exported import ReelFFmpeg
 @_exported import ReelLinux

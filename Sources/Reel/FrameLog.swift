@@ -1,4 +1,5 @@
 import Foundation
+import ReelSystem
 import Synchronization
 
 /// A capture output that writes one CSV row per video frame it sees — source, frame index,
@@ -9,7 +10,8 @@ import Synchronization
 /// when the source captured the frame: a camera driver's timestamp, a network frame's
 /// arrival), `presentation_time` (seconds on the session's timeline). Rows are written on
 /// the log's own thread; if it falls behind, rows are dropped and a final comment line
-/// counts them.
+/// counts them. A log that cannot be written (a full disk) stops there and keeps the failure
+/// in ``error``; the session and the recordings beside it go on.
 ///
 /// Linked to a ``Recorder`` (`FrameLog(url:recorder:)`), the log speaks of the recorder's file
 /// instead: once the recording has ended its rows are rewritten with `presentation_time` the
@@ -40,6 +42,7 @@ public final class FrameLog: CaptureOutput {
     private let state = Mutex(State())
     private let dropped = Atomic<Int>(0)
     private let written = Atomic<Int>(0)
+    private let failure = Mutex<ReelError?>(nil)
 
     /// Creates a log that will write `url` when its session starts; an existing file is an
     /// error unless `overwrite`. With a `recorder`, the rows say which frames its file holds
@@ -52,6 +55,15 @@ public final class FrameLog: CaptureOutput {
 
     /// Rows written so far.
     public var rowsWritten: Int { written.load(ordering: .relaxed) }
+
+    /// The first failure to write the log (a full disk, say), if any: the rows after it are
+    /// lost, the recording it logs goes on. Complete once the session has stopped.
+    public var error: ReelError? { failure.withLock { $0 } }
+
+    /// Keeps `error` as the log's failure unless it has one already.
+    private func report(_ error: ReelError) {
+        failure.withLock { if $0 == nil { $0 = error } }
+    }
 
     public func prepare(sources: [SourceDescriptor], clock: any MediaClock, origin: MediaTime) throws {
         // A log to be replaced stays until the new one has a row: that is written under a name
@@ -69,22 +81,20 @@ public final class FrameLog: CaptureOutput {
         let replaces = overwrite && exists
         let path = replaces ? FilePlacement.temporaryURL(beside: url, purpose: "new") : url
         let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite && !replaces ? O_TRUNC : O_EXCL)
-        let fd = open(path.path, flags, 0o644)
-        guard fd >= 0 else {
-            let code = errno
-            if code == EEXIST {
-                throw ReelError(.fileExists, "\(url.path) already exists", hint: "choose another file for the frame log", errno: code)
-            }
-            throw ReelError(code == ENOSPC ? .insufficientStorage : code == EACCES ? .permissionDenied : .ioFailure,
-                            "cannot create the frame log \(url.path): \(String(cString: strerror(code)))", errno: code)
-        }
+        let url = self.url
+        let fd = try Syscall.call(orThrow: { code in
+            var error = Syscall.fileError(code, creating: url, action: "create the frame log")
+            if error.code == .fileExists { error.hint = "choose another file for the frame log" }
+            return error
+        }) { open(path.path, flags, 0o644) }
         let names = Dictionary(uniqueKeysWithValues: sources.map { ($0.id, Self.quoted($0.name)) })
         let queue = BoundedQueue<Row>(capacity: 4096, policy: clock.isRealTime ? .dropNewest : .block)
         dropped.store(0, ordering: .relaxed)
         written.store(0, ordering: .relaxed)
+        failure.withLock { $0 = nil }
         try state.withLock { s in
             guard !s.started else {
-                close(fd)
+                Syscall.close(fd)
                 throw ReelError(.alreadyRunning, "the frame log is already in use")
             }
             s.started = true
@@ -111,14 +121,14 @@ public final class FrameLog: CaptureOutput {
         queue?.close()
         if let worker { await CaptureSession.offload { worker.join() } }
         state.withLock { s in s.queue = nil; s.worker = nil }
-        // Rewritten only if this log wrote the file (it has rows).
-        guard worker != nil, rowsWritten > 0, let recorder else { return }
+        // Rewritten only if this log wrote the file (it has rows) and could write all of it.
+        guard worker != nil, rowsWritten > 0, error == nil, let recorder else { return }
         // Now if the recording has ended (else when it does, on its thread).
         let url = self.url
         await CaptureSession.offload {
-            recorder.whenEnded { frames in
+            recorder.whenEnded { [self] frames in
                 guard let frames else { return }  // failed: the raw rows stay, with session times
-                Self.rewrite(url, for: frames)
+                do { try Self.rewrite(url, for: frames) } catch { report(error as? ReelError ?? ReelError(.ioFailure, "cannot rewrite the frame log \(url.path): \(error)")) }
             }
         }
     }
@@ -126,19 +136,24 @@ public final class FrameLog: CaptureOutput {
     private static let rawHeader = "source,name,frame,capture_time,session_time\n"
 
     /// Rewrites the raw rows at `url` with the recording's file times and a `recorded` column,
-    /// into a new file that then takes the log's name.
-    private static func rewrite(_ url: URL, for frames: RecordedFrames) {
+    /// into a new file that then takes the log's name. On a failure the raw rows stay and the
+    /// error is thrown.
+    private static func rewrite(_ url: URL, for frames: RecordedFrames) throws {
         let temporary = FilePlacement.temporaryURL(beside: url, purpose: "rewriting")
-        guard let input = FileHandle(forReadingAtPath: url.path) else { return }
+        guard let input = FileHandle(forReadingAtPath: url.path) else {
+            throw ReelError(.ioFailure, "cannot read the frame log \(url.path) back to give it the recording's times")
+        }
         defer { try? input.close() }
-        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { return }
-        var ok = true
+        let fd = try Syscall.call(orThrow: { Syscall.fileError($0, creating: temporary, action: "rewrite the frame log as") }) {
+            open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        }
+        var failed: ReelError?
         var out = "source,name,frame,capture_time,presentation_time,recorded\n"
         func flush() {
             let bytes = Array(out.utf8)
             out.removeAll(keepingCapacity: true)
-            ok = ok && writeAll(fd, bytes)
+            guard failed == nil else { return }
+            do { try writeAll(fd, bytes, to: url) } catch { failed = error as? ReelError }
         }
         var pending = Data()
         var first = true
@@ -157,7 +172,7 @@ public final class FrameLog: CaptureOutput {
             }
             if out.utf8.count > 1 << 16 { flush() }
         }
-        while ok, let chunk = try? input.read(upToCount: 1 << 16), !chunk.isEmpty {
+        while failed == nil, let chunk = try? input.read(upToCount: 1 << 16), !chunk.isEmpty {
             pending.append(chunk)
             guard let cut = pending.lastIndex(of: UInt8(ascii: "\n")) else { continue }
             let text = String(decoding: pending[..<cut], as: UTF8.self)
@@ -166,8 +181,16 @@ public final class FrameLog: CaptureOutput {
         }
         if !pending.isEmpty { take(Substring(String(decoding: pending, as: UTF8.self))) }
         flush()
-        close(fd)
-        if !ok || Recovery.isBeingRecorded(url) || rename(temporary.path, url.path) != 0 { unlink(temporary.path) }
+        Syscall.close(fd)
+        if failed == nil, Recovery.isBeingRecorded(url) {
+            // A recording begun at the log's name meanwhile is never replaced.
+            failed = ReelError(.busy, "the frame log's rows were not given the recording's times: \(url.path) is being recorded right now by another program")
+        } else if failed == nil, case .failure(let e) = Syscall.attempt({ rename(temporary.path, url.path) }) {
+            failed = Syscall.fileError(e.rawValue, creating: url, action: "replace the frame log")
+        }
+        guard let failed else { return }
+        _ = Syscall.attempt { unlink(temporary.path) }
+        throw failed
     }
 
     /// Seconds written by ``seconds(_:)`` read back (microseconds).
@@ -179,15 +202,9 @@ public final class FrameLog: CaptureOutput {
         return MediaTime(value: negative ? -us : us, timescale: 1_000_000)
     }
 
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + done, bytes.count - done) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return false }
-            done += n
-        }
-        return true
+    /// Writes all of `bytes` to `fd`, the frame log `url` or a file standing in for it.
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8], to url: URL) throws {
+        try bytes.withUnsafeBytes { try Syscall.writeAll(fd, $0, orThrow: { Syscall.fileError($0, at: url, action: "write the frame log") }) }
     }
 
     /// Writes the rows; `pendingName` is where the file is until its first row, when it takes
@@ -197,15 +214,27 @@ public final class FrameLog: CaptureOutput {
         var failed = false
         var pendingName = pendingName
         func flush() {
-            guard !failed else { return }
-            failed = !Self.writeAll(fd, Array(buffer.utf8))
-            buffer.removeAll(keepingCapacity: true)
+            defer { buffer.removeAll(keepingCapacity: true) }
+            guard !failed else { return }  // the rows have nowhere to go; the recording goes on
+            do { try Self.writeAll(fd, Array(buffer.utf8), to: url) } catch {
+                failed = true
+                report(error as? ReelError ?? ReelError(.ioFailure, "cannot write the frame log \(url.path)"))
+            }
         }
         while let row = queue.pop() {
             if let pending = pendingName {
                 // A rename ignores locks: a recording begun there meanwhile is never replaced.
-                if Recovery.isBeingRecorded(url) || rename(pending.path, url.path) != 0 { failed = true }
-                pendingName = nil
+                if Recovery.isBeingRecorded(url) {
+                    failed = true
+                    report(ReelError(.busy, "the frame log was not written: \(url.path) is being recorded right now by another program",
+                                     hint: "choose another file for the frame log"))
+                } else if case .failure(let e) = Syscall.attempt({ rename(pending.path, url.path) }) {
+                    failed = true
+                    report(Syscall.fileError(e.rawValue, creating: url, action: "replace the frame log"))
+                } else {
+                    pendingName = nil
+                }
+                if failed { _ = Syscall.attempt { unlink(pending.path) }; pendingName = nil }
             }
             buffer += "\(row.source.rawValue),\(names[row.source] ?? ""),\(row.frame),\(Self.seconds(row.capture)),\(Self.seconds(row.presentation))\n"
             written.add(1, ordering: .relaxed)
@@ -214,8 +243,8 @@ public final class FrameLog: CaptureOutput {
         let lost = dropped.load(ordering: .relaxed)
         if lost > 0 { buffer += "# \(lost) rows dropped: the log fell behind\n" }
         flush()
-        close(fd)
-        if let pending = pendingName { unlink(pending.path) }
+        Syscall.close(fd)
+        if let pending = pendingName { _ = Syscall.attempt { unlink(pending.path) } }
     }
 
     /// Seconds with microsecond precision.

@@ -290,12 +290,12 @@ public final class RecordingSession: Sendable {
             return ReelError(.fileExists, "\(folder.path) is a file, not a folder", hint: "choose a folder for the clips", errno: e)
         case ENOTDIR:
             return ReelError(.fileExists, "\(folder.path) lies inside a file, not a folder", hint: "choose a folder for the clips", errno: e)
-        case EACCES, EPERM, EROFS:
+        case _ where Syscall.code(forErrno: e) == .permissionDenied:
             return ReelError(.permissionDenied, "cannot create the folder \(folder.path) for the clips", hint: "choose a folder you can write to", errno: e)
-        case ENOSPC, EDQUOT:
+        case _ where Syscall.code(forErrno: e) == .insufficientStorage:
             return ReelError(.insufficientStorage, "no space left to create \(folder.path)", errno: e)
         default:
-            return ReelError(.ioFailure, "cannot create the folder \(folder.path) for the clips: \(String(cString: strerror(e)))", errno: e)
+            return ReelError(Syscall.code(forErrno: e, absent: .ioFailure), "cannot create the folder \(folder.path) for the clips: \(Syscall.describe(e))", errno: e)
         }
     }
 }
@@ -372,7 +372,7 @@ struct ClipsManifest: Codable, Sendable, Hashable {
         if rename(temporary.path, url.path) != 0 {
             let e = errno
             unlink(temporary.path)
-            throw ReelError(.ioFailure, "cannot update \(url.path): \(String(cString: strerror(e)))", errno: e)
+            throw Syscall.fileError(e, at: url, action: "update")
         }
     }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import ReelCore
+import ReelSystem
 
 /// Where the CLI writes: standard output for results, standard error for progress and errors.
 public final class Console: @unchecked Sendable {
@@ -22,21 +24,16 @@ public final class Console: @unchecked Sendable {
 
     private func write(_ text: String, to fd: Int32) {
         lock.lock(); defer { lock.unlock() }
-        var bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Foundation.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                if errno == EPIPE && fd == STDOUT_FILENO && !stdoutClosed {
-                    // `reel record --json | head -1`: the reader has gone; say so once, carry on.
-                    stdoutClosed = true
-                    let note = Array("reel: note: standard output was closed; events are no longer printed (the recording goes on)\n".utf8)
-                    note.withUnsafeBytes { _ = Foundation.write(STDERR_FILENO, $0.baseAddress!, $0.count) }
-                }
-                return
-            }
-            offset += n
+        let bytes = Array(text.utf8)
+        do {
+            try bytes.withUnsafeBytes { try Syscall.writeAll(fd, $0, orThrow: { Syscall.error("writing", errno: $0) }) }
+        } catch let error as ReelError where error.errno == EPIPE && fd == STDOUT_FILENO && !stdoutClosed {
+            // `reel record --json | head -1`: the reader has gone; say so once, carry on.
+            stdoutClosed = true
+            let note = Array("reel: note: standard output was closed; events are no longer printed (the recording goes on)\n".utf8)
+            note.withUnsafeBytes { try? Syscall.writeAll(STDERR_FILENO, $0, orThrow: { Syscall.error("writing", errno: $0) }) }
+        } catch {
+            // A terminal or pipe that cannot take the text: nowhere left to say so.
         }
     }
 }

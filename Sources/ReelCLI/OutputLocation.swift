@@ -1,4 +1,5 @@
 import Foundation
+import ReelSystem
 import Reel
 
 /// Where a recording goes when no `-o` is given: the user's videos folder (XDG `VIDEOS`
@@ -105,13 +106,14 @@ public enum OutputLocation {
             }
             let e = errno
             if e == EEXIST { continue }
-            if e == EACCES || e == EPERM || e == EROFS {
+            let kind = Syscall.code(forErrno: e, absent: .ioFailure)
+            if kind == .permissionDenied {
                 throw ReelError(.permissionDenied, "cannot write to the folder \(folder.path)", hint: "choose another with -o", errno: e)
             }
             if e == ENOENT || e == ENOTDIR {
                 throw ReelError(.ioFailure, "the folder \(folder.path) does not exist", hint: "create it or choose another with -o", errno: e)
             }
-            throw ReelError(.ioFailure, "cannot create a file in \(folder.path): \(String(cString: strerror(e)))", errno: e)
+            throw ReelError(kind, "cannot create a file in \(folder.path): \(Syscall.describe(e))", errno: e)
         }
         throw ReelError(.fileExists, "\(folder.path) already holds 1000 recordings named \(stem)", hint: "choose a name with -o")
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ReelSystem
 
 /// The signals a terminal or a service manager may send reel, and who answers each.
 ///
@@ -91,10 +92,7 @@ public final class ProcessSignals: @unchecked Sendable {
         }
         let waiter = Thread { [unowned self] in
             var byte: UInt8 = 0
-            while true {
-                let n = read(reader, &byte, 1)
-                if n == 1 { self.deliver(Int32(byte)) } else if n < 0 && errno == EINTR { continue } else { return }
-            }
+            while case .success(1) = Syscall.attempt({ read(reader, &byte, 1) }) { self.deliver(Int32(byte)) }
         }
         waiter.name = "reel.signals"
         waiter.start()

@@ -90,6 +90,7 @@ struct RecordCommand {
         parts.set(recorder: recorder)
         var compositor: Compositor?
         var ownRecorders: [(String, Recorder)] = []
+        var frameLog: FrameLog?
         do {
             if videoSources.count > 1 {
                 let composer = Compositor(settings: .init(size: options.size, frameRate: options.frameRate, layout: options.layout))
@@ -110,7 +111,9 @@ struct RecordCommand {
                     error.hint = Self.frameLogHint(for: error)
                     throw error
                 }
-                try session.addOutput(FrameLog(url: log, overwrite: options.overwrite, recorder: recorder), connectedTo: videoSources)
+                let logOutput = FrameLog(url: log, overwrite: options.overwrite, recorder: recorder)
+                try session.addOutput(logOutput, connectedTo: videoSources)
+                frameLog = logOutput
             }
             try await session.start()
         } catch let error as ReelError {
@@ -159,6 +162,9 @@ struct RecordCommand {
         }
         signals.stopping()
         await session.stop()
+        if let error = frameLog?.error {
+            console.err("reel: warning: the frame log is incomplete: \(error.description) (the recording is not affected)")
+        }
         var ownFiles: [(String, Result<RecordingSummary, ReelError>)] = []
         for (name, own) in ownRecorders {
             do { ownFiles.append((name, .success(try await own.result()))) } catch {

@@ -4,18 +4,18 @@
 /// Inputs arrive at different moments; the mixer emits only what every input has reached,
 /// except that an input lagging more than `maxLag` behind the others is padded with silence so
 /// one stalled source cannot hold the mix back (or grow memory).
-public struct AudioMixer: Sendable {
+package struct AudioMixer: Sendable {
     /// The format of the mix (always 32-bit float).
-    public let format: AudioFormat
+    package let format: AudioFormat
     /// How far one input may lag before it is padded with silence.
-    public let maxLag: Int
+    package let maxLag: Int
     private var pending: [[Float]]
     /// Samples of each input already covered by padding; they are dropped when they arrive.
     private var owed: [Int]
     private var emitted: Int64 = 0
 
     /// Creates a mixer of `inputs` inputs into `format` (its sample format is taken as f32).
-    public init(inputs: Int, format: AudioFormat, maxLag: MediaTime = MediaTime(value: 1, timescale: 2)) {
+    package init(inputs: Int, format: AudioFormat, maxLag: MediaTime = MediaTime(value: 1, timescale: 2)) {
         self.format = AudioFormat(sampleFormat: .f32, sampleRate: format.sampleRate, channels: format.channels)
         self.maxLag = Int(maxLag.convertedValue(to: Int32(format.sampleRate)))
         self.pending = Array(repeating: [], count: inputs)
@@ -23,7 +23,7 @@ public struct AudioMixer: Sendable {
     }
 
     /// Adds contiguous audio for input `input` and returns what can be mixed now.
-    public mutating func add(_ buffer: AudioBuffer, input: Int) -> AudioBuffer? {
+    package mutating func add(_ buffer: AudioBuffer, input: Int) -> AudioBuffer? {
         precondition(buffer.format.sampleRate == format.sampleRate, "the mixer does not resample")
         let samples = buffer.floatSamples()
         let inChannels = buffer.format.channels, outChannels = format.channels
@@ -44,7 +44,7 @@ public struct AudioMixer: Sendable {
     }
 
     /// Mixes everything that is left, padding short inputs with silence.
-    public mutating func flush() -> AudioBuffer? { mix(flush: true) }
+    package mutating func flush() -> AudioBuffer? { mix(flush: true) }
 
     private mutating func mix(flush: Bool) -> AudioBuffer? {
         let channels = format.channels

@@ -7,31 +7,31 @@
 /// other way), the overlapping samples are dropped. Differences within `tolerance` are taken
 /// as jitter and ignored, so the run stays contiguous. The result: every sample sits within
 /// `tolerance` of its true time, and the track never drifts from the video.
-public struct AudioTrackAligner: Sendable {
+package struct AudioTrackAligner: Sendable {
     /// The format of the audio.
-    public let format: AudioFormat
+    package let format: AudioFormat
     /// The largest difference between a buffer's time and the samples so far that is ignored.
-    public let tolerance: MediaTime
+    package let tolerance: MediaTime
     /// Samples laid down so far: the next sample's index on the track's timeline.
-    public private(set) var nextSample: Int64 = 0
+    package private(set) var nextSample: Int64 = 0
     /// Silent samples inserted for gaps so far.
-    public private(set) var insertedSilence: Int64 = 0
+    package private(set) var insertedSilence: Int64 = 0
     /// Samples dropped for overlaps so far.
-    public private(set) var droppedSamples: Int64 = 0
+    package private(set) var droppedSamples: Int64 = 0
 
-    public init(format: AudioFormat, tolerance: MediaTime = MediaTime(value: 20, timescale: 1000)) {
+    package init(format: AudioFormat, tolerance: MediaTime = MediaTime(value: 20, timescale: 1000)) {
         self.format = format
         self.tolerance = tolerance
     }
 
     /// The time the next sample will have.
-    public var nextTime: MediaTime { MediaTime(value: nextSample, timescale: Int32(format.sampleRate)) }
+    package var nextTime: MediaTime { MediaTime(value: nextSample, timescale: Int32(format.sampleRate)) }
 
     /// Places `buffer`, whose presentation time is already relative to the track's zero, and
     /// returns the buffers to encode: silence for a gap followed by the part of `buffer` that
     /// does not overlap what came before. At most `limit` samples in all are laid down (a
     /// maximum recorded duration), if given.
-    public mutating func place(_ buffer: AudioBuffer, limit: Int64? = nil) -> [AudioBuffer] {
+    package mutating func place(_ buffer: AudioBuffer, limit: Int64? = nil) -> [AudioBuffer] {
         precondition(buffer.format == format, "audio format changed mid-track")
         let rate = Int32(format.sampleRate)
         let start = buffer.presentationTime.convertedValue(to: rate, rounding: .nearest)

@@ -5,9 +5,9 @@ import Foundation
 /// When full, `push` either refuses the element (the producer drops and counts it: the policy
 /// for real-time capture) or waits for room (backpressure: the policy when the clock is not
 /// real time, so tests lose nothing). Memory never grows past `capacity` elements.
-public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
+package final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     /// What `push` does when the queue is full.
-    public enum Policy: Sendable { case dropNewest, block }
+    package enum Policy: Sendable { case dropNewest, block }
 
     private let condition = NSCondition()
     private var storage: [Element?]
@@ -15,11 +15,11 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     private var queued = 0
     private var closed = false
     /// The most elements the queue holds.
-    public let capacity: Int
+    package let capacity: Int
     /// What happens when full.
-    public let policy: Policy
+    package let policy: Policy
 
-    public init(capacity: Int, policy: Policy) {
+    package init(capacity: Int, policy: Policy) {
         precondition(capacity > 0)
         self.capacity = capacity
         self.policy = policy
@@ -27,14 +27,14 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     }
 
     /// Whether ``close()`` has been called.
-    public var isClosed: Bool {
+    package var isClosed: Bool {
         condition.lock(); defer { condition.unlock() }
         return closed
     }
 
     /// Adds an element. Returns `false` if it was dropped (queue full under `.dropNewest`, or closed).
     @discardableResult
-    public func push(_ element: Element) -> Bool {
+    package func push(_ element: Element) -> Bool {
         condition.lock(); defer { condition.unlock() }
         while queued == capacity && !closed {
             if policy == .dropNewest { return false }
@@ -48,7 +48,7 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     }
 
     /// Takes the oldest element, waiting for one; `nil` once the queue is closed and empty.
-    public func pop() -> Element? {
+    package func pop() -> Element? {
         condition.lock(); defer { condition.unlock() }
         while queued == 0 && !closed { condition.wait() }
         guard queued > 0 else { return nil }
@@ -61,7 +61,7 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     }
 
     /// Ends the queue: pending elements can still be popped, further pushes are refused.
-    public func close() {
+    package func close() {
         condition.lock()
         closed = true
         condition.broadcast()
@@ -69,7 +69,7 @@ public final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     }
 
     /// The number of waiting elements.
-    public var pendingCount: Int {
+    package var pendingCount: Int {
         condition.lock(); defer { condition.unlock() }
         return queued
     }

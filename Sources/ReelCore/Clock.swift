@@ -4,8 +4,8 @@ import Synchronization
 /// A clock that stamps samples and paces capture loops.
 ///
 /// Every sample in a session carries a presentation time read from one clock. The host clock
-/// is `CLOCK_MONOTONIC`; tests inject a ``ManualClock`` so that recordings run faster than
-/// real time.
+/// (`HostClock`, in ReelSystem) is `CLOCK_MONOTONIC`; tests inject a ``ManualClock`` so that
+/// recordings run faster than real time.
 public protocol MediaClock: Sendable {
     /// The current time.
     func now() -> MediaTime
@@ -15,26 +15,6 @@ public protocol MediaClock: Sendable {
     /// Whether samples may be produced faster than real time: outputs then apply
     /// backpressure (block the producer) instead of dropping frames.
     var isRealTime: Bool { get }
-}
-
-/// The host's monotonic clock (`CLOCK_MONOTONIC`), in nanoseconds.
-public struct HostClock: MediaClock {
-    public init() {}
-
-    public func now() -> MediaTime {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return MediaTime(nanoseconds: Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec))
-    }
-
-    public func sleep(until deadline: MediaTime) {
-        let ns = deadline.nanoseconds
-        var ts = timespec(tv_sec: Int(ns / 1_000_000_000), tv_nsec: Int(ns % 1_000_000_000))
-        // clock_nanosleep returns the error number; retry when a signal interrupted the sleep.
-        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
-    }
-
-    public var isRealTime: Bool { true }
 }
 
 /// A clock that moves only when told to, for tests that run faster than real time.

@@ -71,7 +71,7 @@ public enum TestPattern {
             else if c <= counterBits { stripRow[x] = (index >> Int64(counterBits - c)) & 1 == 1 ? white : black }
             barRow[x] = background?.y ?? barsY[((x + shift) / barWidth) & 7]
         }
-        frame.withUnsafePlane(0) { y, stride in
+        frame.withUnsafeMutablePlane(0) { y, stride in
             for row in 0..<height {
                 let line = y.baseAddress!.advanced(by: row * stride).assumingMemoryBound(to: UInt8.self)
                 if row < strip {
@@ -89,7 +89,7 @@ public enum TestPattern {
             let table = plane == 1 ? barsU : barsV
             let solid = plane == 1 ? background?.cb : background?.cr
             for x in 0..<cw { chromaRow[x] = solid ?? table[((x * 2 + shift) / barWidth) & 7] }
-            frame.withUnsafePlane(plane) { c, stride in
+            frame.withUnsafeMutablePlane(plane) { c, stride in
                 for row in 0..<ch {
                     let line = c.baseAddress!.advanced(by: row * stride).assumingMemoryBound(to: UInt8.self)
                     if row * 2 < strip || flash {

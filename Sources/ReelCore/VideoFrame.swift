@@ -31,9 +31,10 @@ package final class FrameBuffer: @unchecked Sendable {
 /// One video frame: pixels in a ``PixelFormat``, with planes and strides, and a presentation
 /// time on the session clock.
 ///
-/// Frames come from a ``FramePool``, so capturing allocates nothing per frame: when the last
-/// copy of a frame goes away its memory returns to the pool. A frame is a value; its pixels
-/// are shared between copies and are read through ``withUnsafePlane(_:_:)``.
+/// Frames come from a pool, so capturing allocates nothing per frame: when the last copy of a
+/// frame goes away its memory returns to the pool. A frame is a value; its pixels are shared
+/// between copies and, once its producer has handed it on, only read, through
+/// ``withUnsafePlane(_:_:)``.
 public struct VideoFrame: Sendable {
     /// The pixel layout.
     public let format: PixelFormat
@@ -69,21 +70,38 @@ public struct VideoFrame: Sendable {
     /// The height in pixels.
     public var height: Int { size.height }
 
-    /// Calls `body` with the bytes of plane `plane` and its stride.
+    /// Calls `body` with the bytes of plane `plane` and its stride, to read them.
     ///
-    /// The bytes are valid only inside `body`. Writing is allowed only to a frame that its
-    /// producer has not yet handed on.
-    public func withUnsafePlane<R>(_ plane: Int, _ body: (UnsafeMutableRawBufferPointer, _ stride: Int) throws -> R) rethrows -> R {
-        precondition(plane >= 0 && plane < format.planeCount, "plane \(plane) out of range for \(format)")
+    /// The bytes are valid only inside `body`. A frame handed on is immutable, so they are
+    /// read-only. A plane that the frame's format does not have comes as an empty buffer with
+    /// stride 0.
+    public func withUnsafePlane<R>(_ plane: Int, _ body: (UnsafeRawBufferPointer, _ stride: Int) throws -> R) rethrows -> R {
+        let (bytes, stride) = planeBytes(plane)
+        return try body(UnsafeRawBufferPointer(bytes), stride)
+    }
+
+    /// Calls `body` with the writable bytes of plane `plane` and its stride: for the producer
+    /// of the frame (a source, a decoder, a scaler drawing into a picture of its own), and only
+    /// before it hands the frame on. A plane that the format does not have comes as an empty
+    /// buffer with stride 0.
+    package func withUnsafeMutablePlane<R>(_ plane: Int, _ body: (UnsafeMutableRawBufferPointer, _ stride: Int) throws -> R) rethrows -> R {
+        let (bytes, stride) = planeBytes(plane)
+        return try body(bytes, stride)
+    }
+
+    /// The bytes of plane `plane` and its stride; empty for a plane the format does not have.
+    private func planeBytes(_ plane: Int) -> (UnsafeMutableRawBufferPointer, Int) {
+        guard plane >= 0, plane < format.planeCount, plane < strides.count, plane < offsets.count else {
+            return (UnsafeMutableRawBufferPointer(start: nil, count: 0), 0)
+        }
         let rows = format.rows(plane: plane, height: size.height)
-        let start = buffer.bytes + offsets[plane]
-        return try body(UnsafeMutableRawBufferPointer(start: start, count: strides[plane] * rows), strides[plane])
+        return (UnsafeMutableRawBufferPointer(start: buffer.bytes + offsets[plane], count: strides[plane] * rows), strides[plane])
     }
 
     /// Paints `rect` (the whole frame if `nil`; even origin and size) a solid `color`. YUV
     /// formats take the colour as it is; BGRA gets its BT.709 RGB equivalent (grey levels only
-    /// are exact). Writing is allowed only to a frame its producer has not yet handed on.
-    public func fill(_ rect: PixelRect? = nil, with color: YUVColor) {
+    /// are exact). For the frame's producer only, before it hands the frame on.
+    package func fill(_ rect: PixelRect? = nil, with color: YUVColor) {
         let r = rect ?? PixelRect(x: 0, y: 0, width: width, height: height)
         guard r.width > 0, r.height > 0 else { return }
         switch format {
@@ -112,9 +130,9 @@ public struct VideoFrame: Sendable {
 
     private func fillPlane(_ plane: Int, rect: PixelRect, bytesPerRow: Int, rows: Int,
                            _ body: (UnsafeMutablePointer<UInt8>, Int) -> Void) {
-        withUnsafePlane(plane) { bytes, stride in
-            let base = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                + format.byteOffset(plane: plane, x: rect.x, y: rect.y, stride: stride)
+        withUnsafeMutablePlane(plane) { bytes, stride in
+            guard let start = bytes.baseAddress else { return }
+            let base = start.assumingMemoryBound(to: UInt8.self) + format.byteOffset(plane: plane, x: rect.x, y: rect.y, stride: stride)
             for row in 0..<rows { body(base + row * stride, bytesPerRow) }
         }
     }
@@ -140,13 +158,13 @@ public struct VideoFrame: Sendable {
 /// `makeFrame()` reuses the memory of frames that have been released. At most `capacity`
 /// frames exist at once; when all are in use, `makeFrame()` returns `nil` and the caller drops
 /// the frame and counts it, so memory never grows with recording length.
-public final class FramePool: Sendable {
+package final class FramePool: Sendable {
     /// The format of the pool's frames.
-    public let format: PixelFormat
+    package let format: PixelFormat
     /// The size of the pool's frames.
-    public let size: PixelSize
+    package let size: PixelSize
     /// The most frames that can exist at once.
-    public let capacity: Int
+    package let capacity: Int
 
     private struct FreeEntry: @unchecked Sendable {
         let bytes: UnsafeMutableRawPointer
@@ -167,7 +185,7 @@ public final class FramePool: Sendable {
     private let allocate: @Sendable (Int) -> FrameBuffer?
 
     /// Creates a pool of frames allocated on the heap.
-    public convenience init(format: PixelFormat, size: PixelSize, capacity: Int = 8) {
+    package convenience init(format: PixelFormat, size: PixelSize, capacity: Int = 8) {
         let layout = VideoFrame.layout(format: format, size: size)
         self.init(format: format, size: size, capacity: capacity, strides: layout.strides, offsets: layout.offsets,
                   byteCount: layout.byteCount) { count in
@@ -197,12 +215,12 @@ public final class FramePool: Sendable {
     }
 
     /// How many frames are in use now.
-    public var framesInUse: Int { state.withLock { $0.outstanding } }
+    package var framesInUse: Int { state.withLock { $0.outstanding } }
 
     /// A frame whose memory is free to write, waiting until one is released when all
     /// `capacity` frames are in use (for sources on a clock that is not real time, where
     /// waiting is backpressure rather than lateness). Returns `nil` if the wait times out.
-    public func makeFrameWaiting(presentationTime: MediaTime = .zero, sequenceNumber: Int64 = 0,
+    package func makeFrameWaiting(presentationTime: MediaTime = .zero, sequenceNumber: Int64 = 0,
                                  timeout: Double = 10) -> VideoFrame? {
         let deadline = Date(timeIntervalSinceNow: timeout)
         while true {
@@ -215,7 +233,7 @@ public final class FramePool: Sendable {
     }
 
     /// A frame whose memory is free to write, or `nil` when all `capacity` frames are in use.
-    public func makeFrame(presentationTime: MediaTime = .zero, sequenceNumber: Int64 = 0) -> VideoFrame? {
+    package func makeFrame(presentationTime: MediaTime = .zero, sequenceNumber: Int64 = 0) -> VideoFrame? {
         let reused: FreeEntry?? = state.withLock { state in
             guard state.outstanding < capacity else { return .none }
             state.outstanding += 1

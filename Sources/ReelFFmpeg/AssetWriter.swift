@@ -1,6 +1,7 @@
 import Foundation
 internal import CFFmpeg
 import ReelCore
+import ReelSystem
 
 /// Writes encoded video and audio into a media file, in the spirit of `AVAssetWriter`.
 ///
@@ -398,7 +399,7 @@ public final class AssetWriter: @unchecked Sendable {
         // A rename ignores locks: a recording that another program began there meanwhile stays.
         try RecordingLock.checkNotBeingWritten(target)
         if rename(url.path, target.path) != 0 {
-            throw Muxer.fileError(errno, creating: target, action: "replace")
+            throw Syscall.fileError(errno, creating: target, action: "replace")
         }
         url = target
         replaces = nil

@@ -1,6 +1,7 @@
 import Foundation
 internal import CFFmpeg
 import ReelCore
+import ReelSystem
 
 /// What one clip holds: its video and audio streams and where its timeline starts.
 struct ClipFacts {
@@ -39,7 +40,7 @@ struct ClipFacts {
         var s = stat()
         guard stat(url.path, &s) == 0 else {
             let e = errno
-            throw ReelError(e == ENOENT ? .ioFailure : .permissionDenied, "\(label) cannot be read: \(url.path): \(String(cString: strerror(e)))",
+            throw ReelError(Syscall.code(forErrno: e, absent: .ioFailure), "\(label) cannot be read: \(url.path): \(Syscall.describe(e))",
                             hint: e == ENOENT ? "check the file name" : nil, errno: e)
         }
         guard (s.st_mode & S_IFMT) == S_IFREG else {
@@ -47,7 +48,7 @@ struct ClipFacts {
         }
         guard access(url.path, R_OK) == 0 else {
             let e = errno
-            throw ReelError(.permissionDenied, "\(label) cannot be read: \(url.path): \(String(cString: strerror(e)))",
+            throw ReelError(Syscall.code(forErrno: e, absent: .ioFailure), "\(label) cannot be read: \(url.path): \(Syscall.describe(e))",
                             hint: "check the file's permissions", errno: e)
         }
         var facts = ClipFacts(number: number, url: url, streams: [], startsWithKeyframe: true, zero: .zero)

@@ -1,6 +1,7 @@
 import Foundation
 internal import CFFmpeg
 import ReelCore
+import ReelSystem
 
 /// Turns FFmpeg return codes into `ReelError`s.
 enum FFmpeg {
@@ -19,7 +20,11 @@ enum FFmpeg {
         throw error(result, what(), code: code, hint: hint)
     }
 
-    /// A `ReelError` for an FFmpeg failure, classifying errno-based codes.
+    /// A `ReelError` for an FFmpeg failure. An `AVERROR` that is an error number is classified
+    /// by the one errno mapping (`Syscall.code(forErrno:absent:otherwise:)`): a full disk, a
+    /// refusal, a busy device have codes of their own whatever `code` the caller gave; a
+    /// missing file keeps the caller's code (an unavailable source, say), or is an I/O failure
+    /// if the caller expected an encoding failure.
     static func error(_ result: Int32, _ what: String, code: ReelError.Code = .encodingFailed, hint: String? = nil) -> ReelError {
         var code = code
         var hint = hint
@@ -28,19 +33,11 @@ enum FFmpeg {
             // AVERROR(e) is -e for system errors.
             let e = -result
             errnoValue = e
-            switch e {
-            case ENOSPC, EDQUOT:
-                code = .insufficientStorage
-                hint = hint ?? "free some disk space or record to another disk"
-            case EACCES, EPERM, EROFS:
-                code = .permissionDenied
-                hint = hint ?? "choose a folder you can write to"
-            case ENOENT where code == .encodingFailed:
-                code = .ioFailure
-            case EIO:
-                code = .ioFailure
-            default:
-                break
+            code = Syscall.code(forErrno: e, absent: code == .encodingFailed ? .ioFailure : code, otherwise: code)
+            switch code {
+            case .insufficientStorage: hint = hint ?? "free some disk space or record to another disk"
+            case .permissionDenied: hint = hint ?? "choose a folder you can write to"
+            default: break
             }
         }
         return ReelError(code, "\(what): \(describe(result))", hint: hint, errno: errnoValue, averror: result)

@@ -56,7 +56,7 @@ public final class FrameScaler {
                 }
             }
             for plane in 0..<destination.format.planeCount {
-                destination.withUnsafePlane(plane) { bytes, stride in
+                destination.withUnsafeMutablePlane(plane) { bytes, stride in
                     let offset = destination.format.byteOffset(plane: plane, x: rect.x, y: rect.y, stride: stride)
                     destinationData[plane] = (bytes.baseAddress! + offset).assumingMemoryBound(to: UInt8.self)
                     destinationStrides[plane] = Int32(stride)

@@ -102,7 +102,7 @@ public final class MJPEGDecoder: CompressedFrameDecoder {
         let strides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
         defer { destination.deallocate(); strides.deallocate() }
         for plane in 0..<3 {
-            out.withUnsafePlane(plane) { bytes, stride in
+            out.withUnsafeMutablePlane(plane) { bytes, stride in
                 destination[plane] = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
                 strides[plane] = Int32(stride)
             }

@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelSystem
 
 // The ISO base media file format (MP4/MOV) at the level of boxes: four-character types, reading
 // and writing big-endian fields, walking the boxes of a file or of a box's payload. Used by
@@ -166,11 +167,8 @@ final class MP4File {
 
     init(url: URL, writable: Bool) throws {
         self.url = url
-        fd = Foundation.open(url.path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC)
-        if fd < 0 {
-            let e = errno
-            throw ReelError(e == ENOENT ? .ioFailure : (e == EACCES || e == EPERM || e == EROFS ? .permissionDenied : .ioFailure),
-                            "cannot open \(url.path): \(String(cString: strerror(e)))", errno: e)
+        fd = try Syscall.call(orThrow: { Syscall.fileError($0, at: url, action: "open") }) {
+            open(url.path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC)
         }
     }
 
@@ -178,60 +176,35 @@ final class MP4File {
 
     func close() {
         guard fd >= 0 else { return }
-        _ = Foundation.close(fd)
+        Syscall.close(fd)
         fd = -1
     }
 
     /// The file's size now.
     func size() throws -> Int64 {
         var s = stat()
-        guard fstat(fd, &s) == 0 else { throw failure("read", errno) }
+        try Syscall.call(orThrow: { failure("read", $0) }) { fstat(fd, &s) }
         return Int64(s.st_size)
     }
 
     /// Reads `count` bytes at `offset`; fewer only at the end of the file.
     func read(at offset: Int64, count: Int) throws -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset) + off_t(done)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw failure("read", errno)
-            }
-            if n == 0 { break }
-            done += n
-        }
+        let done = try bytes.withUnsafeMutableBytes { try Syscall.readAll(fd, into: $0, at: offset, orThrow: { failure("read", $0) }) }
         return Array(bytes.prefix(done))
     }
 
     /// Writes all of `bytes` at `offset`.
     func write(_ bytes: [UInt8], at offset: Int64) throws {
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw failure("write", errno)
-            }
-            done += n
-        }
+        try bytes.withUnsafeBytes { try Syscall.writeAll(fd, $0, at: offset, orThrow: { failure("write", $0) }) }
     }
 
     /// Waits until everything written so far is on the disk.
     func sync() throws {
-        while fsync(fd) != 0 {
-            if errno == EINTR { continue }
-            throw failure("write", errno)
-        }
+        try Syscall.call(orThrow: { failure("write", $0) }) { fsync(fd) }
     }
 
-    private func failure(_ action: String, _ e: Int32) -> ReelError {
-        if e == ENOSPC || e == EDQUOT {
-            return ReelError(.insufficientStorage, "no space left to \(action) \(url.path)", errno: e)
-        }
-        return ReelError(.ioFailure, "cannot \(action) \(url.path): \(String(cString: strerror(e)))", errno: e)
-    }
+    private func failure(_ action: String, _ e: Int32) -> ReelError { Syscall.fileError(e, at: url, action: action) }
 
     /// The header of the box at `offset`, or `nil` if the file ends inside the header.
     func box(at offset: Int64, fileSize: Int64) throws -> Box? {

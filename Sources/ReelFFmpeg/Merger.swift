@@ -1,6 +1,7 @@
 import Foundation
 internal import CFFmpeg
 import ReelCore
+import ReelSystem
 
 /// Joins clips (the pieces of a paused and resumed recording, or any MP4/MOV/MKV files of the
 /// same kind) into one file, one after the other.

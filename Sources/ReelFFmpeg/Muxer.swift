@@ -1,6 +1,7 @@
 import Foundation
 internal import CFFmpeg
 import ReelCore
+import ReelSystem
 
 /// One libavformat output: an `AVFormatContext` and its `AVIOContext`.
 final class Muxer {
@@ -61,24 +62,6 @@ final class Muxer {
     func takeLock() -> RecordingLock? {
         defer { lock = nil }
         return lock
-    }
-
-    /// The `ReelError` for a failure to create or name the file `url` (`action` says which).
-    static func fileError(_ e: Int32, creating url: URL, action: String) -> ReelError {
-        switch e {
-        case EEXIST:
-            return ReelError(.fileExists, "\(url.path) already exists", hint: "choose another name or pass --overwrite", errno: e)
-        case EACCES, EPERM, EROFS:
-            return ReelError(.permissionDenied, "cannot write to \(url.deletingLastPathComponent().path)",
-                             hint: "choose a folder you can write to", errno: e)
-        case ENOENT, ENOTDIR:
-            return ReelError(.ioFailure, "the folder \(url.deletingLastPathComponent().path) does not exist",
-                             hint: "create it first or choose another", errno: e)
-        case ENOSPC, EDQUOT:
-            return ReelError(.insufficientStorage, "no space left to \(action) \(url.path)", errno: e)
-        default:
-            return ReelError(.ioFailure, "cannot \(action) \(url.path): \(String(cString: strerror(e)))", errno: e)
-        }
     }
 
     /// Adds a stream with the parameters of an opened encoder; returns its index.

@@ -49,7 +49,7 @@ final class PictureConverter {
             throw ReelError(.unsupportedFormat, "cannot convert \(key.0)x\(key.1) pictures of pixel format \(key.2) to yuv420p \(size)")
         }
         for plane in 0..<3 {
-            out.withUnsafePlane(plane) { bytes, stride in
+            out.withUnsafeMutablePlane(plane) { bytes, stride in
                 destination[plane] = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
                 strides[plane] = Int32(stride)
             }

@@ -1,6 +1,7 @@
 import Foundation
 internal import CFFmpeg
 import ReelCore
+import ReelSystem
 
 /// Recordings cut off by a crash, a kill, a power loss or a full disk: how to tell them and how
 /// to make them into finalised files.
@@ -189,7 +190,7 @@ public enum Recovery {
                 guard (existing.st_mode & S_IFMT) == S_IFREG else {
                     throw ReelError(.invalidConfiguration, "the output \(url.path) is not a regular file", hint: "give a file or folder name")
                 }
-                guard overwrite else { throw Muxer.fileError(EEXIST, creating: url, action: "create") }
+                guard overwrite else { throw Syscall.fileError(EEXIST, creating: url, action: "create") }
                 try RecordingLock.checkNotBeingWritten(url)
             }
             self.url = url
@@ -317,8 +318,8 @@ public enum Recovery {
         var info = stat()
         guard stat(url.path, &info) == 0 else {
             let e = errno
-            throw ReelError(e == ENOENT ? .ioFailure : .permissionDenied,
-                            "cannot read \(url.path): \(String(cString: strerror(e)))",
+            throw ReelError(Syscall.code(forErrno: e, absent: .ioFailure),
+                            "cannot read \(url.path): \(Syscall.describe(e))",
                             hint: e == ENOENT ? "check the file name" : nil, errno: e)
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
@@ -327,7 +328,7 @@ public enum Recovery {
         }
         guard access(url.path, R_OK) == 0 else {
             let e = errno
-            throw ReelError(.permissionDenied, "cannot read \(url.path): \(String(cString: strerror(e)))",
+            throw ReelError(Syscall.code(forErrno: e, absent: .ioFailure), "cannot read \(url.path): \(Syscall.describe(e))",
                             hint: "check the file's permissions", errno: e)
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 internal import CFFmpeg
 import ReelCore
+import ReelSystem
 
 /// Copies the packets of one media file into another container without re-encoding.
 ///

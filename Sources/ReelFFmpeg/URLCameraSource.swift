@@ -1,6 +1,7 @@
 import Foundation
 internal import CFFmpeg
 import ReelCore
+import ReelSystem
 import Synchronization
 
 /// A network camera: an RTSP stream (H.264 or MJPEG over RTP) or an HTTP(S) MJPEG stream

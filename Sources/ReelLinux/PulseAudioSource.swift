@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelSystem
 import Synchronization
 
 /// Records a PulseAudio source: a microphone, or the monitor of a sink (the audio that

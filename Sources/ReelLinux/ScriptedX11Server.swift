@@ -174,7 +174,7 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
             let answer = server.answer(shared: shared, withCursor: withCursor)
             switch answer {
             case .picture(let pixel):
-                frame.withUnsafePlane(0) { plane, stride in
+                frame.withUnsafeMutablePlane(0) { plane, stride in
                     guard let base = plane.baseAddress else { return }
                     for row in 0..<rect.height {
                         let line = (base + row * stride).assumingMemoryBound(to: UInt32.self)

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 internal import CV4L2
 import ReelCore
+import ReelSystem
 
 /// The real V4L2 driver: every call an `ioctl` (or `open`, `mmap`, `poll`) through ``Syscall``.
 package struct SystemV4L2Driver: V4L2Driver {

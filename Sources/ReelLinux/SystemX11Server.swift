@@ -82,7 +82,7 @@ extension X11Connection: X11Display {
         guard let data = xcb_get_image_data(reply) else { return }
         let length = Int(xcb_get_image_data_length(reply))
         let rowBytes = rect.width * 4
-        frame.withUnsafePlane(0) { plane, stride in
+        frame.withUnsafeMutablePlane(0) { plane, stride in
             guard let base = plane.baseAddress else { return }
             let rows = min(rect.height, length / rowBytes)
             if stride == rowBytes {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ReelCore
+import ReelSystem
 import Synchronization
 
 /// A V4L2 camera (`/dev/videoN`): a webcam, a capture card.
@@ -392,7 +393,7 @@ final class FrameSink: @unchecked Sendable {
             let sourceStride = max(format.bytesPerLine, frame.format.rowBytes(plane: 0, width: format.size.width))
             let rows = frame.format.rows(plane: plane, height: height)
             guard offset + sourceStride * (rows - 1) + rowBytes <= used else { return nil }
-            frame.withUnsafePlane(plane) { destination, stride in
+            frame.withUnsafeMutablePlane(plane) { destination, stride in
                 for row in 0..<rows {
                     (destination.baseAddress! + row * stride).copyMemory(from: source + offset + row * sourceStride, byteCount: rowBytes)
                 }

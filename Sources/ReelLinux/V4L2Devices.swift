@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ReelCore
+import ReelSystem
 
 /// The video devices of this machine: cameras, the nodes that are not cameras, and those
 /// that could not be opened (and why).

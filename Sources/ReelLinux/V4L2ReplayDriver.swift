@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ReelCore
+import ReelSystem
 import Synchronization
 
 /// A ``V4L2Driver`` that answers from recordings of real cameras (``V4L2Recording``) and

@@ -3,6 +3,7 @@ import Glibc
 #endif
 internal import CXCB
 import ReelCore
+import ReelSystem
 
 /// One connection to an X server, the only owner of its `xcb_connection_t`.
 ///

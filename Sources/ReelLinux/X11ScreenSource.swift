@@ -174,7 +174,7 @@ extension X11ScreenSource {
         let x0 = max(0, left), x1 = min(frame.width, left + cursorWidth)
         let y0 = max(0, top), y1 = min(frame.height, top + cursorHeight)
         guard x0 < x1, y0 < y1 else { return }
-        frame.withUnsafePlane(0) { plane, stride in
+        frame.withUnsafeMutablePlane(0) { plane, stride in
             guard let base = plane.baseAddress else { return }
             for row in y0..<y1 {
                 let source = pixels + (row - top) * cursorWidth + (x0 - left)

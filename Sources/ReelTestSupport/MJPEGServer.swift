@@ -92,13 +92,13 @@ public final class MJPEGServer: Sendable {
             } else {
                 let values = [color.y, color.cb, color.cr]
                 for plane in 0..<3 {
-                    _ = frame.withUnsafePlane(plane) { buffer, _ in buffer.initializeMemory(as: UInt8.self, repeating: values[plane]) }
+                    _ = frame.withUnsafeMutablePlane(plane) { buffer, _ in buffer.initializeMemory(as: UInt8.self, repeating: values[plane]) }
                 }
             }
             for plane in 0..<3 {
                 let width = plane == 0 ? size.width : size.width / 2
                 let rows = plane == 0 ? size.height : size.height / 2
-                frame.withUnsafePlane(plane) { buffer, stride in
+                frame.withUnsafeMutablePlane(plane) { buffer, stride in
                     for row in 0..<rows {
                         bytes.append(UnsafeRawBufferPointer(rebasing: buffer[(row * stride)..<(row * stride + width)])
                             .bindMemory(to: UInt8.self))

@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelSystem
 import Synchronization
 
 /// A private PulseAudio daemon for one test, with a null sink as app audio and a FIFO as the

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ReelCore
+import ReelSystem
 
 @Suite struct MediaTimeTests {
     @Test func arithmeticAcrossTimescales() {

@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelSystem
 import ReelTestSupport
 import Synchronization
 

@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelSystem
 @testable import ReelLinux
 import ReelTestSupport
 import Synchronization

@@ -42,3 +42,34 @@ import ReelTestSupport
         #expect(rows.contains { $0[2] == "35" && $0.last == "no" }, "a paused frame is listed as not recorded")
     }
 }
+
+/// A frame log that cannot be written says so, and the recording beside it goes on.
+@Suite struct FrameLogFailureTests {
+    @Test func aLogOnAFullDiskReportsItsFailureAndTheRecordingIsKept() async throws {
+        let dir = try TemporaryDirectory()
+        let disk = try SmallDisk(size: "64k")
+        // Fill the small disk, so that the log is created but its rows find no room.
+        _ = try Subprocess.run(["dd", "if=/dev/zero", "of=\(disk.url.appendingPathComponent("filler").path)", "bs=4k"])
+        let url = dir.url.appendingPathComponent("kept.mp4")
+        let logURL = disk.url.appendingPathComponent("frames.csv")
+        let session = CaptureSession(clock: ManualClock())
+        let pattern = TestPatternSource(size: PixelSize(width: 160, height: 120))
+        try session.addInput(pattern)
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        let recorder = Recorder(url: url, settings: settings)
+        recorder.maxRecordedDuration = MediaTime(seconds: 1)
+        let log = FrameLog(url: logURL, recorder: recorder)
+        try session.addOutput(log, connectedTo: [pattern])
+        try session.addOutput(recorder)
+        try await session.start()
+        let summary = try await recorder.result()
+        await session.stop()
+
+        #expect(summary.frames == 30)
+        #expect(try MediaProbe.decodeLuma(url, width: 160, height: 120).count == 30)
+        let error = try #require(log.error, "the failure to write the log is reported")
+        #expect(error.code == .insufficientStorage, "\(error)")
+        #expect(error.message.contains(logURL.path), "\(error.message)")
+    }
+}

@@ -1,11 +1,16 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Foundation
 import ReelCore
 
 /// An advisory lock (`flock`) on a file that is being written: the sign, for other programs, that
 /// the file is a recording in progress and not one that a crash cut off.
 ///
-/// The writer of every recording (``AssetWriter``, and so every clip) holds one from the moment
-/// it creates the file until the file is finalised and closed, ``Recovery`` holds one on a file
+/// The writer of every recording (`AssetWriter`, and so every clip) holds one from the moment
+/// it creates the file until the file is finalised and closed, `Recovery` holds one on a file
 /// while it finalises it, and files being written under a temporary name are locked too. The
 /// kernel drops the lock when its process ends, however it ends, so a file whose writer was
 /// killed is free again at once.
@@ -25,7 +30,7 @@ package final class RecordingLock {
 
     deinit {
         assert(fd < 0, "RecordingLock of \(url.path) released")
-        if fd >= 0 { _ = Foundation.close(fd) }
+        if fd >= 0 { Syscall.close(fd) }
     }
 
     /// Creates the file at `url` and locks it. The file must not exist unless `overwrite` is
@@ -34,18 +39,15 @@ package final class RecordingLock {
     /// truncated under it.
     package static func createFile(at url: URL, overwrite: Bool) throws -> RecordingLock {
         // Not blocking: opening a FIFO for writing would wait for a reader.
-        let fd = open(url.path, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC | (overwrite ? 0 : O_EXCL), 0o644)
-        if fd < 0 { throw Muxer.fileError(errno, creating: url, action: "create") }
+        let fd = try Syscall.call(orThrow: { Syscall.fileError($0, creating: url, action: "create") }) {
+            open(url.path, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC | (overwrite ? 0 : O_EXCL), 0o644)
+        }
         let lock = RecordingLock(url: url, fd: fd)
         do {
             try lock.acquire(exclusive: true)
             var info = stat()
-            if overwrite, fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
-                while ftruncate(fd, 0) != 0 {
-                    let e = errno
-                    if e == EINTR { continue }
-                    throw Muxer.fileError(e, creating: url, action: "replace")
-                }
+            if overwrite, case .success = Syscall.attempt({ fstat(fd, &info) }), (info.st_mode & S_IFMT) == S_IFREG {
+                try Syscall.call(orThrow: { Syscall.fileError($0, creating: url, action: "replace") }) { ftruncate(fd, 0) }
             }
         } catch {
             lock.release()
@@ -58,11 +60,8 @@ package final class RecordingLock {
     /// recording's writer holds its file exclusively, so both are refused while it runs).
     /// Throws `.busy` if another program holds a lock that conflicts.
     package static func lockExisting(_ url: URL, exclusive: Bool) throws -> RecordingLock {
-        let fd = open(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        if fd < 0 {
-            let e = errno
-            throw ReelError(e == EACCES || e == EPERM ? .permissionDenied : .ioFailure,
-                            "cannot read \(url.path): \(String(cString: strerror(e)))", errno: e)
+        let fd = try Syscall.call(orThrow: { Syscall.fileError($0, at: url, action: "read") }) {
+            open(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         }
         let lock = RecordingLock(url: url, fd: fd)
         do {
@@ -83,10 +82,8 @@ package final class RecordingLock {
     /// missing there.
     private func acquire(exclusive: Bool) throws {
         var attempts = 0
-        while flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0 {
-            let e = errno
-            if e == EINTR { continue }
-            guard e == EWOULDBLOCK else { return }
+        while case .failure(let e) = Syscall.attempt({ flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) }) {
+            guard e.rawValue == EWOULDBLOCK else { return }
             guard attempts < 20 else { throw Self.busyError(url, holder: Self.holder(of: url)) }
             attempts += 1
             usleep(5_000)
@@ -96,7 +93,7 @@ package final class RecordingLock {
     /// Releases the lock and closes the file descriptor. Releasing twice does nothing.
     package func release() {
         guard fd >= 0 else { return }
-        _ = Foundation.close(fd)
+        Syscall.close(fd)
         fd = -1
     }
 
@@ -124,16 +121,12 @@ package final class RecordingLock {
     /// writer of a recording does: probed with a shared lock that is released at once. A file
     /// that cannot be opened is not being written as far as this can tell.
     package static func isBeingWritten(_ url: URL) -> Bool {
-        let fd = open(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { _ = Foundation.close(fd) }
+        guard case .success(let fd) = Syscall.attempt({ open(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }) else { return false }
+        defer { Syscall.close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
-        while flock(fd, LOCK_SH | LOCK_NB) != 0 {
-            if errno == EINTR { continue }
-            return errno == EWOULDBLOCK
-        }
-        flock(fd, LOCK_UN)
+        guard case .success = Syscall.attempt({ fstat(fd, &info) }), (info.st_mode & S_IFMT) == S_IFREG else { return false }
+        if case .failure(let e) = Syscall.attempt({ flock(fd, LOCK_SH | LOCK_NB) }) { return e.rawValue == EWOULDBLOCK }
+        _ = Syscall.attempt { flock(fd, LOCK_UN) }
         return false
     }
 
@@ -145,7 +138,7 @@ package final class RecordingLock {
         throw busyError(url, holder: holder(of: url))
     }
 
-    static func busyError(_ url: URL, holder: Holder?) -> ReelError {
+    package static func busyError(_ url: URL, holder: Holder?) -> ReelError {
         var who = " by another program"
         if let holder, holder.pid == getpid() {
             who = " by this program"
@@ -162,9 +155,9 @@ package final class RecordingLock {
 
     /// Who holds a lock on the file at `url`, from `/proc/locks` (which names files by device
     /// and inode). `nil` if nobody does or it cannot be told.
-    static func holder(of url: URL) -> Holder? {
+    package static func holder(of url: URL) -> Holder? {
         var info = stat()
-        guard stat(url.path, &info) == 0,
+        guard case .success = Syscall.attempt({ stat(url.path, &info) }),
               let table = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
         let device = UInt64(info.st_dev)
         let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~UInt64(0xfff))

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Foundation
 import ReelCore
 
@@ -15,7 +20,7 @@ package enum FilePlacement {
             let name = ".\(destination.deletingPathExtension().lastPathComponent).\(purpose)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
             let url = folder.appendingPathComponent(ext.isEmpty ? name : "\(name).\(ext)")
             var info = stat()
-            if lstat(url.path, &info) != 0 { return url }
+            if case .failure = Syscall.attempt({ lstat(url.path, &info) }) { return url }
         }
     }
 
@@ -35,49 +40,47 @@ package enum FilePlacement {
     /// meanwhile). A file replaced hands its permissions and, where allowed, its owner on to
     /// the new one (a private recording stays private). The name change is made durable too.
     /// `what` names the file for errors ("the recovered file").
-    static func place(_ temporary: URL, at destination: URL, replacing: Bool, what: String) throws {
-        func failure(_ e: Int32) -> ReelError { Muxer.fileError(e, creating: destination, action: "name \(what)") }
+    package static func place(_ temporary: URL, at destination: URL, replacing: Bool, what: String) throws {
+        func failure(_ e: Int32) -> ReelError { Syscall.fileError(e, creating: destination, action: "name \(what)") }
         var old = stat()
-        if replacing, stat(destination.path, &old) == 0, (old.st_mode & S_IFMT) == S_IFREG {
+        if replacing, case .success = Syscall.attempt({ stat(destination.path, &old) }), (old.st_mode & S_IFMT) == S_IFREG {
             // Only someone allowed to (root, or the owner giving it to a group of theirs) can
             // change the owner; the permissions are ours to set.
-            _ = chown(temporary.path, old.st_uid, old.st_gid)
-            guard chmod(temporary.path, old.st_mode & 0o7777) == 0 else { throw failure(errno) }
+            _ = Syscall.attempt { chown(temporary.path, old.st_uid, old.st_gid) }
+            try Syscall.call(orThrow: failure) { chmod(temporary.path, old.st_mode & 0o7777) }
         }
         try sync(temporary)
         if replacing {
-            guard rename(temporary.path, destination.path) == 0 else { throw failure(errno) }
-        } else if link(temporary.path, destination.path) == 0 {
-            // A hard link fails if the name is taken: no moment in which a new file could be replaced.
-            unlink(temporary.path)
+            try Syscall.call(orThrow: failure) { rename(temporary.path, destination.path) }
         } else {
-            let e = errno
-            guard e == EPERM || e == EOPNOTSUPP || e == EMLINK || e == ENOSYS else { throw failure(e) }
-            // A file system without hard links.
-            guard access(destination.path, F_OK) != 0 else { throw failure(EEXIST) }
-            guard rename(temporary.path, destination.path) == 0 else { throw failure(errno) }
+            switch Syscall.attempt({ link(temporary.path, destination.path) }) {
+            case .success:
+                // A hard link fails if the name is taken: no moment in which a new file could be replaced.
+                _ = Syscall.attempt { unlink(temporary.path) }
+            case .failure(let e):
+                guard [EPERM, EOPNOTSUPP, EMLINK, ENOSYS].contains(e.rawValue) else { throw failure(e.rawValue) }
+                // A file system without hard links.
+                guard case .failure = Syscall.attempt({ access(destination.path, F_OK) }) else { throw failure(EEXIST) }
+                try Syscall.call(orThrow: failure) { rename(temporary.path, destination.path) }
+            }
         }
         syncFolder(of: destination)
     }
 
     /// Waits until the contents of the file at `url` are on the disk.
-    static func sync(_ url: URL) throws {
-        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw Muxer.fileError(errno, creating: url, action: "write") }
-        defer { _ = close(fd) }
-        while fsync(fd) != 0 {
-            let e = errno
-            if e == EINTR { continue }
-            throw Muxer.fileError(e, creating: url, action: "write")
-        }
+    package static func sync(_ url: URL) throws {
+        func failure(_ e: Int32) -> ReelError { Syscall.fileError(e, creating: url, action: "write") }
+        let fd = try Syscall.call(orThrow: failure) { open(url.path, O_RDONLY | O_CLOEXEC) }
+        defer { Syscall.close(fd) }
+        try Syscall.call(orThrow: failure) { fsync(fd) }
     }
 
     /// Makes the entries of the folder holding `url` durable (a rename into it). Best effort:
     /// some file systems cannot sync a folder, and the file itself is complete either way.
-    static func syncFolder(of url: URL) {
-        let fd = open(url.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        _ = fsync(fd)
-        _ = close(fd)
+    package static func syncFolder(of url: URL) {
+        guard case .success(let fd) = Syscall.attempt({ open(url.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) })
+        else { return }
+        _ = Syscall.attempt { fsync(fd) }
+        Syscall.close(fd)
     }
 }
