@@ -157,11 +157,21 @@ public final class CaptureSession: Sendable {
             guard !inputs.isEmpty else {
                 throw ReelError(.invalidConfiguration, "the session has no inputs", hint: "add a screen, camera, microphone or test source")
             }
-            // Opening devices blocks; keep it off the caller's executor.
-            let descriptors = try await Self.offload {
-                try inputs.map { SourceDescriptor(id: $0.id, name: $0.source.name, kind: $0.source.kind, format: try $0.source.prepare()) }
-            }
-            if state.withLock({ $0.machine.isStartCancelled }) {
+            // Opening devices blocks; keep it off the caller's executor. A stop meanwhile
+            // interrupts the opening under way (see stop()) and skips the ones after it; what
+            // failed because of it is no error.
+            let isCancelled: @Sendable () -> Bool = { [self] in self.state.withLock { $0.machine.isStartCancelled } }
+            var descriptors: [SourceDescriptor] = []
+            do {
+                descriptors = try await Self.offload {
+                    var opened: [SourceDescriptor] = []
+                    for entry in inputs where !isCancelled() {
+                        opened.append(SourceDescriptor(id: entry.id, name: entry.source.name, kind: entry.source.kind, format: try entry.source.prepare()))
+                    }
+                    return opened
+                }
+            } catch where isCancelled() {}
+            if isCancelled() {
                 // Stopped while the sources opened: what prepare opened is let go; nothing else began.
                 await Self.offload { for entry in inputs { entry.source.stop() } }
             } else {
@@ -213,15 +223,23 @@ public final class CaptureSession: Sendable {
     /// waits until the start has stopped what it started.
     public func stop() async {
         let decision: StopDecision = await withCheckedContinuation { waiter in
-            let decided = state.withLock { s -> StopDecision? in
+            let decided = state.withLock { s -> (StopDecision?, [Entry]) in
                 let action = s.machine.stop()
                 if action == .waitForStart {
                     s.stopWaiters.append(waiter)
-                    return nil
+                    return (nil, s.inputs)
                 }
-                return StopDecision(action: action, running: s.running, outputs: s.connected.map(\.output))
+                return (StopDecision(action: action, running: s.running, outputs: s.connected.map(\.output)), [])
             }
-            if let decided { waiter.resume(returning: decided) }
+            if let decision = decided.0 {
+                waiter.resume(returning: decision)
+            } else {
+                // The start is under way: a source still opening (a network camera connecting)
+                // is told to give up, so that the start ends now rather than at its timeout.
+                // Whatever it started is stopped by the start itself.
+                let starting = decided.1
+                Task.detached { for entry in starting { entry.source.stop() } }
+            }
         }
         guard decision.action == .stop else { return }
         await stopEverything(running: decision.running, outputs: decision.outputs)

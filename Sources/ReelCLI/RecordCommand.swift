@@ -126,7 +126,7 @@ struct RecordCommand {
         for case let camera as V4L2CameraSource in sources {
             if let warning = camera.negotiation?.warning, !options.json { console.err("reel: note: \(camera.name): \(warning)") }
         }
-        if !options.json {
+        if !options.json && recorder.isRecording {
             for cut in Recovery.cutOffRecordings(in: url.deletingLastPathComponent()) where cut.path != url.path {
                 console.err("reel: note: \(cut.path) looks cut off; recover it with: reel recover \(Shell.quoted(cut.path))")
             }
@@ -172,6 +172,8 @@ struct RecordCommand {
             }
         }
         keys.cancel()
+        // A recorder whose start was given up never runs, and its events never end.
+        if case .failure(let error) = outcome, error.code == .notRunning { events.cancel() }
         await events.value
         sessionEvents.cancel()
         renderer.finishLine()

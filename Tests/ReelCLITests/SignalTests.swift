@@ -80,7 +80,8 @@ import ReelTestSupport
     func expectStoppedCleanly(_ run: Run, _ result: (status: Int32, signalled: Bool, stderr: String), _ label: String) throws {
         #expect(!result.signalled, "\(label): reel was killed by the signal")
         if result.status == 1 {
-            #expect(result.stderr.contains("stopped before the first frame"), "\(label): \(result.stderr)")
+            #expect(result.stderr.contains("stopped before the first frame") || result.stderr.contains("stopped before the recording started"),
+                    "\(label): \(result.stderr)")
             #expect(!FileManager.default.fileExists(atPath: run.url.path), "\(label): an empty file was left")
             return
         }
@@ -106,6 +107,22 @@ import ReelTestSupport
             run.send(signo, after: delay)
             try expectStoppedCleanly(run, run.finish(), "signal \(signo) after \(delay) ms")
         }
+    }
+
+    /// Ctrl-C while a network camera is still connecting gives the start up at once (it was
+    /// lost before: the sources started after it and ran on), and writes nothing.
+    @Test func aStopWhileACameraConnectsGivesTheStartUp() throws {
+        let dir = try TemporaryDirectory()
+        let silent = try SilentServer()
+        let run = try Run(dir, name: "connecting.mp4", arguments: ["--camera=rtsp://127.0.0.1:\(silent.port)/cam"])
+        try run.waitForMain()
+        run.send(SIGINT, after: 1500)
+        let result = run.finish(within: 30)
+        #expect(!result.signalled)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("stopped before the recording started; no file was written"), "\(result.stderr)")
+        #expect(!result.stderr.contains("did not answer"), "the start ran to its timeout: \(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: run.url.path))
     }
 
     @Test func sigusr2WithNothingToSwapIsIgnoredWithANote() throws {
