@@ -46,10 +46,10 @@ final class RecordingFileWriter {
 
     /// Lays `buffer` (its time already in this file's time) onto input `input`'s track.
     func appendAudio(_ buffer: AudioBuffer, input: Int) throws {
-        for piece in aligners[input].place(buffer) {
+        for piece in try aligners[input].place(buffer) {
             wroteSomething = true
             if mixer != nil {
-                if let mixed = mixer!.add(piece, input: input) { try writer.appendAudio(mixed, track: 0) }
+                if let mixed = try mixer!.add(piece, input: input) { try writer.appendAudio(mixed, track: 0) }
             } else {
                 try writer.appendAudio(piece, track: input)
             }

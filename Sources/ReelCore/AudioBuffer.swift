@@ -42,9 +42,23 @@ public struct AudioBuffer: Sendable {
     /// The interleaved sample bytes.
     public private(set) var data: [UInt8]
 
-    /// Creates a buffer over `data`, which holds whole sample frames of `format`.
-    public init(format: AudioFormat, presentationTime: MediaTime, data: [UInt8]) {
-        precondition(data.count % format.bytesPerFrame == 0, "audio data must hold whole frames")
+    /// Creates a buffer over `data`, which holds whole sample frames of `format`. Throws
+    /// `invalidConfiguration` for a format without channels or rate, or data that ends inside
+    /// a frame.
+    public init(format: AudioFormat, presentationTime: MediaTime, data: [UInt8]) throws {
+        guard format.channels > 0, format.sampleRate > 0, format.sampleRate <= Int(Int32.max) else {
+            throw ReelError(.invalidConfiguration, "audio of \(format) cannot be held", hint: "give the format at least one channel and a sample rate")
+        }
+        guard data.count % format.bytesPerFrame == 0 else {
+            throw ReelError(.invalidConfiguration, "\(data.count) bytes of \(format) audio end inside a sample frame",
+                            hint: "hand over whole frames of \(format.bytesPerFrame) bytes")
+        }
+        self.init(format: format, presentationTime: presentationTime, wholeFrames: data)
+    }
+
+    /// Creates a buffer over `data` that its maker knows holds whole sample frames of a valid
+    /// `format` (a source, a decoder, a mixer).
+    package init(format: AudioFormat, presentationTime: MediaTime, wholeFrames data: [UInt8]) {
         self.format = format
         self.presentationTime = presentationTime
         self.data = data
@@ -52,11 +66,11 @@ public struct AudioBuffer: Sendable {
 
     /// A buffer of `frameCount` frames of silence.
     public static func silence(format: AudioFormat, frameCount: Int, at time: MediaTime) -> AudioBuffer {
-        AudioBuffer(format: format, presentationTime: time, data: [UInt8](repeating: 0, count: frameCount * format.bytesPerFrame))
+        AudioBuffer(format: format, presentationTime: time, wholeFrames: [UInt8](repeating: 0, count: frameCount * format.bytesPerFrame))
     }
 
     /// The number of sample frames.
-    public var frameCount: Int { data.count / format.bytesPerFrame }
+    public var frameCount: Int { format.bytesPerFrame > 0 ? data.count / format.bytesPerFrame : 0 }
 
     /// The duration of the buffer.
     public var duration: MediaTime { format.duration(ofFrames: frameCount) }
@@ -64,11 +78,13 @@ public struct AudioBuffer: Sendable {
     /// The presentation time just after the last sample.
     public var endTime: MediaTime { presentationTime + duration }
 
-    /// The frames `range` of this buffer, as a new buffer with its own time.
+    /// The frames `range` of this buffer (the part of it the buffer has), as a new buffer with
+    /// its own time.
     public func slice(frames range: Range<Int>) -> AudioBuffer {
+        let range = range.clamped(to: 0..<frameCount)
         let bpf = format.bytesPerFrame
         let bytes = Array(data[(range.lowerBound * bpf)..<(range.upperBound * bpf)])
-        return AudioBuffer(format: format, presentationTime: presentationTime + format.duration(ofFrames: range.lowerBound), data: bytes)
+        return AudioBuffer(format: format, presentationTime: presentationTime + format.duration(ofFrames: range.lowerBound), wholeFrames: bytes)
     }
 
     /// Calls `body` with the raw interleaved bytes.

@@ -23,8 +23,13 @@ package struct AudioMixer: Sendable {
     }
 
     /// Adds contiguous audio for input `input` and returns what can be mixed now.
-    package mutating func add(_ buffer: AudioBuffer, input: Int) -> AudioBuffer? {
-        precondition(buffer.format.sampleRate == format.sampleRate, "the mixer does not resample")
+    /// Throws `invalidConfiguration` for audio at another sample rate (the mixer does not
+    /// resample) or for an input it does not have.
+    package mutating func add(_ buffer: AudioBuffer, input: Int) throws -> AudioBuffer? {
+        guard buffer.format.sampleRate == format.sampleRate, pending.indices.contains(input) else {
+            throw ReelError(.invalidConfiguration, "audio at \(buffer.format.sampleRate) Hz cannot be mixed into \(format.sampleRate) Hz (input \(input))",
+                            hint: "mix sources of one sample rate")
+        }
         let samples = buffer.floatSamples()
         let inChannels = buffer.format.channels, outChannels = format.channels
         let frames = buffer.frameCount
@@ -68,6 +73,6 @@ package struct AudioMixer: Sendable {
         let bytes = out.withUnsafeBytes { Array($0) }
         let time = MediaTime(value: emitted, timescale: Int32(format.sampleRate))
         emitted += Int64(ready)
-        return AudioBuffer(format: format, presentationTime: time, data: bytes)
+        return AudioBuffer(format: format, presentationTime: time, wholeFrames: bytes)
     }
 }

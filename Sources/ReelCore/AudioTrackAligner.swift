@@ -31,8 +31,13 @@ package struct AudioTrackAligner: Sendable {
     /// returns the buffers to encode: silence for a gap followed by the part of `buffer` that
     /// does not overlap what came before. At most `limit` samples in all are laid down (a
     /// maximum recorded duration), if given.
-    package mutating func place(_ buffer: AudioBuffer, limit: Int64? = nil) -> [AudioBuffer] {
-        precondition(buffer.format == format, "audio format changed mid-track")
+    /// Throws `invalidConfiguration` for a buffer in another format than the track's (a source
+    /// whose audio changed format mid-recording).
+    package mutating func place(_ buffer: AudioBuffer, limit: Int64? = nil) throws -> [AudioBuffer] {
+        guard buffer.format == format else {
+            throw ReelError(.invalidConfiguration, "a source's audio changed from \(format) to \(buffer.format) during the recording",
+                            hint: "a source must deliver audio in the format it was prepared with")
+        }
         let rate = Int32(format.sampleRate)
         let start = buffer.presentationTime.convertedValue(to: rate, rounding: .nearest)
         // The first buffer is placed exactly; later ones within the tolerance are taken as jitter.

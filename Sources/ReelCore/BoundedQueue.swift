@@ -19,11 +19,11 @@ package final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     /// What happens when full.
     package let policy: Policy
 
+    /// A queue of `capacity` elements (at least one).
     package init(capacity: Int, policy: Policy) {
-        precondition(capacity > 0)
-        self.capacity = capacity
+        self.capacity = max(1, capacity)
         self.policy = policy
-        self.storage = Array(repeating: nil, count: capacity)
+        self.storage = Array(repeating: nil, count: self.capacity)
     }
 
     /// Whether ``close()`` has been called.

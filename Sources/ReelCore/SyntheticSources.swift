@@ -49,8 +49,8 @@ public final class TestPatternSource: CameraSource {
                 let frame = context.clock.isRealTime
                     ? pool.makeFrame(presentationTime: pts, sequenceNumber: index)
                     : pool.makeFrameWaiting(presentationTime: pts, sequenceNumber: index)
-                if let frame {
-                    TestPattern.draw(index: index, flash: beeps.isBeeping(at: pts), background: background, into: frame)
+                // The pool's frames are yuv420p, which the pattern always draws.
+                if let frame, (try? TestPattern.draw(index: index, flash: beeps.isBeeping(at: pts), background: background, into: frame)) != nil {
                     context.deliver(.video(frame))
                 } else {
                     context.report(.droppedFrames(1))
@@ -135,7 +135,7 @@ public final class ToneSource: CaptureSource {
                         }
                     }
                 }
-                context.deliver(.audio(AudioBuffer(format: format, presentationTime: pts, data: bytes)))
+                context.deliver(.audio(AudioBuffer(format: format, presentationTime: pts, wholeFrames: bytes)))
                 sampleIndex += Int64(chunk)
             }
         }

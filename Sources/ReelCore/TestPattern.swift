@@ -50,8 +50,11 @@ public enum TestPattern {
     /// Draws frame `index` into a YUV 4:2:0 frame (`yuv420p`), flashing white if `flash`.
     /// With a `background`, the area under the strip is that solid colour instead of bars
     /// (so that composed sources can be told apart).
-    public static func draw(index: Int64, flash: Bool, background: YUVColor? = nil, into frame: VideoFrame) {
-        precondition(frame.format == .yuv420p, "the test pattern draws YUV 4:2:0")
+    /// Throws `invalidConfiguration` for a frame in another format.
+    public static func draw(index: Int64, flash: Bool, background: YUVColor? = nil, into frame: VideoFrame) throws {
+        guard frame.format == .yuv420p else {
+            throw ReelError(.invalidConfiguration, "the test pattern draws into yuv420p frames, not \(frame.format)")
+        }
         let width = frame.width, height = frame.height
         let strip = stripHeight(forHeight: height)
         let cell = max(1, width / cellCount)

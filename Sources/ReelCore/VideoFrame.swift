@@ -65,6 +65,32 @@ public struct VideoFrame: Sendable {
         self.sequenceNumber = sequenceNumber
     }
 
+    /// A frame of `format` and `size` made by application code (to append to an
+    /// ``AssetWriter``, or to deliver from a source of its own): `draw` fills each plane once,
+    /// with its bytes and stride; afterwards the frame is immutable like every other.
+    ///
+    /// Throws `invalidConfiguration` for a size that is not positive and at most 16384 on each
+    /// side, or not even for the formats that halve the chroma (`nv12`, `yuv420p`, `yuyv`).
+    public init(format: PixelFormat, size: PixelSize, presentationTime: MediaTime = .zero, sequenceNumber: Int64 = 0,
+                draw: (_ plane: Int, _ bytes: UnsafeMutableRawBufferPointer, _ stride: Int) throws -> Void) throws {
+        let limit = 16_384
+        guard size.width > 0, size.height > 0, size.width <= limit, size.height <= limit else {
+            throw ReelError(.invalidConfiguration, "a frame of \(size) cannot be made", hint: "use sizes from 2x2 to \(limit)x\(limit)")
+        }
+        if format != .bgra && (size.width % 2 != 0 || size.height % 2 != 0) {
+            throw ReelError(.invalidConfiguration, "a \(format) frame needs an even size, not \(size)")
+        }
+        let layout = Self.layout(format: format, size: size)
+        let bytes = UnsafeMutableRawPointer.allocate(byteCount: layout.byteCount, alignment: 64)
+        bytes.initializeMemory(as: UInt8.self, repeating: 0, count: layout.byteCount)
+        let buffer = FrameBuffer(bytes: bytes, byteCount: layout.byteCount) { $0.deallocate() }
+        self.init(format: format, size: size, strides: layout.strides, offsets: layout.offsets, buffer: buffer,
+                  presentationTime: presentationTime, sequenceNumber: sequenceNumber)
+        for plane in 0..<format.planeCount {
+            try withUnsafeMutablePlane(plane) { try draw(plane, $0, $1) }
+        }
+    }
+
     /// The width in pixels.
     public var width: Int { size.width }
     /// The height in pixels.

@@ -156,7 +156,7 @@ final class ReencodingJoiner {
         let count = min(Int64(tracks[t].pendingFrames - keeping), limit)
         guard count > 0 else { return }
         let data = tracks[t].takeFrames(Int(count))
-        try writer.appendAudio(AudioBuffer(format: audioFormats[t], presentationTime: .zero, data: data), track: t)
+        try writer.appendAudio(AudioBuffer(format: audioFormats[t], presentationTime: .zero, wholeFrames: data), track: t)
         fed[t] += count
     }
 

@@ -199,7 +199,7 @@ public final class PulseAudioSource: CaptureSource {
                         let skip = Int(max(0, deliveredEnd - start))
                         let bytes = Array(pending[(consumed + skip * bytesPerFrame)..<(consumed + chunkBytes)])
                         let pts = MediaTime(value: start + Int64(skip), timescale: Int32(format.sampleRate))
-                        context.deliver(.audio(AudioBuffer(format: format, presentationTime: pts, data: bytes)))
+                        context.deliver(.audio(AudioBuffer(format: format, presentationTime: pts, wholeFrames: bytes)))
                         deliveredEnd = end
                     }
                     consumed += chunkBytes

@@ -167,10 +167,11 @@ public final class X11ScreenSource: CaptureSource {
 extension X11ScreenSource {
     /// Blends a cursor image in premultiplied ARGB (as XFixes delivers it: alpha in the top
     /// byte, colours already multiplied by it) over a BGRA frame with its top left corner at
-    /// `(left, top)`, clipped to the frame. The frame's alpha bytes are left as they are.
+    /// `(left, top)`, clipped to the frame. The frame's alpha bytes are left as they are. Only
+    /// a BGRA frame (what the screen is captured as) takes a cursor; another is left alone.
     package static func blendCursor(_ pixels: UnsafePointer<UInt32>, width cursorWidth: Int, height cursorHeight: Int,
                                     left: Int, top: Int, into frame: VideoFrame) {
-        precondition(frame.format == .bgra, "the cursor is drawn on BGRA frames")
+        guard frame.format == .bgra else { return }
         let x0 = max(0, left), x1 = min(frame.width, left + cursorWidth)
         let y0 = max(0, top), y1 = min(frame.height, top + cursorHeight)
         guard x0 < x1, y0 < y1 else { return }

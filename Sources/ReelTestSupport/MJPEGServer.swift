@@ -88,7 +88,7 @@ public final class MJPEGServer: Sendable {
         for index in 0..<count {
             guard let frame = pool.makeFrame() else { throw ReelError(.ioFailure, "no frame to draw into") }
             if counter {
-                TestPattern.draw(index: Int64(index), flash: false, background: color, into: frame)
+                try TestPattern.draw(index: Int64(index), flash: false, background: color, into: frame)
             } else {
                 let values = [color.y, color.cb, color.cr]
                 for plane in 0..<3 {

@@ -14,7 +14,7 @@ public enum PatternFile {
         let pool = FramePool(format: .yuv420p, size: size, capacity: 2)
         for i in 0..<frames {
             guard let frame = pool.makeFrame() else { break }
-            TestPattern.draw(index: Int64(i), flash: false, into: frame)
+            try TestPattern.draw(index: Int64(i), flash: false, into: frame)
             try writer.appendVideo(frame, at: settings.frameRate.time(ofFrame: Int64(i)))
         }
         if finish { _ = try writer.finish() }

@@ -16,7 +16,7 @@ import ReelTestSupport
         let tone = ToneSource()
         for i in 0..<frames {
             let frame = pool.makeFrame()!
-            TestPattern.draw(index: first + Int64(i), flash: false, into: frame)
+            try TestPattern.draw(index: first + Int64(i), flash: false, into: frame)
             try writer.appendVideo(frame, at: FrameRate(30).time(ofFrame: Int64(i)))
             var samples: [Float] = []
             for n in (i * 1600)..<((i + 1) * 1600) { let v = tone.value(atSample: Int64(n)); samples += [v, v] }

@@ -111,15 +111,15 @@ import ReelSystem
 
 @Suite struct TestPatternTests {
     @Test(arguments: [0, 1, 29, 12345, (1 << 24) - 1] as [Int64])
-    func counterRoundTrips(_ index: Int64) {
+    func counterRoundTrips(_ index: Int64) throws {
         let pool = FramePool(format: .yuv420p, size: PixelSize(width: 320, height: 240), capacity: 1)
         let frame = pool.makeFrame()!
-        TestPattern.draw(index: index, flash: false, into: frame)
+        try TestPattern.draw(index: index, flash: false, into: frame)
         frame.withUnsafePlane(0) { y, stride in
             #expect(TestPattern.readCounter(luma: UnsafeRawBufferPointer(y), width: 320, height: 240, stride: stride) == index)
             #expect(!TestPattern.isFlash(luma: UnsafeRawBufferPointer(y), width: 320, height: 240, stride: stride))
         }
-        TestPattern.draw(index: index, flash: true, into: frame)
+        try TestPattern.draw(index: index, flash: true, into: frame)
         frame.withUnsafePlane(0) { y, stride in
             #expect(TestPattern.isFlash(luma: UnsafeRawBufferPointer(y), width: 320, height: 240, stride: stride))
         }
@@ -143,56 +143,56 @@ import ReelSystem
 
     func buffer(at sample: Int64, frames: Int) -> AudioBuffer {
         AudioBuffer(format: format, presentationTime: MediaTime(value: sample, timescale: 48_000),
-                    data: [UInt8](repeating: 1, count: frames * 2))
+                    wholeFrames: [UInt8](repeating: 1, count: frames * 2))
     }
 
-    @Test func gapsBecomeSilenceAndOverlapsAreCut() {
+    @Test func gapsBecomeSilenceAndOverlapsAreCut() throws {
         var aligner = AudioTrackAligner(format: format)
-        #expect(aligner.place(buffer(at: 0, frames: 480)).map(\.frameCount) == [480])
+        #expect(try aligner.place(buffer(at: 0, frames: 480)).map(\.frameCount) == [480])
         // 5 ms of jitter is ignored: the run stays contiguous.
-        let jitter = aligner.place(buffer(at: 720, frames: 480))
+        let jitter = try aligner.place(buffer(at: 720, frames: 480))
         #expect(jitter.map(\.frameCount) == [480])
         #expect(jitter[0].presentationTime == MediaTime(value: 480, timescale: 48_000))
         // A 100 ms gap is filled with silence.
-        let gap = aligner.place(buffer(at: 960 + 4800, frames: 480))
+        let gap = try aligner.place(buffer(at: 960 + 4800, frames: 480))
         #expect(gap.map(\.frameCount) == [4800, 480])
         #expect(gap[0].data.allSatisfy { $0 == 0 })
         #expect(aligner.insertedSilence == 4800)
         // A buffer 50 ms early overlaps: its first 2400 samples are dropped.
-        let overlap = aligner.place(buffer(at: 6240 - 2400, frames: 4800))
+        let overlap = try aligner.place(buffer(at: 6240 - 2400, frames: 4800))
         #expect(overlap.map(\.frameCount) == [2400])
         #expect(aligner.nextSample == 6240 + 2400)
     }
 
-    @Test func theFirstBufferIsPlacedExactly() {
+    @Test func theFirstBufferIsPlacedExactly() throws {
         var aligner = AudioTrackAligner(format: format)
         // Starts 5 ms before zero: the 240 samples before zero are cut, no tolerance.
-        #expect(aligner.place(buffer(at: -240, frames: 480)).map(\.frameCount) == [240])
+        #expect(try aligner.place(buffer(at: -240, frames: 480)).map(\.frameCount) == [240])
         var late = AudioTrackAligner(format: format)
-        #expect(late.place(buffer(at: 240, frames: 480)).map(\.frameCount) == [240, 480])
+        #expect(try late.place(buffer(at: 240, frames: 480)).map(\.frameCount) == [240, 480])
     }
 
-    @Test func limitCutsAtTheExactSample() {
+    @Test func limitCutsAtTheExactSample() throws {
         var aligner = AudioTrackAligner(format: format)
-        #expect(aligner.place(buffer(at: 0, frames: 1000), limit: 600).map(\.frameCount) == [600])
-        #expect(aligner.place(buffer(at: 1000, frames: 1000), limit: 600).isEmpty)
+        #expect(try aligner.place(buffer(at: 0, frames: 1000), limit: 600).map(\.frameCount) == [600])
+        #expect(try aligner.place(buffer(at: 1000, frames: 1000), limit: 600).isEmpty)
     }
 
-    @Test func mixerSumsAndPadsLaggards() {
+    @Test func mixerSumsAndPadsLaggards() throws {
         let f32 = AudioFormat(sampleFormat: .f32, sampleRate: 48_000, channels: 1)
         func ones(_ n: Int, _ v: Float) -> AudioBuffer {
-            AudioBuffer(format: f32, presentationTime: .zero, data: [Float](repeating: v, count: n).withUnsafeBytes { Array($0) })
+            AudioBuffer(format: f32, presentationTime: .zero, wholeFrames: [Float](repeating: v, count: n).withUnsafeBytes { Array($0) })
         }
         var mixer = AudioMixer(inputs: 2, format: f32, maxLag: MediaTime(value: 1000, timescale: 48_000))
-        #expect(mixer.add(ones(500, 0.25), input: 0) == nil, "waits for the other input")
-        let mixed = mixer.add(ones(500, 0.5), input: 1)
+        #expect(try mixer.add(ones(500, 0.25), input: 0) == nil, "waits for the other input")
+        let mixed = try mixer.add(ones(500, 0.5), input: 1)
         #expect(mixed?.frameCount == 500)
         #expect(mixed?.floatSamples().allSatisfy { abs($0 - 0.75) < 1e-6 } == true)
         // Input 1 stalls: once input 0 is more than maxLag ahead, it is mixed with silence.
-        let ahead = mixer.add(ones(3000, 0.25), input: 0)
+        let ahead = try mixer.add(ones(3000, 0.25), input: 0)
         #expect(ahead?.frameCount == 2000)
         // Input 1's late samples for that stretch are dropped, not shifted.
-        let late = mixer.add(ones(2500, 0.5), input: 1)
+        let late = try mixer.add(ones(2500, 0.5), input: 1)
         #expect(late?.frameCount == 500)
         #expect(late?.floatSamples().allSatisfy { abs($0 - 0.75) < 1e-6 } == true)
     }

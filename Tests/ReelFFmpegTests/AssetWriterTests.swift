@@ -23,7 +23,7 @@ import ReelTestSupport
         let tone = ToneSource()
         for i in 0..<frames {
             let frame = pool.makeFrame()!
-            TestPattern.draw(index: Int64(i), flash: false, into: frame)
+            try TestPattern.draw(index: Int64(i), flash: false, into: frame)
             try writer.appendVideo(frame, at: FrameRate(30).time(ofFrame: Int64(i)))
             if !writer.configuration.audio.isEmpty {
                 var samples: [Float] = []
@@ -92,7 +92,7 @@ import ReelTestSupport
         let pool = FramePool(format: .yuv420p, size: size, capacity: 2)
         for i in 0..<90 {
             let frame = pool.makeFrame()!
-            TestPattern.draw(index: Int64(i), flash: false, into: frame)
+            try TestPattern.draw(index: Int64(i), flash: false, into: frame)
             try writer.appendVideo(frame, at: FrameRate(30).time(ofFrame: Int64(i)))
         }
         writer.abandon()
@@ -110,7 +110,7 @@ import ReelTestSupport
         let writer = try AssetWriter(configuration: configuration(url, audio: false))
         let pool = FramePool(format: .yuv420p, size: size, capacity: 2)
         let first = try #require(pool.makeFrame())
-        TestPattern.draw(index: 0, flash: false, into: first)
+        try TestPattern.draw(index: 0, flash: false, into: first)
         try writer.appendVideo(first, at: .zero)
         let larger = try #require(FramePool(format: .yuv420p, size: PixelSize(width: 320, height: 240), capacity: 1).makeFrame())
         let resized = #expect(throws: ReelError.self) { try writer.appendVideo(larger, at: FrameRate(30).time(ofFrame: 1)) }
@@ -122,7 +122,7 @@ import ReelTestSupport
         #expect(reformatted?.message.contains("pixel format is bgra") == true, "\(String(describing: reformatted))")
         #expect(writer.videoFrameCount == 1)
         let second = try #require(pool.makeFrame())
-        TestPattern.draw(index: 1, flash: false, into: second)
+        try TestPattern.draw(index: 1, flash: false, into: second)
         #expect(try writer.appendVideo(second, at: FrameRate(30).time(ofFrame: 1)), "the refused frames took no slot")
         let summary = try writer.finish()
         #expect(summary.videoFrames == 2)

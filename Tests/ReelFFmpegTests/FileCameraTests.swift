@@ -19,7 +19,7 @@ import ReelTestSupport
         var bytes = Data()
         for index in 0..<frames {
             let frame = try #require(pool.makeFrame())
-            TestPattern.draw(index: Int64(index), flash: false, background: YUVColor(y: 90, cb: 100, cr: 160), into: frame)
+            try TestPattern.draw(index: Int64(index), flash: false, background: YUVColor(y: 90, cb: 100, cr: 160), into: frame)
             for plane in 0..<3 {
                 let width = plane == 0 ? size.width : size.width / 2
                 let rows = plane == 0 ? size.height : size.height / 2

@@ -33,7 +33,7 @@ import ReelTestSupport
         for i in 0..<frames {
             let time = rate.time(ofFrame: Int64(i))
             let frame = pool.makeFrame()!
-            TestPattern.draw(index: Int64(i), flash: beeps.isBeeping(at: time), into: frame)
+            try TestPattern.draw(index: Int64(i), flash: beeps.isBeeping(at: time), into: frame)
             try writer.appendVideo(frame, at: time)
             guard !writer.configuration.audio.isEmpty else { continue }
             var samples: [Float] = []

@@ -41,7 +41,7 @@ struct ClipMaker {
         for i in 0..<frames {
             let time = Self.rate.time(ofFrame: Int64(i))
             let frame = pool.makeFrame()!
-            TestPattern.draw(index: Self.firstCounter(k) + Int64(i), flash: Self.beeps.isBeeping(at: time), into: frame)
+            try TestPattern.draw(index: Self.firstCounter(k) + Int64(i), flash: Self.beeps.isBeeping(at: time), into: frame)
             try writer.appendVideo(frame, at: time)
             guard hasAudio else { continue }
             var samples: [Float] = []

@@ -49,7 +49,7 @@ final class LateChunkAudioSource: CaptureSource {
                             raw.storeBytes(of: v, toByteOffset: i * 8 + 4, as: Float.self)
                         }
                     }
-                    context.deliver(.audio(AudioBuffer(format: format, presentationTime: pts, data: bytes)))
+                    context.deliver(.audio(AudioBuffer(format: format, presentationTime: pts, wholeFrames: bytes)))
                     next += Int64(frames)
                     deliveredUpTo.store(next, ordering: .releasing)
                 }
