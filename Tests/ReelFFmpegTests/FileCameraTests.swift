@@ -115,7 +115,8 @@ import ReelTestSupport
         #expect(probe.wait(upTo: 3) { probe.hasEnded })
         let took = Date().timeIntervalSince(started)
         camera.stop()
-        #expect(took > 0.4 && took < 0.8, "15 frames at 30 fps took \(took) s")
+        // Paced at the file's rate (decoding alone takes a few ms); a busy machine only adds.
+        #expect(took > 0.4, "15 frames at 30 fps took \(took) s")
         #expect(probe.frameCount == 15)
     }
 
@@ -268,6 +269,7 @@ import ReelTestSupport
         try camera.start(probe.context)
         #expect(probe.wait(upTo: 2) { probe.frameCount >= 1 })
         let timing = try #require(bounded(5) { camera.stop() })
-        #expect(timing.1 < 0.3, "stop took \(timing.1) s")
+        // The next frame is a second away: a stop that waited for it would take that long.
+        #expect(timing.1 < 0.9, "stop took \(timing.1) s")
     }
 }
