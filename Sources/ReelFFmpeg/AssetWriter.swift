@@ -11,6 +11,10 @@ import ReelCore
 /// index at the front: in place where space was reserved for the index (no second copy of the
 /// media data, see ``Finalisation``), else by copying. MKV files are written as they are.
 ///
+/// One encode serves more than the file: every packet that comes out of the encoders is an
+/// ``EncodedPacket`` value, written into the file and handed to each sink added with
+/// ``addSink(_:)`` (a ``ReplayBuffer``, say), which shares its data without a copy.
+///
 /// An asset writer is used from one thread at a time.
 public final class AssetWriter: @unchecked Sendable {
     /// The description of a video track.
@@ -155,7 +159,11 @@ public final class AssetWriter: @unchecked Sendable {
     private var highestOut: Int64 = -1
     /// Video packets that came out but wait (under a size limit) until every frame shown before
     /// them has come out too, so that they are written, or refused, as a group.
-    private var heldPackets: [Packet] = []
+    private var heldPackets: [EncodedPacket] = []
+    /// Where every packet goes besides the file.
+    private var sinks: [any PacketSink] = []
+    /// Whether any frame or audio has gone into an encoder (sinks may be added only before).
+    private var started = false
     private var videoFramesMuxed: Int64 = 0
     private var lastMuxedIndex: Int64 = -1
     /// The bytes of the latest video packets between keyframes (for what the encoder still
@@ -223,11 +231,16 @@ public final class AssetWriter: @unchecked Sendable {
         self.configuration = configuration
         let globalHeader = true  // MP4, MOV and MKV all keep codec headers out of band.
         if let v = configuration.video {
-            video = try VideoEncoder(settings: v.settings, inputFormat: v.inputFormat, inputSize: v.inputSize, globalHeader: globalHeader)
+            video = try VideoEncoder(settings: v.settings, inputFormat: v.inputFormat, inputSize: v.inputSize, globalHeader: globalHeader,
+                                     streamIndex: 0)
         } else {
             video = nil
         }
-        audio = try configuration.audio.map { try AudioEncoder(settings: $0.settings, inputFormat: $0.inputFormat, globalHeader: globalHeader) }
+        let firstAudio = configuration.video == nil ? 0 : 1
+        audio = try configuration.audio.enumerated().map { i, track in
+            try AudioEncoder(settings: track.settings, inputFormat: track.inputFormat, globalHeader: globalHeader,
+                             streamIndex: firstAudio + i, title: track.title)
+        }
         audioMuxedEnd = Array(repeating: 0, count: audio.count)
         // A file to be replaced stays until the recording holds something: the new one is
         // written under a name of its own and takes the file's name with its first packet.
@@ -245,9 +258,9 @@ public final class AssetWriter: @unchecked Sendable {
         lock = muxer.takeLock()
         do {
             try alignTrackStarts()
-            if let video { videoStream = try muxer.addStream(encoder: video.context, title: nil) }
-            for (i, a) in audio.enumerated() {
-                audioStreams.append(try muxer.addStream(encoder: a.context, title: configuration.audio[i].title))
+            if let video { videoStream = try muxer.addStream(video.stream) }
+            for a in audio {
+                audioStreams.append(try muxer.addStream(a.stream))
             }
             try muxer.writeHeader(fragmentInterval: configuration.fragmentInterval) { [self] headerSize in
                 if let bytes = configuration.indexReservation { return bytes }
@@ -282,6 +295,28 @@ public final class AssetWriter: @unchecked Sendable {
                                         keyframeInterval: keyframes, baseIndexSize: headerSize)
     }
 
+    /// The streams of encoded packets this writer makes: its video track's first (if any),
+    /// then its audio tracks' in order.
+    public var streams: [EncodedStream] {
+        get throws { try (video.map { [try $0.stream] } ?? []) + audio.map { try $0.stream } }
+    }
+
+    /// Adds a sink that takes every packet the encoders make, as the file does: the same
+    /// encode serves both (a ``ReplayBuffer`` beside the recording, say). The sink learns of
+    /// the ``streams`` at once and is finished with the writer. Packets that a size limit keeps
+    /// out of the file still reach the sink.
+    ///
+    /// - Throws: `.alreadyRunning` once video or audio has been appended (the sink would miss
+    ///   the start of the streams, their first keyframe); what the sink's ``PacketSink/add(_:)``
+    ///   throws.
+    public func addSink(_ sink: any PacketSink) throws {
+        guard !started && !finished else {
+            throw ReelError(.alreadyRunning, "a sink can be added to a writer only before anything is appended")
+        }
+        for stream in try streams { try sink.add(stream) }
+        sinks.append(sink)
+    }
+
     /// The frame rate of the video track.
     public var frameRate: FrameRate? { configuration.video?.settings.frameRate }
 
@@ -304,8 +339,12 @@ public final class AssetWriter: @unchecked Sendable {
         if firstVideoIndex < 0 { firstVideoIndex = index }
         lastVideoIndex = index
         videoFrames += 1
+        started = true
         inEncoder.append(index)
-        try advisingRecoveryWhenFull { try video.encode(frame, index: index) { packet in try emitVideo(packet) } }
+        try advisingRecoveryWhenFull {
+            try video.send(frame, index: index)
+            try drainVideo(video)
+        }
         return true
     }
 
@@ -329,20 +368,35 @@ public final class AssetWriter: @unchecked Sendable {
     public func appendAudio(_ buffer: AudioBuffer, track: Int) throws {
         guard audio.indices.contains(track) else { throw ReelError(.invalidConfiguration, "no audio track \(track)") }
         try audio[track].checkFits(buffer)
-        try advisingRecoveryWhenFull { try audio[track].append(buffer) { packet in try emitAudio(packet, track: track) } }
+        started = true
+        try advisingRecoveryWhenFull {
+            try audio[track].send(buffer)
+            try drainAudio(track)
+        }
     }
 
-    /// A video packet out of the encoder: written, or under a size limit held until its group
-    /// is complete.
-    private func emitVideo(_ packet: UnsafeMutablePointer<AVPacket>) throws {
-        let index = packet.pointee.pts
+    /// Takes every packet the video encoder has ready.
+    private func drainVideo(_ video: VideoEncoder) throws {
+        while case .packet(let packet) = try video.receive() { try emitVideo(packet) }
+    }
+
+    /// Takes every packet audio track `track`'s encoder has ready.
+    private func drainAudio(_ track: Int) throws {
+        while case .packet(let packet) = try audio[track].receive() { try emitAudio(packet, track: track) }
+    }
+
+    /// A video packet out of the encoder: handed to the sinks, and written, or under a size
+    /// limit held until its group is complete.
+    private func emitVideo(_ packet: EncodedPacket) throws {
+        for sink in sinks { try sink.write(packet) }
+        let index = packet.pts
         if let i = inEncoder.firstIndex(of: index) { inEncoder.remove(at: i) }
         highestOut = max(highestOut, index)
         // Keyframes are rare and large: what the encoder holds is mostly the frames between.
-        if packet.pointee.flags & AV_PKT_FLAG_KEY == 0 || recentVideoSizes.isEmpty {
+        if !packet.isKeyframe || recentVideoSizes.isEmpty {
             if recentKeyframeOnly { recentVideoSizes = []; recentKeyframeOnly = false }
-            recentVideoSizes.append(Int(packet.pointee.size))
-            recentKeyframeOnly = packet.pointee.flags & AV_PKT_FLAG_KEY != 0
+            recentVideoSizes.append(packet.byteCount)
+            recentKeyframeOnly = packet.isKeyframe
             if recentVideoSizes.count > 30 { recentVideoSizes.removeFirst() }
         }
         guard configuration.maximumFileSize != nil else {
@@ -350,7 +404,7 @@ public final class AssetWriter: @unchecked Sendable {
             return
         }
         guard !isFull else { return }
-        heldPackets.append(try Packet(referencing: packet))
+        heldPackets.append(packet)
         // Complete once no frame shown before the latest one is still in the encoder.
         if inEncoder.first.map({ $0 > highestOut }) ?? true { try writeHeldPackets() }
     }
@@ -359,31 +413,31 @@ public final class AssetWriter: @unchecked Sendable {
     /// drops them and every packet after them.
     private func writeHeldPackets() throws {
         defer { heldPackets = [] }
-        let bytes = heldPackets.reduce(Int64(0)) { $0 + Int64($1.size) }
+        let bytes = heldPackets.reduce(Int64(0)) { $0 + Int64($1.byteCount) }
         if let limit = configuration.maximumFileSize, projectedFileSize(adding: bytes, packets: Int64(heldPackets.count)) > limit {
             isFull = true
             return
         }
-        for packet in heldPackets { try muxVideo(packet.pointer) }
+        for packet in heldPackets { try muxVideo(packet) }
     }
 
-    private func muxVideo(_ packet: UnsafeMutablePointer<AVPacket>) throws {
-        let index = packet.pointee.pts
-        try muxer.write(packet, stream: videoStream, dtsShift: videoDTSShift)
+    private func muxVideo(_ packet: EncodedPacket) throws {
+        try muxer.write(packet.decodedEarlier(by: videoDTSShift), stream: videoStream)
         try takeTheFilesName()
         videoFramesMuxed += 1
-        lastMuxedIndex = max(lastMuxedIndex, index)
+        lastMuxedIndex = max(lastMuxedIndex, packet.pts)
     }
 
-    private func emitAudio(_ packet: UnsafeMutablePointer<AVPacket>, track: Int) throws {
+    private func emitAudio(_ packet: EncodedPacket, track: Int) throws {
+        for sink in sinks { try sink.write(packet) }
         if let limit = configuration.maximumFileSize {
             guard !isFull else { return }
-            guard projectedFileSize(adding: Int64(packet.pointee.size), packets: 1) <= limit else {
+            guard projectedFileSize(adding: Int64(packet.byteCount), packets: 1) <= limit else {
                 isFull = true
                 return
             }
         }
-        let end = packet.pointee.pts + packet.pointee.duration + audio[track].priming
+        let end = packet.pts + packet.durationTicks + audio[track].priming
         try muxer.write(packet, stream: audioStreams[track])
         try takeTheFilesName()
         audioMuxedEnd[track] = max(audioMuxedEnd[track], end)
@@ -451,11 +505,16 @@ public final class AssetWriter: @unchecked Sendable {
     }
 
     private func drainAndFinalise() throws -> Summary {
-        if let video { try video.finish { packet in try emitVideo(packet) } }
+        if let video {
+            try video.finish()
+            try drainVideo(video)
+        }
         if !heldPackets.isEmpty { try writeHeldPackets() }
         for (i, a) in audio.enumerated() {
-            try a.finish { packet in try emitAudio(packet, track: i) }
+            try a.finish()
+            try drainAudio(i)
         }
+        for sink in sinks { try sink.finish() }
         try muxer.finish()
         // Finished on purpose: it replaces the file even if it holds nothing.
         try takeTheFilesName(finishing: true)
@@ -495,6 +554,8 @@ public final class AssetWriter: @unchecked Sendable {
         guard !finished else { return }
         finished = true
         heldPackets = []
+        // The sinks keep what they took (a replay buffer can still be saved).
+        for sink in sinks { try? sink.finish() }
         muxer.abandon()
         // Nothing was written over the file it was to replace: that stays, and the new one,
         // which holds no packet, goes.
