@@ -11,9 +11,10 @@ import ReelCore
 /// index at the front: in place where space was reserved for the index (no second copy of the
 /// media data, see ``Finalisation``), else by copying. MKV files are written as they are.
 ///
-/// One encode serves more than the file: every packet that comes out of the encoders is an
-/// ``EncodedPacket`` value, written into the file and handed to each sink added with
-/// ``addSink(_:)`` (a ``ReplayBuffer``, say), which shares its data without a copy.
+/// One encode serves more than the file: the writer is a ``StreamEncoder`` whose first sink is
+/// its file; every packet that comes out of the encoders is an ``EncodedPacket`` value,
+/// written into the file and handed to each sink added with ``addSink(_:)`` (a
+/// ``ReplayBuffer``, say), which shares its data without a copy.
 ///
 /// An asset writer is used from one thread at a time.
 public final class AssetWriter: @unchecked Sendable {
@@ -137,8 +138,10 @@ public final class AssetWriter: @unchecked Sendable {
     /// larger than this holds a complete fragment (MKV: cluster), which plays.
     private var mediaStart: Int64 = 0
     private let muxer: Muxer
-    private let video: VideoEncoder?
-    private let audio: [AudioEncoder]
+    /// The encoders, and the fan-out of their packets to the file and the other sinks.
+    private let encoder: StreamEncoder
+    private var video: VideoEncoder? { encoder.video }
+    private var audio: [AudioEncoder] { encoder.audio }
     private var videoStream = -1
     private var audioStreams: [Int] = []
     private var lastVideoIndex: Int64 = -1
@@ -160,10 +163,7 @@ public final class AssetWriter: @unchecked Sendable {
     /// Video packets that came out but wait (under a size limit) until every frame shown before
     /// them has come out too, so that they are written, or refused, as a group.
     private var heldPackets: [EncodedPacket] = []
-    /// Where every packet goes besides the file.
-    private var sinks: [any PacketSink] = []
-    /// Whether any frame or audio has gone into an encoder (sinks may be added only before).
-    private var started = false
+
     private var videoFramesMuxed: Int64 = 0
     private var lastMuxedIndex: Int64 = -1
     /// The bytes of the latest video packets between keyframes (for what the encoder still
@@ -229,19 +229,8 @@ public final class AssetWriter: @unchecked Sendable {
         FFmpeg.silenceLibraryLogging()
         try Self.validate(configuration)
         self.configuration = configuration
-        let globalHeader = true  // MP4, MOV and MKV all keep codec headers out of band.
-        if let v = configuration.video {
-            video = try VideoEncoder(settings: v.settings, inputFormat: v.inputFormat, inputSize: v.inputSize, globalHeader: globalHeader,
-                                     streamIndex: 0)
-        } else {
-            video = nil
-        }
-        let firstAudio = configuration.video == nil ? 0 : 1
-        audio = try configuration.audio.enumerated().map { i, track in
-            try AudioEncoder(settings: track.settings, inputFormat: track.inputFormat, globalHeader: globalHeader,
-                             streamIndex: firstAudio + i, title: track.title)
-        }
-        audioMuxedEnd = Array(repeating: 0, count: audio.count)
+        encoder = try StreamEncoder(video: configuration.video, audio: configuration.audio)
+        audioMuxedEnd = Array(repeating: 0, count: configuration.audio.count)
         // A file to be replaced stays until the recording holds something: the new one is
         // written under a name of its own and takes the file's name with its first packet.
         if configuration.overwrite, Self.isRegularFile(configuration.url) {
@@ -271,6 +260,7 @@ public final class AssetWriter: @unchecked Sendable {
                 return min(estimate, Int(clamping: limit / 8) / 4096 * 4096)
             }
             mediaStart = muxer.bytesWritten
+            try encoder.addSink(FileFeed(writer: self))
         } catch {
             muxer.abandon()
             unlink(url.path)  // our own new file, nothing recorded (a file it was to replace is untouched)
@@ -298,7 +288,7 @@ public final class AssetWriter: @unchecked Sendable {
     /// The streams of encoded packets this writer makes: its video track's first (if any),
     /// then its audio tracks' in order.
     public var streams: [EncodedStream] {
-        get throws { try (video.map { [try $0.stream] } ?? []) + audio.map { try $0.stream } }
+        get throws { try encoder.streams }
     }
 
     /// Adds a sink that takes every packet the encoders make, as the file does: the same
@@ -310,11 +300,22 @@ public final class AssetWriter: @unchecked Sendable {
     ///   the start of the streams, their first keyframe); what the sink's ``PacketSink/add(_:)``
     ///   throws.
     public func addSink(_ sink: any PacketSink) throws {
-        guard !started && !finished else {
-            throw ReelError(.alreadyRunning, "a sink can be added to a writer only before anything is appended")
+        guard !finished else { throw ReelError(.alreadyRunning, "the writer has finished") }
+        try encoder.addSink(sink)
+    }
+
+    /// Takes the packets of the writer's encoders into its file.
+    private final class FileFeed: PacketSink {
+        unowned let writer: AssetWriter
+        init(writer: AssetWriter) { self.writer = writer }
+        func add(_ stream: EncodedStream) throws {}
+        func write(_ packet: EncodedPacket) throws {
+            switch packet.stream.kind {
+            case .video: try writer.emitVideo(packet)
+            case .audio: try writer.emitAudio(packet, track: packet.stream.index - (writer.video == nil ? 0 : 1))
+            }
         }
-        for stream in try streams { try sink.add(stream) }
-        sinks.append(sink)
+        func finish() throws {}
     }
 
     /// The frame rate of the video track.
@@ -339,12 +340,8 @@ public final class AssetWriter: @unchecked Sendable {
         if firstVideoIndex < 0 { firstVideoIndex = index }
         lastVideoIndex = index
         videoFrames += 1
-        started = true
         inEncoder.append(index)
-        try advisingRecoveryWhenFull {
-            try video.send(frame, index: index)
-            try drainVideo(video)
-        }
+        try advisingRecoveryWhenFull { try encoder.encodeVideo(frame, index: index) }
         return true
     }
 
@@ -368,27 +365,12 @@ public final class AssetWriter: @unchecked Sendable {
     public func appendAudio(_ buffer: AudioBuffer, track: Int) throws {
         guard audio.indices.contains(track) else { throw ReelError(.invalidConfiguration, "no audio track \(track)") }
         try audio[track].checkFits(buffer)
-        started = true
-        try advisingRecoveryWhenFull {
-            try audio[track].send(buffer)
-            try drainAudio(track)
-        }
+        try advisingRecoveryWhenFull { try encoder.appendAudio(buffer, track: track) }
     }
 
-    /// Takes every packet the video encoder has ready.
-    private func drainVideo(_ video: VideoEncoder) throws {
-        while case .packet(let packet) = try video.receive() { try emitVideo(packet) }
-    }
-
-    /// Takes every packet audio track `track`'s encoder has ready.
-    private func drainAudio(_ track: Int) throws {
-        while case .packet(let packet) = try audio[track].receive() { try emitAudio(packet, track: track) }
-    }
-
-    /// A video packet out of the encoder: handed to the sinks, and written, or under a size
-    /// limit held until its group is complete.
+    /// A video packet out of the encoder: written, or under a size limit held until its group
+    /// is complete.
     private func emitVideo(_ packet: EncodedPacket) throws {
-        for sink in sinks { try sink.write(packet) }
         let index = packet.pts
         if let i = inEncoder.firstIndex(of: index) { inEncoder.remove(at: i) }
         highestOut = max(highestOut, index)
@@ -429,7 +411,6 @@ public final class AssetWriter: @unchecked Sendable {
     }
 
     private func emitAudio(_ packet: EncodedPacket, track: Int) throws {
-        for sink in sinks { try sink.write(packet) }
         if let limit = configuration.maximumFileSize {
             guard !isFull else { return }
             guard projectedFileSize(adding: Int64(packet.byteCount), packets: 1) <= limit else {
@@ -505,16 +486,10 @@ public final class AssetWriter: @unchecked Sendable {
     }
 
     private func drainAndFinalise() throws -> Summary {
-        if let video {
-            try video.finish()
-            try drainVideo(video)
-        }
+        try encoder.finishVideo()
         if !heldPackets.isEmpty { try writeHeldPackets() }
-        for (i, a) in audio.enumerated() {
-            try a.finish()
-            try drainAudio(i)
-        }
-        for sink in sinks { try sink.finish() }
+        try encoder.finishAudio()
+        try encoder.finishSinks()
         try muxer.finish()
         // Finished on purpose: it replaces the file even if it holds nothing.
         try takeTheFilesName(finishing: true)
@@ -555,7 +530,7 @@ public final class AssetWriter: @unchecked Sendable {
         finished = true
         heldPackets = []
         // The sinks keep what they took (a replay buffer can still be saved).
-        for sink in sinks { try? sink.finish() }
+        encoder.abandon()
         muxer.abandon()
         // Nothing was written over the file it was to replace: that stays, and the new one,
         // which holds no packet, goes.

@@ -10,21 +10,37 @@ final class SyntheticRecording {
     static let size = PixelSize(width: 320, height: 240)
     static let rate = FrameRate(30)
     static let samplesPerFrame = 1600
-    let writer: AssetWriter
+    /// The file's writer, for a recording into a file.
+    private(set) var fileWriter: AssetWriter?
+    /// The encoder, for a recording into sinks only.
+    private(set) var encoder: StreamEncoder?
+    var writer: AssetWriter { fileWriter! }
     let beeps = BeepSchedule()
     private let pool = FramePool(format: .yuv420p, size: SyntheticRecording.size, capacity: 2)
     private let tone = ToneSource()
     /// Frames fed so far (the next frame's number).
     private(set) var fed: Int64 = 0
 
-    init(_ url: URL, container: Container = .mp4, preset: String? = nil) throws {
+    static func tracks(preset: String?) -> (AssetWriter.VideoTrack, AssetWriter.AudioTrack) {
         var video = VideoSettings(codec: .h264, frameRate: Self.rate)
         video.preset = preset
         video.keyframeInterval = ReplayBuffer.recommendedKeyframeInterval(at: Self.rate)
-        let audio = AssetWriter.AudioTrack(settings: AudioSettings(codec: container == .mkv ? .opus : .aac), inputFormat: AudioFormat())
-        writer = try AssetWriter(configuration: AssetWriter.Configuration(
-            url: url, container: container,
-            video: AssetWriter.VideoTrack(settings: video, inputFormat: .yuv420p, inputSize: Self.size), audio: [audio]))
+        return (AssetWriter.VideoTrack(settings: video, inputFormat: .yuv420p, inputSize: Self.size),
+                AssetWriter.AudioTrack(settings: AudioSettings(codec: .aac), inputFormat: AudioFormat()))
+    }
+
+    /// A recording into the file `url` (and the sinks added to its writer).
+    init(_ url: URL, preset: String? = nil) throws {
+        let (video, audio) = Self.tracks(preset: preset)
+        fileWriter = try AssetWriter(configuration: AssetWriter.Configuration(url: url, video: video, audio: [audio]))
+    }
+
+    /// A recording into the sinks of a stream encoder only.
+    init(sinks: [any PacketSink], preset: String? = nil) throws {
+        let (video, audio) = Self.tracks(preset: preset)
+        let encoder = try StreamEncoder(video: video, audio: [audio])
+        for sink in sinks { try encoder.addSink(sink) }
+        self.encoder = encoder
     }
 
     /// Feeds `count` more frames and the audio that goes with them.
@@ -33,7 +49,7 @@ final class SyntheticRecording {
             let time = Self.rate.time(ofFrame: fed)
             guard let frame = pool.makeFrame() else { throw ReelError(.encodingFailed, "the test's frame pool is empty") }
             TestPattern.draw(index: fed, flash: beeps.isBeeping(at: time), into: frame)
-            try writer.appendVideo(frame, at: time)
+            if let encoder { try encoder.appendVideo(frame, at: time) } else { try writer.appendVideo(frame, at: time) }
             var samples: [Float] = []
             samples.reserveCapacity(2 * Self.samplesPerFrame)
             let first = Int(fed) * Self.samplesPerFrame
@@ -41,8 +57,8 @@ final class SyntheticRecording {
                 let v = tone.value(atSample: Int64(n))
                 samples += [v, v]
             }
-            try writer.appendAudio(AudioBuffer(format: AudioFormat(), presentationTime: .zero, data: samples.withUnsafeBytes { Array($0) }),
-                                   track: 0)
+            let buffer = AudioBuffer(format: AudioFormat(), presentationTime: .zero, data: samples.withUnsafeBytes { Array($0) })
+            if let encoder { try encoder.appendAudio(buffer, track: 0) } else { try writer.appendAudio(buffer, track: 0) }
             fed += 1
         }
     }
@@ -213,5 +229,20 @@ final class SyntheticRecording {
             _ = try SyntheticRecording(dir.url.appendingPathComponent("two.mp4"), preset: "ultrafast")
             #expect(census.videoEncoders == 2 && census.audioEncoders == 2)
         }
+    }
+
+    @Test func aReplayBufferNeedsNoFile() async throws {
+        let dir = try TemporaryDirectory()
+        let census = EncoderCensus()
+        let ring = try ReplayBuffer(duration: MediaTime(value: 30, timescale: 1))
+        let recording = try EncoderCensus.$current.withValue(census) { try SyntheticRecording(sinks: [ring]) }
+        try recording.feed(40 * 30)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).isEmpty, "nothing is written until asked")
+        try recording.encoder?.finish()
+        let saved = try await ring.save(to: dir.url.appendingPathComponent("replay.mkv"))
+        let file = try check(saved.url, summary: saved)
+        #expect(file.last == recording.fed - 1)
+        expectWindow(file, fedBefore: recording.fed, fedAfter: recording.fed, lag: 0)
+        #expect(census.videoEncoders == 1 && census.audioEncoders == 1)
     }
 }
