@@ -161,6 +161,9 @@ final class Muxer: PacketSink {
     /// may choose its own).
     func timeBase(ofStream index: Int) -> AVRational { context.pointee.streams[index]!.pointee.time_base }
 
+    /// The codec parameters of output stream `index`.
+    func codecParameters(ofStream index: Int) -> AVCodecParameters { context.pointee.streams[index]!.pointee.codecpar.pointee }
+
     /// Whether output stream `index` is video.
     func isVideo(stream index: Int) -> Bool {
         context.pointee.streams[index]!.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO

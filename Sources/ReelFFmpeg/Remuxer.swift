@@ -91,7 +91,6 @@ public enum Remuxer {
             let index = Int(packet.pointee.stream_index)
             guard index < mapping.count, mapping[index] >= 0 else { continue }
             let inStream = ctx.pointee.streams[index]!
-            let outStream = muxer.context.pointee.streams[mapping[index]]!
             let tb = muxer.timeBase(ofStream: mapping[index])
             av_packet_rescale_ts(packet, inStream.pointee.time_base, tb)
             if shift != .zero {
@@ -108,7 +107,7 @@ public enum Remuxer {
             }
             packet.pointee.stream_index = Int32(mapping[index])
             packet.pointee.pos = -1
-            let par = outStream.pointee.codecpar.pointee
+            let par = muxer.codecParameters(ofStream: mapping[index])
             if par.codec_type == AVMEDIA_TYPE_AUDIO && par.frame_size > 0 && par.sample_rate > 0 {
                 if !seen.contains(index) {
                     seen.insert(index)

@@ -21,7 +21,8 @@ import ReelCore
 /// (a copy of references, quick) and writes the file outside it, so saves overlap each other
 /// and the recording. The saved file starts on the latest keyframe at or before the newest
 /// frame's end − ``duration``, its audio is cut at the sample that matches its first frame
-/// (MP4/MOV: by an edit list; MKV: to the audio packet), its timestamps count from zero, and
+/// (MP4/MOV: by an edit list; MKV: at the first audio packet from there, which starts at most
+/// one packet later, in its place), its timestamps count from zero, and
 /// it ends with the newest frame whose predecessors have all come out of the encoder.
 public final class ReplayBuffer: PacketSink, Sendable {
     /// The keyframe interval advised for recordings with a replay buffer: 2 seconds.
@@ -128,7 +129,7 @@ public final class ReplayBuffer: PacketSink, Sendable {
             // File I/O blocks: it runs on a thread of its own, not on the caller's executor.
             let thread = Thread {
                 continuation.resume(with: Result {
-                    try ReplayWriter.write(ReplayCut(snapshot, duration: self.duration, ended: ended), to: url, container: container,
+                    try ReplayWriter.write(snapshot, duration: self.duration, ended: ended, to: url, container: container,
                                            overwrite: overwrite)
                 })
             }
@@ -140,7 +141,6 @@ public final class ReplayBuffer: PacketSink, Sendable {
     /// ``save(to:container:overwrite:)`` on the calling thread.
     package func saveNow(to url: URL, container: Container? = nil, overwrite: Bool = false) throws -> ReplaySummary {
         let (snapshot, ended) = window.withLock { ($0.snapshot(), $0.ended) }
-        return try ReplayWriter.write(ReplayCut(snapshot, duration: duration, ended: ended), to: url, container: container,
-                                      overwrite: overwrite)
+        return try ReplayWriter.write(snapshot, duration: duration, ended: ended, to: url, container: container, overwrite: overwrite)
     }
 }

@@ -20,11 +20,16 @@ struct ReplayCut {
     /// (the oldest if none is that old) and ends with the newest frame whose predecessors are
     /// all held: frames come out of an encoder out of order (a frame that others refer to
     /// before the frames shown ahead of it), and a file must not miss a frame before its last.
-    /// Audio is what overlaps the video; without video, the last `duration` of it.
+    /// Audio is what overlaps the video: with `trimsByEditList` (MP4, MOV) from the packet that
+    /// holds the first frame's time, whose samples before it the file's edit list hides; else
+    /// (Matroska, which would move every stream later to keep that packet's start) from the
+    /// first packet at or after it, at most one packet (21 ms of AAC) late but in its place.
+    /// Without video, the last `duration` of audio.
     ///
     /// - Throws: `.notRunning` when nothing (no video keyframe, no audio) is held.
     /// `ended` says that the encoders are finished (every frame has come out).
-    init(_ snapshot: [(stream: EncodedStream, packets: [EncodedPacket])], duration: MediaTime, ended: Bool) throws {
+    init(_ snapshot: [(stream: EncodedStream, packets: [EncodedPacket])], duration: MediaTime, ended: Bool,
+         trimsByEditList: Bool) throws {
         var chosen: [(EncodedStream, [EncodedPacket])] = []
         let start: MediaTime, end: MediaTime
         var frames = 0
@@ -43,7 +48,9 @@ struct ReplayCut {
             frames = kept.count
             chosen.append((video.stream, kept))
             for audio in snapshot where audio.stream.kind == .audio {
-                let overlapping = audio.packets.filter { $0.endTime > start && $0.presentationTime < end }
+                let overlapping = audio.packets.filter {
+                    (trimsByEditList ? $0.endTime > start : $0.presentationTime >= start) && $0.presentationTime < end
+                }
                 if !overlapping.isEmpty { chosen.append((audio.stream, overlapping)) }
             }
         } else {

@@ -5,12 +5,16 @@ import ReelCore
 /// times moved so that the cut starts at zero, the file written under a temporary name and
 /// given its own only when complete (never over a file unless told to).
 enum ReplayWriter {
-    static func write(_ cut: ReplayCut, to url: URL, container: Container?, overwrite: Bool) throws -> ReplaySummary {
+    /// Writes the last `duration` of `snapshot` (see ``ReplayCut``; `ended`: the encoders are
+    /// finished) into `url`.
+    static func write(_ snapshot: [(stream: EncodedStream, packets: [EncodedPacket])], duration: MediaTime, ended: Bool,
+                      to url: URL, container: Container?, overwrite: Bool) throws -> ReplaySummary {
         FFmpeg.silenceLibraryLogging()
         guard let container = container ?? Container(pathExtension: url.pathExtension) else {
             throw ReelError(.unsupportedFormat, "unknown file type '.\(url.pathExtension)' for \(url.lastPathComponent)",
                             hint: "name the replay file .mp4, .mov or .mkv, or give its container")
         }
+        let cut = try ReplayCut(snapshot, duration: duration, ended: ended, trimsByEditList: container != .mkv)
         var info = stat()
         if !overwrite && lstat(url.path, &info) == 0 {
             throw ReelError(.fileExists, "\(url.path) already exists", hint: "save the replay under another name, or allow overwriting")
