@@ -26,14 +26,17 @@ struct ReplayCut {
     /// first packet at or after it, at most one packet (21 ms of AAC) late but in its place.
     /// Without video, the last `duration` of audio.
     ///
-    /// - Throws: `.notRunning` when nothing (no video keyframe, no audio) is held.
+    /// - Throws: `.notRunning` when nothing is held: no video keyframe (for streams with video),
+    ///   no audio.
     /// `ended` says that the encoders are finished (every frame has come out).
     init(_ snapshot: [(stream: EncodedStream, packets: [EncodedPacket])], duration: MediaTime, ended: Bool,
          trimsByEditList: Bool) throws {
         var chosen: [(EncodedStream, [EncodedPacket])] = []
         let start: MediaTime, end: MediaTime
         var frames = 0
-        if let video = snapshot.first(where: { $0.stream.kind == .video }), !video.packets.isEmpty {
+        if let video = snapshot.first(where: { $0.stream.kind == .video }) {
+            // A recording with video saves video: none held (not yet, or a byte limit smaller than
+            // one group of pictures) is nothing to save.
             let packets = video.packets
             guard let newest = packets.lazy.map(\.endTime).max(),
                   let first = packets.indices.last(where: { packets[$0].isKeyframe && packets[$0].presentationTime <= newest - duration })
@@ -101,7 +104,7 @@ struct ReplayCut {
     }
 
     private static func nothingYet() -> ReelError {
-        ReelError(.notRunning, "the replay buffer holds nothing to save yet",
-                  hint: "save once the recording has run for a moment (video needs its first keyframe)")
+        ReelError(.notRunning, "the replay buffer holds nothing to save",
+                  hint: "save once the recording has run for a moment (video needs a keyframe); a byte limit smaller than the video between two keyframes keeps nothing")
     }
 }

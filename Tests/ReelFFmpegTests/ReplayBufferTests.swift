@@ -187,9 +187,16 @@ final class SyntheticRecording {
         let dir = try TemporaryDirectory()
         let limit: Int64 = 400_000
         let ring = try ReplayBuffer(duration: MediaTime(value: 30, timescale: 1), maxBytes: limit)
+        // A second ring on the same writer, smaller than one group of pictures: it drops the group
+        // it is filling and waits for the next keyframe, never holding more than its limit.
+        let tiny: Int64 = 30_000
+        let small = try ReplayBuffer(duration: MediaTime(value: 30, timescale: 1), maxBytes: tiny)
         let recording = try SyntheticRecording(dir.url.appendingPathComponent("full.mp4"), preset: "ultrafast")
         try recording.writer.addSink(ring)
+        try recording.writer.addSink(small)
         try recording.feed(40 * 30)
+        #expect(small.statistics.mostBytesHeld <= tiny)
+        #expect(small.statistics.groupsDroppedForSize > 0)
         let stats = ring.statistics
         #expect(stats.groupsDroppedForSize > 0)
         #expect(stats.bytesDroppedForSize > 0)
@@ -201,6 +208,13 @@ final class SyntheticRecording {
         #expect(frames.last == recording.fed - 1)
         #expect(frames.first.map { Array($0...(recording.fed - 1)) == frames } == true, "frames missing or repeated")
         #expect(saved.duration < MediaTime(value: 30, timescale: 1), "the byte limit, not the window, bounds it")
+        do {
+            let little = try await small.save(to: dir.url.appendingPathComponent("tiny.mp4"))
+            let counters = try MediaProbe.decodeLuma(little.url, width: 320, height: 240).compactMap(\.counter)
+            #expect(counters.first.map { Array($0...(recording.fed - 1)) == counters } == true, "frames missing or repeated")
+        } catch let error as ReelError {
+            #expect(error.code == .notRunning, "a ring that holds nothing says so: \(error)")
+        }
     }
 
     @Test func aSaveNeverReplacesAFileUnlessAllowed() async throws {
@@ -251,5 +265,38 @@ final class SyntheticRecording {
         #expect(file.last == recording.fed - 1)
         expectWindow(file, fedBefore: recording.fed, fedAfter: recording.fed, lag: 0)
         #expect(census.videoEncoders == 1 && census.audioEncoders == 1)
+    }
+
+    @Test func anAudioOnlyReplayKeepsItsWindowOfSound() async throws {
+        let dir = try TemporaryDirectory()
+        let ring = try ReplayBuffer(duration: MediaTime(value: 5, timescale: 1))
+        let encoder = try StreamEncoder(video: nil, audio: [AssetWriter.AudioTrack(settings: AudioSettings(codec: .aac), inputFormat: AudioFormat())])
+        try encoder.addSink(ring)
+        let tone = ToneSource()
+        let seconds = 12
+        for second in 0..<seconds {
+            var samples: [Float] = []
+            for n in (second * 48_000)..<((second + 1) * 48_000) {
+                let v = tone.value(atSample: Int64(n))
+                samples += [v, v]
+            }
+            try encoder.appendAudio(AudioBuffer(format: AudioFormat(), presentationTime: .zero, data: samples.withUnsafeBytes { Array($0) }),
+                                    track: 0)
+        }
+        try encoder.finish()
+        let saved = try await ring.save(to: dir.url.appendingPathComponent("sound.mp4"))
+        #expect(saved.videoFrames == 0)
+        let probe = try MediaProbe.probe(saved.url)
+        #expect(probe.videoStreams.isEmpty && probe.audioStreams.count == 1)
+        let decoded = try MediaProbe.decodeAudio(saved.url)
+        let length = Double(decoded.count) / 48_000
+        #expect(length >= 5 && length < 5 + 1024.0 / 48_000, "\(length) s saved of a 5 s window")
+        // The window is the last 5 s: beeps at 7.5 ... 11.5 s of the recording, 1 s apart.
+        let onsets = MediaProbe.beepOnsets(decoded)
+        #expect(onsets.count == 5)
+        let start = saved.start.seconds
+        for (i, onset) in onsets.enumerated() {
+            #expect(abs(start + onset - (7.5 + Double(i))) <= 0.020, "beep \(i) at \(start + onset) s of the recording")
+        }
     }
 }
