@@ -138,8 +138,8 @@ struct ReplayWindow {
                 counters.groupsDroppedForSize += 1
                 counters.bytesDroppedForSize += Int64(dropped)
                 trimAudioToVideo(all: queues[v].isEmpty)
-            } else if let q = queues.indices.filter({ !queues[$0].isEmpty })
-                        .min(by: { queues[$0].live.first!.presentationTime < queues[$1].live.first!.presentationTime }) {
+            } else if let q = queues.indices.compactMap({ q in queues[q].live.first.map { (q, $0.presentationTime) } })
+                        .min(by: { $0.1 < $1.1 })?.0 {
                 let dropped = queues[q].dropFirst(1)
                 bytes -= Int64(dropped)
                 counters.bytesDroppedForSize += Int64(dropped)
