@@ -12,6 +12,11 @@ import ReelSystem
 /// index at the front: in place where space was reserved for the index (no second copy of the
 /// media data, see ``Finalisation``), else by copying. MKV files are written as they are.
 ///
+/// One encode serves more than the file: the writer is a ``StreamEncoder`` whose first sink is
+/// its file; every packet that comes out of the encoders is an ``EncodedPacket`` value,
+/// written into the file and handed to each sink added with ``addSink(_:)`` (a
+/// ``ReplayBuffer``, say), which shares its data without a copy.
+///
 /// An asset writer is used from one thread at a time.
 public final class AssetWriter: @unchecked Sendable {
     /// The description of a video track.
@@ -134,8 +139,10 @@ public final class AssetWriter: @unchecked Sendable {
     /// larger than this holds a complete fragment (MKV: cluster), which plays.
     private var mediaStart: Int64 = 0
     private let muxer: Muxer
-    private let video: VideoEncoder?
-    private let audio: [AudioEncoder]
+    /// The encoders, and the fan-out of their packets to the file and the other sinks.
+    private let encoder: StreamEncoder
+    private var video: VideoEncoder? { encoder.video }
+    private var audio: [AudioEncoder] { encoder.audio }
     private var videoStream = -1
     private var audioStreams: [Int] = []
     private var lastVideoIndex: Int64 = -1
@@ -156,7 +163,8 @@ public final class AssetWriter: @unchecked Sendable {
     private var highestOut: Int64 = -1
     /// Video packets that came out but wait (under a size limit) until every frame shown before
     /// them has come out too, so that they are written, or refused, as a group.
-    private var heldPackets: [Packet] = []
+    private var heldPackets: [EncodedPacket] = []
+
     private var videoFramesMuxed: Int64 = 0
     private var lastMuxedIndex: Int64 = -1
     /// The bytes of the latest video packets between keyframes (for what the encoder still
@@ -222,14 +230,8 @@ public final class AssetWriter: @unchecked Sendable {
         FFmpeg.silenceLibraryLogging()
         try Self.validate(configuration)
         self.configuration = configuration
-        let globalHeader = true  // MP4, MOV and MKV all keep codec headers out of band.
-        if let v = configuration.video {
-            video = try VideoEncoder(settings: v.settings, inputFormat: v.inputFormat, inputSize: v.inputSize, globalHeader: globalHeader)
-        } else {
-            video = nil
-        }
-        audio = try configuration.audio.map { try AudioEncoder(settings: $0.settings, inputFormat: $0.inputFormat, globalHeader: globalHeader) }
-        audioMuxedEnd = Array(repeating: 0, count: audio.count)
+        encoder = try StreamEncoder(video: configuration.video, audio: configuration.audio)
+        audioMuxedEnd = Array(repeating: 0, count: configuration.audio.count)
         // A file to be replaced stays until the recording holds something: the new one is
         // written under a name of its own and takes the file's name with its first packet.
         if configuration.overwrite, Self.isRegularFile(configuration.url) {
@@ -246,9 +248,9 @@ public final class AssetWriter: @unchecked Sendable {
         lock = muxer.takeLock()
         do {
             try alignTrackStarts()
-            if let video { videoStream = try muxer.addStream(encoder: video.context, title: nil) }
-            for (i, a) in audio.enumerated() {
-                audioStreams.append(try muxer.addStream(encoder: a.context, title: configuration.audio[i].title))
+            if let video { videoStream = try muxer.addStream(video.stream) }
+            for a in audio {
+                audioStreams.append(try muxer.addStream(a.stream))
             }
             try muxer.writeHeader(fragmentInterval: configuration.fragmentInterval) { [self] headerSize in
                 if let bytes = configuration.indexReservation { return bytes }
@@ -259,6 +261,7 @@ public final class AssetWriter: @unchecked Sendable {
                 return min(estimate, Int(clamping: limit / 8) / 4096 * 4096)
             }
             mediaStart = muxer.bytesWritten
+            try encoder.addSink(FileFeed(writer: self))
         } catch {
             muxer.abandon()
             unlink(url.path)  // our own new file, nothing recorded (a file it was to replace is untouched)
@@ -281,6 +284,39 @@ public final class AssetWriter: @unchecked Sendable {
         return MP4Finaliser.reservation(duration: configuration.expectedDuration ?? MediaTime(value: 3600, timescale: 1),
                                         frameRate: frameRate, audioPacketRates: packetRates, fragmentInterval: interval,
                                         keyframeInterval: keyframes, baseIndexSize: headerSize)
+    }
+
+    /// The streams of encoded packets this writer makes: its video track's first (if any),
+    /// then its audio tracks' in order.
+    public var streams: [EncodedStream] {
+        get throws { try encoder.streams }
+    }
+
+    /// Adds a sink that takes every packet the encoders make, as the file does: the same
+    /// encode serves both (a ``ReplayBuffer`` beside the recording, say). The sink learns of
+    /// the ``streams`` at once and is finished with the writer. Packets that a size limit keeps
+    /// out of the file still reach the sink.
+    ///
+    /// - Throws: `.alreadyRunning` once video or audio has been appended (the sink would miss
+    ///   the start of the streams, their first keyframe); what the sink's ``PacketSink/add(_:)``
+    ///   throws.
+    public func addSink(_ sink: any PacketSink) throws {
+        guard !finished else { throw ReelError(.alreadyRunning, "the writer has finished") }
+        try encoder.addSink(sink)
+    }
+
+    /// Takes the packets of the writer's encoders into its file.
+    private final class FileFeed: PacketSink {
+        unowned let writer: AssetWriter
+        init(writer: AssetWriter) { self.writer = writer }
+        func add(_ stream: EncodedStream) throws {}
+        func write(_ packet: EncodedPacket) throws {
+            switch packet.stream.kind {
+            case .video: try writer.emitVideo(packet)
+            case .audio: try writer.emitAudio(packet, track: packet.stream.index - (writer.video == nil ? 0 : 1))
+            }
+        }
+        func finish() throws {}
     }
 
     /// The frame rate of the video track.
@@ -306,7 +342,7 @@ public final class AssetWriter: @unchecked Sendable {
         lastVideoIndex = index
         videoFrames += 1
         inEncoder.append(index)
-        try advisingRecoveryWhenFull { try video.encode(frame, index: index) { packet in try emitVideo(packet) } }
+        try advisingRecoveryWhenFull { try encoder.encodeVideo(frame, index: index) }
         return true
     }
 
@@ -330,20 +366,20 @@ public final class AssetWriter: @unchecked Sendable {
     public func appendAudio(_ buffer: AudioBuffer, track: Int) throws {
         guard audio.indices.contains(track) else { throw ReelError(.invalidConfiguration, "no audio track \(track)") }
         try audio[track].checkFits(buffer)
-        try advisingRecoveryWhenFull { try audio[track].append(buffer) { packet in try emitAudio(packet, track: track) } }
+        try advisingRecoveryWhenFull { try encoder.appendAudio(buffer, track: track) }
     }
 
     /// A video packet out of the encoder: written, or under a size limit held until its group
     /// is complete.
-    private func emitVideo(_ packet: UnsafeMutablePointer<AVPacket>) throws {
-        let index = packet.pointee.pts
+    private func emitVideo(_ packet: EncodedPacket) throws {
+        let index = packet.pts
         if let i = inEncoder.firstIndex(of: index) { inEncoder.remove(at: i) }
         highestOut = max(highestOut, index)
         // Keyframes are rare and large: what the encoder holds is mostly the frames between.
-        if packet.pointee.flags & AV_PKT_FLAG_KEY == 0 || recentVideoSizes.isEmpty {
+        if !packet.isKeyframe || recentVideoSizes.isEmpty {
             if recentKeyframeOnly { recentVideoSizes = []; recentKeyframeOnly = false }
-            recentVideoSizes.append(Int(packet.pointee.size))
-            recentKeyframeOnly = packet.pointee.flags & AV_PKT_FLAG_KEY != 0
+            recentVideoSizes.append(packet.byteCount)
+            recentKeyframeOnly = packet.isKeyframe
             if recentVideoSizes.count > 30 { recentVideoSizes.removeFirst() }
         }
         guard configuration.maximumFileSize != nil else {
@@ -351,7 +387,7 @@ public final class AssetWriter: @unchecked Sendable {
             return
         }
         guard !isFull else { return }
-        heldPackets.append(try Packet(referencing: packet))
+        heldPackets.append(packet)
         // Complete once no frame shown before the latest one is still in the encoder.
         if inEncoder.first.map({ $0 > highestOut }) ?? true { try writeHeldPackets() }
     }
@@ -360,31 +396,30 @@ public final class AssetWriter: @unchecked Sendable {
     /// drops them and every packet after them.
     private func writeHeldPackets() throws {
         defer { heldPackets = [] }
-        let bytes = heldPackets.reduce(Int64(0)) { $0 + Int64($1.size) }
+        let bytes = heldPackets.reduce(Int64(0)) { $0 + Int64($1.byteCount) }
         if let limit = configuration.maximumFileSize, projectedFileSize(adding: bytes, packets: Int64(heldPackets.count)) > limit {
             isFull = true
             return
         }
-        for packet in heldPackets { try muxVideo(packet.pointer) }
+        for packet in heldPackets { try muxVideo(packet) }
     }
 
-    private func muxVideo(_ packet: UnsafeMutablePointer<AVPacket>) throws {
-        let index = packet.pointee.pts
-        try muxer.write(packet, stream: videoStream, dtsShift: videoDTSShift)
+    private func muxVideo(_ packet: EncodedPacket) throws {
+        try muxer.write(packet.decodedEarlier(by: videoDTSShift), stream: videoStream)
         try takeTheFilesName()
         videoFramesMuxed += 1
-        lastMuxedIndex = max(lastMuxedIndex, index)
+        lastMuxedIndex = max(lastMuxedIndex, packet.pts)
     }
 
-    private func emitAudio(_ packet: UnsafeMutablePointer<AVPacket>, track: Int) throws {
+    private func emitAudio(_ packet: EncodedPacket, track: Int) throws {
         if let limit = configuration.maximumFileSize {
             guard !isFull else { return }
-            guard projectedFileSize(adding: Int64(packet.pointee.size), packets: 1) <= limit else {
+            guard projectedFileSize(adding: Int64(packet.byteCount), packets: 1) <= limit else {
                 isFull = true
                 return
             }
         }
-        let end = packet.pointee.pts + packet.pointee.duration + audio[track].priming
+        let end = packet.pts + packet.durationTicks + audio[track].priming
         try muxer.write(packet, stream: audioStreams[track])
         try takeTheFilesName()
         audioMuxedEnd[track] = max(audioMuxedEnd[track], end)
@@ -452,11 +487,10 @@ public final class AssetWriter: @unchecked Sendable {
     }
 
     private func drainAndFinalise() throws -> Summary {
-        if let video { try video.finish { packet in try emitVideo(packet) } }
+        try encoder.finishVideo()
         if !heldPackets.isEmpty { try writeHeldPackets() }
-        for (i, a) in audio.enumerated() {
-            try a.finish { packet in try emitAudio(packet, track: i) }
-        }
+        try encoder.finishAudio()
+        try encoder.finishSinks()
         try muxer.finish()
         // Finished on purpose: it replaces the file even if it holds nothing.
         try takeTheFilesName(finishing: true)
@@ -496,6 +530,8 @@ public final class AssetWriter: @unchecked Sendable {
         guard !finished else { return }
         finished = true
         heldPackets = []
+        // The sinks keep what they took (a replay buffer can still be saved).
+        encoder.abandon()
         muxer.abandon()
         // Nothing was written over the file it was to replace: that stays, and the new one,
         // which holds no packet, goes.

@@ -4,8 +4,10 @@ import ReelCore
 /// One libavcodec audio encoder, with resampling (libswresample) from the source's format to
 /// the encoder's and a FIFO that cuts the stream into the encoder's frame size.
 ///
-/// Audio handed to ``append(_:emit:)`` is taken as contiguous: presentation times of the
-/// encoded frames count samples from zero. Gaps and overlaps are the caller's to resolve.
+/// Audio handed to ``send(_:)`` is taken as contiguous: presentation times of the encoded
+/// frames count samples from zero. Gaps and overlaps are the caller's to resolve. Packets come
+/// out as values through ``receive()``, which feeds the encoder from the FIFO as it needs;
+/// ``finish()`` flushes.
 final class AudioEncoder {
     let context: UnsafeMutablePointer<AVCodecContext>
     let settings: AudioSettings
@@ -19,12 +21,20 @@ final class AudioEncoder {
     private var scratchCapacity = 0
     private var samplesSent: Int64 = 0
     private let frameSize: Int32
+    /// The stream of the packets this encoder gives; set once the encoder is open.
+    private var openedStream: EncodedStream?
+    /// Where the encoder is in its life: taking audio, finishing (the FIFO's rest still to go
+    /// in, then the flush), flushed.
+    private enum Phase { case taking, finishing, flushed }
+    private var phase = Phase.taking
 
     static func encoderName(for codec: AudioCodec) -> String {
         codec == .aac ? "aac" : "libopus"
     }
 
-    init(settings: AudioSettings, inputFormat: AudioFormat, globalHeader: Bool) throws {
+    /// Opens an encoder for `settings` taking audio of `inputFormat`; its packets belong to
+    /// stream number `streamIndex` of the owner, titled `title`.
+    init(settings: AudioSettings, inputFormat: AudioFormat, globalHeader: Bool, streamIndex: Int = 0, title: String? = nil) throws {
         try settings.validate()
         let name = Self.encoderName(for: settings.codec)
         guard let codec = avcodec_find_encoder_by_name(name) else {
@@ -48,6 +58,8 @@ final class AudioEncoder {
         context.pointee.time_base = AVRational(num: 1, den: Int32(settings.sampleRate))
         if globalHeader { context.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER) }
         try FFmpeg.check(avcodec_open2(context, codec, nil), "cannot open the \(name) encoder", code: .invalidConfiguration)
+        EncoderCensus.noteOpened(video: false)
+        openedStream = try EncodedStream(encoder: context, index: streamIndex, title: title)
         frameSize = context.pointee.frame_size > 0 ? context.pointee.frame_size : 1024
 
         var inLayout = AVChannelLayout()
@@ -109,10 +121,20 @@ final class AudioEncoder {
                         hint: "hand the writer audio in the format its audio track was configured with")
     }
 
-    /// Converts and queues `buffer`, encoding every whole frame that is ready.
+    /// The stream of the packets this encoder gives.
+    var stream: EncodedStream {
+        get throws {
+            guard let openedStream else { throw ReelError(.encodingFailed, "the audio encoder is not open") }
+            return openedStream
+        }
+    }
+
+    /// Converts and queues `buffer`; ``receive()`` encodes it a frame at a time.
     ///
-    /// - Throws: `.invalidConfiguration` for audio that does not fit (see ``checkFits(_:)``).
-    func append(_ buffer: AudioBuffer, emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+    /// - Throws: `.invalidConfiguration` for audio that does not fit (see ``checkFits(_:)``),
+    ///   `.notRunning` after ``finish()``.
+    func send(_ buffer: AudioBuffer) throws {
+        guard phase == .taking else { throw ReelError(.notRunning, "the audio encoder has been finished") }
         try checkFits(buffer)
         let inCount = Int32(buffer.frameCount)
         guard inCount > 0 else { return }
@@ -123,15 +145,51 @@ final class AudioEncoder {
                 return resampler.convert(&input, count: inCount, into: out, capacity: capacity)
             }
         }
-        try drain(final: false, emit: emit)
     }
 
-    /// Flushes the resampler and the encoder.
-    func finish(emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+    /// Tells the encoder that no more audio comes: the resampler's rest goes into the FIFO, and
+    /// ``receive()`` gives everything (the last frame may be short), then `.endOfStream`.
+    func finish() throws {
+        guard phase == .taking else { return }
         try writeLeadingSilence()
         try convert(count: 0) { out, capacity in resampler.convert(nil, count: 0, into: out, capacity: capacity) }
-        try drain(final: true, emit: emit)
-        try send(nil, emit: emit)
+        phase = .finishing
+    }
+
+    /// The next packet, or `.needsInput` (less than a frame queued) or `.endOfStream`
+    /// (finished and empty). Feeds the encoder from the FIFO as it asks.
+    func receive() throws -> EncoderOutput {
+        while true {
+            let r = avcodec_receive_packet(context, packet)
+            if r == FFmpeg.eof { return .endOfStream }
+            if r != FFmpeg.eagain {
+                try FFmpeg.check(r, "the audio encoder failed")
+                return .packet(try EncodedPacket(taking: packet, stream: stream))
+            }
+            let queued = av_audio_fifo_size(fifo)
+            if queued >= frameSize || (phase == .finishing && queued > 0) {
+                try sendFrameFromFIFO()
+            } else if phase == .finishing {
+                try FFmpeg.check(avcodec_send_frame(context, nil), "the audio encoder cannot be flushed")
+                phase = .flushed
+            } else {
+                return .needsInput
+            }
+        }
+    }
+
+    /// Hands the encoder the next frame (or the short last one) from the FIFO.
+    private func sendFrameFromFIFO() throws {
+        try FFmpeg.check(av_frame_make_writable(frame), "cannot reuse the audio frame")
+        let n = min(frameSize, av_audio_fifo_size(fifo))
+        let read = withUnsafeMutablePointer(to: &frame.pointee.data) { data in
+            data.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 8) { av_audio_fifo_read(fifo, $0, n) }
+        }
+        frame.pointee.nb_samples = read
+        frame.pointee.pts = samplesSent - leadingSilence
+        samplesSent += Int64(read)
+        defer { frame.pointee.nb_samples = frameSize }
+        try FFmpeg.check(avcodec_send_frame(context, frame), "the audio encoder refused a frame")
     }
 
     private func convert(count: Int32, _ body: (UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, Int32) -> Int32) throws {
@@ -176,24 +234,5 @@ final class AudioEncoder {
         var pointers = [UnsafeMutableRawPointer?](repeating: zeros, count: planes)
         let written = av_audio_fifo_write(fifo, &pointers, count)
         guard written == count else { throw ReelError(.encodingFailed, "the audio FIFO is full") }
-    }
-
-    private func drain(final: Bool, emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        while av_audio_fifo_size(fifo) >= frameSize || (final && av_audio_fifo_size(fifo) > 0) {
-            try FFmpeg.check(av_frame_make_writable(frame), "cannot reuse the audio frame")
-            let n = min(frameSize, av_audio_fifo_size(fifo))
-            let read = withUnsafeMutablePointer(to: &frame.pointee.data) { data in
-                data.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 8) { av_audio_fifo_read(fifo, $0, n) }
-            }
-            frame.pointee.nb_samples = read
-            frame.pointee.pts = samplesSent - leadingSilence
-            samplesSent += Int64(read)
-            try send(frame, emit: emit)
-            frame.pointee.nb_samples = frameSize
-        }
-    }
-
-    private func send(_ frame: UnsafeMutablePointer<AVFrame>?, emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        try FFmpeg.encode(frame, with: context, into: packet, what: "the audio encoder", emit: emit)
     }
 }

@@ -22,26 +22,17 @@ final class CopyingJoiner {
 
     init(url: URL, container: Container, first: ClipFacts, input: InputFile, reservedIndexSize: Int?) throws {
         self.reservedIndexSize = reservedIndexSize
-        muxer = try Muxer(url: url, container: container, overwrite: false)
-        // The muxer opened the file it had just created with O_TRUNC. For a truncated file ext4
-        // writes all the data out when it is closed (its guard for files replaced in place),
-        // which here would add a tenth of a second per 500 MB for nothing: reopen the file,
-        // still empty, without truncating.
-        avio_closep(&muxer.context.pointee.pb)
-        var options: OpaquePointer? = nil
-        defer { av_dict_free(&options) }
-        av_dict_set(&options, "truncate", "0", 0)
-        let opened = avio_open2(&muxer.context.pointee.pb, url.path, AVIO_FLAG_WRITE, nil, &options)
-        if opened < 0 { throw FFmpeg.error(opened, "cannot open \(url.path) for writing", code: .ioFailure) }
+        // Reopened without truncating: see ``Muxer``'s `truncating`.
+        muxer = try Muxer(url: url, container: container, overwrite: false, truncating: false)
         packetOwner = try Packet()
         lastDTS = Array(repeating: Int64.min, count: first.streams.count)
         decodedEnd = Array(repeating: nil, count: first.streams.count)
         for facts in first.streams {
-            let stream = try Remuxer.addStream(copying: input.context.pointee.streams[facts.index]!, of: input.url, to: muxer)
+            let stream = try muxer.addStream(copying: input.context.pointee.streams[facts.index]!, of: input.url)
             timeBases.append(stream.pointee.time_base)
         }
-        av_dict_copy(&muxer.context.pointee.metadata, input.context.pointee.metadata, 0)
-        try Remuxer.writeHeader(muxer, fastStart: true, reservedIndexSize: reservedIndexSize)
+        muxer.copyMetadata(of: input)
+        try muxer.writeHeader(fastStart: true, reservedIndexSize: reservedIndexSize)
     }
 
     /// Copies every packet of `clip` to the end of the timeline. With `silence`, the clip's
@@ -128,11 +119,8 @@ final class CopyingJoiner {
                 }
             }
 
-            packet.pointee.stream_index = Int32(j)
-            packet.pointee.pos = -1
             packet.pointee.flags &= ~AV_PKT_FLAG_DISCARD
-            let stream = muxer.context.pointee.streams[j]!
-            let out = stream.pointee.time_base
+            let out = muxer.timeBase(ofStream: j)
             var outPTS = av_rescale_q(base + start, tb, out)
             var outDTS = av_rescale_q(base + decode, tb, out)
             if lastDTS[j] != Int64.min && outDTS <= lastDTS[j] {
@@ -150,7 +138,7 @@ final class CopyingJoiner {
             packet.pointee.dts = outDTS
             packet.pointee.duration = av_rescale_q(duration, tb, out)
             if facts.kind == .video { videoPackets += 1 }
-            try FFmpeg.check(av_interleaved_write_frame(muxer.context, packet), "cannot write \(muxer.url.lastPathComponent)", code: .ioFailure)
+            try muxer.write(demuxed: packet, stream: j)
         }
         // A file cut short may end without an error: it then holds fewer packets than its index says.
         for (j, facts) in clip.streams.enumerated() where facts.packetCount > 0 && read[j] < facts.packetCount {
@@ -162,16 +150,11 @@ final class CopyingJoiner {
 
     /// Writes the index (at the front of an MP4/MOV) and closes the file.
     func finish() throws {
-        let r = av_write_trailer(muxer.context)
-        if r == reel_averror(EINVAL) && reservedIndexSize != nil { throw IndexReservationTooSmall() }
-        try FFmpeg.check(r, "cannot finish \(muxer.url.lastPathComponent)", code: .ioFailure)
-        if let pb = muxer.context.pointee.pb {
-            avio_flush(pb)
-            if pb.pointee.error < 0 {
-                throw FFmpeg.error(pb.pointee.error, "cannot write \(muxer.url.lastPathComponent)", code: .ioFailure)
-            }
+        do {
+            try muxer.finish()
+        } catch let error as ReelError where error.averror == reel_averror(EINVAL) && reservedIndexSize != nil {
+            throw IndexReservationTooSmall()
         }
-        muxer.abandon()
     }
 }
 

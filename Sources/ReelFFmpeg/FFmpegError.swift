@@ -43,21 +43,6 @@ enum FFmpeg {
         return ReelError(code, "\(what): \(describe(result))", hint: hint, errno: errnoValue, averror: result)
     }
 
-    /// Sends `frame` (or `nil` to drain) to an encoder and hands every packet that comes out
-    /// to `emit`; EAGAIN and end of stream are expected outcomes, not errors.
-    static func encode(_ frame: UnsafeMutablePointer<AVFrame>?, with context: UnsafeMutablePointer<AVCodecContext>,
-                       into packet: UnsafeMutablePointer<AVPacket>, what: String,
-                       emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        try check(avcodec_send_frame(context, frame), "\(what) refused a frame")
-        while true {
-            let r = avcodec_receive_packet(context, packet)
-            if r == eagain || r == eof { return }
-            try check(r, "\(what) failed")
-            defer { av_packet_unref(packet) }
-            try emit(packet)
-        }
-    }
-
     static let eagain = reel_averror_eagain()
     static let eof = reel_averror_eof()
     static let noPTS = reel_av_nopts_value()

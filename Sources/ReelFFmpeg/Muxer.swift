@@ -3,8 +3,15 @@ internal import CFFmpeg
 import ReelCore
 import ReelSystem
 
-/// One libavformat output: an `AVFormatContext` and its `AVIOContext`.
-final class Muxer {
+/// One libavformat output: an `AVFormatContext` and its `AVIOContext`, and the one path by
+/// which Reel writes packets into a file.
+///
+/// Recording (``AssetWriter``), remuxing and finalising (``Remuxer``), joining clips
+/// (``CopyingJoiner``, and ``ReencodingJoiner`` through its writer) and saving a replay
+/// (``ReplayBuffer``) all add their streams, write their header, their packets and their
+/// trailer here. As a ``PacketSink`` it takes ``EncodedPacket`` values; packets read from a
+/// file go through ``write(demuxed:stream:)``; both end in the same interleaving write.
+final class Muxer: PacketSink {
     let context: UnsafeMutablePointer<AVFormatContext>
     let url: URL
     let container: Container
@@ -19,6 +26,10 @@ final class Muxer {
     /// The lock that marks the file as being written (see ``RecordingLock``), until it is closed
     /// or an owner that finalises the file afterwards takes it over (``takeLock()``).
     private var lock: RecordingLock?
+    /// The output stream of each ``EncodedStream`` added as a sink.
+    private var streamIndices: [ObjectIdentifier: Int] = [:]
+    /// The packet handed to libavformat, which takes over the data reference it holds.
+    private let scratch: Packet
 
     /// The libavformat muxer name for a container.
     static func formatName(_ container: Container) -> String {
@@ -33,8 +44,16 @@ final class Muxer {
     /// and the creation are one atomic step, so nobody's file is ever truncated by mistake, and
     /// a file that another program is writing is never replaced. The file is locked as being
     /// written (see ``RecordingLock``) until it is closed.
-    init(url: URL, container: Container, overwrite: Bool) throws {
+    ///
+    /// `truncating` false opens the file just created without `O_TRUNC`: for a truncated file
+    /// ext4 writes all the data out when it is closed (its guard for files replaced in place),
+    /// which for a file as big as a merge adds a tenth of a second per 500 MB for nothing.
+    init(url: URL, container: Container, overwrite: Bool, truncating: Bool = true) throws {
         let lock = try RecordingLock.createFile(at: url, overwrite: overwrite)
+        guard let scratch = try? Packet() else {
+            lock.release()
+            throw ReelError(.encodingFailed, "cannot allocate a packet", hint: "the system is out of memory")
+        }
         var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
         let allocated = avformat_alloc_output_context2(&ctx, nil, Self.formatName(container), url.path)
         guard allocated >= 0, let ctx else {
@@ -45,7 +64,11 @@ final class Muxer {
         self.url = url
         self.container = container
         self.lock = lock
-        let opened = avio_open(&ctx.pointee.pb, url.path, AVIO_FLAG_WRITE)
+        self.scratch = scratch
+        var options: OpaquePointer? = nil
+        defer { av_dict_free(&options) }
+        if !truncating { av_dict_set(&options, "truncate", "0", 0) }
+        let opened = avio_open2(&ctx.pointee.pb, url.path, AVIO_FLAG_WRITE, nil, &options)
         if opened < 0 {
             throw FFmpeg.error(opened, "cannot open \(url.path) for writing", code: .ioFailure)
         }
@@ -64,23 +87,69 @@ final class Muxer {
         return lock
     }
 
-    /// Adds a stream with the parameters of an opened encoder; returns its index.
-    func addStream(encoder: UnsafeMutablePointer<AVCodecContext>, title: String?) throws -> Int {
-        guard let stream = avformat_new_stream(context, nil) else {
+    /// Adds a stream for the packets of `stream` (``PacketSink``).
+    func add(_ stream: EncodedStream) throws {
+        _ = try addStream(stream)
+    }
+
+    /// Adds a stream for the packets of `stream`; returns its index in the file.
+    @discardableResult
+    func addStream(_ stream: EncodedStream) throws -> Int {
+        guard let output = avformat_new_stream(context, nil) else {
             throw ReelError(.encodingFailed, "cannot add a stream to \(url.lastPathComponent)")
         }
-        try FFmpeg.check(avcodec_parameters_from_context(stream.pointee.codecpar, encoder), "cannot copy codec parameters")
-        stream.pointee.codecpar.pointee.codec_tag = Self.codecTag(for: encoder.pointee.codec_id, in: container)
-        stream.pointee.time_base = encoder.pointee.time_base
-        if encoder.pointee.codec_type == AVMEDIA_TYPE_VIDEO {
-            stream.pointee.avg_frame_rate = encoder.pointee.framerate
+        try FFmpeg.check(avcodec_parameters_copy(output.pointee.codecpar, stream.parameters.pointer), "cannot copy codec parameters")
+        output.pointee.codecpar.pointee.codec_tag = Self.codecTag(for: stream.parameters.pointer.pointee.codec_id, in: container)
+        output.pointee.time_base = stream.avTimeBase
+        if let rate = stream.frameRate { output.pointee.avg_frame_rate = AVRational(num: rate.frames, den: rate.per) }
+        if let title = stream.title {
+            av_dict_set(&output.pointee.metadata, "title", title, 0)
+            av_dict_set(&output.pointee.metadata, "handler_name", title, 0)  // what MP4/MOV keep
         }
-        if let title {
-            av_dict_set(&stream.pointee.metadata, "title", title, 0)
-            av_dict_set(&stream.pointee.metadata, "handler_name", title, 0)  // what MP4/MOV keep
+        codecTimeBases.append(stream.avTimeBase)
+        let index = Int(output.pointee.index)
+        streamIndices[ObjectIdentifier(stream)] = index
+        return index
+    }
+
+    /// Adds a stream with the codec parameters, time base, frame rate, disposition and metadata
+    /// of `input` (a stream of the file `source`), for copying its packets; returns it.
+    func addStream(copying input: UnsafeMutablePointer<AVStream>, of source: URL) throws -> UnsafeMutablePointer<AVStream> {
+        let par = input.pointee.codecpar.pointee
+        // An MP4/MOV Opus track needs the 19-byte OpusHead. libavformat 5.1 finds out only when
+        // writing the index, and leaks 1.3 KB on the way out: refuse such a stream up front.
+        if par.codec_id == AV_CODEC_ID_OPUS && container != .mkv && par.extradata_size < 19 {
+            throw ReelError(.invalidMedia, "the Opus audio of \(source.path) has a damaged header (\(par.extradata_size) bytes, at least 19 expected)",
+                            hint: "check that the file is complete, or write an .mkv")
         }
-        codecTimeBases.append(encoder.pointee.time_base)
-        return Int(stream.pointee.index)
+        guard let output = avformat_new_stream(context, nil) else {
+            throw ReelError(.encodingFailed, "cannot add a stream to \(url.lastPathComponent)")
+        }
+        try FFmpeg.check(avcodec_parameters_copy(output.pointee.codecpar, input.pointee.codecpar), "cannot copy stream parameters")
+        output.pointee.codecpar.pointee.codec_tag = Self.codecTag(for: par.codec_id, in: container)
+        output.pointee.time_base = input.pointee.time_base
+        output.pointee.avg_frame_rate = input.pointee.avg_frame_rate
+        output.pointee.disposition = input.pointee.disposition
+        av_dict_copy(&output.pointee.metadata, input.pointee.metadata, 0)
+        codecTimeBases.append(input.pointee.time_base)
+        return output
+    }
+
+    /// Copies the file-level metadata of `input` (a file being copied).
+    func copyMetadata(of input: InputFile) {
+        av_dict_copy(&context.pointee.metadata, input.context.pointee.metadata, 0)
+    }
+
+    /// The time base of output stream `index` (valid once the header is written: the container
+    /// may choose its own).
+    func timeBase(ofStream index: Int) -> AVRational { context.pointee.streams[index]!.pointee.time_base }
+
+    /// The codec parameters of output stream `index`.
+    func codecParameters(ofStream index: Int) -> AVCodecParameters { context.pointee.streams[index]!.pointee.codecpar.pointee }
+
+    /// Whether output stream `index` is video.
+    func isVideo(stream index: Int) -> Bool {
+        context.pointee.streams[index]!.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO
     }
 
     /// Where the space reserved for the final index lies (a `free` box right after the
@@ -126,16 +195,55 @@ final class Muxer {
         }
     }
 
-    /// Writes an encoded packet of stream `index`, converting its times from the encoder's time base.
-    /// `dtsShift` ticks of the encoder's time base are taken off the packet's decoding time.
-    func write(_ packet: UnsafeMutablePointer<AVPacket>, stream index: Int, dtsShift: Int64 = 0) throws {
-        let stream = context.pointee.streams[index]!
-        if dtsShift != 0 && packet.pointee.dts != FFmpeg.noPTS { packet.pointee.dts -= dtsShift }
-        packet.pointee.stream_index = Int32(index)
-        if earliestDecodeTime == nil || firstPacketSeen.count <= index || !firstPacketSeen[index] {
-            noteFirstPacket(packet, stream: index)
+    /// Writes the header of a file of copied or saved streams; with `fastStart` an MP4/MOV gets
+    /// its index at the front when it is finished: in `reservedIndexSize` bytes left for it
+    /// after the header if given (one pass; the trailer fails with `EINVAL` if it does not fit),
+    /// else by moving the media data behind it (a second pass over the file).
+    func writeHeader(fastStart: Bool, reservedIndexSize: Int? = nil) throws {
+        var options: OpaquePointer? = nil
+        defer { av_dict_free(&options) }
+        if fastStart && container != .mkv {
+            if let reservedIndexSize {
+                av_dict_set(&options, "moov_size", String(reservedIndexSize), 0)
+            } else {
+                av_dict_set(&options, "movflags", "faststart", 0)
+            }
         }
-        av_packet_rescale_ts(packet, codecTimeBases[index], stream.pointee.time_base)
+        try FFmpeg.check(avformat_write_header(context, &options), "cannot write \(url.lastPathComponent)", code: .ioFailure)
+        headerWritten = true
+    }
+
+    /// Writes `packet` (``PacketSink``), into the stream added for its ``EncodedStream``.
+    func write(_ packet: EncodedPacket) throws {
+        guard let index = streamIndices[ObjectIdentifier(packet.stream)] else {
+            throw ReelError(.invalidConfiguration, "a packet of \(packet.stream) reached \(url.lastPathComponent), which has no such stream")
+        }
+        try write(packet, stream: index)
+    }
+
+    /// Writes `packet` into stream `index`, converting its times from its stream's time base.
+    func write(_ packet: EncodedPacket, stream index: Int) throws {
+        try packet.reference(into: scratch.pointer)
+        defer { scratch.unref() }
+        let p = scratch.pointer
+        p.pointee.stream_index = Int32(index)
+        if firstPacketSeen.count <= index || !firstPacketSeen[index] {
+            noteFirstPacket(p, stream: index)
+        }
+        av_packet_rescale_ts(p, codecTimeBases[index], context.pointee.streams[index]!.pointee.time_base)
+        try interleave(p)
+    }
+
+    /// Writes a packet read from a file into stream `index`; its times are in that stream's
+    /// time base (``timeBase(ofStream:)``) already. libavformat takes the packet's data over.
+    func write(demuxed packet: UnsafeMutablePointer<AVPacket>, stream index: Int) throws {
+        packet.pointee.stream_index = Int32(index)
+        packet.pointee.pos = -1
+        try interleave(packet)
+    }
+
+    /// The one call that hands packets to libavformat.
+    private func interleave(_ packet: UnsafeMutablePointer<AVPacket>) throws {
         payloadBytes += Int64(packet.pointee.size)
         packetCount += 1
         try FFmpeg.check(av_interleaved_write_frame(context, packet), "cannot write to \(url.lastPathComponent)", code: .ioFailure)
@@ -150,7 +258,7 @@ final class Muxer {
     private var firstPacketSeen: [Bool] = []
 
     private func noteFirstPacket(_ packet: UnsafeMutablePointer<AVPacket>, stream index: Int) {
-        if firstPacketSeen.count < codecTimeBases.count { firstPacketSeen = Array(repeating: false, count: codecTimeBases.count) }
+        while firstPacketSeen.count < codecTimeBases.count { firstPacketSeen.append(false) }
         guard !firstPacketSeen[index] else { return }
         firstPacketSeen[index] = true
         let tb = codecTimeBases[index]
@@ -177,6 +285,7 @@ final class Muxer {
         if headerWritten {
             try FFmpeg.check(av_write_trailer(context), "cannot finish \(url.lastPathComponent)", code: .ioFailure)
         }
+        if let pb = context.pointee.pb { avio_flush(pb) }
         if let pb = context.pointee.pb, pb.pointee.error < 0 {
             throw FFmpeg.error(pb.pointee.error, "cannot write to \(url.lastPathComponent)", code: .ioFailure)
         }

@@ -5,9 +5,8 @@ import ReelCore
 /// data it references) in `deinit`.
 ///
 /// A packet is reused: reading or encoding fills it, ``unref()`` empties it for the next one.
-/// Today its fields are read through ``pointer`` inside ReelFFmpeg; encoded packets are to become
-/// owned values handed from encoders to sinks (data, times as `MediaTime`, keyframe flag), and
-/// this type is where that value's storage lives.
+/// It is also the storage of an ``EncodedPacket``: there it holds one reference to the encoded
+/// data and is never changed again, and writers take references of their own from it.
 final class Packet {
     /// The packet, valid for the owner's lifetime. Never freed by anyone else.
     let pointer: UnsafeMutablePointer<AVPacket>

@@ -59,12 +59,12 @@ public enum Remuxer {
             let inStream = ctx.pointee.streams[i]!
             let type = inStream.pointee.codecpar.pointee.codec_type
             guard type == AVMEDIA_TYPE_VIDEO || type == AVMEDIA_TYPE_AUDIO else { continue }
-            let outStream = try addStream(copying: inStream, of: input, to: muxer)
+            let outStream = try muxer.addStream(copying: inStream, of: input)
             mapping[i] = Int(outStream.pointee.index)
             inputTimeBases.append(inStream.pointee.time_base)
         }
-        av_dict_copy(&muxer.context.pointee.metadata, ctx.pointee.metadata, 0)
-        try writeHeader(muxer, fastStart: fastStart)
+        muxer.copyMetadata(of: reader)
+        try muxer.writeHeader(fastStart: fastStart)
 
         let owner = try Packet()
         defer { withExtendedLifetime(owner) {} }
@@ -75,8 +75,9 @@ public enum Remuxer {
         var seen = Set<Int>()
         var videoPackets: Int64 = 0, packets: Int64 = 0
         func write(_ p: UnsafeMutablePointer<AVPacket>) throws {
-            let isVideo = muxer.context.pointee.streams[Int(p.pointee.stream_index)]!.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO
-            try FFmpeg.check(av_interleaved_write_frame(muxer.context, p), "cannot write \(output.lastPathComponent)", code: .ioFailure)
+            let index = Int(p.pointee.stream_index)
+            let isVideo = muxer.isVideo(stream: index)
+            try muxer.write(demuxed: p, stream: index)
             packets += 1
             if isVideo { videoPackets += 1 }
         }
@@ -91,9 +92,8 @@ public enum Remuxer {
             let index = Int(packet.pointee.stream_index)
             guard index < mapping.count, mapping[index] >= 0 else { continue }
             let inStream = ctx.pointee.streams[index]!
-            let outStream = muxer.context.pointee.streams[mapping[index]]!
-            av_packet_rescale_ts(packet, inStream.pointee.time_base, outStream.pointee.time_base)
-            let tb = outStream.pointee.time_base
+            let tb = muxer.timeBase(ofStream: mapping[index])
+            av_packet_rescale_ts(packet, inStream.pointee.time_base, tb)
             if shift != .zero {
                 // av_rescale_q and checked subtraction: a damaged file's times must not trap.
                 let ticks = av_rescale_q(shift.value, AVRational(num: 1, den: shift.timescale), tb)
@@ -108,7 +108,7 @@ public enum Remuxer {
             }
             packet.pointee.stream_index = Int32(mapping[index])
             packet.pointee.pos = -1
-            let par = outStream.pointee.codecpar.pointee
+            let par = muxer.codecParameters(ofStream: mapping[index])
             if par.codec_type == AVMEDIA_TYPE_AUDIO && par.frame_size > 0 && par.sample_rate > 0 {
                 if !seen.contains(index) {
                     seen.insert(index)
@@ -132,50 +132,8 @@ public enum Remuxer {
             try write(first.pointer)
             held[key] = nil
         }
-        try FFmpeg.check(av_write_trailer(muxer.context), "cannot finish \(output.lastPathComponent)", code: .ioFailure)
-        muxer.abandon()
+        try muxer.finish()
         return (videoPackets, packets)
-    }
-}
-
-extension Remuxer {
-    /// Adds to `muxer` a stream with the codec parameters, time base, frame rate, disposition and
-    /// metadata of `input` (a stream of the file `source`), for copying its packets.
-    static func addStream(copying input: UnsafeMutablePointer<AVStream>, of source: URL, to muxer: Muxer) throws -> UnsafeMutablePointer<AVStream> {
-        let par = input.pointee.codecpar.pointee
-        // An MP4/MOV Opus track needs the 19-byte OpusHead. libavformat 5.1 finds out only when
-        // writing the index, and leaks 1.3 KB on the way out: refuse such a stream up front.
-        if par.codec_id == AV_CODEC_ID_OPUS && muxer.container != .mkv && par.extradata_size < 19 {
-            throw ReelError(.invalidMedia, "the Opus audio of \(source.path) has a damaged header (\(par.extradata_size) bytes, at least 19 expected)",
-                            hint: "check that the file is complete, or write an .mkv")
-        }
-        guard let output = avformat_new_stream(muxer.context, nil) else {
-            throw ReelError(.encodingFailed, "cannot add a stream to \(muxer.url.lastPathComponent)")
-        }
-        try FFmpeg.check(avcodec_parameters_copy(output.pointee.codecpar, input.pointee.codecpar), "cannot copy stream parameters")
-        output.pointee.codecpar.pointee.codec_tag = Muxer.codecTag(for: par.codec_id, in: muxer.container)
-        output.pointee.time_base = input.pointee.time_base
-        output.pointee.avg_frame_rate = input.pointee.avg_frame_rate
-        output.pointee.disposition = input.pointee.disposition
-        av_dict_copy(&output.pointee.metadata, input.pointee.metadata, 0)
-        return output
-    }
-
-    /// Writes the header of a file of copied streams; with `fastStart` an MP4/MOV gets its
-    /// index at the front when it is finished: in `reservedIndexSize` bytes left for it after
-    /// the header if given (one pass; the trailer fails with `EINVAL` if it does not fit), else
-    /// by moving the media data behind it (a second pass over the file).
-    static func writeHeader(_ muxer: Muxer, fastStart: Bool, reservedIndexSize: Int? = nil) throws {
-        var options: OpaquePointer? = nil
-        defer { av_dict_free(&options) }
-        if fastStart && muxer.container != .mkv {
-            if let reservedIndexSize {
-                av_dict_set(&options, "moov_size", String(reservedIndexSize), 0)
-            } else {
-                av_dict_set(&options, "movflags", "faststart", 0)
-            }
-        }
-        try FFmpeg.check(avformat_write_header(muxer.context, &options), "cannot write \(muxer.url.lastPathComponent)", code: .ioFailure)
     }
 }
 

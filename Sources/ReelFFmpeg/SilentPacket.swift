@@ -36,7 +36,8 @@ final class SilentPacket {
         // A packet from well after the start, where the encoder has settled on pure silence.
         var packets: [Packet] = []
         let zeros = AudioBuffer.silence(format: format, frameCount: 8 * 1024, at: .zero)
-        try encoder.append(zeros) { p in packets.append(try Packet(referencing: p)) }
+        try encoder.send(zeros)
+        while case .packet(let encoded) = try encoder.receive() { packets.append(encoded.storage) }
         guard packets.count >= 4 else {
             throw ReelError(.encodingFailed, "cannot encode silence for \(stream.codecLabel)")
         }

@@ -4,7 +4,8 @@ import ReelCore
 /// One libavcodec video encoder and the conversion from the source's pixels to its input.
 ///
 /// Owns exactly one `AVCodecContext`, one ``Scaler`` (when the input needs converting), one
-/// ``Packet`` and one reusable `AVFrame`.
+/// ``Packet`` and one reusable `AVFrame`. Frames go in through ``send(_:index:)``, packets come
+/// out as values through ``receive()``; ``finish()`` flushes.
 final class VideoEncoder {
     let context: UnsafeMutablePointer<AVCodecContext>
     let settings: VideoSettings
@@ -17,6 +18,9 @@ final class VideoEncoder {
     private let packetOwner: Packet
     private var packet: UnsafeMutablePointer<AVPacket> { packetOwner.pointer }
     private var scaler: Scaler?
+    /// The stream of the packets this encoder gives; set once the encoder is open.
+    private var openedStream: EncodedStream?
+    private var finishing = false
     private let sourceData = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 4)
     private let sourceStrides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
     /// How many frames the first packet's decoding time lies before its presentation time
@@ -51,7 +55,9 @@ final class VideoEncoder {
         encoderNames(for: codec).contains { avcodec_find_encoder_by_name($0) != nil }
     }
 
-    init(settings: VideoSettings, inputFormat: PixelFormat, inputSize: PixelSize, globalHeader: Bool) throws {
+    /// Opens an encoder for `settings` taking frames of `inputFormat` and `inputSize`; its
+    /// packets belong to stream number `streamIndex` of the owner.
+    init(settings: VideoSettings, inputFormat: PixelFormat, inputSize: PixelSize, globalHeader: Bool, streamIndex: Int = 0) throws {
         try settings.validate()
         guard let (name, codec) = Self.encoderNames(for: settings.codec).lazy
             .compactMap({ n in avcodec_find_encoder_by_name(n).map { (n, $0) } }).first else {
@@ -144,6 +150,8 @@ final class VideoEncoder {
             throw FFmpeg.error(opened, "cannot open the \(name) encoder with \(settings.rateControl)",
                                code: .invalidConfiguration, hint: "check the preset, profile and quality settings")
         }
+        EncoderCensus.noteOpened(video: true)
+        openedStream = try EncodedStream(encoder: context, index: streamIndex)
         frame.pointee.format = pixelFormat.rawValue
         frame.pointee.width = Int32(out.width)
         frame.pointee.height = Int32(out.height)
@@ -194,11 +202,21 @@ final class VideoEncoder {
                         hint: "hand the writer frames of the size and pixel format its video track was configured with, or start a new file for the new size")
     }
 
-    /// Encodes `source` as frame number `index` (in frame-duration ticks), passing each packet
-    /// that comes out to `emit`.
+    /// The stream of the packets this encoder gives.
+    var stream: EncodedStream {
+        get throws {
+            guard let openedStream else { throw ReelError(.encodingFailed, "the video encoder is not open") }
+            return openedStream
+        }
+    }
+
+    /// Hands `source` to the encoder as frame number `index` (in frame-duration ticks). Take
+    /// the packets that come out with ``receive()`` before sending the next frame.
     ///
-    /// - Throws: `.invalidConfiguration` for a frame that does not fit (see ``checkFits(_:)``).
-    func encode(_ source: VideoFrame, index: Int64, emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+    /// - Throws: `.invalidConfiguration` for a frame that does not fit (see ``checkFits(_:)``),
+    ///   `.notRunning` after ``finish()``.
+    func send(_ source: VideoFrame, index: Int64) throws {
+        guard !finishing else { throw ReelError(.notRunning, "the video encoder has been finished") }
         try checkFits(source)
         try FFmpeg.check(av_frame_make_writable(frame), "cannot reuse the encoder's frame")
         withPlanes(of: source) { srcData, srcStride in
@@ -212,21 +230,24 @@ final class VideoEncoder {
         }
         frame.pointee.pts = index
         frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
-        try send(frame, emit: emit)
+        try FFmpeg.check(avcodec_send_frame(context, frame), "the video encoder refused a frame")
     }
 
-    /// Forces the next frame to be a keyframe (used when a clip starts).
-    func encode(keyframe source: VideoFrame, index: Int64, emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        try encode(source, index: index, emit: emit)
+    /// Tells the encoder that no more frames come: ``receive()`` gives what it still holds,
+    /// then `.endOfStream`. Finishing twice does nothing more.
+    func finish() throws {
+        guard !finishing else { return }
+        finishing = true
+        try FFmpeg.check(avcodec_send_frame(context, nil), "the video encoder cannot be flushed")
     }
 
-    /// Drains the encoder.
-    func finish(emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        try send(nil, emit: emit)
-    }
-
-    private func send(_ frame: UnsafeMutablePointer<AVFrame>?, emit: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        try FFmpeg.encode(frame, with: context, into: packet, what: "the video encoder", emit: emit)
+    /// The next packet, or `.needsInput` (send a frame) or `.endOfStream` (finished and empty).
+    func receive() throws -> EncoderOutput {
+        let r = avcodec_receive_packet(context, packet)
+        if r == FFmpeg.eagain { return .needsInput }
+        if r == FFmpeg.eof { return .endOfStream }
+        try FFmpeg.check(r, "the video encoder failed")
+        return .packet(try EncodedPacket(taking: packet, stream: stream))
     }
 
     /// Points `sourceData`/`sourceStrides` at the planes of `source` for the duration of `body`.

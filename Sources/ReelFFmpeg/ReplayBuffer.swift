@@ -1,0 +1,146 @@
+import Foundation
+import Synchronization
+import ReelCore
+
+/// Keeps the last seconds of a recording's encoded video and audio in memory, and saves them
+/// to a file when asked, without encoding again and without stopping the recording: the
+/// replay buffer of game recorders ("save the last 30 seconds").
+///
+/// A replay buffer is a ``PacketSink``: add it to an ``AssetWriter`` (``AssetWriter/addSink(_:)``)
+/// and it takes the same packets as the writer's file, from the same encoders. It holds them
+/// by reference (no copy), bounded by time and, optionally, by bytes:
+///
+/// - It keeps at least ``duration`` (once that much has been recorded) and at most
+///   ``duration`` plus one keyframe interval: video is kept in whole groups from a keyframe,
+///   so that a save starts where a player can. A keyframe every 2 seconds (see
+///   ``recommendedKeyframeInterval``) keeps the overshoot small.
+/// - Past ``maxBytes`` the oldest whole group of pictures goes at once (and the audio beside
+///   it); ``statistics`` counts what went that way.
+///
+/// ``save(to:container:overwrite:)`` takes a snapshot of the packets under the buffer's lock
+/// (a copy of references, quick) and writes the file outside it, so saves overlap each other
+/// and the recording. The saved file starts on the latest keyframe at or before the newest
+/// frame's end − ``duration``, its audio is cut at the sample that matches its first frame
+/// (MP4/MOV: by an edit list; MKV: at the first audio packet from there, which starts at most
+/// one packet later, in its place), its timestamps count from zero, and
+/// it ends with the newest frame whose predecessors have all come out of the encoder.
+public final class ReplayBuffer: PacketSink, Sendable {
+    /// The keyframe interval advised for recordings with a replay buffer: 2 seconds.
+    ///
+    /// A save starts on a keyframe, so it may hold up to one interval more than asked for, and
+    /// the buffer holds up to one interval more than its duration. 2 s keeps both small while
+    /// costing little in size at usual bit rates (it is also what ``VideoSettings`` uses when
+    /// no interval is set); 1 s halves the overshoot for some more bytes.
+    public static let recommendedKeyframeInterval = MediaTime(value: 2, timescale: 1)
+
+    /// The keyframe interval, in frames, that ``recommendedKeyframeInterval`` is at `rate`.
+    public static func recommendedKeyframeInterval(at rate: FrameRate) -> Int {
+        max(1, Int((recommendedKeyframeInterval.seconds * rate.framesPerSecond).rounded()))
+    }
+
+    /// What the buffer holds and what it dropped.
+    public struct Statistics: Sendable, Hashable {
+        /// The bytes of encoded data held now.
+        public var bytes: Int64
+        /// The packets held now, all streams together.
+        public var packets: Int
+        /// The span of video held now (from its oldest keyframe to the end of its newest frame).
+        public var videoDuration: MediaTime
+        /// Whole groups of pictures dropped to stay within ``ReplayBuffer/maxBytes``.
+        public var groupsDroppedForSize: Int
+        /// The bytes dropped to stay within ``ReplayBuffer/maxBytes`` (video and audio).
+        public var bytesDroppedForSize: Int64
+        /// The most bytes held at any time.
+        public var mostBytesHeld: Int64
+        /// The longest span of video held at any time.
+        public var longestVideoHeld: MediaTime
+    }
+
+    /// How much the buffer keeps: at least this much of the newest media.
+    public let duration: MediaTime
+    /// The most bytes of encoded data the buffer holds, if limited.
+    public let maxBytes: Int64?
+    private let window: Mutex<ReplayWindow>
+
+    /// A buffer that keeps the last `duration` of what it is given, in at most `maxBytes` bytes
+    /// of encoded data if given.
+    ///
+    /// - Throws: `.invalidConfiguration` for a duration that is not positive or a byte limit
+    ///   below 1.
+    public init(duration: MediaTime, maxBytes: Int64? = nil) throws {
+        guard duration > .zero else {
+            throw ReelError(.invalidConfiguration, "a replay buffer must keep more than \(duration)",
+                            hint: "give the replay buffer a duration of a second or more")
+        }
+        if let maxBytes, maxBytes < 1 {
+            throw ReelError(.invalidConfiguration, "a replay buffer cannot be limited to \(maxBytes) bytes",
+                            hint: "give a byte limit of at least a few megabytes, or none")
+        }
+        self.duration = duration
+        self.maxBytes = maxBytes
+        window = Mutex(ReplayWindow(duration: duration, maxBytes: maxBytes))
+    }
+
+    // MARK: PacketSink
+
+    /// Takes note of a stream whose packets will follow.
+    public func add(_ stream: EncodedStream) throws {
+        window.withLock { $0.add(stream) }
+    }
+
+    /// Keeps `packet`, dropping what the bounds no longer allow.
+    public func write(_ packet: EncodedPacket) throws {
+        window.withLock { $0.take(packet) }
+    }
+
+    /// Nothing more comes; what is held can still be saved.
+    public func finish() throws {
+        window.withLock { $0.ended = true }
+    }
+
+    // MARK: State
+
+    /// What the buffer holds now and what it has dropped.
+    public var statistics: Statistics {
+        window.withLock { w in
+            let held = w.queues.reduce(0) { $0 + $1.live.count }
+            let start = w.queues.first { $0.stream.kind == .video }?.live.first?.presentationTime
+            var span = MediaTime.zero
+            if let start, let end = w.newestVideoEnd { span = end - start }
+            return Statistics(bytes: w.bytes, packets: held, videoDuration: span,
+                              groupsDroppedForSize: w.counters.groupsDroppedForSize,
+                              bytesDroppedForSize: w.counters.bytesDroppedForSize, mostBytesHeld: w.counters.mostBytesHeld,
+                              longestVideoHeld: w.counters.longestVideoHeld)
+        }
+    }
+
+    // MARK: Saving
+
+    /// Writes the last ``duration`` held (see the type's description for where it starts and
+    /// ends) into a finished file at `url`, without re-encoding; recording goes on meanwhile.
+    /// The container is `container`, else the one `url`'s extension names.
+    ///
+    /// - Throws: `.fileExists` when `url` exists and `overwrite` is off (nothing is touched),
+    ///   `.notRunning` when nothing has been buffered yet, `.unsupportedFormat` for a container
+    ///   that cannot hold the streams, and the errors of writing a file.
+    public func save(to url: URL, container: Container? = nil, overwrite: Bool = false) async throws -> ReplaySummary {
+        let (snapshot, ended) = window.withLock { ($0.snapshot(), $0.ended) }
+        return try await withCheckedThrowingContinuation { continuation in
+            // File I/O blocks: it runs on a thread of its own, not on the caller's executor.
+            let thread = Thread {
+                continuation.resume(with: Result {
+                    try ReplayWriter.write(snapshot, duration: self.duration, ended: ended, to: url, container: container,
+                                           overwrite: overwrite)
+                })
+            }
+            thread.name = "reel.replay-save"
+            thread.start()
+        }
+    }
+
+    /// ``save(to:container:overwrite:)`` on the calling thread.
+    package func saveNow(to url: URL, container: Container? = nil, overwrite: Bool = false) throws -> ReplaySummary {
+        let (snapshot, ended) = window.withLock { ($0.snapshot(), $0.ended) }
+        return try ReplayWriter.write(snapshot, duration: duration, ended: ended, to: url, container: container, overwrite: overwrite)
+    }
+}
