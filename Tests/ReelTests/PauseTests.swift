@@ -118,7 +118,9 @@ import ReelTestSupport
         try recorder.togglePause()
         #expect(!recorder.isPaused)
         await session.stop()
-        _ = try await recorder.result()
+        // What the file holds is not this test's subject: on a stepped clock the source may not
+        // have drawn a frame before the stop, and then nothing was recorded.
+        do { _ = try await recorder.result() } catch let error as ReelError where error.code == .nothingRecorded {}
         #expect(!recorder.isPaused)
     }
 
