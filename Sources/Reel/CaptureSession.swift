@@ -220,7 +220,8 @@ public final class CaptureSession: Sendable {
 
     /// Stops every source, then lets every output finish (a recorder finalises its file).
     /// Stopping a session that is not running does nothing; stopping one that is starting
-    /// waits until the start has stopped what it started.
+    /// waits until the start has stopped what it started; stopping one that is stopping waits
+    /// until every output has finished (so that, when any `stop()` returns, files are complete).
     public func stop() async {
         let decision: StopDecision = await withCheckedContinuation { waiter in
             let decided = state.withLock { s -> (StopDecision?, [Entry]) in
@@ -228,6 +229,11 @@ public final class CaptureSession: Sendable {
                 if action == .waitForStart {
                     s.stopWaiters.append(waiter)
                     return (nil, s.inputs)
+                }
+                if action == .waitForStop {
+                    // Another stop is finishing the outputs: return when the files are complete.
+                    s.stopWaiters.append(waiter)
+                    return (nil, [])
                 }
                 return (StopDecision(action: action, running: s.running, outputs: s.connected.map(\.output)), [])
             }

@@ -23,6 +23,8 @@ public struct SessionStateMachine: Sendable, Hashable {
         case stop
         /// Wait for the start under way: it stops what it started, then calls ``stopped()``.
         case waitForStart
+        /// Wait for the stop under way to finish (every output finished, files complete).
+        case waitForStop
         /// Nothing to do: the request was a harmless repeat.
         case none
     }
@@ -88,6 +90,8 @@ public struct SessionStateMachine: Sendable, Hashable {
             return .waitForStart
         case .stopRequestedWhileStarting:
             return .waitForStart
+        case .stopping:
+            return .waitForStop
         default:
             return .none
         }

@@ -36,6 +36,35 @@ import ReelTestSupport
         for (a, b) in zip(logged, times) { #expect(abs(a - b) < 0.000_002, "log \(a), file \(b)") }
     }
 
+    /// Stopped by Ctrl-C, the log is finished before reel exits: the recording's columns, a
+    /// row for every frame the file holds (it used to be left with the raw columns, or empty).
+    @Test func aLogStoppedByASignalIsComplete() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("stopped.mp4")
+        let log = dir.url.appendingPathComponent("stopped.csv")
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast", "--json",
+                             "--frame-log", log.path, "-o", url.path]
+        let events = Pipe()
+        process.standardOutput = events
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Once the first progress is out, frames are being written.
+        var seen = Data()
+        while !String(decoding: seen, as: UTF8.self).contains("\"progress\""), process.isRunning {
+            seen += events.fileHandleForReading.availableData
+        }
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let (header, rows) = try Self.rows(log)
+        #expect(header == ["source", "name", "frame", "capture_time", "presentation_time", "recorded"])
+        let recorded = rows.filter { $0["recorded"] == "yes" }.compactMap { $0["frame"].flatMap { Int64($0) } }
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).compactMap(\.counter)
+        #expect(!counters.isEmpty && recorded == counters)
+    }
+
     @Test func frameLogErrorsNameTheOption() throws {
         let dir = try TemporaryDirectory()
         let missing = try ReelBinary.run(["record", "--test-pattern", "--duration", "0.5", "--frame-log", "/nonexistent/folder/f.csv",

@@ -207,8 +207,9 @@ import ReelSystem
         #expect(machine.started() == .none)
         #expect(machine.isRunning && !machine.isConfigurable)
         #expect(machine.stop() == .stop)
-        #expect(machine.stop() == .none)
+        #expect(machine.stop() == .waitForStop, "a second stop waits for the first to finish")
         machine.stopped()
+        #expect(machine.stop() == .none)
         #expect(machine.isConfigurable)
         #expect(try machine.start() == .start, "a stopped session starts again")
     }

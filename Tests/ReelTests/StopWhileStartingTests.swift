@@ -89,4 +89,45 @@ import Reel
         #expect(output.unfinished == 0, "every prepared output is finished")
         #expect(session.canAddInput(SlowSource()), "the session is stopped, so it can be configured again")
     }
+
+    /// An output whose `finish()` waits until the test lets it go, the way a recorder
+    /// finalising its file takes a while.
+    final class SlowFinishOutput: CaptureOutput, @unchecked Sendable {
+        private let state = Mutex<(gate: CheckedContinuation<Void, Never>?, entered: Bool, finished: Bool)>((nil, false, false))
+        func prepare(sources: [SourceDescriptor], clock: any MediaClock, origin: MediaTime) throws {}
+        func consume(_ sample: SourcedSample) {}
+        func sourceEvent(_ event: SourceEvent, from source: SourceID) {}
+        func sessionWillStop() {}
+        func finish() async {
+            await withCheckedContinuation { gate in state.withLock { $0.gate = gate; $0.entered = true } }
+            state.withLock { $0.finished = true }
+        }
+        var isFinishing: Bool { state.withLock { $0.entered } }
+        var hasFinished: Bool { state.withLock { $0.finished } }
+        func release() { state.withLock { $0.gate?.resume(); $0.gate = nil } }
+    }
+
+    /// A second `stop()` while the first is finishing the outputs returns only once they have
+    /// finished: `reel record` stopped by a signal and by the end of its recording at once
+    /// exited while the frame log was still being finished, leaving it half written.
+    @Test func aSecondStopWaitsForTheFirstToFinish() async throws {
+        let session = CaptureSession(clock: ManualClock())
+        let output = SlowFinishOutput()
+        try session.addInput(TestPatternSource(size: PixelSize(width: 160, height: 120)))
+        try session.addOutput(output)
+        try await session.start()
+        let first = Task { await session.stop() }
+        while !output.isFinishing { await Task.yield() }
+        let secondReturned = Mutex(false)
+        let second = Task { () -> Bool in
+            await session.stop()
+            secondReturned.withLock { $0 = true }
+            return output.hasFinished
+        }
+        for _ in 0..<200 { await Task.yield() }
+        #expect(!secondReturned.withLock { $0 }, "the second stop returned while the outputs were finishing")
+        output.release()
+        await first.value
+        #expect(await second.value, "the second stop returned before the outputs had finished")
+    }
 }
