@@ -62,6 +62,18 @@ public enum OutputLocation {
         }
     }
 
+    /// Whether the file at `url` begins like a video file (an MP4/MOV box or Matroska's
+    /// header): what a frame log must never replace.
+    static func looksLikeVideo(_ url: URL) -> Bool {
+        guard let handle = try? FileHandle(forReadingFrom: url) else { return false }
+        defer { try? handle.close() }
+        let head = [UInt8]((try? handle.read(upToCount: 12)) ?? Data())
+        if head.starts(with: [0x1A, 0x45, 0xDF, 0xA3]) { return true }
+        guard head.count >= 8 else { return false }
+        let type = String(decoding: head[4..<8], as: UTF8.self)
+        return ["ftyp", "moov", "moof", "mdat", "free", "skip", "wide", "styp"].contains(type)
+    }
+
     /// Whether `a` and `b` are one file: the same inode when both exist (symbolic and hard
     /// links included), else the same path once `.`, `..` and links are resolved.
     public static func isSameFile(_ a: URL, _ b: URL) -> Bool {
@@ -146,6 +158,11 @@ public enum OutputLocation {
             throw ReelError(.permissionDenied, "cannot write to the folder \(folder.path)", hint: "choose another with -o")
         }
         if FileManager.default.fileExists(atPath: url.path) {
+            if !overwrite && Recovery.isCutOff(url) && !RecordingLock.isBeingWritten(url) {
+                // A crash's recording: --overwrite would throw away what it holds.
+                throw ReelError(.fileExists, "\(url.path) already exists and holds a recording that was cut off (a crash or a kill)",
+                                hint: "recover it first with: reel recover \(Shell.quoted(url.path)); or choose another name; --overwrite would discard it")
+            }
             if !overwrite {
                 throw ReelError(.fileExists, "\(url.path) already exists", hint: "choose another name or pass --overwrite")
             }

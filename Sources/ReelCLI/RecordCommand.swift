@@ -106,6 +106,10 @@ struct RecordCommand {
             }
             if let log = options.frameLog, !videoSources.isEmpty {
                 do {
+                    if OutputLocation.looksLikeVideo(log) {
+                        // --overwrite is for the recording; a typo must not turn a video into a log.
+                        throw ReelError(.fileExists, "\(log.path) is a video file, not a frame log")
+                    }
                     try OutputLocation.check(log, overwrite: options.overwrite)
                 } catch var error as ReelError {
                     error.hint = Self.frameLogHint(for: error)
@@ -223,6 +227,7 @@ struct RecordCommand {
     static func frameLogHint(for error: ReelError) -> String {
         switch error.code {
         case .fileExists where error.message.hasSuffix("is a folder"): return "give --frame-log a file name"
+        case .fileExists where error.message.hasSuffix("is a video file, not a frame log"): return "choose another file for --frame-log (--overwrite never replaces a video with a log)"
         case .fileExists: return "choose another file for --frame-log, or pass --overwrite"
         case .ioFailure: return "create it, or choose another file for --frame-log"
         default: return "choose another file for --frame-log"

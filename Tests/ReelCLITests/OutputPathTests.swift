@@ -32,6 +32,31 @@ import ReelTestSupport
         #expect(!FileManager.default.fileExists(atPath: "/dev/null.mp4"))
     }
 
+    /// After a crash, running the same command again names the cut-off recording and how to
+    /// recover it (it used to say only "pass --overwrite", which throws the recording away).
+    @Test func aCutOffRecordingInTheWayIsNamedWithItsRecovery() throws {
+        let dir = try TemporaryDirectory()
+        let cut = dir.url.appendingPathComponent("crash.mp4")
+        try FileManager.default.copyItem(at: FuzzSeeds.url("reel-cut.mp4"), to: cut)
+        let before = try Data(contentsOf: cut)
+        let r = try ReelBinary.run(quick + ["-o", cut.path])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("cut off") && r.stderr.contains("reel recover"), "\(r.stderr)")
+        #expect(try Data(contentsOf: cut) == before)
+    }
+
+    /// --overwrite is for the recording: a frame log never replaces a video file.
+    @Test func theFrameLogNeverReplacesAVideo() throws {
+        let dir = try TemporaryDirectory()
+        let video = dir.url.appendingPathComponent("take.mp4")
+        try FileManager.default.copyItem(at: FuzzSeeds.url("final.mp4"), to: video)
+        let before = try Data(contentsOf: video)
+        let r = try ReelBinary.run(quick + ["--frame-log", video.path, "--overwrite", "-o", dir.url.appendingPathComponent("new.mp4").path])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("is a video file, not a frame log"), "\(r.stderr)")
+        #expect(try Data(contentsOf: video) == before)
+    }
+
     @Test func aFileWithoutAnEndingThatExistsIsNotSiblinged() throws {
         // `-o /dev/stdout` with standard output redirected to a file, or a user's own file.
         let dir = try TemporaryDirectory()
@@ -128,5 +153,13 @@ import ReelTestSupport
         #expect(r.status == 0 && r.output.contains("Usage: reel record"), "\(r.output)")
         let bad = try ReelBinary.run(["help", "frobnicate"])
         #expect(bad.status == 2, "\(bad.stderr)")
+    }
+}
+
+/// The fuzzer's seed files (Tests/Fuzz/seeds): small complete and cut-off recordings.
+enum FuzzSeeds {
+    static func url(_ name: String) -> URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fuzz/seeds/\(name)")
     }
 }
