@@ -492,7 +492,16 @@ public final class AssetWriter: @unchecked Sendable {
         try encoder.finishAudio()
         try encoder.finishSinks()
         try muxer.finish()
-        // Finished on purpose: it replaces the file even if it holds nothing.
+        // Replacing a file with a recording that has a video track but got no frame of it
+        // (stopped in its first moments: a little audio at most) would lose the old file for
+        // nothing the user recorded it for: that stays, and the new one goes.
+        if let target = replaces, video != nil, videoFramesMuxed == 0 {
+            unlink(url.path)
+            replaces = nil
+            throw ReelError(.nothingRecorded, "no video frame was recorded, so \(target.path) was left as it was",
+                            hint: "record for longer")
+        }
+        // Finished on purpose: it replaces the file (a recording that holds its video).
         try takeTheFilesName(finishing: true)
         let url = self.url
         var finalisation = Finalisation.notNeeded

@@ -35,6 +35,26 @@ import ReelTestSupport
         return try writer.finish()
     }
 
+    /// Overwriting with a recording stopped before its first frame (a little audio at most)
+    /// leaves the old file as it was: it used to be replaced by an audio-only stub.
+    @Test func aRecordingWithoutItsVideoNeverReplacesAFile() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("keep.mp4")
+        _ = try write(AssetWriter(configuration: configuration(url, audio: true)), frames: 30)
+        let before = try Data(contentsOf: url)
+        var settings = configuration(url, audio: true)
+        settings.overwrite = true
+        let writer = try AssetWriter(configuration: settings)
+        var samples: [Float] = []
+        for n in 0..<4800 { let v = ToneSource().value(atSample: Int64(n)); samples += [v, v] }
+        try writer.appendAudio(AudioBuffer(format: AudioFormat(), presentationTime: .zero, data: samples.withUnsafeBytes { Array($0) }), track: 0)
+        let error = #expect(throws: ReelError.self) { try writer.finish() }
+        #expect(error?.code == .nothingRecorded)
+        #expect(try Data(contentsOf: url) == before, "the old recording was replaced")
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
+        #expect(names == ["keep.mp4"], "\(names)")
+    }
+
     @Test(arguments: [(VideoCodec.h264, Container.mp4), (.hevc, .mp4), (.vp9, .mkv), (.h264, .mov), (.av1, .mkv)])
     func writesEachCodecAndContainer(_ codec: VideoCodec, _ container: Container) throws {
         let dir = try TemporaryDirectory()
