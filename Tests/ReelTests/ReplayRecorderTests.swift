@@ -54,6 +54,33 @@ import ReelTestSupport
         #expect(saved.videoFrames == replay.count)
     }
 
+    @Test func aSaveDuringTheRecordingLosesNothingFromEither() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("full.mkv")
+        let buffer = try ReplayBuffer(duration: MediaTime(seconds: 2))
+        let recorder = Recorder(url: url, settings: Self.settings(seconds: 8), replayBuffer: buffer)
+        // Saved from the events while the recorder goes on encoding (the clock runs faster
+        // than real time, so the recording is further on by the time the snapshot is taken).
+        let replayURL = dir.url.appendingPathComponent("during.mp4")
+        let save = Task { () -> ReplaySummary? in
+            for await event in recorder.events {
+                if case .progress(let p) = event, p.duration >= MediaTime(seconds: 4) {
+                    return try await buffer.save(to: replayURL)
+                }
+            }
+            return nil
+        }
+        let summary = try await record(recorder)
+        let saved = try #require(try await save.value)
+        #expect(summary.frames == 240)
+        #expect(try counters(url) == Array(0..<240), "the file misses nothing")
+        let replay = try counters(saved.url)
+        #expect(replay.count >= 60, "at least the 2 s asked for")
+        #expect(replay.count < 60 + 60, "and less than one keyframe interval more")
+        #expect(replay == Array(replay.first!...replay.last!), "no frame missing or repeated")
+        #expect(replay.first! % 60 == 0, "it starts on a keyframe")
+    }
+
     @Test func aReplayOnlyRecorderWritesNothingUntilSaved() async throws {
         let dir = try TemporaryDirectory()
         let buffer = try ReplayBuffer(duration: MediaTime(seconds: 3))
