@@ -197,10 +197,13 @@ def renice(pid: int, value: int) -> bool:
 
 def recorder_command(name: str, reel: Path, display: int, args, output: Path) -> list[str]:
     n, fps, size = args.duration, args.fps, f"{args.width}x{args.height}"
-    if name == "reel":
+    if name in ("reel", "reel-replay"):
+        # reel-replay: the same recording with a replay buffer beside the file (one encode
+        # feeds both), --replay seconds of it held in memory.
+        replay = ["--replay", str(args.replay), "--replay-dir", str(output.parent)] if name == "reel-replay" else []
         return [str(reel), "record", f"--screen=:{display}", "--fps", str(fps), "--preset", args.preset,
                 "--crf", str(args.crf), "--keyframe-interval", str(args.gop), "--duration", str(n),
-                "--json", "-o", str(output)]
+                "--json"] + replay + ["-o", str(output)]
     common_in = ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
                  "-f", "x11grab", "-framerate", str(fps), "-video_size", size, "-draw_mouse", "1",
                  "-i", f":{display}", "-t", str(n)]
@@ -235,7 +238,7 @@ def parse_progress(name: str, lines: list[tuple[int, str]], launch: int) -> dict
     """What the recorder itself said: its first report of a frame, its drop counters."""
     first_frame_report = None
     reported = {}
-    if name == "reel":
+    if name in ("reel", "reel-replay"):
         for t, line in lines:
             try:
                 event = json.loads(line)
@@ -699,8 +702,9 @@ def main() -> int:
     p.add_argument("-r", "--reps", type=int, default=3, help="runs per recorder and scenario (default 3)")
     p.add_argument("--scenarios", default="still,motion", help="still,motion (default both)")
     p.add_argument("--recorders", default="reel,ffmpeg,ffmpeg-default",
-                   help="reel, ffmpeg (settings matched to reel), ffmpeg-default (the usual command line); "
-                        "default all three")
+                   help="reel, reel-replay (reel with --replay beside the file), ffmpeg (settings matched to reel), "
+                        "ffmpeg-default (the usual command line); default reel, ffmpeg, ffmpeg-default")
+    p.add_argument("--replay", type=int, default=30, help="seconds reel-replay keeps in its replay buffer (default 30)")
     p.add_argument("--reel", default=None, help="the reel binary (default: $REEL, else .build/release/reel)")
     p.add_argument("--fps", type=int, default=30)
     p.add_argument("--width", type=int, default=1920)
@@ -740,7 +744,7 @@ def main() -> int:
         if s not in ("still", "motion"):
             sys.exit(f"screen.py: unknown scenario {s}")
     for r in recorders:
-        if r not in ("reel", "ffmpeg", "ffmpeg-default"):
+        if r not in ("reel", "reel-replay", "ffmpeg", "ffmpeg-default"):
             sys.exit(f"screen.py: unknown recorder {r}")
 
     for tool in ("Xvfb", "ffmpeg", "ffprobe", "gcc"):
@@ -767,7 +771,7 @@ def main() -> int:
             sys.exit(f"screen.py: swift build failed:\n{r.stdout[-3000:]}{r.stderr[-3000:]}")
         reel = build / "release" / "reel"
         built_from = f"{head} (committed HEAD)"
-    if "reel" in recorders and not os.access(reel, os.X_OK):
+    if any(r.startswith("reel") for r in recorders) and not os.access(reel, os.X_OK):
         sys.exit(f"screen.py: no reel binary at {reel}; build it with `swift build -c release`, or pass --reel or --build")
 
     machine = machine_info(reel)

@@ -90,8 +90,18 @@ public final class Recorder: CaptureOutput {
         case singleFile = "single-file"
     }
 
-    /// The file being recorded.
+    /// The file being recorded; `/dev/null` for a recorder that only keeps a replay buffer
+    /// (``init(replayBuffer:settings:)``: it writes no file).
     public let url: URL
+    /// The replay buffer the recorder's encoders feed, if any: the same packets as the file,
+    /// from one encode (see ``ReplayBuffer``).
+    ///
+    /// Pausing takes the paused time out of the buffer as it does out of the file: the buffer
+    /// holds recorded time only, so a save right after a resume holds what came before the
+    /// pause, joined to what came after it, and a save while paused ends at the pause.
+    public let replayBuffer: ReplayBuffer?
+    /// Whether the recorder writes a file (false when it only keeps a replay buffer).
+    public let writesFile: Bool
     /// Recording events: started, progress, sources lost, finished or failed. One consumer;
     /// the stream ends after `finished` or `failed`. A recorder records once.
     public let events: AsyncStream<RecordingEvent>
@@ -123,9 +133,28 @@ public final class Recorder: CaptureOutput {
     /// Pause/resume requests waiting for the worker; checked without the lock on every sample.
     private let pendingControls = Atomic<Int>(0)
 
-    /// Creates a recorder that will write `url` when its session starts.
-    public init(url: URL, settings: Settings = Settings()) {
+    /// Creates a recorder that will write `url` when its session starts and, if given, feed
+    /// `replayBuffer` from the same encoders (one encode for both). A replay buffer needs the
+    /// single-file ``PauseMode``: clip mode opens encoders for each clip, and the start fails
+    /// with `.invalidConfiguration`.
+    public convenience init(url: URL, settings: Settings = Settings(), replayBuffer: ReplayBuffer? = nil) {
+        self.init(url: url, settings: settings, replayBuffer: replayBuffer, writesFile: true)
+    }
+
+    /// Creates a recorder that writes no file and only keeps `replayBuffer` filled with the
+    /// session's encoded video and audio: nothing reaches the disk until
+    /// ``ReplayBuffer/save(to:container:overwrite:)`` is called. The settings' file options
+    /// (container, overwrite, fragments, free space) do not apply; a ``Settings/maxFileSize``
+    /// or the clip ``PauseMode`` makes the start fail with `.invalidConfiguration`. Its
+    /// ``url`` is `/dev/null`, and its summary counts the frames encoded and no bytes.
+    public convenience init(replayBuffer: ReplayBuffer, settings: Settings = Settings()) {
+        self.init(url: URL(fileURLWithPath: "/dev/null"), settings: settings, replayBuffer: replayBuffer, writesFile: false)
+    }
+
+    private init(url: URL, settings: Settings, replayBuffer: ReplayBuffer?, writesFile: Bool) {
         self.url = url
+        self.replayBuffer = replayBuffer
+        self.writesFile = writesFile
         self.state = Mutex(State(settings: settings))
         (events, continuation) = AsyncStream.makeStream(of: RecordingEvent.self, bufferingPolicy: .bufferingNewest(512))
     }
@@ -237,7 +266,8 @@ public final class Recorder: CaptureOutput {
         let session = RecordingSession(folder: settings.clipsFolder ?? RecordingSession.defaultFolder(for: url))
         let pipeline: RecorderPipeline
         do {
-            pipeline = try RecorderPipeline(url: url, settings: settings, sources: sources, session: session)
+            pipeline = try RecorderPipeline(url: url, settings: settings, sources: sources, session: session,
+                                            replayBuffer: replayBuffer, writesFile: writesFile)
         } catch {
             let failure = error as? ReelError ?? ReelError(.encodingFailed, "\(error)")
             let waiters = state.withLock { state in

@@ -54,11 +54,29 @@ final class RecorderPipeline: @unchecked Sendable {
     var onClipStarted: ((Int) -> Void)?
     var onClipFinished: ((Clip) -> Void)?
 
-    init(url: URL, settings: Recorder.Settings, sources: [SourceDescriptor], session: RecordingSession) throws {
+    /// A replay buffer fed by the recording's encoders, if any.
+    let replayBuffer: ReplayBuffer?
+    /// Whether the recording has a file (else only ``replayBuffer`` takes what is encoded).
+    let writesFile: Bool
+
+    init(url: URL, settings: Recorder.Settings, sources: [SourceDescriptor], session: RecordingSession,
+         replayBuffer: ReplayBuffer? = nil, writesFile: Bool = true) throws {
         self.url = url
         self.settings = settings
         self.session = session
+        self.replayBuffer = replayBuffer
+        self.writesFile = writesFile
         limit = settings.maxRecordedDuration
+        if replayBuffer != nil, settings.pauseMode == .clips {
+            // Each clip opens encoders of its own and starts its timestamps again: a buffer fed
+            // by them would hold streams that restart at every resume, and cost an encode each.
+            throw ReelError(.invalidConfiguration, "a replay buffer cannot be kept in clip pause mode",
+                            hint: "use the single-file pause mode (the default) with a replay buffer")
+        }
+        if !writesFile, settings.maxFileSize != nil {
+            throw ReelError(.invalidConfiguration, "a recorder that only keeps a replay buffer has no file to limit in size",
+                            hint: "limit the replay buffer's bytes (ReplayBuffer's maxBytes) instead")
+        }
         if let limit, limit <= .zero { throw ReelError(.invalidConfiguration, "the maximum duration must be positive") }
         if let max = settings.maxFileSize, max <= 0 { throw ReelError(.invalidConfiguration, "the maximum file size must be positive") }
         plan = try TrackPlan(settings: settings, sources: sources)
@@ -78,7 +96,7 @@ final class RecorderPipeline: @unchecked Sendable {
             // Open the first file now, so that a bad path or codec fails before the session starts.
             let first = try makeWriter(interval: 0)
             open[0] = first
-            encodedVideoSize = first.writer.videoSize
+            encodedVideoSize = first.videoSize
         } catch {
             if settings.pauseMode == .clips { session.releaseClaim() }
             throw error
@@ -90,7 +108,7 @@ final class RecorderPipeline: @unchecked Sendable {
     private func makeWriter(interval: Int) throws -> RecordingFileWriter {
         if settings.pauseMode == .singleFile {
             return try RecordingFileWriter(url: url, interval: 0, plan: plan, settings: settings, overwrite: settings.overwrite,
-                                  maximumFileSize: settings.maxFileSize)
+                                  maximumFileSize: settings.maxFileSize, replayBuffer: replayBuffer, writesFile: writesFile)
         }
         let clipURL = session.folder.appendingPathComponent(String(format: "clip-%03d.%@", interval + 1, container.fileExtension))
         // Never over a file that is there: the folder was claimed empty of clips. Under a size
@@ -385,15 +403,16 @@ final class RecorderPipeline: @unchecked Sendable {
             duration = min(duration, last + settings.video.frameRate.frameDuration)
         }
         guard writer.wroteSomething else {
-            // Our own file, created empty for this clip: nothing of the user's.
+            // Our own file, created empty for this clip: nothing of the user's (and no file at
+            // all when only a replay buffer is kept).
             writer.abandon()
-            unlink(writer.url.path)
+            if writer.writer != nil { unlink(writer.url.path) }
             if settings.pauseMode == .clips { try session.clipDiscarded(writer.url) }
             return
         }
         try writer.padAudio(to: duration)
         let summary = try writer.finish()
-        if settings.pauseMode == .clips, writer.writer.isFull, plan.video != nil, summary.videoFrames == 0 {
+        if settings.pauseMode == .clips, writer.isFull, plan.video != nil, summary.videoFrames == 0 {
             // The size limit left no room for this clip's first frame: its sound alone would not
             // merge with the clips before it. It is our own file, past the limit: it goes.
             unlink(writer.url.path)
@@ -401,12 +420,12 @@ final class RecorderPipeline: @unchecked Sendable {
             return
         }
         // A size limit may have left out the last packets.
-        if writer.writer.isFull { duration = min(duration, summary.duration) }
+        if writer.isFull { duration = min(duration, summary.duration) }
         finishedDuration = duration
         finishedBytes += summary.bytes
         finishedFrames += summary.videoFrames
         finishedMedia += writer.mediaBytes
-        finishedShare += writer.mediaBytes + 48 * writer.writer.packetsWritten
+        finishedShare += writer.mediaBytes + 48 * writer.packetsWritten
         if settings.pauseMode == .clips {
             let clip = Clip(url: writer.url, duration: duration, frameCount: summary.videoFrames, hasAudio: !plan.audioTracks.isEmpty)
             try session.append(clip)
@@ -419,9 +438,9 @@ final class RecorderPipeline: @unchecked Sendable {
             // The writers refuse what would take the file past the limit; stop before that, while
             // the next frame and what the encoders still hold fit (held audio past the video's
             // end is left out at this stop).
-            let projected = finishedShare + mergeHeadroom + open.values.reduce(0) { $0 + $1.writer.projectedFileSize }
-            let next = 2 * (open.values.map(\.writer.typicalFrameBytes).max() ?? 0)
-            if sizeUsedUp || open.values.contains(where: \.writer.isFull) || projected + next >= max {
+            let projected = finishedShare + mergeHeadroom + open.values.reduce(0) { $0 + $1.projectedFileSize }
+            let next = 2 * (open.values.map(\.typicalFrameBytes).max() ?? 0)
+            if sizeUsedUp || open.values.contains(where: \.isFull) || projected + next >= max {
                 ending = .maxFileSize
                 return true
             }
@@ -439,7 +458,7 @@ final class RecorderPipeline: @unchecked Sendable {
     }
 
     private func checkFreeSpace() throws {
-        guard let minimum = settings.minimumFreeSpace else { return }
+        guard writesFile, let minimum = settings.minimumFreeSpace else { return }
         let folder = settings.pauseMode == .clips ? session.folder : url.deletingLastPathComponent()
         let free = ((try? FileManager.default.attributesOfFileSystem(forPath: folder.path))?[.systemFreeSize] as? NSNumber)?.int64Value
         if let free, free < minimum {
@@ -524,7 +543,7 @@ final class RecorderPipeline: @unchecked Sendable {
                 try session.recordingEnded(merged: false)
                 url = session.folder
             }
-        } else if frames == 0 && bytes == 0 {
+        } else if frames == 0 && bytes == 0 && (writesFile || !timeline.hasBegun) {
             throw ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
         }
         return RecordingSummary(url: url, duration: recorded, frames: frames, droppedFrames: droppedFrames, bytes: bytes,

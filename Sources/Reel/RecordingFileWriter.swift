@@ -2,12 +2,27 @@ import Foundation
 import ReelFFmpeg
 
 /// Writes one file of a recording — the whole recording in single-file mode, or one clip in
-/// clip mode: the asset writer and the audio laid out for it.
+/// clip mode: the asset writer and the audio laid out for it. With a replay buffer, the same
+/// encode also feeds the buffer (a second sink); a recorder that only keeps a replay buffer
+/// has no file: its encoders feed the buffer alone (``writer`` is `nil`).
 final class RecordingFileWriter {
-    let writer: AssetWriter
+    /// The file's writer; `nil` when only a replay buffer is kept.
+    let writer: AssetWriter?
+    /// The encoders when there is no file (replay buffer only); `nil` when ``writer`` has its own.
+    private let encoder: StreamEncoder?
     /// Where the file is now (a file being replaced keeps its place until this one holds
     /// something: see ``AssetWriter/url``).
-    var url: URL { writer.url }
+    let fileURL: URL
+    var url: URL { writer?.url ?? fileURL }
+    /// Frames encoded (the writer counts its own; without one, counted here).
+    private var framesEncoded: Int64 = 0
+
+    /// What a finished file holds.
+    struct Finished {
+        var duration: MediaTime
+        var videoFrames: Int64
+        var bytes: Int64
+    }
     /// The timeline interval (clip) this file holds.
     let interval: Int
     private var aligners: [AudioTrackAligner]
@@ -16,20 +31,45 @@ final class RecordingFileWriter {
     private(set) var wroteSomething = false
 
     /// `maximumFileSize`: the most bytes this file may have (see ``AssetWriter/Configuration``).
+    /// `replayBuffer`: a buffer fed by the same encoders; `writesFile`: whether there is a file
+    /// at all (without one, `replayBuffer` is the only sink).
     init(url: URL, interval: Int, plan: TrackPlan, settings: Recorder.Settings, overwrite: Bool,
-         maximumFileSize: Int64? = nil) throws {
+         maximumFileSize: Int64? = nil, replayBuffer: ReplayBuffer? = nil, writesFile: Bool = true) throws {
         self.interval = interval
+        fileURL = url
         aligners = plan.audioFormats.map { AudioTrackAligner(format: $0) }
         if let mix = plan.mixFormat { mixer = AudioMixer(inputs: plan.audioFormats.count, format: mix) }
-        writer = try AssetWriter(configuration: .init(url: url, container: settings.container, video: plan.video,
-                                                      audio: plan.audioTracks, fragmentInterval: settings.fragmentInterval,
-                                                      overwrite: overwrite, expectedDuration: settings.maxRecordedDuration,
-                                                      maximumFileSize: maximumFileSize))
+        if writesFile {
+            let writer = try AssetWriter(configuration: .init(url: url, container: settings.container, video: plan.video,
+                                                              audio: plan.audioTracks, fragmentInterval: settings.fragmentInterval,
+                                                              overwrite: overwrite, expectedDuration: settings.maxRecordedDuration,
+                                                              maximumFileSize: maximumFileSize))
+            if let replayBuffer {
+                do { try writer.addSink(replayBuffer) } catch { writer.abandon(); throw error }
+            }
+            self.writer = writer
+            encoder = nil
+        } else {
+            let encoder = try StreamEncoder(video: plan.video, audio: plan.audioTracks)
+            if let replayBuffer { try encoder.addSink(replayBuffer) }
+            self.writer = nil
+            self.encoder = encoder
+        }
     }
 
-    var videoFrames: Int64 { writer.videoFrameCount }
-    /// The encoded media written so far (see ``AssetWriter/mediaBytes``).
-    var mediaBytes: Int64 { writer.mediaBytes }
+    var videoFrames: Int64 { writer?.videoFrameCount ?? framesEncoded }
+    /// The encoded media written so far (see ``AssetWriter/mediaBytes``); 0 without a file.
+    var mediaBytes: Int64 { writer?.mediaBytes ?? 0 }
+    /// The size the video is encoded at.
+    var videoSize: PixelSize? { writer?.videoSize ?? encoder?.videoSize }
+    /// Whether the file has reached its size limit (never without a file).
+    var isFull: Bool { writer?.isFull ?? false }
+    /// Packets in the file so far.
+    var packetsWritten: Int64 { writer?.packetsWritten ?? 0 }
+    /// The size the file would have if finalised now (0 without a file).
+    var projectedFileSize: Int64 { writer?.projectedFileSize ?? 0 }
+    /// The bytes of a typical frame in the file (0 without a file).
+    var typicalFrameBytes: Int64 { writer?.typicalFrameBytes ?? 0 }
 
     /// Where the audio of input `input` has been laid down to, in the file's time.
     func audioEnd(_ input: Int) -> MediaTime { aligners[input].nextTime }
@@ -38,7 +78,12 @@ final class RecordingFileWriter {
     /// Encodes a frame; returns whether it was written (not a second frame in one slot).
     @discardableResult
     func appendVideo(_ frame: VideoFrame, at time: MediaTime) throws -> Bool {
-        guard try writer.appendVideo(frame, at: time) else { return false }
+        if let writer {
+            guard try writer.appendVideo(frame, at: time) else { return false }
+        } else {
+            guard try encoder?.appendVideo(frame, at: time) == true else { return false }
+            framesEncoded += 1
+        }
         lastVideoTime = time
         wroteSomething = true
         return true
@@ -49,9 +94,9 @@ final class RecordingFileWriter {
         for piece in try aligners[input].place(buffer) {
             wroteSomething = true
             if mixer != nil {
-                if let mixed = try mixer!.add(piece, input: input) { try writer.appendAudio(mixed, track: 0) }
+                if let mixed = try mixer!.add(piece, input: input) { try append(mixed, track: 0) }
             } else {
-                try writer.appendAudio(piece, track: input)
+                try append(piece, track: input)
             }
         }
     }
@@ -65,10 +110,28 @@ final class RecordingFileWriter {
                 try appendAudio(.silence(format: aligners[i].format, frameCount: Int(missing), at: aligners[i].nextTime), input: i)
             }
         }
-        if mixer != nil, let rest = mixer!.flush() { try writer.appendAudio(rest, track: 0) }
+        if mixer != nil, let rest = mixer!.flush() { try append(rest, track: 0) }
     }
 
-    func finish() throws -> AssetWriter.Summary { try writer.finish() }
+    /// Drains the encoders and finalises the file (without one: finishes the sinks).
+    func finish() throws -> Finished {
+        guard let writer else {
+            try encoder?.finish()
+            let duration = lastVideoTime ?? aligners.map(\.nextTime).max() ?? .zero
+            return Finished(duration: duration, videoFrames: framesEncoded, bytes: 0)
+        }
+        let summary = try writer.finish()
+        return Finished(duration: summary.duration, videoFrames: summary.videoFrames, bytes: summary.bytes)
+    }
 
-    func abandon() { writer.abandon() }
+    func abandon() {
+        if let writer { writer.abandon() } else { encoder?.abandon() }
+    }
+}
+
+extension RecordingFileWriter {
+    /// Encodes audio for `track` into the file's writer, or the encoders of the buffer alone.
+    fileprivate func append(_ buffer: AudioBuffer, track: Int) throws {
+        if let writer { try writer.appendAudio(buffer, track: track) } else { try encoder?.appendAudio(buffer, track: track) }
+    }
 }

@@ -3,7 +3,8 @@ import Dispatch
 import Reel
 
 /// Keys on a terminal while recording: space pauses and resumes, `s` swaps the composed
-/// pictures, `q` or Enter stops (SIGUSR1 and SIGUSR2 do the first two: ``RecordSignals``).
+/// pictures, `r` saves the replay buffer (`--replay`), `q` or Enter stops (SIGUSR1 and SIGUSR2
+/// do the first two, or with `--replay` SIGUSR1 saves: ``RecordSignals``).
 /// The terminal's settings are restored when done.
 final class KeyControls: @unchecked Sendable {
     private var saved = termios()
@@ -12,7 +13,8 @@ final class KeyControls: @unchecked Sendable {
     private let lock = NSLock()
     private var cancelled = false
 
-    init(recorder: Recorder, compositor: Compositor? = nil, console: Console, interactive: Bool, stop: @escaping @Sendable () -> Void) {
+    init(recorder: Recorder, compositor: Compositor? = nil, console: Console, interactive: Bool,
+         saveReplay: (@Sendable () -> Void)? = nil, stop: @escaping @Sendable () -> Void) {
         guard interactive, isatty(STDIN_FILENO) == 1, tcgetattr(STDIN_FILENO, &saved) == 0 else { return }
         var raw = saved
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
@@ -30,6 +32,8 @@ final class KeyControls: @unchecked Sendable {
                     try? recorder.togglePause()
                 case UInt8(ascii: "s"):
                     compositor?.swap()
+                case UInt8(ascii: "r"):
+                    saveReplay?()
                 case UInt8(ascii: "q"), UInt8(ascii: "\n"), UInt8(ascii: "\r"):
                     stop()
                     return

@@ -14,6 +14,10 @@ final class ProgressRenderer: @unchecked Sendable {
     var swapHint = false
     /// The sources not lost or ended, so that losing one says whether the recording goes on.
     var sourcesLeft = 0
+    /// `--replay`: how much the replay buffer keeps (the line says so, and names the save key).
+    var replay: MediaTime?
+    /// Whether a file is recorded (not with `--replay` alone: events then name no file).
+    var writesFile = true
 
     init(console: Console, json: Bool) {
         self.console = console
@@ -29,7 +33,12 @@ final class ProgressRenderer: @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         switch event {
         case .started(let url):
-            if json { console.out(Self.json(["event": "started", "file": url.path])) }
+            if json {
+                var object: [String: Any] = ["event": "started"]
+                if writesFile { object["file"] = url.path }
+                if let replay { object["replay"] = rounded(replay.seconds) }
+                console.out(Self.json(object))
+            }
         case .progress(let p):
             if json {
                 var object: [String: Any] = ["event": "progress", "duration": rounded(p.duration.seconds), "bytes": p.bytes,
@@ -38,11 +47,15 @@ final class ProgressRenderer: @unchecked Sendable {
                 if let max = p.maxDuration { object["maxDuration"] = rounded(max.seconds) }
                 console.out(Self.json(object))
             } else if console.isTerminal {
-                var line = (p.isPaused ? "❚❚ PAUSED " : "● REC ") + Format.clock(seconds: p.duration.seconds)
+                var line = (p.isPaused ? "❚❚ PAUSED " : writesFile ? "● REC " : "● REPLAY ") + Format.clock(seconds: p.duration.seconds)
                 if let max = p.maxDuration { line += " / \(Format.clock(seconds: max.seconds))" }
-                line += "  \(Format.bytes(p.bytes))  \(p.frames) frames  \(p.droppedFrames) dropped"
+                if writesFile { line += "  \(Format.bytes(p.bytes))" }
+                line += "  \(p.frames) frames  \(p.droppedFrames) dropped"
+                if let replay { line += "  keeping the last \(Format.clock(seconds: replay.seconds))" }
                 if p.clipCount > 1 { line += "  clip \(p.clipCount)" }
-                if controlsHint { line += "  [space] pause/resume" + (swapHint ? "  [s] swap" : "") + "  [q] stop" }
+                if controlsHint {
+                    line += "  [space] pause/resume" + (swapHint ? "  [s] swap" : "") + (replay != nil ? "  [r] save replay" : "") + "  [q] stop"
+                }
                 console.errRaw("\r\u{1B}[2K" + line)
                 lineShown = true
             }
@@ -50,9 +63,11 @@ final class ProgressRenderer: @unchecked Sendable {
             break  // the session's own events report every source, once
         case .finished(let s):
             if json {
-                console.out(Self.json(["event": "finished", "file": s.url.path, "duration": rounded(s.duration.seconds),
-                                       "bytes": s.bytes, "frames": s.frames, "dropped": s.droppedFrames,
-                                       "droppedAudio": rounded(s.droppedAudio.seconds)]))
+                var object: [String: Any] = ["event": "finished", "duration": rounded(s.duration.seconds),
+                                             "bytes": s.bytes, "frames": s.frames, "dropped": s.droppedFrames,
+                                             "droppedAudio": rounded(s.droppedAudio.seconds)]
+                if writesFile { object["file"] = s.url.path }
+                console.out(Self.json(object))
             }
         case .failed:
             break  // reported by the command
@@ -91,6 +106,12 @@ final class ProgressRenderer: @unchecked Sendable {
         case .droppedFrames:
             break  // counted in progress
         }
+    }
+
+    /// Clears the progress line so that a line can be printed (a saved replay).
+    func clearForPrint() {
+        lock.lock(); defer { lock.unlock() }
+        clearLine()
     }
 
     func finishLine() {

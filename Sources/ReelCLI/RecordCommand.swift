@@ -22,6 +22,17 @@ struct RecordCommand {
     the clips (in NAME.clips/ beside the file, or --keep-clips DIR) are merged into the file
     when recording stops; if it is cut off, reel recover NAME.clips merges them.
 
+    Replay buffer: --replay 30 keeps the last 30 s of encoded video and sound in memory and
+    writes nothing until asked: r (on a terminal) or SIGUSR1 (off one; with --replay it saves
+    rather than pauses) saves them to a dated file in your videos folder (or --replay-dir DIR)
+    and prints where (--json: a "saved" event). A save holds at least the last 30 s and at
+    most one keyframe interval more, because it must start on a keyframe; the keyframe
+    interval is 2 s unless --keyframe-interval says otherwise, which keeps that overshoot and
+    the memory beyond 30 s small. Ctrl-C drops the buffer without asking (--replay-save-on-exit
+    saves it once more first). With -o FILE the whole session is recorded as well, from the
+    same encode. Paused time is not in the buffer. --replay-max-size 500M bounds its memory:
+    past it the oldest seconds go. --pause-mode clips cannot be combined with --replay.
+
     Examples:
       reel record --screen --mic --app-audio
       reel record --screen --camera --mic
@@ -29,6 +40,8 @@ struct RecordCommand {
                   --each-source cams/ --frame-log frames.csv -o both.mp4
       reel record --screen=:1 --region 1280x720+0+0 --fps 60 -o demo.mp4
       reel record --test-pattern --tone --duration 5 -o test.mp4
+      reel record --screen --app-audio --replay 30                 # r or SIGUSR1 saves the last 30 s
+      reel record --screen --mic --replay 2m -o whole-session.mp4
 
     """
 
@@ -37,22 +50,38 @@ struct RecordCommand {
         // The signals are answered from the first moment: a stop while the session starts stops
         // it once started, and USR1/USR2 with nothing to do yet are ignored with a note.
         let parts = RecordingParts()
+        let renderer = ProgressRenderer(console: console, json: options.json)
+        renderer.replay = options.replay
+        renderer.writesFile = options.writesFile
+        // --replay: a buffer fed by the recording's encoders, saved on request.
+        let replay: ReplaySaver?
+        do {
+            replay = try makeReplaySaver(renderer: renderer)
+        } catch let error as ReelError {
+            return fail(error)
+        } catch {
+            return fail(ReelError(.invalidConfiguration, "\(error)"))
+        }
+        if replay != nil && !options.writesFile { parts.setReplayOnly() }
+        let saveReplay: (@Sendable () -> Void)? = replay.map { saver in { @Sendable in saver.save() } }
         let signals = RecordSignals(console: console, canSwap: options.videoSourceCount > 1,
                                     stop: { Task { await parts.session?.stop() } },
                                     togglePause: { try? parts.recorder?.togglePause() },
+                                    saveReplay: saveReplay,
                                     swap: { parts.compositor?.swap() },
                                     abortMessage: { [options] in parts.abortMessage(container: options.container) })
         defer { signals.finished() }
         ProcessSignals.shared.install(console: console)
-        let url: URL
-        let reserved: Bool
+        // --replay without -o: no file; the recorder's URL (/dev/null) is never opened.
+        var url = URL(fileURLWithPath: "/dev/null")
+        var reserved = false
         do {
-            (url, reserved) = try resolveOutput()
-            if !reserved { try OutputLocation.check(url, overwrite: options.overwrite) }
+            if options.writesFile { (url, reserved) = try resolveOutput() }
+            if !reserved && options.writesFile { try OutputLocation.check(url, overwrite: options.overwrite) }
             // A clip recording of this name that was cut off before its merge: recording a new
             // file there would leave its clips without a file to be merged into.
             let clips = RecordingSession.defaultFolder(for: url)
-            if options.keepClips == nil, RecordingSession.unmergedRecordings(in: url.deletingLastPathComponent()).contains(where: { $0.path == clips.path }) {
+            if options.writesFile, options.keepClips == nil, RecordingSession.unmergedRecordings(in: url.deletingLastPathComponent()).contains(where: { $0.path == clips.path }) {
                 throw ReelError(.fileExists, "\(clips.path) holds the clips of a recording of \(url.lastPathComponent) that was never merged",
                                 hint: "merge them first with: reel recover \(Shell.quoted(clips.path)), or choose another name")
             }
@@ -65,7 +94,7 @@ struct RecordCommand {
         defer { if reserved { OutputLocation.releaseReservation(url) } }
 
         let session = options.virtualClock ? CaptureSession(clock: ManualClock()) : CaptureSession()
-        parts.set(url: url, session: session)
+        parts.set(url: options.writesFile ? url : nil, session: session)
         let sources: [any CaptureSource]
         do {
             sources = try makeSources()
@@ -86,7 +115,13 @@ struct RecordCommand {
             settings.clipsFolder = folder
             settings.keepsClips = true
         }
-        let recorder = Recorder(url: url, settings: settings)
+        let recorder: Recorder
+        if let replay {
+            recorder = options.writesFile ? Recorder(url: url, settings: settings, replayBuffer: replay.buffer)
+                                          : Recorder(replayBuffer: replay.buffer, settings: settings)
+        } else {
+            recorder = Recorder(url: url, settings: settings)
+        }
         parts.set(recorder: recorder)
         var compositor: Compositor?
         var ownRecorders: [(String, Recorder)] = []
@@ -130,7 +165,7 @@ struct RecordCommand {
         for case let camera as V4L2CameraSource in sources {
             if let warning = camera.negotiation?.warning, !options.json { console.err("reel: note: \(camera.name): \(warning)") }
         }
-        if !options.json && recorder.isRecording {
+        if !options.json && recorder.isRecording && options.writesFile {
             for cut in Recovery.cutOffRecordings(in: url.deletingLastPathComponent()) where cut.path != url.path {
                 console.err("reel: note: \(cut.path) looks cut off; recover it with: reel recover \(Shell.quoted(cut.path))")
             }
@@ -143,8 +178,8 @@ struct RecordCommand {
         // In clip mode the file appears only with the merge at the stop; the clips folder, made
         // now, holds the name meanwhile (a crash leaves it, not an empty file beside it).
         if reserved && options.pauseMode == .clips { OutputLocation.releaseReservation(url) }
-        let renderer = ProgressRenderer(console: console, json: options.json)
-        let keys = KeyControls(recorder: recorder, compositor: compositor, console: console, interactive: console.isTerminal && !options.json) {
+        let keys = KeyControls(recorder: recorder, compositor: compositor, console: console, interactive: console.isTerminal && !options.json,
+                               saveReplay: saveReplay) {
             signals.requestStop()
         }
         renderer.controlsHint = keys.isInteractive
@@ -166,6 +201,14 @@ struct RecordCommand {
         }
         signals.stopping()
         await session.stop()
+        if let replay {
+            // The buffer has everything up to the stop: saved once more if asked, else dropped.
+            if options.replaySavesOnExit, case .success = outcome {
+                renderer.finishLine()
+                await replay.saveNow()
+            }
+            await replay.waitForSaves()
+        }
         if let error = frameLog?.error {
             console.err("reel: warning: the frame log is incomplete: \(error.description) (the recording is not affected)")
         }
@@ -183,7 +226,10 @@ struct RecordCommand {
         renderer.finishLine()
         switch outcome {
         case .success(let summary):
-            if !options.json {
+            if !options.json && !options.writesFile {
+                let saved = replay?.saved ?? 0
+                console.out("Replay buffer dropped; \(saved) replay\(saved == 1 ? "" : "s") saved in \(replay?.folder.path ?? "")")
+            } else if !options.json {
                 renderer.printSummary(summary)
                 if let compositor {
                     let names = compositor.sourceNames
@@ -215,6 +261,18 @@ struct RecordCommand {
         case .failure(let error):
             return fail(error)
         }
+    }
+
+    /// `--replay`'s buffer and its saver (folder made now, so that a bad one fails at once);
+    /// `nil` without `--replay`.
+    private func makeReplaySaver(renderer: ProgressRenderer) throws -> ReplaySaver? {
+        guard let keep = options.replay else { return nil }
+        let buffer = try ReplayBuffer(duration: keep, maxBytes: options.replayMaxSize)
+        let folder = options.replayDirectory ?? OutputLocation.videosDirectory(environment: environment)
+        let saver = ReplaySaver(buffer: buffer, folder: folder, container: options.container, console: console, json: options.json,
+                                beforePrinting: { renderer.clearForPrint() })
+        try saver.prepareFolder()
+        return saver
     }
 
     /// Whether a clip in `folder` is being written right now (another recording in clip mode).
@@ -348,7 +406,15 @@ final class RecordingParts: @unchecked Sendable {
     var recorder: Recorder? { lock.lock(); defer { lock.unlock() }; return _recorder }
     var compositor: Compositor? { lock.lock(); defer { lock.unlock() }; return _compositor }
 
-    func set(url: URL, session: CaptureSession) {
+    private var replayOnly = false
+
+    /// `--replay` without a file: an abort drops the buffer and leaves nothing.
+    func setReplayOnly() {
+        lock.lock(); defer { lock.unlock() }
+        replayOnly = true
+    }
+
+    func set(url: URL?, session: CaptureSession) {
         lock.lock(); defer { lock.unlock() }
         _url = url
         _session = session
@@ -369,7 +435,9 @@ final class RecordingParts: @unchecked Sendable {
         lock.lock()
         let url = _url
         let recorder = _recorder
+        let replayOnly = self.replayOnly
         lock.unlock()
+        if replayOnly { return "reel: aborted; the replay buffer was dropped (replays saved before stay)" }
         guard let url else { return "reel: aborted before anything was recorded" }
         if let recorder, let folder = recorder.clipsFolder, FileManager.default.fileExists(atPath: folder.path) {
             // Clip mode: the file is made only by the merge at the stop.

@@ -45,6 +45,19 @@ public struct RecordOptions: Sendable {
     public var frameLog: URL?
     /// `--zoom FACTOR[:RATE]`: the cameras' digital zoom, set at once or ramped at RATE.
     public var zoom: (factor: Double, rate: Double?)?
+    /// `--replay TIME`: keep the last TIME in a replay buffer (1 s to 1 hour); with no `-o`,
+    /// nothing is written until a save is asked for.
+    public var replay: MediaTime?
+    /// `--replay-max-size SIZE`: the most bytes the replay buffer holds.
+    public var replayMaxSize: Int64?
+    /// `--replay-dir DIR`: where saved replays go (default: the videos folder).
+    public var replayDirectory: URL?
+    /// `--replay-save-on-exit`: save the buffer once more when the recording stops.
+    public var replaySavesOnExit = false
+
+    /// The longest replay buffer the CLI keeps: an hour (of 1080p at a usual bit rate, a few GB
+    /// of memory).
+    public static let longestReplay = MediaTime(value: 3600, timescale: 1)
 
     /// How many video sources the options ask for.
     public var videoSourceCount: Int { (screen != nil ? 1 : 0) + cameras.count + (testPattern ? 1 : 0) }
@@ -91,6 +104,11 @@ public struct RecordOptions: Sendable {
         OptionSpec("pause-mode", value: .required, placeholder: "MODE",
                    help: "what pausing does: single-file (default; gaps taken out) or clips (merged at the end)"),
         OptionSpec("keep-clips", value: .required, placeholder: "DIR", help: "record clips into DIR and keep them (implies --pause-mode clips)"),
+        OptionSpec("replay", value: .required, placeholder: "TIME",
+                   help: "keep the last TIME (1 s to 1 h, e.g. 30 or 5m) in memory and write nothing until asked: r or SIGUSR1 saves it"),
+        OptionSpec("replay-dir", value: .required, placeholder: "DIR", help: "where --replay saves go (default: your videos folder)"),
+        OptionSpec("replay-max-size", value: .required, placeholder: "SIZE", help: "the most memory the replay buffer's video and audio take, e.g. 500M (at least 1M)"),
+        OptionSpec("replay-save-on-exit", help: "with --replay: save the buffer once more when recording stops"),
         OptionSpec("help", short: "h", help: "show this help"),
     ]
 
@@ -302,10 +320,51 @@ public struct RecordOptions: Sendable {
         if args.has("max-duration") {
             maxDuration = MediaTime(seconds: try ValueParser.duration(args.value("max-duration")!, option: "max-duration").seconds)
         }
+        try parseReplay(args)
         try Self.refuseOptionsThatDoNothing(args, screen: screen != nil, videoSources: videoSourceCount,
                                             zoomable: !cameras.isEmpty || testPattern,
                                             audioSources: [microphone != nil, appAudio != nil, tone].filter { $0 }.count)
     }
+
+    /// `--replay` and the options that go with it, checked against the rest.
+    private mutating func parseReplay(_ args: ParsedArguments) throws {
+        guard args.has("replay") else {
+            if let given = ["replay-dir", "replay-max-size", "replay-save-on-exit"].first(where: args.has) {
+                throw UsageError("--\(given) does nothing without --replay")
+            }
+            return
+        }
+        let text = args.value("replay")! ?? ""
+        let seconds = try ValueParser.duration(text, option: "replay").seconds
+        guard seconds >= 1, seconds <= Self.longestReplay.seconds else {
+            throw UsageError("--replay must keep between 1 second and 1 hour, not '\(text)'")
+        }
+        replay = MediaTime(seconds: seconds)
+        if args.has("replay-max-size") {
+            let size = try ValueParser.size(args.value("replay-max-size")!, option: "replay-max-size", allowsZero: false)
+            guard size >= 1_000_000 else {
+                throw UsageError("--replay-max-size must be at least 1M (one group of pictures), not \(args.value("replay-max-size")! ?? "")")
+            }
+            replayMaxSize = size
+        }
+        if let dir = args.value("replay-dir") ?? nil {
+            guard !dir.isEmpty else { throw UsageError("--replay-dir needs a folder") }
+            replayDirectory = URL(fileURLWithPath: dir, isDirectory: true)
+        }
+        replaySavesOnExit = args.has("replay-save-on-exit")
+        // Each clip opens encoders of its own: the replay buffer needs one encode for the session.
+        if pauseMode == .clips {
+            throw UsageError("--replay cannot be combined with --pause-mode clips or --keep-clips (clips each encode on their own); pausing with --replay takes the gap out")
+        }
+        let writesFile = output != nil || outputFolder != nil
+        if !writesFile, let given = ["max-size", "frame-log"].first(where: args.has) {
+            throw UsageError("--\(given) needs a file to record (-o FILE) beside --replay")
+        }
+        if virtualClock { throw UsageError("--replay needs real time: it cannot be combined with --faster-than-real-time") }
+    }
+
+    /// Whether the recording writes a file: always, except with `--replay` and no `-o`.
+    public var writesFile: Bool { replay == nil || output != nil || outputFolder != nil }
 
     /// `--fps`: a whole or decimal number (`30`, `29.97`) or a fraction (`30000/1001`), 1 to 240,
     /// kept exactly as a reduced fraction.

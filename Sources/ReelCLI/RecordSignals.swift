@@ -8,8 +8,9 @@ import Reel
 ///   camera connecting) gives the start up: nothing is recorded and no file is written. A
 ///   second one aborts at once: the
 ///   file keeps everything up to its last fragment, and the message says how to finish it.
-/// - USR1 toggles pause, USR2 swaps the composed pictures; with nothing to do (not recording
-///   yet, stopping, or a single picture) each is ignored with a note.
+/// - USR1 toggles pause (with `--replay`: saves the replay buffer instead), USR2 swaps the
+///   composed pictures; with nothing to do (not recording yet, stopping, or a single picture)
+///   each is ignored with a note.
 /// - HUP is left ignored when the parent ignored it (`nohup`).
 ///
 /// The decisions are this value state machine's; ``RecordSignals`` acts on them.
@@ -37,6 +38,8 @@ struct RecordSignalLifecycle {
         /// Abort at once (a second stop signal).
         case abort
         case togglePause
+        /// Save the replay buffer (`--replay`: USR1 saves rather than pauses).
+        case saveReplay
         case swap
         /// Ignore the signal, saying why.
         case ignore(reason: String)
@@ -44,8 +47,13 @@ struct RecordSignalLifecycle {
 
     private(set) var phase: Phase = .starting(stopRequested: false)
     let canSwap: Bool
+    /// Whether USR1 saves the replay buffer (`--replay`) rather than toggling pause.
+    let usr1SavesReplay: Bool
 
-    init(canSwap: Bool) { self.canSwap = canSwap }
+    init(canSwap: Bool, usr1SavesReplay: Bool = false) {
+        self.canSwap = canSwap
+        self.usr1SavesReplay = usr1SavesReplay
+    }
 
     mutating func stopSignal() -> Action {
         switch phase {
@@ -87,7 +95,7 @@ struct RecordSignalLifecycle {
 
     func pauseSignal() -> Action {
         switch phase {
-        case .recording: return .togglePause
+        case .recording: return usr1SavesReplay ? .saveReplay : .togglePause
         case .starting: return .ignore(reason: "the recording has not started yet")
         case .stopping, .finished: return .ignore(reason: "the recording is stopping")
         }
@@ -110,18 +118,21 @@ final class RecordSignals: @unchecked Sendable {
     private let console: Console
     private let stop: @Sendable () -> Void
     private let togglePause: @Sendable () -> Void
+    private let saveReplay: (@Sendable () -> Void)?
     private let swap: @Sendable () -> Void
     private let abortMessage: @Sendable () -> String
 
     /// Takes over the signals. `stop` stops the session; `abortMessage` says, at the moment of
-    /// an abort, what is on disk and how to finish it.
+    /// an abort, what is on disk and how to finish it; `saveReplay`, if given, is what USR1
+    /// does instead of toggling pause.
     init(console: Console, canSwap: Bool, stop: @escaping @Sendable () -> Void,
-         togglePause: @escaping @Sendable () -> Void, swap: @escaping @Sendable () -> Void,
-         abortMessage: @escaping @Sendable () -> String) {
+         togglePause: @escaping @Sendable () -> Void, saveReplay: (@Sendable () -> Void)? = nil,
+         swap: @escaping @Sendable () -> Void, abortMessage: @escaping @Sendable () -> String) {
         self.console = console
-        self.lifecycle = RecordSignalLifecycle(canSwap: canSwap)
+        self.lifecycle = RecordSignalLifecycle(canSwap: canSwap, usr1SavesReplay: saveReplay != nil)
         self.stop = stop
         self.togglePause = togglePause
+        self.saveReplay = saveReplay
         self.swap = swap
         self.abortMessage = abortMessage
         let signals = ProcessSignals.shared
@@ -167,6 +178,8 @@ final class RecordSignals: @unchecked Sendable {
             _exit(128 + signo)
         case .togglePause:
             togglePause()
+        case .saveReplay:
+            saveReplay?()
         case .swap:
             swap()
         case .ignore(let reason):

@@ -16,7 +16,7 @@ struct ReplayCut {
 
     /// Selects from `snapshot` the last `duration`.
     ///
-    /// Video starts on the latest keyframe at or before the newest frame's end − `duration`
+    /// Video starts on the latest keyframe at or before the newest savable frame's end − `duration`
     /// (the oldest if none is that old) and ends with the newest frame whose predecessors are
     /// all held: frames come out of an encoder out of order (a frame that others refer to
     /// before the frames shown ahead of it), and a file must not miss a frame before its last.
@@ -38,9 +38,13 @@ struct ReplayCut {
             // A recording with video saves video: none held (not yet, or a byte limit smaller than
             // one group of pictures) is nothing to save.
             let packets = video.packets
-            guard let newest = packets.lazy.map(\.endTime).max(),
+            // Measured from the newest frame the save can hold (frames still in the encoder
+            // are not), so that it holds at least `duration` of what it writes.
+            guard let oldestKey = packets.indices.first(where: { packets[$0].isKeyframe }) else { throw Self.nothingYet() }
+            let held = Array(packets[oldestKey...])
+            guard let newest = held.prefix(ended ? held.count : Self.completePrefix(of: held)).lazy.map(\.endTime).max(),
                   let first = packets.indices.last(where: { packets[$0].isKeyframe && packets[$0].presentationTime <= newest - duration })
-                    ?? packets.indices.first(where: { packets[$0].isKeyframe }) else {
+                    ?? Optional(oldestKey) else {
                 throw Self.nothingYet()
             }
             let group = Array(packets[first...])

@@ -109,7 +109,10 @@ struct ReplayWindow {
 
     private mutating func trimToDuration() {
         if let v = videoQueue {
-            guard let newest = newestVideoEnd else { return }
+            // Measured from the newest video packet's decoding time: every frame shown before it
+            // has come out of the encoder, so a save can end no earlier (frames still in the
+            // encoder cannot be saved, and must not push the window's start later).
+            guard let newest = queues[v].live.last?.decodeTime else { return }
             let keys = keyframes(queues[v])
             // The latest keyframe at or before newest − duration: everything before it goes.
             if let cut = keys.last(where: { queues[v].packets[$0].presentationTime <= newest - duration }), cut > queues[v].head {

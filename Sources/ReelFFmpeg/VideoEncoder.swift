@@ -247,6 +247,10 @@ final class VideoEncoder {
         if r == FFmpeg.eagain { return .needsInput }
         if r == FFmpeg.eof { return .endOfStream }
         try FFmpeg.check(r, "the video encoder failed")
+        // The time base is one frame: a packet the encoder left without a duration (libx264
+        // does) lasts one tick, so that its end, which replay windows are measured from, is
+        // where the next frame starts rather than where this one does.
+        if packet.pointee.duration <= 0 { packet.pointee.duration = 1 }
         return .packet(try EncodedPacket(taking: packet, stream: stream))
     }
 

@@ -55,4 +55,23 @@ func recordTwoCameras(_ main: CameraLocation, _ inset: CameraLocation, to url: U
     await session.stop()
     return summary
 }
+
+/// Keeps the last `seconds` of the test camera and tone in memory, writing nothing, and saves
+/// them to `url` once `moment` returns: the replay buffer of game recorders.
+func saveTheLastSeconds(_ seconds: Double, to url: URL, when moment: () async -> Void) async throws -> ReplaySummary {
+    let session = CaptureSession()
+    try session.addInput(TestPatternSource(size: PixelSize(width: 1280, height: 720), frameRate: FrameRate(30)))
+    try session.addInput(ToneSource())
+
+    // The recorder's one encode feeds the buffer; Recorder(url:replayBuffer:) records a file too.
+    let buffer = try ReplayBuffer(duration: MediaTime(seconds: seconds), maxBytes: 200_000_000)
+    let recorder = Recorder(replayBuffer: buffer)
+    try session.addOutput(recorder)
+
+    try await session.start()
+    await moment()
+    let saved = try await buffer.save(to: url)   // recording goes on while it saves
+    await session.stop()
+    return saved
+}
 // README-EXAMPLE-END

@@ -37,6 +37,15 @@ import ReelTestSupport
         #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == 30)
     }
 
+    @Test func theReplayExampleRuns() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("replay.mp4")
+        let saved = try await saveTheLastSeconds(1, to: url) { try? await Task.sleep(for: .seconds(2.5)) }
+        #expect(saved.duration.seconds >= 1 && saved.duration.seconds <= 3.05)
+        #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == saved.videoFrames)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["replay.mp4"], "nothing else written")
+    }
+
     @Test func theCameraExampleRuns() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("pip.mp4")

@@ -1,0 +1,201 @@
+import Foundation
+import Testing
+import Reel
+import ReelTestSupport
+@testable import ReelCLI
+
+/// `reel record --replay`, run in real time as a user runs it: it writes nothing until asked,
+/// each SIGUSR1 saves the last seconds into a dated file of its own, and Ctrl-C drops the
+/// buffer (or, with `--replay-save-on-exit`, saves it once more).
+@Suite(.serialized) struct ReplayCommandTests {
+    static let size = (width: 320, height: 240)
+    static let recording = ["--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast"]
+
+    /// A `reel record --replay` run with its own home (so that no save can land in a real
+    /// videos folder) and replay folder.
+    struct Run {
+        let process = Process()
+        let stdout: URL
+        let stderr: URL
+        let replays: URL
+        let home: URL
+
+        init(_ dir: TemporaryDirectory, arguments: [String]) throws {
+            stdout = dir.url.appendingPathComponent("out.jsonl")
+            stderr = dir.url.appendingPathComponent("err.txt")
+            replays = dir.url.appendingPathComponent("replays")
+            home = dir.url.appendingPathComponent("home")
+            try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+            for file in [stdout, stderr] { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
+            process.executableURL = ReelBinary.url
+            process.arguments = ["record"] + ReplayCommandTests.recording + arguments + ["--replay-dir", replays.path, "--json"]
+            var environment = ProcessInfo.processInfo.environment
+            environment["HOME"] = home.path
+            environment["XDG_VIDEOS_DIR"] = nil
+            process.environment = environment
+            process.standardOutput = try FileHandle(forWritingTo: stdout)
+            process.standardError = try FileHandle(forWritingTo: stderr)
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+        }
+
+        /// The JSON events printed so far.
+        var events: [[String: Any]] {
+            let text = (try? String(contentsOf: stdout, encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+        }
+
+        func events(_ name: String) -> [[String: Any]] { events.filter { $0["event"] as? String == name } }
+
+        /// Waits until `condition` holds; a run that never gets there (a hang, not slowness: the
+        /// guard is a minute) is recorded as an issue.
+        func wait(for what: String, until condition: () -> Bool) {
+            let deadline = Date().addingTimeInterval(60)
+            while !condition() && process.isRunning && Date() < deadline { usleep(50_000) }
+            if !condition() { Issue.record("never saw \(what); stderr: \((try? String(contentsOf: stderr, encoding: .utf8)) ?? "")") }
+        }
+
+        /// Waits until the recording has `seconds` of media (its progress events say so).
+        func waitForRecorded(_ seconds: Double) {
+            wait(for: "\(seconds) s recorded") {
+                events("progress").contains { ($0["duration"] as? Double ?? 0) >= seconds }
+            }
+        }
+
+        /// Stops it with `signo` and waits for the end.
+        func stop(_ signo: Int32 = SIGINT) -> Int32 {
+            kill(process.processIdentifier, signo)
+            let deadline = Date().addingTimeInterval(60)
+            while process.isRunning && Date() < deadline { usleep(20_000) }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                Issue.record("reel did not end after the stop")
+            }
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+
+        var savedFiles: [URL] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: replays.path)) ?? []).sorted().map { replays.appendingPathComponent($0) }
+        }
+    }
+
+    /// Checks a saved replay: it plays, holds `seconds` up to one keyframe interval (2 s) more,
+    /// has sound, and its frames are one unbroken run of the test pattern's counter. Returns
+    /// its counters.
+    func checkReplay(_ url: URL, seconds: Double) throws -> [Int64] {
+        let probe = try MediaProbe.probe(url)
+        #expect(probe.videoStreams.count == 1 && probe.audioStreams.count == 1, "\(url.lastPathComponent): video and sound")
+        #expect(probe.duration >= seconds - 0.05 && probe.duration <= seconds + 2 + 0.05,
+                "\(url.lastPathComponent) lasts \(probe.duration) s: \(seconds) s and at most one keyframe interval more")
+        let counters = try MediaProbe.decodeLuma(url, width: Self.size.width, height: Self.size.height).map { $0.counter ?? -1 }
+        let breaks = zip(counters, counters.dropFirst()).filter { $1 != $0 + 1 }.map { "\($0) then \($1)" }
+        #expect(!counters.isEmpty)
+        #expect(breaks.isEmpty, "frames missing or repeated in \(url.lastPathComponent): \(breaks.prefix(5))")
+        #expect(abs(Double(counters.count) / 30 - probe.duration) < 0.1, "the frames fill the file")
+        return counters
+    }
+
+    @Test func eachSIGUSR1SavesTheLastSecondsAndCtrlCWritesNothingMore() throws {
+        let dir = try TemporaryDirectory()
+        let run = try Run(dir, arguments: ["--replay", "5"])
+        run.waitForRecorded(6)
+        #expect(run.savedFiles.isEmpty, "nothing is written until a save is asked for")
+        for n in 1...3 {
+            if n > 1 { run.waitForRecorded(6 + Double(n - 1) * 2.5) }
+            kill(run.process.processIdentifier, SIGUSR1)
+            run.wait(for: "save \(n)") { run.events("saved").count >= n }
+        }
+        let saved = run.events("saved")
+        #expect(run.stop() == 0)
+        let files = run.savedFiles
+        #expect(files.count == 3, "three saves, and Ctrl-C writes nothing more: \(files.map(\.lastPathComponent))")
+        #expect(Set(saved.compactMap { $0["file"] as? String }) == Set(files.map(\.path)), "each saved event names its file")
+        #expect(run.events("finished").first?["file"] == nil, "no recording file")
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: run.home.path)) ?? []).isEmpty, "nothing in the home folder")
+        var previousLast: Int64 = -1
+        for (event, file) in zip(saved, files) {
+            let counters = try checkReplay(file, seconds: 5)
+            let duration = event["duration"] as? Double ?? 0
+            #expect(abs(duration - Double(counters.count) / 30) < 0.05, "the event's duration is the file's")
+            #expect((counters.last ?? -1) > previousLast, "each save ends later than the one before")
+            previousLast = counters.last ?? -1
+        }
+    }
+
+    @Test func saveOnExitWritesOneAtTheEnd() throws {
+        let dir = try TemporaryDirectory()
+        let run = try Run(dir, arguments: ["--replay", "3", "--replay-save-on-exit"])
+        run.waitForRecorded(4)
+        #expect(run.savedFiles.isEmpty)
+        #expect(run.stop() == 0)
+        let files = run.savedFiles
+        #expect(files.count == 1)
+        #expect(run.events("saved").count == 1)
+        if let file = files.first { _ = try checkReplay(file, seconds: 3) }
+    }
+
+    @Test func replayBesideAFileRecordsTheWholeSession() throws {
+        let dir = try TemporaryDirectory()
+        let full = dir.url.appendingPathComponent("full.mp4")
+        let run = try Run(dir, arguments: ["--replay", "2", "-o", full.path])
+        run.waitForRecorded(3.5)
+        kill(run.process.processIdentifier, SIGUSR1)
+        run.wait(for: "the save") { run.events("saved").count == 1 }
+        #expect(run.stop() == 0)
+        let whole = try MediaProbe.decodeLuma(full, width: Self.size.width, height: Self.size.height).map { $0.counter ?? -1 }
+        #expect((whole.first ?? 99) < 15, "the file holds the session from its start")
+        #expect(Double(whole.count) / 30 >= 3.5)
+        if let file = run.savedFiles.first {
+            let replay = try checkReplay(file, seconds: 2)
+            #expect(replay.allSatisfy(whole.contains), "the replay's frames are the file's: one encode")
+        }
+    }
+}
+
+/// `--replay`'s values and the options it cannot go with are usage errors.
+@Suite struct ReplayOptionTests: ParsesRecordOptions {
+    @Test func parsesTheReplayOptions() throws {
+        let o = try options(["--test-pattern", "--replay", "30", "--replay-max-size", "500M", "--replay-dir", "/tmp/r", "--replay-save-on-exit"])
+        #expect(o.replay == MediaTime(seconds: 30))
+        #expect(o.replayMaxSize == 500_000_000)
+        #expect(o.replayDirectory?.path == "/tmp/r")
+        #expect(o.replaySavesOnExit)
+        #expect(!o.writesFile, "no -o: nothing recorded to a file")
+        #expect(try options(["--test-pattern", "--replay", "5m", "-o", "/tmp/full.mp4"]).writesFile)
+        #expect(try options(["--test-pattern", "--replay", "1h"]).replay == MediaTime(seconds: 3600))
+    }
+
+    @Test func refusesBadValuesAndCombinations() {
+        for bad in ["0", "-5", "0.5", "3601", "2h", "soon", ""] {
+            #expect(usageError(["--test-pattern", "--replay", bad]) != nil, "--replay \(bad)")
+        }
+        for bad in ["0", "-1M", "lots", "100k"] {
+            #expect(usageError(["--test-pattern", "--replay", "30", "--replay-max-size", bad]) != nil, "--replay-max-size \(bad)")
+        }
+        #expect(usageError(["--test-pattern", "--replay-dir", "/tmp"])?.contains("without --replay") == true)
+        #expect(usageError(["--test-pattern", "--replay-save-on-exit"])?.contains("without --replay") == true)
+        #expect(usageError(["--test-pattern", "--replay", "30", "--pause-mode", "clips"])?.contains("clips") == true)
+        #expect(usageError(["--test-pattern", "--replay", "30", "--keep-clips", "/tmp/c"]) != nil)
+        #expect(usageError(["--test-pattern", "--replay", "30", "--max-size", "10M"])?.contains("-o") == true)
+        #expect(usageError(["--test-pattern", "--replay", "30", "--max-size", "10M", "-o", "/tmp/x.mp4"]) == nil)
+        #expect(usageError(["--test-pattern", "--replay", "30", "--faster-than-real-time", "--duration", "5"]) != nil)
+    }
+}
+
+/// With `--replay`, SIGUSR1 saves instead of pausing, and only while recording.
+@Suite struct ReplaySignalTests {
+    @Test func usr1SavesWhileRecordingWithReplay() {
+        var replay = RecordSignalLifecycle(canSwap: false, usr1SavesReplay: true)
+        if case .ignore = replay.pauseSignal() {} else { Issue.record("USR1 before the start is ignored") }
+        _ = replay.started()
+        #expect(replay.pauseSignal() == .saveReplay)
+        #expect(replay.stopSignal() == .stop)
+        if case .ignore = replay.pauseSignal() {} else { Issue.record("USR1 while stopping is ignored") }
+        var plain = RecordSignalLifecycle(canSwap: false)
+        _ = plain.started()
+        #expect(plain.pauseSignal() == .togglePause)
+    }
+}
