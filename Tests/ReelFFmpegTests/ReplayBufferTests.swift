@@ -160,8 +160,15 @@ final class SyntheticRecording {
         expectWindow(overlapA, fedBefore: fedBefore, fedAfter: recording.fed, lag: lag)
         expectWindow(overlapB, fedBefore: fedBefore, fedAfter: recording.fed, lag: lag)
 
-        try recording.feed(70 * 30)
+        // Ten minutes in all, with a save at five.
+        try recording.feed(190 * 30)
+        let fiveMinutes = try await ring.save(to: dir.url.appendingPathComponent("at300.mp4"))
+        let at300 = try check(fiveMinutes.url, summary: fiveMinutes)
+        expectWindow(at300, fedBefore: 300 * 30, fedAfter: 300 * 30, lag: lag)
+
+        try recording.feed(300 * 30)
         let fedAtEnd = recording.fed
+        #expect(fedAtEnd == 600 * 30)
         let summary = try recording.writer.finish()
         // Finished, every frame has come out: the save ends exactly with the newest one.
         let last = try await ring.save(to: dir.url.appendingPathComponent("after-finish.mov"))
