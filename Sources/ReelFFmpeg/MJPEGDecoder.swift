@@ -27,6 +27,8 @@ public final class MJPEGDecoder: CompressedFrameDecoder {
     private var packet: UnsafeMutablePointer<AVPacket> { packetOwner.pointer }
     private let picture: UnsafeMutablePointer<AVFrame>
     private let scaler = Scaler()
+    /// Where each decoded picture is converted to: allocated once, not per frame.
+    private let target = PlanePointers()
 
     /// Creates a decoder for frames of `size`, with a pool of `poolCapacity` output frames.
     ///
@@ -98,23 +100,13 @@ public final class MJPEGDecoder: CompressedFrameDecoder {
         }
         try prepareScaler()
         guard let out = pool.makeFrame(presentationTime: presentationTime, sequenceNumber: sequenceNumber) else { return nil }
-        let destination = UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>.allocate(capacity: 4)
-        let strides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
-        defer { destination.deallocate(); strides.deallocate() }
-        for plane in 0..<3 {
-            out.withUnsafeMutablePlane(plane) { bytes, stride in
-                destination[plane] = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                strides[plane] = Int32(stride)
-            }
-        }
-        destination[3] = nil
-        strides[3] = 0
+        target.point(at: out)
         let height = picture.pointee.height
         let rows = withUnsafePointer(to: &picture.pointee.data) { data in
             data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { source in
                 withUnsafePointer(to: &picture.pointee.linesize) { linesize in
                     linesize.withMemoryRebound(to: Int32.self, capacity: 8) { sourceStrides in
-                        scaler.scale(source, strides: sourceStrides, rows: height, into: destination, strides: strides)
+                        scaler.scale(source, strides: sourceStrides, rows: height, into: target.planes, strides: target.strides)
                     }
                 }
             }

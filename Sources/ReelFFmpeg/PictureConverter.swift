@@ -8,17 +8,13 @@ final class PictureConverter {
     let size: PixelSize
     private let pool: FramePool
     private let scaler = Scaler()
-    private let destination = UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>.allocate(capacity: 4)
-    private let strides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
+    private let target = PlanePointers()
+    private var destination: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?> { target.planes }
+    private var strides: UnsafeMutablePointer<Int32> { target.strides }
 
     init(size: PixelSize) {
         self.size = size
         pool = FramePool(format: .yuv420p, size: size, capacity: 4)
-    }
-
-    deinit {
-        destination.deallocate()
-        strides.deallocate()
     }
 
     /// The picture in `frame`, scaled and converted.
@@ -48,14 +44,7 @@ final class PictureConverter {
         guard scaler.prepare(shape) else {
             throw ReelError(.unsupportedFormat, "cannot convert \(key.0)x\(key.1) pictures of pixel format \(key.2) to yuv420p \(size)")
         }
-        for plane in 0..<3 {
-            out.withUnsafeMutablePlane(plane) { bytes, stride in
-                destination[plane] = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                strides[plane] = Int32(stride)
-            }
-        }
-        destination[3] = nil
-        strides[3] = 0
+        target.point(at: out)
         let height = frame.pointee.height
         // Already yuv420p of the right size (most cameras and files): a plain copy of the
         // planes, without swscale's plumbing.
