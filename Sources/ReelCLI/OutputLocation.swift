@@ -107,10 +107,7 @@ public enum OutputLocation {
     public static func reserveDatedFile(in folder: URL, container: Container, date: Date = Date()) throws -> URL {
         let name = datedName(container: container, date: date)
         let stem = String(name.dropLast(container.fileExtension.count + 1))
-        for n in 1...1000 {
-            let url = folder.appendingPathComponent(n == 1 ? name : "\(stem) (\(n)).\(container.fileExtension)")
-            // Nor the name of a clip recording that was cut off before its merge.
-            if FileManager.default.fileExists(atPath: RecordingSession.defaultFolder(for: url).path) { continue }
+        for url in numberedNames(in: folder, stem: stem, pathExtension: container.fileExtension) {
             let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             if fd >= 0 {
                 close(fd)
@@ -128,6 +125,20 @@ public enum OutputLocation {
             throw ReelError(kind, "cannot create a file in \(folder.path): \(Syscall.describe(e))", errno: e)
         }
         throw ReelError(.fileExists, "\(folder.path) already holds 1000 recordings named \(stem)", hint: "choose a name with -o")
+    }
+
+    /// `STEM.EXT`, then `STEM (2).EXT` up to `STEM (1000).EXT` in `folder`, leaving out those
+    /// that are the name of a clip recording cut off before its merge (its clips folder is
+    /// there): the names a new recording of `STEM` may take, in the order it tries them.
+    public static func numberedNames(in folder: URL, stem: String, pathExtension: String) -> [URL] {
+        (1...1000).map { n in folder.appendingPathComponent(n == 1 ? "\(stem).\(pathExtension)" : "\(stem) (\(n)).\(pathExtension)") }
+            .filter { !FileManager.default.fileExists(atPath: RecordingSession.defaultFolder(for: $0).path) }
+    }
+
+    /// The names for a new dated file in `folder` (see ``numberedNames(in:stem:pathExtension:)``).
+    public static func datedNames(in folder: URL, container: Container, date: Date = Date()) -> [URL] {
+        let name = datedName(container: container, date: date)
+        return numberedNames(in: folder, stem: String(name.dropLast(container.fileExtension.count + 1)), pathExtension: container.fileExtension)
     }
 
     /// Removes a file that ``reserveDatedFile(in:container:date:)`` made, if it is still empty.

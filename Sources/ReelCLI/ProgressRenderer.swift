@@ -16,8 +16,14 @@ final class ProgressRenderer: @unchecked Sendable {
     var sourcesLeft = 0
     /// `--replay`: how much the replay buffer keeps (the line says so, and names the save key).
     var replay: MediaTime?
+    /// `--replay`: what the buffer holds now (its bytes and the video time), for the line and
+    /// the `progress` events (without a file, these are the only bytes there are).
+    var replayHolding: (@Sendable () -> (bytes: Int64, video: MediaTime))?
     /// Whether a file is recorded (not with `--replay` alone: events then name no file).
     var writesFile = true
+    /// `--pause-mode clips`: a pause ends a clip, and the line counts clips. Otherwise a pause
+    /// only takes a gap out of one file, and the summary counts pauses.
+    var pauseMakesClips = false
 
     init(console: Console, json: Bool) {
         self.console = console
@@ -41,18 +47,26 @@ final class ProgressRenderer: @unchecked Sendable {
             }
         case .progress(let p):
             if json {
-                var object: [String: Any] = ["event": "progress", "duration": rounded(p.duration.seconds), "bytes": p.bytes,
+                var object: [String: Any] = ["event": "progress", "duration": rounded(p.duration.seconds),
                                              "frames": p.frames, "dropped": p.droppedFrames, "paused": p.isPaused,
                                              "clips": p.clipCount, "droppedAudio": rounded(p.droppedAudio.seconds)]
+                if writesFile { object["bytes"] = p.bytes }
                 if let max = p.maxDuration { object["maxDuration"] = rounded(max.seconds) }
+                if let held = replayHolding?() {
+                    object["replayBytes"] = held.bytes
+                    object["replayDuration"] = rounded(held.video.seconds)
+                }
                 console.out(Self.json(object))
             } else if console.isTerminal {
                 var line = (p.isPaused ? "❚❚ PAUSED " : writesFile ? "● REC " : "● REPLAY ") + Format.clock(seconds: p.duration.seconds)
                 if let max = p.maxDuration { line += " / \(Format.clock(seconds: max.seconds))" }
                 if writesFile { line += "  \(Format.bytes(p.bytes))" }
                 line += "  \(p.frames) frames  \(p.droppedFrames) dropped"
-                if let replay { line += "  keeping the last \(Format.clock(seconds: replay.seconds))" }
-                if p.clipCount > 1 { line += "  clip \(p.clipCount)" }
+                if let replay {
+                    line += "  keeping the last \(Format.clock(seconds: replay.seconds))"
+                    if let held = replayHolding?() { line += " (\(Format.bytes(held.bytes)) held)" }
+                }
+                if pauseMakesClips && p.clipCount > 1 { line += "  clip \(p.clipCount)" }
                 if controlsHint {
                     line += "  [space] pause/resume" + (swapHint ? "  [s] swap" : "") + (replay != nil ? "  [r] save replay" : "") + "  [q] stop"
                 }
@@ -137,7 +151,9 @@ final class ProgressRenderer: @unchecked Sendable {
             let layout = a.channels == 1 ? "mono" : "stereo"
             console.out("  audio     \(a.codec.rawValue.uppercased()) \(a.sampleRate / 1000) kHz \(layout) \(a.bitRate / 1000) kb/s: \(s.audioTracks.joined(separator: ", "))")
         }
-        if s.clipCount > 1 { console.out("  clips     \(s.clipCount)") }
+        if s.clipCount > 1 {
+            console.out(pauseMakesClips ? "  clips     \(s.clipCount)" : "  paused    \(s.clipCount - 1) time\(s.clipCount == 2 ? "" : "s") (the gaps are not in the file)")
+        }
         if s.droppedAudio > .zero {
             console.out("  warning   \(String(format: "%.2f", s.droppedAudio.seconds)) s of audio could not be written in time (silence in the file)")
         }

@@ -53,6 +53,7 @@ struct RecordCommand {
         let renderer = ProgressRenderer(console: console, json: options.json)
         renderer.replay = options.replay
         renderer.writesFile = options.writesFile
+        renderer.pauseMakesClips = options.pauseMode == .clips
         // --replay: a buffer fed by the recording's encoders, saved on request.
         let replay: ReplaySaver?
         do {
@@ -61,6 +62,9 @@ struct RecordCommand {
             return fail(error)
         } catch {
             return fail(ReelError(.invalidConfiguration, "\(error)"))
+        }
+        if let buffer = replay?.buffer {
+            renderer.replayHolding = { let held = buffer.statistics; return (held.bytes, held.videoDuration) }
         }
         if replay != nil && !options.writesFile { parts.setReplayOnly() }
         let saveReplay: (@Sendable () -> Void)? = replay.map { saver in { @Sendable in saver.save() } }
@@ -85,11 +89,18 @@ struct RecordCommand {
                 throw ReelError(.fileExists, "\(clips.path) holds the clips of a recording of \(url.lastPathComponent) that was never merged",
                                 hint: "merge them first with: reel recover \(Shell.quoted(clips.path)), or choose another name")
             }
+            // The replay folder once the file is known to be fine: a bad -o makes no folder.
+            if let replay, options.writesFile, replay.folder.standardizedFileURL.path == url.standardizedFileURL.path {
+                throw ReelError(.fileExists, "-o and --replay-dir both name \(url.path)", hint: "give --replay-dir a folder of its own")
+            }
+            try replay?.prepareFolder()
         } catch let error as ReelError {
             return fail(error)
         } catch {
             return fail(ReelError(.ioFailure, "\(error)"))
         }
+        // A replay folder reel made and put nothing in is gone again at the end.
+        defer { replay?.removeFolderIfUnused() }
         // A dated name reel reserved is an empty file of its own: gone again if nothing is recorded.
         defer { if reserved { OutputLocation.releaseReservation(url) } }
 
@@ -201,11 +212,13 @@ struct RecordCommand {
         }
         signals.stopping()
         await session.stop()
+        // The buffer has everything up to the stop (or up to a failure of the -o file, whose
+        // disk may not be the replays'): saved once more if asked, else dropped.
+        var exitSave: Bool?
         if let replay {
-            // The buffer has everything up to the stop: saved once more if asked, else dropped.
-            if options.replaySavesOnExit, case .success = outcome {
+            if options.replaySavesOnExit && replay.buffer.holdsPackets {
                 renderer.finishLine()
-                await replay.saveNow()
+                exitSave = await replay.saveNow()
             }
             await replay.waitForSaves()
         }
@@ -226,9 +239,12 @@ struct RecordCommand {
         renderer.finishLine()
         switch outcome {
         case .success(let summary):
-            if !options.json && !options.writesFile {
-                let saved = replay?.saved ?? 0
-                console.out("Replay buffer dropped; \(saved) replay\(saved == 1 ? "" : "s") saved in \(replay?.folder.path ?? "")")
+            if !options.json && !options.writesFile, let replay {
+                let saved = replay.saved
+                let count = saved == 0 ? "no replay" : "\(saved) replay\(saved == 1 ? "" : "s")"
+                // After a save at the stop the buffer was not dropped: it is in the last file.
+                console.out(exitSave == true ? "\(count) saved in \(replay.folder.path)"
+                                             : "Replay buffer dropped; \(count) saved\(saved == 0 ? "" : " in \(replay.folder.path)")")
             } else if !options.json {
                 renderer.printSummary(summary)
                 if let compositor {
@@ -252,6 +268,11 @@ struct RecordCommand {
                 }
             }
             if let log = options.frameLog, !options.json { console.out("  frame log \(log.path)") }
+            // --replay-save-on-exit asked for a file at the end: not getting it is a failure.
+            if exitSave == false {
+                console.err("reel: error: the replay buffer could not be saved when recording stopped (the warning above says why)")
+                return 1
+            }
             return 0
         case .failure(let error) where error.code == .nothingRecorded && signals.stopWasRequested:
             return fail(ReelError(.nothingRecorded, "stopped before the first frame or sound was recorded; no file was written"))
@@ -263,16 +284,14 @@ struct RecordCommand {
         }
     }
 
-    /// `--replay`'s buffer and its saver (folder made now, so that a bad one fails at once);
+    /// `--replay`'s buffer and its saver (its folder is made and checked once -o is known good);
     /// `nil` without `--replay`.
     private func makeReplaySaver(renderer: ProgressRenderer) throws -> ReplaySaver? {
         guard let keep = options.replay else { return nil }
         let buffer = try ReplayBuffer(duration: keep, maxBytes: options.replayMaxSize)
         let folder = options.replayDirectory ?? OutputLocation.videosDirectory(environment: environment)
-        let saver = ReplaySaver(buffer: buffer, folder: folder, container: options.container, console: console, json: options.json,
-                                beforePrinting: { renderer.clearForPrint() })
-        try saver.prepareFolder()
-        return saver
+        return ReplaySaver(buffer: buffer, folder: folder, container: options.container, console: console, json: options.json,
+                           beforePrinting: { renderer.clearForPrint() })
     }
 
     /// Whether a clip in `folder` is being written right now (another recording in clip mode).

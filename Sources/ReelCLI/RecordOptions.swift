@@ -341,7 +341,7 @@ public struct RecordOptions: Sendable {
         }
         replay = MediaTime(seconds: seconds)
         if args.has("replay-max-size") {
-            let size = try ValueParser.size(args.value("replay-max-size")!, option: "replay-max-size", allowsZero: false)
+            let size = try ValueParser.size(args.value("replay-max-size")!, option: "replay-max-size", allowsZero: true)
             guard size >= 1_000_000 else {
                 throw UsageError("--replay-max-size must be at least 1M (one group of pictures), not \(args.value("replay-max-size")! ?? "")")
             }

@@ -1,11 +1,14 @@
 import Foundation
 import Synchronization
+import ReelSystem
 import Reel
 
 /// Saves `reel record --replay`'s buffer when asked (key `r`, SIGUSR1, or at the end with
-/// `--replay-save-on-exit`): each save gets a dated name of its own in the folder, reserved so
-/// that it never replaces a file (a second save in the same second is numbered " (2)"), and
-/// the command says where it went (with `--json`, a `saved` event).
+/// `--replay-save-on-exit`): each save is written under a hidden temporary name and given a
+/// dated name of its own only once complete, one that no file has (a second save in the same
+/// second is numbered " (2)"), and the command says where it went (with `--json`, a `saved`
+/// event). A kill while saving leaves no empty dated file; the next run in the folder names a
+/// complete save that a kill left hidden, and points at an unfinished one.
 ///
 /// Saves run beside the recording and beside each other; ``waitForSaves()`` waits for those
 /// under way before the command exits.
@@ -22,6 +25,8 @@ final class ReplaySaver: @unchecked Sendable {
         var running: [Int: Task<Void, Never>] = [:]
         var nextID = 0
         var saved = 0
+        /// Whether ``prepareFolder()`` made the folder (then an unused one is removed again).
+        var madeFolder = false
     }
     private let state = Mutex(State())
 
@@ -38,19 +43,64 @@ final class ReplaySaver: @unchecked Sendable {
     /// The replays saved so far.
     var saved: Int { state.withLock { $0.saved } }
 
-    /// Makes the folder if it is not there; says what to do if it cannot be made.
+    /// Makes the folder if it is not there and checks that a file can be made in it, so that
+    /// a folder that cannot take a replay is found now rather than when a moment is lost; then
+    /// deals with what a save cut off by a kill left in it (see the type's description).
     func prepareFolder() throws {
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder) {
             guard isFolder.boolValue else {
                 throw ReelError(.fileExists, "\(folder.path) is a file, not a folder for replays", hint: "choose a folder with --replay-dir")
             }
-            return
+        } else {
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                state.withLock { $0.madeFolder = true }
+            } catch {
+                throw ReelError(.permissionDenied, "cannot create \(folder.path) for the replays", hint: "choose a folder with --replay-dir")
+            }
         }
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        } catch {
-            throw ReelError(.permissionDenied, "cannot create \(folder.path) for the replays", hint: "choose a folder with --replay-dir")
+        let probe = FilePlacement.temporaryURL(beside: folder.appendingPathComponent("Reel"), purpose: "replay-probe")
+        let fd = open(probe.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            let e = errno
+            removeFolderIfUnused()
+            let why = e == EROFS ? "it is on a read-only file system" : Syscall.describe(e)
+            throw ReelError(Syscall.code(forErrno: e, absent: .ioFailure), "cannot save replays in \(folder.path): \(why)",
+                            hint: "choose a folder you can write to with --replay-dir", errno: e)
+        }
+        close(fd)
+        unlink(probe.path)
+        tidyLeftovers()
+    }
+
+    /// Removes the folder if ``prepareFolder()`` made it and nothing was put in it.
+    func removeFolderIfUnused() {
+        guard state.withLock({ $0.madeFolder }) else { return }
+        if rmdir(folder.path) == 0 { state.withLock { $0.madeFolder = false } }
+    }
+
+    /// What saves cut off by a kill left in the folder: a second name of a save that got its
+    /// own (removed: the save keeps its name), a complete save still under its hidden name
+    /// (given a dated name now), an unfinished one (named, for the user to delete).
+    private func tidyLeftovers() {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        for name in names.sorted() where name.hasPrefix(".") {
+            guard let marker = name.range(of: ".replay-", options: .backwards), !name.contains(".replay-probe-") else { continue }
+            let url = folder.appendingPathComponent(name)
+            var info = stat()
+            guard lstat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, !Recovery.isBeingRecorded(url) else { continue }
+            if info.st_nlink > 1 {
+                unlink(url.path)
+            } else if Recovery.isFinished(url) {
+                let stem = String(name[name.index(after: name.startIndex)..<marker.lowerBound])
+                let candidates = OutputLocation.numberedNames(in: folder, stem: stem.isEmpty ? "Reel replay" : stem, pathExtension: url.pathExtension)
+                if let placed = try? FilePlacement.placeAtFirstFree(url, candidates: candidates, what: "the saved replay") {
+                    console.err("reel: note: a replay saved while reel was killed is now \(placed.path)")
+                }
+            } else {
+                console.err("reel: note: \(url.path) is a replay save that a kill cut short; it is incomplete and can be deleted")
+            }
         }
     }
 
@@ -61,27 +111,18 @@ final class ReplaySaver: @unchecked Sendable {
             let id = s.nextID
             s.nextID += 1
             s.running[id] = Task { [self] in
-                await saveNow()
+                _ = await saveNow()
                 _ = state.withLock { $0.running.removeValue(forKey: id) }
             }
         }
     }
 
-    /// Saves the buffer and reports where, or why not.
-    func saveNow() async {
-        let url: URL
+    /// Saves the buffer and reports where, or why not; returns whether it saved.
+    @discardableResult
+    func saveNow() async -> Bool {
         do {
-            url = try OutputLocation.reserveDatedFile(in: folder, container: container)
-        } catch let error as ReelError {
-            report(error)
-            return
-        } catch {
-            report(ReelError(.ioFailure, "\(error)"))
-            return
-        }
-        do {
-            // The reserved name is an empty file of our own: the save replaces it.
-            let summary = try await buffer.save(to: url, container: container, overwrite: true)
+            let summary = try await buffer.save(toFirstFreeOf: OutputLocation.datedNames(in: folder, container: container),
+                                                container: container)
             state.withLock { $0.saved += 1 }
             beforePrinting()
             if json {
@@ -91,9 +132,10 @@ final class ReplaySaver: @unchecked Sendable {
             } else {
                 console.out(String(format: "Saved replay %@ (%.2f s)", summary.url.path, summary.duration.seconds))
             }
+            return true
         } catch {
-            OutputLocation.releaseReservation(url)
             report(error as? ReelError ?? ReelError(.encodingFailed, "\(error)"))
+            return false
         }
     }
 

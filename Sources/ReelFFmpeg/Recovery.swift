@@ -46,6 +46,14 @@ public enum Recovery {
         }
     }
 
+    /// Whether `url` is a finished recording: an MP4/MOV with its index, or an MKV whose
+    /// Segment has its size (told from the structure alone, as ``isCutOff(_:)`` is).
+    public static func isFinished(_ url: URL) -> Bool {
+        var info = stat()
+        guard stat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
+        return (try? RecordingFile.inspect(url)) == .complete
+    }
+
     /// Whether a recorder (of this program or another) is writing the file at `url` right now:
     /// its writer holds a lock on it from its creation until it is finalised.
     public static func isBeingRecorded(_ url: URL) -> Bool {

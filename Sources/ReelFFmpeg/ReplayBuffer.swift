@@ -121,16 +121,29 @@ public final class ReplayBuffer: PacketSink, Sendable {
     /// The container is `container`, else the one `url`'s extension names.
     ///
     /// - Throws: `.fileExists` when `url` exists and `overwrite` is off (nothing is touched),
-    ///   `.notRunning` when nothing has been buffered yet, `.unsupportedFormat` for a container
+    ///   `.nothingRecorded` when nothing has been buffered yet, `.unsupportedFormat` for a container
     ///   that cannot hold the streams, and the errors of writing a file.
     public func save(to url: URL, container: Container? = nil, overwrite: Bool = false) async throws -> ReplaySummary {
+        try await save(to: .file(url, overwrite: overwrite), container: container)
+    }
+
+    /// Writes what ``save(to:container:overwrite:)`` writes under the first of `candidates`
+    /// that no file has, chosen once the file is complete (a crash meanwhile leaves no empty
+    /// file of that name); the summary says which. The container is `container`, else the one
+    /// the first candidate's extension names.
+    ///
+    /// - Throws: `.fileExists` when every candidate is taken; else as ``save(to:container:overwrite:)``.
+    package func save(toFirstFreeOf candidates: [URL], container: Container? = nil) async throws -> ReplaySummary {
+        try await save(to: .firstFree(candidates), container: container)
+    }
+
+    private func save(to destination: ReplayWriter.Destination, container: Container?) async throws -> ReplaySummary {
         let (snapshot, ended) = window.withLock { ($0.snapshot(), $0.ended) }
         return try await withCheckedThrowingContinuation { continuation in
             // File I/O blocks: it runs on a thread of its own, not on the caller's executor.
             let thread = Thread {
                 continuation.resume(with: Result {
-                    try ReplayWriter.write(snapshot, duration: self.duration, ended: ended, to: url, container: container,
-                                           overwrite: overwrite)
+                    try ReplayWriter.write(snapshot, duration: self.duration, ended: ended, to: destination, container: container)
                 })
             }
             thread.name = "reel.replay-save"
@@ -141,6 +154,10 @@ public final class ReplayBuffer: PacketSink, Sendable {
     /// ``save(to:container:overwrite:)`` on the calling thread.
     package func saveNow(to url: URL, container: Container? = nil, overwrite: Bool = false) throws -> ReplaySummary {
         let (snapshot, ended) = window.withLock { ($0.snapshot(), $0.ended) }
-        return try ReplayWriter.write(snapshot, duration: duration, ended: ended, to: url, container: container, overwrite: overwrite)
+        return try ReplayWriter.write(snapshot, duration: duration, ended: ended, to: .file(url, overwrite: overwrite), container: container)
     }
+
+    /// Whether anything has been buffered that a save could write (a keyframe may still be
+    /// missing: see ``save(to:container:overwrite:)``).
+    public var holdsPackets: Bool { statistics.packets > 0 }
 }

@@ -26,7 +26,7 @@ struct ReplayCut {
     /// first packet at or after it, at most one packet (21 ms of AAC) late but in its place.
     /// Without video, the last `duration` of audio.
     ///
-    /// - Throws: `.notRunning` when nothing is held: no video keyframe (for streams with video),
+    /// - Throws: `.nothingRecorded` when nothing is held: no video keyframe (for streams with video),
     ///   no audio.
     /// `ended` says that the encoders are finished (every frame has come out).
     init(_ snapshot: [(stream: EncodedStream, packets: [EncodedPacket])], duration: MediaTime, ended: Bool,
@@ -108,7 +108,7 @@ struct ReplayCut {
     }
 
     private static func nothingYet() -> ReelError {
-        ReelError(.notRunning, "the replay buffer holds nothing to save",
-                  hint: "save once the recording has run for a moment (video needs a keyframe); a byte limit smaller than the video between two keyframes keeps nothing")
+        ReelError(.nothingRecorded, "the replay buffer holds nothing to save yet",
+                  hint: "save again once the recording has run for a moment: video needs its first keyframe, and a byte limit smaller than the video between two keyframes keeps nothing")
     }
 }

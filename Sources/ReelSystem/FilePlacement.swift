@@ -67,6 +67,32 @@ package enum FilePlacement {
         syncFolder(of: destination)
     }
 
+    /// Makes the complete file at `temporary` durable and gives it the first of `candidates`
+    /// that no file (nor anything else) has, never replacing one; returns that name. The name
+    /// is chosen only now, when the file is whole: a crash before leaves no empty name behind,
+    /// only the hidden temporary file. Throws `.fileExists` when every candidate is taken.
+    package static func placeAtFirstFree(_ temporary: URL, candidates: [URL], what: String) throws -> URL {
+        guard let first = candidates.first else { throw ReelError(.invalidConfiguration, "no name to give \(what)") }
+        try sync(temporary)
+        for candidate in candidates {
+            func failure(_ e: Int32) -> ReelError { Syscall.fileError(e, creating: candidate, action: "name \(what)") }
+            switch Syscall.attempt({ link(temporary.path, candidate.path) }) {
+            case .success:
+                _ = Syscall.attempt { unlink(temporary.path) }
+            case .failure(let e) where e.rawValue == EEXIST:
+                continue
+            case .failure(let e):
+                guard [EPERM, EOPNOTSUPP, EMLINK, ENOSYS].contains(e.rawValue) else { throw failure(e.rawValue) }
+                // A file system without hard links: a name nothing has, taken by a rename.
+                guard case .failure = Syscall.attempt({ access(candidate.path, F_OK) }) else { continue }
+                try Syscall.call(orThrow: failure) { rename(temporary.path, candidate.path) }
+            }
+            syncFolder(of: candidate)
+            return candidate
+        }
+        throw ReelError(.fileExists, "\(first.deletingLastPathComponent().path) already holds files of every name for \(what) (\(first.lastPathComponent) and \(candidates.count - 1) numbered ones)")
+    }
+
     /// Waits until the contents of the file at `url` are on the disk.
     package static func sync(_ url: URL) throws {
         func failure(_ e: Int32) -> ReelError { Syscall.fileError(e, creating: url, action: "write") }

@@ -20,15 +20,15 @@ import ReelTestSupport
         let replays: URL
         let home: URL
 
-        init(_ dir: TemporaryDirectory, arguments: [String]) throws {
+        init(_ dir: TemporaryDirectory, arguments: [String], replays: URL? = nil) throws {
             stdout = dir.url.appendingPathComponent("out.jsonl")
             stderr = dir.url.appendingPathComponent("err.txt")
-            replays = dir.url.appendingPathComponent("replays")
+            self.replays = replays ?? dir.url.appendingPathComponent("replays")
             home = dir.url.appendingPathComponent("home")
             try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
             for file in [stdout, stderr] { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
             process.executableURL = ReelBinary.url
-            process.arguments = ["record"] + ReplayCommandTests.recording + arguments + ["--replay-dir", replays.path, "--json"]
+            process.arguments = ["record"] + ReplayCommandTests.recording + arguments + ["--replay-dir", self.replays.path, "--json"]
             var environment = ProcessInfo.processInfo.environment
             environment["HOME"] = home.path
             environment["XDG_VIDEOS_DIR"] = nil
@@ -76,6 +76,8 @@ import ReelTestSupport
             process.waitUntilExit()
             return process.terminationStatus
         }
+
+        var errors: String { (try? String(contentsOf: stderr, encoding: .utf8)) ?? "" }
 
         var savedFiles: [URL] {
             ((try? FileManager.default.contentsOfDirectory(atPath: replays.path)) ?? []).sorted().map { replays.appendingPathComponent($0) }
@@ -152,6 +154,118 @@ import ReelTestSupport
             let replay = try checkReplay(file, seconds: 2)
             #expect(replay.allSatisfy(whole.contains), "the replay's frames are the file's: one encode")
         }
+    }
+}
+
+/// What goes wrong around `--replay` is said at once, and loses no replay that could be saved.
+extension ReplayCommandTests {
+    @Test func saveOnExitStillSavesWhenTheFilesDiskFills() throws {
+        let dir = try TemporaryDirectory()
+        let disk = try SmallDisk(size: "8M")
+        let full = disk.url.appendingPathComponent("whole.mp4")
+        let run = try Run(dir, arguments: ["--replay", "2", "--replay-save-on-exit", "--min-free", "0", "-o", full.path])
+        run.waitForRecorded(2.5)
+        // Then the -o disk fills (the replay folder is on another disk).
+        _ = try Subprocess.run(["dd", "if=/dev/zero", "of=\(disk.url.path)/filler", "bs=64k"])
+        run.wait(for: "the failure") { !run.events("failed").isEmpty }
+        run.process.waitUntilExit()
+        #expect(run.process.terminationStatus == 1, "the recording failed: \(run.errors)")
+        #expect(run.events("failed").first?["code"] as? String == "insufficientStorage")
+        #expect(run.events("saved").count == 1, "the replay buffer was saved all the same: \(run.errors)")
+        if let file = run.savedFiles.first { _ = try checkReplay(file, seconds: 2) }
+        #expect(FileManager.default.fileExists(atPath: full.path), "what reached the full disk is kept")
+    }
+
+    @Test func aSaveOnExitThatFailsIsAFailedRun() throws {
+        let dir = try TemporaryDirectory()
+        // Room for the folder's check (an empty file), not for a replay.
+        let disk = try SmallDisk(size: "4k")
+        let run = try Run(dir, arguments: ["--replay", "2", "--replay-save-on-exit"], replays: disk.url)
+        run.waitForRecorded(2.5)
+        #expect(run.stop() == 1, "the save asked for did not happen: \(run.errors)")
+        let failed = run.events("saveFailed")
+        #expect(failed.count == 1)
+        let message = failed.first?["message"] as? String ?? ""
+        #expect(message.contains("Reel ") && !message.contains(".replay-"), "the error names the replay, not a hidden file: \(message)")
+        #expect(run.savedFiles.isEmpty, "no empty or partial file is left: \(run.savedFiles.map(\.lastPathComponent))")
+    }
+
+    @Test func aReplayFolderThatCannotTakeFilesIsRefusedAtTheStart() throws {
+        let dir = try TemporaryDirectory()
+        let disk = try SmallDisk(size: "1M")
+        #expect(try Subprocess.run(["mount", "-o", "remount,ro", disk.url.path]).status == 0)
+        let run = try Run(dir, arguments: ["--replay", "2"], replays: disk.url)
+        run.process.waitUntilExit()
+        #expect(run.process.terminationStatus == 1)
+        #expect(run.errors.contains("read-only") && run.errors.contains("--replay-dir"), "\(run.errors)")
+        #expect(run.events("progress").isEmpty, "nothing was recorded")
+    }
+
+    @Test func aBadOutputLeavesNoReplayFolder() throws {
+        let dir = try TemporaryDirectory()
+        let same = dir.url.appendingPathComponent("x.mp4")
+        // (--duration: should it record after all, it ends.)
+        let run = try Run(dir, arguments: ["--replay", "2", "--duration", "3", "-o", same.path], replays: same)
+        run.process.waitUntilExit()
+        #expect(run.process.terminationStatus == 1)
+        #expect(run.errors.contains("--replay-dir"), "\(run.errors)")
+        #expect(!FileManager.default.fileExists(atPath: same.path), "no folder made for a recording that never started")
+    }
+}
+
+/// On a terminal, `r` saves the replay and `q` stops: reel run on a pseudo-terminal (Python's
+/// `pty`, as a user's terminal is), keys typed as a user types them.
+extension ReplayCommandTests {
+    static let terminalDriver = """
+    import json, os, pty, re, select, sys, time
+    reel, folder = sys.argv[1], sys.argv[2]
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(reel, [reel, "record", "--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast",
+                        "--replay", "2", "--replay-dir", folder])
+    out = b""
+    def read_until(pattern, seconds=60):
+        global out
+        end = time.time() + seconds
+        while time.time() < end:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                return False
+            if not chunk:
+                return False
+            out += chunk
+            if re.search(pattern, out):
+                return True
+        return False
+    steps = {"recording": read_until(rb"REPLAY 00:00:0[3-9]")}
+    os.write(fd, b"r")
+    steps["saved"] = read_until(rb"Saved replay")
+    os.write(fd, b"q")
+    read_until(rb"(?!)", 60)
+    _, status = os.waitpid(pid, 0)
+    print(json.dumps({"steps": steps, "status": os.waitstatus_to_exitcode(status), "output": out.decode(errors="replace")}))
+    """
+
+    @Test func rSavesAndQStopsOnATerminal() throws {
+        let dir = try TemporaryDirectory()
+        let script = dir.url.appendingPathComponent("terminal.py")
+        try Self.terminalDriver.write(to: script, atomically: true, encoding: .utf8)
+        let folder = dir.url.appendingPathComponent("replays")
+        let run = try Subprocess.run(["python3", script.path, ReelBinary.url.path, folder.path])
+        let result = try JSONSerialization.jsonObject(with: run.stdout) as? [String: Any] ?? [:]
+        let output = result["output"] as? String ?? run.stderr
+        let steps = result["steps"] as? [String: Bool] ?? [:]
+        #expect(steps["recording"] == true, "the progress line showed 3 s: \(output)")
+        #expect(steps["saved"] == true, "r saved: \(output)")
+        #expect(result["status"] as? Int == 0, "q stopped it cleanly: \(output)")
+        #expect(output.contains("[r] save replay"), "the line names the key")
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
+        #expect(files.count == 1, "one save, and q wrote nothing more: \(files)")
+        if let name = files.first { _ = try checkReplay(folder.appendingPathComponent(name), seconds: 2) }
     }
 }
 

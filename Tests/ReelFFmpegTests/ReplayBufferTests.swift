@@ -220,7 +220,7 @@ final class SyntheticRecording {
             let counters = try MediaProbe.decodeLuma(little.url, width: 320, height: 240).compactMap(\.counter)
             #expect(counters.first.map { Array($0...(recording.fed - 1)) == counters } == true, "frames missing or repeated")
         } catch let error as ReelError {
-            #expect(error.code == .notRunning, "a ring that holds nothing says so: \(error)")
+            #expect(error.code == .nothingRecorded, "a ring that holds nothing says so: \(error)")
         }
     }
 
@@ -228,7 +228,7 @@ final class SyntheticRecording {
         let dir = try TemporaryDirectory()
         let ring = try ReplayBuffer(duration: MediaTime(value: 5, timescale: 1))
         await #expect { try await ring.save(to: dir.url.appendingPathComponent("empty.mp4")) } throws: {
-            ($0 as? ReelError)?.code == .notRunning
+            ($0 as? ReelError)?.code == .nothingRecorded
         }
         let recording = try SyntheticRecording(dir.url.appendingPathComponent("full.mp4"), preset: "ultrafast")
         try recording.writer.addSink(ring)
