@@ -119,30 +119,32 @@ struct DoctorCommand {
             let devices = try PulseAudioDevices.list()
             return DoctorChecks.AudioFacts(server: server, sources: devices.sources, sinks: devices.sinks)
         }, microphone: microphone, sink: sink)
-        checks += cameraChecks()
+        checks += Self.cameraChecks(named: cameras, driver: SystemV4L2Driver())
         checks += DoctorChecks.encoders(hasEncoder: EncoderAvailability.hasEncoder(named:))
         checks.append(DoctorChecks.videosFolder(Self.folderFacts(OutputLocation.videosDirectory(environment: environment))))
         return checks
     }
 
-    /// The named cameras, or every video device node of the machine.
-    private func cameraChecks() -> [DoctorCheck] {
-        if !cameras.isEmpty {
-            return cameras.map { path in
-                var status = V4L2Devices.authorizationStatus(forCamera: path)
+    /// The checks of the cameras `named` (with `--camera`), or of every video device node
+    /// `driver` has when none are named.
+    static func cameraChecks(named: [String], driver: any V4L2Driver) -> [DoctorCheck] {
+        if !named.isEmpty {
+            return named.map { path in
+                var status = V4L2Devices.authorizationStatus(forCamera: path, driver: driver)
                 // Something is there that would not open as a camera (a folder, a file): say why.
-                if status == .absent && FileManager.default.fileExists(atPath: path) { status = .authorized }
-                let description = status == .authorized ? Result { try V4L2Devices.describe(path) } : nil
+                if status == .absent && driver.exists(path) { status = .authorized }
+                let description = status == .authorized ? Result { try V4L2Devices.describe(path, driver: driver) } : nil
                 return DoctorChecks.camera(path, status: status, description: description, named: true)
             }
         }
-        let list = V4L2Devices.list()
+        let list = V4L2Devices.list(driver: driver)
         var found: [(path: String, description: Result<V4L2Device, any Error>)] =
             (list.cameras + list.otherDevices).map { ($0.path, .success($0)) }
         found += list.unavailable.map { ($0.path, .failure($0.error)) }
         guard !found.isEmpty else { return [DoctorChecks.noCameras] }
-        return found.sorted { $0.path.localizedStandardCompare($1.path) == .orderedAscending }.map { entry in
-            DoctorChecks.camera(entry.path, status: V4L2Devices.authorizationStatus(forCamera: entry.path),
+        let order = driver.devicePaths()
+        return found.sorted { (order.firstIndex(of: $0.path) ?? 0) < (order.firstIndex(of: $1.path) ?? 0) }.map { entry in
+            DoctorChecks.camera(entry.path, status: V4L2Devices.authorizationStatus(forCamera: entry.path, driver: driver),
                                 description: entry.description, named: false)
         }
     }

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 @testable import ReelCLI
 import Reel
+@testable import ReelLinux
+import ReelTestSupport
 
 /// The rules of `reel doctor` on facts given here: which findings are problems (and so the
 /// exit status), which are warnings, and what the portal's answers mean.
@@ -136,5 +138,31 @@ import Reel
         } else { Issue.record("an interface the portal lacks is no ScreenCast") }
         if case .noSessionBus = PortalProbe.interpret(status: 1, output: "Failed to open connection to \"session\" message bus: Unable to autolaunch a dbus-daemon without a $DISPLAY for X11") {
         } else { Issue.record("no session bus") }
+    }
+
+    /// The cameras through the V4L2 seam, on recorded answers of real cameras: a camera, its
+    /// metadata node, one this user may not open, one another program streams from.
+    @Test func camerasThroughTheV4L2Seam() throws {
+        let driver = V4L2ReplayDriver(devices: [
+            "/dev/video0": try V4L2Recording(parsing: CameraRecordings.logitechC920),
+            "/dev/video1": try V4L2Recording(parsing: CameraRecordings.uvcMetadataNode),
+            "/dev/video2": try V4L2Recording(parsing: CameraRecordings.logitechC920),
+            "/dev/video10": try V4L2Recording(parsing: CameraRecordings.logitechC920),
+        ])
+        driver.fail(.open, errno: EACCES, path: "/dev/video2")
+        driver.fail(.requestBuffers, errno: EBUSY, path: "/dev/video10")
+        let checks = DoctorCommand.cameraChecks(named: [], driver: driver)
+        #expect(checks.map(\.name) == ["camera /dev/video0", "camera /dev/video1", "camera /dev/video2", "camera /dev/video10"])
+        #expect(checks.map(\.status) == [.ok, .ok, .warning, .warning])
+        #expect(checks[0].detail.hasPrefix("HD Pro Webcam C920 (uvcvideo): YUYV"), "\(checks[0].detail)")
+        #expect(checks[1].detail.contains("not a video capture device"), "\(checks[1].detail)")
+        #expect(checks[2].fix == V4L2Devices.permissionHint)
+        #expect(checks[3].detail == "/dev/video10 is in use by another program")
+        #expect(DoctorCheck.exitStatus(checks) == 0, "cameras nobody named do not fail")
+
+        let named = DoctorCommand.cameraChecks(named: ["/dev/video2", "/dev/video10", "/dev/video5", "/dev/video0"], driver: driver)
+        #expect(named.map(\.status) == [.problem, .problem, .problem, .ok])
+        #expect(named[2].detail == "there is no /dev/video5")
+        #expect(DoctorCommand.cameraChecks(named: [], driver: V4L2ReplayDriver(devices: [:])) == [DoctorChecks.noCameras])
     }
 }
