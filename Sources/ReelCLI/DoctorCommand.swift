@@ -10,7 +10,9 @@ import Reel
 /// would fail (the screen at `$DISPLAY`, the default microphone and the default sink's monitor,
 /// in H.264/AAC into the videos folder), or a device named with an option cannot be used.
 struct DoctorCommand {
+    /// Where the report goes.
     let console: Console
+    /// The variables that say where the session's display, bus and videos folder are.
     let environment: [String: String]
     /// `--display`: the X display to check (default: `$DISPLAY`).
     var display: String?
@@ -23,6 +25,7 @@ struct DoctorCommand {
     /// `--json`: one JSON object instead of lines.
     var json = false
 
+    /// The options `reel doctor` accepts (its help, man page and completions come from them).
     static let specs: [OptionSpec] = [
         OptionSpec("display", value: .required, placeholder: "DISPLAY", help: "check this X display, e.g. :1 (default: $DISPLAY)"),
         OptionSpec("camera", value: .required, repeatable: true, placeholder: "PATH",
@@ -33,6 +36,7 @@ struct DoctorCommand {
         OptionSpec("help", short: "h", help: "show this help"),
     ]
 
+    /// What `reel doctor --help` says before the options.
     static let help = """
     Usage: reel doctor [--display DISPLAY] [--camera PATH]... [--mic SOURCE] [--app-audio SINK] [--json]
 
