@@ -15,6 +15,7 @@ public enum ReelCommandLine {
       devices    list screens and audio sources and sinks
       recover    finalise recordings that a crash cut off
       merge      join clips into one file (by copying when they match)
+      doctor     check what recording needs on this machine, and say how to fix what is missing
 
     Run 'reel <command> --help' for a command's options.
 
@@ -64,6 +65,13 @@ public enum ReelCommandLine {
                     return 0
                 }
                 return try MergeCommand(parsed, console: console).run()
+            case "doctor":
+                let parsed = try ParsedArguments.parse(rest, specs: DoctorCommand.specs)
+                if parsed.has("help") {
+                    console.out(DoctorCommand.help + optionHelp(DoctorCommand.specs))
+                    return 0
+                }
+                return try DoctorCommand(parsed, console: console, environment: environment).run()
             case "help" where rest.count == 1 && ["record", "devices", "recover", "merge"].contains(rest[0]):
                 // `reel help record` is `reel record --help`.
                 return await run([rest[0], "--help"], console: console, environment: environment)

@@ -28,8 +28,14 @@ public final class XvfbServer: Sendable {
     ///   - size: the size of screen 0.
     ///   - depth: the colour depth (24 gives the 32-bit pixels Reel captures).
     ///   - timeout: how long to wait for the server, in seconds.
+    ///   - extraArguments: more arguments for Xvfb, e.g. `["-extension", "MIT-SHM"]` for a
+    ///     server without shared memory.
+    ///   - launcher: a command that runs Xvfb, e.g. `setpriv --reuid=65534 … --` for a server
+    ///     running as another user (one that cannot attach this process's shared memory); it
+    ///     must exec Xvfb, so that the process started is the server.
     /// - Throws: a ``ReelError`` when Xvfb is missing or does not come up in time.
-    public init(size: PixelSize = PixelSize(width: 1920, height: 1080), depth: Int = 24, timeout: Double = 10) throws {
+    public init(size: PixelSize = PixelSize(width: 1920, height: 1080), depth: Int = 24, timeout: Double = 10,
+                extraArguments: [String] = [], launcher: [String] = []) throws {
         guard let executable = Self.findExecutable("Xvfb") else {
             throw ReelError(.sourceUnavailable, "Xvfb is not installed", hint: "apt-get install xvfb")
         }
@@ -38,9 +44,15 @@ public final class XvfbServer: Sendable {
         for number in Self.candidateNumbers() where !Self.isTaken(number) {
             guard Date() < deadline else { break }
             let process = Process()
-            process.executableURL = executable
-            process.arguments = [":\(number)", "-screen", "0", "\(size.width)x\(size.height)x\(depth)",
-                                 "-nolisten", "tcp", "-noreset", "-br", "-displayfd", "1"]
+            let arguments = [":\(number)", "-screen", "0", "\(size.width)x\(size.height)x\(depth)",
+                             "-nolisten", "tcp", "-noreset", "-br", "-displayfd", "1"] + extraArguments
+            if let first = launcher.first {
+                process.executableURL = URL(fileURLWithPath: first)
+                process.arguments = Array(launcher.dropFirst()) + [executable.path] + arguments
+            } else {
+                process.executableURL = executable
+                process.arguments = arguments
+            }
             let ready = Pipe()
             process.standardOutput = ready
             process.standardError = FileHandle.nullDevice
