@@ -16,7 +16,7 @@ public enum ReelCommandLine {
       recover    finalise recordings that a crash cut off
       merge      join clips into one file (by copying when they match)
 
-    Run 'reel <command> --help' for a command's options.
+    Run 'reel <command> --help' for a command's options, 'reel --version' for versions.
 
     """
 
@@ -71,6 +71,12 @@ public enum ReelCommandLine {
                 if let extra = rest.first { throw UsageError("no help on '\(extra)' (use record, devices, merge or recover)") }
                 console.out(help)
                 return 0
+            case "--version", "version":
+                if let extra = rest.first { throw UsageError("unexpected argument '\(extra)' (reel --version takes none)") }
+                console.out(VersionCommand.report())
+                return 0
+            case "manpage", "completions":
+                return try DocumentationCommand.run(command, rest, console: console)
             default:
                 throw UsageError("unknown command '\(command)' (use record, devices, merge or recover)")
             }
