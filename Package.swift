@@ -17,6 +17,9 @@ let package = Package(
                        providers: [.apt(["libpulse-dev"])]),
         // linux/videodev2.h, from the kernel headers every C toolchain has.
         .systemLibrary(name: "CV4L2"),
+        // What scripts/install and scripts/package stamp into a build (version, commit) with
+        // -Xcc -D…; a plain build gets "0.0.0-dev (unknown commit)". Header only, no library.
+        .systemLibrary(name: "CReelBuild"),
 
         .target(name: "ReelCore"),
         // The POSIX layer every target shares: the syscall funnel and its one errno mapping,
@@ -25,7 +28,7 @@ let package = Package(
         .target(name: "ReelFFmpeg", dependencies: ["ReelCore", "ReelSystem", "CFFmpeg"]),
         .target(name: "ReelLinux", dependencies: ["ReelCore", "ReelSystem", "CXCB", "CPulse", "CV4L2"]),
         .target(name: "Reel", dependencies: ["ReelCore", "ReelSystem", "ReelFFmpeg", "ReelLinux"]),
-        .target(name: "ReelCLI", dependencies: ["Reel", "ReelSystem"]),
+        .target(name: "ReelCLI", dependencies: ["Reel", "ReelSystem", "CReelBuild"]),
         .executableTarget(name: "reel", dependencies: ["ReelCLI"]),
         // The libFuzzer target over the readers of media files (scripts/fuzz); a plain build
         // makes it a replayer of inputs.

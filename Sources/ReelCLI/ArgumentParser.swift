@@ -10,6 +10,18 @@ public struct OptionSpec: Sendable {
     /// How an option takes a value.
     public enum Value: Sendable { case none, optional, required }
 
+    /// What a shell completes as the option's value (the man page lists the fixed sets too).
+    public enum Completion: Sendable, Equatable {
+        /// Anything: the shell offers nothing.
+        case anything
+        /// A file name.
+        case file
+        /// A folder name.
+        case directory
+        /// One of a fixed set of words.
+        case oneOf([String])
+    }
+
     /// The long name without dashes (`screen`).
     public var name: String
     /// A one-letter alias without the dash (`o`), if any.
@@ -21,9 +33,13 @@ public struct OptionSpec: Sendable {
     public var placeholder: String
     /// One line of help.
     public var help: String
+    /// What a shell completes as the value.
+    public var completion: Completion
 
+    /// An option called `--name` (and `-short`), with the value and help it takes.
     public init(_ name: String, short: Character? = nil, value: Value = .none, repeatable: Bool = false,
-                placeholder: String = "VALUE", help: String) {
+                placeholder: String = "VALUE", completion: Completion = .anything, help: String) {
+        self.completion = completion
         self.name = name
         self.short = short
         self.value = value

@@ -12,7 +12,7 @@ struct MergeCommand {
     let console: Console
 
     static let specs: [OptionSpec] = [
-        OptionSpec("output", short: "o", value: .required, placeholder: "FILE", help: "the merged file (.mp4, .mov or .mkv)"),
+        OptionSpec("output", short: "o", value: .required, placeholder: "FILE", completion: .file, help: "the merged file (.mp4, .mov or .mkv)"),
         OptionSpec("reencode", help: "encode clips again when they differ (size, codec, settings) instead of refusing"),
         OptionSpec("mute", value: .required, repeatable: true, placeholder: "N",
                    help: "replace the audio of clip N (1 is the first) with silence; may be repeated"),

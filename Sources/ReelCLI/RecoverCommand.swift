@@ -6,7 +6,7 @@ struct RecoverCommand {
     let console: Console
 
     static let specs: [OptionSpec] = [
-        OptionSpec("output", short: "o", value: .required, placeholder: "FILE|FOLDER",
+        OptionSpec("output", short: "o", value: .required, placeholder: "FILE|FOLDER", completion: .file,
                    help: "write the finalised file here (default: in place); a folder takes any number of files"),
         OptionSpec("overwrite", help: "replace the -o file if it exists"),
         OptionSpec("help", short: "h", help: "show this help"),

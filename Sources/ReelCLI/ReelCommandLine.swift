@@ -17,7 +17,7 @@ public enum ReelCommandLine {
       merge      join clips into one file (by copying when they match)
       doctor     check what recording needs on this machine, and say how to fix what is missing
 
-    Run 'reel <command> --help' for a command's options.
+    Run 'reel <command> --help' for a command's options, 'reel --version' for versions.
 
     """
 
@@ -79,6 +79,12 @@ public enum ReelCommandLine {
                 if let extra = rest.first { throw UsageError("no help on '\(extra)' (use record, devices, merge or recover)") }
                 console.out(help)
                 return 0
+            case "--version", "version":
+                if let extra = rest.first { throw UsageError("unexpected argument '\(extra)' (reel --version takes none)") }
+                console.out(VersionCommand.report())
+                return 0
+            case "manpage", "completions":
+                return try DocumentationCommand.run(command, rest, console: console)
             default:
                 throw UsageError("unknown command '\(command)' (use record, devices, merge or recover)")
             }
