@@ -17,6 +17,7 @@ struct CommandDescription: Sendable {
         CommandDescription(name: "devices", help: DevicesCommand.help, specs: DevicesCommand.specs),
         CommandDescription(name: "recover", help: RecoverCommand.help, specs: RecoverCommand.specs),
         CommandDescription(name: "merge", help: MergeCommand.help, specs: MergeCommand.specs),
+        CommandDescription(name: "doctor", help: DoctorCommand.help, specs: DoctorCommand.specs),
     ]
 
     /// The command's summary: its line in the "Commands:" list of `reel --help`.

@@ -28,7 +28,7 @@ struct DoctorCommand {
     /// The options `reel doctor` accepts (its help, man page and completions come from them).
     static let specs: [OptionSpec] = [
         OptionSpec("display", value: .required, placeholder: "DISPLAY", help: "check this X display, e.g. :1 (default: $DISPLAY)"),
-        OptionSpec("camera", value: .required, repeatable: true, placeholder: "PATH",
+        OptionSpec("camera", value: .required, repeatable: true, placeholder: "PATH", completion: .file,
                    help: "check this camera, e.g. /dev/video2, instead of every /dev/video*; repeat for several (one that cannot be used is a problem)"),
         OptionSpec("mic", value: .required, placeholder: "SOURCE", help: "check this audio source (default: the default source)"),
         OptionSpec("app-audio", value: .required, placeholder: "SINK", help: "check this sink's monitor (default: the default sink's)"),

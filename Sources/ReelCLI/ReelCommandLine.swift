@@ -72,11 +72,11 @@ public enum ReelCommandLine {
                     return 0
                 }
                 return try DoctorCommand(parsed, console: console, environment: environment).run()
-            case "help" where rest.count == 1 && ["record", "devices", "recover", "merge"].contains(rest[0]):
+            case "help" where rest.count == 1 && commandNames.contains(rest[0]):
                 // `reel help record` is `reel record --help`.
                 return await run([rest[0], "--help"], console: console, environment: environment)
             case "-h", "--help", "help":
-                if let extra = rest.first { throw UsageError("no help on '\(extra)' (use record, devices, merge or recover)") }
+                if let extra = rest.first { throw UsageError("no help on '\(extra)' (use \(commandList))") }
                 console.out(help)
                 return 0
             case "--version", "version":
@@ -86,16 +86,25 @@ public enum ReelCommandLine {
             case "manpage", "completions":
                 return try DocumentationCommand.run(command, rest, console: console)
             default:
-                throw UsageError("unknown command '\(command)' (use record, devices, merge or recover)")
+                throw UsageError("unknown command '\(command)' (use \(commandList))")
             }
         } catch let error as UsageError {
             console.err("reel: \(error.message)")
-            console.err("Run 'reel \(["record", "devices", "recover", "merge"].contains(command) ? command + " " : "")--help' for usage.")
+            console.err("Run 'reel \(commandNames.contains(command) ? command + " " : "")--help' for usage.")
             return 2
         } catch {
             console.err("reel: error: \(error)")
             return 1
         }
+    }
+
+    /// The commands `reel --help` lists (`record`, `devices`, …).
+    static var commandNames: [String] { CommandDescription.all.map(\.name) }
+
+    /// The commands, for a usage error: "record, devices, recover, merge or doctor".
+    static var commandList: String {
+        let names = commandNames
+        return names.dropLast().joined(separator: ", ") + (names.count > 1 ? " or " : "") + (names.last ?? "")
     }
 
     /// The options table of a command's help.

@@ -52,7 +52,8 @@ import ReelTestSupport
         #expect(try bashComplete(["reel", "record", "--codec", "h"], script: script) == ["h264", "hevc"])
         // A value the user types (a size) gets no option names offered in its place.
         #expect(try bashComplete(["reel", "record", "--size", ""], script: script).isEmpty)
-        #expect(try bashComplete(["reel", "help", "d"], script: script) == ["devices"])
+        #expect(try bashComplete(["reel", "help", "d"], script: script) == ["devices", "doctor"])
+        #expect(try bashComplete(["reel", "doctor", "--ca"], script: script) == ["--camera"])
     }
 
     @Test func bashCompletesFilesAndFolders() throws {
