@@ -31,7 +31,8 @@ struct RecordCommand {
     the memory beyond 30 s small. Ctrl-C drops the buffer without asking (--replay-save-on-exit
     saves it once more first). With -o FILE the whole session is recorded as well, from the
     same encode. Paused time is not in the buffer. --replay-max-size 500M bounds its memory:
-    past it the oldest seconds go. --pause-mode clips cannot be combined with --replay.
+    past it the oldest seconds go; --replay-spill keeps it on the replay folder's disk instead.
+    --pause-mode clips cannot be combined with --replay.
 
     Examples:
       reel record --screen --mic --app-audio
@@ -54,20 +55,10 @@ struct RecordCommand {
         renderer.replay = options.replay
         renderer.writesFile = options.writesFile
         renderer.pauseMakesClips = options.pauseMode == .clips
-        // --replay: a buffer fed by the recording's encoders, saved on request.
-        let replay: ReplaySaver?
-        do {
-            replay = try makeReplaySaver(renderer: renderer)
-        } catch let error as ReelError {
-            return fail(error)
-        } catch {
-            return fail(ReelError(.invalidConfiguration, "\(error)"))
-        }
-        if let buffer = replay?.buffer {
-            renderer.replayHolding = { let held = buffer.statistics; return (held.bytes, held.videoDuration) }
-        }
-        if replay != nil && !options.writesFile { parts.setReplayOnly() }
-        let saveReplay: (@Sendable () -> Void)? = replay.map { saver in { @Sendable in saver.save() } }
+        // --replay: a buffer fed by the recording's encoders, saved on request (made once -o is
+        // known good: a bad -o makes no replay folder).
+        if options.replay != nil && !options.writesFile { parts.setReplayOnly() }
+        let saveReplay: (@Sendable () -> Void)? = options.replay == nil ? nil : { @Sendable in parts.replay?.save() }
         let signals = RecordSignals(console: console, canSwap: options.videoSourceCount > 1,
                                     stop: { Task { await parts.session?.stop() } },
                                     togglePause: { try? parts.recorder?.togglePause() },
@@ -79,6 +70,7 @@ struct RecordCommand {
         // --replay without -o: no file; the recorder's URL (/dev/null) is never opened.
         var url = URL(fileURLWithPath: "/dev/null")
         var reserved = false
+        var replay: ReplaySaver?
         do {
             if options.writesFile { (url, reserved) = try resolveOutput() }
             if !reserved && options.writesFile { try OutputLocation.check(url, overwrite: options.overwrite) }
@@ -89,11 +81,7 @@ struct RecordCommand {
                 throw ReelError(.fileExists, "\(clips.path) holds the clips of a recording of \(url.lastPathComponent) that was never merged",
                                 hint: "merge them first with: reel recover \(Shell.quoted(clips.path)), or choose another name")
             }
-            // The replay folder once the file is known to be fine: a bad -o makes no folder.
-            if let replay, options.writesFile, replay.folder.standardizedFileURL.path == url.standardizedFileURL.path {
-                throw ReelError(.fileExists, "-o and --replay-dir both name \(url.path)", hint: "give --replay-dir a folder of its own")
-            }
-            try replay?.prepareFolder()
+            replay = try makeReplaySaver(output: options.writesFile ? url : nil, renderer: renderer)
         } catch let error as ReelError {
             return fail(error)
         } catch {
@@ -101,6 +89,11 @@ struct RecordCommand {
         }
         // A replay folder reel made and put nothing in is gone again at the end.
         defer { replay?.removeFolderIfUnused() }
+        if let replay {
+            parts.set(replay: replay)
+            let buffer = replay.buffer
+            renderer.replayHolding = { let held = buffer.statistics; return (held.bytes, held.videoDuration) }
+        }
         // A dated name reel reserved is an empty file of its own: gone again if nothing is recorded.
         defer { if reserved { OutputLocation.releaseReservation(url) } }
 
@@ -284,14 +277,25 @@ struct RecordCommand {
         }
     }
 
-    /// `--replay`'s buffer and its saver (its folder is made and checked once -o is known good);
-    /// `nil` without `--replay`.
-    private func makeReplaySaver(renderer: ProgressRenderer) throws -> ReplaySaver? {
+    /// `--replay`'s buffer and its saver, its folder made and checked (and the buffer's spill
+    /// files made there with `--replay-spill`); `nil` without `--replay`. `output`: the file
+    /// recorded beside it, which the folder must not be.
+    private func makeReplaySaver(output: URL?, renderer: ProgressRenderer) throws -> ReplaySaver? {
         guard let keep = options.replay else { return nil }
-        let buffer = try ReplayBuffer(duration: keep, maxBytes: options.replayMaxSize)
         let folder = options.replayDirectory ?? OutputLocation.videosDirectory(environment: environment)
-        return ReplaySaver(buffer: buffer, folder: folder, container: options.container, console: console, json: options.json,
-                           beforePrinting: { renderer.clearForPrint() })
+        if let output, folder.standardizedFileURL.path == output.standardizedFileURL.path {
+            throw ReelError(.fileExists, "-o and --replay-dir both name \(output.path)", hint: "give --replay-dir a folder of its own")
+        }
+        let made = try ReplaySaver.prepareFolder(folder, console: console)
+        let buffer: ReplayBuffer
+        do {
+            buffer = try ReplayBuffer(duration: keep, maxBytes: options.replayMaxSize, spillFolder: options.replaySpills ? folder : nil)
+        } catch {
+            if made { rmdir(folder.path) }
+            throw error
+        }
+        return ReplaySaver(buffer: buffer, folder: folder, madeFolder: made, container: options.container, console: console,
+                           json: options.json, beforePrinting: { renderer.clearForPrint() })
     }
 
     /// Whether a clip in `folder` is being written right now (another recording in clip mode).
@@ -424,6 +428,13 @@ final class RecordingParts: @unchecked Sendable {
     var session: CaptureSession? { lock.lock(); defer { lock.unlock() }; return _session }
     var recorder: Recorder? { lock.lock(); defer { lock.unlock() }; return _recorder }
     var compositor: Compositor? { lock.lock(); defer { lock.unlock() }; return _compositor }
+    var replay: ReplaySaver? { lock.lock(); defer { lock.unlock() }; return _replay }
+    private var _replay: ReplaySaver?
+
+    func set(replay: ReplaySaver) {
+        lock.lock(); defer { lock.unlock() }
+        _replay = replay
+    }
 
     private var replayOnly = false
 

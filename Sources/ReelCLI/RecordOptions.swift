@@ -54,6 +54,8 @@ public struct RecordOptions: Sendable {
     public var replayDirectory: URL?
     /// `--replay-save-on-exit`: save the buffer once more when the recording stops.
     public var replaySavesOnExit = false
+    /// `--replay-spill`: keep the buffer's bytes on the replay folder's disk, not in memory.
+    public var replaySpills = false
 
     /// The longest replay buffer the CLI keeps: an hour (of 1080p at a usual bit rate, a few GB
     /// of memory).
@@ -112,6 +114,7 @@ public struct RecordOptions: Sendable {
         OptionSpec("replay-dir", value: .required, placeholder: "DIR", completion: .directory, help: "where --replay saves go (default: your videos folder)"),
         OptionSpec("replay-max-size", value: .required, placeholder: "SIZE", help: "the most memory the replay buffer's video and audio take, e.g. 500M (at least 1M)"),
         OptionSpec("replay-save-on-exit", help: "with --replay: save the buffer once more when recording stops"),
+        OptionSpec("replay-spill", help: "with --replay: keep the buffer on the --replay-dir folder's disk instead of in memory (long buffers)"),
         OptionSpec("help", short: "h", help: "show this help"),
     ]
 
@@ -332,7 +335,7 @@ public struct RecordOptions: Sendable {
     /// `--replay` and the options that go with it, checked against the rest.
     private mutating func parseReplay(_ args: ParsedArguments) throws {
         guard args.has("replay") else {
-            if let given = ["replay-dir", "replay-max-size", "replay-save-on-exit"].first(where: args.has) {
+            if let given = ["replay-dir", "replay-max-size", "replay-save-on-exit", "replay-spill"].first(where: args.has) {
                 throw UsageError("--\(given) does nothing without --replay")
             }
             return
@@ -355,6 +358,7 @@ public struct RecordOptions: Sendable {
             replayDirectory = URL(fileURLWithPath: dir, isDirectory: true)
         }
         replaySavesOnExit = args.has("replay-save-on-exit")
+        replaySpills = args.has("replay-spill")
         // Each clip opens encoders of its own: the replay buffer needs one encode for the session.
         if pauseMode == .clips {
             throw UsageError("--replay cannot be combined with --pause-mode clips or --keep-clips (clips each encode on their own); pausing with --replay takes the gap out")

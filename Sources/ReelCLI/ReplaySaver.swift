@@ -25,12 +25,14 @@ final class ReplaySaver: @unchecked Sendable {
         var running: [Int: Task<Void, Never>] = [:]
         var nextID = 0
         var saved = 0
-        /// Whether ``prepareFolder()`` made the folder (then an unused one is removed again).
+        /// Whether ``prepareFolder(_:console:)`` made the folder (then an unused one is removed again).
         var madeFolder = false
     }
     private let state = Mutex(State())
 
-    init(buffer: ReplayBuffer, folder: URL, container: Container, console: Console, json: Bool,
+    /// A saver of `buffer` into `folder`, which ``prepareFolder(_:console:)`` made ready
+    /// (`madeFolder`: it made the folder, and ``removeFolderIfUnused()`` may remove it).
+    init(buffer: ReplayBuffer, folder: URL, madeFolder: Bool = false, container: Container, console: Console, json: Bool,
          beforePrinting: @escaping @Sendable () -> Void = {}) {
         self.buffer = buffer
         self.folder = folder
@@ -38,15 +40,18 @@ final class ReplaySaver: @unchecked Sendable {
         self.console = console
         self.json = json
         self.beforePrinting = beforePrinting
+        state.withLock { $0.madeFolder = madeFolder }
     }
 
     /// The replays saved so far.
     var saved: Int { state.withLock { $0.saved } }
 
-    /// Makes the folder if it is not there and checks that a file can be made in it, so that
-    /// a folder that cannot take a replay is found now rather than when a moment is lost; then
+    /// Makes `folder` if it is not there and checks that a file can be made in it, so that a
+    /// folder that cannot take a replay is found now rather than when a moment is lost; then
     /// deals with what a save cut off by a kill left in it (see the type's description).
-    func prepareFolder() throws {
+    /// Returns whether it made the folder.
+    static func prepareFolder(_ folder: URL, console: Console) throws -> Bool {
+        var made = false
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder) {
             guard isFolder.boolValue else {
@@ -55,7 +60,7 @@ final class ReplaySaver: @unchecked Sendable {
         } else {
             do {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                state.withLock { $0.madeFolder = true }
+                made = true
             } catch {
                 throw ReelError(.permissionDenied, "cannot create \(folder.path) for the replays", hint: "choose a folder with --replay-dir")
             }
@@ -64,17 +69,18 @@ final class ReplaySaver: @unchecked Sendable {
         let fd = open(probe.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             let e = errno
-            removeFolderIfUnused()
+            if made { rmdir(folder.path) }
             let why = e == EROFS ? "it is on a read-only file system" : Syscall.describe(e)
             throw ReelError(Syscall.code(forErrno: e, absent: .ioFailure), "cannot save replays in \(folder.path): \(why)",
                             hint: "choose a folder you can write to with --replay-dir", errno: e)
         }
         close(fd)
         unlink(probe.path)
-        tidyLeftovers()
+        tidyLeftovers(in: folder, console: console)
+        return made
     }
 
-    /// Removes the folder if ``prepareFolder()`` made it and nothing was put in it.
+    /// Removes the folder if ``prepareFolder(_:console:)`` made it and nothing was put in it.
     func removeFolderIfUnused() {
         guard state.withLock({ $0.madeFolder }) else { return }
         if rmdir(folder.path) == 0 { state.withLock { $0.madeFolder = false } }
@@ -83,7 +89,7 @@ final class ReplaySaver: @unchecked Sendable {
     /// What saves cut off by a kill left in the folder: a second name of a save that got its
     /// own (removed: the save keeps its name), a complete save still under its hidden name
     /// (given a dated name now), an unfinished one (named, for the user to delete).
-    private func tidyLeftovers() {
+    private static func tidyLeftovers(in folder: URL, console: Console) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         for name in names.sorted() where name.hasPrefix(".") {
             guard let marker = name.range(of: ".replay-", options: .backwards), !name.contains(".replay-probe-") else { continue }

@@ -71,6 +71,17 @@ public struct EncodedPacket: Sendable {
         return EncodedPacket(storage: storage, stream: stream, pts: pts, dts: dts &- ticks, duration: durationTicks, isKeyframe: isKeyframe)
     }
 
+    /// The same packet (times, flags, stream) over other storage holding the same bytes: a
+    /// copy kept elsewhere (``ReplaySpill``).
+    func replacingStorage(with other: Packet) -> EncodedPacket {
+        EncodedPacket(storage: other, stream: stream, pts: pts, dts: dts, duration: durationTicks, isKeyframe: isKeyframe)
+    }
+
+    /// Copies the packet's properties (times, flags, side data) but not its data into `target`.
+    func copyProperties(into target: UnsafeMutablePointer<AVPacket>) {
+        av_packet_copy_props(target, storage.pointer)
+    }
+
     /// Calls `body` with the encoded bytes, valid only inside it.
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         let p = storage.pointer.pointee

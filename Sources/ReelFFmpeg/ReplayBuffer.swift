@@ -60,14 +60,41 @@ public final class ReplayBuffer: PacketSink, Sendable {
     public let duration: MediaTime
     /// The most bytes of encoded data the buffer holds, if limited.
     public let maxBytes: Int64?
+    /// The folder whose disk holds the packets' bytes instead of memory, if any (see
+    /// ``init(duration:maxBytes:spillFolder:)``).
+    public let spillFolder: URL?
     private let window: Mutex<ReplayWindow>
+    /// The spill, used under `window`'s lock (one writer at a time), and the first error of
+    /// spilling (the packets then stay in memory: nothing is lost to a full disk).
+    private let spill: Mutex<(spill: ReplaySpill?, error: ReelError?)>
+
+    /// A buffer that keeps the last `duration` of what it is given in memory, in at most
+    /// `maxBytes` bytes of encoded data if given.
+    ///
+    /// - Throws: `.invalidConfiguration` for a duration that is not positive or a byte limit
+    ///   below 1.
+    public convenience init(duration: MediaTime, maxBytes: Int64? = nil) throws {
+        try self.init(duration: duration, maxBytes: maxBytes, spillFolder: nil)
+    }
 
     /// A buffer that keeps the last `duration` of what it is given, in at most `maxBytes` bytes
     /// of encoded data if given.
     ///
+    /// With `spillFolder`, the packets' bytes are kept in unnamed files on that folder's disk
+    /// (mapped, handed back to the kernel as they are written) instead of the process's
+    /// memory: for windows of many minutes, where `maxBytes` then bounds the disk space taken.
+    /// Nothing is left in the folder, not even after a crash. Should the disk fill, packets are
+    /// held in memory from then on and ``spillError`` says why.
+    ///
     /// - Throws: `.invalidConfiguration` for a duration that is not positive or a byte limit
-    ///   below 1.
-    public init(duration: MediaTime, maxBytes: Int64? = nil) throws {
+    ///   below 1; the file errors of making the first spill file in `spillFolder`.
+    public convenience init(duration: MediaTime, maxBytes: Int64?, spillFolder: URL?) throws {
+        try self.init(duration: duration, maxBytes: maxBytes, spillFolder: spillFolder, spillSegmentSize: ReplaySpill.defaultSegmentSize)
+    }
+
+    /// ``init(duration:maxBytes:spillFolder:)`` with spill files of `spillSegmentSize` bytes
+    /// (64 MB unless a test needs a disk to fill sooner).
+    package init(duration: MediaTime, maxBytes: Int64?, spillFolder: URL?, spillSegmentSize: Int) throws {
         guard duration > .zero else {
             throw ReelError(.invalidConfiguration, "a replay buffer must keep more than \(duration)",
                             hint: "give the replay buffer a duration of a second or more")
@@ -78,8 +105,13 @@ public final class ReplayBuffer: PacketSink, Sendable {
         }
         self.duration = duration
         self.maxBytes = maxBytes
+        self.spillFolder = spillFolder
         window = Mutex(ReplayWindow(duration: duration, maxBytes: maxBytes))
+        spill = Mutex((try spillFolder.map { try ReplaySpill(folder: $0, segmentSize: spillSegmentSize) }, nil))
     }
+
+    /// Why packets are held in memory though the buffer spills to disk (its disk filled), if so.
+    public var spillError: ReelError? { spill.withLock { $0.error } }
 
     // MARK: PacketSink
 
@@ -90,7 +122,16 @@ public final class ReplayBuffer: PacketSink, Sendable {
 
     /// Keeps `packet`, dropping what the bounds no longer allow.
     public func write(_ packet: EncodedPacket) throws {
-        window.withLock { $0.take(packet) }
+        let kept = spill.withLock { state -> EncodedPacket in
+            guard let spill = state.spill, state.error == nil else { return packet }
+            do {
+                return try spill.spill(packet)
+            } catch {
+                state.error = error as? ReelError ?? ReelError(.ioFailure, "\(error)")
+                return packet
+            }
+        }
+        window.withLock { $0.take(kept) }
     }
 
     /// Nothing more comes; what is held can still be saved.

@@ -139,6 +139,20 @@ import ReelTestSupport
         if let file = files.first { _ = try checkReplay(file, seconds: 3) }
     }
 
+    @Test func aSpilledBufferLivesInUnnamedFilesOfTheReplayFolder() throws {
+        let dir = try TemporaryDirectory()
+        let run = try Run(dir, arguments: ["--replay", "3", "--replay-spill", "--replay-save-on-exit"])
+        run.waitForRecorded(4)
+        // The buffer's bytes are in a file of the replay folder, mapped, with no name.
+        let maps = (try? String(contentsOfFile: "/proc/\(run.process.processIdentifier)/maps", encoding: .utf8)) ?? ""
+        let spillMaps = maps.split(separator: "\n").filter { $0.contains(run.replays.path + "/") && $0.hasSuffix("(deleted)") }
+        #expect(!spillMaps.isEmpty, "a spill file of the replay folder is mapped: \(maps.split(separator: "\n").filter { $0.contains(dir.url.path) })")
+        #expect(run.savedFiles.isEmpty, "nothing visible in the folder until a save")
+        #expect(run.stop() == 0, "\(run.errors)")
+        #expect(run.savedFiles.count == 1)
+        if let file = run.savedFiles.first { _ = try checkReplay(file, seconds: 3) }
+    }
+
     @Test func replayBesideAFileRecordsTheWholeSession() throws {
         let dir = try TemporaryDirectory()
         let full = dir.url.appendingPathComponent("full.mp4")
@@ -277,6 +291,7 @@ extension ReplayCommandTests {
         #expect(o.replayMaxSize == 500_000_000)
         #expect(o.replayDirectory?.path == "/tmp/r")
         #expect(o.replaySavesOnExit)
+        #expect(try options(["--test-pattern", "--replay", "30", "--replay-spill"]).replaySpills)
         #expect(!o.writesFile, "no -o: nothing recorded to a file")
         #expect(try options(["--test-pattern", "--replay", "5m", "-o", "/tmp/full.mp4"]).writesFile)
         #expect(try options(["--test-pattern", "--replay", "1h"]).replay == MediaTime(seconds: 3600))
@@ -291,6 +306,7 @@ extension ReplayCommandTests {
         }
         #expect(usageError(["--test-pattern", "--replay-dir", "/tmp"])?.contains("without --replay") == true)
         #expect(usageError(["--test-pattern", "--replay-save-on-exit"])?.contains("without --replay") == true)
+        #expect(usageError(["--test-pattern", "--replay-spill"])?.contains("without --replay") == true)
         #expect(usageError(["--test-pattern", "--replay", "30", "--pause-mode", "clips"])?.contains("clips") == true)
         #expect(usageError(["--test-pattern", "--replay", "30", "--keep-clips", "/tmp/c"]) != nil)
         #expect(usageError(["--test-pattern", "--replay", "30", "--max-size", "10M"])?.contains("-o") == true)

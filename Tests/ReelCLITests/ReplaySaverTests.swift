@@ -9,11 +9,6 @@ import ReelTestSupport
 /// left a save in: a complete save hidden under its temporary name gets a dated name, a second
 /// name of a save that got its own goes, an unfinished one is pointed at and kept.
 @Suite struct ReplaySaverTests {
-    func saver(_ folder: URL) throws -> ReplaySaver {
-        ReplaySaver(buffer: try ReplayBuffer(duration: MediaTime(seconds: 5)), folder: folder, container: .mp4,
-                    console: Console(isTerminal: false), json: true)
-    }
-
     func names(_ folder: URL) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
     }
@@ -26,7 +21,7 @@ import ReelTestSupport
         let hidden = dir.url.appendingPathComponent(".\(stem).replay-999999-17.mp4")
         try PatternFile.write(hidden, settings: VideoSettings(preset: "ultrafast"))
         let bytes = try Data(contentsOf: hidden)
-        try saver(dir.url).prepareFolder()
+        _ = try ReplaySaver.prepareFolder(dir.url, console: Console(isTerminal: false))
         #expect(names(dir.url) == ["\(stem) (2).mp4", "\(stem).mp4"])
         #expect(try Data(contentsOf: dir.url.appendingPathComponent("\(stem) (2).mp4")) == bytes, "the save, byte for byte")
         #expect(try String(contentsOf: dir.url.appendingPathComponent("\(stem).mp4"), encoding: .utf8) == "someone else's")
@@ -42,7 +37,7 @@ import ReelTestSupport
         // A kill while writing: no index yet.
         let unfinished = dir.url.appendingPathComponent(".Reel 2026-12-01 at 03.12.00.replay-999999-2.mp4")
         try PatternFile.write(unfinished, settings: VideoSettings(preset: "ultrafast"), finish: false)
-        try saver(dir.url).prepareFolder()
+        _ = try ReplaySaver.prepareFolder(dir.url, console: Console(isTerminal: false))
         #expect(names(dir.url) == [unfinished.lastPathComponent, placed.lastPathComponent])
         #expect(Recovery.isFinished(placed))
     }
@@ -50,15 +45,17 @@ import ReelTestSupport
     @Test func aFolderMadeForNothingIsRemovedAndOneWithFilesIsKept() throws {
         let dir = try TemporaryDirectory()
         let folder = dir.url.appendingPathComponent("new/replays")
-        let made = try saver(folder)
-        try made.prepareFolder()
+        let made = try ReplaySaver(buffer: ReplayBuffer(duration: MediaTime(seconds: 5)), folder: folder,
+                                   madeFolder: ReplaySaver.prepareFolder(folder, console: Console(isTerminal: false)),
+                                   container: .mp4, console: Console(isTerminal: false), json: true)
         #expect(names(folder).isEmpty, "the check leaves nothing behind")
         made.removeFolderIfUnused()
         #expect(!FileManager.default.fileExists(atPath: folder.path))
         // A folder that was there before is the user's: never removed.
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let theirs = try saver(folder)
-        try theirs.prepareFolder()
+        let theirs = try ReplaySaver(buffer: ReplayBuffer(duration: MediaTime(seconds: 5)), folder: folder,
+                                     madeFolder: ReplaySaver.prepareFolder(folder, console: Console(isTerminal: false)),
+                                     container: .mp4, console: Console(isTerminal: false), json: true)
         theirs.removeFolderIfUnused()
         #expect(FileManager.default.fileExists(atPath: folder.path))
     }
@@ -67,7 +64,7 @@ import ReelTestSupport
         let disk = try SmallDisk(size: "1M")
         #expect(try Subprocess.run(["mount", "-o", "remount,ro", disk.url.path]).status == 0)
         #expect {
-            try saver(disk.url).prepareFolder()
+            _ = try ReplaySaver.prepareFolder(disk.url, console: Console(isTerminal: false))
         } throws: { error in
             let e = error as? ReelError
             return e?.message.contains("read-only") == true && e?.hint?.contains("--replay-dir") == true

@@ -224,6 +224,56 @@ final class SyntheticRecording {
         }
     }
 
+    /// The disk space a file system's files take, in bytes.
+    static func used(_ folder: URL) -> Int64 {
+        var info = statvfs()
+        guard statvfs(folder.path, &info) == 0 else { return -1 }
+        return Int64(info.f_blocks - info.f_bfree) * Int64(info.f_frsize)
+    }
+
+    @Test func aSpilledBufferKeepsItsBytesOnDiskAndSavesWhatMemoryWould() async throws {
+        let dir = try TemporaryDirectory()
+        let disk = try SmallDisk(size: "100M")
+        let before = Self.used(disk.url)
+        var spilled: ReplayBuffer? = try ReplayBuffer(duration: MediaTime(value: 30, timescale: 1), maxBytes: nil, spillFolder: disk.url,
+                                                       spillSegmentSize: 1 << 20)
+        let inMemory = try ReplayBuffer(duration: MediaTime(value: 30, timescale: 1))
+        var recording: SyntheticRecording? = try SyntheticRecording(sinks: [spilled!, inMemory], preset: "ultrafast")
+        try recording?.feed(40 * 30)
+        let held = spilled!.statistics.bytes
+        #expect(held == inMemory.statistics.bytes)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk.url.path).isEmpty, "the spill files have no names")
+        #expect(Self.used(disk.url) - before >= held, "the packets' bytes are on the spill disk")
+        #expect(spilled!.spillError == nil)
+        try recording?.encoder?.finish()
+        let a = try await spilled!.save(to: dir.url.appendingPathComponent("spilled.mp4"))
+        let b = try await inMemory.save(to: dir.url.appendingPathComponent("memory.mp4"))
+        #expect(try Data(contentsOf: a.url) == Data(contentsOf: b.url), "the same file, byte for byte")
+        _ = try check(a.url, summary: a)
+        // Gone with the buffer (and the encoder that fed it): the space is free again.
+        recording = nil
+        spilled = nil
+        #expect(Self.used(disk.url) - before < 1 << 20)
+    }
+
+    @Test func aSpillDiskThatFillsKeepsThePacketsInMemory() async throws {
+        let dir = try TemporaryDirectory()
+        #expect { try ReplayBuffer(duration: MediaTime(value: 10, timescale: 1), maxBytes: nil, spillFolder: dir.url.appendingPathComponent("none")) } throws: {
+            ($0 as? ReelError)?.message.contains("does not exist") == true
+        }
+        // Room for two segments of 256 KB and a little more.
+        let disk = try SmallDisk(size: "600k")
+        let ring = try ReplayBuffer(duration: MediaTime(value: 30, timescale: 1), maxBytes: nil, spillFolder: disk.url, spillSegmentSize: 256 << 10)
+        let recording = try SyntheticRecording(sinks: [ring], preset: "ultrafast")
+        try recording.feed(40 * 30)
+        #expect(ring.statistics.bytes > 600 << 10, "more than the disk holds was kept")
+        #expect(ring.spillError?.code == .insufficientStorage, "\(String(describing: ring.spillError))")
+        try recording.encoder?.finish()
+        let saved = try await ring.save(to: dir.url.appendingPathComponent("replay.mp4"))
+        let file = try check(saved.url, summary: saved)
+        #expect(file.last == recording.fed - 1)
+    }
+
     @Test func aSaveNeverReplacesAFileUnlessAllowed() async throws {
         let dir = try TemporaryDirectory()
         let ring = try ReplayBuffer(duration: MediaTime(value: 5, timescale: 1))
