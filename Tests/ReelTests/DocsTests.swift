@@ -81,6 +81,19 @@ import ReelTestSupport
         }
     }
 
+    @Test func theReadmeLinksTheDocsAndCIBuildsAndRendersThem() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(readme.contains("Sources/Reel/Reel.docc"))
+        #expect(readme.contains("scripts/docs "))
+        let ci = try String(contentsOf: Self.root.appendingPathComponent(".ci/run"), encoding: .utf8)
+        #expect(ci.contains("scripts/docs "))
+        #expect(ci.contains("scripts/docs-check "))
+        let articles = try FileManager.default.contentsOfDirectory(atPath: Self.catalog.path).filter { $0.hasSuffix(".md") && $0 != "Reel.md" }
+        for article in articles {
+            #expect(readme.contains("Sources/Reel/Reel.docc/\(article)"), "the README links \(article)")
+        }
+    }
+
     @Test func theClipCameraPortStartsWithTheCameraOnAndNotRecording() async throws {
         let dir = try TemporaryDirectory()
         let movie = dir.url.appendingPathComponent("takes.mp4")
