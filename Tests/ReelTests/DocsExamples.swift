@@ -52,7 +52,6 @@ enum DocsExamples {
         let recorder = Recorder(url: URL(fileURLWithPath: "camera.mp4"))
         try session.addOutput(recorder)
         try await session.start()
-        camera.ramp(toVideoZoomFactor: 2, withRate: 1)   // zoom in to 2x at one doubling a second
         try await Task.sleep(for: .seconds(10))
         await session.stop()
         // DOCS-SNIPPET-END
