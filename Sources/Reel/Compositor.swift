@@ -33,6 +33,7 @@ public final class Compositor: CaptureOutput {
         /// The colour of areas no source covers.
         public var background: YUVColor
 
+        /// Composition settings; every argument has the default a recording usually wants.
         public init(size: PixelSize? = nil, frameRate: FrameRate = FrameRate(30),
                     layout: CompositionLayout = .pictureInPicture(), background: YUVColor = .black) {
             self.size = size

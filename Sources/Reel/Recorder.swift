@@ -61,6 +61,9 @@ public final class Recorder: CaptureOutput {
         /// clips stay in their folder, for ``RecordingSession/merge(to:allowsReencoding:overwrite:)``).
         public var mergesClipsAtEnd: Bool
 
+        /// Recording settings; each argument is the property of the same name. The defaults make
+        /// one H.264/AAC MP4 with half-second fragments and no length or size limit, stopping
+        /// cleanly when less than 100 MB of disk is free.
         public init(container: Container? = nil, video: VideoSettings = VideoSettings(), audio: AudioSettings = AudioSettings(),
                     mixesAudio: Bool = false, overwrite: Bool = false,
                     fragmentInterval: MediaTime = MediaTime(value: 1, timescale: 2), maxRecordedDuration: MediaTime? = nil,

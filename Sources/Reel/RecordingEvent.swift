@@ -22,6 +22,7 @@ public struct RecordingProgress: Sendable, Hashable {
     /// silence there, so sound and picture stay in sync, and the loss is counted here.
     public var droppedAudio: MediaTime
 
+    /// Creates a progress report; each argument is the property of the same name.
     public init(duration: MediaTime, maxDuration: MediaTime?, bytes: Int64, frames: Int64, droppedFrames: Int64,
                 isPaused: Bool = false, clipCount: Int = 1, droppedAudio: MediaTime = .zero) {
         self.droppedAudio = droppedAudio

@@ -16,6 +16,7 @@ public struct Clip: Sendable, Hashable {
     /// Whether the clip's audio is replaced by silence when the session is merged.
     public var isMutedOnMerge: Bool
 
+    /// Creates a clip's description; each argument is the property of the same name.
     public init(url: URL, duration: MediaTime, frameCount: Int64, hasAudio: Bool, isMutedOnMerge: Bool = false) {
         self.url = url
         self.duration = duration

@@ -34,6 +34,8 @@ public final class ScreenRecorder: Sendable {
         /// The PulseAudio server; `nil` is the usual one (`PULSE_SERVER` or the user's).
         public var audioServer: String?
 
+        /// What to capture; each argument is the property of the same name. The default is the whole
+        /// screen of `$DISPLAY` at 30 fps with the pointer, and no audio.
         public init(display: String? = nil, region: PixelRect? = nil, frameRate: FrameRate = FrameRate(30),
                     capturesCursor: Bool = true, capturesMicrophone: Bool = false, microphoneSource: String? = nil,
                     capturesAppAudio: Bool = false, appAudioSink: String? = nil, audioServer: String? = nil) {

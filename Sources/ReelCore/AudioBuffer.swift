@@ -11,10 +11,14 @@ public enum SampleFormat: String, Sendable, Hashable {
 
 /// The format of an audio stream: sample type, rate and channel count.
 public struct AudioFormat: Sendable, Hashable, CustomStringConvertible {
+    /// How each sample is stored.
     public var sampleFormat: SampleFormat
+    /// Frames (one sample of every channel) per second.
     public var sampleRate: Int
+    /// Channels, interleaved in each frame.
     public var channels: Int
 
+    /// Creates a format; the default is 32-bit float stereo at 48 kHz.
     public init(sampleFormat: SampleFormat = .f32, sampleRate: Int = 48_000, channels: Int = 2) {
         self.sampleFormat = sampleFormat
         self.sampleRate = sampleRate

@@ -51,6 +51,7 @@ public final class ZoomControl: Sendable {
     }
     private let state = Mutex(State())
 
+    /// Creates a zoom at 1× (no zoom), centred.
     public init() {}
 
     /// The factor now (while ramping: the factor reached by the last frame).

@@ -35,6 +35,7 @@ public struct SourceContext: Sendable {
     /// Reports an event.
     public let report: @Sendable (SourceEvent) -> Void
 
+    /// Creates a context; the session makes one for each source it starts (tests make their own).
     public init(id: SourceID, clock: any MediaClock, origin: MediaTime,
                 deliver: @escaping @Sendable (Sample) -> Void, report: @escaping @Sendable (SourceEvent) -> Void) {
         self.id = id
@@ -95,11 +96,16 @@ extension CaptureOutput {
 
 /// A source as outputs see it.
 public struct SourceDescriptor: Sendable, Hashable {
+    /// The source's identity within the session.
     public let id: SourceID
+    /// The source's human-readable name.
     public let name: String
+    /// What the source delivers.
     public let kind: SampleKind
+    /// The format the source reported when it was prepared.
     public let format: SourceFormat
 
+    /// Creates a descriptor; each argument is the property of the same name.
     public init(id: SourceID, name: String, kind: SampleKind, format: SourceFormat) {
         self.id = id
         self.name = name

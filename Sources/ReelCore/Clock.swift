@@ -24,7 +24,13 @@ public protocol MediaClock: Sendable {
 /// sleeper waits until ``advance(by:)`` or ``advance(to:)`` moves the clock past its deadline.
 public final class ManualClock: MediaClock, @unchecked Sendable {
     /// How `sleep(until:)` behaves.
-    public enum Mode: Sendable { case virtual, stepped }
+    public enum Mode: Sendable {
+        /// `sleep(until:)` moves the clock to its deadline at once.
+        case virtual
+        /// `sleep(until:)` waits until ``ManualClock/advance(by:)`` or ``ManualClock/advance(to:)``
+        /// moves the clock past its deadline.
+        case stepped
+    }
 
     private let condition = NSCondition()
     private var current: MediaTime

@@ -12,9 +12,13 @@ public enum CompositionLayout: Sendable, Hashable, CustomStringConvertible {
 
     /// A corner of the canvas.
     public enum Corner: String, Sendable, Hashable, CaseIterable {
+        /// The top left corner.
         case topLeft = "top-left"
+        /// The top right corner.
         case topRight = "top-right"
+        /// The bottom left corner.
         case bottomLeft = "bottom-left"
+        /// The bottom right corner.
         case bottomRight = "bottom-right"
     }
 

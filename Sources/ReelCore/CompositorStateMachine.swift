@@ -15,8 +15,10 @@ public struct CompositorStateMachine: Sendable, Hashable {
         case stopping
     }
 
+    /// Where the compositor is.
     public private(set) var phase = Phase.idle
 
+    /// Creates a machine in the idle phase.
     public init() {}
 
     /// Whether outputs may be added.

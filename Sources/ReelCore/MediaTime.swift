@@ -40,7 +40,14 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
     public var nanoseconds: Int64 { convertedValue(to: Self.nanosecondTimescale, rounding: .down) }
 
     /// How to round when a time changes timescale.
-    public enum Rounding: Sendable { case nearest, down, up }
+    public enum Rounding: Sendable {
+        /// To the nearest tick; a half tick rounds away from zero.
+        case nearest
+        /// Towards negative infinity.
+        case down
+        /// Towards positive infinity.
+        case up
+    }
 
     /// The value of this time expressed in ticks of `newTimescale`.
     public func convertedValue(to newTimescale: Int32, rounding: Rounding = .nearest) -> Int64 {
@@ -75,17 +82,22 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
         return max(a.timescale, b.timescale, Self.nanosecondTimescale)
     }
 
+    /// The sum, on the finer timescale when one divides the other (exact), else on the larger of
+    /// the two and nanoseconds (rounded to the nearest tick).
     public static func + (lhs: MediaTime, rhs: MediaTime) -> MediaTime {
         let scale = common(lhs, rhs)
         return MediaTime(value: lhs.convertedValue(to: scale) + rhs.convertedValue(to: scale), timescale: scale)
     }
 
+    /// The difference, on the timescale ``+(_:_:)`` would choose.
     public static func - (lhs: MediaTime, rhs: MediaTime) -> MediaTime {
         let scale = common(lhs, rhs)
         return MediaTime(value: lhs.convertedValue(to: scale) - rhs.convertedValue(to: scale), timescale: scale)
     }
 
+    /// Adds `rhs` to `lhs`.
     public static func += (lhs: inout MediaTime, rhs: MediaTime) { lhs = lhs + rhs }
+    /// Subtracts `rhs` from `lhs`.
     public static func -= (lhs: inout MediaTime, rhs: MediaTime) { lhs = lhs - rhs }
 
     /// Multiplies a span by a whole number.

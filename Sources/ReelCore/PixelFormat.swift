@@ -55,9 +55,12 @@ public enum PixelFormat: String, Sendable, Hashable, CaseIterable {
 
 /// A width and a height in pixels.
 public struct PixelSize: Sendable, Hashable, CustomStringConvertible {
+    /// The width in pixels.
     public var width: Int
+    /// The height in pixels.
     public var height: Int
 
+    /// Creates a size of `width` by `height` pixels.
     public init(width: Int, height: Int) {
         self.width = width
         self.height = height
@@ -75,11 +78,16 @@ public struct PixelSize: Sendable, Hashable, CustomStringConvertible {
 
 /// A rectangle in pixels, with its origin at the top left.
 public struct PixelRect: Sendable, Hashable, CustomStringConvertible {
+    /// The left edge, in pixels from the left of the picture.
     public var x: Int
+    /// The top edge, in pixels from the top of the picture.
     public var y: Int
+    /// The width in pixels.
     public var width: Int
+    /// The height in pixels.
     public var height: Int
 
+    /// Creates a rectangle whose top left corner is at (`x`, `y`).
     public init(x: Int, y: Int, width: Int, height: Int) {
         self.x = x
         self.y = y
@@ -117,10 +125,14 @@ public struct PixelRect: Sendable, Hashable, CustomStringConvertible {
 /// A colour as 8-bit Y′CbCr in the limited range of BT.601 (Y 16–235, Cb/Cr 16–240), the way
 /// the YUV formats store it.
 public struct YUVColor: Sendable, Hashable, CustomStringConvertible {
+    /// Luma (16 black – 235 white).
     public var y: UInt8
+    /// Blue-difference chroma (16–240, 128 neutral).
     public var cb: UInt8
+    /// Red-difference chroma (16–240, 128 neutral).
     public var cr: UInt8
 
+    /// Creates a colour from its stored components.
     public init(y: UInt8, cb: UInt8, cr: UInt8) {
         self.y = y
         self.cb = cb
@@ -138,9 +150,13 @@ public struct YUVColor: Sendable, Hashable, CustomStringConvertible {
         cr = byte(128 + 224 * (r - luma) / 1.5748)
     }
 
+    /// Black.
     public static let black = YUVColor(y: 16, cb: 128, cr: 128)
+    /// Pure red.
     public static let red = YUVColor(red: 255, green: 0, blue: 0)
+    /// Pure green.
     public static let green = YUVColor(red: 0, green: 255, blue: 0)
+    /// Pure blue.
     public static let blue = YUVColor(red: 0, green: 0, blue: 255)
 
     public var description: String { "Y\(y) Cb\(cb) Cr\(cr)" }

@@ -44,6 +44,7 @@ public struct RecorderStateMachine: Sendable, Hashable {
         }
     }
 
+    /// Where the recorder is.
     public private(set) var phase: Phase = .idle
     /// Requests not yet taken by the recorder's thread, in order.
     public private(set) var pendingControls: [Control] = []
@@ -58,6 +59,7 @@ public struct RecorderStateMachine: Sendable, Hashable {
     private var videoSource: SourceID?
     private var gone: Set<SourceID> = []
 
+    /// Creates a machine in the idle phase.
     public init() {}
 
     /// Whether the recorder is recording (paused or not), including after its sources went

@@ -10,7 +10,9 @@
 public struct RecordingTimeline: Sendable, Hashable {
     /// One recorded interval, `[start, end)` on the session clock; `end` is `nil` while open.
     public struct Interval: Sendable, Hashable {
+        /// The first instant recorded (a frame slot).
         public var start: MediaTime
+        /// The first instant no longer recorded (the pause's frame slot); `nil` while recording.
         public var end: MediaTime?
         /// Recorded time before this interval.
         public var offset: MediaTime
@@ -26,8 +28,10 @@ public struct RecordingTimeline: Sendable, Hashable {
 
     /// The grid that pauses and resumes snap to.
     public let frameDuration: MediaTime
+    /// The recorded intervals, in time order.
     public private(set) var intervals: [Interval] = []
 
+    /// Creates an empty timeline whose pauses and resumes snap to a grid of `frameDuration`.
     public init(frameDuration: MediaTime) {
         self.frameDuration = frameDuration
     }

@@ -15,7 +15,9 @@ public enum SampleKind: String, Sendable, Hashable {
 
 /// Identifies one source within a session.
 public struct SourceID: Sendable, Hashable, CustomStringConvertible {
+    /// The number the session gave the source.
     public let rawValue: Int
+    /// Creates an identity from its number.
     public init(_ rawValue: Int) { self.rawValue = rawValue }
     public var description: String { "#\(rawValue)" }
 }
@@ -23,7 +25,9 @@ public struct SourceID: Sendable, Hashable, CustomStringConvertible {
 /// One sample delivered by a source: a video frame or a run of audio, stamped on the session
 /// clock.
 public enum Sample: Sendable {
+    /// A video frame.
     case video(VideoFrame)
+    /// A run of audio frames.
     case audio(AudioBuffer)
 
     /// The presentation time of the sample's start.
@@ -37,10 +41,14 @@ public enum Sample: Sendable {
 
 /// A sample with the source it came from and its kind, as outputs receive it.
 public struct SourcedSample: Sendable {
+    /// The source that delivered the sample.
     public let source: SourceID
+    /// What the source delivers.
     public let kind: SampleKind
+    /// The sample.
     public let sample: Sample
 
+    /// Creates a sample with its source.
     public init(source: SourceID, kind: SampleKind, sample: Sample) {
         self.source = source
         self.kind = kind

@@ -8,10 +8,20 @@
 public struct SessionStateMachine: Sendable, Hashable {
     /// Where the session is.
     public enum State: Sendable, Hashable {
-        case idle, starting, running, stopping, stopped
+        /// Nothing started yet; inputs and outputs may be changed.
+        case idle
+        /// Sources and outputs are being opened.
+        case starting
+        /// Capturing.
+        case running
+        /// Sources are stopping and outputs finishing.
+        case stopping
+        /// Stopped; the session may be started again.
+        case stopped
         /// `stop()` came while starting: the start stops what it started, then the session is
         /// stopped.
         case stopRequestedWhileStarting
+        /// The start failed with this error; nothing is left running.
         case failed(ReelError)
     }
 
@@ -29,8 +39,10 @@ public struct SessionStateMachine: Sendable, Hashable {
         case none
     }
 
+    /// Where the session is.
     public private(set) var state: State = .idle
 
+    /// Creates a machine in the idle state.
     public init() {}
 
     /// Whether inputs and outputs may be changed.

@@ -1,6 +1,13 @@
 /// A video codec Reel can encode.
 public enum VideoCodec: String, Sendable, Hashable, CaseIterable {
-    case h264, hevc, vp9, av1
+    /// H.264 (AVC) through libx264.
+    case h264
+    /// HEVC (H.265) through libx265, tagged `hvc1` in MP4 and MOV.
+    case hevc
+    /// VP9 through libvpx.
+    case vp9
+    /// AV1 through libaom.
+    case av1
 
     /// Parses a codec name as users write it (`h264`, `x264`, `avc`, `hevc`, `h265`, `vp9`, `av1`).
     public init?(name: String) {
@@ -61,7 +68,10 @@ public enum VideoCodec: String, Sendable, Hashable, CaseIterable {
 
 /// An audio codec Reel can encode.
 public enum AudioCodec: String, Sendable, Hashable, CaseIterable {
-    case aac, opus
+    /// AAC-LC, what every player takes.
+    case aac
+    /// Opus.
+    case opus
 
     /// Parses a codec name (`aac`, `opus`).
     public init?(name: String) {
@@ -89,7 +99,12 @@ public enum AudioCodec: String, Sendable, Hashable, CaseIterable {
 
 /// A file container.
 public enum Container: String, Sendable, Hashable, CaseIterable {
-    case mp4, mov, mkv
+    /// MPEG-4 (`.mp4`): fragmented while recording, finalised in place.
+    case mp4
+    /// QuickTime (`.mov`): as MP4.
+    case mov
+    /// Matroska (`.mkv`).
+    case mkv
 
     /// Parses a container name (`mp4`, `mov`, `mkv`, `matroska`).
     public init?(name: String) {
@@ -164,6 +179,8 @@ public struct VideoSettings: Sendable, Hashable {
     /// if one is wanted. The encoder stays within it; a 10-bit profile makes 10-bit video.
     public var profile: String?
 
+    /// Video settings; each argument is the property of the same name. The default is H.264 at
+    /// CRF 23, the source's size, 30 fps.
     public init(codec: VideoCodec = .h264, size: PixelSize? = nil, frameRate: FrameRate = FrameRate(30),
                 preset: String? = nil, rateControl: RateControl = .crf(23), keyframeInterval: Int? = nil,
                 profile: String? = nil) {

@@ -85,6 +85,7 @@ public final class ToneSource: CaptureSource {
     public let beeps: BeepSchedule
     private let thread = CaptureThread<Void>(threadName: "reel.tone")
 
+    /// Creates a tone source; each argument is the property of the same name.
     public init(format: AudioFormat = AudioFormat(sampleFormat: .f32, sampleRate: 48_000, channels: 2),
                 toneFrequency: Double = 440, beepFrequency: Double = 1000, beeps: BeepSchedule = BeepSchedule(),
                 kind: SampleKind = .audio) {

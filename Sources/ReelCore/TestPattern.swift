@@ -8,6 +8,7 @@ public struct BeepSchedule: Sendable, Hashable {
     /// How long each beep (and flash) lasts.
     public var length: MediaTime
 
+    /// Creates a schedule; the default beeps for a tenth of a second every second from 0.5 s.
     public init(firstBeep: MediaTime = MediaTime(value: 1, timescale: 2),
                 interval: MediaTime = MediaTime(value: 1, timescale: 1),
                 length: MediaTime = MediaTime(value: 1, timescale: 10)) {

@@ -21,12 +21,14 @@ import ReelSystem
 public final class AssetWriter: @unchecked Sendable {
     /// The description of a video track.
     public struct VideoTrack: Sendable, Hashable {
+        /// How the track is encoded.
         public var settings: VideoSettings
         /// The pixel format of the frames that will be appended.
         public var inputFormat: PixelFormat
         /// The size of the frames that will be appended.
         public var inputSize: PixelSize
 
+        /// Describes a video track; each argument is the property of the same name.
         public init(settings: VideoSettings, inputFormat: PixelFormat, inputSize: PixelSize) {
             self.settings = settings
             self.inputFormat = inputFormat
@@ -36,12 +38,14 @@ public final class AssetWriter: @unchecked Sendable {
 
     /// The description of an audio track.
     public struct AudioTrack: Sendable, Hashable {
+        /// How the track is encoded.
         public var settings: AudioSettings
         /// The format of the audio that will be appended.
         public var inputFormat: AudioFormat
         /// A title stored in the file ("Microphone", "App audio").
         public var title: String?
 
+        /// Describes an audio track; each argument is the property of the same name.
         public init(settings: AudioSettings, inputFormat: AudioFormat, title: String? = nil) {
             self.settings = settings
             self.inputFormat = inputFormat
@@ -51,9 +55,13 @@ public final class AssetWriter: @unchecked Sendable {
 
     /// What to write and where.
     public struct Configuration: Sendable {
+        /// The file to write.
         public var url: URL
+        /// The container (MP4, MOV or MKV).
         public var container: Container
+        /// The video track, if any.
         public var video: VideoTrack?
+        /// The audio tracks, in the order `appendAudio(_:track:)` numbers them.
         public var audio: [AudioTrack]
         /// How often a fragment is completed while recording (MP4/MOV); `nil` writes a plain file.
         public var fragmentInterval: MediaTime?
@@ -76,6 +84,8 @@ public final class AssetWriter: @unchecked Sendable {
         /// place is finalised by copying, which leaves no unused space.
         public var maximumFileSize: Int64?
 
+        /// Describes a file to write; each argument is the property of the same name, and a `nil`
+        /// container is taken from the file name's extension.
         public init(url: URL, container: Container? = nil, video: VideoTrack?, audio: [AudioTrack] = [],
                     fragmentInterval: MediaTime? = MediaTime(value: 1, timescale: 2), overwrite: Bool = false,
                     expectedDuration: MediaTime? = nil, indexReservation: Int? = nil, maximumFileSize: Int64? = nil) {
@@ -93,11 +103,15 @@ public final class AssetWriter: @unchecked Sendable {
 
     /// What was written, known after ``finish()``.
     public struct Summary: Sendable, Hashable {
+        /// The file written.
         public var url: URL
         /// The duration of the longest track.
         public var duration: MediaTime
+        /// The video frames the file holds.
         public var videoFrames: Int64
+        /// The audio frames (samples per channel) each audio track holds.
         public var audioSamples: [Int64]
+        /// The finished file's size in bytes.
         public var bytes: Int64
         /// How the file was finalised.
         public var finalisation: Finalisation
@@ -129,6 +143,7 @@ public final class AssetWriter: @unchecked Sendable {
         }
     }
 
+    /// What the writer was asked to write.
     public let configuration: Configuration
     /// Where the file is being written: the configured URL, or, while replacing a file that
     /// exists, a name of its own beside it until the first packet is written.
@@ -151,7 +166,7 @@ public final class AssetWriter: @unchecked Sendable {
     private var finished = false
     private var videoDTSShift: Int64 = 0
     /// Marks the file as a recording in progress from its creation until it is finalised (see
-    /// ``RecordingLock``).
+    /// `RecordingLock`).
     private let lock: RecordingLock?
     /// A fault injected into finalising in place (tests); `nil` in production.
     var finaliseFault: MP4Finaliser.Fault?
@@ -173,6 +188,7 @@ public final class AssetWriter: @unchecked Sendable {
     private var recentKeyframeOnly = false
     /// The end of the audio written to each track, in samples of its real audio.
     private var audioMuxedEnd: [Int64] = []
+    /// Whether the file reached its ``Configuration/maximumFileSize``: appends are refused from then on.
     private(set) public var isFull = false
 
     /// Makes every track's first packet decode at the same time.
@@ -558,7 +574,7 @@ public final class AssetWriter: @unchecked Sendable {
     }
 
     /// Makes the fragmented MP4/MOV at `url` a regular one with its index at the front: in place
-    /// if `inPlace` and the file has space reserved for the index (see ``MP4Finaliser``), else
+    /// if `inPlace` and the file has space reserved for the index (see `MP4Finaliser`), else
     /// (or if the in-place way finds anything unexpected, having changed nothing) by copying.
     /// `shift` is where the recording starts on the fragmented file's timeline. With
     /// `copyWhenSmall` a recording smaller than the unused reservation is copied instead.

@@ -11,7 +11,10 @@ import ReelCore
 public final class EncodedStream: Sendable, CustomStringConvertible {
     /// What a stream carries.
     public enum Kind: String, Sendable, Hashable {
-        case video, audio
+        /// Encoded video.
+        case video
+        /// Encoded audio.
+        case audio
     }
 
     /// Whether the stream carries video or audio.

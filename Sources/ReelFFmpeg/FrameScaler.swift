@@ -4,7 +4,7 @@ import ReelCore
 /// Draws a frame, or a part of it, scaled into a rectangle of another frame: the pixel work of
 /// composing and of digital zoom, through libswscale.
 ///
-/// Owns one ``Scaler``, whose context is remade only when the shape of the work changes (formats, sizes), so
+/// Owns one `Scaler`, whose context is remade only when the shape of the work changes (formats, sizes), so
 /// drawing the same source into the same place every frame allocates nothing. Used from one
 /// thread at a time.
 public final class FrameScaler {

@@ -9,7 +9,7 @@ import ReelCore
 /// another size than the one the decoder was made for are scaled to it. Data that does not
 /// decode is an `.invalidMedia` error, never a crash.
 ///
-/// Owns one `AVCodecContext`, one ``Packet``, one `AVFrame` and one ``Scaler``. Used from
+/// Owns one `AVCodecContext`, one `Packet`, one `AVFrame` and one `Scaler`. Used from
 /// one thread at a time (the camera's capture thread).
 public final class MJPEGDecoder: CompressedFrameDecoder {
     /// Makes an ``MJPEGDecoder`` for V4L2 cameras (`V4L2CameraSource(decoderFactory:)`).

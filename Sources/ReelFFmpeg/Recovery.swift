@@ -14,7 +14,7 @@ import ReelSystem
 /// the index of cues): it plays, but players cannot tell its length or seek well.
 ///
 /// A file that a recorder is writing right now looks the same, but its writer holds a lock on
-/// it (see ``RecordingLock``): such a file is not counted as cut off, and is not recovered.
+/// it (see `RecordingLock`): such a file is not counted as cut off, and is not recovered.
 ///
 /// Only what was completely written is kept: a fragment whose media data was cut short is left
 /// out whole (an MKV keeps the blocks that are complete). Nothing else is lost: the original is
@@ -22,8 +22,11 @@ import ReelSystem
 public enum Recovery {
     /// What a recovery produced.
     public struct Summary: Sendable, Hashable {
+        /// The finalised file (the recording itself when recovered in place).
         public var url: URL
+        /// The duration the finalised file holds.
         public var duration: MediaTime
+        /// The video frames the finalised file holds.
         public var videoFrames: Int64
         /// How the file was made a regular one: in place (its fragment headers blanked, or an
         /// interrupted finalise completed) or by copying; `.notNeeded` if it was complete

@@ -24,7 +24,7 @@ import Synchronization
 ///
 /// Timing assumes a real-time session clock (``HostClock``); the reconnection attempts are paced
 /// on the session clock too. What the source asks of the server goes through a
-/// ``PulseAudioServer``, so all of this is also tested on scripted answers.
+/// `PulseAudioServer`, so all of this is also tested on scripted answers.
 public final class PulseAudioSource: CaptureSource {
     /// A human-readable name: "microphone (default)", "app audio of 'apps'".
     public let name: String

@@ -1,0 +1,127 @@
+import Foundation
+import Reel
+
+// The Swift snippets of the documentation's articles (Sources/Reel/Reel.docc), each between
+// DOCS-SNIPPET-BEGIN and DOCS-SNIPPET-END, so that they compile with every build;
+// DocsTests checks that every ```swift block of the articles is one of them, word for word.
+
+/// The snippets of the articles, as functions so that they compile (few of them run: they
+/// write into the current directory and use the real screen and camera).
+enum DocsExamples {
+    /// Getting started: the test pattern.
+    static func recordTheTestPattern() async throws {
+        // DOCS-SNIPPET-BEGIN
+        let session = CaptureSession()
+        try session.addInput(TestPatternSource(size: PixelSize(width: 1280, height: 720), frameRate: FrameRate(30)))
+        try session.addInput(ToneSource())
+        let recorder = Recorder(url: URL(fileURLWithPath: "pattern.mp4"))
+        recorder.maxRecordedDuration = MediaTime(seconds: 5)
+        try session.addOutput(recorder)
+        try await session.start()
+        let summary = try await recorder.result()   // returns once 5 s are recorded
+        await session.stop()
+        print("\(summary.frames) frames, \(summary.bytes) bytes in \(summary.url.path)")
+        // DOCS-SNIPPET-END
+    }
+
+    /// Getting started: the screen.
+    static func recordTheScreen() async throws {
+        // DOCS-SNIPPET-BEGIN
+        let screen = ScreenRecorder(configuration: .init(capturesMicrophone: true, capturesAppAudio: true))
+        let recorder = try await screen.startRecording(to: URL(fileURLWithPath: "screen.mp4"))
+        Task {
+            for await event in recorder.events {
+                if case .progress(let p) = event { print("\(p.duration) recorded, \(p.droppedFrames) dropped") }
+            }
+        }
+        try await Task.sleep(for: .seconds(10))
+        let summary = try await screen.stopRecording()
+        print("\(summary.duration) of the screen in \(summary.url.path)")
+        // DOCS-SNIPPET-END
+    }
+
+    /// Getting started: a camera.
+    static func recordACamera() async throws {
+        // DOCS-SNIPPET-BEGIN
+        let location = try CameraLocation(parsing: "/dev/video0")   // or "rtsp://…", "clip.mp4", "test"
+        if case .denied(let hint) = Cameras.authorizationStatus(for: location) { print(hint); return }
+        let camera = try Cameras.source(for: location, size: PixelSize(width: 1280, height: 720))
+        let session = CaptureSession()
+        try session.addInput(camera)
+        try session.addInput(PulseAudioSource.microphone())
+        let recorder = Recorder(url: URL(fileURLWithPath: "camera.mp4"))
+        try session.addOutput(recorder)
+        try await session.start()
+        try await Task.sleep(for: .seconds(10))
+        await session.stop()
+        // DOCS-SNIPPET-END
+    }
+
+    /// Porting: live frames from a sample handler (AVCaptureVideoDataOutput).
+    static func liveFrames(from session: CaptureSession) throws {
+        // DOCS-SNIPPET-BEGIN
+        let frames = SampleHandlerOutput { sample, kind in
+            guard case .video(let frame) = sample else { return }
+            // Y′ plane of a 4:2:0 frame; valid only inside the closure.
+            let topLeftLuma = frame.withUnsafePlane(0) { bytes, stride in bytes[0] }
+            print(kind, frame.presentationTime, frame.size, topLeftLuma)
+        }
+        try session.addOutput(frames)   // while the session is stopped
+        // DOCS-SNIPPET-END
+    }
+
+    /// Porting: an asset writer fed by hand (AVAssetWriter).
+    static func writeByHand(frames: [VideoFrame], to url: URL) throws -> AssetWriter.Summary {
+        // DOCS-SNIPPET-BEGIN
+        let video = AssetWriter.VideoTrack(settings: VideoSettings(codec: .h264, rateControl: .bitRate(4_000_000)),
+                                           inputFormat: .yuv420p, inputSize: PixelSize(width: 1280, height: 720))
+        let writer = try AssetWriter(configuration: .init(url: url, video: video))
+        for (i, frame) in frames.enumerated() {
+            _ = try writer.appendVideo(frame, at: FrameRate(30).time(ofFrame: Int64(i)))
+        }
+        let summary = try writer.finish()   // finishWriting: the index is written, the file is complete
+        // DOCS-SNIPPET-END
+        return summary
+    }
+
+    /// Porting: merging clips (AVMutableComposition + AVAssetExportSession).
+    static func merge(_ a: URL, _ b: URL, to url: URL) throws {
+        // DOCS-SNIPPET-BEGIN
+        let merged = try Merger.merge([MergeInput(url: a), MergeInput(url: b, isMuted: true)], to: url,
+                                      options: MergeOptions(allowsReencoding: true))
+        print("\(merged.clipCount) clips, \(merged.duration), re-encoded: \(merged.reencodedClips)")
+        // DOCS-SNIPPET-END
+    }
+
+    /// Recording that survives: recovering what a crash cut off.
+    static func recoverEverything(in folder: URL) throws {
+        // DOCS-SNIPPET-BEGIN
+        for file in Recovery.cutOffRecordings(in: folder) {
+            let recovered = try Recorder.recover(file)   // in place
+            print("\(recovered.url.lastPathComponent): \(recovered.duration), \(recovered.videoFrames) frames")
+        }
+        for clips in RecordingSession.unmergedRecordings(in: folder) {   // NAME.clips folders
+            let merged = try RecordingSession.recover(folder: clips)         // merges into NAME.mp4
+            print("\(merged.url.lastPathComponent): \(merged.clipCount) clips merged")
+        }
+        // DOCS-SNIPPET-END
+    }
+
+    /// Timing: a recording faster than real time on a manual clock, with scheduled pauses.
+    static func scriptedRecording(to url: URL) async throws -> RecordingSummary {
+        // DOCS-SNIPPET-BEGIN
+        let session = CaptureSession(clock: ManualClock())   // virtual time: runs as fast as it encodes
+        try session.addInput(TestPatternSource())
+        try session.addInput(ToneSource())
+        let recorder = Recorder(url: url)
+        recorder.pause(at: MediaTime(seconds: 2))    // snaps to the frame slot at or after 2 s
+        recorder.record(at: MediaTime(seconds: 5))
+        recorder.maxRecordedDuration = MediaTime(seconds: 4)   // recorded time: 2 s + 2 s
+        try session.addOutput(recorder)
+        try await session.start()
+        let summary = try await recorder.result()
+        await session.stop()
+        // DOCS-SNIPPET-END
+        return summary
+    }
+}

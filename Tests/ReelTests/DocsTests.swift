@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+import Reel
+import ReelTestSupport
+
+/// The documentation's articles (Sources/Reel/Reel.docc) show only Swift that compiles: every
+/// ```swift block is a DOCS-SNIPPET region of this target's sources, word for word (indentation
+/// aside), as the README's example is ReadmeExample.swift. Blocks of Apple's API, which does not
+/// exist here, begin with `// On iOS` and are the only ones left out.
+@Suite struct DocsTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let catalog = root.appendingPathComponent("Sources/Reel/Reel.docc")
+
+    /// Lines without their common indentation, trimmed at both ends; blank lines kept.
+    static func normalised(_ lines: [Substring]) -> String {
+        let indent = lines.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+            .map { $0.prefix(while: { $0 == " " }).count }.min() ?? 0
+        return lines.map { String($0.dropFirst(min(indent, $0.prefix(while: { $0 == " " }).count))) }
+            .joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The ```swift blocks of every article.
+    static func articleBlocks() throws -> [(article: String, code: String)] {
+        let files = try FileManager.default.contentsOfDirectory(atPath: catalog.path).filter { $0.hasSuffix(".md") }.sorted()
+        var blocks: [(String, String)] = []
+        for file in files {
+            let text = try String(contentsOf: catalog.appendingPathComponent(file), encoding: .utf8)
+            var current: [Substring]?
+            for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                if current == nil, trimmed == "```swift" {
+                    current = []
+                } else if current != nil, trimmed == "```" {
+                    blocks.append((file, normalised(current!)))
+                    current = nil
+                } else {
+                    current?.append(line)
+                }
+            }
+        }
+        return blocks
+    }
+
+    /// The DOCS-SNIPPET regions of this test target's sources.
+    static func snippets() throws -> [String] {
+        let folder = root.appendingPathComponent("Tests/ReelTests")
+        var found: [String] = []
+        for file in try FileManager.default.contentsOfDirectory(atPath: folder.path).filter({ $0.hasSuffix(".swift") }).sorted()
+        where file != "DocsTests.swift" {
+            let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            var current: [Substring]?
+            for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                if trimmed == "// DOCS-SNIPPET-BEGIN" {
+                    current = []
+                } else if trimmed == "// DOCS-SNIPPET-END", let lines = current {
+                    found.append(normalised(lines))
+                    current = nil
+                } else {
+                    current?.append(line)
+                }
+            }
+        }
+        return found
+    }
+
+    @Test func everySwiftBlockOfTheArticlesCompiles() throws {
+        let blocks = try Self.articleBlocks()
+        let snippets = Set(try Self.snippets())
+        let reel = blocks.filter { !$0.code.hasPrefix("// On iOS") }
+        #expect(reel.count >= 10, "the articles show the library's Swift")
+        for block in reel {
+            #expect(snippets.contains(block.code), "a ```swift block of \(block.article) is not a DOCS-SNIPPET of Tests/ReelTests, so nothing compiles it:\n\(block.code)")
+        }
+    }
+
+    @Test func everySnippetIsShown() throws {
+        let shown = Set(try Self.articleBlocks().map(\.code))
+        for snippet in try Self.snippets() {
+            #expect(shown.contains(snippet), "a DOCS-SNIPPET is in no article (changed on one side only?):\n\(snippet)")
+        }
+    }
+
+    @Test func theReadmeLinksTheDocsAndCIBuildsAndRendersThem() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(readme.contains("Sources/Reel/Reel.docc"))
+        #expect(readme.contains("scripts/docs "))
+        let ci = try String(contentsOf: Self.root.appendingPathComponent(".ci/run"), encoding: .utf8)
+        #expect(ci.contains("scripts/docs "))
+        #expect(ci.contains("scripts/docs-check "))
+        let articles = try FileManager.default.contentsOfDirectory(atPath: Self.catalog.path).filter { $0.hasSuffix(".md") && $0 != "Reel.md" }
+        for article in articles {
+            #expect(readme.contains("Sources/Reel/Reel.docc/\(article)"), "the README links \(article)")
+        }
+    }
+
+    @Test func theClipCameraPortStartsWithTheCameraOnAndNotRecording() async throws {
+        let dir = try TemporaryDirectory()
+        let movie = dir.url.appendingPathComponent("takes.mp4")
+        let app = try PortedClipCamera(camera: TestPatternSource(size: PixelSize(width: 320, height: 240)),
+                                       microphone: ToneSource(), movie: movie)
+        // The button presses, on the session's timeline: two takes of a second each.
+        app.recorder.record(at: MediaTime(seconds: 0.5))
+        app.recorder.pause(at: MediaTime(seconds: 1.5))
+        app.recorder.record(at: MediaTime(seconds: 2))
+        app.recorder.maxRecordedDuration = MediaTime(seconds: 2)
+        try await app.start()
+        let summary = try await app.recorder.result()
+        await app.session.stop()
+        #expect(summary.clipCount == 2, "the time before the first press is no clip")
+        #expect(summary.frames > 0)
+        #expect(try MediaProbe.probe(movie).videoStreams.first?.frameCount == Int(summary.frames))
+        // The test pattern counts its frames: the file's first is the one at 0.5 s (frame 15 at
+        // 30 fps), or a later one if that was dropped; never one from before the press.
+        let first = try #require(try MediaProbe.decodeLuma(movie, width: 320, height: 240).first?.counter)
+        #expect(first >= 15 && first < 30)
+    }
+
+    @Test func theTimingArticlesScriptedRecordingHoldsWhatItSays() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("scripted.mp4")
+        let summary = try await DocsExamples.scriptedRecording(to: url)
+        // "The file holds 4 s: frames from 0 to 2 s and from 5 to 7 s."
+        #expect(summary.frames == 120)
+        let counters = try MediaProbe.decodeLuma(url, width: 1280, height: 720).map(\.counter)
+        #expect(counters == Array(0..<60).map { Int64($0) as Int64? } + Array(150..<210).map { Int64($0) as Int64? })
+    }
+}
