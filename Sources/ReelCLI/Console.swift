@@ -30,7 +30,7 @@ public final class Console: @unchecked Sendable {
         } catch let error as ReelError where error.errno == EPIPE && fd == STDOUT_FILENO && !stdoutClosed {
             // `reel record --json | head -1`: the reader has gone; say so once, carry on.
             stdoutClosed = true
-            let note = Array("reel: note: standard output was closed; events are no longer printed (the recording goes on)\n".utf8)
+            let note = Array("reel: note: standard output was closed; nothing more is printed there (a recording goes on)\n".utf8)
             note.withUnsafeBytes { try? Syscall.writeAll(STDERR_FILENO, $0, orThrow: { Syscall.error("writing", errno: $0) }) }
         } catch {
             // A terminal or pipe that cannot take the text: nowhere left to say so.

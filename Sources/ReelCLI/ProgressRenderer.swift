@@ -24,6 +24,22 @@ final class ProgressRenderer: @unchecked Sendable {
     /// `--pause-mode clips`: a pause ends a clip, and the line counts clips. Otherwise a pause
     /// only takes a gap out of one file, and the summary counts pauses.
     var pauseMakesClips = false
+    /// `--json` with `--replay-save-on-exit`: the `finished` event is held until
+    /// ``releaseFinished()`` (after the save at the stop), so that it is the last event.
+    var holdsFinished = false
+    private var heldFinished: [String: Any]?
+    private var finishedReleased = false
+
+    /// Prints the `finished` event held back (see ``holdsFinished``), or lets it through when
+    /// it comes.
+    func releaseFinished() {
+        lock.lock(); defer { lock.unlock() }
+        finishedReleased = true
+        if let held = heldFinished {
+            console.out(Self.json(held))
+            heldFinished = nil
+        }
+    }
 
     init(console: Console, json: Bool) {
         self.console = console
@@ -78,10 +94,18 @@ final class ProgressRenderer: @unchecked Sendable {
         case .finished(let s):
             if json {
                 var object: [String: Any] = ["event": "finished", "duration": rounded(s.duration.seconds),
-                                             "bytes": s.bytes, "frames": s.frames, "dropped": s.droppedFrames,
+                                             "frames": s.frames, "dropped": s.droppedFrames,
                                              "droppedAudio": rounded(s.droppedAudio.seconds)]
-                if writesFile { object["file"] = s.url.path }
-                console.out(Self.json(object))
+                if writesFile {
+                    object["file"] = s.url.path
+                    object["bytes"] = s.bytes
+                }
+                // With a save at the stop to come, `finished` waits for it: it stays the last event.
+                if holdsFinished && !finishedReleased {
+                    heldFinished = object
+                } else {
+                    console.out(Self.json(object))
+                }
             }
         case .failed:
             break  // reported by the command
@@ -90,7 +114,7 @@ final class ProgressRenderer: @unchecked Sendable {
         case .resumed(let recorded):
             if json { console.out(Self.json(["event": "resumed", "duration": rounded(recorded.seconds)])) }
         case .clipStarted(let index):
-            if json { console.out(Self.json(["event": "clipStarted", "clip": index + 1])) }
+            if json && pauseMakesClips { console.out(Self.json(["event": "clipStarted", "clip": index + 1])) }
         case .clipFinished(let clip):
             if json {
                 console.out(Self.json(["event": "clipFinished", "file": clip.url.path, "duration": rounded(clip.duration.seconds),

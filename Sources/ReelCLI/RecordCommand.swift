@@ -55,6 +55,7 @@ struct RecordCommand {
         renderer.replay = options.replay
         renderer.writesFile = options.writesFile
         renderer.pauseMakesClips = options.pauseMode == .clips
+        renderer.holdsFinished = options.json && options.replaySavesOnExit
         // --replay: a buffer fed by the recording's encoders, saved on request (made once -o is
         // known good: a bad -o makes no replay folder).
         if options.replay != nil && !options.writesFile { parts.setReplayOnly() }
@@ -87,8 +88,6 @@ struct RecordCommand {
         } catch {
             return fail(ReelError(.ioFailure, "\(error)"))
         }
-        // A replay folder reel made and put nothing in is gone again at the end.
-        defer { replay?.removeFolderIfUnused() }
         if let replay {
             parts.set(replay: replay)
             let buffer = replay.buffer
@@ -215,6 +214,7 @@ struct RecordCommand {
             }
             await replay.waitForSaves()
         }
+        renderer.releaseFinished()
         if let error = frameLog?.error {
             console.err("reel: warning: the frame log is incomplete: \(error.description) (the recording is not affected)")
         }
@@ -261,9 +261,10 @@ struct RecordCommand {
                 }
             }
             if let log = options.frameLog, !options.json { console.out("  frame log \(log.path)") }
-            // --replay-save-on-exit asked for a file at the end: not getting it is a failure.
-            if exitSave == false {
-                console.err("reel: error: the replay buffer could not be saved when recording stopped (the warning above says why)")
+            // A moment asked for (with r, SIGUSR1 or --replay-save-on-exit) and not saved is a failure.
+            if let replay, exitSave == false || replay.failed > 0 {
+                let failed = max(replay.failed, 1)
+                console.err("reel: error: \(failed == 1 ? "a replay" : "\(failed) replays") asked for could not be saved (the warnings above say why)")
                 return 1
             }
             return 0
@@ -289,12 +290,21 @@ struct RecordCommand {
         let made = try ReplaySaver.prepareFolder(folder, console: console)
         let buffer: ReplayBuffer
         do {
+            // As -o's disk is checked (--min-free): a replay folder without room loses every save.
+            var info = statvfs()
+            if options.minimumFreeSpace > 0, statvfs(folder.path, &info) == 0 {
+                let free = Int64(info.f_bavail) * Int64(info.f_frsize)
+                if free < options.minimumFreeSpace {
+                    throw ReelError(.insufficientStorage, "only \(free / 1_000_000) MB free in \(folder.path) for the replays",
+                                    hint: "free some space there, choose another --replay-dir, or lower --min-free")
+                }
+            }
             buffer = try ReplayBuffer(duration: keep, maxBytes: options.replayMaxSize, spillFolder: options.replaySpills ? folder : nil)
         } catch {
             if made { rmdir(folder.path) }
             throw error
         }
-        return ReplaySaver(buffer: buffer, folder: folder, madeFolder: made, container: options.container, console: console,
+        return ReplaySaver(buffer: buffer, folder: folder, container: options.container, console: console,
                            json: options.json, beforePrinting: { renderer.clearForPrint() })
     }
 

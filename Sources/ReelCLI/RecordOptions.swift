@@ -121,6 +121,13 @@ public struct RecordOptions: Sendable {
     /// Builds options from parsed arguments, checking every value.
     public init(_ args: ParsedArguments) throws {
         if let extra = args.positionals.first {
+            // `--camera /dev/video0`: an option whose value is optional takes it only with '='.
+            if let bare = Self.specs.first(where: { spec in
+                if case .optional = spec.value { return args.all(spec.name).contains { $0 == nil } }
+                return false
+            }) {
+                throw UsageError("unexpected argument '\(extra)': --\(bare.name) takes its value with '=' (--\(bare.name)=\(extra)); the output file goes after -o")
+            }
             throw UsageError("unexpected argument '\(extra)' (the output file goes after -o)")
         }
         screen = args.value("screen")
@@ -366,6 +373,9 @@ public struct RecordOptions: Sendable {
         let writesFile = output != nil || outputFolder != nil
         if !writesFile, let given = ["max-size", "frame-log"].first(where: args.has) {
             throw UsageError("--\(given) needs a file to record (-o FILE) beside --replay")
+        }
+        if let output, let folder = replayDirectory, output.standardizedFileURL.path == folder.standardizedFileURL.path {
+            throw UsageError("-o and --replay-dir both name \(output.path); give --replay-dir a folder of its own")
         }
         if virtualClock { throw UsageError("--replay needs real time: it cannot be combined with --faster-than-real-time") }
     }

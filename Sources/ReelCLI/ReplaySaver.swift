@@ -25,14 +25,13 @@ final class ReplaySaver: @unchecked Sendable {
         var running: [Int: Task<Void, Never>] = [:]
         var nextID = 0
         var saved = 0
-        /// Whether ``prepareFolder(_:console:)`` made the folder (then an unused one is removed again).
-        var madeFolder = false
+        /// Saves asked for that failed (not those refused for want of anything to save).
+        var failed = 0
     }
     private let state = Mutex(State())
 
-    /// A saver of `buffer` into `folder`, which ``prepareFolder(_:console:)`` made ready
-    /// (`madeFolder`: it made the folder, and ``removeFolderIfUnused()`` may remove it).
-    init(buffer: ReplayBuffer, folder: URL, madeFolder: Bool = false, container: Container, console: Console, json: Bool,
+    /// A saver of `buffer` into `folder`, which ``prepareFolder(_:console:)`` made ready.
+    init(buffer: ReplayBuffer, folder: URL, container: Container, console: Console, json: Bool,
          beforePrinting: @escaping @Sendable () -> Void = {}) {
         self.buffer = buffer
         self.folder = folder
@@ -40,11 +39,12 @@ final class ReplaySaver: @unchecked Sendable {
         self.console = console
         self.json = json
         self.beforePrinting = beforePrinting
-        state.withLock { $0.madeFolder = madeFolder }
     }
 
     /// The replays saved so far.
     var saved: Int { state.withLock { $0.saved } }
+    /// The saves that failed (a moment asked for and not saved).
+    var failed: Int { state.withLock { $0.failed } }
 
     /// Makes `folder` if it is not there and checks that a file can be made in it, so that a
     /// folder that cannot take a replay is found now rather than when a moment is lost; then
@@ -62,7 +62,9 @@ final class ReplaySaver: @unchecked Sendable {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                 made = true
             } catch {
-                throw ReelError(.permissionDenied, "cannot create \(folder.path) for the replays", hint: "choose a folder with --replay-dir")
+                let reason = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError).map { Syscall.describe(Int32($0.code)) }
+                    ?? (error as NSError).localizedDescription
+                throw ReelError(.permissionDenied, "cannot create \(folder.path) for the replays: \(reason)", hint: "choose a folder with --replay-dir")
             }
         }
         let probe = FilePlacement.temporaryURL(beside: folder.appendingPathComponent("Reel"), purpose: "replay-probe")
@@ -78,12 +80,6 @@ final class ReplaySaver: @unchecked Sendable {
         unlink(probe.path)
         tidyLeftovers(in: folder, console: console)
         return made
-    }
-
-    /// Removes the folder if ``prepareFolder(_:console:)`` made it and nothing was put in it.
-    func removeFolderIfUnused() {
-        guard state.withLock({ $0.madeFolder }) else { return }
-        if rmdir(folder.path) == 0 { state.withLock { $0.madeFolder = false } }
     }
 
     /// What saves cut off by a kill left in the folder: a second name of a save that got its
@@ -105,7 +101,7 @@ final class ReplaySaver: @unchecked Sendable {
                     console.err("reel: note: a replay saved while reel was killed is now \(placed.path)")
                 }
             } else {
-                console.err("reel: note: \(url.path) is a replay save that a kill cut short; it is incomplete and can be deleted")
+                console.err("reel: note: \(url.path) is a replay save that a kill cut short before its index was written; reel cannot make it play (it is kept)")
             }
         }
     }
@@ -126,6 +122,8 @@ final class ReplaySaver: @unchecked Sendable {
     /// Saves the buffer and reports where, or why not; returns whether it saved.
     @discardableResult
     func saveNow() async -> Bool {
+        // A folder removed while recording is made again rather than a moment lost.
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         do {
             let summary = try await buffer.save(toFirstFreeOf: OutputLocation.datedNames(in: folder, container: container),
                                                 container: container)
@@ -140,7 +138,15 @@ final class ReplaySaver: @unchecked Sendable {
             }
             return true
         } catch {
-            report(error as? ReelError ?? ReelError(.encodingFailed, "\(error)"))
+            var failure = error as? ReelError ?? ReelError(.encodingFailed, "\(error)")
+            if failure.code != .nothingRecorded {
+                state.withLock { $0.failed += 1 }
+                if failure.code == .insufficientStorage {
+                    failure.message += " (in \(folder.path))"
+                    failure.hint = "the buffer still holds the moment for as long as it keeps it: free space there and save again, or record with another --replay-dir"
+                }
+            }
+            report(failure)
             return false
         }
     }

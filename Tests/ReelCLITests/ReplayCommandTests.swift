@@ -190,11 +190,23 @@ extension ReplayCommandTests {
         #expect(FileManager.default.fileExists(atPath: full.path), "what reached the full disk is kept")
     }
 
+    @Test func aReplayFolderRemovedWhileRecordingIsMadeAgainForTheSave() throws {
+        let dir = try TemporaryDirectory()
+        let run = try Run(dir, arguments: ["--replay", "2"])
+        run.waitForRecorded(2.5)
+        // Another reel that made it and saved nothing, or the user, removes the empty folder.
+        #expect(rmdir(run.replays.path) == 0)
+        kill(run.process.processIdentifier, SIGUSR1)
+        run.wait(for: "the save") { run.events("saved").count == 1 }
+        #expect(run.stop() == 0, "\(run.errors)")
+        if let file = run.savedFiles.first { _ = try checkReplay(file, seconds: 2) }
+    }
+
     @Test func aSaveOnExitThatFailsIsAFailedRun() throws {
         let dir = try TemporaryDirectory()
         // Room for the folder's check (an empty file), not for a replay.
         let disk = try SmallDisk(size: "4k")
-        let run = try Run(dir, arguments: ["--replay", "2", "--replay-save-on-exit"], replays: disk.url)
+        let run = try Run(dir, arguments: ["--replay", "2", "--replay-save-on-exit", "--min-free", "0"], replays: disk.url)
         run.waitForRecorded(2.5)
         #expect(run.stop() == 1, "the save asked for did not happen: \(run.errors)")
         let failed = run.events("saveFailed")
@@ -221,7 +233,7 @@ extension ReplayCommandTests {
         // (--duration: should it record after all, it ends.)
         let run = try Run(dir, arguments: ["--replay", "2", "--duration", "3", "-o", same.path], replays: same)
         run.process.waitUntilExit()
-        #expect(run.process.terminationStatus == 1)
+        #expect(run.process.terminationStatus == 2, "a usage error")
         #expect(run.errors.contains("--replay-dir"), "\(run.errors)")
         #expect(!FileManager.default.fileExists(atPath: same.path), "no folder made for a recording that never started")
     }
@@ -307,6 +319,9 @@ extension ReplayCommandTests {
         #expect(usageError(["--test-pattern", "--replay-dir", "/tmp"])?.contains("without --replay") == true)
         #expect(usageError(["--test-pattern", "--replay-save-on-exit"])?.contains("without --replay") == true)
         #expect(usageError(["--test-pattern", "--replay-spill"])?.contains("without --replay") == true)
+        #expect(usageError(["--test-pattern", "--replay", "30", "-o", "/tmp/x.mp4", "--replay-dir", "/tmp/x.mp4"])?.contains("--replay-dir") == true)
+        // An option whose value is optional takes it with '=': the hint says so.
+        #expect(usageError(["--camera", "/dev/video0"])?.contains("--camera=/dev/video0") == true)
         #expect(usageError(["--test-pattern", "--replay", "30", "--pause-mode", "clips"])?.contains("clips") == true)
         #expect(usageError(["--test-pattern", "--replay", "30", "--keep-clips", "/tmp/c"]) != nil)
         #expect(usageError(["--test-pattern", "--replay", "30", "--max-size", "10M"])?.contains("-o") == true)
