@@ -107,11 +107,19 @@ enum DoctorChecks {
     ///   - result: what the server said, or why it could not be asked.
     ///   - microphone: the source named with `--mic` (`nil`: the default source).
     ///   - sink: the sink named with `--app-audio` (`nil`: the default sink).
-    static func audio(_ result: Result<AudioFacts, any Error>, microphone: String?, sink: String?) -> [DoctorCheck] {
+    ///   - pulseServer: `PULSE_SERVER` if set: then a server that does not answer is that
+    ///     variable's doing, not a server that is not running.
+    static func audio(_ result: Result<AudioFacts, any Error>, microphone: String?, sink: String?,
+                      pulseServer: String? = nil) -> [DoctorCheck] {
         let facts: AudioFacts
         switch result {
         case .failure(let error):
             let reel = error as? ReelError
+            if let pulseServer, !pulseServer.isEmpty {
+                return [DoctorCheck("audio-server", .problem,
+                                    "no PulseAudio server answers at PULSE_SERVER=\(pulseServer) (\(reel?.message ?? "\(error)")): reel record --mic and --app-audio cannot record",
+                                    fix: "point PULSE_SERVER at a running server, or unset it to use this session's")]
+            }
             return [DoctorCheck("audio-server", .problem,
                                 "\(reel?.message ?? "\(error)"): reel record --mic and --app-audio cannot record",
                                 fix: reel?.hint ?? "start PulseAudio or PipeWire's pipewire-pulse, or point PULSE_SERVER at a running server")]

@@ -122,7 +122,7 @@ struct DoctorCommand {
             let server = try PulseAudioDevices.serverInfo()
             let devices = try PulseAudioDevices.list()
             return DoctorChecks.AudioFacts(server: server, sources: devices.sources, sinks: devices.sinks)
-        }, microphone: microphone, sink: sink)
+        }, microphone: microphone, sink: sink, pulseServer: environment["PULSE_SERVER"])
         checks += Self.cameraChecks(named: cameras, driver: SystemV4L2Driver())
         checks += DoctorChecks.encoders(hasEncoder: EncoderAvailability.hasEncoder(named:))
         checks.append(DoctorChecks.videosFolder(Self.folderFacts(OutputLocation.videosDirectory(environment: environment))))

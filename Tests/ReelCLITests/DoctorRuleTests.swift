@@ -68,6 +68,10 @@ import ReelTestSupport
                 == ["audio-server": .ok, "microphone": .problem, "app-audio": .problem])
         let down = DoctorChecks.audio(.failure(ReelError(.sourceUnavailable, "PulseAudio is not running", hint: "start it")), microphone: nil, sink: nil)
         #expect(down.map(\.status) == [.problem] && down[0].fix == "start it")
+        let elsewhere = DoctorChecks.audio(.failure(ReelError(.sourceUnavailable, "PulseAudio is not running", hint: "start it")),
+                                           microphone: nil, sink: nil, pulseServer: "/nonexistent")
+        #expect(elsewhere.map(\.status) == [.problem] && elsewhere[0].detail.contains("PULSE_SERVER=/nonexistent")
+                && elsewhere[0].fix?.contains("PULSE_SERVER") == true)
     }
 
     @Test func cameraRulesDependOnWhetherItWasNamed() {
