@@ -246,7 +246,12 @@ public final class Recorder: CaptureOutput {
     private func control(pause: Bool) throws {
         try state.withLock { state in
             let now = state.clock.map { $0.now() - state.origin } ?? .zero
-            if try state.machine.request(pause: pause, at: now) { pendingControls.add(1, ordering: .releasing) }
+            if try state.machine.request(pause: pause, at: now) {
+                pendingControls.add(1, ordering: .releasing)
+                // The take ends now, though its clip is finished a moment later: an undo until
+                // then must remove this take, not the one before.
+                if pause, state.settings.pauseMode == .clips { state.session?.takeEnded() }
+            }
         }
     }
 

@@ -86,7 +86,7 @@ final class RecorderPipeline: @unchecked Sendable {
         if settings.pauseMode == .clips {
             // The merged file appears at the end; refuse now if it could not be written then.
             if FileManager.default.fileExists(atPath: url.path) && !settings.overwrite {
-                throw ReelError(.fileExists, "\(url.path) already exists", hint: "choose another name or pass --overwrite")
+                throw ReelError(.fileExists, "\(url.path) already exists", hint: "choose another name, or allow overwriting (reel: --overwrite; the library: the overwrite setting)")
             }
             // A folder that holds another recording's clips is refused, never reused.
             try session.claim(target: url, keepsClips: settings.keepsClips)
@@ -502,8 +502,14 @@ final class RecorderPipeline: @unchecked Sendable {
                 excess -= cut
             }
         }
+        // In clip mode the file holds the clips the session kept (takes removed are not in it),
+        // unless a limit cut it shorter still.
+        if settings.pauseMode == .clips && !session.clips.isEmpty {
+            let kept = session.clips.reduce(MediaTime.zero) { $0 + $1.duration }
+            recorded = ending == .maxFileSize ? min(recorded, kept) : kept
+        }
         var url = self.url
-        var frames = finishedFrames
+        var frames = settings.pauseMode == .clips ? session.clips.reduce(0) { $0 + $1.frameCount } : finishedFrames
         var bytes = finishedBytes
         // Counted now: merging removes the clips from the session.
         let clipCount = settings.pauseMode == .clips ? session.clips.count : timeline.intervals.count

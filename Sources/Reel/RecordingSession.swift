@@ -53,7 +53,22 @@ public final class RecordingSession: Sendable {
 
     private struct State {
         var clips: [Clip] = []
+        /// Takes ended by a pause whose clips are not finished yet, and how many of them an
+        /// undo (``removeLastClip()``) asked to remove when they are.
+        var endedTakes = 0
+        var takesToDiscard = 0
         var current: MediaTime = .zero
+
+        /// A clip of an ended take was finished (or found empty): returns whether an undo asked
+        /// for it to go.
+        @discardableResult
+        mutating func settleEndedTake() -> Bool {
+            guard endedTakes > 0 else { return false }
+            endedTakes -= 1
+            guard takesToDiscard > 0 else { return false }
+            takesToDiscard -= 1
+            return true
+        }
         /// What the manifest says, while a recorder has claimed the folder.
         var manifest: ClipsManifest?
         /// Bumped by every change of `manifest`, so that only the newest is written.
@@ -94,11 +109,24 @@ public final class RecordingSession: Sendable {
         if removeFile { try? FileManager.default.removeItem(at: clip.url) }
     }
 
-    /// Removes the last clip (the last take) and its file.
+    /// Removes the last clip (the last take) and its file. Right after a pause the take just
+    /// ended may still be being finished (it is not in ``clips`` yet): then that take is the one
+    /// removed, as soon as it is finished, and ``clips`` never shows it.
     public func removeLastClip() throws {
+        let discardsPending = state.withLock { s -> Bool in
+            guard s.endedTakes > s.takesToDiscard else { return false }
+            s.takesToDiscard += 1
+            return true
+        }
+        if discardsPending { return }
         let count = clips.count
         guard count > 0 else { throw ReelError(.invalidConfiguration, "the session has no clips to remove") }
         try removeClip(at: count - 1)
+    }
+
+    /// Notes that a pause ended the take being recorded (its clip is finished later).
+    func takeEnded() {
+        state.withLock { $0.endedTakes += 1 }
     }
 
     /// Removes every clip from the session, and their files if `removeFiles`.
@@ -221,11 +249,25 @@ public final class RecordingSession: Sendable {
 
     /// Notes a clip file the recorder removed again because nothing was written into it.
     func clipDiscarded(_ url: URL) throws {
-        try write(state.withLock { s in Self.update(&s) { $0.clips.removeAll { $0.file == url.lastPathComponent } } })
+        try write(state.withLock { s in
+            s.settleEndedTake()
+            return Self.update(&s) { $0.clips.removeAll { $0.file == url.lastPathComponent } }
+        })
     }
 
     /// Appends a finished clip.
     func append(_ clip: Clip) throws {
+        let discarded = state.withLock { s -> Bool in
+            guard s.settleEndedTake() else { return false }
+            s.current = .zero
+            return true
+        }
+        if discarded {
+            // An undo came while this take was being finished: it goes now.
+            try write(state.withLock { s in Self.update(&s) { $0.clips.removeAll { $0.file == clip.url.lastPathComponent } } })
+            try? FileManager.default.removeItem(at: clip.url)
+            return
+        }
         try write(state.withLock { s in
             s.clips.append(clip)
             s.current = .zero

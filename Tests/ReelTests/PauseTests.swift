@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Reel
+@testable import Reel
 import ReelTestSupport
 
 /// Pausing and resuming on a stepped manual clock: the cut falls exactly on frame slots, so a
@@ -145,6 +145,34 @@ import ReelTestSupport
         try PauseTests().checkJoins(url, expectedClips: 5, extraFrames: 15)
         // Clips were kept (keepsClips) in the session's folder, untouched by the merge.
         for clip in session.clips { #expect(FileManager.default.fileExists(atPath: clip.url.path)) }
+    }
+
+    /// An undo pressed right after a pause, while the take just ended is still being finished
+    /// (its clip not yet in `clips`), removes that take, not the one before: what a camera
+    /// app's undo button does. The recorder tells the session at the pause (`takeEnded`).
+    @Test func anUndoRightAfterAPauseRemovesTheTakeJustEnded() throws {
+        let dir = try TemporaryDirectory()
+        let session = RecordingSession(folder: dir.url)
+        func take(_ n: Int) throws -> Clip {
+            let url = dir.url.appendingPathComponent("clip-00\(n).mp4")
+            try PatternFile.write(url, settings: VideoSettings(preset: "ultrafast"))
+            return Clip(url: url, duration: MediaTime(seconds: 1), frameCount: 8, hasAudio: false)
+        }
+        let first = try take(1)
+        session.takeEnded()
+        try session.append(first)
+        let second = try take(2)
+        session.takeEnded()
+        try session.removeLastClip()                  // before take 2's clip is finished
+        #expect(session.clips.map(\.url) == [first.url], "take 1 stays; take 2 is not in the list")
+        try session.append(second)                   // take 2's clip is finished: it goes
+        #expect(session.clips.map(\.url) == [first.url])
+        #expect(!FileManager.default.fileExists(atPath: second.url.path))
+        #expect(FileManager.default.fileExists(atPath: first.url.path))
+        // With no take being finished, undo removes the last clip as before.
+        try session.removeLastClip()
+        #expect(session.clips.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: first.url.path))
     }
 
     @Test func clipsCanBeRemovedMutedAndMergedAgain() async throws {
