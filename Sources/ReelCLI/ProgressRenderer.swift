@@ -45,6 +45,7 @@ final class ProgressRenderer: @unchecked Sendable {
                                              "frames": p.frames, "dropped": p.droppedFrames, "paused": p.isPaused,
                                              "clips": p.clipCount, "droppedAudio": rounded(p.droppedAudio.seconds)]
                 if let max = p.maxDuration { object["maxDuration"] = rounded(max.seconds) }
+                if !p.streams.isEmpty { object["streams"] = p.streams.map(StreamProgress.json) }
                 console.out(Self.json(object))
             } else if console.isTerminal {
                 var line = (p.isPaused ? "❚❚ PAUSED " : writesFile ? "● REC " : "● REPLAY ") + Format.clock(seconds: p.duration.seconds)
@@ -53,6 +54,7 @@ final class ProgressRenderer: @unchecked Sendable {
                 line += "  \(p.frames) frames  \(p.droppedFrames) dropped"
                 if let replay { line += "  keeping the last \(Format.clock(seconds: replay.seconds))" }
                 if p.clipCount > 1 { line += "  clip \(p.clipCount)" }
+                line += p.streams.map(StreamProgress.line).joined()
                 if controlsHint {
                     line += "  [space] pause/resume" + (swapHint ? "  [s] swap" : "") + (replay != nil ? "  [r] save replay" : "") + "  [q] stop"
                 }
@@ -61,6 +63,12 @@ final class ProgressRenderer: @unchecked Sendable {
             }
         case .sourceLost, .sourceInterrupted, .sourceResumed:
             break  // the session's own events report every source, once
+        case .streamInterrupted(let name, let error):
+            if json { console.out(Self.json(["event": "streamInterrupted", "stream": name, "message": error.description])) }
+            else { clearLine(); console.err("reel: warning: stream \(name) interrupted: \(error.description); recording goes on, reconnecting") }
+        case .streamResumed(let name):
+            if json { console.out(Self.json(["event": "streamResumed", "stream": name])) }
+            else { clearLine(); console.err("reel: stream \(name) is back") }
         case .finished(let s):
             if json {
                 var object: [String: Any] = ["event": "finished", "duration": rounded(s.duration.seconds),

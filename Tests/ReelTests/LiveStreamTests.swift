@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+import Reel
+import ReelFFmpeg
+import ReelTestSupport
+
+/// Live streams beside the recording, sent to a real nginx-rtmp on the loopback: what the server
+/// received (its own recording of the stream) and what a player pulls back from it are checked
+/// frame by frame with the test pattern's counter; the server is killed and restarted under a
+/// recording; refusals say what is wrong without showing the stream key.
+@Suite(.serialized) struct LiveStreamTests {
+    static let size = PixelSize(width: 320, height: 240)
+    static let key = "sekrit-key-4711"
+
+    static func settings(seconds: Double) -> Recorder.Settings {
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        settings.maxRecordedDuration = MediaTime(seconds: seconds)
+        return settings
+    }
+
+    /// Records the test pattern and tone for `seconds` into `recorder`, on `clock`.
+    func record(_ recorder: Recorder, clock: any MediaClock = ManualClock()) async throws -> RecordingSummary {
+        let session = CaptureSession(clock: clock)
+        try session.addInput(TestPatternSource(size: Self.size))
+        try session.addInput(ToneSource())
+        try session.addOutput(recorder)
+        try await session.start()
+        let summary = try await recorder.result()
+        await session.stop()
+        return summary
+    }
+
+    func counters(_ url: URL) throws -> [Int64] {
+        try MediaProbe.decodeLuma(url, width: Self.size.width, height: Self.size.height).map { $0.counter ?? -1 }
+    }
+
+    /// Waits until the server's recordings number `count` and the newest decodes to at least
+    /// `frames` frames (nginx writes the last of it after the publisher has gone), then returns
+    /// them. Gives up after 20 s and returns what there is, for the checks to show.
+    func serverRecordings(_ server: RTMPServer, count: Int, frames: Int) throws -> [URL] {
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let files = server.recordings
+            if files.count >= count, let last = files.last, (try? counters(last).count) ?? 0 >= frames { return files }
+            usleep(200_000)
+        }
+        return server.recordings
+    }
+
+    @Test func theServerAndAPlayerGetEveryFrameAndTheSoundFromTheOneEncode() async throws {
+        let server = try RTMPServer()
+        let dir = try TemporaryDirectory()
+        let pulled = dir.url.appendingPathComponent("pulled.flv")
+        let player = try server.pull(key: Self.key, seconds: 30, to: pulled)
+        defer { if player.isRunning { kill(player.processIdentifier, SIGKILL) } }
+        // The player is waiting for the stream before it is published.
+        usleep(500_000)
+        let file = dir.url.appendingPathComponent("local.mp4")
+        let stream = try LiveStream(url: server.url(key: Self.key))
+        #expect(!stream.name.contains(Self.key))
+        let recorder = Recorder(url: file, settings: Self.settings(seconds: 4), sinks: [stream])
+        let census = EncoderCensus()
+        let summary = try await EncoderCensus.$current.withValue(census) { try await record(recorder) }
+        #expect(census.videoEncoders == 1, "one encode serves the file and the stream")
+        #expect(summary.frames == 120)
+        #expect(try counters(file) == Array(0..<120), "the file has every frame")
+
+        let received = try #require(try serverRecordings(server, count: 1, frames: 120).first, "nginx recorded the stream; log:\n\(server.log)")
+        #expect(try counters(received) == Array(0..<120), "the server received every frame, in order")
+        let probe = try MediaProbe.probe(received)
+        #expect(probe.videoStreams.first?.codec == "h264")
+        #expect(probe.audioStreams.first?.codec == "aac")
+        #expect(abs(probe.duration - 4) < 0.3, "about 4 s, not \(probe.duration)")
+
+        // The player ends when the stream does (nginx closes it after the publisher leaves).
+        let deadline = Date().addingTimeInterval(20)
+        while player.isRunning && Date() < deadline { usleep(100_000) }
+        if player.isRunning { kill(player.processIdentifier, SIGINT); player.waitUntilExit() }
+        let played = try counters(pulled)
+        #expect(played == Array(0..<120), "the player pulled every frame back")
+        #expect(try MediaProbe.probe(pulled).audioStreams.count == 1)
+        let statistics = stream.statistics
+        #expect(statistics.packetsSent > 120)
+        #expect(statistics.droppedFrames == 0 && statistics.reconnects == 0)
+        #expect(!statistics.isConnected, "the stream ended with the recording")
+    }
+
+    @Test func aStreamOnlyRecorderWritesNoFile() async throws {
+        let server = try RTMPServer()
+        let stream = try LiveStream(url: server.url(key: "only"))
+        let summary = try await record(Recorder(sinks: [stream], settings: Self.settings(seconds: 2)))
+        #expect(summary.frames == 60)
+        #expect(summary.bytes == 0)
+        let received = try #require(try serverRecordings(server, count: 1, frames: 60).first)
+        #expect(try counters(received) == Array(0..<60))
+    }
+
+    @Test func aServerThatIsNotThereFailsTheStartWithoutShowingTheKey() async throws {
+        let port = try RTMPServer.freePort()
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("local.mp4")
+        let stream = try LiveStream(url: URL(string: "rtmp://127.0.0.1:\(port)/live/\(Self.key)")!)
+        let recorder = Recorder(url: file, settings: Self.settings(seconds: 2), sinks: [stream])
+        await #expect {
+            try await record(recorder)
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("connection refused") && text.contains("rtmp://127.0.0.1:\(port)/live/***") && !text.contains(Self.key)
+        }
+        #expect(!FileManager.default.fileExists(atPath: file.path), "the new file is removed: nothing was recorded")
+    }
+
+    @Test func rtmpRefusesCodecsFLVCannotCarry() async throws {
+        let server = try RTMPServer()
+        var settings = Self.settings(seconds: 1)
+        settings.video.codec = .hevc
+        let recorder = Recorder(sinks: [try LiveStream(url: server.url(key: Self.key))], settings: settings)
+        await #expect {
+            try await record(recorder)
+        } throws: { error in
+            "\(error)".contains("RTMP carries H.264 video and AAC audio, not hevc") && !"\(error)".contains(Self.key)
+        }
+    }
+
+    @Test func keysInAddressesAreRedacted() {
+        #expect(LiveStream.redacted(URL(string: "rtmp://a.example/live/abc123")!) == "rtmp://a.example/live/***")
+        #expect(LiveStream.redacted(URL(string: "rtmps://u:pw@a.example:443/app/sub/abc123")!) == "rtmps://u:***@a.example:443/app/sub/***")
+        #expect(LiveStream.redacted(URL(string: "srt://10.0.0.1:9000?streamid=abc&passphrase=xyz")!)
+                == "srt://10.0.0.1:9000?streamid=***&passphrase=***")
+        #expect(LiveStream.redacted(URL(string: "rtmp://a.example/live")!) == "rtmp://a.example/live", "no key to hide")
+    }
+}
