@@ -505,6 +505,7 @@ public final class Recorder: CaptureOutput {
             summary.droppedAudio = refusedAudio.withLock { spans in
                 spans.values.joined().reduce(MediaTime.zero) { $0 + pipeline.recordedLength(from: $1.start, to: $1.end) }
             }
+            summary.streams = pipeline.liveStreams.map(\.statistics)
             result = .success(summary)
         } catch {
             queue.close()

@@ -75,6 +75,9 @@ public struct RecordingSummary: Sendable, Hashable {
     public var clipCount: Int
     /// Why the recording ended.
     public var ending: RecordingEnding
+    /// What each live stream sent and dropped, in the order the streams were given (after the
+    /// stream ended).
+    public var streams: [LiveStream.Statistics] = []
 }
 
 /// Why a recording ended.

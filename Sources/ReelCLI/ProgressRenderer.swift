@@ -75,6 +75,7 @@ final class ProgressRenderer: @unchecked Sendable {
                                              "bytes": s.bytes, "frames": s.frames, "dropped": s.droppedFrames,
                                              "droppedAudio": rounded(s.droppedAudio.seconds)]
                 if writesFile { object["file"] = s.url.path }
+                if !s.streams.isEmpty { object["streams"] = s.streams.map(StreamProgress.json) }
                 console.out(Self.json(object))
             }
         case .failed:
@@ -146,6 +147,7 @@ final class ProgressRenderer: @unchecked Sendable {
             console.out("  audio     \(a.codec.rawValue.uppercased()) \(a.sampleRate / 1000) kHz \(layout) \(a.bitRate / 1000) kb/s: \(s.audioTracks.joined(separator: ", "))")
         }
         if s.clipCount > 1 { console.out("  clips     \(s.clipCount)") }
+        for stream in s.streams { console.out("  stream    " + StreamProgress.summary(stream)) }
         if s.droppedAudio > .zero {
             console.out("  warning   \(String(format: "%.2f", s.droppedAudio.seconds)) s of audio could not be written in time (silence in the file)")
         }

@@ -33,6 +33,13 @@ struct RecordCommand {
     same encode. Paused time is not in the buffer. --replay-max-size 500M bounds its memory:
     past it the oldest seconds go. --pause-mode clips cannot be combined with --replay.
 
+    Live streaming: --stream URL sends the recording live, from the same encode as the file,
+    to an RTMP server (rtmp://HOST/APP/KEY or rtmps://; H.264 and AAC) or over SRT
+    (srt://HOST:PORT). Repeat it for several. The key is never printed or put in JSON;
+    --stream-key-file FILE keeps it off the command line too. A slow link drops whole groups
+    of pictures from the stream only (the file keeps every frame); when the server goes away
+    the recording goes on and the stream reconnects, resuming on a keyframe.
+
     Examples:
       reel record --screen --mic --app-audio
       reel record --screen --camera --mic
@@ -42,6 +49,7 @@ struct RecordCommand {
       reel record --test-pattern --tone --duration 5 -o test.mp4
       reel record --screen --app-audio --replay 30                 # r or SIGUSR1 saves the last 30 s
       reel record --screen --mic --replay 2m -o whole-session.mp4
+      reel record --screen --mic -o talk.mp4 --stream rtmp://live.example/app --stream-key-file key.txt
 
     """
 
@@ -116,11 +124,13 @@ struct RecordCommand {
             settings.keepsClips = true
         }
         let recorder: Recorder
+        let streams: [LiveStream]
+        do { streams = try options.streams.map { try LiveStream(url: $0) } } catch let error as ReelError { return fail(error) } catch { return 1 }
         if let replay {
-            recorder = options.writesFile ? Recorder(url: url, settings: settings, replayBuffer: replay.buffer)
-                                          : Recorder(replayBuffer: replay.buffer, settings: settings)
+            recorder = options.writesFile ? Recorder(url: url, settings: settings, replayBuffer: replay.buffer, sinks: streams)
+                                          : Recorder(sinks: [replay.buffer as any PacketSink & Sendable] + streams.map { $0 }, settings: settings)
         } else {
-            recorder = Recorder(url: url, settings: settings)
+            recorder = Recorder(url: url, settings: settings, sinks: streams)
         }
         parts.set(recorder: recorder)
         var compositor: Compositor?

@@ -54,6 +54,10 @@ public struct RecordOptions: Sendable {
     public var replayDirectory: URL?
     /// `--replay-save-on-exit`: save the buffer once more when the recording stops.
     public var replaySavesOnExit = false
+    /// `--stream URL` (repeatable), with `--stream-key-file`'s key added: live streams sent
+    /// from the recording's encode (see `RecordOptions+Stream.swift`). They hold keys: show
+    /// `LiveStream.redacted(_:)` of them, never the URL.
+    public var streams: [URL] = []
 
     /// The longest replay buffer the CLI keeps: an hour (of 1080p at a usual bit rate, a few GB
     /// of memory).
@@ -109,6 +113,10 @@ public struct RecordOptions: Sendable {
         OptionSpec("replay-dir", value: .required, placeholder: "DIR", help: "where --replay saves go (default: your videos folder)"),
         OptionSpec("replay-max-size", value: .required, placeholder: "SIZE", help: "the most memory the replay buffer's video and audio take, e.g. 500M (at least 1M)"),
         OptionSpec("replay-save-on-exit", help: "with --replay: save the buffer once more when recording stops"),
+        OptionSpec("stream", value: .required, repeatable: true, placeholder: "URL",
+                   help: "also send the recording live, from the same encode, to rtmp://HOST/APP/KEY, rtmps://… or srt://HOST:PORT; repeat for several"),
+        OptionSpec("stream-key-file", value: .required, placeholder: "FILE",
+                   help: "read the stream key from FILE and add it to --stream's address (keeps it off the command line)"),
         OptionSpec("help", short: "h", help: "show this help"),
     ]
 
@@ -321,6 +329,7 @@ public struct RecordOptions: Sendable {
             maxDuration = MediaTime(seconds: try ValueParser.duration(args.value("max-duration")!, option: "max-duration").seconds)
         }
         try parseReplay(args)
+        try parseStreams(args)
         try Self.refuseOptionsThatDoNothing(args, screen: screen != nil, videoSources: videoSourceCount,
                                             zoomable: !cameras.isEmpty || testPattern,
                                             audioSources: [microphone != nil, appAudio != nil, tone].filter { $0 }.count)

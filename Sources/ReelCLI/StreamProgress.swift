@@ -20,3 +20,13 @@ enum StreamProgress {
         return text
     }
 }
+
+extension StreamProgress {
+    /// One stream's line in the closing summary: where it went, what was sent and dropped.
+    static func summary(_ s: LiveStream.Statistics) -> String {
+        var text = "\(s.name): \(Format.bytes(s.bytesSent)) sent, \(s.droppedFrames) frames dropped"
+        if s.droppedGroups > 0 { text += " (\(s.droppedGroups) groups of pictures)" }
+        text += ", \(s.reconnects) reconnect\(s.reconnects == 1 ? "" : "s")"
+        return text
+    }
+}

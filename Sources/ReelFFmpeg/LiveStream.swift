@@ -146,18 +146,17 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         }
     }
 
-    /// `url` as it may be shown: an RTMP address's last path part (the stream key), a
-    /// password, and the values of query items (SRT's `streamid`, `passphrase`) become `***`.
+    /// `url` as it may be shown: the last part of a path of two parts or more (an RTMP
+    /// address's stream key), a password, and the values of query items (SRT's `streamid`,
+    /// `passphrase`) become `***`. Any scheme is redacted so, for messages about wrong ones.
     public static func redacted(_ url: URL) -> String {
         guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(an address that does not parse)" }
         if parts.password != nil { parts.password = "***" }
         if let items = parts.queryItems, !items.isEmpty {
             parts.queryItems = items.map { URLQueryItem(name: $0.name, value: $0.value == nil ? nil : "***") }
         }
-        if ["rtmp", "rtmps"].contains(parts.scheme?.lowercased() ?? "") {
-            let segments = parts.path.split(separator: "/", omittingEmptySubsequences: true)
-            if segments.count >= 2 { parts.path = "/" + segments.dropLast().joined(separator: "/") + "/***" }
-        }
+        let segments = parts.path.split(separator: "/", omittingEmptySubsequences: true)
+        if segments.count >= 2 { parts.path = "/" + segments.dropLast().joined(separator: "/") + "/***" }
         return parts.string ?? "(an address that does not parse)"
     }
 
