@@ -36,11 +36,16 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         public var initialBackoff: MediaTime
         /// The longest pause between attempts to reconnect.
         public var maximumBackoff: MediaTime
+        /// The TCP socket's send buffer (RTMP): what the kernel holds beyond the queue. Small
+        /// keeps the delay short and lets the queue see a slow link soon; large rides out
+        /// short stalls. 256 KB by default.
+        public var sendBufferBytes: Int
 
         /// Options with the given values.
         public init(maxQueuedBytes: Int64 = 8 << 20, timeout: MediaTime = MediaTime(value: 5, timescale: 1),
                     initialBackoff: MediaTime = MediaTime(value: 1, timescale: 2),
-                    maximumBackoff: MediaTime = MediaTime(value: 8, timescale: 1)) {
+                    maximumBackoff: MediaTime = MediaTime(value: 8, timescale: 1), sendBufferBytes: Int = 256 * 1024) {
+            self.sendBufferBytes = sendBufferBytes
             self.maxQueuedBytes = maxQueuedBytes
             self.timeout = timeout
             self.initialBackoff = initialBackoff
@@ -62,6 +67,9 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         public var bitrate: Int64
         /// Bytes waiting to be sent.
         public var queuedBytes: Int64
+        /// The most bytes that have waited at once (never much more than
+        /// ``Options/maxQueuedBytes``: one packet at most).
+        public var mostQueuedBytes: Int64
         /// Video frames that were not sent (queue full, or waiting for a keyframe after a
         /// reconnect); the file beside the stream has them.
         public var droppedFrames: Int64
@@ -118,6 +126,9 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
             throw ReelError(.invalidConfiguration, "a live stream's queue must hold at least 64 KB, not \(options.maxQueuedBytes) bytes",
                             hint: "allow a few megabytes")
         }
+        guard options.sendBufferBytes >= 4096 else {
+            throw ReelError(.invalidConfiguration, "a live stream's send buffer must be at least 4 KB, not \(options.sendBufferBytes) bytes")
+        }
         guard options.timeout > .zero, options.initialBackoff > .zero, options.maximumBackoff >= options.initialBackoff else {
             throw ReelError(.invalidConfiguration, "a live stream's timeout and pauses must be positive, the longest pause at least the first")
         }
@@ -127,7 +138,7 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         name = Self.redacted(url)
         queue = LiveStreamQueue(maxBytes: options.maxQueuedBytes)
         statistics_ = Statistics(name: name, isConnected: false, bytesSent: 0, packetsSent: 0, bitrate: 0, queuedBytes: 0,
-                                 droppedFrames: 0, droppedGroups: 0, droppedBytes: 0, reconnects: 0)
+                                 mostQueuedBytes: 0, droppedFrames: 0, droppedGroups: 0, droppedBytes: 0, reconnects: 0)
     }
 
     deinit {
@@ -170,6 +181,7 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         condition.withLock {
             var s = statistics_
             s.queuedBytes = queue.bytes
+            s.mostQueuedBytes = queue.mostBytes
             s.droppedFrames = queue.droppedFrames
             s.droppedGroups = queue.droppedGroups
             s.droppedBytes = queue.droppedBytes
@@ -252,7 +264,12 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         defer { if !isFinishing { gate.disarm() } }
         var muxerOptions: [String: String] = [:]
         let micros = String(max(1, options.timeout.convertedValue(to: 1_000_000)))
-        if format == "mpegts" { muxerOptions["timeout"] = micros } else { muxerOptions["rw_timeout"] = micros }
+        if format == "mpegts" {
+            muxerOptions["timeout"] = micros
+        } else {
+            muxerOptions["rw_timeout"] = micros
+            muxerOptions["send_buffer_size"] = String(options.sendBufferBytes)
+        }
         do {
             let muxer = try Muxer(network: url, format: format, name: name, gate: gate, options: muxerOptions)
             for stream in streams { try muxer.add(stream) }

@@ -16,6 +16,8 @@ struct LiveStreamQueue {
     private var head = 0
     /// The bytes of packet data waiting.
     private(set) var bytes: Int64 = 0
+    /// The most bytes that have waited at once.
+    private(set) var mostBytes: Int64 = 0
     /// Whether packets are being dropped until the next video keyframe.
     private(set) var awaitingKeyframe = false
     /// Packets dropped so far (video and audio).
@@ -49,6 +51,7 @@ struct LiveStreamQueue {
         }
         packets.append(packet)
         bytes += Int64(packet.byteCount)
+        mostBytes = max(mostBytes, bytes)
     }
 
     /// The next packet to send, if any.

@@ -123,6 +123,47 @@ import ReelTestSupport
         }
     }
 
+    @Test func aLinkSlowerThanTheStreamDropsWholeGroupsFromTheStreamOnly() async throws {
+        let server = try RTMPServer()
+        let proxy = try ThrottlingProxy(targetPort: server.port, bytesPerSecond: 15_000)
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("local.mkv")
+        let maxQueued: Int64 = 64 * 1024
+        let stream = try LiveStream(url: URL(string: "rtmp://127.0.0.1:\(proxy.port)/live/\(Self.key)")!,
+                                    options: .init(maxQueuedBytes: maxQueued, timeout: MediaTime(seconds: 5), sendBufferBytes: 16 * 1024))
+        var settings = Self.settings(seconds: 12)
+        settings.video.keyframeInterval = 30  // a keyframe a second: a dropped group is a second
+        settings.video.rateControl = .crf(10)  // about 30 KB/s: twice what the link takes
+        let summary = try await record(Recorder(url: file, settings: settings, sinks: [stream]), clock: HostClock())
+        proxy.terminate()
+
+        let local = try counters(file)
+        #expect(summary.frames == 360 && local.count == 360, "the file keeps every frame")
+        #expect(local == Array(local[0]...local[0] + 359))
+        let encodedRate = Double(summary.bytes) / 12
+        #expect(encodedRate > 1.5 * 15_000, "the stream (\(Int(encodedRate)) B/s) is faster than the link")
+
+        let statistics = try #require(summary.streams.first)
+        #expect(statistics.droppedGroups > 0 && statistics.droppedFrames > 0, "drops are reported: \(statistics)")
+        #expect(statistics.mostQueuedBytes <= maxQueued + 64 * 1024, "the queue stays bounded: \(statistics.mostQueuedBytes)")
+        #expect(statistics.reconnects == 0)
+
+        // What reached the server: after every gap, the stream picks up on a keyframe.
+        let received = try #require(server.recordings.first, "nginx log:\n\(server.log)")
+        let got = try counters(received)
+        let flags = try Subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=flags",
+                                        "-of", "csv=p=0", received.path]).output.split(separator: "\n").map { $0.hasPrefix("K") }
+        #expect(got.count > 0 && got.count < 360 - Int(statistics.droppedFrames) + 1, "the server got \(got.count) frames")
+        #expect(flags.count >= got.count)
+        var gaps = 0
+        for i in got.indices.dropFirst() where got[i] != got[i - 1] + 1 {
+            gaps += 1
+            #expect(got[i] > got[i - 1], "frames stay in order")
+            #expect(i < flags.count && flags[i], "frame \(got[i]) after a gap is a keyframe")
+        }
+        #expect(gaps > 0, "frames were dropped in between, not only at the end: got \(got.count) frames \(got.first ?? -1)…\(got.last ?? -1); \(statistics)")
+    }
+
     @Test func keysInAddressesAreRedacted() {
         #expect(LiveStream.redacted(URL(string: "rtmp://a.example/live/abc123")!) == "rtmp://a.example/live/***")
         #expect(LiveStream.redacted(URL(string: "rtmps://u:pw@a.example:443/app/sub/abc123")!) == "rtmps://u:***@a.example:443/app/sub/***")
