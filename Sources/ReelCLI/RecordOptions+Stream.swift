@@ -1,11 +1,30 @@
 import Foundation
 import Reel
 
+/// `--hls DIR` and the options that go with it.
+public struct HLSOutput: Sendable, Hashable {
+    /// The folder of the playlist and segments.
+    public var folder: URL
+    /// Segments the playlist lists; `nil` for the whole event.
+    public var window: Int? = 6
+    /// The kind of segments.
+    public var segments: LiveStream.Options.SegmentFormat = .mpegts
+
+    /// The playlist, `DIR/index.m3u8`.
+    public var playlist: URL { folder.appendingPathComponent("index.m3u8") }
+
+    /// The live stream that writes it.
+    public func makeStream() throws -> LiveStream {
+        try LiveStream(url: playlist, options: .init(playlistWindow: window, segmentFormat: segments))
+    }
+}
+
 extension RecordOptions {
     /// `--stream URL` (repeatable) and `--stream-key-file FILE`, checked against the rest:
     /// an address Reel can send to, codecs its protocol carries, one encode for the session
     /// (no clips). Messages show addresses without their keys.
     mutating func parseStreams(_ args: ParsedArguments) throws {
+        try parseHLS(args)
         let given = args.all("stream").compactMap { $0 }
         guard !given.isEmpty else {
             if args.has("stream-key-file") { throw UsageError("--stream-key-file does nothing without --stream") }
@@ -36,6 +55,32 @@ extension RecordOptions {
             throw UsageError("--stream cannot be combined with --pause-mode clips or --keep-clips (clips each encode on their own); pausing a stream takes the gap out")
         }
         streams = urls
+    }
+
+    /// `--hls DIR`, `--hls-window N`, `--hls-segments ts|fmp4`.
+    mutating func parseHLS(_ args: ParsedArguments) throws {
+        guard let dir = args.value("hls") ?? nil else {
+            if let given = ["hls-window", "hls-segments"].first(where: args.has) { throw UsageError("--\(given) does nothing without --hls") }
+            return
+        }
+        guard !dir.isEmpty else { throw UsageError("--hls needs a folder") }
+        var output = HLSOutput(folder: URL(fileURLWithPath: dir, isDirectory: true))
+        if let text = args.value("hls-window") ?? nil {
+            guard let n = Int(text), (0...10_000).contains(n) else {
+                throw UsageError("--hls-window needs a number of segments (0 for the whole event), not '\(text)'")
+            }
+            output.window = n == 0 ? nil : n
+        }
+        if let text = args.value("hls-segments") ?? nil {
+            guard let kind = LiveStream.Options.SegmentFormat(rawValue: text.lowercased()) else {
+                throw UsageError("--hls-segments must be ts or fmp4, not '\(text)'")
+            }
+            output.segments = kind
+        }
+        if video.codec != .h264 && videoSourceCount > 0 { throw UsageError("--hls carries H.264 video, not \(video.codec.rawValue) (drop --codec or use --codec h264)") }
+        if audio.codec != .aac { throw UsageError("--hls carries AAC audio, not \(audio.codec.rawValue) (use --audio-codec aac)") }
+        if pauseMode == .clips { throw UsageError("--hls cannot be combined with --pause-mode clips or --keep-clips (clips each encode on their own)") }
+        hls = output
     }
 
     /// The key in the file at `path`: its text without surrounding white space, one line.

@@ -58,6 +58,8 @@ public struct RecordOptions: Sendable {
     /// from the recording's encode (see `RecordOptions+Stream.swift`). They hold keys: show
     /// `LiveStream.redacted(_:)` of them, never the URL.
     public var streams: [URL] = []
+    /// `--hls DIR` with `--hls-window` and `--hls-segments`: HLS written into DIR.
+    public var hls: HLSOutput?
 
     /// The longest replay buffer the CLI keeps: an hour (of 1080p at a usual bit rate, a few GB
     /// of memory).
@@ -117,6 +119,10 @@ public struct RecordOptions: Sendable {
                    help: "also send the recording live, from the same encode, to rtmp://HOST/APP/KEY, rtmps://… or srt://HOST:PORT; repeat for several"),
         OptionSpec("stream-key-file", value: .required, placeholder: "FILE",
                    help: "read the stream key from FILE and add it to --stream's address (keeps it off the command line)"),
+        OptionSpec("hls", value: .required, placeholder: "DIR",
+                   help: "also write HLS into DIR (index.m3u8 and its segments, for any web server), from the same encode"),
+        OptionSpec("hls-window", value: .required, placeholder: "N", help: "with --hls: list the last N segments, deleting older ones (default 6); 0 keeps the whole event"),
+        OptionSpec("hls-segments", value: .required, placeholder: "KIND", help: "with --hls: ts (default, MPEG-TS) or fmp4 (fragmented MP4) segments of 2 s"),
         OptionSpec("help", short: "h", help: "show this help"),
     ]
 

@@ -3,8 +3,9 @@ internal import CFFmpeg
 import ReelCore
 
 /// Sends a recording's encoded video and audio live to a streaming server — RTMP (`rtmp://`,
-/// `rtmps://`: FLV, H.264 and AAC) or SRT (`srt://`: MPEG-TS) — from the same encode as the
-/// file beside it.
+/// `rtmps://`: FLV, H.264 and AAC) or SRT (`srt://`: MPEG-TS) — or writes it as HLS (a
+/// `file://` URL of a `.m3u8` playlist: segments and a playlist any web server can serve),
+/// from the same encode as the file beside it.
 ///
 /// A live stream is a ``PacketSink``: add it to an ``AssetWriter`` or a ``StreamEncoder``
 /// (``StreamEncoder/addSink(_:)``), or to a `Recorder`. It connects when it is added (a server
@@ -40,12 +41,32 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         /// keeps the delay short and lets the queue see a slow link soon; large rides out
         /// short stalls. 256 KB by default.
         public var sendBufferBytes: Int
+        /// HLS: how long each segment is (it starts on a keyframe, so at least the keyframe
+        /// interval).
+        public var segmentDuration: MediaTime
+        /// HLS: how many segments the playlist lists (older ones are deleted), or `nil` for the
+        /// whole event (every segment stays, the playlist grows).
+        public var playlistWindow: Int?
+        /// HLS: MPEG-TS segments (`.ts`, every player) or fragmented MP4 (`.m4s` and an
+        /// `init.mp4`).
+        public var segmentFormat: SegmentFormat
+
+        /// The kind of HLS segments.
+        public enum SegmentFormat: String, Sendable, Hashable, CaseIterable {
+            case mpegts = "ts"
+            case fmp4
+        }
 
         /// Options with the given values.
         public init(maxQueuedBytes: Int64 = 8 << 20, timeout: MediaTime = MediaTime(value: 5, timescale: 1),
                     initialBackoff: MediaTime = MediaTime(value: 1, timescale: 2),
-                    maximumBackoff: MediaTime = MediaTime(value: 8, timescale: 1), sendBufferBytes: Int = 256 * 1024) {
+                    maximumBackoff: MediaTime = MediaTime(value: 8, timescale: 1), sendBufferBytes: Int = 256 * 1024,
+                    segmentDuration: MediaTime = MediaTime(value: 2, timescale: 1), playlistWindow: Int? = 6,
+                    segmentFormat: SegmentFormat = .mpegts) {
             self.sendBufferBytes = sendBufferBytes
+            self.segmentDuration = segmentDuration
+            self.playlistWindow = playlistWindow
+            self.segmentFormat = segmentFormat
             self.maxQueuedBytes = maxQueuedBytes
             self.timeout = timeout
             self.initialBackoff = initialBackoff
@@ -126,6 +147,13 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
             throw ReelError(.invalidConfiguration, "a live stream's queue must hold at least 64 KB, not \(options.maxQueuedBytes) bytes",
                             hint: "allow a few megabytes")
         }
+        if let window = options.playlistWindow, window < 1 {
+            throw ReelError(.invalidConfiguration, "an HLS playlist must list at least one segment, not \(window)",
+                            hint: "give a window of a few segments, or none for the whole event")
+        }
+        guard options.segmentDuration >= MediaTime(value: 1, timescale: 10) else {
+            throw ReelError(.invalidConfiguration, "HLS segments must last at least 0.1 s")
+        }
         guard options.sendBufferBytes >= 4096 else {
             throw ReelError(.invalidConfiguration, "a live stream's send buffer must be at least 4 KB, not \(options.sendBufferBytes) bytes")
         }
@@ -146,21 +174,43 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         connection?.abandon()
     }
 
-    /// Whether `url` is an address a live stream sends to (`rtmp`, `rtmps`, `srt`).
+    /// Whether `url` is an address a live stream sends to (`rtmp`, `rtmps`, `srt`, or a file
+    /// URL of an `.m3u8` playlist).
     public static func canSend(to url: URL) -> Bool { format(for: url) != nil }
 
     private static func format(for url: URL) -> String? {
         switch url.scheme?.lowercased() {
         case "rtmp", "rtmps": return "flv"
         case "srt": return "mpegts"
+        case "file": return url.pathExtension.lowercased() == "m3u8" ? "hls" : nil
         default: return nil
         }
+    }
+
+    /// What the HLS muxer is told: segment length, window, segment kind, names beside the playlist.
+    private var hlsOptions: [String: String] {
+        var o: [String: String] = [
+            "hls_time": String(format: "%.3f", options.segmentDuration.seconds),
+            "hls_list_size": String(options.playlistWindow ?? 0),
+            "hls_segment_type": options.segmentFormat == .fmp4 ? "fmp4" : "mpegts",
+        ]
+        let stem = url.deletingPathExtension().lastPathComponent
+        let folder = url.deletingLastPathComponent().path
+        o["hls_segment_filename"] = "\(folder)/\(stem)-%05d.\(options.segmentFormat == .fmp4 ? "m4s" : "ts")"
+        if options.segmentFormat == .fmp4 { o["hls_fmp4_init_filename"] = "\(stem)-init.mp4" }
+        // A rolling window deletes what left it; a whole event keeps every segment.
+        if options.playlistWindow != nil { o["hls_flags"] = "delete_segments+independent_segments" } else {
+            o["hls_playlist_type"] = "event"
+            o["hls_flags"] = "independent_segments"
+        }
+        return o
     }
 
     /// `url` as it may be shown: the last part of a path of two parts or more (an RTMP
     /// address's stream key), a password, and the values of query items (SRT's `streamid`,
     /// `passphrase`) become `***`. Any scheme is redacted so, for messages about wrong ones.
     public static func redacted(_ url: URL) -> String {
+        if url.isFileURL { return url.path }  // HLS into a folder: a path holds no key
         guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(an address that does not parse)" }
         if parts.password != nil { parts.password = "***" }
         if let items = parts.queryItems, !items.isEmpty {
@@ -196,10 +246,11 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
     /// - Throws: `.unsupportedFormat` for a codec the address's protocol cannot carry (RTMP:
     ///   H.264 video, AAC audio); `.alreadyRunning` once packets are flowing.
     public func add(_ stream: EncodedStream) throws {
-        if format == "flv" {
+        if format == "flv" || format == "hls" {
             let wanted = stream.kind == .video ? "h264" : "aac"
             guard stream.codecName == wanted else {
-                throw ReelError(.unsupportedFormat, "RTMP carries H.264 video and AAC audio, not \(stream.codecName) (\(name))",
+                let what = format == "hls" ? "HLS (as Reel writes it)" : "RTMP"
+                throw ReelError(.unsupportedFormat, "\(what) carries H.264 video and AAC audio, not \(stream.codecName) (\(name))",
                                 hint: stream.kind == .video ? "record the video as H.264" : "record the audio as AAC")
             }
         }
@@ -219,6 +270,9 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
             guard phase == .configuring else { throw ReelError(.alreadyRunning, "\(name) is already sending") }
             guard !self.streams.isEmpty else { throw ReelError(.invalidConfiguration, "\(name) has no streams to send") }
             return self.streams
+        }
+        if format == "hls", FileManager.default.fileExists(atPath: url.path) {
+            throw ReelError(.fileExists, "\(url.path) already exists", hint: "give HLS an empty folder of its own")
         }
         let first = try connect(streams)
         condition.withLock {
@@ -273,7 +327,7 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         do {
             let muxer = try Muxer(network: url, format: format, name: name, gate: gate, options: muxerOptions)
             for stream in streams { try muxer.add(stream) }
-            try muxer.writeHeader(fragmentInterval: nil)
+            if format == "hls" { try muxer.writeHeader(options: hlsOptions) } else { try muxer.writeHeader(fragmentInterval: nil) }
             return muxer
         } catch let error as ReelError {
             throw explain(error)

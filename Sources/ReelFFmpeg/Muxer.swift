@@ -82,9 +82,10 @@ final class Muxer: PacketSink {
     }
 
     /// Connects to the network address `url` as a live output in libavformat's `format`
-    /// (`flv`, `mpegts`): no file, no lock; blocking calls ask `gate`, so a stop or a deadline
-    /// ends them. `name` is the address as messages may show it (without a stream key).
-    /// `container` only names the family for codec tags (MP4 tags are not used by these formats).
+    /// (`flv`, `mpegts`; or `hls`, which writes its own playlist and segments): no lock;
+    /// blocking calls ask `gate`, so a stop or a deadline ends them. `name` is the address as
+    /// messages may show it (without a stream key). `options` go to the connection, or for a
+    /// format that opens its own files (HLS) to ``writeHeader(options:)``.
     init(network url: URL, format: String, name: String, gate: InterruptGate, options: [String: String] = [:]) throws {
         guard let scratch = try? Packet() else {
             throw ReelError(.encodingFailed, "cannot allocate a packet", hint: "the system is out of memory")
@@ -104,6 +105,7 @@ final class Muxer: PacketSink {
         ctx.pointee.interrupt_callback = gate.callback
         // Each connection's timestamps start at zero, whatever the recording's time is.
         ctx.pointee.avoid_negative_ts = AVFMT_AVOID_NEG_TS_MAKE_ZERO
+        if Int32(ctx.pointee.oformat.pointee.flags) & AVFMT_NOFILE != 0 { return }
         var dictionary: OpaquePointer? = nil
         defer { av_dict_free(&dictionary) }
         for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
@@ -234,6 +236,17 @@ final class Muxer: PacketSink {
             }
             indexReservation = (headerSize, reserve)
         }
+    }
+
+    /// Writes the header of a live output with the muxer's `options` (HLS's segment length,
+    /// playlist window).
+    func writeHeader(options: [String: String]) throws {
+        var dictionary: OpaquePointer? = nil
+        defer { av_dict_free(&dictionary) }
+        for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
+        context.pointee.flags |= AVFMT_FLAG_FLUSH_PACKETS
+        try FFmpeg.check(avformat_write_header(context, &dictionary), "cannot start \(name)", code: .ioFailure)
+        headerWritten = true
     }
 
     /// Writes the header of a file of copied or saved streams; with `fastStart` an MP4/MOV gets

@@ -57,6 +57,31 @@ import ReelTestSupport
         #expect(try MediaProbe.probe(received).audioStreams.first?.codec == "aac")
     }
 
+    @Test func rtmpAndHLSAtOnceBesideTheFile() throws {
+        let server = try RTMPServer()
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("local.mp4")
+        let hls = dir.url.appendingPathComponent("www/live")  // made by reel
+        let r = try ReelBinary.run(["record"] + Self.recording + ["--duration", "4", "--faster-than-real-time", "--json", "-o", file.path,
+                                    "--stream", server.url(key: Self.key).absoluteString,
+                                    "--hls", hls.path, "--hls-window", "0", "--hls-segments", "fmp4"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(!r.output.contains(Self.key))
+        #expect(try counters(file) == Array(0..<120))
+        let playlist = hls.appendingPathComponent("index.m3u8")
+        #expect(try counters(playlist) == Array(0..<120), "the HLS event plays every frame")
+        let received = try #require(serverRecordings(server, count: 1, frames: 120).first)
+        #expect(try counters(received) == Array(0..<120))
+        let finished = try #require(events(r.output).first { $0["event"] as? String == "finished" })
+        let names = (finished["streams"] as? [[String: Any]] ?? []).compactMap { $0["stream"] as? String }
+        #expect(names == ["rtmp://127.0.0.1:\(server.port)/live/***", playlist.path])
+        // The same folder again: its playlist is not written over.
+        let again = try ReelBinary.run(["record"] + Self.recording + ["--duration", "1", "-o", dir.url.appendingPathComponent("b.mp4").path,
+                                        "--hls", hls.path])
+        #expect(again.status == 1)
+        #expect(again.stderr.contains("index.m3u8 already exists"), "\(again.stderr)")
+    }
+
     @Test func badStreamsAreRefusedWithoutShowingTheKey() throws {
         let dir = try TemporaryDirectory()
         let file = dir.url.appendingPathComponent("x.mp4").path

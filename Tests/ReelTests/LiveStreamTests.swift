@@ -164,6 +164,50 @@ import ReelTestSupport
         #expect(gaps > 0, "frames were dropped in between, not only at the end: got \(got.count) frames \(got.first ?? -1)…\(got.last ?? -1); \(statistics)")
     }
 
+    /// The segments a playlist lists, in order.
+    func segments(_ playlist: URL) throws -> [String] {
+        try String(contentsOf: playlist, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
+    }
+
+    @Test(arguments: LiveStream.Options.SegmentFormat.allCases)
+    func hlsOfTheWholeEventPlaysEveryFrame(_ format: LiveStream.Options.SegmentFormat) async throws {
+        let dir = try TemporaryDirectory()
+        let playlist = dir.url.appendingPathComponent("live/index.m3u8")
+        try FileManager.default.createDirectory(at: playlist.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let hls = try LiveStream(url: playlist, options: .init(segmentDuration: MediaTime(seconds: 2), playlistWindow: nil, segmentFormat: format))
+        #expect(hls.name == playlist.path)
+        let file = dir.url.appendingPathComponent("local.mp4")
+        _ = try await record(Recorder(url: file, settings: Self.settings(seconds: 6), sinks: [hls]))
+        let text = try String(contentsOf: playlist, encoding: .utf8)
+        #expect(text.contains("#EXT-X-PLAYLIST-TYPE:EVENT") && text.contains("#EXT-X-ENDLIST"), "\(text)")
+        let listed = try segments(playlist)
+        #expect(listed.count == 3, "6 s in 2 s segments: \(listed)")
+        #expect(listed.allSatisfy { $0.hasSuffix(format == .fmp4 ? ".m4s" : ".ts") })
+        if format == .fmp4 { #expect(text.contains("index-init.mp4")) }
+        #expect(try counters(playlist) == Array(0..<180), "the playlist plays every frame")
+        #expect(try MediaProbe.probe(playlist).audioStreams.first?.codec == "aac")
+    }
+
+    @Test func hlsWithARollingWindowKeepsTheNewestSegmentsAndDeletesTheRest() async throws {
+        let dir = try TemporaryDirectory()
+        let playlist = dir.url.appendingPathComponent("index.m3u8")
+        let hls = try LiveStream(url: playlist, options: .init(segmentDuration: MediaTime(seconds: 1), playlistWindow: 3))
+        var settings = Self.settings(seconds: 8)
+        settings.video.keyframeInterval = 30
+        _ = try await record(Recorder(sinks: [hls], settings: settings))
+        let listed = try segments(playlist)
+        #expect(listed.count == 3, "\(listed)")
+        let onDisk = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasSuffix(".ts") }
+        // FFmpeg keeps one segment past the window for players still fetching it.
+        #expect(Set(onDisk).isSuperset(of: listed) && onDisk.count <= listed.count + 1,
+                "segments that left the window are deleted: \(onDisk.sorted())")
+        #expect(!onDisk.contains("index-00000.ts"))
+        #expect(try counters(playlist) == Array(150..<240), "the last 3 s, every frame")
+        // A playlist that is there is not written over.
+        let again = try LiveStream(url: playlist)
+        await #expect(throws: ReelError.self) { try await record(Recorder(sinks: [again], settings: Self.settings(seconds: 1))) }
+    }
+
     @Test func keysInAddressesAreRedacted() {
         #expect(LiveStream.redacted(URL(string: "rtmp://a.example/live/abc123")!) == "rtmp://a.example/live/***")
         #expect(LiveStream.redacted(URL(string: "rtmps://u:pw@a.example:443/app/sub/abc123")!) == "rtmps://u:***@a.example:443/app/sub/***")
