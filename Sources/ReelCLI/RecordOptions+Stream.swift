@@ -32,7 +32,8 @@ extension RecordOptions {
         }
         var urls: [URL] = []
         for text in given {
-            guard let url = URL(string: text), url.host != nil, LiveStream.canSend(to: url) else {
+            guard let url = URL(string: text), url.scheme?.lowercased() != "file", LiveStream.canSend(to: url),
+                  !(url.host ?? "").isEmpty || (url.scheme?.lowercased() == "srt" && text.contains("mode=listener")) else {
                 let shown = URL(string: text).map(LiveStream.redacted) ?? "an address that does not parse"
                 throw UsageError("--stream needs an rtmp://HOST/APP/KEY, rtmps://… or srt://HOST:PORT address, not \(shown)")
             }

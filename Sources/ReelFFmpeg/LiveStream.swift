@@ -22,6 +22,11 @@ import ReelCore
 /// - ``finish()`` sends what waits (for at most ``Options/timeout``) and ends the stream
 ///   properly (the FLV trailer; RTMP's end of stream when the connection closes).
 ///
+/// SRT's listener mode (`srt://:PORT?mode=listener`, or an address of this machine) turns
+/// it round: the stream waits for a player (an SRT caller) to connect, on its thread, so the
+/// start does not wait; until one does, and after it leaves, the queue drops whole groups, and
+/// a caller gets the stream from a keyframe.
+///
 /// The stream key in an address is a secret: ``name`` (and every message and error) shows the
 /// address with it replaced by `***` (see ``redacted(_:)``).
 public final class LiveStream: PacketSink, @unchecked Sendable {
@@ -214,12 +219,25 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(an address that does not parse)" }
         if parts.password != nil { parts.password = "***" }
         if let items = parts.queryItems, !items.isEmpty {
-            parts.queryItems = items.map { URLQueryItem(name: $0.name, value: $0.value == nil ? nil : "***") }
+            parts.queryItems = items.map {
+                URLQueryItem(name: $0.name, value: $0.value == nil || Self.plainQueryItems.contains($0.name.lowercased()) ? $0.value : "***")
+            }
         }
         let segments = parts.path.split(separator: "/", omittingEmptySubsequences: true)
         if segments.count >= 2 { parts.path = "/" + segments.dropLast().joined(separator: "/") + "/***" }
         return parts.string ?? "(an address that does not parse)"
     }
+
+    /// Whether the address is an SRT listener (`mode=listener`): it waits for callers.
+    public var isListener: Bool {
+        format == "mpegts" && (URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? [])
+            .contains { $0.name == "mode" && $0.value?.lowercased() == "listener" }
+    }
+
+    /// Query items of SRT addresses that hold no secret, shown as they are (every other value,
+    /// `streamid` and `passphrase` among them, is `***`).
+    static let plainQueryItems: Set<String> = ["mode", "latency", "rcvlatency", "peerlatency", "transtype", "pkt_size", "payload_size",
+                                               "maxbw", "connect_timeout", "timeout", "pbkeylen", "linger", "tlpktdrop"]
 
     /// Calls `handler` (on the sending thread) for each ``Event`` from now on.
     public func setEventHandler(_ handler: @escaping @Sendable (Event) -> Void) {
@@ -274,11 +292,13 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         if format == "hls", FileManager.default.fileExists(atPath: url.path) {
             throw ReelError(.fileExists, "\(url.path) already exists", hint: "give HLS an empty folder of its own")
         }
-        let first = try connect(streams)
+        // A listener waits for callers on its thread; anything else connects now, so that an
+        // address that does not answer fails the start.
+        let first = isListener ? nil : try connect(streams)
         condition.withLock {
             connection = first
             phase = .sending
-            statistics_.isConnected = true
+            statistics_.isConnected = first != nil
         }
         let thread = Thread { [self] in run(streams) }
         thread.name = "reel.stream"
@@ -305,6 +325,8 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
             return true
         }
         guard wasSending else { return }
+        // Nobody to send to (a listener without a caller, a server away): stop waiting at once.
+        if condition.withLock({ connection == nil }) { gate.cancel() }
         gate.arm(options.timeout)
         done.wait()
     }
@@ -314,12 +336,17 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
     /// Opens a connection and writes the header (within the timeout).
     private func connect(_ streams: [EncodedStream]) throws -> Muxer {
         Self.networkReady
-        gate.arm(options.timeout)
+        // A listener waits for a caller as long as it takes (a stop cancels the gate).
+        if isListener { gate.disarm() } else { gate.arm(options.timeout) }
         defer { if !isFinishing { gate.disarm() } }
         var muxerOptions: [String: String] = [:]
         let micros = String(max(1, options.timeout.convertedValue(to: 1_000_000)))
         if format == "mpegts" {
             muxerOptions["timeout"] = micros
+            // MPEG-TS packs seven 188-byte packets into one SRT datagram; closing waits for
+            // what is still unsent (up to the timeout), so the end of the stream arrives.
+            muxerOptions["pkt_size"] = "1316"
+            muxerOptions["linger"] = String(max(1, Int(options.timeout.seconds.rounded())))
         } else {
             muxerOptions["rw_timeout"] = micros
             muxerOptions["send_buffer_size"] = String(options.sendBufferBytes)
@@ -356,6 +383,7 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
     private func run(_ streams: [EncodedStream]) {
         var backoff = options.initialBackoff
         var reportedInterruption = false
+        var everConnected = condition.withLock { connection != nil }
         while true {
             // Take the next packet (connecting first if need be), or learn that it is over.
             condition.lock()
@@ -370,18 +398,20 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
                 condition.unlock()
                 do {
                     let fresh = try connect(streams)
+                    let again = everConnected
                     condition.withLock {
                         connection = fresh
                         queue.awaitKeyframe()
                         statistics_.isConnected = true
-                        statistics_.reconnects += 1
+                        if again { statistics_.reconnects += 1 }
                     }
+                    everConnected = true
                     backoff = options.initialBackoff
                     reportedInterruption = false
-                    report(.resumed(name: name))
+                    if again { report(.resumed(name: name)) }
                 } catch {
                     let failure = error as? ReelError ?? ReelError(.ioFailure, "\(name): \(error)")
-                    if !reportedInterruption {
+                    if !reportedInterruption && everConnected {
                         reportedInterruption = true
                         report(.interrupted(name: name, error: failure))
                     }

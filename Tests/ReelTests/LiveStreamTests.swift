@@ -208,11 +208,55 @@ import ReelTestSupport
         await #expect(throws: ReelError.self) { try await record(Recorder(sinks: [again], settings: Self.settings(seconds: 1))) }
     }
 
+    @Test func srtToAListenerCarriesEveryFrameAndTheSound() async throws {
+        let dir = try TemporaryDirectory()
+        let received = dir.url.appendingPathComponent("received.ts")
+        let listener = try SRTPeer.listening(into: received)
+        let stream = try LiveStream(url: URL(string: "srt://127.0.0.1:\(listener.port)?streamid=\(Self.key)")!)
+        #expect(stream.name == "srt://127.0.0.1:\(listener.port)?streamid=***")
+        _ = try await record(Recorder(sinks: [stream], settings: Self.settings(seconds: 3)))
+        #expect(listener.waitForEnd(seconds: 20), "the listener saw the stream end")
+        #expect(try counters(received) == Array(0..<90), "every frame, the last ones too")
+        #expect(try MediaProbe.probe(received).audioStreams.first?.codec == "aac")
+    }
+
+    @Test func anSRTListenerWaitsForACallerAndStartsItOnAKeyframe() async throws {
+        let dir = try TemporaryDirectory()
+        let port = try RTMPServer.freePort()
+        let stream = try LiveStream(url: URL(string: "srt://127.0.0.1:\(port)?mode=listener")!)
+        #expect(stream.isListener)
+        let file = dir.url.appendingPathComponent("local.mkv")
+        var settings = Self.settings(seconds: 6)
+        settings.video.keyframeInterval = 30
+        let recorder = Recorder(url: file, settings: settings, sinks: [stream])
+        let received = dir.url.appendingPathComponent("received.ts")
+        // The caller comes once two seconds are recorded.
+        let caller = Task { () -> SRTPeer? in
+            for await event in recorder.events {
+                if case .progress(let p) = event, p.duration >= MediaTime(seconds: 2) { return try SRTPeer.calling(port: port, into: received) }
+            }
+            return nil
+        }
+        let summary = try await record(recorder, clock: HostClock())
+        let peer = try #require(try await caller.value)
+        #expect(peer.waitForEnd(seconds: 20))
+        let local = try counters(file)
+        #expect(local.count == 180 && local == Array(local[0]...local[0] + 179), "the file is whole")
+        let got = try counters(received)
+        #expect(got.count >= 30, "the caller got the last seconds: \(got.count) frames")
+        #expect(got.last == local.last, "to the end")
+        #expect(got == Array((got.first ?? 0)...(got.last ?? -1)), "from a keyframe on, without a gap")
+        let flags = try Subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=flags",
+                                        "-of", "csv=p=0", "-read_intervals", "%+#1", received.path]).output
+        #expect(flags.hasPrefix("K"), "the caller's first frame is a keyframe: \(flags)")
+        #expect(summary.streams.first?.reconnects == 0)
+    }
+
     @Test func keysInAddressesAreRedacted() {
         #expect(LiveStream.redacted(URL(string: "rtmp://a.example/live/abc123")!) == "rtmp://a.example/live/***")
         #expect(LiveStream.redacted(URL(string: "rtmps://u:pw@a.example:443/app/sub/abc123")!) == "rtmps://u:***@a.example:443/app/sub/***")
-        #expect(LiveStream.redacted(URL(string: "srt://10.0.0.1:9000?streamid=abc&passphrase=xyz")!)
-                == "srt://10.0.0.1:9000?streamid=***&passphrase=***")
+        #expect(LiveStream.redacted(URL(string: "srt://10.0.0.1:9000?mode=caller&streamid=abc&passphrase=xyz")!)
+                == "srt://10.0.0.1:9000?mode=caller&streamid=***&passphrase=***")
         #expect(LiveStream.redacted(URL(string: "rtmp://a.example/live")!) == "rtmp://a.example/live", "no key to hide")
     }
 }
