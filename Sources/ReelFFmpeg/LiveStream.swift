@@ -381,9 +381,8 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
 
     /// The sending thread: sends queued packets, reconnects after failures, ends the stream.
     private func run(_ streams: [EncodedStream]) {
-        var backoff = options.initialBackoff
-        var reportedInterruption = false
-        var everConnected = condition.withLock { connection != nil }
+        var link = LiveStreamLink(connected: condition.withLock { connection != nil }, initialBackoff: options.initialBackoff,
+                                  maximumBackoff: options.maximumBackoff)
         while true {
             // Take the next packet (connecting first if need be), or learn that it is over.
             condition.lock()
@@ -398,25 +397,18 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
                 condition.unlock()
                 do {
                     let fresh = try connect(streams)
-                    let again = everConnected
+                    let isReturn = link.connected()
                     condition.withLock {
                         connection = fresh
                         queue.awaitKeyframe()
                         statistics_.isConnected = true
-                        if again { statistics_.reconnects += 1 }
+                        statistics_.reconnects = link.reconnects
                     }
-                    everConnected = true
-                    backoff = options.initialBackoff
-                    reportedInterruption = false
-                    if again { report(.resumed(name: name)) }
+                    if isReturn { report(.resumed(name: name)) }
                 } catch {
-                    let failure = error as? ReelError ?? ReelError(.ioFailure, "\(name): \(error)")
-                    if !reportedInterruption && everConnected {
-                        reportedInterruption = true
-                        report(.interrupted(name: name, error: failure))
-                    }
-                    pause(backoff)
-                    backoff = min(backoff + backoff, options.maximumBackoff)
+                    let (reports, wait) = link.connectFailed()
+                    if reports { report(.interrupted(name: name, error: error as? ReelError ?? ReelError(.ioFailure, "\(name): \(error)"))) }
+                    pause(wait)
                 }
                 continue
             }
@@ -430,16 +422,14 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
                 sent(packet)
             } catch {
                 current.abandon()
-                let failure = (error as? ReelError).map(explain) ?? ReelError(.ioFailure, "\(name): \(error)")
                 condition.withLock {
                     connection = nil
                     statistics_.isConnected = false
                     statistics_.bitrate = 0
                     queue.awaitKeyframe()
                 }
-                if !finishing {
-                    reportedInterruption = true
-                    report(.interrupted(name: name, error: failure))
+                if link.broke() && !finishing {
+                    report(.interrupted(name: name, error: (error as? ReelError).map(explain) ?? ReelError(.ioFailure, "\(name): \(error)")))
                 }
             }
         }
