@@ -291,6 +291,7 @@ public final class Recorder: CaptureOutput {
                 switch event {
                 case .interrupted(let name, let error): continuation.yield(.streamInterrupted(name: name, error: error))
                 case .resumed(let name): continuation.yield(.streamResumed(name: name))
+                case .failed(let name, let error): continuation.yield(.streamFailed(name: name, error: error))
                 }
             }
         }

@@ -120,6 +120,8 @@ public enum RecordingEvent: Sendable {
     case streamInterrupted(name: String, error: ReelError)
     /// A live stream is connected again and sends from a keyframe.
     case streamResumed(name: String)
+    /// A live stream stopped for good (HLS that could not be written); the recording goes on.
+    case streamFailed(name: String, error: ReelError)
     /// The recording is complete and its file finalised.
     case finished(RecordingSummary)
     /// The recording failed; what was written up to then stays on disk.

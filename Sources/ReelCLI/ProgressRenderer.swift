@@ -66,6 +66,9 @@ final class ProgressRenderer: @unchecked Sendable {
         case .streamInterrupted(let name, let error):
             if json { console.out(Self.json(["event": "streamInterrupted", "stream": name, "message": error.description])) }
             else { clearLine(); console.err("reel: warning: stream \(name) interrupted: \(error.description); recording goes on, reconnecting") }
+        case .streamFailed(let name, let error):
+            if json { console.out(Self.json(["event": "streamFailed", "stream": name, "message": error.description])) }
+            else { clearLine(); console.err("reel: warning: \(name) stopped: \(error.description); the recording goes on without it") }
         case .streamResumed(let name):
             if json { console.out(Self.json(["event": "streamResumed", "stream": name])) }
             else { clearLine(); console.err("reel: stream \(name) is back") }

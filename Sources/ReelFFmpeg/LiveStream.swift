@@ -114,6 +114,10 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         case interrupted(name: String, error: ReelError)
         /// The stream is connected again and sends from a keyframe.
         case resumed(name: String)
+        /// The stream stopped for good and the recording goes on without it: HLS that could not
+        /// be written (a full disk, say), which is not retried, since starting again would
+        /// write its playlist and segments over the ones already there.
+        case failed(name: String, error: ReelError)
     }
 
     /// The address the stream goes to (it may hold a key: show ``name`` instead).
@@ -428,9 +432,12 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
                     statistics_.bitrate = 0
                     queue.awaitKeyframe()
                 }
-                if link.broke() && !finishing {
-                    report(.interrupted(name: name, error: (error as? ReelError).map(explain) ?? ReelError(.ioFailure, "\(name): \(error)")))
+                let failure = (error as? ReelError).map(explain) ?? ReelError(.ioFailure, "\(name): \(error)")
+                if format == "hls" {
+                    if !finishing { report(.failed(name: name, error: failure)) }
+                    break
                 }
+                if link.broke() && !finishing { report(.interrupted(name: name, error: failure)) }
             }
         }
         // The end of the stream: the trailer, then closing says goodbye to the server.

@@ -252,6 +252,36 @@ import ReelTestSupport
         #expect(summary.streams.first?.reconnects == 0)
     }
 
+    @Test func hlsThatCannotBeWrittenStopsAndTheRecordingGoesOn() async throws {
+        let dir = try TemporaryDirectory()
+        let folder = dir.url.appendingPathComponent("www", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let hls = try LiveStream(url: folder.appendingPathComponent("index.m3u8"),
+                                 options: .init(segmentDuration: MediaTime(seconds: 1), playlistWindow: nil))
+        let file = dir.url.appendingPathComponent("local.mkv")
+        var settings = Self.settings(seconds: 4)
+        settings.video.keyframeInterval = 30
+        let recorder = Recorder(url: file, settings: settings, sinks: [hls])
+        // The folder goes away a second in (someone cleans up the web root): the playlist
+        // cannot be written any more.
+        let failures = Task { () -> [String] in
+            var names: [String] = []
+            for await event in recorder.events {
+                if case .progress(let p) = event, p.duration >= MediaTime(seconds: 1), FileManager.default.fileExists(atPath: folder.path) {
+                    try? FileManager.default.removeItem(at: folder)
+                }
+                if case .streamFailed(let name, _) = event { names.append(name) }
+            }
+            return names
+        }
+        let summary = try await record(recorder, clock: HostClock())
+        #expect(await failures.value == [hls.name], "the HLS stream said it stopped, once: \(hls.statistics)")
+        #expect(summary.frames == 120)
+        let local = try counters(file)
+        #expect(local.count == 120 && local == Array(local[0]...local[0] + 119), "the recording went on, whole")
+        #expect(!FileManager.default.fileExists(atPath: folder.path), "nothing was started over in its place")
+    }
+
     @Test func keysInAddressesAreRedacted() {
         #expect(LiveStream.redacted(URL(string: "rtmp://a.example/live/abc123")!) == "rtmp://a.example/live/***")
         #expect(LiveStream.redacted(URL(string: "rtmps://u:pw@a.example:443/app/sub/abc123")!) == "rtmps://u:***@a.example:443/app/sub/***")
