@@ -103,7 +103,12 @@ public final class Recorder: CaptureOutput {
     /// holds recorded time only, so a save right after a resume holds what came before the
     /// pause, joined to what came after it, and a save while paused ends at the pause.
     public let replayBuffer: ReplayBuffer?
-    /// Whether the recorder writes a file (false when it only keeps a replay buffer).
+    /// The other sinks the recorder's encoders feed beside its file and replay buffer, in order:
+    /// ``LiveStream``s, or an application's own ``PacketSink``. A live stream's events
+    /// (``RecordingEvent/streamInterrupted(name:error:)``, ``RecordingEvent/streamResumed(name:)``)
+    /// and statistics (``RecordingProgress/streams``) come with the recorder's.
+    public let sinks: [any PacketSink & Sendable]
+    /// Whether the recorder writes a file (false when it only feeds a replay buffer or sinks).
     public let writesFile: Bool
     /// Recording events: started, progress, sources lost, finished or failed. One consumer;
     /// the stream ends after `finished` or `failed`. A recorder records once.
@@ -140,8 +145,21 @@ public final class Recorder: CaptureOutput {
     /// `replayBuffer` from the same encoders (one encode for both). A replay buffer needs the
     /// single-file ``PauseMode``: clip mode opens encoders for each clip, and the start fails
     /// with `.invalidConfiguration`.
-    public convenience init(url: URL, settings: Settings = Settings(), replayBuffer: ReplayBuffer? = nil) {
-        self.init(url: url, settings: settings, replayBuffer: replayBuffer, writesFile: true)
+    ///
+    /// `sinks` take the same packets too (live streams, say: see ``sinks``). Sinks are added when
+    /// the session starts, after the file is created: a live stream that cannot connect then
+    /// makes the start fail, and the new file is removed.
+    public convenience init(url: URL, settings: Settings = Settings(), replayBuffer: ReplayBuffer? = nil,
+                            sinks: [any PacketSink & Sendable] = []) {
+        self.init(url: url, settings: settings, replayBuffer: replayBuffer, sinks: sinks, writesFile: true)
+    }
+
+    /// Creates a recorder that writes no file and only feeds `sinks` (live streams, say) with the
+    /// session's encoded video and audio. As for ``init(replayBuffer:settings:)``, the file
+    /// options do not apply, and a ``Settings/maxFileSize`` or the clip ``PauseMode`` makes the
+    /// start fail with `.invalidConfiguration`; its ``url`` is `/dev/null`.
+    public convenience init(sinks: [any PacketSink & Sendable], settings: Settings = Settings()) {
+        self.init(url: URL(fileURLWithPath: "/dev/null"), settings: settings, replayBuffer: nil, sinks: sinks, writesFile: false)
     }
 
     /// Creates a recorder that writes no file and only keeps `replayBuffer` filled with the
@@ -151,12 +169,14 @@ public final class Recorder: CaptureOutput {
     /// or the clip ``PauseMode`` makes the start fail with `.invalidConfiguration`. Its
     /// ``url`` is `/dev/null`, and its summary counts the frames encoded and no bytes.
     public convenience init(replayBuffer: ReplayBuffer, settings: Settings = Settings()) {
-        self.init(url: URL(fileURLWithPath: "/dev/null"), settings: settings, replayBuffer: replayBuffer, writesFile: false)
+        self.init(url: URL(fileURLWithPath: "/dev/null"), settings: settings, replayBuffer: replayBuffer, sinks: [],
+                  writesFile: false)
     }
 
-    private init(url: URL, settings: Settings, replayBuffer: ReplayBuffer?, writesFile: Bool) {
+    private init(url: URL, settings: Settings, replayBuffer: ReplayBuffer?, sinks: [any PacketSink & Sendable], writesFile: Bool) {
         self.url = url
         self.replayBuffer = replayBuffer
+        self.sinks = sinks
         self.writesFile = writesFile
         self.state = Mutex(State(settings: settings))
         (events, continuation) = AsyncStream.makeStream(of: RecordingEvent.self, bufferingPolicy: .bufferingNewest(512))
@@ -273,9 +293,20 @@ public final class Recorder: CaptureOutput {
         // Outside the lock: this creates the file and opens the encoders.
         let session = RecordingSession(folder: settings.clipsFolder ?? RecordingSession.defaultFolder(for: url))
         let pipeline: RecorderPipeline
+        let continuation = self.continuation
+        for stream in sinks.compactMap({ $0 as? LiveStream }) {
+            stream.setEventHandler { event in
+                switch event {
+                case .interrupted(let name, let error): continuation.yield(.streamInterrupted(name: name, error: error))
+                case .resumed(let name): continuation.yield(.streamResumed(name: name))
+                case .failed(let name, let error): continuation.yield(.streamFailed(name: name, error: error))
+                }
+            }
+        }
         do {
+            let fed: [any PacketSink] = (replayBuffer.map { [$0] } ?? []) + sinks
             pipeline = try RecorderPipeline(url: url, settings: settings, sources: sources, session: session,
-                                            replayBuffer: replayBuffer, writesFile: writesFile)
+                                            sinks: fed, writesFile: writesFile)
         } catch {
             let failure = error as? ReelError ?? ReelError(.encodingFailed, "\(error)")
             let waiters = state.withLock { state in
@@ -286,7 +317,6 @@ public final class Recorder: CaptureOutput {
             for waiter in waiters { waiter.resume(returning: .failure(failure)) }
             throw error
         }
-        let continuation = self.continuation
         pipeline.onClipStarted = { continuation.yield(.clipStarted(index: $0)) }
         pipeline.onClipFinished = { continuation.yield(.clipFinished($0)) }
         pipeline.applyPendingControls = { [unowned self, unowned pipeline] in self.applyControls(to: pipeline) }
@@ -484,6 +514,7 @@ public final class Recorder: CaptureOutput {
             summary.droppedAudio = refusedAudio.withLock { spans in
                 spans.values.joined().reduce(MediaTime.zero) { $0 + pipeline.recordedLength(from: $1.start, to: $1.end) }
             }
+            summary.streams = pipeline.liveStreams.map(\.statistics)
             result = .success(summary)
         } catch {
             queue.close()
@@ -508,7 +539,8 @@ public final class Recorder: CaptureOutput {
             continuation.yield(.progress(RecordingProgress(duration: summary.duration, maxDuration: pipeline.limit,
                                                            bytes: summary.bytes, frames: summary.frames,
                                                            droppedFrames: summary.droppedFrames, clipCount: summary.clipCount,
-                                                           droppedAudio: summary.droppedAudio)))
+                                                           droppedAudio: summary.droppedAudio,
+                                                           streams: pipeline.liveStreams.map(\.statistics))))
             continuation.yield(.finished(summary))
         case .failure(let error):
             continuation.yield(.failed(error))

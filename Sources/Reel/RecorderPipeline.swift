@@ -54,27 +54,31 @@ final class RecorderPipeline: @unchecked Sendable {
     var onClipStarted: ((Int) -> Void)?
     var onClipFinished: ((Clip) -> Void)?
 
-    /// A replay buffer fed by the recording's encoders, if any.
-    let replayBuffer: ReplayBuffer?
-    /// Whether the recording has a file (else only ``replayBuffer`` takes what is encoded).
+    /// The sinks fed by the recording's encoders beside its file (a replay buffer, live streams).
+    let sinks: [any PacketSink]
+    /// The live streams among ``sinks``, whose statistics go into progress.
+    let liveStreams: [LiveStream]
+    /// Whether the recording has a file (else only ``sinks`` take what is encoded).
     let writesFile: Bool
 
     init(url: URL, settings: Recorder.Settings, sources: [SourceDescriptor], session: RecordingSession,
-         replayBuffer: ReplayBuffer? = nil, writesFile: Bool = true) throws {
+         sinks: [any PacketSink] = [], writesFile: Bool = true) throws {
         self.url = url
         self.settings = settings
         self.session = session
-        self.replayBuffer = replayBuffer
+        self.sinks = sinks
+        liveStreams = sinks.compactMap { $0 as? LiveStream }
         self.writesFile = writesFile
         limit = settings.maxRecordedDuration
-        if replayBuffer != nil, settings.pauseMode == .clips {
-            // Each clip opens encoders of its own and starts its timestamps again: a buffer fed
-            // by them would hold streams that restart at every resume, and cost an encode each.
-            throw ReelError(.invalidConfiguration, "a replay buffer cannot be kept in clip pause mode",
-                            hint: "use the single-file pause mode (the default) with a replay buffer")
+        if !sinks.isEmpty, settings.pauseMode == .clips {
+            // Each clip opens encoders of its own and starts its timestamps again: a sink fed
+            // by them would take streams that restart at every resume, and cost an encode each.
+            let what = sinks.contains { $0 is ReplayBuffer } ? "a replay buffer" : "live streams (packet sinks)"
+            throw ReelError(.invalidConfiguration, "\(what) cannot be fed in clip pause mode",
+                            hint: "use the single-file pause mode (the default) with \(what)")
         }
         if !writesFile, settings.maxFileSize != nil {
-            throw ReelError(.invalidConfiguration, "a recorder that only keeps a replay buffer has no file to limit in size",
+            throw ReelError(.invalidConfiguration, "a recorder that writes no file (a replay buffer or live streams only) has no file to limit in size",
                             hint: "limit the replay buffer's bytes (ReplayBuffer's maxBytes) instead")
         }
         if let limit, limit <= .zero { throw ReelError(.invalidConfiguration, "the maximum duration must be positive") }
@@ -108,7 +112,7 @@ final class RecorderPipeline: @unchecked Sendable {
     private func makeWriter(interval: Int) throws -> RecordingFileWriter {
         if settings.pauseMode == .singleFile {
             return try RecordingFileWriter(url: url, interval: 0, plan: plan, settings: settings, overwrite: settings.overwrite,
-                                  maximumFileSize: settings.maxFileSize, replayBuffer: replayBuffer, writesFile: writesFile)
+                                  maximumFileSize: settings.maxFileSize, sinks: sinks, writesFile: writesFile)
         }
         let clipURL = session.folder.appendingPathComponent(String(format: "clip-%03d.%@", interval + 1, container.fileExtension))
         // Never over a file that is there: the folder was claimed empty of clips. Under a size
@@ -173,7 +177,8 @@ final class RecorderPipeline: @unchecked Sendable {
 
     func progress(droppedAudio: MediaTime) -> RecordingProgress {
         RecordingProgress(duration: recordedDuration, maxDuration: limit, bytes: mediaBytes, frames: framesWritten,
-                          droppedFrames: droppedFrames, isPaused: isPaused, clipCount: clipCount, droppedAudio: droppedAudio)
+                          droppedFrames: droppedFrames, isPaused: isPaused, clipCount: clipCount, droppedAudio: droppedAudio,
+                          streams: liveStreams.map(\.statistics))
     }
 
     // MARK: Samples

@@ -21,11 +21,15 @@ public struct RecordingProgress: Sendable, Hashable {
     /// Audio the recorder could not take in time (it fell behind by seconds): the file has
     /// silence there, so sound and picture stay in sync, and the loss is counted here.
     public var droppedAudio: MediaTime
+    /// Each live stream's state: bytes sent, rate, frames dropped for the network (the file has
+    /// them), reconnects; in the order the streams were given.
+    public var streams: [LiveStream.Statistics]
 
     /// Creates a progress report; each argument is the property of the same name.
     public init(duration: MediaTime, maxDuration: MediaTime?, bytes: Int64, frames: Int64, droppedFrames: Int64,
-                isPaused: Bool = false, clipCount: Int = 1, droppedAudio: MediaTime = .zero) {
+                isPaused: Bool = false, clipCount: Int = 1, droppedAudio: MediaTime = .zero, streams: [LiveStream.Statistics] = []) {
         self.droppedAudio = droppedAudio
+        self.streams = streams
         self.duration = duration
         self.maxDuration = maxDuration
         self.bytes = bytes
@@ -72,6 +76,9 @@ public struct RecordingSummary: Sendable, Hashable {
     public var clipCount: Int
     /// Why the recording ended.
     public var ending: RecordingEnding
+    /// What each live stream sent and dropped, in the order the streams were given (after the
+    /// stream ended).
+    public var streams: [LiveStream.Statistics] = []
 }
 
 /// Why a recording ended.
@@ -109,6 +116,13 @@ public enum RecordingEvent: Sendable {
     case sourceInterrupted(name: String, error: ReelError)
     /// An interrupted source delivers again.
     case sourceResumed(name: String)
+    /// A live stream lost its connection (or could not connect again); it keeps trying and the
+    /// recording goes on. `name` is its address without the key.
+    case streamInterrupted(name: String, error: ReelError)
+    /// A live stream is connected again and sends from a keyframe.
+    case streamResumed(name: String)
+    /// A live stream stopped for good (HLS that could not be written); the recording goes on.
+    case streamFailed(name: String, error: ReelError)
     /// The recording is complete and its file finalised.
     case finished(RecordingSummary)
     /// The recording failed; what was written up to then stays on disk.

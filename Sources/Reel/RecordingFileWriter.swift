@@ -2,9 +2,9 @@ import Foundation
 import ReelFFmpeg
 
 /// Writes one file of a recording — the whole recording in single-file mode, or one clip in
-/// clip mode: the asset writer and the audio laid out for it. With a replay buffer, the same
-/// encode also feeds the buffer (a second sink); a recorder that only keeps a replay buffer
-/// has no file: its encoders feed the buffer alone (``writer`` is `nil`).
+/// clip mode: the asset writer and the audio laid out for it. With packet sinks (a replay buffer,
+/// live streams), the same encode also feeds them; a recorder without a file (a replay buffer or
+/// live streams only) has its encoders feed the sinks alone (``writer`` is `nil`).
 final class RecordingFileWriter {
     /// The file's writer; `nil` when only a replay buffer is kept.
     let writer: AssetWriter?
@@ -31,10 +31,10 @@ final class RecordingFileWriter {
     private(set) var wroteSomething = false
 
     /// `maximumFileSize`: the most bytes this file may have (see ``AssetWriter/Configuration``).
-    /// `replayBuffer`: a buffer fed by the same encoders; `writesFile`: whether there is a file
-    /// at all (without one, `replayBuffer` is the only sink).
+    /// `sinks`: sinks fed by the same encoders (a replay buffer, live streams), added in order;
+    /// `writesFile`: whether there is a file at all (without one, the sinks take everything).
     init(url: URL, interval: Int, plan: TrackPlan, settings: Recorder.Settings, overwrite: Bool,
-         maximumFileSize: Int64? = nil, replayBuffer: ReplayBuffer? = nil, writesFile: Bool = true) throws {
+         maximumFileSize: Int64? = nil, sinks: [any PacketSink] = [], writesFile: Bool = true) throws {
         self.interval = interval
         fileURL = url
         aligners = plan.audioFormats.map { AudioTrackAligner(format: $0) }
@@ -44,14 +44,22 @@ final class RecordingFileWriter {
                                                               audio: plan.audioTracks, fragmentInterval: settings.fragmentInterval,
                                                               overwrite: overwrite, expectedDuration: settings.maxRecordedDuration,
                                                               maximumFileSize: maximumFileSize))
-            if let replayBuffer {
-                do { try writer.addSink(replayBuffer) } catch { writer.abandon(); throw error }
+            do {
+                for sink in sinks { try writer.addSink(sink) }
+            } catch {
+                writer.discard()  // nothing was recorded: the new file goes
+                throw error
             }
             self.writer = writer
             encoder = nil
         } else {
             let encoder = try StreamEncoder(video: plan.video, audio: plan.audioTracks)
-            if let replayBuffer { try encoder.addSink(replayBuffer) }
+            do {
+                for sink in sinks { try encoder.addSink(sink) }
+            } catch {
+                encoder.abandon()
+                throw error
+            }
             self.writer = nil
             self.encoder = encoder
         }

@@ -72,6 +72,7 @@ final class ProgressRenderer: @unchecked Sendable {
                     object["replayBytes"] = held.bytes
                     object["replayDuration"] = rounded(held.video.seconds)
                 }
+                if !p.streams.isEmpty { object["streams"] = p.streams.map(StreamProgress.json) }
                 console.out(Self.json(object))
             } else if console.isTerminal {
                 var line = (p.isPaused ? "❚❚ PAUSED " : writesFile ? "● REC " : "● REPLAY ") + Format.clock(seconds: p.duration.seconds)
@@ -83,6 +84,7 @@ final class ProgressRenderer: @unchecked Sendable {
                     if let held = replayHolding?() { line += " (\(Format.bytes(held.bytes)) held)" }
                 }
                 if pauseMakesClips && p.clipCount > 1 { line += "  clip \(p.clipCount)" }
+                line += p.streams.map(StreamProgress.line).joined()
                 if controlsHint {
                     line += "  [space] pause/resume" + (swapHint ? "  [s] swap" : "") + (replay != nil ? "  [r] save replay" : "") + "  [q] stop"
                 }
@@ -91,6 +93,15 @@ final class ProgressRenderer: @unchecked Sendable {
             }
         case .sourceLost, .sourceInterrupted, .sourceResumed:
             break  // the session's own events report every source, once
+        case .streamInterrupted(let name, let error):
+            if json { console.out(Self.json(["event": "streamInterrupted", "stream": name, "message": error.description])) }
+            else { clearLine(); console.err("reel: warning: stream \(name) interrupted: \(error.description); recording goes on, reconnecting") }
+        case .streamFailed(let name, let error):
+            if json { console.out(Self.json(["event": "streamFailed", "stream": name, "message": error.description])) }
+            else { clearLine(); console.err("reel: warning: \(name) stopped: \(error.description); the recording goes on without it") }
+        case .streamResumed(let name):
+            if json { console.out(Self.json(["event": "streamResumed", "stream": name])) }
+            else { clearLine(); console.err("reel: stream \(name) is back") }
         case .finished(let s):
             if json {
                 var object: [String: Any] = ["event": "finished", "duration": rounded(s.duration.seconds),
@@ -100,6 +111,7 @@ final class ProgressRenderer: @unchecked Sendable {
                     object["file"] = s.url.path
                     object["bytes"] = s.bytes
                 }
+                if !s.streams.isEmpty { object["streams"] = s.streams.map(StreamProgress.json) }
                 // With a save at the stop to come, `finished` waits for it: it stays the last event.
                 if holdsFinished && !finishedReleased {
                     heldFinished = object
@@ -178,6 +190,7 @@ final class ProgressRenderer: @unchecked Sendable {
         if s.clipCount > 1 {
             console.out(pauseMakesClips ? "  clips     \(s.clipCount)" : "  paused    \(s.clipCount - 1) time\(s.clipCount == 2 ? "" : "s") (the gaps are not in the file)")
         }
+        for stream in s.streams { console.out("  stream    " + StreamProgress.summary(stream)) }
         if s.droppedAudio > .zero {
             console.out("  warning   \(String(format: "%.2f", s.droppedAudio.seconds)) s of audio could not be written in time (silence in the file)")
         }

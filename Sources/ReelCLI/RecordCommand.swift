@@ -34,6 +34,15 @@ struct RecordCommand {
     past it the oldest seconds go; --replay-spill keeps it on the replay folder's disk instead.
     --pause-mode clips cannot be combined with --replay.
 
+    Live streaming: --stream URL sends the recording live, from the same encode as the file,
+    to an RTMP server (rtmp://HOST/APP/KEY or rtmps://; H.264 and AAC) or over SRT
+    (srt://HOST:PORT). Repeat it for several. The key is never printed or put in JSON;
+    --stream-key-file FILE keeps it off the command line too. A slow link drops whole groups
+    of pictures from the stream only (the file keeps every frame); when the server goes away
+    the recording goes on and the stream reconnects, resuming on a keyframe. --hls DIR writes
+    HLS into DIR (index.m3u8 and 2 s segments: the last 6 listed, older ones deleted;
+    --hls-window 0 keeps the whole event; --hls-segments fmp4 for fragmented MP4 segments).
+
     Examples:
       reel record --screen --mic --app-audio
       reel record --screen --camera --mic
@@ -43,6 +52,8 @@ struct RecordCommand {
       reel record --test-pattern --tone --duration 5 -o test.mp4
       reel record --screen --app-audio --replay 30                 # r or SIGUSR1 saves the last 30 s
       reel record --screen --mic --replay 2m -o whole-session.mp4
+      reel record --screen --mic -o talk.mp4 --stream rtmp://live.example/app --stream-key-file key.txt
+      reel record --screen --mic --hls /var/www/live --hls-window 0   # HLS of the whole event, beside the file
 
     """
 
@@ -119,11 +130,20 @@ struct RecordCommand {
             settings.keepsClips = true
         }
         let recorder: Recorder
+        let streams: [LiveStream]
+        do {
+            streams = try options.streams.map { try LiveStream(url: $0) } + (options.hls.map { [try $0.makeStream()] } ?? [])
+            if let hls = options.hls { try FileManager.default.createDirectory(at: hls.folder, withIntermediateDirectories: true) }
+        } catch let error as ReelError {
+            return fail(error)
+        } catch {
+            return fail(ReelError(.ioFailure, "cannot create the --hls folder: \(error.localizedDescription)", hint: "check the path and its permissions"))
+        }
         if let replay {
-            recorder = options.writesFile ? Recorder(url: url, settings: settings, replayBuffer: replay.buffer)
-                                          : Recorder(replayBuffer: replay.buffer, settings: settings)
+            recorder = options.writesFile ? Recorder(url: url, settings: settings, replayBuffer: replay.buffer, sinks: streams)
+                                          : Recorder(sinks: [replay.buffer as any PacketSink & Sendable] + streams.map { $0 }, settings: settings)
         } else {
-            recorder = Recorder(url: url, settings: settings)
+            recorder = Recorder(url: url, settings: settings, sinks: streams)
         }
         parts.set(recorder: recorder)
         var compositor: Compositor?

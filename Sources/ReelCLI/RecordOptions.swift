@@ -56,6 +56,12 @@ public struct RecordOptions: Sendable {
     public var replaySavesOnExit = false
     /// `--replay-spill`: keep the buffer's bytes on the replay folder's disk, not in memory.
     public var replaySpills = false
+    /// `--stream URL` (repeatable), with `--stream-key-file`'s key added: live streams sent
+    /// from the recording's encode (see `RecordOptions+Stream.swift`). They hold keys: show
+    /// `LiveStream.redacted(_:)` of them, never the URL.
+    public var streams: [URL] = []
+    /// `--hls DIR` with `--hls-window` and `--hls-segments`: HLS written into DIR.
+    public var hls: HLSOutput?
 
     /// The longest replay buffer the CLI keeps: an hour (of 1080p at a usual bit rate, a few GB
     /// of memory).
@@ -115,6 +121,14 @@ public struct RecordOptions: Sendable {
         OptionSpec("replay-max-size", value: .required, placeholder: "SIZE", help: "the most memory the replay buffer's video and audio take, e.g. 500M (at least 1M)"),
         OptionSpec("replay-save-on-exit", help: "with --replay: save the buffer once more when recording stops"),
         OptionSpec("replay-spill", help: "with --replay: keep the buffer on the --replay-dir folder's disk instead of in memory (long buffers)"),
+        OptionSpec("stream", value: .required, repeatable: true, placeholder: "URL",
+                   help: "also send the recording live, from the same encode, to rtmp://HOST/APP/KEY, rtmps://… or srt://HOST:PORT; repeat for several"),
+        OptionSpec("stream-key-file", value: .required, placeholder: "FILE", completion: .file,
+                   help: "read the stream key from FILE and add it to --stream's address (keeps it off the command line)"),
+        OptionSpec("hls", value: .required, placeholder: "DIR", completion: .directory,
+                   help: "also write HLS into DIR (index.m3u8 and its segments, for any web server), from the same encode"),
+        OptionSpec("hls-window", value: .required, placeholder: "N", help: "with --hls: list the last N segments, deleting older ones (default 6); 0 keeps the whole event"),
+        OptionSpec("hls-segments", value: .required, placeholder: "KIND", completion: .oneOf(["ts", "fmp4"]), help: "with --hls: ts (default, MPEG-TS) or fmp4 (fragmented MP4) segments of 2 s"),
         OptionSpec("help", short: "h", help: "show this help"),
     ]
 
@@ -334,6 +348,7 @@ public struct RecordOptions: Sendable {
             maxDuration = MediaTime(seconds: try ValueParser.duration(args.value("max-duration")!, option: "max-duration").seconds)
         }
         try parseReplay(args)
+        try parseStreams(args)
         try Self.refuseOptionsThatDoNothing(args, screen: screen != nil, videoSources: videoSourceCount,
                                             zoomable: !cameras.isEmpty || testPattern,
                                             audioSources: [microphone != nil, appAudio != nil, tone].filter { $0 }.count)

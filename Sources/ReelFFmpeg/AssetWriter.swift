@@ -564,6 +564,15 @@ public final class AssetWriter: @unchecked Sendable {
         lock?.release()
     }
 
+    /// Abandons a writer that has taken nothing yet and removes its new file (a header only):
+    /// for a start that fails after the writer was made (a sink that cannot connect, say). A
+    /// writer that has written packets is only abandoned: its file stays.
+    package func discard() {
+        let untouched = !finished && packetsWritten == 0
+        abandon()
+        if untouched && replaces == nil { unlink(url.path) }
+    }
+
     private static func isRegularFile(_ url: URL) -> Bool {
         var info = stat()
         return lstat(url.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG

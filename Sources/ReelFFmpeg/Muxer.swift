@@ -15,6 +15,11 @@ final class Muxer: PacketSink {
     let context: UnsafeMutablePointer<AVFormatContext>
     let url: URL
     let container: Container
+    /// What messages call the output: the file's name, or a network address without its key.
+    let name: String
+    /// The gate a network output's blocking writes ask (see ``InterruptGate``); retained so the
+    /// pointer libavformat holds stays valid while the context lives.
+    private let gate: InterruptGate?
     private var codecTimeBases: [AVRational] = []
     /// The earliest decoding time of the first packets of all streams, as the encoders gave
     /// it (negative for B-frame delay and audio priming). A fragmented MP4 cannot carry the edit
@@ -63,6 +68,8 @@ final class Muxer: PacketSink {
         self.context = ctx
         self.url = url
         self.container = container
+        self.name = url.lastPathComponent
+        self.gate = nil
         self.lock = lock
         self.scratch = scratch
         var options: OpaquePointer? = nil
@@ -71,6 +78,42 @@ final class Muxer: PacketSink {
         let opened = avio_open2(&ctx.pointee.pb, url.path, AVIO_FLAG_WRITE, nil, &options)
         if opened < 0 {
             throw FFmpeg.error(opened, "cannot open \(url.path) for writing", code: .ioFailure)
+        }
+    }
+
+    /// Connects to the network address `url` as a live output in libavformat's `format`
+    /// (`flv`, `mpegts`; or `hls`, which writes its own playlist and segments): no lock;
+    /// blocking calls ask `gate`, so a stop or a deadline ends them. `name` is the address as
+    /// messages may show it (without a stream key). `options` go to the connection, or for a
+    /// format that opens its own files (HLS) to ``writeHeader(options:)``.
+    init(network url: URL, format: String, name: String, gate: InterruptGate, options: [String: String] = [:]) throws {
+        guard let scratch = try? Packet() else {
+            throw ReelError(.encodingFailed, "cannot allocate a packet", hint: "the system is out of memory")
+        }
+        var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
+        let allocated = avformat_alloc_output_context2(&ctx, nil, format, url.absoluteString)
+        guard allocated >= 0, let ctx else {
+            throw FFmpeg.error(min(allocated, -1), "cannot set up a \(format) stream to \(name)", code: .unsupportedFormat)
+        }
+        self.context = ctx
+        self.url = url
+        self.container = .mkv  // no MP4 sample entries: these formats pick their own tags
+        self.name = name
+        self.gate = gate
+        self.lock = nil
+        self.scratch = scratch
+        ctx.pointee.interrupt_callback = gate.callback
+        // Each connection's timestamps start at zero, whatever the recording's time is.
+        ctx.pointee.avoid_negative_ts = AVFMT_AVOID_NEG_TS_MAKE_ZERO
+        if Int32(ctx.pointee.oformat.pointee.flags) & AVFMT_NOFILE != 0 { return }
+        var dictionary: OpaquePointer? = nil
+        defer { av_dict_free(&dictionary) }
+        for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
+        var callback = gate.callback
+        let opened = avio_open2(&ctx.pointee.pb, url.absoluteString, AVIO_FLAG_WRITE, &callback, &dictionary)
+        if opened < 0 {
+            closed = true
+            throw FFmpeg.error(opened, "cannot connect to \(name)", code: .ioFailure)
         }
     }
 
@@ -96,7 +139,7 @@ final class Muxer: PacketSink {
     @discardableResult
     func addStream(_ stream: EncodedStream) throws -> Int {
         guard let output = avformat_new_stream(context, nil) else {
-            throw ReelError(.encodingFailed, "cannot add a stream to \(url.lastPathComponent)")
+            throw ReelError(.encodingFailed, "cannot add a stream to \(name)")
         }
         try FFmpeg.check(avcodec_parameters_copy(output.pointee.codecpar, stream.parameters.pointer), "cannot copy codec parameters")
         output.pointee.codecpar.pointee.codec_tag = Self.codecTag(for: stream.parameters.pointer.pointee.codec_id, in: container)
@@ -123,7 +166,7 @@ final class Muxer: PacketSink {
                             hint: "check that the file is complete, or write an .mkv")
         }
         guard let output = avformat_new_stream(context, nil) else {
-            throw ReelError(.encodingFailed, "cannot add a stream to \(url.lastPathComponent)")
+            throw ReelError(.encodingFailed, "cannot add a stream to \(name)")
         }
         try FFmpeg.check(avcodec_parameters_copy(output.pointee.codecpar, input.pointee.codecpar), "cannot copy stream parameters")
         output.pointee.codecpar.pointee.codec_tag = Self.codecTag(for: par.codec_id, in: container)
@@ -171,7 +214,7 @@ final class Muxer: PacketSink {
         }
         context.pointee.flags |= AVFMT_FLAG_FLUSH_PACKETS
         av_dict_set(&context.pointee.metadata, "encoder", "Reel", 0)
-        try FFmpeg.check(avformat_write_header(context, &options), "cannot write the header of \(url.lastPathComponent)",
+        try FFmpeg.check(avformat_write_header(context, &options), "cannot write the header of \(name)",
                          code: .ioFailure)
         headerWritten = true
         guard let pb = context.pointee.pb else { return }
@@ -189,10 +232,21 @@ final class Muxer: PacketSink {
             }
             avio_flush(pb)
             if pb.pointee.error < 0 {
-                throw FFmpeg.error(pb.pointee.error, "cannot write to \(url.lastPathComponent)", code: .ioFailure)
+                throw FFmpeg.error(pb.pointee.error, "cannot write to \(name)", code: .ioFailure)
             }
             indexReservation = (headerSize, reserve)
         }
+    }
+
+    /// Writes the header of a live output with the muxer's `options` (HLS's segment length,
+    /// playlist window).
+    func writeHeader(options: [String: String]) throws {
+        var dictionary: OpaquePointer? = nil
+        defer { av_dict_free(&dictionary) }
+        for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
+        context.pointee.flags |= AVFMT_FLAG_FLUSH_PACKETS
+        try FFmpeg.check(avformat_write_header(context, &dictionary), "cannot start \(name)", code: .ioFailure)
+        headerWritten = true
     }
 
     /// Writes the header of a file of copied or saved streams; with `fastStart` an MP4/MOV gets
@@ -209,14 +263,14 @@ final class Muxer: PacketSink {
                 av_dict_set(&options, "movflags", "faststart", 0)
             }
         }
-        try FFmpeg.check(avformat_write_header(context, &options), "cannot write \(url.lastPathComponent)", code: .ioFailure)
+        try FFmpeg.check(avformat_write_header(context, &options), "cannot write \(name)", code: .ioFailure)
         headerWritten = true
     }
 
     /// Writes `packet` (``PacketSink``), into the stream added for its ``EncodedStream``.
     func write(_ packet: EncodedPacket) throws {
         guard let index = streamIndices[ObjectIdentifier(packet.stream)] else {
-            throw ReelError(.invalidConfiguration, "a packet of \(packet.stream) reached \(url.lastPathComponent), which has no such stream")
+            throw ReelError(.invalidConfiguration, "a packet of \(packet.stream) reached \(name), which has no such stream")
         }
         try write(packet, stream: index)
     }
@@ -246,7 +300,7 @@ final class Muxer: PacketSink {
     private func interleave(_ packet: UnsafeMutablePointer<AVPacket>) throws {
         payloadBytes += Int64(packet.pointee.size)
         packetCount += 1
-        try FFmpeg.check(av_interleaved_write_frame(context, packet), "cannot write to \(url.lastPathComponent)", code: .ioFailure)
+        try FFmpeg.check(av_interleaved_write_frame(context, packet), "cannot write to \(name)", code: .ioFailure)
     }
 
     /// The bytes of the packets handed over so far (encoded media, without the container's
@@ -283,11 +337,11 @@ final class Muxer: PacketSink {
             lock?.release()
         }
         if headerWritten {
-            try FFmpeg.check(av_write_trailer(context), "cannot finish \(url.lastPathComponent)", code: .ioFailure)
+            try FFmpeg.check(av_write_trailer(context), "cannot finish \(name)", code: .ioFailure)
         }
         if let pb = context.pointee.pb { avio_flush(pb) }
         if let pb = context.pointee.pb, pb.pointee.error < 0 {
-            throw FFmpeg.error(pb.pointee.error, "cannot write to \(url.lastPathComponent)", code: .ioFailure)
+            throw FFmpeg.error(pb.pointee.error, "cannot write to \(name)", code: .ioFailure)
         }
     }
 

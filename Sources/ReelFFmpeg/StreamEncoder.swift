@@ -59,12 +59,13 @@ public final class StreamEncoder: @unchecked Sendable {
     ///
     /// - Throws: `.alreadyRunning` once video or audio has been appended (the sink would miss
     ///   the start of the streams, their first keyframe); what the sink's ``PacketSink/add(_:)``
-    ///   throws.
+    ///   and ``PacketSink/begin()`` throw.
     public func addSink(_ sink: any PacketSink) throws {
         guard phase == .configuring else {
             throw ReelError(.alreadyRunning, "a sink can be added only before anything is appended")
         }
         for stream in try streams { try sink.add(stream) }
+        try sink.begin()
         sinks.append(sink)
     }
 

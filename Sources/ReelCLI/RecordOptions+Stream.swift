@@ -1,0 +1,109 @@
+import Foundation
+import Reel
+
+/// `--hls DIR` and the options that go with it.
+public struct HLSOutput: Sendable, Hashable {
+    /// The folder of the playlist and segments.
+    public var folder: URL
+    /// Segments the playlist lists; `nil` for the whole event.
+    public var window: Int? = 6
+    /// The kind of segments.
+    public var segments: LiveStream.Options.SegmentFormat = .mpegts
+
+    /// The playlist, `DIR/index.m3u8`.
+    public var playlist: URL { folder.appendingPathComponent("index.m3u8") }
+
+    /// The live stream that writes it.
+    public func makeStream() throws -> LiveStream {
+        try LiveStream(url: playlist, options: .init(playlistWindow: window, segmentFormat: segments))
+    }
+}
+
+extension RecordOptions {
+    /// `--stream URL` (repeatable) and `--stream-key-file FILE`, checked against the rest:
+    /// an address Reel can send to, codecs its protocol carries, one encode for the session
+    /// (no clips). Messages show addresses without their keys.
+    mutating func parseStreams(_ args: ParsedArguments) throws {
+        try parseHLS(args)
+        let given = args.all("stream").compactMap { $0 }
+        guard !given.isEmpty else {
+            if args.has("stream-key-file") { throw UsageError("--stream-key-file does nothing without --stream") }
+            return
+        }
+        var urls: [URL] = []
+        for text in given {
+            guard let url = URL(string: text), url.scheme?.lowercased() != "file", LiveStream.canSend(to: url),
+                  !(url.host ?? "").isEmpty || (url.scheme?.lowercased() == "srt" && text.contains("mode=listener")) else {
+                let shown = URL(string: text).map(LiveStream.redacted) ?? "an address that does not parse"
+                throw UsageError("--stream needs an rtmp://HOST/APP/KEY, rtmps://… or srt://HOST:PORT address, not \(shown)")
+            }
+            urls.append(url)
+        }
+        if let path = args.value("stream-key-file") ?? nil {
+            guard urls.count == 1 else { throw UsageError("--stream-key-file goes with one --stream, not \(urls.count)") }
+            urls[0] = try Self.adding(key: Self.readKey(path), to: urls[0])
+        }
+        for url in urls where ["rtmp", "rtmps"].contains(url.scheme?.lowercased() ?? "") {
+            let shown = LiveStream.redacted(url)
+            if video.codec != .h264 && videoSourceCount > 0 {
+                throw UsageError("--stream \(shown): RTMP carries H.264 video, not \(video.codec.rawValue) (drop --codec or use --codec h264)")
+            }
+            if audio.codec != .aac { throw UsageError("--stream \(shown): RTMP carries AAC audio, not \(audio.codec.rawValue) (use --audio-codec aac)") }
+            let path = url.path.split(separator: "/")
+            if path.count < 2 { throw UsageError("--stream \(shown) needs an application and a stream key: rtmp://HOST/APP/KEY (or --stream-key-file)") }
+        }
+        if pauseMode == .clips {
+            throw UsageError("--stream cannot be combined with --pause-mode clips or --keep-clips (clips each encode on their own); pausing a stream takes the gap out")
+        }
+        streams = urls
+    }
+
+    /// `--hls DIR`, `--hls-window N`, `--hls-segments ts|fmp4`.
+    mutating func parseHLS(_ args: ParsedArguments) throws {
+        guard let dir = args.value("hls") ?? nil else {
+            if let given = ["hls-window", "hls-segments"].first(where: args.has) { throw UsageError("--\(given) does nothing without --hls") }
+            return
+        }
+        guard !dir.isEmpty else { throw UsageError("--hls needs a folder") }
+        var output = HLSOutput(folder: URL(fileURLWithPath: dir, isDirectory: true))
+        if let text = args.value("hls-window") ?? nil {
+            guard let n = Int(text), (0...10_000).contains(n) else {
+                throw UsageError("--hls-window needs a number of segments (0 for the whole event), not '\(text)'")
+            }
+            output.window = n == 0 ? nil : n
+        }
+        if let text = args.value("hls-segments") ?? nil {
+            guard let kind = LiveStream.Options.SegmentFormat(rawValue: text.lowercased()) else {
+                throw UsageError("--hls-segments must be ts or fmp4, not '\(text)'")
+            }
+            output.segments = kind
+        }
+        if video.codec != .h264 && videoSourceCount > 0 { throw UsageError("--hls carries H.264 video, not \(video.codec.rawValue) (drop --codec or use --codec h264)") }
+        if audio.codec != .aac { throw UsageError("--hls carries AAC audio, not \(audio.codec.rawValue) (use --audio-codec aac)") }
+        if pauseMode == .clips { throw UsageError("--hls cannot be combined with --pause-mode clips or --keep-clips (clips each encode on their own)") }
+        hls = output
+    }
+
+    /// The key in the file at `path`: its text without surrounding white space, one line.
+    static func readKey(_ path: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+            throw UsageError("--stream-key-file \(path) cannot be read (check the path and its permissions)")
+        }
+        let key = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !key.isEmpty else { throw UsageError("--stream-key-file \(path) is empty (it should hold the stream key)") }
+        guard !key.contains(where: { $0.isWhitespace || $0.isNewline }) else {
+            throw UsageError("--stream-key-file \(path) holds more than one word (it should hold the stream key alone)")
+        }
+        return key
+    }
+
+    /// `url` with `key` as its last path part (`rtmp://host/app` + `key`).
+    static func adding(key: String, to url: URL) throws -> URL {
+        var text = url.absoluteString
+        if !text.hasSuffix("/") { text += "/" }
+        guard let joined = URL(string: text + key) else {
+            throw UsageError("the key in --stream-key-file does not make an address with \(LiveStream.redacted(url)) (it may hold characters an address cannot)")
+        }
+        return joined
+    }
+}

@@ -1,0 +1,488 @@
+import Foundation
+internal import CFFmpeg
+import ReelCore
+
+/// Sends a recording's encoded video and audio live to a streaming server — RTMP (`rtmp://`,
+/// `rtmps://`: FLV, H.264 and AAC) or SRT (`srt://`: MPEG-TS) — or writes it as HLS (a
+/// `file://` URL of a `.m3u8` playlist: segments and a playlist any web server can serve),
+/// from the same encode as the file beside it.
+///
+/// A live stream is a ``PacketSink``: add it to an ``AssetWriter`` or a ``StreamEncoder``
+/// (``StreamEncoder/addSink(_:)``), or to a `Recorder`. It connects when it is added (a server
+/// that cannot be reached then is an error at once), and from then on sends on a thread of its
+/// own: ``write(_:)`` only queues the packet (its data shared, not copied), so a slow or broken
+/// network never holds up the encoder or the file.
+///
+/// - The queue is bounded (``Options/maxQueuedBytes``). When the link is slower than the
+///   stream, the packets waiting are dropped in whole groups of pictures and the stream picks
+///   up at the next keyframe; ``Statistics`` counts what went.
+/// - When the connection breaks, the stream reconnects with a growing pause between attempts
+///   (``Options/initialBackoff`` doubling up to ``Options/maximumBackoff``) and resumes on a
+///   keyframe, while the recording goes on. ``Event``s say when it was lost and when it is back.
+/// - ``finish()`` sends what waits (for at most ``Options/timeout``) and ends the stream
+///   properly (the FLV trailer; RTMP's end of stream when the connection closes).
+///
+/// SRT's listener mode (`srt://:PORT?mode=listener`, or an address of this machine) turns
+/// it round: the stream waits for a player (an SRT caller) to connect, on its thread, so the
+/// start does not wait; until one does, and after it leaves, the queue drops whole groups, and
+/// a caller gets the stream from a keyframe.
+///
+/// The stream key in an address is a secret: ``name`` (and every message and error) shows the
+/// address with it replaced by `***` (see ``redacted(_:)``).
+public final class LiveStream: PacketSink, @unchecked Sendable {
+    /// How a live stream sends.
+    public struct Options: Sendable, Hashable {
+        /// The most bytes of encoded media waiting to be sent; past it, whole groups of
+        /// pictures are dropped (the default, 8 MB, is several seconds at usual streaming rates).
+        public var maxQueuedBytes: Int64
+        /// How long connecting, and sending one packet, may block before the connection is
+        /// taken for broken.
+        public var timeout: MediaTime
+        /// The first pause before reconnecting; it doubles after each failed attempt.
+        public var initialBackoff: MediaTime
+        /// The longest pause between attempts to reconnect.
+        public var maximumBackoff: MediaTime
+        /// The TCP socket's send buffer (RTMP): what the kernel holds beyond the queue. Small
+        /// keeps the delay short and lets the queue see a slow link soon; large rides out
+        /// short stalls. 256 KB by default.
+        public var sendBufferBytes: Int
+        /// HLS: how long each segment is (it starts on a keyframe, so at least the keyframe
+        /// interval).
+        public var segmentDuration: MediaTime
+        /// HLS: how many segments the playlist lists (older ones are deleted), or `nil` for the
+        /// whole event (every segment stays, the playlist grows).
+        public var playlistWindow: Int?
+        /// HLS: MPEG-TS segments (`.ts`, every player) or fragmented MP4 (`.m4s` and an
+        /// `init.mp4`).
+        public var segmentFormat: SegmentFormat
+
+        /// The kind of HLS segments.
+        public enum SegmentFormat: String, Sendable, Hashable, CaseIterable {
+            /// MPEG-TS segments (`.ts`), which every HLS player takes.
+            case mpegts = "ts"
+            /// Fragmented MP4 segments (`.m4s`) after an `init.mp4`.
+            case fmp4
+        }
+
+        /// Options with the given values.
+        public init(maxQueuedBytes: Int64 = 8 << 20, timeout: MediaTime = MediaTime(value: 5, timescale: 1),
+                    initialBackoff: MediaTime = MediaTime(value: 1, timescale: 2),
+                    maximumBackoff: MediaTime = MediaTime(value: 8, timescale: 1), sendBufferBytes: Int = 256 * 1024,
+                    segmentDuration: MediaTime = MediaTime(value: 2, timescale: 1), playlistWindow: Int? = 6,
+                    segmentFormat: SegmentFormat = .mpegts) {
+            self.sendBufferBytes = sendBufferBytes
+            self.segmentDuration = segmentDuration
+            self.playlistWindow = playlistWindow
+            self.segmentFormat = segmentFormat
+            self.maxQueuedBytes = maxQueuedBytes
+            self.timeout = timeout
+            self.initialBackoff = initialBackoff
+            self.maximumBackoff = maximumBackoff
+        }
+    }
+
+    /// What a live stream has sent and dropped so far.
+    public struct Statistics: Sendable, Hashable {
+        /// The stream's address without its key (``LiveStream/name``).
+        public var name: String
+        /// Whether it is connected now.
+        public var isConnected: Bool
+        /// Bytes of encoded media sent (all connections together).
+        public var bytesSent: Int64
+        /// Packets sent.
+        public var packetsSent: Int64
+        /// The rate media was sent at over about the last second, in bits per second.
+        public var bitrate: Int64
+        /// Bytes waiting to be sent.
+        public var queuedBytes: Int64
+        /// The most bytes that have waited at once (never much more than
+        /// ``Options/maxQueuedBytes``: one packet at most).
+        public var mostQueuedBytes: Int64
+        /// Video frames that were not sent (queue full, or waiting for a keyframe after a
+        /// reconnect); the file beside the stream has them.
+        public var droppedFrames: Int64
+        /// Groups of pictures dropped, whole or their unsent rest.
+        public var droppedGroups: Int64
+        /// Bytes dropped (video and audio).
+        public var droppedBytes: Int64
+        /// How many times the stream connected again after losing its connection.
+        public var reconnects: Int
+    }
+
+    /// Something that happened to a live stream.
+    public enum Event: Sendable {
+        /// The connection broke (or a reconnect failed for the first time); the stream keeps
+        /// trying, and the recording goes on.
+        case interrupted(name: String, error: ReelError)
+        /// The stream is connected again and sends from a keyframe.
+        case resumed(name: String)
+        /// The stream stopped for good and the recording goes on without it: HLS that could not
+        /// be written (a full disk, say), which is not retried, since starting again would
+        /// write its playlist and segments over the ones already there.
+        case failed(name: String, error: ReelError)
+    }
+
+    /// The address the stream goes to (it may hold a key: show ``name`` instead).
+    public let url: URL
+    /// The address without its key, for messages and progress.
+    public let name: String
+    /// How the stream sends.
+    public let options: Options
+    /// libavformat's muxer for the address's protocol.
+    private let format: String
+
+    private let condition = NSCondition()
+    // Guarded by `condition`:
+    private var streams: [EncodedStream] = []
+    private var queue: LiveStreamQueue
+    private var phase = Phase.configuring
+    private var statistics_: Statistics
+    private var eventHandler: (@Sendable (Event) -> Void)?
+    private var connection: Muxer?
+    /// Where the sender thread is; decided under the lock.
+    private enum Phase { case configuring, sending, finishing, finished }
+
+    private let gate = InterruptGate()
+    private let done = DispatchSemaphore(value: 0)
+    private var meter = (bytes: Int64(0), since: DispatchTime.now().uptimeNanoseconds)
+
+    /// A stream to `url` (`rtmp://host/app/key`, `rtmps://…`, `srt://host:port?…`).
+    ///
+    /// - Throws: `.invalidConfiguration` for an address of another kind, or options out of range.
+    public init(url: URL, options: Options = Options()) throws {
+        guard let format = Self.format(for: url) else {
+            throw ReelError(.invalidConfiguration, "\(Self.redacted(url)) is not a streaming address Reel can send to",
+                            hint: "use an rtmp://, rtmps:// or srt:// address")
+        }
+        guard options.maxQueuedBytes >= 64 * 1024 else {
+            throw ReelError(.invalidConfiguration, "a live stream's queue must hold at least 64 KB, not \(options.maxQueuedBytes) bytes",
+                            hint: "allow a few megabytes")
+        }
+        if let window = options.playlistWindow, window < 1 {
+            throw ReelError(.invalidConfiguration, "an HLS playlist must list at least one segment, not \(window)",
+                            hint: "give a window of a few segments, or none for the whole event")
+        }
+        guard options.segmentDuration >= MediaTime(value: 1, timescale: 10) else {
+            throw ReelError(.invalidConfiguration, "HLS segments must last at least 0.1 s")
+        }
+        guard options.sendBufferBytes >= 4096 else {
+            throw ReelError(.invalidConfiguration, "a live stream's send buffer must be at least 4 KB, not \(options.sendBufferBytes) bytes")
+        }
+        guard options.timeout > .zero, options.initialBackoff > .zero, options.maximumBackoff >= options.initialBackoff else {
+            throw ReelError(.invalidConfiguration, "a live stream's timeout and pauses must be positive, the longest pause at least the first")
+        }
+        self.url = url
+        self.options = options
+        self.format = format
+        name = Self.redacted(url)
+        queue = LiveStreamQueue(maxBytes: options.maxQueuedBytes)
+        statistics_ = Statistics(name: name, isConnected: false, bytesSent: 0, packetsSent: 0, bitrate: 0, queuedBytes: 0,
+                                 mostQueuedBytes: 0, droppedFrames: 0, droppedGroups: 0, droppedBytes: 0, reconnects: 0)
+    }
+
+    deinit {
+        gate.cancel()
+        connection?.abandon()
+    }
+
+    /// Whether `url` is an address a live stream sends to (`rtmp`, `rtmps`, `srt`, or a file
+    /// URL of an `.m3u8` playlist).
+    public static func canSend(to url: URL) -> Bool { format(for: url) != nil }
+
+    private static func format(for url: URL) -> String? {
+        switch url.scheme?.lowercased() {
+        case "rtmp", "rtmps": return "flv"
+        case "srt": return "mpegts"
+        case "file": return url.pathExtension.lowercased() == "m3u8" ? "hls" : nil
+        default: return nil
+        }
+    }
+
+    /// What the HLS muxer is told: segment length, window, segment kind, names beside the playlist.
+    private var hlsOptions: [String: String] {
+        var o: [String: String] = [
+            "hls_time": String(format: "%.3f", options.segmentDuration.seconds),
+            "hls_list_size": String(options.playlistWindow ?? 0),
+            "hls_segment_type": options.segmentFormat == .fmp4 ? "fmp4" : "mpegts",
+        ]
+        let stem = url.deletingPathExtension().lastPathComponent
+        let folder = url.deletingLastPathComponent().path
+        o["hls_segment_filename"] = "\(folder)/\(stem)-%05d.\(options.segmentFormat == .fmp4 ? "m4s" : "ts")"
+        if options.segmentFormat == .fmp4 { o["hls_fmp4_init_filename"] = "\(stem)-init.mp4" }
+        // A rolling window deletes what left it; a whole event keeps every segment.
+        if options.playlistWindow != nil { o["hls_flags"] = "delete_segments+independent_segments" } else {
+            o["hls_playlist_type"] = "event"
+            o["hls_flags"] = "independent_segments"
+        }
+        return o
+    }
+
+    /// `url` as it may be shown: the last part of a path of two parts or more (an RTMP
+    /// address's stream key), a password, and the values of query items (SRT's `streamid`,
+    /// `passphrase`) become `***`. Any scheme is redacted so, for messages about wrong ones.
+    public static func redacted(_ url: URL) -> String {
+        if url.isFileURL { return url.path }  // HLS into a folder: a path holds no key
+        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(an address that does not parse)" }
+        if parts.password != nil { parts.password = "***" }
+        if let items = parts.queryItems, !items.isEmpty {
+            parts.queryItems = items.map {
+                URLQueryItem(name: $0.name, value: $0.value == nil || Self.plainQueryItems.contains($0.name.lowercased()) ? $0.value : "***")
+            }
+        }
+        let segments = parts.path.split(separator: "/", omittingEmptySubsequences: true)
+        if segments.count >= 2 { parts.path = "/" + segments.dropLast().joined(separator: "/") + "/***" }
+        return parts.string ?? "(an address that does not parse)"
+    }
+
+    /// Whether the address is an SRT listener (`mode=listener`): it waits for callers.
+    public var isListener: Bool {
+        format == "mpegts" && (URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? [])
+            .contains { $0.name == "mode" && $0.value?.lowercased() == "listener" }
+    }
+
+    /// Query items of SRT addresses that hold no secret, shown as they are (every other value,
+    /// `streamid` and `passphrase` among them, is `***`).
+    static let plainQueryItems: Set<String> = ["mode", "latency", "rcvlatency", "peerlatency", "transtype", "pkt_size", "payload_size",
+                                               "maxbw", "connect_timeout", "timeout", "pbkeylen", "linger", "tlpktdrop"]
+
+    /// Calls `handler` (on the sending thread) for each ``Event`` from now on.
+    public func setEventHandler(_ handler: @escaping @Sendable (Event) -> Void) {
+        condition.withLock { eventHandler = handler }
+    }
+
+    /// What the stream has sent and dropped so far.
+    public var statistics: Statistics {
+        condition.withLock {
+            var s = statistics_
+            s.queuedBytes = queue.bytes
+            s.mostQueuedBytes = queue.mostBytes
+            s.droppedFrames = queue.droppedFrames
+            s.droppedGroups = queue.droppedGroups
+            s.droppedBytes = queue.droppedBytes
+            return s
+        }
+    }
+
+    // MARK: PacketSink
+
+    /// Takes note of a stream to send.
+    ///
+    /// - Throws: `.unsupportedFormat` for a codec the address's protocol cannot carry (RTMP:
+    ///   H.264 video, AAC audio); `.alreadyRunning` once packets are flowing.
+    public func add(_ stream: EncodedStream) throws {
+        if format == "flv" || format == "hls" {
+            let wanted = stream.kind == .video ? "h264" : "aac"
+            guard stream.codecName == wanted else {
+                let what = format == "hls" ? "HLS (as Reel writes it)" : "RTMP"
+                throw ReelError(.unsupportedFormat, "\(what) carries H.264 video and AAC audio, not \(stream.codecName) (\(name))",
+                                hint: stream.kind == .video ? "record the video as H.264" : "record the audio as AAC")
+            }
+        }
+        try condition.withLock {
+            guard phase == .configuring else { throw ReelError(.alreadyRunning, "\(name) is already sending") }
+            streams.append(stream)
+            if stream.kind == .video { queue.hasVideo = true }
+        }
+    }
+
+    /// Connects (within ``Options/timeout``) and starts sending on a thread of its own.
+    ///
+    /// - Throws: `.ioFailure` (or a more precise code) when the server cannot be reached or
+    ///   refuses the stream; `.invalidConfiguration` without streams.
+    public func begin() throws {
+        let streams = try condition.withLock {
+            guard phase == .configuring else { throw ReelError(.alreadyRunning, "\(name) is already sending") }
+            guard !self.streams.isEmpty else { throw ReelError(.invalidConfiguration, "\(name) has no streams to send") }
+            return self.streams
+        }
+        if format == "hls", FileManager.default.fileExists(atPath: url.path) {
+            throw ReelError(.fileExists, "\(url.path) already exists", hint: "give HLS an empty folder of its own")
+        }
+        // A listener waits for callers on its thread; anything else connects now, so that an
+        // address that does not answer fails the start.
+        let first = isListener ? nil : try connect(streams)
+        condition.withLock {
+            connection = first
+            phase = .sending
+            statistics_.isConnected = first != nil
+        }
+        let thread = Thread { [self] in run(streams) }
+        thread.name = "reel.stream"
+        thread.start()
+    }
+
+    /// Queues `packet` for sending (never blocks on the network).
+    public func write(_ packet: EncodedPacket) throws {
+        condition.withLock {
+            guard phase == .sending else { return }
+            queue.push(packet)
+            condition.signal()
+        }
+    }
+
+    /// Sends what waits (for at most ``Options/timeout``), ends the stream and closes the
+    /// connection. Returns once the sending thread is done.
+    public func finish() throws {
+        let wasSending = condition.withLock {
+            defer { if phase == .configuring { phase = .finished } }
+            guard phase == .sending else { return false }
+            phase = .finishing
+            condition.signal()
+            return true
+        }
+        guard wasSending else { return }
+        // Nobody to send to (a listener without a caller, a server away): stop waiting at once.
+        if condition.withLock({ connection == nil }) { gate.cancel() }
+        gate.arm(options.timeout)
+        done.wait()
+    }
+
+    // MARK: Sending
+
+    /// Opens a connection and writes the header (within the timeout).
+    private func connect(_ streams: [EncodedStream]) throws -> Muxer {
+        Self.networkReady
+        // A listener waits for a caller as long as it takes (a stop cancels the gate).
+        if isListener { gate.disarm() } else { gate.arm(options.timeout) }
+        defer { if !isFinishing { gate.disarm() } }
+        var muxerOptions: [String: String] = [:]
+        let micros = String(max(1, options.timeout.convertedValue(to: 1_000_000)))
+        if format == "mpegts" {
+            muxerOptions["timeout"] = micros
+            // MPEG-TS packs seven 188-byte packets into one SRT datagram; closing waits for
+            // what is still unsent (up to the timeout), so the end of the stream arrives.
+            muxerOptions["pkt_size"] = "1316"
+            muxerOptions["linger"] = String(max(1, Int(options.timeout.seconds.rounded())))
+        } else {
+            muxerOptions["rw_timeout"] = micros
+            muxerOptions["send_buffer_size"] = String(options.sendBufferBytes)
+        }
+        do {
+            let muxer = try Muxer(network: url, format: format, name: name, gate: gate, options: muxerOptions)
+            for stream in streams { try muxer.add(stream) }
+            if format == "hls" { try muxer.writeHeader(options: hlsOptions) } else { try muxer.writeHeader(fragmentInterval: nil) }
+            return muxer
+        } catch let error as ReelError {
+            throw explain(error)
+        }
+    }
+
+    private var isFinishing: Bool { condition.withLock { phase == .finishing } }
+
+    /// Turns a failure to connect or send into an error that says what happened.
+    private func explain(_ error: ReelError) -> ReelError {
+        if error.averror == reel_averror(ECONNREFUSED) || error.errno == ECONNREFUSED {
+            return ReelError(.ioFailure, "nothing accepts streams at \(name) (connection refused)",
+                             hint: "check the server's address and port, and that it is running",
+                             errno: ECONNREFUSED, averror: error.averror)
+        }
+        if gate.hasExpired || error.averror == reel_averror(ETIMEDOUT) {
+            return ReelError(.ioFailure, "\(name) did not answer within \(options.timeout.seconds) s",
+                             hint: "check that the server is reachable", errno: ETIMEDOUT, averror: error.averror)
+        }
+        return ReelError(error.code, "\(name): \(error.message)",
+                         hint: error.hint ?? "check the server's address, application and stream key",
+                         errno: error.errno, averror: error.averror)
+    }
+
+    /// The sending thread: sends queued packets, reconnects after failures, ends the stream.
+    private func run(_ streams: [EncodedStream]) {
+        var link = LiveStreamLink(connected: condition.withLock { connection != nil }, initialBackoff: options.initialBackoff,
+                                  maximumBackoff: options.maximumBackoff)
+        while true {
+            // Take the next packet (connecting first if need be), or learn that it is over.
+            condition.lock()
+            while queue.isEmpty && phase == .sending { condition.wait() }
+            let finishing = phase != .sending
+            let current = connection
+            if finishing && (queue.isEmpty || current == nil || gate.hasExpired) {
+                condition.unlock()
+                break
+            }
+            guard let current else {
+                condition.unlock()
+                do {
+                    let fresh = try connect(streams)
+                    let isReturn = link.connected()
+                    condition.withLock {
+                        connection = fresh
+                        queue.awaitKeyframe()
+                        statistics_.isConnected = true
+                        statistics_.reconnects = link.reconnects
+                    }
+                    if isReturn { report(.resumed(name: name)) }
+                } catch {
+                    let (reports, wait) = link.connectFailed()
+                    if reports { report(.interrupted(name: name, error: error as? ReelError ?? ReelError(.ioFailure, "\(name): \(error)"))) }
+                    pause(wait)
+                }
+                continue
+            }
+            let packet = queue.pop()
+            condition.unlock()
+            guard let packet else { continue }
+            do {
+                if !finishing { gate.arm(options.timeout) }
+                try current.write(packet)
+                if !finishing { gate.disarm() }
+                sent(packet)
+            } catch {
+                current.abandon()
+                condition.withLock {
+                    connection = nil
+                    statistics_.isConnected = false
+                    statistics_.bitrate = 0
+                    queue.awaitKeyframe()
+                }
+                let failure = (error as? ReelError).map(explain) ?? ReelError(.ioFailure, "\(name): \(error)")
+                if format == "hls" {
+                    if !finishing { report(.failed(name: name, error: failure)) }
+                    break
+                }
+                if link.broke() && !finishing { report(.interrupted(name: name, error: failure)) }
+            }
+        }
+        // The end of the stream: the trailer, then closing says goodbye to the server.
+        if let last = condition.withLock({ () -> Muxer? in defer { connection = nil }; return connection }) {
+            if (try? last.finish()) == nil { last.abandon() }
+        }
+        condition.withLock {
+            phase = .finished
+            statistics_.isConnected = false
+        }
+        done.signal()
+    }
+
+    /// Counts a packet sent, and the rate over about the last second.
+    private func sent(_ packet: EncodedPacket) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        meter.bytes += Int64(packet.byteCount)
+        let elapsed = now - meter.since
+        condition.withLock {
+            statistics_.bytesSent += Int64(packet.byteCount)
+            statistics_.packetsSent += 1
+            if elapsed >= 1_000_000_000 {
+                statistics_.bitrate = meter.bytes * 8 * 1_000_000_000 / Int64(elapsed)
+            }
+        }
+        if elapsed >= 1_000_000_000 { meter = (0, now) }
+    }
+
+    /// Waits `time` before the next attempt, or less when the stream is finishing.
+    private func pause(_ time: MediaTime) {
+        condition.withLock {
+            let until = Date(timeIntervalSinceNow: time.seconds)
+            while phase == .sending && Date() < until { _ = condition.wait(until: until) }
+        }
+    }
+
+    private func report(_ event: Event) {
+        let handler = condition.withLock { eventHandler }
+        handler?(event)
+    }
+
+    /// libavformat's network layer, set up once per process.
+    private static let networkReady: Void = {
+        avformat_network_init()
+    }()
+}

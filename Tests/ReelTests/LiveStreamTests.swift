@@ -1,0 +1,292 @@
+import Foundation
+import Testing
+import Reel
+import ReelFFmpeg
+import ReelTestSupport
+
+/// Live streams beside the recording, sent to a real nginx-rtmp on the loopback: what the server
+/// received (its own recording of the stream) and what a player pulls back from it are checked
+/// frame by frame with the test pattern's counter; the server is killed and restarted under a
+/// recording; refusals say what is wrong without showing the stream key.
+@Suite(.serialized) struct LiveStreamTests {
+    static let size = PixelSize(width: 320, height: 240)
+    static let key = "sekrit-key-4711"
+
+    static func settings(seconds: Double) -> Recorder.Settings {
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        settings.maxRecordedDuration = MediaTime(seconds: seconds)
+        return settings
+    }
+
+    /// Records the test pattern and tone for `seconds` into `recorder`, on `clock`.
+    func record(_ recorder: Recorder, clock: any MediaClock = ManualClock()) async throws -> RecordingSummary {
+        let session = CaptureSession(clock: clock)
+        try session.addInput(TestPatternSource(size: Self.size))
+        try session.addInput(ToneSource())
+        try session.addOutput(recorder)
+        try await session.start()
+        let summary = try await recorder.result()
+        await session.stop()
+        return summary
+    }
+
+    func counters(_ url: URL) throws -> [Int64] {
+        try MediaProbe.decodeLuma(url, width: Self.size.width, height: Self.size.height).map { $0.counter ?? -1 }
+    }
+
+    /// Waits until the server's recordings number `count` and the newest decodes to at least
+    /// `frames` frames (nginx writes the last of it after the publisher has gone), then returns
+    /// them. Gives up after 20 s and returns what there is, for the checks to show.
+    func serverRecordings(_ server: RTMPServer, count: Int, frames: Int) throws -> [URL] {
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let files = server.recordings
+            if files.count >= count, let last = files.last, (try? counters(last).count) ?? 0 >= frames { return files }
+            usleep(200_000)
+        }
+        return server.recordings
+    }
+
+    @Test func theServerAndAPlayerGetEveryFrameAndTheSoundFromTheOneEncode() async throws {
+        let server = try RTMPServer()
+        let dir = try TemporaryDirectory()
+        let pulled = dir.url.appendingPathComponent("pulled.flv")
+        let player = try server.pull(key: Self.key, seconds: 30, to: pulled)
+        defer { if player.isRunning { kill(player.processIdentifier, SIGKILL) } }
+        // The player is waiting for the stream before it is published.
+        usleep(500_000)
+        let file = dir.url.appendingPathComponent("local.mp4")
+        let stream = try LiveStream(url: server.url(key: Self.key))
+        #expect(!stream.name.contains(Self.key))
+        let recorder = Recorder(url: file, settings: Self.settings(seconds: 4), sinks: [stream])
+        let census = EncoderCensus()
+        let summary = try await EncoderCensus.$current.withValue(census) { try await record(recorder) }
+        #expect(census.videoEncoders == 1, "one encode serves the file and the stream")
+        #expect(summary.frames == 120)
+        #expect(try counters(file) == Array(0..<120), "the file has every frame")
+
+        let received = try #require(try serverRecordings(server, count: 1, frames: 120).first, "nginx recorded the stream; log:\n\(server.log)")
+        #expect(try counters(received) == Array(0..<120), "the server received every frame, in order")
+        let probe = try MediaProbe.probe(received)
+        #expect(probe.videoStreams.first?.codec == "h264")
+        #expect(probe.audioStreams.first?.codec == "aac")
+        #expect(abs(probe.duration - 4) < 0.3, "about 4 s, not \(probe.duration)")
+
+        // The player ends when the stream does (nginx closes it after the publisher leaves).
+        let deadline = Date().addingTimeInterval(20)
+        while player.isRunning && Date() < deadline { usleep(100_000) }
+        if player.isRunning { kill(player.processIdentifier, SIGINT); player.waitUntilExit() }
+        let played = try counters(pulled)
+        #expect(played == Array(0..<120), "the player pulled every frame back")
+        #expect(try MediaProbe.probe(pulled).audioStreams.count == 1)
+        let statistics = stream.statistics
+        #expect(statistics.packetsSent > 120)
+        #expect(statistics.droppedFrames == 0 && statistics.reconnects == 0)
+        #expect(!statistics.isConnected, "the stream ended with the recording")
+    }
+
+    @Test func aStreamOnlyRecorderWritesNoFile() async throws {
+        let server = try RTMPServer()
+        let stream = try LiveStream(url: server.url(key: "only"))
+        let summary = try await record(Recorder(sinks: [stream], settings: Self.settings(seconds: 2)))
+        #expect(summary.frames == 60)
+        #expect(summary.bytes == 0)
+        let received = try #require(try serverRecordings(server, count: 1, frames: 60).first)
+        #expect(try counters(received) == Array(0..<60))
+    }
+
+    @Test func aServerThatIsNotThereFailsTheStartWithoutShowingTheKey() async throws {
+        let port = try RTMPServer.freePort()
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("local.mp4")
+        let stream = try LiveStream(url: URL(string: "rtmp://127.0.0.1:\(port)/live/\(Self.key)")!)
+        let recorder = Recorder(url: file, settings: Self.settings(seconds: 2), sinks: [stream])
+        await #expect {
+            try await record(recorder)
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("connection refused") && text.contains("rtmp://127.0.0.1:\(port)/live/***") && !text.contains(Self.key)
+        }
+        #expect(!FileManager.default.fileExists(atPath: file.path), "the new file is removed: nothing was recorded")
+    }
+
+    @Test func rtmpRefusesCodecsFLVCannotCarry() async throws {
+        let server = try RTMPServer()
+        var settings = Self.settings(seconds: 1)
+        settings.video.codec = .hevc
+        let recorder = Recorder(sinks: [try LiveStream(url: server.url(key: Self.key))], settings: settings)
+        await #expect {
+            try await record(recorder)
+        } throws: { error in
+            "\(error)".contains("RTMP carries H.264 video and AAC audio, not hevc") && !"\(error)".contains(Self.key)
+        }
+    }
+
+    @Test func aLinkSlowerThanTheStreamDropsWholeGroupsFromTheStreamOnly() async throws {
+        let server = try RTMPServer()
+        let proxy = try ThrottlingProxy(targetPort: server.port, bytesPerSecond: 15_000)
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("local.mkv")
+        let maxQueued: Int64 = 64 * 1024
+        let stream = try LiveStream(url: URL(string: "rtmp://127.0.0.1:\(proxy.port)/live/\(Self.key)")!,
+                                    options: .init(maxQueuedBytes: maxQueued, timeout: MediaTime(seconds: 5), sendBufferBytes: 16 * 1024))
+        var settings = Self.settings(seconds: 12)
+        settings.video.keyframeInterval = 30  // a keyframe a second: a dropped group is a second
+        settings.video.rateControl = .crf(10)  // about 30 KB/s: twice what the link takes
+        let summary = try await record(Recorder(url: file, settings: settings, sinks: [stream]), clock: HostClock())
+        proxy.terminate()
+
+        let local = try counters(file)
+        #expect(summary.frames == 360 && local.count == 360, "the file keeps every frame")
+        #expect(local == Array(local[0]...local[0] + 359))
+        let encodedRate = Double(summary.bytes) / 12
+        #expect(encodedRate > 1.5 * 15_000, "the stream (\(Int(encodedRate)) B/s) is faster than the link")
+
+        let statistics = try #require(summary.streams.first)
+        #expect(statistics.droppedGroups > 0 && statistics.droppedFrames > 0, "drops are reported: \(statistics)")
+        #expect(statistics.mostQueuedBytes <= maxQueued + 64 * 1024, "the queue stays bounded: \(statistics.mostQueuedBytes)")
+        #expect(statistics.reconnects == 0)
+
+        // What reached the server: after every gap, the stream picks up on a keyframe.
+        let received = try #require(server.recordings.first, "nginx log:\n\(server.log)")
+        let got = try counters(received)
+        let flags = try Subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=flags",
+                                        "-of", "csv=p=0", received.path]).output.split(separator: "\n").map { $0.hasPrefix("K") }
+        #expect(got.count > 0 && got.count < 360 - Int(statistics.droppedFrames) + 1, "the server got \(got.count) frames")
+        #expect(flags.count >= got.count)
+        var gaps = 0
+        for i in got.indices.dropFirst() where got[i] != got[i - 1] + 1 {
+            gaps += 1
+            #expect(got[i] > got[i - 1], "frames stay in order")
+            #expect(i < flags.count && flags[i], "frame \(got[i]) after a gap is a keyframe")
+        }
+        #expect(gaps > 0, "frames were dropped in between, not only at the end: got \(got.count) frames \(got.first ?? -1)…\(got.last ?? -1); \(statistics)")
+    }
+
+    /// The segments a playlist lists, in order.
+    func segments(_ playlist: URL) throws -> [String] {
+        try String(contentsOf: playlist, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
+    }
+
+    @Test(arguments: LiveStream.Options.SegmentFormat.allCases)
+    func hlsOfTheWholeEventPlaysEveryFrame(_ format: LiveStream.Options.SegmentFormat) async throws {
+        let dir = try TemporaryDirectory()
+        let playlist = dir.url.appendingPathComponent("live/index.m3u8")
+        try FileManager.default.createDirectory(at: playlist.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let hls = try LiveStream(url: playlist, options: .init(segmentDuration: MediaTime(seconds: 2), playlistWindow: nil, segmentFormat: format))
+        #expect(hls.name == playlist.path)
+        let file = dir.url.appendingPathComponent("local.mp4")
+        _ = try await record(Recorder(url: file, settings: Self.settings(seconds: 6), sinks: [hls]))
+        let text = try String(contentsOf: playlist, encoding: .utf8)
+        #expect(text.contains("#EXT-X-PLAYLIST-TYPE:EVENT") && text.contains("#EXT-X-ENDLIST"), "\(text)")
+        let listed = try segments(playlist)
+        #expect(listed.count == 3, "6 s in 2 s segments: \(listed)")
+        #expect(listed.allSatisfy { $0.hasSuffix(format == .fmp4 ? ".m4s" : ".ts") })
+        if format == .fmp4 { #expect(text.contains("index-init.mp4")) }
+        #expect(try counters(playlist) == Array(0..<180), "the playlist plays every frame")
+        #expect(try MediaProbe.probe(playlist).audioStreams.first?.codec == "aac")
+    }
+
+    @Test func hlsWithARollingWindowKeepsTheNewestSegmentsAndDeletesTheRest() async throws {
+        let dir = try TemporaryDirectory()
+        let playlist = dir.url.appendingPathComponent("index.m3u8")
+        let hls = try LiveStream(url: playlist, options: .init(segmentDuration: MediaTime(seconds: 1), playlistWindow: 3))
+        var settings = Self.settings(seconds: 8)
+        settings.video.keyframeInterval = 30
+        _ = try await record(Recorder(sinks: [hls], settings: settings))
+        let listed = try segments(playlist)
+        #expect(listed.count == 3, "\(listed)")
+        let onDisk = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasSuffix(".ts") }
+        // FFmpeg keeps one segment past the window for players still fetching it.
+        #expect(Set(onDisk).isSuperset(of: listed) && onDisk.count <= listed.count + 1,
+                "segments that left the window are deleted: \(onDisk.sorted())")
+        #expect(!onDisk.contains("index-00000.ts"))
+        #expect(try counters(playlist) == Array(150..<240), "the last 3 s, every frame")
+        // A playlist that is there is not written over.
+        let again = try LiveStream(url: playlist)
+        await #expect(throws: ReelError.self) { try await record(Recorder(sinks: [again], settings: Self.settings(seconds: 1))) }
+    }
+
+    @Test func srtToAListenerCarriesEveryFrameAndTheSound() async throws {
+        let dir = try TemporaryDirectory()
+        let received = dir.url.appendingPathComponent("received.ts")
+        let listener = try SRTPeer.listening(into: received)
+        let stream = try LiveStream(url: URL(string: "srt://127.0.0.1:\(listener.port)?streamid=\(Self.key)")!)
+        #expect(stream.name == "srt://127.0.0.1:\(listener.port)?streamid=***")
+        _ = try await record(Recorder(sinks: [stream], settings: Self.settings(seconds: 3)))
+        #expect(listener.waitForEnd(seconds: 20), "the listener saw the stream end")
+        #expect(try counters(received) == Array(0..<90), "every frame, the last ones too")
+        #expect(try MediaProbe.probe(received).audioStreams.first?.codec == "aac")
+    }
+
+    @Test func anSRTListenerWaitsForACallerAndStartsItOnAKeyframe() async throws {
+        let dir = try TemporaryDirectory()
+        let port = try RTMPServer.freePort()
+        let stream = try LiveStream(url: URL(string: "srt://127.0.0.1:\(port)?mode=listener")!)
+        #expect(stream.isListener)
+        let file = dir.url.appendingPathComponent("local.mkv")
+        var settings = Self.settings(seconds: 6)
+        settings.video.keyframeInterval = 30
+        let recorder = Recorder(url: file, settings: settings, sinks: [stream])
+        let received = dir.url.appendingPathComponent("received.ts")
+        // The caller comes once two seconds are recorded.
+        let caller = Task { () -> SRTPeer? in
+            for await event in recorder.events {
+                if case .progress(let p) = event, p.duration >= MediaTime(seconds: 2) { return try SRTPeer.calling(port: port, into: received) }
+            }
+            return nil
+        }
+        let summary = try await record(recorder, clock: HostClock())
+        let peer = try #require(try await caller.value)
+        #expect(peer.waitForEnd(seconds: 20))
+        let local = try counters(file)
+        #expect(local.count == 180 && local == Array(local[0]...local[0] + 179), "the file is whole")
+        let got = try counters(received)
+        #expect(got.count >= 30, "the caller got the last seconds: \(got.count) frames")
+        #expect(got.last == local.last, "to the end")
+        #expect(got == Array((got.first ?? 0)...(got.last ?? -1)), "from a keyframe on, without a gap")
+        let flags = try Subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=flags",
+                                        "-of", "csv=p=0", "-read_intervals", "%+#1", received.path]).output
+        #expect(flags.hasPrefix("K"), "the caller's first frame is a keyframe: \(flags)")
+        #expect(summary.streams.first?.reconnects == 0)
+    }
+
+    @Test func hlsThatCannotBeWrittenStopsAndTheRecordingGoesOn() async throws {
+        let dir = try TemporaryDirectory()
+        let folder = dir.url.appendingPathComponent("www", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let hls = try LiveStream(url: folder.appendingPathComponent("index.m3u8"),
+                                 options: .init(segmentDuration: MediaTime(seconds: 1), playlistWindow: nil))
+        let file = dir.url.appendingPathComponent("local.mkv")
+        var settings = Self.settings(seconds: 4)
+        settings.video.keyframeInterval = 30
+        let recorder = Recorder(url: file, settings: settings, sinks: [hls])
+        // The folder goes away a second in (someone cleans up the web root): the playlist
+        // cannot be written any more.
+        let failures = Task { () -> [String] in
+            var names: [String] = []
+            for await event in recorder.events {
+                if case .progress(let p) = event, p.duration >= MediaTime(seconds: 1), FileManager.default.fileExists(atPath: folder.path) {
+                    try? FileManager.default.removeItem(at: folder)
+                }
+                if case .streamFailed(let name, _) = event { names.append(name) }
+            }
+            return names
+        }
+        let summary = try await record(recorder, clock: HostClock())
+        #expect(await failures.value == [hls.name], "the HLS stream said it stopped, once: \(hls.statistics)")
+        #expect(summary.frames == 120)
+        let local = try counters(file)
+        #expect(local.count == 120 && local == Array(local[0]...local[0] + 119), "the recording went on, whole")
+        #expect(!FileManager.default.fileExists(atPath: folder.path), "nothing was started over in its place")
+    }
+
+    @Test func keysInAddressesAreRedacted() {
+        #expect(LiveStream.redacted(URL(string: "rtmp://a.example/live/abc123")!) == "rtmp://a.example/live/***")
+        #expect(LiveStream.redacted(URL(string: "rtmps://u:pw@a.example:443/app/sub/abc123")!) == "rtmps://u:***@a.example:443/app/sub/***")
+        #expect(LiveStream.redacted(URL(string: "srt://10.0.0.1:9000?mode=caller&streamid=abc&passphrase=xyz")!)
+                == "srt://10.0.0.1:9000?mode=caller&streamid=***&passphrase=***")
+        #expect(LiveStream.redacted(URL(string: "rtmp://a.example/live")!) == "rtmp://a.example/live", "no key to hide")
+    }
+}
