@@ -113,8 +113,8 @@ import ReelTestSupport
         for spec in RecordOptions.specs {
             guard case .oneOf(let values) = spec.completion else { continue }
             for value in values {
-                // Profiles go with a codec; layouts need a second picture.
-                let variants = [[], ["--camera=test:red"]] + VideoCodec.allCases.map { ["--codec", $0.rawValue] }
+                // Profiles go with a codec; layouts need a second picture; HLS segments need --hls.
+                let variants = [[], ["--camera=test:red"], ["--hls", "/tmp/reel-hls"]] + VideoCodec.allCases.map { ["--codec", $0.rawValue] }
                 let accepted = variants.contains { extra in
                     guard let parsed = try? ParsedArguments.parse(["--test-pattern", "--tone", "--\(spec.name)", value] + extra,
                                                                   specs: RecordOptions.specs),
