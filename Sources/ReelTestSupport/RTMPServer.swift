@@ -87,6 +87,19 @@ public final class RTMPServer: Sendable {
         return files.filter { $0.pathExtension == "flv" }.sorted { $0.lastPathComponent < $1.lastPathComponent }
     }
 
+    /// Waits until the recordings number `count` and the newest is `complete` (nginx writes
+    /// the last of a stream after its publisher has gone), then returns them; gives up after
+    /// 20 s and returns what there is, for the test's checks to show.
+    public func recordings(count: Int, newestIs complete: (URL) -> Bool) -> [URL] {
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let files = recordings
+            if files.count >= count, let last = files.last, complete(last) { return files }
+            usleep(200_000)
+        }
+        return recordings
+    }
+
     /// Kills nginx at once (`SIGKILL`): publishers see their connection drop.
     public func kill() {
         guard let box = running.withLock({ r -> ProcessBox? in defer { r = nil }; return r }) else { return }

@@ -20,16 +20,10 @@ import ReelTestSupport
         output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 
-    /// The server's recordings once the newest decodes to at least `frames` frames (nginx
-    /// writes its end after the publisher has gone); what there is after 20 s otherwise.
+    /// The server's recordings once there are `count` and the newest decodes to at least
+    /// `frames` frames (see ``RTMPServer/recordings(count:newestIs:)``).
     func serverRecordings(_ server: RTMPServer, count: Int, frames: Int) -> [URL] {
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            let files = server.recordings
-            if files.count >= count, let last = files.last, (try? counters(last).count) ?? 0 >= frames { return files }
-            usleep(200_000)
-        }
-        return server.recordings
+        server.recordings(count: count) { ((try? counters($0).count) ?? 0) >= frames }
     }
 
     @Test func aFileAndAStreamFromOneRunWithTheKeyFromAFile() throws {

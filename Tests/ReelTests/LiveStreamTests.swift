@@ -35,17 +35,10 @@ import ReelTestSupport
         try MediaProbe.decodeLuma(url, width: Self.size.width, height: Self.size.height).map { $0.counter ?? -1 }
     }
 
-    /// Waits until the server's recordings number `count` and the newest decodes to at least
-    /// `frames` frames (nginx writes the last of it after the publisher has gone), then returns
-    /// them. Gives up after 20 s and returns what there is, for the checks to show.
+    /// The server's recordings once there are `count` and the newest decodes to at least
+    /// `frames` frames (see ``RTMPServer/recordings(count:newestIs:)``).
     func serverRecordings(_ server: RTMPServer, count: Int, frames: Int) throws -> [URL] {
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            let files = server.recordings
-            if files.count >= count, let last = files.last, (try? counters(last).count) ?? 0 >= frames { return files }
-            usleep(200_000)
-        }
-        return server.recordings
+        server.recordings(count: count) { ((try? counters($0).count) ?? 0) >= frames }
     }
 
     @Test func theServerAndAPlayerGetEveryFrameAndTheSoundFromTheOneEncode() async throws {
