@@ -41,7 +41,14 @@ extension RecordOptions {
         }
         if let path = args.value("stream-key-file") ?? nil {
             guard urls.count == 1 else { throw UsageError("--stream-key-file goes with one --stream, not \(urls.count)") }
-            urls[0] = try Self.adding(key: Self.readKey(path), to: urls[0])
+            let url = urls[0]
+            guard ["rtmp", "rtmps"].contains(url.scheme?.lowercased() ?? "") else {
+                throw UsageError("--stream-key-file goes with rtmp:// and rtmps:// addresses; for SRT give the key as streamid=… or passphrase=… in the address")
+            }
+            guard url.path.split(separator: "/").count <= 1, url.fragment == nil else {
+                throw UsageError("--stream \(LiveStream.redacted(url)) already has a stream key; with --stream-key-file give rtmp://HOST/APP alone")
+            }
+            urls[0] = try Self.adding(key: Self.readKey(path), to: url)
         }
         for url in urls where ["rtmp", "rtmps"].contains(url.scheme?.lowercased() ?? "") {
             let shown = LiveStream.redacted(url)
@@ -50,7 +57,15 @@ extension RecordOptions {
             }
             if audio.codec != .aac { throw UsageError("--stream \(shown): RTMP carries AAC audio, not \(audio.codec.rawValue) (use --audio-codec aac)") }
             let path = url.path.split(separator: "/")
-            if path.count < 2 { throw UsageError("--stream \(shown) needs an application and a stream key: rtmp://HOST/APP/KEY (or --stream-key-file)") }
+            if path.count < 2 {
+                // What is there may be the key typed without its application: not shown.
+                var hostOnly = URLComponents(url: url, resolvingAgainstBaseURL: false)
+                hostOnly?.path = ""
+                hostOnly?.query = nil
+                hostOnly?.fragment = nil
+                if hostOnly?.password != nil { hostOnly?.password = "***" }
+                throw UsageError("--stream \(hostOnly?.string ?? "address") needs an application and a stream key: rtmp://HOST/APP/KEY (or rtmp://HOST/APP with --stream-key-file)")
+            }
         }
         if pauseMode == .clips {
             throw UsageError("--stream cannot be combined with --pause-mode clips or --keep-clips (clips each encode on their own); pausing a stream takes the gap out")
@@ -81,6 +96,14 @@ extension RecordOptions {
         if video.codec != .h264 && videoSourceCount > 0 { throw UsageError("--hls carries H.264 video, not \(video.codec.rawValue) (drop --codec or use --codec h264)") }
         if audio.codec != .aac { throw UsageError("--hls carries AAC audio, not \(audio.codec.rawValue) (use --audio-codec aac)") }
         if pauseMode == .clips { throw UsageError("--hls cannot be combined with --pause-mode clips or --keep-clips (clips each encode on their own)") }
+        // HLS writes the folder's files as it goes: the recording must not be one of them.
+        let folder = output.folder.standardizedFileURL.path
+        for (option, path) in [("-o", self.output), ("-o", outputFolder), ("--replay-dir", replayDirectory)] {
+            guard let path = path?.standardizedFileURL.path else { continue }
+            if path == folder || path.hasPrefix(folder + "/") {
+                throw UsageError("\(option) \(path) is in the --hls folder \(folder), whose files HLS writes; give --hls a folder of its own")
+            }
+        }
         hls = output
     }
 

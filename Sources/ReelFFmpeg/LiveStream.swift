@@ -229,8 +229,19 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
                 URLQueryItem(name: $0.name, value: $0.value == nil || Self.plainQueryItems.contains($0.name.lowercased()) ? $0.value : "***")
             }
         }
+        // RTMP: the application is shown, everything after it (the key, with any '/', '#' or
+        // escaped character in it) is not; other schemes carry no path but a key, if any.
         let segments = parts.path.split(separator: "/", omittingEmptySubsequences: true)
-        if segments.count >= 2 { parts.path = "/" + segments.dropLast().joined(separator: "/") + "/***" }
+        let isRTMP = (parts.scheme?.lowercased() ?? "").hasPrefix("rtmp")
+        if isRTMP {
+            // One part alone is the application (the key comes from elsewhere).
+            if segments.count >= 2 || parts.fragment != nil {
+                parts.path = segments.isEmpty ? "/***" : "/\(segments[0])/***"
+            }
+        } else if !segments.isEmpty || parts.fragment != nil {
+            parts.path = "/***"
+        }
+        parts.fragment = nil
         return parts.string ?? "(an address that does not parse)"
     }
 
@@ -406,7 +417,8 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
                     let isReturn = link.connected()
                     condition.withLock {
                         connection = fresh
-                        queue.awaitKeyframe()
+                        // Back after an outage: on with the live picture, not the backlog.
+                        queue.awaitKeyframe(latest: isReturn)
                         statistics_.isConnected = true
                         statistics_.reconnects = link.reconnects
                     }

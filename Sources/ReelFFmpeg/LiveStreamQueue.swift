@@ -72,8 +72,19 @@ struct LiveStreamQueue {
 
     /// Makes the stream start again at a keyframe (a new connection): waiting packets before
     /// the first keyframe among them are dropped, and new ones until a keyframe if none waits.
-    mutating func awaitKeyframe() {
+    /// `latest`: start at the newest keyframe waiting instead, dropping the groups before it
+    /// (a connection back after an outage goes on live, not with the outage's backlog).
+    mutating func awaitKeyframe(latest: Bool = false) {
         groupCounted = false
+        if latest, let newest = packets[head...].lastIndex(where: startsGroup), newest > head {
+            while head < newest {
+                if startsGroup(packets[head]) { groupCounted = false }
+                drop(packets[head])
+                bytes -= Int64(packets[head].byteCount)
+                head += 1
+            }
+            groupCounted = false
+        }
         while head < packets.count, !startsGroup(packets[head]) {
             drop(packets[head])
             bytes -= Int64(packets[head].byteCount)

@@ -79,7 +79,13 @@ import ReelTestSupport
     @Test func badStreamsAreRefusedWithoutShowingTheKey() throws {
         let dir = try TemporaryDirectory()
         let file = dir.url.appendingPathComponent("x.mp4").path
+        let keyFile = dir.url.appendingPathComponent("key.txt")
+        try Data("other-key\n".utf8).write(to: keyFile)
         let cases: [([String], String)] = [
+            (["--stream", "rtmp://127.0.0.1/\(Self.key)"], "needs an application and a stream key"),
+            (["--stream", "rtmp://127.0.0.1/live/\(Self.key)", "--stream-key-file", keyFile.path], "already has a stream key"),
+            (["--stream", "srt://127.0.0.1:9000/\(Self.key)", "--stream-key-file", keyFile.path], "streamid="),
+            (["--hls", dir.url.path], "is in the --hls folder"),
             (["--stream", "http://example.com/live/\(Self.key)"], "--stream needs an rtmp://HOST/APP/KEY"),
             (["--stream", "rtmp://127.0.0.1/live/\(Self.key)", "--codec", "hevc"], "RTMP carries H.264 video, not hevc"),
             (["--stream", "rtmp://127.0.0.1/live/\(Self.key)", "--audio-codec", "opus"], "RTMP carries AAC audio"),

@@ -75,4 +75,22 @@ import ReelTestSupport
                 "the stream resumes at the next keyframe, not \(frameNumber(first))")
         #expect(queue.droppedFrames == 120 - 63)
     }
+
+    /// Back after an outage the stream goes on live: the groups that waited during it go (and
+    /// are counted), and sending resumes at the newest keyframe waiting.
+    @Test func aConnectionBackAfterAnOutageResumesAtTheNewestKeyframe() throws {
+        let packets = Self.packets
+        var queue = LiveStreamQueue(maxBytes: 64 << 20)
+        queue.hasVideo = true
+        // The outage: everything up to frame 250 waits (keyframes at 0, 60, 120, 180, 240).
+        let upTo = packets.firstIndex { $0.stream.kind == .video && frameNumber($0) == 250 }!
+        for packet in packets[...upTo] { queue.push(packet) }
+        queue.awaitKeyframe(latest: true)
+        let next = queue.pop()
+        let first = try #require(next)
+        #expect(first.stream.kind == .video && first.isKeyframe && frameNumber(first) == 240,
+                "the newest keyframe waiting, not \(frameNumber(first))")
+        #expect(queue.droppedFrames == 240, "frames 0–239 went")
+        #expect(queue.droppedGroups == 4, "four whole groups")
+    }
 }

@@ -277,7 +277,12 @@ import ReelTestSupport
 
     @Test func keysInAddressesAreRedacted() {
         #expect(LiveStream.redacted(URL(string: "rtmp://a.example/live/abc123")!) == "rtmp://a.example/live/***")
-        #expect(LiveStream.redacted(URL(string: "rtmps://u:pw@a.example:443/app/sub/abc123")!) == "rtmps://u:***@a.example:443/app/sub/***")
+        #expect(LiveStream.redacted(URL(string: "rtmps://u:pw@a.example:443/app/sub/abc123")!) == "rtmps://u:***@a.example:443/app/***")
+        // Whatever follows the application is the key's: a '#', a '/' or an escaped '/' in it too.
+        #expect(LiveStream.redacted(URL(string: "rtmp://a.example/live/SEC#RETLEAK")!) == "rtmp://a.example/live/***")
+        #expect(LiveStream.redacted(URL(string: "rtmp://a.example/live/KEY/extra")!) == "rtmp://a.example/live/***")
+        #expect(LiveStream.redacted(URL(string: "rtmp://a.example/live/K%2FLEAK")!) == "rtmp://a.example/live/***")
+        #expect(LiveStream.redacted(URL(string: "srt://10.0.0.1:9000/FILEKEY")!) == "srt://10.0.0.1:9000/***")
         #expect(LiveStream.redacted(URL(string: "srt://10.0.0.1:9000?mode=caller&streamid=abc&passphrase=xyz")!)
                 == "srt://10.0.0.1:9000?mode=caller&streamid=***&passphrase=***")
         #expect(LiveStream.redacted(URL(string: "rtmp://a.example/live")!) == "rtmp://a.example/live", "no key to hide")
