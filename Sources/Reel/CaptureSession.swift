@@ -177,26 +177,34 @@ public final class CaptureSession: Sendable {
             } else {
                 let origin = clock.now()
                 do {
-                    for c in connected {
+                    for c in connected where !isCancelled() {
                         let seen = zip(inputs, descriptors).filter { c.sees($0.0.source) }.map(\.1)
                         try c.output.prepare(sources: seen, clock: clock, origin: origin)
                         preparedOutputs.append(c.output)
                     }
                 } catch {
                     for output in preparedOutputs { await output.finish() }
-                    throw error
+                    preparedOutputs = []
+                    // An output given up by a stop (a stream still connecting) is no error.
+                    if !isCancelled() { throw error }
                 }
-                do {
-                    for entry in inputs {
-                        let receivers = connected.filter { $0.sees(entry.source) }.map(\.output)
-                        try entry.source.start(context(for: entry, outputs: receivers, origin: origin))
-                        startedSources.append(entry)
+                if isCancelled() {
+                    for output in preparedOutputs { await output.finish() }
+                    preparedOutputs = []
+                    await Self.offload { for entry in inputs { entry.source.stop() } }
+                } else {
+                    do {
+                        for entry in inputs {
+                            let receivers = connected.filter { $0.sees(entry.source) }.map(\.output)
+                            try entry.source.start(context(for: entry, outputs: receivers, origin: origin))
+                            startedSources.append(entry)
+                        }
+                    } catch {
+                        let toStop = startedSources
+                        await Self.offload { for entry in toStop { entry.source.stop() } }
+                        for output in connected.map(\.output) { await output.finish() }
+                        throw error
                     }
-                } catch {
-                    let toStop = startedSources
-                    await Self.offload { for entry in toStop { entry.source.stop() } }
-                    for output in connected.map(\.output) { await output.finish() }
-                    throw error
                 }
             }
         } catch {
@@ -224,26 +232,28 @@ public final class CaptureSession: Sendable {
     /// until every output has finished (so that, when any `stop()` returns, files are complete).
     public func stop() async {
         let decision: StopDecision = await withCheckedContinuation { waiter in
-            let decided = state.withLock { s -> (StopDecision?, [Entry]) in
+            let decided = state.withLock { s -> (StopDecision?, [Entry], [any CaptureOutput]) in
                 let action = s.machine.stop()
                 if action == .waitForStart {
                     s.stopWaiters.append(waiter)
-                    return (nil, s.inputs)
+                    return (nil, s.inputs, s.connected.map(\.output))
                 }
                 if action == .waitForStop {
                     // Another stop is finishing the outputs: return when the files are complete.
                     s.stopWaiters.append(waiter)
-                    return (nil, [])
+                    return (nil, [], [])
                 }
-                return (StopDecision(action: action, running: s.running, outputs: s.connected.map(\.output)), [])
+                return (StopDecision(action: action, running: s.running, outputs: s.connected.map(\.output)), [], [])
             }
             if let decision = decided.0 {
                 waiter.resume(returning: decision)
             } else {
                 // The start is under way: a source still opening (a network camera connecting)
-                // is told to give up, so that the start ends now rather than at its timeout.
-                // Whatever it started is stopped by the start itself.
-                let starting = decided.1
+                // or an output still preparing (a stream connecting) is told to give up, so that
+                // the start ends now rather than at its timeout. Whatever it started is stopped
+                // by the start itself.
+                let (_, starting, outputs) = decided
+                for output in outputs { output.cancelStart() }
                 Task.detached { for entry in starting { entry.source.stop() } }
             }
         }

@@ -268,6 +268,10 @@ public final class Compositor: CaptureOutput {
         for output in outputs { output.sessionWillStop() }
     }
 
+    public func cancelStart() {
+        for output in outputs { output.cancelStart() }
+    }
+
     public func finish() async {
         let (queue, worker, outputs) = state.withLock { s in (s.queue, s.worker, s.outputs) }
         queue?.close()

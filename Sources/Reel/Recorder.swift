@@ -403,6 +403,12 @@ public final class Recorder: CaptureOutput {
 
     public func sessionWillStop() { stopAudioWaiting() }
 
+    /// Gives up connecting to the live streams: a stop while a server is slow to answer ends
+    /// the start at once, and no file is left.
+    public func cancelStart() {
+        for case let stream as LiveStream in sinks { stream.cancel() }
+    }
+
     public func sourceEvent(_ event: SourceEvent, from source: SourceID) {
         switch event {
         case .droppedFrames:

@@ -132,7 +132,7 @@ struct RecordCommand {
         let recorder: Recorder
         let streams: [LiveStream]
         do {
-            streams = try options.streams.map { try LiveStream(url: $0) } + (options.hls.map { [try $0.makeStream()] } ?? [])
+            streams = try options.streams.map { try LiveStream(address: $0) } + (options.hls.map { [try $0.makeStream()] } ?? [])
             if let hls = options.hls { try FileManager.default.createDirectory(at: hls.folder, withIntermediateDirectories: true) }
         } catch let error as ReelError {
             return fail(error)

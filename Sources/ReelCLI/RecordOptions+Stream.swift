@@ -31,13 +31,18 @@ extension RecordOptions {
             return
         }
         var urls: [URL] = []
+        // What is sent is the address as typed (URL would escape a key's '[' and the server
+        // would see another key); the parsed URL is for the checks.
+        var addresses: [String] = []
         for text in given {
             guard let url = URL(string: text), url.scheme?.lowercased() != "file", LiveStream.canSend(to: url),
-                  !(url.host ?? "").isEmpty || (url.scheme?.lowercased() == "srt" && text.contains("mode=listener")) else {
+                  !(url.host ?? "").isEmpty || (url.scheme?.lowercased() == "srt" && text.lowercased().contains("mode=listener")) else {
                 let shown = URL(string: text).map(LiveStream.redacted) ?? "an address that does not parse"
                 throw UsageError("--stream needs an rtmp://HOST/APP/KEY, rtmps://… or srt://HOST:PORT address, not \(shown)")
             }
+            try Self.checkPortAndMode(url)
             urls.append(url)
+            addresses.append(text)
         }
         if let path = args.value("stream-key-file") ?? nil {
             guard urls.count == 1 else { throw UsageError("--stream-key-file goes with one --stream, not \(urls.count)") }
@@ -48,7 +53,8 @@ extension RecordOptions {
             guard url.path.split(separator: "/").count <= 1, url.fragment == nil else {
                 throw UsageError("--stream \(LiveStream.redacted(url)) already has a stream key; with --stream-key-file give rtmp://HOST/APP alone")
             }
-            urls[0] = try Self.adding(key: Self.readKey(path), to: url)
+            addresses[0] = try Self.adding(key: Self.readKey(path), to: addresses[0])
+            urls[0] = URL(string: addresses[0]) ?? url
         }
         for url in urls where ["rtmp", "rtmps"].contains(url.scheme?.lowercased() ?? "") {
             let shown = LiveStream.redacted(url)
@@ -70,7 +76,22 @@ extension RecordOptions {
         if pauseMode == .clips {
             throw UsageError("--stream cannot be combined with --pause-mode clips or --keep-clips (clips each encode on their own); pausing a stream takes the gap out")
         }
-        streams = urls
+        streams = addresses
+    }
+
+    /// A port, if given, that is a port; SRT's port given, and its `mode` one SRT knows.
+    static func checkPortAndMode(_ url: URL) throws {
+        let shown = LiveStream.redacted(url)
+        if let port = url.port, !(1...65535).contains(port) {
+            throw UsageError("--stream \(shown): \(port) is not a port (ports are 1 to 65535)")
+        }
+        guard url.scheme?.lowercased() == "srt" else { return }
+        if url.port == nil { throw UsageError("--stream \(shown) needs a port: srt://HOST:PORT") }
+        let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        if let mode = items.first(where: { $0.name.lowercased() == "mode" })?.value,
+           !["caller", "listener", "rendezvous"].contains(mode.lowercased()) {
+            throw UsageError("--stream \(shown): SRT's mode is caller, listener or rendezvous, not '\(mode)'")
+        }
     }
 
     /// `--hls DIR`, `--hls-window N`, `--hls-segments ts|fmp4`.
@@ -81,6 +102,9 @@ extension RecordOptions {
         }
         guard !dir.isEmpty else { throw UsageError("--hls needs a folder") }
         var output = HLSOutput(folder: URL(fileURLWithPath: dir, isDirectory: true))
+        if output.folder.path.contains("%") {
+            throw UsageError("--hls \(output.folder.path): FFmpeg's HLS writer cannot write into a folder whose path holds '%'; choose another")
+        }
         if let text = args.value("hls-window") ?? nil {
             guard let n = Int(text), (0...10_000).contains(n) else {
                 throw UsageError("--hls-window needs a number of segments (0 for the whole event), not '\(text)'")
@@ -109,9 +133,12 @@ extension RecordOptions {
 
     /// The key in the file at `path`: its text without surrounding white space, one line.
     static func readKey(_ path: String) throws -> String {
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+        // Read to the end rather than by the file's size: a pipe (`<(pass show key)`) has none.
+        guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.read(upToCount: 65_536),
+              let text = String(data: data, encoding: .utf8) else {
             throw UsageError("--stream-key-file \(path) cannot be read (check the path and its permissions)")
         }
+        try? handle.close()
         let key = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !key.isEmpty else { throw UsageError("--stream-key-file \(path) is empty (it should hold the stream key)") }
         guard !key.contains(where: { $0.isWhitespace || $0.isNewline }) else {
@@ -120,13 +147,14 @@ extension RecordOptions {
         return key
     }
 
-    /// `url` with `key` as its last path part (`rtmp://host/app` + `key`).
-    static func adding(key: String, to url: URL) throws -> URL {
-        var text = url.absoluteString
+    /// `address` with `key` as its last path part (`rtmp://host/app` + `key`), as typed.
+    static func adding(key: String, to address: String) throws -> String {
+        var text = address
         if !text.hasSuffix("/") { text += "/" }
-        guard let joined = URL(string: text + key) else {
-            throw UsageError("the key in --stream-key-file does not make an address with \(LiveStream.redacted(url)) (it may hold characters an address cannot)")
+        guard URL(string: text + key) != nil else {
+            let shown = URL(string: address).map(LiveStream.redacted) ?? "the address"
+            throw UsageError("the key in --stream-key-file does not make an address with \(shown) (it may hold characters an address cannot)")
         }
-        return joined
+        return text + key
     }
 }

@@ -56,10 +56,10 @@ public struct RecordOptions: Sendable {
     public var replaySavesOnExit = false
     /// `--replay-spill`: keep the buffer's bytes on the replay folder's disk, not in memory.
     public var replaySpills = false
-    /// `--stream URL` (repeatable), with `--stream-key-file`'s key added: live streams sent
-    /// from the recording's encode (see `RecordOptions+Stream.swift`). They hold keys: show
-    /// `LiveStream.redacted(_:)` of them, never the URL.
-    public var streams: [URL] = []
+    /// `--stream URL` (repeatable), as typed, with `--stream-key-file`'s key added: live
+    /// streams sent from the recording's encode (see `RecordOptions+Stream.swift`). They hold
+    /// keys: show `LiveStream.redacted(_:)` of them, never the address.
+    public var streams: [String] = []
     /// `--hls DIR` with `--hls-window` and `--hls-segments`: HLS written into DIR.
     public var hls: HLSOutput?
 

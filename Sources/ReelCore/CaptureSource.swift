@@ -87,11 +87,17 @@ public protocol CaptureOutput: AnyObject, Sendable {
     /// Called when the session begins to stop, before its sources stop: an output that makes
     /// sources wait (off real time) lets them go.
     func sessionWillStop()
+    /// Called when the session is stopped while it starts, possibly while ``prepare(sources:clock:origin:)``
+    /// runs on another thread: an output whose preparation waits on something slow (a
+    /// streaming server connecting) gives it up at once, and its `prepare` may then throw.
+    func cancelStart()
 }
 
 extension CaptureOutput {
     /// Does nothing.
     public func sessionWillStop() {}
+    /// Does nothing.
+    public func cancelStart() {}
 }
 
 /// A source as outputs see it.

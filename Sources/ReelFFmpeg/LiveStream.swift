@@ -124,6 +124,9 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
 
     /// The address the stream goes to (it may hold a key: show ``name`` instead).
     public let url: URL
+    /// What libavformat is given: the address as it was typed (a key's `[` stays `[`, where
+    /// `URL` would send `%5B`), or the playlist's path for HLS.
+    private let address: String
     /// The address without its key, for messages and progress.
     public let name: String
     /// How the stream sends.
@@ -149,7 +152,29 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
     /// A stream to `url` (`rtmp://host/app/key`, `rtmps://…`, `srt://host:port?…`).
     ///
     /// - Throws: `.invalidConfiguration` for an address of another kind, or options out of range.
-    public init(url: URL, options: Options = Options()) throws {
+    public convenience init(url: URL, options: Options = Options()) throws {
+        try self.init(url: url, address: url.isFileURL ? url.path : url.absoluteString, options: options)
+    }
+
+    /// A stream to `address` as typed: what is sent is exactly this text, where a `URL` made
+    /// from it would escape the characters an address may not hold (a stream key's `[`, say)
+    /// and the server would see another key. An address in capitals (`RTMP://`) is taken.
+    ///
+    /// - Throws: `.invalidConfiguration` for text that is no address Reel can send to, or
+    ///   options out of range.
+    public convenience init(address: String, options: Options = Options()) throws {
+        guard var parts = URLComponents(string: address), let scheme = parts.scheme else {
+            throw ReelError(.invalidConfiguration, "the stream address does not parse", hint: "use an rtmp://, rtmps:// or srt:// address")
+        }
+        parts.scheme = scheme.lowercased()
+        guard let url = parts.url else {
+            throw ReelError(.invalidConfiguration, "the stream address does not parse", hint: "use an rtmp://, rtmps:// or srt:// address")
+        }
+        let typed = scheme.lowercased() + address.dropFirst(scheme.count)
+        try self.init(url: url, address: url.isFileURL ? url.path : typed, options: options)
+    }
+
+    private init(url: URL, address: String, options: Options) throws {
         guard let format = Self.format(for: url) else {
             throw ReelError(.invalidConfiguration, "\(Self.redacted(url)) is not a streaming address Reel can send to",
                             hint: "use an rtmp://, rtmps:// or srt:// address")
@@ -157,6 +182,10 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         guard options.maxQueuedBytes >= 64 * 1024 else {
             throw ReelError(.invalidConfiguration, "a live stream's queue must hold at least 64 KB, not \(options.maxQueuedBytes) bytes",
                             hint: "allow a few megabytes")
+        }
+        if format == "hls" && url.path.contains("%") {
+            throw ReelError(.invalidConfiguration, "FFmpeg's HLS writer cannot write into \(url.deletingLastPathComponent().path): its path holds a '%'",
+                            hint: "choose a folder without '%' in its path")
         }
         if let window = options.playlistWindow, window < 1 {
             throw ReelError(.invalidConfiguration, "an HLS playlist must list at least one segment, not \(window)",
@@ -172,6 +201,7 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
             throw ReelError(.invalidConfiguration, "a live stream's timeout and pauses must be positive, the longest pause at least the first")
         }
         self.url = url
+        self.address = address
         self.options = options
         self.format = format
         name = Self.redacted(url)
@@ -205,6 +235,7 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
             "hls_list_size": String(options.playlistWindow ?? 0),
             "hls_segment_type": options.segmentFormat == .fmp4 ? "fmp4" : "mpegts",
         ]
+        // A pattern (FFmpeg 5.1 cannot escape a '%' in it: such paths are refused at init).
         let stem = url.deletingPathExtension().lastPathComponent
         let folder = url.deletingLastPathComponent().path
         o["hls_segment_filename"] = "\(folder)/\(stem)-%05d.\(options.segmentFormat == .fmp4 ? "m4s" : "ts")"
@@ -306,9 +337,8 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
             guard !self.streams.isEmpty else { throw ReelError(.invalidConfiguration, "\(name) has no streams to send") }
             return self.streams
         }
-        if format == "hls", FileManager.default.fileExists(atPath: url.path) {
-            throw ReelError(.fileExists, "\(url.path) already exists", hint: "give HLS an empty folder of its own")
-        }
+        if format == "hls" { try checkHLSFolder() }
+        if isListener { try checkListenerPort() }
         // A listener waits for callers on its thread; anything else connects now, so that an
         // address that does not answer fails the start.
         let first = isListener ? nil : try connect(streams)
@@ -320,6 +350,70 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         let thread = Thread { [self] in run(streams) }
         thread.name = "reel.stream"
         thread.start()
+    }
+
+    /// HLS writes its playlist and numbered segments beside it: none of them may be there
+    /// already (a segment of another recording would be written over).
+    private func checkHLSFolder() throws {
+        if FileManager.default.fileExists(atPath: url.path) {
+            throw ReelError(.fileExists, "\(url.path) already exists", hint: "give HLS an empty folder of its own")
+        }
+        let stem = url.deletingPathExtension().lastPathComponent
+        let folder = url.deletingLastPathComponent()
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        if let taken = names.sorted().first(where: { $0.hasPrefix(stem + "-") && ["ts", "m4s", "mp4"].contains(($0 as NSString).pathExtension) }) {
+            throw ReelError(.fileExists, "\(folder.appendingPathComponent(taken).path) already exists, and HLS would write over it",
+                            hint: "give HLS an empty folder of its own")
+        }
+    }
+
+    /// FFmpeg 5.1's HLS writer only logs a segment it cannot open (a full disk, a folder
+    /// gone) and lists it all the same: every segment the playlist lists must be there, or the
+    /// stream has failed.
+    /// Nor does it report a full disk: the segments are cut short without a word. So the
+    /// stream fails while the disk still has room for two more segments at the rate sent.
+    private func checkHLSSegments() throws {
+        let folder = url.deletingLastPathComponent()
+        var disk = statvfs()
+        if statvfs(folder.path, &disk) == 0 {
+            let free = Int64(disk.f_bavail) * Int64(disk.f_frsize)
+            let rate = condition.withLock { statistics_.bitrate } / 8
+            let needed = max(1 << 20, Int64(Double(rate) * options.segmentDuration.seconds * 2))
+            if free < needed {
+                throw ReelError(.insufficientStorage, "the disk of \(folder.path) is full (\(free / 1000) kB free)",
+                                hint: "free some space there")
+            }
+        }
+        guard let playlist = try? String(contentsOf: url, encoding: .utf8) else { return }  // not written yet
+        for line in playlist.split(separator: "\n") where !line.hasPrefix("#") && !line.isEmpty {
+            let segment = folder.appendingPathComponent(String(line)).path
+            var info = stat()
+            if stat(segment, &info) != 0 || info.st_size == 0 {
+                throw ReelError(.ioFailure, "HLS segment \(segment) could not be written", hint: "check the free space in \(folder.path)")
+            }
+        }
+    }
+
+    /// An SRT listener binds its UDP port with `SO_REUSEADDR`, so a port another program holds
+    /// is taken without complaint and no caller ever arrives: the port is tried alone first.
+    private func checkListenerPort() throws {
+        guard let port = url.port, (1...65535).contains(port) else {
+            throw ReelError(.invalidConfiguration, "\(name) needs a port to listen on", hint: "give srt://:PORT?mode=listener")
+        }
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard fd >= 0 else { return }  // no socket to try with: the listener says what it finds
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = INADDR_ANY
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if bound != 0 && errno == EADDRINUSE {
+            throw ReelError(.busy, "\(name) cannot listen: UDP port \(port) is in use by another program",
+                            hint: "choose another port", errno: EADDRINUSE)
+        }
     }
 
     /// Queues `packet` for sending (never blocks on the network).
@@ -348,6 +442,14 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         done.wait()
     }
 
+    /// Gives up at once: a ``begin()`` connecting on another thread throws, nothing more is
+    /// sent, and ``finish()`` returns without waiting. For a stop that comes while the
+    /// recording is still starting (a server slow to answer).
+    public func cancel() {
+        gate.cancel()
+        condition.withLock { condition.broadcast() }
+    }
+
     // MARK: Sending
 
     /// Opens a connection and writes the header (within the timeout).
@@ -369,11 +471,14 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
             muxerOptions["send_buffer_size"] = String(options.sendBufferBytes)
         }
         do {
-            let muxer = try Muxer(network: url, format: format, name: name, gate: gate, options: muxerOptions)
+            let muxer = try Muxer(network: url, address: address, format: format, name: name, gate: gate, options: muxerOptions)
             for stream in streams { try muxer.add(stream) }
             if format == "hls" { try muxer.writeHeader(options: hlsOptions) } else { try muxer.writeHeader(fragmentInterval: nil) }
             return muxer
         } catch let error as ReelError {
+            if gate.isCancelled && !isFinishing {
+                throw ReelError(.notRunning, "\(name): connecting was given up (the recording stopped)", averror: error.averror)
+            }
             throw explain(error)
         }
     }
@@ -391,9 +496,32 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
             return ReelError(.ioFailure, "\(name) did not answer within \(options.timeout.seconds) s",
                              hint: "check that the server is reachable", errno: ETIMEDOUT, averror: error.averror)
         }
-        return ReelError(error.code, "\(name): \(error.message)",
-                         hint: error.hint ?? "check the server's address, application and stream key",
-                         errno: error.errno, averror: error.averror)
+        if format != "hls", error.averror == reel_averror(EPERM) || error.averror == reel_averror(EACCES) {
+            return ReelError(.permissionDenied, "\(name) refused the stream",
+                             hint: format == "flv" ? "check the application and the stream key; the key may be streaming already"
+                                                   : "check the stream id and passphrase",
+                             errno: EPERM, averror: error.averror)
+        }
+        if format != "hls", let host = url.host, !host.isEmpty, !Self.resolves(host) {
+            return ReelError(.sourceUnavailable, "cannot find the host \(host) of \(name)",
+                             hint: "check the address and the network", averror: error.averror)
+        }
+        let hint: String? = switch format {
+        case "flv": "check the server's address, application and stream key"
+        case "mpegts": "check the address, its port and mode, and that the other end is running"
+        default: error.hint
+        }
+        return ReelError(error.code, "\(name): \(error.message)", hint: hint, errno: error.errno, averror: error.averror)
+    }
+
+    /// Whether `host` has an address (a name the resolver knows, or a numeric address).
+    private static func resolves(_ host: String) -> Bool {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), nil, &hints, &found)
+        if let found { freeaddrinfo(found) }
+        return status == 0
     }
 
     /// The sending thread: sends queued packets, reconnects after failures, ends the stream.
@@ -406,7 +534,7 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
             while queue.isEmpty && phase == .sending { condition.wait() }
             let finishing = phase != .sending
             let current = connection
-            if finishing && (queue.isEmpty || current == nil || gate.hasExpired) {
+            if (finishing && (queue.isEmpty || current == nil || gate.hasExpired)) || gate.isCancelled {
                 condition.unlock()
                 break
             }
@@ -438,8 +566,12 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
                 try current.write(packet)
                 if !finishing { gate.disarm() }
                 sent(packet)
+                // A keyframe starts a segment: the one before it must be on disk by now.
+                if format == "hls" && packet.isKeyframe && packet.stream.kind == .video { try checkHLSSegments() }
             } catch {
-                current.abandon()
+                // HLS ends its playlist (players stop rather than wait for more); a network
+                // connection that broke is dropped.
+                if format != "hls" || (try? current.finish()) == nil { current.abandon() }
                 condition.withLock {
                     connection = nil
                     statistics_.isConnected = false
@@ -457,6 +589,11 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         // The end of the stream: the trailer, then closing says goodbye to the server.
         if let last = condition.withLock({ () -> Muxer? in defer { connection = nil }; return connection }) {
             if (try? last.finish()) == nil { last.abandon() }
+            if format == "hls" {
+                do { try checkHLSSegments() } catch {
+                    report(.failed(name: name, error: error as? ReelError ?? ReelError(.ioFailure, "\(error)")))
+                }
+            }
         }
         condition.withLock {
             phase = .finished
@@ -484,7 +621,7 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
     private func pause(_ time: MediaTime) {
         condition.withLock {
             let until = Date(timeIntervalSinceNow: time.seconds)
-            while phase == .sending && Date() < until { _ = condition.wait(until: until) }
+            while phase == .sending && !gate.isCancelled && Date() < until { _ = condition.wait(until: until) }
         }
     }
 

@@ -86,12 +86,12 @@ final class Muxer: PacketSink {
     /// blocking calls ask `gate`, so a stop or a deadline ends them. `name` is the address as
     /// messages may show it (without a stream key). `options` go to the connection, or for a
     /// format that opens its own files (HLS) to ``writeHeader(options:)``.
-    init(network url: URL, format: String, name: String, gate: InterruptGate, options: [String: String] = [:]) throws {
+    init(network url: URL, address: String, format: String, name: String, gate: InterruptGate, options: [String: String] = [:]) throws {
         guard let scratch = try? Packet() else {
             throw ReelError(.encodingFailed, "cannot allocate a packet", hint: "the system is out of memory")
         }
         var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
-        let allocated = avformat_alloc_output_context2(&ctx, nil, format, url.absoluteString)
+        let allocated = avformat_alloc_output_context2(&ctx, nil, format, address)
         guard allocated >= 0, let ctx else {
             throw FFmpeg.error(min(allocated, -1), "cannot set up a \(format) stream to \(name)", code: .unsupportedFormat)
         }
@@ -110,7 +110,7 @@ final class Muxer: PacketSink {
         defer { av_dict_free(&dictionary) }
         for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
         var callback = gate.callback
-        let opened = avio_open2(&ctx.pointee.pb, url.absoluteString, AVIO_FLAG_WRITE, &callback, &dictionary)
+        let opened = avio_open2(&ctx.pointee.pb, address, AVIO_FLAG_WRITE, &callback, &dictionary)
         if opened < 0 {
             closed = true
             throw FFmpeg.error(opened, "cannot connect to \(name)", code: .ioFailure)

@@ -91,6 +91,10 @@ import ReelTestSupport
             (["--stream", "rtmp://127.0.0.1/live/\(Self.key)", "--audio-codec", "opus"], "RTMP carries AAC audio"),
             (["--stream", "rtmp://127.0.0.1/live/\(Self.key)", "--pause-mode", "clips"], "--stream cannot be combined with --pause-mode clips"),
             (["--stream-key-file", "/nonexistent"], "--stream-key-file does nothing without --stream"),
+            (["--stream", "rtmp://127.0.0.1:99999/live/\(Self.key)"], "99999 is not a port"),
+            (["--stream", "srt://127.0.0.1:9000?mode=caler&streamid=\(Self.key)"], "SRT's mode is caller, listener or rendezvous"),
+            (["--stream", "srt://127.0.0.1?streamid=\(Self.key)"], "needs a port"),
+            (["--hls", dir.url.appendingPathComponent("100%").path], "holds '%'"),
             (["--stream", "rtmp://127.0.0.1/live", "--stream-key-file", "/nonexistent/key"], "cannot be read"),
         ]
         for (arguments, message) in cases {
@@ -107,6 +111,187 @@ import ReelTestSupport
         #expect(r.stderr.hasPrefix("reel: error: nothing accepts streams at rtmp://127.0.0.1:\(port)/live/*** (connection refused)"), "\(r.stderr)")
         #expect(!r.stderr.contains(Self.key))
         #expect(!FileManager.default.fileExists(atPath: file), "no file is left behind by a start that failed")
+        // A host that does not exist is named as such, not as an input/output error.
+        let unknown = try ReelBinary.run(["record"] + Self.recording + ["--duration", "1", "-o", file,
+                                          "--stream", "rtmp://no-such-host.invalid/live/\(Self.key)"])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("cannot find the host no-such-host.invalid"), "\(unknown.stderr)")
+        #expect(!unknown.stderr.contains(Self.key))
+        // An SRT listener on a port another program holds is refused, not left waiting for
+        // callers that go elsewhere.
+        let holder = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(holder) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, length) == 0 && getsockname(holder, $0, &length) == 0 }
+        }
+        try #require(bound)
+        let held = Int(UInt16(bigEndian: address.sin_port))
+        let listener = try ReelBinary.run(["record"] + Self.recording + ["--duration", "1", "-o", file,
+                                           "--stream", "srt://:\(held)?mode=listener"])
+        #expect(listener.status == 1)
+        #expect(listener.stderr.contains("UDP port \(held) is in use by another program"), "\(listener.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: file))
+    }
+
+    /// A stop while the server accepts the connection but never answers (a stalled ingest)
+    /// gives the start up at once: no wait for the connection's timeout, and no file.
+    @Test func aStopWhileTheServerIsSlowToAnswerGivesTheStartUp() throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("x.mp4")
+        // A listening socket that is never accepted: the kernel completes TCP's handshake,
+        // and RTMP's then waits for an answer that never comes.
+        let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(silent) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let listening = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(silent, $0, length) == 0 && listen(silent, 4) == 0 && getsockname(silent, $0, &length) == 0
+            }
+        }
+        try #require(listening)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let stderr = dir.url.appendingPathComponent("err.txt")
+        _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record"] + Self.recording + ["--duration", "5", "-o", file.path, "--stream", "rtmp://127.0.0.1:\(port)/live/\(Self.key)"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: stderr)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        // Connecting: the connection waits in the socket's backlog (seen by polling for it).
+        var pending = pollfd(fd: silent, events: Int16(POLLIN), revents: 0)
+        try #require(poll(&pending, 1, 30_000) == 1, "reel never connected")
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        let said = try String(contentsOf: stderr, encoding: .utf8)
+        #expect(process.terminationStatus == 1)
+        #expect(said.contains("stopped before the recording started; no file was written"), "\(said)")
+        #expect(!said.contains("did not answer"), "the stop did not wait for the connection's timeout: \(said)")
+        #expect(!said.contains(Self.key))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted() == ["err.txt"], "nothing is left, hidden or not")
+    }
+
+    /// A key is sent as typed, whatever characters it holds (a `URL` would escape `[`), and
+    /// `--stream-key-file` reads a pipe (`<(pass show key)`) as well as a file.
+    @Test func aKeyIsSentAsTypedAndReadFromAPipe() throws {
+        let server = try RTMPServer()
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("x.mp4")
+        let typed = try ReelBinary.run(["record"] + Self.recording + ["--duration", "1", "--faster-than-real-time", "-o", file.path,
+                                        "--stream", "rtmp://127.0.0.1:\(server.port)/live/a[1]"])
+        #expect(typed.status == 0, "\(typed.stderr)")
+        _ = serverRecordings(server, count: 1, frames: 30)
+        // (nginx escapes the name of its recording's file, so its log says what arrived.)
+        #expect(server.log.contains("publish: name='a[1]'"), "nginx log:\n\(server.log)")
+        let script = "exec \"$0\" record \(Self.recording.joined(separator: " ")) --duration 1 --faster-than-real-time "
+            + "-o '\(dir.url.appendingPathComponent("y.mp4").path)' --stream rtmp://127.0.0.1:\(server.port)/live --stream-key-file <(echo piped-key)"
+        let piped = try Subprocess.run(["bash", "-c", script, ReelBinary.url.path])
+        #expect(piped.status == 0, "\(piped.stderr)")
+        _ = serverRecordings(server, count: 2, frames: 30)
+        #expect(server.log.contains("publish: name='piped-key'"), "nginx log:\n\(server.log)")
+    }
+
+    /// What `--hls` writes plays in a browser: headless Chromium (whose player takes HLS
+    /// natively) loads the playlist from a web server, plays it to its end at 320x240 with no
+    /// error, for TS and fMP4 segments alike. The page reports each event back to the server
+    /// (a request the server logs), since a dumped page would not wait for playback.
+    @Test(arguments: ["ts", "fmp4"]) func hlsPlaysInChromium(segments: String) throws {
+        let browser = try #require(Subprocess.which("chromium"), "chromium is installed by scripts/install-deps")
+        let dir = try TemporaryDirectory()
+        let site = dir.url.appendingPathComponent("site")
+        let r = try ReelBinary.run(["record"] + Self.recording + ["--duration", "4", "--faster-than-real-time", "-o", dir.url.appendingPathComponent("x.mp4").path,
+                                    "--hls", site.appendingPathComponent("live").path, "--hls-window", "0", "--hls-segments", segments])
+        #expect(r.status == 0, "\(r.stderr)")
+        let page = """
+            <!doctype html><video id="v" muted autoplay playsinline></video><script>
+            const v = document.getElementById('v');
+            const tell = s => fetch('/report?' + encodeURIComponent(s));
+            ['loadedmetadata', 'ended', 'error'].forEach(e => v.addEventListener(e, () =>
+              tell(e + ' ' + v.videoWidth + 'x' + v.videoHeight + ' ' + (v.duration || 0).toFixed(2) + ' ' + v.currentTime.toFixed(2) + ' ' + (v.error ? v.error.message : ''))));
+            v.src = 'live/index.m3u8';
+            v.play().catch(e => tell('error ' + e));
+            </script>
+            """
+        try page.write(to: site.appendingPathComponent("play.html"), atomically: true, encoding: .utf8)
+        let log = dir.url.appendingPathComponent("server.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: try #require(Subprocess.which("python3")))
+        server.arguments = ["-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", site.path]
+        server.standardOutput = try FileHandle(forWritingTo: log)
+        server.standardError = server.standardOutput
+        try server.run()
+        // SIGKILL: the test runner's children may inherit SIGTERM ignored.
+        defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+        func logged() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+        func waitFor(_ what: String, _ found: () -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(90)
+            while !found() && Date() < deadline { usleep(100_000) }
+            return found()
+        }
+        try #require(waitFor("the server's port") { logged().contains(" port ") })
+        let port = try #require(logged().split(separator: " ").drop { $0 != "port" }.dropFirst().first.flatMap { Int($0) })
+        let chromium = Process()
+        chromium.executableURL = URL(fileURLWithPath: browser)
+        // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
+        chromium.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--autoplay-policy=no-user-gesture-required",
+                              "--user-data-dir=\(dir.url.appendingPathComponent("profile").path)", "http://127.0.0.1:\(port)/play.html"]
+        chromium.standardOutput = FileHandle.nullDevice
+        chromium.standardError = FileHandle.nullDevice
+        try chromium.run()
+        defer { if chromium.isRunning { kill(chromium.processIdentifier, SIGKILL) }; chromium.waitUntilExit() }
+        let reports = { logged().split(separator: "\n").compactMap { line -> String? in
+            guard let range = line.range(of: "GET /report?") else { return nil }
+            return String(line[range.upperBound...].prefix { $0 != " " }).removingPercentEncoding
+        } }
+        let ended = waitFor("the end") { reports().contains { $0.hasPrefix("ended") || $0.hasPrefix("error") } }
+        #expect(ended, "the browser reported: \(reports())")
+        let end = reports().first { $0.hasPrefix("ended") || $0.hasPrefix("error") } ?? ""
+        let parts = end.split(separator: " ")
+        #expect(parts.first == "ended" && parts.count >= 4 && parts[1] == "320x240", "\(reports())")
+        if parts.count >= 4, let duration = Double(parts[2]), let reached = Double(parts[3]) {
+            #expect(abs(duration - 4) < 0.1, "the browser sees 4 s, not \(duration)")
+            #expect(abs(reached - duration) < 0.1, "played to the end: \(reached) of \(duration)")
+        }
+    }
+
+    /// HLS never writes over what is in its folder, and stops (the recording going on) when
+    /// its disk fills, which FFmpeg's HLS writer does not notice by itself.
+    @Test func hlsKeepsOffOtherFilesAndStopsOnAFullDisk() throws {
+        let dir = try TemporaryDirectory()
+        let hls = dir.url.appendingPathComponent("live")
+        try FileManager.default.createDirectory(at: hls, withIntermediateDirectories: true)
+        let other = hls.appendingPathComponent("index-00000.ts")
+        try Data("someone else's".utf8).write(to: other)
+        let refused = try ReelBinary.run(["record"] + Self.recording + ["--duration", "1", "-o", dir.url.appendingPathComponent("a.mp4").path,
+                                          "--hls", hls.path])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("index-00000.ts already exists, and HLS would write over it"), "\(refused.stderr)")
+        #expect(try String(contentsOf: other, encoding: .utf8) == "someone else's")
+
+        let disk = try SmallDisk(size: "3m")
+        let file = dir.url.appendingPathComponent("b.mp4")
+        let full = try ReelBinary.run(["record"] + Self.recording + ["--duration", "60", "--faster-than-real-time", "--json", "-o", file.path,
+                                       "--hls", disk.url.appendingPathComponent("live").path, "--hls-window", "0"])
+        #expect(full.status == 0, "the recording goes on: \(full.stderr)")
+        let failed = events(full.output).filter { $0["event"] as? String == "streamFailed" }
+        #expect(failed.count == 1 && (failed.first?["message"] as? String ?? "").contains("is full"), "\(full.output.suffix(600))")
+        #expect(try counters(file) == Array(0..<1800), "the file has every frame")
+        // What HLS wrote before it stopped plays whole: every listed segment decodes.
+        let playlist = disk.url.appendingPathComponent("live/index.m3u8")
+        // Ended, so that players (and the decoder here) stop rather than wait for more.
+        try #require(try String(contentsOf: playlist, encoding: .utf8).hasSuffix("#EXT-X-ENDLIST\n"))
+        let played = try counters(playlist)
+        #expect(played.count >= 300 && played == Array(0..<Int64(played.count)), "\(played.count) frames")
     }
 
     @Test func aServerKilledAndRestartedMidStreamIsRiddenOut() throws {
