@@ -55,6 +55,11 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         /// HLS: MPEG-TS segments (`.ts`, every player) or fragmented MP4 (`.m4s` and an
         /// `init.mp4`).
         public var segmentFormat: SegmentFormat
+        /// RTMPS: the certificate authorities the server's certificate must be signed by (a
+        /// PEM file). `nil` (the default) takes `SSL_CERT_FILE` from the environment if set,
+        /// else the system's. The certificate is always checked, and must name the host:
+        /// the stream key goes to no one else.
+        public var certificateAuthorities: URL? = nil
 
         /// The kind of HLS segments.
         public enum SegmentFormat: String, Sendable, Hashable, CaseIterable {
@@ -276,6 +281,9 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         return parts.string ?? "(an address that does not parse)"
     }
 
+    /// Whether the stream goes over TLS (`rtmps`).
+    private var isTLS: Bool { url.scheme?.lowercased() == "rtmps" }
+
     /// Whether the address is an SRT listener (`mode=listener`): it waits for callers.
     public var isListener: Bool {
         format == "mpegts" && (URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? [])
@@ -470,6 +478,13 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
             muxerOptions["rw_timeout"] = micros
             muxerOptions["send_buffer_size"] = String(options.sendBufferBytes)
         }
+        if isTLS {
+            // FFmpeg checks no certificate unless asked: the key would go to anyone in the way.
+            muxerOptions["tls_verify"] = "1"
+            if let authorities = options.certificateAuthorities?.path ?? ProcessInfo.processInfo.environment["SSL_CERT_FILE"], !authorities.isEmpty {
+                muxerOptions["ca_file"] = authorities
+            }
+        }
         do {
             let muxer = try Muxer(network: url, address: address, format: format, name: name, gate: gate, options: muxerOptions)
             for stream in streams { try muxer.add(stream) }
@@ -502,6 +517,11 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
                                                    : "check the stream id and passphrase",
                              errno: EPERM, averror: error.averror)
         }
+        if isTLS, error.averror == reel_averror(EIO), let host = url.host, isCertificateRefused(host: host) {
+            return ReelError(.permissionDenied, "the certificate of \(host) is not trusted, or is not for that name; nothing was sent to \(name)",
+                             hint: "if the server's certificate comes from an authority of your own, point SSL_CERT_FILE at it",
+                             averror: error.averror)
+        }
         if format != "hls", let host = url.host, !host.isEmpty, !Self.resolves(host) {
             return ReelError(.sourceUnavailable, "cannot find the host \(host) of \(name)",
                              hint: "check the address and the network", averror: error.averror)
@@ -512,6 +532,22 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         default: error.hint
         }
         return ReelError(error.code, "\(name): \(error.message)", hint: hint, errno: error.errno, averror: error.averror)
+    }
+
+    /// Whether a TLS handshake with the server succeeds when its certificate is not checked:
+    /// then the check is what failed. (The handshake alone sends no key.)
+    private func isCertificateRefused(host: String) -> Bool {
+        let probe = InterruptGate()
+        probe.arm(options.timeout)
+        var callback = probe.callback
+        var dictionary: OpaquePointer? = nil
+        defer { av_dict_free(&dictionary) }
+        av_dict_set(&dictionary, "tls_verify", "0", 0)
+        var context: UnsafeMutablePointer<AVIOContext>? = nil
+        let hostPart = host.contains(":") ? "[\(host)]" : host
+        let opened = avio_open2(&context, "tls://\(hostPart):\(url.port ?? 443)", AVIO_FLAG_WRITE, &callback, &dictionary)
+        avio_closep(&context)
+        return opened >= 0
     }
 
     /// Whether `host` has an address (a name the resolver knows, or a numeric address).

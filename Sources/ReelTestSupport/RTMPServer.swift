@@ -25,15 +25,33 @@ public final class RTMPServer: Sendable {
         let process: Process
     }
 
-    /// The nginx binary and the RTMP module, where Debian installs them.
+    /// The nginx binary and the RTMP and stream modules, where Debian installs them.
     static let nginx = "/usr/sbin/nginx"
     static let module = "/usr/lib/nginx/modules/ngx_rtmp_module.so"
+    static let streamModule = "/usr/lib/nginx/modules/ngx_stream_module.so"
+
+    /// The port that takes RTMPS, for a server made by ``withTLS()``.
+    public let tlsPort: Int?
+    /// The certificate (its own authority) the RTMPS port shows.
+    public var certificate: URL { directory.url.appendingPathComponent("certificate.pem") }
+
+    /// The RTMPS address of stream `key` (a server made by ``withTLS()``).
+    public func tlsURL(key: String) -> URL { URL(string: "rtmps://127.0.0.1:\(tlsPort ?? 0)/live/\(key)")! }
 
     /// Writes the configuration and starts nginx on a free port (or `port`).
     ///
     /// - Throws: when nginx or its RTMP module is missing (`scripts/install-deps` installs
     ///   them) or the server does not accept connections within 10 seconds.
-    public init(port: Int = 0) throws {
+    public convenience init(port: Int = 0) throws {
+        try self.init(port: port, withTLS: false)
+    }
+
+    /// Also takes RTMPS: nginx's stream module ends TLS on ``tlsPort`` with a certificate for
+    /// 127.0.0.1 made for this server (``certificate``, its own authority: a client trusts it
+    /// only when told to) and passes the connection on to the RTMP port.
+    public static func withTLS() throws -> RTMPServer { try RTMPServer(port: 0, withTLS: true) }
+
+    private init(port: Int, withTLS: Bool) throws {
         guard FileManager.default.isExecutableFile(atPath: Self.nginx), FileManager.default.fileExists(atPath: Self.module) else {
             throw ReelError(.sourceUnavailable, "nginx with the RTMP module is missing", hint: "apt-get install nginx-light libnginx-mod-rtmp")
         }
@@ -44,9 +62,33 @@ public final class RTMPServer: Sendable {
         chmod(directory.url.appendingPathComponent("record").path, 0o777)
         self.port = port == 0 ? try Self.freePort() : port
         let user = getuid() == 0 ? "user root root;\n" : ""
+        var tls = ""
+        if withTLS {
+            guard FileManager.default.fileExists(atPath: Self.streamModule) else {
+                throw ReelError(.sourceUnavailable, "nginx's stream module is missing", hint: "apt-get install libnginx-mod-stream")
+            }
+            let made = try Subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+                                           "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", directory.url.appendingPathComponent("key.pem").path,
+                                           "-out", directory.url.appendingPathComponent("certificate.pem").path])
+            guard made.status == 0 else { throw ReelError(.ioFailure, "openssl could not make a certificate: \(made.stderr)") }
+            tlsPort = try Self.freePort()
+            tls = """
+                stream {
+                    server {
+                        listen 127.0.0.1:\(tlsPort!) ssl;
+                        ssl_certificate \(directory.url.appendingPathComponent("certificate.pem").path);
+                        ssl_certificate_key \(directory.url.appendingPathComponent("key.pem").path);
+                        proxy_pass 127.0.0.1:\(self.port);
+                    }
+                }
+
+                """
+        } else {
+            tlsPort = nil
+        }
         let config = """
             load_module \(Self.module);
-            \(user)daemon off;
+            \(withTLS ? "load_module \(Self.streamModule);\n" : "")\(user)daemon off;
             master_process off;
             worker_processes 1;
             pid \(directory.url.path)/nginx.pid;
@@ -64,7 +106,7 @@ public final class RTMPServer: Sendable {
                     }
                 }
             }
-
+            \(tls)
             """
         try config.write(to: directory.url.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
         try launch()
@@ -144,7 +186,7 @@ public final class RTMPServer: Sendable {
         running.withLock { $0 = ProcessBox(process: process) }
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
-            if Self.accepts(port: port) { return }
+            if Self.accepts(port: port) && (tlsPort.map(Self.accepts) ?? true) { return }
             if !process.isRunning { break }
             usleep(20_000)
         }

@@ -180,6 +180,29 @@ import ReelTestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted() == ["err.txt"], "nothing is left, hidden or not")
     }
 
+    /// RTMPS checks the server's certificate (FFmpeg would not by itself): a server whose
+    /// authority is trusted (here through `SSL_CERT_FILE`) gets every frame; one that is not
+    /// is refused before the key is sent, and no file is left.
+    @Test func rtmpsSendsOnlyToAServerWithATrustedCertificate() throws {
+        let server = try RTMPServer.withTLS()
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("trusted.mp4")
+        let address = server.tlsURL(key: Self.key).absoluteString
+        let trusted = try ReelBinary.run(["record"] + Self.recording + ["--duration", "1", "--faster-than-real-time", "-o", file.path,
+                                          "--stream", address], environment: ["SSL_CERT_FILE": server.certificate.path])
+        #expect(trusted.status == 0, "\(trusted.stderr)")
+        let received = try #require(serverRecordings(server, count: 1, frames: 30).first, "nginx log:\n\(server.log)")
+        #expect(try counters(received) == Array(0..<30), "the server received every frame over TLS")
+        let other = dir.url.appendingPathComponent("untrusted.mp4")
+        let untrusted = try ReelBinary.run(["record"] + Self.recording + ["--duration", "1", "--faster-than-real-time", "-o", other.path,
+                                            "--stream", address], environment: ["SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt"])
+        #expect(untrusted.status == 1)
+        #expect(untrusted.stderr.contains("the certificate of 127.0.0.1 is not trusted"), "\(untrusted.stderr)")
+        #expect(!untrusted.stderr.contains(Self.key))
+        #expect(!FileManager.default.fileExists(atPath: other.path))
+        #expect(server.recordings.count == 1, "nothing more reached the server")
+    }
+
     /// A key is sent as typed, whatever characters it holds (a `URL` would escape `[`), and
     /// `--stream-key-file` reads a pipe (`<(pass show key)`) as well as a file.
     @Test func aKeyIsSentAsTypedAndReadFromAPipe() throws {
