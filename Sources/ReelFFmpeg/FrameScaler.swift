@@ -40,7 +40,7 @@ public final class FrameScaler {
     ///
     /// Rectangles must have even origins and lie inside their frames. The same
     /// format at the same size is copied row by row; anything else goes through libswscale
-    /// (RGB becomes limited-range BT.709 YUV, as the encoder does).
+    /// (RGB becomes limited-range BT.709 YUV, as the encoder does, and BT.709 YUV full-range RGB).
     public func draw(_ source: VideoFrame, crop: PixelRect? = nil, into destination: VideoFrame, at rect: PixelRect) throws {
         let from = crop ?? PixelRect(x: 0, y: 0, width: source.width, height: source.height)
         guard Self.isUsable(from, in: source.size), Self.isUsable(rect, in: destination.size) else {
@@ -67,9 +67,13 @@ public final class FrameScaler {
             copyPlanes(format: source.format, size: rect.size)
             return
         }
-        // Full-range RGB becomes limited-range BT.709 YUV.
-        let colour = source.format == .bgra && destination.format != .bgra
-            ? Scaler.Colour(source: SWS_CS_ITU709, sourceFullRange: true, destination: SWS_CS_ITU709, destinationFullRange: false) : nil
+        // Full-range RGB becomes limited-range BT.709 YUV, and back: Reel's YUV is BT.709
+        // (what the encoder tags), where libswscale would read it as BT.601 by default.
+        let colour: Scaler.Colour? = switch (source.format == .bgra, destination.format == .bgra) {
+        case (true, false): Scaler.Colour(source: SWS_CS_ITU709, sourceFullRange: true, destination: SWS_CS_ITU709, destinationFullRange: false)
+        case (false, true): Scaler.Colour(source: SWS_CS_ITU709, sourceFullRange: false, destination: SWS_CS_ITU709, destinationFullRange: true)
+        default: nil
+        }
         let shape = Scaler.Shape(sourceSize: from.size, sourceFormat: VideoEncoder.avPixelFormat(source.format).rawValue,
                                  destinationSize: rect.size, destinationFormat: VideoEncoder.avPixelFormat(destination.format).rawValue,
                                  filter: flags, colour: colour)
