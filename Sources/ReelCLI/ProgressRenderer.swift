@@ -84,7 +84,7 @@ final class ProgressRenderer: @unchecked Sendable {
                     if let held = replayHolding?() { line += " (\(Format.bytes(held.bytes)) held)" }
                 }
                 if pauseMakesClips && p.clipCount > 1 { line += "  clip \(p.clipCount)" }
-                line += p.streams.map(StreamProgress.line).joined()
+                line += StreamProgress.line(p.streams)
                 if controlsHint {
                     line += "  [space] pause/resume" + (swapHint ? "  [s] swap" : "") + (replay != nil ? "  [r] save replay" : "") + "  [q] stop"
                 }

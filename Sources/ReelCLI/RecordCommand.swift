@@ -137,7 +137,11 @@ struct RecordCommand {
         } catch let error as ReelError {
             return fail(error)
         } catch {
-            return fail(ReelError(.ioFailure, "cannot create the --hls folder: \(error.localizedDescription)", hint: "check the path and its permissions"))
+            // Foundation's error wraps the system's reason (a file in the way, no permission).
+            let reason = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError).map { Syscall.describe(Int32($0.code)) }
+                ?? (error as NSError).localizedDescription
+            let folder = options.hls?.folder.path ?? "the --hls folder"
+            return fail(ReelError(.ioFailure, "cannot create the --hls folder \(folder): \(reason)", hint: "check the path and its permissions"))
         }
         if let replay {
             recorder = options.writesFile ? Recorder(url: url, settings: settings, replayBuffer: replay.buffer, sinks: streams)

@@ -41,6 +41,14 @@ extension RecordOptions {
                 throw UsageError("--stream needs an rtmp://HOST/APP/KEY, rtmps://… or srt://HOST:PORT address, not \(shown)")
             }
             try Self.checkPortAndMode(url)
+            // "host:" with nothing after the colon: URL takes it as no port at all.
+            let authority = text.components(separatedBy: "://").dropFirst().first?.prefix { $0 != "/" && $0 != "?" && $0 != "#" } ?? ""
+            if authority.hasSuffix(":") {
+                throw UsageError("--stream \(LiveStream.redacted(url)): the port after '\(authority)' is missing (write host:PORT, or leave out the ':')")
+            }
+            if addresses.contains(text) {
+                throw UsageError("--stream \(LiveStream.redacted(url)) is given twice (a server takes one stream per key)")
+            }
             urls.append(url)
             addresses.append(text)
         }
@@ -134,11 +142,14 @@ extension RecordOptions {
     /// The key in the file at `path`: its text without surrounding white space, one line.
     static func readKey(_ path: String) throws -> String {
         // Read to the end rather than by the file's size: a pipe (`<(pass show key)`) has none.
-        guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.read(upToCount: 65_536),
-              let text = String(data: data, encoding: .utf8) else {
-            throw UsageError("--stream-key-file \(path) cannot be read (check the path and its permissions)")
+        let cannotRead = UsageError("--stream-key-file \(path) cannot be read (check the path and its permissions)")
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw cannotRead }
+        defer { try? handle.close() }
+        // Nothing at all (an empty file) reads as nil: that is an empty key, said below.
+        guard let data = try? handle.read(upToCount: 65_536) ?? Data() else { throw cannotRead }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw UsageError("--stream-key-file \(path) does not hold text (it should hold the stream key)")
         }
-        try? handle.close()
         let key = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !key.isEmpty else { throw UsageError("--stream-key-file \(path) is empty (it should hold the stream key)") }
         guard !key.contains(where: { $0.isWhitespace || $0.isNewline }) else {

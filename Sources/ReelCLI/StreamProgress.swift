@@ -6,16 +6,26 @@ import Reel
 enum StreamProgress {
     /// The fields of one stream in a JSON `progress` event.
     static func json(_ s: LiveStream.Statistics) -> [String: Any] {
-        ["stream": s.name, "connected": s.isConnected, "bytesSent": s.bytesSent, "bitrate": s.bitrate,
-         "queuedBytes": s.queuedBytes, "droppedFrames": s.droppedFrames, "droppedGroups": s.droppedGroups,
-         "reconnects": s.reconnects]
+        var object: [String: Any] = ["stream": s.name, "connected": s.isConnected, "bytesSent": s.bytesSent, "bitrate": s.bitrate,
+                                     "queuedBytes": s.queuedBytes, "droppedFrames": s.droppedFrames, "droppedGroups": s.droppedGroups,
+                                     "reconnects": s.reconnects]
+        if let failure = s.failure { object["failed"] = failure.description }
+        return object
     }
 
-    /// One stream's part of the terminal's progress line: `  ↑ 2.5 Mb/s 0 dropped`, with
-    /// reconnects when there were some, or `  ↑ reconnecting`.
-    static func line(_ s: LiveStream.Statistics) -> String {
-        guard s.isConnected else { return "  ↑ reconnecting (\(s.droppedFrames) dropped)" }
-        var text = String(format: "  ↑ %.1f Mb/s %lld dropped", Double(s.bitrate) / 1_000_000, s.droppedFrames)
+    /// The streams' part of the terminal's progress line: `  ↑ 2.5 Mb/s 0 dropped` for each,
+    /// numbered `↑1`, `↑2` (in the order of the summary's lines) when there are several.
+    static func line(_ streams: [LiveStream.Statistics]) -> String {
+        streams.enumerated().map { line($1, label: streams.count > 1 ? "↑\($0 + 1)" : "↑") }.joined()
+    }
+
+    /// One stream's part of the progress line: its rate and drops, with reconnects when there
+    /// were some; or `reconnecting`, `stopped` (failed for good), `ended`.
+    static func line(_ s: LiveStream.Statistics, label: String) -> String {
+        if s.failure != nil { return "  \(label) stopped (\(s.droppedFrames) dropped)" }
+        if s.hasEnded { return "  \(label) ended (\(s.droppedFrames) dropped)" }
+        guard s.isConnected else { return "  \(label) reconnecting (\(s.droppedFrames) dropped)" }
+        var text = "  \(label) " + String(format: "%.1f Mb/s %lld dropped", Double(s.bitrate) / 1_000_000, s.droppedFrames)
         if s.reconnects > 0 { text += " \(s.reconnects) reconnect\(s.reconnects == 1 ? "" : "s")" }
         return text
     }
@@ -27,6 +37,7 @@ extension StreamProgress {
         var text = "\(s.name): \(Format.bytes(s.bytesSent)) sent, \(s.droppedFrames) frames dropped"
         if s.droppedGroups > 0 { text += " (\(s.droppedGroups) group\(s.droppedGroups == 1 ? "" : "s") of pictures)" }
         text += ", \(s.reconnects) reconnect\(s.reconnects == 1 ? "" : "s")"
+        if let failure = s.failure { text += "; stopped early: \(failure.message)" }
         return text
     }
 }

@@ -506,7 +506,10 @@ public final class AssetWriter: @unchecked Sendable {
         try encoder.finishVideo()
         if !heldPackets.isEmpty { try writeHeldPackets() }
         try encoder.finishAudio()
-        try encoder.finishSinks()
+        // The file is finished first: a live stream still sending what it queued (for up to
+        // its timeout, on a slow link) holds up nothing the user recorded.
+        var sinksFinished = false
+        defer { if !sinksFinished { try? encoder.finishSinks() } }
         try muxer.finish()
         // Replacing a file with a recording that has a video track but got no frame of it
         // (stopped in its first moments: a little audio at most) would lose the old file for
@@ -545,6 +548,8 @@ public final class AssetWriter: @unchecked Sendable {
             duration = max(duration, MediaTime(value: written, timescale: Int32(a.settings.sampleRate)))
         }
         let bytes = Self.fileSize(url) ?? muxer.bytesWritten
+        sinksFinished = true
+        try encoder.finishSinks()
         return Summary(url: url, duration: duration, videoFrames: videoFramesMuxed, audioSamples: samples, bytes: bytes,
                        finalisation: finalisation)
     }

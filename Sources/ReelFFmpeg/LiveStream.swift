@@ -112,6 +112,11 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         public var droppedBytes: Int64
         /// How many times the stream connected again after losing its connection.
         public var reconnects: Int
+        /// Why the stream stopped for good before the recording did (HLS that could not be
+        /// written), if it did.
+        public var failure: ReelError? = nil
+        /// Whether the stream has ended (the recording stopped, or it failed).
+        public var hasEnded = false
     }
 
     /// Something that happened to a live stream.
@@ -260,15 +265,20 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         if url.isFileURL { return url.path }  // HLS into a folder: a path holds no key
         guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(an address that does not parse)" }
         if parts.password != nil { parts.password = "***" }
-        if let items = parts.queryItems, !items.isEmpty {
+        let isRTMP = (parts.scheme?.lowercased() ?? "").hasPrefix("rtmp")
+        if isRTMP {
+            // RTMP has no settings in a query: whatever follows a '?' is part of the key.
+            if let query = parts.percentEncodedQuery, !query.isEmpty { parts.percentEncodedQuery = "***" }
+        } else if let items = parts.queryItems, !items.isEmpty {
+            // SRT's plain settings are shown; any other value, or a word alone, is not.
             parts.queryItems = items.map {
-                URLQueryItem(name: $0.name, value: $0.value == nil || Self.plainQueryItems.contains($0.name.lowercased()) ? $0.value : "***")
+                guard let value = $0.value else { return URLQueryItem(name: "***", value: nil) }
+                return URLQueryItem(name: $0.name, value: Self.plainQueryItems.contains($0.name.lowercased()) ? value : "***")
             }
         }
         // RTMP: the application is shown, everything after it (the key, with any '/', '#' or
         // escaped character in it) is not; other schemes carry no path but a key, if any.
         let segments = parts.path.split(separator: "/", omittingEmptySubsequences: true)
-        let isRTMP = (parts.scheme?.lowercased() ?? "").hasPrefix("rtmp")
         if isRTMP {
             // One part alone is the application (the key comes from elsewhere).
             if segments.count >= 2 || parts.fragment != nil {
@@ -349,7 +359,13 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         if isListener { try checkListenerPort() }
         // A listener waits for callers on its thread; anything else connects now, so that an
         // address that does not answer fails the start.
-        let first = isListener ? nil : try connect(streams)
+        let first: Muxer?
+        do {
+            first = isListener ? nil : try connect(streams)
+        } catch {
+            if format == "hls" { releaseEmptyPlaylist() }
+            throw error
+        }
         condition.withLock {
             connection = first
             phase = .sending
@@ -373,6 +389,29 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
             throw ReelError(.fileExists, "\(folder.appendingPathComponent(taken).path) already exists, and HLS would write over it",
                             hint: "give HLS an empty folder of its own")
         }
+        // The playlist's name is taken now, empty (FFmpeg writes it first after a segment):
+        // a second recording into the folder is refused, and a folder that cannot be written
+        // fails the start.
+        let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            let code = errno
+            if code == EEXIST { throw ReelError(.fileExists, "\(url.path) already exists", hint: "give HLS an empty folder of its own") }
+            throw ReelError(code == EACCES || code == EROFS || code == EPERM ? .permissionDenied : .ioFailure,
+                            "cannot write HLS into \(folder.path): \(String(cString: strerror(code)))",
+                            hint: "check the folder's permissions, or choose another", errno: code)
+        }
+        close(fd)
+        claimedPlaylist = true
+    }
+
+    /// Whether ``checkHLSFolder()`` took the playlist's name (an empty file until FFmpeg's).
+    private var claimedPlaylist = false
+
+    /// Removes the playlist's placeholder if nothing was ever written into it.
+    private func releaseEmptyPlaylist() {
+        guard claimedPlaylist else { return }
+        var info = stat()
+        if stat(url.path, &info) == 0 && info.st_size == 0 { unlink(url.path) }
     }
 
     /// FFmpeg 5.1's HLS writer only logs a segment it cannot open (a full disk, a folder
@@ -388,7 +427,8 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
             let rate = condition.withLock { statistics_.bitrate } / 8
             let needed = max(1 << 20, Int64(Double(rate) * options.segmentDuration.seconds * 2))
             if free < needed {
-                throw ReelError(.insufficientStorage, "the disk of \(folder.path) is full (\(free / 1000) kB free)",
+                throw ReelError(.insufficientStorage,
+                                "the disk of \(folder.path) is nearly full (\(free / 1000) kB free, less than two more segments need)",
                                 hint: "free some space there")
             }
         }
@@ -446,8 +486,28 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         guard wasSending else { return }
         // Nobody to send to (a listener without a caller, a server away): stop waiting at once.
         if condition.withLock({ connection == nil }) { gate.cancel() }
-        gate.arm(options.timeout)
         done.wait()
+    }
+
+    /// When a stop's sending of what waits ends (``Options/timeout`` after ``finish()``), as
+    /// `CLOCK_MONOTONIC`-based `DispatchTime` nanoseconds; set once.
+    private var finishBy: UInt64?
+
+    /// Arms the gate for a blocking call: the per-call timeout while sending, or what is left
+    /// of the stop's time once finishing. Returns false when that time is up.
+    private func armGate(finishing: Bool) -> Bool {
+        guard finishing else {
+            gate.arm(options.timeout)
+            return true
+        }
+        let deadline = condition.withLock { () -> UInt64 in
+            if finishBy == nil { finishBy = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, options.timeout.nanoseconds)) }
+            return finishBy!
+        }
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard now < deadline else { return false }
+        gate.arm(MediaTime(value: Int64(deadline - now), timescale: 1_000_000_000))
+        return true
     }
 
     /// Gives up at once: a ``begin()`` connecting on another thread throws, nothing more is
@@ -499,6 +559,24 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
     }
 
     private var isFinishing: Bool { condition.withLock { phase == .finishing } }
+
+    /// Turns a failure to send on a connection that worked into an error that says what
+    /// happened (not what to check at the start: the address and key were good).
+    private func explainBreak(_ error: ReelError) -> ReelError {
+        if isListener {
+            return ReelError(.ioFailure, "the player calling \(name) went away; waiting for the next", averror: error.averror)
+        }
+        if gate.hasExpired || error.averror == reel_averror(ETIMEDOUT) {
+            return ReelError(.ioFailure, "\(name) stopped taking the stream for \(options.timeout.seconds) s", errno: ETIMEDOUT, averror: error.averror)
+        }
+        return ReelError(error.code, "\(name): the connection broke (\(Self.cause(of: error)))", errno: error.errno, averror: error.averror)
+    }
+
+    /// The system's or FFmpeg's words for what went wrong, without Reel's message around them.
+    private static func cause(of error: ReelError) -> String {
+        if let averror = error.averror, averror < 0 { return FFmpeg.describe(averror) }
+        return error.message
+    }
 
     /// Turns a failure to connect or send into an error that says what happened.
     private func explain(_ error: ReelError) -> ReelError {
@@ -570,7 +648,7 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
             while queue.isEmpty && phase == .sending { condition.wait() }
             let finishing = phase != .sending
             let current = connection
-            if (finishing && (queue.isEmpty || current == nil || gate.hasExpired)) || gate.isCancelled {
+            if (finishing && (queue.isEmpty || current == nil)) || gate.isCancelled {
                 condition.unlock()
                 break
             }
@@ -597,8 +675,13 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
             let packet = queue.pop()
             condition.unlock()
             guard let packet else { continue }
+            // A stop sends what waits for the stream's timeout, and no longer: the rest is
+            // counted as dropped below.
+            guard armGate(finishing: finishing) else {
+                condition.withLock { queue.dropTaken(packet) }
+                break
+            }
             do {
-                if !finishing { gate.arm(options.timeout) }
                 try current.write(packet)
                 if !finishing { gate.disarm() }
                 sent(packet)
@@ -614,26 +697,37 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
                     statistics_.bitrate = 0
                     queue.awaitKeyframe()
                 }
-                let failure = (error as? ReelError).map(explain) ?? ReelError(.ioFailure, "\(name): \(error)")
+                let failure = format == "hls" ? (error as? ReelError).map(explain) ?? ReelError(.ioFailure, "\(name): \(error)")
+                                              : (error as? ReelError).map(explainBreak) ?? ReelError(.ioFailure, "\(name): \(error)")
                 if format == "hls" {
+                    condition.withLock { statistics_.failure = failure }
                     if !finishing { report(.failed(name: name, error: failure)) }
                     break
                 }
                 if link.broke() && !finishing { report(.interrupted(name: name, error: failure)) }
             }
         }
-        // The end of the stream: the trailer, then closing says goodbye to the server.
+        // What a stop could not send in its time (or a stream down at the stop) is dropped,
+        // and counted so.
+        condition.withLock { if !queue.isEmpty { queue.dropWaiting() } }
+        // The end of the stream: the trailer, then closing says goodbye to the server (in
+        // what is left of the stop's time, at least a moment).
         if let last = condition.withLock({ () -> Muxer? in defer { connection = nil }; return connection }) {
+            if !armGate(finishing: true) { gate.arm(MediaTime(value: 1, timescale: 2)) }
             if (try? last.finish()) == nil { last.abandon() }
             if format == "hls" {
                 do { try checkHLSSegments() } catch {
-                    report(.failed(name: name, error: error as? ReelError ?? ReelError(.ioFailure, "\(error)")))
+                    let failure = error as? ReelError ?? ReelError(.ioFailure, "\(error)")
+                    condition.withLock { statistics_.failure = failure }
+                    report(.failed(name: name, error: failure))
                 }
             }
         }
+        if format == "hls" { releaseEmptyPlaylist() }
         condition.withLock {
             phase = .finished
             statistics_.isConnected = false
+            statistics_.hasEnded = true
         }
         done.signal()
     }

@@ -116,6 +116,9 @@ struct LiveStreamQueue {
         bytes = 0
     }
 
+    /// Counts `packet`, taken to be sent and then not sent (a stop's time ran out), as dropped.
+    mutating func dropTaken(_ packet: EncodedPacket) { drop(packet) }
+
     private mutating func drop(_ packet: EncodedPacket) {
         count(packet)
         if packet.stream.kind == .video && !groupCounted {

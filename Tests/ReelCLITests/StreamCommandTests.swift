@@ -81,6 +81,8 @@ import ReelTestSupport
         let file = dir.url.appendingPathComponent("x.mp4").path
         let keyFile = dir.url.appendingPathComponent("key.txt")
         try Data("other-key\n".utf8).write(to: keyFile)
+        let emptyKey = dir.url.appendingPathComponent("empty.txt")
+        try Data().write(to: emptyKey)
         let cases: [([String], String)] = [
             (["--stream", "rtmp://127.0.0.1/\(Self.key)"], "needs an application and a stream key"),
             (["--stream", "rtmp://127.0.0.1/live/\(Self.key)", "--stream-key-file", keyFile.path], "already has a stream key"),
@@ -95,6 +97,9 @@ import ReelTestSupport
             (["--stream", "srt://127.0.0.1:9000?mode=caler&streamid=\(Self.key)"], "SRT's mode is caller, listener or rendezvous"),
             (["--stream", "srt://127.0.0.1?streamid=\(Self.key)"], "needs a port"),
             (["--hls", dir.url.appendingPathComponent("100%").path], "holds '%'"),
+            (["--stream", "rtmp://127.0.0.1:/live/\(Self.key)"], "the port after '127.0.0.1:' is missing"),
+            (["--stream", "rtmp://127.0.0.1/live/\(Self.key)", "--stream", "rtmp://127.0.0.1/live/\(Self.key)"], "is given twice"),
+            (["--stream", "rtmp://127.0.0.1/live", "--stream-key-file", emptyKey.path], "is empty"),
             (["--stream", "rtmp://127.0.0.1/live", "--stream-key-file", "/nonexistent/key"], "cannot be read"),
         ]
         for (arguments, message) in cases {
@@ -221,6 +226,13 @@ import ReelTestSupport
         #expect(piped.status == 0, "\(piped.stderr)")
         _ = serverRecordings(server, count: 2, frames: 30)
         #expect(server.log.contains("publish: name='piped-key'"), "nginx log:\n\(server.log)")
+        // A key with a '?' in it: what follows is the key's too, never shown.
+        let script2 = "exec \"$0\" record \(Self.recording.joined(separator: " ")) --duration 1 --faster-than-real-time --json "
+            + "-o '\(dir.url.appendingPathComponent("z.mp4").path)' --stream rtmp://127.0.0.1:\(server.port)/live --stream-key-file <(echo 'abc?LEAKPART')"
+        let queried = try Subprocess.run(["bash", "-c", script2, ReelBinary.url.path])
+        #expect(queried.status == 0, "\(queried.stderr)")
+        #expect(!queried.output.contains("LEAKPART") && !queried.stderr.contains("LEAKPART"), "\(queried.output.suffix(400))")
+        #expect(queried.output.contains("rtmp://127.0.0.1:\(server.port)/live/***?***") || queried.output.contains("live\\/***?***"))
     }
 
     /// What `--hls` writes plays in a browser: headless Chromium (whose player takes HLS
@@ -301,13 +313,38 @@ import ReelTestSupport
         #expect(refused.stderr.contains("index-00000.ts already exists, and HLS would write over it"), "\(refused.stderr)")
         #expect(try String(contentsOf: other, encoding: .utf8) == "someone else's")
 
+        // Two recordings into one folder: the second is refused at once, before the first has
+        // written its playlist (its name is taken at the start).
+        let shared = dir.url.appendingPathComponent("shared")
+        let first = Process()
+        first.executableURL = ReelBinary.url
+        first.arguments = ["record"] + Self.recording + ["--duration", "4", "--json", "-o", dir.url.appendingPathComponent("c.mp4").path, "--hls", shared.path]
+        let firstOut = dir.url.appendingPathComponent("first.jsonl")
+        _ = FileManager.default.createFile(atPath: firstOut.path, contents: nil)
+        first.standardOutput = try FileHandle(forWritingTo: firstOut)
+        first.standardError = FileHandle.nullDevice
+        try first.run()
+        defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
+        let started = Date().addingTimeInterval(60)
+        while first.isRunning && Date() < started && !((try? String(contentsOf: firstOut, encoding: .utf8)) ?? "").contains("\"started\"") { usleep(20_000) }
+        let second = try ReelBinary.run(["record"] + Self.recording + ["--duration", "1", "-o", dir.url.appendingPathComponent("d.mp4").path,
+                                         "--hls", shared.path])
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("index.m3u8 already exists"), "\(second.stderr)")
+        first.waitUntilExit()
+        #expect(first.terminationStatus == 0)
+        #expect(try counters(shared.appendingPathComponent("index.m3u8")).count == 120, "the first recording's HLS is whole")
+
         let disk = try SmallDisk(size: "3m")
         let file = dir.url.appendingPathComponent("b.mp4")
         let full = try ReelBinary.run(["record"] + Self.recording + ["--duration", "60", "--faster-than-real-time", "--json", "-o", file.path,
                                        "--hls", disk.url.appendingPathComponent("live").path, "--hls-window", "0"])
         #expect(full.status == 0, "the recording goes on: \(full.stderr)")
         let failed = events(full.output).filter { $0["event"] as? String == "streamFailed" }
-        #expect(failed.count == 1 && (failed.first?["message"] as? String ?? "").contains("is full"), "\(full.output.suffix(600))")
+        #expect(failed.count == 1 && (failed.first?["message"] as? String ?? "").contains("is nearly full"), "\(full.output.suffix(600))")
+        let finished = try #require(events(full.output).first { $0["event"] as? String == "finished" })
+        let hlsStats = try #require((finished["streams"] as? [[String: Any]])?.first)
+        #expect((hlsStats["failed"] as? String ?? "").contains("is nearly full"), "the summary says HLS stopped early: \(hlsStats)")
         #expect(try counters(file) == Array(0..<1800), "the file has every frame")
         // What HLS wrote before it stopped plays whole: every listed segment decodes.
         let playlist = disk.url.appendingPathComponent("live/index.m3u8")

@@ -192,6 +192,31 @@ import ReelTestSupport
         #expect(gaps > 0, "frames were dropped in between, not only at the end: got \(got.count) frames \(got.first ?? -1)…\(got.last ?? -1); \(statistics)")
     }
 
+    /// A stop on a link slower than the stream sends what waits for the stream's timeout and
+    /// no longer (the file is finished first, whatever the link does): the rest is dropped and
+    /// counted, so every frame is either sent or reported dropped.
+    @Test func aStopOnASlowLinkSendsForTheTimeoutAndCountsTheRest() async throws {
+        let server = try RTMPServer()
+        let proxy = try ThrottlingProxy(targetPort: server.port, bytesPerSecond: 15_000)
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("local.mp4")
+        // A queue that holds everything: only the stop's timeout can end the sending.
+        let stream = try LiveStream(url: URL(string: "rtmp://127.0.0.1:\(proxy.port)/live/\(Self.key)")!,
+                                    options: .init(maxQueuedBytes: 64 << 20, timeout: MediaTime(seconds: 1), sendBufferBytes: 16 * 1024))
+        var settings = Self.settings(seconds: 6)
+        settings.video.keyframeInterval = 30
+        settings.video.rateControl = .crf(10)  // about 30 KB/s: twice what the link takes
+        let summary = try await record(Recorder(url: file, settings: settings, sinks: [stream]), clock: HostClock())
+        proxy.terminate()
+        #expect(try counters(file).count == 180, "the file keeps every frame")
+        let statistics = try #require(summary.streams.first)
+        #expect(statistics.queuedBytes == 0 && statistics.hasEnded, "\(statistics)")
+        #expect(statistics.droppedFrames >= 30, "what could not be sent in the stop's second is counted as dropped: \(statistics)")
+        let received = server.recordings(count: 1) { _ in true }.first
+        let got = try received.map(counters) ?? []
+        #expect(got.count + Int(statistics.droppedFrames) <= 180, "sent \(got.count) and dropped \(statistics.droppedFrames) of 180")
+    }
+
     /// The segments a playlist lists, in order.
     func segments(_ playlist: URL) throws -> [String] {
         try String(contentsOf: playlist, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
@@ -321,5 +346,9 @@ import ReelTestSupport
         #expect(LiveStream.redacted(URL(string: "srt://10.0.0.1:9000?mode=caller&streamid=abc&passphrase=xyz")!)
                 == "srt://10.0.0.1:9000?mode=caller&streamid=***&passphrase=***")
         #expect(LiveStream.redacted(URL(string: "rtmp://a.example/live")!) == "rtmp://a.example/live", "no key to hide")
+        // After a '?' an RTMP address holds more of its key, a word alone or not.
+        #expect(LiveStream.redacted(URL(string: "rtmp://a.example/live/abc?LEAKPART")!) == "rtmp://a.example/live/***?***")
+        #expect(LiveStream.redacted(URL(string: "rtmp://a.example/live/k?a=1&LEAKAMP")!) == "rtmp://a.example/live/***?***")
+        #expect(LiveStream.redacted(URL(string: "srt://10.0.0.1:9000?mode=caller&LEAKWORD")!) == "srt://10.0.0.1:9000?mode=caller&***")
     }
 }
