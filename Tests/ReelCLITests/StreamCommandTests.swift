@@ -124,17 +124,8 @@ import ReelTestSupport
         #expect(!unknown.stderr.contains(Self.key))
         // An SRT listener on a port another program holds is refused, not left waiting for
         // callers that go elsewhere.
-        let holder = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        defer { close(holder) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, length) == 0 && getsockname(holder, $0, &length) == 0 }
-        }
-        try #require(bound)
-        let held = Int(UInt16(bigEndian: address.sin_port))
+        let holder = try LoopbackSocket.heldUDPPort()
+        let held = holder.port
         let listener = try ReelBinary.run(["record"] + Self.recording + ["--duration", "1", "-o", file,
                                            "--stream", "srt://:\(held)?mode=listener"])
         #expect(listener.status == 1)
@@ -147,21 +138,9 @@ import ReelTestSupport
     @Test func aStopWhileTheServerIsSlowToAnswerGivesTheStartUp() throws {
         let dir = try TemporaryDirectory()
         let file = dir.url.appendingPathComponent("x.mp4")
-        // A listening socket that is never accepted: the kernel completes TCP's handshake,
-        // and RTMP's then waits for an answer that never comes.
-        let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(silent) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let listening = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(silent, $0, length) == 0 && listen(silent, 4) == 0 && getsockname(silent, $0, &length) == 0
-            }
-        }
-        try #require(listening)
-        let port = Int(UInt16(bigEndian: address.sin_port))
+        // A server that takes the connection and never answers RTMP's handshake.
+        let silent = try LoopbackSocket.silentServer()
+        let port = silent.port
         let stderr = dir.url.appendingPathComponent("err.txt")
         _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
         let process = Process()
@@ -173,8 +152,7 @@ import ReelTestSupport
         try process.run()
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         // Connecting: the connection waits in the socket's backlog (seen by polling for it).
-        var pending = pollfd(fd: silent, events: Int16(POLLIN), revents: 0)
-        try #require(poll(&pending, 1, 30_000) == 1, "reel never connected")
+        try #require(silent.waitForConnection(seconds: 30), "reel never connected")
         kill(process.processIdentifier, SIGINT)
         process.waitUntilExit()
         let said = try String(contentsOf: stderr, encoding: .utf8)
@@ -220,16 +198,18 @@ import ReelTestSupport
         _ = serverRecordings(server, count: 1, frames: 30)
         // (nginx escapes the name of its recording's file, so its log says what arrived.)
         #expect(server.log.contains("publish: name='a[1]'"), "nginx log:\n\(server.log)")
-        let script = "exec \"$0\" record \(Self.recording.joined(separator: " ")) --duration 1 --faster-than-real-time "
-            + "-o '\(dir.url.appendingPathComponent("y.mp4").path)' --stream rtmp://127.0.0.1:\(server.port)/live --stream-key-file <(echo piped-key)"
-        let piped = try Subprocess.run(["bash", "-c", script, ReelBinary.url.path])
+        /// reel run by bash with the key in a pipe (`<(echo KEY)`).
+        func withPipedKey(_ key: String, into name: String) throws -> CommandResult {
+            let script = "exec \"$0\" record \(Self.recording.joined(separator: " ")) --duration 1 --faster-than-real-time --json "
+                + "-o '\(dir.url.appendingPathComponent(name).path)' --stream rtmp://127.0.0.1:\(server.port)/live --stream-key-file <(echo '\(key)')"
+            return try Subprocess.run(["bash", "-c", script, ReelBinary.url.path])
+        }
+        let piped = try withPipedKey("piped-key", into: "y.mp4")
         #expect(piped.status == 0, "\(piped.stderr)")
         _ = serverRecordings(server, count: 2, frames: 30)
         #expect(server.log.contains("publish: name='piped-key'"), "nginx log:\n\(server.log)")
         // A key with a '?' in it: what follows is the key's too, never shown.
-        let script2 = "exec \"$0\" record \(Self.recording.joined(separator: " ")) --duration 1 --faster-than-real-time --json "
-            + "-o '\(dir.url.appendingPathComponent("z.mp4").path)' --stream rtmp://127.0.0.1:\(server.port)/live --stream-key-file <(echo 'abc?LEAKPART')"
-        let queried = try Subprocess.run(["bash", "-c", script2, ReelBinary.url.path])
+        let queried = try withPipedKey("abc?LEAKPART", into: "z.mp4")
         #expect(queried.status == 0, "\(queried.stderr)")
         #expect(!queried.output.contains("LEAKPART") && !queried.stderr.contains("LEAKPART"), "\(queried.output.suffix(400))")
         #expect(queried.output.contains("rtmp://127.0.0.1:\(server.port)/live/***?***") || queried.output.contains("live\\/***?***"))

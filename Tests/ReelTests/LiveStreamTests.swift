@@ -108,19 +108,8 @@ import ReelTestSupport
     /// answered: the start is given up at once (not at the stream's 5 s timeout), no file is
     /// left, and the recorder says it never ran.
     @Test func aStopWhileAStreamConnectsGivesTheStartUp() async throws {
-        let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(silent) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let listening = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(silent, $0, length) == 0 && listen(silent, 4) == 0 && getsockname(silent, $0, &length) == 0
-            }
-        }
-        try #require(listening)
-        let port = Int(UInt16(bigEndian: address.sin_port))
+        let silent = try LoopbackSocket.silentServer()
+        let port = silent.port
         let dir = try TemporaryDirectory()
         let file = dir.url.appendingPathComponent("local.mp4")
         // A timeout far longer than any test: only the stop can end this start.
@@ -131,8 +120,7 @@ import ReelTestSupport
         try session.addInput(TestPatternSource(size: Self.size))
         try session.addOutput(recorder)
         let starting = Task { try await session.start() }
-        var pending = pollfd(fd: silent, events: Int16(POLLIN), revents: 0)
-        try #require(poll(&pending, 1, 30_000) == 1, "the stream never connected")
+        try #require(silent.waitForConnection(seconds: 30), "the stream never connected")
         await session.stop()
         try await starting.value
         await #expect(throws: ReelError.self) { try await recorder.result() }
