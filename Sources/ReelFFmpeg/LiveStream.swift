@@ -142,20 +142,20 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
     /// How the stream sends.
     public let options: Options
     /// libavformat's muxer for the address's protocol.
-    private let format: String
+    let format: String
 
-    private let condition = NSCondition()
+    let condition = NSCondition()
     // Guarded by `condition`:
     private var streams: [EncodedStream] = []
     private var queue: LiveStreamQueue
     private var phase = Phase.configuring
-    private var statistics_: Statistics
+    var statistics_: Statistics
     private var eventHandler: (@Sendable (Event) -> Void)?
     private var connection: Muxer?
     /// Where the sender thread is; decided under the lock.
     private enum Phase { case configuring, sending, finishing, finished }
 
-    private let gate = InterruptGate()
+    let gate = InterruptGate()
     private let done = DispatchSemaphore(value: 0)
     private var meter = (bytes: Int64(0), since: DispatchTime.now().uptimeNanoseconds)
 
@@ -238,26 +238,6 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         }
     }
 
-    /// What the HLS muxer is told: segment length, window, segment kind, names beside the playlist.
-    private var hlsOptions: [String: String] {
-        var o: [String: String] = [
-            "hls_time": String(format: "%.3f", options.segmentDuration.seconds),
-            "hls_list_size": String(options.playlistWindow ?? 0),
-            "hls_segment_type": options.segmentFormat == .fmp4 ? "fmp4" : "mpegts",
-        ]
-        // A pattern (FFmpeg 5.1 cannot escape a '%' in it: such paths are refused at init).
-        let stem = url.deletingPathExtension().lastPathComponent
-        let folder = url.deletingLastPathComponent().path
-        o["hls_segment_filename"] = "\(folder)/\(stem)-%05d.\(options.segmentFormat == .fmp4 ? "m4s" : "ts")"
-        if options.segmentFormat == .fmp4 { o["hls_fmp4_init_filename"] = "\(stem)-init.mp4" }
-        // A rolling window deletes what left it; a whole event keeps every segment.
-        if options.playlistWindow != nil { o["hls_flags"] = "delete_segments+independent_segments" } else {
-            o["hls_playlist_type"] = "event"
-            o["hls_flags"] = "independent_segments"
-        }
-        return o
-    }
-
     /// `url` as it may be shown: the last part of a path of two parts or more (an RTMP
     /// address's stream key), a password, and the values of query items (SRT's `streamid`,
     /// `passphrase`) become `***`. Any scheme is redacted so, for messages about wrong ones.
@@ -292,7 +272,7 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
     }
 
     /// Whether the stream goes over TLS (`rtmps`).
-    private var isTLS: Bool { url.scheme?.lowercased() == "rtmps" }
+    var isTLS: Bool { url.scheme?.lowercased() == "rtmps" }
 
     /// Whether the address is an SRT listener (`mode=listener`): it waits for callers.
     public var isListener: Bool {
@@ -376,93 +356,8 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         thread.start()
     }
 
-    /// HLS writes its playlist and numbered segments beside it: none of them may be there
-    /// already (a segment of another recording would be written over).
-    private func checkHLSFolder() throws {
-        if FileManager.default.fileExists(atPath: url.path) {
-            throw ReelError(.fileExists, "\(url.path) already exists", hint: "give HLS an empty folder of its own")
-        }
-        let stem = url.deletingPathExtension().lastPathComponent
-        let folder = url.deletingLastPathComponent()
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        if let taken = names.sorted().first(where: { $0.hasPrefix(stem + "-") && ["ts", "m4s", "mp4"].contains(($0 as NSString).pathExtension) }) {
-            throw ReelError(.fileExists, "\(folder.appendingPathComponent(taken).path) already exists, and HLS would write over it",
-                            hint: "give HLS an empty folder of its own")
-        }
-        // The playlist's name is taken now, empty (FFmpeg writes it first after a segment):
-        // a second recording into the folder is refused, and a folder that cannot be written
-        // fails the start.
-        let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            let code = errno
-            if code == EEXIST { throw ReelError(.fileExists, "\(url.path) already exists", hint: "give HLS an empty folder of its own") }
-            throw ReelError(code == EACCES || code == EROFS || code == EPERM ? .permissionDenied : .ioFailure,
-                            "cannot write HLS into \(folder.path): \(String(cString: strerror(code)))",
-                            hint: "check the folder's permissions, or choose another", errno: code)
-        }
-        close(fd)
-        claimedPlaylist = true
-    }
-
     /// Whether ``checkHLSFolder()`` took the playlist's name (an empty file until FFmpeg's).
-    private var claimedPlaylist = false
-
-    /// Removes the playlist's placeholder if nothing was ever written into it.
-    private func releaseEmptyPlaylist() {
-        guard claimedPlaylist else { return }
-        var info = stat()
-        if stat(url.path, &info) == 0 && info.st_size == 0 { unlink(url.path) }
-    }
-
-    /// FFmpeg 5.1's HLS writer only logs a segment it cannot open (a full disk, a folder
-    /// gone) and lists it all the same: every segment the playlist lists must be there, or the
-    /// stream has failed.
-    /// Nor does it report a full disk: the segments are cut short without a word. So the
-    /// stream fails while the disk still has room for two more segments at the rate sent.
-    private func checkHLSSegments() throws {
-        let folder = url.deletingLastPathComponent()
-        var disk = statvfs()
-        if statvfs(folder.path, &disk) == 0 {
-            let free = Int64(disk.f_bavail) * Int64(disk.f_frsize)
-            let rate = condition.withLock { statistics_.bitrate } / 8
-            let needed = max(1 << 20, Int64(Double(rate) * options.segmentDuration.seconds * 2))
-            if free < needed {
-                throw ReelError(.insufficientStorage,
-                                "the disk of \(folder.path) is nearly full (\(free / 1000) kB free, less than two more segments need)",
-                                hint: "free some space there")
-            }
-        }
-        guard let playlist = try? String(contentsOf: url, encoding: .utf8) else { return }  // not written yet
-        for line in playlist.split(separator: "\n") where !line.hasPrefix("#") && !line.isEmpty {
-            let segment = folder.appendingPathComponent(String(line)).path
-            var info = stat()
-            if stat(segment, &info) != 0 || info.st_size == 0 {
-                throw ReelError(.ioFailure, "HLS segment \(segment) could not be written", hint: "check the free space in \(folder.path)")
-            }
-        }
-    }
-
-    /// An SRT listener binds its UDP port with `SO_REUSEADDR`, so a port another program holds
-    /// is taken without complaint and no caller ever arrives: the port is tried alone first.
-    private func checkListenerPort() throws {
-        guard let port = url.port, (1...65535).contains(port) else {
-            throw ReelError(.invalidConfiguration, "\(name) needs a port to listen on", hint: "give srt://:PORT?mode=listener")
-        }
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        guard fd >= 0 else { return }  // no socket to try with: the listener says what it finds
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = INADDR_ANY
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        if bound != 0 && errno == EADDRINUSE {
-            throw ReelError(.busy, "\(name) cannot listen: UDP port \(port) is in use by another program",
-                            hint: "choose another port", errno: EADDRINUSE)
-        }
-    }
+    var claimedPlaylist = false
 
     /// Queues `packet` for sending (never blocks on the network).
     public func write(_ packet: EncodedPacket) throws {
@@ -559,84 +454,6 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
     }
 
     private var isFinishing: Bool { condition.withLock { phase == .finishing } }
-
-    /// Turns a failure to send on a connection that worked into an error that says what
-    /// happened (not what to check at the start: the address and key were good).
-    private func explainBreak(_ error: ReelError) -> ReelError {
-        if isListener {
-            return ReelError(.ioFailure, "the player calling \(name) went away; waiting for the next", averror: error.averror)
-        }
-        if gate.hasExpired || error.averror == reel_averror(ETIMEDOUT) {
-            return ReelError(.ioFailure, "\(name) stopped taking the stream for \(options.timeout.seconds) s", errno: ETIMEDOUT, averror: error.averror)
-        }
-        return ReelError(error.code, "\(name): the connection broke (\(Self.cause(of: error)))", errno: error.errno, averror: error.averror)
-    }
-
-    /// The system's or FFmpeg's words for what went wrong, without Reel's message around them.
-    private static func cause(of error: ReelError) -> String {
-        if let averror = error.averror, averror < 0 { return FFmpeg.describe(averror) }
-        return error.message
-    }
-
-    /// Turns a failure to connect or send into an error that says what happened.
-    private func explain(_ error: ReelError) -> ReelError {
-        if error.averror == reel_averror(ECONNREFUSED) || error.errno == ECONNREFUSED {
-            return ReelError(.ioFailure, "nothing accepts streams at \(name) (connection refused)",
-                             hint: "check the server's address and port, and that it is running",
-                             errno: ECONNREFUSED, averror: error.averror)
-        }
-        if gate.hasExpired || error.averror == reel_averror(ETIMEDOUT) {
-            return ReelError(.ioFailure, "\(name) did not answer within \(options.timeout.seconds) s",
-                             hint: "check that the server is reachable", errno: ETIMEDOUT, averror: error.averror)
-        }
-        if format != "hls", error.averror == reel_averror(EPERM) || error.averror == reel_averror(EACCES) {
-            return ReelError(.permissionDenied, "\(name) refused the stream",
-                             hint: format == "flv" ? "check the application and the stream key; the key may be streaming already"
-                                                   : "check the stream id and passphrase",
-                             errno: EPERM, averror: error.averror)
-        }
-        if isTLS, error.averror == reel_averror(EIO), let host = url.host, isCertificateRefused(host: host) {
-            return ReelError(.permissionDenied, "the certificate of \(host) is not trusted, or is not for that name; nothing was sent to \(name)",
-                             hint: "if the server's certificate comes from an authority of your own, point SSL_CERT_FILE at it",
-                             averror: error.averror)
-        }
-        if format != "hls", let host = url.host, !host.isEmpty, !Self.resolves(host) {
-            return ReelError(.sourceUnavailable, "cannot find the host \(host) of \(name)",
-                             hint: "check the address and the network", averror: error.averror)
-        }
-        let hint: String? = switch format {
-        case "flv": "check the server's address, application and stream key"
-        case "mpegts": "check the address, its port and mode, and that the other end is running"
-        default: error.hint
-        }
-        return ReelError(error.code, "\(name): \(error.message)", hint: hint, errno: error.errno, averror: error.averror)
-    }
-
-    /// Whether a TLS handshake with the server succeeds when its certificate is not checked:
-    /// then the check is what failed. (The handshake alone sends no key.)
-    private func isCertificateRefused(host: String) -> Bool {
-        let probe = InterruptGate()
-        probe.arm(options.timeout)
-        var callback = probe.callback
-        var dictionary: OpaquePointer? = nil
-        defer { av_dict_free(&dictionary) }
-        av_dict_set(&dictionary, "tls_verify", "0", 0)
-        var context: UnsafeMutablePointer<AVIOContext>? = nil
-        let hostPart = host.contains(":") ? "[\(host)]" : host
-        let opened = avio_open2(&context, "tls://\(hostPart):\(url.port ?? 443)", AVIO_FLAG_WRITE, &callback, &dictionary)
-        avio_closep(&context)
-        return opened >= 0
-    }
-
-    /// Whether `host` has an address (a name the resolver knows, or a numeric address).
-    private static func resolves(_ host: String) -> Bool {
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var found: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), nil, &hints, &found)
-        if let found { freeaddrinfo(found) }
-        return status == 0
-    }
 
     /// The sending thread: sends queued packets, reconnects after failures, ends the stream.
     private func run(_ streams: [EncodedStream]) {

@@ -1,0 +1,90 @@
+import Foundation
+internal import CFFmpeg
+import ReelCore
+
+/// HLS as a live stream writes it: FFmpeg's muxer options, and the checks of the folder and
+/// of what FFmpeg 5.1's HLS writer does not report itself.
+extension LiveStream {
+    /// What the HLS muxer is told: segment length, window, segment kind, names beside the playlist.
+    var hlsOptions: [String: String] {
+        var o: [String: String] = [
+            "hls_time": String(format: "%.3f", options.segmentDuration.seconds),
+            "hls_list_size": String(options.playlistWindow ?? 0),
+            "hls_segment_type": options.segmentFormat == .fmp4 ? "fmp4" : "mpegts",
+        ]
+        // A pattern (FFmpeg 5.1 cannot escape a '%' in it: such paths are refused at init).
+        let stem = url.deletingPathExtension().lastPathComponent
+        let folder = url.deletingLastPathComponent().path
+        o["hls_segment_filename"] = "\(folder)/\(stem)-%05d.\(options.segmentFormat == .fmp4 ? "m4s" : "ts")"
+        if options.segmentFormat == .fmp4 { o["hls_fmp4_init_filename"] = "\(stem)-init.mp4" }
+        // A rolling window deletes what left it; a whole event keeps every segment.
+        if options.playlistWindow != nil { o["hls_flags"] = "delete_segments+independent_segments" } else {
+            o["hls_playlist_type"] = "event"
+            o["hls_flags"] = "independent_segments"
+        }
+        return o
+    }
+
+    /// HLS writes its playlist and numbered segments beside it: none of them may be there
+    /// already (a segment of another recording would be written over).
+    func checkHLSFolder() throws {
+        if FileManager.default.fileExists(atPath: url.path) {
+            throw ReelError(.fileExists, "\(url.path) already exists", hint: "give HLS an empty folder of its own")
+        }
+        let stem = url.deletingPathExtension().lastPathComponent
+        let folder = url.deletingLastPathComponent()
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        if let taken = names.sorted().first(where: { $0.hasPrefix(stem + "-") && ["ts", "m4s", "mp4"].contains(($0 as NSString).pathExtension) }) {
+            throw ReelError(.fileExists, "\(folder.appendingPathComponent(taken).path) already exists, and HLS would write over it",
+                            hint: "give HLS an empty folder of its own")
+        }
+        // The playlist's name is taken now, empty (FFmpeg writes it first after a segment):
+        // a second recording into the folder is refused, and a folder that cannot be written
+        // fails the start.
+        let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            let code = errno
+            if code == EEXIST { throw ReelError(.fileExists, "\(url.path) already exists", hint: "give HLS an empty folder of its own") }
+            throw ReelError(code == EACCES || code == EROFS || code == EPERM ? .permissionDenied : .ioFailure,
+                            "cannot write HLS into \(folder.path): \(String(cString: strerror(code)))",
+                            hint: "check the folder's permissions, or choose another", errno: code)
+        }
+        close(fd)
+        claimedPlaylist = true
+    }
+
+    /// Removes the playlist's placeholder if nothing was ever written into it.
+    func releaseEmptyPlaylist() {
+        guard claimedPlaylist else { return }
+        var info = stat()
+        if stat(url.path, &info) == 0 && info.st_size == 0 { unlink(url.path) }
+    }
+
+    /// FFmpeg 5.1's HLS writer only logs a segment it cannot open (a full disk, a folder
+    /// gone) and lists it all the same: every segment the playlist lists must be there, or the
+    /// stream has failed.
+    /// Nor does it report a full disk: the segments are cut short without a word. So the
+    /// stream fails while the disk still has room for two more segments at the rate sent.
+    func checkHLSSegments() throws {
+        let folder = url.deletingLastPathComponent()
+        var disk = statvfs()
+        if statvfs(folder.path, &disk) == 0 {
+            let free = Int64(disk.f_bavail) * Int64(disk.f_frsize)
+            let rate = condition.withLock { statistics_.bitrate } / 8
+            let needed = max(1 << 20, Int64(Double(rate) * options.segmentDuration.seconds * 2))
+            if free < needed {
+                throw ReelError(.insufficientStorage,
+                                "the disk of \(folder.path) is nearly full (\(free / 1000) kB free, less than two more segments need)",
+                                hint: "free some space there")
+            }
+        }
+        guard let playlist = try? String(contentsOf: url, encoding: .utf8) else { return }  // not written yet
+        for line in playlist.split(separator: "\n") where !line.hasPrefix("#") && !line.isEmpty {
+            let segment = folder.appendingPathComponent(String(line)).path
+            var info = stat()
+            if stat(segment, &info) != 0 || info.st_size == 0 {
+                throw ReelError(.ioFailure, "HLS segment \(segment) could not be written", hint: "check the free space in \(folder.path)")
+            }
+        }
+    }
+}
