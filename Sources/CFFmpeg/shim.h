@@ -9,6 +9,9 @@
 #include <libavutil/audio_fifo.h>
 #include <libavutil/error.h>
 #include <libswscale/swscale.h>
+#include <libavfilter/avfilter.h>
+#include <libavfilter/buffersrc.h>
+#include <libavfilter/buffersink.h>
 #include <libswresample/swresample.h>
 
 // Macros Swift cannot import.

@@ -13,6 +13,9 @@ public enum SessionEvent: Sendable {
     case sourceResumed(source: String)
     /// A source came to its end (a file played out).
     case sourceEnded(source: String)
+    /// A source's filter cannot be applied to its pictures (a crop larger than the picture,
+    /// say); its pictures go on unfiltered, so nothing is lost.
+    case filterFailed(source: String, filter: String, error: ReelError)
 }
 
 /// A capture session: inputs (screens, cameras, microphones, synthetic sources) whose samples
@@ -26,6 +29,8 @@ public final class CaptureSession: Sendable {
     private struct Entry: Sendable {
         let id: SourceID
         let source: any CaptureSource
+        /// The filter of the source's pictures.
+        let filter = VideoFilterControl()
     }
     private struct Connected: Sendable {
         let output: any CaptureOutput
@@ -96,6 +101,32 @@ public final class CaptureSession: Sendable {
                 return left.isEmpty ? nil : Connected(output: c.output, inputs: left)
             }
         }
+    }
+
+    /// Filters `input`'s pictures with `filter` (`nil`: no filter) before any output sees
+    /// them, so the recording, live frames and a preview all show the filtered picture.
+    ///
+    /// Can be called while the session runs: the change lands on the next picture, or, with
+    /// `time` (on the session's ``clock``), on the first picture at or after it. No picture is
+    /// lost to a change. A filter that cannot be applied to the source's pictures is reported
+    /// as ``SessionEvent/filterFailed(source:filter:error:)``, and the pictures go on
+    /// unfiltered.
+    ///
+    /// - Throws: ``ReelError/Code/invalidConfiguration`` if `input` is not an input of the
+    ///   session or does not deliver pictures.
+    public func setVideoFilter(_ filter: VideoFilter?, for input: any CaptureSource, at time: MediaTime? = nil) throws {
+        guard let entry = state.withLock({ $0.inputs.first { $0.source === input } }) else {
+            throw ReelError(.invalidConfiguration, "\(input.name) is not an input of this session", hint: "add it with addInput first")
+        }
+        guard input.kind == .video else {
+            throw ReelError(.invalidConfiguration, "\(input.name) has no pictures to filter")
+        }
+        entry.filter.setFilter(filter, at: time)
+    }
+
+    /// The filter `input`'s pictures go through now; `nil` if none (or not an input).
+    public func videoFilter(for input: any CaptureSource) -> VideoFilter? {
+        state.withLock { $0.inputs.first { $0.source === input } }?.filter.filter
     }
 
     /// Whether `output` can be added now.
@@ -288,7 +319,14 @@ public final class CaptureSession: Sendable {
         let kind = entry.source.kind
         let name = entry.source.name
         let continuation = self.continuation
-        let zoom = (entry.source as? any CameraSource).map { ZoomStage(zoom: $0.zoom, realTime: clock.isRealTime) }
+        // The source's pictures go through its stages, in order, before any output sees them.
+        var stages: [any FrameStage] = []
+        if let camera = entry.source as? any CameraSource { stages.append(ZoomStage(zoom: camera.zoom, realTime: clock.isRealTime)) }
+        if kind == .video {
+            stages.append(FilterStage(control: entry.filter, realTime: clock.isRealTime) { filter, error in
+                continuation.yield(.filterFailed(source: name, filter: filter.description, error: error))
+            })
+        }
         let report: @Sendable (SourceEvent) -> Void = { event in
             for output in outputs { output.sourceEvent(event, from: id) }
             switch event {
@@ -299,11 +337,12 @@ public final class CaptureSession: Sendable {
             case .ended: continuation.yield(.sourceEnded(source: name))
             }
         }
+        let pictureStages = stages
         return SourceContext(id: id, clock: clock, origin: origin, deliver: { sample in
             var sample = sample
-            if let zoom, case .video(let frame) = sample {
-                guard let zoomed = zoom.apply(to: frame) else { report(.droppedFrames(1)); return }
-                sample = .video(zoomed)
+            if !pictureStages.isEmpty, case .video(let frame) = sample {
+                guard let staged = applyStages(pictureStages, to: frame) else { report(.droppedFrames(1)); return }
+                sample = .video(staged)
             }
             let sourced = SourcedSample(source: id, kind: kind, sample: sample)
             for output in outputs { output.consume(sourced) }
@@ -321,40 +360,5 @@ public final class CaptureSession: Sendable {
         await withCheckedContinuation { continuation in
             Thread { work(); continuation.resume() }.start()
         }
-    }
-}
-
-/// The digital zoom of one camera, applied on the camera's thread before any output sees its
-/// frames: the frame's crop rectangle at its time, scaled back to the full size.
-final class ZoomStage: @unchecked Sendable {
-    private let zoom: ZoomControl
-    private let realTime: Bool
-    private var pool: FramePool?
-    private let scaler = FrameScaler()
-    private let lock = NSLock()
-
-    init(zoom: ZoomControl, realTime: Bool) {
-        self.zoom = zoom
-        self.realTime = realTime
-    }
-
-    /// The zoomed frame (the frame itself at 1×), or `nil` when no buffer is free.
-    func apply(to frame: VideoFrame) -> VideoFrame? {
-        guard let crop = zoom.cropRect(for: frame.size, at: frame.presentationTime) else { return frame }
-        lock.lock(); defer { lock.unlock() }
-        if pool?.format != frame.format || pool?.size != frame.size {
-            pool = FramePool(format: frame.format, size: frame.size, capacity: 8)
-        }
-        guard let pool, var out = realTime ? pool.makeFrame(presentationTime: frame.presentationTime, sequenceNumber: frame.sequenceNumber)
-                                           : pool.makeFrameWaiting(presentationTime: frame.presentationTime, sequenceNumber: frame.sequenceNumber) else {
-            return nil
-        }
-        out.captureTime = frame.captureTime
-        do {
-            try scaler.draw(frame, crop: crop, into: out, at: PixelRect(x: 0, y: 0, width: frame.width, height: frame.height))
-        } catch {
-            return frame  // a size the scaler cannot cut: show it whole rather than lose it
-        }
-        return out
     }
 }

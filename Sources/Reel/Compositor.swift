@@ -71,6 +71,8 @@ public final class Compositor: CaptureOutput {
     private let state: Mutex<State>
     private let composed = Atomic<Int64>(0)
     private let dropped = Atomic<Int64>(0)
+    private let filterControl = VideoFilterControl()
+    private let filterFailure = Mutex<ReelError?>(nil)
     private let perSourceDrops = Mutex<[SourceID: Int64]>([:])
     /// Signalled when a frame arrives (off real time the worker waits for every source).
     private let arrived = NSCondition()
@@ -108,6 +110,22 @@ public final class Compositor: CaptureOutput {
 
     /// The names of the composed sources, by identity.
     public var sourceNames: [SourceID: String] { state.withLock { $0.names } }
+
+    /// Filters the composed picture with `filter` (`nil`: no filter) before the compositor's
+    /// outputs see it. Can be called while composing: the change lands on the next composed
+    /// picture, or, with `time` (on the session's clock), on the first one at or after it, and
+    /// costs no picture. (A source's own pictures are filtered with
+    /// ``CaptureSession/setVideoFilter(_:for:at:)``.)
+    public func setVideoFilter(_ filter: VideoFilter?, at time: MediaTime? = nil) {
+        filterControl.setFilter(filter, at: time)
+    }
+
+    /// The filter the composed picture goes through now.
+    public var videoFilter: VideoFilter? { filterControl.filter }
+
+    /// Why the filter could not be applied to the composed picture, if it could not (the
+    /// pictures then go on unfiltered).
+    public var videoFilterFailure: ReelError? { filterFailure.withLock { $0 } }
 
     /// Swaps the first two sources (in picture-in-picture: the large and the small picture).
     public func swap() {
@@ -318,6 +336,7 @@ public final class Compositor: CaptureOutput {
     private func run(queue: BoundedQueue<Job>, pool: FramePool, outputs: [any CaptureOutput], realTime: Bool) {
         var scalers: [SourceID: FrameScaler] = [:]
         var lastIndex = Int64.min
+        let filter = FilterStage(control: filterControl, realTime: realTime) { [weak self] _, error in self?.filterFailure.withLock { $0 = error } }
         while let job = queue.pop() {
             let driving = job.frame
             let rate = state.withLock { $0.settings.frameRate }
@@ -356,7 +375,10 @@ public final class Compositor: CaptureOutput {
                     state.withLock { $0.composedUpTo = pts }
                     arrived.lock(); arrived.broadcast(); arrived.unlock()
                 }
-                let sample = SourcedSample(source: Self.outputID, kind: .video, sample: .video(picture))
+                // Without a free buffer for the filtered picture, the picture goes unfiltered
+                // rather than be lost.
+                let filtered = filter.apply(to: picture) ?? picture
+                let sample = SourcedSample(source: Self.outputID, kind: .video, sample: .video(filtered))
                 for output in outputs { output.consume(sample) }
             }
         }

@@ -3,7 +3,7 @@ import Dispatch
 import Reel
 
 /// Keys on a terminal while recording: space pauses and resumes, `s` swaps the composed
-/// pictures, `r` saves the replay buffer (`--replay`), `q` or Enter stops (SIGUSR1 and SIGUSR2
+/// pictures, `f` steps through the looks, `r` saves the replay buffer (`--replay`), `q` or Enter stops (SIGUSR1 and SIGUSR2
 /// do the first two, or with `--replay` SIGUSR1 saves: ``RecordSignals``).
 /// The terminal's settings are restored when done.
 final class KeyControls: @unchecked Sendable {
@@ -14,7 +14,7 @@ final class KeyControls: @unchecked Sendable {
     private var cancelled = false
 
     init(recorder: Recorder, compositor: Compositor? = nil, console: Console, interactive: Bool,
-         saveReplay: (@Sendable () -> Void)? = nil, stop: @escaping @Sendable () -> Void) {
+         saveReplay: (@Sendable () -> Void)? = nil, cycleFilter: (@Sendable () -> Void)? = nil, stop: @escaping @Sendable () -> Void) {
         guard interactive, isatty(STDIN_FILENO) == 1, tcgetattr(STDIN_FILENO, &saved) == 0 else { return }
         var raw = saved
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
@@ -34,6 +34,8 @@ final class KeyControls: @unchecked Sendable {
                     compositor?.swap()
                 case UInt8(ascii: "r"):
                     saveReplay?()
+                case UInt8(ascii: "f"):
+                    cycleFilter?()
                 case UInt8(ascii: "q"), UInt8(ascii: "\n"), UInt8(ascii: "\r"):
                     stop()
                     return
@@ -44,6 +46,15 @@ final class KeyControls: @unchecked Sendable {
         }
         thread.start()
         reader = thread
+    }
+
+    /// The look after `filter` in the cycle none → mono → comic → crystal → none; a graph of
+    /// the user's own is followed by no filter.
+    static func look(after filter: VideoFilter?) -> VideoFilter? {
+        let looks = VideoFilter.Look.allCases
+        guard let filter else { return .look(looks[0]) }
+        guard let look = filter.look, let index = looks.firstIndex(of: look), index + 1 < looks.count else { return nil }
+        return .look(looks[index + 1])
     }
 
     private var isCancelled: Bool {

@@ -12,6 +12,8 @@ final class ProgressRenderer: @unchecked Sendable {
     var controlsHint = false
     /// Whether the hint names the swap key (several pictures composed).
     var swapHint = false
+    /// Whether the hint shows `f` (a picture to filter).
+    var filterHint = false
     /// The sources not lost or ended, so that losing one says whether the recording goes on.
     var sourcesLeft = 0
     /// `--replay`: how much the replay buffer keeps (the line says so, and names the save key).
@@ -86,7 +88,7 @@ final class ProgressRenderer: @unchecked Sendable {
                 if pauseMakesClips && p.clipCount > 1 { line += "  clip \(p.clipCount)" }
                 line += StreamProgress.line(p.streams)
                 if controlsHint {
-                    line += "  [space] pause/resume" + (swapHint ? "  [s] swap" : "") + (replay != nil ? "  [r] save replay" : "") + "  [q] stop"
+                    line += "  [space] pause/resume" + (swapHint ? "  [s] swap" : "") + (filterHint ? "  [f] filter" : "") + (replay != nil ? "  [r] save replay" : "") + "  [q] stop"
                 }
                 console.errRaw("\r\u{1B}[2K" + line)
                 lineShown = true
@@ -153,6 +155,9 @@ final class ProgressRenderer: @unchecked Sendable {
         case .sourceResumed(let name):
             if json { console.out(Self.json(["event": "sourceResumed", "source": name])) }
             else { clearLine(); console.err("reel: \(name) is back") }
+        case .filterFailed(let name, let filter, let error):
+            if json { console.out(Self.json(["event": "filterFailed", "source": name, "filter": filter, "message": error.description])) }
+            else { clearLine(); console.err("reel: warning: the filter '\(filter)' cannot be applied to \(name): \(error.description); its pictures are recorded unfiltered") }
         case .droppedFrames:
             break  // counted in progress
         }
@@ -167,6 +172,12 @@ final class ProgressRenderer: @unchecked Sendable {
     func finishLine() {
         lock.lock(); defer { lock.unlock() }
         if lineShown { console.errRaw("\n"); lineShown = false }
+    }
+
+    /// A line of its own on the terminal (the progress line is drawn again after it).
+    func note(_ text: String) {
+        lock.lock(); defer { lock.unlock() }
+        if json { console.out(Self.json(["event": "note", "message": text])) } else { clearLine(); console.err("reel: \(text)") }
     }
 
     private func clearLine() {

@@ -163,6 +163,15 @@ struct RecordCommand {
             } else {
                 try session.addOutput(recorder)
             }
+            for (target, filter) in options.filters {
+                if let target {
+                    try session.setVideoFilter(filter, for: videoSources[target - 1])
+                } else if let compositor {
+                    compositor.setVideoFilter(filter)
+                } else if let only = videoSources.first {
+                    try session.setVideoFilter(filter, for: only)
+                }
+            }
             if let folder = options.eachSource {
                 ownRecorders = try addOwnRecorders(for: videoSources, in: folder, to: session, settings: settings)
             }
@@ -205,12 +214,24 @@ struct RecordCommand {
         // In clip mode the file appears only with the merge at the stop; the clips folder, made
         // now, holds the name meanwhile (a crash leaves it, not an empty file beside it).
         if reserved && options.pauseMode == .clips { OutputLocation.releaseReservation(url) }
+        // `f` steps the recorded picture through the looks: none, mono, comic, crystal, none…
+        let picture = videoSources.first
+        var cycleFilter: (@Sendable () -> Void)?
+        if let picture {
+            let composer = compositor
+            cycleFilter = {
+                let next = KeyControls.look(after: composer?.videoFilter ?? session.videoFilter(for: picture))
+                if let composer { composer.setVideoFilter(next) } else { try? session.setVideoFilter(next, for: picture) }
+                renderer.note("filter: \(next?.description ?? "none")")
+            }
+        }
         let keys = KeyControls(recorder: recorder, compositor: compositor, console: console, interactive: console.isTerminal && !options.json,
-                               saveReplay: saveReplay) {
+                               saveReplay: saveReplay, cycleFilter: cycleFilter) {
             signals.requestStop()
         }
         renderer.controlsHint = keys.isInteractive
         renderer.swapHint = keys.isInteractive && compositor != nil
+        renderer.filterHint = keys.isInteractive && picture != nil
         renderer.sourcesLeft = sources.count
         let events = Task {
             for await event in recorder.events { renderer.render(event) }

@@ -45,6 +45,10 @@ public struct RecordOptions: Sendable {
     public var frameLog: URL?
     /// `--zoom FACTOR[:RATE]`: the cameras' digital zoom, set at once or ramped at RATE.
     public var zoom: (factor: Double, rate: Double?)?
+    /// `--filter [N:]FILTER`: a look or libavfilter graph for the recorded picture, or (with
+    /// `N:`) for the Nth video source (the screen, then the cameras in order, then the test
+    /// pattern).
+    public var filters: [(source: Int?, filter: VideoFilter)] = []
     /// `--replay TIME`: keep the last TIME in a replay buffer (1 s to 1 hour); with no `-o`,
     /// nothing is written until a save is asked for.
     public var replay: MediaTime?
@@ -86,6 +90,8 @@ public struct RecordOptions: Sendable {
         OptionSpec("pip-size", value: .required, placeholder: "FRACTION", help: "the inset's width as a fraction of the picture's, e.g. 0.25 or 25% (default)"),
         OptionSpec("each-source", value: .required, placeholder: "DIR", completion: .directory, help: "also record each video source on its own into DIR"),
         OptionSpec("frame-log", value: .required, placeholder: "FILE", completion: .file, help: "write a CSV row per video frame (source, frame, capture and presentation time)"),
+        OptionSpec("filter", value: .required, repeatable: true, placeholder: "[N:]FILTER",
+                   help: "filter the recorded picture: a look (mono, comic, crystal) or a libavfilter graph such as 'eq=contrast=1.3'; N: filters only the Nth video source"),
         OptionSpec("zoom", value: .required, placeholder: "FACTOR[:RATE]", help: "cameras' digital zoom, e.g. 2; with RATE, ramp to it at RATE doublings per second"),
         OptionSpec("tone", help: "record the built-in test tone (440 Hz with a beep each second)"),
         OptionSpec("mix-audio", help: "mix all audio into one track (default: a track per source)"),
@@ -349,9 +355,34 @@ public struct RecordOptions: Sendable {
         }
         try parseReplay(args)
         try parseStreams(args)
+        try parseFilters(args)
         try Self.refuseOptionsThatDoNothing(args, screen: screen != nil, videoSources: videoSourceCount,
                                             zoomable: !cameras.isEmpty || testPattern,
                                             audioSources: [microphone != nil, appAudio != nil, tone].filter { $0 }.count)
+    }
+
+    /// `--filter [N:]FILTER`, each checked now (a bad graph names the filter at fault).
+    private mutating func parseFilters(_ args: ParsedArguments) throws {
+        for text in args.all("filter").compactMap({ $0 }) {
+            var target: Int?
+            var body = Substring(text)
+            // A graph starts with a filter's name, never a digit: "2:mono" is source 2's look.
+            if let colon = text.firstIndex(of: ":"), !text[..<colon].isEmpty, text[..<colon].allSatisfy(\.isASCII), text[..<colon].allSatisfy(\.isNumber) {
+                guard let n = Int(text[..<colon]), n >= 1, n <= videoSourceCount else {
+                    throw UsageError("--filter \(text): there \(videoSourceCount == 1 ? "is 1 video source" : "are \(videoSourceCount) video sources"), so N must be \(videoSourceCount == 1 ? "1" : "1 to \(videoSourceCount)")")
+                }
+                target = n
+                body = text[text.index(after: colon)...]
+            }
+            if filters.contains(where: { $0.source == target }) {
+                throw UsageError(target.map { "--filter is given twice for video source \($0)" } ?? "--filter is given twice for the recorded picture; join the filters with ',' in one graph")
+            }
+            do {
+                filters.append((target, try VideoFilter(parsing: String(body))))
+            } catch let error as ReelError {
+                throw UsageError("--filter: \(error.message)" + (error.hint.map { " (\($0))" } ?? ""))
+            }
+        }
     }
 
     /// `--replay` and the options that go with it, checked against the rest.
@@ -428,7 +459,7 @@ public struct RecordOptions: Sendable {
             if !ok, let given = options.first(where: args.has) { throw UsageError("--\(given) does nothing without \(needs)") }
         }
         try refuse(["zoom"], unless: zoomable, "a camera or the test pattern (a screen cannot be zoomed; --region records part of it)")
-        try refuse(["size", "fps", "codec", "preset", "crf", "bitrate", "keyframe-interval", "profile", "each-source", "frame-log"],
+        try refuse(["size", "fps", "codec", "preset", "crf", "bitrate", "keyframe-interval", "profile", "each-source", "frame-log", "filter"],
                    unless: videoSources > 0, "a video source (--screen, --camera or --test-pattern)")
         try refuse(["no-cursor"], unless: screen, "--screen")
         try refuse(["layout", "pip-corner", "pip-size"], unless: videoSources > 1, "two or more video sources to compose")

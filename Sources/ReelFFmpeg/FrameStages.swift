@@ -1,0 +1,157 @@
+import Foundation
+import Synchronization
+import ReelCore
+
+/// A step a source's pictures go through on the source's own thread before any output sees
+/// them: a camera's digital zoom, a filter. A session runs each video source's pictures
+/// through its stages in order, so the recording, the live frames and a preview all see the
+/// same picture.
+package protocol FrameStage: AnyObject, Sendable {
+    /// The picture after this step: `frame` itself when there is nothing to do, or a new
+    /// picture; `nil` when no buffer is free for the result (the picture is then lost, and
+    /// counted as dropped).
+    func apply(to frame: VideoFrame) -> VideoFrame?
+}
+
+/// Runs `frame` through `stages` in order; `nil` when a stage had no buffer for it.
+package func applyStages(_ stages: [any FrameStage], to frame: VideoFrame) -> VideoFrame? {
+    var picture = frame
+    for stage in stages {
+        guard let next = stage.apply(to: picture) else { return nil }
+        picture = next
+    }
+    return picture
+}
+
+/// The digital zoom of one camera: the picture's crop rectangle at its time, scaled back to
+/// the full size.
+package final class ZoomStage: FrameStage, @unchecked Sendable {
+    private let zoom: ZoomControl
+    private let realTime: Bool
+    private var pool: FramePool?
+    private let scaler = FrameScaler()
+    private let lock = NSLock()
+
+    /// A zoom stage for `zoom`; off real time it waits for a free buffer rather than drop.
+    package init(zoom: ZoomControl, realTime: Bool) {
+        self.zoom = zoom
+        self.realTime = realTime
+    }
+
+    package func apply(to frame: VideoFrame) -> VideoFrame? {
+        guard let crop = zoom.cropRect(for: frame.size, at: frame.presentationTime) else { return frame }
+        lock.lock(); defer { lock.unlock() }
+        if pool?.format != frame.format || pool?.size != frame.size {
+            pool = FramePool(format: frame.format, size: frame.size, capacity: 8)
+        }
+        guard let pool, var out = realTime ? pool.makeFrame(presentationTime: frame.presentationTime, sequenceNumber: frame.sequenceNumber)
+                                           : pool.makeFrameWaiting(presentationTime: frame.presentationTime, sequenceNumber: frame.sequenceNumber) else {
+            return nil
+        }
+        out.captureTime = frame.captureTime
+        do {
+            try scaler.draw(frame, crop: crop, into: out, at: PixelRect(x: 0, y: 0, width: frame.width, height: frame.height))
+        } catch {
+            return frame  // a size the scaler cannot cut: show it whole rather than lose it
+        }
+        return out
+    }
+}
+
+/// Which filter a picture source uses, and from when: set at once (from the next picture) or
+/// from a time on the session's clock, so that a change lands on an exact picture.
+package final class VideoFilterControl: Sendable {
+    private struct State {
+        var current: VideoFilter?
+        /// Changes still to come, in time order.
+        var pending: [(time: MediaTime, filter: VideoFilter?)] = []
+    }
+    private let state = Mutex(State())
+
+    /// A control with no filter.
+    package init() {}
+
+    /// The filter now (changes scheduled for later not counted).
+    package var filter: VideoFilter? { state.withLock { $0.current } }
+
+    /// Uses `filter` (`nil`: none) from the next picture, or from the first picture at or
+    /// after `time` on the session's clock. A change without a time cancels the ones still to
+    /// come.
+    package func setFilter(_ filter: VideoFilter?, at time: MediaTime? = nil) {
+        state.withLock { s in
+            guard let time else {
+                s.current = filter
+                s.pending = []
+                return
+            }
+            s.pending.append((time, filter))
+            s.pending.sort { $0.time < $1.time }
+        }
+    }
+
+    /// The filter for the picture of time `time`; changes due by then take effect.
+    package func filter(at time: MediaTime) -> VideoFilter? {
+        state.withLock { s in
+            while let next = s.pending.first, next.time <= time {
+                s.current = next.filter
+                s.pending.removeFirst()
+            }
+            return s.current
+        }
+    }
+}
+
+/// The filter stage of one picture source: its control's filter applied to each picture,
+/// the graph built again when the filter or the pictures' shape changes.
+///
+/// A graph that cannot be built for these pictures (a crop larger than the picture, say), or
+/// that gives no picture for one, lets the picture through unfiltered: a filter never costs a
+/// recorded frame. `failed` is called once for each filter that cannot be built.
+package final class FilterStage: FrameStage, @unchecked Sendable {
+    private let control: VideoFilterControl
+    private let realTime: Bool
+    private let failed: @Sendable (VideoFilter, ReelError) -> Void
+    private var graph: FilterGraph?
+    private var refused: VideoFilter?
+    private var pool: FramePool?
+    private let lock = NSLock()
+
+    /// A stage following `control`; off real time it waits for a free buffer rather than drop.
+    package init(control: VideoFilterControl, realTime: Bool, failed: @escaping @Sendable (VideoFilter, ReelError) -> Void = { _, _ in }) {
+        self.control = control
+        self.realTime = realTime
+        self.failed = failed
+    }
+
+    package func apply(to frame: VideoFrame) -> VideoFrame? {
+        lock.lock(); defer { lock.unlock() }
+        guard let filter = control.filter(at: frame.presentationTime) else {
+            graph = nil
+            return frame
+        }
+        if graph?.graphText != filter.graph || graph?.format != frame.format || graph?.size != frame.size {
+            graph = nil
+            guard refused != filter else { return frame }
+            do {
+                graph = try FilterGraph(graph: filter.graph, format: frame.format, size: frame.size)
+                refused = nil
+            } catch let error as ReelError {
+                refused = filter
+                failed(filter, error)
+                return frame
+            } catch {
+                return frame
+            }
+        }
+        if pool?.format != frame.format || pool?.size != frame.size {
+            pool = FramePool(format: frame.format, size: frame.size, capacity: 8)
+        }
+        guard let pool, let graph,
+              var out = realTime ? pool.makeFrame(presentationTime: frame.presentationTime, sequenceNumber: frame.sequenceNumber)
+                                 : pool.makeFrameWaiting(presentationTime: frame.presentationTime, sequenceNumber: frame.sequenceNumber) else {
+            return nil
+        }
+        out.captureTime = frame.captureTime
+        return graph.filter(frame, into: out) ? out : frame
+    }
+}

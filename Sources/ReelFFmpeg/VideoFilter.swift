@@ -1,0 +1,333 @@
+internal import CFFmpeg
+import Foundation
+import ReelCore
+
+/// A picture filter: one of the named looks a camera app offers, or any libavfilter graph.
+///
+/// ```swift
+/// let mono = VideoFilter.look(.mono)
+/// let custom = try VideoFilter(parsing: "eq=contrast=1.3,boxblur=4")
+/// try session.setVideoFilter(custom, for: camera)
+/// ```
+///
+/// A filter made with ``init(parsing:)`` or ``init(graph:)`` has been checked: every filter it
+/// names exists in libavfilter and accepts its options, so a bad graph is refused when it is
+/// configured, not in the middle of a recording. A filter keeps the picture's size and pixel
+/// format (its output is scaled back if it changes them) and gives one picture for each picture
+/// it is given; a filter that holds pictures back (a temporal one) lets the picture through
+/// unfiltered rather than lose it.
+public struct VideoFilter: Sendable, Hashable, CustomStringConvertible {
+    /// The named looks, after a camera app's filter toggles.
+    public enum Look: String, Sendable, CaseIterable {
+        /// Black and white: the colour taken out, the brightness kept.
+        case mono
+        /// A comic-book look: flat, posterised brightness, stronger colour and dark inked edges.
+        case comic
+        /// A crystallise-like look: the picture broken into small cells of one colour each.
+        case crystal
+
+        /// The libavfilter graph that makes the look.
+        var graph: String {
+            switch self {
+            case .mono:
+                return "hue=s=0"
+            case .comic:
+                return "format=yuv420p,split[reel_fill][reel_ink];"
+                    + "[reel_fill]lutyuv=y='clip(trunc(val/40)*40+24,16,235)',eq=saturation=1.6[reel_flat];"
+                    + "[reel_ink]format=gray,edgedetect=low=0.08:high=0.2,negate,format=yuv420p[reel_lines];"
+                    + "[reel_flat][reel_lines]blend=c0_mode=multiply:c1_mode=normal:c2_mode=normal"
+            case .crystal:
+                return "pixelize=w=14:h=14:mode=avg,eq=saturation=1.2"
+            }
+        }
+    }
+
+    /// The libavfilter graph description this filter runs.
+    public let graph: String
+    /// The named look, when the filter is one.
+    public let look: Look?
+
+    /// A named look.
+    public static func look(_ look: Look) -> VideoFilter { VideoFilter(graph: look.graph, look: look) }
+
+    private init(graph: String, look: Look?) {
+        self.graph = graph
+        self.look = look
+    }
+
+    /// A filter from a libavfilter graph description such as `hue=s=0` or
+    /// `eq=contrast=1.3,boxblur=10`, checked now.
+    ///
+    /// - Throws: ``ReelError/Code/invalidConfiguration`` naming the filter that does not exist
+    ///   or refuses its options.
+    public init(graph: String) throws {
+        let trimmed = graph.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else {
+            throw ReelError(.invalidConfiguration, "the filter is empty", hint: "name a look (\(Self.lookNames)) or give a libavfilter graph such as hue=s=0")
+        }
+        try Self.check(trimmed)
+        self.init(graph: trimmed, look: nil)
+    }
+
+    /// A filter from a look's name (`mono`, `comic`, `crystal`) or a libavfilter graph.
+    ///
+    /// - Throws: ``ReelError/Code/invalidConfiguration`` naming the bad filter.
+    public init(parsing text: String) throws {
+        if let look = Look(rawValue: text.trimmingCharacters(in: .whitespaces).lowercased()) {
+            self = .look(look)
+        } else {
+            try self.init(graph: text)
+        }
+    }
+
+    /// The look's name, or the graph.
+    public var description: String { look?.rawValue ?? graph }
+
+    /// The looks' names, for messages.
+    static var lookNames: String { Look.allCases.map(\.rawValue).joined(separator: ", ") }
+
+    /// Builds the graph once on a small picture, so that a filter that does not exist, a
+    /// syntax error or an option a filter refuses is found now and named.
+    private static func check(_ graph: String) throws {
+        for name in FilterGraphText.filterNames(in: graph) where name.isEmpty || avfilter_get_by_name(name) == nil {
+            let known = Look.allCases.map(\.rawValue)
+            throw ReelError(.invalidConfiguration,
+                            name.isEmpty ? "the filter graph '\(graph)' has an empty filter (two commas, or a comma at an end)"
+                                         : "there is no filter named '\(name)' in libavfilter (in '\(graph)')",
+                            hint: "the looks are \(known.joined(separator: ", ")); `ffmpeg -filters` lists libavfilter's filters")
+        }
+        _ = try FilterGraph(graph: graph, format: .yuv420p, size: PixelSize(width: 320, height: 240))
+    }
+}
+
+/// Reading a filter graph description as libavfilter's parser will: the filters' names, in
+/// order, and each filter's own text, so that an error can name the one at fault.
+enum FilterGraphText {
+    /// Each filter's text (`name=options`), in the order libavfilter creates them, without the
+    /// pad labels around it. Quoted text (`'a,b'`) and backslash escapes are kept whole.
+    static func filters(in graph: String) -> [String] {
+        var filters: [String] = []
+        var current = ""
+        var quoted = false
+        var escaped = false
+        var inLabel = false
+        for ch in graph {
+            if escaped { current.append(ch); escaped = false; continue }
+            if ch == "\\" { current.append(ch); escaped = true; continue }
+            if ch == "'" { quoted.toggle(); current.append(ch); continue }
+            if quoted { current.append(ch); continue }
+            if inLabel { if ch == "]" { inLabel = false }; continue }
+            switch ch {
+            case "[": inLabel = true
+            case ",", ";":
+                filters.append(current.trimmingCharacters(in: .whitespacesAndNewlines))
+                current = ""
+            default: current.append(ch)
+            }
+        }
+        filters.append(current.trimmingCharacters(in: .whitespacesAndNewlines))
+        return filters
+    }
+
+    /// The filters' names (before `=` and any `@instance`).
+    static func filterNames(in graph: String) -> [String] {
+        filters(in: graph).map { text in
+            let name = text.prefix { $0 != "=" && $0 != "@" }
+            return name.trimmingCharacters(in: .whitespaces)
+        }
+    }
+}
+
+/// A configured libavfilter graph for pictures of one format and size: a picture in, the
+/// filtered picture out, of the same format and size. Used from one thread at a time.
+final class FilterGraph {
+    let graphText: String
+    let format: PixelFormat
+    let size: PixelSize
+    private var graph: UnsafeMutablePointer<AVFilterGraph>?
+    private let source: UnsafeMutablePointer<AVFilterContext>
+    private let sink: UnsafeMutablePointer<AVFilterContext>
+    private let input: UnsafeMutablePointer<AVFrame>
+    private let output: UnsafeMutablePointer<AVFrame>
+
+    /// Builds and configures `graph` for `format` pictures of `size`.
+    ///
+    /// - Throws: ``ReelError/Code/invalidConfiguration`` naming the filter libavfilter refused.
+    init(graph text: String, format: PixelFormat, size: PixelSize) throws {
+        FFmpeg.silenceLibraryLogging()
+        graphText = text
+        self.format = format
+        self.size = size
+        guard var graph = avfilter_graph_alloc(), let input = av_frame_alloc(), let output = av_frame_alloc() else {
+            throw ReelError(.encodingFailed, "cannot allocate a filter graph: out of memory")
+        }
+        self.graph = graph
+        self.input = input
+        self.output = output
+        graph.pointee.nb_threads = 1
+        let pixelFormat = VideoEncoder.avPixelFormat(format)
+        let formatName = String(cString: av_get_pix_fmt_name(pixelFormat))
+        let sourceArgs = "video_size=\(size.width)x\(size.height):pix_fmt=\(pixelFormat.rawValue):time_base=1/1000000:pixel_aspect=1/1"
+        var src: UnsafeMutablePointer<AVFilterContext>?
+        var snk: UnsafeMutablePointer<AVFilterContext>?
+        var status = avfilter_graph_create_filter(&src, avfilter_get_by_name("buffer"), "reel_in", sourceArgs, nil, graph)
+        if status >= 0 { status = avfilter_graph_create_filter(&snk, avfilter_get_by_name("buffersink"), "reel_out", nil, nil, graph) }
+        guard status >= 0, let src, let snk else {
+            Self.free(&graph, input, output)
+            self.graph = nil
+            throw ReelError(.encodingFailed, "libavfilter cannot make a filter graph's ends: \(FFmpeg.describe(status))")
+        }
+        source = src
+        sink = snk
+        // The graph's unlabelled input is fed by `source`; its output is scaled back to the
+        // picture's size and format (no work when the filter kept them) before `sink`.
+        let described = "\(text),scale=w=\(size.width):h=\(size.height),format=\(formatName)"
+        var outputs = avfilter_inout_alloc()
+        var inputs = avfilter_inout_alloc()
+        defer {
+            avfilter_inout_free(&outputs)
+            avfilter_inout_free(&inputs)
+        }
+        guard let o = outputs, let i = inputs else {
+            Self.free(&graph, input, output)
+            self.graph = nil
+            throw ReelError(.encodingFailed, "cannot allocate a filter graph: out of memory")
+        }
+        o.pointee.name = av_strdup("in")
+        o.pointee.filter_ctx = src
+        o.pointee.pad_idx = 0
+        o.pointee.next = nil
+        i.pointee.name = av_strdup("out")
+        i.pointee.filter_ctx = snk
+        i.pointee.pad_idx = 0
+        i.pointee.next = nil
+        status = avfilter_graph_parse_ptr(graph, described, &inputs, &outputs, nil)
+        if status < 0 {
+            Self.free(&graph, input, output)
+            self.graph = nil
+            if let culprit = Self.filterRefusingItsOptions(in: text) {
+                throw ReelError(.invalidConfiguration, "the filter '\(culprit)' refused its options: \(FFmpeg.describe(status)) (in '\(text)')",
+                                hint: "`ffmpeg -h filter=\(FilterGraphText.filterNames(in: culprit).first ?? "")` lists its options")
+            }
+            throw ReelError(.invalidConfiguration, "libavfilter cannot read the filter graph '\(text)': \(FFmpeg.describe(status))",
+                            hint: "filters are separated by ',', chains by ';'; pads are named in [brackets]")
+        }
+        status = avfilter_graph_config(graph, nil)
+        if status < 0 {
+            Self.free(&graph, input, output)
+            self.graph = nil
+            // In one chain, the first filter whose prefix of the chain cannot be set up is
+            // the one at fault.
+            let filters = FilterGraphText.filters(in: text)
+            if !text.contains(";"), filters.count > 1 {
+                let firstFailing = (1..<filters.count).first { n in
+                    (try? FilterGraph(graph: filters[0..<n].joined(separator: ","), format: format, size: size)) == nil
+                }
+                let culprit = filters[(firstFailing ?? filters.count) - 1]
+                throw ReelError(.invalidConfiguration, "the filter '\(culprit)' cannot be set up for \(format.rawValue) \(size) pictures: \(FFmpeg.describe(status)) (in '\(text)')",
+                                hint: "`ffmpeg -h filter=\(FilterGraphText.filterNames(in: culprit).first ?? "")` lists its options")
+            }
+            if filters.count == 1 {
+                throw ReelError(.invalidConfiguration, "the filter '\(text)' cannot be set up for \(format.rawValue) \(size) pictures: \(FFmpeg.describe(status))",
+                                hint: "`ffmpeg -h filter=\(FilterGraphText.filterNames(in: text).first ?? "")` lists its options")
+            }
+            throw ReelError(.invalidConfiguration, "the filter graph '\(text)' cannot be set up for \(format.rawValue) \(size) pictures: \(FFmpeg.describe(status))",
+                            hint: "a graph needs one unlabelled input and one unlabelled output")
+        }
+    }
+
+    /// The first filter of `graph` that libavfilter will not create with its options, tried
+    /// one at a time (the parser frees what it made when one fails, so it cannot tell).
+    private static func filterRefusingItsOptions(in graph: String) -> String? {
+        guard let scratch = avfilter_graph_alloc() else { return nil }
+        defer { var g: UnsafeMutablePointer<AVFilterGraph>? = scratch; avfilter_graph_free(&g) }
+        for text in FilterGraphText.filters(in: graph) {
+            let name = FilterGraphText.filterNames(in: text).first ?? ""
+            guard let filter = avfilter_get_by_name(name) else { return text }
+            var options: String? = nil
+            if let equals = text.firstIndex(of: "=") { options = String(text[text.index(after: equals)...]) }
+            var context: UnsafeMutablePointer<AVFilterContext>?
+            if avfilter_graph_create_filter(&context, filter, nil, options, nil, scratch) < 0 { return text }
+        }
+        return nil
+    }
+
+    deinit {
+        if var graph { Self.free(&graph, input, output) }
+    }
+
+    private static func free(_ graph: inout UnsafeMutablePointer<AVFilterGraph>, _ input: UnsafeMutablePointer<AVFrame>, _ output: UnsafeMutablePointer<AVFrame>) {
+        var g: UnsafeMutablePointer<AVFilterGraph>? = graph
+        avfilter_graph_free(&g)
+        var i: UnsafeMutablePointer<AVFrame>? = input
+        av_frame_free(&i)
+        var o: UnsafeMutablePointer<AVFrame>? = output
+        av_frame_free(&o)
+    }
+
+    /// Filters `frame` and writes the result into `destination` (a frame of the graph's format
+    /// and size). Returns `false` when the graph gave no picture for this one (it holds
+    /// pictures back, or failed): `destination` is then untouched.
+    func filter(_ frame: VideoFrame, into destination: VideoFrame) -> Bool {
+        guard frame.format == format, frame.size == size, destination.format == format, destination.size == size else { return false }
+        let pushed: Int32 = withExtendedLifetime(frame) {
+            av_frame_unref(input)
+            input.pointee.format = VideoEncoder.avPixelFormat(format).rawValue
+            input.pointee.width = Int32(size.width)
+            input.pointee.height = Int32(size.height)
+            input.pointee.pts = frame.presentationTime.convertedValue(to: 1_000_000)
+            withUnsafeMutablePointer(to: &input.pointee.data) { data in
+                data.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { planes in
+                    withUnsafeMutablePointer(to: &input.pointee.linesize) { lines in
+                        lines.withMemoryRebound(to: Int32.self, capacity: 8) { strides in
+                            for plane in 0..<format.planeCount {
+                                frame.withUnsafePlane(plane) { bytes, stride in
+                                    planes[plane] = UnsafeMutablePointer(mutating: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self))
+                                    strides[plane] = Int32(stride)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            // KEEP_REF: libavfilter copies a picture that is not its own, so nothing keeps a
+            // pointer into `frame` once this returns.
+            let status = av_buffersrc_add_frame_flags(source, input, Int32(AV_BUFFERSRC_FLAG_KEEP_REF))
+            av_frame_unref(input)
+            return status
+        }
+        guard pushed >= 0 else { return false }
+        var got = false
+        while true {
+            av_frame_unref(output)
+            guard av_buffersink_get_frame(sink, output) >= 0 else { break }
+            guard output.pointee.width == Int32(size.width), output.pointee.height == Int32(size.height),
+                  output.pointee.format == VideoEncoder.avPixelFormat(format).rawValue else { continue }
+            copy(output, into: destination)
+            got = true
+        }
+        av_frame_unref(output)
+        return got
+    }
+
+    private func copy(_ picture: UnsafeMutablePointer<AVFrame>, into destination: VideoFrame) {
+        withUnsafePointer(to: &picture.pointee.data) { data in
+            data.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { planes in
+                withUnsafePointer(to: &picture.pointee.linesize) { lines in
+                    lines.withMemoryRebound(to: Int32.self, capacity: 8) { strides in
+                        for plane in 0..<format.planeCount {
+                            guard let from = planes[plane] else { continue }
+                            let fromStride = Int(strides[plane])
+                            let rowBytes = format.rowBytes(plane: plane, width: size.width)
+                            let rows = format.rows(plane: plane, height: size.height)
+                            destination.withUnsafeMutablePlane(plane) { bytes, stride in
+                                guard let to = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+                                for row in 0..<rows { (to + row * stride).update(from: from + row * fromStride, count: rowBytes) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

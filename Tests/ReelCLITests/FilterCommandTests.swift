@@ -1,0 +1,139 @@
+import Foundation
+import Testing
+import ReelCLI
+import Reel
+import ReelTestSupport
+
+/// `--filter`'s values, checked when the command line is read.
+@Suite struct FilterOptionTests: ParsesRecordOptions {
+    @Test func parsesLooksGraphsAndTargets() throws {
+        let o = try options(["--camera=test:red", "--camera=test:blue", "--filter", "mono", "--filter", "2:eq=contrast=1.3:brightness=0.1",
+                             "--filter=1:crystal"])
+        #expect(o.filters.count == 3)
+        #expect(o.filters[0].source == nil && o.filters[0].filter == .look(.mono))
+        #expect(o.filters[1].source == 2 && o.filters[1].filter.graph == "eq=contrast=1.3:brightness=0.1")
+        #expect(o.filters[2].source == 1 && o.filters[2].filter == .look(.crystal))
+        // A graph whose options hold a colon is not a source number.
+        #expect(try options(["--test-pattern", "--filter", "pixelize=w=8:h=8"]).filters.first?.source == nil)
+    }
+
+    @Test(arguments: [
+        (["--test-pattern", "--filter", "sepia"], "no filter named 'sepia'"),
+        (["--test-pattern", "--filter", "eq=contrast=lots"], "'eq=contrast=lots' refused its options"),
+        (["--test-pattern", "--filter", "2:mono"], "there is 1 video source, so N must be 1"),
+        (["--test-pattern", "--camera=test", "--filter", "0:mono"], "N must be 1 to 2"),
+        (["--test-pattern", "--filter", "mono", "--filter", "comic"], "--filter is given twice for the recorded picture"),
+        (["--test-pattern", "--filter", "1:mono", "--filter", "1:comic"], "--filter is given twice for video source 1"),
+        (["--tone", "--filter", "mono"], "--filter does nothing without a video source"),
+        (["--test-pattern", "--filter", ""], "the filter is empty"),
+    ])
+    func rejectsNonsense(_ args: [String], _ message: String) {
+        let error = usageError(args)
+        #expect(error?.contains(message) == true, "got: \(error ?? "no error")")
+    }
+}
+
+@Suite struct FilterCommandTests {
+    @Test func filtersTheRecordedPictureAndOneSourceOfAComposition() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("filtered.mp4")
+        // Side by side: red on the left (source 1, negated to cyan), blue on the right; then the
+        // whole picture in mono.
+        let r = try ReelBinary.run(["record", "--camera=test:red", "--camera=test:blue", "--layout", "side-by-side", "--size", "320x240",
+                                    "--preset", "ultrafast", "--duration", "1", "--faster-than-real-time",
+                                    "--filter", "1:negate", "-o", url.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let frames = try MediaProbe.decodeRGB(url, width: 320, height: 240)
+        #expect(frames.count == 30)
+        // The test cameras flash white for 3 frames each second (their beep's picture): the
+        // right one is white then, and the left, negated, black.
+        var flashes = 0
+        for rgb in frames {
+            let left = RGBColor.average(of: rgb, width: 320, x: 80, y: 140, radius: 3)
+            let right = RGBColor.average(of: rgb, width: 320, x: 240, y: 140, radius: 3)
+            if right.red > 200 && right.green > 200 && right.blue > 200 {
+                flashes += 1
+                #expect(left.red < 60 && left.green < 60 && left.blue < 60, "white negated is black: \(left)")
+                continue
+            }
+            #expect(left.red < 90 && left.green > 150 && left.blue > 150, "red negated is cyan: \(left)")
+            #expect(right.blue > 150 && right.red < 90, "blue is untouched: \(right)")
+        }
+        #expect(flashes <= 3)
+
+        let mono = dir.url.appendingPathComponent("mono.mp4")
+        let m = try ReelBinary.run(["record", "--camera=test:red", "--size", "320x240", "--preset", "ultrafast", "--duration", "1",
+                                    "--faster-than-real-time", "--filter", "mono", "-o", mono.path])
+        #expect(m.status == 0, "\(m.stderr)")
+        let luma = try MediaProbe.decodeLuma(mono, width: 320, height: 240)
+        #expect(luma.map(\.counter) == (0..<30).map { Optional(Int64($0)) }, "every frame, in order")
+        for (rgb, l) in zip(try MediaProbe.decodeRGB(mono, width: 320, height: 240), luma) where !l.isFlash {
+            let c = RGBColor.average(of: rgb, width: 320, x: 160, y: 170, radius: 3)
+            #expect(abs(Int(c.red) - Int(c.green)) <= 6 && abs(Int(c.green) - Int(c.blue)) <= 6, "\(c)")
+        }
+    }
+
+    static let terminalDriver = """
+    import json, os, pty, re, select, sys, time
+    reel, path = sys.argv[1], sys.argv[2]
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(reel, [reel, "record", "--camera=test:red", "--size", "320x240", "--preset", "ultrafast", "-o", path])
+    out = b""
+    def read_until(pattern, seconds=60):
+        global out
+        end = time.time() + seconds
+        while time.time() < end:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                return False
+            if not chunk:
+                return False
+            out += chunk
+            if re.search(pattern, out):
+                return True
+        return False
+    steps = {"recording": read_until(rb"00:00:01")}
+    os.write(fd, b"f")
+    steps["mono"] = read_until(rb"filter: mono")
+    read_until(rb"00:00:03")
+    os.write(fd, b"q")
+    read_until(rb"(?!)", 60)
+    _, status = os.waitpid(pid, 0)
+    print(json.dumps({"steps": steps, "status": os.waitstatus_to_exitcode(status), "output": out.decode(errors="replace")}))
+    """
+
+    @Test func keyFStepsThroughTheLooksWhileRecording() throws {
+        let dir = try TemporaryDirectory()
+        let script = dir.url.appendingPathComponent("terminal.py")
+        try Self.terminalDriver.write(to: script, atomically: true, encoding: .utf8)
+        let url = dir.url.appendingPathComponent("keys.mp4")
+        let run = try Subprocess.run(["python3", script.path, ReelBinary.url.path, url.path])
+        let result = try JSONSerialization.jsonObject(with: run.stdout) as? [String: Any] ?? [:]
+        let output = result["output"] as? String ?? run.stderr
+        let steps = result["steps"] as? [String: Bool] ?? [:]
+        #expect(steps["recording"] == true, "\(output)")
+        #expect(steps["mono"] == true, "f said which look: \(output)")
+        #expect(result["status"] as? Int == 0, "\(output)")
+        #expect(output.contains("[f] filter"), "the line names the key")
+        let frames = try MediaProbe.decodeRGB(url, width: 320, height: 240)
+        func isGrey(_ rgb: [UInt8]) -> Bool {
+            let c = RGBColor.average(of: rgb, width: 320, x: 160, y: 170, radius: 3)
+            return abs(Int(c.red) - Int(c.green)) <= 6 && abs(Int(c.green) - Int(c.blue)) <= 6
+        }
+        // Red at first; mono from the key on, to the end, with no red frame after a grey one.
+        #expect(frames.count >= 60)
+        #expect(!isGrey(frames[0]))
+        #expect(isGrey(frames[frames.count - 1]))
+        // A white flash (the test camera's beep picture) is grey in either look: left out.
+        let flashes = try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.isFlash)
+        let grey = zip(frames, flashes).filter { !$0.1 }.map { isGrey($0.0) }
+        let firstGrey = grey.firstIndex(of: true) ?? grey.count
+        let redAfterGrey = grey[firstGrey...].filter { !$0 }.count
+        #expect(redAfterGrey == 0, "\(redAfterGrey) frames not mono after the first mono one (frame \(firstGrey) of \(grey.count))")
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+@testable import ReelFFmpeg
+import ReelCore
+
+/// Filters are checked when they are made, and name what is wrong.
+@Suite struct VideoFilterTests {
+    @Test func looksAreKnownByNameAndGraphsAreChecked() throws {
+        #expect(try VideoFilter(parsing: "mono") == .look(.mono))
+        #expect(try VideoFilter(parsing: " Comic ").look == .comic)
+        let graph = try VideoFilter(parsing: "eq=contrast=1.3,boxblur=4")
+        #expect(graph.look == nil)
+        #expect(graph.description == "eq=contrast=1.3,boxblur=4")
+        // Labelled chains and a filter that changes the size (scaled back) are fine.
+        _ = try VideoFilter(graph: "split[a][b];[a][b]hstack")
+        for look in VideoFilter.Look.allCases { _ = try VideoFilter(graph: look.graph) }
+    }
+
+    @Test(arguments: [
+        ("nosuchfilter", "no filter named 'nosuchfilter'"),
+        ("hue=s=0,blurr=3", "no filter named 'blurr'"),
+        ("eq=contrast=abc", "'eq=contrast=abc' refused its options"),
+        ("hue=s=0,boxblur=luma_radius=x", "'boxblur=luma_radius=x' cannot be set up"),
+        ("hue=s=0,,eq", "empty filter"),
+        ("   ", "empty"),
+    ])
+    func aBadGraphIsRefusedNamingTheFilter(graph: String, message: String) {
+        do {
+            _ = try VideoFilter(parsing: graph)
+            Issue.record("'\(graph)' was accepted")
+        } catch let error as ReelError {
+            #expect(error.code == .invalidConfiguration)
+            #expect(error.message.contains(message), "\(error.message)")
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+
+    @Test func filterNamesSkipLabelsAndQuotedText() {
+        #expect(FilterGraphText.filterNames(in: "[in]split[a][b];[a]drawtext=text='x,y;z'[c];[b][c]overlay") == ["split", "drawtext", "overlay"])
+        #expect(FilterGraphText.filterNames(in: "scale@one=10:10") == ["scale"])
+    }
+
+    @Test func monoTakesTheColourOutOfEachFormat() throws {
+        let size = PixelSize(width: 64, height: 48)
+        for format in [PixelFormat.yuv420p, .nv12, .bgra] {
+            let pool = FramePool(format: format, size: size, capacity: 2)
+            let frame = try #require(pool.makeFrame())
+            frame.fill(with: YUVColor(red: 200, green: 40, blue: 40))
+            let out = try #require(pool.makeFrame())
+            let graph = try FilterGraph(graph: VideoFilter.look(.mono).graph, format: format, size: size)
+            #expect(graph.filter(frame, into: out))
+            switch format {
+            case .bgra:
+                out.withUnsafePlane(0) { bytes, _ in
+                    let (b, g, r) = (Int(bytes[0]), Int(bytes[1]), Int(bytes[2]))
+                    #expect(abs(r - g) <= 3 && abs(g - b) <= 3, "BGRA \(b) \(g) \(r)")
+                }
+            case .nv12:
+                out.withUnsafePlane(1) { bytes, _ in #expect(abs(Int(bytes[0]) - 128) <= 2 && abs(Int(bytes[1]) - 128) <= 2) }
+            default:
+                out.withUnsafePlane(1) { bytes, _ in #expect(abs(Int(bytes[0]) - 128) <= 2) }
+                out.withUnsafePlane(2) { bytes, _ in #expect(abs(Int(bytes[0]) - 128) <= 2) }
+            }
+        }
+    }
+
+    @Test func aScheduledChangeTakesEffectAtItsTime() {
+        let control = VideoFilterControl()
+        control.setFilter(.look(.mono), at: MediaTime(value: 1, timescale: 1))
+        #expect(control.filter(at: MediaTime(value: 29, timescale: 30)) == nil)
+        #expect(control.filter(at: MediaTime(value: 30, timescale: 30)) == .look(.mono))
+        control.setFilter(nil)
+        #expect(control.filter(at: MediaTime(value: 31, timescale: 30)) == nil)
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+import Reel
+import ReelTestSupport
+
+/// Filters on the capture path, recorded on a manual clock and checked in the decoded file.
+@Suite struct FilterRecordingTests {
+    static let size = PixelSize(width: 320, height: 240)
+
+    func camera(_ colour: YUVColor, _ name: String, size: PixelSize = Self.size) -> TestPatternSource {
+        TestPatternSource(size: size, frameRate: FrameRate(30), beeps: .never, background: colour, name: name)
+    }
+
+    func recorderSettings(seconds: Int) -> Recorder.Settings {
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        settings.maxRecordedDuration = MediaTime(value: Int64(seconds), timescale: 1)
+        return settings
+    }
+
+    /// The colour below the counter strip, in the middle of the picture.
+    static func sample(_ rgb: [UInt8], width: Int = 320, height: Int = 240) -> RGBColor {
+        RGBColor.average(of: rgb, width: width, x: width / 2, y: height * 2 / 3, radius: 4)
+    }
+
+    static func isGrey(_ c: RGBColor) -> Bool {
+        abs(Int(c.red) - Int(c.green)) <= 6 && abs(Int(c.green) - Int(c.blue)) <= 6
+    }
+
+    @Test func aLiveChangeLandsOnItsFrameAndLosesNone() async throws {
+        let dir = try TemporaryDirectory()
+        let session = CaptureSession(clock: ManualClock())
+        let cam = camera(.red, "red camera")
+        try session.addInput(cam)
+        let url = dir.url.appendingPathComponent("mono-from-1s.mp4")
+        let recorder = Recorder(url: url, settings: recorderSettings(seconds: 2))
+        try session.addOutput(recorder)
+        // Mono from frame 30 (1 s), off again from frame 45.
+        try session.setVideoFilter(.look(.mono), for: cam, at: MediaTime(value: 1, timescale: 1))
+        try session.setVideoFilter(nil, for: cam, at: MediaTime(value: 45, timescale: 30))
+        try await session.start()
+        let summary = try await recorder.result()
+        await session.stop()
+        #expect(summary.frames == 60)
+        #expect(summary.droppedFrames == 0)
+
+        let luma = try MediaProbe.decodeLuma(url, width: 320, height: 240)
+        #expect(luma.map(\.counter) == (0..<60).map { Optional(Int64($0)) }, "every frame is there, in order")
+        let rgb = try MediaProbe.decodeRGB(url, width: 320, height: 240)
+        #expect(rgb.count == 60)
+        for (i, frame) in rgb.enumerated() {
+            let c = Self.sample(frame)
+            if (30..<45).contains(i) {
+                #expect(Self.isGrey(c), "frame \(i) should be mono: \(c)")
+            } else {
+                #expect(c.red > 150 && c.green < 90, "frame \(i) should be red: \(c)")
+            }
+        }
+    }
+
+    @Test func aGraphStringHasItsVisibleEffect() async throws {
+        let dir = try TemporaryDirectory()
+        let session = CaptureSession(clock: ManualClock())
+        let cam = camera(.blue, "blue camera")
+        try session.addInput(cam)
+        try session.setVideoFilter(try VideoFilter(graph: "negate"), for: cam)
+        #expect(session.videoFilter(for: cam)?.graph == "negate")
+        let url = dir.url.appendingPathComponent("negated.mp4")
+        let recorder = Recorder(url: url, settings: recorderSettings(seconds: 1))
+        try session.addOutput(recorder)
+        try await session.start()
+        _ = try await recorder.result()
+        await session.stop()
+        let rgb = try MediaProbe.decodeRGB(url, width: 320, height: 240)
+        #expect(rgb.count == 30)
+        // Blue negated is yellow.
+        for frame in rgb {
+            let c = Self.sample(frame)
+            #expect(c.red > 170 && c.green > 170 && c.blue < 90, "\(c)")
+        }
+    }
+
+    @Test(arguments: [VideoFilter.Look.comic, .crystal])
+    func theOtherLooksRecordEveryFrameAndChangeThePicture(look: VideoFilter.Look) async throws {
+        let dir = try TemporaryDirectory()
+        let session = CaptureSession(clock: ManualClock())
+        let cam = camera(.green, "green camera")
+        try session.addInput(cam)
+        try session.setVideoFilter(.look(look), for: cam)
+        let url = dir.url.appendingPathComponent("\(look).mp4")
+        let plainURL = dir.url.appendingPathComponent("plain.mp4")
+        let recorder = Recorder(url: url, settings: recorderSettings(seconds: 1))
+        try session.addOutput(recorder)
+        try await session.start()
+        let summary = try await recorder.result()
+        await session.stop()
+        #expect(summary.frames == 30)
+
+        let plainSession = CaptureSession(clock: ManualClock())
+        try plainSession.addInput(camera(.green, "green camera"))
+        let plain = Recorder(url: plainURL, settings: recorderSettings(seconds: 1))
+        try plainSession.addOutput(plain)
+        try await plainSession.start()
+        _ = try await plain.result()
+        await plainSession.stop()
+
+        let filtered = try MediaProbe.decodeLuma(url, width: 320, height: 240)
+        let unfiltered = try MediaProbe.decodeLuma(plainURL, width: 320, height: 240)
+        #expect(filtered.count == 30)
+        // The test pattern is a flat colour with bars and a counter: the looks change their
+        // edges (inked, or broken into cells), so a part of the picture differs clearly.
+        let changed = zip(filtered[10].pixels, unfiltered[10].pixels).filter { abs(Int($0.0) - Int($0.1)) > 12 }.count
+        #expect(changed * 100 >= filtered[10].pixels.count, "\(look) changed \(changed) of \(filtered[10].pixels.count) pixels")
+    }
+
+    @Test func theComposedPictureIsFiltered() async throws {
+        let dir = try TemporaryDirectory()
+        let session = CaptureSession(clock: ManualClock())
+        try session.addInput(camera(.red, "red camera"))
+        try session.addInput(camera(.blue, "blue camera"))
+        let compositor = Compositor(settings: .init(size: Self.size, frameRate: FrameRate(30), layout: .sideBySide))
+        compositor.setVideoFilter(.look(.mono))
+        #expect(compositor.videoFilter == .look(.mono))
+        let url = dir.url.appendingPathComponent("composed-mono.mp4")
+        let recorder = Recorder(url: url, settings: recorderSettings(seconds: 1))
+        try compositor.addOutput(recorder)
+        try session.addOutput(compositor)
+        try await session.start()
+        let summary = try await recorder.result()
+        await session.stop()
+        #expect(summary.frames == 30)
+        let rgb = try MediaProbe.decodeRGB(url, width: 320, height: 240)
+        for frame in rgb {
+            #expect(Self.isGrey(RGBColor.average(of: frame, width: 320, x: 80, y: 160, radius: 4)))
+            #expect(Self.isGrey(RGBColor.average(of: frame, width: 320, x: 240, y: 160, radius: 4)))
+        }
+    }
+
+    @Test func aFilterThatCannotApplyToTheSourceIsReportedAndLosesNothing() async throws {
+        let dir = try TemporaryDirectory()
+        let session = CaptureSession(clock: ManualClock())
+        // A crop that fits the 320x240 check but not this 160x120 camera.
+        let small = PixelSize(width: 160, height: 120)
+        let cam = camera(.red, "small camera", size: small)
+        try session.addInput(cam)
+        try session.setVideoFilter(try VideoFilter(graph: "crop=300:200"), for: cam)
+        let url = dir.url.appendingPathComponent("unfiltered.mp4")
+        let recorder = Recorder(url: url, settings: recorderSettings(seconds: 1))
+        try session.addOutput(recorder)
+        let events = Task { var failed: [String] = []; for await e in session.events { if case .filterFailed(let source, let filter, _) = e { failed.append("\(source): \(filter)") } }; return failed }
+        try await session.start()
+        let summary = try await recorder.result()
+        await session.stop()
+        #expect(summary.frames == 30)
+        let rgb = try MediaProbe.decodeRGB(url, width: 160, height: 120)
+        #expect(rgb.count == 30)
+        #expect(rgb.allSatisfy { Self.sample($0, width: 160, height: 120).red > 150 })
+        try await Task.sleep(for: .milliseconds(100))
+        events.cancel()
+        #expect(await events.value == ["small camera: crop=300:200"], "reported once")
+    }
+
+    @Test func onlyAnInputsPicturesCanBeFiltered() throws {
+        let session = CaptureSession(clock: ManualClock())
+        let stranger = camera(.red, "not added")
+        #expect(throws: ReelError.self) { try session.setVideoFilter(.look(.mono), for: stranger) }
+        let tone = ToneSource()
+        try session.addInput(tone)
+        #expect(throws: ReelError.self) { try session.setVideoFilter(.look(.mono), for: tone) }
+    }
+}
