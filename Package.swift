@@ -5,6 +5,7 @@ let package = Package(
     name: "Reel",
     products: [
         .library(name: "Reel", targets: ["Reel"]),
+        .library(name: "ReelPreview", targets: ["ReelPreview"]),
         .executable(name: "reel", targets: ["reel"]),
     ],
     targets: [
@@ -17,6 +18,9 @@ let package = Package(
                        providers: [.apt(["libpulse-dev"])]),
         // linux/videodev2.h, from the kernel headers every C toolchain has.
         .systemLibrary(name: "CV4L2"),
+        // SDL2's pkg-config adds -D_REENTRANT, which SwiftPM refuses with a warning: its headers
+        // are found at <SDL2/SDL.h> without it.
+        .systemLibrary(name: "CSDL2", providers: [.apt(["libsdl2-dev"])]),
         // What scripts/install and scripts/package stamp into a build (version, commit) with
         // -Xcc -D…; a plain build gets "0.0.0-dev (unknown commit)". Header only, no library.
         .systemLibrary(name: "CReelBuild"),
@@ -28,7 +32,10 @@ let package = Package(
         .target(name: "ReelFFmpeg", dependencies: ["ReelCore", "ReelSystem", "CFFmpeg"]),
         .target(name: "ReelLinux", dependencies: ["ReelCore", "ReelSystem", "CXCB", "CPulse", "CV4L2"]),
         .target(name: "Reel", dependencies: ["ReelCore", "ReelSystem", "ReelFFmpeg", "ReelLinux"]),
-        .target(name: "ReelCLI", dependencies: ["Reel", "ReelSystem", "CReelBuild"]),
+        // The preview window (SDL2) in a target of its own, so that the capture library pulls
+        // no GUI library into servers.
+        .target(name: "ReelPreview", dependencies: ["Reel", "CSDL2"]),
+        .target(name: "ReelCLI", dependencies: ["Reel", "ReelPreview", "ReelSystem", "CReelBuild"]),
         .executableTarget(name: "reel", dependencies: ["ReelCLI"]),
         // The libFuzzer target over the readers of media files (scripts/fuzz); a plain build
         // makes it a replayer of inputs.
@@ -39,7 +46,7 @@ let package = Package(
         .testTarget(name: "ReelSystemTests", dependencies: ["ReelSystem", "ReelTestSupport"]),
         .testTarget(name: "ReelFFmpegTests", dependencies: ["ReelFFmpeg", "ReelSystem", "ReelTestSupport"]),
         .testTarget(name: "ReelLinuxTests", dependencies: ["ReelLinux", "ReelSystem", "ReelFFmpeg", "ReelTestSupport"]),
-        .testTarget(name: "ReelTests", dependencies: ["Reel", "ReelTestSupport"]),
+        .testTarget(name: "ReelTests", dependencies: ["Reel", "ReelPreview", "ReelTestSupport"]),
         .testTarget(name: "ReelCLITests", dependencies: ["ReelCLI", "reel", "ReelTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

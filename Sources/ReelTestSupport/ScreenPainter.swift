@@ -97,6 +97,70 @@ public final class ScreenPainter: @unchecked Sendable {
         sync()
     }
 
+    /// The whole screen as it is now: packed RGB, `width` × `height` pixels.
+    public func screenshot() -> (rgb: [UInt8], width: Int, height: Int) {
+        lock.lock(); defer { lock.unlock() }
+        guard let setup = xcb_setup_roots_iterator(xcb_get_setup(connection)).data else { return ([], 0, 0) }
+        let width = Int(setup.pointee.width_in_pixels), height = Int(setup.pointee.height_in_pixels)
+        let cookie = xcb_get_image(connection, UInt8(XCB_IMAGE_FORMAT_Z_PIXMAP.rawValue), root, 0, 0, UInt16(width), UInt16(height), ~0)
+        guard let reply = xcb_get_image_reply(connection, cookie, nil) else { return ([], 0, 0) }
+        defer { free(reply) }
+        let bytes = Int(xcb_get_image_data_length(reply))
+        guard let data = xcb_get_image_data(reply), bytes >= width * height * 4 else { return ([], 0, 0) }
+        var rgb = [UInt8](repeating: 0, count: width * height * 3)
+        for i in 0..<(width * height) {
+            // 32 bits a pixel, blue first (a depth-24 screen of a little-endian server).
+            rgb[i * 3] = data[i * 4 + 2]
+            rgb[i * 3 + 1] = data[i * 4 + 1]
+            rgb[i * 3 + 2] = data[i * 4]
+        }
+        return (rgb, width, height)
+    }
+
+    /// Asks the top-level window titled `title` to close, as a window manager's close button
+    /// does (a `WM_DELETE_WINDOW` message). Returns whether such a window was found.
+    @discardableResult
+    public func requestClose(windowTitled title: String) -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        func atom(_ name: String) -> xcb_atom_t {
+            let cookie = xcb_intern_atom(connection, 0, UInt16(name.utf8.count), name)
+            guard let reply = xcb_intern_atom_reply(connection, cookie, nil) else { return 0 }
+            defer { free(reply) }
+            return reply.pointee.atom
+        }
+        let protocols = atom("WM_PROTOCOLS"), delete = atom("WM_DELETE_WINDOW")
+        let tree = xcb_query_tree(connection, root)
+        guard let reply = xcb_query_tree_reply(connection, tree, nil) else { return false }
+        defer { free(reply) }
+        let count = Int(xcb_query_tree_children_length(reply))
+        guard let children = xcb_query_tree_children(reply) else { return false }
+        for i in 0..<count {
+            let window = children[i]
+            let property = xcb_get_property(connection, 0, window, XCB_ATOM_WM_NAME.rawValue, XCB_ATOM_ANY.rawValue, 0, 256)
+            guard let value = xcb_get_property_reply(connection, property, nil) else { continue }
+            defer { free(value) }
+            let length = Int(xcb_get_property_value_length(value))
+            guard length > 0, let pointer = xcb_get_property_value(value) else { continue }
+            let name = String(decoding: UnsafeRawBufferPointer(start: pointer, count: length), as: UTF8.self)
+            guard name == title else { continue }
+            var event = xcb_client_message_event_t()
+            event.response_type = UInt8(XCB_CLIENT_MESSAGE)
+            event.format = 32
+            event.window = window
+            event.type = protocols
+            event.data.data32.0 = delete
+            event.data.data32.1 = UInt32(XCB_CURRENT_TIME)
+            withUnsafePointer(to: &event) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: MemoryLayout<xcb_client_message_event_t>.size) { bytes in
+                    _ = xcb_send_event(connection, 0, window, XCB_EVENT_MASK_NO_EVENT.rawValue, bytes)
+                }
+            }
+            sync()
+            return true
+        }
+        return false
+    }
+
     /// Waits until the server has handled every request (one round trip).
     private func sync() {
         let cookie = xcb_get_input_focus(connection)

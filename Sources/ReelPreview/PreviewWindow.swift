@@ -1,0 +1,350 @@
+import Foundation
+import Synchronization
+import Reel
+internal import CSDL2
+
+/// A window that shows what a session captures — the composed picture with its filters, or
+/// one source — with a recording indicator, the elapsed time, the size written, dropped frames
+/// and a progress bar toward the recording's limit: the preview of a camera app, as an output.
+///
+/// ```swift
+/// let preview = PreviewWindow(settings: .init(title: "Camera"))
+/// preview.onKey = { key in if key == .stop { Task { await session.stop() } } }
+/// try session.addOutput(preview)
+/// try await session.start()
+/// preview.show(PreviewWindow.Status(state: .recording, elapsed: .zero))
+/// ```
+///
+/// The window never slows capture: ``consume(_:)`` only keeps the newest picture, and the
+/// window's own thread draws it at the display's pace (at most ``Settings/maximumRate`` times a
+/// second), skipping pictures that came in between (``picturesSkipped``). Drawing is SDL2's,
+/// with YUV pictures uploaded as textures as they are (BT.709, as Reel records them).
+/// Opening the window needs a display (`$DISPLAY`, or `$WAYLAND_DISPLAY` through XWayland):
+/// without one, adding it to a starting session fails with a clear error, and
+/// ``canOpen()`` tells beforehand.
+public final class PreviewWindow: CaptureOutput {
+    /// How the window looks.
+    public struct Settings: Sendable {
+        /// The window's title.
+        public var title: String
+        /// The window's first size; `nil`: the picture's size, at most 960 pixels wide.
+        public var size: PixelSize?
+        /// Where the window first opens on the screen; `nil`: where the window manager puts it.
+        public var position: (x: Int, y: Int)?
+        /// The most pictures drawn in a second.
+        public var maximumRate: Int
+        /// Whether the record button is drawn (for a window that starts and pauses recording).
+        public var showsRecordButton: Bool
+        /// The X display to open on (`":1"`); `nil`: `$DISPLAY`. SDL2 reads the display from
+        /// the environment, so a display given here is put into `DISPLAY` for the process.
+        public var display: String?
+
+        /// Window settings; every argument has the default a preview usually wants.
+        public init(title: String = "Reel", size: PixelSize? = nil, position: (x: Int, y: Int)? = nil,
+                    maximumRate: Int = 60, showsRecordButton: Bool = false, display: String? = nil) {
+            self.title = title
+            self.size = size
+            self.position = position
+            self.maximumRate = maximumRate
+            self.showsRecordButton = showsRecordButton
+            self.display = display
+        }
+    }
+
+    /// What the indicator shows.
+    public enum RecordingState: Sendable, Hashable {
+        /// Not recording: a hollow circle.
+        case idle
+        /// Recording: a red dot.
+        case recording
+        /// Paused: two bars.
+        case paused
+    }
+
+    /// What the window shows over the picture.
+    public struct Status: Sendable, Hashable {
+        /// The indicator's state.
+        public var state: RecordingState
+        /// The recorded time.
+        public var elapsed: MediaTime
+        /// The bytes written.
+        public var bytes: Int64
+        /// The frames dropped.
+        public var droppedFrames: Int64
+        /// The recording's limit, for the progress bar; `nil`: no bar.
+        public var maxDuration: MediaTime?
+
+        /// A status; every argument is the property of the same name.
+        public init(state: RecordingState, elapsed: MediaTime, bytes: Int64 = 0, droppedFrames: Int64 = 0, maxDuration: MediaTime? = nil) {
+            self.state = state
+            self.elapsed = elapsed
+            self.bytes = bytes
+            self.droppedFrames = droppedFrames
+            self.maxDuration = maxDuration
+        }
+
+        /// How far the recording is toward its limit, 0…1; `nil` without a limit.
+        public var progress: Double? {
+            guard let maxDuration, maxDuration.seconds > 0 else { return nil }
+            return min(1, max(0, elapsed.seconds / maxDuration.seconds))
+        }
+    }
+
+    /// A key pressed in the window, or the record button clicked.
+    public enum Key: Sendable, Hashable {
+        /// `r`, or a click on the record button: start or pause recording.
+        case record
+        /// Space: pause or resume.
+        case pause
+        /// Enter, `q` or Escape, or the window closed: stop.
+        case stop
+        /// `s`: swap the composed pictures.
+        case swap
+        /// `f`: the next filter.
+        case filter
+        /// `z`: zoom in.
+        case zoomIn
+        /// `Z` (shift-z): zoom out.
+        case zoomOut
+    }
+
+    /// Called on the window's thread for each key pressed and for the window being closed
+    /// (``Key/stop``). Set it before the session starts.
+    public var onKey: (@Sendable (Key) -> Void)? {
+        get { state.withLock { $0.onKey } }
+        set { state.withLock { $0.onKey = newValue } }
+    }
+
+    private struct State {
+        var onKey: (@Sendable (Key) -> Void)?
+        var newest: VideoFrame?
+        var status = Status(state: .idle, elapsed: .zero)
+        var running = false
+        var stopping = false
+        var source: SourceID?
+        var shown: Int64 = 0
+        var skipped: Int64 = 0
+        var closed = false
+    }
+    private let settings: Settings
+    private let state = Mutex(State())
+    private let wake = NSCondition()
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// A preview window; it opens when the session starts.
+    public init(settings: Settings = Settings()) {
+        self.settings = settings
+    }
+
+    /// Pictures drawn so far.
+    public var picturesShown: Int64 { state.withLock { $0.shown } }
+    /// Pictures that came while one was being drawn and were never drawn (newer ones were).
+    public var picturesSkipped: Int64 { state.withLock { $0.skipped } }
+    /// Whether the user closed the window.
+    public var isClosed: Bool { state.withLock { $0.closed } }
+
+    /// Updates what the window shows over the picture (from any thread).
+    public func show(_ status: Status) {
+        state.withLock { $0.status = status }
+        poke()
+    }
+
+    /// Why a window cannot be opened here, or `nil` if it can: no display, or a display SDL2
+    /// cannot use.
+    public static func canOpen(display: String? = nil) -> ReelError? {
+        let environment = ProcessInfo.processInfo.environment
+        if (display ?? environment["DISPLAY"] ?? "").isEmpty && (environment["WAYLAND_DISPLAY"] ?? "").isEmpty {
+            return ReelError(.sourceUnavailable, "there is no display to open the preview window on ($DISPLAY is not set)",
+                             hint: "run it in a desktop session, or set DISPLAY (e.g. DISPLAY=:0)")
+        }
+        return nil
+    }
+
+    public func prepare(sources: [SourceDescriptor], clock: any MediaClock, origin: MediaTime) throws {
+        if let problem = Self.canOpen(display: settings.display) { throw problem }
+        // With the composed picture among the sources, show it; else the first picture source.
+        let video = sources.filter { $0.kind == .video }
+        guard let shown = video.first(where: { $0.id == Compositor.outputID }) ?? video.first else {
+            throw ReelError(.invalidConfiguration, "the preview window has no picture to show", hint: "add a screen, camera or test pattern")
+        }
+        let opened = DispatchSemaphore(value: 0)
+        let failure = OpenFailure()
+        let thread = Thread { [self] in
+            run(opened: opened, failure: failure)
+        }
+        thread.name = "reel.preview"
+        state.withLock { s in
+            s.source = shown.id
+            s.stopping = false
+            s.closed = false
+            s.running = true
+        }
+        thread.start()
+        opened.wait()
+        if let error = failure.error {
+            state.withLock { $0.running = false }
+            throw error
+        }
+    }
+
+    public func consume(_ sample: SourcedSample) {
+        guard case .video(let frame) = sample.sample else { return }
+        let taken = state.withLock { s -> Bool in
+            guard s.running, s.source == sample.source else { return false }
+            if s.newest != nil { s.skipped += 1 }
+            s.newest = frame
+            return true
+        }
+        if taken { poke() }
+    }
+
+    public func sourceEvent(_ event: SourceEvent, from source: SourceID) {}
+
+    /// Wakes the window's thread.
+    private func poke() {
+        wake.lock(); wake.signal(); wake.unlock()
+    }
+
+    public func finish() async {
+        let running = state.withLock { s -> Bool in
+            s.stopping = true
+            s.newest = nil
+            return s.running
+        }
+        poke()
+        guard running else { return }
+        let finished = self.finished
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread { finished.wait(); done.resume() }.start()
+        }
+        state.withLock { $0.running = false }
+    }
+
+    // MARK: The window's thread
+
+    /// Why the window did not open, set on its thread before it signals.
+    private final class OpenFailure: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value: ReelError?
+        var error: ReelError? {
+            get { lock.withLock { value } }
+            set { lock.withLock { value = newValue } }
+        }
+    }
+
+    private func run(opened: DispatchSemaphore, failure: OpenFailure) {
+        if let display = settings.display { setenv("DISPLAY", display, 1) }
+        SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1")
+        SDL_SetHint(SDL_HINT_VIDEO_X11_NET_WM_BYPASS_COMPOSITOR, "0")
+        guard SDL_InitSubSystem(SDL_INIT_VIDEO) == 0 else {
+            let reason = String(cString: SDL_GetError())
+            failure.error = ReelError(.sourceUnavailable, "cannot open the preview window: \(reason)",
+                                      hint: "check that DISPLAY names a running X server you may use")
+            opened.signal()
+            return
+        }
+        // Without a display SDL2 falls back on a driver that draws nowhere ("offscreen"):
+        // a preview nobody can see is an error.
+        let driver = SDL_GetCurrentVideoDriver().map { String(cString: $0) } ?? "none"
+        guard driver == "x11" || driver == "wayland" else {
+            SDL_QuitSubSystem(SDL_INIT_VIDEO)
+            let display = settings.display ?? ProcessInfo.processInfo.environment["DISPLAY"] ?? ""
+            failure.error = ReelError(.sourceUnavailable,
+                                      "cannot open the preview window: no X server answers at DISPLAY=\(display) (SDL2 found only its '\(driver)' driver)",
+                                      hint: "run it in a desktop session, or set DISPLAY to a running X server (e.g. DISPLAY=:0)")
+            opened.signal()
+            return
+        }
+        SDL_SetYUVConversionMode(SDL_YUV_CONVERSION_BT709)
+        let size = settings.size ?? PixelSize(width: 640, height: 360)
+        let undefined = reel_sdl_windowpos_undefined()
+        guard let window = SDL_CreateWindow(settings.title, Int32(settings.position?.x ?? Int(undefined)), Int32(settings.position?.y ?? Int(undefined)),
+                                            Int32(size.width), Int32(size.height),
+                                            SDL_WINDOW_RESIZABLE.rawValue | SDL_WINDOW_SHOWN.rawValue) else {
+            let reason = String(cString: SDL_GetError())
+            SDL_QuitSubSystem(SDL_INIT_VIDEO)
+            failure.error = ReelError(.sourceUnavailable, "cannot open the preview window: \(reason)")
+            opened.signal()
+            return
+        }
+        guard let renderer = SDL_CreateRenderer(window, -1, 0) ?? SDL_CreateRenderer(window, -1, SDL_RENDERER_SOFTWARE.rawValue) else {
+            let reason = String(cString: SDL_GetError())
+            SDL_DestroyWindow(window)
+            SDL_QuitSubSystem(SDL_INIT_VIDEO)
+            failure.error = ReelError(.sourceUnavailable, "cannot draw in the preview window: \(reason)")
+            opened.signal()
+            return
+        }
+        opened.signal()
+        var painter = PreviewPainter(renderer: renderer, showsRecordButton: settings.showsRecordButton)
+        var sizedToPicture = settings.size != nil
+        let interval = 1.0 / Double(max(1, settings.maximumRate))
+        var lastDraw = 0.0
+        var current: VideoFrame?
+        while true {
+            pumpEvents(window: window, painter: painter)
+            let (frame, status, stopping) = state.withLock { s -> (VideoFrame?, Status, Bool) in
+                defer { s.newest = nil }
+                return (s.newest, s.status, s.stopping)
+            }
+            if stopping { break }
+            if let frame {
+                current = frame
+                state.withLock { $0.shown += 1 }
+                if !sizedToPicture {
+                    sizedToPicture = true
+                    let width = min(960, frame.width)
+                    SDL_SetWindowSize(window, Int32(width), Int32(frame.height * width / max(1, frame.width)))
+                }
+            }
+            painter.draw(current, status: status)
+            lastDraw = ProcessInfo.processInfo.systemUptime
+            // Wait for the next picture, but draw no faster than the display's pace, and look
+            // at the window's events at least 20 times a second.
+            wake.lock()
+            let hasNew = state.withLock { $0.newest != nil || $0.stopping }
+            if !hasNew { _ = wake.wait(until: Date(timeIntervalSinceNow: 0.05)) }
+            wake.unlock()
+            let since = ProcessInfo.processInfo.systemUptime - lastDraw
+            if since < interval { Thread.sleep(forTimeInterval: interval - since) }
+        }
+        current = nil
+        painter.release()
+        SDL_DestroyRenderer(renderer)
+        SDL_DestroyWindow(window)
+        SDL_QuitSubSystem(SDL_INIT_VIDEO)
+        finished.signal()
+    }
+
+    private func pumpEvents(window: OpaquePointer, painter: PreviewPainter) {
+        var event = SDL_Event()
+        while SDL_PollEvent(&event) != 0 {
+            var key: Key?
+            switch SDL_EventType(event.type) {
+            case SDL_QUIT:
+                state.withLock { $0.closed = true }
+                key = .stop
+            case SDL_WINDOWEVENT where event.window.event == UInt8(SDL_WINDOWEVENT_CLOSE.rawValue):
+                state.withLock { $0.closed = true }
+                key = .stop
+            case SDL_KEYDOWN:
+                let shift = (UInt32(event.key.keysym.mod) & UInt32(KMOD_SHIFT.rawValue)) != 0
+                switch Int(event.key.keysym.sym) {
+                case Int(SDLK_r.rawValue): key = .record
+                case Int(SDLK_SPACE.rawValue): key = .pause
+                case Int(SDLK_RETURN.rawValue), Int(SDLK_KP_ENTER.rawValue), Int(SDLK_q.rawValue), Int(SDLK_ESCAPE.rawValue): key = .stop
+                case Int(SDLK_s.rawValue): key = .swap
+                case Int(SDLK_f.rawValue): key = .filter
+                case Int(SDLK_z.rawValue): key = shift ? .zoomOut : .zoomIn
+                default: break
+                }
+            case SDL_MOUSEBUTTONDOWN where event.button.button == UInt8(SDL_BUTTON_LEFT):
+                if painter.isOnRecordButton(x: Int(event.button.x), y: Int(event.button.y)) { key = .record }
+            default:
+                break
+            }
+            if let key, let handler = state.withLock({ $0.onKey }) { handler(key) }
+        }
+        _ = window
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+import Reel
+import ReelPreview
+import ReelTestSupport
+
+/// The preview window under Xvfb, in real time: screenshots of the screen find the picture,
+/// the indicator in each state and the progress bar; keys and a click do what they say.
+@Suite(.serialized) struct PreviewWindowTests {
+    static let title = "Reel preview test"
+
+    /// The keys the window reported, in order.
+    final class KeyLog: @unchecked Sendable {
+        private let lock = NSLock()
+        private var keys: [PreviewWindow.Key] = []
+        func append(_ key: PreviewWindow.Key) { lock.withLock { keys.append(key) } }
+        var all: [PreviewWindow.Key] { lock.withLock { keys } }
+    }
+
+    static func pixel(_ shot: (rgb: [UInt8], width: Int, height: Int), _ x: Int, _ y: Int) -> RGBColor {
+        let i = (y * shot.width + x) * 3
+        return RGBColor(red: shot.rgb[i], green: shot.rgb[i + 1], blue: shot.rgb[i + 2])
+    }
+
+    static func near(_ c: RGBColor, _ r: Int, _ g: Int, _ b: Int, tolerance: Int = 40) -> Bool {
+        abs(Int(c.red) - r) <= tolerance && abs(Int(c.green) - g) <= tolerance && abs(Int(c.blue) - b) <= tolerance
+    }
+
+    /// Polls `condition` for up to `seconds`.
+    static func eventually(_ seconds: Double = 5, _ condition: () -> Bool) async throws -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            if condition() { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return condition()
+    }
+
+    static func xdotool(_ display: String, _ arguments: [String]) throws {
+        let result = try Subprocess.run(["xdotool"] + arguments, environment: ["DISPLAY": display])
+        #expect(result.status == 0, "xdotool \(arguments): \(result.stderr)")
+    }
+
+    @Test func showsThePictureTheIndicatorAndTheProgressAndAnswersKeys() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        defer { xvfb.terminate() }
+        let painter = try ScreenPainter(display: xvfb.display)
+        let dir = try TemporaryDirectory()
+        let session = CaptureSession()
+        try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30), beeps: .never,
+                                               background: .red, name: "red camera"))
+        let preview = PreviewWindow(settings: .init(title: Self.title, size: PixelSize(width: 320, height: 240), position: (0, 0),
+                                                    showsRecordButton: true, display: xvfb.display))
+        let keys = KeyLog()
+        preview.onKey = { keys.append($0) }
+        try session.addOutput(preview)
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        let recorder = Recorder(url: dir.url.appendingPathComponent("beside.mp4"), settings: settings)
+        try session.addOutput(recorder)
+        try await session.start()
+
+        // Recording, a quarter of the way to the limit.
+        preview.show(.init(state: .recording, elapsed: MediaTime(seconds: 1), bytes: 1_500_000, maxDuration: MediaTime(seconds: 4)))
+        var shot = painter.screenshot()
+        #expect(try await Self.eventually {
+            shot = painter.screenshot()
+            return Self.near(Self.pixel(shot, 60, 150), 255, 0, 0, tolerance: 60) && Self.near(Self.pixel(shot, 20, 16), 230, 30, 30)
+        }, "the red picture and the red dot: \(Self.pixel(shot, 60, 150)) \(Self.pixel(shot, 20, 16))")
+        #expect(Self.near(Self.pixel(shot, 40, 237), 230, 30, 30), "progress bar filled at 40: \(Self.pixel(shot, 40, 237))")
+        #expect(Self.near(Self.pixel(shot, 200, 237), 60, 60, 60), "not yet at 200: \(Self.pixel(shot, 200, 237))")
+        #expect(Self.near(Self.pixel(shot, 160, 200), 230, 30, 30), "the record button shows a square while recording")
+
+        // Paused, three quarters of the way: two bars, the bar grown.
+        preview.show(.init(state: .paused, elapsed: MediaTime(seconds: 3), bytes: 2_000_000, maxDuration: MediaTime(seconds: 4)))
+        #expect(try await Self.eventually {
+            shot = painter.screenshot()
+            return Self.near(Self.pixel(shot, 14, 16), 255, 255, 255) && Self.near(Self.pixel(shot, 200, 237), 230, 30, 30)
+        }, "the pause bars and the grown progress: \(Self.pixel(shot, 14, 16)) \(Self.pixel(shot, 200, 237))")
+        #expect(!Self.near(Self.pixel(shot, 20, 16), 255, 255, 255), "a gap between the bars")
+        #expect(Self.near(Self.pixel(shot, 300, 237), 60, 60, 60))
+
+        // Idle: a hollow circle.
+        preview.show(.init(state: .idle, elapsed: .zero))
+        #expect(try await Self.eventually {
+            shot = painter.screenshot()
+            return Self.near(Self.pixel(shot, 20, 8), 200, 200, 200) && !Self.near(Self.pixel(shot, 20, 16), 200, 200, 200)
+        }, "a ring: \(Self.pixel(shot, 20, 8)) \(Self.pixel(shot, 20, 16))")
+
+        // Keys go to the window under the pointer (no window manager gives focus); then a click
+        // on the record button.
+        try Self.xdotool(xvfb.display, ["mousemove", "100", "120"])
+        for key in ["f", "r", "space", "shift+z", "z", "s"] { try Self.xdotool(xvfb.display, ["key", key]) }
+        try Self.xdotool(xvfb.display, ["mousemove", "160", "200", "click", "1"])
+        let expected: [PreviewWindow.Key] = [.filter, .record, .pause, .zoomOut, .zoomIn, .swap, .record]
+        #expect(try await Self.eventually { keys.all.count >= expected.count }, "\(keys.all)")
+        #expect(keys.all == expected)
+
+        // Closing the window says stop; the recording beside it lost nothing to the window.
+        #expect(painter.requestClose(windowTitled: Self.title))
+        #expect(try await Self.eventually { keys.all.last == .stop && preview.isClosed }, "\(keys.all)")
+        await session.stop()
+        let summary = try await recorder.result()
+        #expect(summary.droppedFrames == 0)
+        #expect(abs(Double(summary.frames) - summary.duration.seconds * 30) <= 1.5, "\(summary.frames) frames in \(summary.duration.seconds) s")
+        #expect(preview.picturesShown > 10, "\(preview.picturesShown) shown")
+    }
+
+    @Test func aDisplayThatIsNotThereIsAClearError() async throws {
+        let session = CaptureSession(clock: ManualClock())
+        try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30)))
+        let preview = PreviewWindow(settings: .init(title: Self.title, display: XvfbServer.unusedDisplay()))
+        try session.addOutput(preview)
+        do {
+            try await session.start()
+            Issue.record("the session started without a display")
+            await session.stop()
+        } catch let error as ReelError {
+            #expect(error.code == .sourceUnavailable)
+            #expect(error.message.contains("cannot open the preview window"), "\(error.message)")
+        }
+        #expect(PreviewWindow.canOpen(display: "") != nil || ProcessInfo.processInfo.environment["WAYLAND_DISPLAY"] != nil)
+    }
+}
