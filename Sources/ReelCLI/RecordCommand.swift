@@ -1,6 +1,7 @@
 import Foundation
 import Dispatch
 import Reel
+import ReelPreview
 
 /// `reel record`: builds a capture session from the options, records until the duration is
 /// reached or the user stops it, and says where the file went and what it holds.
@@ -151,6 +152,15 @@ struct RecordCommand {
         }
         parts.set(recorder: recorder)
         var compositor: Compositor?
+        var preview: PreviewWindow?
+        if let mode = options.preview, !videoSources.isEmpty {
+            if let problem = PreviewWindow.canOpen() {
+                guard mode == .auto else { return fail(problem) }
+                if !options.json { console.err("reel: note: no display, so no preview window (\(problem.message))") }
+            } else {
+                preview = PreviewWindow(settings: .init(title: "Reel — \(options.writesFile ? url.lastPathComponent : "recording")"))
+            }
+        }
         var ownRecorders: [(String, Recorder)] = []
         var frameLog: FrameLog?
         do {
@@ -171,6 +181,9 @@ struct RecordCommand {
                 } else if let only = videoSources.first {
                     try session.setVideoFilter(filter, for: only)
                 }
+            }
+            if let window = preview {
+                if let compositor { try compositor.addOutput(window) } else { try session.addOutput(window) }
             }
             if let folder = options.eachSource {
                 ownRecorders = try addOwnRecorders(for: videoSources, in: folder, to: session, settings: settings)
@@ -225,6 +238,25 @@ struct RecordCommand {
                 renderer.note("filter: \(next?.description ?? "none")")
             }
         }
+        if let preview {
+            let cameras = videoSources.compactMap { $0 as? any CameraSource }
+            let composer = compositor, cycle = cycleFilter
+            preview.onKey = { key in
+                switch key {
+                case .pause: try? recorder.togglePause()
+                case .record: if let saveReplay { saveReplay() } else { try? recorder.togglePause() }
+                case .stop: signals.requestStop()
+                case .swap: composer?.swap()
+                case .filter: cycle?()
+                case .zoomIn, .zoomOut:
+                    for camera in cameras {
+                        let factor = camera.videoZoomFactor * (key == .zoomIn ? 2.0.squareRoot() : 1 / 2.0.squareRoot())
+                        camera.ramp(toVideoZoomFactor: min(ZoomControl.maximumFactor, max(1, factor)), withRate: 2)
+                    }
+                }
+            }
+            preview.show(.init(state: .recording, elapsed: .zero, maxDuration: options.maxDuration))
+        }
         let keys = KeyControls(recorder: recorder, compositor: compositor, console: console, interactive: console.isTerminal && !options.json,
                                saveReplay: saveReplay, cycleFilter: cycleFilter) {
             signals.requestStop()
@@ -234,7 +266,18 @@ struct RecordCommand {
         renderer.filterHint = keys.isInteractive && picture != nil
         renderer.sourcesLeft = sources.count
         let events = Task {
-            for await event in recorder.events { renderer.render(event) }
+            var state = PreviewWindow.RecordingState.recording
+            for await event in recorder.events {
+                renderer.render(event)
+                guard let preview else { continue }
+                switch event {
+                case .progress(let p):
+                    preview.show(.init(state: state, elapsed: p.duration, bytes: p.bytes, droppedFrames: p.droppedFrames, maxDuration: p.maxDuration))
+                case .paused: state = .paused
+                case .resumed: state = .recording
+                default: break
+                }
+            }
         }
         let sessionEvents = Task {
             for await event in session.events { renderer.render(event) }

@@ -49,6 +49,17 @@ public struct RecordOptions: Sendable {
     /// `N:`) for the Nth video source (the screen, then the cameras in order, then the test
     /// pattern).
     public var filters: [(source: Int?, filter: VideoFilter)] = []
+    /// `--preview[=auto]`: show what is recorded in a window; with `auto`, only where a
+    /// display is.
+    public var preview: PreviewMode?
+
+    /// Whether `--preview` must open its window.
+    public enum PreviewMode: String, Sendable {
+        /// `--preview`: no display is an error.
+        case on
+        /// `--preview=auto`: no display, no window (and a note).
+        case auto
+    }
     /// `--replay TIME`: keep the last TIME in a replay buffer (1 s to 1 hour); with no `-o`,
     /// nothing is written until a save is asked for.
     public var replay: MediaTime?
@@ -90,6 +101,8 @@ public struct RecordOptions: Sendable {
         OptionSpec("pip-size", value: .required, placeholder: "FRACTION", help: "the inset's width as a fraction of the picture's, e.g. 0.25 or 25% (default)"),
         OptionSpec("each-source", value: .required, placeholder: "DIR", completion: .directory, help: "also record each video source on its own into DIR"),
         OptionSpec("frame-log", value: .required, placeholder: "FILE", completion: .file, help: "write a CSV row per video frame (source, frame, capture and presentation time)"),
+        OptionSpec("preview", value: .optional, placeholder: "auto",
+                   help: "show what is recorded in a window (keys: space pause, s swap, f filter, z/Z zoom, q stop); =auto: only if there is a display"),
         OptionSpec("filter", value: .required, repeatable: true, placeholder: "[N:]FILTER",
                    help: "filter the recorded picture: a look (mono, comic, crystal) or a libavfilter graph such as 'eq=contrast=1.3'; N: filters only the Nth video source"),
         OptionSpec("zoom", value: .required, placeholder: "FACTOR[:RATE]", help: "cameras' digital zoom, e.g. 2; with RATE, ramp to it at RATE doublings per second"),
@@ -356,6 +369,13 @@ public struct RecordOptions: Sendable {
         try parseReplay(args)
         try parseStreams(args)
         try parseFilters(args)
+        if let value = args.value("preview") {
+            switch value {
+            case nil: preview = .on
+            case "auto"?: preview = .auto
+            case let other?: throw UsageError("--preview takes no value, or =auto, not '\(other)'")
+            }
+        }
         try Self.refuseOptionsThatDoNothing(args, screen: screen != nil, videoSources: videoSourceCount,
                                             zoomable: !cameras.isEmpty || testPattern,
                                             audioSources: [microphone != nil, appAudio != nil, tone].filter { $0 }.count)
@@ -459,7 +479,7 @@ public struct RecordOptions: Sendable {
             if !ok, let given = options.first(where: args.has) { throw UsageError("--\(given) does nothing without \(needs)") }
         }
         try refuse(["zoom"], unless: zoomable, "a camera or the test pattern (a screen cannot be zoomed; --region records part of it)")
-        try refuse(["size", "fps", "codec", "preset", "crf", "bitrate", "keyframe-interval", "profile", "each-source", "frame-log", "filter"],
+        try refuse(["size", "fps", "codec", "preset", "crf", "bitrate", "keyframe-interval", "profile", "each-source", "frame-log", "filter", "preview"],
                    unless: videoSources > 0, "a video source (--screen, --camera or --test-pattern)")
         try refuse(["no-cursor"], unless: screen, "--screen")
         try refuse(["layout", "pip-corner", "pip-size"], unless: videoSources > 1, "two or more video sources to compose")

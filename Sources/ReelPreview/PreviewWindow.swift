@@ -125,6 +125,7 @@ public final class PreviewWindow: CaptureOutput {
         var shown: Int64 = 0
         var skipped: Int64 = 0
         var closed = false
+        var stopSent = false
     }
     private let settings: Settings
     private let state = Mutex(State())
@@ -177,6 +178,7 @@ public final class PreviewWindow: CaptureOutput {
             s.source = shown.id
             s.stopping = false
             s.closed = false
+            s.stopSent = false
             s.running = true
         }
         thread.start()
@@ -343,7 +345,14 @@ public final class PreviewWindow: CaptureOutput {
             default:
                 break
             }
-            if let key, let handler = state.withLock({ $0.onKey }) { handler(key) }
+            // Stop is said once: closing a window brings both a close and a quit event, and a
+            // second stop would abort the recording.
+            let handler = state.withLock { s -> (@Sendable (Key) -> Void)? in
+                guard let key, !(key == .stop && s.stopSent) else { return nil }
+                if key == .stop { s.stopSent = true }
+                return s.onKey
+            }
+            if let key, let handler { handler(key) }
         }
         _ = window
     }

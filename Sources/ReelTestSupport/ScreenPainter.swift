@@ -117,48 +117,65 @@ public final class ScreenPainter: @unchecked Sendable {
         return (rgb, width, height)
     }
 
+    /// Where the top-level window titled `title` is on the screen, if there is one.
+    public func frame(ofWindowTitled title: String) -> PixelRect? {
+        lock.lock(); defer { lock.unlock() }
+        guard let window = window(titled: title) else { return nil }
+        guard let geometry = xcb_get_geometry_reply(connection, xcb_get_geometry(connection, window), nil) else { return nil }
+        defer { free(geometry) }
+        guard let place = xcb_translate_coordinates_reply(connection, xcb_translate_coordinates(connection, window, root, 0, 0), nil) else { return nil }
+        defer { free(place) }
+        return PixelRect(x: Int(place.pointee.dst_x), y: Int(place.pointee.dst_y), width: Int(geometry.pointee.width), height: Int(geometry.pointee.height))
+    }
+
     /// Asks the top-level window titled `title` to close, as a window manager's close button
     /// does (a `WM_DELETE_WINDOW` message). Returns whether such a window was found.
     @discardableResult
     public func requestClose(windowTitled title: String) -> Bool {
         lock.lock(); defer { lock.unlock() }
-        func atom(_ name: String) -> xcb_atom_t {
-            let cookie = xcb_intern_atom(connection, 0, UInt16(name.utf8.count), name)
-            guard let reply = xcb_intern_atom_reply(connection, cookie, nil) else { return 0 }
-            defer { free(reply) }
-            return reply.pointee.atom
-        }
+        guard let window = window(titled: title) else { return false }
         let protocols = atom("WM_PROTOCOLS"), delete = atom("WM_DELETE_WINDOW")
-        let tree = xcb_query_tree(connection, root)
-        guard let reply = xcb_query_tree_reply(connection, tree, nil) else { return false }
+        var event = xcb_client_message_event_t()
+        event.response_type = UInt8(XCB_CLIENT_MESSAGE)
+        event.format = 32
+        event.window = window
+        event.type = protocols
+        event.data.data32.0 = delete
+        event.data.data32.1 = UInt32(XCB_CURRENT_TIME)
+        withUnsafePointer(to: &event) { pointer in
+            pointer.withMemoryRebound(to: CChar.self, capacity: MemoryLayout<xcb_client_message_event_t>.size) { bytes in
+                _ = xcb_send_event(connection, 0, window, XCB_EVENT_MASK_NO_EVENT.rawValue, bytes)
+            }
+        }
+        sync()
+        return true
+    }
+
+    private func atom(_ name: String) -> xcb_atom_t {
+        let cookie = xcb_intern_atom(connection, 0, UInt16(name.utf8.count), name)
+        guard let reply = xcb_intern_atom_reply(connection, cookie, nil) else { return 0 }
+        defer { free(reply) }
+        return reply.pointee.atom
+    }
+
+    /// The top-level window whose `WM_NAME` or `_NET_WM_NAME` is `title`.
+    private func window(titled title: String) -> xcb_window_t? {
+        let utf8 = atom("_NET_WM_NAME")
+        guard let reply = xcb_query_tree_reply(connection, xcb_query_tree(connection, root), nil) else { return nil }
         defer { free(reply) }
         let count = Int(xcb_query_tree_children_length(reply))
-        guard let children = xcb_query_tree_children(reply) else { return false }
+        guard let children = xcb_query_tree_children(reply) else { return nil }
         for i in 0..<count {
-            let window = children[i]
-            let property = xcb_get_property(connection, 0, window, XCB_ATOM_WM_NAME.rawValue, XCB_ATOM_ANY.rawValue, 0, 256)
-            guard let value = xcb_get_property_reply(connection, property, nil) else { continue }
-            defer { free(value) }
-            let length = Int(xcb_get_property_value_length(value))
-            guard length > 0, let pointer = xcb_get_property_value(value) else { continue }
-            let name = String(decoding: UnsafeRawBufferPointer(start: pointer, count: length), as: UTF8.self)
-            guard name == title else { continue }
-            var event = xcb_client_message_event_t()
-            event.response_type = UInt8(XCB_CLIENT_MESSAGE)
-            event.format = 32
-            event.window = window
-            event.type = protocols
-            event.data.data32.0 = delete
-            event.data.data32.1 = UInt32(XCB_CURRENT_TIME)
-            withUnsafePointer(to: &event) { pointer in
-                pointer.withMemoryRebound(to: CChar.self, capacity: MemoryLayout<xcb_client_message_event_t>.size) { bytes in
-                    _ = xcb_send_event(connection, 0, window, XCB_EVENT_MASK_NO_EVENT.rawValue, bytes)
-                }
+            for property in [utf8, XCB_ATOM_WM_NAME.rawValue] {
+                let cookie = xcb_get_property(connection, 0, children[i], property, XCB_ATOM_ANY.rawValue, 0, 256)
+                guard let value = xcb_get_property_reply(connection, cookie, nil) else { continue }
+                defer { free(value) }
+                let length = Int(xcb_get_property_value_length(value))
+                guard length > 0, let pointer = xcb_get_property_value(value) else { continue }
+                if String(decoding: UnsafeRawBufferPointer(start: pointer, count: length), as: UTF8.self) == title { return children[i] }
             }
-            sync()
-            return true
         }
-        return false
+        return nil
     }
 
     /// Waits until the server has handled every request (one round trip).
