@@ -139,6 +139,7 @@ final class RecorderPipeline: @unchecked Sendable {
             return (true, timeline.recordedDuration(upTo: time))
         case .resume(let time):
             guard timeline.resume(at: time) != nil else { return nil }
+            announceFirstClip()
             return (false, timeline.recordedDuration(upTo: time))
         case .videoSourceGone:
             // Frames still queued are written; the limit no longer waits for more.
@@ -148,6 +149,16 @@ final class RecorderPipeline: @unchecked Sendable {
     }
 
     var isPaused: Bool { timeline.isPaused }
+
+    /// Whether the first clip's start was reported: when recording begins, or, for a
+    /// recording that begins paused, at the first resume (its writer was opened at the start).
+    private var firstClipAnnounced = false
+
+    private func announceFirstClip() {
+        guard !firstClipAnnounced, timeline.intervals.first?.end == nil, !timeline.intervals.isEmpty else { return }
+        firstClipAnnounced = true
+        onClipStarted?(0)
+    }
 
     /// Recorded time so far.
     var recordedDuration: MediaTime {
@@ -196,7 +207,7 @@ final class RecorderPipeline: @unchecked Sendable {
             if !timeline.hasBegun {
                 timeline.begin(at: t)
                 applyPendingControls?()
-                onClipStarted?(0)
+                announceFirstClip()
                 let held = pendingAudio
                 pendingAudio = []
                 pendingAudioDuration = .zero
@@ -274,7 +285,7 @@ final class RecorderPipeline: @unchecked Sendable {
         }).min() else { return }
         timeline.begin(at: start)
         applyPendingControls?()
-        onClipStarted?(0)
+        announceFirstClip()
         for sample in held {
             guard case .audio(let buffer) = sample.sample, let input = plan.audioInputs[sample.source] else { continue }
             try place(buffer, input: input)
@@ -370,7 +381,8 @@ final class RecorderPipeline: @unchecked Sendable {
     private func closeClipIfDone() throws {
         if settings.pauseMode == .clips {
             for interval in open.keys.sorted() {
-                guard let end = timeline.intervals[interval].end else { continue }
+                // The first file waits for its interval while a recording begins paused.
+                guard timeline.intervals.indices.contains(interval), let end = timeline.intervals[interval].end else { continue }
                 let videoPassed = plan.video == nil || (videoReached.map { $0 >= end } ?? false)
                 let audioPassed = audioReached.allSatisfy { $0.map { $0 >= end } ?? false }
                 guard videoPassed && audioPassed else { break }
@@ -387,6 +399,7 @@ final class RecorderPipeline: @unchecked Sendable {
             return max(.zero, recordedDuration - last.offset)
         }
         if plan.video != nil, let last = writer.lastVideoTime { return last + settings.video.frameRate.frameDuration }
+        guard timeline.intervals.indices.contains(writer.interval) else { return .zero }
         return timeline.intervals[writer.interval].duration ?? .zero
     }
 
@@ -394,6 +407,15 @@ final class RecorderPipeline: @unchecked Sendable {
     private func finishClip(_ interval: Int) throws {
         guard let writer = open.removeValue(forKey: interval) else { return }
         finishedIntervals.insert(interval)
+        guard writer.wroteSomething else {
+            // Our own file, created empty for this clip (or for a recording that never left its
+            // first pause): nothing of the user's, and no file at all when only a replay buffer
+            // is kept.
+            writer.abandon()
+            if writer.writer != nil { unlink(writer.url.path) }
+            if settings.pauseMode == .clips { try session.clipDiscarded(writer.url) }
+            return
+        }
         var duration: MediaTime
         if settings.pauseMode == .singleFile {
             duration = recordedDuration
@@ -406,14 +428,6 @@ final class RecorderPipeline: @unchecked Sendable {
             // The frames that were actually written decide where the file ends (unless the
             // video went away and the audio went on).
             duration = min(duration, last + settings.video.frameRate.frameDuration)
-        }
-        guard writer.wroteSomething else {
-            // Our own file, created empty for this clip: nothing of the user's (and no file at
-            // all when only a replay buffer is kept).
-            writer.abandon()
-            if writer.writer != nil { unlink(writer.url.path) }
-            if settings.pauseMode == .clips { try session.clipDiscarded(writer.url) }
-            return
         }
         try writer.padAudio(to: duration)
         let summary = try writer.finish()
@@ -548,7 +562,8 @@ final class RecorderPipeline: @unchecked Sendable {
                 bytes = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? bytes
                 try session.recordingEnded(merged: true)
                 // Kept clips stay as plain files; the manifest's work is done.
-                if !settings.keepsClips { session.removeAllClips(removeFiles: true) }
+                // The session still lists the clips merged (what each take held).
+                if !settings.keepsClips { session.removeFilesOfClips() }
                 session.removeManifestAndEmptyFolder()
             } else {
                 try session.recordingEnded(merged: false)

@@ -85,7 +85,9 @@ public final class RecordingSession: Sendable {
         self.folder = folder
     }
 
-    /// The finished clips, in order.
+    /// The finished clips, in order. After a recorder merged them into its file at its stop,
+    /// they are still listed (what each take held, its duration and frames), but their files
+    /// are gone unless the recorder kept them (``Recorder/Settings/keepsClips``).
     public var clips: [Clip] { state.withLock { $0.clips } }
 
     /// The finished clips' durations added up, plus the clip being recorded.
@@ -139,6 +141,12 @@ public final class RecordingSession: Sendable {
         }
         try? write(manifest)
         if removeFiles { for clip in removed { try? FileManager.default.removeItem(at: clip.url) } }
+    }
+
+    /// Removes the files of the clips once they are merged into the recorder's file; the
+    /// clips stay listed.
+    func removeFilesOfClips() {
+        for clip in clips { try? FileManager.default.removeItem(at: clip.url) }
     }
 
     /// Marks the clip at `index` to be silent in a merge (it keeps its place on the timeline).

@@ -6,7 +6,9 @@
 /// frame at the pause slot and the audio from that very sample on are left out, and recording
 /// resumes with the frame at the resume slot and the audio sample at the same instant. In a
 /// single file the gaps are taken out of the timestamps; with clips each interval is a clip
-/// that starts at zero.
+/// that starts at zero. An interval that would hold nothing (a pause at the very slot where
+/// recording began or resumed: a recording that starts paused) is not kept, so every interval
+/// is a clip with frames in it.
 public struct RecordingTimeline: Sendable, Hashable {
     /// One recorded interval, `[start, end)` on the session clock; `end` is `nil` while open.
     public struct Interval: Sendable, Hashable {
@@ -37,15 +39,17 @@ public struct RecordingTimeline: Sendable, Hashable {
     }
 
     /// Whether recording has begun.
-    public var hasBegun: Bool { !intervals.isEmpty }
+    public var hasBegun: Bool { zero != nil }
     /// Whether the recording is paused (or a pause has been asked for and its slot is set).
-    public var isPaused: Bool { intervals.last?.end != nil }
-    /// The time zero of the recording on the session clock.
-    public var zero: MediaTime? { intervals.first?.start }
+    public var isPaused: Bool { hasBegun && (intervals.last.map { $0.end != nil } ?? true) }
+    /// The time zero of the recording on the session clock: where it began, and the origin
+    /// of the grid of frame slots.
+    public private(set) var zero: MediaTime?
 
     /// Starts the first interval at `time` (the first video frame's time, or zero).
     public mutating func begin(at time: MediaTime) {
-        guard intervals.isEmpty else { return }
+        guard zero == nil else { return }
+        zero = time
         intervals.append(Interval(start: time, end: nil, offset: .zero))
     }
 
@@ -58,12 +62,17 @@ public struct RecordingTimeline: Sendable, Hashable {
     }
 
     /// Asks to pause at `time`; the interval ends at the next slot. Returns that slot, or `nil`
-    /// if already paused (or not begun).
+    /// if already paused (or not begun). An interval that the pause leaves empty (it ends
+    /// where it started) is removed.
     @discardableResult
     public mutating func pause(at time: MediaTime) -> MediaTime? {
         guard let last = intervals.last, last.end == nil else { return nil }
         let end = max(last.start, slot(atOrAfter: time))
-        intervals[intervals.count - 1].end = end
+        if end == last.start {
+            intervals.removeLast()
+        } else {
+            intervals[intervals.count - 1].end = end
+        }
         return end
     }
 
@@ -71,9 +80,11 @@ public struct RecordingTimeline: Sendable, Hashable {
     /// last one ended). Returns that slot, or `nil` if not paused.
     @discardableResult
     public mutating func resume(at time: MediaTime) -> MediaTime? {
-        guard let last = intervals.last, let end = last.end else { return nil }
-        let start = max(end, slot(atOrAfter: time))
-        intervals.append(Interval(start: start, end: nil, offset: last.offset + (end - last.start)))
+        guard let zero, isPaused else { return nil }
+        let last = intervals.last
+        let start = max(last?.end ?? zero, slot(atOrAfter: time))
+        let offset = last.map { $0.offset + (($0.end ?? $0.start) - $0.start) } ?? .zero
+        intervals.append(Interval(start: start, end: nil, offset: offset))
         return start
     }
 

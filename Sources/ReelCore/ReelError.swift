@@ -67,3 +67,58 @@ public struct ReelError: Error, Sendable, Hashable, CustomStringConvertible {
         return message
     }
 }
+
+// MARK: Matching by code
+
+extension ReelError.Code {
+    /// Matches an error by its code, so that a `catch` or a `switch` can name the kind of
+    /// failure the way `catch RPRecordingErrorCode.…` does with ReplayKit:
+    ///
+    /// ```swift
+    /// do { try recorder.pause() }
+    /// catch ReelError.notRunning { /* not recording */ }
+    /// ```
+    public static func ~= (code: ReelError.Code, error: any Error) -> Bool {
+        (error as? ReelError)?.code == code
+    }
+
+    /// Matches a ``ReelError`` by its code in a `switch`.
+    public static func ~= (code: ReelError.Code, error: ReelError) -> Bool {
+        error.code == code
+    }
+}
+
+extension ReelError {
+    /// ``Code/sourceUnavailable``, to match in a `catch`: a source (display, audio server, camera, file) cannot be opened or has gone.
+    public static var sourceUnavailable: Code { .sourceUnavailable }
+    /// ``Code/permissionDenied``, to match in a `catch`: the user lacks the permission to open a device or a file.
+    public static var permissionDenied: Code { .permissionDenied }
+    /// ``Code/busy``, to match in a `catch`: a device is in use by another program, or a file is (a recording being written).
+    public static var busy: Code { .busy }
+    /// ``Code/alreadyRunning``, to match in a `catch`: something was started that is already running.
+    public static var alreadyRunning: Code { .alreadyRunning }
+    /// ``Code/notRunning``, to match in a `catch`: something was stopped or used that is not running.
+    public static var notRunning: Code { .notRunning }
+    /// ``Code/cannotAddInput``, to match in a `catch`: the session cannot take this input.
+    public static var cannotAddInput: Code { .cannotAddInput }
+    /// ``Code/cannotAddOutput``, to match in a `catch`: the session cannot take this output.
+    public static var cannotAddOutput: Code { .cannotAddOutput }
+    /// ``Code/unsupportedFormat``, to match in a `catch`: a codec, container or pixel format this build cannot handle.
+    public static var unsupportedFormat: Code { .unsupportedFormat }
+    /// ``Code/invalidConfiguration``, to match in a `catch`: settings that contradict each other or make no sense.
+    public static var invalidConfiguration: Code { .invalidConfiguration }
+    /// ``Code/insufficientStorage``, to match in a `catch`: the disk is full or below the minimum free space.
+    public static var insufficientStorage: Code { .insufficientStorage }
+    /// ``Code/nothingRecorded``, to match in a `catch`: a stop came before any sample was recorded.
+    public static var nothingRecorded: Code { .nothingRecorded }
+    /// ``Code/incompatibleClips``, to match in a `catch`: clips that cannot be joined without re-encoding.
+    public static var incompatibleClips: Code { .incompatibleClips }
+    /// ``Code/fileExists``, to match in a `catch`: the output file exists and overwriting was not asked for.
+    public static var fileExists: Code { .fileExists }
+    /// ``Code/ioFailure``, to match in a `catch`: reading or writing a file failed.
+    public static var ioFailure: Code { .ioFailure }
+    /// ``Code/encodingFailed``, to match in a `catch`: an encoder or muxer failed.
+    public static var encodingFailed: Code { .encodingFailed }
+    /// ``Code/invalidMedia``, to match in a `catch`: a file that is not a media file Reel can read, or is damaged.
+    public static var invalidMedia: Code { .invalidMedia }
+}

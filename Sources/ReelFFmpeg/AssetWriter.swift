@@ -186,6 +186,8 @@ public final class AssetWriter: @unchecked Sendable {
     /// holds); the first keyframe's until there are any.
     private var recentVideoSizes: [Int] = []
     private var recentKeyframeOnly = false
+    /// Lays each track's audio by its timestamps (gaps silent, overlaps left out).
+    private var audioAligners: [AudioTrackAligner] = []
     /// The end of the audio written to each track, in samples of its real audio.
     private var audioMuxedEnd: [Int64] = []
     /// Whether the file reached its ``Configuration/maximumFileSize``: appends are refused from then on.
@@ -248,6 +250,7 @@ public final class AssetWriter: @unchecked Sendable {
         self.configuration = configuration
         encoder = try StreamEncoder(video: configuration.video, audio: configuration.audio)
         audioMuxedEnd = Array(repeating: 0, count: configuration.audio.count)
+        audioAligners = configuration.audio.map { AudioTrackAligner(format: $0.inputFormat) }
         // A file to be replaced stays until the recording holds something: the new one is
         // written under a name of its own and takes the file's name with its first packet.
         if configuration.overwrite, Self.isRegularFile(configuration.url) {
@@ -341,9 +344,39 @@ public final class AssetWriter: @unchecked Sendable {
     /// The size the video is encoded at (the asked-for size, made even for 4:2:0).
     public var videoSize: PixelSize? { video?.outputSize }
 
-    /// Encodes a frame at `time` on the file's timeline (zero is the file's start). Frames are
-    /// placed on the frame grid of the track's rate; a frame that lands in the same slot as
-    /// the previous one is skipped and `false` returned.
+    /// Sets the source time that becomes the file's zero, as `AVAssetWriter`'s
+    /// `startSession(atSourceTime:)` does: from then on the times of appended frames and audio
+    /// (``appendVideo(_:at:)``, ``appendVideo(_:)``, ``appendAudio(_:track:)``) are source
+    /// times, and what lies before `time` is left out (audio cut at `time`). Without a call the
+    /// session starts at zero.
+    ///
+    /// - Throws: `.alreadyRunning` once the session has started (a second call) or anything has
+    ///   been appended.
+    public func startSession(atSourceTime time: MediaTime) throws {
+        guard !sessionStarted, !appendedAnything else {
+            throw ReelError(.alreadyRunning, "the writer's session has started already",
+                            hint: "start the session once, before appending anything")
+        }
+        sessionStarted = true
+        sessionStart = time
+    }
+
+    /// The source time that is the file's zero (see ``startSession(atSourceTime:)``).
+    public private(set) var sessionStart: MediaTime = .zero
+    private var sessionStarted = false
+    private var appendedAnything = false
+
+    /// Encodes a frame at its own ``VideoFrame/presentationTime`` (a source time: see
+    /// ``startSession(atSourceTime:)``). As ``appendVideo(_:at:)``.
+    @discardableResult
+    public func appendVideo(_ frame: VideoFrame) throws -> Bool {
+        try appendVideo(frame, at: frame.presentationTime)
+    }
+
+    /// Encodes a frame at source time `time`, which lands at `time` less the session's start
+    /// (``startSession(atSourceTime:)``; zero if never called) in the file. Frames are placed
+    /// on the frame grid of the track's rate; a frame that lands in the same slot as the
+    /// previous one, or before the session's start, is skipped and `false` returned.
     ///
     /// - Throws: `.invalidConfiguration` when there is no video track, or when `frame` is not of
     ///   the track's ``VideoTrack/inputFormat`` and ``VideoTrack/inputSize`` (nothing is written
@@ -352,8 +385,9 @@ public final class AssetWriter: @unchecked Sendable {
     public func appendVideo(_ frame: VideoFrame, at time: MediaTime) throws -> Bool {
         guard let video, let rate = frameRate else { throw ReelError(.invalidConfiguration, "this writer has no video track") }
         try video.checkFits(frame)
-        let index = rate.frameIndex(at: time, rounding: .nearest)
-        guard index > lastVideoIndex else { return false }
+        appendedAnything = true
+        let index = rate.frameIndex(at: time - sessionStart, rounding: .nearest)
+        guard index >= 0, index > lastVideoIndex else { return false }
         if firstVideoIndex < 0 { firstVideoIndex = index }
         lastVideoIndex = index
         videoFrames += 1
@@ -374,7 +408,12 @@ public final class AssetWriter: @unchecked Sendable {
         }
     }
 
-    /// Encodes audio for track `track`. Audio is taken as contiguous with what came before.
+    /// Encodes audio for track `track` at its ``AudioBuffer/presentationTime`` (a source time:
+    /// it lands at that time less the session's start, see ``startSession(atSourceTime:)``).
+    /// A buffer that starts later than the track's audio so far reaches leaves a gap, filled
+    /// with silence; one that starts earlier overlaps, and the overlapping samples are left
+    /// out (so is audio before the session's start). Differences of up to 20 ms are taken as
+    /// jitter: the samples then follow on from the ones before.
     ///
     /// - Throws: `.invalidConfiguration` when there is no such track, or when `buffer` is not of
     ///   the track's ``AudioTrack/inputFormat`` (nothing is written then); encoding and writing
@@ -382,7 +421,12 @@ public final class AssetWriter: @unchecked Sendable {
     public func appendAudio(_ buffer: AudioBuffer, track: Int) throws {
         guard audio.indices.contains(track) else { throw ReelError(.invalidConfiguration, "no audio track \(track)") }
         try audio[track].checkFits(buffer)
-        try advisingRecoveryWhenFull { try encoder.appendAudio(buffer, track: track) }
+        appendedAnything = true
+        var placed = buffer
+        placed.presentationTime = buffer.presentationTime - sessionStart
+        for piece in try audioAligners[track].place(placed) {
+            try advisingRecoveryWhenFull { try encoder.appendAudio(piece, track: track) }
+        }
     }
 
     /// A video packet out of the encoder: written, or under a size limit held until its group

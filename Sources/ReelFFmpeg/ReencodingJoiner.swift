@@ -156,7 +156,8 @@ final class ReencodingJoiner {
         let count = min(Int64(tracks[t].pendingFrames - keeping), limit)
         guard count > 0 else { return }
         let data = tracks[t].takeFrames(Int(count))
-        try writer.appendAudio(AudioBuffer(format: audioFormats[t], presentationTime: .zero, wholeFrames: data), track: t)
+        let at = MediaTime(value: fed[t], timescale: Int32(audioFormats[t].sampleRate))
+        try writer.appendAudio(AudioBuffer(format: audioFormats[t], presentationTime: at, wholeFrames: data), track: t)
         fed[t] += count
     }
 
@@ -169,7 +170,8 @@ final class ReencodingJoiner {
         tracks[t].clear()
         while fed[t] < target {
             let count = Int(min(target - fed[t], Int64(rate)))
-            try writer.appendAudio(AudioBuffer.silence(format: audioFormats[t], frameCount: count, at: .zero), track: t)
+            let at = MediaTime(value: fed[t], timescale: Int32(rate))
+            try writer.appendAudio(AudioBuffer.silence(format: audioFormats[t], frameCount: count, at: at), track: t)
             fed[t] += Int64(count)
         }
     }

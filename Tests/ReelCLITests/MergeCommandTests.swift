@@ -20,7 +20,7 @@ import ReelTestSupport
             try writer.appendVideo(frame, at: FrameRate(30).time(ofFrame: Int64(i)))
             var samples: [Float] = []
             for n in (i * 1600)..<((i + 1) * 1600) { let v = tone.value(atSample: Int64(n)); samples += [v, v] }
-            try writer.appendAudio(AudioBuffer(format: AudioFormat(), presentationTime: .zero, data: samples.withUnsafeBytes { Array($0) }),
+            try writer.appendAudio(AudioBuffer(format: AudioFormat(), presentationTime: MediaTime(value: Int64(i * 1600), timescale: 48_000), data: samples.withUnsafeBytes { Array($0) }),
                                    track: 0)
         }
         _ = try writer.finish()

@@ -67,4 +67,25 @@ import ReelCore
         #expect(pieces.map(\.end) == [t(10), t(25)])
         #expect(timeline.split(from: t(12), to: t(18)).isEmpty, "all inside the gap")
     }
+
+    /// A pause at the slot where recording began leaves no empty interval behind: a recording
+    /// that starts paused has its first interval (its first clip) at the first resume.
+    @Test func aRecordingThatBeginsPausedHasNoEmptyInterval() {
+        var timeline = timeline(from: 5)
+        #expect(timeline.pause(at: .zero) == t(5))
+        #expect(timeline.hasBegun && timeline.isPaused && timeline.intervals.isEmpty)
+        #expect(timeline.zero == t(5))
+        #expect(timeline.recordedDuration(upTo: t(20)) == .zero)
+        #expect(timeline.resume(at: t(10)) == t(10))
+        #expect(timeline.intervals.map(\.start) == [t(10)])
+        #expect(timeline.intervals.map(\.offset) == [.zero])
+        #expect(timeline.recordedTime(for: t(12)) == t(2))
+        // A pause at the slot where a resume started leaves none either.
+        timeline.pause(at: t(20))
+        timeline.resume(at: t(30))
+        timeline.pause(at: t(30))
+        #expect(timeline.intervals.count == 1 && timeline.isPaused)
+        #expect(timeline.resume(at: t(40)) == t(40))
+        #expect(timeline.intervals.map(\.offset) == [.zero, t(10)])
+    }
 }

@@ -28,7 +28,7 @@ import ReelTestSupport
             if !writer.configuration.audio.isEmpty {
                 var samples: [Float] = []
                 for n in (i * 1600)..<((i + 1) * 1600) { let v = tone.value(atSample: Int64(n)); samples += [v, v] }
-                try writer.appendAudio(AudioBuffer(format: AudioFormat(), presentationTime: .zero,
+                try writer.appendAudio(AudioBuffer(format: AudioFormat(), presentationTime: MediaTime(value: Int64(i * 1600), timescale: 48_000),
                                                    data: samples.withUnsafeBytes { Array($0) }), track: 0)
             }
         }
@@ -198,5 +198,44 @@ import ReelTestSupport
             #expect(abs(y - Int(colour.y)) <= 2 && abs(cb - Int(colour.cb)) <= 2 && abs(cr - Int(colour.cr)) <= 2,
                     "\(format) frame \(i): got Y\(y) Cb\(cb) Cr\(cr), wanted \(colour)")
         }
+    }
+}
+
+extension AssetWriterTests {
+    /// Audio lands where its timestamps say, on a session started at a source time, as with
+    /// `AVAssetWriter`: a gap is silent, an overlap and what came before the start are left out.
+    @Test func audioFollowsItsTimestampsFromTheSessionsStart() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("timed.mp4")
+        let writer = try AssetWriter(configuration: configuration(url))
+        let start = MediaTime(seconds: 100)
+        try writer.startSession(atSourceTime: start)
+        #expect { try writer.startSession(atSourceTime: .zero) } throws: { ReelError.alreadyRunning ~= $0 }
+        let tone = ToneSource()
+        func toneBuffer(from: Double, seconds: Double) throws -> AudioBuffer {
+            var samples: [Float] = []
+            for n in 0..<Int(seconds * 48_000) { let v = tone.value(atSample: Int64(n)); samples += [v, v] }
+            return try AudioBuffer(format: AudioFormat(), presentationTime: start + MediaTime(seconds: from), data: samples.withUnsafeBytes { Array($0) })
+        }
+        let pool = FramePool(format: .yuv420p, size: size, capacity: 2)
+        for i in -15..<60 {   // half a second before the start, which is left out
+            let frame = pool.makeFrame(presentationTime: start + FrameRate(30).time(ofFrame: Int64(i)))!
+            try TestPattern.draw(index: Int64(i + 15), flash: false, into: frame)
+            #expect(try writer.appendVideo(frame) == (i >= 0))
+        }
+        try writer.appendAudio(try toneBuffer(from: -0.25, seconds: 0.75), track: 0)   // 0 to 0.5 s in the file
+        try writer.appendAudio(try toneBuffer(from: 1.0, seconds: 0.5), track: 0)      // after a gap of 0.5 s
+        try writer.appendAudio(try toneBuffer(from: 1.25, seconds: 0.75), track: 0)    // overlaps by 0.25 s
+        let summary = try writer.finish()
+        #expect(summary.audioSamples == [96_000])
+        #expect(summary.videoFrames == 60)
+        let counters = try MediaProbe.decodeLuma(url, width: 160, height: 120).map(\.counter)
+        #expect(counters == (15..<75).map { Optional(Int64($0)) }, "the frames from the start on, at their times")
+        let audio = try MediaProbe.decodeAudio(url)
+        #expect(abs(Double(audio.count) / 48_000 - 2) < 0.03)
+        func rms(_ from: Double, _ to: Double) -> Double { ToneAnalysis.rms(of: Array(audio[Int(from * 48_000)..<Int(to * 48_000)])) }
+        #expect(rms(0.05, 0.45) > 0.05, "the tone from the start")
+        #expect(rms(0.55, 0.95) < 0.001, "the gap is silent")
+        #expect(rms(1.05, 1.95) > 0.05, "the tone after the gap, the overlap left out")
     }
 }

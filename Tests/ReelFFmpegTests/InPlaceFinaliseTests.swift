@@ -39,7 +39,7 @@ import ReelTestSupport
             var samples: [Float] = []
             samples.reserveCapacity(3200)
             for n in (i * 1600)..<((i + 1) * 1600) { let v = tone.value(atSample: Int64(n)); samples += [v, v] }
-            try writer.appendAudio(AudioBuffer(format: AudioFormat(), presentationTime: .zero,
+            try writer.appendAudio(AudioBuffer(format: AudioFormat(), presentationTime: MediaTime(value: Int64(i * 1600), timescale: 48_000),
                                                data: samples.withUnsafeBytes { Array($0) }), track: 0)
         }
     }
@@ -178,7 +178,7 @@ import ReelTestSupport
         for i in 0..<200 {
             var samples: [Float] = []
             for n in (i * 480)..<((i + 1) * 480) { let v = tone.value(atSample: Int64(n)); samples += [v, v] }
-            try writer.appendAudio(AudioBuffer(format: AudioFormat(), presentationTime: .zero,
+            try writer.appendAudio(AudioBuffer(format: AudioFormat(), presentationTime: MediaTime(value: Int64(i * 480), timescale: 48_000),
                                                data: samples.withUnsafeBytes { Array($0) }), track: 0)
         }
         let summary = try writer.finish()

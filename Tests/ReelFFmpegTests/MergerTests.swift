@@ -47,7 +47,7 @@ struct ClipMaker {
             var samples: [Float] = []
             samples.reserveCapacity(3200)
             for n in (i * 1600)..<((i + 1) * 1600) { let v = tone.value(atSample: Int64(n)); samples += [v, v] }
-            try writer.appendAudio(AudioBuffer(format: AudioFormat(), presentationTime: .zero,
+            try writer.appendAudio(AudioBuffer(format: AudioFormat(), presentationTime: MediaTime(value: Int64(i * 1600), timescale: 48_000),
                                                data: samples.withUnsafeBytes { Array($0) }), track: 0)
         }
         _ = try writer.finish()

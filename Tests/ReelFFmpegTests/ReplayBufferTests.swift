@@ -57,7 +57,7 @@ final class SyntheticRecording {
                 let v = tone.value(atSample: Int64(n))
                 samples += [v, v]
             }
-            let buffer = try AudioBuffer(format: AudioFormat(), presentationTime: .zero, data: samples.withUnsafeBytes { Array($0) })
+            let buffer = try AudioBuffer(format: AudioFormat(), presentationTime: MediaTime(value: Int64(first), timescale: 48_000), data: samples.withUnsafeBytes { Array($0) })
             if let encoder { try encoder.appendAudio(buffer, track: 0) } else { try writer.appendAudio(buffer, track: 0) }
             fed += 1
         }
