@@ -14,6 +14,7 @@ struct CommandDescription: Sendable {
     /// The commands `reel --help` lists, in its order.
     static let all: [CommandDescription] = [
         CommandDescription(name: "record", help: RecordCommand.help, specs: RecordOptions.specs),
+        CommandDescription(name: "preview", help: RecordCommand.previewHelp, specs: RecordOptions.previewSpecs),
         CommandDescription(name: "devices", help: DevicesCommand.help, specs: DevicesCommand.specs),
         CommandDescription(name: "recover", help: RecoverCommand.help, specs: RecoverCommand.specs),
         CommandDescription(name: "merge", help: MergeCommand.help, specs: MergeCommand.specs),

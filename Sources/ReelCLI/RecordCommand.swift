@@ -10,6 +10,22 @@ struct RecordCommand {
     let console: Console
     let environment: [String: String]
 
+    static let previewHelp = """
+    Usage: reel preview [SOURCES] [OPTIONS] [-o FILE]
+
+    Opens a window showing the sources (composed as reel record composes them, filters
+    applied) without recording. In the window, r or a click on the record button starts
+    recording and pauses it again; each part becomes a clip (in NAME.clips/ beside the file,
+    or --keep-clips DIR). Enter, q or closing the window stops: the clips are merged into the
+    file. Nothing recorded, no file. Space also pauses and resumes, s swaps the composed
+    pictures, f steps through the looks, z and Z zoom the cameras in and out. Needs a display.
+
+    Examples:
+      reel preview --camera --mic -o take.mp4
+      reel preview --camera=test:blue --filter comic --max-duration 30
+
+    """
+
     static let help = """
     Usage: reel record [SOURCES] [OPTIONS] [-o FILE]
 
@@ -158,7 +174,8 @@ struct RecordCommand {
                 guard mode == .auto else { return fail(problem) }
                 if !options.json { console.err("reel: note: no display, so no preview window (\(problem.message))") }
             } else {
-                preview = PreviewWindow(settings: .init(title: "Reel — \(options.writesFile ? url.lastPathComponent : "recording")"))
+                preview = PreviewWindow(settings: .init(title: "Reel — \(options.writesFile ? url.lastPathComponent : "recording")",
+                                                        showsRecordButton: options.startsPaused))
             }
         }
         var ownRecorders: [(String, Recorder)] = []
@@ -203,6 +220,8 @@ struct RecordCommand {
                 try session.addOutput(logOutput, connectedTo: videoSources)
                 frameLog = logOutput
             }
+            // `reel preview`: nothing is recorded until `r`; the first clip starts then.
+            if options.startsPaused { recorder.pause(at: .zero) }
             try await session.start()
         } catch let error as ReelError {
             return fail(error)
@@ -255,7 +274,7 @@ struct RecordCommand {
                     }
                 }
             }
-            preview.show(.init(state: .recording, elapsed: .zero, maxDuration: options.maxDuration))
+            preview.show(.init(state: options.startsPaused ? .idle : .recording, elapsed: .zero, maxDuration: options.maxDuration))
         }
         let keys = KeyControls(recorder: recorder, compositor: compositor, console: console, interactive: console.isTerminal && !options.json,
                                saveReplay: saveReplay, cycleFilter: cycleFilter) {
@@ -266,17 +285,20 @@ struct RecordCommand {
         renderer.filterHint = keys.isInteractive && picture != nil
         renderer.sourcesLeft = sources.count
         let events = Task {
-            var state = PreviewWindow.RecordingState.recording
+            // Before the first recorded frame of `reel preview` the window says idle, not paused.
+            var state: PreviewWindow.RecordingState = options.startsPaused ? .idle : .recording
+            var last: RecordingProgress?
             for await event in recorder.events {
                 renderer.render(event)
                 guard let preview else { continue }
                 switch event {
-                case .progress(let p):
-                    preview.show(.init(state: state, elapsed: p.duration, bytes: p.bytes, droppedFrames: p.droppedFrames, maxDuration: p.maxDuration))
-                case .paused: state = .paused
-                case .resumed: state = .recording
-                default: break
+                case .progress(let p): last = p
+                case .paused: state = state == .idle ? .idle : .paused
+                case .resumed, .clipStarted: state = .recording
+                default: continue
                 }
+                preview.show(.init(state: state, elapsed: last?.duration ?? .zero, bytes: last?.bytes ?? 0,
+                                   droppedFrames: last?.droppedFrames ?? 0, maxDuration: last?.maxDuration ?? options.maxDuration))
             }
         }
         let sessionEvents = Task {
@@ -355,6 +377,11 @@ struct RecordCommand {
                 console.err("reel: error: \(failed == 1 ? "a replay" : "\(failed) replays") asked for could not be saved (the warnings above say why)")
                 return 1
             }
+            return 0
+        case .failure(let error) where error.code == .nothingRecorded && options.startsPaused:
+            // `reel preview` closed without pressing record: what was asked for, not a failure.
+            if options.json { console.out(ProgressRenderer.json(["event": "finished", "status": "nothingRecorded"])) }
+            else { console.out("Nothing was recorded (r starts recording); no file was written") }
             return 0
         case .failure(let error) where error.code == .nothingRecorded && signals.stopWasRequested:
             return fail(ReelError(.nothingRecorded, "stopped before the first frame or sound was recorded; no file was written"))

@@ -53,6 +53,10 @@ public struct RecordOptions: Sendable {
     /// display is.
     public var preview: PreviewMode?
 
+    /// `reel preview`: the window opens with nothing recorded; `r` (or its record button)
+    /// starts and pauses recording into clips.
+    public var startsPaused = false
+
     /// Whether `--preview` must open its window.
     public enum PreviewMode: String, Sendable {
         /// `--preview`: no display is an error.
@@ -379,6 +383,25 @@ public struct RecordOptions: Sendable {
         try Self.refuseOptionsThatDoNothing(args, screen: screen != nil, videoSources: videoSourceCount,
                                             zoomable: !cameras.isEmpty || testPattern,
                                             audioSources: [microphone != nil, appAudio != nil, tone].filter { $0 }.count)
+    }
+
+    /// The options of `reel preview`: `reel record`'s, less those it decides itself (the
+    /// window, clips) and those that do not go with a recording that starts paused.
+    public static var previewSpecs: [OptionSpec] {
+        let left: Set<String> = ["preview", "pause-mode", "replay", "replay-dir", "replay-max-size", "replay-save-on-exit", "replay-spill",
+                                 "stream", "stream-key-file", "hls", "hls-window", "hls-segments", "faster-than-real-time"]
+        return specs.filter { !left.contains($0.name) }
+    }
+
+    /// Makes these options `reel preview`'s: a window that must open, clips, and nothing
+    /// recorded until asked.
+    public mutating func makePreview() throws {
+        guard videoSourceCount > 0 else {
+            throw UsageError("reel preview needs a picture to show: give --screen, --camera or --test-pattern")
+        }
+        preview = .on
+        pauseMode = .clips
+        startsPaused = true
     }
 
     /// `--filter [N:]FILTER`, each checked now (a bad graph names the filter at fault).

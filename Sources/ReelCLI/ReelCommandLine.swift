@@ -12,6 +12,7 @@ public enum ReelCommandLine {
 
     Commands:
       record     record a screen, the test camera, a microphone, app audio or the test tone
+      preview    show sources in a window; r records and pauses (into clips), Enter saves
       devices    list screens and audio sources and sinks
       recover    finalise recordings that a crash cut off
       merge      join clips into one file (by copying when they match)
@@ -31,7 +32,7 @@ public enum ReelCommandLine {
         let rest = Array(arguments.dropFirst())
         // The signals blocked in main are answered from here on; `reel record` sets its
         // handlers before this (signals that came earlier are answered by them).
-        if command != "record" { ProcessSignals.shared.install(console: console) }
+        if command != "record" && command != "preview" { ProcessSignals.shared.install(console: console) }
         do {
             switch command {
             case "record":
@@ -41,6 +42,16 @@ public enum ReelCommandLine {
                     return 0
                 }
                 let options = try RecordOptions(parsed)
+                try options.validateCombinations()
+                return await RecordCommand(options: options, console: console, environment: environment).run()
+            case "preview":
+                let parsed = try ParsedArguments.parse(rest, specs: RecordOptions.previewSpecs)
+                if parsed.has("help") {
+                    console.out(RecordCommand.previewHelp + optionHelp(RecordOptions.previewSpecs))
+                    return 0
+                }
+                var options = try RecordOptions(parsed)
+                try options.makePreview()
                 try options.validateCombinations()
                 return await RecordCommand(options: options, console: console, environment: environment).run()
             case "devices":
