@@ -357,6 +357,16 @@ struct RecordCommand {
                     }
                 }
             }
+            if let preview {
+                let delay = preview.displayDelay
+                if options.json {
+                    console.out(ProgressRenderer.json(["event": "preview", "shown": preview.picturesShown, "skipped": preview.picturesSkipped,
+                                                       "delayMean": (delay.mean * 1000).rounded() / 1000, "delayMax": (delay.maximum * 1000).rounded() / 1000]))
+                } else {
+                    console.out(String(format: "  preview   %lld pictures shown, capture to screen %.0f ms on average, %.0f ms at most",
+                                       preview.picturesShown, delay.mean * 1000, delay.maximum * 1000))
+                }
+            }
             for (name, result) in ownFiles {
                 switch result {
                 case .success(let own):

@@ -115,7 +115,24 @@ public final class PreviewWindow: CaptureOutput {
         set { state.withLock { $0.onKey = newValue } }
     }
 
+    /// How long pictures took from capture to the screen: from their capture time (or, for a
+    /// source that gives none, the clock reading its presentation time stands for) to the
+    /// return of the window's present call, on the session clock.
+    public struct DisplayDelay: Sendable, Hashable {
+        /// Pictures measured.
+        public var pictures: Int
+        /// The mean delay, in seconds.
+        public var mean: Double
+        /// The longest delay, in seconds.
+        public var maximum: Double
+    }
+
     private struct State {
+        var delaySum = 0.0
+        var delayMax = 0.0
+        var delayCount = 0
+        var clock: (any MediaClock)?
+        var origin = MediaTime.zero
         var onKey: (@Sendable (Key) -> Void)?
         var newest: VideoFrame?
         var status = Status(state: .idle, elapsed: .zero)
@@ -141,6 +158,13 @@ public final class PreviewWindow: CaptureOutput {
     public var picturesShown: Int64 { state.withLock { $0.shown } }
     /// Pictures that came while one was being drawn and were never drawn (newer ones were).
     public var picturesSkipped: Int64 { state.withLock { $0.skipped } }
+    /// How long the pictures drawn so far took from capture to the screen.
+    public var displayDelay: DisplayDelay {
+        state.withLock { s in
+            DisplayDelay(pictures: s.delayCount, mean: s.delayCount == 0 ? 0 : s.delaySum / Double(s.delayCount), maximum: s.delayMax)
+        }
+    }
+
     /// Whether the user closed the window.
     public var isClosed: Bool { state.withLock { $0.closed } }
 
@@ -176,6 +200,11 @@ public final class PreviewWindow: CaptureOutput {
         thread.name = "reel.preview"
         state.withLock { s in
             s.source = shown.id
+            s.clock = clock
+            s.origin = origin
+            s.delaySum = 0
+            s.delayMax = 0
+            s.delayCount = 0
             s.stopping = false
             s.closed = false
             s.stopSent = false
@@ -300,6 +329,7 @@ public final class PreviewWindow: CaptureOutput {
                 }
             }
             painter.draw(current, status: status)
+            if let frame { measureDelay(of: frame) }
             lastDraw = ProcessInfo.processInfo.systemUptime
             // Wait for the next picture, but draw no faster than the display's pace, and look
             // at the window's events at least 20 times a second.
@@ -316,6 +346,18 @@ public final class PreviewWindow: CaptureOutput {
         SDL_DestroyWindow(window)
         SDL_QuitSubSystem(SDL_INIT_VIDEO)
         finished.signal()
+    }
+
+    private func measureDelay(of frame: VideoFrame) {
+        state.withLock { s in
+            guard let clock = s.clock, clock.isRealTime else { return }
+            let captured = frame.captureTime ?? (s.origin + frame.presentationTime)
+            let delay = (clock.now() - captured).seconds
+            guard delay >= 0, delay < 60 else { return }
+            s.delaySum += delay
+            s.delayMax = max(s.delayMax, delay)
+            s.delayCount += 1
+        }
     }
 
     private func pumpEvents(window: OpaquePointer, painter: PreviewPainter) {
