@@ -85,20 +85,7 @@ public enum OutputLocation {
     /// The user's videos folder: `XDG_VIDEOS_DIR` from the environment, else from
     /// `user-dirs.dirs`, else `~/Videos`.
     public static func videosDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
-        let home = environment["HOME"].map { URL(fileURLWithPath: $0) } ?? FileManager.default.homeDirectoryForCurrentUser
-        if let value = environment["XDG_VIDEOS_DIR"], !value.isEmpty {
-            let expanded = value.replacingOccurrences(of: "$HOME", with: home.path)
-            if expanded.hasPrefix("/") { return URL(fileURLWithPath: expanded, isDirectory: true) }
-        }
-        let configHome = environment["XDG_CONFIG_HOME"].map { URL(fileURLWithPath: $0) } ?? home.appendingPathComponent(".config")
-        if let text = try? String(contentsOf: configHome.appendingPathComponent("user-dirs.dirs"), encoding: .utf8) {
-            for line in text.split(separator: "\n") where line.hasPrefix("XDG_VIDEOS_DIR=") {
-                var value = String(line.dropFirst("XDG_VIDEOS_DIR=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-                value = value.replacingOccurrences(of: "$HOME", with: home.path)
-                if value.hasPrefix("/") && value != home.path { return URL(fileURLWithPath: value) }
-            }
-        }
-        return home.appendingPathComponent("Videos")
+        Recorder.defaultOutputDirectory(environment: environment)
     }
 
     /// A new dated file in `folder`, created empty so that no other recording takes the name:
@@ -149,12 +136,7 @@ public enum OutputLocation {
 
     /// A dated file name such as `Reel 2026-11-29 at 14.05.09.mp4`.
     public static func datedName(container: Container, date: Date = Date()) -> String {
-        var t = time_t(date.timeIntervalSince1970)
-        var parts = tm()
-        localtime_r(&t, &parts)
-        let stamp = String(format: "%04d-%02d-%02d at %02d.%02d.%02d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-                           Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
-        return "Reel \(stamp).\(container.fileExtension)"
+        Recorder.datedFileName(container: container, date: date)
     }
 
     /// Checks that `url`'s folder exists and can be written, and that `url` does not exist

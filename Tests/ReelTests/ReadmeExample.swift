@@ -1,6 +1,7 @@
 // README-EXAMPLE-BEGIN
 import Foundation
 import Reel
+import ReelPreview
 
 /// Records the built-in test camera and tone for `seconds` into `url`.
 func recordTestPattern(to url: URL, seconds: Double) async throws -> RecordingSummary {
@@ -73,5 +74,25 @@ func saveTheLastSeconds(_ seconds: Double, to url: URL, when moment: () async ->
     let saved = try await buffer.save(to: url)   // recording goes on while it saves
     await session.stop()
     return saved
+}
+
+/// A camera app's recorder: shows `camera` in a window (when `window` is true) with a filter,
+/// records two clips with a pause between them and merges them into `url`. Its `progress`
+/// (observable, 0…1 toward `maxRecordedDuration`) is what a record button's ring shows.
+func recordTwoClips(of camera: CameraLocation, to url: URL, window: Bool) async throws -> RecordingSummary? {
+    let recorder = CameraRecorder(camera: try Cameras.source(for: camera), microphone: ToneSource())
+    recorder.outputURL = url
+    recorder.maxRecordedDuration = MediaTime(seconds: 30)
+    recorder.filter = .look(.comic)                 // or try VideoFilter(graph: "eq=contrast=1.3")
+    if window { recorder.addPreviewOutput(PreviewWindow()) }
+
+    try await recorder.start()                      // capture and the window run; nothing is recorded
+    try recorder.record()
+    try await Task.sleep(for: .seconds(1))
+    try recorder.pause()                            // the first clip ends
+    try recorder.resumeRecording()
+    try await Task.sleep(for: .seconds(1))
+    print("\(Int(recorder.progress * 100))% of the limit, \(recorder.clips.count) clip done")
+    return try await recorder.stop()                // the clips merged into url
 }
 // README-EXAMPLE-END

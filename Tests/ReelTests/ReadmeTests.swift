@@ -46,6 +46,15 @@ import ReelTestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["replay.mp4"], "nothing else written")
     }
 
+    @Test func theCameraRecorderExampleRuns() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("two-clips.mp4")
+        let summary = try #require(try await recordTwoClips(of: .testPattern(.green), to: url, window: false))
+        #expect(summary.clipCount == 2)
+        #expect(summary.duration.seconds > 1.6 && summary.duration.seconds < 2.6)
+        #expect(try MediaProbe.probe(url).audioStreams.count == 1)
+    }
+
     @Test func theCameraExampleRuns() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("pip.mp4")

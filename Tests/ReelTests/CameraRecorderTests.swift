@@ -1,0 +1,110 @@
+import Foundation
+import Observation
+import Testing
+import Reel
+import ReelTestSupport
+
+/// The one-object camera recorder, in real time: start without recording, clips, pause,
+/// progress (observed), filter, stop and merge, a second take, a take with nothing recorded.
+@Suite(.serialized) struct CameraRecorderTests {
+    final class Flag: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = false
+        func set() { lock.withLock { value = true } }
+        var isSet: Bool { lock.withLock { value } }
+    }
+
+    func camera() -> TestPatternSource {
+        TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30), beeps: .never, background: .blue, name: "blue camera")
+    }
+
+    func settings() -> Recorder.Settings {
+        var s = Recorder.Settings()
+        s.video.preset = "ultrafast"
+        return s
+    }
+
+    @Test func recordsClipsWithProgressAndAFilterAndMergesThem() async throws {
+        let dir = try TemporaryDirectory()
+        let recorder = CameraRecorder(camera: camera(), microphone: ToneSource(), settings: settings())
+        recorder.outputURL = dir.url.appendingPathComponent("take.mp4")
+        recorder.maxRecordedDuration = MediaTime(seconds: 10)
+        recorder.filter = .look(.mono)
+        let frames = SampleHandlerOutput { _, _ in }
+        recorder.addPreviewOutput(frames)
+
+        try await recorder.start()
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(recorder.isRunning && recorder.isPaused && !recorder.isRecording)
+        #expect(recorder.progress == 0 && recorder.clips.isEmpty)
+
+        let changed = Flag()
+        withObservationTracking { _ = recorder.progress } onChange: { changed.set() }
+        try recorder.record()
+        #expect(recorder.isRecording)
+        try await Task.sleep(for: .milliseconds(1000))
+        #expect(changed.isSet, "progress is observed changing")
+        try recorder.pause()
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(recorder.isPaused && !recorder.isRecording)
+        #expect(recorder.clips.count == 1)
+        let afterFirst = recorder.recordedDuration.seconds
+        #expect(afterFirst > 0.7 && afterFirst < 1.4, "\(afterFirst) s in the first clip")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(recorder.recordedDuration.seconds == afterFirst, "paused time is not recorded")
+        try recorder.resumeRecording()
+        try await Task.sleep(for: .milliseconds(1000))
+        #expect(recorder.progress > 0.15 && recorder.progress < 0.3, "\(recorder.progress)")
+
+        let summary = try #require(try await recorder.stop())
+        #expect(!recorder.isRunning)
+        #expect(summary.clipCount == 2)
+        #expect(summary.duration.seconds > 1.6 && summary.duration.seconds < 2.6, "\(summary.duration.seconds) s")
+        let probe = try MediaProbe.probe(summary.url)
+        #expect(probe.audioStreams.count == 1)
+        #expect(abs(probe.duration - summary.duration.seconds) < 0.1)
+        let rgb = try MediaProbe.decodeRGB(summary.url, width: 320, height: 240, maxFrames: 10)
+        for frame in rgb {
+            let c = RGBColor.average(of: frame, width: 320, x: 160, y: 160, radius: 3)
+            #expect(abs(Int(c.red) - Int(c.blue)) <= 8, "mono, not blue: \(c)")
+        }
+        #expect(frames.droppedSamples == 0)
+
+        // A second take, one clip of it taken back.
+        recorder.outputURL = dir.url.appendingPathComponent("take2.mp4")
+        try await recorder.start()
+        try recorder.record()
+        try await Task.sleep(for: .milliseconds(600))
+        try recorder.pause()
+        try await Task.sleep(for: .milliseconds(300))
+        try recorder.removeLastClip()
+        #expect(recorder.clips.isEmpty)
+        #expect(recorder.recordedDuration == .zero)
+        try recorder.record()
+        try await Task.sleep(for: .milliseconds(600))
+        let second = try #require(try await recorder.stop())
+        #expect(second.clipCount == 1)
+        #expect(second.duration.seconds > 0.4 && second.duration.seconds < 0.9, "\(second.duration.seconds) s")
+
+        // A take with nothing recorded writes nothing.
+        let empty = dir.url.appendingPathComponent("empty.mp4")
+        recorder.outputURL = empty
+        try await recorder.start()
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await recorder.stop() == nil)
+        #expect(!FileManager.default.fileExists(atPath: empty.path))
+    }
+
+    @Test func misuseIsAClearError() async throws {
+        let recorder = CameraRecorder(camera: camera(), settings: settings())
+        #expect { try recorder.record() } throws: { ($0 as? ReelError)?.code == .notRunning }
+        #expect { try recorder.pause() } throws: { ($0 as? ReelError)?.code == .notRunning }
+        #expect(try await recorder.stop() == nil)
+    }
+
+    @Test func recordingsGoToTheVideosFolderByDefault() {
+        #expect(Recorder.defaultOutputDirectory(environment: ["HOME": "/h", "XDG_VIDEOS_DIR": "$HOME/Films"]).path == "/h/Films")
+        #expect(Recorder.defaultOutputDirectory(environment: ["HOME": "/h", "XDG_CONFIG_HOME": "/nonexistent"]).path == "/h/Videos")
+        #expect(Recorder.datedFileName(container: .mkv, date: Date(timeIntervalSince1970: 0)).hasSuffix(".mkv"))
+    }
+}
