@@ -61,10 +61,17 @@ public final class ScreenRecorder: Sendable {
     }
     private let state = Mutex(State())
 
+    /// What happens to capture, in capture-only mode as while recording: a source lost (the
+    /// X server gone, the audio server gone), interrupted or back, frames dropped; the events
+    /// of each session the recorder runs, in one stream, with one consumer.
+    public let events: AsyncStream<SessionEvent>
+    private let continuation: AsyncStream<SessionEvent>.Continuation
+
     /// Creates a screen recorder; nothing is opened until capture or recording starts.
     public init(configuration: Configuration = Configuration(), clock: any MediaClock = HostClock()) {
         self.configuration = configuration
         self.clock = clock
+        (events, continuation) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .bufferingNewest(256))
     }
 
     /// Whether capture or recording is running.
@@ -151,5 +158,7 @@ public final class ScreenRecorder: Sendable {
         if let recorder { try session.addOutput(recorder) }
         try await session.start()
         state.withLock { $0.session = session }
+        let continuation = self.continuation
+        Task { for await event in session.events { continuation.yield(event) } }
     }
 }

@@ -48,6 +48,23 @@ import ReelTestSupport
         }
     }
 
+    @Test func captureOnlyReportsALostScreen() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))
+        let screen = ScreenRecorder(configuration: .init(display: xvfb.display))
+        try await screen.startCapture { _, _ in }
+        try await Task.sleep(for: .milliseconds(300))
+        xvfb.terminate()
+        let lost = Task { () -> String? in
+            for await event in screen.events { if case .sourceLost(let name, _) = event { return name } }
+            return nil
+        }
+        let watchdog = Task { try await Task.sleep(for: .seconds(10)); lost.cancel() }
+        let name = await lost.value
+        watchdog.cancel()
+        #expect(name != nil, "the lost X server is reported, not silent")
+        await screen.stopCapture()
+    }
+
     @Test func startingTwiceIsRefused() async throws {
         let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))
         let screen = ScreenRecorder(configuration: .init(display: xvfb.display))
