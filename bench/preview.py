@@ -67,7 +67,7 @@ def record(reel: str, display: str, xvfb: int, preview: bool, seconds: int, size
     return {
         "preview": preview, "status": os.waitstatus_to_exitcode(status), "wall": wall, "seconds": seconds,
         "reel_cpu": (usage.ru_utime + usage.ru_stime) / seconds, "xvfb_cpu": (x_after - x_before) / seconds,
-        "peak_rss_mib": usage.ru_maxrss / 1024, "frames": finished.get("frames"), "dropped": finished.get("droppedFrames"),
+        "peak_rss_mib": usage.ru_maxrss / 1024, "frames": finished.get("frames"), "dropped": finished.get("dropped", finished.get("droppedFrames")),
         "file_frames": int(probe.stdout.strip() or 0), "shown": shown.get("shown"), "skipped": shown.get("skipped"),
         "delay_mean": shown.get("delayMean"), "delay_max": shown.get("delayMax"),
         "stderr": stderr[-400:] if os.waitstatus_to_exitcode(status) != 0 else "",

@@ -146,6 +146,7 @@ public final class PreviewWindow: CaptureOutput {
     }
     private let settings: Settings
     private let state = Mutex(State())
+    private let filterControl = VideoFilterControl()
     private let wake = NSCondition()
     private let finished = DispatchSemaphore(value: 0)
 
@@ -167,6 +168,16 @@ public final class PreviewWindow: CaptureOutput {
 
     /// Whether the user closed the window.
     public var isClosed: Bool { state.withLock { $0.closed } }
+
+    /// Filters the picture in the window only (`nil`: none): what is recorded stays as it is.
+    /// A filter for everything that sees a source goes on the session
+    /// (``CaptureSession/setVideoFilter(_:for:at:)``). Takes effect at the next picture.
+    public func setVideoFilter(_ filter: VideoFilter?) {
+        filterControl.setFilter(filter)
+    }
+
+    /// The window's own filter.
+    public var videoFilter: VideoFilter? { filterControl.filter }
 
     /// Updates what the window shows over the picture (from any thread).
     public func show(_ status: Status) {
@@ -298,7 +309,7 @@ public final class PreviewWindow: CaptureOutput {
             opened.signal()
             return
         }
-        guard let renderer = SDL_CreateRenderer(window, -1, 0) ?? SDL_CreateRenderer(window, -1, SDL_RENDERER_SOFTWARE.rawValue) else {
+        guard let renderer = Self.makeRenderer(for: window) else {
             let reason = String(cString: SDL_GetError())
             SDL_DestroyWindow(window)
             SDL_QuitSubSystem(SDL_INIT_VIDEO)
@@ -312,15 +323,18 @@ public final class PreviewWindow: CaptureOutput {
         let interval = 1.0 / Double(max(1, settings.maximumRate))
         var lastDraw = 0.0
         var current: VideoFrame?
+        var drawnStatus: Status?
+        // The window's own filter, on its own thread: it costs capture nothing.
+        let filter = FilterStage(control: filterControl, realTime: true)
         while true {
-            pumpEvents(window: window, painter: painter)
+            let windowChanged = pumpEvents(window: window, painter: painter)
             let (frame, status, stopping) = state.withLock { s -> (VideoFrame?, Status, Bool) in
                 defer { s.newest = nil }
                 return (s.newest, s.status, s.stopping)
             }
             if stopping { break }
             if let frame {
-                current = frame
+                current = filter.apply(to: frame) ?? frame
                 state.withLock { $0.shown += 1 }
                 if !sizedToPicture {
                     sizedToPicture = true
@@ -328,9 +342,14 @@ public final class PreviewWindow: CaptureOutput {
                     SDL_SetWindowSize(window, Int32(width), Int32(frame.height * width / max(1, frame.width)))
                 }
             }
-            painter.draw(current, status: status)
-            if let frame { measureDelay(of: frame) }
-            lastDraw = ProcessInfo.processInfo.systemUptime
+            // Drawn again only for a new picture, a new status or a window event (resized,
+            // uncovered): an unchanged window costs nothing.
+            if frame != nil || status != drawnStatus || windowChanged {
+                painter.draw(current, status: status)
+                drawnStatus = status
+                if let frame { measureDelay(of: frame) }
+                lastDraw = ProcessInfo.processInfo.systemUptime
+            }
             // Wait for the next picture, but draw no faster than the display's pace, and look
             // at the window's events at least 20 times a second.
             wake.lock()
@@ -348,6 +367,26 @@ public final class PreviewWindow: CaptureOutput {
         finished.signal()
     }
 
+    /// SDL2's best renderer for the window, except OpenGL drawn by the CPU (Mesa's llvmpipe,
+    /// what a machine without a GPU gets): there SDL's own software renderer does the same
+    /// work for less (measured in bench/preview.py). `SDL_RENDER_DRIVER` chooses otherwise.
+    private static func makeRenderer(for window: OpaquePointer) -> OpaquePointer? {
+        guard let renderer = SDL_CreateRenderer(window, -1, 0) else {
+            return SDL_CreateRenderer(window, -1, SDL_RENDERER_SOFTWARE.rawValue)
+        }
+        guard ProcessInfo.processInfo.environment["SDL_RENDER_DRIVER"] == nil else { return renderer }
+        var info = SDL_RendererInfo()
+        SDL_GetRendererInfo(renderer, &info)
+        let name = info.name.map { String(cString: $0) } ?? ""
+        guard name.hasPrefix("opengl"), let address = SDL_GL_GetProcAddress("glGetString") else { return renderer }
+        typealias GetString = @convention(c) (UInt32) -> UnsafePointer<UInt8>?
+        let getString = unsafeBitCast(address, to: GetString.self)
+        let glRenderer = getString(0x1F01).map { String(cString: $0) } ?? ""   // GL_RENDERER
+        guard ["llvmpipe", "softpipe", "swrast", "Software Rasterizer"].contains(where: glRenderer.contains) else { return renderer }
+        SDL_DestroyRenderer(renderer)
+        return SDL_CreateRenderer(window, -1, SDL_RENDERER_SOFTWARE.rawValue)
+    }
+
     private func measureDelay(of frame: VideoFrame) {
         state.withLock { s in
             guard let clock = s.clock, clock.isRealTime else { return }
@@ -360,8 +399,10 @@ public final class PreviewWindow: CaptureOutput {
         }
     }
 
-    private func pumpEvents(window: OpaquePointer, painter: PreviewPainter) {
+    /// Handles the window's events; returns whether the window must be drawn again.
+    private func pumpEvents(window: OpaquePointer, painter: PreviewPainter) -> Bool {
         var event = SDL_Event()
+        var changed = false
         while SDL_PollEvent(&event) != 0 {
             var key: Key?
             switch SDL_EventType(event.type) {
@@ -371,6 +412,8 @@ public final class PreviewWindow: CaptureOutput {
             case SDL_WINDOWEVENT where event.window.event == UInt8(SDL_WINDOWEVENT_CLOSE.rawValue):
                 state.withLock { $0.closed = true }
                 key = .stop
+            case SDL_WINDOWEVENT:
+                changed = true
             case SDL_KEYDOWN:
                 let shift = (UInt32(event.key.keysym.mod) & UInt32(KMOD_SHIFT.rawValue)) != 0
                 switch Int(event.key.keysym.sym) {
@@ -397,5 +440,6 @@ public final class PreviewWindow: CaptureOutput {
             if let key, let handler { handler(key) }
         }
         _ = window
+        return changed
     }
 }

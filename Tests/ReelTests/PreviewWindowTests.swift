@@ -106,6 +106,38 @@ import ReelTestSupport
         #expect(preview.picturesShown > 10, "\(preview.picturesShown) shown")
     }
 
+    @Test func aFilterOnTheWindowOnlyLeavesTheRecordingAlone() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        defer { xvfb.terminate() }
+        let painter = try ScreenPainter(display: xvfb.display)
+        let dir = try TemporaryDirectory()
+        let session = CaptureSession()
+        try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30), beeps: .never,
+                                               background: .red, name: "red camera"))
+        let preview = PreviewWindow(settings: .init(title: Self.title, size: PixelSize(width: 320, height: 240), position: (0, 0),
+                                                    display: xvfb.display))
+        preview.setVideoFilter(.look(.mono))
+        #expect(preview.videoFilter == .look(.mono))
+        try session.addOutput(preview)
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        settings.maxRecordedDuration = MediaTime(seconds: 1)
+        let url = dir.url.appendingPathComponent("red.mp4")
+        let recorder = Recorder(url: url, settings: settings)
+        try session.addOutput(recorder)
+        try await session.start()
+        var shot = painter.screenshot()
+        #expect(try await Self.eventually {
+            shot = painter.screenshot()
+            let c = Self.pixel(shot, 60, 150)
+            return c.red > 40 && abs(Int(c.red) - Int(c.green)) < 12 && abs(Int(c.green) - Int(c.blue)) < 12
+        }, "grey in the window: \(Self.pixel(shot, 60, 150))")
+        _ = try await recorder.result()
+        await session.stop()
+        let frames = try MediaProbe.decodeRGB(url, width: 320, height: 240, maxFrames: 5)
+        #expect(frames.allSatisfy { RGBColor.average(of: $0, width: 320, x: 160, y: 160, radius: 3).red > 180 }, "red in the file")
+    }
+
     @Test func aDisplayThatIsNotThereIsAClearError() async throws {
         let session = CaptureSession(clock: ManualClock())
         try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30)))
