@@ -11,6 +11,15 @@ struct PreviewPainter {
     private var texture: OpaquePointer?
     private var textureShape: (format: PixelFormat, size: PixelSize)?
     private var outputSize = PixelSize(width: 1, height: 1)
+    private let scaler = FrameScaler()
+    private var pool: FramePool?
+    /// Which picture the texture holds, so that a status change does not convert it again.
+    private var uploaded: FrameKey?
+    private struct FrameKey: Equatable {
+        var time: MediaTime
+        var sequence: Int64
+        var size: PixelSize
+    }
 
     /// The status bar's height.
     static let barHeight = 32
@@ -50,6 +59,14 @@ struct PreviewPainter {
         return PixelRect(x: (window.width - w) / 2, y: (window.height - h) / 2, width: w, height: h)
     }
 
+    /// ``fit(_:in:)`` with an even width and height, as libswscale wants for 4:2:0 input.
+    static func evenFit(_ size: PixelSize, in window: PixelSize) -> PixelRect {
+        var r = fit(size, in: window)
+        r.width = max(2, r.width & ~1)
+        r.height = max(2, r.height & ~1)
+        return r
+    }
+
     mutating func draw(_ frame: VideoFrame?, status: PreviewWindow.Status) {
         var w: Int32 = 0, h: Int32 = 0
         SDL_GetRendererOutputSize(renderer, &w, &h)
@@ -57,8 +74,7 @@ struct PreviewPainter {
         SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_NONE)
         SDL_SetRenderDrawColor(renderer, 0, 0, 0, 255)
         SDL_RenderClear(renderer)
-        if let frame, upload(frame) {
-            let place = Self.fit(frame.size, in: outputSize)
+        if let frame, case let place = Self.evenFit(frame.size, in: outputSize), upload(frame, into: place) {
             var rect = SDL_Rect(x: Int32(place.x), y: Int32(place.y), w: Int32(place.width), h: Int32(place.height))
             SDL_RenderCopy(renderer, texture, nil, &rect)
         }
@@ -70,37 +86,33 @@ struct PreviewPainter {
 
     // MARK: The picture
 
-    private mutating func upload(_ frame: VideoFrame) -> Bool {
-        if textureShape?.format != frame.format || textureShape?.size != frame.size || texture == nil {
+    /// Scales and converts `frame` to BGRA at exactly `place`'s size with libswscale (one
+    /// pass, SIMD; BT.709 as Reel records), and uploads that: the renderer then only copies
+    /// pixels. Letting SDL convert YUV and scale costs several times more without a GPU.
+    private mutating func upload(_ frame: VideoFrame, into place: PixelRect) -> Bool {
+        let size = PixelSize(width: place.width, height: place.height)
+        let key = FrameKey(time: frame.presentationTime, sequence: frame.sequenceNumber, size: size)
+        if textureShape?.size != size || texture == nil {
             if let texture { SDL_DestroyTexture(texture) }
-            let format: SDL_PixelFormatEnum = switch frame.format {
-            case .yuv420p: SDL_PIXELFORMAT_IYUV
-            case .nv12: SDL_PIXELFORMAT_NV12
-            case .bgra: SDL_PIXELFORMAT_ARGB8888
-            case .yuyv: SDL_PIXELFORMAT_YUY2
-            }
-            texture = SDL_CreateTexture(renderer, format.rawValue, Int32(SDL_TEXTUREACCESS_STREAMING.rawValue),
-                                        Int32(frame.width), Int32(frame.height))
-            textureShape = texture == nil ? nil : (frame.format, frame.size)
+            texture = SDL_CreateTexture(renderer, SDL_PIXELFORMAT_ARGB8888.rawValue, Int32(SDL_TEXTUREACCESS_STREAMING.rawValue),
+                                        Int32(size.width), Int32(size.height))
+            textureShape = texture == nil ? nil : (.bgra, size)
+            pool = FramePool(format: .bgra, size: size, capacity: 1)
+            uploaded = nil
         }
         guard let texture else { return false }
-        func plane(_ i: Int) -> (UnsafePointer<UInt8>, Int32) {
-            frame.withUnsafePlane(i) { bytes, stride in (bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(stride)) }
+        if uploaded == key { return true }
+        guard let pool, let picture = pool.makeFrame() else { return false }
+        do {
+            try scaler.draw(frame, into: picture, at: PixelRect(x: 0, y: 0, width: size.width, height: size.height))
+        } catch {
+            return false
         }
-        // The pointers stay valid while `frame` is alive, which it is for this call.
-        return withExtendedLifetime(frame) {
-            switch frame.format {
-            case .yuv420p:
-                let (y, ys) = plane(0), (u, us) = plane(1), (v, vs) = plane(2)
-                return SDL_UpdateYUVTexture(texture, nil, y, ys, u, us, v, vs) == 0
-            case .nv12:
-                let (y, ys) = plane(0), (uv, uvs) = plane(1)
-                return SDL_UpdateNVTexture(texture, nil, y, ys, uv, uvs) == 0
-            case .bgra, .yuyv:
-                let (p, s) = plane(0)
-                return SDL_UpdateTexture(texture, nil, p, s) == 0
-            }
+        let done = picture.withUnsafePlane(0) { bytes, stride in
+            SDL_UpdateTexture(texture, nil, bytes.baseAddress, Int32(stride)) == 0
         }
+        uploaded = done ? key : nil
+        return done
     }
 
     // MARK: The overlay

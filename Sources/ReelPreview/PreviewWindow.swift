@@ -277,6 +277,13 @@ public final class PreviewWindow: CaptureOutput {
     private func run(opened: DispatchSemaphore, failure: OpenFailure) {
         if let display = settings.display { setenv("DISPLAY", display, 1) }
         SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1")
+        // Without a GPU (no DRI render node), OpenGL is drawn by the CPU (Mesa's llvmpipe, with
+        // threads of its own): SDL's software renderer on the window's own framebuffer does the
+        // same for a third of the cost (bench/preview.py). `SDL_RENDER_DRIVER` chooses otherwise.
+        if Self.hasNoGPU && ProcessInfo.processInfo.environment["SDL_RENDER_DRIVER"] == nil {
+            SDL_SetHint(SDL_HINT_RENDER_DRIVER, "software")
+            SDL_SetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0")
+        }
         SDL_SetHint(SDL_HINT_VIDEO_X11_NET_WM_BYPASS_COMPOSITOR, "0")
         guard SDL_InitSubSystem(SDL_INIT_VIDEO) == 0 else {
             let reason = String(cString: SDL_GetError())
@@ -365,6 +372,12 @@ public final class PreviewWindow: CaptureOutput {
         SDL_DestroyWindow(window)
         SDL_QuitSubSystem(SDL_INIT_VIDEO)
         finished.signal()
+    }
+
+    /// Whether the machine has no GPU that OpenGL could use (no `/dev/dri/renderD*`).
+    static var hasNoGPU: Bool {
+        let nodes = (try? FileManager.default.contentsOfDirectory(atPath: "/dev/dri")) ?? []
+        return !nodes.contains { $0.hasPrefix("renderD") }
     }
 
     /// SDL2's best renderer for the window, except OpenGL drawn by the CPU (Mesa's llvmpipe,
