@@ -160,4 +160,32 @@ import ReelTestSupport
         await session.stop()
         #expect(await reader.value > 0)
     }
+
+    /// A decoded camera (a file, a network camera) whose pictures are BT.601, or full range
+    /// like JPEG, comes out as the colour it is: the conversion into Reel's BT.709 frames reads
+    /// the picture's own colour space and range.
+    @Test(arguments: [("bt709", "tv", "yuv420p"), ("smpte170m", "tv", "yuv420p"), ("smpte170m", "pc", "yuvj420p")])
+    func aDecodedCameraInAnyColourSpaceComesOutRed(space: String, range: String, pixelFormat: String) async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("red-\(space)-\(range).mp4")
+        let matrix = space == "bt709" ? "bt709" : "bt601"
+        let made = try Subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=0xFF0000:s=320x240:r=30", "-t", "1",
+                                       "-vf", "scale=out_color_matrix=\(matrix):out_range=\(range),format=\(pixelFormat)",
+                                       "-color_primaries", space, "-color_trc", space, "-colorspace", space, "-color_range", range,
+                                       "-c:v", "libx264", "-preset", "ultrafast", "-qp", "0", url.path])
+        try #require(made.status == 0, "ffmpeg: \(made.stderr)")
+        let session = CaptureSession(clock: ManualClock())
+        try session.addInput(FileCameraSource(url: url, loops: false))
+        let live = LiveFrames()
+        try session.addOutput(live)
+        let frames = live.frames(.init(format: .rgba))
+        try await session.start()
+        var iterator = frames.makeAsyncIterator()
+        let frame = try #require(await iterator.next())
+        await session.stop()
+        let pixel = frame.pixel(x: 160, y: 120)
+        // ffmpeg's own rounding, making the file, costs a few levels; BT.601 read as BT.709 is
+        // 23 levels of green.
+        #expect(abs(Int(pixel[0]) - 255) <= 6 && pixel[1] <= 6 && pixel[2] <= 6, "\(space) \(range): RGBA \(pixel)")
+    }
 }
