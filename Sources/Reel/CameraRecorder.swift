@@ -104,6 +104,19 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
     }
     private let pendingFilter = Mutex<VideoFilter?>(nil)
 
+    /// The camera's pictures for the app's own view, newest only, converted as asked (see
+    /// ``LiveFrames``): they flow from ``start()`` on, recording or not, filtered as recorded.
+    /// Streams end when the recorder stops; ask again for the next take.
+    public func previewFrames(_ settings: LiveFrames.Settings = LiveFrames.Settings()) -> AsyncStream<LiveFrame> {
+        live.frames(settings)
+    }
+
+    /// An observable model of the camera's newest picture (see ``LiveFrameModel``), for a UI to bind to.
+    public func previewModel(_ settings: LiveFrames.Settings = LiveFrames.Settings()) -> LiveFrameModel {
+        live.model(settings)
+    }
+    private let live = LiveFrames()
+
     /// Adds an output that sees the camera's pictures (and sound) from ``start()`` on, recording
     /// or not: a ``SampleHandlerOutput``, a live frames output, a preview window. Before
     /// ``start()``.
@@ -173,6 +186,7 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         recorder.pause(at: .zero)
         try session.addOutput(recorder)
         for output in outputs { try session.addOutput(output) }
+        try session.addOutput(live, connectedTo: [camera])
         try session.addOutput(ProgressTap(owner: self), connectedTo: [camera])
         if let filter = pendingFilter.withLock({ $0 }) { try session.setVideoFilter(filter, for: camera) }
         state.withLock { s in

@@ -70,6 +70,12 @@ public final class CaptureSession: Sendable {
     /// Where the session's lifecycle is (for tests that drive it through its edges).
     package var lifecycle: SessionStateMachine.State { state.withLock { $0.machine.state } }
 
+    /// The identity the session gave `input` (what its samples, events and ``LiveFrame``s
+    /// carry as their source), or `nil` if it is not an input of this session.
+    public func sourceID(of input: any CaptureSource) -> SourceID? {
+        state.withLock { s in s.inputs.first { $0.source === input }?.id }
+    }
+
     /// Whether `input` can be added now.
     public func canAddInput(_ input: any CaptureSource) -> Bool {
         state.withLock { s in s.machine.isConfigurable && !s.inputs.contains { $0.source === input } }

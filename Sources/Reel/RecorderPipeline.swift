@@ -90,7 +90,7 @@ final class RecorderPipeline: @unchecked Sendable {
         if settings.pauseMode == .clips {
             // The merged file appears at the end; refuse now if it could not be written then.
             if FileManager.default.fileExists(atPath: url.path) && !settings.overwrite {
-                throw ReelError(.fileExists, "\(url.path) already exists", hint: "choose another name, or allow overwriting (--overwrite)")
+                throw ReelError(.fileExists, "\(url.path) already exists", hint: LibraryHint.allowOverwriting)
             }
             // A folder that holds another recording's clips is refused, never reused.
             try session.claim(target: url, keepsClips: settings.keepsClips)

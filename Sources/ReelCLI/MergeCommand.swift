@@ -97,6 +97,7 @@ struct MergeCommand {
     }
 
     private func fail(_ error: ReelError) -> Int32 {
+        let error = CommandLineHints.rephrased(error)
         if json {
             console.out(ProgressRenderer.json(["event": "failed", "code": error.code.rawValue, "message": error.description]))
         }

@@ -544,6 +544,7 @@ struct RecordCommand {
     }
 
     private func fail(_ error: ReelError) -> Int32 {
+        let error = CommandLineHints.rephrased(error)
         if options.json {
             console.out(ProgressRenderer.json(["event": "failed", "code": error.code.rawValue, "message": error.description]))
         }

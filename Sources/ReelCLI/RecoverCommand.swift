@@ -56,7 +56,7 @@ struct RecoverCommand {
                 console.err("reel: \(error.message)")
                 return 2
             } catch {
-                console.err("reel: error: \(error)")
+                console.err("reel: error: \(CommandLineHints.rephrased(error))")
                 return 1
             }
         }
@@ -97,10 +97,10 @@ struct RecoverCommand {
                 noteLeftovers(beside: summary.url)
                 if summary.url.resolvingSymlinksInPath() != url.resolvingSymlinksInPath() { noteLeftovers(beside: url) }
             } catch let error as ReelError {
-                console.err("reel: error: \(error.description)")
+                console.err("reel: error: \(CommandLineHints.rephrased(error))")
                 status = 1
             } catch {
-                console.err("reel: error: \(error)")
+                console.err("reel: error: \(CommandLineHints.rephrased(error))")
                 status = 1
             }
         }
@@ -120,9 +120,9 @@ struct RecoverCommand {
             if !r.skippedClips.isEmpty { console.out("  left out (missing or empty): \(r.skippedClips.joined(separator: ", "))") }
             return true
         } catch let error as ReelError {
-            console.err("reel: error: \(error.description)")
+            console.err("reel: error: \(CommandLineHints.rephrased(error))")
         } catch {
-            console.err("reel: error: \(error)")
+            console.err("reel: error: \(CommandLineHints.rephrased(error))")
         }
         return false
     }

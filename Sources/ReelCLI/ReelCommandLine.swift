@@ -104,7 +104,7 @@ public enum ReelCommandLine {
             console.err("Run 'reel \(commandNames.contains(command) ? command + " " : "")--help' for usage.")
             return 2
         } catch {
-            console.err("reel: error: \(error)")
+            console.err("reel: error: \(CommandLineHints.rephrased(error))")
             return 1
         }
     }

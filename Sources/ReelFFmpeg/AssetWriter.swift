@@ -224,17 +224,17 @@ public final class AssetWriter: @unchecked Sendable {
             try v.settings.validate()
             guard configuration.container.canHold(v.settings.codec) else {
                 throw ReelError(.unsupportedFormat, "\(configuration.container.rawValue) files cannot hold \(v.settings.codec.rawValue) video",
-                                hint: "use --format mkv or --codec h264")
+                                hint: LibraryHint.useMKVOrH264)
             }
             guard VideoEncoder.isAvailable(v.settings.codec) else {
-                throw ReelError(.unsupportedFormat, "this FFmpeg has no \(v.settings.codec.rawValue) encoder", hint: "use --codec h264")
+                throw ReelError(.unsupportedFormat, "this FFmpeg has no \(v.settings.codec.rawValue) encoder", hint: LibraryHint.useH264)
             }
         }
         for a in configuration.audio {
             try a.settings.validate()
             guard configuration.container.canHold(a.settings.codec) else {
                 throw ReelError(.unsupportedFormat, "\(configuration.container.rawValue) files cannot hold \(a.settings.codec.rawValue) audio",
-                                hint: "use --audio-codec aac")
+                                hint: LibraryHint.useAAC)
             }
         }
         if configuration.video == nil && configuration.audio.isEmpty {

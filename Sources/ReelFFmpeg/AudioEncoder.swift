@@ -38,7 +38,7 @@ final class AudioEncoder {
         try settings.validate()
         let name = Self.encoderName(for: settings.codec)
         guard let codec = avcodec_find_encoder_by_name(name) else {
-            throw ReelError(.unsupportedFormat, "this FFmpeg has no \(name) encoder", hint: "use --audio-codec aac")
+            throw ReelError(.unsupportedFormat, "this FFmpeg has no \(name) encoder", hint: LibraryHint.useAAC)
         }
         guard let context = avcodec_alloc_context3(codec), let frame = av_frame_alloc(), let packetOwner = try? Packet() else {
             throw ReelError(.encodingFailed, "cannot allocate the \(name) encoder")

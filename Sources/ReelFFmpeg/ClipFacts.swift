@@ -122,7 +122,7 @@ struct ClipFacts {
             let audio = a == 0 ? "no audio" : a == 1 ? "one audio track" : "\(a) audio tracks"
             return (c.video == nil ? "no video and " : "video and ") + audio
         }
-        let reencode = "allow re-encoding (reel merge --reencode)"
+        let reencode = LibraryHint.allowReencoding
         if streams.map(\.kind) != first.streams.map(\.kind) {
             return Incompatibility("\(label) has \(tracks(self)) but clip 1 has \(tracks(first))",
                                    hint: "\(reencode) or merge clips with the same tracks")

@@ -109,7 +109,7 @@ final class CopyingJoiner {
                         shorterPackets[j] += 1
                         if length > silent.sampleCount || shorterPackets[j] > 1 {
                             throw Incompatibility("\(clip.label) is to be muted, but its \(facts.codecLabel) packets are not \(silent.sampleCount) samples long, so silence cannot be slipped in without re-encoding",
-                                                  hint: "allow re-encoding (reel merge --reencode)")
+                                                  hint: LibraryHint.allowReencoding)
                         }
                     }
                     let flags = packet.pointee.flags
@@ -130,7 +130,7 @@ final class CopyingJoiner {
                 if facts.kind == .audio { outPTS = max(outPTS, outDTS) }
                 guard outDTS <= outPTS else {
                     throw Incompatibility("\(clip.label) cannot follow the clip before it without re-encoding: its frames would be decoded before the previous clip's last",
-                                          hint: "allow re-encoding (reel merge --reencode)")
+                                          hint: LibraryHint.allowReencoding)
                 }
             }
             lastDTS[j] = outDTS

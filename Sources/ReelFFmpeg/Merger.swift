@@ -116,7 +116,7 @@ public enum Merger {
             }
         }
         if !overwrite {
-            throw ReelError(.fileExists, "\(output.path) already exists", hint: "choose another name, or allow overwriting (--overwrite)")
+            throw ReelError(.fileExists, "\(output.path) already exists", hint: LibraryHint.allowOverwriting)
         }
         // Replacing is a rename, which no lock stops: a recording in progress is refused here.
         try RecordingLock.checkNotBeingWritten(output)

@@ -94,7 +94,7 @@ final class ReplaySpillSegment: @unchecked Sendable {
     init(in folder: URL, size: Int) throws {
         func failure(_ e: Int32) -> ReelError {
             var error = Syscall.fileError(e, creating: folder.appendingPathComponent("replay buffer"), action: "keep the replay buffer in")
-            error.hint = e == ENOSPC ? "free space there, keep the buffer in memory, or limit it with --replay-max-size" : "choose another folder for the replay buffer"
+            error.hint = e == ENOSPC ? LibraryHint.replaySpillFull : "choose another folder for the replay buffer"
             return error
         }
         // O_TMPFILE is a macro Swift does not import: Linux's __O_TMPFILE with O_DIRECTORY.

@@ -13,7 +13,7 @@ final class SilentPacket {
     init(matching stream: StreamFacts) throws {
         guard let codec = stream.audioCodec, stream.frameSize > 0 || codec == .opus else {
             throw Incompatibility("its \(stream.codecLabel) cannot be replaced by silence without re-encoding",
-                                  hint: "allow re-encoding (reel merge --reencode)")
+                                  hint: LibraryHint.allowReencoding)
         }
         let settings = AudioSettings(codec: codec, sampleRate: Int(stream.sampleRate), channels: Int(stream.channels),
                                      bitRate: Self.bitRate(stream.bitRate, codec: codec, channels: Int(stream.channels)))
@@ -24,14 +24,14 @@ final class SilentPacket {
             encoder = try AudioEncoder(settings: settings, inputFormat: format, globalHeader: true)
         } catch {
             throw Incompatibility("its \(stream.codecLabel) (\(stream.sampleRate) Hz, \(stream.layout)) cannot be replaced by silence without re-encoding",
-                                  hint: "allow re-encoding (reel merge --reencode)")
+                                  hint: LibraryHint.allowReencoding)
         }
         let ctx = encoder.context.pointee
         let header = ctx.extradata_size > 0 ? Array(UnsafeBufferPointer(start: ctx.extradata, count: Int(ctx.extradata_size))) : []
         // Opus headers carry the encoder's delay, which may differ by encoder version: what matters is the codec.
         guard header == stream.extradata || codec == .opus else {
             throw Incompatibility("its \(stream.codecLabel) was made by another encoder, so silence cannot be slipped in without re-encoding",
-                                  hint: "allow re-encoding (reel merge --reencode)")
+                                  hint: LibraryHint.allowReencoding)
         }
         // A packet from well after the start, where the encoder has settled on pure silence.
         var packets: [Packet] = []

@@ -62,7 +62,7 @@ final class VideoEncoder {
         guard let (name, codec) = Self.encoderNames(for: settings.codec).lazy
             .compactMap({ n in avcodec_find_encoder_by_name(n).map { (n, $0) } }).first else {
             throw ReelError(.unsupportedFormat, "this FFmpeg has no \(settings.codec.rawValue) encoder",
-                            hint: "install a libavcodec with it, or use --codec h264")
+                            hint: LibraryHint.installEncoderOrUseH264)
         }
         guard let context = avcodec_alloc_context3(codec) else {
             throw ReelError(.encodingFailed, "cannot allocate a \(name) encoder")

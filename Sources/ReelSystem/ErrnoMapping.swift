@@ -43,7 +43,7 @@ extension Syscall {
         let folder = url.deletingLastPathComponent().path
         switch code(forErrno: e, absent: .ioFailure) {
         case .fileExists:
-            return ReelError(.fileExists, "\(url.path) already exists", hint: "choose another name, or allow overwriting (--overwrite)", errno: e)
+            return ReelError(.fileExists, "\(url.path) already exists", hint: LibraryHint.allowOverwriting, errno: e)
         case .permissionDenied:
             return ReelError(.permissionDenied, "cannot write to \(folder)", hint: "choose a folder you can write to", errno: e)
         case .insufficientStorage:

@@ -349,3 +349,20 @@ struct DevicesAudioTests {
         #expect(line?.hasSuffix("48000 Hz \(micChannels) ch") == true, "\(text.output)")
     }
 }
+
+/// The command line tells its user which flag to pass where the library names a setting.
+@Suite struct CommandLineHintTests {
+    @Test func libraryHintsBecomeFlags() {
+        let exists = ReelError(.fileExists, "out.mp4 already exists", hint: LibraryHint.allowOverwriting)
+        #expect(CommandLineHints.rephrased(exists).hint == "choose another name, or pass --overwrite")
+        let differ = ReelError(.incompatibleClips, "clip 2 is 640x480", hint: "\(LibraryHint.allowReencoding) or merge clips of one size")
+        #expect(CommandLineHints.rephrased(differ).hint == "pass --reencode or merge clips of one size")
+        #expect(CommandLineHints.rephrased(differ).message == differ.message)
+        for (library, flag) in CommandLineHints.flags {
+            #expect(!library.contains("--"), "the library's hint names no flag: \(library)")
+            #expect(flag.contains("--"), "the command line's names one: \(flag)")
+        }
+        let plain = ReelError(.busy, "in use", hint: "close the other program")
+        #expect(CommandLineHints.rephrased(plain) == plain)
+    }
+}

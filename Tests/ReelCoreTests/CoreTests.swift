@@ -254,3 +254,26 @@ import ReelSystem
         #expect(AudioSettings(codec: codec, channels: channels, bitRate: 64_000).bitRate == 64_000)
     }
 }
+
+/// Where a live frame's picture comes from and what size it is, fitted or filled.
+@Suite struct LiveFrameLayoutTests {
+    let hd = PixelSize(width: 1280, height: 720)
+
+    @Test func fitKeepsTheWholePictureAndItsAspect() {
+        let (crop, size) = LiveFrame.Scaling.fit.layout(source: hd, into: PixelSize(width: 400, height: 400), evenSize: true)
+        #expect(crop == PixelRect(x: 0, y: 0, width: 1280, height: 720))
+        #expect(size == PixelSize(width: 400, height: 224))
+    }
+
+    @Test func fillCutsTheMiddleToTheExactSize() {
+        let (crop, size) = LiveFrame.Scaling.fill.layout(source: hd, into: PixelSize(width: 400, height: 400), evenSize: true)
+        #expect(size == PixelSize(width: 400, height: 400))
+        #expect(crop == PixelRect(x: 280, y: 0, width: 720, height: 720))
+    }
+
+    @Test func noSizeKeepsTheSourcesMadeEven() {
+        let (crop, size) = LiveFrame.Scaling.fit.layout(source: PixelSize(width: 641, height: 481), into: nil, evenSize: true)
+        #expect(size == PixelSize(width: 640, height: 480))
+        #expect(crop.size == size)
+    }
+}

@@ -235,7 +235,7 @@ enum MergedFile {
         let error = try #require(throws: ReelError.self) { try Merger.merge(clips.map { MergeInput(url: $0) }, to: output) }
         #expect(error.code == .incompatibleClips)
         #expect(error.message == "clip 3 (big.mp4) is 640x480 but clip 1 is 320x240", "\(error.message)")
-        #expect(error.hint?.contains("--reencode") == true)
+        #expect(error.hint?.contains(LibraryHint.allowReencoding) == true)
         #expect(try MergedFile.snapshot(dir.url) == before, "no output and no temporary file")
     }
 

@@ -33,9 +33,14 @@ import ReelTestSupport
         let frames = SampleHandlerOutput { _, _ in }
         recorder.addPreviewOutput(frames)
 
+        let preview = recorder.previewFrames(.init(format: .rgba, size: PixelSize(width: 160, height: 120)))
+        let firstFrame = Task { () -> LiveFrame? in for await frame in preview { return frame }; return nil }
         try await recorder.start()
         try await Task.sleep(for: .milliseconds(500))
         #expect(recorder.isRunning && recorder.isPaused && !recorder.isRecording)
+        let shown = try #require(await firstFrame.value, "preview frames flow before recording")
+        let p = shown.pixel(x: 80, y: 90)
+        #expect(p.count == 4 && abs(Int(p[0]) - Int(p[2])) <= 8, "the preview frame is filtered (mono) as recorded: \(p)")
         #expect(recorder.progress == 0 && recorder.clips.isEmpty)
 
         let changed = Flag()

@@ -95,4 +95,25 @@ func recordTwoClips(of camera: CameraLocation, to url: URL, window: Bool) async 
     print("\(Int(recorder.progress * 100))% of the limit, \(recorder.clips.count) clip done")
     return try await recorder.stop()                // the clips merged into url
 }
+
+/// Records the test camera into `url` for `seconds` while `show` gets its newest frame as
+/// 640x360 RGBA, at most 15 a second: a slow `show` misses frames, the recording none.
+func recordWhileWatching(to url: URL, seconds: Double,
+                         show: @escaping @Sendable (LiveFrame) async -> Void) async throws -> RecordingSummary {
+    let session = CaptureSession()
+    try session.addInput(TestPatternSource(size: PixelSize(width: 1280, height: 720), frameRate: FrameRate(30)))
+    let recorder = Recorder(url: url)
+    recorder.maxRecordedDuration = MediaTime(seconds: seconds)
+    try session.addOutput(recorder)
+    let live = LiveFrames()                     // or a Compositor's output, for the composed picture
+    try session.addOutput(live)
+
+    let frames = live.frames(.init(format: .rgba, size: PixelSize(width: 640, height: 360), maxFrameRate: 15))
+    let viewer = Task { for await frame in frames { await show(frame) } }   // ends when the session stops
+    try await session.start()
+    let summary = try await recorder.result()
+    await session.stop()
+    await viewer.value
+    return summary
+}
 // README-EXAMPLE-END

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import Reel
 import ReelTestSupport
@@ -64,5 +65,21 @@ import ReelTestSupport
         for i in 1...2 {
             #expect(try MediaProbe.probe(dir.url.appendingPathComponent("camera-\(i).mp4")).videoStreams.first?.frameCount ?? 0 >= 29)
         }
+    }
+
+    @Test func theLiveFramesExampleRuns() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("watched.mp4")
+        final class Shown: Sendable { let frames = Mutex<[LiveFrame]>([]) }
+        let shown = Shown()
+        let summary = try await recordWhileWatching(to: url, seconds: 1.5) { frame in
+            shown.frames.withLock { $0.append(frame) }
+            try? await Task.sleep(for: .milliseconds(300))     // a slow viewer
+        }
+        #expect(summary.frames == 45)
+        #expect(summary.droppedFrames == 0)
+        let frames = shown.frames.withLock { $0 }
+        #expect(frames.count >= 2 && frames.count <= 8, "\(frames.count) frames shown")
+        #expect(frames.allSatisfy { $0.size == PixelSize(width: 640, height: 360) && $0.format == .rgba })
     }
 }

@@ -1,0 +1,30 @@
+import Reel
+
+/// The library's hints said the command line's way: where a library user is told to set a
+/// property (``LibraryHint``), a `reel` user is told which flag to pass.
+enum CommandLineHints {
+    /// Each library hint and what the command line says instead.
+    static let flags: [(library: String, commandLine: String)] = [
+        (LibraryHint.allowOverwriting, "choose another name, or pass --overwrite"),
+        (LibraryHint.allowReencoding, "pass --reencode"),
+        (LibraryHint.useMKVOrH264, "use --format mkv or --codec h264"),
+        (LibraryHint.installEncoderOrUseH264, "install a libavcodec with it, or use --codec h264"),
+        (LibraryHint.useH264, "use --codec h264"),
+        (LibraryHint.useAAC, "use --audio-codec aac"),
+        (LibraryHint.replaySpillFull, "free space there, record without --replay-spill, or lower --replay-max-size"),
+    ]
+
+    /// `error` with its hint in the command line's words.
+    static func rephrased(_ error: ReelError) -> ReelError {
+        guard var hint = error.hint else { return error }
+        for (library, commandLine) in flags { hint = hint.replacingOccurrences(of: library, with: commandLine) }
+        var rephrased = error
+        rephrased.hint = hint
+        return rephrased
+    }
+
+    /// Any error, a ``ReelError``'s hint in the command line's words.
+    static func rephrased(_ error: any Error) -> any Error {
+        (error as? ReelError).map { rephrased($0) } ?? error
+    }
+}

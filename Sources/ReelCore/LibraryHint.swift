@@ -1,0 +1,19 @@
+/// The hints of library errors that a command line says in its own words: a library user sets
+/// a property where a command-line user passes a flag. Each is one constant, so that the CLI
+/// can recognise it exactly and name its flag instead (see `CommandLineHints` in ReelCLI).
+package enum LibraryHint {
+    /// A file exists where a recording or a merge was to go.
+    package static let allowOverwriting = "choose another name, or allow overwriting (the overwrite setting)"
+    /// Clips differ, or a muted clip's audio cannot take silence, without re-encoding.
+    package static let allowReencoding = "allow re-encoding (allowsReencoding)"
+    /// The container cannot hold the video codec.
+    package static let useMKVOrH264 = "record into MKV, or use the H.264 video codec"
+    /// This FFmpeg lacks the video encoder asked for.
+    package static let useH264 = "use the H.264 video codec"
+    /// This FFmpeg lacks the video encoder asked for, which another libavcodec may have.
+    package static let installEncoderOrUseH264 = "install a libavcodec with it, or use the H.264 video codec"
+    /// The container cannot hold the audio codec, or this FFmpeg lacks its encoder.
+    package static let useAAC = "use the AAC audio codec"
+    /// A replay buffer kept on disk found the disk full.
+    package static let replaySpillFull = "free space there, keep the buffer in memory, or give it fewer bytes (maxBytes)"
+}
