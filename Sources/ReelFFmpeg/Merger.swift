@@ -175,7 +175,7 @@ public enum Merger {
     /// part stays as a `free` box; it is worth it when that is a small part of the file, which
     /// is when the second pass costs most.
     static func indexReservation(for clips: [ClipFacts], container: Container) -> Int? {
-        guard container != .mkv else { return nil }
+        guard container.isISOBaseMedia else { return nil }
         var packets: Int64 = 0, bytes: Int64 = 0, headers: Int64 = 64 * 1024
         for clip in clips {
             for stream in clip.streams {
