@@ -57,7 +57,20 @@ public enum Merger {
                                          hint: needed.hint)
             }
         }
-        if let reason, !options.allowsReencoding {
+        // FLAC is joined by decoding and encoding again, which loses nothing (it is lossless):
+        // a copy would keep clip 1's STREAMINFO, its sample count and checksum, for the whole.
+        // (Clips of one sound-only FLAC recording: the same tracks, sample rate and channels.)
+        let losslessJoin = clips.allSatisfy { clip in
+            clip.video == nil && clip.audio.count == clips[0].audio.count && !clip.audio.isEmpty
+                && zip(clip.audio, clips[0].audio).allSatisfy { a, b in
+                    a.audioCodec == .flac && b.audioCodec == .flac && a.sampleRate == b.sampleRate && a.channels == b.channels
+                }
+        } && container.canHold(AudioCodec.flac)
+        if losslessJoin {
+            reason = Incompatibility("FLAC is joined by re-encoding it, losslessly: a copy would keep clip 1's STREAMINFO "
+                                     + "(its sample count and checksum)", hint: "nothing to do")
+        }
+        if let reason, !options.allowsReencoding && !losslessJoin {
             throw ReelError(.incompatibleClips, reason.message, hint: reason.hint)
         }
 
