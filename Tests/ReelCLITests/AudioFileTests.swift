@@ -256,6 +256,6 @@ import ReelTestSupport
         let tone = ToneAnalysis.power(of: samples, sampleRate: 48_000, frequency: 440)
         let other = max(ToneAnalysis.power(of: samples, sampleRate: 48_000, frequency: 330),
                         ToneAnalysis.power(of: samples, sampleRate: 48_000, frequency: 550))
-        #expect(tone > 0.001 && tone > 20 * other, "440 Hz power \(tone), neighbours \(other)", sourceLocation: sourceLocation)
+        #expect(tone > 0.00001 && tone > 20 * other, "440 Hz power \(tone), neighbours \(other)", sourceLocation: sourceLocation)
     }
 }
