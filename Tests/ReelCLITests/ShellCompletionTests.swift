@@ -110,15 +110,18 @@ import ReelTestSupport
     }
 
     /// Every fixed value the completions offer is one `reel record` accepts (with a codec it
-    /// goes with, for profiles).
+    /// goes with, for profiles; sound only, into a file of its kind, for sound-only formats and
+    /// lossless codecs).
     @Test func everyOfferedValueIsAccepted() throws {
         for spec in RecordOptions.specs {
             guard case .oneOf(let values) = spec.completion else { continue }
             for value in values {
                 // Profiles go with a codec; layouts need a second picture; HLS segments need --hls.
-                let variants = [[], ["--camera=test:red"], ["--hls", "/tmp/reel-hls"]] + VideoCodec.allCases.map { ["--codec", $0.rawValue] }
+                let withVideo = [[], ["--camera=test:red"], ["--hls", "/tmp/reel-hls"]] + VideoCodec.allCases.map { ["--codec", $0.rawValue] }
+                let soundOnly = [[]] + Container.allCases.filter(\.isAudioOnly).map { ["--format", $0.rawValue] }
+                let variants = withVideo.map { ["--test-pattern", "--tone"] + $0 } + soundOnly.map { ["--tone"] + $0 }
                 let accepted = variants.contains { extra in
-                    guard let parsed = try? ParsedArguments.parse(["--test-pattern", "--tone", "--\(spec.name)", value] + extra,
+                    guard let parsed = try? ParsedArguments.parse(["--\(spec.name)", value] + extra,
                                                                   specs: RecordOptions.specs),
                           let options = try? RecordOptions(parsed) else { return false }
                     return (try? options.validateCombinations()) != nil
