@@ -528,6 +528,12 @@ public final class AssetWriter: @unchecked Sendable {
         try takeTheFilesName(finishing: true)
         let url = self.url
         var finalisation = Finalisation.notNeeded
+        if [.flac, .wav, .ogg, .opus].contains(configuration.container), let repair = try? AudioFileRecovery.plan(url), repair.isNeeded {
+            // A size limit keeps the encoder's last packets out, and FLAC's final STREAMINFO
+            // (which comes with them) too: the header is made to say what the file holds.
+            let bytes = try AudioFileRecovery.recover(url, repair: repair, into: nil, overwrite: false)
+            finalisation = .inPlace(bytesWritten: bytes)
+        }
         if configuration.fragmentInterval != nil && configuration.container.isISOBaseMedia {
             // FFmpeg moved the fragmented file so its earliest packet decodes at zero; move it back.
             let shift = MediaTime.zero - (muxer.earliestDecodeTime ?? .zero)

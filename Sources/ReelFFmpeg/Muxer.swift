@@ -217,8 +217,10 @@ final class Muxer: PacketSink {
             av_dict_set(&options, "frag_duration", String(max(1, fragmentInterval.convertedValue(to: 1_000_000))), 0)
         }
         if let fragmentInterval, container == .ogg || container == .opus {
-            // An Ogg page is what a cut-off file keeps whole: pages as long as MP4's fragments.
-            av_dict_set(&options, "page_duration", String(max(1, fragmentInterval.convertedValue(to: 1_000_000))), 0)
+            // An Ogg page is what a cut-off file keeps whole, and libavformat holds a stream's
+            // last page back (to mark the end of the stream on it): pages of half a fragment
+            // lose at a kill about what MP4's fragments do.
+            av_dict_set(&options, "page_duration", String(max(1, fragmentInterval.convertedValue(to: 1_000_000) / 2)), 0)
         }
         context.pointee.flags |= AVFMT_FLAG_FLUSH_PACKETS
         av_dict_set(&context.pointee.metadata, "encoder", "Reel", 0)

@@ -48,6 +48,29 @@ import ReelTestSupport
         try expectTone(samples)
     }
 
+    /// The limits hold as for video files: the finished file stays within `--max-size`, and its
+    /// header says what it holds (a FLAC stopped by the limit said 0 samples: its final
+    /// STREAMINFO comes with the encoder's last packet, which the limit kept out).
+    @Test(arguments: formats)
+    func theLimitsHold(format: Format) throws {
+        let dir = try TemporaryDirectory()
+        let sized = dir.url.appendingPathComponent("sized.\(format.ext)")
+        let r = try ReelBinary.run(["record", "--tone", "--faster-than-real-time", "--duration", "30", "--max-size", "200k", "-o", sized.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect((r.output + r.stderr).contains("stopped at the maximum file size"), "\(r.output)\(r.stderr)")
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: sized.path)[.size] as? NSNumber).intValue
+        #expect(size <= 200_000 && size > 150_000, "\(size) bytes")
+        try expectCleanDecode(sized)
+        let probe = try MediaProbe.probe(sized)
+        let seconds = Double(try MediaProbe.decodeAudio(sized).count) / 48_000
+        #expect(seconds > 0.9 && abs(probe.duration - seconds) <= Double(format.frame) / 48_000 + 0.01, "\(probe.duration) s stated, \(seconds) s decoded")
+
+        let timed = dir.url.appendingPathComponent("timed.\(format.ext)")
+        let t = try ReelBinary.run(["record", "--tone", "--faster-than-real-time", "--duration", "30", "--max-duration", "2", "-o", timed.path])
+        #expect(t.status == 0, "\(t.stderr)")
+        #expect(abs(try MediaProbe.probe(timed).duration - 2) <= Double(format.frame) / 48_000 + 0.001)
+    }
+
     @Test(arguments: formats)
     func pausesBecomeClipsMergedIntoOneFile(format: Format) async throws {
         let dir = try TemporaryDirectory()
