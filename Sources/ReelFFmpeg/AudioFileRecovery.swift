@@ -97,9 +97,45 @@ enum AudioFileRecovery {
         }
     }
 
-    /// Whether `url` is a WAV, FLAC or Ogg file cut off before its clean end.
+    /// Whether `url` is a WAV, FLAC or Ogg file cut off before its clean end. A finished file
+    /// is told from its header (FLAC: a sample count) or its last page (Ogg: whole, and the end
+    /// of the stream) without reading it all; only a file that looks cut off is walked.
     static func isCutOff(_ url: URL) -> Bool {
-        (try? plan(url))?.isNeeded ?? false
+        guard let kind = kind(of: url), let handle = FileHandle(forReadingAtPath: url.path) else { return false }
+        defer { try? handle.close() }
+        switch kind {
+        case .wav:
+            break  // its plan reads the chunk headers only
+        case .flac:
+            guard let data = try? handle.read(upToCount: 26), data.count == 26 else { return false }
+            // STREAMINFO's total samples: the low 36 bits of bytes 18 to 25.
+            let head = [UInt8](data)
+            let total = UInt64(head[21] & 0x0F) << 32 | UInt64(head[22]) << 24 | UInt64(head[23]) << 16 | UInt64(head[24]) << 8 | UInt64(head[25])
+            if total != 0 { return false }
+        case .ogg:
+            guard let size = try? handle.seekToEnd() else { return false }
+            let start = size > 65_536 ? size - 65_536 : 0
+            guard (try? handle.seek(toOffset: start)) != nil, let tail = try? handle.readToEnd() else { return false }
+            if lastPageEndsStream([UInt8](tail)) { return false }
+        }
+        return (try? plan(url))?.isNeeded ?? false
+    }
+
+    /// Whether `tail` (the end of an Ogg file) ends with a whole page that carries the
+    /// end-of-stream flag.
+    private static func lastPageEndsStream(_ tail: [UInt8]) -> Bool {
+        var i = tail.count - 27
+        while i >= 0 {
+            if tail[i] == 0x4F, tail[i + 1] == 0x67, tail[i + 2] == 0x67, tail[i + 3] == 0x53, tail[i + 4] == 0 {
+                let segments = Int(tail[i + 26])
+                if i + 27 + segments <= tail.count {
+                    let body = (0..<segments).reduce(0) { $0 + Int(tail[i + 27 + $1]) }
+                    if i + 27 + segments + body == tail.count { return tail[i + 5] & 0x04 != 0 }
+                }
+            }
+            i -= 1
+        }
+        return false
     }
 
     /// Makes the file at `url` whole where it is, or into `destination` (a file that does not
