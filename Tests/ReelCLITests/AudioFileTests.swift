@@ -129,6 +129,32 @@ import ReelTestSupport
         #expect(again.stderr.contains("is complete; nothing to do"), "\(again.stderr)")
     }
 
+    /// A clip recording killed mid-clip: `reel recover NAME.clips` mends the cut-off clip, merges
+    /// the clips into the file they were for, checks its seconds of sound and removes them.
+    @Test(arguments: killedFormats)
+    func aKilledClipRecordingIsMergedByRecover(format: Format) async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("talk.\(format.ext)")
+        let folder = dir.url.appendingPathComponent("talk.clips")
+        let run = try await Recording.start(["--tone", "--pause-mode", "clips", "-o", url.path], in: dir)
+        try await Task.sleep(for: .seconds(1.5))
+        kill(run.process.processIdentifier, SIGUSR1)
+        try await Task.sleep(for: .seconds(0.5))
+        kill(run.process.processIdentifier, SIGUSR1)
+        try await Task.sleep(for: .seconds(2))
+        kill(run.process.processIdentifier, SIGKILL)
+        _ = try run.finish()
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        let r = try ReelBinary.run(["recover", folder.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.output.contains("of sound"), "\(r.output)")
+        try expectCleanDecode(url)
+        let seconds = Double(try MediaProbe.decodeAudio(url).count) / 48_000
+        // The first clip whole (about 1.5 s) and most of the second (2 s, less what the kill took).
+        #expect(seconds > 2.3 && seconds < 3.7, "\(seconds) s")
+        #expect(!FileManager.default.fileExists(atPath: folder.path), "the clips go once the file holds their sound")
+    }
+
     /// A file torn at any byte is cut to its last whole frame (page) and made whole; into
     /// another file (`-o`) the original is only read. A failure names the user's file, never
     /// the hidden copy.
