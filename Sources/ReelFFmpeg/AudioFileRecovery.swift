@@ -164,41 +164,41 @@ enum AudioFileRecovery {
     /// Cuts `url` to the repair's length (when `truncating`) and writes its fields; errors name
     /// `shown`, the file the user asked for (not a hidden temporary copy).
     private static func apply(_ repair: Repair, to url: URL, shown: URL, truncating: Bool) throws {
-        let fd = open(url.path, O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { throw Syscall.fileError(errno, at: shown, action: "open") }
-        defer { close(fd) }
-        if truncating, ftruncate(fd, off_t(repair.length)) != 0 {
-            throw Syscall.fileError(errno, at: shown, action: "cut the torn end off")
+        let fd = try Syscall.call(orThrow: { Syscall.fileError($0, at: shown, action: "open") }) { open(url.path, O_RDWR | O_CLOEXEC) }
+        defer { Syscall.close(fd) }
+        if truncating {
+            try Syscall.call(orThrow: { Syscall.fileError($0, at: shown, action: "cut the torn end off") }) { ftruncate(fd, off_t(repair.length)) }
         }
         for patch in repair.patches {
-            let written = patch.bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(patch.offset)) }
-            guard written == patch.bytes.count else { throw Syscall.fileError(written < 0 ? errno : EIO, at: shown, action: "write") }
+            try patch.bytes.withUnsafeBytes { bytes in
+                try Syscall.writeAll(fd, bytes, at: Int64(patch.offset), orThrow: { Syscall.fileError($0, at: shown, action: "write") })
+            }
         }
-        guard fsync(fd) == 0 else { throw Syscall.fileError(errno, at: shown, action: "write") }
+        try Syscall.call(orThrow: { Syscall.fileError($0, at: shown, action: "write") }) { fsync(fd) }
     }
 
-    /// Copies the first `count` bytes of `source` into the new file `target`.
+    /// Copies the first `count` bytes of `source` into the new file `target`; errors name
+    /// `shown` for the copy.
     private static func copy(_ source: URL, bytes count: Int64, to target: URL, shown: URL) throws {
-        let input = open(source.path, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw Syscall.fileError(errno, at: source, action: "read") }
-        defer { close(input) }
-        let output = open(target.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard output >= 0 else { throw Syscall.fileError(errno, creating: shown, action: "create") }
-        defer { close(output) }
+        let input = try Syscall.call(orThrow: { Syscall.fileError($0, at: source, action: "read") }) { open(source.path, O_RDONLY | O_CLOEXEC) }
+        defer { Syscall.close(input) }
+        let output = try Syscall.call(orThrow: { Syscall.fileError($0, creating: shown, action: "create") }) {
+            open(target.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        }
+        defer { Syscall.close(output) }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var left = count
-        while left > 0 {
-            let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, Int(min(Int64($0.count), left))) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw Syscall.fileError(n < 0 ? errno : EIO, at: source, action: "read") }
-            var done = 0
-            while done < n {
-                let w = buffer.withUnsafeBytes { write(output, $0.baseAddress! + done, n - done) }
-                if w < 0 && errno == EINTR { continue }
-                guard w > 0 else { throw Syscall.fileError(w < 0 ? errno : EIO, creating: shown, action: "write") }
-                done += w
+        var done: Int64 = 0
+        while done < count {
+            let wanted = Int(min(Int64(buffer.count), count - done))
+            let n = try buffer.withUnsafeMutableBytes { raw in
+                try Syscall.readAll(input, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<wanted]), at: done,
+                                    orThrow: { Syscall.fileError($0, at: source, action: "read") })
             }
-            left -= Int64(n)
+            guard n > 0 else { throw Syscall.fileError(EIO, at: source, action: "read") }
+            try buffer.withUnsafeBytes { raw in
+                try Syscall.writeAll(output, UnsafeRawBufferPointer(rebasing: raw[0..<n]), orThrow: { Syscall.fileError($0, creating: shown, action: "write") })
+            }
+            done += Int64(n)
         }
     }
 
