@@ -92,7 +92,10 @@ struct MergeCommand {
         if let reason = summary.reencodingReason { clips += " (\(reason))" }
         if !muted.isEmpty { clips += "; muted: " + muted.map { "clip \($0)" }.joined(separator: ", ") }
         console.out("  clips     \(clips)")
-        console.out("  video     \(summary.videoFrames) frames")
+        // A sound-only file has no video to count.
+        if Container(pathExtension: summary.url.pathExtension)?.isAudioOnly != true {
+            console.out("  video     \(summary.videoFrames) frames")
+        }
         return 0
     }
 
