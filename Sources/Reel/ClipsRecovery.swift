@@ -111,6 +111,7 @@ extension RecordingSession {
         var unreadable = false
         var frames: Int64 = 0
         var hasAudio = false
+        var audioSeconds = 0.0
         for (i, entry) in entries.enumerated() {
             let url = folder.appendingPathComponent(entry.file)
             guard FileManager.default.fileExists(atPath: url.path) else {
@@ -138,6 +139,7 @@ extension RecordingSession {
             }
             frames += count.videoPackets
             hasAudio = hasAudio || count.audioPackets > 0
+            audioSeconds += count.audioSeconds
             inputs.append(MergeInput(url: url, isMuted: entry.muted))
             if manifest != nil, !entry.finished {
                 manifest!.clips[i].finished = true
@@ -154,6 +156,11 @@ extension RecordingSession {
         let check = try PacketCount.count(target)
         guard check.videoPackets == frames, !hasAudio || check.audioPackets > 0 else {
             throw ReelError(.encodingFailed, "the merged file \(target.path) holds \(check.videoPackets) frames but the clips \(frames)",
+                            hint: "the clips are kept in \(folder.path)")
+        }
+        // Without video no frame count tells a loss: the seconds of sound must all be there.
+        guard frames > 0 || check.holdsAudio(of: audioSeconds, clips: inputs.count) else {
+            throw ReelError(.encodingFailed, "the merged file \(target.path) holds \(String(format: "%.2f", check.audioSeconds)) s of sound but the clips \(String(format: "%.2f", audioSeconds)) s",
                             hint: "the clips are kept in \(folder.path)")
         }
         var removed = false

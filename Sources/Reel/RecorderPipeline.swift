@@ -400,7 +400,11 @@ final class RecorderPipeline: @unchecked Sendable {
         }
         if plan.video != nil, let last = writer.lastVideoTime { return last + settings.video.frameRate.frameDuration }
         guard timeline.intervals.indices.contains(writer.interval) else { return .zero }
-        return timeline.intervals[writer.interval].duration ?? .zero
+        let interval = timeline.intervals[writer.interval]
+        if let duration = interval.duration { return duration }
+        // Still open, and sound only: as far as the sound has reached since the clip began (a
+        // sound-only recording's last clip counted 0 s, and its summary only the clips before).
+        return max(.zero, recordedDuration - interval.offset)
     }
 
     /// Finishes the file of `interval`: pads its audio to its end and finalises it.
@@ -558,6 +562,15 @@ final class RecorderPipeline: @unchecked Sendable {
                     try? session.recordingEnded(merged: false)
                     throw ReelError(.encodingFailed, "the merged file holds \(onDisk?.videoPackets ?? frames) frames but the clips \(clipFrames)",
                                     hint: "the clips are kept in \(session.folder.path)")
+                }
+                // Without video no frame count tells a loss: the seconds of sound must all be there.
+                if clipFrames == 0 {
+                    let clipSeconds = clips.reduce(0.0) { $0 + ((try? PacketCount.count($1.url))?.audioSeconds ?? .infinity) }
+                    guard let onDisk, onDisk.holdsAudio(of: clipSeconds, clips: clips.count) else {
+                        try? session.recordingEnded(merged: false)
+                        throw ReelError(.encodingFailed, "the merged file holds \(String(format: "%.2f", onDisk?.audioSeconds ?? 0)) s of sound but the clips \(String(format: "%.2f", clipSeconds)) s",
+                                        hint: "the clips are kept in \(session.folder.path)")
+                    }
                 }
                 bytes = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? bytes
                 try session.recordingEnded(merged: true)

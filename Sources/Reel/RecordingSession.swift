@@ -326,7 +326,7 @@ public final class RecordingSession: Sendable {
     /// Whether `name` is what a recorder calls a clip file (`clip-001.mp4`).
     static func isClipName(_ name: String) -> Bool {
         let parts = name.split(separator: ".")
-        guard parts.count == 2, ["mp4", "mov", "mkv"].contains(parts[1].lowercased()), parts[0].hasPrefix("clip-") else { return false }
+        guard parts.count == 2, Container(pathExtension: String(parts[1])) != nil, parts[0].hasPrefix("clip-") else { return false }
         let number = parts[0].dropFirst(5)
         return number.count >= 3 && number.allSatisfy { $0.isASCII && $0.isNumber }
     }

@@ -235,7 +235,7 @@ enum DoctorChecks {
         }
         for codec in AudioCodec.allCases {
             let name = EncoderAvailability.encoderName(for: codec)
-            let label = codec == .aac ? "AAC" : "Opus"
+            let label = codec.displayName
             if hasEncoder(name) {
                 let through = name == codec.rawValue ? "FFmpeg's own \(name) encoder" : name
                 checks.append(DoctorCheck("encoder \(codec.rawValue)", .ok, "\(label) through \(through)"))

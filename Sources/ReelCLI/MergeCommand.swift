@@ -12,7 +12,7 @@ struct MergeCommand {
     let console: Console
 
     static let specs: [OptionSpec] = [
-        OptionSpec("output", short: "o", value: .required, placeholder: "FILE", completion: .file, help: "the merged file (.mp4, .mov or .mkv)"),
+        OptionSpec("output", short: "o", value: .required, placeholder: "FILE", completion: .file, help: "the merged file (.mp4, .mov, .mkv; sound only .m4a, .opus, .ogg, .flac, .wav)"),
         OptionSpec("reencode", help: "encode clips again when they differ (size, codec, settings) instead of refusing"),
         OptionSpec("mute", value: .required, repeatable: true, placeholder: "N",
                    help: "replace the audio of clip N (1 is the first) with silence; may be repeated"),
@@ -52,7 +52,7 @@ struct MergeCommand {
             url = url.appendingPathExtension(implied.fileExtension)
         }
         guard let container = Container(pathExtension: url.pathExtension) else {
-            throw UsageError("unknown file type '.\(url.pathExtension)' (use .mp4, .mov or .mkv)")
+            throw UsageError("unknown file type '.\(url.pathExtension)' (use .mp4, .mov or .mkv; for sound only .m4a, .opus, .ogg, .flac or .wav)")
         }
         output = url
         var muted = Set<Int>()
@@ -92,7 +92,10 @@ struct MergeCommand {
         if let reason = summary.reencodingReason { clips += " (\(reason))" }
         if !muted.isEmpty { clips += "; muted: " + muted.map { "clip \($0)" }.joined(separator: ", ") }
         console.out("  clips     \(clips)")
-        console.out("  video     \(summary.videoFrames) frames")
+        // A sound-only file has no video to count.
+        if Container(pathExtension: summary.url.pathExtension)?.isAudioOnly != true {
+            console.out("  video     \(summary.videoFrames) frames")
+        }
         return 0
     }
 

@@ -621,7 +621,13 @@ final class RecordingParts: @unchecked Sendable {
         case .mkv:
             return "reel: aborted; \(url.path) keeps what was recorded up to its last complete cluster; "
                 + "reel recover \(Shell.quoted(url.path)) gives it its index and duration"
-        case .mp4, .mov:
+        case .ogg, .opus:
+            return "reel: aborted; \(url.path) keeps what was recorded up to its last complete page; "
+                + "reel recover \(Shell.quoted(url.path)) ends it properly"
+        case .flac, .wav:
+            return "reel: aborted; \(url.path) keeps what was recorded up to its last written samples; "
+                + "reel recover \(Shell.quoted(url.path)) gives it its length"
+        case .mp4, .mov, .m4a:
             guard Recovery.isCutOff(url) else {
                 return "reel: aborted before the first part of the recording (half a second, and what the encoder holds) "
                     + "reached the disk: \(url.path) holds no video or sound yet"

@@ -124,11 +124,11 @@ public struct RecordOptions: Sendable {
         OptionSpec("profile", value: .required, placeholder: "NAME",
                    completion: .oneOf(VideoCodec.allCases.flatMap(\.profiles).reduce(into: []) { if !$0.contains($1) { $0.append($1) } }),
                    help: "codec profile: h264 baseline, main, high, high10; hevc main, main10; vp9 0, 2; av1 main (high10, main10, 2: 10-bit)"),
-        OptionSpec("audio-codec", value: .required, placeholder: "CODEC", completion: .oneOf(AudioCodec.allCases.map(\.rawValue)), help: "aac (default) or opus"),
+        OptionSpec("audio-codec", value: .required, placeholder: "CODEC", completion: .oneOf(AudioCodec.allCases.map(\.rawValue)), help: "aac (default), opus; flac and pcm for .flac and .wav (the default in sound-only files is theirs)"),
         OptionSpec("audio-bitrate", value: .required, placeholder: "RATE", help: "audio bit rate: aac 24k–256k, opus 8k–512k (default 160k)"),
         OptionSpec("duration", value: .required, placeholder: "TIME", help: "stop after this long, e.g. 30, 2.5s, 5m, 1h30m, 01:30"),
         OptionSpec("max-duration", value: .required, placeholder: "TIME", help: "never record more than this"),
-        OptionSpec("format", value: .required, placeholder: "FORMAT", completion: .oneOf(Container.allCases.map(\.rawValue)), help: "mp4 (default), mov or mkv"),
+        OptionSpec("format", value: .required, placeholder: "FORMAT", completion: .oneOf(Container.allCases.map(\.rawValue)), help: "mp4 (default), mov, mkv; sound only: m4a, opus, ogg, flac, wav"),
         OptionSpec("output", short: "o", value: .required, placeholder: "FILE", completion: .file, help: "the file, or a folder for a dated name in it (default: a dated name in your videos folder)"),
         OptionSpec("overwrite", help: "replace FILE if it exists"),
         OptionSpec("json", help: "print events as JSON lines on standard output"),
@@ -296,12 +296,12 @@ public struct RecordOptions: Sendable {
         }
         video.size = size
         if let text = args.value("format") ?? nil {
-            guard let c = Container(name: text) else { throw UsageError("unknown format '\(text)' (use mp4, mov or mkv)") }
+            guard let c = Container(name: text) else { throw UsageError("unknown format '\(text)' (use mp4, mov or mkv; for sound only m4a, opus, ogg, flac or wav)") }
             container = c
         }
         if let path = args.value("output") ?? nil {
             guard !path.isEmpty else { throw UsageError("-o needs a file name") }
-            switch try OutputLocation.checkOutputPath(path, option: "-o", wanted: "a file (.mp4, .mov or .mkv) or a folder", allowsFolder: true) {
+            switch try OutputLocation.checkOutputPath(path, option: "-o", wanted: "a file (.mp4, .mov, .mkv; sound only .m4a, .opus, .ogg, .flac, .wav) or a folder", allowsFolder: true) {
             case .folder:
                 outputFolder = URL(fileURLWithPath: path, isDirectory: true)
             case .missingFolder:
@@ -320,27 +320,39 @@ public struct RecordOptions: Sendable {
                 }
                 container = implied
             } else if !ext.isEmpty {
-                throw UsageError("unknown file type '.\(ext)' (use .mp4, .mov or .mkv, or --format)")
+                throw UsageError("unknown file type '.\(ext)' (use .mp4, .mov or .mkv; for sound only .m4a, .opus, .ogg, .flac or .wav; or --format)")
             } else {
                 // `-o talk` means talk.mp4, unless a file named exactly that is there already.
                 try OutputLocation.checkNoFileWithoutEnding(path, option: "-o")
                 output = url.appendingPathExtension(container.fileExtension)
             }
         }
+        if container.isAudioOnly {
+            if videoSourceCount > 0 {
+                throw UsageError(".\(container.fileExtension) files hold sound only: record --mic, --app-audio or --tone into them, "
+                                 + "or the video into an .mp4, .mov or .mkv file")
+            }
+            // The codec the file's kind implies (Opus for .opus, FLAC for .flac…).
+            audio.codec = container.defaultAudioCodec
+        }
         if let name = args.value("audio-codec") ?? nil {
-            guard let codec = AudioCodec(name: name) else { throw UsageError("unknown audio codec '\(name)' (use aac or opus)") }
+            guard let codec = AudioCodec(name: name) else { throw UsageError("unknown audio codec '\(name)' (use aac, opus, flac or pcm)") }
             audio.codec = codec
+            audio.bitRate = AudioSettings(codec: codec, channels: audio.channels).bitRate
+        }
+        if args.has("audio-bitrate") && audio.codec.isLossless {
+            throw UsageError("--audio-bitrate does nothing with \(audio.codec.displayName) audio (lossless: it takes what the sound needs)")
         }
         if args.has("audio-bitrate") {
             audio.bitRate = try ValueParser.bitRate(args.value("audio-bitrate")!, option: "audio-bitrate",
                                                     in: audio.codec.bitRateRange(channels: audio.channels),
                                                     what: " for \(audio.codec.displayName)")
         }
-        if !container.canHold(video.codec) {
+        if videoSourceCount > 0 && !container.canHold(video.codec) {
             throw UsageError("\(container.rawValue) files cannot hold \(video.codec.rawValue) (use --format mkv)")
         }
         if !container.canHold(audio.codec) {
-            throw UsageError("\(container.rawValue) files cannot hold \(audio.codec.rawValue) audio (use --audio-codec aac)")
+            throw UsageError("\(container.rawValue) files cannot hold \(audio.codec.rawValue) audio (use --audio-codec \(container.defaultAudioCodec.rawValue))")
         }
         if args.has("max-size") {
             let size = try ValueParser.size(args.value("max-size")!, option: "max-size", allowsZero: false)
@@ -369,6 +381,9 @@ public struct RecordOptions: Sendable {
         }
         if args.has("max-duration") {
             maxDuration = MediaTime(seconds: try ValueParser.duration(args.value("max-duration")!, option: "max-duration").seconds)
+        }
+        if container.isAudioOnly, let given = ["replay", "stream", "hls"].first(where: args.has) {
+            throw UsageError("--\(given) works with video files only (.mp4, .mov, .mkv), not a sound-only .\(container.fileExtension)")
         }
         try parseReplay(args)
         try parseStreams(args)

@@ -27,6 +27,11 @@ struct RecoverCommand {
     copy, only once that is complete. With -o the recording is only read; -o FOLDER keeps each
     file's name, and the extension of -o FILE chooses the format (.mp4, .mov or .mkv).
 
+    Sound-only files: an M4A is recovered as an MP4. A WAV gets its RIFF and data sizes, a
+    FLAC its STREAMINFO (total samples, frame sizes; frames checked by their CRCs) and an Ogg
+    (.ogg, .opus) its end-of-stream page; a torn last frame or page is cut off. These stay of
+    their kind with -o (a WAV is recovered into a .wav).
+
     An MP4 or MOV is cut off when it still has fragments (a clean stop turns them into a
     regular file). An MKV is cut off when its Segment has no size, which a clean stop writes
     along with its duration and its index of cues: it plays, but players cannot tell its
@@ -92,8 +97,12 @@ struct RecoverCommand {
                     console.err("reel: note: \(url.path) is complete; nothing to do")
                     continue
                 }
-                console.out(String(format: "Recovered %@: %.2f s, %lld frames (%@)", summary.url.path, summary.duration.seconds,
-                                   summary.videoFrames, how))
+                if Container(pathExtension: summary.url.pathExtension)?.isAudioOnly == true {
+                    console.out(String(format: "Recovered %@: %.2f s of sound (%@)", summary.url.path, summary.duration.seconds, how))
+                } else {
+                    console.out(String(format: "Recovered %@: %.2f s, %lld frames (%@)", summary.url.path, summary.duration.seconds,
+                                       summary.videoFrames, how))
+                }
                 noteLeftovers(beside: summary.url)
                 if summary.url.resolvingSymlinksInPath() != url.resolvingSymlinksInPath() { noteLeftovers(beside: url) }
             } catch let error as ReelError {
@@ -112,8 +121,8 @@ struct RecoverCommand {
     private func recoverClips(in folder: URL, to output: URL?, overwrite: Bool) -> Bool {
         do {
             let r = try RecordingSession.recover(folder: folder, to: output, overwrite: overwrite)
-            var line = String(format: "Recovered %@ from %d clips in %@: %.2f s, %lld frames", r.url.path, r.clipCount, folder.path,
-                              r.duration.seconds, r.videoFrames)
+            var line = String(format: "Recovered %@ from %d clips in %@: %.2f s", r.url.path, r.clipCount, folder.path, r.duration.seconds)
+            line += Container(pathExtension: r.url.pathExtension)?.isAudioOnly == true ? " of sound" : ", \(r.videoFrames) frames"
             if !r.finalisedClips.isEmpty { line += " (\(r.finalisedClips.count) cut off, finalised first)" }
             console.out(line)
             console.out(r.removedClips ? "  the clips were removed" : "  the clips are kept in \(folder.path)")

@@ -72,27 +72,45 @@ public enum AudioCodec: String, Sendable, Hashable, CaseIterable {
     case aac
     /// Opus.
     case opus
+    /// FLAC: lossless, compressed (`.flac` files).
+    case flac
+    /// PCM, 16-bit little-endian: lossless, uncompressed (`.wav` files).
+    case pcm
 
-    /// Parses a codec name (`aac`, `opus`).
+    /// Parses a codec name (`aac`, `opus`, `flac`, `pcm`).
     public init?(name: String) {
         switch name.lowercased() {
         case "aac": self = .aac
         case "opus", "libopus": self = .opus
+        case "flac": self = .flac
+        case "pcm", "pcm_s16le", "wav": self = .pcm
         default: return nil
         }
     }
 
-    /// The codec's name as people write it (`AAC`, `Opus`).
-    public var displayName: String { self == .aac ? "AAC" : "Opus" }
+    /// The codec's name as people write it (`AAC`, `Opus`, `FLAC`, `PCM`).
+    public var displayName: String {
+        switch self {
+        case .aac: return "AAC"
+        case .opus: return "Opus"
+        case .flac: return "FLAC"
+        case .pcm: return "PCM"
+        }
+    }
+
+    /// Whether the codec keeps every sample exactly (FLAC, PCM): it has no bit rate to choose.
+    public var isLossless: Bool { self == .flac || self == .pcm }
 
     /// The bit rates (bits per second) the encoder honours for `channels` channels: FFmpeg's
     /// AAC encoder 12k to 128k a channel (it spends no fewer or no more whatever it is asked),
-    /// libopus 4k to 256k a channel (what it accepts).
+    /// libopus 4k to 256k a channel (what it accepts). A lossless codec spends what the sound
+    /// needs and ignores the bit rate: any positive one is accepted.
     public func bitRateRange(channels: Int) -> ClosedRange<Int> {
         let n = Swift.max(channels, 1)
         switch self {
         case .aac: return (12_000 * n)...(128_000 * n)
         case .opus: return (4_000 * n)...(256_000 * n)
+        case .flac, .pcm: return 1...Int(Int32.max)
         }
     }
 }
@@ -105,13 +123,29 @@ public enum Container: String, Sendable, Hashable, CaseIterable {
     case mov
     /// Matroska (`.mkv`).
     case mkv
+    /// MPEG-4 audio (`.m4a`, AAC): sound only; fragmented while recording and finalised in
+    /// place, as MP4.
+    case m4a
+    /// Opus in Ogg (`.opus`): sound only.
+    case opus
+    /// Ogg (`.ogg`), holding Opus: sound only.
+    case ogg
+    /// FLAC (`.flac`): sound only, lossless.
+    case flac
+    /// WAVE (`.wav`), 16-bit PCM: sound only, lossless and uncompressed.
+    case wav
 
-    /// Parses a container name (`mp4`, `mov`, `mkv`, `matroska`).
+    /// Parses a container name (`mp4`, `mov`, `mkv`, `matroska`, `m4a`, `opus`, `ogg`, `flac`, `wav`).
     public init?(name: String) {
         switch name.lowercased() {
         case "mp4", "m4v": self = .mp4
         case "mov", "qt", "quicktime": self = .mov
         case "mkv", "matroska": self = .mkv
+        case "m4a": self = .m4a
+        case "opus": self = .opus
+        case "ogg", "oga": self = .ogg
+        case "flac": self = .flac
+        case "wav", "wave": self = .wav
         default: return nil
         }
     }
@@ -124,13 +158,33 @@ public enum Container: String, Sendable, Hashable, CaseIterable {
     /// The usual file extension.
     public var fileExtension: String { rawValue }
 
+    /// Whether the container holds sound only (`.m4a`, `.opus`, `.ogg`, `.flac`, `.wav`).
+    public var isAudioOnly: Bool {
+        switch self {
+        case .mp4, .mov, .mkv: return false
+        case .m4a, .opus, .ogg, .flac, .wav: return true
+        }
+    }
+
+    /// Whether the container is an ISO base media file (MP4, MOV, M4A): written fragmented
+    /// while recording and finalised in place, its index at the front.
+    public var isISOBaseMedia: Bool { self == .mp4 || self == .mov || self == .m4a }
+
     /// The audio codec that suits the container best.
-    public var defaultAudioCodec: AudioCodec { .aac }
+    public var defaultAudioCodec: AudioCodec {
+        switch self {
+        case .mp4, .mov, .mkv, .m4a: return .aac
+        case .opus, .ogg: return .opus
+        case .flac: return .flac
+        case .wav: return .pcm
+        }
+    }
 
     /// Whether the container can hold the codec.
     public func canHold(_ codec: VideoCodec) -> Bool {
         switch (self, codec) {
         case (.mkv, _): return true
+        case (.m4a, _), (.opus, _), (.ogg, _), (.flac, _), (.wav, _): return false
         case (_, .h264), (_, .hevc): return true
         case (.mp4, .vp9), (.mp4, .av1): return true
         case (.mov, _): return false
@@ -141,7 +195,10 @@ public enum Container: String, Sendable, Hashable, CaseIterable {
     public func canHold(_ codec: AudioCodec) -> Bool {
         switch (self, codec) {
         case (.mov, .opus): return false
-        default: return true
+        case (.mp4, .pcm), (.mov, .pcm), (.mp4, .flac), (.mov, .flac): return false
+        case (.mp4, _), (.mov, _), (.mkv, _): return true
+        case (.m4a, .aac), (.opus, .opus), (.ogg, .opus), (.flac, .flac), (.wav, .pcm): return true
+        case (.m4a, _), (.opus, _), (.ogg, _), (.flac, _), (.wav, _): return false
         }
     }
 }

@@ -204,7 +204,7 @@ public final class AssetWriter: @unchecked Sendable {
     /// off again and the edit list hides it.
     private func alignTrackStarts() throws {
         // Matroska moves every track by the same amount and needs none of this.
-        guard configuration.container != .mkv, let video, let rate = frameRate else { return }
+        guard configuration.container.isISOBaseMedia, let video, let rate = frameRate else { return }
         let frame = rate.frameDuration
         var lead = video.decodeDelay
         for a in audio {
@@ -222,6 +222,10 @@ public final class AssetWriter: @unchecked Sendable {
     public static func validate(_ configuration: Configuration) throws {
         if let v = configuration.video {
             try v.settings.validate()
+            if configuration.container.isAudioOnly {
+                throw ReelError(.unsupportedFormat, ".\(configuration.container.fileExtension) files hold sound only, not video",
+                                hint: "record the video into an .mp4, .mov or .mkv file, or record only audio sources")
+            }
             guard configuration.container.canHold(v.settings.codec) else {
                 throw ReelError(.unsupportedFormat, "\(configuration.container.rawValue) files cannot hold \(v.settings.codec.rawValue) video",
                                 hint: LibraryHint.useMKVOrH264)
@@ -234,7 +238,7 @@ public final class AssetWriter: @unchecked Sendable {
             try a.settings.validate()
             guard configuration.container.canHold(a.settings.codec) else {
                 throw ReelError(.unsupportedFormat, "\(configuration.container.rawValue) files cannot hold \(a.settings.codec.rawValue) audio",
-                                hint: LibraryHint.useAAC)
+                                hint: "use \(configuration.container.defaultAudioCodec.displayName) audio for .\(configuration.container.fileExtension) files")
             }
         }
         if configuration.video == nil && configuration.audio.isEmpty {
@@ -507,7 +511,7 @@ public final class AssetWriter: @unchecked Sendable {
     /// over its limit is finalised in place would become.
     private func projectedFileSize(adding bytes: Int64, packets: Int64) -> Int64 {
         let payload = muxer.payloadBytes + bytes, count = muxer.packetCount + packets
-        let perPacket: Int64 = configuration.container == .mkv ? 32 : 48
+        let perPacket: Int64 = configuration.container.isISOBaseMedia ? 48 : 32
         return muxer.headerSize + payload + perPacket * count + 4096
     }
 
@@ -568,7 +572,13 @@ public final class AssetWriter: @unchecked Sendable {
         try takeTheFilesName(finishing: true)
         let url = self.url
         var finalisation = Finalisation.notNeeded
-        if configuration.fragmentInterval != nil && configuration.container != .mkv {
+        if [.flac, .wav, .ogg, .opus].contains(configuration.container), let repair = try? AudioFileRecovery.plan(url), repair.isNeeded {
+            // A size limit keeps the encoder's last packets out, and FLAC's final STREAMINFO
+            // (which comes with them) too: the header is made to say what the file holds.
+            let bytes = try AudioFileRecovery.recover(url, repair: repair, into: nil, overwrite: false)
+            finalisation = .inPlace(bytesWritten: bytes)
+        }
+        if configuration.fragmentInterval != nil && configuration.container.isISOBaseMedia {
             // FFmpeg moved the fragmented file so its earliest packet decodes at zero; move it back.
             let shift = MediaTime.zero - (muxer.earliestDecodeTime ?? .zero)
             // Finalised in place the file keeps its size; over a size limit it is copied into

@@ -29,7 +29,22 @@ final class AudioEncoder {
     private var phase = Phase.taking
 
     static func encoderName(for codec: AudioCodec) -> String {
-        codec == .aac ? "aac" : "libopus"
+        switch codec {
+        case .aac: return "aac"
+        case .opus: return "libopus"
+        case .flac: return "flac"
+        case .pcm: return "pcm_s16le"
+        }
+    }
+
+    /// The sample format the encoder of `codec` takes: planar float for AAC, packed float for
+    /// Opus, packed 16-bit integers for FLAC and PCM (a 16-bit file, like a CD).
+    static func sampleFormat(for codec: AudioCodec) -> AVSampleFormat {
+        switch codec {
+        case .aac: return AV_SAMPLE_FMT_FLTP
+        case .opus: return AV_SAMPLE_FMT_FLT
+        case .flac, .pcm: return AV_SAMPLE_FMT_S16
+        }
     }
 
     /// Opens an encoder for `settings` taking audio of `inputFormat`; its packets belong to
@@ -50,11 +65,12 @@ final class AudioEncoder {
         self.inputFormat = inputFormat
         self.scratch = []
 
-        let sampleFormat: AVSampleFormat = settings.codec == .aac ? AV_SAMPLE_FMT_FLTP : AV_SAMPLE_FMT_FLT
+        let sampleFormat = Self.sampleFormat(for: settings.codec)
         context.pointee.sample_fmt = sampleFormat
         context.pointee.sample_rate = Int32(settings.sampleRate)
         av_channel_layout_default(&context.pointee.ch_layout, Int32(settings.channels))
-        context.pointee.bit_rate = Int64(settings.bitRate)
+        // A lossless encoder spends what the sound needs.
+        if !settings.codec.isLossless { context.pointee.bit_rate = Int64(settings.bitRate) }
         context.pointee.time_base = AVRational(num: 1, den: Int32(settings.sampleRate))
         if globalHeader { context.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER) }
         try FFmpeg.check(avcodec_open2(context, codec, nil), "cannot open the \(name) encoder", code: .invalidConfiguration)

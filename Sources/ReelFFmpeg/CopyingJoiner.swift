@@ -14,6 +14,10 @@ final class CopyingJoiner {
     /// Per audio stream: where the audio written so far ends when decoded sample after sample
     /// (ticks of `timeBases`).
     private var decodedEnd: [Int64?]
+    /// Where each audio stream's next packet goes in an Ogg file (in the output's time base):
+    /// Ogg keeps no time per packet, only one per page, and a reader counts packets from it, so
+    /// the packets must follow one another exactly.
+    private var oggNext: [Int64?]
     /// The start of the next clip on the merged timeline.
     private(set) var offset = MediaTime.zero
     private(set) var videoPackets: Int64 = 0
@@ -27,6 +31,7 @@ final class CopyingJoiner {
         packetOwner = try Packet()
         lastDTS = Array(repeating: Int64.min, count: first.streams.count)
         decodedEnd = Array(repeating: nil, count: first.streams.count)
+        oggNext = Array(repeating: nil, count: first.streams.count)
         for facts in first.streams {
             let stream = try muxer.addStream(copying: input.context.pointee.streams[facts.index]!, of: input.url)
             timeBases.append(stream.pointee.time_base)
@@ -77,10 +82,12 @@ final class CopyingJoiner {
             if duration <= 0, facts.kind == .video { duration = av_rescale_q(facts.frameDurationTicks, facts.timeBase, tb) }
             length.note(stream: j, start: MediaTime(ticks: start, tb), duration: MediaTime(ticks: max(duration, 0), tb))
             let base = offset.ticks(in: tb)
+            var decodedLength = duration
 
             if facts.kind == .audio {
                 // The length the decoder gives a packet, whatever the container says of the last one.
                 let decoded = facts.frameSize > 0 ? av_rescale_q(Int64(facts.frameSize), AVRational(num: 1, den: facts.sampleRate), tb) : duration
+                decodedLength = decoded
                 if !isFirst {
                     // Priming before the clip's zero: the previous clip's audio plays there.
                     if start + max(decoded, duration) <= 0 { continue }
@@ -133,10 +140,21 @@ final class CopyingJoiner {
                                           hint: LibraryHint.allowReencoding)
                 }
             }
+            var outDuration = av_rescale_q(duration, tb, out)
+            if facts.kind == .audio && (muxer.container == .ogg || muxer.container == .opus) {
+                // Back to back, each as long as it decodes (a clip's shortened last packet plays
+                // whole: at most one frame of the encoder's padding a join).
+                if facts.codecID == AV_CODEC_ID_OPUS, let samples = Self.opusSamples(packet) {
+                    decodedLength = av_rescale_q(samples, AVRational(num: 1, den: 48_000), tb)
+                }
+                outDuration = av_rescale_q(decodedLength, tb, out)
+                if let next = oggNext[j] { outPTS = next; outDTS = next }
+                oggNext[j] = outPTS + outDuration
+            }
             lastDTS[j] = outDTS
             packet.pointee.pts = outPTS
             packet.pointee.dts = outDTS
-            packet.pointee.duration = av_rescale_q(duration, tb, out)
+            packet.pointee.duration = outDuration
             if facts.kind == .video { videoPackets += 1 }
             try muxer.write(demuxed: packet, stream: j)
         }
@@ -160,3 +178,30 @@ final class CopyingJoiner {
 
 /// The index did not fit the space reserved for it.
 struct IndexReservationTooSmall: Error {}
+
+extension CopyingJoiner {
+    /// The samples (at 48 kHz) an Opus packet decodes to, from its table of contents (RFC 6716
+    /// 3.1): the frame length its configuration says, times its frame count; `nil` when the
+    /// packet is not Opus or is too short to say.
+    static func opusSamples(_ packet: UnsafeMutablePointer<AVPacket>) -> Int64? {
+        guard packet.pointee.size >= 1, let data = packet.pointee.data else { return nil }
+        let toc = data[0]
+        let config = Int(toc >> 3)
+        // Frame lengths in tenths of a millisecond: SILK 10/20/40/60, hybrid 10/20, CELT 2.5/5/10/20.
+        let tenths: Int
+        switch config {
+        case 0...11: tenths = [100, 200, 400, 600][config % 4]
+        case 12...15: tenths = [100, 200][config % 2]
+        default: tenths = [25, 50, 100, 200][config % 4]
+        }
+        let frames: Int
+        switch toc & 3 {
+        case 0: frames = 1
+        case 1, 2: frames = 2
+        default:
+            guard packet.pointee.size >= 2 else { return nil }
+            frames = Int(data[1] & 0x3F)
+        }
+        return Int64(frames * tenths * 48 / 10)
+    }
+}

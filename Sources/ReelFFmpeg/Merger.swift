@@ -57,7 +57,20 @@ public enum Merger {
                                          hint: needed.hint)
             }
         }
-        if let reason, !options.allowsReencoding {
+        // FLAC is joined by decoding and encoding again, which loses nothing (it is lossless):
+        // a copy would keep clip 1's STREAMINFO, its sample count and checksum, for the whole.
+        // (Clips of one sound-only FLAC recording: the same tracks, sample rate and channels.)
+        let losslessJoin = clips.allSatisfy { clip in
+            clip.video == nil && clip.audio.count == clips[0].audio.count && !clip.audio.isEmpty
+                && zip(clip.audio, clips[0].audio).allSatisfy { a, b in
+                    a.audioCodec == .flac && b.audioCodec == .flac && a.sampleRate == b.sampleRate && a.channels == b.channels
+                }
+        } && container.canHold(AudioCodec.flac)
+        if losslessJoin {
+            reason = Incompatibility("FLAC is joined by re-encoding it, losslessly: a copy would keep clip 1's STREAMINFO "
+                                     + "(its sample count and checksum)", hint: "nothing to do")
+        }
+        if let reason, !options.allowsReencoding && !losslessJoin {
             throw ReelError(.incompatibleClips, reason.message, hint: reason.hint)
         }
 
@@ -175,7 +188,7 @@ public enum Merger {
     /// part stays as a `free` box; it is worth it when that is a small part of the file, which
     /// is when the second pass costs most.
     static func indexReservation(for clips: [ClipFacts], container: Container) -> Int? {
-        guard container != .mkv else { return nil }
+        guard container.isISOBaseMedia else { return nil }
         var packets: Int64 = 0, bytes: Int64 = 0, headers: Int64 = 64 * 1024
         for clip in clips {
             for stream in clip.streams {

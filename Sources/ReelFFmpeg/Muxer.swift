@@ -42,6 +42,10 @@ final class Muxer: PacketSink {
         case .mp4: return "mp4"
         case .mov: return "mov"
         case .mkv: return "matroska"
+        case .m4a: return "ipod"
+        case .opus, .ogg: return "ogg"
+        case .flac: return "flac"
+        case .wav: return "wav"
         }
     }
 
@@ -161,7 +165,7 @@ final class Muxer: PacketSink {
         let par = input.pointee.codecpar.pointee
         // An MP4/MOV Opus track needs the 19-byte OpusHead. libavformat 5.1 finds out only when
         // writing the index, and leaks 1.3 KB on the way out: refuse such a stream up front.
-        if par.codec_id == AV_CODEC_ID_OPUS && container != .mkv && par.extradata_size < 19 {
+        if par.codec_id == AV_CODEC_ID_OPUS && container.isISOBaseMedia && par.extradata_size < 19 {
             throw ReelError(.invalidMedia, "the Opus audio of \(source.path) has a damaged header (\(par.extradata_size) bytes, at least 19 expected)",
                             hint: "check that the file is complete, or write an .mkv")
         }
@@ -208,9 +212,15 @@ final class Muxer: PacketSink {
     func writeHeader(fragmentInterval: MediaTime?, reserveIndex: (_ headerSize: Int) -> Int = { _ in 0 }) throws {
         var options: OpaquePointer? = nil
         defer { av_dict_free(&options) }
-        if let fragmentInterval, container != .mkv {
+        if let fragmentInterval, container.isISOBaseMedia {
             av_dict_set(&options, "movflags", "frag_keyframe+empty_moov+default_base_moof", 0)
             av_dict_set(&options, "frag_duration", String(max(1, fragmentInterval.convertedValue(to: 1_000_000))), 0)
+        }
+        if let fragmentInterval, container == .ogg || container == .opus {
+            // An Ogg page is what a cut-off file keeps whole, and libavformat holds a stream's
+            // last page back (to mark the end of the stream on it): pages of half a fragment
+            // lose at a kill about what MP4's fragments do.
+            av_dict_set(&options, "page_duration", String(max(1, fragmentInterval.convertedValue(to: 1_000_000) / 2)), 0)
         }
         context.pointee.flags |= AVFMT_FLAG_FLUSH_PACKETS
         av_dict_set(&context.pointee.metadata, "encoder", "Reel", 0)
@@ -219,7 +229,7 @@ final class Muxer: PacketSink {
         headerWritten = true
         guard let pb = context.pointee.pb else { return }
         headerSize = avio_tell(pb)
-        let reserve = fragmentInterval != nil && container != .mkv && headerSize > 0 ? reserveIndex(Int(headerSize)) : 0
+        let reserve = fragmentInterval != nil && container.isISOBaseMedia && headerSize > 0 ? reserveIndex(Int(headerSize)) : 0
         if reserve >= 8 && reserve <= Int(UInt32.max) {
             avio_wb32(pb, UInt32(reserve))
             avio_wb32(pb, 0x6672_6565)  // "free"
@@ -256,7 +266,7 @@ final class Muxer: PacketSink {
     func writeHeader(fastStart: Bool, reservedIndexSize: Int? = nil) throws {
         var options: OpaquePointer? = nil
         defer { av_dict_free(&options) }
-        if fastStart && container != .mkv {
+        if fastStart && container.isISOBaseMedia {
             if let reservedIndexSize {
                 av_dict_set(&options, "moov_size", String(reservedIndexSize), 0)
             } else {

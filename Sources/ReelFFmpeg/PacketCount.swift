@@ -9,6 +9,9 @@ package struct PacketCount: Sendable, Hashable {
     package var videoPackets: Int64
     /// Packets of every audio stream.
     package var audioPackets: Int64
+    /// The seconds of sound of the longest audio stream: the sum of its packets' durations (the
+    /// measure of a file without video, where no frame count can say that something was lost).
+    package var audioSeconds: Double = 0
 
     /// Reads every packet of the regular file at `url`.
     package static func count(_ url: URL) throws -> PacketCount {
@@ -18,9 +21,12 @@ package struct PacketCount: Sendable, Hashable {
         let ctx = input.context
         let video = Int(av_find_best_stream(ctx, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0))
         var isAudio: [Bool] = []
+        var timeBases: [AVRational] = []
         for i in 0..<Int(ctx.pointee.nb_streams) {
             isAudio.append(ctx.pointee.streams[i]!.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO)
+            timeBases.append(ctx.pointee.streams[i]!.pointee.time_base)
         }
+        var audioTicks = [Int64](repeating: 0, count: isAudio.count)
         let owner = try Packet()
         defer { withExtendedLifetime(owner) {} }
         let packet = owner.pointer
@@ -30,9 +36,24 @@ package struct PacketCount: Sendable, Hashable {
             if r == reel_averror_eof() { break }
             if r < 0 { throw FFmpeg.error(r, "cannot read \(url.lastPathComponent)", code: .invalidMedia) }
             let stream = Int(packet.pointee.stream_index)
-            if stream == video { count.videoPackets += 1 } else if isAudio.indices.contains(stream), isAudio[stream] { count.audioPackets += 1 }
+            if stream == video {
+                count.videoPackets += 1
+            } else if isAudio.indices.contains(stream), isAudio[stream] {
+                count.audioPackets += 1
+                audioTicks[stream] += max(0, packet.pointee.duration)
+            }
             av_packet_unref(packet)
         }
+        count.audioSeconds = audioTicks.indices.map { i in
+            timeBases[i].den > 0 ? Double(audioTicks[i]) * Double(timeBases[i].num) / Double(timeBases[i].den) : 0
+        }.max() ?? 0
         return count
+    }
+
+    /// Whether a file merged from clips holding `clipSeconds` of sound in all (in `clips`
+    /// clips) holds all of it: short by at most one audio frame (a tenth of a second covers
+    /// FLAC's longest) a clip, where the joins round.
+    package func holdsAudio(of clipSeconds: Double, clips: Int) -> Bool {
+        audioSeconds >= clipSeconds - 0.1 * Double(max(1, clips))
     }
 }

@@ -42,6 +42,7 @@ public enum Recovery {
         // Only regular files: opening a FIFO would wait for a writer, a device would be read.
         var info = stat()
         guard stat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
+        if AudioFileRecovery.kind(of: url) != nil { return AudioFileRecovery.isCutOff(url) }
         switch (try? RecordingFile.inspect(url)) ?? .notARecording {
         case .fragmented(let layout): return layout.completeFragments > 0
         case .interruptedFinalise, .cutOffMatroska: return true
@@ -54,6 +55,7 @@ public enum Recovery {
     public static func isFinished(_ url: URL) -> Bool {
         var info = stat()
         guard stat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
+        if AudioFileRecovery.kind(of: url) != nil { return (try? AudioFileRecovery.plan(url))?.isNeeded == false }
         return (try? RecordingFile.inspect(url)) == .complete
     }
 
@@ -69,7 +71,7 @@ public enum Recovery {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         return names.sorted().compactMap { name in
             let url = folder.appendingPathComponent(name)
-            guard ["mp4", "mov", "m4v", "mkv"].contains(url.pathExtension.lowercased()), !name.hasPrefix(".") else { return nil }
+            guard ["mp4", "mov", "m4v", "mkv", "m4a", "ogg", "opus", "oga", "flac", "wav"].contains(url.pathExtension.lowercased()), !name.hasPrefix(".") else { return nil }
             return isCutOff(url) && !RecordingLock.isBeingWritten(url) ? url : nil
         }
     }
@@ -105,6 +107,9 @@ public enum Recovery {
         // is only read. Either is refused while a recorder writes the file.
         let lock = try RecordingLock.lockExisting(source, exclusive: destination == nil)
         defer { lock.release() }
+        if let kind = AudioFileRecovery.kind(of: source) {
+            return try recoverSound(source, kind: kind, to: destination)
+        }
         let state = try RecordingFile.inspect(source)
         do {
             if let destination {
@@ -121,6 +126,26 @@ public enum Recovery {
                             hint: "free as much space as the recording takes, or recover it to another disk (reel recover FILE -o FOLDER)",
                             errno: error.errno, averror: error.averror)
         }
+    }
+
+    // MARK: Sound-only files
+
+    /// A WAV, FLAC or Ogg file (see ``AudioFileRecovery``), in place or into `destination`, which
+    /// must be a file of the same kind.
+    private static func recoverSound(_ url: URL, kind: AudioFileRecovery.Kind, to destination: Destination?) throws -> Summary {
+        if let destination, !kind.containers.contains(destination.container) {
+            throw ReelError(.unsupportedFormat, "a recovered \(kind.name) file stays \(kind.name): \(destination.url.lastPathComponent) names another kind",
+                            hint: "name the recovered file .\(kind.containers[0].fileExtension), and convert it afterwards if you need another kind")
+        }
+        let repair = try AudioFileRecovery.plan(url)
+        // A whole file needs nothing, and nothing is written (as for a finalised MP4).
+        guard repair.isNeeded else { return try summary(of: url, finalisation: .notNeeded) }
+        let bytes = try AudioFileRecovery.recover(url, repair: repair, into: destination?.url, overwrite: destination?.overwrite ?? false)
+        let target = destination?.url ?? url
+        let finalisation: AssetWriter.Finalisation = destination == nil
+            ? .inPlace(bytesWritten: bytes)
+            : .copied(reason: "written to another file", bytesWritten: bytes)
+        return try summary(of: target, finalisation: finalisation)
     }
 
     // MARK: In place
@@ -288,13 +313,17 @@ public enum Recovery {
     }
 
     private static func notARecording(_ url: URL) -> ReelError {
-        ReelError(.invalidMedia, "\(url.path) is not an MP4, MOV or MKV recording that can be recovered",
+        ReelError(.invalidMedia, "\(url.path) is not an MP4, MOV, MKV, M4A, WAV, FLAC or Ogg recording that can be recovered",
                   hint: "give a recording that reel (or another program writing fragmented MP4 or MKV) made")
     }
 
-    /// MOV for a `.mov` file, else MP4.
+    /// MOV for a `.mov` file, M4A for an `.m4a`, else MP4.
     private static func isoContainer(of url: URL) -> Container {
-        url.pathExtension.lowercased() == "mov" ? .mov : .mp4
+        switch url.pathExtension.lowercased() {
+        case "mov": return .mov
+        case "m4a": return .m4a
+        default: return .mp4
+        }
     }
 
     private static func size(of url: URL) -> Int64 {

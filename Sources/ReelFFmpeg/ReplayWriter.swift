@@ -31,7 +31,7 @@ enum ReplayWriter {
             throw ReelError(.unsupportedFormat, "unknown file type '.\(url.pathExtension)' for \(url.lastPathComponent)",
                             hint: "name the replay file .mp4, .mov or .mkv, or give its container")
         }
-        let cut = try ReplayCut(snapshot, duration: duration, ended: ended, trimsByEditList: container != .mkv)
+        let cut = try ReplayCut(snapshot, duration: duration, ended: ended, trimsByEditList: container.isISOBaseMedia)
         var info = stat()
         if case .file(_, overwrite: false) = destination, lstat(url.path, &info) == 0 {
             throw ReelError(.fileExists, "\(url.path) already exists", hint: "save the replay under another name, or allow overwriting")

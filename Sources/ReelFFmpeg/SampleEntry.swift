@@ -10,7 +10,7 @@ extension Muxer {
     /// tag it `hev1` (parameter sets may also come in the stream). Every stream Reel writes
     /// into MP4/MOV (recording, finalising, remuxing, merging, recovering) takes its tag here.
     static func codecTag(for codec: AVCodecID, in container: Container) -> UInt32 {
-        guard container != .mkv, codec == AV_CODEC_ID_HEVC else { return 0 }
+        guard container.isISOBaseMedia, codec == AV_CODEC_ID_HEVC else { return 0 }
         return fourCC("hvc1")
     }
 

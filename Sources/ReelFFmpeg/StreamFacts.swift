@@ -45,13 +45,15 @@ struct StreamFacts {
         switch codecID {
         case AV_CODEC_ID_AAC: return .aac
         case AV_CODEC_ID_OPUS: return .opus
+        case AV_CODEC_ID_FLAC: return .flac
+        case AV_CODEC_ID_PCM_S16LE: return .pcm
         default: return nil
         }
     }
 
     /// "H.264 video", "AAC audio".
     var codecLabel: String {
-        let names = ["h264": "H.264", "hevc": "HEVC", "vp9": "VP9", "av1": "AV1", "aac": "AAC", "opus": "Opus"]
+        let names = ["h264": "H.264", "hevc": "HEVC", "vp9": "VP9", "av1": "AV1", "aac": "AAC", "opus": "Opus", "flac": "FLAC", "pcm_s16le": "PCM"]
         return "\(names[codecName] ?? codecName) \(kind == .video ? "video" : "audio")"
     }
 

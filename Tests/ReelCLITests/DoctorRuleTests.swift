@@ -98,7 +98,7 @@ import ReelTestSupport
         #expect(DoctorChecks.encoders(hasEncoder: { _ in true }).allSatisfy { $0.status == .ok })
         let none = Self.statuses(DoctorChecks.encoders(hasEncoder: { _ in false }))
         #expect(none == ["encoder h264": .problem, "encoder hevc": .warning, "encoder vp9": .warning, "encoder av1": .warning,
-                         "encoder aac": .problem, "encoder opus": .warning])
+                         "encoder aac": .problem, "encoder opus": .warning, "encoder flac": .warning, "encoder pcm": .warning])
         // An FFmpeg with SVT-AV1 but not libaom: AV1 is a warning that names it.
         let svt = DoctorChecks.encoders(hasEncoder: { $0 != "libaom-av1" }).first { $0.name == "encoder av1" }
         #expect(svt?.status == .warning && svt?.detail.contains("libsvtav1") == true)

@@ -48,7 +48,9 @@ import ReelTestSupport
         // `--layout=s`, split at '=' as bash does with the default COMP_WORDBREAKS, and whole.
         #expect(try bashComplete(["reel", "record", "--layout", "=", "s"], script: script) == ["side-by-side"])
         #expect(try bashComplete(["reel", "record", "--layout=s"], script: script) == ["--layout=side-by-side"])
-        #expect(try bashComplete(["reel", "record", "--format", "m"], script: script) == ["mp4", "mov", "mkv"])
+        #expect(try bashComplete(["reel", "record", "--format", "m"], script: script) == ["mp4", "mov", "mkv", "m4a"])
+        // The sound-only formats are offered too.
+        #expect(try bashComplete(["reel", "record", "--format", ""], script: script) == ["mp4", "mov", "mkv", "m4a", "opus", "ogg", "flac", "wav"])
         #expect(try bashComplete(["reel", "record", "--codec", "h"], script: script) == ["h264", "hevc"])
         // A value the user types (a size) gets no option names offered in its place.
         #expect(try bashComplete(["reel", "record", "--size", ""], script: script).isEmpty)
@@ -108,15 +110,18 @@ import ReelTestSupport
     }
 
     /// Every fixed value the completions offer is one `reel record` accepts (with a codec it
-    /// goes with, for profiles).
+    /// goes with, for profiles; sound only, into a file of its kind, for sound-only formats and
+    /// lossless codecs).
     @Test func everyOfferedValueIsAccepted() throws {
         for spec in RecordOptions.specs {
             guard case .oneOf(let values) = spec.completion else { continue }
             for value in values {
                 // Profiles go with a codec; layouts need a second picture; HLS segments need --hls.
-                let variants = [[], ["--camera=test:red"], ["--hls", "/tmp/reel-hls"]] + VideoCodec.allCases.map { ["--codec", $0.rawValue] }
+                let withVideo = [[], ["--camera=test:red"], ["--hls", "/tmp/reel-hls"]] + VideoCodec.allCases.map { ["--codec", $0.rawValue] }
+                let soundOnly = [[]] + Container.allCases.filter(\.isAudioOnly).map { ["--format", $0.rawValue] }
+                let variants = withVideo.map { ["--test-pattern", "--tone"] + $0 } + soundOnly.map { ["--tone"] + $0 }
                 let accepted = variants.contains { extra in
-                    guard let parsed = try? ParsedArguments.parse(["--test-pattern", "--tone", "--\(spec.name)", value] + extra,
+                    guard let parsed = try? ParsedArguments.parse(["--\(spec.name)", value] + extra,
                                                                   specs: RecordOptions.specs),
                           let options = try? RecordOptions(parsed) else { return false }
                     return (try? options.validateCombinations()) != nil
