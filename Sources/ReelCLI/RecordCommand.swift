@@ -60,6 +60,12 @@ struct RecordCommand {
     HLS into DIR (index.m3u8 and 2 s segments: the last 6 listed, older ones deleted;
     --hls-window 0 keeps the whole event; --hls-segments fmp4 for fragmented MP4 segments).
 
+    Sound only: with only --mic, --app-audio or --tone, -o may name a .m4a (AAC), .opus or
+    .ogg (Opus), .flac or .wav (16-bit PCM) file, in that file's own codec, with the same
+    pause, clips and limits. A video source, --replay, --stream and --hls need a video file.
+    A killed one is made whole by reel recover (M4A as MP4; WAV sizes, FLAC STREAMINFO, Ogg's
+    last page).
+
     Examples:
       reel record --screen --mic --app-audio
       reel record --screen --camera --mic
@@ -67,6 +73,7 @@ struct RecordCommand {
                   --each-source cams/ --frame-log frames.csv -o both.mp4
       reel record --screen=:1 --region 1280x720+0+0 --fps 60 -o demo.mp4
       reel record --test-pattern --tone --duration 5 -o test.mp4
+      reel record --mic -o talk.m4a                                # sound only: .m4a, .opus, .ogg, .flac, .wav
       reel record --screen --app-audio --replay 30                 # r or SIGUSR1 saves the last 30 s
       reel record --screen --mic --replay 2m -o whole-session.mp4
       reel record --screen --mic -o talk.mp4 --stream rtmp://live.example/app --stream-key-file key.txt

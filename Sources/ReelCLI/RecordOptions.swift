@@ -129,7 +129,7 @@ public struct RecordOptions: Sendable {
         OptionSpec("duration", value: .required, placeholder: "TIME", help: "stop after this long, e.g. 30, 2.5s, 5m, 1h30m, 01:30"),
         OptionSpec("max-duration", value: .required, placeholder: "TIME", help: "never record more than this"),
         OptionSpec("format", value: .required, placeholder: "FORMAT", completion: .oneOf(Container.allCases.map(\.rawValue)), help: "mp4 (default), mov, mkv; sound only: m4a, opus, ogg, flac, wav"),
-        OptionSpec("output", short: "o", value: .required, placeholder: "FILE", completion: .file, help: "the file, or a folder for a dated name in it (default: a dated name in your videos folder)"),
+        OptionSpec("output", short: "o", value: .required, placeholder: "FILE", completion: .file, help: "the file (.mp4, .mov, .mkv; sound only .m4a, .opus, .ogg, .flac, .wav), or a folder for a dated name in it (default: a dated name in your videos folder)"),
         OptionSpec("overwrite", help: "replace FILE if it exists"),
         OptionSpec("json", help: "print events as JSON lines on standard output"),
         OptionSpec("faster-than-real-time", help: "with --test-pattern/--tone only: record as fast as encoding allows (needs --duration)"),

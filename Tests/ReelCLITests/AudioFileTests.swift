@@ -48,6 +48,26 @@ import ReelTestSupport
         try expectTone(samples)
     }
 
+    /// A real source (the test PulseAudio server's microphone, fed a 440 Hz tone) into each
+    /// format, as a user records a talk.
+    @Test(arguments: formats)
+    func theMicrophoneIsRecorded(format: Format) throws {
+        let pulse = try PulseServer()
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("talk.\(format.ext)")
+        let feed = try pulse.feedMicrophone(frequency: 440, seconds: 5)
+        defer { feed.stop() }
+        let r = try ReelBinary.run(["record", "--mic", "--duration", "1.5", "-o", url.path], environment: pulse.environment)
+        #expect(r.status == 0, "\(r.stderr)")
+        let probe = try MediaProbe.probe(url)
+        #expect(probe.audioStreams.first?.codec == format.codec)
+        #expect(abs(probe.duration - 1.5) <= Double(format.frame) / 48_000 + 0.05, "duration \(probe.duration)")
+        try expectCleanDecode(url)
+        let samples = try MediaProbe.decodeAudio(url)
+        let power = ToneAnalysis.power(of: Array(samples.suffix(24_000)), sampleRate: 48_000, frequency: 440)
+        #expect(power > 0.01, "the file ends with the microphone's tone, not silence (power \(power))")
+    }
+
     /// The limits hold as for video files: the finished file stays within `--max-size`, and its
     /// header says what it holds (a FLAC stopped by the limit said 0 samples: its final
     /// STREAMINFO comes with the encoder's last packet, which the limit kept out).
