@@ -13,6 +13,8 @@ let package = Package(
                        providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev"])]),
         .systemLibrary(name: "CXCB", pkgConfig: "xcb",
                        providers: [.apt(["libxcb1-dev", "libxcb-shm0-dev", "libxcb-xfixes0-dev", "libxcb-randr0-dev"])]),
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1",
+                       providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CPulse",
                        providers: [.apt(["libpulse-dev"])]),
         // linux/videodev2.h, from the kernel headers every C toolchain has.
@@ -26,7 +28,7 @@ let package = Package(
         // the host clock, no-clobber file placement, locks on recordings in progress.
         .target(name: "ReelSystem", dependencies: ["ReelCore"]),
         .target(name: "ReelFFmpeg", dependencies: ["ReelCore", "ReelSystem", "CFFmpeg"]),
-        .target(name: "ReelLinux", dependencies: ["ReelCore", "ReelSystem", "CXCB", "CPulse", "CV4L2"]),
+        .target(name: "ReelLinux", dependencies: ["ReelCore", "ReelSystem", "CXCB", "CPulse", "CV4L2", "CDBus"]),
         .target(name: "Reel", dependencies: ["ReelCore", "ReelSystem", "ReelFFmpeg", "ReelLinux"]),
         .target(name: "ReelCLI", dependencies: ["Reel", "ReelSystem", "CReelBuild"]),
         .executableTarget(name: "reel", dependencies: ["ReelCLI"]),
