@@ -23,12 +23,19 @@ let package = Package(
         // -Xcc -D…; a plain build gets "0.0.0-dev (unknown commit)". Header only, no library.
         .systemLibrary(name: "CReelBuild"),
 
+        // libpipewire's stream set-up, format negotiation and buffers wrapped in a small C API
+        // (SPA is static inline functions and macros Swift cannot call). Its include paths are
+        // Debian's (pkg-config libpipewire-0.3).
+        .target(name: "CPipeWire",
+                cSettings: [.unsafeFlags(["-I/usr/include/pipewire-0.3", "-I/usr/include/spa-0.2", "-D_REENTRANT"])],
+                linkerSettings: [.linkedLibrary("pipewire-0.3")]),
+
         .target(name: "ReelCore"),
         // The POSIX layer every target shares: the syscall funnel and its one errno mapping,
         // the host clock, no-clobber file placement, locks on recordings in progress.
         .target(name: "ReelSystem", dependencies: ["ReelCore"]),
         .target(name: "ReelFFmpeg", dependencies: ["ReelCore", "ReelSystem", "CFFmpeg"]),
-        .target(name: "ReelLinux", dependencies: ["ReelCore", "ReelSystem", "CXCB", "CPulse", "CV4L2", "CDBus"]),
+        .target(name: "ReelLinux", dependencies: ["ReelCore", "ReelSystem", "CXCB", "CPulse", "CV4L2", "CDBus", "CPipeWire"]),
         .target(name: "Reel", dependencies: ["ReelCore", "ReelSystem", "ReelFFmpeg", "ReelLinux"]),
         .target(name: "ReelCLI", dependencies: ["Reel", "ReelSystem", "CReelBuild"]),
         .executableTarget(name: "reel", dependencies: ["ReelCLI"]),
