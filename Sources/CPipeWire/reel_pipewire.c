@@ -18,9 +18,12 @@ struct reel_pw_stream {
     struct pw_context *context;
     struct pw_core *core;
     struct pw_stream *stream;
+    struct pw_registry *registry;
+    struct spa_hook registry_listener;
+    uint32_t node;
     struct spa_hook core_listener;
     struct spa_hook stream_listener;
-    int has_core_listener, has_stream_listener;
+    int has_core_listener, has_stream_listener, has_registry_listener;
 
     /* Negotiated format (loop thread only). */
     int32_t width, height, format;
@@ -67,6 +70,20 @@ static void on_core_error(void *data, uint32_t id, int seq, int res, const char 
 static const struct pw_core_events core_events = {
     PW_VERSION_CORE_EVENTS,
     .error = on_core_error,
+};
+
+/* The node going away is the end of the cast (the portal's backend stopped it or died); the
+ * stream itself only pauses then. */
+static void on_global_remove(void *data, uint32_t id) {
+    struct reel_pw_stream *s = data;
+    if (id != s->node) return;
+    set_state(s, REEL_PW_ENDED, "the screen cast ended: its PipeWire node went away");
+    pw_thread_loop_signal(s->loop, false);
+}
+
+static const struct pw_registry_events registry_events = {
+    PW_VERSION_REGISTRY_EVENTS,
+    .global_remove = on_global_remove,
 };
 
 static void on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error) {
@@ -197,6 +214,12 @@ reel_pw_stream *reel_pw_stream_open(int fd, uint32_t node, char *error, size_t e
     }
     pw_core_add_listener(s->core, &s->core_listener, &core_events, s);
     s->has_core_listener = 1;
+    s->node = node;
+    s->registry = pw_core_get_registry(s->core, PW_VERSION_REGISTRY, 0);
+    if (s->registry) {
+        pw_registry_add_listener(s->registry, &s->registry_listener, &registry_events, s);
+        s->has_registry_listener = 1;
+    }
     s->stream = pw_stream_new(s->core, "Reel screen",
         pw_properties_new(PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY, "Capture", PW_KEY_MEDIA_ROLE, "Screen", NULL));
     if (s->stream == NULL) {
@@ -264,6 +287,10 @@ void reel_pw_stream_close(reel_pw_stream *s) {
     if (s->stream) {
         if (s->has_stream_listener) spa_hook_remove(&s->stream_listener);
         pw_stream_destroy(s->stream);
+    }
+    if (s->registry) {
+        if (s->has_registry_listener) spa_hook_remove(&s->registry_listener);
+        pw_proxy_destroy((struct pw_proxy *)s->registry);
     }
     if (s->core) {
         if (s->has_core_listener) spa_hook_remove(&s->core_listener);
