@@ -145,8 +145,12 @@ public final class WaylandScreenSource: CaptureSource {
             throw error
         }
         do throws(ReelError) {
+            // A compositor may send nothing until the screen changes (xdg-desktop-portal-wlr 0.7
+            // on a still screen): when the portal said the size, wait only a moment for the
+            // first picture, and record black until it comes.
             let screen = try Self.firstPictureSize(stream, portal: portal, announced: grant.size,
-                                                   timeout: firstPictureTimeout, isCancelled: isCancelled)
+                                                   timeout: grant.size == nil ? firstPictureTimeout : min(firstPictureTimeout, 1),
+                                                   isCancelled: isCancelled)
             let bounds = PixelRect(x: 0, y: 0, width: screen.width, height: screen.height)
             if let region {
                 guard region.width > 0, region.height > 0 else {
