@@ -4,7 +4,7 @@ import Synchronization
 
 /// A headless Wayland desktop for tests, as `scripts/wayland/README` describes: sway with the
 /// headless backend (run as a throwaway user, `reelwl`, because sway refuses to run as root),
-/// PipeWire and WirePlumber, and the ScreenCast portal (xdg-desktop-portal with the wlr backend,
+/// PipeWire, WirePlumber and pipewire-pulse (`PULSE_SERVER` points at it), and the ScreenCast portal (xdg-desktop-portal with the wlr backend,
 /// which picks the output without a dialog; the backend runs with an `LD_PRELOAD` shim, built
 /// here with gcc, for Debian 12's xdg-desktop-portal-wlr 0.7.0, which otherwise insists on
 /// DMA-BUF), all on a private session bus. Every process writes to a log file in the desktop's
@@ -87,6 +87,9 @@ public final class WaylandDesktop: @unchecked Sendable {
                 FileManager.default.fileExists(atPath: run.appendingPathComponent("pipewire-0").path) ? true : nil
             }
             try launch("wireplumber", ["wireplumber"], environment: base)
+            // PipeWire's PulseAudio server, as a desktop with PipeWire runs it for audio.
+            base["PULSE_SERVER"] = "unix:" + run.appendingPathComponent("pulse/native").path
+            try launch("pipewire-pulse", ["pipewire-pulse"], environment: base)
             var backend = base
             backend["LD_PRELOAD"] = shim.path
             try launch("xdg-desktop-portal-wlr", ["/usr/libexec/xdg-desktop-portal-wlr", "-l", "INFO", "-c", xdpw.path], environment: backend)
@@ -97,6 +100,9 @@ public final class WaylandDesktop: @unchecked Sendable {
             try waitForName("org.freedesktop.impl.portal.PermissionStore", until: deadline, log: log("xdg-permission-store"))
             try launch("xdg-desktop-portal", ["/usr/libexec/xdg-desktop-portal", "-v"], environment: base)
             try waitForName("org.freedesktop.portal.Desktop", until: deadline, log: log("xdg-desktop-portal"))
+            _ = try Self.waitFor("pipewire-pulse's socket", until: deadline, log: log("pipewire-pulse")) {
+                FileManager.default.fileExists(atPath: run.appendingPathComponent("pulse/native").path) ? true : nil
+            }
         } catch {
             terminate()
             throw error

@@ -170,6 +170,36 @@ import ReelTestSupport
         #expect(try isFinalised(url))
     }
 
+    /// Audio needs nothing new on a PipeWire desktop: pipewire-pulse serves the PulseAudio API.
+    @Test func appAudioAndMicrophoneThroughPipeWirePulse() async throws {
+        let desktop = try WaylandDesktop()
+        defer { desktop.terminate() }
+        let loaded = try Subprocess.run(["pactl", "load-module", "module-null-sink", "sink_name=reelnull"], environment: desktop.environment)
+        #expect(loaded.status == 0, "\(loaded.stderr)")
+        let tone = Process()
+        tone.executableURL = URL(fileURLWithPath: Subprocess.which("ffmpeg")!)
+        tone.arguments = ["-v", "error", "-re", "-f", "lavfi", "-i", "sine=frequency=440:duration=15", "-f", "pulse", "-device", "reelnull", "tone"]
+        tone.environment = ProcessInfo.processInfo.environment.merging(desktop.environment) { _, new in new }
+        tone.standardOutput = FileHandle.nullDevice
+        tone.standardError = FileHandle.nullDevice
+        tone.standardInput = FileHandle.nullDevice
+        try tone.run()
+        defer { if tone.isRunning { kill(tone.processIdentifier, SIGKILL) }; tone.waitUntilExit() }
+        try await Task.sleep(for: .milliseconds(300))
+        let url = desktop.folder.url.appendingPathComponent("audio.mkv")
+        let r = try await record(["--screen", "--app-audio=reelnull", "--mic=reelnull.monitor", "--duration", "3", "--preset", "ultrafast",
+                                  "-o", url.path], on: desktop)
+        #expect(r.status == 0, "\(r.stderr)")
+        let probe = try MediaProbe.probe(url)
+        #expect(probe.audioStreams.count == 2)
+        for track in 0..<2 {
+            let samples = try MediaProbe.decodeAudio(url, track: track)
+            let middle = Array(samples[(samples.count / 3)..<(2 * samples.count / 3)])
+            #expect(ToneAnalysis.dominantFrequency(of: middle, sampleRate: 48_000, candidates: [440, 880, 1000]) == 440, "track \(track)")
+            #expect(ToneAnalysis.power(of: middle, sampleRate: 48_000, frequency: 440) > 0.01, "track \(track) carries the tone")
+        }
+    }
+
     @Test func noPortalOnTheBusIsAClearError() async throws {
         let bus = try SessionBus()
         defer { bus.terminate() }
