@@ -170,6 +170,27 @@ import ReelTestSupport
         #expect(try isFinalised(url))
     }
 
+    @Test func aScreenThatChangesSizeIsFittedIntoTheRecording() async throws {
+        let desktop = try WaylandDesktop(background: "#ff0000")
+        defer { desktop.terminate() }
+        let url = desktop.folder.url.appendingPathComponent("resized.mp4")
+        let r = try await record(["--screen", "--duration", "4", "--preset", "ultrafast", "-o", url.path], on: desktop,
+                                 started: url, after: 1) {
+            // Half as wide: the picture keeps its aspect, with black bars left and right.
+            let result = try Subprocess.run(["swaymsg", "output", "HEADLESS-1", "resolution", "320x480"], environment: desktop.environment)
+            #expect(result.status == 0, "\(result.stderr)")
+            try desktop.paint("#00ff00")
+        }
+        #expect(r.status == 0, "\(r.stderr)")
+        let probe = try MediaProbe.probe(url)
+        #expect(probe.videoStreams.first?.width == 640 && probe.videoStreams.first?.height == 480)
+        #expect(probe.videoStreams.first?.frameCount == 120)
+        let last = try #require(MediaProbe.decodeRGB(url, width: 640, height: 480).last)
+        let centre = RGBColor.average(of: last, width: 640, x: 320, y: 240).name(in: RGBColor.primaries)
+        let side = RGBColor.average(of: last, width: 640, x: 20, y: 240).name(in: RGBColor.primaries)
+        #expect(centre == "green" && side == "black", "the 320x480 screen in the middle of the 640x480 frame: \(centre), \(side)")
+    }
+
     /// Audio needs nothing new on a PipeWire desktop: pipewire-pulse serves the PulseAudio API.
     @Test func appAudioAndMicrophoneThroughPipeWirePulse() async throws {
         let desktop = try WaylandDesktop()
