@@ -84,7 +84,10 @@ package final class ScreenCastPortal: @unchecked Sendable {
     ///
     /// - Throws: `.sourceUnavailable` when no portal offers ScreenCast, `.permissionDenied`
     ///   when the user cancels the dialog or the portal refuses.
-    package func start(_ options: ScreenCastOptions) throws(ReelError) -> ScreenCastGrant {
+    ///
+    /// `isCancelled` is asked while waiting for an answer (the dialog may stay open for long):
+    /// when it turns true, the session is closed and `.notRunning` thrown.
+    package func start(_ options: ScreenCastOptions, isCancelled: @escaping () -> Bool = { false }) throws(ReelError) -> ScreenCastGrant {
         let version = try property("version").number ?? 0
         let cursorModes = (try? property("AvailableCursorModes").number) ?? 0
         let sourceTypes = (try? property("AvailableSourceTypes").number) ?? Int(ScreenCastOptions.Sources.monitor.rawValue)
@@ -93,7 +96,8 @@ package final class ScreenCastPortal: @unchecked Sendable {
                             hint: options.sources == .window ? "record the whole screen instead" : "this desktop's portal backend offers no screen sharing")
         }
 
-        let created = try request("CreateSession", [], ["session_handle_token": .string(nextToken())], timeout: callTimeout)
+        let created = try request("CreateSession", [], ["session_handle_token": .string(nextToken())], timeout: callTimeout,
+                                  isCancelled: isCancelled)
         guard let sessionHandle = created["session_handle"]?.text else {
             throw ReelError(.sourceUnavailable, "the desktop portal made a session but gave no handle for it")
         }
@@ -116,8 +120,9 @@ package final class ScreenCastPortal: @unchecked Sendable {
                 select["persist_mode"] = .uint32(2)
                 if let token = options.restoreToken { select["restore_token"] = .string(token) }
             }
-            _ = try request("SelectSources", [.objectPath(sessionHandle)], select, timeout: callTimeout)
-            let started = try request("Start", [.objectPath(sessionHandle), .string("")], [:], timeout: interactionTimeout)
+            _ = try request("SelectSources", [.objectPath(sessionHandle)], select, timeout: callTimeout, isCancelled: isCancelled)
+            let started = try request("Start", [.objectPath(sessionHandle), .string("")], [:], timeout: interactionTimeout,
+                                      isCancelled: isCancelled)
             guard let stream = started["streams"]?.elements?.first?.members, let node = stream.first?.number else {
                 throw ReelError(.sourceUnavailable, "the desktop portal started the screen cast but named no stream")
             }
@@ -199,7 +204,7 @@ package final class ScreenCastPortal: @unchecked Sendable {
 
     /// One request: subscribe to its Response, call, wait for the Response, return its results.
     private func request(_ method: String, _ arguments: [DBusValue], _ options: [String: DBusValue],
-                         timeout: Double) throws(ReelError) -> [String: DBusValue] {
+                         timeout: Double, isCancelled: () -> Bool) throws(ReelError) -> [String: DBusValue] {
         let token = nextToken()
         let expected = Self.requestPath(uniqueName: connection.uniqueName, token: token)
         let rule = { (path: String) in "type='signal',interface='org.freedesktop.portal.Request',member='Response',path='\(path)'" }
@@ -219,11 +224,16 @@ package final class ScreenCastPortal: @unchecked Sendable {
         let session = lock.withLock { self.session }
         let deadline = Date().addingTimeInterval(timeout)
         while true {
+            if isCancelled() {
+                throw ReelError(.notRunning, "stopped while waiting for the desktop portal's answer to \(method)")
+            }
             let left = deadline.timeIntervalSinceNow
-            guard left > 0, let signal = try connection.nextSignal(timeout: left) else {
+            guard left > 0 else {
                 throw ReelError(.sourceUnavailable, "the desktop portal did not answer \(method) within \(Int(timeout)) s",
                                 hint: method == "Start" ? "nobody chose a screen to share in the portal's dialog" : "the desktop portal is stuck; restart xdg-desktop-portal")
             }
+            // In slices, so a stop is seen while the dialog is open.
+            guard let signal = try connection.nextSignal(timeout: min(left, 0.1)) else { continue }
             if let session, isClosed(signal, session: session) {
                 lock.withLock { closed = true }
                 throw ReelError(.permissionDenied, "the desktop portal closed the screen-sharing session during \(method)",

@@ -38,6 +38,8 @@ public final class WaylandScreenSource: CaptureSource {
     private let thread = CaptureThread<WaylandCapture>(threadName: "reel.wayland")
     /// A capture opened by ``prepare()`` and not yet taken by ``start(_:)``.
     private let prepared = Mutex<WaylandCapture?>(nil)
+    /// Set by ``stop()``: an opening under way (the portal's dialog) gives up.
+    private let stopRequested = Atomic<Bool>(false)
 
     /// How many frames may be in flight at once.
     static let poolCapacity = 5
@@ -93,7 +95,8 @@ public final class WaylandScreenSource: CaptureSource {
         if let size = prepared.withLock({ $0?.fitter.frameSize }) {
             return .video(size: size, pixelFormat: .bgra, frameRate: frameRate)
         }
-        let capture = try open(isCancelled: { false })
+        stopRequested.store(false, ordering: .relaxed)
+        let capture = try open(isCancelled: { self.stopRequested.load(ordering: .relaxed) })
         let extra = prepared.withLock { slot -> WaylandCapture? in
             if slot == nil { slot = capture; return nil }
             return capture
@@ -107,9 +110,10 @@ public final class WaylandScreenSource: CaptureSource {
     /// - Throws: what ``prepare()`` throws, or `.alreadyRunning`.
     public func start(_ context: SourceContext) throws {
         let rate = frameRate
+        stopRequested.store(false, ordering: .relaxed)
         try thread.start(sourceName: name, open: { isCancelled in
             if let ready = self.prepared.withLock({ $0.take() }) { return ready }
-            return try self.open(isCancelled: isCancelled)
+            return try self.open(isCancelled: { isCancelled() || self.stopRequested.load(ordering: .relaxed) })
         }, release: { capture in
             capture.close()
         }) { capture, thread in
@@ -120,18 +124,20 @@ public final class WaylandScreenSource: CaptureSource {
     /// Stops, waits for the capture thread, and closes the portal session and the stream.
     /// Safe to call twice.
     public func stop() {
+        stopRequested.store(true, ordering: .relaxed)
         thread.stop()
         prepared.withLock { $0.take() }?.close()
     }
 
     /// The portal conversation, the stream and its first picture.
-    private func open(isCancelled: () -> Bool) throws(ReelError) -> WaylandCapture {
+    private func open(isCancelled: @escaping () -> Bool) throws(ReelError) -> WaylandCapture {
         let connection = try connect()
         let portal = ScreenCastPortal(connection: connection)
         let kept = choosesAgain ? nil : tokenStore.load()
         let grant: ScreenCastGrant
         do {
-            grant = try portal.start(ScreenCastOptions(sources: .monitor, drawsCursor: drawsCursor, restoreToken: kept))
+            grant = try portal.start(ScreenCastOptions(sources: .monitor, drawsCursor: drawsCursor, restoreToken: kept),
+                                     isCancelled: isCancelled)
         } catch {
             portal.close()
             throw error

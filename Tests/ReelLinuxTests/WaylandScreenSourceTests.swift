@@ -228,6 +228,30 @@ struct WaylandScreenSourceTests {
         #expect(store.load() == nil)
     }
 
+    @Test("a stop while the portal's dialog is open gives up the opening at once and closes the session")
+    func stopDuringTheDialog() throws {
+        let (store, folder) = Self.store()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let connection = ScriptedDBusConnection(answers: ScreenCastPortalTests.properties + [
+            .request(response: 0, results: ["session_handle": .variant(.string(ScreenCastPortalTests.session))]),
+            .request(response: 0, results: [:]),
+            .requestUnanswered,
+        ])
+        let source = Self.source(connection, ScriptedScreenStream(), store: store)
+        let stopper = Thread {
+            while !connection.calls.contains(where: { $0.member == "Start" }) { usleep(1000) }
+            usleep(50_000)
+            source.stop()
+        }
+        let began = Date()
+        stopper.start()
+        let error = #expect(throws: ReelError.self) { try source.prepare() }
+        #expect(error?.code == .notRunning)
+        #expect(Date().timeIntervalSince(began) < 10, "not the portal's 300 s")
+        #expect(connection.calls.last?.member == "Close")
+        #expect(connection.closed)
+    }
+
     @Test("the session follows WAYLAND_DISPLAY and XDG_SESSION_TYPE; --screen values name one")
     func location() {
         #expect(ScreenLocation.session(environment: ["WAYLAND_DISPLAY": "wayland-0", "DISPLAY": ":0"]) == .wayland)
