@@ -14,6 +14,8 @@ let package = Package(
                        providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev", "libavfilter-dev"])]),
         .systemLibrary(name: "CXCB", pkgConfig: "xcb",
                        providers: [.apt(["libxcb1-dev", "libxcb-shm0-dev", "libxcb-xfixes0-dev", "libxcb-randr0-dev"])]),
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1",
+                       providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CPulse",
                        providers: [.apt(["libpulse-dev"])]),
         // linux/videodev2.h, from the kernel headers every C toolchain has.
@@ -25,12 +27,19 @@ let package = Package(
         // -Xcc -D…; a plain build gets "0.0.0-dev (unknown commit)". Header only, no library.
         .systemLibrary(name: "CReelBuild"),
 
+        // libpipewire's stream set-up, format negotiation and buffers wrapped in a small C API
+        // (SPA is static inline functions and macros Swift cannot call). Its include paths are
+        // Debian's (pkg-config libpipewire-0.3).
+        .target(name: "CPipeWire",
+                cSettings: [.unsafeFlags(["-I/usr/include/pipewire-0.3", "-I/usr/include/spa-0.2", "-D_REENTRANT"])],
+                linkerSettings: [.linkedLibrary("pipewire-0.3")]),
+
         .target(name: "ReelCore"),
         // The POSIX layer every target shares: the syscall funnel and its one errno mapping,
         // the host clock, no-clobber file placement, locks on recordings in progress.
         .target(name: "ReelSystem", dependencies: ["ReelCore"]),
         .target(name: "ReelFFmpeg", dependencies: ["ReelCore", "ReelSystem", "CFFmpeg"]),
-        .target(name: "ReelLinux", dependencies: ["ReelCore", "ReelSystem", "CXCB", "CPulse", "CV4L2"]),
+        .target(name: "ReelLinux", dependencies: ["ReelCore", "ReelSystem", "CXCB", "CPulse", "CV4L2", "CDBus", "CPipeWire"]),
         .target(name: "Reel", dependencies: ["ReelCore", "ReelSystem", "ReelFFmpeg", "ReelLinux"]),
         // The preview window (SDL2) in a target of its own, so that the capture library pulls
         // no GUI library into servers.

@@ -15,8 +15,14 @@ import Synchronization
 public final class ScreenRecorder: Sendable {
     /// What to capture.
     public struct Configuration: Sendable, Hashable {
-        /// The X display (`":0"`); `nil` uses `$DISPLAY`.
+        /// The X display (`":0"`); `nil` uses `$DISPLAY`. Used when ``screen`` is `nil`.
         public var display: String?
+        /// Which desktop to capture: an X display or the Wayland desktop (through the portal,
+        /// whose dialog shows the first time); `nil` is the X display ``display``.
+        /// `ScreenLocation.session()` follows the session the program runs in.
+        public var screen: ScreenLocation?
+        /// On Wayland, whether the portal's dialog is shown even when a choice was kept.
+        public var choosesScreenAgain: Bool
         /// A part of the screen; `nil` records all of it.
         public var region: PixelRect?
         /// The capture rate.
@@ -38,8 +44,11 @@ public final class ScreenRecorder: Sendable {
         /// screen of `$DISPLAY` at 30 fps with the pointer, and no audio.
         public init(display: String? = nil, region: PixelRect? = nil, frameRate: FrameRate = FrameRate(30),
                     capturesCursor: Bool = true, capturesMicrophone: Bool = false, microphoneSource: String? = nil,
-                    capturesAppAudio: Bool = false, appAudioSink: String? = nil, audioServer: String? = nil) {
+                    capturesAppAudio: Bool = false, appAudioSink: String? = nil, audioServer: String? = nil,
+                    screen: ScreenLocation? = nil, choosesScreenAgain: Bool = false) {
             self.display = display
+            self.screen = screen
+            self.choosesScreenAgain = choosesScreenAgain
             self.region = region
             self.frameRate = frameRate
             self.capturesCursor = capturesCursor
@@ -151,7 +160,13 @@ public final class ScreenRecorder: Sendable {
         await stopSession()
         let session = CaptureSession(clock: clock)
         let c = configuration
-        try session.addInput(X11ScreenSource(display: c.display, region: c.region, frameRate: c.frameRate, drawsCursor: c.capturesCursor))
+        switch c.screen ?? .x11(display: c.display) {
+        case .x11(let display):
+            try session.addInput(X11ScreenSource(display: display, region: c.region, frameRate: c.frameRate, drawsCursor: c.capturesCursor))
+        case .wayland:
+            try session.addInput(WaylandScreenSource(region: c.region, frameRate: c.frameRate, drawsCursor: c.capturesCursor,
+                                                     choosesAgain: c.choosesScreenAgain))
+        }
         if c.capturesAppAudio { try session.addInput(PulseAudioSource.appAudio(sink: c.appAudioSink, server: c.audioServer)) }
         if c.capturesMicrophone { try session.addInput(PulseAudioSource.microphone(source: c.microphoneSource, server: c.audioServer)) }
         if let handler { try session.addOutput(SampleHandlerOutput(handler: handler)) }

@@ -6,6 +6,7 @@ import Reel
 struct DevicesCommand {
     let console: Console
     let json: Bool
+    var environment: [String: String] = ProcessInfo.processInfo.environment
 
     static let specs: [OptionSpec] = [
         OptionSpec("json", help: "print the list as JSON"),
@@ -20,6 +21,26 @@ struct DevicesCommand {
     of sinks) and sinks (whose audio --app-audio records).
 
     """
+
+    /// What a plain `--screen` records in this session, and why.
+    static func screenInUse(_ environment: [String: String]) -> String {
+        switch ScreenLocation.session(environment: environment) {
+        case .wayland:
+            let why = (environment["WAYLAND_DISPLAY"] ?? "").isEmpty ? "XDG_SESSION_TYPE=wayland" : "WAYLAND_DISPLAY=\(environment["WAYLAND_DISPLAY"]!)"
+            return "the Wayland desktop (\(why)), through the desktop portal and PipeWire; the portal asks the first time which screen, and the choice is kept in \(ScreenCastTokenStore(environment: environment).url.path) (--screen-choose asks again)"
+        case .x11:
+            let display = environment["DISPLAY"].flatMap { $0.isEmpty ? nil : $0 }
+            return display.map { "X11 display \($0) (DISPLAY); --screen=wayland records a Wayland desktop through its portal" }
+                ?? "X11 $DISPLAY, which is not set; --screen=:N names a display, --screen=wayland a Wayland desktop"
+        }
+    }
+
+    static func screenInUseJSON(_ environment: [String: String]) -> [String: Any] {
+        switch ScreenLocation.session(environment: environment) {
+        case .wayland: return ["kind": "wayland"]
+        case .x11: return ["kind": "x11", "display": environment["DISPLAY"] ?? ""]
+        }
+    }
 
     func run() -> Int32 {
         var screens: [[String: Any]] = []
@@ -57,12 +78,13 @@ struct DevicesCommand {
         }
         let cameraList = V4L2Devices.list()
         if json {
-            var object: [String: Any] = ["screens": screens, "cameras": Self.cameraJSON(cameraList),
+            var object: [String: Any] = ["screenInUse": Self.screenInUseJSON(environment), "screens": screens, "cameras": Self.cameraJSON(cameraList),
                                          "audioSources": sources, "audioSinks": sinks]
             if let audioProblem { object["audioError"] = audioProblem }
             console.out(ProgressRenderer.json(object))
             return 0
         }
+        console.out("--screen records: \(Self.screenInUse(environment))")
         console.out("Screens (--screen=DISPLAY):")
         console.out(screenLines.isEmpty ? "  none: no X server is running (start one, e.g. Xvfb :1, or set DISPLAY)" : screenLines.joined(separator: "\n"))
         console.out("Cameras (--camera=PATH):")

@@ -64,28 +64,29 @@ enum DoctorChecks {
         !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty || environment["XDG_SESSION_TYPE"]?.lowercased() == "wayland"
     }
 
-    /// The `wayland` check: in a Wayland session, a warning that Reel records through XWayland
-    /// only, with what the portal answered; `nil` outside one.
+    /// The `wayland` check: in a Wayland session, whether `--screen` can record it through
+    /// the ScreenCast portal (ok), or what is missing (a problem: the default screen cannot be
+    /// recorded), with what the portal answered; `nil` outside one.
     static func wayland(environment: [String: String], portal: PortalAnswer) -> DoctorCheck? {
         guard isWaylandSession(environment) else { return nil }
         let session = environment["WAYLAND_DISPLAY"].flatMap { $0.isEmpty ? nil : "WAYLAND_DISPLAY=\($0)" } ?? "XDG_SESSION_TYPE=wayland"
-        let now = "Wayland session (\(session)): Reel records the screen only through XWayland for now (X11 windows; Wayland windows may come out black)"
-        let x11 = "log in to an X11 (Xorg) session to record the whole desktop"
-        let portalFix = "install xdg-desktop-portal and your desktop's backend (xdg-desktop-portal-gnome, -kde or -wlr), which Wayland capture will use; meanwhile \(x11)"
+        let now = "Wayland session (\(session)): --screen records it through the ScreenCast portal and PipeWire"
+        let x11 = "--screen=:0 records only XWayland's windows"
+        let portalFix = "install xdg-desktop-portal and your desktop's backend (xdg-desktop-portal-gnome, -kde or -wlr) and PipeWire; meanwhile \(x11)"
         switch portal {
         case .screenCast(let version):
-            return DoctorCheck("wayland", .warning, "\(now); the ScreenCast portal is on the session bus (version \(version))", fix: x11)
+            return DoctorCheck("wayland", .ok, "\(now); the ScreenCast portal is on the session bus (version \(version)); it asks the first time which screen to share")
         case .noScreenCast(let why):
-            return DoctorCheck("wayland", .warning, "\(now); the desktop portal offers no ScreenCast (\(why))", fix: portalFix)
+            return DoctorCheck("wayland", .problem, "\(now); the desktop portal offers no ScreenCast (\(why))", fix: portalFix)
         case .noPortal(let why):
-            return DoctorCheck("wayland", .warning, "\(now); the ScreenCast portal (org.freedesktop.portal.Desktop) is not on the session bus (\(why))",
+            return DoctorCheck("wayland", .problem, "\(now); the ScreenCast portal (org.freedesktop.portal.Desktop) is not on the session bus (\(why))",
                                fix: portalFix)
         case .noSessionBus(let why):
-            return DoctorCheck("wayland", .warning, "\(now); there is no D-Bus session bus to ask for the ScreenCast portal (\(why))",
-                               fix: "run reel inside the desktop session (DBUS_SESSION_BUS_ADDRESS set); \(x11)")
+            return DoctorCheck("wayland", .problem, "\(now); there is no D-Bus session bus to ask for the ScreenCast portal (\(why))",
+                               fix: "run reel inside the desktop session (DBUS_SESSION_BUS_ADDRESS set); meanwhile \(x11)")
         case .cannotAsk(let why):
             return DoctorCheck("wayland", .warning, "\(now); the ScreenCast portal could not be asked for (\(why))",
-                               fix: "apt-get install dbus-bin (dbus-send) to check the portal; \(x11)")
+                               fix: "apt-get install dbus-bin (dbus-send) to check the portal")
         }
     }
 

@@ -44,8 +44,8 @@ struct DoctorCommand {
     PROBLEM with its fix (what to install, which group to join, which variable to set):
       display        the X display ($DISPLAY) answers, and its screen size
       mit-shm        the X server shares memory with reel (else every frame is copied)
-      wayland        in a Wayland session: whether the ScreenCast portal is on the session bus
-                     (Reel records Wayland only through XWayland for now)
+      wayland        in a Wayland session: whether the ScreenCast portal, through which
+                     --screen records it, is on the session bus
       audio-server   PulseAudio or PipeWire-Pulse answers (PULSE_SERVER), its name and version
       microphone     the default source (what --mic records)
       app-audio      the default sink and its monitor (what --app-audio records)

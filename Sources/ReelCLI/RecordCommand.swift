@@ -513,9 +513,15 @@ struct RecordCommand {
 
     private func makeSources() throws -> [any CaptureSource] {
         var sources: [any CaptureSource] = []
-        if let display = options.screen {
-            sources.append(X11ScreenSource(display: display, region: options.region, frameRate: options.frameRate,
-                                           drawsCursor: options.drawsCursor))
+        if let screen = options.screen {
+            switch ScreenLocation(argument: screen, environment: environment) {
+            case .x11(let display):
+                sources.append(X11ScreenSource(display: display, region: options.region, frameRate: options.frameRate,
+                                               drawsCursor: options.drawsCursor))
+            case .wayland:
+                sources.append(WaylandScreenSource(region: options.region, frameRate: options.frameRate,
+                                                   drawsCursor: options.drawsCursor, choosesAgain: options.choosesScreen))
+            }
         }
         // With several video sources the composed size is --size; each camera keeps its own.
         let cameraSize = options.videoSourceCount > 1 ? nil : options.size

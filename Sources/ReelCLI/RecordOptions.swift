@@ -3,8 +3,10 @@ import Reel
 
 /// The options of `reel record`, parsed and checked.
 public struct RecordOptions: Sendable {
-    /// `--screen[=DISPLAY]`: `nil` when not asked for, `.some(nil)` for `$DISPLAY`.
+    /// `--screen[=DISPLAY|wayland]`: `nil` when not asked for, `.some(nil)` for the session's screen.
     public var screen: String??
+    /// `--screen-choose`: on Wayland, ask the portal's dialog again.
+    public var choosesScreen = false
     public var region: PixelRect?
     public var drawsCursor = true
     /// `--mic[=SOURCE]`.
@@ -91,7 +93,8 @@ public struct RecordOptions: Sendable {
 
     /// The options `reel record` accepts.
     public static let specs: [OptionSpec] = [
-        OptionSpec("screen", value: .optional, placeholder: "DISPLAY", help: "record an X11 screen (default: $DISPLAY)"),
+        OptionSpec("screen", value: .optional, placeholder: "DISPLAY", help: "record the screen: the session's (Wayland through the desktop portal, else X11 $DISPLAY), =wayland, or an X display such as =:1"),
+        OptionSpec("screen-choose", help: "on Wayland, show the portal's dialog to choose the screen again instead of reusing the last choice"),
         OptionSpec("region", value: .required, placeholder: "WxH+X+Y", help: "record only this part of the screen"),
         OptionSpec("no-cursor", help: "leave the mouse pointer out"),
         OptionSpec("mic", value: .optional, placeholder: "SOURCE", help: "record a microphone (default: the default source)"),
@@ -176,6 +179,8 @@ public struct RecordOptions: Sendable {
             region = rect
             if screen == nil { screen = .some(nil) }
         }
+        choosesScreen = args.has("screen-choose")
+        if choosesScreen && screen == nil { screen = .some(nil) }
         drawsCursor = !args.has("no-cursor")
         microphone = args.value("mic")
         appAudio = args.value("app-audio")

@@ -61,7 +61,7 @@ public enum ReelCommandLine {
                     return 0
                 }
                 if let extra = parsed.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
-                return DevicesCommand(console: console, json: parsed.has("json")).run()
+                return DevicesCommand(console: console, json: parsed.has("json"), environment: environment).run()
             case "recover":
                 let parsed = try ParsedArguments.parse(rest, specs: RecoverCommand.specs)
                 if parsed.has("help") {

@@ -218,18 +218,19 @@ import ReelTestSupport
         #expect(small.status == 1)
     }
 
-    /// A Wayland session whose session bus has no portal: said, as a warning (Reel records
-    /// through XWayland, which answers here); and one with no session bus at all.
+    /// A Wayland session whose session bus has no portal: a problem (a plain --screen records
+    /// Wayland through the portal), with the fix; and one with no session bus at all.
     @Test func waylandSessionWithoutPortal() throws {
         let x = try XvfbServer(size: PixelSize(width: 320, height: 240))
         let pulse = try PulseServer()
         let bus = try SessionBus()
         var environment = ["DISPLAY": x.display, "WAYLAND_DISPLAY": "wayland-9"].merging(pulse.environment) { $1 }
         let run = try Self.doctor(environment: environment.merging(bus.environment) { $1 })
-        #expect(run.status("wayland") == "warning")
+        #expect(run.status("wayland") == "problem")
         let detail = run.checks["wayland"]?["detail"] ?? ""
-        #expect(detail.contains("XWayland") && detail.contains("not on the session bus") && detail.contains("ServiceUnknown"), "\(detail)")
-        #expect(run.status == 0, "XWayland answers, so the screen can be recorded: \(run.checks)")
+        #expect(detail.contains("not on the session bus") && detail.contains("ServiceUnknown"), "\(detail)")
+        #expect(run.checks["wayland"]?["fix"]?.contains("xdg-desktop-portal") == true)
+        #expect(run.status == 1, "the default screen cannot be recorded: \(run.checks)")
 
         environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/reel-doctor-bus"
         let noBus = try Self.doctor(environment: environment)

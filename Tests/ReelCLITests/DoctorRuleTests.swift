@@ -120,14 +120,16 @@ import ReelTestSupport
         #expect(check(.notAFolder, writable: false, free: nil) == .problem)
     }
 
-    @Test func waylandIsAWarningWithWhatThePortalSaid() {
+    @Test func waylandIsAProblemWithoutThePortal() {
         #expect(DoctorChecks.wayland(environment: ["DISPLAY": ":0"], portal: .screenCast(version: 5)) == nil)
         #expect(DoctorChecks.wayland(environment: ["WAYLAND_DISPLAY": ""], portal: .screenCast(version: 5)) == nil)
         let answers: [DoctorChecks.PortalAnswer] = [.screenCast(version: 5), .noScreenCast("x"), .noPortal("x"), .noSessionBus("x"), .cannotAsk("x")]
-        for answer in answers {
+        let expected: [DoctorCheck.Status] = [.ok, .problem, .problem, .problem, .warning]
+        for (answer, status) in zip(answers, expected) {
             let check = DoctorChecks.wayland(environment: ["XDG_SESSION_TYPE": "wayland"], portal: answer)
-            #expect(check?.status == .warning)
-            #expect(check?.detail.contains("XWayland") == true)
+            #expect(check?.status == status, "\(answer)")
+            #expect(check?.detail.contains("ScreenCast portal") == true)
+            #expect(status == .ok || check?.fix?.contains("--screen=:0") == true || status == .warning)
         }
         #expect(DoctorChecks.wayland(environment: ["WAYLAND_DISPLAY": "wayland-0"], portal: .screenCast(version: 5))?.detail.contains("version 5") == true)
     }

@@ -42,7 +42,7 @@ import ReelTestSupport
     @Test func bashCompletesCommandsOptionsAndValues() throws {
         let dir = try TemporaryDirectory()
         let script = try scriptFile("bash", in: dir)
-        #expect(try bashComplete(["reel", "record", "--sc"], script: script) == ["--screen"])
+        #expect(try bashComplete(["reel", "record", "--sc"], script: script) == ["--screen", "--screen-choose"])
         #expect(try bashComplete(["reel", "rec"], script: script) == ["record", "recover"])
         #expect(try bashComplete(["reel", "record", "--layout", ""], script: script) == ["pip", "side-by-side", "grid"])
         // `--layout=s`, split at '=' as bash does with the default COMP_WORDBREAKS, and whole.
@@ -90,7 +90,7 @@ import ReelTestSupport
             #expect(result.status == 0, "\(result.stderr)")
             return result.output.split(separator: "\n").map { String($0.split(separator: "\t")[0]) }
         }
-        #expect(try complete("reel record --sc") == ["--screen"])
+        #expect(try complete("reel record --sc") == ["--screen", "--screen-choose"])
         #expect(try complete("reel record --layout ").sorted() == ["grid", "pip", "side-by-side"])
         #expect(try complete("reel rec").sorted() == ["record", "recover"])
     }
