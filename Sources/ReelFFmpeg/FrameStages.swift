@@ -113,6 +113,8 @@ package final class FilterStage: FrameStage, @unchecked Sendable {
     private let failed: @Sendable (VideoFilter, ReelError) -> Void
     private var graph: FilterGraph?
     private var refused: VideoFilter?
+    /// The filter last said to hold pictures back (said once for each).
+    private var heldBack: VideoFilter?
     private var pool: FramePool?
     private let lock = NSLock()
 
@@ -152,6 +154,12 @@ package final class FilterStage: FrameStage, @unchecked Sendable {
             return nil
         }
         out.captureTime = frame.captureTime
-        return graph.filter(frame, into: out) ? out : frame
+        if graph.filter(frame, into: out) { return out }
+        if heldBack != filter {
+            heldBack = filter
+            failed(filter, ReelError(.invalidConfiguration, "it gave no picture for one it was given (it holds pictures back, drops them or changes the frame rate)",
+                                     hint: "such pictures are recorded unfiltered; filters that keep one picture per picture work best"))
+        }
+        return frame
     }
 }

@@ -96,7 +96,10 @@ public struct VideoFilter: Sendable, Hashable, CustomStringConvertible {
                                          : "there is no filter named '\(name)' in libavfilter (in '\(graph)')",
                             hint: "the looks are \(known.joined(separator: ", ")); `ffmpeg -filters` lists libavfilter's filters")
         }
-        _ = try FilterGraph(graph: graph, format: .yuv420p, size: PixelSize(width: 320, height: 240))
+        // On a large picture, so that a crop or pad meant for a real source is not refused; the
+        // source's own pictures are tried when they come (a filter that cannot apply to them is
+        // reported then, and they go unfiltered).
+        _ = try FilterGraph(graph: graph, format: .yuv420p, size: PixelSize(width: 3840, height: 2160))
     }
 }
 
@@ -265,6 +268,9 @@ final class FilterGraph {
         av_frame_free(&o)
     }
 
+    /// The most pictures taken out of the graph for one put in.
+    static let maximumPicturesPerPicture = 8
+
     /// Filters `frame` and writes the result into `destination` (a frame of the graph's format
     /// and size). Returns `false` when the graph gave no picture for this one (it holds
     /// pictures back, or failed): `destination` is then untouched.
@@ -298,7 +304,9 @@ final class FilterGraph {
         }
         guard pushed >= 0 else { return false }
         var got = false
-        while true {
+        // A filter may make several pictures of one (or, like `loop`, without end): the newest
+        // of a few is kept, so a picture's work is bounded.
+        for _ in 0..<Self.maximumPicturesPerPicture {
             av_frame_unref(output)
             guard av_buffersink_get_frame(sink, output) >= 0 else { break }
             guard output.pointee.width == Int32(size.width), output.pointee.height == Int32(size.height),

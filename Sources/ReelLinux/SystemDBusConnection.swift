@@ -24,6 +24,10 @@ package final class SystemDBusConnection: DBusConnection, @unchecked Sendable {
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
         var connection: OpaquePointer?
+        // The session bus's address is read from the environment now, not by libdbus: it
+        // reads it once per process and keeps it, so a process whose environment gained the
+        // address later (a test, a program that sets it) would still try the old one.
+        let address = address ?? getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
         if let address {
             connection = dbus_connection_open_private(address, &error)
             if let opened = connection, dbus_bus_register(opened, &error) == 0 {

@@ -189,9 +189,23 @@ public final class PreviewWindow: CaptureOutput {
     /// cannot use.
     public static func canOpen(display: String? = nil) -> ReelError? {
         let environment = ProcessInfo.processInfo.environment
-        if (display ?? environment["DISPLAY"] ?? "").isEmpty && (environment["WAYLAND_DISPLAY"] ?? "").isEmpty {
+        let shown = display ?? environment["DISPLAY"] ?? ""
+        if shown.isEmpty && (environment["WAYLAND_DISPLAY"] ?? "").isEmpty {
             return ReelError(.sourceUnavailable, "there is no display to open the preview window on ($DISPLAY is not set)",
                              hint: "run it in a desktop session, or set DISPLAY (e.g. DISPLAY=:0)")
+        }
+        // A display named but not there (a stale DISPLAY after ssh, a server gone): SDL2 would
+        // fall back on a driver that draws nowhere.
+        if let display { setenv("DISPLAY", display, 1) }
+        guard SDL_InitSubSystem(SDL_INIT_VIDEO) == 0 else {
+            return ReelError(.sourceUnavailable, "cannot open the preview window: \(String(cString: SDL_GetError()))",
+                             hint: "check that DISPLAY names a running X server you may use")
+        }
+        defer { SDL_QuitSubSystem(SDL_INIT_VIDEO) }
+        let driver = SDL_GetCurrentVideoDriver().map { String(cString: $0) } ?? "none"
+        guard driver == "x11" || driver == "wayland" else {
+            return ReelError(.sourceUnavailable, "cannot open the preview window: no X server answers at DISPLAY=\(shown)",
+                             hint: "run it in a desktop session, or set DISPLAY to a running X server (e.g. DISPLAY=:0)")
         }
         return nil
     }

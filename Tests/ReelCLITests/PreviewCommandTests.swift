@@ -166,6 +166,15 @@ import ReelTestSupport
         #expect(auto.stderr.contains("no preview window"), "\(auto.stderr)")
         #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == 30)
         _ = environment
+
+        // A DISPLAY that names no server (stale after ssh): the same, not a failure of =auto.
+        let stale = dir.url.appendingPathComponent("stale.mp4")
+        let dead = try Subprocess.run([ReelBinary.url.path, "record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast",
+                                       "--duration", "1", "--faster-than-real-time", "--preview=auto", "-o", stale.path],
+                                      environment: ["DISPLAY": XvfbServer.unusedDisplay()])
+        #expect(dead.status == 0, "\(dead.stderr)")
+        #expect(dead.stderr.contains("no preview window"), "\(dead.stderr)")
+        #expect(try MediaProbe.probe(stale).videoStreams.first?.frameCount == 30)
     }
 
     @Test func previewNeedsAPictureAndTakesOnlyAuto() throws {

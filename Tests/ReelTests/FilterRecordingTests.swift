@@ -139,7 +139,7 @@ import ReelTestSupport
     @Test func aFilterThatCannotApplyToTheSourceIsReportedAndLosesNothing() async throws {
         let dir = try TemporaryDirectory()
         let session = CaptureSession(clock: ManualClock())
-        // A crop that fits the 320x240 check but not this 160x120 camera.
+        // A crop that fits the check's large picture but not this 160x120 camera.
         let small = PixelSize(width: 160, height: 120)
         let cam = camera(.red, "small camera", size: small)
         try session.addInput(cam)
@@ -158,6 +158,33 @@ import ReelTestSupport
         try await Task.sleep(for: .milliseconds(100))
         events.cancel()
         #expect(await events.value == ["small camera: crop=300:200"], "reported once")
+    }
+
+    @Test func aFilterThatMakesPicturesWithoutEndOrHoldsThemBackCostsNothing() async throws {
+        for graph in ["loop=loop=-1:size=1", "hue=s=0,fps=5"] {
+            let dir = try TemporaryDirectory()
+            let session = CaptureSession(clock: ManualClock())
+            let cam = camera(.red, "red camera")
+            try session.addInput(cam)
+            try session.setVideoFilter(try VideoFilter(graph: graph), for: cam)
+            let url = dir.url.appendingPathComponent("odd.mp4")
+            let recorder = Recorder(url: url, settings: recorderSettings(seconds: 1))
+            try session.addOutput(recorder)
+            let events = Task { var failed = 0; for await e in session.events { if case .filterFailed = e { failed += 1 } }; return failed }
+            try await session.start()
+            let summary = try await recorder.result()
+            await session.stop()
+            #expect(summary.frames == 30, "\(graph)")
+            #expect(summary.droppedFrames == 0, "\(graph)")
+            try await Task.sleep(for: .milliseconds(100))
+            events.cancel()
+            let failed = await events.value
+            if graph.hasPrefix("hue") { #expect(failed == 1, "a filter that holds pictures back is said once") }
+        }
+    }
+
+    @Test func aCropMeantForALargeSourceIsAccepted() throws {
+        _ = try VideoFilter(graph: "crop=640:480")
     }
 
     @Test func onlyAnInputsPicturesCanBeFiltered() throws {
