@@ -19,7 +19,7 @@ import Synchronization
 /// ``start()`` runs capture (and the outputs given to ``addPreviewOutput(_:)``, such as a
 /// preview window or a live frames output) without recording; ``record()`` starts a clip and
 /// ``pause()`` ends it. ``stop()`` ends capture and, when ``mergesClipsAutomatically``, merges
-/// the clips into ``outputURL`` (a dated file in ``Recorder/defaultOutputDirectory()`` unless set);
+/// the clips into ``outputURL`` (a dated file in ``Recorder/defaultOutputDirectory(environment:)`` unless set);
 /// the recorder can then ``start()`` a new take. ``progress``, ``recordedDuration``,
 /// ``isRecording`` and ``isPaused`` are observable (Observation), updated at each frame.
 public final class CameraRecorder: Observable, @unchecked Sendable {
@@ -75,7 +75,7 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         set { state.withLock { $0.mergesClipsAutomatically = newValue } }
     }
 
-    /// Where the merged file goes; `nil`: a new dated file in ``Recorder/defaultOutputDirectory()``
+    /// Where the merged file goes; `nil`: a new dated file in ``Recorder/defaultOutputDirectory(environment:)``
     /// for each take.
     public var outputURL: URL? {
         get { state.withLock { $0.outputURL } }
