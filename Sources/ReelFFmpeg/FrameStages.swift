@@ -23,24 +23,16 @@ package func applyStages(_ stages: [any FrameStage], to frame: VideoFrame) -> Vi
     return picture
 }
 
-/// The digital zoom of one camera: the picture's crop rectangle at its time, scaled back to
-/// the full size.
-package final class ZoomStage: FrameStage, @unchecked Sendable {
-    private let zoom: ZoomControl
-    private let realTime: Bool
+/// The buffers a stage draws its pictures into: a pool of the pictures' format and size, made
+/// again when they change. Off real time a stage waits for a free buffer rather than drop.
+struct StageBuffers {
+    let realTime: Bool
     private var pool: FramePool?
-    private let scaler = FrameScaler()
-    private let lock = NSLock()
 
-    /// A zoom stage for `zoom`; off real time it waits for a free buffer rather than drop.
-    package init(zoom: ZoomControl, realTime: Bool) {
-        self.zoom = zoom
-        self.realTime = realTime
-    }
+    init(realTime: Bool) { self.realTime = realTime }
 
-    package func apply(to frame: VideoFrame) -> VideoFrame? {
-        guard let crop = zoom.cropRect(for: frame.size, at: frame.presentationTime) else { return frame }
-        lock.lock(); defer { lock.unlock() }
+    /// An empty picture shaped, timed and stamped like `frame`; `nil` when none is free.
+    mutating func picture(like frame: VideoFrame) -> VideoFrame? {
         if pool?.format != frame.format || pool?.size != frame.size {
             pool = FramePool(format: frame.format, size: frame.size, capacity: 8)
         }
@@ -49,6 +41,28 @@ package final class ZoomStage: FrameStage, @unchecked Sendable {
             return nil
         }
         out.captureTime = frame.captureTime
+        return out
+    }
+}
+
+/// The digital zoom of one camera: the picture's crop rectangle at its time, scaled back to
+/// the full size.
+package final class ZoomStage: FrameStage, @unchecked Sendable {
+    private let zoom: ZoomControl
+    private var buffers: StageBuffers
+    private let scaler = FrameScaler()
+    private let lock = NSLock()
+
+    /// A zoom stage for `zoom`; off real time it waits for a free buffer rather than drop.
+    package init(zoom: ZoomControl, realTime: Bool) {
+        self.zoom = zoom
+        buffers = StageBuffers(realTime: realTime)
+    }
+
+    package func apply(to frame: VideoFrame) -> VideoFrame? {
+        guard let crop = zoom.cropRect(for: frame.size, at: frame.presentationTime) else { return frame }
+        lock.lock(); defer { lock.unlock() }
+        guard let out = buffers.picture(like: frame) else { return nil }
         do {
             try scaler.draw(frame, crop: crop, into: out, at: PixelRect(x: 0, y: 0, width: frame.width, height: frame.height))
         } catch {
@@ -109,19 +123,18 @@ package final class VideoFilterControl: Sendable {
 /// recorded frame. `failed` is called once for each filter that cannot be built.
 package final class FilterStage: FrameStage, @unchecked Sendable {
     private let control: VideoFilterControl
-    private let realTime: Bool
     private let failed: @Sendable (VideoFilter, ReelError) -> Void
     private var graph: FilterGraph?
     private var refused: VideoFilter?
     /// The filter last said to hold pictures back (said once for each).
     private var heldBack: VideoFilter?
-    private var pool: FramePool?
+    private var buffers: StageBuffers
     private let lock = NSLock()
 
     /// A stage following `control`; off real time it waits for a free buffer rather than drop.
     package init(control: VideoFilterControl, realTime: Bool, failed: @escaping @Sendable (VideoFilter, ReelError) -> Void = { _, _ in }) {
         self.control = control
-        self.realTime = realTime
+        buffers = StageBuffers(realTime: realTime)
         self.failed = failed
     }
 
@@ -145,15 +158,7 @@ package final class FilterStage: FrameStage, @unchecked Sendable {
                 return frame
             }
         }
-        if pool?.format != frame.format || pool?.size != frame.size {
-            pool = FramePool(format: frame.format, size: frame.size, capacity: 8)
-        }
-        guard let pool, let graph,
-              var out = realTime ? pool.makeFrame(presentationTime: frame.presentationTime, sequenceNumber: frame.sequenceNumber)
-                                 : pool.makeFrameWaiting(presentationTime: frame.presentationTime, sequenceNumber: frame.sequenceNumber) else {
-            return nil
-        }
-        out.captureTime = frame.captureTime
+        guard let graph, let out = buffers.picture(like: frame) else { return nil }
         if graph.filter(frame, into: out) { return out }
         if heldBack != filter {
             heldBack = filter
