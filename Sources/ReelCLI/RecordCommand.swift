@@ -365,6 +365,9 @@ struct RecordCommand {
                 }
             }
             if let preview {
+                if preview.lostDisplay && !options.json {
+                    console.err("reel: note: the preview window's display went away, so the recording was stopped and finalised")
+                }
                 let delay = preview.displayDelay
                 if options.json {
                     console.out(ProgressRenderer.json(["event": "preview", "shown": preview.picturesShown, "skipped": preview.picturesSkipped,

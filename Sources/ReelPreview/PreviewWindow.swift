@@ -109,10 +109,25 @@ public final class PreviewWindow: CaptureOutput {
     }
 
     /// Called on the window's thread for each key pressed and for the window being closed
-    /// (``Key/stop``). Set it before the session starts.
+    /// (``Key/stop``). Keys that come while it is not set (a window closed at once, before
+    /// the app set it) are kept, and handed to it when it is set, on the thread setting it.
     public var onKey: (@Sendable (Key) -> Void)? {
         get { state.withLock { $0.onKey } }
-        set { state.withLock { $0.onKey = newValue } }
+        set {
+            let kept = state.withLock { s -> [Key] in
+                s.onKey = newValue
+                guard newValue != nil else { return [] }
+                defer { s.keptKeys = [] }
+                return s.keptKeys
+            }
+            for key in kept { newValue?(key) }
+        }
+    }
+
+    /// The handler for `key`, or `nil` after keeping the key for a handler yet to be set.
+    private static func handler(for key: Key, in s: inout State) -> (@Sendable (Key) -> Void)? {
+        if s.onKey == nil { s.keptKeys.append(key) }
+        return s.onKey
     }
 
     /// How long pictures took from capture to the screen: from their capture time (or, for a
@@ -143,6 +158,9 @@ public final class PreviewWindow: CaptureOutput {
         var skipped: Int64 = 0
         var closed = false
         var stopSent = false
+        var lostDisplay = false
+        /// Keys that came while no ``onKey`` was set.
+        var keptKeys: [Key] = []
     }
     private let settings: Settings
     private let state = Mutex(State())
@@ -164,6 +182,24 @@ public final class PreviewWindow: CaptureOutput {
         state.withLock { s in
             DisplayDelay(pictures: s.delayCount, mean: s.delayCount == 0 ? 0 : s.delaySum / Double(s.delayCount), maximum: s.delayMax)
         }
+    }
+
+    /// Whether the window's display went away under it (its X server gone, the window
+    /// destroyed by another program); the window then says stop, as when it is closed.
+    public var lostDisplay: Bool { state.withLock { $0.lostDisplay } }
+
+    /// The display went away: say stop once, and if the window's thread will never come back
+    /// (`parks`), let ``finish()`` return without it.
+    func displayLost(parks: Bool) {
+        let handler = state.withLock { s -> (@Sendable (Key) -> Void)? in
+            s.lostDisplay = true
+            s.closed = true
+            guard !s.stopSent else { return nil }
+            s.stopSent = true
+            return Self.handler(for: .stop, in: &s)
+        }
+        handler?(.stop)
+        if parks { finished.signal() }
     }
 
     /// Whether the user closed the window.
@@ -188,6 +224,10 @@ public final class PreviewWindow: CaptureOutput {
     /// Why a window cannot be opened here, or `nil` if it can: no display, or a display SDL2
     /// cannot use.
     public static func canOpen(display: String? = nil) -> ReelError? {
+        if XDisplayLoss.connectionBroke.load(ordering: .sequentiallyConsistent) {
+            return ReelError(.sourceUnavailable, "cannot open another preview window: an earlier one's display went away in this program",
+                             hint: "SDL2 keeps the broken connection; start the program again to show a window")
+        }
         let environment = ProcessInfo.processInfo.environment
         let shown = display ?? environment["DISPLAY"] ?? ""
         if shown.isEmpty && (environment["WAYLAND_DISPLAY"] ?? "").isEmpty {
@@ -233,6 +273,7 @@ public final class PreviewWindow: CaptureOutput {
             s.stopping = false
             s.closed = false
             s.stopSent = false
+            s.keptKeys = []
             s.running = true
         }
         thread.start()
@@ -318,6 +359,7 @@ public final class PreviewWindow: CaptureOutput {
             opened.signal()
             return
         }
+        if driver == "x11" { XDisplayLoss.watch(self) }
         SDL_SetYUVConversionMode(SDL_YUV_CONVERSION_BT709)
         let size = settings.size ?? PixelSize(width: 640, height: 360)
         let undefined = reel_sdl_windowpos_undefined()
@@ -462,7 +504,7 @@ public final class PreviewWindow: CaptureOutput {
             let handler = state.withLock { s -> (@Sendable (Key) -> Void)? in
                 guard let key, !(key == .stop && s.stopSent) else { return nil }
                 if key == .stop { s.stopSent = true }
-                return s.onKey
+                return Self.handler(for: key, in: &s)
             }
             if let key, let handler { handler(key) }
         }

@@ -60,8 +60,8 @@ import ReelTestSupport
         #expect(later > early && later > 0, "the bar grew from \(early) to \(later) pixels")
 
         #expect(painter.requestClose(windowTitled: title), "the window is titled \(title)")
-        for _ in 0..<100 where process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
-        #expect(!process.isRunning, "closing the window stopped the recording")
+        for _ in 0..<300 where process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
+        try #require(!process.isRunning, "closing the window stopped the recording")
         #expect(process.terminationStatus == 0, "\((try? String(contentsOf: errors, encoding: .utf8)) ?? "")")
         let probe = try MediaProbe.probe(url)
         let frames = try #require(probe.videoStreams.first?.frameCount)
@@ -115,7 +115,8 @@ import ReelTestSupport
         try xdotool(["mousemove", "\(w.x + 100)", "\(w.y + 120)", "key", "r"])
         try await Task.sleep(for: .milliseconds(1000))
         try xdotool(["key", "Return"])
-        for _ in 0..<100 where process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
+        for _ in 0..<300 where process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
+        try #require(!process.isRunning, "Enter stopped reel preview")
         #expect(process.terminationStatus == 0)
         let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(said.contains("clips     2"), "\(said)")
@@ -140,10 +141,113 @@ import ReelTestSupport
             opened = painter.frame(ofWindowTitled: "Reel — nothing.mp4") != nil
         }
         #expect(painter.requestClose(windowTitled: "Reel — nothing.mp4"))
-        for _ in 0..<100 where again.isRunning { try await Task.sleep(for: .milliseconds(100)) }
+        for _ in 0..<300 where again.isRunning { try await Task.sleep(for: .milliseconds(100)) }
+        try #require(!again.isRunning, "closing the window stopped reel preview")
         #expect(again.terminationStatus == 0)
         #expect(String(decoding: out2.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("Nothing was recorded"))
         #expect(!FileManager.default.fileExists(atPath: empty.path))
+    }
+
+    /// The window's display going away (the X server ends, or another program kills the
+    /// window's connection) must not end reel before the file is finalised: Xlib's own handler
+    /// would exit(1) there. The recording stops as if the window were closed, and says why.
+    @Test(arguments: ["X server ends", "xdotool windowkill"])
+    func aDisplayThatGoesAwayStopsAndFinalises(how: String) async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        defer { xvfb.terminate() }
+        let painter = try ScreenPainter(display: xvfb.display)
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("lost.mp4")
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record", "--camera=test:green", "--size", "320x240", "--preset", "ultrafast", "--preview", "-o", url.path]
+        process.environment = ProcessInfo.processInfo.environment.merging(["DISPLAY": xvfb.display]) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        let errors = dir.url.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: errors)
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        var opened = false
+        for _ in 0..<100 where !opened {
+            try await Task.sleep(for: .milliseconds(100))
+            opened = painter.frame(ofWindowTitled: "Reel — lost.mp4") != nil
+        }
+        #expect(opened)
+        try await Task.sleep(for: .seconds(1.5))
+        if how == "X server ends" {
+            xvfb.terminate()
+        } else {
+            let r = try Subprocess.run(["xdotool", "search", "--name", "lost\\.mp4", "windowkill"], environment: ["DISPLAY": xvfb.display])
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        for _ in 0..<150 where process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
+        try #require(!process.isRunning, "reel stopped")
+        let said = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+        #expect(process.terminationStatus == 0, "\(said)")
+        #expect(said.contains("display went away"), "\(said)")
+        #expect(!Recovery.isCutOff(url), "the file was finalised")
+        let frames = try MediaProbe.probe(url).videoStreams.first?.frameCount ?? 0
+        #expect(frames >= 40, "\(frames) frames")
+        let decode = try Subprocess.run(["ffmpeg", "-v", "error", "-i", url.path, "-f", "null", "-"])
+        #expect(decode.status == 0 && decode.stderr.isEmpty, "\(decode.stderr)")
+    }
+
+    /// `reel preview` killed before anything was recorded leaves no clip: its name stays free
+    /// (a second window on it meanwhile is refused), and recover tidies the empty folder away.
+    @Test func killedBeforeRecordingLeavesTheNameFree() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        defer { xvfb.terminate() }
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("idle.mp4")
+        let folder = dir.url.appendingPathComponent("idle.clips")
+        func preview() throws -> Process {
+            let process = Process()
+            process.executableURL = ReelBinary.url
+            process.arguments = ["preview", "--camera=test:blue", "--size", "320x240", "-o", url.path]
+            process.environment = ProcessInfo.processInfo.environment.merging(["DISPLAY": xvfb.display]) { $1 }
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+        let painter = try ScreenPainter(display: xvfb.display)
+        let first = try preview()
+        defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
+        var opened = false
+        for _ in 0..<100 where !opened {
+            try await Task.sleep(for: .milliseconds(100))
+            opened = painter.frame(ofWindowTitled: "Reel — idle.mp4") != nil
+        }
+        #expect(opened)
+        // While it runs, its (clip-less) folder is in use, not left over.
+        let busy = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast", "--faster-than-real-time",
+                                       "--duration", "1", "--pause-mode", "clips", "-o", url.path])
+        #expect(busy.status != 0 && busy.stderr.contains("in use by another recording"), "\(busy.stderr)")
+        let recoverBusy = try ReelBinary.run(["recover", folder.path])
+        #expect(recoverBusy.status != 0 && recoverBusy.stderr.contains("being recorded into right now"), "\(recoverBusy.stderr)")
+        kill(first.processIdentifier, SIGKILL)
+        first.waitUntilExit()
+        #expect(FileManager.default.fileExists(atPath: folder.path))
+        // Recover says nothing was recorded and frees the name.
+        let recovered = try ReelBinary.run(["recover", url.path])
+        #expect(recovered.stderr.contains("before anything was recorded"), "\(recovered.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.path))
+        // Killed again: the next recording takes the empty folder over.
+        let second = try preview()
+        defer { if second.isRunning { kill(second.processIdentifier, SIGKILL) } }
+        opened = false
+        for _ in 0..<100 where !opened {
+            try await Task.sleep(for: .milliseconds(100))
+            opened = painter.frame(ofWindowTitled: "Reel — idle.mp4") != nil
+        }
+        kill(second.processIdentifier, SIGKILL)
+        second.waitUntilExit()
+        let again = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast", "--faster-than-real-time",
+                                        "--duration", "1", "--pause-mode", "clips", "-o", url.path])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == 30)
+        #expect(!FileManager.default.fileExists(atPath: folder.path))
     }
 
     @Test func withoutADisplayPreviewIsAnErrorAndAutoRecordsAnyway() throws {

@@ -138,6 +138,26 @@ import ReelTestSupport
         #expect(frames.allSatisfy { RGBColor.average(of: $0, width: 320, x: 160, y: 160, radius: 3).red > 180 }, "red in the file")
     }
 
+    /// A window closed before the app set its key handler: the stop is kept and handed over
+    /// when the handler is set, not lost (a recording would otherwise run on unseen).
+    @Test func aCloseBeforeTheHandlerIsSetIsKept() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        defer { xvfb.terminate() }
+        let painter = try ScreenPainter(display: xvfb.display)
+        let session = CaptureSession()
+        try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30), beeps: .never))
+        let preview = PreviewWindow(settings: .init(title: Self.title, size: PixelSize(width: 320, height: 240), display: xvfb.display))
+        try session.addOutput(preview)
+        try await session.start()
+        #expect(try await Self.eventually { painter.frame(ofWindowTitled: Self.title) != nil })
+        #expect(painter.requestClose(windowTitled: Self.title))
+        #expect(try await Self.eventually { preview.isClosed })
+        let keys = KeyLog()
+        preview.onKey = { keys.append($0) }
+        #expect(keys.all == [.stop])
+        await session.stop()
+    }
+
     @Test func aDisplayThatIsNotThereIsAClearError() async throws {
         let session = CaptureSession(clock: ManualClock())
         try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30)))

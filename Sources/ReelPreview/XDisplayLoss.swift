@@ -1,0 +1,56 @@
+import Foundation
+import Synchronization
+
+/// What happens when the preview window's X display goes away under it (the X server killed,
+/// the window destroyed by another program): Xlib's own handlers end the whole process with
+/// `exit(1)`, which would leave the recording unfinished. These handlers tell the window
+/// instead, which says stop (the recording is finalised as when the window is closed).
+///
+/// libX11 is the one SDL2 loaded; its handler setters are found at run time, so ReelPreview
+/// links no X library of its own.
+enum XDisplayLoss {
+    private typealias ErrorHandler = @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32
+    private typealias IOErrorHandler = @convention(c) (OpaquePointer?) -> Int32
+    private typealias SetErrorHandler = @convention(c) (ErrorHandler?) -> ErrorHandler?
+    private typealias SetIOErrorHandler = @convention(c) (IOErrorHandler?) -> IOErrorHandler?
+
+    /// The window told of a loss (one at a time has the display).
+    private static let window = Mutex<WeakWindow?>(nil)
+    /// Whether a connection to an X server broke in this process. SDL keeps that connection
+    /// (its thread stays parked in the handler), so no other window can be opened after it.
+    static let connectionBroke = Atomic<Bool>(false)
+    private final class WeakWindow: Sendable {
+        nonisolated(unsafe) weak var window: PreviewWindow?
+        init(_ window: PreviewWindow) { self.window = window }
+    }
+
+    /// Installs the handlers (once libX11 is loaded) and makes `window` the one they tell.
+    static func watch(_ window: PreviewWindow) {
+        self.window.withLock { $0 = WeakWindow(window) }
+        guard let x11 = dlopen("libX11.so.6", RTLD_NOW | RTLD_NOLOAD) else { return }
+        if let set = dlsym(x11, "XSetErrorHandler") {
+            _ = unsafeBitCast(set, to: SetErrorHandler.self)(onError)
+        }
+        if let set = dlsym(x11, "XSetIOErrorHandler") {
+            _ = unsafeBitCast(set, to: SetIOErrorHandler.self)(onIOError)
+        }
+    }
+
+    /// A protocol error. Those that mean the window is gone (BadWindow, BadDrawable) end the
+    /// preview; the rest are ignored rather than end the process.
+    private static let onError: ErrorHandler = { _, event in
+        // XErrorEvent: int type; Display *display; XID resourceid; unsigned long serial;
+        // unsigned char error_code; …
+        let code = event.map { $0.load(fromByteOffset: 32, as: UInt8.self) } ?? 0
+        if code == 3 || code == 9 { XDisplayLoss.window.withLock { $0?.window }?.displayLost(parks: false) }
+        return 0
+    }
+
+    /// The connection to the X server broke. Xlib ends the process if this returns, so the
+    /// window's thread (the only one using Xlib) stays here for good once the window is told.
+    private static let onIOError: IOErrorHandler = { _ in
+        XDisplayLoss.connectionBroke.store(true, ordering: .sequentiallyConsistent)
+        XDisplayLoss.window.withLock { $0?.window }?.displayLost(parks: true)
+        while true { sleep(3600) }
+    }
+}
