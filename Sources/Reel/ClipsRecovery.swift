@@ -1,5 +1,6 @@
 import Foundation
 import ReelFFmpeg
+import ReelSystem
 
 extension RecordingSession {
     /// What ``RecordingSession/recover(folder:to:overwrite:)`` made of a clips folder.
@@ -44,7 +45,8 @@ extension RecordingSession {
         return names.sorted().compactMap { name in
             let candidate = folder.appendingPathComponent(name, isDirectory: true)
             guard let manifest = try? ClipsManifest.read(in: candidate), manifest.state != .merged,
-                  !FileManager.default.fileExists(atPath: manifest.target) else { return nil }
+                  !FileManager.default.fileExists(atPath: manifest.target),
+                  !isInUse(candidate), emptyLeftoverClips(candidate, manifest: manifest) == nil else { return nil }
             return candidate
         }
     }
@@ -65,7 +67,19 @@ extension RecordingSession {
         guard stat(folder.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
             throw ReelError(.ioFailure, "\(folder.path) is not a folder of clips", hint: "give the clips folder or the recording's file name")
         }
+        if isInUse(folder) {
+            throw ReelError(.busy, "\(folder.path) is being recorded into right now\(RecordingLock.holder(of: folder).map { " (\($0))" } ?? "")",
+                            hint: "wait until that recording stops; it merges its clips itself")
+        }
         var manifest = try ClipsManifest.read(in: folder)
+        if let manifest, removeEmptyLeftover(folder, manifest: manifest) {
+            // Cut off before its first clip held anything: nothing was recorded. Its empty clip
+            // files and the manifest (and the folder, if nothing else is in it) go, so that the
+            // name is free again.
+            rmdir(folder.path)
+            throw ReelError(.nothingRecorded, "\(folder.path) held no clips: its recording was cut off before anything was recorded",
+                            hint: "nothing was lost; the empty clips folder was tidied away, so \(URL(fileURLWithPath: manifest.target).lastPathComponent) can be recorded again")
+        }
         if let manifest, manifest.state == .merged {
             // Merged, then cut off while the clips were being removed: the file holds them all.
             throw ReelError(.nothingRecorded, "the clips in \(folder.path) were merged into \(manifest.target) already; nothing to recover",

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import ReelFFmpeg
+import ReelSystem
 
 /// One clip of a recording session: what was recorded between a start (or resume) and a pause
 /// (or stop), in its own file.
@@ -75,6 +76,9 @@ public final class RecordingSession: Sendable {
         var generation = 0
         /// Whether claiming the folder created it.
         var createdFolder = false
+        /// The lock on the folder while a recorder records into it: the sign, for another
+        /// recording or `reel recover`, that a folder with no clips yet is in use, not left over.
+        var folderLock: RecordingLock?
     }
     private let state = Mutex(State())
     /// The generation of the manifest last written; held while writing, so writes keep order.
@@ -83,6 +87,55 @@ public final class RecordingSession: Sendable {
     /// Creates a session whose clips live in `folder`.
     public init(folder: URL) {
         self.folder = folder
+    }
+
+    deinit {
+        state.withLock { $0.folderLock?.release() }
+    }
+
+    /// Lets go of the folder's lock (the recording into it has ended).
+    private func releaseFolderLock() {
+        state.withLock { s in
+            s.folderLock?.release()
+            s.folderLock = nil
+        }
+    }
+
+    /// Whether a recorder (in this or another program) is recording into `folder` right now.
+    static func isInUse(_ folder: URL) -> Bool {
+        guard let lock = try? RecordingLock.lockExisting(folder, exclusive: true) else {
+            return FileManager.default.fileExists(atPath: folder.path)
+        }
+        lock.release()
+        return false
+    }
+
+    /// The clip files of `folder` if it is what a recording cut off before its first clip
+    /// held anything left: a manifest that counts no finished clip, and clip files that hold
+    /// no packet (a header, or nothing). It holds nothing recorded, so it may be taken over or
+    /// tidied away. `nil` if anything in it may hold a recording (or cannot be read).
+    static func emptyLeftoverClips(_ folder: URL, manifest: ClipsManifest) -> [URL]? {
+        guard manifest.state != .merged, !manifest.clips.contains(where: \.finished) else { return nil }
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter(isClipName)
+        var empty: [URL] = []
+        for name in names {
+            let url = folder.appendingPathComponent(name)
+            let bytes = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value
+            if bytes != 0 {
+                guard let count = try? PacketCount.count(url), count.videoPackets == 0, count.audioPackets == 0 else { return nil }
+            }
+            empty.append(url)
+        }
+        return empty
+    }
+
+    /// Removes what ``emptyLeftoverClips(_:manifest:)`` found (the empty clip files and the
+    /// manifest); returns whether it was such a leftover.
+    static func removeEmptyLeftover(_ folder: URL, manifest: ClipsManifest) -> Bool {
+        guard let clips = emptyLeftoverClips(folder, manifest: manifest) else { return false }
+        for clip in clips { unlink(clip.path) }
+        unlink(folder.appendingPathComponent(manifestName).path)
+        return true
     }
 
     /// The finished clips, in order. After a recorder merged them into its file at its stop,
@@ -179,11 +232,32 @@ public final class RecordingSession: Sendable {
     /// is a file or holds another recording's clips or manifest (nothing in it is touched), and
     /// writes the manifest. Undone by ``releaseClaim()`` if the recording does not start.
     func claim(target: URL, keepsClips: Bool) throws {
+        do {
+            try claimFolder(target: target, keepsClips: keepsClips)
+        } catch {
+            releaseFolderLock()
+            throw error
+        }
+    }
+
+    private func claimFolder(target: URL, keepsClips: Bool) throws {
         var info = stat()
         let existed = stat(folder.path, &info) == 0
         if existed {
             guard (info.st_mode & S_IFMT) == S_IFDIR else {
                 throw ReelError(.fileExists, "\(folder.path) is a file, not a folder", hint: "choose a folder for the clips")
+            }
+            let lock: RecordingLock
+            do {
+                lock = try RecordingLock.lockExisting(folder, exclusive: true)
+            } catch let error as ReelError where error.code == .busy {
+                throw ReelError(.fileExists, "\(folder.path) is in use by another recording right now\(RecordingLock.holder(of: folder).map { " (\($0))" } ?? "")",
+                                hint: "choose another name or folder for the clips")
+            }
+            state.withLock { $0.folderLock = lock }
+            if let other = try? ClipsManifest.read(in: folder) {
+                // A recording killed before its first clip held anything: nothing of it to keep.
+                _ = Self.removeEmptyLeftover(folder, manifest: other)
             }
             if let other = try? ClipsManifest.read(in: folder), other.state == .merged {
                 throw ReelError(.fileExists, "\(folder.path) holds what is left of the clips of \(other.target), which were merged into it already",
@@ -206,6 +280,8 @@ public final class RecordingSession: Sendable {
                 let e = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code ?? Int(EIO)
                 throw Self.folderError(Int32(e), folder)
             }
+            let lock = try? RecordingLock.lockExisting(folder, exclusive: true)
+            state.withLock { $0.folderLock = lock }
         }
         let manifest = ClipsManifest(target: target.path, state: .recording, keepsClips: keepsClips, clips: [])
         let path = folder.appendingPathComponent(Self.manifestName).path
@@ -246,6 +322,7 @@ public final class RecordingSession: Sendable {
         guard claimed else { return }
         unlink(folder.appendingPathComponent(Self.manifestName).path)
         if created { rmdir(folder.path) }
+        releaseFolderLock()
     }
 
     /// Notes a clip file the recorder has begun (its place follows the clips before it).
@@ -291,6 +368,7 @@ public final class RecordingSession: Sendable {
 
     /// Records that the clips are complete (`merged`: and merged into the target).
     func recordingEnded(merged: Bool) throws {
+        defer { releaseFolderLock() }
         try write(state.withLock { s in Self.update(&s) { $0.state = merged ? .merged : .stopped } })
     }
 
@@ -298,6 +376,7 @@ public final class RecordingSession: Sendable {
     func removeManifestAndEmptyFolder() {
         state.withLock { $0.manifest = nil }
         unlink(folder.appendingPathComponent(Self.manifestName).path)
+        releaseFolderLock()
         rmdir(folder.path)
     }
 

@@ -18,7 +18,10 @@ import ReelCore
 /// A lock belongs to the file (its inode), not to its name: a file that is finalised by writing
 /// a new file and renaming it over the old one is covered by the new file's lock, which is
 /// taken before the rename. A lock owns one file descriptor; ``release()`` closes it.
-package final class RecordingLock {
+///
+/// Sendable so that an owner may keep it behind its own lock (a clips folder's recording
+/// session does); it is used from one thread at a time.
+package final class RecordingLock: @unchecked Sendable {
     /// The file locked.
     package let url: URL
     private var fd: Int32
