@@ -121,7 +121,8 @@ struct RecoverCommand {
     private func recoverClips(in folder: URL, to output: URL?, overwrite: Bool) -> Bool {
         do {
             let r = try RecordingSession.recover(folder: folder, to: output, overwrite: overwrite)
-            var line = String(format: "Recovered %@ from %d clips in %@: %.2f s", r.url.path, r.clipCount, folder.path, r.duration.seconds)
+            var line = String(format: "Recovered %@ from %d clip%@ in %@: %.2f s", r.url.path, r.clipCount, r.clipCount == 1 ? "" : "s",
+                              folder.path, r.duration.seconds)
             line += Container(pathExtension: r.url.pathExtension)?.isAudioOnly == true ? " of sound" : ", \(r.videoFrames) frames"
             if !r.finalisedClips.isEmpty { line += " (\(r.finalisedClips.count) cut off, finalised first)" }
             console.out(line)

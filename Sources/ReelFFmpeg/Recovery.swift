@@ -287,6 +287,12 @@ public enum Recovery {
         do {
             copy = try Remuxer.copyPackets(of: url, readingUpTo: limit, to: temporary, container: destination.container,
                                            fastStart: true, overwrite: false, shift: shift)
+        } catch var error as ReelError {
+            try? FileManager.default.removeItem(at: temporary)
+            // The user knows the file they named, not the hidden copy it is written as.
+            error.message = error.message.replacingOccurrences(of: temporary.path, with: destination.url.path)
+            error.hint = error.hint?.replacingOccurrences(of: temporary.path, with: destination.url.path)
+            throw error
         } catch {
             try? FileManager.default.removeItem(at: temporary)
             throw error

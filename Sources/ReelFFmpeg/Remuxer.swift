@@ -36,6 +36,7 @@ public enum Remuxer {
                             fastStart: Bool = true, overwrite: Bool = false, shift: MediaTime = .zero) throws -> Copy {
         FFmpeg.silenceLibraryLogging()
         let reader = try InputFile(url: input, byteLimit: limit)
+        try checkFits(reader, into: container)
         let muxer = try Muxer(url: output, container: container, overwrite: overwrite)
         let lock = muxer.takeLock()
         do {
@@ -47,6 +48,31 @@ public enum Remuxer {
             muxer.abandon()
             lock?.release()
             throw error
+        }
+    }
+
+    /// Throws `.unsupportedFormat` unless `container` can hold every video and audio stream
+    /// of `reader` as it is (a copy never re-encodes): AAC sound is not made into a `.wav`.
+    private static func checkFits(_ reader: InputFile, into container: Container) throws {
+        let ctx = reader.context
+        for i in 0..<Int(ctx.pointee.nb_streams) {
+            let stream = ctx.pointee.streams[i]!
+            let parameters = stream.pointee.codecpar.pointee
+            let name = cString(avcodec_get_name(parameters.codec_id))
+            let facts = StreamFacts(stream, kind: parameters.codec_type == AVMEDIA_TYPE_VIDEO ? .video : .audio)
+            let fits: Bool
+            switch parameters.codec_type {
+            case AVMEDIA_TYPE_VIDEO: fits = facts.videoCodec.map(container.canHold) ?? (container == .mkv)
+            case AVMEDIA_TYPE_AUDIO: fits = facts.audioCodec.map(container.canHold) ?? (container == .mkv)
+            default: continue
+            }
+            guard !fits else { continue }
+            let kinds = Container.allCases.filter { c in
+                parameters.codec_type == AVMEDIA_TYPE_VIDEO ? facts.videoCodec.map(c.canHold) ?? (c == .mkv)
+                                                             : facts.audioCodec.map(c.canHold) ?? (c == .mkv)
+            }
+            throw ReelError(.unsupportedFormat, "a .\(container.fileExtension) file cannot hold this recording's \(facts.codecLabel) (\(name)) without re-encoding it",
+                            hint: "name the file \(kinds.map { ".\($0.fileExtension)" }.joined(separator: ", ")), and convert it afterwards if you need another kind")
         }
     }
 

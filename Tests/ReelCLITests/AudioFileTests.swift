@@ -218,6 +218,36 @@ import ReelTestSupport
         #expect(other.stderr.contains("stays"), "\(other.stderr)")
     }
 
+    /// A killed `.m4a` is recovered into what can hold its AAC as it is (an MP4, an MKV);
+    /// a `.wav`, `.flac` or `.opus` cannot, and is refused naming the user's file kind, not a
+    /// hidden copy, and with nothing written.
+    @Test func aKilledM4AIsRecoveredOnlyIntoWhatHoldsAAC() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("cut.m4a")
+        let run = try await Recording.start(["--tone", "-o", url.path], in: dir)
+        try await Task.sleep(for: .seconds(2.5))
+        kill(run.process.processIdentifier, SIGKILL)
+        _ = try run.finish()
+        #expect(Recovery.isCutOff(url))
+        let before = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted()
+        for ext in ["wav", "flac", "opus"] {
+            let out = dir.url.appendingPathComponent("out.\(ext)")
+            let r = try ReelBinary.run(["recover", url.path, "-o", out.path])
+            #expect(r.status != 0 && r.stderr.contains("a .\(ext) file cannot hold this recording's AAC audio"), "\(r.stderr)")
+            #expect(!r.stderr.contains(".recovering"), "\(r.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: out.path))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted() == before, "nothing written")
+        for ext in ["mkv", "mp4"] {
+            let out = dir.url.appendingPathComponent("out.\(ext)")
+            let r = try ReelBinary.run(["recover", url.path, "-o", out.path])
+            #expect(r.status == 0, "\(r.stderr)")
+            try expectCleanDecode(out)
+            try expectTone(try MediaProbe.decodeAudio(out))
+        }
+        #expect(Recovery.isCutOff(url), "-o only reads the recording")
+    }
+
     @Test func soundOnlyFilesRefuseWhatTheyCannotHold() throws {
         let dir = try TemporaryDirectory()
         let existing = dir.url.appendingPathComponent("talk.m4a")
