@@ -48,13 +48,14 @@ final class KeyControls: @unchecked Sendable {
         reader = thread
     }
 
-    /// The look after `filter` in the cycle none → mono → comic → crystal → none; a graph of
-    /// the user's own is followed by no filter.
-    static func look(after filter: VideoFilter?) -> VideoFilter? {
-        let looks = VideoFilter.Look.allCases
-        guard let filter else { return .look(looks[0]) }
-        guard let look = filter.look, let index = looks.firstIndex(of: look), index + 1 < looks.count else { return nil }
-        return .look(looks[index + 1])
+    /// The look after `filter` in the cycle none → mono → comic → crystal → none, with the
+    /// user's own graph (`own`, from --filter) first when there is one: own → none → mono →
+    /// comic → crystal → own.
+    static func look(after filter: VideoFilter?, own: VideoFilter? = nil) -> VideoFilter? {
+        var cycle: [VideoFilter?] = [nil] + VideoFilter.Look.allCases.map { VideoFilter.look($0) }
+        if let own, own.look == nil { cycle.insert(own, at: 0) }
+        guard let index = cycle.firstIndex(where: { $0 == filter }) else { return nil }
+        return cycle[(index + 1) % cycle.count]
     }
 
     private var isCancelled: Bool {

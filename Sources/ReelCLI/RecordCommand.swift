@@ -258,8 +258,10 @@ struct RecordCommand {
         var cycleFilter: (@Sendable () -> Void)?
         if let picture {
             let composer = compositor
+            // The user's own --filter for that picture comes round again in the cycle.
+            let own = options.filters.last { $0.source == nil || (composer == nil && $0.source == 1) }?.filter
             cycleFilter = {
-                let next = KeyControls.look(after: composer?.videoFilter ?? session.videoFilter(for: picture))
+                let next = KeyControls.look(after: composer?.videoFilter ?? session.videoFilter(for: picture), own: own)
                 if let composer { composer.setVideoFilter(next) } else { try? session.setVideoFilter(next, for: picture) }
                 renderer.note("filter: \(next?.description ?? "none")")
             }

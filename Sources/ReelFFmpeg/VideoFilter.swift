@@ -61,7 +61,7 @@ public struct VideoFilter: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: ``ReelError/Code/invalidConfiguration`` naming the filter that does not exist
     ///   or refuses its options.
     public init(graph: String) throws {
-        let trimmed = graph.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = FilterGraphText.withOpenEnds(graph)
         guard !trimmed.isEmpty else {
             throw ReelError(.invalidConfiguration, "the filter is empty", hint: "name a look (\(Self.lookNames)) or give a libavfilter graph such as hue=s=0")
         }
@@ -92,7 +92,7 @@ public struct VideoFilter: Sendable, Hashable, CustomStringConvertible {
         for name in FilterGraphText.filterNames(in: graph) where name.isEmpty || avfilter_get_by_name(name) == nil {
             let known = Look.allCases.map(\.rawValue)
             throw ReelError(.invalidConfiguration,
-                            name.isEmpty ? "the filter graph '\(graph)' has an empty filter (two commas, or a comma at an end)"
+                            name.isEmpty ? "the filter graph '\(graph)' has an empty filter (two commas or semicolons in a row, or a comma at an end)"
                                          : "there is no filter named '\(name)' in libavfilter (in '\(graph)')",
                             hint: "the looks are \(known.joined(separator: ", ")); `ffmpeg -filters` lists libavfilter's filters")
         }
@@ -106,6 +106,21 @@ public struct VideoFilter: Sendable, Hashable, CustomStringConvertible {
 /// Reading a filter graph description as libavfilter's parser will: the filters' names, in
 /// order, and each filter's own text, so that an error can name the one at fault.
 enum FilterGraphText {
+    /// `graph` as Reel joins it to its picture: trimmed, without the semicolons that may end
+    /// a graph, and without a label on its last output (`hue=s=0[out]`), which is Reel's to
+    /// link to what follows. A label used elsewhere in the graph stays (the graph is then
+    /// refused, as it cannot end there).
+    static func withOpenEnds(_ graph: String) -> String {
+        var text = graph.trimmingCharacters(in: .whitespacesAndNewlines)
+        while text.hasSuffix(";") { text = String(text.dropLast()).trimmingCharacters(in: .whitespacesAndNewlines) }
+        guard text.hasSuffix("]"), let open = text.lastIndex(of: "["), !text[open...].dropFirst().contains("[") else { return text }
+        let label = text[open...]
+        let before = text[..<open]
+        // The label's name must appear nowhere else, and what precedes it must be a filter.
+        guard !before.contains(label), let last = before.last, last != "]", last != ",", last != ";" else { return text }
+        return String(before).trimmingCharacters(in: .whitespaces)
+    }
+
     /// Each filter's text (`name=options`), in the order libavfilter creates them, without the
     /// pad labels around it. Quoted text (`'a,b'`) and backslash escapes are kept whole.
     static func filters(in graph: String) -> [String] {

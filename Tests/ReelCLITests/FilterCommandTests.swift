@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import ReelCLI
+@testable import ReelCLI
 import Reel
 import ReelTestSupport
 
@@ -34,6 +34,21 @@ import ReelTestSupport
 }
 
 @Suite struct FilterCommandTests {
+    /// Key `f` steps through the looks and comes back to the user's own graph.
+    @Test func theFilterKeyComesBackToTheUsersOwnGraph() throws {
+        let own = try VideoFilter(graph: "eq=contrast=1.3")
+        var seen: [String] = []
+        var current: VideoFilter? = own
+        for _ in 0..<6 {
+            current = KeyControls.look(after: current, own: own)
+            seen.append(current?.description ?? "none")
+        }
+        #expect(seen == ["none", "mono", "comic", "crystal", "eq=contrast=1.3", "none"])
+        // Without a graph of one's own (or with a look), the cycle is the looks and none.
+        #expect(KeyControls.look(after: nil) == .look(.mono))
+        #expect(KeyControls.look(after: .look(.crystal), own: .look(.comic)) == nil)
+    }
+
     @Test func filtersTheRecordedPictureAndOneSourceOfAComposition() throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("filtered.mp4")

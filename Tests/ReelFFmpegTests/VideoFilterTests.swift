@@ -14,6 +14,11 @@ import ReelCore
         // Labelled chains and a filter that changes the size (scaled back) are fine.
         _ = try VideoFilter(graph: "split[a][b];[a][b]hstack")
         for look in VideoFilter.Look.allCases { _ = try VideoFilter(graph: look.graph) }
+        // As ffmpeg's -vf takes them: a labelled last output, a trailing semicolon.
+        #expect(try VideoFilter(graph: "hue=s=0[out]").description == "hue=s=0")
+        #expect(try VideoFilter(graph: "[in]hue=s=0 [out] ").description == "[in]hue=s=0")
+        #expect(try VideoFilter(graph: "hue=s=0;").description == "hue=s=0")
+        #expect(try VideoFilter(graph: "split[a][b];[a]negate[c];[b][c]hstack[out]").description == "split[a][b];[a]negate[c];[b][c]hstack")
     }
 
     @Test(arguments: [
