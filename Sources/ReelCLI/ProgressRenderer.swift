@@ -196,7 +196,9 @@ final class ProgressRenderer: @unchecked Sendable {
         }
         if let a = s.audio {
             let layout = a.channels == 1 ? "mono" : "stereo"
-            console.out("  audio     \(a.codec.rawValue.uppercased()) \(a.sampleRate / 1000) kHz \(layout) \(a.bitRate / 1000) kb/s: \(s.audioTracks.joined(separator: ", "))")
+            // Lossless sound has no bit rate to choose: FLAC's follows the sound, PCM's the format.
+            let rate = a.codec == .flac || a.codec == .pcm ? "lossless" : "\(a.bitRate / 1000) kb/s"
+            console.out("  audio     \(a.codec.rawValue.uppercased()) \(a.sampleRate / 1000) kHz \(layout) \(rate): \(s.audioTracks.joined(separator: ", "))")
         }
         if s.clipCount > 1 {
             console.out(pauseMakesClips ? "  clips     \(s.clipCount)" : "  paused    \(s.clipCount - 1) time\(s.clipCount == 2 ? "" : "s") (the gaps are not in the file)")
