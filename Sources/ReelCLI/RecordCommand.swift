@@ -373,6 +373,7 @@ struct RecordCommand {
                 let delay = preview.displayDelay
                 if options.json {
                     console.out(ProgressRenderer.json(["event": "preview", "shown": preview.picturesShown, "skipped": preview.picturesSkipped,
+                                                       "clockOrigin": preview.clockOrigin.seconds,
                                                        "delayMean": (delay.mean * 1000).rounded() / 1000, "delayMax": (delay.maximum * 1000).rounded() / 1000]))
                 } else {
                     console.out(String(format: "  preview   %lld pictures shown, capture to screen %.0f ms on average, %.0f ms at most",

@@ -11,7 +11,8 @@ struct PreviewPainter {
     private var texture: OpaquePointer?
     private var textureShape: (format: PixelFormat, size: PixelSize)?
     private var outputSize = PixelSize(width: 1, height: 1)
-    private let scaler = FrameScaler()
+    /// Fast bilinear: the window is only looked at, and it is the cheapest scaling.
+    private let scaler = FrameScaler(quality: .fastBilinear)
     private var pool: FramePool?
     /// Which picture the texture holds, so that a status change does not convert it again.
     private var uploaded: FrameKey?

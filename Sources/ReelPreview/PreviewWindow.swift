@@ -175,6 +175,11 @@ public final class PreviewWindow: CaptureOutput {
 
     /// Pictures drawn so far.
     public var picturesShown: Int64 { state.withLock { $0.shown } }
+
+    /// The session clock's reading at session time zero (on `HostClock`, `CLOCK_MONOTONIC`),
+    /// once the window was prepared: a picture of presentation time `t` was taken at
+    /// `clockOrigin + t`, which lets an observer outside tell how late the window shows it.
+    public var clockOrigin: MediaTime { state.withLock { $0.origin } }
     /// Pictures that came while one was being drawn and were never drawn (newer ones were).
     public var picturesSkipped: Int64 { state.withLock { $0.skipped } }
     /// How long the pictures drawn so far took from capture to the screen.
