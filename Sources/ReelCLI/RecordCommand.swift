@@ -66,8 +66,15 @@ struct RecordCommand {
     A killed one is made whole by reel recover (M4A as MP4; WAV sizes, FLAC STREAMINFO, Ogg's
     last page).
 
+    One window (X11): --window records the focused window, --window=ID (as reel devices or
+    xwininfo show it), --window=NAME (in its title or class) or --window=pick (click it), of
+    --screen's display. Its own picture is recorded, whatever covers it or wherever it moves,
+    at its size when the recording starts; a resize is scaled in (--window-size fit or fill),
+    a minimised window's last picture is held, a closed one ends the video like a lost screen.
+
     Examples:
       reel record --screen --mic --app-audio
+      reel record --window=firefox --app-audio -o tab.mp4
       reel record --screen --camera --mic
       reel record --camera=rtsp://10.0.0.5/stream --camera=/dev/video0 --layout grid \\
                   --each-source cams/ --frame-log frames.csv -o both.mp4
@@ -515,6 +522,12 @@ struct RecordCommand {
         var sources: [any CaptureSource] = []
         if let screen = options.screen {
             switch ScreenLocation(argument: screen, environment: environment) {
+            case .x11(let display) where options.window != nil:
+                sources.append(X11WindowSource(display: display, window: options.window ?? .focused, resizeMode: options.windowResize,
+                                               frameRate: options.frameRate, drawsCursor: options.drawsCursor))
+            case .wayland where options.window != nil:
+                throw ReelError(.invalidConfiguration, "--window records a window of an X11 display; it is not offered on Wayland yet",
+                                hint: "record the screen with --screen (or --screen=:N for an X display, e.g. XWayland's)")
             case .x11(let display):
                 sources.append(X11ScreenSource(display: display, region: options.region, frameRate: options.frameRate,
                                                drawsCursor: options.drawsCursor))

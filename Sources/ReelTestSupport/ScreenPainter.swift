@@ -57,6 +57,68 @@ public final class ScreenPainter: @unchecked Sendable {
         sync()
     }
 
+    /// Opens a top-level window titled `title` (`WM_NAME` and `_NET_WM_NAME`) of class
+    /// `className` (`WM_CLASS`), filled with a colour, as an application's window is (not
+    /// override-redirect); returns its id.
+    @discardableResult
+    public func openWindow(title: String, className: String = "ReelTest", rect: PixelRect, red: UInt8, green: UInt8, blue: UInt8) -> UInt32 {
+        lock.lock(); defer { lock.unlock() }
+        let window = xcb_generate_id(connection)
+        let values: [UInt32] = [UInt32(red) << 16 | UInt32(green) << 8 | UInt32(blue)]
+        xcb_create_window(connection, UInt8(XCB_COPY_FROM_PARENT), window, root, Int16(rect.x), Int16(rect.y),
+                          UInt16(rect.width), UInt16(rect.height), 0, UInt16(XCB_WINDOW_CLASS_INPUT_OUTPUT.rawValue),
+                          visual, XCB_CW_BACK_PIXEL.rawValue, values)
+        let replace = UInt8(XCB_PROP_MODE_REPLACE.rawValue)
+        xcb_change_property(connection, replace, window, XCB_ATOM_WM_NAME.rawValue, XCB_ATOM_STRING.rawValue, 8, UInt32(title.utf8.count), title)
+        xcb_change_property(connection, replace, window, atom("_NET_WM_NAME"), atom("UTF8_STRING"), 8, UInt32(title.utf8.count), title)
+        let wmClass = Array("reeltest\0\(className)\0".utf8)
+        xcb_change_property(connection, replace, window, XCB_ATOM_WM_CLASS.rawValue, XCB_ATOM_STRING.rawValue, 8, UInt32(wmClass.count), wmClass)
+        xcb_map_window(connection, window)
+        windows.append(window)
+        sync()
+        return window
+    }
+
+    /// Moves and resizes `window` to `rect`.
+    public func place(window: UInt32, at rect: PixelRect) {
+        lock.lock(); defer { lock.unlock() }
+        let values: [UInt32] = [UInt32(bitPattern: Int32(rect.x)), UInt32(bitPattern: Int32(rect.y)), UInt32(rect.width), UInt32(rect.height)]
+        let mask = XCB_CONFIG_WINDOW_X.rawValue | XCB_CONFIG_WINDOW_Y.rawValue | XCB_CONFIG_WINDOW_WIDTH.rawValue | XCB_CONFIG_WINDOW_HEIGHT.rawValue
+        xcb_configure_window(connection, window, UInt16(mask), values)
+        xcb_clear_area(connection, 0, window, 0, 0, 0, 0)
+        sync()
+    }
+
+    /// Raises `window` above every other.
+    public func raise(window: UInt32) {
+        lock.lock(); defer { lock.unlock() }
+        let values: [UInt32] = [XCB_STACK_MODE_ABOVE.rawValue]
+        xcb_configure_window(connection, window, UInt16(XCB_CONFIG_WINDOW_STACK_MODE.rawValue), values)
+        sync()
+    }
+
+    /// Hides (`false`) or shows (`true`) `window`, as minimising and restoring it does.
+    public func show(window: UInt32, _ shown: Bool) {
+        lock.lock(); defer { lock.unlock() }
+        if shown { xcb_map_window(connection, window) } else { xcb_unmap_window(connection, window) }
+        sync()
+    }
+
+    /// Destroys `window`, as closing its application does.
+    public func close(window: UInt32) {
+        lock.lock(); defer { lock.unlock() }
+        xcb_destroy_window(connection, window)
+        windows.removeAll { $0 == window }
+        sync()
+    }
+
+    /// Sets the input focus on `window`.
+    public func focus(window: UInt32) {
+        lock.lock(); defer { lock.unlock() }
+        xcb_set_input_focus(connection, UInt8(XCB_INPUT_FOCUS_POINTER_ROOT.rawValue), window, UInt32(XCB_CURRENT_TIME))
+        sync()
+    }
+
     /// Removes everything painted, leaving the black root window.
     public func clear() {
         lock.lock(); defer { lock.unlock() }
