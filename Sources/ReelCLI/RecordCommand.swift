@@ -523,6 +523,9 @@ struct RecordCommand {
         if let screen = options.screen {
             switch ScreenLocation(argument: screen, environment: environment) {
             case .x11(let display) where options.window != nil:
+                if options.window == .pick {
+                    console.err("reel: click the window to record (the pointer is grabbed until then; Ctrl-C gives up)")
+                }
                 sources.append(X11WindowSource(display: display, window: options.window ?? .focused, resizeMode: options.windowResize,
                                                frameRate: options.frameRate, drawsCursor: options.drawsCursor))
             case .wayland where options.window != nil:

@@ -38,6 +38,8 @@ public final class X11WindowSource: CaptureSource {
     /// The window chosen by the first ``prepare()`` (a click or the focus is asked only once)
     /// and the recording's size.
     private let chosen = Mutex<(window: X11WindowInfo, size: PixelSize)?>(nil)
+    /// Set by ``stop()``, so that a ``prepare()`` waiting for a click gives up.
+    private let preparing = Atomic<Bool>(false)
 
     /// Creates a source for a window of `display` (`nil`: `$DISPLAY`).
     ///
@@ -74,8 +76,9 @@ public final class X11WindowSource: CaptureSource {
     /// - Throws: `.sourceUnavailable` when no X server answers, no window matches or the server
     ///   has no Composite extension; `.invalidConfiguration` for a name several windows match.
     public func prepare() throws -> SourceFormat {
-        let (_, _, window, size) = try open(isCancelled: { false })
-        _ = window
+        preparing.store(true, ordering: .sequentiallyConsistent)
+        let (_, _, _, size) = try open(isCancelled: { [self] in !self.preparing.load(ordering: .sequentiallyConsistent) })
+        preparing.store(false, ordering: .sequentiallyConsistent)
         return .video(size: size, pixelFormat: .bgra, frameRate: frameRate)
     }
 
@@ -96,8 +99,10 @@ public final class X11WindowSource: CaptureSource {
         }
     }
 
-    /// Stops capturing and releases the connection (which ends the redirection). Safe to call twice.
+    /// Stops capturing and releases the connection (which ends the redirection); a
+    /// ``prepare()`` waiting for a click gives up. Safe to call twice.
     public func stop() {
+        preparing.store(false, ordering: .sequentiallyConsistent)
         thread.stop()
     }
 

@@ -153,3 +153,57 @@ import ReelTestSupport
         #expect(devices.output.contains("\"Editor one\" (ReelTest) 100x100"), "\(devices.output)")
     }
 }
+
+extension WindowRecordTests {
+    @Test("--window=pick records the window clicked (xdotool clicks it)")
+    func pickedByAClick() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        let painter = try ScreenPainter(display: xvfb.display)
+        painter.openWindow(title: "Left", rect: PixelRect(x: 0, y: 0, width: 120, height: 90), red: 0, green: 0, blue: 255)
+        painter.openWindow(title: "Right", rect: PixelRect(x: 300, y: 200, width: 160, height: 100),
+                           red: Self.red.red, green: Self.red.green, blue: Self.red.blue)
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("picked.mkv")
+        let click = {
+            let result = try? Subprocess.run(["xdotool", "mousemove", "350", "250", "click", "1"], environment: ["DISPLAY": xvfb.display])
+            #expect(result?.status == 0, "xdotool: \(result?.stderr ?? "did not run")")
+        }
+        let r = try await record(["--screen=\(xvfb.display)", "--window=pick", "--no-cursor", "--preset", "ultrafast",
+                                  "--duration", "1", "-o", url.path], steps: [(1.0, click)])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("click the window to record"), "\(r.stderr)")
+        let video = try #require(try MediaProbe.probe(url).videoStreams.first)
+        #expect(video.width == 160 && video.height == 100)
+        let frames = try decodeCleanly(url, width: 160, height: 100)
+        #expect(!frames.isEmpty)
+        for frame in frames {
+            #expect(RGBColor.average(of: frame, width: 160, x: 80, y: 50).distance(to: Self.red) <= 40)
+        }
+    }
+}
+
+extension WindowRecordTests {
+    @Test("Ctrl-C while --window=pick waits for the click gives up at once, writing nothing")
+    func pickGivenUp() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("never.mp4")
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record", "--screen=\(xvfb.display)", "--window=pick", "-o", url.path]
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        try await Task.sleep(for: .seconds(1))
+        process.interrupt()
+        let deadline = Date(timeIntervalSinceNow: 5)
+        while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!process.isRunning, "reel still waits for the click")
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(stderr.contains("no file was written"), "\(stderr)")
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+    }
+}
