@@ -25,6 +25,11 @@ public final class ScreenRecorder: Sendable {
         public var choosesScreenAgain: Bool
         /// A part of the screen; `nil` records all of it.
         public var region: PixelRect?
+        /// One window of the X display instead of the screen (``region`` is then ignored);
+        /// `nil` records the screen. Not offered on Wayland: starting fails there.
+        public var window: X11WindowSelector?
+        /// How a ``window`` resized while recording is put into the recording's size.
+        public var windowResizeMode: WindowResizeMode = .fit
         /// The capture rate.
         public var frameRate: FrameRate
         /// Whether the mouse pointer is drawn in.
@@ -161,6 +166,12 @@ public final class ScreenRecorder: Sendable {
         let session = CaptureSession(clock: clock)
         let c = configuration
         switch c.screen ?? .x11(display: c.display) {
+        case .x11(let display) where c.window != nil:
+            try session.addInput(X11WindowSource(display: display, window: c.window ?? .focused, resizeMode: c.windowResizeMode,
+                                                 frameRate: c.frameRate, drawsCursor: c.capturesCursor))
+        case .wayland where c.window != nil:
+            throw ReelError(.invalidConfiguration, "window capture is offered on X11 only, not on Wayland yet",
+                            hint: "record the screen, or an X display (ScreenLocation.x11)")
         case .x11(let display):
             try session.addInput(X11ScreenSource(display: display, region: c.region, frameRate: c.frameRate, drawsCursor: c.capturesCursor))
         case .wayland:
