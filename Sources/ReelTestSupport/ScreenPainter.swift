@@ -41,9 +41,12 @@ public final class ScreenPainter: @unchecked Sendable {
         xcb_disconnect(connection)
     }
 
-    /// Paints `rect` in a solid colour, above everything painted before.
-    public func fill(rect: PixelRect, red: UInt8, green: UInt8, blue: UInt8) {
+    /// Paints `rect` in a solid colour, above everything painted before: on the screen, or
+    /// inside `parent` (a window of ``openWindow(title:className:rect:red:green:blue:border:borderColour:)``,
+    /// `rect` then relative to it).
+    public func fill(rect: PixelRect, red: UInt8, green: UInt8, blue: UInt8, inside parent: UInt32? = nil) {
         lock.lock(); defer { lock.unlock() }
+        let root = parent ?? self.root
         let window = xcb_generate_id(connection)
         // Values in the order of their mask bits: background pixel, then override-redirect.
         let pixel = UInt32(red) << 16 | UInt32(green) << 8 | UInt32(blue)
@@ -61,13 +64,17 @@ public final class ScreenPainter: @unchecked Sendable {
     /// `className` (`WM_CLASS`), filled with a colour, as an application's window is (not
     /// override-redirect); returns its id.
     @discardableResult
-    public func openWindow(title: String, className: String = "ReelTest", rect: PixelRect, red: UInt8, green: UInt8, blue: UInt8) -> UInt32 {
+    ///
+    /// With `border` > 0 the window has a border of that width in `borderColour` (`0xRRGGBB`).
+    public func openWindow(title: String, className: String = "ReelTest", rect: PixelRect, red: UInt8, green: UInt8, blue: UInt8,
+                           border: Int = 0, borderColour: UInt32 = 0x00FF00) -> UInt32 {
         lock.lock(); defer { lock.unlock() }
         let window = xcb_generate_id(connection)
-        let values: [UInt32] = [UInt32(red) << 16 | UInt32(green) << 8 | UInt32(blue)]
+        // Values in the order of their mask bits: background pixel, then border pixel.
+        let values: [UInt32] = [UInt32(red) << 16 | UInt32(green) << 8 | UInt32(blue), borderColour]
         xcb_create_window(connection, UInt8(XCB_COPY_FROM_PARENT), window, root, Int16(rect.x), Int16(rect.y),
-                          UInt16(rect.width), UInt16(rect.height), 0, UInt16(XCB_WINDOW_CLASS_INPUT_OUTPUT.rawValue),
-                          visual, XCB_CW_BACK_PIXEL.rawValue, values)
+                          UInt16(rect.width), UInt16(rect.height), UInt16(border), UInt16(XCB_WINDOW_CLASS_INPUT_OUTPUT.rawValue),
+                          visual, XCB_CW_BACK_PIXEL.rawValue | XCB_CW_BORDER_PIXEL.rawValue, values)
         let replace = UInt8(XCB_PROP_MODE_REPLACE.rawValue)
         xcb_change_property(connection, replace, window, XCB_ATOM_WM_NAME.rawValue, XCB_ATOM_STRING.rawValue, 8, UInt32(title.utf8.count), title)
         xcb_change_property(connection, replace, window, atom("_NET_WM_NAME"), atom("UTF8_STRING"), 8, UInt32(title.utf8.count), title)

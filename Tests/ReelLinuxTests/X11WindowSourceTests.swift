@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+import Synchronization
+import ReelLinux
+import ReelSystem
+import ReelCore
+import ReelTestSupport
+
+/// The X11 window source on Xvfb (which has Composite): the window's own pixels, at its own
+/// size, through shared memory and by copying; a border left out; the pixmap named again when
+/// the window is resized; and how fast it keeps up.
+@Suite("X11 window source")
+struct X11WindowSourceTests {
+    /// Keeps the latest frame and counts frames, drops and losses.
+    final class Sink: Sendable {
+        private struct State {
+            var count = 0
+            var latest: VideoFrame?
+            var dropped = 0
+            var lost: [ReelError] = []
+        }
+        private let state = Mutex(State())
+        let clock = HostClock()
+        let origin: MediaTime
+
+        init() { origin = clock.now() }
+
+        var context: SourceContext {
+            SourceContext(id: SourceID(1), clock: clock, origin: origin, deliver: { [self] sample in
+                guard case .video(let frame) = sample else { return }
+                state.withLock { $0.count += 1; $0.latest = frame }
+            }, report: { [self] event in
+                state.withLock {
+                    if case .droppedFrames(let n) = event { $0.dropped += n }
+                    if case .lost(let error) = event { $0.lost.append(error) }
+                }
+            })
+        }
+
+        var count: Int { state.withLock { $0.count } }
+        var dropped: Int { state.withLock { $0.dropped } }
+        var lost: [ReelError] { state.withLock { $0.lost } }
+
+        /// Waits for `more` frames after those already seen; returns the latest.
+        func waitForFrames(_ more: Int, timeout: Double = 5) async throws -> VideoFrame {
+            let target = count + more
+            let deadline = Date().addingTimeInterval(timeout)
+            while count < target, Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            return try #require(state.withLock { $0.latest }, "no frame within \(timeout) s")
+        }
+    }
+
+    /// The blue, green and red bytes of the pixel at `(x, y)` of a BGRA frame.
+    static func pixel(_ frame: VideoFrame, _ x: Int, _ y: Int) -> [UInt8] {
+        frame.withUnsafePlane(0) { bytes, stride in
+            let at = y * stride + x * 4
+            return [bytes[at], bytes[at + 1], bytes[at + 2]]
+        }
+    }
+
+    @Test("a covered window with a border is read from its own pixmap: its pixels, no border, through shared memory or by copying",
+          arguments: [true, false])
+    func ownPixels(sharedMemory: Bool) async throws {
+        let server = try XvfbServer(size: PixelSize(width: 800, height: 600),
+                                    extraArguments: sharedMemory ? [] : ["-extension", "MIT-SHM"])
+        let painter = try ScreenPainter(display: server.display)
+        let window = painter.openWindow(title: "Bordered", rect: PixelRect(x: 100, y: 100, width: 300, height: 200),
+                                        red: 200, green: 0, blue: 0, border: 7, borderColour: 0x00FF00)
+        painter.fill(rect: PixelRect(x: 250, y: 150, width: 50, height: 50), red: 0, green: 0, blue: 200, inside: window)
+        // Another window over most of it.
+        painter.fill(rect: PixelRect(x: 0, y: 0, width: 380, height: 290), red: 255, green: 255, blue: 255)
+
+        let source = X11WindowSource(display: server.display, window: .name("bordered"), drawsCursor: false)
+        #expect(try source.prepare() == .video(size: PixelSize(width: 300, height: 200), pixelFormat: .bgra, frameRate: FrameRate(30)))
+        let sink = Sink()
+        try source.start(sink.context)
+        defer { source.stop() }
+        let frame = try await sink.waitForFrames(3)
+        #expect(source.captureMethod == (sharedMemory ? .sharedMemory : .copy))
+        #expect(frame.size == PixelSize(width: 300, height: 200))
+        let red: [UInt8] = [0, 0, 200], blue: [UInt8] = [200, 0, 0]
+        #expect(Self.pixel(frame, 0, 0) == red, "the content's corner, not the green border")
+        #expect(Self.pixel(frame, 299, 0) == red)
+        #expect(Self.pixel(frame, 0, 199) == red)
+        #expect(Self.pixel(frame, 249, 149) == red)
+        #expect(Self.pixel(frame, 299, 199) == blue)
+        #expect(Self.pixel(frame, 250, 150) == blue, "the child window where it is in the window")
+        #expect(Self.pixel(frame, 299, 151) == blue)
+        #expect(source.pixmapsNamed == 1)
+    }
+
+    @Test("a resize names the pixmap again and the frames keep their size; moving it changes nothing")
+    func resizeAndMove() async throws {
+        let server = try XvfbServer(size: PixelSize(width: 800, height: 600))
+        let painter = try ScreenPainter(display: server.display)
+        let window = painter.openWindow(title: "Stretchy", rect: PixelRect(x: 10, y: 10, width: 200, height: 100),
+                                        red: 0, green: 150, blue: 0)
+        let source = X11WindowSource(display: server.display, window: .id(window), drawsCursor: false)
+        let sink = Sink()
+        try source.start(sink.context)
+        defer { source.stop() }
+        _ = try await sink.waitForFrames(3)
+        painter.place(window: window, at: PixelRect(x: 700, y: 550, width: 200, height: 100))
+        let moved = try await sink.waitForFrames(3)
+        #expect(Self.pixel(moved, 199, 99) == [0, 150, 0], "partly off the screen, whole in the recording")
+        #expect(source.pixmapsNamed == 1, "a move keeps the pixmap")
+        painter.place(window: window, at: PixelRect(x: 10, y: 10, width: 100, height: 100))
+        let resized = try await sink.waitForFrames(3)
+        #expect(source.pixmapsNamed == 2)
+        #expect(resized.size == PixelSize(width: 200, height: 100))
+        // 100x100 fitted into 200x100: a 100x100 square in the middle, black bars.
+        #expect(Self.pixel(resized, 100, 50) == [0, 150, 0])
+        #expect(Self.pixel(resized, 10, 50) == [0, 0, 0])
+        #expect(sink.lost.isEmpty)
+    }
+
+    @Test("a 1280x720 window at 30 fps keeps up in real time")
+    func keepsUp() async throws {
+        let server = try XvfbServer(size: PixelSize(width: 1920, height: 1080))
+        let painter = try ScreenPainter(display: server.display)
+        painter.openWindow(title: "Big", rect: PixelRect(x: 50, y: 50, width: 1280, height: 720), red: 1, green: 2, blue: 3)
+        let source = X11WindowSource(display: server.display, window: .name("big"))
+        let sink = Sink()
+        try source.start(sink.context)
+        try await Task.sleep(for: .seconds(3))
+        source.stop()
+        let frames = sink.count, dropped = sink.dropped
+        print("window capture 1280x720 @ 30 fps for 3 s: \(frames) frames, \(dropped) dropped")
+        #expect(frames >= 85, "\(frames) frames, \(dropped) dropped")
+        #expect(dropped <= 3)
+    }
+}
