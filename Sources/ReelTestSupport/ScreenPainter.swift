@@ -86,6 +86,41 @@ public final class ScreenPainter: @unchecked Sendable {
         return window
     }
 
+    /// Opens a window as a reparenting window manager shows one: a frame (a plain top-level
+    /// window in grey, with no title) holding at `offset` a client window titled `title`, in
+    /// a colour, that carries `WM_STATE` (normal). Returns both ids.
+    public func openFramedWindow(title: String, frame rect: PixelRect, offset: (x: Int, y: Int), clientSize: PixelSize,
+                                 red: UInt8, green: UInt8, blue: UInt8) -> (frame: UInt32, client: UInt32) {
+        let frame = openWindow(title: "", className: "", rect: rect, red: 128, green: 128, blue: 128)
+        lock.lock(); defer { lock.unlock() }
+        // A frame has no name: take away what openWindow gave it.
+        xcb_delete_property(connection, frame, XCB_ATOM_WM_NAME.rawValue)
+        xcb_delete_property(connection, frame, atom("_NET_WM_NAME"))
+        xcb_delete_property(connection, frame, XCB_ATOM_WM_CLASS.rawValue)
+        let client = xcb_generate_id(connection)
+        let values: [UInt32] = [UInt32(red) << 16 | UInt32(green) << 8 | UInt32(blue)]
+        xcb_create_window(connection, UInt8(XCB_COPY_FROM_PARENT), client, frame, Int16(offset.x), Int16(offset.y),
+                          UInt16(clientSize.width), UInt16(clientSize.height), 0, UInt16(XCB_WINDOW_CLASS_INPUT_OUTPUT.rawValue),
+                          visual, XCB_CW_BACK_PIXEL.rawValue, values)
+        let replace = UInt8(XCB_PROP_MODE_REPLACE.rawValue)
+        xcb_change_property(connection, replace, client, XCB_ATOM_WM_NAME.rawValue, XCB_ATOM_STRING.rawValue, 8, UInt32(title.utf8.count), title)
+        let wmState = atom("WM_STATE")
+        let state: [UInt32] = [1, 0]  // NormalState, no icon window
+        xcb_change_property(connection, replace, client, wmState, wmState, 32, 2, state)
+        xcb_map_window(connection, client)
+        sync()
+        return (frame, client)
+    }
+
+    /// Sets a window-list property of the root (`_NET_CLIENT_LIST`, `_NET_ACTIVE_WINDOW`), as
+    /// an EWMH window manager keeps them.
+    public func setRootWindows(_ property: String, _ windows: [UInt32]) {
+        lock.lock(); defer { lock.unlock() }
+        xcb_change_property(connection, UInt8(XCB_PROP_MODE_REPLACE.rawValue), root, atom(property), XCB_ATOM_WINDOW.rawValue, 32,
+                            UInt32(windows.count), windows)
+        sync()
+    }
+
     /// Moves and resizes `window` to `rect`.
     public func place(window: UInt32, at rect: PixelRect) {
         lock.lock(); defer { lock.unlock() }

@@ -130,3 +130,42 @@ struct X11WindowSourceTests {
         #expect(dropped <= 3)
     }
 }
+
+extension X11WindowSourceTests {
+    @Test("under a reparenting window manager the client in its frame is listed, focused and recorded, with WM_STATE or _NET_CLIENT_LIST")
+    func windowManagerFrames() async throws {
+        let server = try XvfbServer(size: PixelSize(width: 800, height: 600))
+        let painter = try ScreenPainter(display: server.display)
+        let first = painter.openFramedWindow(title: "Framed one", frame: PixelRect(x: 20, y: 20, width: 220, height: 180),
+                                             offset: (10, 30), clientSize: PixelSize(width: 200, height: 140), red: 0, green: 0, blue: 220)
+        let second = painter.openFramedWindow(title: "Framed two", frame: PixelRect(x: 300, y: 20, width: 220, height: 180),
+                                              offset: (10, 30), clientSize: PixelSize(width: 200, height: 140), red: 220, green: 0, blue: 0)
+        // Without EWMH: found by WM_STATE inside the frames.
+        var list = try X11WindowSource.listWindows(display: server.display)
+        #expect(list.windows.map(\.id) == [first.client, second.client])
+        #expect(list.windows.map(\.title) == ["Framed one", "Framed two"])
+        #expect(list.windows.first?.frame == PixelRect(x: 30, y: 50, width: 200, height: 140), "where the client is on the screen")
+        // With EWMH: the client list and the active window.
+        painter.setRootWindows("_NET_CLIENT_LIST", [second.client])
+        painter.setRootWindows("_NET_ACTIVE_WINDOW", [second.client])
+        list = try X11WindowSource.listWindows(display: server.display)
+        #expect(list.windows.map(\.id) == [second.client])
+        #expect(list.focused == second.client)
+
+        let source = X11WindowSource(display: server.display, window: .focused, drawsCursor: false)
+        let sink = Sink()
+        try source.start(sink.context)
+        defer { source.stop() }
+        #expect(source.windowID == second.client)
+        // The frame moves (the window manager moves the window): the picture is the same.
+        painter.place(window: second.frame, at: PixelRect(x: 700, y: 500, width: 220, height: 180))
+        let frame = try await sink.waitForFrames(3)
+        #expect(frame.size == PixelSize(width: 200, height: 140))
+        #expect(Self.pixel(frame, 0, 0) == [0, 0, 220] && Self.pixel(frame, 199, 139) == [0, 0, 220])
+        // Minimised: the window manager unmaps the frame; the last picture is held, nothing lost.
+        painter.show(window: second.frame, false)
+        let held = try await sink.waitForFrames(3)
+        #expect(Self.pixel(held, 100, 70) == [0, 0, 220])
+        #expect(sink.lost.isEmpty)
+    }
+}
