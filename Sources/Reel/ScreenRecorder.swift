@@ -25,8 +25,8 @@ public final class ScreenRecorder: Sendable {
         public var choosesScreenAgain: Bool
         /// A part of the screen; `nil` records all of it.
         public var region: PixelRect?
-        /// One window of the X display instead of the screen (``region`` is then ignored);
-        /// `nil` records the screen. Not offered on Wayland: starting fails there.
+        /// One window instead of the screen (``region`` is then ignored); `nil` records the
+        /// screen. On Wayland the portal's dialog chooses the window, whatever the selector says.
         public var window: X11WindowSelector?
         /// How a ``window`` resized while recording is put into the recording's size.
         public var windowResizeMode: WindowResizeMode = .fit
@@ -170,8 +170,8 @@ public final class ScreenRecorder: Sendable {
             try session.addInput(X11WindowSource(display: display, window: c.window ?? .focused, resizeMode: c.windowResizeMode,
                                                  frameRate: c.frameRate, drawsCursor: c.capturesCursor))
         case .wayland where c.window != nil:
-            throw ReelError(.invalidConfiguration, "window capture is offered on X11 only, not on Wayland yet",
-                            hint: "record the screen, or an X display (ScreenLocation.x11)")
+            // The portal's dialog chooses the window (a name or id cannot choose it).
+            try session.addInput(WaylandScreenSource(frameRate: c.frameRate, drawsCursor: c.capturesCursor, sharesWindow: true))
         case .x11(let display):
             try session.addInput(X11ScreenSource(display: display, region: c.region, frameRate: c.frameRate, drawsCursor: c.capturesCursor))
         case .wayland:

@@ -71,6 +71,7 @@ struct RecordCommand {
     --screen's display. Its own picture is recorded, whatever covers it or wherever it moves,
     at its size when the recording starts; a resize is scaled in (--window-size fit or fill),
     a minimised window's last picture is held, a closed one ends the video like a lost screen.
+    On Wayland --window asks the desktop portal, whose dialog chooses the window.
 
     Examples:
       reel record --screen --mic --app-audio
@@ -529,8 +530,16 @@ struct RecordCommand {
                 sources.append(X11WindowSource(display: display, window: options.window ?? .focused, resizeMode: options.windowResize,
                                                frameRate: options.frameRate, drawsCursor: options.drawsCursor))
             case .wayland where options.window != nil:
-                throw ReelError(.invalidConfiguration, "--window records a window of an X11 display; it is not offered on Wayland yet",
-                                hint: "record the screen with --screen (or --screen=:N for an X display, e.g. XWayland's)")
+                // The portal's dialog chooses the window: it cannot be named, and fill is X11's.
+                guard options.window == .focused || options.window == .pick else {
+                    throw ReelError(.invalidConfiguration, "on Wayland --window cannot name a window: the desktop portal's dialog chooses it",
+                                    hint: "use --window alone (or --window=pick), or --screen=:N for a window of an X display such as XWayland's")
+                }
+                guard options.windowResize == .fit else {
+                    throw ReelError(.invalidConfiguration, "--window-size fill is offered on X11 only; on Wayland a resized window is fitted",
+                                    hint: "leave --window-size out")
+                }
+                sources.append(WaylandScreenSource(frameRate: options.frameRate, drawsCursor: options.drawsCursor, sharesWindow: true))
             case .x11(let display):
                 sources.append(X11ScreenSource(display: display, region: options.region, frameRate: options.frameRate,
                                                drawsCursor: options.drawsCursor))
