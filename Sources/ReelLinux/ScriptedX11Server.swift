@@ -74,6 +74,7 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
     private let focused: UInt32?
     private let picked: UInt32?
     private let composite: Bool
+    private let pointerOver: Bool
     private var windowAnswers: [WindowAnswer]
     private var windowNow: WindowAnswer?
     private var windowPlayedOut = false
@@ -95,12 +96,14 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
     ///   - focused: the window that has the focus.
     ///   - picked: the window a click picks (`nil`: the click finds none).
     ///   - composite: whether it offers the Composite extension.
+    ///   - pointerOver: whether the pointer is over the captured window (not another covering it).
     ///   - windowStates: what the captured window is found as at each state query, in turn
     ///     (then the last again).
     package init(displayName: String = ":42", screenSize: PixelSize, sharedMemory: Bool = true,
                  cursor: X11CursorImage? = nil, connections: [ConnectAnswer] = [], images: [ImageAnswer] = [],
                  windows: [X11WindowInfo] = [], focused: UInt32? = nil, picked: UInt32? = nil, composite: Bool = true,
-                 windowStates: [WindowAnswer] = []) {
+                 pointerOver: Bool = true, windowStates: [WindowAnswer] = []) {
+        self.pointerOver = pointerOver
         self.windowList = windows
         self.focused = focused
         self.picked = picked
@@ -261,6 +264,7 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
     fileprivate var focusedID: UInt32? { focused }
     fileprivate var pickedID: UInt32? { picked }
     fileprivate var offersComposite: Bool { composite }
+    fileprivate var isPointerOver: Bool { pointerOver }
 
     fileprivate var hasFailed: Bool { locked { failed } }
     fileprivate func closed() { locked { open -= 1 } }
@@ -300,6 +304,7 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
         func windowState(_ window: UInt32, root: UInt32) -> X11WindowState { server.nextWindowState() }
         func nameWindowPixmap(_ window: UInt32) -> UInt32? { server.namePixmap() }
         func freePixmap(_ pixmap: UInt32) { server.free(pixmap: pixmap) }
+        func pointerIsOver(_ window: UInt32, root: UInt32) -> Bool { server.isPointerOver }
         func pickWindow(of root: UInt32, isCancelled: @escaping () -> Bool) -> UInt32? { server.pickedID }
 
         func readImage(_ rect: PixelRect, of root: UInt32, into frame: VideoFrame, shared: Bool,

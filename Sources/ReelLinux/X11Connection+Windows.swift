@@ -93,6 +93,21 @@ extension X11Connection {
         return pixmap
     }
 
+    func pointerIsOver(_ window: UInt32, root: UInt32) -> Bool {
+        guard let reply = xcb_query_pointer_reply(raw, xcb_query_pointer(raw, root), nil) else { return false }
+        let child = reply.pointee.child
+        free(reply)
+        guard child != 0 else { return false }
+        // The child of the root under the pointer is the window or one of its ancestors (a frame).
+        var current = window
+        while current != root {
+            if current == child { return true }
+            guard let parent = parent(of: current), parent != 0 else { return false }
+            current = parent
+        }
+        return false
+    }
+
     func freePixmap(_ pixmap: UInt32) {
         xcb_free_pixmap(raw, pixmap)
         flush()

@@ -79,6 +79,10 @@ package protocol X11Display: AnyObject, Sendable {
     /// resize or map; the old one keeps the old picture until ``freePixmap(_:)``.
     func nameWindowPixmap(_ window: UInt32) -> UInt32?
 
+    /// Whether the pointer is over `window` (or its window manager's frame) rather than over
+    /// another window that covers it or the root.
+    func pointerIsOver(_ window: UInt32, root: UInt32) -> Bool
+
     /// Frees a pixmap named with ``nameWindowPixmap(_:)``.
     func freePixmap(_ pixmap: UInt32)
 

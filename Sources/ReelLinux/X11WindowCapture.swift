@@ -172,7 +172,8 @@ final class X11WindowCapture: @unchecked Sendable {
         let targetIsShared = direct ? shared : scratchShared
         switch display.readImage(area, of: pixmap, into: target, shared: targetIsShared, withCursor: drawsCursor) {
         case .captured(let cursor):
-            if let cursor { draw(cursor, into: target, origin: (frame.x, frame.y)) }
+            // Drawn where it is over the window itself, not over another window that covers it.
+            if let cursor, display.pointerIsOver(window.id, root: root) { draw(cursor, into: target, origin: (frame.x, frame.y)) }
         case .refused:
             if display.hasFailed { return serverGone(display) }
             if targetIsShared {

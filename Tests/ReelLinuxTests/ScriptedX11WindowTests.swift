@@ -196,5 +196,15 @@ struct ScriptedX11WindowTests {
         server2.waitUntilWindowPlayedOut()
         source2.stop()
         #expect(capture2.seen.first?.cursorPixel == 0xFF00_00FF)
+
+        // Over the window's place, but another window covers it there: not drawn.
+        let server3 = ScriptedX11Server(screenSize: Self.screen, cursor: over, windows: Self.windows, pointerOver: false,
+                                        windowStates: [Self.shown(32, 24, 0xFF00_00FF, at: 100, 200), Self.shown(32, 24, 0xFF00_00FF, at: 100, 200)])
+        let capture3 = Capture()
+        let source3 = Self.source(server3, drawsCursor: true)
+        try source3.start(capture3.context)
+        server3.waitUntilWindowPlayedOut()
+        source3.stop()
+        #expect(capture3.seen.first?.cursorPixel == 0xFF00_00FF)
     }
 }

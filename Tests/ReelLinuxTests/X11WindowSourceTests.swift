@@ -169,3 +169,31 @@ extension X11WindowSourceTests {
         #expect(sink.lost.isEmpty)
     }
 }
+
+extension X11WindowSourceTests {
+    @Test("the cursor is drawn where it is over the window, at its place in the window, and not where another window covers it")
+    func cursorOverTheWindowOnly() async throws {
+        let server = try XvfbServer(size: PixelSize(width: 800, height: 600))
+        let painter = try ScreenPainter(display: server.display)
+        painter.openWindow(title: "Pointed", rect: PixelRect(x: 200, y: 100, width: 300, height: 200), red: 0, green: 0, blue: 200)
+        painter.setSquareCursor(size: 8, red: 255, green: 255, blue: 0)
+        painter.movePointer(x: 250, y: 150)
+        let source = X11WindowSource(display: server.display, window: .name("pointed"), drawsCursor: true)
+        let sink = Sink()
+        try source.start(sink.context)
+        defer { source.stop() }
+        let over = try await sink.waitForFrames(3)
+        let yellow: [UInt8] = [0, 255, 255], blue: [UInt8] = [200, 0, 0]
+        #expect(Self.pixel(over, 52, 52) == yellow, "the pointer at (50, 50) of the window")
+        #expect(Self.pixel(over, 70, 70) == blue)
+        // A window over that place: the pointer is over it, not over the recorded window.
+        painter.fill(rect: PixelRect(x: 230, y: 130, width: 60, height: 60), red: 255, green: 255, blue: 255)
+        painter.movePointer(x: 251, y: 151)
+        let covered = try await sink.waitForFrames(3)
+        #expect(Self.pixel(covered, 53, 53) == blue, "the window's own pixels, no cursor")
+        // Off the window altogether: nothing drawn.
+        painter.movePointer(x: 10, y: 10)
+        let away = try await sink.waitForFrames(3)
+        #expect(Self.pixel(away, 0, 0) == blue)
+    }
+}
