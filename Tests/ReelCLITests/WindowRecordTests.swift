@@ -207,3 +207,25 @@ extension WindowRecordTests {
         #expect(!FileManager.default.fileExists(atPath: url.path))
     }
 }
+
+extension WindowRecordTests {
+    @Test("a closed window ends the video while the sound goes on to the end")
+    func closedWhileTheToneGoesOn() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        let painter = try ScreenPainter(display: xvfb.display)
+        let target = painter.openWindow(title: "Closing", rect: PixelRect(x: 10, y: 10, width: 160, height: 120),
+                                        red: Self.red.red, green: Self.red.green, blue: Self.red.blue)
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("closing.mkv")
+        let r = try await record(["--screen=\(xvfb.display)", "--window=closing", "--tone", "--preset", "ultrafast", "--duration", "3",
+                                  "-o", url.path], steps: [(1.5, { painter.close(window: target) })])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("lost window 0x\(String(target, radix: 16)) \"Closing\""), "\(r.stderr)")
+        #expect(r.stderr.contains("recording goes on with the other sources"), "\(r.stderr)")
+        let probe = try MediaProbe.probe(url)
+        let frames = try #require(probe.videoStreams.first?.frameCount)
+        #expect(frames >= 30 && frames <= 60, "about 1.5 s of the window: \(frames)")
+        let audio = try #require(probe.audioStreams.first)
+        #expect((audio.duration ?? probe.duration) > 2.8, "the tone for the whole 3 s: \(audio.duration ?? -1)")
+    }
+}
