@@ -121,6 +121,41 @@ public final class ScreenPainter: @unchecked Sendable {
         sync()
     }
 
+    /// Opens a top-level window titled `title` with a 32-bit (ARGB) visual, as compositing-aware
+    /// applications (browsers, terminals) make them, filled with an opaque colour; returns its
+    /// id, or `nil` when the server has no 32-bit TrueColor visual.
+    public func openARGBWindow(title: String, rect: PixelRect, red: UInt8, green: UInt8, blue: UInt8) -> UInt32? {
+        lock.lock(); defer { lock.unlock() }
+        guard let screen = xcb_setup_roots_iterator(xcb_get_setup(connection)).data else { return nil }
+        var argb: xcb_visualid_t?
+        var depths = xcb_screen_allowed_depths_iterator(screen)
+        while depths.rem > 0, argb == nil {
+            if depths.data.pointee.depth == 32 {
+                var visuals = xcb_depth_visuals_iterator(depths.data)
+                while visuals.rem > 0 {
+                    if visuals.data.pointee._class == UInt8(XCB_VISUAL_CLASS_TRUE_COLOR.rawValue) { argb = visuals.data.pointee.visual_id; break }
+                    xcb_visualtype_next(&visuals)
+                }
+            }
+            xcb_depth_next(&depths)
+        }
+        guard let argb else { return nil }
+        let colormap = xcb_generate_id(connection)
+        xcb_create_colormap(connection, UInt8(XCB_COLORMAP_ALLOC_NONE.rawValue), colormap, root, argb)
+        let window = xcb_generate_id(connection)
+        // Values in the order of their mask bits: background pixel, border pixel, colormap.
+        let values: [UInt32] = [0xFF00_0000 | UInt32(red) << 16 | UInt32(green) << 8 | UInt32(blue), 0, colormap]
+        xcb_create_window(connection, 32, window, root, Int16(rect.x), Int16(rect.y), UInt16(rect.width), UInt16(rect.height), 0,
+                          UInt16(XCB_WINDOW_CLASS_INPUT_OUTPUT.rawValue), argb,
+                          XCB_CW_BACK_PIXEL.rawValue | XCB_CW_BORDER_PIXEL.rawValue | XCB_CW_COLORMAP.rawValue, values)
+        xcb_change_property(connection, UInt8(XCB_PROP_MODE_REPLACE.rawValue), window, XCB_ATOM_WM_NAME.rawValue, XCB_ATOM_STRING.rawValue, 8,
+                            UInt32(title.utf8.count), title)
+        xcb_map_window(connection, window)
+        windows.append(window)
+        sync()
+        return window
+    }
+
     /// Moves and resizes `window` to `rect`.
     public func place(window: UInt32, at rect: PixelRect) {
         lock.lock(); defer { lock.unlock() }

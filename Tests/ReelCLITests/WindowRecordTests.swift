@@ -151,6 +151,12 @@ import ReelTestSupport
         // reel devices lists them with their class and size.
         let devices = try Subprocess.run([ReelBinary.url.path, "devices"], environment: ["DISPLAY": xvfb.display, "PATH": "/usr/bin:/bin"])
         #expect(devices.output.contains("\"Editor one\" (ReelTest) 100x100"), "\(devices.output)")
+        let json = try Subprocess.run([ReelBinary.url.path, "devices", "--json"], environment: ["DISPLAY": xvfb.display, "PATH": "/usr/bin:/bin"])
+        let object = try #require(try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any])
+        let windows = try #require(object["windows"] as? [[String: Any]])
+        #expect(windows.compactMap { $0["title"] as? String } == ["Editor one", "Editor two"])
+        #expect(windows.first?["class"] as? String == "ReelTest" && windows.first?["width"] as? Int == 100)
+        #expect((windows.first?["id"] as? String)?.hasPrefix("0x") == true)
     }
 }
 

@@ -197,3 +197,21 @@ extension X11WindowSourceTests {
         #expect(Self.pixel(away, 0, 0) == blue)
     }
 }
+
+extension X11WindowSourceTests {
+    @Test("a window with a 32-bit (ARGB) visual, as browsers and terminals make, is recorded with its colours")
+    func argbWindow() async throws {
+        let server = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        let painter = try ScreenPainter(display: server.display)
+        let window = try #require(painter.openARGBWindow(title: "Translucent", rect: PixelRect(x: 30, y: 30, width: 160, height: 90),
+                                                         red: 10, green: 180, blue: 40), "Xvfb offers a 32-bit visual with Composite")
+        let source = X11WindowSource(display: server.display, window: .id(window), drawsCursor: false)
+        let sink = Sink()
+        try source.start(sink.context)
+        defer { source.stop() }
+        let frame = try await sink.waitForFrames(3)
+        #expect(frame.size == PixelSize(width: 160, height: 90))
+        #expect(Self.pixel(frame, 0, 0) == [40, 180, 10] && Self.pixel(frame, 159, 89) == [40, 180, 10])
+        #expect(sink.lost.isEmpty)
+    }
+}
