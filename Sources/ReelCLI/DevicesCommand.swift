@@ -107,7 +107,10 @@ struct DevicesCommand {
     /// The top-level windows of `$DISPLAY` (what `--window` chooses from): a heading, a line
     /// each (id, title, class, size; `*` marks the focused one) and the JSON values.
     static func windowListing(_ environment: [String: String]) -> (title: String, lines: [String], json: [[String: Any]]) {
-        guard case .x11 = ScreenLocation.session(environment: environment), let display = environment["DISPLAY"], !display.isEmpty else {
+        if case .wayland = ScreenLocation.session(environment: environment) {
+            return ("Windows (--window):", ["  in this Wayland session the desktop portal's dialog chooses the window (--window)"], [])
+        }
+        guard let display = environment["DISPLAY"], !display.isEmpty else {
             return ("Windows (--window=ID|NAME):", ["  none: --window records X11 windows, and DISPLAY is not set"], [])
         }
         do {

@@ -24,3 +24,14 @@ struct WindowOptionTests: ParsesRecordOptions {
         #expect(usageError(["--window", "firefox"])?.contains("--window takes its value with '=' (--window=firefox)") == true)
     }
 }
+
+extension WindowOptionTests {
+    @Test func devicesSaysWhereWindowsComeFromWithoutAnXDisplay() {
+        let wayland = DevicesCommand.windowListing(["WAYLAND_DISPLAY": "wayland-1"])
+        #expect(wayland.lines == ["  in this Wayland session the desktop portal's dialog chooses the window (--window)"])
+        let none = DevicesCommand.windowListing([:])
+        #expect(none.lines == ["  none: --window records X11 windows, and DISPLAY is not set"] && none.json.isEmpty)
+        let dead = DevicesCommand.windowListing(["DISPLAY": ":4093"])
+        #expect(dead.lines.first?.contains("no X server at display :4093") == true, "\(dead.lines)")
+    }
+}
