@@ -39,6 +39,9 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
         /// Shown at `origin` on the screen with `size` (border `border`), its content one BGRA
         /// pixel value.
         case shown(size: PixelSize, pixel: UInt32, origin: PixelPoint = PixelPoint(x: 0, y: 0), border: Int = 0)
+        /// Being resized (dragged): the state query finds it `reported` large, but by the time
+        /// its pixmap is named it is `actual` large (reading `reported` from it is a BadMatch).
+        case resizing(reported: PixelSize, actual: PixelSize, pixel: UInt32)
         /// Minimised or unmapped.
         case hidden
         /// Destroyed.
@@ -216,6 +219,8 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
             switch windowNow {
             case .shown(let size, _, let origin, let border)?:
                 return .viewable(frame: PixelRect(x: origin.x, y: origin.y, width: size.width, height: size.height), border: border)
+            case .resizing(let reported, _, _)?:
+                return .viewable(frame: PixelRect(x: 0, y: 0, width: reported.width, height: reported.height), border: 0)
             case .hidden?: return .unmapped
             case .closed?, nil: return .gone
             }
@@ -224,10 +229,20 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
 
     fileprivate func namePixmap() -> UInt32? {
         locked {
-            guard case .shown(let size, let pixel, _, let border)? = windowNow else { return nil }
+            let size: PixelSize, pixel: UInt32
+            switch windowNow {
+            case .shown(let shown, let colour, _, let border)?:
+                size = PixelSize(width: shown.width + 2 * border, height: shown.height + 2 * border)
+                pixel = colour
+            case .resizing(_, let actual, let colour)?:
+                size = actual
+                pixel = colour
+            default:
+                return nil
+            }
             nextPixmap += 1
             named += 1
-            pixmaps[nextPixmap] = (PixelSize(width: size.width + 2 * border, height: size.height + 2 * border), pixel)
+            pixmaps[nextPixmap] = (size, pixel)
             return nextPixmap
         }
     }

@@ -174,9 +174,12 @@ final class X11WindowCapture: @unchecked Sendable {
         case .captured(let cursor):
             // Drawn where it is over the window itself, not over another window that covers it.
             if let cursor, display.pointerIsOver(window.id, root: root) { draw(cursor, into: target, origin: (frame.x, frame.y)) }
-        case .refused:
+        case .refused(let code):
             if display.hasFailed { return serverGone(display) }
-            if targetIsShared {
+            // BadPixmap, BadMatch, BadDrawable: the window changed between the requests (a
+            // resize while it is dragged), not the shared memory.
+            let windowChanged = code == 4 || code == 8 || code == 9
+            if targetIsShared && !windowChanged {
                 // The server refused the shared segment after all: read by copying from now on.
                 useCopying()
                 return grab(presentationTime: presentationTime, sequenceNumber: sequenceNumber,

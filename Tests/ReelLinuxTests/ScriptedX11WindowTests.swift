@@ -207,4 +207,23 @@ struct ScriptedX11WindowTests {
         source3.stop()
         #expect(capture3.seen.first?.cursorPixel == 0xFF00_00FF)
     }
+
+    @Test func aResizeBetweenTheRequestsHoldsThePictureAndKeepsSharedMemory() throws {
+        let server = ScriptedX11Server(screenSize: Self.screen, windows: Self.windows,
+                                       windowStates: [Self.shown(32, 24, 0xFF11_1111), Self.shown(32, 24, 0xFF11_1111),
+                                                      .resizing(reported: PixelSize(width: 64, height: 48), actual: PixelSize(width: 40, height: 30),
+                                                                pixel: 0xFF22_2222),
+                                                      Self.shown(40, 30, 0xFF22_2222), Self.shown(40, 30, 0xFF22_2222)])
+        let source = Self.source(server)
+        let capture = Capture()
+        try source.start(capture.context)
+        server.waitUntilWindowPlayedOut()
+        #expect(source.captureMethod == .sharedMemory, "a BadMatch of a window that changed is not a refusal of shared memory")
+        source.stop()
+        let firsts = capture.seen.prefix(3).map { $0.pixels[12] }
+        #expect(firsts == [0xFF11_1111, 0xFF11_1111, 0xFF22_2222], "the last picture held through the race, then the new one")
+        #expect(capture.events.withLock { $0 }.allSatisfy { if case .interrupted = $0 { false } else { true } }, "a race is not said")
+        #expect(capture.lostError == nil)
+        #expect(server.pixmapCounts.named == 3)
+    }
 }

@@ -215,3 +215,28 @@ extension X11WindowSourceTests {
         #expect(sink.lost.isEmpty)
     }
 }
+
+extension X11WindowSourceTests {
+    @Test("a window resized over and over (dragged) never ends the capture nor drops shared memory")
+    func draggedResize() async throws {
+        let server = try XvfbServer(size: PixelSize(width: 800, height: 600))
+        let painter = try ScreenPainter(display: server.display)
+        let window = painter.openWindow(title: "Dragged", rect: PixelRect(x: 10, y: 10, width: 300, height: 200), red: 0, green: 150, blue: 0)
+        let source = X11WindowSource(display: server.display, window: .id(window), drawsCursor: false)
+        let sink = Sink()
+        try source.start(sink.context)
+        defer { source.stop() }
+        _ = try await sink.waitForFrames(2)
+        for step in 0..<200 {
+            let grow = step % 40
+            painter.place(window: window, at: PixelRect(x: 10 + step, y: 10, width: 200 + grow * 7, height: 120 + grow * 5))
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let last = try await sink.waitForFrames(3)
+        #expect(sink.lost.isEmpty, "\(sink.lost)")
+        #expect(source.captureMethod == .sharedMemory, "a resize race is not a refusal of shared memory")
+        #expect(last.size == PixelSize(width: 300, height: 200))
+        #expect(Self.pixel(last, 150, 100) == [0, 150, 0])
+        #expect((source.pixmapsNamed ?? 0) > 5, "named again as it changed: \(source.pixmapsNamed ?? 0)")
+    }
+}
