@@ -4,6 +4,7 @@
 #include <xcb/shm.h>
 #include <xcb/xfixes.h>
 #include <xcb/randr.h>
+#include <xcb/composite.h>
 #include <sys/ipc.h>
 #include <sys/shm.h>
 #endif

@@ -25,6 +25,11 @@ public final class ScreenRecorder: Sendable {
         public var choosesScreenAgain: Bool
         /// A part of the screen; `nil` records all of it.
         public var region: PixelRect?
+        /// One window instead of the screen (``region`` is then ignored); `nil` records the
+        /// screen. On Wayland the portal's dialog chooses the window, whatever the selector says.
+        public var window: X11WindowSelector?
+        /// How a ``window`` resized while recording is put into the recording's size.
+        public var windowResizeMode: WindowResizeMode = .fit
         /// The capture rate.
         public var frameRate: FrameRate
         /// Whether the mouse pointer is drawn in.
@@ -67,6 +72,9 @@ public final class ScreenRecorder: Sendable {
         var session: CaptureSession?
         var handler: SampleHandlerOutput.Handler?
         var recorder: Recorder?
+        /// The X11 window chosen by the first session (focus or click), kept for the sessions
+        /// a restart builds, so that adding a recorder records the same window without asking.
+        var window: UInt32?
     }
     private let state = Mutex(State())
 
@@ -160,7 +168,17 @@ public final class ScreenRecorder: Sendable {
         await stopSession()
         let session = CaptureSession(clock: clock)
         let c = configuration
+        var windowSource: X11WindowSource?
         switch c.screen ?? .x11(display: c.display) {
+        case .x11(let display) where c.window != nil:
+            let chosen = state.withLock { $0.window }.map { X11WindowSelector.id($0) }
+            let window = X11WindowSource(display: display, window: chosen ?? c.window ?? .focused, resizeMode: c.windowResizeMode,
+                                         frameRate: c.frameRate, drawsCursor: c.capturesCursor)
+            try session.addInput(window)
+            windowSource = window
+        case .wayland where c.window != nil:
+            // The portal's dialog chooses the window (a name or id cannot choose it).
+            try session.addInput(WaylandScreenSource(frameRate: c.frameRate, drawsCursor: c.capturesCursor, sharesWindow: true))
         case .x11(let display):
             try session.addInput(X11ScreenSource(display: display, region: c.region, frameRate: c.frameRate, drawsCursor: c.capturesCursor))
         case .wayland:
@@ -172,7 +190,10 @@ public final class ScreenRecorder: Sendable {
         if let handler { try session.addOutput(SampleHandlerOutput(handler: handler)) }
         if let recorder { try session.addOutput(recorder) }
         try await session.start()
-        state.withLock { $0.session = session }
+        state.withLock {
+            $0.session = session
+            if let id = windowSource?.windowID { $0.window = id }
+        }
         let continuation = self.continuation
         Task { for await event in session.events { continuation.yield(event) } }
     }

@@ -17,7 +17,7 @@ struct DevicesCommand {
     Usage: reel devices [--json]
 
     Lists what Reel can record: X11 screens with their sizes, cameras (/dev/video*) with the
-    formats, sizes and frame rates they offer, PulseAudio sources (microphones and the monitors
+    formats, sizes and frame rates they offer, the windows of $DISPLAY (--window), PulseAudio sources (microphones and the monitors
     of sinks) and sinks (whose audio --app-audio records).
 
     """
@@ -77,16 +77,20 @@ struct DevicesCommand {
             audioProblem = "\(error)"
         }
         let cameraList = V4L2Devices.list()
+        let windows = Self.windowListing(environment)
         if json {
             var object: [String: Any] = ["screenInUse": Self.screenInUseJSON(environment), "screens": screens, "cameras": Self.cameraJSON(cameraList),
                                          "audioSources": sources, "audioSinks": sinks]
             if let audioProblem { object["audioError"] = audioProblem }
+            object["windows"] = windows.json
             console.out(ProgressRenderer.json(object))
             return 0
         }
         console.out("--screen records: \(Self.screenInUse(environment))")
         console.out("Screens (--screen=DISPLAY):")
         console.out(screenLines.isEmpty ? "  none: no X server is running (start one, e.g. Xvfb :1, or set DISPLAY)" : screenLines.joined(separator: "\n"))
+        console.out(windows.title)
+        console.out(windows.lines.joined(separator: "\n"))
         console.out("Cameras (--camera=PATH):")
         console.out(Self.cameraLines(cameraList).joined(separator: "\n"))
         console.out("Audio sources (--mic=NAME; * marks the default):")
@@ -98,6 +102,31 @@ struct DevicesCommand {
             console.out(sinkLines.isEmpty ? "  none" : sinkLines.joined(separator: "\n"))
         }
         return 0
+    }
+
+    /// The top-level windows of `$DISPLAY` (what `--window` chooses from): a heading, a line
+    /// each (id, title, class, size; `*` marks the focused one) and the JSON values.
+    static func windowListing(_ environment: [String: String]) -> (title: String, lines: [String], json: [[String: Any]]) {
+        if case .wayland = ScreenLocation.session(environment: environment) {
+            return ("Windows (--window):", ["  in this Wayland session the desktop portal's dialog chooses the window (--window)"], [])
+        }
+        guard let display = environment["DISPLAY"], !display.isEmpty else {
+            return ("Windows (--window=ID|NAME):", ["  none: --window records X11 windows, and DISPLAY is not set"], [])
+        }
+        do {
+            let list = try X11WindowSource.listWindows(display: display)
+            let title = "Windows of \(list.display) (--window=ID|NAME; * marks the focused one):"
+            guard !list.windows.isEmpty else { return (title, ["  none"], []) }
+            let lines = list.windows.map { "  \($0.id == list.focused ? "*" : " ") \($0.summary)" }
+            let json: [[String: Any]] = list.windows.map {
+                ["id": $0.hexID, "title": $0.title, "class": $0.className, "instance": $0.instanceName,
+                 "width": $0.frame.width, "height": $0.frame.height, "x": $0.frame.x, "y": $0.frame.y,
+                 "shown": $0.isMapped, "focused": $0.id == list.focused]
+            }
+            return (title, lines, json)
+        } catch {
+            return ("Windows (--window=ID|NAME):", ["  none: \(error)"], [])
+        }
     }
 
     /// The cameras as text: each with its name, driver and bus, then one line per format with

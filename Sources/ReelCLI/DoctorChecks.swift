@@ -38,6 +38,11 @@ enum DoctorChecks {
                                           "the X server at \(name) offers MIT-SHM but cannot use this process's shared memory, so frames are copied (more CPU): \(reason)",
                                           fix: "run reel where the X server can see its memory: the same machine and IPC namespace (a container needs --ipc=host)"))
             }
+            checks.append(diagnosis.composite
+                ? DoctorCheck("composite", .ok, "the Composite extension is there: --window records a window's own picture")
+                : DoctorCheck("composite", .warning,
+                              "the X server at \(name) has no Composite extension: --window cannot record a window (--screen and --region still work)",
+                              fix: "enable Composite in the X server (Xorg and Xvfb have it unless started with '-extension Composite')"))
             return checks
         }
     }

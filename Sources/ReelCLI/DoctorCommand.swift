@@ -44,6 +44,7 @@ struct DoctorCommand {
     PROBLEM with its fix (what to install, which group to join, which variable to set):
       display        the X display ($DISPLAY) answers, and its screen size
       mit-shm        the X server shares memory with reel (else every frame is copied)
+      composite      the X server has Composite (what --window records a window through)
       wayland        in a Wayland session: whether the ScreenCast portal, through which
                      --screen records it, is on the session bus
       audio-server   PulseAudio or PipeWire-Pulse answers (PULSE_SERVER), its name and version

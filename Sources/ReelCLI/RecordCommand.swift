@@ -66,8 +66,16 @@ struct RecordCommand {
     A killed one is made whole by reel recover (M4A as MP4; WAV sizes, FLAC STREAMINFO, Ogg's
     last page).
 
+    One window (X11): --window records the focused window, --window=ID (as reel devices or
+    xwininfo show it), --window=NAME (in its title or class) or --window=pick (click it), of
+    --screen's display. Its own picture is recorded, whatever covers it or wherever it moves,
+    at its size when the recording starts; a resize is scaled in (--window-size fit or fill),
+    a minimised window's last picture is held, a closed one ends the video like a lost screen.
+    On Wayland --window asks the desktop portal, whose dialog chooses the window.
+
     Examples:
       reel record --screen --mic --app-audio
+      reel record --window=firefox --app-audio -o tab.mp4
       reel record --screen --camera --mic
       reel record --camera=rtsp://10.0.0.5/stream --camera=/dev/video0 --layout grid \\
                   --each-source cams/ --frame-log frames.csv -o both.mp4
@@ -521,6 +529,23 @@ struct RecordCommand {
         var sources: [any CaptureSource] = []
         if let screen = options.screen {
             switch ScreenLocation(argument: screen, environment: environment) {
+            case .x11(let display) where options.window != nil:
+                if options.window == .pick {
+                    console.err("reel: click the window to record (the pointer is grabbed until then; Ctrl-C gives up)")
+                }
+                sources.append(X11WindowSource(display: display, window: options.window ?? .focused, resizeMode: options.windowResize,
+                                               frameRate: options.frameRate, drawsCursor: options.drawsCursor))
+            case .wayland where options.window != nil:
+                // The portal's dialog chooses the window: it cannot be named, and fill is X11's.
+                guard options.window == .focused || options.window == .pick else {
+                    throw ReelError(.invalidConfiguration, "on Wayland --window cannot name a window: the desktop portal's dialog chooses it",
+                                    hint: "use --window alone (or --window=pick), or --screen=:N for a window of an X display such as XWayland's")
+                }
+                guard options.windowResize == .fit else {
+                    throw ReelError(.invalidConfiguration, "--window-size fill is offered on X11 only; on Wayland a resized window is fitted",
+                                    hint: "leave --window-size out")
+                }
+                sources.append(WaylandScreenSource(frameRate: options.frameRate, drawsCursor: options.drawsCursor, sharesWindow: true))
             case .x11(let display):
                 sources.append(X11ScreenSource(display: display, region: options.region, frameRate: options.frameRate,
                                                drawsCursor: options.drawsCursor))

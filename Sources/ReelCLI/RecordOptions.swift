@@ -8,6 +8,10 @@ public struct RecordOptions: Sendable {
     /// `--screen-choose`: on Wayland, ask the portal's dialog again.
     public var choosesScreen = false
     public var region: PixelRect?
+    /// `--window[=ID|NAME|pick]`: `nil` when not asked for (a window of the display `screen` names).
+    public var window: X11WindowSelector?
+    /// `--window-size fit|fill`.
+    public var windowResize = WindowResizeMode.fit
     public var drawsCursor = true
     /// `--mic[=SOURCE]`.
     public var microphone: String??
@@ -96,6 +100,8 @@ public struct RecordOptions: Sendable {
         OptionSpec("screen", value: .optional, placeholder: "DISPLAY", help: "record the screen: the session's (Wayland through the desktop portal, else X11 $DISPLAY), =wayland, or an X display such as =:1"),
         OptionSpec("screen-choose", help: "on Wayland, show the portal's dialog to choose the screen again instead of reusing the last choice"),
         OptionSpec("region", value: .required, placeholder: "WxH+X+Y", help: "record only this part of the screen"),
+        OptionSpec("window", value: .optional, placeholder: "ID|NAME|pick", help: "record one window (X11, of --screen's display; on Wayland the portal's dialog chooses): the focused one, =ID (decimal or 0x hex), =NAME (in its title or class), or =pick to click it"),
+        OptionSpec("window-size", value: .required, placeholder: "fit|fill", completion: .oneOf(WindowResizeMode.allCases.map(\.rawValue)), help: "when the --window is resized: fit (scale, black bars; the default) or fill (scale, cut the overflow)"),
         OptionSpec("no-cursor", help: "leave the mouse pointer out"),
         OptionSpec("mic", value: .optional, placeholder: "SOURCE", help: "record a microphone (default: the default source)"),
         OptionSpec("app-audio", value: .optional, placeholder: "SINK", help: "record what applications play (default: the default sink)"),
@@ -181,6 +187,7 @@ public struct RecordOptions: Sendable {
         }
         choosesScreen = args.has("screen-choose")
         if choosesScreen && screen == nil { screen = .some(nil) }
+        try parseWindow(args)
         drawsCursor = !args.has("no-cursor")
         microphone = args.value("mic")
         appAudio = args.value("app-audio")
@@ -513,6 +520,24 @@ public struct RecordOptions: Sendable {
         var (a, b) = (frames, per)
         while b != 0 { (a, b) = (b, a % b) }
         return FrameRate(Int32(frames / a), per: Int32(per / a))
+    }
+
+    /// `--window` and `--window-size`: a window of the display `--screen` names.
+    private mutating func parseWindow(_ args: ParsedArguments) throws {
+        if let text = args.value("window-size") ?? nil {
+            guard args.has("window") else { throw UsageError("--window-size does nothing without --window") }
+            if text == "follow" {
+                throw UsageError("--window-size=follow is not offered: an H.264 track in MP4, MOV or Matroska keeps one picture size, and players show a size change mid-file wrongly or not at all; use fit or fill (or --each-source files per window)")
+            }
+            guard let mode = WindowResizeMode(rawValue: text) else {
+                throw UsageError("--window-size needs fit or fill, not '\(text)'")
+            }
+            windowResize = mode
+        }
+        guard args.has("window") else { return }
+        if region != nil { throw UsageError("--region and --window cannot go together: --window records the whole window") }
+        window = X11WindowSelector(argument: args.value("window") ?? nil)
+        if screen == nil { screen = .some(nil) }
     }
 
     /// Refuses options that would do nothing with the sources given, naming what they need.

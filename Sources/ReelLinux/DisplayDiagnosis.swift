@@ -21,12 +21,16 @@ public struct DisplayDiagnosis: Sendable, Hashable {
     public var screenSize: PixelSize
     /// Whether frames can come through shared memory.
     public var sharedMemory: SharedMemory
+    /// Whether the server has the Composite extension (0.2 or later), which window capture
+    /// (``X11WindowSource``) needs.
+    public var composite: Bool
 
     /// Describes a display.
-    public init(name: String, screenSize: PixelSize, sharedMemory: SharedMemory) {
+    public init(name: String, screenSize: PixelSize, sharedMemory: SharedMemory, composite: Bool = true) {
         self.name = name
         self.screenSize = screenSize
         self.sharedMemory = sharedMemory
+        self.composite = composite
     }
 }
 
@@ -46,7 +50,8 @@ extension X11ScreenSource {
         let connection = try server.connect(display: display, isCancelled: { false })
         let screen = try connection.screen()
         return DisplayDiagnosis(name: connection.name, screenSize: screen.size,
-                                sharedMemory: sharedMemoryStatus(connection, root: screen.root, screenSize: screen.size))
+                                sharedMemory: sharedMemoryStatus(connection, root: screen.root, screenSize: screen.size),
+                                composite: connection.enableComposite())
     }
 
     /// Attaches one shared segment and reads a small corner of the screen into it, as capture

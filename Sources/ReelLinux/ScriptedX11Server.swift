@@ -34,6 +34,30 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
         case serverGone
     }
 
+    /// What the captured window is found as, at each state query of a window capture.
+    package enum WindowAnswer: Sendable, Equatable {
+        /// Shown at `origin` on the screen with `size` (border `border`), its content one BGRA
+        /// pixel value.
+        case shown(size: PixelSize, pixel: UInt32, origin: PixelPoint = PixelPoint(x: 0, y: 0), border: Int = 0)
+        /// Being resized (dragged): the state query finds it `reported` large, but by the time
+        /// its pixmap is named it is `actual` large (reading `reported` from it is a BadMatch).
+        case resizing(reported: PixelSize, actual: PixelSize, pixel: UInt32)
+        /// Minimised or unmapped.
+        case hidden
+        /// Destroyed.
+        case closed
+    }
+
+    /// A point on the screen.
+    package struct PixelPoint: Sendable, Equatable {
+        /// Its column.
+        package var x: Int
+        /// Its row.
+        package var y: Int
+        /// A point.
+        package init(x: Int, y: Int) { self.x = x; self.y = y }
+    }
+
     private let condition = NSCondition()
     private let displayName: String
     private let screenSize: PixelSize
@@ -49,6 +73,20 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
     private var connecting = 0
     private var requests: [(shared: Bool, withCursor: Bool)] = []
     private var playedOut = false
+    private let windowList: [X11WindowInfo]
+    private let focused: UInt32?
+    private let picked: UInt32?
+    private let composite: Bool
+    private let pointerOver: Bool
+    private var windowAnswers: [WindowAnswer]
+    private var windowNow: WindowAnswer?
+    private var windowPlayedOut = false
+    private var pixmaps: [UInt32: (size: PixelSize, pixel: UInt32)] = [:]
+    private var nextPixmap: UInt32 = 1000
+    private var named = 0
+    private var freed = 0
+    private var redirected: [UInt32] = []
+    private var reads: [PixelRect] = []
 
     /// A server for display `displayName` with a screen of `screenSize`.
     ///
@@ -57,8 +95,23 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
     ///   - cursor: the cursor image it shows, if it offers XFixes.
     ///   - connections: what connection attempts meet, in turn (then `.connects`).
     ///   - images: what image requests meet, in turn.
+    ///   - windows: the top-level windows it lists.
+    ///   - focused: the window that has the focus.
+    ///   - picked: the window a click picks (`nil`: the click finds none).
+    ///   - composite: whether it offers the Composite extension.
+    ///   - pointerOver: whether the pointer is over the captured window (not another covering it).
+    ///   - windowStates: what the captured window is found as at each state query, in turn
+    ///     (then the last again).
     package init(displayName: String = ":42", screenSize: PixelSize, sharedMemory: Bool = true,
-                 cursor: X11CursorImage? = nil, connections: [ConnectAnswer] = [], images: [ImageAnswer]) {
+                 cursor: X11CursorImage? = nil, connections: [ConnectAnswer] = [], images: [ImageAnswer] = [],
+                 windows: [X11WindowInfo] = [], focused: UInt32? = nil, picked: UInt32? = nil, composite: Bool = true,
+                 pointerOver: Bool = true, windowStates: [WindowAnswer] = []) {
+        self.pointerOver = pointerOver
+        self.windowList = windows
+        self.focused = focused
+        self.picked = picked
+        self.composite = composite
+        self.windowAnswers = windowStates
         self.displayName = displayName
         self.screenSize = screenSize
         self.sharedMemory = sharedMemory
@@ -79,6 +132,22 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
         while !playedOut { condition.wait() }
         condition.unlock()
     }
+
+    /// Waits until every window answer has been used.
+    package func waitUntilWindowPlayedOut() {
+        condition.lock()
+        while !windowPlayedOut { condition.wait() }
+        condition.unlock()
+    }
+
+    /// How many times a window's pixmap has been named, and how many pixmaps were freed.
+    package var pixmapCounts: (named: Int, freed: Int) { locked { (named, freed) } }
+
+    /// The windows redirected, in order.
+    package var redirectedWindows: [UInt32] { locked { redirected } }
+
+    /// The rectangles read from window pixmaps, in order.
+    package var pixmapReads: [PixelRect] { locked { reads } }
 
     /// Waits until a connection attempt is waiting to be cancelled.
     package func waitUntilConnecting() {
@@ -138,6 +207,80 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
         }
     }
 
+    fileprivate func nextWindowState() -> X11WindowState {
+        locked {
+            if !windowAnswers.isEmpty {
+                windowNow = windowAnswers.removeFirst()
+            } else if !windowPlayedOut {
+                windowPlayedOut = true
+                condition.broadcast()
+            }
+            if failed { return .gone }
+            switch windowNow {
+            case .shown(let size, _, let origin, let border)?:
+                return .viewable(frame: PixelRect(x: origin.x, y: origin.y, width: size.width, height: size.height), border: border)
+            case .resizing(let reported, _, _)?:
+                return .viewable(frame: PixelRect(x: 0, y: 0, width: reported.width, height: reported.height), border: 0)
+            case .hidden?: return .unmapped
+            case .closed?, nil: return .gone
+            }
+        }
+    }
+
+    fileprivate func namePixmap() -> UInt32? {
+        locked {
+            let size: PixelSize, pixel: UInt32
+            switch windowNow {
+            case .shown(let shown, let colour, _, let border)?:
+                size = PixelSize(width: shown.width + 2 * border, height: shown.height + 2 * border)
+                pixel = colour
+            case .resizing(_, let actual, let colour)?:
+                size = actual
+                pixel = colour
+            default:
+                return nil
+            }
+            nextPixmap += 1
+            named += 1
+            pixmaps[nextPixmap] = (size, pixel)
+            return nextPixmap
+        }
+    }
+
+    fileprivate func free(pixmap: UInt32) {
+        locked {
+            if pixmaps.removeValue(forKey: pixmap) != nil { freed += 1 }
+        }
+    }
+
+    fileprivate func redirect(_ window: UInt32) { locked { redirected.append(window) } }
+
+    /// A pixmap read: the window's pixel while the pixmap is its current one (the pixel it had
+    /// when named once it was resized); BadMatch for a rectangle outside the pixmap, BadPixmap
+    /// for one freed or never named.
+    fileprivate func readPixmap(_ pixmap: UInt32, rect: PixelRect) -> UInt32? {
+        locked {
+            reads.append(rect)
+            guard let named = pixmaps[pixmap] else { return nil }
+            guard rect.x >= 0, rect.y >= 0, rect.x + rect.width <= named.size.width, rect.y + rect.height <= named.size.height else {
+                return nil
+            }
+            if case .shown(let size, let pixel, _, let border)? = windowNow,
+               PixelSize(width: size.width + 2 * border, height: size.height + 2 * border) == named.size {
+                return pixel
+            }
+            return named.pixel
+        }
+    }
+
+    fileprivate func isPixmap(_ id: UInt32) -> Bool { locked { id > 1000 && id <= nextPixmap } }
+
+    fileprivate var windows: [X11WindowInfo] { windowList }
+    fileprivate var focusedID: UInt32? { focused }
+    fileprivate var pickedID: UInt32? { picked }
+    fileprivate var offersComposite: Bool { composite }
+    fileprivate var isPointerOver: Bool { pointerOver }
+
     fileprivate var hasFailed: Bool { locked { failed } }
     fileprivate func closed() { locked { open -= 1 } }
     fileprivate var offersSharedMemory: Bool { sharedMemory }
@@ -169,18 +312,27 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
             }
         }
 
+        func windows(of root: UInt32) -> [X11WindowInfo] { server.windows }
+        func focusedWindow(of root: UInt32) -> UInt32? { server.focusedID }
+        func enableComposite() -> Bool { server.offersComposite }
+        func redirectWindow(_ window: UInt32) -> Bool { server.redirect(window); return true }
+        func windowState(_ window: UInt32, root: UInt32) -> X11WindowState { server.nextWindowState() }
+        func nameWindowPixmap(_ window: UInt32) -> UInt32? { server.namePixmap() }
+        func freePixmap(_ pixmap: UInt32) { server.free(pixmap: pixmap) }
+        func pointerIsOver(_ window: UInt32, root: UInt32) -> Bool { server.isPointerOver }
+        func pickWindow(of root: UInt32, isCancelled: @escaping () -> Bool) -> UInt32? { server.pickedID }
+
         func readImage(_ rect: PixelRect, of root: UInt32, into frame: VideoFrame, shared: Bool,
                        withCursor: Bool) -> X11ImageReply {
+            if server.isPixmap(root) {
+                guard let pixel = server.readPixmap(root, rect: rect) else { return .refused(errorCode: 8) }
+                Self.fill(frame, rect: rect, with: pixel)
+                return .captured(cursor: withCursor ? server.cursorImage : nil)
+            }
             let answer = server.answer(shared: shared, withCursor: withCursor)
             switch answer {
             case .picture(let pixel):
-                frame.withUnsafeMutablePlane(0) { plane, stride in
-                    guard let base = plane.baseAddress else { return }
-                    for row in 0..<rect.height {
-                        let line = (base + row * stride).assumingMemoryBound(to: UInt32.self)
-                        line.update(repeating: pixel, count: rect.width)
-                    }
-                }
+                Self.fill(frame, rect: rect, with: pixel)
                 return .captured(cursor: withCursor ? server.cursorImage : nil)
             case .refused(let code):
                 return .refused(errorCode: code)
@@ -188,6 +340,16 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
                 return .refused(errorCode: 10)  // BadAccess
             case .serverGone:
                 return .refused(errorCode: nil)
+            }
+        }
+
+        private static func fill(_ frame: VideoFrame, rect: PixelRect, with pixel: UInt32) {
+            frame.withUnsafeMutablePlane(0) { plane, stride in
+                guard let base = plane.baseAddress else { return }
+                for row in 0..<min(rect.height, frame.height) {
+                    let line = (base + row * stride).assumingMemoryBound(to: UInt32.self)
+                    line.update(repeating: pixel, count: min(rect.width, frame.width))
+                }
             }
         }
     }

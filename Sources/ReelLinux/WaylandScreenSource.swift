@@ -30,6 +30,9 @@ public final class WaylandScreenSource: CaptureSource {
     public let drawsCursor: Bool
     /// Whether the portal is made to ask again which screen to share, ignoring the kept choice.
     public let choosesAgain: Bool
+    /// Whether a window is shared (the portal's dialog offers windows) rather than a monitor.
+    /// The portal asks each time; a window resized while recording is scaled in with black bars.
+    public let sharesWindow: Bool
 
     private let tokenStore: ScreenCastTokenStore
     private let connect: @Sendable () throws(ReelError) -> any DBusConnection
@@ -56,9 +59,11 @@ public final class WaylandScreenSource: CaptureSource {
     ///   - frameRate: the delivery rate.
     ///   - drawsCursor: whether to draw the mouse cursor into the frames.
     ///   - choosesAgain: whether to show the portal's dialog even when a choice was kept.
+    ///   - sharesWindow: whether to ask the portal for a window (the one the user picks in its
+    ///     dialog) instead of a monitor; a portal that offers no windows fails the start.
     public convenience init(region: PixelRect? = nil, frameRate: FrameRate = FrameRate(30), drawsCursor: Bool = true,
-                            choosesAgain: Bool = false) {
-        self.init(region: region, frameRate: frameRate, drawsCursor: drawsCursor, choosesAgain: choosesAgain,
+                            choosesAgain: Bool = false, sharesWindow: Bool = false) {
+        self.init(region: region, frameRate: frameRate, drawsCursor: drawsCursor, choosesAgain: choosesAgain, sharesWindow: sharesWindow,
                   tokenStore: ScreenCastTokenStore(),
                   connect: { () throws(ReelError) in try SystemDBusConnection() },
                   openStream: { (descriptor, node) throws(ReelError) in try PipeWireStream(descriptor: descriptor, node: node) })
@@ -66,7 +71,7 @@ public final class WaylandScreenSource: CaptureSource {
 
     /// Creates a source on given seams: a bus (a ``ScriptedDBusConnection`` in tests) and a
     /// stream opener (a ``ScriptedScreenStream``).
-    package init(region: PixelRect?, frameRate: FrameRate, drawsCursor: Bool, choosesAgain: Bool,
+    package init(region: PixelRect?, frameRate: FrameRate, drawsCursor: Bool, choosesAgain: Bool, sharesWindow: Bool = false,
                  tokenStore: ScreenCastTokenStore,
                  connect: @escaping @Sendable () throws(ReelError) -> any DBusConnection,
                  openStream: @escaping @Sendable (Int32, UInt32) throws(ReelError) -> any ScreenStream,
@@ -75,11 +80,12 @@ public final class WaylandScreenSource: CaptureSource {
         self.frameRate = frameRate
         self.drawsCursor = drawsCursor
         self.choosesAgain = choosesAgain
+        self.sharesWindow = sharesWindow
         self.tokenStore = tokenStore
         self.connect = connect
         self.openStream = openStream
         self.firstPictureTimeout = firstPictureTimeout
-        self.name = region.map { "screen wayland \($0)" } ?? "screen wayland"
+        self.name = sharesWindow ? "window wayland" : region.map { "screen wayland \($0)" } ?? "screen wayland"
     }
 
     deinit {
@@ -133,16 +139,17 @@ public final class WaylandScreenSource: CaptureSource {
     private func open(isCancelled: @escaping () -> Bool) throws(ReelError) -> WaylandCapture {
         let connection = try connect()
         let portal = ScreenCastPortal(connection: connection)
-        let kept = choosesAgain ? nil : tokenStore.load()
+        // The kept choice is a monitor's: a window is asked for each time, and not kept.
+        let kept = choosesAgain || sharesWindow ? nil : tokenStore.load()
         let grant: ScreenCastGrant
         do {
-            grant = try portal.start(ScreenCastOptions(sources: .monitor, drawsCursor: drawsCursor, restoreToken: kept),
+            grant = try portal.start(ScreenCastOptions(sources: sharesWindow ? .window : .monitor, drawsCursor: drawsCursor, restoreToken: kept),
                                      isCancelled: isCancelled)
         } catch {
             portal.close()
             throw error
         }
-        if let token = grant.restoreToken { try? tokenStore.save(token) }
+        if !sharesWindow, let token = grant.restoreToken { try? tokenStore.save(token) }
         let stream: any ScreenStream
         do {
             stream = try openStream(grant.pipeWireDescriptor, grant.nodeID)

@@ -50,6 +50,86 @@ package protocol X11Display: AnyObject, Sendable {
 
     /// Discards events that have arrived, so the queue never grows.
     func drainEvents()
+
+    // MARK: Windows (window capture)
+
+    /// The top-level client windows of `root`, in stacking order from the bottom: those of
+    /// `_NET_CLIENT_LIST`, else the root's children (or, under a window manager that reparents
+    /// without EWMH, their children) that carry `WM_STATE`, else the root's mapped children that
+    /// have a title (a bare X server such as Xvfb).
+    func windows(of root: UInt32) -> [X11WindowInfo]
+
+    /// The window that has the focus: `_NET_ACTIVE_WINDOW`, else the input focus; `nil` when
+    /// there is none (the focus is on the root or nowhere).
+    func focusedWindow(of root: UInt32) -> UInt32?
+
+    /// Asks for Composite 0.2 or later (required before any Composite request, and the first
+    /// version that names a window's pixmap); `false` when the server has none.
+    func enableComposite() -> Bool
+
+    /// Redirects `window` to off-screen storage (automatic: the server still shows it), so that
+    /// its content is kept even where other windows cover it. `false` when the server refused.
+    func redirectWindow(_ window: UInt32) -> Bool
+
+    /// Where `window` is and whether it can be read now (one round trip).
+    func windowState(_ window: UInt32, root: UInt32) -> X11WindowState
+
+    /// Names the pixmap that holds `window`'s content now (it covers the border too); `nil`
+    /// when the server refused (the window is not viewable). A new one is needed after each
+    /// resize or map; the old one keeps the old picture until ``freePixmap(_:)``.
+    func nameWindowPixmap(_ window: UInt32) -> UInt32?
+
+    /// Whether the pointer is over `window` (or its window manager's frame) rather than over
+    /// another window that covers it or the root.
+    func pointerIsOver(_ window: UInt32, root: UInt32) -> Bool
+
+    /// Frees a pixmap named with ``nameWindowPixmap(_:)``.
+    func freePixmap(_ pixmap: UInt32)
+
+    /// Grabs the pointer and waits for a click, then answers the top-level window clicked
+    /// (`nil` when the grab was refused, the click was on the root or `isCancelled` turned true).
+    func pickWindow(of root: UInt32, isCancelled: @escaping () -> Bool) -> UInt32?
+}
+
+/// A top-level window as ``X11Display/windows(of:)`` lists it.
+package struct X11WindowInfo: Sendable, Equatable {
+    /// The window's id.
+    package var id: UInt32
+    /// `_NET_WM_NAME`, else `WM_NAME` (empty when it has none).
+    package var title: String
+    /// The `WM_CLASS` class (e.g. `Firefox`), empty when it has none.
+    package var className: String
+    /// The `WM_CLASS` instance (e.g. `Navigator`), empty when it has none.
+    package var instanceName: String
+    /// Its position on the screen and its size (without the border).
+    package var frame: PixelRect
+    /// Whether it is mapped (shown) now.
+    package var isMapped: Bool
+
+    /// Describes a window.
+    package init(id: UInt32, title: String, className: String = "", instanceName: String = "", frame: PixelRect,
+                 isMapped: Bool = true) {
+        self.id = id
+        self.title = title
+        self.className = className
+        self.instanceName = instanceName
+        self.frame = frame
+        self.isMapped = isMapped
+    }
+
+    /// `0x400007`: how X tools write window ids.
+    package var hexID: String { "0x" + String(id, radix: 16) }
+}
+
+/// Where a captured window is, as ``X11Display/windowState(_:root:)`` finds it.
+package enum X11WindowState: Sendable, Equatable {
+    /// Viewable: its content rectangle on the screen (`frame`, without the border) and the
+    /// border's width (where the content starts within its pixmap).
+    case viewable(frame: PixelRect, border: Int)
+    /// Unmapped or minimised (or a parent is): its pixmap cannot be named now.
+    case unmapped
+    /// Destroyed.
+    case gone
 }
 
 /// A screen's root window and size.

@@ -41,9 +41,12 @@ public final class ScreenPainter: @unchecked Sendable {
         xcb_disconnect(connection)
     }
 
-    /// Paints `rect` in a solid colour, above everything painted before.
-    public func fill(rect: PixelRect, red: UInt8, green: UInt8, blue: UInt8) {
+    /// Paints `rect` in a solid colour, above everything painted before: on the screen, or
+    /// inside `parent` (a window of ``openWindow(title:className:rect:red:green:blue:border:borderColour:)``,
+    /// `rect` then relative to it).
+    public func fill(rect: PixelRect, red: UInt8, green: UInt8, blue: UInt8, inside parent: UInt32? = nil) {
         lock.lock(); defer { lock.unlock() }
+        let root = parent ?? self.root
         let window = xcb_generate_id(connection)
         // Values in the order of their mask bits: background pixel, then override-redirect.
         let pixel = UInt32(red) << 16 | UInt32(green) << 8 | UInt32(blue)
@@ -54,6 +57,142 @@ public final class ScreenPainter: @unchecked Sendable {
                           visual, mask, values)
         xcb_map_window(connection, window)
         windows.append(window)
+        sync()
+    }
+
+    /// Opens a top-level window titled `title` (`WM_NAME` and `_NET_WM_NAME`) of class
+    /// `className` (`WM_CLASS`), filled with a colour, as an application's window is (not
+    /// override-redirect); returns its id.
+    @discardableResult
+    ///
+    /// With `border` > 0 the window has a border of that width in `borderColour` (`0xRRGGBB`).
+    public func openWindow(title: String, className: String = "ReelTest", rect: PixelRect, red: UInt8, green: UInt8, blue: UInt8,
+                           border: Int = 0, borderColour: UInt32 = 0x00FF00) -> UInt32 {
+        lock.lock(); defer { lock.unlock() }
+        let window = xcb_generate_id(connection)
+        // Values in the order of their mask bits: background pixel, then border pixel.
+        let values: [UInt32] = [UInt32(red) << 16 | UInt32(green) << 8 | UInt32(blue), borderColour]
+        xcb_create_window(connection, UInt8(XCB_COPY_FROM_PARENT), window, root, Int16(rect.x), Int16(rect.y),
+                          UInt16(rect.width), UInt16(rect.height), UInt16(border), UInt16(XCB_WINDOW_CLASS_INPUT_OUTPUT.rawValue),
+                          visual, XCB_CW_BACK_PIXEL.rawValue | XCB_CW_BORDER_PIXEL.rawValue, values)
+        let replace = UInt8(XCB_PROP_MODE_REPLACE.rawValue)
+        xcb_change_property(connection, replace, window, XCB_ATOM_WM_NAME.rawValue, XCB_ATOM_STRING.rawValue, 8, UInt32(title.utf8.count), title)
+        xcb_change_property(connection, replace, window, atom("_NET_WM_NAME"), atom("UTF8_STRING"), 8, UInt32(title.utf8.count), title)
+        let wmClass = Array("reeltest\0\(className)\0".utf8)
+        xcb_change_property(connection, replace, window, XCB_ATOM_WM_CLASS.rawValue, XCB_ATOM_STRING.rawValue, 8, UInt32(wmClass.count), wmClass)
+        xcb_map_window(connection, window)
+        windows.append(window)
+        sync()
+        return window
+    }
+
+    /// Opens a window as a reparenting window manager shows one: a frame (a plain top-level
+    /// window in grey, with no title) holding at `offset` a client window titled `title`, in
+    /// a colour, that carries `WM_STATE` (normal). Returns both ids.
+    public func openFramedWindow(title: String, frame rect: PixelRect, offset: (x: Int, y: Int), clientSize: PixelSize,
+                                 red: UInt8, green: UInt8, blue: UInt8) -> (frame: UInt32, client: UInt32) {
+        let frame = openWindow(title: "", className: "", rect: rect, red: 128, green: 128, blue: 128)
+        lock.lock(); defer { lock.unlock() }
+        // A frame has no name: take away what openWindow gave it.
+        xcb_delete_property(connection, frame, XCB_ATOM_WM_NAME.rawValue)
+        xcb_delete_property(connection, frame, atom("_NET_WM_NAME"))
+        xcb_delete_property(connection, frame, XCB_ATOM_WM_CLASS.rawValue)
+        let client = xcb_generate_id(connection)
+        let values: [UInt32] = [UInt32(red) << 16 | UInt32(green) << 8 | UInt32(blue)]
+        xcb_create_window(connection, UInt8(XCB_COPY_FROM_PARENT), client, frame, Int16(offset.x), Int16(offset.y),
+                          UInt16(clientSize.width), UInt16(clientSize.height), 0, UInt16(XCB_WINDOW_CLASS_INPUT_OUTPUT.rawValue),
+                          visual, XCB_CW_BACK_PIXEL.rawValue, values)
+        let replace = UInt8(XCB_PROP_MODE_REPLACE.rawValue)
+        xcb_change_property(connection, replace, client, XCB_ATOM_WM_NAME.rawValue, XCB_ATOM_STRING.rawValue, 8, UInt32(title.utf8.count), title)
+        let wmState = atom("WM_STATE")
+        let state: [UInt32] = [1, 0]  // NormalState, no icon window
+        xcb_change_property(connection, replace, client, wmState, wmState, 32, 2, state)
+        xcb_map_window(connection, client)
+        sync()
+        return (frame, client)
+    }
+
+    /// Sets a window-list property of the root (`_NET_CLIENT_LIST`, `_NET_ACTIVE_WINDOW`), as
+    /// an EWMH window manager keeps them.
+    public func setRootWindows(_ property: String, _ windows: [UInt32]) {
+        lock.lock(); defer { lock.unlock() }
+        xcb_change_property(connection, UInt8(XCB_PROP_MODE_REPLACE.rawValue), root, atom(property), XCB_ATOM_WINDOW.rawValue, 32,
+                            UInt32(windows.count), windows)
+        sync()
+    }
+
+    /// Opens a top-level window titled `title` with a 32-bit (ARGB) visual, as compositing-aware
+    /// applications (browsers, terminals) make them, filled with an opaque colour; returns its
+    /// id, or `nil` when the server has no 32-bit TrueColor visual.
+    public func openARGBWindow(title: String, rect: PixelRect, red: UInt8, green: UInt8, blue: UInt8) -> UInt32? {
+        lock.lock(); defer { lock.unlock() }
+        guard let screen = xcb_setup_roots_iterator(xcb_get_setup(connection)).data else { return nil }
+        var argb: xcb_visualid_t?
+        var depths = xcb_screen_allowed_depths_iterator(screen)
+        while depths.rem > 0, argb == nil {
+            if depths.data.pointee.depth == 32 {
+                var visuals = xcb_depth_visuals_iterator(depths.data)
+                while visuals.rem > 0 {
+                    if visuals.data.pointee._class == UInt8(XCB_VISUAL_CLASS_TRUE_COLOR.rawValue) { argb = visuals.data.pointee.visual_id; break }
+                    xcb_visualtype_next(&visuals)
+                }
+            }
+            xcb_depth_next(&depths)
+        }
+        guard let argb else { return nil }
+        let colormap = xcb_generate_id(connection)
+        xcb_create_colormap(connection, UInt8(XCB_COLORMAP_ALLOC_NONE.rawValue), colormap, root, argb)
+        let window = xcb_generate_id(connection)
+        // Values in the order of their mask bits: background pixel, border pixel, colormap.
+        let values: [UInt32] = [0xFF00_0000 | UInt32(red) << 16 | UInt32(green) << 8 | UInt32(blue), 0, colormap]
+        xcb_create_window(connection, 32, window, root, Int16(rect.x), Int16(rect.y), UInt16(rect.width), UInt16(rect.height), 0,
+                          UInt16(XCB_WINDOW_CLASS_INPUT_OUTPUT.rawValue), argb,
+                          XCB_CW_BACK_PIXEL.rawValue | XCB_CW_BORDER_PIXEL.rawValue | XCB_CW_COLORMAP.rawValue, values)
+        xcb_change_property(connection, UInt8(XCB_PROP_MODE_REPLACE.rawValue), window, XCB_ATOM_WM_NAME.rawValue, XCB_ATOM_STRING.rawValue, 8,
+                            UInt32(title.utf8.count), title)
+        xcb_map_window(connection, window)
+        windows.append(window)
+        sync()
+        return window
+    }
+
+    /// Moves and resizes `window` to `rect`.
+    public func place(window: UInt32, at rect: PixelRect) {
+        lock.lock(); defer { lock.unlock() }
+        let values: [UInt32] = [UInt32(bitPattern: Int32(rect.x)), UInt32(bitPattern: Int32(rect.y)), UInt32(rect.width), UInt32(rect.height)]
+        let mask = XCB_CONFIG_WINDOW_X.rawValue | XCB_CONFIG_WINDOW_Y.rawValue | XCB_CONFIG_WINDOW_WIDTH.rawValue | XCB_CONFIG_WINDOW_HEIGHT.rawValue
+        xcb_configure_window(connection, window, UInt16(mask), values)
+        xcb_clear_area(connection, 0, window, 0, 0, 0, 0)
+        sync()
+    }
+
+    /// Raises `window` above every other.
+    public func raise(window: UInt32) {
+        lock.lock(); defer { lock.unlock() }
+        let values: [UInt32] = [XCB_STACK_MODE_ABOVE.rawValue]
+        xcb_configure_window(connection, window, UInt16(XCB_CONFIG_WINDOW_STACK_MODE.rawValue), values)
+        sync()
+    }
+
+    /// Hides (`false`) or shows (`true`) `window`, as minimising and restoring it does.
+    public func show(window: UInt32, _ shown: Bool) {
+        lock.lock(); defer { lock.unlock() }
+        if shown { xcb_map_window(connection, window) } else { xcb_unmap_window(connection, window) }
+        sync()
+    }
+
+    /// Destroys `window`, as closing its application does.
+    public func close(window: UInt32) {
+        lock.lock(); defer { lock.unlock() }
+        xcb_destroy_window(connection, window)
+        windows.removeAll { $0 == window }
+        sync()
+    }
+
+    /// Sets the input focus on `window`.
+    public func focus(window: UInt32) {
+        lock.lock(); defer { lock.unlock() }
+        xcb_set_input_focus(connection, UInt8(XCB_INPUT_FOCUS_POINTER_ROOT.rawValue), window, UInt32(XCB_CURRENT_TIME))
         sync()
     }
 

@@ -111,6 +111,18 @@ import ReelTestSupport
         #expect(run.checks["mit-shm"]?["detail"]?.contains("no MIT-SHM extension") == true, "\(run.checks["mit-shm"] ?? [:])")
         #expect(run.checks["mit-shm"]?["fix"] != nil)
         #expect(run.status == 0, "a missing MIT-SHM does not fail: \(run.checks)")
+        #expect(run.status("composite") == "ok")
+    }
+
+    /// Xvfb started without Composite: --window cannot record, a warning that does not fail.
+    @Test func xvfbWithoutCompositeWarns() throws {
+        let x = try XvfbServer(size: PixelSize(width: 320, height: 240), extraArguments: ["-extension", "Composite"])
+        let pulse = try PulseServer()
+        let run = try Self.doctor(environment: ["DISPLAY": x.display].merging(pulse.environment) { $1 })
+        #expect(run.status("composite") == "warning")
+        #expect(run.checks["composite"]?["detail"]?.contains("no Composite extension: --window cannot record a window") == true,
+                "\(run.checks["composite"] ?? [:])")
+        #expect(run.status == 0, "a missing Composite does not fail: \(run.checks)")
     }
 
     /// An X server that has MIT-SHM but cannot attach reel's memory — here one running as
@@ -247,7 +259,7 @@ import ReelTestSupport
         }
         let help = try ReelBinary.run(["doctor", "--help"])
         #expect(help.status == 0)
-        for word in ["--json", "--display", "--camera", "mit-shm", "videos-folder", "Exit status"] {
+        for word in ["--json", "--display", "--camera", "mit-shm", "composite", "videos-folder", "Exit status"] {
             #expect(help.output.contains(word), "\(word)")
         }
         #expect(try ReelBinary.run(["--help"]).output.contains("doctor"))

@@ -37,8 +37,12 @@ import ReelTestSupport
         for (shm, expected) in [(DisplayDiagnosis.SharedMemory.usable, DoctorCheck.Status.ok), (.notOffered, .warning),
                                 (.refused("X error 10"), .warning)] {
             let checks = DoctorChecks.display(.success(DisplayDiagnosis(name: ":0", screenSize: size, sharedMemory: shm)), sockets: [])
-            #expect(Self.statuses(checks) == ["display": .ok, "mit-shm": expected])
+            #expect(Self.statuses(checks) == ["display": .ok, "mit-shm": expected, "composite": .ok])
         }
+        // No Composite: --window cannot work, a warning (the screen still records).
+        let bare = DoctorChecks.display(.success(DisplayDiagnosis(name: ":0", screenSize: size, sharedMemory: .usable, composite: false)), sockets: [])
+        #expect(Self.statuses(bare) == ["display": .ok, "mit-shm": .ok, "composite": .warning])
+        #expect(bare.last?.fix?.contains("-extension Composite") == true)
         // A 16-bit screen connects but cannot be recorded.
         let depth16 = DoctorChecks.display(.failure(ReelError(.unsupportedFormat, "the screen of display :0 has depth 16", hint: "run at depth 24")), sockets: [])
         #expect(depth16.map(\.status) == [.problem] && depth16[0].fix == "run at depth 24")

@@ -116,8 +116,9 @@ import ReelTestSupport
         for spec in RecordOptions.specs {
             guard case .oneOf(let values) = spec.completion else { continue }
             for value in values {
-                // Profiles go with a codec; layouts need a second picture; HLS segments need --hls.
-                let withVideo = [[], ["--camera=test:red"], ["--hls", "/tmp/reel-hls"]] + VideoCodec.allCases.map { ["--codec", $0.rawValue] }
+                // Profiles go with a codec; layouts need a second picture; HLS segments need --hls;
+                // window sizes need --window.
+                let withVideo = [[], ["--camera=test:red"], ["--hls", "/tmp/reel-hls"], ["--window"]] + VideoCodec.allCases.map { ["--codec", $0.rawValue] }
                 let soundOnly = [[]] + Container.allCases.filter(\.isAudioOnly).map { ["--format", $0.rawValue] }
                 let variants = withVideo.map { ["--test-pattern", "--tone"] + $0 } + soundOnly.map { ["--tone"] + $0 }
                 let accepted = variants.contains { extra in

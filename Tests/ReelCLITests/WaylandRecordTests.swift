@@ -241,3 +241,20 @@ import ReelTestSupport
         #expect(!FileManager.default.fileExists(atPath: url.path))
     }
 }
+
+extension WaylandRecordTests {
+    /// xdg-desktop-portal-wlr 0.7 on sway offers monitors only: --window says so clearly and
+    /// leaves no file (the portal's window type is asked for; see WaylandScreenSourceTests for
+    /// a portal that offers windows).
+    @Test func aWindowOnAPortalThatOffersNoneIsAClearError() async throws {
+        let desktop = try WaylandDesktop()
+        defer { desktop.terminate() }
+        let url = desktop.folder.url.appendingPathComponent("window.mp4")
+        let r = try await record(["--window", "--duration", "2", "--preset", "ultrafast", "-o", url.path], on: desktop)
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("the desktop portal cannot share a window (record the whole screen instead)"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        let named = try await record(["--window=firefox", "--duration", "2", "-o", url.path], on: desktop)
+        #expect(named.stderr.contains("on Wayland --window cannot name a window"), "\(named.stderr)")
+    }
+}

@@ -262,3 +262,28 @@ struct WaylandScreenSourceTests {
         #expect(ScreenLocation(argument: nil, environment: ["WAYLAND_DISPLAY": "wayland-0"]) == .wayland)
     }
 }
+
+extension WaylandScreenSourceTests {
+    @Test("a window is asked for with the portal's window type, each time: no kept choice is given or kept")
+    func aWindow() throws {
+        let (store, folder) = Self.store()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try store.save("a-monitor-choice")
+        // A portal that offers monitors and windows (types 1 | 2).
+        var script = ScreenCastPortalTests.grantScript(fd: ScreenCastPortalTests.openDescriptor(), restoreToken: "window-token")
+        script[2] = .reply([.variant(.uint32(3))])
+        let connection = ScriptedDBusConnection(answers: script)
+        let stream = ScriptedScreenStream()
+        stream.show(0x0000_00FF, size: Self.screen)
+        let source = WaylandScreenSource(region: nil, frameRate: FrameRate(30), drawsCursor: true, choosesAgain: false, sharesWindow: true,
+                                         tokenStore: store, connect: { connection }, openStream: { fd, _ in close(fd); return stream },
+                                         firstPictureTimeout: 0.5)
+        #expect(source.name == "window wayland")
+        #expect(try source.prepare() == .video(size: Self.screen, pixelFormat: .bgra, frameRate: FrameRate(30)))
+        source.stop()
+        let select = connection.calls.first { $0.member == "SelectSources" }?.arguments.last?.entries ?? [:]
+        #expect(select["types"] == .uint32(2))
+        #expect(select["restore_token"] == nil, "a monitor's kept choice is not offered for a window")
+        #expect(store.load() == "a-monitor-choice", "a window's grant is not kept over it")
+    }
+}

@@ -75,3 +75,35 @@ import ReelTestSupport
         await #expect(throws: ReelError.self) { _ = try await screen.stopRecording() }
     }
 }
+
+extension ScreenRecorderTests {
+    @Test func recordsTheFocusedWindowAndKeepsItWhenARecordingIsAdded() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        let painter = try ScreenPainter(display: xvfb.display)
+        let first = painter.openWindow(title: "First", rect: PixelRect(x: 0, y: 0, width: 200, height: 100), red: 255, green: 0, blue: 0)
+        let second = painter.openWindow(title: "Second", rect: PixelRect(x: 300, y: 0, width: 120, height: 80), red: 0, green: 0, blue: 255)
+        painter.focus(window: first)
+        var configuration = ScreenRecorder.Configuration(display: xvfb.display, capturesCursor: false)
+        configuration.window = .focused
+        let screen = ScreenRecorder(configuration: configuration)
+        let sizes = Mutex<Set<String>>([])
+        try await screen.startCapture { sample, _ in
+            if case .video(let frame) = sample { _ = sizes.withLock { $0.insert("\(frame.size)") } }
+        }
+        // The focus moves on before the recording is added (which restarts the session).
+        painter.focus(window: second)
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("window.mp4")
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        try await screen.startRecording(to: url, settings: settings)
+        try await Task.sleep(for: .seconds(1))
+        _ = try await screen.stopRecording()
+        await screen.stopCapture()
+        #expect(sizes.withLock { $0 } == ["200x100"], "only the first window's frames")
+        let video = try #require(try MediaProbe.probe(url).videoStreams.first)
+        #expect(video.width == 200 && video.height == 100)
+        let frame = try #require(try MediaProbe.decodeRGB(url, width: 200, height: 100, maxFrames: 1).first)
+        #expect(RGBColor.average(of: frame, width: 200, x: 100, y: 50).name(in: RGBColor.primaries) == "red")
+    }
+}

@@ -1,0 +1,193 @@
+import ReelCore
+import Synchronization
+
+/// One window of an X11 display, captured at a steady frame rate through the Composite
+/// extension: the window is redirected off screen (automatically, so it is still shown) and
+/// its own pixmap is read with MIT-SHM, so the recording shows the window's content even where
+/// other windows cover it or it is partly off the screen, and moving it changes nothing.
+///
+/// The frames are BGRA at the window's size when the capture starts (made even). When the
+/// window is resized its pixmap is named again and the picture is scaled into that size
+/// (``WindowResizeMode``). While the window is minimised or hidden the last picture is repeated
+/// (``SourceEvent/interrupted(_:)`` says so, ``SourceEvent/resumed`` when it is back); when it
+/// is closed the source is lost (``SourceEvent/lost(_:)``), as a screen whose X server goes away
+/// is. The cursor is drawn in only where it is over the window.
+///
+/// ```swift
+/// let window = X11WindowSource(display: ":0", window: .name("firefox"))
+/// let format = try window.prepare()   // .video(size: the window's size, pixelFormat: .bgra, …)
+/// ```
+public final class X11WindowSource: CaptureSource {
+    /// "window 0x400007 \"Title\"" once prepared, "the window named \"firefox\"" before.
+    public var name: String { chosen.withLock { $0 }.map { "window \($0.window.hexID) \"\($0.window.title)\"" } ?? "\(selector)" }
+    /// Always `.video`.
+    public var kind: SampleKind { .video }
+    /// The display as given (`nil` means `$DISPLAY`).
+    public let display: String?
+    /// Which window is recorded.
+    public let selector: X11WindowSelector
+    /// What a resize does to the picture.
+    public let resizeMode: WindowResizeMode
+    /// The rate at which frames are captured.
+    public let frameRate: FrameRate
+    /// Whether the mouse cursor is drawn in (only where it is over the window).
+    public let drawsCursor: Bool
+    private let allowsSharedMemory: Bool
+    private let server: any X11Server
+    private let thread = CaptureThread<X11WindowCapture>(threadName: "reel.x11window")
+    /// The window chosen by the first ``prepare()`` (a click or the focus is asked only once)
+    /// and the recording's size.
+    private let chosen = Mutex<(window: X11WindowInfo, size: PixelSize)?>(nil)
+    /// Set by ``stop()``, so that a ``prepare()`` waiting for a click gives up.
+    private let preparing = Atomic<Bool>(false)
+
+    /// Creates a source for a window of `display` (`nil`: `$DISPLAY`).
+    ///
+    /// - Parameters:
+    ///   - display: an X display name such as `:0`; `nil` uses `$DISPLAY`.
+    ///   - window: which window: the focused one, by id, by name, or the one clicked.
+    ///   - resizeMode: how a window resized while recording is put into the recording's size.
+    ///   - frameRate: the capture rate.
+    ///   - drawsCursor: whether to draw the mouse cursor in while it is over the window.
+    public convenience init(display: String? = nil, window: X11WindowSelector = .focused, resizeMode: WindowResizeMode = .fit,
+                            frameRate: FrameRate = FrameRate(30), drawsCursor: Bool = true) {
+        self.init(display: display, window: window, resizeMode: resizeMode, frameRate: frameRate, drawsCursor: drawsCursor,
+                  allowsSharedMemory: true, server: SystemX11Server())
+    }
+
+    /// Creates a source on a given server (a ``ScriptedX11Server`` in tests).
+    package init(display: String?, window: X11WindowSelector, resizeMode: WindowResizeMode, frameRate: FrameRate,
+                 drawsCursor: Bool, allowsSharedMemory: Bool = true, server: any X11Server) {
+        self.display = display
+        self.selector = window
+        self.resizeMode = resizeMode
+        self.frameRate = frameRate
+        self.drawsCursor = drawsCursor
+        self.allowsSharedMemory = allowsSharedMemory
+        self.server = server
+    }
+
+    /// The window recorded, once chosen by ``prepare()`` or ``start(_:)``.
+    public var windowID: UInt32? { chosen.withLock { $0?.window.id } }
+
+    /// Connects, finds the window (waiting for the click with ``X11WindowSelector/pick``),
+    /// checks that the server can capture windows and reports the frame format.
+    ///
+    /// - Throws: `.sourceUnavailable` when no X server answers, no window matches or the server
+    ///   has no Composite extension; `.invalidConfiguration` for a name several windows match.
+    public func prepare() throws -> SourceFormat {
+        preparing.store(true, ordering: .sequentiallyConsistent)
+        let (_, _, _, size) = try open(isCancelled: { [self] in !self.preparing.load(ordering: .sequentiallyConsistent) })
+        preparing.store(false, ordering: .sequentiallyConsistent)
+        return .video(size: size, pixelFormat: .bgra, frameRate: frameRate)
+    }
+
+    /// Connects and starts capturing on a dedicated thread, delivering a frame at every slot
+    /// of the frame rate on `context.clock`.
+    ///
+    /// - Throws: what ``prepare()`` throws, or `.alreadyRunning`.
+    public func start(_ context: SourceContext) throws {
+        let drawsCursor = self.drawsCursor, allowsSharedMemory = self.allowsSharedMemory, rate = frameRate, mode = resizeMode
+        try thread.start(sourceName: name, open: { isCancelled in
+            let (display, root, window, size) = try open(isCancelled: isCancelled)
+            return X11WindowCapture(display: display, window: window, root: root, frameSize: size, mode: mode,
+                                    drawsCursor: drawsCursor, allowsSharedMemory: allowsSharedMemory, capacity: X11ScreenSource.poolCapacity)
+        }, release: { capture in
+            capture.close()
+        }) { capture, thread in
+            Self.captureLoop(capture: capture, rate: rate, context: context, thread: thread)
+        }
+    }
+
+    /// Stops capturing and releases the connection (which ends the redirection); a
+    /// ``prepare()`` waiting for a click gives up. Safe to call twice.
+    public func stop() {
+        preparing.store(false, ordering: .sequentiallyConsistent)
+        thread.stop()
+    }
+
+    /// How many times the running capture has named the window's pixmap.
+    package var pixmapsNamed: Int? { thread.current?.pixmapsNamed }
+
+    /// How the running capture reads frames, or `nil` when it is not running.
+    package var captureMethod: X11ScreenSource.CaptureMethod? { thread.current?.method }
+
+    /// Connects, chooses the window (once) and redirects it.
+    private func open(isCancelled: @escaping () -> Bool) throws -> (any X11Display, UInt32, X11WindowInfo, PixelSize) {
+        let connection = try server.connect(display: display, isCancelled: isCancelled)
+        let screen = try connection.screen()
+        guard connection.enableComposite() else {
+            throw ReelError(.sourceUnavailable, "the X server at display \(connection.name) has no Composite extension (0.2 or later)",
+                            hint: "record the screen or a region of it instead (--region), or start the server with Composite")
+        }
+        let window: X11WindowInfo, size: PixelSize
+        if let known = chosen.withLock({ $0 }) {
+            (window, size) = known
+        } else {
+            let windows = connection.windows(of: screen.root)
+            var focused: UInt32?
+            switch selector {
+            case .focused: focused = connection.focusedWindow(of: screen.root)
+            case .pick:
+                guard let picked = connection.pickWindow(of: screen.root, isCancelled: isCancelled) else {
+                    throw ReelError(.sourceUnavailable, "no window was picked on display \(connection.name)",
+                                    hint: "click a window (the pointer may be grabbed by another program), or name one with --window=ID|NAME")
+                }
+                focused = picked
+            case .id, .name: break
+            }
+            window = try selector.resolve(in: windows, focused: focused, display: connection.name)
+            guard case .viewable(let frame, _) = connection.windowState(window.id, root: screen.root) else {
+                throw ReelError(.sourceUnavailable, "window \(window.hexID) \"\(window.title)\" is not shown (minimised or unmapped)",
+                                hint: "show the window, then start the recording")
+            }
+            size = WindowPictureLayout.recordingSize(for: frame.size)
+            chosen.withLock { $0 = (window, size) }
+        }
+        // A compositing manager may hold the window redirected already: its pixmap can be named all the same.
+        _ = connection.redirectWindow(window.id)
+        return (connection, screen.root, window, size)
+    }
+
+    /// The capture thread: sleep to each slot, grab, stamp, deliver; skip slots that passed.
+    private static func captureLoop(capture: X11WindowCapture, rate: FrameRate, context: SourceContext, thread: WorkerThread) {
+        defer { capture.close() }
+        var index = rate.frameIndex(at: context.startTime(), rounding: .up)
+        while !thread.isStopRequested {
+            let pts = rate.time(ofFrame: index)
+            context.clock.sleep(until: context.origin + pts)
+            if thread.isStopRequested { break }
+            switch capture.grab(presentationTime: pts, sequenceNumber: index, waitForBuffer: !context.clock.isRealTime,
+                                report: context.report) {
+            case .frame(let frame):
+                context.deliver(.video(frame))
+            case .noBuffer:
+                context.report(.droppedFrames(1))
+            case .lost(let error):
+                context.report(.lost(error))
+                return
+            }
+            index += 1
+            if context.clock.isRealTime {
+                let due = rate.frameIndex(at: context.timelineNow())
+                if due > index {
+                    context.report(.droppedFrames(Int(due - index)))
+                    index = due
+                }
+            }
+        }
+    }
+}
+
+extension X11WindowSource {
+    /// The top-level windows of `display` (`nil`: `$DISPLAY`) and the focused one, for
+    /// `reel devices`.
+    ///
+    /// - Throws: `.sourceUnavailable` when no X server answers.
+    package static func listWindows(display: String?, server: any X11Server = SystemX11Server()) throws
+        -> (display: String, windows: [X11WindowInfo], focused: UInt32?) {
+        let connection = try server.connect(display: display, isCancelled: { false })
+        let screen = try connection.screen()
+        return (connection.name, connection.windows(of: screen.root), connection.focusedWindow(of: screen.root))
+    }
+}
