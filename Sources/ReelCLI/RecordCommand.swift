@@ -552,7 +552,11 @@ struct RecordCommand {
         }
         if options.tone { sources.append(ToneSource()) }
         if let name = options.microphone { sources.append(PulseAudioSource.microphone(source: name)) }
-        if let name = options.appAudio { sources.append(PulseAudioSource.appAudio(sink: name)) }
+        if let source = try ApplicationAudioGuard.source(options, console: console, environment: environment) {
+            sources.append(source)
+        } else if let name = options.appAudio {
+            sources.append(PulseAudioSource.appAudio(sink: name))
+        }
         return sources
     }
 
