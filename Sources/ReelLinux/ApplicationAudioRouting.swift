@@ -50,18 +50,21 @@ package struct ApplicationAudioRoute: Codable, Sendable, Equatable {
 /// Routes the streams of chosen applications into a sink that is recorded, so that the user
 /// still hears everything, and puts everything back afterwards.
 ///
-/// The design: one null sink per recording, `reel-app-<pid>`, whose monitor is recorded. For
-/// each sink that a chosen stream played into (usually just the default), a relay null sink
-/// `reel-app-<pid>-<n>` with two loopbacks from its monitor: one to that original sink (the
-/// user hears the stream where it played) and one to the recorded sink. A chosen stream is moved
-/// to the relay of its sink. Streams that start later are looked at as they appear; streams
-/// that end need nothing. A stream that refuses to move (opened "dont-move") is reported and
-/// plays on where it was, unrecorded.
+/// The design: one null sink per recording, `reel-app-<pid>`, whose monitor is recorded (made
+/// suspended, and resumed once the recording reads it, so that it renders in the recording's
+/// short blocks from the start). For each sink that a chosen stream played into (usually just
+/// the default), a relay `reel-app-<pid>-<n>`: a remap sink onto that original sink, so what
+/// plays into the relay is heard on the original sink as it renders (no latency added for the
+/// listener), and a loopback from the relay's monitor into the recorded sink. A chosen stream
+/// is moved to the relay of its sink. Streams that start later are looked at as they appear;
+/// streams that end need nothing. A stream that refuses to move (opened "dont-move") is
+/// reported and plays on where it was, unrecorded.
 ///
 /// Restoring moves every stream still on one of this recording's sinks back to the sink it
 /// came from (the default sink if that one is gone), then unloads the loopbacks and the sinks.
 /// What was changed is written to ``stateFile`` before each change; ``restore(_:on:)`` works
-/// from that file and from what the server shows, so it also works in another process.
+/// from that file and from what the server shows (a module is this recording's when one of its
+/// arguments names one of its sinks), so it also works in another process.
 package final class ApplicationAudioRouter {
     private let connection: any PulseAudioRoutingConnection
     private let names: [String]
@@ -104,7 +107,8 @@ package final class ApplicationAudioRouter {
         return excludes ? !named : named
     }
 
-    /// Makes the recorded sink and moves the chosen streams playing now.
+    /// Makes the recorded sink, suspended until ``startRouting()`` (a null sink that runs with no
+    /// reader renders seconds ahead, and its monitor would get its first sound that late).
     ///
     /// - Throws: when the server refuses to load the sink; what was done is undone first.
     package func setUp() throws(ReelError) {
@@ -112,6 +116,20 @@ package final class ApplicationAudioRouter {
         do {
             _ = try connection.loadModule("module-null-sink", argument:
                 "sink_name=\(route.tag) sink_properties=device.description=Reel-application-audio")
+            try connection.suspendSink(route.tag, true)
+        } catch {
+            restore()
+            throw error
+        }
+    }
+
+    /// Resumes the recorded sink (its recording stream is attached by now) and moves the chosen
+    /// streams playing now to it.
+    ///
+    /// - Throws: when the server refuses; what was done is undone first.
+    package func startRouting() throws(ReelError) {
+        do {
+            try connection.suspendSink(route.tag, false)
             let streams = try connection.playingStreams()
             if !excludes {
                 waitingFor = Set(names.filter { name in !streams.contains { $0.isPlayed(by: name) } })
@@ -165,12 +183,12 @@ package final class ApplicationAudioRouter {
     private func relay(for sink: String) throws(ReelError) -> String {
         if let relay = relays[sink] { return relay }
         let relay = "\(route.tag)-\(relays.count + 1)"
-        let loopback = "latency_msec=40 source_dont_move=true sink_dont_move=true"
-        _ = try connection.loadModule("module-null-sink", argument:
-            "sink_name=\(relay) sink_properties=device.description=Reel-relay-to-\(sink)")
+        // A remap sink plays into its master as it renders, adding no latency for the listener.
+        _ = try connection.loadModule("module-remap-sink", argument:
+            "sink_name=\(relay) master=\(sink) sink_properties=device.description=Reel-relay-to-\(sink)")
         relays[sink] = relay
-        _ = try connection.loadModule("module-loopback", argument: "source=\(relay).monitor sink=\(sink) \(loopback)")
-        _ = try connection.loadModule("module-loopback", argument: "source=\(relay).monitor sink=\(route.tag) \(loopback)")
+        _ = try connection.loadModule("module-loopback", argument:
+            "source=\(relay).monitor sink=\(route.tag) latency_msec=40 source_dont_move=true sink_dont_move=true")
         return relay
     }
 

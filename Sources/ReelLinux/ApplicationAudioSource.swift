@@ -16,9 +16,9 @@ import Synchronization
 /// application that is not playing when the recording starts is recorded when it starts.
 ///
 /// How: the recording makes a null sink `reel-app-<pid>` and records its monitor. For each sink
-/// the chosen streams play into, a relay null sink `reel-app-<pid>-<n>` sends its sound both
-/// to that sink (the user hears it where it played, about 40 ms later) and to the recorded sink;
-/// the chosen streams are moved to the relay. Streams that start later are moved as they appear
+/// the chosen streams play into, a relay `reel-app-<pid>-<n>` — a remap sink onto that sink, so
+/// the user hears what plays into it where it played, with no latency added — whose monitor a
+/// loopback feeds into the recorded sink; the chosen streams are moved to the relay. Streams that start later are moved as they appear
 /// (when they are chosen); streams that end need nothing; a stream opened "dont-move" cannot be
 /// moved: it is reported through `notices` and plays on unrecorded. Streams played by modules
 /// (loopbacks, other recordings) are never moved.
@@ -131,7 +131,10 @@ public final class ApplicationAudioSource: CaptureSource {
             case .only(let chosen): (names, excluding) = (chosen, false)
             case .allExcept(let left): (names, excluding) = (left, true)
             }
-            let router = ApplicationAudioRouter(names: names, excluding: excluding, connection: connection, server: server,
+            // The server as this process reaches it, so that a guard or a later run with
+            // another environment restores on the same one.
+            let reached = server ?? ProcessInfo.processInfo.environment["PULSE_SERVER"]
+            let router = ApplicationAudioRouter(names: names, excluding: excluding, connection: connection, server: reached,
                                                 recorderPID: processID, stateFile: stateFile, report: notices)
             let guardian = try stateFile.flatMap { file in try guardCommand.map { try RoutingGuard(command: $0, stateFile: file) } }
             router.guardPID = guardian?.processID
@@ -141,6 +144,12 @@ public final class ApplicationAudioSource: CaptureSource {
                 let recording = PulseAudioSource.appAudio(sink: router.recordedSink, server: server, format: format,
                                                           audioServer: audioServer)
                 try recording.start(context)
+                do {
+                    try router.startRouting()
+                } catch {
+                    recording.stop()
+                    throw error
+                }
                 state = Running(router: router, connection: connection, recording: recording, guardian: guardian,
                                 notices: notices, name: name)
             } catch {

@@ -91,6 +91,10 @@ package protocol PulseAudioRoutingConnection: AnyObject {
     /// Moves a stream to a sink. Throws when the stream refuses (it was opened "dont-move") or
     /// is gone.
     func moveStream(_ index: UInt32, toSink sink: String) throws(ReelError)
+    /// Suspends or resumes a sink. A null sink that was suspended while its first clients
+    /// attached renders small blocks from the start (one that runs with none renders seconds
+    /// ahead, and a monitor of it gets its first sound that late).
+    func suspendSink(_ sink: String, _ suspended: Bool) throws(ReelError)
     /// Starts reporting streams that start and end to ``nextEvents(timeoutMicroseconds:)``.
     func subscribeToStreams() throws(ReelError)
     /// Waits at most `timeoutMicroseconds` and returns what happened to the streams meanwhile.

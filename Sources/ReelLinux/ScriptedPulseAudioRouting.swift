@@ -6,9 +6,9 @@ import ReelCore
 /// stream), so that what ``ApplicationAudioRouter`` moves, follows and restores is checked on
 /// exact event sequences without a server.
 ///
-/// It behaves as PulseAudio does where routing depends on it: loading `module-null-sink`
-/// makes its sink, `module-loopback` plays a module stream (no client) into its `sink=`;
-/// unloading a null sink moves the streams still on it to the default sink; a stream opened
+/// It behaves as PulseAudio does where routing depends on it: loading `module-null-sink` or
+/// `module-remap-sink` (onto an existing `master=`) makes its sink, `module-loopback` plays a module stream (no client) into its `sink=`;
+/// unloading a null or remap sink moves the streams still on it to the default sink; a stream opened
 /// "dont-move" refuses to move; every connection that subscribed hears of streams that start
 /// and end.
 package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @unchecked Sendable {
@@ -24,6 +24,7 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
     private var nextModule: UInt32 = 100
     private var subscribers: [Connection] = []
     private var running = true
+    private var suspended: Set<String> = []
     private var changes = 0
 
     /// A server with `sinks` (the first is the default).
@@ -49,6 +50,8 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
     package var streams: [PlayingStream] { locked { streamList } }
     /// The modules loaded now.
     package var modules: [LoadedModule] { locked { moduleList } }
+    /// The sinks suspended now.
+    package var suspendedSinks: Set<String> { locked { suspended } }
     /// How many modules were loaded or unloaded and streams moved so far.
     package var changeCount: Int { locked { changes } }
 
@@ -141,9 +144,11 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
             return try server.locked { () throws(ReelError) -> UInt32 in
                 let index = server.nextModule
                 switch name {
-                case "module-null-sink":
+                case "module-null-sink", "module-remap-sink":
                     guard let sink = ScriptedPulseAudioRouting.argument("sink_name", in: argument),
-                          !server.sinkList.contains(sink) else {
+                          !server.sinkList.contains(sink),
+                          name == "module-null-sink"
+                            || ScriptedPulseAudioRouting.argument("master", in: argument).map(server.sinkList.contains) == true else {
                         throw ReelError(.sourceUnavailable, "PulseAudio refused to load \(name) \(argument): Module initialization failed")
                     }
                     server.sinkList.append(sink)
@@ -178,7 +183,7 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
                 let module = server.moduleList.remove(at: at)
                 server.changes += 1
                 if let stream = server.loopbackStreams.removeValue(forKey: index) { server.removeStream(stream) }
-                if module.name == "module-null-sink", let sink = ScriptedPulseAudioRouting.argument("sink_name", in: module.argument) {
+                if ["module-null-sink", "module-remap-sink"].contains(module.name), let sink = ScriptedPulseAudioRouting.argument("sink_name", in: module.argument) {
                     server.sinkList.removeAll { $0 == sink }
                     // As PulseAudio does: what still plays there goes to the default sink.
                     for i in server.streamList.indices where server.streamList[i].sinkName == sink {
@@ -199,6 +204,16 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
                 }
                 server.streamList[at].sinkName = sink
                 server.changes += 1
+            }
+        }
+
+        func suspendSink(_ sink: String, _ suspended: Bool) throws(ReelError) {
+            try server.checkRunning()
+            try server.locked { () throws(ReelError) in
+                guard server.sinkList.contains(sink) else {
+                    throw ReelError(.sourceUnavailable, "PulseAudio refused to suspend '\(sink)': No such entity")
+                }
+                if suspended { server.suspended.insert(sink) } else { server.suspended.remove(sink) }
             }
         }
 

@@ -179,6 +179,13 @@ private final class PulseRoutingConnection: PulseAudioRoutingConnection {
         guard result.success else { throw failure(result, "to move stream \(index) to '\(sink)'") }
     }
 
+    func suspendSink(_ sink: String, _ suspended: Bool) throws(ReelError) {
+        let result = try run("suspending '\(sink)'") { userdata in
+            pa_context_suspend_sink_by_name(context, sink, suspended ? 1 : 0, Self.successCallback, userdata)
+        }
+        guard result.success else { throw failure(result, "to \(suspended ? "suspend" : "resume") '\(sink)'") }
+    }
+
     func subscribeToStreams() throws(ReelError) {
         let userdata = Unmanaged.passUnretained(eventBox).toOpaque()
         pa_context_set_subscribe_callback(context, { _, type, index, userdata in

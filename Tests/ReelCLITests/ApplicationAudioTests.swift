@@ -1,0 +1,221 @@
+import Foundation
+import Testing
+import Reel
+import ReelTestSupport
+
+/// `reel record --app-audio=APP` and `--app-audio-except=APP` on a real PulseAudio server: two
+/// players of different tones play at once, one named A; only the chosen one is recorded, a
+/// player started while recording is followed, and the server's routing afterwards — also
+/// after a SIGKILL of reel — is exactly what it was before.
+@Suite(.serialized) struct ApplicationAudioTests {
+    /// A test PulseAudio server with a second sink, `other`, and a runtime folder of its own
+    /// for reel's state files.
+    final class Setup {
+        let pulse: PulseServer
+        let dir: TemporaryDirectory
+        let environment: [String: String]
+
+        init() throws {
+            pulse = try PulseServer()
+            dir = try TemporaryDirectory()
+            let runtime = dir.url.appendingPathComponent("runtime")
+            try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+            environment = pulse.environment.merging(["XDG_RUNTIME_DIR": runtime.path]) { $1 }
+            let loaded = try pactl(["load-module", "module-null-sink", "sink_name=other", "rate=48000", "channels=2"])
+            #expect(Int(loaded.trimmingCharacters(in: .whitespacesAndNewlines)) != nil, "\(loaded)")
+        }
+
+        var stateFolder: URL { URL(fileURLWithPath: environment["XDG_RUNTIME_DIR"]!).appendingPathComponent("reel") }
+
+        func pactl(_ arguments: [String]) throws -> String {
+            let r = try Subprocess.run(["pactl"] + arguments, environment: environment)
+            guard r.status == 0 else { throw ReelError(.ioFailure, "pactl \(arguments.joined(separator: " ")) failed: \(r.stderr)") }
+            return r.output
+        }
+
+        /// The server's routing: each stream with its sink and client, the modules and the sinks
+        /// (names and indexes, without their changing states).
+        func routing() throws -> String {
+            let streams = try pactl(["list", "short", "sink-inputs"]).split(separator: "\n")
+                .map { $0.split(separator: "\t").prefix(3).joined(separator: " ") }
+            let sinks = try pactl(["list", "short", "sinks"]).split(separator: "\n")
+                .map { $0.split(separator: "\t").prefix(2).joined(separator: " ") }
+            return (streams + ["--"] + sinks + ["--", try pactl(["list", "short", "modules"])]).joined(separator: "\n")
+        }
+
+        /// The sink each stream of application `name` plays into.
+        func sinks(of name: String) throws -> [String] {
+            let sinkNames = Dictionary(uniqueKeysWithValues: try pactl(["list", "short", "sinks"]).split(separator: "\n").map {
+                let fields = $0.split(separator: "\t")
+                return (String(fields[0]), String(fields[1]))
+            })
+            var found: [String] = []
+            var sink: String?
+            for line in try pactl(["list", "sink-inputs"]).split(separator: "\n") {
+                let text = line.trimmingCharacters(in: .whitespaces)
+                if text.hasPrefix("Sink: ") { sink = sinkNames[String(text.dropFirst(6))] }
+                if text == "application.name = \"\(name)\"" { found.append(sink ?? "?") }
+            }
+            return found
+        }
+
+        /// Starts `reel record` with `arguments` and waits until it has started recording.
+        func startRecording(_ arguments: [String], output: URL) throws -> (Process, Pipe) {
+            let events = dir.url.appendingPathComponent("events-\(UUID().uuidString).jsonl")
+            _ = FileManager.default.createFile(atPath: events.path, contents: nil)
+            let process = Process()
+            process.executableURL = ReelBinary.url
+            process.arguments = ["record"] + arguments + ["--json", "-o", output.path]
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            process.standardOutput = try FileHandle(forWritingTo: events)
+            let errors = Pipe()
+            process.standardError = errors
+            try process.run()
+            let deadline = Date().addingTimeInterval(15)
+            while Date() < deadline, process.isRunning,
+                  !((try? String(contentsOf: events, encoding: .utf8))?.contains("\"started\"") ?? false) {
+                usleep(5_000)
+            }
+            return (process, errors)
+        }
+    }
+
+    /// The power of each frequency in `seconds` of `samples`.
+    static func powers(_ samples: [Float], from start: Double, to end: Double, _ frequencies: [Double]) -> [Double: Double] {
+        let slice = Array(samples[min(samples.count, Int(start * 48_000))..<min(samples.count, Int(end * 48_000))])
+        return Dictionary(uniqueKeysWithValues: frequencies.map { ($0, ToneAnalysis.power(of: slice, sampleRate: 48_000, frequency: $0)) })
+    }
+
+    @Test func onlyTheNamedApplicationIsRecordedAndOneStartedLaterIsFollowed() throws {
+        let setup = try Setup()
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 20, amplitude: 0.4, applicationName: "A")
+        let b = try setup.pulse.playTone(frequency: 1000, seconds: 20, amplitude: 0.4, applicationName: "B")
+        defer { a.stop(); b.stop() }
+        usleep(300_000)
+        let before = try setup.routing()
+        let url = setup.dir.url.appendingPathComponent("a.m4a")
+        let (process, errors) = try setup.startRecording(["--app-audio=a", "--duration", "4"], output: url)
+        #expect(process.isRunning)
+        usleep(1_200_000)
+        // Another stream of A, on the other sink: followed, through a relay to that sink.
+        let third = try setup.pulse.playTone(frequency: 1800, seconds: 1.6, amplitude: 0.4, applicationName: "A", sink: "other")
+        usleep(500_000)
+        let aSinks = try setup.sinks(of: "A")
+        #expect(aSinks.count == 2 && aSinks.allSatisfy { $0.hasPrefix("reel-app-\(process.processIdentifier)-") }, "\(aSinks)")
+        #expect(try setup.sinks(of: "B") == ["apps"])
+        third.wait()
+        process.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(try setup.routing() == before)
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: setup.stateFolder.path)) ?? [] == [])
+
+        let audio = try MediaProbe.decodeAudio(url)
+        let early = Self.powers(audio, from: 0.3, to: 1.1, [440, 1000, 1800])
+        #expect(early[440]! > 0.02, "\(early)")
+        #expect(early[1000]! < early[440]! / 1000, "\(early)")
+        #expect(early[1800]! < early[440]! / 1000, "\(early)")
+        let both = Self.powers(audio, from: 1.9, to: 2.5, [440, 1000, 1800])
+        #expect(both[1800]! > 0.02, "\(both)")
+        #expect(both[440]! > 0.02, "\(both)")
+        #expect(both[1000]! < both[440]! / 1000, "\(both)")
+    }
+
+    @Test func exceptRecordsEveryoneButTheNamedApplication() throws {
+        let setup = try Setup()
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 20, amplitude: 0.4, applicationName: "A")
+        let b = try setup.pulse.playTone(frequency: 1000, seconds: 20, amplitude: 0.4, applicationName: "B")
+        defer { a.stop(); b.stop() }
+        usleep(300_000)
+        let before = try setup.routing()
+        let url = setup.dir.url.appendingPathComponent("not-a.m4a")
+        let (process, errors) = try setup.startRecording(["--app-audio-except=A", "--duration", "4"], output: url)
+        usleep(1_200_000)
+        let third = try setup.pulse.playTone(frequency: 1800, seconds: 1.6, amplitude: 0.4, applicationName: "C")
+        usleep(500_000)
+        #expect(try setup.sinks(of: "A") == ["apps"])
+        let cSinks = try setup.sinks(of: "C")
+        let routingNow = try setup.routing()
+        #expect(!cSinks.isEmpty && cSinks.allSatisfy { $0.hasPrefix("reel-app-") }, "\(cSinks) \(routingNow)")
+        third.wait()
+        process.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(try setup.routing() == before)
+
+        let audio = try MediaProbe.decodeAudio(url)
+        let early = Self.powers(audio, from: 0.3, to: 1.1, [440, 1000, 1800])
+        #expect(early[1000]! > 0.02, "\(early)")
+        #expect(early[440]! < early[1000]! / 1000, "\(early)")
+        let later = Self.powers(audio, from: 1.9, to: 2.5, [440, 1000, 1800])
+        #expect(later[1800]! > 0.02, "\(later) \(stderr)")
+        #expect(later[440]! < later[1000]! / 1000, "\(later)")
+    }
+
+    @Test func afterASIGKILLTheGuardPutsTheRoutingBack() throws {
+        let setup = try Setup()
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 20, amplitude: 0.4, applicationName: "A")
+        let b = try setup.pulse.playTone(frequency: 1000, seconds: 20, amplitude: 0.4, applicationName: "B", sink: "other")
+        defer { a.stop(); b.stop() }
+        usleep(300_000)
+        let before = try setup.routing()
+        let url = setup.dir.url.appendingPathComponent("killed.m4a")
+        let (process, _) = try setup.startRecording(["--app-audio=A", "--app-audio=B"], output: url)
+        usleep(500_000)
+        let moved = try setup.routing()
+        #expect(moved != before)
+        #expect(try (setup.sinks(of: "A") + setup.sinks(of: "B")).allSatisfy { $0.hasPrefix("reel-app-\(process.processIdentifier)-") })
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, try setup.routing() != before { usleep(20_000) }
+        #expect(try setup.routing() == before)
+        #expect(try setup.sinks(of: "B") == ["other"])
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: setup.stateFolder.path)) ?? [] == [])
+    }
+
+    @Test func anApplicationThatIsNotPlayingIsRecordedWhenItStarts() throws {
+        let setup = try Setup()
+        let url = setup.dir.url.appendingPathComponent("later.m4a")
+        let before = try setup.routing()
+        let (process, errors) = try setup.startRecording(["--app-audio=Late", "--duration", "3"], output: url)
+        usleep(1_000_000)
+        let late = try setup.pulse.playTone(frequency: 1000, seconds: 5, amplitude: 0.4, applicationName: "Late")
+        defer { late.stop() }
+        process.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(stderr.contains("no application 'Late' is playing now: its sound is recorded when it starts"), "\(stderr)")
+        #expect(stderr.contains("'Late' started playing"), "\(stderr)")
+        let audio = try MediaProbe.decodeAudio(url)
+        #expect(Self.powers(audio, from: 0.1, to: 0.8, [1000])[1000]! < 0.0001)
+        #expect(Self.powers(audio, from: 1.8, to: 2.8, [1000])[1000]! > 0.02)
+        late.stop()
+        usleep(200_000)
+        #expect(try setup.routing() == before)
+    }
+
+    @Test func withoutPulseAudioTheErrorIsTheAudioSourcesOne() throws {
+        let dir = try TemporaryDirectory()
+        let r = try ReelBinary.run(["record", "--app-audio=A", "--duration", "1", "-o", dir.url.appendingPathComponent("x.m4a").path],
+                                   environment: ["PULSE_SERVER": "unix:\(dir.url.path)/none", "XDG_RUNTIME_DIR": dir.url.path])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("PulseAudio is not running"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("x.m4a").path))
+    }
+
+    @Test func devicesListsThePlayingApplications() throws {
+        let setup = try Setup()
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 10, amplitude: 0.4, applicationName: "Player A", sink: "other")
+        defer { a.stop() }
+        usleep(300_000)
+        let r = try ReelBinary.run(["devices"], environment: setup.environment)
+        #expect(r.status == 0, "\(r.stderr)")
+        let line = r.output.split(separator: "\n").first { $0.contains("Player A") }.map(String.init) ?? ""
+        #expect(line.contains("pacat"), "\(r.output)")
+        #expect(line.contains("other"), "\(r.output)")
+        let json = try ReelBinary.run(["devices", "--json"], environment: setup.environment)
+        #expect(json.output.contains("\"applications\""), "\(json.output)")
+    }
+}
