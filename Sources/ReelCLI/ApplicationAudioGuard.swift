@@ -24,13 +24,23 @@ enum ApplicationAudioGuard {
         } else {
             return nil
         }
-        restoreLeftovers(console: console, environment: environment)
         return ApplicationAudioSource(selection, guardCommand: guardCommand(), notices: { console.err("reel: \($0)") })
     }
 
     /// Restores what recordings that died with their guards left behind, saying so.
     static func restoreLeftovers(console: Console, environment: [String: String]) {
         for line in ApplicationAudioSource.restoreLeftovers(environment: environment) { console.err("reel: \(line)") }
+    }
+
+    /// The `app-audio-routing` check of `reel doctor`: restores what recordings of application
+    /// audio that died with their guards left routed, and says so.
+    static func doctorCheck(environment: [String: String]) -> DoctorCheck {
+        let restored = ApplicationAudioSource.restoreLeftovers(environment: environment)
+        if restored.isEmpty {
+            return DoctorCheck("app-audio-routing", .ok, "no application's sound is left routed by an earlier recording")
+        }
+        return DoctorCheck("app-audio-routing", .warning, "restored now: " + restored.joined(separator: "; "),
+                           fix: "nothing more to do; this happens when reel and its guard are both killed while recording application audio")
     }
 
     /// Whether `name` is a sink (or a source's monitor, or a special name like `@DEFAULT_SINK@`)

@@ -513,6 +513,8 @@ struct RecordCommand {
 
     private func makeSources() throws -> [any CaptureSource] {
         var sources: [any CaptureSource] = []
+        // Routing that an earlier recording of application audio left (it and its guard died).
+        ApplicationAudioGuard.restoreLeftovers(console: console, environment: environment)
         if let screen = options.screen {
             switch ScreenLocation(argument: screen, environment: environment) {
             case .x11(let display):

@@ -175,6 +175,32 @@ import ReelTestSupport
         #expect((try? FileManager.default.contentsOfDirectory(atPath: setup.stateFolder.path)) ?? [] == [])
     }
 
+    @Test func whenTheGuardDiesTooTheNextRunRestores() throws {
+        let setup = try Setup()
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 20, amplitude: 0.4, applicationName: "A")
+        defer { a.stop() }
+        usleep(300_000)
+        let before = try setup.routing()
+        let (process, _) = try setup.startRecording(["--app-audio=A"], output: setup.dir.url.appendingPathComponent("x.m4a"))
+        usleep(500_000)
+        #expect(try setup.sinks(of: "A").allSatisfy { $0.hasPrefix("reel-app-") })
+        let stateFile = setup.stateFolder.appendingPathComponent("app-audio-\(process.processIdentifier).json")
+        let state = try JSONSerialization.jsonObject(with: Data(contentsOf: stateFile)) as? [String: Any]
+        let guardPID = try #require(state?["guardPID"] as? Int)
+        // The guard first (it would restore at once), then reel.
+        kill(Int32(guardPID), SIGKILL)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        usleep(200_000)
+        #expect(try setup.routing() != before)
+        let doctor = try ReelBinary.run(["doctor"], environment: setup.environment)
+        #expect(doctor.output.contains("app-audio-routing"), "\(doctor.output)")
+        #expect(doctor.output.contains("restored now: reel process \(process.processIdentifier) died"), "\(doctor.output)")
+        #expect(try setup.routing() == before)
+        #expect(try setup.sinks(of: "A") == ["apps"])
+        #expect(!FileManager.default.fileExists(atPath: stateFile.path))
+    }
+
     @Test func anApplicationThatIsNotPlayingIsRecordedWhenItStarts() throws {
         let setup = try Setup()
         let url = setup.dir.url.appendingPathComponent("later.m4a")
