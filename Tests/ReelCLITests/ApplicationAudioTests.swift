@@ -193,6 +193,32 @@ import ReelTestSupport
         #expect((try? FileManager.default.contentsOfDirectory(atPath: setup.stateFolder.path)) ?? [] == [])
     }
 
+    @Test func aRecordingStoppedBySIGTERMPutsTheRoutingBackAndKeepsItsFile() throws {
+        let setup = try Setup()
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 20, amplitude: 0.4, applicationName: "A")
+        let mic = try setup.pulse.feedMicrophone(frequency: 880, seconds: 20, amplitude: 0.4)
+        defer { a.stop(); mic.stop() }
+        usleep(300_000)
+        let before = try setup.routing()
+        let url = setup.dir.url.appendingPathComponent("term.m4a")
+        let (process, errors) = try setup.startRecording(["--app-audio=A", "--mic"], output: url)
+        usleep(1_000_000)
+        #expect(try setup.sinks(of: "A").allSatisfy { $0.hasPrefix("reel-app-") })
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(try setup.routing() == before)
+        let probe = try MediaProbe.probe(url)
+        #expect(probe.audioStreams.count == 2)
+        // The microphone's track first, then the application's.
+        let microphone = try MediaProbe.decodeAudio(url, track: 0)
+        #expect(ToneAnalysis.dominantFrequency(of: Array(microphone.prefix(24_000)), sampleRate: 48_000, candidates: [440, 880]) == 880)
+        let application = try MediaProbe.decodeAudio(url, track: 1)
+        let powers = Self.powers(application, from: 0.3, to: 0.8, [440, 880])
+        #expect(powers[440]! > 0.02 && powers[880]! < powers[440]! / 1000, "\(Self.profile(application))")
+    }
+
     @Test func whenTheGuardDiesTooTheNextRunRestores() throws {
         let setup = try Setup()
         let a = try setup.pulse.playTone(frequency: 440, seconds: 20, amplitude: 0.4, applicationName: "A")
