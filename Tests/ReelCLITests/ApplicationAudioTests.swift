@@ -266,6 +266,28 @@ import ReelTestSupport
         #expect(try setup.routing() == before)
     }
 
+    @Test func aStreamThatMayNotMoveIsReportedAndPlaysOnUnrecorded() throws {
+        let setup = try Setup()
+        let fixed = try PulsePlayer(server: setup.pulse.server, applicationName: "Fixed", frequency: 440, dontMove: true)
+        let free = try PulsePlayer(server: setup.pulse.server, applicationName: "Free", frequency: 1000, dontMove: false)
+        defer { fixed.stop(); free.stop() }
+        usleep(300_000)
+        let before = try setup.routing()
+        let url = setup.dir.url.appendingPathComponent("fixed.m4a")
+        let (process, errors) = try setup.startRecording(["--app-audio=fixed", "--app-audio=free", "--duration", "2"], output: url)
+        usleep(700_000)
+        #expect(try setup.sinks(of: "Fixed") == ["apps"])
+        #expect(try setup.sinks(of: "Free").allSatisfy { $0.hasPrefix("reel-app-") })
+        process.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(stderr.contains("the stream of 'Fixed'") && stderr.contains("cannot be moved"), "\(stderr)")
+        #expect(try setup.routing() == before)
+        let audio = try MediaProbe.decodeAudio(url)
+        let powers = Self.powers(audio, from: 0.5, to: 1.5, [440, 1000])
+        #expect(powers[1000]! > 0.02 && powers[440]! < powers[1000]! / 1000, "\(Self.profile(audio))")
+    }
+
     @Test func withoutPulseAudioTheErrorIsTheAudioSourcesOne() throws {
         let dir = try TemporaryDirectory()
         let r = try ReelBinary.run(["record", "--app-audio=A", "--duration", "1", "-o", dir.url.appendingPathComponent("x.m4a").path],
