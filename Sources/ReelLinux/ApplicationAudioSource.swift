@@ -294,8 +294,15 @@ private final class RoutingGuard: @unchecked Sendable {
         let arguments = command + [stateFile.path]
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
+        // In a session of its own from the start: the terminal's Ctrl-C, meant for the
+        // recorder, never reaches the guard (glibc's POSIX_SPAWN_SETSID, 0x80 in spawn.h, is
+        // not imported into Swift).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(0x80))
         var pid: pid_t = 0
-        let status = posix_spawn(&pid, program, &actions, nil, &argv, environ)
+        let status = posix_spawn(&pid, program, &actions, &attributes, &argv, environ)
         close(ends[0])
         guard status == 0 else {
             close(ends[1])
