@@ -90,19 +90,24 @@ package final class ApplicationAudioRouter {
 
     /// A router for the applications `names` (or, when `excluding`, every application but
     /// them) on `connection`.
+    ///
+    /// `sequence` tells apart the recordings of one process: the first's sinks are
+    /// `reel-app-<pid>…`, the second's `reel-app-<pid>.2…`.
     package init(names: [String], excluding: Bool, connection: any PulseAudioRoutingConnection, server: String?,
-                 recorderPID: Int32, stateFile: URL?, report: @escaping (String) -> Void) {
+                 recorderPID: Int32, sequence: Int = 1, stateFile: URL?, report: @escaping (String) -> Void) {
         self.connection = connection
         self.names = names
         self.excludes = excluding
         self.report = report
         self.stateFile = stateFile
-        self.route = ApplicationAudioRoute(server: server, recorderPID: recorderPID, tag: "reel-app-\(recorderPID)")
+        self.route = ApplicationAudioRoute(server: server, recorderPID: recorderPID,
+                                           tag: "reel-app-\(recorderPID)" + (sequence == 1 ? "" : ".\(sequence)"))
     }
 
     /// Whether `stream` is to be recorded.
     package func wants(_ stream: PlayingStream) -> Bool {
-        if stream.isModuleStream || route.owns(sink: stream.sinkName) { return false }
+        // Streams already routed, by this recording or another one, stay where they are.
+        if stream.isModuleStream || stream.sinkName.hasPrefix("reel-app-") { return false }
         let named = names.contains { stream.isPlayed(by: $0) }
         return excludes ? !named : named
     }
@@ -241,9 +246,11 @@ package final class ApplicationAudioRouter {
         return URL(fileURLWithPath: "/tmp/reel-\(getuid())", isDirectory: true)
     }
 
-    /// The state file of the recording by `pid`.
-    package static func stateFile(pid: Int32, environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
-        stateDirectory(environment: environment).appendingPathComponent("app-audio-\(pid).json")
+    /// The state file of the recording by `pid` (its `sequence`th).
+    package static func stateFile(pid: Int32, sequence: Int = 1,
+                                  environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        stateDirectory(environment: environment)
+            .appendingPathComponent("app-audio-\(pid)" + (sequence == 1 ? "" : ".\(sequence)") + ".json")
     }
 
     /// Writes `route` to `url` atomically (a reader sees the old or the new one).

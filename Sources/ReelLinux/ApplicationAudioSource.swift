@@ -21,7 +21,8 @@ import Synchronization
 /// loopback feeds into the recorded sink; the chosen streams are moved to the relay. Streams that start later are moved as they appear
 /// (when they are chosen); streams that end need nothing; a stream opened "dont-move" cannot be
 /// moved: it is reported through `notices` and plays on unrecorded. Streams played by modules
-/// (loopbacks, other recordings) are never moved.
+/// (loopbacks) and streams another recording routed are never moved. Several sources may run
+/// at once, in one process or several (the second of a process uses `reel-app-<pid>.2`).
 ///
 /// When the source stops, every moved stream goes back to the sink it came from and the sinks
 /// and loopbacks are unloaded. Each change is written first to a state file in
@@ -64,6 +65,10 @@ public final class ApplicationAudioSource: CaptureSource {
     private let routing: any PulseAudioRoutingServer
     private let audioServer: any PulseAudioServer
     private let processID: Int32
+    /// Which of this process's application-audio sources this is, from 1.
+    private let sequence: Int
+    /// How many were made in this process.
+    private static let made = Atomic<Int>(0)
     private let stateFile: URL?
     private let running = Mutex<Running?>(nil)
 
@@ -80,15 +85,17 @@ public final class ApplicationAudioSource: CaptureSource {
     public convenience init(_ selection: Selection, server: String? = nil,
                             format: AudioFormat = AudioFormat(sampleFormat: .f32, sampleRate: 48_000, channels: 2),
                             guardCommand: [String]? = nil, notices: @escaping @Sendable (String) -> Void = { _ in }) {
+        let sequence = Self.made.add(1, ordering: .relaxed).newValue
         self.init(selection, server: server, format: format, guardCommand: guardCommand, notices: notices,
-                  routing: SystemPulseAudioRouting(), audioServer: SystemPulseAudioServer(),
-                  processID: getpid(), stateFile: ApplicationAudioRouter.stateFile(pid: getpid()))
+                  routing: SystemPulseAudioRouting(), audioServer: SystemPulseAudioServer(), processID: getpid(),
+                  sequence: sequence, stateFile: ApplicationAudioRouter.stateFile(pid: getpid(), sequence: sequence))
     }
 
     /// A source working through the given seams (scripted ones in tests).
     package init(_ selection: Selection, server: String?, format: AudioFormat, guardCommand: [String]?,
                  notices: @escaping @Sendable (String) -> Void, routing: any PulseAudioRoutingServer,
-                 audioServer: any PulseAudioServer, processID: Int32, stateFile: URL?) {
+                 audioServer: any PulseAudioServer, processID: Int32, sequence: Int = 1, stateFile: URL?) {
+        self.sequence = sequence
         self.selection = selection
         self.server = server
         self.format = format
@@ -135,7 +142,8 @@ public final class ApplicationAudioSource: CaptureSource {
             // another environment restores on the same one.
             let reached = server ?? ProcessInfo.processInfo.environment["PULSE_SERVER"]
             let router = ApplicationAudioRouter(names: names, excluding: excluding, connection: connection, server: reached,
-                                                recorderPID: processID, stateFile: stateFile, report: notices)
+                                                recorderPID: processID, sequence: sequence, stateFile: stateFile,
+                                                report: notices)
             let guardian = try stateFile.flatMap { file in try guardCommand.map { try RoutingGuard(command: $0, stateFile: file) } }
             router.guardPID = guardian?.processID
             do {

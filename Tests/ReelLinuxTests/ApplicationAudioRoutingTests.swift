@@ -175,6 +175,31 @@ struct ApplicationAudioRoutingTests {
         #expect(!FileManager.default.fileExists(atPath: ApplicationAudioRouter.stateFile(pid: dead, environment: environment).path))
     }
 
+    @Test func twoRecordingsOfOneProcessKeepToTheirOwnSinks() throws {
+        let server = ScriptedPulseAudioRouting(sinks: ["speakers"])
+        server.play("A")
+        server.play("B")
+        let first = try server.connect(server: nil, clientName: "first")
+        let second = try server.connect(server: nil, clientName: "second")
+        let a = ApplicationAudioRouter(names: ["A"], excluding: false, connection: first, server: nil, recorderPID: 7,
+                                       stateFile: nil, report: { _ in })
+        // The second records everyone but C: not A, which the first has routed.
+        let b = ApplicationAudioRouter(names: ["C"], excluding: true, connection: second, server: nil, recorderPID: 7,
+                                       sequence: 2, stateFile: nil, report: { _ in })
+        try a.setUp()
+        try a.startRouting()
+        try b.setUp()
+        try b.startRouting()
+        #expect(Self.sinks(server) == ["A": ["reel-app-7-1"], "B": ["reel-app-7.2-1"]])
+        a.restore()
+        #expect(Self.sinks(server) == ["A": ["speakers"], "B": ["reel-app-7.2-1"]])
+        #expect(Set(server.sinks) == ["speakers", "reel-app-7.2", "reel-app-7.2-1"])
+        b.restore()
+        #expect(server.modules.isEmpty)
+        #expect(ApplicationAudioRouter.stateFile(pid: 7, sequence: 2, environment: ["XDG_RUNTIME_DIR": "/run/x"]).path
+                == "/run/x/reel/app-audio-7.2.json")
+    }
+
     @Test func isPlayedByMatchesNameBinaryOrPidIgnoringCase() {
         let stream = PlayingStream(index: 1, applicationName: "Firefox", binary: "firefox-esr", processID: 77, sinkName: "s")
         #expect(stream.isPlayed(by: "FIREFOX"))
