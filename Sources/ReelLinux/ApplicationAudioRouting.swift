@@ -74,6 +74,9 @@ package final class ApplicationAudioRouter {
     package let stateFile: URL?
     /// What this recording changed so far.
     package private(set) var route: ApplicationAudioRoute
+    /// The format the recorded sink is made in (the recording's, so that it is not converted
+    /// twice), or `nil` for the server's default.
+    private let recordedFormat: AudioFormat?
     /// The relay sink for each original sink.
     private var relays: [String: String] = [:]
     /// The names that matched no stream yet (reported once when one starts).
@@ -94,7 +97,9 @@ package final class ApplicationAudioRouter {
     /// `sequence` tells apart the recordings of one process: the first's sinks are
     /// `reel-app-<pid>…`, the second's `reel-app-<pid>.2…`.
     package init(names: [String], excluding: Bool, connection: any PulseAudioRoutingConnection, server: String?,
-                 recorderPID: Int32, sequence: Int = 1, stateFile: URL?, report: @escaping (String) -> Void) {
+                 recorderPID: Int32, sequence: Int = 1, format: AudioFormat? = nil, stateFile: URL?,
+                 report: @escaping (String) -> Void) {
+        self.recordedFormat = format
         self.connection = connection
         self.names = names
         self.excludes = excluding
@@ -119,8 +124,9 @@ package final class ApplicationAudioRouter {
     package func setUp() throws(ReelError) {
         try save()
         do {
+            let spec = recordedFormat.map { " rate=\($0.sampleRate) channels=\($0.channels)" } ?? ""
             _ = try connection.loadModule("module-null-sink", argument:
-                "sink_name=\(route.tag) sink_properties=device.description=Reel-application-audio")
+                "sink_name=\(route.tag)\(spec) sink_properties=device.description=Reel-application-audio")
             try connection.suspendSink(route.tag, true)
         } catch {
             restore()

@@ -142,7 +142,7 @@ public final class ApplicationAudioSource: CaptureSource {
             // another environment restores on the same one.
             let reached = server ?? ProcessInfo.processInfo.environment["PULSE_SERVER"]
             let router = ApplicationAudioRouter(names: names, excluding: excluding, connection: connection, server: reached,
-                                                recorderPID: processID, sequence: sequence, stateFile: stateFile,
+                                                recorderPID: processID, sequence: sequence, format: format, stateFile: stateFile,
                                                 report: notices)
             let guardian = try stateFile.flatMap { file in try guardCommand.map { try RoutingGuard(command: $0, stateFile: file) } }
             router.guardPID = guardian?.processID

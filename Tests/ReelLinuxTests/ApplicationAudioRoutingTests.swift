@@ -231,6 +231,8 @@ struct ApplicationAudioRoutingTests {
         #expect(try source.prepare() == .audio(ScriptedPulseAudioTests.format))
         try source.start(SourceContext(id: SourceID(1), clock: clock, origin: .zero, deliver: { _ in }, report: { _ in }))
         #expect(Self.sinks(server) == ["A": ["reel-app-4242-1"]])
+        // The recorded sink is made in the recording's format, so it is converted once.
+        #expect(server.modules.first?.argument.hasPrefix("sink_name=reel-app-4242 rate=48000 channels=2 ") == true)
         // A stream that starts while recording is followed by the source's own thread.
         let later = server.play("A")
         let deadline = Date().addingTimeInterval(5)
