@@ -49,7 +49,7 @@ let package = Package(
         // The libFuzzer target over the readers of media files (scripts/fuzz); a plain build
         // makes it a replayer of inputs.
         .executableTarget(name: "ReelFuzz", dependencies: ["ReelFFmpeg"]),
-        .target(name: "ReelTestSupport", dependencies: ["Reel", "CXCB"]),
+        .target(name: "ReelTestSupport", dependencies: ["Reel", "CXCB", "CPulse"]),
 
         .testTarget(name: "ReelCoreTests", dependencies: ["ReelCore", "ReelSystem", "ReelTestSupport"]),
         .testTarget(name: "ReelSystemTests", dependencies: ["ReelSystem", "ReelTestSupport"]),

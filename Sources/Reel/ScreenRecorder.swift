@@ -38,6 +38,11 @@ public final class ScreenRecorder: Sendable {
         public var capturesAppAudio: Bool
         /// The sink whose audio is captured; `nil` is the default sink.
         public var appAudioSink: String?
+        /// The applications whose sound ``capturesAppAudio`` captures — only some
+        /// (`.only(["firefox"])`) or all but some (`.allExcept([...])`), through an
+        /// ``ApplicationAudioSource`` — instead of everything that plays on ``appAudioSink``;
+        /// `nil` (the default) captures the sink.
+        public var appAudioApplications: ApplicationAudioSource.Selection? = nil
         /// Whether the microphone is captured.
         public var capturesMicrophone: Bool
         /// The PulseAudio source used as microphone; `nil` is the default source.
@@ -185,7 +190,11 @@ public final class ScreenRecorder: Sendable {
             try session.addInput(WaylandScreenSource(region: c.region, frameRate: c.frameRate, drawsCursor: c.capturesCursor,
                                                      choosesAgain: c.choosesScreenAgain))
         }
-        if c.capturesAppAudio { try session.addInput(PulseAudioSource.appAudio(sink: c.appAudioSink, server: c.audioServer)) }
+        if c.capturesAppAudio, let applications = c.appAudioApplications {
+            try session.addInput(ApplicationAudioSource(applications, server: c.audioServer))
+        } else if c.capturesAppAudio {
+            try session.addInput(PulseAudioSource.appAudio(sink: c.appAudioSink, server: c.audioServer))
+        }
         if c.capturesMicrophone { try session.addInput(PulseAudioSource.microphone(source: c.microphoneSource, server: c.audioServer)) }
         if let handler { try session.addOutput(SampleHandlerOutput(handler: handler)) }
         if let recorder { try session.addOutput(recorder) }

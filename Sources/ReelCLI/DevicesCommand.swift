@@ -17,8 +17,9 @@ struct DevicesCommand {
     Usage: reel devices [--json]
 
     Lists what Reel can record: X11 screens with their sizes, cameras (/dev/video*) with the
-    formats, sizes and frame rates they offer, the windows of $DISPLAY (--window), PulseAudio sources (microphones and the monitors
-    of sinks) and sinks (whose audio --app-audio records).
+    formats, sizes and frame rates they offer, the windows of $DISPLAY (--window), PulseAudio
+    sources (microphones and the monitors of sinks), sinks (whose audio --app-audio records) and
+    the applications playing now (whose sound --app-audio=APP records).
 
     """
 
@@ -76,11 +77,12 @@ struct DevicesCommand {
         } catch {
             audioProblem = "\(error)"
         }
+        let playing = audioProblem == nil ? Self.applications() : (lines: [], json: [])
         let cameraList = V4L2Devices.list()
         let windows = Self.windowListing(environment)
         if json {
             var object: [String: Any] = ["screenInUse": Self.screenInUseJSON(environment), "screens": screens, "cameras": Self.cameraJSON(cameraList),
-                                         "audioSources": sources, "audioSinks": sinks]
+                                         "audioSources": sources, "audioSinks": sinks, "applications": playing.json]
             if let audioProblem { object["audioError"] = audioProblem }
             object["windows"] = windows.json
             console.out(ProgressRenderer.json(object))
@@ -100,6 +102,8 @@ struct DevicesCommand {
             console.out(sourceLines.isEmpty ? "  none" : sourceLines.joined(separator: "\n"))
             console.out("Audio sinks (--app-audio=NAME records what plays on them):")
             console.out(sinkLines.isEmpty ? "  none" : sinkLines.joined(separator: "\n"))
+            console.out("Applications playing (--app-audio=NAME|PROGRAM|PID, --app-audio-except=…):")
+            console.out(playing.lines.isEmpty ? "  none" : playing.lines.joined(separator: "\n"))
         }
         return 0
     }
@@ -127,6 +131,19 @@ struct DevicesCommand {
         } catch {
             return ("Windows (--window=ID|NAME):", ["  none: \(error)"], [])
         }
+    }
+
+    /// The streams applications play now: name, program, process and sink, as text and JSON.
+    static func applications() -> (lines: [String], json: [[String: Any]]) {
+        guard let streams = try? PulseAudioDevices.applications() else { return ([], []) }
+        let lines = streams.map { stream in
+            "  \(stream.applicationName.isEmpty ? "(unnamed)" : stream.applicationName)  program \(stream.binary.isEmpty ? "?" : stream.binary)  pid \(stream.processID.map(String.init) ?? "?")  on \(stream.sinkName)"
+        }
+        let json: [[String: Any]] = streams.map { stream in
+            ["name": stream.applicationName, "binary": stream.binary, "pid": stream.processID.map { Int($0) } ?? NSNull(),
+             "sink": stream.sinkName, "stream": Int(stream.index)]
+        }
+        return (lines, json)
     }
 
     /// The cameras as text: each with its name, driver and bus, then one line per format with

@@ -50,6 +50,9 @@ struct DoctorCommand {
       audio-server   PulseAudio or PipeWire-Pulse answers (PULSE_SERVER), its name and version
       microphone     the default source (what --mic records)
       app-audio      the default sink and its monitor (what --app-audio records)
+      app-audio-routing
+                     routing of application audio (--app-audio=APP) that a recording killed
+                     together with its guard left behind: restored now, and said
       camera PATH    each /dev/video*: whether this user may open it, busy, a camera or not
       encoder …      H.264 (libx264), HEVC (libx265), VP9 (libvpx-vp9), AV1 (libaom-av1),
                      AAC and Opus (libopus) in the FFmpeg reel uses
@@ -124,6 +127,7 @@ struct DoctorCommand {
             let devices = try PulseAudioDevices.list()
             return DoctorChecks.AudioFacts(server: server, sources: devices.sources, sinks: devices.sinks)
         }, microphone: microphone, sink: sink, pulseServer: environment["PULSE_SERVER"])
+        checks.append(ApplicationAudioGuard.doctorCheck(environment: environment))
         checks += Self.cameraChecks(named: cameras, driver: SystemV4L2Driver())
         checks += DoctorChecks.encoders(hasEncoder: EncoderAvailability.hasEncoder(named:))
         checks.append(DoctorChecks.videosFolder(Self.folderFacts(OutputLocation.videosDirectory(environment: environment))))

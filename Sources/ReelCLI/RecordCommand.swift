@@ -60,6 +60,14 @@ struct RecordCommand {
     HLS into DIR (index.m3u8 and 2 s segments: the last 6 listed, older ones deleted;
     --hls-window 0 keeps the whole event; --hls-segments fmp4 for fragmented MP4 segments).
 
+    One application's sound: --app-audio=APP records only what APP plays (its name, program or
+    pid, as reel devices lists them; repeatable), --app-audio-except=APP everything but it. The
+    chosen streams are moved through a relay onto the sink they played on, so you still hear
+    everything; streams that start later are followed, and an application not playing yet is
+    recorded when it starts. The routing is put back when the recording ends, fails or is
+    killed (a guard process restores it even after kill -9; the next reel run or reel doctor
+    does if the guard died too). --app-audio=SINK, naming a sink, records that sink as before.
+
     Sound only: with only --mic, --app-audio or --tone, -o may name a .m4a (AAC), .opus or
     .ogg (Opus), .flac or .wav (16-bit PCM) file, in that file's own codec, with the same
     pause, clips and limits. A video source, --replay, --stream and --hls need a video file.
@@ -82,6 +90,8 @@ struct RecordCommand {
       reel record --screen=:1 --region 1280x720+0+0 --fps 60 -o demo.mp4
       reel record --test-pattern --tone --duration 5 -o test.mp4
       reel record --mic -o talk.m4a                                # sound only: .m4a, .opus, .ogg, .flac, .wav
+      reel record --screen --app-audio=firefox --mic               # Firefox's sound only, and the microphone
+      reel record --app-audio-except=Zoom -o no-call.m4a           # every application's sound but the call's
       reel record --screen --app-audio --replay 30                 # r or SIGUSR1 saves the last 30 s
       reel record --screen --mic --replay 2m -o whole-session.mp4
       reel record --screen --mic -o talk.mp4 --stream rtmp://live.example/app --stream-key-file key.txt
@@ -527,6 +537,8 @@ struct RecordCommand {
 
     private func makeSources() throws -> [any CaptureSource] {
         var sources: [any CaptureSource] = []
+        // Routing that an earlier recording of application audio left (it and its guard died).
+        ApplicationAudioGuard.restoreLeftovers(console: console, environment: environment)
         if let screen = options.screen {
             switch ScreenLocation(argument: screen, environment: environment) {
             case .x11(let display) where options.window != nil:
@@ -583,7 +595,11 @@ struct RecordCommand {
         }
         if options.tone { sources.append(ToneSource()) }
         if let name = options.microphone { sources.append(PulseAudioSource.microphone(source: name)) }
-        if let name = options.appAudio { sources.append(PulseAudioSource.appAudio(sink: name)) }
+        if let source = try ApplicationAudioGuard.source(options, console: console, environment: environment) {
+            sources.append(source)
+        } else if let name = options.appAudio {
+            sources.append(PulseAudioSource.appAudio(sink: name))
+        }
         return sources
     }
 

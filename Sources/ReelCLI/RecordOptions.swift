@@ -15,8 +15,13 @@ public struct RecordOptions: Sendable {
     public var drawsCursor = true
     /// `--mic[=SOURCE]`.
     public var microphone: String??
-    /// `--app-audio[=SINK]`.
+    /// `--app-audio[=SINK]` (the last value), also set (to `nil`) by `--app-audio-except`.
     public var appAudio: String??
+    /// Every `--app-audio=APP` value: the applications whose sound is recorded (or, when only
+    /// one is given and it names a sink, that sink).
+    public var appAudioApplications: [String] = []
+    /// `--app-audio-except=APP` values: every application's sound but theirs is recorded.
+    public var appAudioExcept: [String] = []
     public var testPattern = false
     public var tone = false
     public var size: PixelSize?
@@ -104,7 +109,10 @@ public struct RecordOptions: Sendable {
         OptionSpec("window-size", value: .required, placeholder: "fit|fill", completion: .oneOf(WindowResizeMode.allCases.map(\.rawValue)), help: "when the --window is resized: fit (scale, black bars; the default) or fill (scale, cut the overflow)"),
         OptionSpec("no-cursor", help: "leave the mouse pointer out"),
         OptionSpec("mic", value: .optional, placeholder: "SOURCE", help: "record a microphone (default: the default source)"),
-        OptionSpec("app-audio", value: .optional, placeholder: "SINK", help: "record what applications play (default: the default sink)"),
+        OptionSpec("app-audio", value: .optional, repeatable: true, placeholder: "APP|SINK",
+                   help: "record what applications play (default: the default sink); =APP only that application's sound (name, program or pid; repeatable), =SINK that sink's"),
+        OptionSpec("app-audio-except", value: .required, repeatable: true, placeholder: "APP",
+                   help: "record every application's sound but APP's (name, program or pid; repeatable)"),
         OptionSpec("test-pattern", help: "record the built-in test camera (moving bars, frame counter)"),
         OptionSpec("camera", value: .optional, repeatable: true, placeholder: "CAMERA", completion: .file,
                    help: "record a camera: /dev/videoN (default /dev/video0), rtsp:// or http:// URL, a video file, or test[:COLOUR]; repeat for several"),
@@ -190,7 +198,7 @@ public struct RecordOptions: Sendable {
         try parseWindow(args)
         drawsCursor = !args.has("no-cursor")
         microphone = args.value("mic")
-        appAudio = args.value("app-audio")
+        try parseApplicationAudio(args)
         testPattern = args.has("test-pattern")
         tone = args.has("tone")
         mixesAudio = args.has("mix-audio")
@@ -410,6 +418,23 @@ public struct RecordOptions: Sendable {
         try Self.refuseOptionsThatDoNothing(args, screen: screen != nil, videoSources: videoSourceCount,
                                             zoomable: !cameras.isEmpty || testPattern,
                                             audioSources: [microphone != nil, appAudio != nil, tone].filter { $0 }.count)
+    }
+
+    /// `--app-audio[=APP|SINK]` (repeatable) and `--app-audio-except=APP` (repeatable).
+    private mutating func parseApplicationAudio(_ args: ParsedArguments) throws {
+        let given = args.all("app-audio")
+        appAudioApplications = given.compactMap { $0 }
+        appAudioExcept = args.all("app-audio-except").compactMap { $0 }
+        if appAudioApplications.contains("") || appAudioExcept.contains("") {
+            throw UsageError("--app-audio= and --app-audio-except= need an application's name, program or process id")
+        }
+        if !appAudioApplications.isEmpty && appAudioApplications.count != given.count {
+            throw UsageError("--app-audio without a value records every application: give it alone, or name applications with each --app-audio=APP")
+        }
+        if !appAudioExcept.isEmpty && !given.isEmpty {
+            throw UsageError("--app-audio and --app-audio-except cannot be combined: --app-audio-except=APP alone records everything but APP")
+        }
+        appAudio = given.isEmpty ? (appAudioExcept.isEmpty ? nil : .some(nil)) : given.last
     }
 
     /// The options of `reel preview`: `reel record`'s, less those it decides itself (the

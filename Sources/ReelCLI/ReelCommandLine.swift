@@ -30,6 +30,12 @@ public enum ReelCommandLine {
             return 2
         }
         let rest = Array(arguments.dropFirst())
+        // Not a command for people: the guard a recording of application audio starts (see
+        // ApplicationAudioSource.runGuard).
+        if command == ApplicationAudioGuard.command, rest.count == 1 {
+            for line in ApplicationAudioSource.runGuard(stateFile: rest[0]) { console.err("reel: \(line)") }
+            return 0
+        }
         // The signals blocked in main are answered from here on; `reel record` sets its
         // handlers before this (signals that came earlier are answered by them).
         if command != "record" && command != "preview" { ProcessSignals.shared.install(console: console) }

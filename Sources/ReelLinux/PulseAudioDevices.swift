@@ -226,3 +226,15 @@ final class PulseConnection {
         }
     }
 }
+
+extension PulseAudioDevices {
+    /// Lists the streams that applications play now, with the sink each plays into: what
+    /// ``ApplicationAudioSource`` can record. Streams played by modules (loopbacks) are left out.
+    ///
+    /// - Parameter server: a PulseAudio server string; `nil` uses `PULSE_SERVER` or the default.
+    /// - Throws: ``ReelError`` `.sourceUnavailable` when no server answers.
+    public static func applications(server: String? = nil) throws -> [PlayingStream] {
+        try SystemPulseAudioRouting().connect(server: server, clientName: "Reel device list")
+            .playingStreams().filter { !$0.isModuleStream }
+    }
+}

@@ -286,9 +286,12 @@ public final class PulseServer: Sendable {
     ///   - seconds: how long it plays.
     ///   - amplitude: its peak, 0...1.
     ///   - wait: whether to return only when it has played out.
+    ///   - applicationName: the stream's `application.name` (by default pacat's, "reel-test-tone").
+    ///   - sink: the sink to play into (by default ``sinkName``).
     /// - Returns: the playback, to ``ToneFeed/stop()`` early or ``ToneFeed/wait()`` for.
     @discardableResult
-    public func playTone(frequency: Double, seconds: Double, amplitude: Double = 0.5, wait: Bool = false) throws -> ToneFeed {
+    public func playTone(frequency: Double, seconds: Double, amplitude: Double = 0.5, wait: Bool = false,
+                         applicationName: String? = nil, sink: String = PulseServer.sinkName) throws -> ToneFeed {
         guard let pacat = Self.findExecutable("pacat") else {
             throw ReelError(.sourceUnavailable, "pacat is not installed", hint: "apt-get install pulseaudio-utils")
         }
@@ -300,9 +303,10 @@ public final class PulseServer: Sendable {
         } catch {
             throw ReelError(.ioFailure, "cannot write the tone for pacat: \(error)")
         }
-        let arguments = ["--playback", "--server=\(server)", "--device=\(Self.sinkName)", "--raw",
+        let arguments = ["--playback", "--server=\(server)", "--device=\(sink)", "--raw",
                          "--format=s16le", "--rate=\(Self.sampleRate)", "--channels=2",
-                         "--latency-msec=20", "--client-name=reel-test-tone", file.path]
+                         "--latency-msec=20", "--client-name=reel-test-tone"]
+            + (applicationName.map { ["--property=application.name=\($0)"] } ?? []) + [file.path]
         let player = try SpawnedProcess(pacat.path, arguments,
                                         environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
         let feed = ToneFeed { thread in

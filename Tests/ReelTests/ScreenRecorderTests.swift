@@ -48,6 +48,36 @@ import ReelTestSupport
         }
     }
 
+    @Test func appAudioOfOneApplicationHasOnlyItsTone() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))
+        let pulse = try PulseServer()
+        let a = try pulse.playTone(frequency: 440, seconds: 30, amplitude: 0.4, applicationName: "A")
+        let b = try pulse.playTone(frequency: 1000, seconds: 30, amplitude: 0.4, applicationName: "B")
+        defer { a.stop(); b.stop() }
+        var configuration = ScreenRecorder.Configuration(display: xvfb.display, capturesAppAudio: true, audioServer: pulse.server)
+        configuration.appAudioApplications = .only(["a"])
+        let screen = ScreenRecorder(configuration: configuration)
+        try await screen.startCapture { _, _ in }
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("one-app.mp4")
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        try await screen.startRecording(to: url, settings: settings)
+        try await Task.sleep(for: .seconds(2))
+        _ = try await screen.stopRecording()
+        await screen.stopCapture()
+        let samples = try MediaProbe.decodeAudio(url)
+        let middle = Array(samples[(samples.count / 3)..<(2 * samples.count / 3)])
+        let a440 = ToneAnalysis.power(of: middle, sampleRate: 48_000, frequency: 440)
+        #expect(a440 > 0.02)
+        #expect(ToneAnalysis.power(of: middle, sampleRate: 48_000, frequency: 1000) < a440 / 1000)
+        // Put back: B never moved, A is on the sink again.
+        let streams = try Subprocess.run(["pactl", "list", "short", "sink-inputs"], environment: pulse.environment).output
+        #expect(!streams.isEmpty)
+        let modules = try Subprocess.run(["pactl", "list", "short", "modules"], environment: pulse.environment).output
+        #expect(!modules.contains("reel-app-"), "\(modules)")
+    }
+
     @Test func captureOnlyReportsALostScreen() async throws {
         let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))
         let screen = ScreenRecorder(configuration: .init(display: xvfb.display))

@@ -1,0 +1,60 @@
+import Foundation
+import Reel
+
+/// How `reel record` records application audio: the source for `--app-audio=APP` and
+/// `--app-audio-except=APP`, with `reel` itself as the guard that restores the routing if the
+/// recording dies, and the restoring of what an earlier recording left behind.
+enum ApplicationAudioGuard {
+    /// The hidden command that runs the guard: `reel __app-audio-guard STATEFILE`.
+    static let command = "__app-audio-guard"
+
+    /// The application-audio source the options ask for, or `nil` when they ask for none (or
+    /// `--app-audio=SINK` names a sink, recorded as before).
+    static func source(_ options: RecordOptions, console: Console,
+                       environment: [String: String]) throws -> (any CaptureSource)? {
+        let selection: ApplicationAudioSource.Selection
+        if !options.appAudioExcept.isEmpty {
+            selection = .allExcept(options.appAudioExcept)
+        } else if !options.appAudioApplications.isEmpty {
+            if options.appAudioApplications.count == 1, let name = options.appAudioApplications.first,
+               names(aSink: name, server: environment["PULSE_SERVER"]) {
+                return nil
+            }
+            selection = .only(options.appAudioApplications)
+        } else {
+            return nil
+        }
+        return ApplicationAudioSource(selection, guardCommand: guardCommand(), notices: { console.err("reel: \($0)") })
+    }
+
+    /// Restores what recordings that died with their guards left behind, saying so.
+    static func restoreLeftovers(console: Console, environment: [String: String]) {
+        for line in ApplicationAudioSource.restoreLeftovers(environment: environment) { console.err("reel: \(line)") }
+    }
+
+    /// The `app-audio-routing` check of `reel doctor`: restores what recordings of application
+    /// audio that died with their guards left routed, and says so.
+    static func doctorCheck(environment: [String: String]) -> DoctorCheck {
+        let restored = ApplicationAudioSource.restoreLeftovers(environment: environment)
+        if restored.isEmpty {
+            return DoctorCheck("app-audio-routing", .ok, "no application's sound is left routed by an earlier recording")
+        }
+        return DoctorCheck("app-audio-routing", .warning, "restored now: " + restored.joined(separator: "; "),
+                           fix: "nothing more to do; this happens when reel and its guard are both killed while recording application audio")
+    }
+
+    /// Whether `name` is a sink (or a source's monitor, or a special name like `@DEFAULT_SINK@`)
+    /// rather than an application. When the server cannot be asked, it is an application: the
+    /// source then says what is wrong with the server.
+    private static func names(aSink name: String, server: String?) -> Bool {
+        if name.hasPrefix("@") || name.hasSuffix(".monitor") { return true }
+        guard let devices = try? PulseAudioDevices.list(server: server) else { return false }
+        return devices.sinks.contains { $0.name == name }
+    }
+
+    /// This program, run as the guard.
+    private static func guardCommand() -> [String]? {
+        guard let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
+        return [path, command]
+    }
+}

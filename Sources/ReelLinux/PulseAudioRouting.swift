@@ -1,0 +1,104 @@
+import ReelCore
+
+/// A stream that an application plays into a PulseAudio sink (a "sink input"), as
+/// ``PulseAudioDevices/applications(server:)`` lists them and ``ApplicationAudioSource``
+/// chooses among them.
+public struct PlayingStream: Sendable, Hashable {
+    /// The server's index of the stream (`pactl list short sink-inputs`); valid while it plays.
+    public var index: UInt32
+    /// The application's name (`application.name`: "Firefox", "paplay"), or "" when it gives none.
+    public var applicationName: String
+    /// The file name of the application's program (`application.process.binary`), or "".
+    public var binary: String
+    /// The process that plays it (`application.process.id`), or `nil` when it does not say.
+    public var processID: Int32?
+    /// The sink it plays into.
+    public var sinkName: String
+    /// Whether a PulseAudio module plays it (a loopback, a recorder's routing) rather than an
+    /// application; such streams are never moved.
+    public var isModuleStream: Bool
+
+    /// Describes a stream.
+    public init(index: UInt32, applicationName: String, binary: String, processID: Int32?, sinkName: String,
+                isModuleStream: Bool = false) {
+        self.index = index
+        self.applicationName = applicationName
+        self.binary = binary
+        self.processID = processID
+        self.sinkName = sinkName
+        self.isModuleStream = isModuleStream
+    }
+
+    /// Whether `name` names this stream's application: its name or binary (ignoring case), or
+    /// its process id.
+    public func isPlayed(by name: String) -> Bool {
+        if let pid = Int32(name) { return processID == pid }
+        let wanted = name.lowercased()
+        return applicationName.lowercased() == wanted || binary.lowercased() == wanted
+    }
+}
+
+/// A change to the server's streams, as a subscription reports it.
+package enum StreamEvent: Sendable, Equatable {
+    /// A stream started (it may already be gone when it is looked up).
+    case appeared(UInt32)
+    /// A stream ended.
+    case vanished(UInt32)
+}
+
+/// A loaded PulseAudio module.
+package struct LoadedModule: Sendable, Equatable {
+    /// Its index.
+    package var index: UInt32
+    /// Its name ("module-null-sink").
+    package var name: String
+    /// Its arguments as given when it was loaded.
+    package var argument: String
+
+    package init(index: UInt32, name: String, argument: String) {
+        self.index = index
+        self.name = name
+        self.argument = argument
+    }
+}
+
+/// What application-audio routing asks of the audio server, behind a seam like
+/// ``PulseAudioServer``: ``SystemPulseAudioRouting`` through libpulse, a scripted server in
+/// tests (which streams move, new ones, restoring).
+package protocol PulseAudioRoutingServer: Sendable {
+    /// Connects to `server` (`nil`: the usual one).
+    ///
+    /// - Throws: the errors the audio sources give when there is no server.
+    func connect(server: String?, clientName: String) throws(ReelError) -> any PulseAudioRoutingConnection
+}
+
+/// One connection that moves streams and loads modules. Used by one thread at a time.
+package protocol PulseAudioRoutingConnection: AnyObject {
+    /// The server's default sink.
+    func defaultSink() throws(ReelError) -> String?
+    /// The names of the sinks.
+    func sinkNames() throws(ReelError) -> [String]
+    /// The streams playing now.
+    func playingStreams() throws(ReelError) -> [PlayingStream]
+    /// One stream, or `nil` when it is gone.
+    func playingStream(_ index: UInt32) throws(ReelError) -> PlayingStream?
+    /// The loaded modules.
+    func modules() throws(ReelError) -> [LoadedModule]
+    /// Loads a module and returns its index.
+    func loadModule(_ name: String, argument: String) throws(ReelError) -> UInt32
+    /// Unloads a module.
+    func unloadModule(_ index: UInt32) throws(ReelError)
+    /// Moves a stream to a sink. Throws when the stream refuses (it was opened "dont-move") or
+    /// is gone.
+    func moveStream(_ index: UInt32, toSink sink: String) throws(ReelError)
+    /// Suspends or resumes a sink. A null sink that was suspended while its first clients
+    /// attached renders small blocks from the start (one that runs with none renders seconds
+    /// ahead, and a monitor of it gets its first sound that late).
+    func suspendSink(_ sink: String, _ suspended: Bool) throws(ReelError)
+    /// Starts reporting streams that start and end to ``nextEvents(timeoutMicroseconds:)``.
+    func subscribeToStreams() throws(ReelError)
+    /// Waits at most `timeoutMicroseconds` and returns what happened to the streams meanwhile.
+    ///
+    /// - Throws: when the connection is lost.
+    func nextEvents(timeoutMicroseconds: Int32) throws(ReelError) -> [StreamEvent]
+}

@@ -1,0 +1,313 @@
+import Foundation
+import Testing
+import Reel
+import ReelTestSupport
+
+/// `reel record --app-audio=APP` and `--app-audio-except=APP` on a real PulseAudio server: two
+/// players of different tones play at once, one named A; only the chosen one is recorded, a
+/// player started while recording is followed, and the server's routing afterwards — also
+/// after a SIGKILL of reel — is exactly what it was before.
+@Suite(.serialized) struct ApplicationAudioTests {
+    /// A test PulseAudio server with a second sink, `other`, and a runtime folder of its own
+    /// for reel's state files.
+    final class Setup {
+        let pulse: PulseServer
+        let dir: TemporaryDirectory
+        let environment: [String: String]
+
+        init() throws {
+            pulse = try PulseServer()
+            dir = try TemporaryDirectory()
+            let runtime = dir.url.appendingPathComponent("runtime")
+            try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+            environment = pulse.environment.merging(["XDG_RUNTIME_DIR": runtime.path]) { $1 }
+            let loaded = try pactl(["load-module", "module-null-sink", "sink_name=other", "rate=48000", "channels=2"])
+            #expect(Int(loaded.trimmingCharacters(in: .whitespacesAndNewlines)) != nil, "\(loaded)")
+            // As the server's own sink: silence at a low latency keeps it rendering in small
+            // blocks, as a sound card's sink does (attached while suspended, see PulseServer).
+            _ = try pactl(["suspend-sink", "other", "1"])
+            keeper = try pulse.playTone(frequency: 100, seconds: 120, amplitude: 0, applicationName: "keeper", sink: "other")
+            usleep(200_000)
+            _ = try pactl(["suspend-sink", "other", "0"])
+        }
+
+        deinit { keeper?.stop() }
+
+        private var keeper: ToneFeed?
+
+        var stateFolder: URL { URL(fileURLWithPath: environment["XDG_RUNTIME_DIR"]!).appendingPathComponent("reel") }
+
+        func pactl(_ arguments: [String]) throws -> String {
+            let r = try Subprocess.run(["pactl"] + arguments, environment: environment)
+            guard r.status == 0 else { throw ReelError(.ioFailure, "pactl \(arguments.joined(separator: " ")) failed: \(r.stderr)") }
+            return r.output
+        }
+
+        /// The server's routing: each stream with its sink and client, the modules and the sinks
+        /// (names and indexes, without their changing states).
+        func routing() throws -> String {
+            let streams = try pactl(["list", "short", "sink-inputs"]).split(separator: "\n")
+                .map { $0.split(separator: "\t").prefix(3).joined(separator: " ") }
+            let sinks = try pactl(["list", "short", "sinks"]).split(separator: "\n")
+                .map { $0.split(separator: "\t").prefix(2).joined(separator: " ") }
+            return (streams + ["--"] + sinks + ["--", try pactl(["list", "short", "modules"])]).joined(separator: "\n")
+        }
+
+        /// The sink each stream of application `name` plays into.
+        func sinks(of name: String) throws -> [String] {
+            let sinkNames = Dictionary(uniqueKeysWithValues: try pactl(["list", "short", "sinks"]).split(separator: "\n").map {
+                let fields = $0.split(separator: "\t")
+                return (String(fields[0]), String(fields[1]))
+            })
+            var found: [String] = []
+            var sink: String?
+            for line in try pactl(["list", "sink-inputs"]).split(separator: "\n") {
+                let text = line.trimmingCharacters(in: .whitespaces)
+                if text.hasPrefix("Sink: ") { sink = sinkNames[String(text.dropFirst(6))] }
+                if text == "application.name = \"\(name)\"" { found.append(sink ?? "?") }
+            }
+            return found
+        }
+
+        /// Starts `reel record` with `arguments` and waits until it has started recording.
+        func startRecording(_ arguments: [String], output: URL) throws -> (Process, Pipe) {
+            let events = dir.url.appendingPathComponent("events-\(UUID().uuidString).jsonl")
+            _ = FileManager.default.createFile(atPath: events.path, contents: nil)
+            let process = Process()
+            process.executableURL = ReelBinary.url
+            process.arguments = ["record"] + arguments + ["--json", "-o", output.path]
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            process.standardOutput = try FileHandle(forWritingTo: events)
+            let errors = Pipe()
+            process.standardError = errors
+            try process.run()
+            let deadline = Date().addingTimeInterval(15)
+            while Date() < deadline, process.isRunning,
+                  !((try? String(contentsOf: events, encoding: .utf8))?.contains("\"started\"") ?? false) {
+                usleep(5_000)
+            }
+            return (process, errors)
+        }
+    }
+
+    /// The powers of 440, 1000 and 1800 Hz in each quarter second, for a failure to show.
+    static func profile(_ samples: [Float]) -> String {
+        stride(from: 0.0, to: Double(samples.count) / 48_000, by: 0.25).map { start in
+            let p = powers(samples, from: start, to: start + 0.25, [440, 1000, 1800])
+            return String(format: "%.2f: %.3f %.3f %.3f", start, p[440]!, p[1000]!, p[1800]!)
+        }.joined(separator: "\n")
+    }
+
+    /// The power of each frequency in `seconds` of `samples`.
+    static func powers(_ samples: [Float], from start: Double, to end: Double, _ frequencies: [Double]) -> [Double: Double] {
+        let slice = Array(samples[min(samples.count, Int(start * 48_000))..<min(samples.count, Int(end * 48_000))])
+        return Dictionary(uniqueKeysWithValues: frequencies.map { ($0, ToneAnalysis.power(of: slice, sampleRate: 48_000, frequency: $0)) })
+    }
+
+    @Test func onlyTheNamedApplicationIsRecordedAndOneStartedLaterIsFollowed() throws {
+        let setup = try Setup()
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 20, amplitude: 0.4, applicationName: "A")
+        let b = try setup.pulse.playTone(frequency: 1000, seconds: 20, amplitude: 0.4, applicationName: "B")
+        defer { a.stop(); b.stop() }
+        usleep(300_000)
+        let before = try setup.routing()
+        let url = setup.dir.url.appendingPathComponent("a.m4a")
+        let (process, errors) = try setup.startRecording(["--app-audio=a", "--duration", "4"], output: url)
+        #expect(process.isRunning)
+        usleep(1_200_000)
+        // Another stream of A, on the other sink: followed, through a relay to that sink.
+        let third = try setup.pulse.playTone(frequency: 1800, seconds: 1.6, amplitude: 0.4, applicationName: "A", sink: "other")
+        usleep(500_000)
+        let aSinks = try setup.sinks(of: "A")
+        #expect(aSinks.count == 2 && aSinks.allSatisfy { $0.hasPrefix("reel-app-\(process.processIdentifier)-") }, "\(aSinks)")
+        #expect(try setup.sinks(of: "B") == ["apps"])
+        third.wait()
+        process.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(try setup.routing() == before)
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: setup.stateFolder.path)) ?? [] == [])
+
+        let audio = try MediaProbe.decodeAudio(url)
+        let early = Self.powers(audio, from: 0.3, to: 1.1, [440, 1000, 1800])
+        #expect(early[440]! > 0.02, "\(early)")
+        #expect(early[1000]! < early[440]! / 1000, "\(early)")
+        #expect(early[1800]! < early[440]! / 1000, "\(early)")
+        let both = Self.powers(audio, from: 1.9, to: 2.5, [440, 1000, 1800])
+        #expect(both[1800]! > 0.02, "\(both)\n\(Self.profile(audio))\n\(stderr)")
+        #expect(both[440]! > 0.02, "\(both)")
+        #expect(both[1000]! < both[440]! / 1000, "\(both)")
+    }
+
+    @Test func exceptRecordsEveryoneButTheNamedApplication() throws {
+        let setup = try Setup()
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 20, amplitude: 0.4, applicationName: "A")
+        let b = try setup.pulse.playTone(frequency: 1000, seconds: 20, amplitude: 0.4, applicationName: "B")
+        defer { a.stop(); b.stop() }
+        usleep(300_000)
+        let before = try setup.routing()
+        let url = setup.dir.url.appendingPathComponent("not-a.m4a")
+        let (process, errors) = try setup.startRecording(["--app-audio-except=A", "--duration", "4"], output: url)
+        usleep(1_200_000)
+        let third = try setup.pulse.playTone(frequency: 1800, seconds: 1.6, amplitude: 0.4, applicationName: "C")
+        usleep(500_000)
+        #expect(try setup.sinks(of: "A") == ["apps"])
+        let cSinks = try setup.sinks(of: "C")
+        let routingNow = try setup.routing()
+        #expect(!cSinks.isEmpty && cSinks.allSatisfy { $0.hasPrefix("reel-app-") }, "\(cSinks) \(routingNow)")
+        third.wait()
+        process.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(try setup.routing() == before)
+
+        let audio = try MediaProbe.decodeAudio(url)
+        let early = Self.powers(audio, from: 0.3, to: 1.1, [440, 1000, 1800])
+        #expect(early[1000]! > 0.02, "\(early)")
+        #expect(early[440]! < early[1000]! / 1000, "\(early)")
+        let later = Self.powers(audio, from: 1.9, to: 2.5, [440, 1000, 1800])
+        #expect(later[1800]! > 0.02, "\(later) \(stderr)")
+        #expect(later[440]! < later[1000]! / 1000, "\(later)")
+    }
+
+    @Test func afterASIGKILLTheGuardPutsTheRoutingBack() throws {
+        let setup = try Setup()
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 20, amplitude: 0.4, applicationName: "A")
+        let b = try setup.pulse.playTone(frequency: 1000, seconds: 20, amplitude: 0.4, applicationName: "B", sink: "other")
+        defer { a.stop(); b.stop() }
+        usleep(300_000)
+        let before = try setup.routing()
+        let url = setup.dir.url.appendingPathComponent("killed.m4a")
+        let (process, _) = try setup.startRecording(["--app-audio=A", "--app-audio=B"], output: url)
+        usleep(500_000)
+        let moved = try setup.routing()
+        #expect(moved != before)
+        #expect(try (setup.sinks(of: "A") + setup.sinks(of: "B")).allSatisfy { $0.hasPrefix("reel-app-\(process.processIdentifier)-") })
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, try setup.routing() != before { usleep(20_000) }
+        #expect(try setup.routing() == before)
+        #expect(try setup.sinks(of: "B") == ["other"])
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: setup.stateFolder.path)) ?? [] == [])
+    }
+
+    @Test func aRecordingStoppedBySIGTERMPutsTheRoutingBackAndKeepsItsFile() throws {
+        let setup = try Setup()
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 20, amplitude: 0.4, applicationName: "A")
+        let mic = try setup.pulse.feedMicrophone(frequency: 880, seconds: 20, amplitude: 0.4)
+        defer { a.stop(); mic.stop() }
+        usleep(300_000)
+        let before = try setup.routing()
+        let url = setup.dir.url.appendingPathComponent("term.m4a")
+        let (process, errors) = try setup.startRecording(["--app-audio=A", "--mic"], output: url)
+        usleep(1_000_000)
+        #expect(try setup.sinks(of: "A").allSatisfy { $0.hasPrefix("reel-app-") })
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(try setup.routing() == before)
+        let probe = try MediaProbe.probe(url)
+        #expect(probe.audioStreams.count == 2)
+        // The microphone's track first, then the application's.
+        let microphone = try MediaProbe.decodeAudio(url, track: 0)
+        #expect(ToneAnalysis.dominantFrequency(of: Array(microphone.prefix(24_000)), sampleRate: 48_000, candidates: [440, 880]) == 880)
+        let application = try MediaProbe.decodeAudio(url, track: 1)
+        let powers = Self.powers(application, from: 0.3, to: 0.8, [440, 880])
+        #expect(powers[440]! > 0.02 && powers[880]! < powers[440]! / 1000, "\(Self.profile(application))")
+    }
+
+    @Test func whenTheGuardDiesTooTheNextRunRestores() throws {
+        let setup = try Setup()
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 20, amplitude: 0.4, applicationName: "A")
+        defer { a.stop() }
+        usleep(300_000)
+        let before = try setup.routing()
+        let (process, _) = try setup.startRecording(["--app-audio=A"], output: setup.dir.url.appendingPathComponent("x.m4a"))
+        usleep(500_000)
+        #expect(try setup.sinks(of: "A").allSatisfy { $0.hasPrefix("reel-app-") })
+        let stateFile = setup.stateFolder.appendingPathComponent("app-audio-\(process.processIdentifier).json")
+        let state = try JSONSerialization.jsonObject(with: Data(contentsOf: stateFile)) as? [String: Any]
+        let guardPID = try #require(state?["guardPID"] as? Int)
+        // The guard first (it would restore at once), then reel.
+        kill(Int32(guardPID), SIGKILL)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        usleep(200_000)
+        #expect(try setup.routing() != before)
+        let doctor = try ReelBinary.run(["doctor"], environment: setup.environment)
+        #expect(doctor.output.contains("app-audio-routing"), "\(doctor.output)")
+        #expect(doctor.output.contains("restored now: reel process \(process.processIdentifier) died"), "\(doctor.output)")
+        #expect(try setup.routing() == before)
+        #expect(try setup.sinks(of: "A") == ["apps"])
+        #expect(!FileManager.default.fileExists(atPath: stateFile.path))
+    }
+
+    @Test func anApplicationThatIsNotPlayingIsRecordedWhenItStarts() throws {
+        let setup = try Setup()
+        let url = setup.dir.url.appendingPathComponent("later.m4a")
+        let before = try setup.routing()
+        let (process, errors) = try setup.startRecording(["--app-audio=Late", "--duration", "3"], output: url)
+        usleep(1_000_000)
+        let late = try setup.pulse.playTone(frequency: 1000, seconds: 5, amplitude: 0.4, applicationName: "Late")
+        defer { late.stop() }
+        process.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(stderr.contains("no application 'Late' is playing now: its sound is recorded when it starts"), "\(stderr)")
+        #expect(stderr.contains("'Late' started playing"), "\(stderr)")
+        let audio = try MediaProbe.decodeAudio(url)
+        #expect(Self.powers(audio, from: 0.1, to: 0.8, [1000])[1000]! < 0.0001)
+        #expect(Self.powers(audio, from: 1.8, to: 2.8, [1000])[1000]! > 0.02)
+        late.stop()
+        usleep(200_000)
+        #expect(try setup.routing() == before)
+    }
+
+    @Test func aStreamThatMayNotMoveIsReportedAndPlaysOnUnrecorded() throws {
+        let setup = try Setup()
+        let fixed = try PulsePlayer(server: setup.pulse.server, applicationName: "Fixed", frequency: 440, dontMove: true)
+        let free = try PulsePlayer(server: setup.pulse.server, applicationName: "Free", frequency: 1000, dontMove: false)
+        defer { fixed.stop(); free.stop() }
+        usleep(300_000)
+        let before = try setup.routing()
+        let url = setup.dir.url.appendingPathComponent("fixed.m4a")
+        let (process, errors) = try setup.startRecording(["--app-audio=fixed", "--app-audio=free", "--duration", "2"], output: url)
+        usleep(700_000)
+        #expect(try setup.sinks(of: "Fixed") == ["apps"])
+        #expect(try setup.sinks(of: "Free").allSatisfy { $0.hasPrefix("reel-app-") })
+        process.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(stderr.contains("the stream of 'Fixed'") && stderr.contains("cannot be moved"), "\(stderr)")
+        #expect(try setup.routing() == before)
+        let audio = try MediaProbe.decodeAudio(url)
+        let powers = Self.powers(audio, from: 0.5, to: 1.5, [440, 1000])
+        #expect(powers[1000]! > 0.02 && powers[440]! < powers[1000]! / 1000, "\(Self.profile(audio))")
+    }
+
+    @Test func withoutPulseAudioTheErrorIsTheAudioSourcesOne() throws {
+        let dir = try TemporaryDirectory()
+        let r = try ReelBinary.run(["record", "--app-audio=A", "--duration", "1", "-o", dir.url.appendingPathComponent("x.m4a").path],
+                                   environment: ["PULSE_SERVER": "unix:\(dir.url.path)/none", "XDG_RUNTIME_DIR": dir.url.path])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("PulseAudio is not running"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("x.m4a").path))
+    }
+
+    @Test func devicesListsThePlayingApplications() throws {
+        let setup = try Setup()
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 10, amplitude: 0.4, applicationName: "Player A", sink: "other")
+        defer { a.stop() }
+        usleep(300_000)
+        let r = try ReelBinary.run(["devices"], environment: setup.environment)
+        #expect(r.status == 0, "\(r.stderr)")
+        let line = r.output.split(separator: "\n").first { $0.contains("Player A") }.map(String.init) ?? ""
+        #expect(line.contains("pacat"), "\(r.output)")
+        #expect(line.contains("other"), "\(r.output)")
+        let json = try ReelBinary.run(["devices", "--json"], environment: setup.environment)
+        #expect(json.output.contains("\"applications\""), "\(json.output)")
+    }
+}
