@@ -21,11 +21,13 @@ package struct ScreenCastTokenStore: Sendable {
         url = URL(fileURLWithPath: state).appendingPathComponent("reel").appendingPathComponent("screencast-restore-token")
     }
 
-    /// The kept token, or `nil`.
+    /// The kept token, or `nil`. Portals make restore tokens as UUIDs and refuse a session
+    /// whose token is anything else, so a file holding something else (edited by hand, or
+    /// damaged) is passed over: the portal asks again, and the new token replaces it.
     package func load() -> String? {
         guard let data = try? Data(contentsOf: url) else { return nil }
         let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        return token.isEmpty ? nil : token
+        return UUID(uuidString: token) == nil ? nil : token
     }
 
     /// Keeps `token` (replacing the file whole, so a crash leaves the old or the new one).
@@ -36,6 +38,8 @@ package struct ScreenCastTokenStore: Sendable {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
             try Data((token + "\n").utf8).write(to: url, options: .atomic)
+            // The token stands for the user's screen-sharing consent: theirs to read only.
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
         } catch {
             throw ReelError(.ioFailure, "cannot keep the screen-sharing choice in \(url.path): \(error.localizedDescription)",
                             hint: "the next recording will ask again; check that the folder is writable")

@@ -18,7 +18,7 @@ struct ScreenCastPortalTests {
 
     /// A full grant: properties, CreateSession, SelectSources, Start (with `restoreToken` in
     /// its results), OpenPipeWireRemote handing over `fd`.
-    static func grantScript(fd: Int32, restoreToken: String? = "4f1c-restore") -> [ScriptedDBusConnection.Answer] {
+    static func grantScript(fd: Int32, restoreToken: String? = "4f1c2a9e-6b1d-4c3e-8a57-93d0e6b2f1a8") -> [ScriptedDBusConnection.Answer] {
         var started: [String: DBusValue] = [
             "streams": .variant(.array(signature: "(ua{sv})", [.structure([
                 .uint32(47),
@@ -53,7 +53,7 @@ struct ScreenCastPortalTests {
         #expect(grant.nodeID == 47)
         #expect(grant.size == PixelSize(width: 640, height: 480))
         #expect(grant.pipeWireDescriptor == fd)
-        #expect(grant.restoreToken == "4f1c-restore")
+        #expect(grant.restoreToken == "4f1c2a9e-6b1d-4c3e-8a57-93d0e6b2f1a8")
         #expect(grant.sessionHandle == Self.session)
         #expect(connection.calls.map(\.member) == ["Get", "Get", "Get", "CreateSession", "SelectSources", "Start", "OpenPipeWireRemote"])
         let select = options(of: connection, "SelectSources")
@@ -72,10 +72,10 @@ struct ScreenCastPortalTests {
         let fd = Self.openDescriptor()
         let connection = ScriptedDBusConnection(answers: Self.grantScript(fd: fd, restoreToken: "second"))
         let grant = try ScreenCastPortal(connection: connection)
-            .start(ScreenCastOptions(drawsCursor: false, restoreToken: "4f1c-restore"))
+            .start(ScreenCastOptions(drawsCursor: false, restoreToken: "4f1c2a9e-6b1d-4c3e-8a57-93d0e6b2f1a8"))
         close(grant.pipeWireDescriptor)
         let select = options(of: connection, "SelectSources")
-        #expect(select["restore_token"] == .string("4f1c-restore"))
+        #expect(select["restore_token"] == .string("4f1c2a9e-6b1d-4c3e-8a57-93d0e6b2f1a8"))
         #expect(select["cursor_mode"] == .uint32(1))
         #expect(grant.restoreToken == "second")
     }
@@ -204,9 +204,16 @@ struct ScreenCastPortalTests {
         #expect(ScreenCastTokenStore(environment: ["XDG_STATE_HOME": "relative", "HOME": "/home/u"]).url.path
                 == "/home/u/.local/state/reel/screencast-restore-token")
         #expect(store.load() == nil)
-        try store.save("first")
-        try store.save("second")
-        #expect(store.load() == "second")
+        let first = UUID().uuidString.lowercased(), second = UUID().uuidString.lowercased()
+        try store.save(first)
+        try store.save(second)
+        #expect(store.load() == second)
+        let mode = (try FileManager.default.attributesOfItem(atPath: store.url.path)[.posixPermissions] as? NSNumber)?.intValue
+        #expect(mode == 0o600, "the token is the user's own")
+        // Not a UUID (edited by hand, damaged): passed over, so the portal asks again rather
+        // than refusing the session.
+        try Data("kept\n".utf8).write(to: store.url)
+        #expect(store.load() == nil)
         store.forget()
         #expect(store.load() == nil)
     }

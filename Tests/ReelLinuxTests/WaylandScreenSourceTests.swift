@@ -127,7 +127,7 @@ struct WaylandScreenSourceTests {
         stream.show(0x0000_00FF, size: Self.screen)  // blue
         let source = Self.source(connection, stream, store: store)
         #expect(try source.prepare() == .video(size: Self.screen, pixelFormat: .bgra, frameRate: FrameRate(30)))
-        #expect(store.load() == "4f1c-restore", "the portal's token is kept")
+        #expect(store.load() == "4f1c2a9e-6b1d-4c3e-8a57-93d0e6b2f1a8", "the portal's token is kept")
         let run = Run { count in
             if count == 10 { stream.show(0x0000_FF00, size: Self.screen) }  // green
             if count == 20 { stream.end(ReelError(.sourceUnavailable, "PipeWire went away")) }
@@ -171,7 +171,8 @@ struct WaylandScreenSourceTests {
     func keptToken() throws {
         let (store, folder) = Self.store()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try store.save("kept")
+        let kept = "7d8b3c1e-52a4-4f0e-9a61-0c2f5e8b9d10"
+        try store.save(kept)
         for choosesAgain in [false, true] {
             let connection = ScriptedDBusConnection(answers: ScreenCastPortalTests.grantScript(fd: ScreenCastPortalTests.openDescriptor(),
                                                                                               restoreToken: "new"))
@@ -181,8 +182,8 @@ struct WaylandScreenSourceTests {
             _ = try source.prepare()
             source.stop()
             let select = connection.calls.first { $0.member == "SelectSources" }?.arguments.last?.entries ?? [:]
-            #expect(select["restore_token"] == (choosesAgain ? nil : .string("kept")))
-            try store.save("kept")
+            #expect(select["restore_token"] == (choosesAgain ? nil : .string(kept)))
+            try store.save(kept)
         }
     }
 
@@ -268,7 +269,8 @@ extension WaylandScreenSourceTests {
     func aWindow() throws {
         let (store, folder) = Self.store()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try store.save("a-monitor-choice")
+        let monitor = "0b5e2c47-8f13-4a9d-b6e2-5d71c3a0f9e4"
+        try store.save(monitor)
         // A portal that offers monitors and windows (types 1 | 2).
         var script = ScreenCastPortalTests.grantScript(fd: ScreenCastPortalTests.openDescriptor(), restoreToken: "window-token")
         script[2] = .reply([.variant(.uint32(3))])
@@ -284,6 +286,6 @@ extension WaylandScreenSourceTests {
         let select = connection.calls.first { $0.member == "SelectSources" }?.arguments.last?.entries ?? [:]
         #expect(select["types"] == .uint32(2))
         #expect(select["restore_token"] == nil, "a monitor's kept choice is not offered for a window")
-        #expect(store.load() == "a-monitor-choice", "a window's grant is not kept over it")
+        #expect(store.load() == monitor, "a window's grant is not kept over it")
     }
 }
