@@ -207,38 +207,17 @@ public final class WaylandScreenSource: CaptureSource {
     /// The capture thread: sleep to each slot, draw the newest picture, stamp, deliver.
     private static func captureLoop(capture: WaylandCapture, rate: FrameRate, context: SourceContext, thread: WorkerThread) {
         defer { capture.close() }
-        var index = rate.frameIndex(at: context.startTime(), rounding: .up)
-        while !thread.isStopRequested {
-            let pts = rate.time(ofFrame: index)
-            context.clock.sleep(until: context.origin + pts)
-            if thread.isStopRequested { break }
-            if capture.portal.isSessionClosed() {
-                context.report(.lost(sharingStopped))
-                return
-            }
-            if case .ended(let error) = capture.stream.state {
-                context.report(.lost(error))
-                return
-            }
+        ConstantRateCapture.run(rate: rate, context: context, thread: thread) { pts, index in
+            if capture.portal.isSessionClosed() { return .lost(sharingStopped) }
+            if case .ended(let error) = capture.stream.state { return .lost(error) }
             let frame = context.clock.isRealTime
                 ? capture.pool.makeFrame(presentationTime: pts, sequenceNumber: index)
                 : capture.pool.makeFrameWaiting(presentationTime: pts, sequenceNumber: index)
-            if var frame {
-                if context.clock.isRealTime { frame.captureTime = context.clock.now() }
-                let drawn: Void? = capture.stream.withNewestPicture { picture in capture.fitter.draw(picture, into: frame) }
-                if drawn == nil { frame.fill(with: .black) }
-                context.deliver(.video(frame))
-            } else {
-                context.report(.droppedFrames(1))
-            }
-            index += 1
-            if context.clock.isRealTime {
-                let due = rate.frameIndex(at: context.timelineNow())
-                if due > index {
-                    context.report(.droppedFrames(Int(due - index)))
-                    index = due
-                }
-            }
+            guard var frame else { return .noBuffer }
+            if context.clock.isRealTime { frame.captureTime = context.clock.now() }
+            let drawn: Void? = capture.stream.withNewestPicture { picture in capture.fitter.draw(picture, into: frame) }
+            if drawn == nil { frame.fill(with: .black) }
+            return .frame(frame)
         }
     }
 }

@@ -6,14 +6,7 @@ import Synchronization
 /// thread, except ``method``.
 final class X11Capture: @unchecked Sendable {
     /// What one grab gave.
-    enum Outcome {
-        /// A frame, stamped.
-        case frame(VideoFrame)
-        /// Every pooled frame is still held downstream: the frame is dropped.
-        case noBuffer
-        /// The display went away or refused the region: the capture ends.
-        case lost(ReelError)
-    }
+    typealias Outcome = GrabOutcome
 
     private var display: (any X11Display)?
     private var pool: FramePool?

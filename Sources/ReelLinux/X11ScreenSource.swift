@@ -136,30 +136,8 @@ public final class X11ScreenSource: CaptureSource {
     /// The capture thread: sleep to each slot, grab, stamp, deliver; skip slots that passed.
     private static func captureLoop(capture: X11Capture, rate: FrameRate, context: SourceContext, thread: WorkerThread) {
         defer { capture.close() }
-        // The first frame is the first slot at or after the moment we start.
-        var index = rate.frameIndex(at: context.startTime(), rounding: .up)
-        while !thread.isStopRequested {
-            let pts = rate.time(ofFrame: index)
-            context.clock.sleep(until: context.origin + pts)
-            if thread.isStopRequested { break }
-            switch capture.grab(presentationTime: pts, sequenceNumber: index, waitForBuffer: !context.clock.isRealTime) {
-            case .frame(let frame):
-                context.deliver(.video(frame))
-            case .noBuffer:
-                context.report(.droppedFrames(1))
-            case .lost(let error):
-                context.report(.lost(error))
-                return
-            }
-            index += 1
-            // Under a real clock, skip slots that have already passed rather than bursting.
-            if context.clock.isRealTime {
-                let due = rate.frameIndex(at: context.timelineNow())
-                if due > index {
-                    context.report(.droppedFrames(Int(due - index)))
-                    index = due
-                }
-            }
+        ConstantRateCapture.run(rate: rate, context: context, thread: thread) { pts, index in
+            capture.grab(presentationTime: pts, sequenceNumber: index, waitForBuffer: !context.clock.isRealTime)
         }
     }
 }

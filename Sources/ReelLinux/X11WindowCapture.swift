@@ -10,14 +10,7 @@ import Synchronization
 /// only by the capture thread, except ``method`` and ``pixmapsNamed``.
 final class X11WindowCapture: @unchecked Sendable {
     /// What one grab gave.
-    enum Outcome {
-        /// A frame, stamped (the window's picture, or the last one again while it is hidden).
-        case frame(VideoFrame)
-        /// Every pooled frame is still held downstream: the frame is dropped.
-        case noBuffer
-        /// The window was closed or the display went away: the capture ends.
-        case lost(ReelError)
-    }
+    typealias Outcome = GrabOutcome
 
     private var display: (any X11Display)?
     private let window: X11WindowInfo

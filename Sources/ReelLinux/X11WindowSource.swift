@@ -152,29 +152,8 @@ public final class X11WindowSource: CaptureSource {
     /// The capture thread: sleep to each slot, grab, stamp, deliver; skip slots that passed.
     private static func captureLoop(capture: X11WindowCapture, rate: FrameRate, context: SourceContext, thread: WorkerThread) {
         defer { capture.close() }
-        var index = rate.frameIndex(at: context.startTime(), rounding: .up)
-        while !thread.isStopRequested {
-            let pts = rate.time(ofFrame: index)
-            context.clock.sleep(until: context.origin + pts)
-            if thread.isStopRequested { break }
-            switch capture.grab(presentationTime: pts, sequenceNumber: index, waitForBuffer: !context.clock.isRealTime,
-                                report: context.report) {
-            case .frame(let frame):
-                context.deliver(.video(frame))
-            case .noBuffer:
-                context.report(.droppedFrames(1))
-            case .lost(let error):
-                context.report(.lost(error))
-                return
-            }
-            index += 1
-            if context.clock.isRealTime {
-                let due = rate.frameIndex(at: context.timelineNow())
-                if due > index {
-                    context.report(.droppedFrames(Int(due - index)))
-                    index = due
-                }
-            }
+        ConstantRateCapture.run(rate: rate, context: context, thread: thread) { pts, index in
+            capture.grab(presentationTime: pts, sequenceNumber: index, waitForBuffer: !context.clock.isRealTime, report: context.report)
         }
     }
 }
