@@ -13,6 +13,33 @@ import ReelTestSupport
         return RGBColor(red: shot.rgb[i], green: shot.rgb[i + 1], blue: shot.rgb[i + 2])
     }
 
+    /// Starts reel with `arguments` on the X display `display`: standard output into `output`
+    /// (else nowhere), standard error into the file `errors` (else nowhere).
+    static func launch(_ arguments: [String], display: String, output: Pipe? = nil, errors: URL? = nil) throws -> Process {
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(["DISPLAY": display]) { $1 }
+        process.standardOutput = output ?? FileHandle.nullDevice
+        if let errors {
+            _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+            process.standardError = try FileHandle(forWritingTo: errors)
+        } else {
+            process.standardError = FileHandle.nullDevice
+        }
+        try process.run()
+        return process
+    }
+
+    /// Waits up to 10 s for a window titled `title`; returns whether it came.
+    static func waitForWindow(_ title: String, on painter: ScreenPainter) async throws -> Bool {
+        for _ in 0..<100 {
+            if painter.frame(ofWindowTitled: title) != nil { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+
     @Test func theWindowShowsTheRecordingAndClosingItStops() async throws {
         let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
         defer { xvfb.terminate() }
@@ -126,20 +153,10 @@ import ReelTestSupport
 
         // Closed without recording: no file, and not a failure.
         let empty = dir.url.appendingPathComponent("nothing.mp4")
-        let again = Process()
-        again.executableURL = ReelBinary.url
-        again.arguments = ["preview", "--camera=test:blue", "--size", "320x240", "-o", empty.path]
-        again.environment = process.environment
         let out2 = Pipe()
-        again.standardOutput = out2
-        again.standardError = FileHandle.nullDevice
-        try again.run()
+        let again = try Self.launch(["preview", "--camera=test:blue", "--size", "320x240", "-o", empty.path], display: xvfb.display, output: out2)
         defer { if again.isRunning { kill(again.processIdentifier, SIGKILL) } }
-        var opened = false
-        for _ in 0..<100 where !opened {
-            try await Task.sleep(for: .milliseconds(100))
-            opened = painter.frame(ofWindowTitled: "Reel — nothing.mp4") != nil
-        }
+        #expect(try await Self.waitForWindow("Reel — nothing.mp4", on: painter))
         #expect(painter.requestClose(windowTitled: "Reel — nothing.mp4"))
         for _ in 0..<300 where again.isRunning { try await Task.sleep(for: .milliseconds(100)) }
         try #require(!again.isRunning, "closing the window stopped reel preview")
@@ -158,22 +175,11 @@ import ReelTestSupport
         let painter = try ScreenPainter(display: xvfb.display)
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("lost.mp4")
-        let process = Process()
-        process.executableURL = ReelBinary.url
-        process.arguments = ["record", "--camera=test:green", "--size", "320x240", "--preset", "ultrafast", "--preview", "-o", url.path]
-        process.environment = ProcessInfo.processInfo.environment.merging(["DISPLAY": xvfb.display]) { $1 }
-        process.standardOutput = FileHandle.nullDevice
         let errors = dir.url.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: errors)
-        try process.run()
+        let process = try Self.launch(["record", "--camera=test:green", "--size", "320x240", "--preset", "ultrafast", "--preview", "-o", url.path],
+                                      display: xvfb.display, errors: errors)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        var opened = false
-        for _ in 0..<100 where !opened {
-            try await Task.sleep(for: .milliseconds(100))
-            opened = painter.frame(ofWindowTitled: "Reel — lost.mp4") != nil
-        }
-        #expect(opened)
+        #expect(try await Self.waitForWindow("Reel — lost.mp4", on: painter))
         try await Task.sleep(for: .seconds(1.5))
         if how == "X server ends" {
             xvfb.terminate()
@@ -202,24 +208,12 @@ import ReelTestSupport
         let url = dir.url.appendingPathComponent("idle.mp4")
         let folder = dir.url.appendingPathComponent("idle.clips")
         func preview() throws -> Process {
-            let process = Process()
-            process.executableURL = ReelBinary.url
-            process.arguments = ["preview", "--camera=test:blue", "--size", "320x240", "-o", url.path]
-            process.environment = ProcessInfo.processInfo.environment.merging(["DISPLAY": xvfb.display]) { $1 }
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            return process
+            try Self.launch(["preview", "--camera=test:blue", "--size", "320x240", "-o", url.path], display: xvfb.display)
         }
         let painter = try ScreenPainter(display: xvfb.display)
         let first = try preview()
         defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
-        var opened = false
-        for _ in 0..<100 where !opened {
-            try await Task.sleep(for: .milliseconds(100))
-            opened = painter.frame(ofWindowTitled: "Reel — idle.mp4") != nil
-        }
-        #expect(opened)
+        #expect(try await Self.waitForWindow("Reel — idle.mp4", on: painter))
         // While it runs, its (clip-less) folder is in use, not left over.
         let busy = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast", "--faster-than-real-time",
                                        "--duration", "1", "--pause-mode", "clips", "-o", url.path])
@@ -236,11 +230,7 @@ import ReelTestSupport
         // Killed again: the next recording takes the empty folder over.
         let second = try preview()
         defer { if second.isRunning { kill(second.processIdentifier, SIGKILL) } }
-        opened = false
-        for _ in 0..<100 where !opened {
-            try await Task.sleep(for: .milliseconds(100))
-            opened = painter.frame(ofWindowTitled: "Reel — idle.mp4") != nil
-        }
+        #expect(try await Self.waitForWindow("Reel — idle.mp4", on: painter))
         kill(second.processIdentifier, SIGKILL)
         second.waitUntilExit()
         let again = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast", "--faster-than-real-time",
