@@ -99,11 +99,19 @@ extension RecordingSession {
         guard !entries.isEmpty else {
             throw ReelError(.nothingRecorded, "\(folder.path) holds no clips", hint: "the recording was cut off before its first clip held anything")
         }
+        var outputFolder: ObjCBool = false
+        let intoFolder = output.map { FileManager.default.fileExists(atPath: $0.path, isDirectory: &outputFolder) && outputFolder.boolValue } ?? false
         let target: URL
-        if let output {
+        if let output, !intoFolder {
             target = output
         } else if let manifest {
-            target = URL(fileURLWithPath: manifest.target)
+            // Where it was recorded for; `-o FOLDER` keeps the name and changes the place.
+            let recorded = URL(fileURLWithPath: manifest.target)
+            target = output.map { $0.appendingPathComponent(recorded.lastPathComponent) } ?? recorded
+            if output == nil, !FileManager.default.fileExists(atPath: recorded.deletingLastPathComponent().path) {
+                throw ReelError(.invalidConfiguration, "the clips in \(folder.path) were recorded for \(recorded.path), whose folder no longer exists",
+                                hint: "merge them elsewhere: reel recover \(Shell.quoted(folder.path)) -o FILE|FOLDER")
+            }
         } else {
             let name = folder.lastPathComponent
             guard name.hasSuffix(".clips"), name.count > 6 else {
@@ -111,12 +119,13 @@ extension RecordingSession {
                                 hint: "name the merged file")
             }
             let ext = URL(fileURLWithPath: entries[0].file).pathExtension
-            target = folder.deletingLastPathComponent().appendingPathComponent(String(name.dropLast(6))).appendingPathExtension(ext)
+            let file = URL(fileURLWithPath: String(name.dropLast(6))).appendingPathExtension(ext).lastPathComponent
+            target = (output ?? folder.deletingLastPathComponent()).appendingPathComponent(file)
         }
         let replaces = output != nil && overwrite
         if !replaces && FileManager.default.fileExists(atPath: target.path) {
             throw ReelError(.fileExists, "\(target.path) already exists, so the clips in \(folder.path) were not merged into it",
-                            hint: "they stay there; merge them into another file")
+                            hint: "they stay there; merge them into another file: reel recover \(Shell.quoted(folder.path)) -o FILE|FOLDER")
         }
 
         var inputs: [MergeInput] = []

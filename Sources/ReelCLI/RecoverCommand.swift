@@ -128,6 +128,9 @@ struct RecoverCommand {
             console.out(line)
             console.out(r.removedClips ? "  the clips were removed" : "  the clips are kept in \(folder.path)")
             if !r.skippedClips.isEmpty { console.out("  left out (missing or empty): \(r.skippedClips.joined(separator: ", "))") }
+            // A merge killed before (by the recorder at its stop, or an earlier recover) left its
+            // unfinished copy beside the file.
+            noteLeftovers(beside: r.url, purposes: ["merging"])
             return true
         } catch let error as ReelError {
             console.err("reel: error: \(CommandLineHints.rephrased(error))")
@@ -140,11 +143,12 @@ struct RecoverCommand {
     /// Points out unfinished copies that an interrupted finalise or recover left beside `url`
     /// (hidden files named after it). They are never deleted here: reel cannot know that
     /// nobody needs them.
-    private func noteLeftovers(beside url: URL) {
+    private func noteLeftovers(beside url: URL, purposes: [String] = ["finalising", "recovering"]) {
         let real = url.resolvingSymlinksInPath()
-        for leftover in FilePlacement.temporaryFiles(beside: real, purposes: ["finalising", "recovering"]) {
+        for leftover in FilePlacement.temporaryFiles(beside: real, purposes: purposes) {
             guard !Recovery.isBeingRecorded(leftover) else { continue }
-            console.err("reel: note: \(leftover.path) is an unfinished copy left by an interrupted finalise or recover; "
+            let what = purposes.contains("merging") ? "merge" : "finalise or recover"
+            console.err("reel: note: \(leftover.path) is an unfinished copy left by an interrupted \(what); "
                         + "\(real.lastPathComponent) does not need it, delete it if nothing else does")
         }
     }

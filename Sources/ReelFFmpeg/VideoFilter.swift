@@ -89,6 +89,23 @@ public struct VideoFilter: Sendable, Hashable, CustomStringConvertible {
     /// Builds the graph once on a small picture, so that a filter that does not exist, a
     /// syntax error or an option a filter refuses is found now and named.
     private static func check(_ graph: String) throws {
+        for name in FilterGraphText.filterNames(in: graph) {
+            if let look = Look(rawValue: name.lowercased()), avfilter_get_by_name(name) == nil {
+                throw ReelError(.invalidConfiguration, "'\(look.rawValue)' is one of reel's looks, which stand alone: it cannot be part of a graph (in '\(graph)')",
+                                hint: "give the look alone (--filter \(look.rawValue)), or its graph: \(look.graph)")
+            }
+            guard !name.isEmpty, let filter = avfilter_get_by_name(name) else { continue }
+            // A filter of sound, or one that makes pictures of its own, cannot filter a picture.
+            let inputs = avfilter_filter_pad_count(filter, 0)
+            if inputs > 0, avfilter_pad_get_type(filter.pointee.inputs, 0) != AVMEDIA_TYPE_VIDEO {
+                throw ReelError(.invalidConfiguration, "'\(name)' is a filter of sound, not of pictures (in '\(graph)')",
+                                hint: "--filter changes the picture; `ffmpeg -filters` marks video filters V->V")
+            }
+            if inputs == 0, filter.pointee.flags & AVFILTER_FLAG_DYNAMIC_INPUTS == 0 {
+                throw ReelError(.invalidConfiguration, "'\(name)' makes pictures of its own and takes none: it cannot filter the recorded picture (in '\(graph)')",
+                                hint: "a graph filters the picture it is given; `ffmpeg -filters` marks video filters V->V")
+            }
+        }
         for name in FilterGraphText.filterNames(in: graph) where name.isEmpty || avfilter_get_by_name(name) == nil {
             let known = Look.allCases.map(\.rawValue)
             throw ReelError(.invalidConfiguration,
@@ -145,6 +162,27 @@ enum FilterGraphText {
         }
         filters.append(current.trimmingCharacters(in: .whitespacesAndNewlines))
         return filters
+    }
+
+    /// The pad labels of `graph` that appear once only (so are left open), other than `in`.
+    static func unmatchedLabels(in graph: String) -> [String] {
+        var counts: [String: Int] = [:]
+        var order: [String] = []
+        var label: String?
+        var quoted = false
+        for ch in graph {
+            if ch == "'" { quoted.toggle() }
+            if quoted { continue }
+            if ch == "[" { label = ""; continue }
+            if ch == "]", let done = label {
+                if counts[done] == nil { order.append(done) }
+                counts[done, default: 0] += 1
+                label = nil
+                continue
+            }
+            label?.append(ch)
+        }
+        return order.filter { counts[$0] == 1 && $0 != "in" }
     }
 
     /// The filters' names (before `=` and any `@instance`).
@@ -223,6 +261,10 @@ final class FilterGraph {
         if status < 0 {
             Self.free(&graph, input, output)
             self.graph = nil
+            if !FilterGraphText.unmatchedLabels(in: text).isEmpty {
+                throw ReelError(.invalidConfiguration, "the filter graph '\(text)' cannot be linked to the picture: \(FFmpeg.describe(status))",
+                                hint: "a graph needs one unlabelled input and one unlabelled output (labels only between its own filters)")
+            }
             if let culprit = Self.filterRefusingItsOptions(in: text) {
                 throw ReelError(.invalidConfiguration, "the filter '\(culprit)' refused its options: \(FFmpeg.describe(status)) (in '\(text)')",
                                 hint: "`ffmpeg -h filter=\(FilterGraphText.filterNames(in: culprit).first ?? "")` lists its options")
@@ -237,16 +279,22 @@ final class FilterGraph {
             // In one chain, the first filter whose prefix of the chain cannot be set up is
             // the one at fault.
             let filters = FilterGraphText.filters(in: text)
+            // A pad named once only is left open, and Reel links one open input and one open
+            // output, unlabelled (or `[in]`).
+            if !FilterGraphText.unmatchedLabels(in: text).isEmpty {
+                throw ReelError(.invalidConfiguration, "the filter graph '\(text)' cannot be linked to the picture: \(FFmpeg.describe(status))",
+                                hint: "a graph needs one unlabelled input and one unlabelled output (labels only between its own filters)")
+            }
             if !text.contains(";"), filters.count > 1 {
                 let firstFailing = (1..<filters.count).first { n in
                     (try? FilterGraph(graph: filters[0..<n].joined(separator: ","), format: format, size: size)) == nil
                 }
                 let culprit = filters[(firstFailing ?? filters.count) - 1]
-                throw ReelError(.invalidConfiguration, "the filter '\(culprit)' cannot be set up for \(format.rawValue) \(size) pictures: \(FFmpeg.describe(status)) (in '\(text)')",
+                throw ReelError(.invalidConfiguration, "the filter '\(culprit)' cannot be set up: \(FFmpeg.describe(status)) (in '\(text)', tried on a \(format.rawValue) \(size) picture)",
                                 hint: "`ffmpeg -h filter=\(FilterGraphText.filterNames(in: culprit).first ?? "")` lists its options")
             }
             if filters.count == 1 {
-                throw ReelError(.invalidConfiguration, "the filter '\(text)' cannot be set up for \(format.rawValue) \(size) pictures: \(FFmpeg.describe(status))",
+                throw ReelError(.invalidConfiguration, "the filter '\(text)' cannot be set up: \(FFmpeg.describe(status)) (tried on a \(format.rawValue) \(size) picture)",
                                 hint: "`ffmpeg -h filter=\(FilterGraphText.filterNames(in: text).first ?? "")` lists its options")
             }
             throw ReelError(.invalidConfiguration, "the filter graph '\(text)' cannot be set up for \(format.rawValue) \(size) pictures: \(FFmpeg.describe(status))",

@@ -230,7 +230,7 @@ public final class PreviewWindow: CaptureOutput {
     /// cannot use.
     public static func canOpen(display: String? = nil) -> ReelError? {
         if XDisplayLoss.connectionBroke.load(ordering: .sequentiallyConsistent) {
-            return ReelError(.sourceUnavailable, "cannot open another preview window: an earlier one's display went away in this program",
+            return ReelError(.sourceUnavailable, "cannot open another preview window: an earlier one's display went away, or its window was destroyed, in this program",
                              hint: "SDL2 keeps the broken connection; start the program again to show a window")
         }
         let environment = ProcessInfo.processInfo.environment
@@ -428,6 +428,15 @@ public final class PreviewWindow: CaptureOutput {
             if since < interval { Thread.sleep(forTimeInterval: interval - since) }
         }
         current = nil
+        if state.withLock({ $0.lostDisplay }) {
+            // The window was destroyed under it (or its display went): destroying it again would
+            // raise an X error after SDL has put Xlib's own handler back, which ends the process
+            // (exit 1) while the recording may still be finishing. SDL is left as it is; no
+            // other window can be opened in this program (see canOpen).
+            XDisplayLoss.connectionBroke.store(true, ordering: .sequentiallyConsistent)
+            finished.signal()
+            return
+        }
         painter.release()
         SDL_DestroyRenderer(renderer)
         SDL_DestroyWindow(window)

@@ -16,8 +16,9 @@ enum XDisplayLoss {
 
     /// The window told of a loss (one at a time has the display).
     private static let window = Mutex<WeakWindow?>(nil)
-    /// Whether a connection to an X server broke in this process. SDL keeps that connection
-    /// (its thread stays parked in the handler), so no other window can be opened after it.
+    /// Whether a preview's X connection broke, or its window was destroyed by another program,
+    /// in this process. SDL is then left as it was (its thread parked in the handler, or its
+    /// window not destroyed again), so no other window can be opened after it.
     static let connectionBroke = Atomic<Bool>(false)
     private final class WeakWindow: Sendable {
         nonisolated(unsafe) weak var window: PreviewWindow?

@@ -206,9 +206,13 @@ import ReelTestSupport
             #expect(again.status == 1 && again.stderr.contains("never merged"), "\(extra): \(again.stderr)")
             #expect(!FileManager.default.fileExists(atPath: url.path))
         }
-        let recovered = try ReelBinary.run(["recover", folder.path])
+        // -o FOLDER keeps the name and changes the place.
+        let elsewhere = f.path("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        let recovered = try ReelBinary.run(["recover", folder.path, "-o", elsewhere.path])
         #expect(recovered.status == 0, "\(recovered.stderr)")
-        #expect((try MediaProbe.probe(url).videoStreams.first?.frameCount ?? 0) > 0)
+        #expect((try MediaProbe.probe(elsewhere.appendingPathComponent("takes.mp4")).videoStreams.first?.frameCount ?? 0) > 0)
+        #expect(!FileManager.default.fileExists(atPath: url.path))
     }
 
     @Test func aKilledRecordingSurvivesTheNextRun() throws {

@@ -168,7 +168,7 @@ import ReelTestSupport
     /// The window's display going away (the X server ends, or another program kills the
     /// window's connection) must not end reel before the file is finalised: Xlib's own handler
     /// would exit(1) there. The recording stops as if the window were closed, and says why.
-    @Test(arguments: ["X server ends", "xdotool windowkill"])
+    @Test(arguments: ["X server ends", "xdotool windowkill", "xdotool windowclose"])
     func aDisplayThatGoesAwayStopsAndFinalises(how: String) async throws {
         let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
         defer { xvfb.terminate() }
@@ -184,7 +184,9 @@ import ReelTestSupport
         if how == "X server ends" {
             xvfb.terminate()
         } else {
-            let r = try Subprocess.run(["xdotool", "search", "--name", "lost\\.mp4", "windowkill"], environment: ["DISPLAY": xvfb.display])
+            // windowkill ends the window's connection; windowclose destroys the window.
+            let r = try Subprocess.run(["xdotool", "search", "--name", "lost\\.mp4", String(how.split(separator: " ")[1])],
+                                       environment: ["DISPLAY": xvfb.display])
             #expect(r.status == 0, "\(r.stderr)")
         }
         for _ in 0..<150 where process.isRunning { try await Task.sleep(for: .milliseconds(100)) }

@@ -27,6 +27,11 @@ import ReelCore
         ("eq=contrast=abc", "'eq=contrast=abc' refused its options"),
         ("hue=s=0,boxblur=luma_radius=x", "'boxblur=luma_radius=x' cannot be set up"),
         ("hue=s=0,,eq", "empty filter"),
+        ("mono,comic", "'mono' is one of reel's looks, which stand alone"),
+        ("volume=2", "'volume' is a filter of sound"),
+        ("nullsrc", "'nullsrc' makes pictures of its own"),
+        ("[x]hue=s=0", "cannot be linked to the picture"),
+        ("split=2[a][b]", "cannot be linked to the picture"),
         ("   ", "empty"),
     ])
     func aBadGraphIsRefusedNamingTheFilter(graph: String, message: String) {
