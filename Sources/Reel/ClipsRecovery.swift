@@ -51,6 +51,34 @@ extension RecordingSession {
         }
     }
 
+    /// A recorder cut off after its merge's file took its name but before it said so: the
+    /// target, written after the manifest said `merging`, holds every frame (and, without
+    /// video, every second of sound) of the finished clips. The recorder's work is finished:
+    /// the clips go (unless kept) and the recovery is the target. `nil` when that is not so.
+    private static func finishedMerge(folder: URL, manifest: ClipsManifest) throws -> RecoveredRecording? {
+        guard manifest.state == .merging, !manifest.clips.isEmpty, manifest.clips.allSatisfy(\.finished) else { return nil }
+        let target = URL(fileURLWithPath: manifest.target)
+        let attributes = { (url: URL) in try? FileManager.default.attributesOfItem(atPath: url.path) }
+        guard let written = attributes(target)?[.modificationDate] as? Date,
+              let said = attributes(folder.appendingPathComponent(manifestName))?[.modificationDate] as? Date,
+              written >= said, !Recovery.isCutOff(target), let count = try? PacketCount.count(target) else { return nil }
+        let frames = manifest.clips.reduce(Int64(0)) { $0 + ($1.frames ?? 0) }
+        let seconds = manifest.clips.reduce(0.0) { $0 + ($1.duration ?? 0) }
+        if frames > 0 {
+            guard count.videoPackets == frames else { return nil }
+        } else {
+            guard count.audioPackets > 0, count.holdsAudio(of: seconds, clips: manifest.clips.count) else { return nil }
+        }
+        if !manifest.keepsClips {
+            for entry in manifest.clips { unlink(folder.appendingPathComponent(entry.file).path) }
+        }
+        unlink(folder.appendingPathComponent(manifestName).path)
+        rmdir(folder.path)
+        return RecoveredRecording(url: target, folder: folder, clipCount: manifest.clips.count, finalisedClips: [], skippedClips: [],
+                                  duration: MediaTime(seconds: seconds),
+                                  videoFrames: count.videoPackets, removedClips: !manifest.keepsClips)
+    }
+
     /// Makes the clips of a recording cut off in clip mode (a crash, a kill, an abort, a failed
     /// merge) into the file they were recorded for: each clip that was cut off is finalised in
     /// place (``Recovery/recover(_:to:overwrite:)``), then the clips are merged in order, muted
@@ -80,6 +108,7 @@ extension RecordingSession {
             throw ReelError(.nothingRecorded, "\(folder.path) held no clips: its recording was cut off before anything was recorded",
                             hint: "nothing was lost; the empty clips folder was tidied away, so \(URL(fileURLWithPath: manifest.target).lastPathComponent) can be recorded again")
         }
+        if let manifest, let done = try finishedMerge(folder: folder, manifest: manifest) { return done }
         if let manifest, manifest.state == .merged {
             // Merged, then cut off while the clips were being removed: the file holds them all.
             throw ReelError(.nothingRecorded, "the clips in \(folder.path) were merged into \(manifest.target) already; nothing to recover",

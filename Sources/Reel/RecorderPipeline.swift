@@ -545,6 +545,7 @@ final class RecorderPipeline: @unchecked Sendable {
             if settings.mergesClipsAtEnd {
                 let merged: MergeSummary
                 do {
+                    try session.mergeStarting()
                     merged = try session.merge(to: self.url, allowsReencoding: false, overwrite: settings.overwrite)
                 } catch var error as ReelError {
                     // The clips hold the recording: say where, and how to merge them later.

@@ -366,6 +366,12 @@ public final class RecordingSession: Sendable {
 
     func setCurrentDuration(_ duration: MediaTime) { state.withLock { $0.current = duration } }
 
+    /// Records that the complete clips are being merged into the target now: a recording
+    /// cut off before it says merged is then told from one cut off while recording.
+    func mergeStarting() throws {
+        try write(state.withLock { s in Self.update(&s) { $0.state = .merging } })
+    }
+
     /// Records that the clips are complete (`merged`: and merged into the target).
     func recordingEnded(merged: Bool) throws {
         defer { releaseFolderLock() }
@@ -437,6 +443,9 @@ struct ClipsManifest: Codable, Sendable, Hashable {
         case recording
         /// The clips are complete but were not merged.
         case stopped
+        /// The recorder is merging the complete clips into the target (a file there written
+        /// after the manifest, holding every frame of the clips, is their merge).
+        case merging
         /// The clips were merged into the target.
         case merged
     }

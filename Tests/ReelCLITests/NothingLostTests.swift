@@ -185,6 +185,27 @@ import ReelTestSupport
         #expect(again.stderr.contains("merged into it already") || again.status == 0, "\(again.stderr)")
     }
 
+    /// A clip recording killed just after its merged file took its name (before the manifest
+    /// said merged): recover sees the file holds every frame of the clips and finishes the
+    /// recorder's work, rather than ask for a second copy elsewhere.
+    @Test func killedJustAfterTheMergedFileTookItsName() throws {
+        let f = try Fixtures()
+        let url = f.path("y.mp4")
+        let folder = f.path("y.clips")
+        let r = try Subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=unlink,unlinkat",
+                                    "-e", "inject=unlink,unlinkat:signal=SIGKILL:when=1", ReelBinary.url.path, "record",
+                                    "--test-pattern", "--size", "320x240", "--preset", "ultrafast", "--faster-than-real-time",
+                                    "--duration", "1", "--pause-mode", "clips", "-o", url.path])
+        #expect(r.status == SIGKILL, "\(r.stderr)")
+        #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == 30)
+        try #require(FileManager.default.fileExists(atPath: folder.path), "killed before the clips went")
+        let recover = try ReelBinary.run(["recover", folder.path])
+        #expect(recover.status == 0, "\(recover.stderr)")
+        #expect(recover.output.contains("Recovered \(url.path) from 1 clip"), "\(recover.output)")
+        #expect(!FileManager.default.fileExists(atPath: folder.path), "the clips went, as the recorder would have removed them")
+        #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == 30)
+    }
+
     /// A clip recording cut off before its merge keeps its name: a new recording into that
     /// file is refused (its clips would be left with nowhere to go), and recover merges them.
     @Test func aCutOffClipRecordingKeepsItsName() async throws {
