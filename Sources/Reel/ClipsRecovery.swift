@@ -38,6 +38,12 @@ extension RecordingSession {
         return FileManager.default.fileExists(atPath: folder.appendingPathComponent(manifestName).path) ? folder : nil
     }
 
+    /// The file the clips in `folder` were recorded for, if its manifest says so (`nil` for a
+    /// folder without one).
+    public static func recordedTarget(ofClipsIn folder: URL) -> URL? {
+        (try? ClipsManifest.read(in: folder)).map { URL(fileURLWithPath: $0.target) }
+    }
+
     /// The clips folders directly inside `folder` whose recording was never merged (cut off by a
     /// crash or an abort, or a merge that failed) and whose file does not exist.
     public static func unmergedRecordings(in folder: URL) -> [URL] {

@@ -130,10 +130,16 @@ struct RecordCommand {
             if !reserved && options.writesFile { try OutputLocation.check(url, overwrite: options.overwrite) }
             // A clip recording of this name that was cut off before its merge: recording a new
             // file there would leave its clips without a file to be merged into.
+            // (Another kind of file of the same name is free to be recorded, unless this
+            // recording's own clips need that folder.)
             let clips = RecordingSession.defaultFolder(for: url)
-            if options.writesFile, options.keepClips == nil, RecordingSession.unmergedRecordings(in: url.deletingLastPathComponent()).contains(where: { $0.path == clips.path }) {
-                throw ReelError(.fileExists, "\(clips.path) holds the clips of a recording of \(url.lastPathComponent) that was never merged",
-                                hint: "merge them first with: reel recover \(Shell.quoted(clips.path)), or choose another name")
+            if options.writesFile, options.keepClips == nil,
+               RecordingSession.unmergedRecordings(in: url.deletingLastPathComponent()).contains(where: { $0.path == clips.path }) {
+                let target = RecordingSession.recordedTarget(ofClipsIn: clips) ?? url
+                if target.standardizedFileURL.path == url.standardizedFileURL.path || options.pauseMode == .clips {
+                    throw ReelError(.fileExists, "\(clips.path) holds the clips of a recording of \(target.lastPathComponent) that was never merged",
+                                    hint: "merge them first with: reel recover \(Shell.quoted(clips.path)), or choose another name")
+                }
             }
             replay = try makeReplaySaver(output: options.writesFile ? url : nil, renderer: renderer)
         } catch let error as ReelError {

@@ -227,6 +227,12 @@ import ReelTestSupport
             #expect(again.status == 1 && again.stderr.contains("never merged"), "\(extra): \(again.stderr)")
             #expect(!FileManager.default.fileExists(atPath: url.path))
         }
+        // Another kind of file of that name is free, unless it too wants that clips folder.
+        let other = f.path("takes.mkv")
+        let plain = try ReelBinary.run(["record"] + Self.quick + ["-o", other.path])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        let clipped = try ReelBinary.run(["record"] + Self.quick + ["--pause-mode", "clips", "-o", f.path("takes.mov").path])
+        #expect(clipped.status == 1 && clipped.stderr.contains("a recording of takes.mp4 that was never merged"), "\(clipped.stderr)")
         // -o FOLDER keeps the name and changes the place.
         let elsewhere = f.path("elsewhere")
         try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
