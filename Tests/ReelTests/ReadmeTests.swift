@@ -34,8 +34,10 @@ import ReelTestSupport
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("readme.mp4")
         let summary = try await recordTestPattern(to: url, seconds: 1)
-        #expect(summary.frames == 30)
-        #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == 30)
+        // In real time a loaded machine may make the source miss a slot: counted as dropped.
+        #expect(summary.frames + summary.droppedFrames == 30, "\(summary.frames) frames, \(summary.droppedFrames) dropped")
+        #expect(summary.frames >= 27)
+        #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == Int(summary.frames))
     }
 
     @Test func theReplayExampleRuns() async throws {
