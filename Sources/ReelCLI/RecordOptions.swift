@@ -552,7 +552,7 @@ public struct RecordOptions: Sendable {
         if let text = args.value("window-size") ?? nil {
             guard args.has("window") else { throw UsageError("--window-size does nothing without --window") }
             if text == "follow" {
-                throw UsageError("--window-size=follow is not offered: an H.264 track in MP4, MOV or Matroska keeps one picture size, and players show a size change mid-file wrongly or not at all; use fit or fill (or --each-source files per window)")
+                throw UsageError("--window-size=follow is not offered: an H.264 track in MP4, MOV or Matroska keeps one picture size, and players show a size change mid-file wrongly or not at all; use fit (the whole window, letterboxed) or fill (the frame filled, the overflow cut off); the recording keeps the window's size at the start")
             }
             guard let mode = WindowResizeMode(rawValue: text) else {
                 throw UsageError("--window-size needs fit or fill, not '\(text)'")

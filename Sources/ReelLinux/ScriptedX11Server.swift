@@ -75,7 +75,8 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
     private var playedOut = false
     private let windowList: [X11WindowInfo]
     private let focused: UInt32?
-    private let picked: UInt32?
+    private let picked: X11PickResult
+    private let unlistedWindows: [X11WindowInfo]
     private let composite: Bool
     private let pointerOver: Bool
     private var windowAnswers: [WindowAnswer]
@@ -97,19 +98,23 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
     ///   - images: what image requests meet, in turn.
     ///   - windows: the top-level windows it lists.
     ///   - focused: the window that has the focus.
-    ///   - picked: the window a click picks (`nil`: the click finds none).
+    ///   - unlisted: top-level windows it knows by id but does not list (unmapped, no
+    ///     window manager).
+    ///   - picked: what a click finds.
     ///   - composite: whether it offers the Composite extension.
     ///   - pointerOver: whether the pointer is over the captured window (not another covering it).
     ///   - windowStates: what the captured window is found as at each state query, in turn
     ///     (then the last again).
     package init(displayName: String = ":42", screenSize: PixelSize, sharedMemory: Bool = true,
                  cursor: X11CursorImage? = nil, connections: [ConnectAnswer] = [], images: [ImageAnswer] = [],
-                 windows: [X11WindowInfo] = [], focused: UInt32? = nil, picked: UInt32? = nil, composite: Bool = true,
+                 windows: [X11WindowInfo] = [], unlisted: [X11WindowInfo] = [], focused: UInt32? = nil,
+                 picked: X11PickResult = .cancelled, composite: Bool = true,
                  pointerOver: Bool = true, windowStates: [WindowAnswer] = []) {
         self.pointerOver = pointerOver
         self.windowList = windows
         self.focused = focused
         self.picked = picked
+        self.unlistedWindows = unlisted
         self.composite = composite
         self.windowAnswers = windowStates
         self.displayName = displayName
@@ -277,7 +282,8 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
 
     fileprivate var windows: [X11WindowInfo] { windowList }
     fileprivate var focusedID: UInt32? { focused }
-    fileprivate var pickedID: UInt32? { picked }
+    fileprivate var pickResult: X11PickResult { picked }
+    fileprivate var unlisted: [X11WindowInfo] { unlistedWindows }
     fileprivate var offersComposite: Bool { composite }
     fileprivate var isPointerOver: Bool { pointerOver }
 
@@ -320,7 +326,10 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
         func nameWindowPixmap(_ window: UInt32) -> UInt32? { server.namePixmap() }
         func freePixmap(_ pixmap: UInt32) { server.free(pixmap: pixmap) }
         func pointerIsOver(_ window: UInt32, root: UInt32) -> Bool { server.isPointerOver }
-        func pickWindow(of root: UInt32, isCancelled: @escaping () -> Bool) -> UInt32? { server.pickedID }
+        func pickWindow(of root: UInt32, isCancelled: @escaping () -> Bool) -> X11PickResult { server.pickResult }
+        func topLevelWindow(_ id: UInt32, of root: UInt32) -> X11WindowInfo? {
+            (server.windows + server.unlisted).first { $0.id == id }
+        }
 
         func readImage(_ rect: PixelRect, of root: UInt32, into frame: VideoFrame, shared: Bool,
                        withCursor: Bool) -> X11ImageReply {

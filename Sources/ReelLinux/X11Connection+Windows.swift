@@ -19,18 +19,25 @@ extension X11Connection {
                 }
             }
         }
-        var bare = false
         if ids.isEmpty {
-            // No window manager: the root's children that are shown and have a title.
-            ids = children(of: root)
-            bare = true
+            // No window manager: the root's children that are shown and are an application's
+            // windows (not a menu's or a tooltip's, which override redirection), with a title
+            // or without.
+            return children(of: root).compactMap { id in
+                guard isApplicationWindow(id), let info = describe(id, root: root), info.isMapped else { return nil }
+                return info
+            }
         }
-        return ids.compactMap { id in
-            guard var info = describe(id, root: root) else { return nil }
-            if bare && (!info.isMapped || info.title.isEmpty) { return nil }
-            info.id = id
-            return info
-        }
+        return ids.compactMap { describe($0, root: root) }
+    }
+
+    func topLevelWindow(_ id: UInt32, of root: UInt32) -> X11WindowInfo? {
+        guard id > 1, id != root else { return nil }
+        if let listed = windows(of: root).first(where: { $0.id == id }) { return listed }
+        // Unlisted: a child of the root that is an application's window (unmapped where no
+        // window manager runs), or a client a window manager has withdrawn into a frame.
+        let isTopLevel = parent(of: id) == root ? isApplicationWindow(id) : hasProperty(id, atom("WM_STATE"))
+        return isTopLevel ? describe(id, root: root) : nil
     }
 
     func focusedWindow(of root: UInt32) -> UInt32? {
@@ -113,7 +120,7 @@ extension X11Connection {
         flush()
     }
 
-    func pickWindow(of root: UInt32, isCancelled: @escaping () -> Bool) -> UInt32? {
+    func pickWindow(of root: UInt32, isCancelled: @escaping () -> Bool) -> X11PickResult {
         let mask = UInt16(XCB_EVENT_MASK_BUTTON_PRESS.rawValue | XCB_EVENT_MASK_BUTTON_RELEASE.rawValue)
         let mode = UInt8(XCB_GRAB_MODE_ASYNC.rawValue)
         // A crosshair from the cursor font, as xwininfo and xprop show (34: XC_crosshair).
@@ -124,10 +131,10 @@ extension X11Connection {
         xcb_close_font(raw, font)
         defer { xcb_free_cursor(raw, cursor); flush() }
         let cookie = xcb_grab_pointer(raw, 0, root, mask, mode, mode, 0, cursor, UInt32(XCB_CURRENT_TIME))
-        guard let reply = xcb_grab_pointer_reply(raw, cookie, nil) else { return nil }
+        guard let reply = xcb_grab_pointer_reply(raw, cookie, nil) else { return .cancelled }
         let status = reply.pointee.status
         free(reply)
-        guard status == UInt8(XCB_GRAB_STATUS_SUCCESS.rawValue) else { return nil }
+        guard status == UInt8(XCB_GRAB_STATUS_SUCCESS.rawValue) else { return .notGrabbed }
         defer { xcb_ungrab_pointer(raw, UInt32(XCB_CURRENT_TIME)); flush() }
         var clicked: UInt32?
         while !isCancelled(), !hasFailed {
@@ -141,13 +148,13 @@ extension X11Connection {
                 clicked = UnsafeRawPointer(event).assumingMemoryBound(to: xcb_button_press_event_t.self).pointee.child
             } else if type == UInt8(XCB_BUTTON_RELEASE), let child = clicked {
                 // The child of the root under the pointer: a client, or a window manager's frame.
-                guard child != 0 else { return nil }
+                guard child != 0 else { return .root }
                 let clients = Set(windows(of: root).map(\.id))
-                if clients.contains(child) { return child }
-                return children(of: child).first(where: clients.contains) ?? child
+                if clients.contains(child) { return .window(child) }
+                return .window(children(of: child).first(where: clients.contains) ?? child)
             }
         }
-        return nil
+        return .cancelled
     }
 
     // MARK: - Helpers
@@ -176,6 +183,14 @@ extension X11Connection {
             .split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
         return X11WindowInfo(id: window, title: title, className: classParts.count > 1 ? classParts[1] : "",
                              instanceName: classParts.first ?? "", frame: frame, isMapped: mapped)
+    }
+
+    /// Whether `window` is an InputOutput window that does not override redirection (a menu,
+    /// a tooltip or a drag icon does).
+    private func isApplicationWindow(_ window: UInt32) -> Bool {
+        guard let attributes = xcb_get_window_attributes_reply(raw, xcb_get_window_attributes(raw, window), nil) else { return false }
+        defer { free(attributes) }
+        return attributes.pointee.override_redirect == 0 && attributes.pointee._class == UInt16(XCB_WINDOW_CLASS_INPUT_OUTPUT.rawValue)
     }
 
     func atom(_ name: String) -> UInt32 {

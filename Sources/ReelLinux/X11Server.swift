@@ -86,9 +86,26 @@ package protocol X11Display: AnyObject, Sendable {
     /// Frees a pixmap named with ``nameWindowPixmap(_:)``.
     func freePixmap(_ pixmap: UInt32)
 
-    /// Grabs the pointer and waits for a click, then answers the top-level window clicked
-    /// (`nil` when the grab was refused, the click was on the root or `isCancelled` turned true).
-    func pickWindow(of root: UInt32, isCancelled: @escaping () -> Bool) -> UInt32?
+    /// Grabs the pointer and waits for a click, then answers the top-level window clicked, or
+    /// that the click was on the root (the desktop), the grab was refused or `isCancelled`
+    /// turned true.
+    func pickWindow(of root: UInt32, isCancelled: @escaping () -> Bool) -> X11PickResult
+
+    /// The top-level window `id` of `root` even when ``windows(of:)`` does not list it (an
+    /// unmapped window where no window manager runs); `nil` when `id` is no top-level window.
+    func topLevelWindow(_ id: UInt32, of root: UInt32) -> X11WindowInfo?
+}
+
+/// What a click for ``X11Display/pickWindow(of:isCancelled:)`` found.
+package enum X11PickResult: Sendable, Equatable {
+    /// The top-level window with this id (or the window clicked, when no client is found in it).
+    case window(UInt32)
+    /// The click was on the root window: the desktop, no window.
+    case root
+    /// The pointer could not be grabbed (another program holds it).
+    case notGrabbed
+    /// Given up before a click (the recording was stopped, or the connection failed).
+    case cancelled
 }
 
 /// A top-level window as ``X11Display/windows(of:)`` lists it.
@@ -119,6 +136,9 @@ package struct X11WindowInfo: Sendable, Equatable {
 
     /// `0x400007`: how X tools write window ids.
     package var hexID: String { "0x" + String(id, radix: 16) }
+
+    /// The title in quotes, or `(no title)` for a window without one.
+    package var quotedTitle: String { title.isEmpty ? "(no title)" : "\"\(title)\"" }
 }
 
 /// Where a captured window is, as ``X11Display/windowState(_:root:)`` finds it.

@@ -90,9 +90,9 @@ extension X11WindowSelector {
 }
 
 extension X11WindowInfo {
-    /// `0x400007 "Title" (Class) 640x480`.
+    /// `0x400007 "Title" (Class) 640x480`, or `0x400007 (no title) (Xmessage) 120x40`.
     package var summary: String {
-        var text = "\(hexID) \"\(title)\""
+        var text = "\(hexID) \(quotedTitle)"
         if !className.isEmpty { text += " (\(className))" }
         text += " \(frame.width)x\(frame.height)"
         if !isMapped { text += " hidden" }

@@ -19,7 +19,7 @@ import Synchronization
 /// ```
 public final class X11WindowSource: CaptureSource {
     /// "window 0x400007 \"Title\"" once prepared, "the window named \"firefox\"" before.
-    public var name: String { chosen.withLock { $0 }.map { "window \($0.window.hexID) \"\($0.window.title)\"" } ?? "\(selector)" }
+    public var name: String { chosen.withLock { $0 }.map { "window \($0.window.hexID) \($0.window.quotedTitle)" } ?? "\(selector)" }
     /// Always `.video`.
     public var kind: SampleKind { .video }
     /// The display as given (`nil` means `$DISPLAY`).
@@ -124,21 +124,27 @@ public final class X11WindowSource: CaptureSource {
         if let known = chosen.withLock({ $0 }) {
             (window, size) = known
         } else {
-            let windows = connection.windows(of: screen.root)
+            var windows = connection.windows(of: screen.root)
             var focused: UInt32?
             switch selector {
             case .focused: focused = connection.focusedWindow(of: screen.root)
             case .pick:
-                guard let picked = connection.pickWindow(of: screen.root, isCancelled: isCancelled) else {
-                    throw ReelError(.sourceUnavailable, "no window was picked on display \(connection.name)",
-                                    hint: "click a window (the pointer may be grabbed by another program), or name one with --window=ID|NAME")
-                }
-                focused = picked
+                focused = try Self.picked(connection.pickWindow(of: screen.root, isCancelled: isCancelled), display: connection.name)
             case .id, .name: break
+            }
+            // A window given by id or clicked is found even when it is not listed (unmapped
+            // where no window manager runs), so that what is wrong with it can be said.
+            let wanted: UInt32? = if case .id(let id) = selector { id } else if case .pick = selector { focused } else { nil }
+            if let wanted, !windows.contains(where: { $0.id == wanted }), let found = connection.topLevelWindow(wanted, of: screen.root) {
+                windows.append(found)
+            }
+            if case .pick = selector, let focused, !windows.contains(where: { $0.id == focused }) {
+                throw ReelError(.sourceUnavailable, "the window clicked on display \(connection.name) (0x\(String(focused, radix: 16))) is no top-level window",
+                                hint: X11WindowSelector.listing(windows, prefix: "click inside an application's window, or name one with --window=ID|NAME"))
             }
             window = try selector.resolve(in: windows, focused: focused, display: connection.name)
             guard case .viewable(let frame, _) = connection.windowState(window.id, root: screen.root) else {
-                throw ReelError(.sourceUnavailable, "window \(window.hexID) \"\(window.title)\" is not shown (minimised or unmapped)",
+                throw ReelError(.sourceUnavailable, "window \(window.hexID) \(window.quotedTitle) is not shown (minimised or unmapped)",
                                 hint: "show the window, then start the recording")
             }
             size = WindowPictureLayout.recordingSize(for: frame.size)
@@ -147,6 +153,23 @@ public final class X11WindowSource: CaptureSource {
         // A compositing manager may hold the window redirected already: its pixmap can be named all the same.
         _ = connection.redirectWindow(window.id)
         return (connection, screen.root, window, size)
+    }
+
+    /// The window a click picked, or why there is none.
+    private static func picked(_ result: X11PickResult, display: String) throws -> UInt32 {
+        switch result {
+        case .window(let id):
+            return id
+        case .root:
+            throw ReelError(.sourceUnavailable, "the click on display \(display) was on the desktop, not on a window",
+                            hint: "start again and click inside the window to record, or name one with --window=ID|NAME")
+        case .notGrabbed:
+            throw ReelError(.sourceUnavailable, "the pointer on display \(display) could not be grabbed to pick a window",
+                            hint: "another program holds the pointer (a menu or a drag may be open); close it and start again, or name the window with --window=ID|NAME")
+        case .cancelled:
+            throw ReelError(.sourceUnavailable, "no window was picked on display \(display)",
+                            hint: "the recording was stopped before a click; name the window with --window=ID|NAME to skip the click")
+        }
     }
 
     /// The capture thread: sleep to each slot, grab, stamp, deliver; skip slots that passed.

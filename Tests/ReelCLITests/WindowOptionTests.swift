@@ -18,6 +18,10 @@ struct WindowOptionTests: ParsesRecordOptions {
 
     @Test func whatCannotBeHonouredIsRefusedWithItsReason() {
         #expect(usageError(["--window", "--window-size", "follow"])?.hasPrefix("--window-size=follow is not offered: an H.264 track in MP4, MOV or Matroska keeps one picture size") == true)
+        // The hint offers what works for one window, not a per-source option.
+        let follow = usageError(["--window", "--window-size", "follow"]) ?? ""
+        #expect(follow.contains("use fit (the whole window, letterboxed) or fill"))
+        #expect(!follow.contains("--each-source"))
         #expect(usageError(["--window", "--window-size", "stretch"]) == "--window-size needs fit or fill, not 'stretch'")
         #expect(usageError(["--screen", "--window-size", "fit"]) == "--window-size does nothing without --window")
         #expect(usageError(["--window", "--region", "100x100+0+0"]) == "--region and --window cannot go together: --window records the whole window")

@@ -235,3 +235,53 @@ extension WindowRecordTests {
         #expect((audio.duration ?? probe.duration) > 2.8, "the tone for the whole 3 s: \(audio.duration ?? -1)")
     }
 }
+
+extension WindowRecordTests {
+    @Test("an untitled xmessage window is listed as (no title), recorded by id and by class; unmapped, it is refused as not shown; a click on the desktop is said")
+    func untitledXmessage() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        let xmessage = Process()
+        xmessage.executableURL = URL(fileURLWithPath: "/usr/bin/xmessage")
+        xmessage.arguments = ["-display", xvfb.display, "-geometry", "+100+100", "-title", "", "hello"]
+        xmessage.standardOutput = FileHandle.nullDevice
+        xmessage.standardError = FileHandle.nullDevice
+        try xmessage.run()
+        defer { kill(xmessage.processIdentifier, SIGKILL); xmessage.waitUntilExit() }
+        let env = ["DISPLAY": xvfb.display, "PATH": "/usr/bin:/bin"]
+        var id = ""
+        for _ in 0..<100 where id.isEmpty {
+            try await Task.sleep(for: .milliseconds(50))
+            let found = try Subprocess.run(["xdotool", "search", "--onlyvisible", "--class", "Xmessage"], environment: env)
+            id = found.output.split(separator: "\n").first.map(String.init) ?? ""
+        }
+        let number = try #require(UInt32(id), "xdotool found no Xmessage window")
+        let window = "0x" + String(number, radix: 16)
+        let devices = try Subprocess.run([ReelBinary.url.path, "devices"], environment: env)
+        #expect(devices.output.contains("\(window) (no title) (Xmessage)"), "\(devices.output)")
+
+        let dir = try TemporaryDirectory()
+        for (index, selector) in ["--window=\(window)", "--window=Xmessage"].enumerated() {
+            let url = dir.url.appendingPathComponent("x\(index).mkv")
+            let r = try await record(["--screen=\(xvfb.display)", selector, "--no-cursor", "--preset", "ultrafast", "--duration", "1", "-o", url.path])
+            #expect(r.status == 0, "\(selector): \(r.stderr)")
+            #expect(try MediaProbe.probe(url).videoStreams.count == 1)
+        }
+
+        let picked = dir.url.appendingPathComponent("desktop.mkv")
+        let click = {
+            let result = try? Subprocess.run(["xdotool", "mousemove", "500", "400", "click", "1"], environment: env)
+            #expect(result?.status == 0, "xdotool: \(result?.stderr ?? "did not run")")
+        }
+        let desktop = try await record(["--screen=\(xvfb.display)", "--window=pick", "--duration", "1", "-o", picked.path], steps: [(1.0, click)])
+        #expect(desktop.status != 0)
+        #expect(desktop.stderr.contains("the click on display \(xvfb.display) was on the desktop, not on a window"), "\(desktop.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: picked.path))
+
+        _ = try Subprocess.run(["xdotool", "windowunmap", "--sync", id], environment: env)
+        let hidden = dir.url.appendingPathComponent("hidden.mkv")
+        let unmapped = try await record(["--screen=\(xvfb.display)", "--window=\(window)", "--duration", "1", "-o", hidden.path])
+        #expect(unmapped.status != 0)
+        #expect(unmapped.stderr.contains("window \(window) (no title) is not shown (minimised or unmapped)"), "\(unmapped.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: hidden.path))
+    }
+}

@@ -156,13 +156,68 @@ struct ScriptedX11WindowTests {
         let bare = ScriptedX11Server(screenSize: Self.screen, windows: Self.windows, composite: false, windowStates: [Self.shown(32, 24, 1)])
         let noComposite = #expect(throws: ReelError.self) { try Self.source(bare).prepare() }
         #expect(noComposite?.message.contains("no Composite extension") == true)
-        let nobody = ScriptedX11Server(screenSize: Self.screen, windows: Self.windows, picked: nil, windowStates: [Self.shown(32, 24, 1)])
+        let nobody = ScriptedX11Server(screenSize: Self.screen, windows: Self.windows, picked: .cancelled, windowStates: [Self.shown(32, 24, 1)])
         let nothingPicked = #expect(throws: ReelError.self) { try Self.source(nobody, window: .pick).prepare() }
         #expect(nothingPicked?.message == "no window was picked on display :42")
     }
 
+    static let untitled = X11WindowInfo(id: 0x60_000a, title: "", className: "Xmessage", instanceName: "xmessage",
+                                        frame: PixelRect(x: 0, y: 0, width: 120, height: 40))
+
+    @Test func anUntitledWindowIsListedFoundByIdAndClassAndPicked() throws {
+        let w = Self.windows + [Self.untitled]
+        #expect(Self.untitled.summary == "0x60000a (no title) (Xmessage) 120x40")
+        #expect(try X11WindowSelector.id(0x60_000a).resolve(in: w, focused: nil, display: ":0") == Self.untitled)
+        #expect(try X11WindowSelector.name("xmessage").resolve(in: w, focused: nil, display: ":0") == Self.untitled)
+        #expect(try X11WindowSelector.name("Xmessage").resolve(in: w, focused: nil, display: ":0") == Self.untitled)
+
+        let server = ScriptedX11Server(screenSize: Self.screen, windows: w, picked: .window(0x60_000a),
+                                       windowStates: [Self.shown(120, 40, 0xFF11_1111)])
+        let source = Self.source(server, window: .pick)
+        #expect(try source.prepare() == .video(size: PixelSize(width: 120, height: 40), pixelFormat: .bgra, frameRate: FrameRate(30)))
+        #expect(source.name == "window 0x60000a (no title)")
+    }
+
+    @Test func aWindowGivenByIdOrClickedThatIsNotListedIsFoundAndAnUnmappedOneRefusedAsNotShown() throws {
+        var hidden = Self.untitled
+        hidden.isMapped = false
+        // Given by id: not "no top-level window" but what is wrong with it.
+        let server = ScriptedX11Server(screenSize: Self.screen, windows: Self.windows, unlisted: [hidden], windowStates: [.hidden])
+        let error = #expect(throws: ReelError.self) { try Self.source(server, window: .id(0x60_000a)).prepare() }
+        #expect(error?.code == .sourceUnavailable)
+        #expect(error?.message == "window 0x60000a (no title) is not shown (minimised or unmapped)")
+        #expect(error?.hint == "show the window, then start the recording")
+        // An id that is no top-level window at all is still said so.
+        let noSuch = #expect(throws: ReelError.self) { try Self.source(server, window: .id(0x77)).prepare() }
+        #expect(noSuch?.message == "display :42 has no top-level window 0x77")
+
+        // Clicked, shown but not listed: recorded.
+        let clicked = ScriptedX11Server(screenSize: Self.screen, windows: Self.windows, unlisted: [Self.untitled],
+                                        picked: .window(0x60_000a), windowStates: [Self.shown(120, 40, 1)])
+        let source = Self.source(clicked, window: .pick)
+        _ = try source.prepare()
+        #expect(source.windowID == 0x60_000a)
+        // Clicked on a window that is no top-level window: said, not "no window has the focus".
+        let odd = ScriptedX11Server(screenSize: Self.screen, windows: Self.windows, picked: .window(0x99), windowStates: [Self.shown(8, 8, 1)])
+        let oddError = #expect(throws: ReelError.self) { try Self.source(odd, window: .pick).prepare() }
+        #expect(oddError?.message == "the window clicked on display :42 (0x99) is no top-level window")
+    }
+
+    @Test func aClickOnTheDesktopOrAPointerHeldElsewhereIsSaidAsSuch() {
+        let desktop = ScriptedX11Server(screenSize: Self.screen, windows: Self.windows, picked: .root, windowStates: [Self.shown(32, 24, 1)])
+        let onRoot = #expect(throws: ReelError.self) { try Self.source(desktop, window: .pick).prepare() }
+        #expect(onRoot?.code == .sourceUnavailable)
+        #expect(onRoot?.message == "the click on display :42 was on the desktop, not on a window")
+        #expect(onRoot?.hint?.contains("click inside the window to record") == true)
+        #expect(onRoot?.hint?.contains("grabbed") == false, "\(onRoot?.hint ?? "")")
+
+        let held = ScriptedX11Server(screenSize: Self.screen, windows: Self.windows, picked: .notGrabbed, windowStates: [Self.shown(32, 24, 1)])
+        let notGrabbed = #expect(throws: ReelError.self) { try Self.source(held, window: .pick).prepare() }
+        #expect(notGrabbed?.message == "the pointer on display :42 could not be grabbed to pick a window")
+    }
+
     @Test func theWindowIsChosenOnceAndTheClickedOneIsRecorded() throws {
-        let server = ScriptedX11Server(screenSize: Self.screen, windows: Self.windows, picked: 0x40_0002,
+        let server = ScriptedX11Server(screenSize: Self.screen, windows: Self.windows, picked: .window(0x40_0002),
                                        windowStates: [Self.shown(80, 60, 0xFF11_1111, at: 50, 50)])
         let source = Self.source(server, window: .pick)
         #expect(try source.prepare() == .video(size: PixelSize(width: 80, height: 60), pixelFormat: .bgra, frameRate: FrameRate(30)))

@@ -240,3 +240,73 @@ extension X11WindowSourceTests {
         #expect((source.pixmapsNamed ?? 0) > 5, "named again as it changed: \(source.pixmapsNamed ?? 0)")
     }
 }
+
+extension X11WindowSourceTests {
+    /// Runs `xdotool ARGS` on `display`, expecting it to succeed.
+    static func xdotool(_ display: String, _ args: [String]) {
+        let result = try? Subprocess.run(["xdotool"] + args, environment: ["DISPLAY": display])
+        #expect(result?.status == 0, "xdotool: \(result?.stderr ?? "did not run")")
+    }
+
+    /// Prepares a `--window=pick` source while `xdotool` clicks at `(x, y)`.
+    static func pick(on display: String, x: Int, y: Int) async throws -> (source: X11WindowSource, result: Result<SourceFormat, any Error>) {
+        let source = X11WindowSource(display: display, window: .pick, drawsCursor: false)
+        let waiting = Task.detached { Result { try source.prepare() } }
+        try await Task.sleep(for: .milliseconds(500))
+        xdotool(display, ["mousemove", "\(x)", "\(y)", "click", "1"])
+        let deadline = Task.detached {
+            try await Task.sleep(for: .seconds(10))
+            source.stop()
+        }
+        defer { deadline.cancel() }
+        return (source, await waiting.value)
+    }
+
+    @Test("a window without a title (no window manager) is listed, found by id and by class, and picked with a click")
+    func untitledWindow() async throws {
+        let server = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        let painter = try ScreenPainter(display: server.display)
+        let titled = painter.openWindow(title: "Titled", rect: PixelRect(x: 300, y: 300, width: 100, height: 100), red: 0, green: 220, blue: 0)
+        // As `xmessage -title '' hello` makes: an empty title, class Xmessage.
+        let untitled = painter.openWindow(title: "", className: "Xmessage", rect: PixelRect(x: 20, y: 30, width: 120, height: 40),
+                                          red: 0, green: 0, blue: 220)
+        // A menu (override-redirect, untitled) is no application window: not listed.
+        painter.fill(rect: PixelRect(x: 500, y: 10, width: 50, height: 50), red: 9, green: 9, blue: 9)
+        let list = try X11WindowSource.listWindows(display: server.display)
+        #expect(list.windows.map(\.id) == [titled, untitled], "\(list.windows.map(\.summary))")
+        let entry = try #require(list.windows.first { $0.id == untitled })
+        #expect(entry.summary == "\(entry.hexID) (no title) (Xmessage) 120x40")
+
+        for selector in [X11WindowSelector.id(untitled), .name("Xmessage")] {
+            let source = X11WindowSource(display: server.display, window: selector, drawsCursor: false)
+            #expect(try source.prepare() == .video(size: PixelSize(width: 120, height: 40), pixelFormat: .bgra, frameRate: FrameRate(30)))
+            #expect(source.windowID == untitled, "\(selector)")
+        }
+        let picked = try await Self.pick(on: server.display, x: 60, y: 50)
+        _ = try picked.result.get()
+        #expect(picked.source.windowID == untitled)
+        #expect(picked.source.name == "window 0x\(String(untitled, radix: 16)) (no title)")
+    }
+
+    @Test("a window unmapped before the start, given by id, is refused as not shown; a click on the desktop is said to be on no window")
+    func unmappedAndDesktop() async throws {
+        let server = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        let painter = try ScreenPainter(display: server.display)
+        let hidden = painter.openWindow(title: "Minimised", rect: PixelRect(x: 20, y: 20, width: 100, height: 80), red: 220, green: 0, blue: 0)
+        painter.show(window: hidden, false)
+        #expect(try X11WindowSource.listWindows(display: server.display).windows.isEmpty, "an unmapped window is not listed")
+        let source = X11WindowSource(display: server.display, window: .id(hidden), drawsCursor: false)
+        let error = #expect(throws: ReelError.self) { try source.prepare() }
+        #expect(error?.message == "window 0x\(String(hidden, radix: 16)) \"Minimised\" is not shown (minimised or unmapped)")
+        // An id that is no window at all is still "no top-level window".
+        let none = #expect(throws: ReelError.self) { try X11WindowSource(display: server.display, window: .id(0x7f_ffff)).prepare() }
+        #expect(none?.message.contains("has no top-level window 0x7fffff") == true, "\(none?.message ?? "")")
+
+        let picked = try await Self.pick(on: server.display, x: 400, y: 300)
+        guard case .failure(let failure) = picked.result, let clicked = failure as? ReelError else {
+            Issue.record("a click on the desktop picked \(String(describing: picked.source.windowID))")
+            return
+        }
+        #expect(clicked.message == "the click on display \(server.display) was on the desktop, not on a window")
+    }
+}
