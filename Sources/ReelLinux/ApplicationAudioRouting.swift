@@ -227,8 +227,16 @@ package final class ApplicationAudioRouter {
         var streamsBack = 0, unloaded = 0
         let sinks = (try? connection.sinkNames()) ?? []
         let fallback = (try? connection.defaultSink()).flatMap { $0 }.flatMap { route.owns(sink: $0) ? nil : $0 }
+        // A relay plays into its master, the sink its streams came from: where a stream goes
+        // back when the route does not say (no state file, or a move not written yet).
+        var masters: [String: String] = [:]
+        for module in (try? connection.modules()) ?? [] where module.name == "module-remap-sink" && route.owns(module) {
+            if let relay = LoadedModule.value("sink_name", in: module.argument), let master = LoadedModule.value("master", in: module.argument) {
+                masters[relay] = master
+            }
+        }
         for stream in (try? connection.playingStreams()) ?? [] where route.owns(sink: stream.sinkName) && !stream.isModuleStream {
-            let original = route.moved.last(where: { $0.stream == stream.index })?.originalSink
+            let original = route.moved.last(where: { $0.stream == stream.index })?.originalSink ?? masters[stream.sinkName]
             let target = original.flatMap { sinks.contains($0) && !route.owns(sink: $0) ? $0 : nil } ?? fallback
                 ?? sinks.first { !route.owns(sink: $0) }
             guard let target else { continue }
@@ -240,6 +248,54 @@ package final class ApplicationAudioRouter {
             if (try? connection.unloadModule(module.index)) != nil { unloaded += 1 }
         }
         return (streamsBack, unloaded)
+    }
+
+    /// What of `route` is still on `connection`'s server: its modules, and the streams on its
+    /// sinks. Empty once a restore has done its work.
+    package static func remains(of route: ApplicationAudioRoute, on connection: any PulseAudioRoutingConnection) throws(ReelError) -> [String] {
+        let modules = try connection.modules().filter(route.owns).map { "module \($0.index) (\($0.name))" }
+        let streams = try connection.playingStreams().filter { route.owns(sink: $0.sinkName) && !$0.isModuleStream }
+            .map { "stream \($0.index) of '\($0.label)' on \($0.sinkName)" }
+        return modules + streams
+    }
+
+    /// The recordings whose sinks (`reel-app-<pid>…`) are on `connection`'s server: each as a
+    /// route with no moves, by its recorder's process id, read off the sinks' and modules' names.
+    package static func routesOnServer(_ connection: any PulseAudioRoutingConnection) throws(ReelError) -> [ApplicationAudioRoute] {
+        var tags: Set<String> = []
+        for sink in try connection.sinkNames() { if let tag = tag(ofSink: sink) { tags.insert(tag) } }
+        for module in try connection.modules() {
+            for token in module.argument.split(separator: " ") {
+                guard let equals = token.firstIndex(of: "=") else { continue }
+                if let tag = tag(ofSink: String(token[token.index(after: equals)...])) { tags.insert(tag) }
+            }
+        }
+        return tags.sorted().compactMap { tag in
+            let digits = tag.dropFirst("reel-app-".count).prefix { $0.isNumber }
+            return Int32(digits).map { ApplicationAudioRoute(server: connection.serverName, recorderPID: $0, tag: tag) }
+        }
+    }
+
+    /// The tag of a sink a recording made: `reel-app-<pid>` or `reel-app-<pid>.<n>`, from that
+    /// name, its relays (`…-<n>`) or their monitors; `nil` for other sinks.
+    package static func tag(ofSink sink: String) -> String? {
+        var rest = Substring(sink)
+        guard rest.hasPrefix("reel-app-") else { return nil }
+        rest = rest.dropFirst("reel-app-".count)
+        if rest.hasSuffix(".monitor") { rest = rest.dropLast(".monitor".count) }
+        let pid = rest.prefix { $0.isNumber }
+        guard !pid.isEmpty else { return nil }
+        var tag = "reel-app-" + pid
+        rest = rest.dropFirst(pid.count)
+        if rest.hasPrefix(".") {
+            let sequence = rest.dropFirst().prefix { $0.isNumber }
+            guard !sequence.isEmpty else { return nil }
+            tag += "." + sequence
+            rest = rest.dropFirst(1 + sequence.count)
+        }
+        if rest.isEmpty { return tag }
+        guard rest.hasPrefix("-"), rest.count > 1, rest.dropFirst().allSatisfy(\.isNumber) else { return nil }
+        return tag
     }
 
     // MARK: - State files
@@ -275,6 +331,13 @@ package final class ApplicationAudioRouter {
     package static func read(_ url: URL) -> ApplicationAudioRoute? {
         guard let data = try? Data(contentsOf: url) else { return nil }
         return try? JSONDecoder().decode(ApplicationAudioRoute.self, from: data)
+    }
+}
+
+extension LoadedModule {
+    /// The value of `key=` among a module's arguments.
+    static func value(_ key: String, in argument: String) -> String? {
+        argument.split(separator: " ").first { $0.hasPrefix("\(key)=") }.map { String($0.dropFirst(key.count + 1)) }
     }
 }
 

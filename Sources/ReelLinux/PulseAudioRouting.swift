@@ -74,6 +74,9 @@ package protocol PulseAudioRoutingServer: Sendable {
 
 /// One connection that moves streams and loads modules. Used by one thread at a time.
 package protocol PulseAudioRoutingConnection: AnyObject {
+    /// The server this connection reached, as a server string that reaches it again from
+    /// another environment (a socket path, `tcp:host:port`), or `nil` when it cannot say.
+    var serverName: String? { get }
     /// The server's default sink.
     func defaultSink() throws(ReelError) -> String?
     /// The names of the sinks.

@@ -27,8 +27,13 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
     private var suspended: Set<String> = []
     private var changes = 0
 
-    /// A server with `sinks` (the first is the default).
-    package init(sinks: [String]) {
+    /// The server string that reaches this server, when a test has several
+    /// (``ScriptedPulseAudioServers``).
+    package let name: String?
+
+    /// A server with `sinks` (the first is the default), reached as `name`.
+    package init(sinks: [String], name: String? = nil) {
+        self.name = name
         sinkList = sinks
         defaultSinkName = sinks.first
     }
@@ -111,6 +116,8 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
         private var events: [StreamEvent] = []  // guarded by server.lock
 
         init(server: ScriptedPulseAudioRouting) { self.server = server }
+
+        var serverName: String? { server.name }
 
         func queue(_ event: StreamEvent) { events.append(event) }
 
@@ -228,5 +235,27 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
             if taken.isEmpty { usleep(UInt32(max(0, min(timeoutMicroseconds, 5_000)))) }
             return taken
         }
+    }
+}
+
+/// Several scripted servers, reached by their server strings; `nil` reaches the one the
+/// environment names (as libpulse does with `PULSE_SERVER`).
+package struct ScriptedPulseAudioServers: PulseAudioRoutingServer {
+    let servers: [ScriptedPulseAudioRouting]
+    let usual: ScriptedPulseAudioRouting
+
+    /// `servers`, of which `usual` is reached with no server string.
+    package init(_ servers: [ScriptedPulseAudioRouting], usual: ScriptedPulseAudioRouting) {
+        self.servers = servers
+        self.usual = usual
+    }
+
+    /// Connects to the server named `server`; an unknown name is refused as libpulse refuses.
+    package func connect(server: String?, clientName: String) throws(ReelError) -> any PulseAudioRoutingConnection {
+        guard let server else { return try usual.connect(server: nil, clientName: clientName) }
+        guard let found = servers.first(where: { $0.name == server }) else {
+            throw ReelError(.sourceUnavailable, "PulseAudio is not running at \(server) (connection refused)")
+        }
+        return try found.connect(server: server, clientName: clientName)
     }
 }

@@ -50,6 +50,10 @@ private final class PulseRoutingConnection: PulseAudioRoutingConnection {
 
     private var context: OpaquePointer { connection.context }
 
+    var serverName: String? {
+        pa_context_get_server(context).map { String(cString: $0) } ?? connection.server
+    }
+
     /// Runs one operation made by `start` and waits for it.
     private func run(_ what: String, _ start: (UnsafeMutableRawPointer) -> OpaquePointer?) throws(ReelError) -> RoutingBox {
         let box = RoutingBox()

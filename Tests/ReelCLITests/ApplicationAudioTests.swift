@@ -245,6 +245,51 @@ import ReelTestSupport
         #expect(!FileManager.default.fileExists(atPath: stateFile.path))
     }
 
+    /// Kills a recording of `--app-audio=A` and its guard, leaving its routing behind.
+    static func killedRecording(_ setup: Setup) throws -> (pid: Int32, stateFile: URL) {
+        let (process, _) = try setup.startRecording(["--app-audio=A"], output: setup.dir.url.appendingPathComponent("k-\(UUID().uuidString).m4a"))
+        usleep(500_000)
+        #expect(try setup.sinks(of: "A").allSatisfy { $0.hasPrefix("reel-app-") })
+        let stateFile = setup.stateFolder.appendingPathComponent("app-audio-\(process.processIdentifier).json")
+        let state = try JSONSerialization.jsonObject(with: Data(contentsOf: stateFile)) as? [String: Any]
+        let guardPID = try #require(state?["guardPID"] as? Int)
+        kill(Int32(guardPID), SIGKILL)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        usleep(200_000)
+        return (process.processIdentifier, stateFile)
+    }
+
+    @Test func doctorWithAnotherServerOrRuntimeFolderRestoresOnTheRecordingsServer() throws {
+        let setup = try Setup()
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 30, amplitude: 0.4, applicationName: "A")
+        defer { a.stop() }
+        usleep(300_000)
+        let before = try setup.routing()
+        // Another PULSE_SERVER, the same runtime folder: the state file's own server is restored.
+        let first = try Self.killedRecording(setup)
+        #expect(try setup.routing() != before)
+        let elsewhere = try PulseServer()
+        let doctor = try ReelBinary.run(["doctor"], environment: setup.environment.merging(elsewhere.environment) { $1 })
+        #expect(doctor.output.contains("restored now: reel process \(first.pid) died"), "\(doctor.output)")
+        #expect(doctor.output.contains("moved 1 stream(s)"), "\(doctor.output)")
+        #expect(try setup.routing() == before)
+        #expect(!FileManager.default.fileExists(atPath: first.stateFile.path))
+        // Another runtime folder (no state file there): found on the server by its sinks' names.
+        let second = try Self.killedRecording(setup)
+        let otherRuntime = setup.dir.url.appendingPathComponent("other-runtime")
+        try FileManager.default.createDirectory(at: otherRuntime, withIntermediateDirectories: true)
+        let again = try ReelBinary.run(["doctor"], environment: setup.environment.merging(["XDG_RUNTIME_DIR": otherRuntime.path]) { $1 })
+        #expect(again.output.contains("restored now: reel process \(second.pid) ended"), "\(again.output)")
+        #expect(again.output.contains("no state file found"), "\(again.output)")
+        #expect(try setup.routing() == before)
+        #expect(try setup.sinks(of: "A") == ["apps"])
+        // Its state file is then found with nothing left to restore, and removed.
+        let last = try ReelBinary.run(["doctor"], environment: setup.environment)
+        #expect(!FileManager.default.fileExists(atPath: second.stateFile.path), "\(last.output)")
+        #expect(try setup.routing() == before)
+    }
+
     @Test func anApplicationThatIsNotPlayingIsRecordedWhenItStarts() throws {
         let setup = try Setup()
         let url = setup.dir.url.appendingPathComponent("later.m4a")
