@@ -81,6 +81,8 @@ package final class ApplicationAudioRouter {
     private var relays: [String: String] = [:]
     /// The names that matched no stream yet (reported once when one starts).
     private var waitingFor: Set<String> = []
+    /// The streams said to be recorded by another recording.
+    private var reportedElsewhere: Set<UInt32> = []
 
     /// The sink whose monitor carries the chosen applications' sound.
     package var recordedSink: String { route.tag }
@@ -112,9 +114,33 @@ package final class ApplicationAudioRouter {
     /// Whether `stream` is to be recorded.
     package func wants(_ stream: PlayingStream) -> Bool {
         // Streams already routed, by this recording or another one, stay where they are.
-        if stream.isModuleStream || stream.sinkName.hasPrefix("reel-app-") { return false }
+        if stream.sinkName.hasPrefix("reel-app-") { return false }
+        return chosen(stream)
+    }
+
+    /// Whether `stream` is one of the chosen applications', wherever it plays.
+    private func chosen(_ stream: PlayingStream) -> Bool {
+        if stream.isModuleStream { return false }
         let named = names.contains { stream.isPlayed(by: $0) }
         return excludes ? !named : named
+    }
+
+    /// Says so (once per stream) when a chosen stream plays on another running recording's
+    /// sink: that recording has it, this one does not.
+    private func reportIfRecordedElsewhere(_ stream: PlayingStream) {
+        guard chosen(stream), !route.owns(sink: stream.sinkName), let tag = Self.tag(ofSink: stream.sinkName),
+              !reportedElsewhere.contains(stream.index) else { return }
+        reportedElsewhere.insert(stream.index)
+        let pid = tag.dropFirst("reel-app-".count).prefix { $0.isNumber }
+        report("'\(stream.label)' (stream \(stream.index)) is already being recorded by another reel, process \(pid) "
+            + "(it plays on its sink '\(stream.sinkName)'): this recording does not get its sound")
+    }
+
+    /// Says which named applications never played during the recording; called when it ends.
+    package func reportNeverPlayed() {
+        for name in waitingFor.sorted() {
+            report("'\(name)' never played during the recording: nothing of it was recorded")
+        }
     }
 
     /// Makes the recorded sink, suspended until ``startRouting()`` (a null sink that runs with no
@@ -148,7 +174,9 @@ package final class ApplicationAudioRouter {
                     report("no application '\(name)' is playing now: its sound is recorded when it starts")
                 }
             }
-            for stream in streams where wants(stream) { try take(stream) }
+            for stream in streams {
+                if wants(stream) { try take(stream) } else { reportIfRecordedElsewhere(stream) }
+            }
         } catch {
             restore()
             throw error
@@ -160,17 +188,31 @@ package final class ApplicationAudioRouter {
         for event in events {
             switch event {
             case .appeared(let index):
-                guard let stream = try connection.playingStream(index), wants(stream) else { continue }
+                guard let stream = try connection.playingStream(index) else { continue }
+                guard wants(stream) else {
+                    reportIfRecordedElsewhere(stream)
+                    continue
+                }
                 if let name = waitingFor.first(where: { stream.isPlayed(by: $0) }) {
                     waitingFor.remove(name)
                     report("'\(name)' started playing: recording its sound")
                 }
                 try take(stream)
             case .vanished(let index):
+                reportedElsewhere.remove(index)
                 if let at = route.moved.firstIndex(where: { $0.stream == index }) {
                     route.moved.remove(at: at)
                     try save()
                 }
+            case .changed(let index):
+                // A stream this recording moved that is no longer on its sinks was moved away:
+                // by the user, or by the server when its sink went.
+                guard let at = route.moved.firstIndex(where: { $0.stream == index }),
+                      let stream = try connection.playingStream(index), !route.owns(sink: stream.sinkName) else { continue }
+                route.moved.remove(at: at)
+                try save()
+                report("the stream of '\(stream.label)' (\(index)) was moved away from reel's relay to '\(stream.sinkName)' "
+                    + "(by the user, or because its sink was removed): it is no longer recorded")
             }
         }
     }

@@ -311,6 +311,7 @@ private final class Running: @unchecked Sendable {
     func finish() {
         watcher?.requestStop()
         watcher?.join()
+        router.reportNeverPlayed()
         recording.stop()
         router.restore()
         guardian?.release()

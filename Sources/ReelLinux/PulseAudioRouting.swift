@@ -44,6 +44,8 @@ package enum StreamEvent: Sendable, Equatable {
     case appeared(UInt32)
     /// A stream ended.
     case vanished(UInt32)
+    /// A stream changed: moved to another sink, or anything else about it.
+    case changed(UInt32)
 }
 
 /// A loaded PulseAudio module.

@@ -83,6 +83,15 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
         }
     }
 
+    /// The user (or another program) moves a stream to `sink`; subscribers hear of it.
+    package func move(_ index: UInt32, to sink: String) {
+        locked {
+            guard let at = streamList.firstIndex(where: { $0.index == index }) else { return }
+            streamList[at].sinkName = sink
+            for subscriber in subscribers { subscriber.queue(.changed(index)) }
+        }
+    }
+
     /// A stream ends; subscribers hear of it.
     package func end(_ index: UInt32) {
         locked { removeStream(index) }
@@ -195,6 +204,7 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
                     // As PulseAudio does: what still plays there goes to the default sink.
                     for i in server.streamList.indices where server.streamList[i].sinkName == sink {
                         server.streamList[i].sinkName = server.defaultSinkName ?? ""
+                        for subscriber in server.subscribers { subscriber.queue(.changed(server.streamList[i].index)) }
                     }
                 }
             }
@@ -211,6 +221,7 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
                 }
                 server.streamList[at].sinkName = sink
                 server.changes += 1
+                for subscriber in server.subscribers { subscriber.queue(.changed(index)) }
             }
         }
 

@@ -199,6 +199,7 @@ private final class PulseRoutingConnection: PulseAudioRoutingConnection {
             switch type.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue {
             case PA_SUBSCRIPTION_EVENT_NEW.rawValue: box.events.append(.appeared(index))
             case PA_SUBSCRIPTION_EVENT_REMOVE.rawValue: box.events.append(.vanished(index))
+            case PA_SUBSCRIPTION_EVENT_CHANGE.rawValue: box.events.append(.changed(index))
             default: break
             }
         }, userdata)

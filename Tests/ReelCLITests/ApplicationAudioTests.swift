@@ -290,6 +290,30 @@ import ReelTestSupport
         #expect(try setup.routing() == before)
     }
 
+    @Test func aStreamMovedAwayWhileRecordingAndAnApplicationThatNeverPlayedAreSaid() throws {
+        let setup = try Setup()
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 20, amplitude: 0.4, applicationName: "A")
+        defer { a.stop() }
+        usleep(300_000)
+        let before = try setup.routing()
+        let (process, errors) = try setup.startRecording(["--app-audio=A", "--app-audio=Never", "--duration", "3"],
+                                                         output: setup.dir.url.appendingPathComponent("away.m4a"))
+        usleep(700_000)
+        #expect(try setup.sinks(of: "A").allSatisfy { $0.hasPrefix("reel-app-") })
+        // The user moves A back to the speakers by hand.
+        let streams = try setup.pactl(["list", "sink-inputs"])
+        let blocks = streams.components(separatedBy: "Sink Input #").dropFirst()
+        let aIndex = try #require(blocks.first { $0.contains("application.name = \"A\"") }.map { String($0.prefix { $0.isNumber }) })
+        _ = try setup.pactl(["move-sink-input", aIndex, "apps"])
+        process.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(stderr.contains("the stream of 'A' (\(aIndex)) was moved away from reel's relay to 'apps'"), "\(stderr)")
+        #expect(stderr.contains("'Never' never played during the recording: nothing of it was recorded"), "\(stderr)")
+        #expect(!stderr.contains("'A' never played"), "\(stderr)")
+        #expect(try setup.routing() == before)
+    }
+
     @Test func anApplicationThatIsNotPlayingIsRecordedWhenItStarts() throws {
         let setup = try Setup()
         let url = setup.dir.url.appendingPathComponent("later.m4a")

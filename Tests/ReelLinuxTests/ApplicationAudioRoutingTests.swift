@@ -348,4 +348,51 @@ struct ApplicationAudioRoutingTests {
         #expect(ApplicationAudioRouter.tag(ofSink: "reel-app-12-a") == nil)
         #expect(ApplicationAudioRouter.tag(ofSink: "speakers") == nil)
     }
+
+    @Test func aChosenStreamRecordedByAnotherReelOrMovedAwayOrNeverPlayingIsSaid() throws {
+        let server = ScriptedPulseAudioRouting(sinks: ["speakers", "headset"])
+        let a = server.play("A")
+        // Another reel, running (this process), records B.
+        let otherConnection = try server.connect(server: nil, clientName: "other")
+        try otherConnection.subscribeToStreams()
+        let other = ApplicationAudioRouter(names: ["B"], excluding: false, connection: otherConnection, server: nil,
+                                           recorderPID: getpid(), stateFile: nil, report: { _ in })
+        try other.setUp()
+        let b = server.play("B")
+        try other.startRouting()
+        let notices = Notices()
+        let (router, connection) = try Self.router(server, names: ["A", "B", "Never"], notices: notices)
+        try router.setUp()
+        try router.startRouting()
+        #expect(notices.all.contains("'B' (stream \(b)) is already being recorded by another reel, process \(getpid()) (it plays on its sink 'reel-app-\(getpid())-1'): this recording does not get its sound"), "\(notices.all)")
+        // A second stream of B that the other reel takes as it starts: said for it too, once.
+        let b2 = server.play("B")
+        try other.handle(otherConnection.nextEvents(timeoutMicroseconds: 0))
+        try router.handle(connection.nextEvents(timeoutMicroseconds: 0))
+        try router.handle(connection.nextEvents(timeoutMicroseconds: 0))
+        #expect(notices.all.filter { $0.contains("is already being recorded") }.count == 2, "\(notices.all)")
+        #expect(notices.all.contains { $0.hasPrefix("'B' (stream \(b2))") }, "\(notices.all)")
+        // The user moves A away from the relay: no longer recorded, said once.
+        #expect(Self.sinks(server)["A"] == ["reel-app-4242-1"])
+        server.move(a, to: "headset")
+        try router.handle(connection.nextEvents(timeoutMicroseconds: 0))
+        try router.handle(connection.nextEvents(timeoutMicroseconds: 0))
+        #expect(notices.all.filter { $0.contains("was moved away") } == ["the stream of 'A' (\(a)) was moved away from reel's relay to 'headset' (by the user, or because its sink was removed): it is no longer recorded"])
+        #expect(router.route.moved.isEmpty)
+        // A stream whose relay is removed goes to the default sink: said too.
+        let a2 = server.play("A", sink: "headset")
+        try router.handle(connection.nextEvents(timeoutMicroseconds: 0))
+        #expect(Self.sinks(server)["A"] == ["headset", "reel-app-4242-2"])
+        let relay = try #require(server.modules.first { $0.argument.hasPrefix("sink_name=reel-app-4242-2 ") })
+        try otherConnection.unloadModule(relay.index)
+        try router.handle(connection.nextEvents(timeoutMicroseconds: 0))
+        #expect(notices.all.contains { $0.hasPrefix("the stream of 'A' (\(a2)) was moved away from reel's relay to 'speakers'") }, "\(notices.all)")
+        // At the end: the named application that never played.
+        router.reportNeverPlayed()
+        #expect(notices.all.last == "'Never' never played during the recording: nothing of it was recorded")
+        #expect(!notices.all.contains { $0.hasPrefix("'A' never") || $0.hasPrefix("'B' never") })
+        router.restore()
+        other.restore()
+        #expect(server.modules.isEmpty)
+    }
 }
