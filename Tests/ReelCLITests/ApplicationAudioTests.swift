@@ -314,6 +314,27 @@ import ReelTestSupport
         #expect(try setup.routing() == before)
     }
 
+    @Test func aNameOfBothASinkAndAPlayingApplicationIsPointedOut() throws {
+        let setup = try Setup()
+        _ = try setup.pactl(["load-module", "module-null-sink", "sink_name=A", "rate=48000", "channels=2"])
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 20, amplitude: 0.4, applicationName: "A")
+        defer { a.stop() }
+        usleep(300_000)
+        let streams = try setup.pactl(["list", "sink-inputs"]).components(separatedBy: "Sink Input #").dropFirst()
+        let block = try #require(streams.first { $0.contains("application.name = \"A\"") })
+        let pid = try #require(block.components(separatedBy: "application.process.id = \"").dropFirst().first?.prefix { $0.isNumber })
+        let r = try ReelBinary.run(["record", "--app-audio=A", "--duration", "1", "-o", setup.dir.url.appendingPathComponent("a.m4a").path],
+                                   environment: setup.environment)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("note: 'A' names both a sink and an application playing now; recording the sink 'A'"), "\(r.stderr)")
+        #expect(r.stderr.contains("use --app-audio=\(pid)"), "\(r.stderr)")
+        // Named by its process id, the application is recorded, with no note.
+        let byPID = try ReelBinary.run(["record", "--app-audio=\(pid)", "--duration", "1", "-o", setup.dir.url.appendingPathComponent("b.m4a").path],
+                                       environment: setup.environment)
+        #expect(byPID.status == 0, "\(byPID.stderr)")
+        #expect(!byPID.stderr.contains("names both"), "\(byPID.stderr)")
+    }
+
     @Test func anApplicationThatIsNotPlayingIsRecordedWhenItStarts() throws {
         let setup = try Setup()
         let url = setup.dir.url.appendingPathComponent("later.m4a")
