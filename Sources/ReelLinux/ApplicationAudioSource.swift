@@ -159,7 +159,7 @@ public final class ApplicationAudioSource: CaptureSource {
                     throw error
                 }
                 state = Running(router: router, connection: connection, recording: recording, guardian: guardian,
-                                notices: notices, name: name)
+                                notices: notices, name: name, report: context.report)
             } catch {
                 router.restore()
                 guardian?.release()
@@ -290,16 +290,35 @@ private final class Running: @unchecked Sendable {
     let guardian: RoutingGuard?
     var watcher: WorkerThread?
 
+    /// How often the watching thread checks that the recorded sink is still there.
+    static let sinkCheckInterval = Duration.milliseconds(250)
+
     init(router: ApplicationAudioRouter, connection: any PulseAudioRoutingConnection, recording: PulseAudioSource,
-         guardian: RoutingGuard?, notices: @escaping @Sendable (String) -> Void, name: String) {
+         guardian: RoutingGuard?, notices: @escaping @Sendable (String) -> Void, name: String,
+         report: @escaping @Sendable (SourceEvent) -> Void) {
         self.router = router
         self.connection = connection
         self.recording = recording
         self.guardian = guardian
         watcher = WorkerThread(name: "reel.app-audio") { [self] thread in
+            let clock = ContinuousClock()
+            var nextCheck = clock.now
             while !thread.isStopRequested {
                 do {
                     try self.router.handle(try self.connection.nextEvents(timeoutMicroseconds: 50_000))
+                    guard clock.now >= nextCheck else { continue }
+                    nextCheck = clock.now.advanced(by: Self.sinkCheckInterval)
+                    let sink = self.router.recordedSink
+                    guard try !self.connection.sinkNames().contains(sink) else { continue }
+                    // Someone unloaded the recorded sink: nothing can be recorded any more (its
+                    // monitor is gone), so the source is lost rather than retried for ever; the
+                    // chosen streams go back to their sinks now.
+                    self.recording.stop()
+                    self.router.restore()
+                    report(.lost(ReelError(.sourceUnavailable,
+                                           "\(name) lost its recorded sink '\(sink)': it was unloaded by another program while recording",
+                                           hint: "the chosen applications play on their own sinks again; record again to record them")))
+                    return
                 } catch {
                     notices("\(name) no longer follows new streams: \((error as? ReelError)?.message ?? "\(error)")")
                     return

@@ -335,6 +335,40 @@ import ReelTestSupport
         #expect(!byPID.stderr.contains("names both"), "\(byPID.stderr)")
     }
 
+    @Test func aRecordingWhoseSinkIsUnloadedEndsFinalisedAndPutsTheRoutingBack() throws {
+        let setup = try Setup()
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 30, amplitude: 0.4, applicationName: "A")
+        defer { a.stop() }
+        usleep(300_000)
+        let before = try setup.routing()
+        let url = setup.dir.url.appendingPathComponent("unloaded.m4a")
+        let (process, errors) = try setup.startRecording(["--app-audio=A", "--duration", "30"], output: url)
+        usleep(1_500_000)
+        let module = try #require(try setup.pactl(["list", "short", "modules"]).split(separator: "\n")
+            .first { $0.contains("module-null-sink") && $0.contains("sink_name=reel-app-\(process.processIdentifier) ") }
+            .map { String($0.split(separator: "\t")[0]) })
+        let unloaded = Date()
+        _ = try setup.pactl(["unload-module", module])
+        let deadline = Date().addingTimeInterval(15)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        let took = Date().timeIntervalSince(unloaded)
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        // With --json the loss is an event on stdout.
+        let events = try FileManager.default.contentsOfDirectory(at: setup.dir.url, includingPropertiesForKeys: nil)
+            .filter { $0.lastPathComponent.hasPrefix("events-") }
+            .map { try String(contentsOf: $0, encoding: .utf8) }.joined(separator: "\n")
+        #expect(took < 10, "\(stderr)")
+        #expect(events.contains("lost its recorded sink 'reel-app-\(process.processIdentifier)'"), "\(events)\n\(stderr)")
+        #expect(try setup.routing() == before)
+        #expect(try setup.sinks(of: "A") == ["apps"])
+        // What was recorded before is kept, finalised: about 1.5 s of the tone.
+        let audio = try MediaProbe.decodeAudio(url)
+        #expect(Double(audio.count) / 48_000 > 0.8, "\(audio.count) samples; \(stderr)")
+        #expect(Self.powers(audio, from: 0.3, to: 0.8, [440])[440]! > 0.02, "\(Self.profile(audio))")
+    }
+
     @Test func anApplicationThatIsNotPlayingIsRecordedWhenItStarts() throws {
         let setup = try Setup()
         let url = setup.dir.url.appendingPathComponent("later.m4a")

@@ -395,4 +395,29 @@ struct ApplicationAudioRoutingTests {
         other.restore()
         #expect(server.modules.isEmpty)
     }
+
+    @Test func theSourceIsLostAndTheRoutingPutBackWhenItsRecordedSinkIsUnloaded() throws {
+        let server = ScriptedPulseAudioRouting(sinks: ["speakers"])
+        server.play("A")
+        let before = server.routing
+        let clock = ManualClock()
+        let audio = ScriptedPulseAudioServer(clock: clock, answers: [.stream([.data(frames: 480, after: .zero)])])
+        let source = ApplicationAudioSource(.only(["A"]), server: nil, format: ScriptedPulseAudioTests.format, guardCommand: nil,
+                                            notices: { _ in }, routing: server, audioServer: audio, processID: 4242, stateFile: nil)
+        let events = Mutex<[String]>([])
+        try source.start(SourceContext(id: SourceID(1), clock: clock, origin: .zero, deliver: { _ in }, report: { event in
+            if case .lost(let error) = event { events.withLock { $0.append(error.message) } }
+        }))
+        #expect(Self.sinks(server) == ["A": ["reel-app-4242-1"]])
+        let other = try server.connect(server: nil, clientName: "someone")
+        let recorded = try #require(server.modules.first { $0.argument.hasPrefix("sink_name=reel-app-4242 ") })
+        try other.unloadModule(recorded.index)
+        let deadline = Date().addingTimeInterval(5)
+        while events.withLock({ $0.isEmpty }) && Date() < deadline { usleep(5_000) }
+        #expect(events.withLock { $0 } == ["app audio of 'A' lost its recorded sink 'reel-app-4242': it was unloaded by another program while recording"])
+        // Put back at once, not when the session stops the source.
+        #expect(server.routing == before)
+        source.stop()
+        #expect(server.routing == before)
+    }
 }
