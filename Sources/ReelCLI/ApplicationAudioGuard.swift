@@ -40,6 +40,10 @@ enum ApplicationAudioGuard {
         if restored.isEmpty {
             return DoctorCheck("app-audio-routing", .ok, "no application's sound is left routed by an earlier recording")
         }
+        if restored.contains(where: { $0.contains(" is kept") || $0.contains("still left:") }) {
+            return DoctorCheck("app-audio-routing", .warning, "not all restored: " + restored.joined(separator: "; "),
+                               fix: "run reel doctor again where that audio server can be reached (its PULSE_SERVER), or check it with 'pactl list short modules'")
+        }
         return DoctorCheck("app-audio-routing", .warning, "restored now: " + restored.joined(separator: "; "),
                            fix: "nothing more to do; this happens when reel and its guard are both killed while recording application audio")
     }

@@ -369,6 +369,22 @@ import ReelTestSupport
         #expect(Self.powers(audio, from: 0.3, to: 0.8, [440])[440]! > 0.02, "\(Self.profile(audio))")
     }
 
+    @Test func doctorKeepsAStateFileWhoseServerCannotBeReachedAndSaysSo() throws {
+        let setup = try Setup()
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/true")
+        try child.run()
+        child.waitUntilExit()
+        let dead = child.processIdentifier
+        try FileManager.default.createDirectory(at: setup.stateFolder, withIntermediateDirectories: true)
+        let file = setup.stateFolder.appendingPathComponent("app-audio-\(dead).json")
+        try Data("{\"server\":\"tcp:127.0.0.1:1\",\"recorderPID\":\(dead),\"tag\":\"reel-app-\(dead)\",\"moved\":[]}".utf8).write(to: file)
+        let doctor = try ReelBinary.run(["doctor"], environment: setup.environment)
+        #expect(doctor.output.contains("not all restored: reel process \(dead) died"), "\(doctor.output)")
+        #expect(doctor.output.contains("tcp:127.0.0.1:1 cannot be reached now"), "\(doctor.output)")
+        #expect(FileManager.default.fileExists(atPath: file.path))
+    }
+
     @Test func anApplicationThatIsNotPlayingIsRecordedWhenItStarts() throws {
         let setup = try Setup()
         let url = setup.dir.url.appendingPathComponent("later.m4a")
