@@ -385,6 +385,23 @@ import ReelTestSupport
         #expect(FileManager.default.fileExists(atPath: file.path))
     }
 
+    @Test func anApplicationAnotherReelRecordsIsPointedOutWithThatReelsPID() throws {
+        let setup = try Setup()
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 20, amplitude: 0.4, applicationName: "A")
+        defer { a.stop() }
+        usleep(300_000)
+        let before = try setup.routing()
+        let (first, _) = try setup.startRecording(["--app-audio=A", "--duration", "4"], output: setup.dir.url.appendingPathComponent("first.m4a"))
+        usleep(500_000)
+        let second = try ReelBinary.run(["record", "--app-audio=A", "--duration", "1", "-o", setup.dir.url.appendingPathComponent("second.m4a").path],
+                                        environment: setup.environment)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stderr.contains("is already being recorded by another reel, process \(first.processIdentifier) "), "\(second.stderr)")
+        first.waitUntilExit()
+        #expect(first.terminationStatus == 0)
+        #expect(try setup.routing() == before)
+    }
+
     @Test func anApplicationThatIsNotPlayingIsRecordedWhenItStarts() throws {
         let setup = try Setup()
         let url = setup.dir.url.appendingPathComponent("later.m4a")
