@@ -18,6 +18,7 @@ enum ApplicationAudioGuard {
         } else if !options.appAudioApplications.isEmpty {
             if options.appAudioApplications.count == 1, let name = options.appAudioApplications.first,
                names(aSink: name, server: environment["PULSE_SERVER"]) {
+                noteAlsoPlaying(name, server: environment["PULSE_SERVER"], console: console)
                 return nil
             }
             selection = .only(options.appAudioApplications)
@@ -39,6 +40,10 @@ enum ApplicationAudioGuard {
         if restored.isEmpty {
             return DoctorCheck("app-audio-routing", .ok, "no application's sound is left routed by an earlier recording")
         }
+        if restored.contains(where: { $0.contains(" is kept") || $0.contains("still left:") }) {
+            return DoctorCheck("app-audio-routing", .warning, "not all restored: " + restored.joined(separator: "; "),
+                               fix: "run reel doctor again where that audio server can be reached (its PULSE_SERVER), or check it with 'pactl list short modules'")
+        }
         return DoctorCheck("app-audio-routing", .warning, "restored now: " + restored.joined(separator: "; "),
                            fix: "nothing more to do; this happens when reel and its guard are both killed while recording application audio")
     }
@@ -50,6 +55,19 @@ enum ApplicationAudioGuard {
         if name.hasPrefix("@") || name.hasSuffix(".monitor") { return true }
         guard let devices = try? PulseAudioDevices.list(server: server) else { return false }
         return devices.sinks.contains { $0.name == name }
+    }
+
+    /// Says so when the sink `name` is also the name of an application playing now: the sink
+    /// is recorded, and the application can be chosen by its process id.
+    private static func noteAlsoPlaying(_ name: String, server: String?, console: Console) {
+        guard !name.hasPrefix("@"), !name.hasSuffix(".monitor"),
+              let playing = try? PulseAudioDevices.applications(server: server) else { return }
+        let pids = Set(playing.filter { $0.isPlayed(by: name) && !$0.isModuleStream }.compactMap(\.processID)).sorted()
+        guard !pids.isEmpty || playing.contains(where: { $0.isPlayed(by: name) && !$0.isModuleStream }) else { return }
+        let other = pids.isEmpty ? "name it by its process id (reel devices lists it)"
+            : pids.map { "--app-audio=\($0)" }.joined(separator: " or ")
+        console.err("reel: note: '\(name)' names both a sink and an application playing now; recording the sink '\(name)' "
+            + "(what everything played into it); to record the application's sound instead, use \(other)")
     }
 
     /// This program, run as the guard.

@@ -81,6 +81,8 @@ package final class ApplicationAudioRouter {
     private var relays: [String: String] = [:]
     /// The names that matched no stream yet (reported once when one starts).
     private var waitingFor: Set<String> = []
+    /// The streams said to be recorded by another recording.
+    private var reportedElsewhere: Set<UInt32> = []
 
     /// The sink whose monitor carries the chosen applications' sound.
     package var recordedSink: String { route.tag }
@@ -112,9 +114,33 @@ package final class ApplicationAudioRouter {
     /// Whether `stream` is to be recorded.
     package func wants(_ stream: PlayingStream) -> Bool {
         // Streams already routed, by this recording or another one, stay where they are.
-        if stream.isModuleStream || stream.sinkName.hasPrefix("reel-app-") { return false }
+        if stream.sinkName.hasPrefix("reel-app-") { return false }
+        return chosen(stream)
+    }
+
+    /// Whether `stream` is one of the chosen applications', wherever it plays.
+    private func chosen(_ stream: PlayingStream) -> Bool {
+        if stream.isModuleStream { return false }
         let named = names.contains { stream.isPlayed(by: $0) }
         return excludes ? !named : named
+    }
+
+    /// Says so (once per stream) when a chosen stream plays on another running recording's
+    /// sink: that recording has it, this one does not.
+    private func reportIfRecordedElsewhere(_ stream: PlayingStream) {
+        guard chosen(stream), !route.owns(sink: stream.sinkName), let tag = Self.tag(ofSink: stream.sinkName),
+              !reportedElsewhere.contains(stream.index) else { return }
+        reportedElsewhere.insert(stream.index)
+        let pid = tag.dropFirst("reel-app-".count).prefix { $0.isNumber }
+        report("'\(stream.label)' (stream \(stream.index)) is already being recorded by another reel, process \(pid) "
+            + "(it plays on its sink '\(stream.sinkName)'): this recording does not get its sound")
+    }
+
+    /// Says which named applications never played during the recording; called when it ends.
+    package func reportNeverPlayed() {
+        for name in waitingFor.sorted() {
+            report("'\(name)' never played during the recording: nothing of it was recorded")
+        }
     }
 
     /// Makes the recorded sink, suspended until ``startRouting()`` (a null sink that runs with no
@@ -148,7 +174,9 @@ package final class ApplicationAudioRouter {
                     report("no application '\(name)' is playing now: its sound is recorded when it starts")
                 }
             }
-            for stream in streams where wants(stream) { try take(stream) }
+            for stream in streams {
+                if wants(stream) { try take(stream) } else { reportIfRecordedElsewhere(stream) }
+            }
         } catch {
             restore()
             throw error
@@ -160,17 +188,31 @@ package final class ApplicationAudioRouter {
         for event in events {
             switch event {
             case .appeared(let index):
-                guard let stream = try connection.playingStream(index), wants(stream) else { continue }
+                guard let stream = try connection.playingStream(index) else { continue }
+                guard wants(stream) else {
+                    reportIfRecordedElsewhere(stream)
+                    continue
+                }
                 if let name = waitingFor.first(where: { stream.isPlayed(by: $0) }) {
                     waitingFor.remove(name)
                     report("'\(name)' started playing: recording its sound")
                 }
                 try take(stream)
             case .vanished(let index):
+                reportedElsewhere.remove(index)
                 if let at = route.moved.firstIndex(where: { $0.stream == index }) {
                     route.moved.remove(at: at)
                     try save()
                 }
+            case .changed(let index):
+                // A stream this recording moved that is no longer on its sinks was moved away:
+                // by the user, or by the server when its sink went.
+                guard let at = route.moved.firstIndex(where: { $0.stream == index }),
+                      let stream = try connection.playingStream(index), !route.owns(sink: stream.sinkName) else { continue }
+                route.moved.remove(at: at)
+                try save()
+                report("the stream of '\(stream.label)' (\(index)) was moved away from reel's relay to '\(stream.sinkName)' "
+                    + "(by the user, or because its sink was removed): it is no longer recorded")
             }
         }
     }
@@ -227,8 +269,16 @@ package final class ApplicationAudioRouter {
         var streamsBack = 0, unloaded = 0
         let sinks = (try? connection.sinkNames()) ?? []
         let fallback = (try? connection.defaultSink()).flatMap { $0 }.flatMap { route.owns(sink: $0) ? nil : $0 }
+        // A relay plays into its master, the sink its streams came from: where a stream goes
+        // back when the route does not say (no state file, or a move not written yet).
+        var masters: [String: String] = [:]
+        for module in (try? connection.modules()) ?? [] where module.name == "module-remap-sink" && route.owns(module) {
+            if let relay = LoadedModule.value("sink_name", in: module.argument), let master = LoadedModule.value("master", in: module.argument) {
+                masters[relay] = master
+            }
+        }
         for stream in (try? connection.playingStreams()) ?? [] where route.owns(sink: stream.sinkName) && !stream.isModuleStream {
-            let original = route.moved.last(where: { $0.stream == stream.index })?.originalSink
+            let original = route.moved.last(where: { $0.stream == stream.index })?.originalSink ?? masters[stream.sinkName]
             let target = original.flatMap { sinks.contains($0) && !route.owns(sink: $0) ? $0 : nil } ?? fallback
                 ?? sinks.first { !route.owns(sink: $0) }
             guard let target else { continue }
@@ -240,6 +290,54 @@ package final class ApplicationAudioRouter {
             if (try? connection.unloadModule(module.index)) != nil { unloaded += 1 }
         }
         return (streamsBack, unloaded)
+    }
+
+    /// What of `route` is still on `connection`'s server: its modules, and the streams on its
+    /// sinks. Empty once a restore has done its work.
+    package static func remains(of route: ApplicationAudioRoute, on connection: any PulseAudioRoutingConnection) throws(ReelError) -> [String] {
+        let modules = try connection.modules().filter(route.owns).map { "module \($0.index) (\($0.name))" }
+        let streams = try connection.playingStreams().filter { route.owns(sink: $0.sinkName) && !$0.isModuleStream }
+            .map { "stream \($0.index) of '\($0.label)' on \($0.sinkName)" }
+        return modules + streams
+    }
+
+    /// The recordings whose sinks (`reel-app-<pid>…`) are on `connection`'s server: each as a
+    /// route with no moves, by its recorder's process id, read off the sinks' and modules' names.
+    package static func routesOnServer(_ connection: any PulseAudioRoutingConnection) throws(ReelError) -> [ApplicationAudioRoute] {
+        var tags: Set<String> = []
+        for sink in try connection.sinkNames() { if let tag = tag(ofSink: sink) { tags.insert(tag) } }
+        for module in try connection.modules() {
+            for token in module.argument.split(separator: " ") {
+                guard let equals = token.firstIndex(of: "=") else { continue }
+                if let tag = tag(ofSink: String(token[token.index(after: equals)...])) { tags.insert(tag) }
+            }
+        }
+        return tags.sorted().compactMap { tag in
+            let digits = tag.dropFirst("reel-app-".count).prefix { $0.isNumber }
+            return Int32(digits).map { ApplicationAudioRoute(server: connection.serverName, recorderPID: $0, tag: tag) }
+        }
+    }
+
+    /// The tag of a sink a recording made: `reel-app-<pid>` or `reel-app-<pid>.<n>`, from that
+    /// name, its relays (`…-<n>`) or their monitors; `nil` for other sinks.
+    package static func tag(ofSink sink: String) -> String? {
+        var rest = Substring(sink)
+        guard rest.hasPrefix("reel-app-") else { return nil }
+        rest = rest.dropFirst("reel-app-".count)
+        if rest.hasSuffix(".monitor") { rest = rest.dropLast(".monitor".count) }
+        let pid = rest.prefix { $0.isNumber }
+        guard !pid.isEmpty else { return nil }
+        var tag = "reel-app-" + pid
+        rest = rest.dropFirst(pid.count)
+        if rest.hasPrefix(".") {
+            let sequence = rest.dropFirst().prefix { $0.isNumber }
+            guard !sequence.isEmpty else { return nil }
+            tag += "." + sequence
+            rest = rest.dropFirst(1 + sequence.count)
+        }
+        if rest.isEmpty { return tag }
+        guard rest.hasPrefix("-"), rest.count > 1, rest.dropFirst().allSatisfy(\.isNumber) else { return nil }
+        return tag
     }
 
     // MARK: - State files
@@ -275,6 +373,13 @@ package final class ApplicationAudioRouter {
     package static func read(_ url: URL) -> ApplicationAudioRoute? {
         guard let data = try? Data(contentsOf: url) else { return nil }
         return try? JSONDecoder().decode(ApplicationAudioRoute.self, from: data)
+    }
+}
+
+extension LoadedModule {
+    /// The value of `key=` among a module's arguments.
+    static func value(_ key: String, in argument: String) -> String? {
+        argument.split(separator: " ").first { $0.hasPrefix("\(key)=") }.map { String($0.dropFirst(key.count + 1)) }
     }
 }
 

@@ -140,7 +140,7 @@ public final class ApplicationAudioSource: CaptureSource {
             }
             // The server as this process reaches it, so that a guard or a later run with
             // another environment restores on the same one.
-            let reached = server ?? ProcessInfo.processInfo.environment["PULSE_SERVER"]
+            let reached = connection.serverName ?? server ?? ProcessInfo.processInfo.environment["PULSE_SERVER"]
             let router = ApplicationAudioRouter(names: names, excluding: excluding, connection: connection, server: reached,
                                                 recorderPID: processID, sequence: sequence, format: format, stateFile: stateFile,
                                                 report: notices)
@@ -159,7 +159,7 @@ public final class ApplicationAudioSource: CaptureSource {
                     throw error
                 }
                 state = Running(router: router, connection: connection, recording: recording, guardian: guardian,
-                                notices: notices, name: name)
+                                notices: notices, name: name, report: context.report)
             } catch {
                 router.restore()
                 guardian?.release()
@@ -193,14 +193,19 @@ public final class ApplicationAudioSource: CaptureSource {
         }
         let url = URL(fileURLWithPath: stateFile)
         guard let route = ApplicationAudioRouter.read(url) else { return [] }
-        return [restore(route, from: url, routing: SystemPulseAudioRouting(), who: "reel process \(route.recorderPID) ended")]
+        return [restore(route, from: url, routing: SystemPulseAudioRouting(), who: "reel process \(route.recorderPID) ended").said]
     }
 
     /// Restores the routing that recordings which ended without putting it back left behind
-    /// (their process and their guard are gone), from their state files in
-    /// `$XDG_RUNTIME_DIR/reel`.
+    /// (their process and their guard are gone): from their state files in
+    /// `$XDG_RUNTIME_DIR/reel`, each on the server its file names, and, on the server this
+    /// process reaches, every `reel-app-<pid>…` sink and module whose process is gone, also with
+    /// no state file (streams on a relay go back to the sink it played into, streams on a
+    /// recorded sink to the default sink).
     ///
-    /// - Returns: a sentence for each recording whose routing was restored.
+    /// A state file is removed only once its server shows nothing of its routing any more.
+    ///
+    /// - Returns: a sentence for each recording whose routing was restored, or could not be.
     public static func restoreLeftovers(environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
         restoreLeftovers(environment: environment, routing: SystemPulseAudioRouting())
     }
@@ -209,24 +214,61 @@ public final class ApplicationAudioSource: CaptureSource {
         let directory = ApplicationAudioRouter.stateDirectory(environment: environment)
         let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         var done: [String] = []
+        // Tags a live recording or guard owns, or whose file could not be restored: not touched below.
+        var spared: Set<String> = []
         for file in files.sorted() where file.hasPrefix("app-audio-") && file.hasSuffix(".json") {
             let url = directory.appendingPathComponent(file)
             guard let route = ApplicationAudioRouter.read(url) else { continue }
-            if isAlive(route.recorderPID) || route.guardPID.map(isAlive) == true { continue }
-            done.append(restore(route, from: url, routing: routing, who: "reel process \(route.recorderPID) died"))
+            if isAlive(route.recorderPID) || route.guardPID.map(isAlive) == true {
+                spared.insert(route.tag)
+                continue
+            }
+            let (said, restored) = restore(route, from: url, routing: routing, who: "reel process \(route.recorderPID) died")
+            if !restored { spared.insert(route.tag) }
+            done.append(said)
+        }
+        // No state file (another XDG_RUNTIME_DIR, a file lost): what the server itself shows.
+        guard let connection = try? routing.connect(server: environment["PULSE_SERVER"], clientName: "Reel routing restore"),
+              let routes = try? ApplicationAudioRouter.routesOnServer(connection) else { return done }
+        for route in routes where !spared.contains(route.tag) && !isAlive(route.recorderPID) {
+            let (streams, modules) = ApplicationAudioRouter.restore(route, on: connection)
+            let left = (try? ApplicationAudioRouter.remains(of: route, on: connection)) ?? []
+            let server = connection.serverName.map { " on \($0)" } ?? ""
+            var sentence = "reel process \(route.recorderPID) ended without restoring its application-audio routing (\(route.tag)…\(server), no state file found): moved \(streams) stream(s) back to their sinks and unloaded \(modules) module(s)"
+            if !left.isEmpty { sentence += "; still left: " + left.joined(separator: ", ") }
+            done.append(sentence)
         }
         return done
     }
 
+    /// Restores `route` on the server it names; removes `url` only when that server shows none
+    /// of it afterwards, or is gone (a socket that is no longer there: its modules went with it).
     private static func restore(_ route: ApplicationAudioRoute, from url: URL, routing: any PulseAudioRoutingServer,
-                                who: String) -> String {
-        defer { try? FileManager.default.removeItem(at: url) }
-        guard let connection = try? routing.connect(server: route.server, clientName: "Reel routing restore") else {
-            // No server: the modules went with it.
-            return "\(who) without restoring its application-audio routing; the audio server is gone, so nothing was left"
+                                who: String) -> (said: String, restored: Bool) {
+        let named = route.server.map { " \($0)" } ?? ""
+        let connection: any PulseAudioRoutingConnection
+        do {
+            connection = try routing.connect(server: route.server, clientName: "Reel routing restore")
+        } catch {
+            if let socket = route.server.map({ $0.hasPrefix("unix:") ? String($0.dropFirst(5)) : $0 }), socket.hasPrefix("/"),
+               !FileManager.default.fileExists(atPath: socket) {
+                try? FileManager.default.removeItem(at: url)
+                return ("\(who) without restoring its application-audio routing; the audio server\(named) is gone, so nothing was left", true)
+            }
+            return ("\(who) without restoring its application-audio routing, and its audio server\(named) cannot be reached now (\(error.message)); \(url.path) is kept so that a later run that reaches it restores it", false)
         }
         let (streams, modules) = ApplicationAudioRouter.restore(route, on: connection)
-        return "\(who) without restoring its application-audio routing: moved \(streams) stream(s) back to their sinks and unloaded \(modules) module(s)"
+        let left: [String]
+        do {
+            left = try ApplicationAudioRouter.remains(of: route, on: connection)
+        } catch {
+            return ("\(who) without restoring its application-audio routing: moved \(streams) stream(s) back and unloaded \(modules) module(s), but the audio server\(named) could not be asked what is left (\(error.message)); \(url.path) is kept", false)
+        }
+        guard left.isEmpty else {
+            return ("\(who) without restoring its application-audio routing: moved \(streams) stream(s) back and unloaded \(modules) module(s), but \(left.joined(separator: ", ")) could not be put back on the audio server\(named); \(url.path) is kept", false)
+        }
+        try? FileManager.default.removeItem(at: url)
+        return ("\(who) without restoring its application-audio routing: moved \(streams) stream(s) back to their sinks and unloaded \(modules) module(s)", true)
     }
 
     /// Whether `pid` is a running process (not a zombie).
@@ -248,16 +290,35 @@ private final class Running: @unchecked Sendable {
     let guardian: RoutingGuard?
     var watcher: WorkerThread?
 
+    /// How often the watching thread checks that the recorded sink is still there.
+    static let sinkCheckInterval = Duration.milliseconds(250)
+
     init(router: ApplicationAudioRouter, connection: any PulseAudioRoutingConnection, recording: PulseAudioSource,
-         guardian: RoutingGuard?, notices: @escaping @Sendable (String) -> Void, name: String) {
+         guardian: RoutingGuard?, notices: @escaping @Sendable (String) -> Void, name: String,
+         report: @escaping @Sendable (SourceEvent) -> Void) {
         self.router = router
         self.connection = connection
         self.recording = recording
         self.guardian = guardian
         watcher = WorkerThread(name: "reel.app-audio") { [self] thread in
+            let clock = ContinuousClock()
+            var nextCheck = clock.now
             while !thread.isStopRequested {
                 do {
                     try self.router.handle(try self.connection.nextEvents(timeoutMicroseconds: 50_000))
+                    guard clock.now >= nextCheck else { continue }
+                    nextCheck = clock.now.advanced(by: Self.sinkCheckInterval)
+                    let sink = self.router.recordedSink
+                    guard try !self.connection.sinkNames().contains(sink) else { continue }
+                    // Someone unloaded the recorded sink: nothing can be recorded any more (its
+                    // monitor is gone), so the source is lost rather than retried for ever; the
+                    // chosen streams go back to their sinks now.
+                    self.recording.stop()
+                    self.router.restore()
+                    report(.lost(ReelError(.sourceUnavailable,
+                                           "\(name) lost its recorded sink '\(sink)': it was unloaded by another program while recording",
+                                           hint: "the chosen applications play on their own sinks again; record again to record them")))
+                    return
                 } catch {
                     notices("\(name) no longer follows new streams: \((error as? ReelError)?.message ?? "\(error)")")
                     return
@@ -269,6 +330,7 @@ private final class Running: @unchecked Sendable {
     func finish() {
         watcher?.requestStop()
         watcher?.join()
+        router.reportNeverPlayed()
         recording.stop()
         router.restore()
         guardian?.release()

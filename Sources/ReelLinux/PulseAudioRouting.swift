@@ -44,6 +44,8 @@ package enum StreamEvent: Sendable, Equatable {
     case appeared(UInt32)
     /// A stream ended.
     case vanished(UInt32)
+    /// A stream changed: moved to another sink, or anything else about it.
+    case changed(UInt32)
 }
 
 /// A loaded PulseAudio module.
@@ -74,6 +76,9 @@ package protocol PulseAudioRoutingServer: Sendable {
 
 /// One connection that moves streams and loads modules. Used by one thread at a time.
 package protocol PulseAudioRoutingConnection: AnyObject {
+    /// The server this connection reached, as a server string that reaches it again from
+    /// another environment (a socket path, `tcp:host:port`), or `nil` when it cannot say.
+    var serverName: String? { get }
     /// The server's default sink.
     func defaultSink() throws(ReelError) -> String?
     /// The names of the sinks.

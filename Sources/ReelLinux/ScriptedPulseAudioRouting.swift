@@ -27,8 +27,13 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
     private var suspended: Set<String> = []
     private var changes = 0
 
-    /// A server with `sinks` (the first is the default).
-    package init(sinks: [String]) {
+    /// The server string that reaches this server, when a test has several
+    /// (``ScriptedPulseAudioServers``).
+    package let name: String?
+
+    /// A server with `sinks` (the first is the default), reached as `name`.
+    package init(sinks: [String], name: String? = nil) {
+        self.name = name
         sinkList = sinks
         defaultSinkName = sinks.first
     }
@@ -78,6 +83,15 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
         }
     }
 
+    /// The user (or another program) moves a stream to `sink`; subscribers hear of it.
+    package func move(_ index: UInt32, to sink: String) {
+        locked {
+            guard let at = streamList.firstIndex(where: { $0.index == index }) else { return }
+            streamList[at].sinkName = sink
+            for subscriber in subscribers { subscriber.queue(.changed(index)) }
+        }
+    }
+
     /// A stream ends; subscribers hear of it.
     package func end(_ index: UInt32) {
         locked { removeStream(index) }
@@ -111,6 +125,8 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
         private var events: [StreamEvent] = []  // guarded by server.lock
 
         init(server: ScriptedPulseAudioRouting) { self.server = server }
+
+        var serverName: String? { server.name }
 
         func queue(_ event: StreamEvent) { events.append(event) }
 
@@ -188,6 +204,7 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
                     // As PulseAudio does: what still plays there goes to the default sink.
                     for i in server.streamList.indices where server.streamList[i].sinkName == sink {
                         server.streamList[i].sinkName = server.defaultSinkName ?? ""
+                        for subscriber in server.subscribers { subscriber.queue(.changed(server.streamList[i].index)) }
                     }
                 }
             }
@@ -204,6 +221,7 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
                 }
                 server.streamList[at].sinkName = sink
                 server.changes += 1
+                for subscriber in server.subscribers { subscriber.queue(.changed(index)) }
             }
         }
 
@@ -228,5 +246,27 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
             if taken.isEmpty { usleep(UInt32(max(0, min(timeoutMicroseconds, 5_000)))) }
             return taken
         }
+    }
+}
+
+/// Several scripted servers, reached by their server strings; `nil` reaches the one the
+/// environment names (as libpulse does with `PULSE_SERVER`).
+package struct ScriptedPulseAudioServers: PulseAudioRoutingServer {
+    let servers: [ScriptedPulseAudioRouting]
+    let usual: ScriptedPulseAudioRouting
+
+    /// `servers`, of which `usual` is reached with no server string.
+    package init(_ servers: [ScriptedPulseAudioRouting], usual: ScriptedPulseAudioRouting) {
+        self.servers = servers
+        self.usual = usual
+    }
+
+    /// Connects to the server named `server`; an unknown name is refused as libpulse refuses.
+    package func connect(server: String?, clientName: String) throws(ReelError) -> any PulseAudioRoutingConnection {
+        guard let server else { return try usual.connect(server: nil, clientName: clientName) }
+        guard let found = servers.first(where: { $0.name == server }) else {
+            throw ReelError(.sourceUnavailable, "PulseAudio is not running at \(server) (connection refused)")
+        }
+        return try found.connect(server: server, clientName: clientName)
     }
 }

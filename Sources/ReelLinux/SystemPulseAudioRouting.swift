@@ -50,6 +50,10 @@ private final class PulseRoutingConnection: PulseAudioRoutingConnection {
 
     private var context: OpaquePointer { connection.context }
 
+    var serverName: String? {
+        pa_context_get_server(context).map { String(cString: $0) } ?? connection.server
+    }
+
     /// Runs one operation made by `start` and waits for it.
     private func run(_ what: String, _ start: (UnsafeMutableRawPointer) -> OpaquePointer?) throws(ReelError) -> RoutingBox {
         let box = RoutingBox()
@@ -195,6 +199,7 @@ private final class PulseRoutingConnection: PulseAudioRoutingConnection {
             switch type.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue {
             case PA_SUBSCRIPTION_EVENT_NEW.rawValue: box.events.append(.appeared(index))
             case PA_SUBSCRIPTION_EVENT_REMOVE.rawValue: box.events.append(.vanished(index))
+            case PA_SUBSCRIPTION_EVENT_CHANGE.rawValue: box.events.append(.changed(index))
             default: break
             }
         }, userdata)

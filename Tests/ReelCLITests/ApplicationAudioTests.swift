@@ -245,6 +245,163 @@ import ReelTestSupport
         #expect(!FileManager.default.fileExists(atPath: stateFile.path))
     }
 
+    /// Kills a recording of `--app-audio=A` and its guard, leaving its routing behind.
+    static func killedRecording(_ setup: Setup) throws -> (pid: Int32, stateFile: URL) {
+        let (process, _) = try setup.startRecording(["--app-audio=A"], output: setup.dir.url.appendingPathComponent("k-\(UUID().uuidString).m4a"))
+        usleep(500_000)
+        #expect(try setup.sinks(of: "A").allSatisfy { $0.hasPrefix("reel-app-") })
+        let stateFile = setup.stateFolder.appendingPathComponent("app-audio-\(process.processIdentifier).json")
+        let state = try JSONSerialization.jsonObject(with: Data(contentsOf: stateFile)) as? [String: Any]
+        let guardPID = try #require(state?["guardPID"] as? Int)
+        kill(Int32(guardPID), SIGKILL)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        usleep(200_000)
+        return (process.processIdentifier, stateFile)
+    }
+
+    @Test func doctorWithAnotherServerOrRuntimeFolderRestoresOnTheRecordingsServer() throws {
+        let setup = try Setup()
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 30, amplitude: 0.4, applicationName: "A")
+        defer { a.stop() }
+        usleep(300_000)
+        let before = try setup.routing()
+        // Another PULSE_SERVER, the same runtime folder: the state file's own server is restored.
+        let first = try Self.killedRecording(setup)
+        #expect(try setup.routing() != before)
+        let elsewhere = try PulseServer()
+        let doctor = try ReelBinary.run(["doctor"], environment: setup.environment.merging(elsewhere.environment) { $1 })
+        #expect(doctor.output.contains("restored now: reel process \(first.pid) died"), "\(doctor.output)")
+        #expect(doctor.output.contains("moved 1 stream(s)"), "\(doctor.output)")
+        #expect(try setup.routing() == before)
+        #expect(!FileManager.default.fileExists(atPath: first.stateFile.path))
+        // Another runtime folder (no state file there): found on the server by its sinks' names.
+        let second = try Self.killedRecording(setup)
+        let otherRuntime = setup.dir.url.appendingPathComponent("other-runtime")
+        try FileManager.default.createDirectory(at: otherRuntime, withIntermediateDirectories: true)
+        let again = try ReelBinary.run(["doctor"], environment: setup.environment.merging(["XDG_RUNTIME_DIR": otherRuntime.path]) { $1 })
+        #expect(again.output.contains("restored now: reel process \(second.pid) ended"), "\(again.output)")
+        #expect(again.output.contains("no state file found"), "\(again.output)")
+        #expect(try setup.routing() == before)
+        #expect(try setup.sinks(of: "A") == ["apps"])
+        // Its state file is then found with nothing left to restore, and removed.
+        let last = try ReelBinary.run(["doctor"], environment: setup.environment)
+        #expect(!FileManager.default.fileExists(atPath: second.stateFile.path), "\(last.output)")
+        #expect(try setup.routing() == before)
+    }
+
+    @Test func aStreamMovedAwayWhileRecordingAndAnApplicationThatNeverPlayedAreSaid() throws {
+        let setup = try Setup()
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 20, amplitude: 0.4, applicationName: "A")
+        defer { a.stop() }
+        usleep(300_000)
+        let before = try setup.routing()
+        let (process, errors) = try setup.startRecording(["--app-audio=A", "--app-audio=Never", "--duration", "3"],
+                                                         output: setup.dir.url.appendingPathComponent("away.m4a"))
+        usleep(700_000)
+        #expect(try setup.sinks(of: "A").allSatisfy { $0.hasPrefix("reel-app-") })
+        // The user moves A back to the speakers by hand.
+        let streams = try setup.pactl(["list", "sink-inputs"])
+        let blocks = streams.components(separatedBy: "Sink Input #").dropFirst()
+        let aIndex = try #require(blocks.first { $0.contains("application.name = \"A\"") }.map { String($0.prefix { $0.isNumber }) })
+        _ = try setup.pactl(["move-sink-input", aIndex, "apps"])
+        process.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(stderr.contains("the stream of 'A' (\(aIndex)) was moved away from reel's relay to 'apps'"), "\(stderr)")
+        #expect(stderr.contains("'Never' never played during the recording: nothing of it was recorded"), "\(stderr)")
+        #expect(!stderr.contains("'A' never played"), "\(stderr)")
+        #expect(try setup.routing() == before)
+    }
+
+    @Test func aNameOfBothASinkAndAPlayingApplicationIsPointedOut() throws {
+        let setup = try Setup()
+        _ = try setup.pactl(["load-module", "module-null-sink", "sink_name=A", "rate=48000", "channels=2"])
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 20, amplitude: 0.4, applicationName: "A")
+        defer { a.stop() }
+        usleep(300_000)
+        let streams = try setup.pactl(["list", "sink-inputs"]).components(separatedBy: "Sink Input #").dropFirst()
+        let block = try #require(streams.first { $0.contains("application.name = \"A\"") })
+        let pid = try #require(block.components(separatedBy: "application.process.id = \"").dropFirst().first?.prefix { $0.isNumber })
+        let r = try ReelBinary.run(["record", "--app-audio=A", "--duration", "1", "-o", setup.dir.url.appendingPathComponent("a.m4a").path],
+                                   environment: setup.environment)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("note: 'A' names both a sink and an application playing now; recording the sink 'A'"), "\(r.stderr)")
+        #expect(r.stderr.contains("use --app-audio=\(pid)"), "\(r.stderr)")
+        // Named by its process id, the application is recorded, with no note.
+        let byPID = try ReelBinary.run(["record", "--app-audio=\(pid)", "--duration", "1", "-o", setup.dir.url.appendingPathComponent("b.m4a").path],
+                                       environment: setup.environment)
+        #expect(byPID.status == 0, "\(byPID.stderr)")
+        #expect(!byPID.stderr.contains("names both"), "\(byPID.stderr)")
+    }
+
+    @Test func aRecordingWhoseSinkIsUnloadedEndsFinalisedAndPutsTheRoutingBack() throws {
+        let setup = try Setup()
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 30, amplitude: 0.4, applicationName: "A")
+        defer { a.stop() }
+        usleep(300_000)
+        let before = try setup.routing()
+        let url = setup.dir.url.appendingPathComponent("unloaded.m4a")
+        let (process, errors) = try setup.startRecording(["--app-audio=A", "--duration", "30"], output: url)
+        usleep(1_500_000)
+        let module = try #require(try setup.pactl(["list", "short", "modules"]).split(separator: "\n")
+            .first { $0.contains("module-null-sink") && $0.contains("sink_name=reel-app-\(process.processIdentifier) ") }
+            .map { String($0.split(separator: "\t")[0]) })
+        let unloaded = Date()
+        _ = try setup.pactl(["unload-module", module])
+        let deadline = Date().addingTimeInterval(15)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        let took = Date().timeIntervalSince(unloaded)
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        // With --json the loss is an event on stdout.
+        let events = try FileManager.default.contentsOfDirectory(at: setup.dir.url, includingPropertiesForKeys: nil)
+            .filter { $0.lastPathComponent.hasPrefix("events-") }
+            .map { try String(contentsOf: $0, encoding: .utf8) }.joined(separator: "\n")
+        #expect(took < 10, "\(stderr)")
+        #expect(events.contains("lost its recorded sink 'reel-app-\(process.processIdentifier)'"), "\(events)\n\(stderr)")
+        #expect(try setup.routing() == before)
+        #expect(try setup.sinks(of: "A") == ["apps"])
+        // What was recorded before is kept, finalised: about 1.5 s of the tone.
+        let audio = try MediaProbe.decodeAudio(url)
+        #expect(Double(audio.count) / 48_000 > 0.8, "\(audio.count) samples; \(stderr)")
+        #expect(Self.powers(audio, from: 0.3, to: 0.8, [440])[440]! > 0.02, "\(Self.profile(audio))")
+    }
+
+    @Test func doctorKeepsAStateFileWhoseServerCannotBeReachedAndSaysSo() throws {
+        let setup = try Setup()
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/true")
+        try child.run()
+        child.waitUntilExit()
+        let dead = child.processIdentifier
+        try FileManager.default.createDirectory(at: setup.stateFolder, withIntermediateDirectories: true)
+        let file = setup.stateFolder.appendingPathComponent("app-audio-\(dead).json")
+        try Data("{\"server\":\"tcp:127.0.0.1:1\",\"recorderPID\":\(dead),\"tag\":\"reel-app-\(dead)\",\"moved\":[]}".utf8).write(to: file)
+        let doctor = try ReelBinary.run(["doctor"], environment: setup.environment)
+        #expect(doctor.output.contains("not all restored: reel process \(dead) died"), "\(doctor.output)")
+        #expect(doctor.output.contains("tcp:127.0.0.1:1 cannot be reached now"), "\(doctor.output)")
+        #expect(FileManager.default.fileExists(atPath: file.path))
+    }
+
+    @Test func anApplicationAnotherReelRecordsIsPointedOutWithThatReelsPID() throws {
+        let setup = try Setup()
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 20, amplitude: 0.4, applicationName: "A")
+        defer { a.stop() }
+        usleep(300_000)
+        let before = try setup.routing()
+        let (first, _) = try setup.startRecording(["--app-audio=A", "--duration", "4"], output: setup.dir.url.appendingPathComponent("first.m4a"))
+        usleep(500_000)
+        let second = try ReelBinary.run(["record", "--app-audio=A", "--duration", "1", "-o", setup.dir.url.appendingPathComponent("second.m4a").path],
+                                        environment: setup.environment)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stderr.contains("is already being recorded by another reel, process \(first.processIdentifier) "), "\(second.stderr)")
+        first.waitUntilExit()
+        #expect(first.terminationStatus == 0)
+        #expect(try setup.routing() == before)
+    }
+
     @Test func anApplicationThatIsNotPlayingIsRecordedWhenItStarts() throws {
         let setup = try Setup()
         let url = setup.dir.url.appendingPathComponent("later.m4a")

@@ -245,4 +245,179 @@ struct ApplicationAudioRoutingTests {
         server.isRunning = false
         #expect(throws: ReelError.self) { try source.prepare() }
     }
+
+    /// A process id no process has: a child that exited and was reaped.
+    static func deadPID() throws -> Int32 {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/true")
+        try child.run()
+        child.waitUntilExit()
+        return child.processIdentifier
+    }
+
+    @Test func aStateFileIsRestoredOnTheServerItNamesAndKeptWhenThatOneCannotBeReached() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("reel-srv-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let recorded = ScriptedPulseAudioRouting(sinks: ["speakers"], name: "tcp:localhost:4713")
+        let other = ScriptedPulseAudioRouting(sinks: ["speakers"], name: "/tmp/other/native")
+        let servers = ScriptedPulseAudioServers([recorded, other], usual: other)
+        recorded.play("A")
+        let before = recorded.routing
+        let dead = try Self.deadPID()
+        let file = ApplicationAudioRouter.stateFile(pid: dead, environment: ["XDG_RUNTIME_DIR": folder.path])
+        let clock = ManualClock()
+        let audio = ScriptedPulseAudioServer(clock: clock, answers: [.stream([.data(frames: 480, after: .zero)])])
+        // Recorded with no server string: the file still names the server that was reached.
+        let source = ApplicationAudioSource(.only(["A"]), server: nil, format: ScriptedPulseAudioTests.format, guardCommand: nil,
+                                            notices: { _ in }, routing: ScriptedPulseAudioServers([recorded], usual: recorded),
+                                            audioServer: audio, processID: dead, stateFile: file)
+        try source.start(SourceContext(id: SourceID(1), clock: clock, origin: .zero, deliver: { _ in }, report: { _ in }))
+        #expect(ApplicationAudioRouter.read(file)?.server == "tcp:localhost:4713")
+        // The recorder dies (its state file stays); a later run reaches another server.
+        let copy = try Data(contentsOf: file)
+        source.stop()
+        try copy.write(to: file)
+        recorded.isRunning = false
+        let unreachable = ApplicationAudioSource.restoreLeftovers(environment: ["XDG_RUNTIME_DIR": folder.path], routing: servers)
+        #expect(unreachable.count == 1)
+        #expect(unreachable.first?.contains("cannot be reached now") == true, "\(unreachable)")
+        #expect(FileManager.default.fileExists(atPath: file.path))
+        // Once that server answers again, the file is restored on it, and only then removed.
+        recorded.isRunning = true
+        let connection = try recorded.connect(server: nil, clientName: "test")
+        let router = ApplicationAudioRouter(names: ["A"], excluding: false, connection: connection, server: recorded.name,
+                                            recorderPID: dead, stateFile: file, report: { _ in })
+        try router.setUp()
+        try router.startRouting()
+        #expect(Self.sinks(recorded) == ["A": ["reel-app-\(dead)-1"]])
+        let said = ApplicationAudioSource.restoreLeftovers(environment: ["XDG_RUNTIME_DIR": folder.path], routing: servers)
+        #expect(said == ["reel process \(dead) died without restoring its application-audio routing: moved 1 stream(s) back to their sinks and unloaded 3 module(s)"])
+        #expect(recorded.routing == before)
+        #expect(other.modules.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+
+        // A socket that is gone took the routing with it: the file goes too.
+        try ApplicationAudioRouter.write(ApplicationAudioRoute(server: "/nonexistent-\(UUID().uuidString)/native", recorderPID: dead,
+                                                               tag: "reel-app-\(dead)"), to: file)
+        let gone = ApplicationAudioSource.restoreLeftovers(environment: ["XDG_RUNTIME_DIR": folder.path], routing: servers)
+        #expect(gone.first?.contains("is gone, so nothing was left") == true, "\(gone)")
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+    }
+
+    @Test func routingOfADeadRecorderWithNoStateFileIsFoundOnTheServerAndPutBack() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("reel-nofile-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = ScriptedPulseAudioRouting(sinks: ["speakers", "headset"])
+        server.play("A", sink: "headset")
+        server.play("B")
+        server.play("C")
+        let before = server.routing
+        let dead = try Self.deadPID()
+        let connection = try server.connect(server: nil, clientName: "test")
+        // A recording in another runtime folder (or whose state file was lost) died.
+        let deadRouter = ApplicationAudioRouter(names: ["A", "B"], excluding: false, connection: connection, server: nil,
+                                                recorderPID: dead, stateFile: nil, report: { _ in })
+        try deadRouter.setUp()
+        try deadRouter.startRouting()
+        // Something played straight into its recorded sink too.
+        let onRecorded = server.play("D", sink: "reel-app-\(dead)")
+        // A live recording's routing is left alone.
+        let liveRouter = ApplicationAudioRouter(names: ["C"], excluding: false, connection: connection, server: nil,
+                                                recorderPID: getpid(), stateFile: nil, report: { _ in })
+        try liveRouter.setUp()
+        try liveRouter.startRouting()
+        #expect(Self.sinks(server) == ["A": ["reel-app-\(dead)-1"], "B": ["reel-app-\(dead)-2"], "C": ["reel-app-\(getpid())-1"],
+                                       "D": ["reel-app-\(dead)"]])
+        let said = ApplicationAudioSource.restoreLeftovers(environment: ["XDG_RUNTIME_DIR": folder.path], routing: server)
+        #expect(said == ["reel process \(dead) ended without restoring its application-audio routing (reel-app-\(dead)…, no state file found): moved 3 stream(s) back to their sinks and unloaded 5 module(s)"])
+        // Streams on a relay go back to the sink it played into; the one on the recorded sink to the default.
+        #expect(Self.sinks(server) == ["A": ["headset"], "B": ["speakers"], "C": ["reel-app-\(getpid())-1"], "D": ["speakers"]])
+        #expect(server.modules.allSatisfy { $0.argument.contains("reel-app-\(getpid())") })
+        liveRouter.restore()
+        #expect(server.routing.filter { !$0.hasPrefix("stream \(onRecorded) ") } == before)
+        // Nothing left: said once.
+        #expect(ApplicationAudioSource.restoreLeftovers(environment: ["XDG_RUNTIME_DIR": folder.path], routing: server).isEmpty)
+    }
+
+    @Test func theTagOfASinkIsReadOffItsName() {
+        #expect(ApplicationAudioRouter.tag(ofSink: "reel-app-12") == "reel-app-12")
+        #expect(ApplicationAudioRouter.tag(ofSink: "reel-app-12-3") == "reel-app-12")
+        #expect(ApplicationAudioRouter.tag(ofSink: "reel-app-12.2-3.monitor") == "reel-app-12.2")
+        #expect(ApplicationAudioRouter.tag(ofSink: "reel-app-12.monitor") == "reel-app-12")
+        #expect(ApplicationAudioRouter.tag(ofSink: "reel-app-x") == nil)
+        #expect(ApplicationAudioRouter.tag(ofSink: "reel-app-12-a") == nil)
+        #expect(ApplicationAudioRouter.tag(ofSink: "speakers") == nil)
+    }
+
+    @Test func aChosenStreamRecordedByAnotherReelOrMovedAwayOrNeverPlayingIsSaid() throws {
+        let server = ScriptedPulseAudioRouting(sinks: ["speakers", "headset"])
+        let a = server.play("A")
+        // Another reel, running (this process), records B.
+        let otherConnection = try server.connect(server: nil, clientName: "other")
+        try otherConnection.subscribeToStreams()
+        let other = ApplicationAudioRouter(names: ["B"], excluding: false, connection: otherConnection, server: nil,
+                                           recorderPID: getpid(), stateFile: nil, report: { _ in })
+        try other.setUp()
+        let b = server.play("B")
+        try other.startRouting()
+        let notices = Notices()
+        let (router, connection) = try Self.router(server, names: ["A", "B", "Never"], notices: notices)
+        try router.setUp()
+        try router.startRouting()
+        #expect(notices.all.contains("'B' (stream \(b)) is already being recorded by another reel, process \(getpid()) (it plays on its sink 'reel-app-\(getpid())-1'): this recording does not get its sound"), "\(notices.all)")
+        // A second stream of B that the other reel takes as it starts: said for it too, once.
+        let b2 = server.play("B")
+        try other.handle(otherConnection.nextEvents(timeoutMicroseconds: 0))
+        try router.handle(connection.nextEvents(timeoutMicroseconds: 0))
+        try router.handle(connection.nextEvents(timeoutMicroseconds: 0))
+        #expect(notices.all.filter { $0.contains("is already being recorded") }.count == 2, "\(notices.all)")
+        #expect(notices.all.contains { $0.hasPrefix("'B' (stream \(b2))") }, "\(notices.all)")
+        // The user moves A away from the relay: no longer recorded, said once.
+        #expect(Self.sinks(server)["A"] == ["reel-app-4242-1"])
+        server.move(a, to: "headset")
+        try router.handle(connection.nextEvents(timeoutMicroseconds: 0))
+        try router.handle(connection.nextEvents(timeoutMicroseconds: 0))
+        #expect(notices.all.filter { $0.contains("was moved away") } == ["the stream of 'A' (\(a)) was moved away from reel's relay to 'headset' (by the user, or because its sink was removed): it is no longer recorded"])
+        #expect(router.route.moved.isEmpty)
+        // A stream whose relay is removed goes to the default sink: said too.
+        let a2 = server.play("A", sink: "headset")
+        try router.handle(connection.nextEvents(timeoutMicroseconds: 0))
+        #expect(Self.sinks(server)["A"] == ["headset", "reel-app-4242-2"])
+        let relay = try #require(server.modules.first { $0.argument.hasPrefix("sink_name=reel-app-4242-2 ") })
+        try otherConnection.unloadModule(relay.index)
+        try router.handle(connection.nextEvents(timeoutMicroseconds: 0))
+        #expect(notices.all.contains { $0.hasPrefix("the stream of 'A' (\(a2)) was moved away from reel's relay to 'speakers'") }, "\(notices.all)")
+        // At the end: the named application that never played.
+        router.reportNeverPlayed()
+        #expect(notices.all.last == "'Never' never played during the recording: nothing of it was recorded")
+        #expect(!notices.all.contains { $0.hasPrefix("'A' never") || $0.hasPrefix("'B' never") })
+        router.restore()
+        other.restore()
+        #expect(server.modules.isEmpty)
+    }
+
+    @Test func theSourceIsLostAndTheRoutingPutBackWhenItsRecordedSinkIsUnloaded() throws {
+        let server = ScriptedPulseAudioRouting(sinks: ["speakers"])
+        server.play("A")
+        let before = server.routing
+        let clock = ManualClock()
+        let audio = ScriptedPulseAudioServer(clock: clock, answers: [.stream([.data(frames: 480, after: .zero)])])
+        let source = ApplicationAudioSource(.only(["A"]), server: nil, format: ScriptedPulseAudioTests.format, guardCommand: nil,
+                                            notices: { _ in }, routing: server, audioServer: audio, processID: 4242, stateFile: nil)
+        let events = Mutex<[String]>([])
+        try source.start(SourceContext(id: SourceID(1), clock: clock, origin: .zero, deliver: { _ in }, report: { event in
+            if case .lost(let error) = event { events.withLock { $0.append(error.message) } }
+        }))
+        #expect(Self.sinks(server) == ["A": ["reel-app-4242-1"]])
+        let other = try server.connect(server: nil, clientName: "someone")
+        let recorded = try #require(server.modules.first { $0.argument.hasPrefix("sink_name=reel-app-4242 ") })
+        try other.unloadModule(recorded.index)
+        let deadline = Date().addingTimeInterval(5)
+        while events.withLock({ $0.isEmpty }) && Date() < deadline { usleep(5_000) }
+        #expect(events.withLock { $0 } == ["app audio of 'A' lost its recorded sink 'reel-app-4242': it was unloaded by another program while recording"])
+        // Put back at once, not when the session stops the source.
+        #expect(server.routing == before)
+        source.stop()
+        #expect(server.routing == before)
+    }
 }
