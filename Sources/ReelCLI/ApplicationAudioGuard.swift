@@ -29,8 +29,12 @@ enum ApplicationAudioGuard {
     }
 
     /// Restores what recordings that died with their guards left behind, saying so.
-    static func restoreLeftovers(console: Console, environment: [String: String]) {
-        for line in ApplicationAudioSource.restoreLeftovers(environment: environment) { console.err("reel: \(line)") }
+    /// The audio server itself is looked at only when `scanningServer` (a recording of
+    /// application audio, which a leftover would leave silent); state files always.
+    static func restoreLeftovers(console: Console, environment: [String: String], scanningServer: Bool) {
+        for line in ApplicationAudioSource.restoreLeftovers(environment: environment, scanningServer: scanningServer) {
+            console.err("reel: \(line)")
+        }
     }
 
     /// The `app-audio-routing` check of `reel doctor`: restores what recordings of application

@@ -544,7 +544,8 @@ struct RecordCommand {
     private func makeSources() throws -> [any CaptureSource] {
         var sources: [any CaptureSource] = []
         // Routing that an earlier recording of application audio left (it and its guard died).
-        ApplicationAudioGuard.restoreLeftovers(console: console, environment: environment)
+        ApplicationAudioGuard.restoreLeftovers(console: console, environment: environment,
+                                               scanningServer: options.appAudio != nil)
         if let screen = options.screen {
             switch ScreenLocation(argument: screen, environment: environment) {
             case .x11(let display) where options.window != nil:

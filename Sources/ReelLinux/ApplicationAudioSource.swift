@@ -204,13 +204,18 @@ public final class ApplicationAudioSource: CaptureSource {
     /// recorded sink to the default sink).
     ///
     /// A state file is removed only once its server shows nothing of its routing any more.
+    /// Without `scanningServer` only state files are looked at: no connection is made to the
+    /// audio server unless one of them names it (a recording that uses no sound of the server
+    /// has no reason to touch it, or to make libpulse write its files in the user's home).
     ///
     /// - Returns: a sentence for each recording whose routing was restored, or could not be.
-    public static func restoreLeftovers(environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
-        restoreLeftovers(environment: environment, routing: SystemPulseAudioRouting())
+    public static func restoreLeftovers(environment: [String: String] = ProcessInfo.processInfo.environment,
+                                        scanningServer: Bool = true) -> [String] {
+        restoreLeftovers(environment: environment, routing: SystemPulseAudioRouting(), scanningServer: scanningServer)
     }
 
-    package static func restoreLeftovers(environment: [String: String], routing: any PulseAudioRoutingServer) -> [String] {
+    package static func restoreLeftovers(environment: [String: String], routing: any PulseAudioRoutingServer,
+                                         scanningServer: Bool = true) -> [String] {
         let directory = ApplicationAudioRouter.stateDirectory(environment: environment)
         let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         var done: [String] = []
@@ -228,7 +233,7 @@ public final class ApplicationAudioSource: CaptureSource {
             done.append(said)
         }
         // No state file (another XDG_RUNTIME_DIR, a file lost): what the server itself shows.
-        guard let connection = try? routing.connect(server: environment["PULSE_SERVER"], clientName: "Reel routing restore"),
+        guard scanningServer, let connection = try? routing.connect(server: environment["PULSE_SERVER"], clientName: "Reel routing restore"),
               let routes = try? ApplicationAudioRouter.routesOnServer(connection) else { return done }
         for route in routes where !spared.contains(route.tag) && !isAlive(route.recorderPID) {
             let (streams, modules) = ApplicationAudioRouter.restore(route, on: connection)
