@@ -31,7 +31,7 @@ import Synchronization
 /// argument and the read end of a pipe as its standard input; when the pipe closes without the
 /// file having been removed (the recorder died, even by SIGKILL), the guard restores from the
 /// file (the `reel` command line runs itself as its guard, see ``runGuard(stateFile:)``). And
-/// ``restoreLeftovers(environment:)`` restores what a recording whose guard died too left
+/// ``restoreLeftovers(environment:scanningServer:)`` restores what a recording whose guard died too left
 /// behind; `reel` calls it at each recording and in `reel doctor`.
 public final class ApplicationAudioSource: CaptureSource {
     /// Which applications are recorded.
@@ -79,7 +79,7 @@ public final class ApplicationAudioSource: CaptureSource {
     ///   - server: a PulseAudio server string; `nil` uses `PULSE_SERVER` or the default server.
     ///   - format: the format to deliver.
     ///   - guardCommand: a program and its arguments that restores the routing if this process
-    ///     dies while recording (see above); `nil` leaves that to ``restoreLeftovers(environment:)``.
+    ///     dies while recording (see above); `nil` leaves that to ``restoreLeftovers(environment:scanningServer:)``.
     ///   - notices: told what the user should know: an application that is not playing yet,
     ///     one that starts, a stream that cannot be moved. Called on the source's threads.
     public convenience init(_ selection: Selection, server: String? = nil,
