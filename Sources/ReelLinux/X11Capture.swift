@@ -81,7 +81,7 @@ final class X11Capture: @unchecked Sendable {
         let shared = method == .sharedMemory
         switch display.readImage(rect, of: root, into: frame, shared: shared, withCursor: drawsCursor) {
         case .captured(let cursor):
-            if let cursor { draw(cursor, into: frame) }
+            if let cursor { cursor.blend(into: frame, origin: (rect.x, rect.y)) }
             return .frame(frame)
         case .refused(let errorCode):
             if display.hasFailed {
@@ -99,15 +99,4 @@ final class X11Capture: @unchecked Sendable {
         }
     }
 
-    /// Blends the cursor at its position relative to the region.
-    private func draw(_ cursor: X11CursorImage, into frame: VideoFrame) {
-        guard cursor.width > 0, cursor.height > 0, cursor.pixels.count >= cursor.width * cursor.height else { return }
-        cursor.pixels.withUnsafeBufferPointer { pixels in
-            guard let base = pixels.baseAddress else { return }
-            // The image's top left corner in frame coordinates.
-            X11ScreenSource.blendCursor(base, width: cursor.width, height: cursor.height,
-                                        left: cursor.x - cursor.xhot - rect.x, top: cursor.y - cursor.yhot - rect.y,
-                                        into: frame)
-        }
-    }
 }

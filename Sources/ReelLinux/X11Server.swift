@@ -203,3 +203,16 @@ package struct X11CursorImage: Sendable, Equatable {
         self.yhot = yhot
     }
 }
+
+extension X11CursorImage {
+    /// Blends the cursor into `frame`, whose top left corner is at `origin` on the screen (a
+    /// region's or a window's): what falls outside the frame is clipped away.
+    func blend(into frame: VideoFrame, origin: (x: Int, y: Int)) {
+        guard width > 0, height > 0, pixels.count >= width * height else { return }
+        pixels.withUnsafeBufferPointer { pixels in
+            guard let base = pixels.baseAddress else { return }
+            X11ScreenSource.blendCursor(base, width: width, height: height, left: x - xhot - origin.x, top: y - yhot - origin.y,
+                                        into: frame)
+        }
+    }
+}

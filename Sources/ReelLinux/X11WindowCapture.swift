@@ -166,7 +166,7 @@ final class X11WindowCapture: @unchecked Sendable {
         switch display.readImage(area, of: pixmap, into: target, shared: targetIsShared, withCursor: drawsCursor) {
         case .captured(let cursor):
             // Drawn where it is over the window itself, not over another window that covers it.
-            if let cursor, display.pointerIsOver(window.id, root: root) { draw(cursor, into: target, origin: (frame.x, frame.y)) }
+            if let cursor, display.pointerIsOver(window.id, root: root) { cursor.blend(into: target, origin: (frame.x, frame.y)) }
         case .refused(let code):
             if display.hasFailed { return serverGone(display) }
             // BadPixmap, BadMatch, BadDrawable: the window changed between the requests (a
@@ -238,15 +238,4 @@ final class X11WindowCapture: @unchecked Sendable {
                         hint: "restart the recording once the display is back"))
     }
 
-    /// Blends the cursor at its position relative to the part of the window read (whose top
-    /// left corner is at `origin` on the screen): outside the window it is clipped away.
-    private func draw(_ cursor: X11CursorImage, into frame: VideoFrame, origin: (x: Int, y: Int)) {
-        guard cursor.width > 0, cursor.height > 0, cursor.pixels.count >= cursor.width * cursor.height else { return }
-        cursor.pixels.withUnsafeBufferPointer { pixels in
-            guard let base = pixels.baseAddress else { return }
-            X11ScreenSource.blendCursor(base, width: cursor.width, height: cursor.height,
-                                        left: cursor.x - cursor.xhot - origin.x, top: cursor.y - cursor.yhot - origin.y,
-                                        into: frame)
-        }
-    }
 }
