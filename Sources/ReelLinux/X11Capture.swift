@@ -98,5 +98,4 @@ final class X11Capture: @unchecked Sendable {
                                    hint: "the screen may have changed size; choose a region inside it"))
         }
     }
-
 }
