@@ -74,6 +74,27 @@ public final class LiveFrames: CaptureOutput {
             self.isAlive = isAlive
         }
 
+        /// Held while a frame is handed over, so that once ``close()`` returns no frame reaches
+        /// the consumer any more (recursive: an observer told of a frame may remove its model).
+        private let gate = NSRecursiveLock()
+        private var isOpen = true
+
+        /// Hands `frame` over unless the consumer was closed.
+        func offer(_ frame: LiveFrame) -> Bool {
+            gate.lock()
+            defer { gate.unlock() }
+            guard isOpen else { return false }
+            deliver(frame)
+            return true
+        }
+
+        /// Stops handing frames over; waits for one being handed over now.
+        func close() {
+            gate.lock()
+            isOpen = false
+            gate.unlock()
+        }
+
         /// Whether a frame at `time` comes at least a frame interval of the cap after the last
         /// one delivered (less a quarter, for a source's jitter).
         func takesFrame(at time: MediaTime) -> Bool {
@@ -154,7 +175,8 @@ public final class LiveFrames: CaptureOutput {
 
     /// Stops delivering frames to `model` (it keeps its last frame).
     public func remove(_ model: LiveFrameModel) {
-        _ = state.withLock { $0.consumers.removeValue(forKey: ObjectIdentifier(model)) }
+        // Closed, not only forgotten: the worker may hold it already, with a frame on the way.
+        state.withLock { $0.consumers.removeValue(forKey: ObjectIdentifier(model)) }?.close()
     }
 
     private final class WeakModel: @unchecked Sendable {
@@ -226,8 +248,7 @@ public final class LiveFrames: CaptureOutput {
                     // A frame that cannot be converted is left out; the next may fit (a source
                     // that changed size).
                     guard let live = try? consumer.converter.convert(frame, source: source) else { continue }
-                    consumer.deliver(live)
-                    delivered.add(1, ordering: .relaxed)
+                    if consumer.offer(live) { delivered.add(1, ordering: .relaxed) }
                 }
             }
         }
