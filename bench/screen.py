@@ -857,7 +857,8 @@ def record_once(name: str, scenario: str, rep: int, screen: Screen, reel: Path, 
     v = verify(output, args, barcode, mode)
     barcodes = v.pop("barcodes", None)
     if proc.returncode != 0:
-        v["problems"].insert(0, f"exit code {proc.returncode}")
+        said = [l for _, l in err_reader.lines if l.strip()]
+        v["problems"].insert(0, f"exit code {proc.returncode}" + (f": {said[0][:200]}" if said else ""))
         v["ok"] = False
     result["verify"] = v
     if barcode and barcodes is not None:
@@ -873,7 +874,13 @@ def record_once(name: str, scenario: str, rep: int, screen: Screen, reel: Path, 
     elif barcode and "fresh_frames" in result.get("content", {}):
         expected = n * args.fps
         lost = max(0, expected - result["content"]["fresh_frames"])
+    elif is_reel(name, args):
+        # reel's dropped frames are the slots it left empty: counted once, not twice.
+        expected = n * args.fps
+        lost = max(expected - packets, dropped or 0, 0)
     else:
+        # ffmpeg fills every slot of its constant-rate file; its dup and drop counters say how
+        # many hold a repeated picture.
         expected = n * args.fps
         lost = max(0, expected - packets) + (dropped or 0)
     result["expected_frames"] = expected
@@ -1090,7 +1097,13 @@ def main() -> int:
                         "DIR/src and built in DIR/build (default /tmp/reel-bench-head), and use that: the figures "
                         "then belong to a commit, whatever is being edited in the working tree")
     p.add_argument("--from", dest="from_json", metavar="JSON", help="print the table of an earlier run's JSON and stop")
-    args = p.parse_args()
+    # "--reel-args --no-x" would read as an option of its own: take the next word as the value.
+    argv = sys.argv[1:]
+    for i, a in enumerate(argv[:-1]):
+        if a == "--reel-args":
+            argv[i:i + 2] = [f"--reel-args={argv[i + 1]}"]
+            break
+    args = p.parse_args(argv)
     if args.from_json:
         doc = json.loads(Path(args.from_json).read_text())
         saved = argparse.Namespace(**doc["arguments"])
@@ -1117,6 +1130,14 @@ def main() -> int:
             check_reel_args(reel_extra_args(r, args), r)
             if frame_mode(r, args) not in FRAME_MODES:
                 sys.exit(f"screen.py: {r}: unknown frame mode '{frame_mode(r, args)}' ({', '.join(FRAME_MODES)})")
+    region = None
+    if "desktop" in args.scenarios:
+        try:
+            region = desktop_region(args)
+        except ValueError as e:
+            sys.exit(f"screen.py: --region: {e}")
+        check_desktop_geometry(args, region)
+        args.desktop_region = str(region)
 
     for tool in ("Xvfb", "ffmpeg", "ffprobe", "gcc"):
         need(tool)
@@ -1157,10 +1178,7 @@ def main() -> int:
         motion = motion_frames(out, args.width, args.height, count, args.paint_rate)
     if "still" in args.scenarios:
         still = still_frame(out, args.width, args.height, args.paint_rate)
-    if "desktop" in args.scenarios:
-        region = desktop_region(args)
-        check_desktop_geometry(args, region)
-        args.desktop_region = str(region)
+    if region:
         region_frames, background = desktop_frames(out, args, region)
         desktop = (region_frames, background, region)
 
