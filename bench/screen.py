@@ -1130,6 +1130,10 @@ def main() -> int:
             check_reel_args(reel_extra_args(r, args), r)
             if frame_mode(r, args) not in FRAME_MODES:
                 sys.exit(f"screen.py: {r}: unknown frame mode '{frame_mode(r, args)}' ({', '.join(FRAME_MODES)})")
+    if any(x in args.scenarios for x in ("desktop", "motion")) and args.paint_rate < 2 * args.fps:
+        log(f"note: painting {args.paint_rate} times a second for {args.fps} fps: a capture late by less than a "
+            f"frame can see the screen its predecessor saw, so the barcodes may count repeats and lost frames that "
+            f"are only jitter; --paint-rate {2 * args.fps} avoids it")
     region = None
     if "desktop" in args.scenarios:
         try:
