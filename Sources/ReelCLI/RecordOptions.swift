@@ -138,6 +138,8 @@ public struct RecordOptions: Sendable {
         OptionSpec("crf", value: .required, placeholder: "N", help: "constant quality, lower is better: 0–51 (h264, hevc), 0–63 (vp9, av1); default 23"),
         OptionSpec("bitrate", value: .required, placeholder: "RATE", help: "video bit rate instead of --crf, 10k to 500M, e.g. 6M"),
         OptionSpec("keyframe-interval", value: .required, placeholder: "FRAMES", help: "frames between keyframes (default 2 s)"),
+        OptionSpec("frame-mode", value: .required, placeholder: "MODE", completion: .oneOf(FrameMode.allCases.map(\.rawValue)),
+                   help: "screen recordings: cfr, a frame at every slot (default); vfr, changed frames only, at least one a second; content, changed frames only (a still screen costs almost nothing)"),
         OptionSpec("profile", value: .required, placeholder: "NAME",
                    completion: .oneOf(VideoCodec.allCases.flatMap(\.profiles).reduce(into: []) { if !$0.contains($1) { $0.append($1) } }),
                    help: "codec profile: h264 baseline, main, high, high10; hevc main, main10; vp9 0, 2; av1 main (high10, main10, 2: 10-bit)"),
@@ -304,6 +306,12 @@ public struct RecordOptions: Sendable {
         if args.has("bitrate") {
             video.rateControl = .bitRate(try ValueParser.bitRate(args.value("bitrate")!, option: "bitrate", in: VideoSettings.bitRateRange))
         }
+        if let mode = args.value("frame-mode") ?? nil {
+            guard let frameMode = FrameMode(rawValue: mode) else {
+                throw UsageError("--frame-mode is cfr, vfr or content, not '\(mode)'")
+            }
+            video.frameMode = frameMode
+        }
         if args.has("keyframe-interval") {
             video.keyframeInterval = try ValueParser.integer(args.value("keyframe-interval")!, option: "keyframe-interval",
                                                              in: VideoSettings.keyframeIntervalRange)
@@ -414,6 +422,9 @@ public struct RecordOptions: Sendable {
             case "auto"?: preview = .auto
             case let other?: throw UsageError("--preview takes no value, or =auto, not '\(other)'")
             }
+        }
+        if args.has("frame-mode"), window != nil || screen == nil || videoSourceCount != 1 {
+            throw UsageError("--frame-mode works for a recording of the screen alone (--screen, or a --region of it), not of a window or a composed picture, which are recorded at a constant rate")
         }
         try Self.refuseOptionsThatDoNothing(args, screen: screen != nil, videoSources: videoSourceCount,
                                             zoomable: !cameras.isEmpty || testPattern,
