@@ -83,6 +83,11 @@ public final class AssetWriter: @unchecked Sendable {
         /// it does not eat the room, and a file that would be over the limit finalised in
         /// place is finalised by copying, which leaves no unused space.
         public var maximumFileSize: Int64?
+        /// The most bytes of the file that may wait to be written. The file is written by a
+        /// thread of the writer's own, so that a slow write (a busy or slow disk) does not hold
+        /// up encoding; when this many bytes wait, appending waits for the disk (nothing is
+        /// dropped). 0 writes on the appending thread instead. 64 MiB by default.
+        public var writeBufferSize: Int64 = 64 << 20
 
         /// Describes a file to write; each argument is the property of the same name, and a `nil`
         /// container is taken from the file name's extension.
@@ -248,24 +253,34 @@ public final class AssetWriter: @unchecked Sendable {
 
     /// Opens the file and the encoders. Throws `.fileExists` if the file exists and
     /// `overwrite` is off; nothing existing is touched then.
-    public init(configuration: Configuration) throws {
+    public convenience init(configuration: Configuration) throws {
+        try self.init(configuration: configuration, wrappingOutput: { $0 })
+    }
+
+    /// As ``init(configuration:)``, the file's writes going through what `wrappingOutput`
+    /// makes of the file's output (tests hold or fail writes there); used only with a
+    /// ``Configuration/writeBufferSize`` above 0.
+    package init(configuration: Configuration, wrappingOutput: @escaping (any FileOutput) -> any FileOutput) throws {
         FFmpeg.silenceLibraryLogging()
         try Self.validate(configuration)
         self.configuration = configuration
         encoder = try StreamEncoder(video: configuration.video, audio: configuration.audio)
         audioMuxedEnd = Array(repeating: 0, count: configuration.audio.count)
         audioAligners = configuration.audio.map { AudioTrackAligner(format: $0.inputFormat) }
+        let writeQueue = configuration.writeBufferSize > 0
+            ? Muxer.WriteQueue(maxBytes: configuration.writeBufferSize, output: wrappingOutput) : nil
         // A file to be replaced stays until the recording holds something: the new one is
         // written under a name of its own and takes the file's name with its first packet.
         if configuration.overwrite, Self.isRegularFile(configuration.url) {
             // Never one that another program is recording right now.
             try RecordingLock.checkNotBeingWritten(configuration.url)
             let temporary = FilePlacement.temporaryURL(beside: configuration.url, purpose: "new")
-            muxer = try Muxer(url: temporary, container: configuration.container, overwrite: false)
+            muxer = try Muxer(url: temporary, container: configuration.container, overwrite: false, writeQueue: writeQueue)
             url = temporary
             replaces = configuration.url
         } else {
-            muxer = try Muxer(url: configuration.url, container: configuration.container, overwrite: configuration.overwrite)
+            muxer = try Muxer(url: configuration.url, container: configuration.container, overwrite: configuration.overwrite,
+                              writeQueue: writeQueue)
             url = configuration.url
         }
         lock = muxer.takeLock()
@@ -494,7 +509,8 @@ public final class AssetWriter: @unchecked Sendable {
     /// the recording is being finalised. Until then a kill leaves the old file as it was.
     private func takeTheFilesName(finishing: Bool = false) throws {
         guard let target = replaces else { return }
-        guard finishing || muxer.bytesWritten > mediaStart else { return }
+        // Written, not only queued: a kill from now on leaves the new file playing.
+        guard finishing || muxer.bytesOnDisk > mediaStart else { return }
         // A rename ignores locks: a recording that another program began there meanwhile stays.
         try RecordingLock.checkNotBeingWritten(target)
         if rename(url.path, target.path) != 0 {
@@ -515,8 +531,12 @@ public final class AssetWriter: @unchecked Sendable {
         return muxer.headerSize + payload + perPacket * count + 4096
     }
 
-    /// Bytes written so far.
+    /// Bytes written so far (some may still wait for the disk: see
+    /// ``Configuration/writeBufferSize``).
     public var bytesWritten: Int64 { muxer.bytesWritten }
+
+    /// The queue of bytes waiting for the disk, if the file is written by a thread of its own.
+    package var writeQueue: FileWriteQueue? { muxer.writeQueue }
 
     /// The packets written so far.
     public var packetsWritten: Int64 { muxer.packetCount }
