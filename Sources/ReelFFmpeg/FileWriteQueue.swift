@@ -64,6 +64,7 @@ package final class FileWriteQueue: @unchecked Sendable {
     private var written: Int64 = 0
     private var failure: Syscall.Errno?
     private var closing = false
+    private var waitingForRoom = 0
     private var thread: WorkerThread?
 
     /// Starts the writer thread, writing into `output`.
@@ -85,7 +86,11 @@ package final class FileWriteQueue: @unchecked Sendable {
         let count = Int64(bytes.count)
         condition.lock()
         defer { condition.unlock() }
-        while failure == nil && queued > 0 && queued + count > maxBytes { condition.wait() }
+        while failure == nil && queued > 0 && queued + count > maxBytes {
+            waitingForRoom += 1
+            condition.wait()
+            waitingForRoom -= 1
+        }
         if let failure { throw failure }
         guard count > 0 else { return }
         chunks.append(Chunk(offset: offset, bytes: Array(bytes)))
@@ -128,6 +133,8 @@ package final class FileWriteQueue: @unchecked Sendable {
     package var queuedBytes: Int64 { locked { queued } }
     /// The most bytes that have waited at once.
     package var mostQueuedBytes: Int64 { locked { most } }
+    /// Whether a caller of ``enqueue(_:at:)`` is waiting for room.
+    package var isFull: Bool { locked { waitingForRoom > 0 } }
     /// The bytes written into the output so far.
     package var writtenBytes: Int64 { locked { written } }
 
