@@ -17,6 +17,11 @@ import ReelSystem
 /// written into the file and handed to each sink added with ``addSink(_:)`` (a
 /// ``ReplayBuffer``, say), which shares its data without a copy.
 ///
+/// The file's bytes are written by a thread of the writer's own, from a queue bounded by
+/// ``Configuration/writeBufferSize``: a slow write holds up appending only once the queue is
+/// full, and a write that fails (a full disk) fails the next append, or ``finish()``, with the
+/// error it always did.
+///
 /// An asset writer is used from one thread at a time.
 public final class AssetWriter: @unchecked Sendable {
     /// The description of a video track.

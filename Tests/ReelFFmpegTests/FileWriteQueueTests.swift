@@ -141,6 +141,34 @@ import ReelTestSupport
         #expect(counters == (0..<300).map { Int64($0) }, "every frame in the file, in order")
     }
 
+    /// Opening a recording's file (what a recorder does while its session starts, before the
+    /// sources start) does not wait for the disk: the header and the space kept for the index
+    /// (hundreds of KB for an hour) go to the writer thread.
+    @Test func openingAWriterDoesNotWaitForTheDisk() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("open.mp4")
+        let held = Mutex<HeldFileOutput?>(nil)
+        var settings = configuration(url, writeBufferSize: FileWriteQueue.defaultMaxBytes)
+        settings.expectedDuration = nil  // an hour's index kept
+        let writer = try AssetWriter(configuration: settings) { output in
+            let wrapped = HeldFileOutput(output)
+            wrapped.hold()
+            held.withLock { $0 = wrapped }
+            return wrapped
+        }
+        let output = try #require(held.withLock { $0 })
+        let queue = try #require(writer.writeQueue)
+        #expect(queue.writtenBytes == 0, "nothing reached the disk")
+        #expect(queue.queuedBytes == writer.bytesWritten && queue.queuedBytes > 100_000,
+                "\(queue.queuedBytes) bytes of header and index space wait")
+        output.release()
+        let pool = FramePool(format: .yuv420p, size: size, capacity: 4)
+        try append(0..<30, to: writer, pool: pool)
+        #expect(try writer.finish().videoFrames == 30)
+        let counters = try MediaProbe.decodeLuma(url, width: size.width, height: size.height).map(\.counter)
+        #expect(counters == (0..<30).map { Int64($0) })
+    }
+
     /// A full disk, with the file written on the encoding thread (0) and by the writer thread:
     /// the same error (code, message, the hint to recover), and the frames written before it
     /// stay in the file.
