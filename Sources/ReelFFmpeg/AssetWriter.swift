@@ -163,6 +163,10 @@ public final class AssetWriter: @unchecked Sendable {
     /// Where the media begins in the file (after the header and the index reservation): a file
     /// larger than this holds a complete fragment (MKV: cluster), which plays.
     private var mediaStart: Int64 = 0
+    /// Where the first media handed to the file ends (its first complete fragment: packets are
+    /// flushed as they are muxed), once there is some: when that many bytes are on the disk,
+    /// the file plays.
+    private var firstMediaEnd: Int64?
     private let muxer: Muxer
     /// The encoders, and the fan-out of their packets to the file and the other sinks.
     private let encoder: StreamEncoder
@@ -514,8 +518,10 @@ public final class AssetWriter: @unchecked Sendable {
     /// the recording is being finalised. Until then a kill leaves the old file as it was.
     private func takeTheFilesName(finishing: Bool = false) throws {
         guard let target = replaces else { return }
-        // Written, not only queued: a kill from now on leaves the new file playing.
-        guard finishing || muxer.bytesOnDisk > mediaStart else { return }
+        if firstMediaEnd == nil, muxer.bytesWritten > mediaStart { firstMediaEnd = muxer.bytesWritten }
+        // Written, not only queued, up to the end of that fragment: a kill from now on leaves
+        // the new file playing.
+        guard finishing || firstMediaEnd.map({ muxer.bytesOnDisk >= $0 }) == true else { return }
         // A rename ignores locks: a recording that another program began there meanwhile stays.
         try RecordingLock.checkNotBeingWritten(target)
         if rename(url.path, target.path) != 0 {
@@ -641,9 +647,13 @@ public final class AssetWriter: @unchecked Sendable {
         heldPackets = []
         // The sinks keep what they took (a replay buffer can still be saved).
         encoder.abandon()
+        if firstMediaEnd == nil, muxer.bytesWritten > mediaStart { firstMediaEnd = muxer.bytesWritten }
         muxer.abandon()
-        // Nothing was written over the file it was to replace: that stays, and the new one,
-        // which holds no packet, goes.
+        // Closing wrote what waited for the disk: a new file that now holds its first fragment
+        // plays, and takes the name as it would have with its next packet.
+        try? takeTheFilesName()
+        // Else nothing was written over the file it was to replace: that stays, and the new
+        // one, which holds no complete fragment, goes.
         if replaces != nil { unlink(url.path) }
         lock?.release()
     }

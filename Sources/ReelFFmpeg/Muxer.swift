@@ -181,11 +181,13 @@ final class Muxer: PacketSink {
     @discardableResult
     private func closeOutput() -> Syscall.Errno? {
         guard let queuedOutput else {
+            closedBytesOnDisk = bytesWritten
             avio_closep(&context.pointee.pb)
             return nil
         }
         if let pb = context.pointee.pb { avio_flush(pb) }
         let failure = queuedOutput.queue.close()
+        closedBytesOnDisk = queuedOutput.queue.writtenBytes
         QueuedOutput.free(&context.pointee.pb)
         self.queuedOutput = nil
         return failure
@@ -453,9 +455,12 @@ final class Muxer: PacketSink {
     /// Bytes the file holds so far: handed to the system, so that they outlive this process.
     /// ``bytesWritten`` for a file written on the muxing thread (what libavformat has flushed).
     var bytesOnDisk: Int64 {
+        if let closedBytesOnDisk { return closedBytesOnDisk }
         if let queuedOutput { return queuedOutput.queue.writtenBytes }
         return bytesWritten
     }
+    /// What ``bytesOnDisk`` was when the file was closed.
+    private var closedBytesOnDisk: Int64?
 
     /// The file's write queue, if it is written off the muxing thread.
     var writeQueue: FileWriteQueue? { queuedOutput?.queue }

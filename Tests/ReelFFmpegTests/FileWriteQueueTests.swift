@@ -169,6 +169,65 @@ import ReelTestSupport
         #expect(counters == (0..<30).map { Int64($0) })
     }
 
+    /// Replacing a file: the new recording takes the file's name only once its first fragment
+    /// is on the disk, not when it is queued (a kill in between would leave neither recording).
+    @Test func aReplacedFileStaysUntilTheNewFirstFragmentIsOnTheDisk() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("replace.mp4")
+        try Data("the old recording".utf8).write(to: url)
+        let held = Mutex<HeldFileOutput?>(nil)
+        var settings = configuration(url, writeBufferSize: FileWriteQueue.defaultMaxBytes)
+        settings.overwrite = true
+        let writer = try AssetWriter(configuration: settings) { output in
+            let wrapped = HeldFileOutput(output)
+            held.withLock { $0 = wrapped }
+            return wrapped
+        }
+        let output = try #require(held.withLock { $0 })
+        let queue = try #require(writer.writeQueue)
+        try queue.drain()
+        output.hold()
+        let pool = FramePool(format: .yuv420p, size: size, capacity: 4)
+        // Two fragments (half a second each) handed over, none on the disk.
+        try append(0..<40, to: writer, pool: pool)
+        #expect(queue.queuedBytes > 0)
+        #expect(writer.url != url, "the new recording took the name with nothing of it on the disk")
+        #expect(try Data(contentsOf: url) == Data("the old recording".utf8))
+        output.release()
+        try queue.drain()
+        try append(40..<41, to: writer, pool: pool)
+        #expect(writer.url == url, "the new recording's first fragment is on the disk: it takes the name")
+        #expect(try writer.finish().videoFrames == 41)
+        let counters = try MediaProbe.decodeLuma(url, width: size.width, height: size.height).map(\.counter)
+        #expect(counters == (0..<41).map { Int64($0) })
+    }
+
+    /// A recording abandoned (an error) while its first fragment waited for the disk: closing
+    /// writes it, and the new file then takes the name as it would have with its next packet.
+    @Test func anAbandonedReplacementWhoseFragmentReachedTheDiskTakesTheName() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("abandon.mp4")
+        try Data("the old recording".utf8).write(to: url)
+        var settings = configuration(url, writeBufferSize: FileWriteQueue.defaultMaxBytes)
+        settings.overwrite = true
+        let held = Mutex<HeldFileOutput?>(nil)
+        let writer = try AssetWriter(configuration: settings) { output in
+            let wrapped = HeldFileOutput(output)
+            wrapped.hold()
+            held.withLock { $0 = wrapped }
+            return wrapped
+        }
+        let pool = FramePool(format: .yuv420p, size: size, capacity: 4)
+        try append(0..<40, to: writer, pool: pool)
+        #expect(writer.url != url)
+        held.withLock { $0?.release() }
+        writer.abandon()
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
+        #expect(names == ["abandon.mp4"], "\(names)")
+        let counters = try MediaProbe.decodeLuma(url, width: size.width, height: size.height).compactMap(\.counter)
+        #expect(counters.count >= 15 && counters == (0..<counters.count).map { Int64($0) }, "\(counters)")
+    }
+
     /// A full disk, with the file written on the encoding thread (0) and by the writer thread:
     /// the same error (code, message, the hint to recover), and the frames written before it
     /// stay in the file.
