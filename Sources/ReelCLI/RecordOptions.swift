@@ -44,6 +44,9 @@ public struct RecordOptions: Sendable {
     public var maxFileSize: Int64?
     /// `--min-free`: stop cleanly when the disk has less free space (bytes; 0 turns the guard off).
     public var minimumFreeSpace: Int64 = 100_000_000
+    /// `--write-buffer`: the most bytes of the file waiting for the disk (0: written on the
+    /// encoding thread).
+    public var writeBufferSize: Int64 = 64 << 20
     /// `--keep-clips DIR`: record clips into DIR and keep them after merging.
     public var keepClips: URL?
     /// `--camera[=CAMERA]`, in the order given.
@@ -154,6 +157,7 @@ public struct RecordOptions: Sendable {
         OptionSpec("faster-than-real-time", help: "with --test-pattern/--tone only: record as fast as encoding allows (needs --duration)"),
         OptionSpec("max-size", value: .required, placeholder: "SIZE", help: "keep the finished file within this size, e.g. 500M or 2G (at least 64k)"),
         OptionSpec("min-free", value: .required, placeholder: "SIZE", help: "stop when the disk has less free space (default 100M; 0 = off)"),
+        OptionSpec("write-buffer", value: .required, placeholder: "SIZE", help: "the most of the file waiting for a slow disk before encoding waits (default 64M; 0 = none)"),
         OptionSpec("pause-mode", value: .required, placeholder: "MODE", completion: .oneOf(["single-file", "clips"]),
                    help: "what pausing does: single-file (default; gaps taken out) or clips (merged at the end)"),
         OptionSpec("keep-clips", value: .required, placeholder: "DIR", completion: .directory, help: "record clips into DIR and keep them (implies --pause-mode clips)"),
@@ -389,6 +393,7 @@ public struct RecordOptions: Sendable {
             maxFileSize = size
         }
         if args.has("min-free") { minimumFreeSpace = try ValueParser.size(args.value("min-free")!, option: "min-free", allowsZero: true) }
+        if args.has("write-buffer") { writeBufferSize = try ValueParser.size(args.value("write-buffer")!, option: "write-buffer", allowsZero: true) }
         if let mode = args.value("pause-mode") ?? nil {
             guard let m = Recorder.PauseMode(rawValue: mode) else { throw UsageError("--pause-mode must be clips or single-file, not '\(mode)'") }
             pauseMode = m
