@@ -132,21 +132,9 @@ import ReelTestSupport
         for k in 0..<4 { bytes[offset + k] = UInt8(truncatingIfNeeded: value >> (24 - 8 * k)) }
     }
 
-    /// A deterministic random number generator, so a failure can be reproduced.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static func flip(_ bytes: [UInt8], count: Int, in range: Range<Int>, seed: UInt64) -> [UInt8] {
         var copy = bytes
-        var random = SplitMix(state: seed)
+        var random = SeededRandom(seed: seed)
         for _ in 0..<count {
             let i = Int.random(in: range, using: &random)
             copy[i] ^= UInt8.random(in: 1...255, using: &random)
@@ -374,7 +362,7 @@ import ReelTestSupport
         let text = dir.url.appendingPathComponent("notes.mp4")
         try Data("these are not the frames you are looking for\n".utf8).write(to: text)
         let noise = dir.url.appendingPathComponent("noise.mov")
-        var random = SplitMix(state: 7)
+        var random = SeededRandom(seed: 7)
         try Data((0..<65_536).map { _ in UInt8.random(in: 0...255, using: &random) }).write(to: noise)
         let folder = dir.url.appendingPathComponent("folder.mp4")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

@@ -340,7 +340,7 @@ import ReelTestSupport
         // Damage the headers: the index and the first fragment header.
         let moov = try #require(boxes.first { $0.type == "moov" })
         let moof = try #require(boxes.first { $0.type == "moof" })
-        var generator = SystemRandomNumberGenerator.Seeded(seed: 2026)
+        var generator = SeededRandom(seed: 2026)
         var refused = 0, finished = 0
         for round in 0..<120 {
             var bytes = original
@@ -366,20 +366,5 @@ import ReelTestSupport
         }
         #expect(refused > 0, "damage to the index and fragment headers is noticed")
         #expect(refused + finished == 120)
-    }
-}
-
-extension SystemRandomNumberGenerator {
-    /// A small deterministic generator (SplitMix64) for repeatable damage.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 }

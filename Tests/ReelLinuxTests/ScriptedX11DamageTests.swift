@@ -1,6 +1,7 @@
 import Foundation
 import ReelCore
 @testable import ReelLinux
+import ReelTestSupport
 import Synchronization
 import Testing
 
@@ -130,7 +131,7 @@ struct ScriptedX11DamageTests {
     /// old the picture they hold, every frame is exactly the screen — no stale tile.
     @Test(arguments: [0, 3])
     func everyFrameIsTheScreenWhateverTheBuffersHeld(held: Int) throws {
-        var random = SplitMix(seed: 14 + UInt64(held))
+        var random = SeededRandom(seed: 14 + UInt64(held))
         let cursorPixel: UInt32 = 0xFFFF_FFFF
         let cursor = X11CursorImage(pixels: Array(repeating: cursorPixel, count: 9), width: 3, height: 3, x: 5, y: 5, xhot: 1, yhot: 1)
         var steps: [ScriptedX11Server.DamageStep] = []
@@ -168,19 +169,6 @@ struct ScriptedX11DamageTests {
         #expect(seen[1].pixels[0] == 0xFF12_3456)
         #expect(server.screenReads.prefix(2).map(\.height) == [48, 48], "when the server cannot say, the whole screen is read")
         #expect(seen[1].identity?.base == nil, "and the encoder converts it all")
-    }
-
-    /// A small, seeded generator: the sequences are the same on every run.
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 }
 
