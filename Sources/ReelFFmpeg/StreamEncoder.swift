@@ -16,7 +16,12 @@ public final class StreamEncoder: @unchecked Sendable {
     /// is taken after ``finish()``.
     private enum Phase { case configuring, encoding, finished }
 
-    let video: VideoEncoder?
+    /// The video encoder; replaced by one of another preset when the speed changes (see
+    /// `StreamEncoder+Speed.swift`).
+    var video: VideoEncoder?
+    /// The x264 options that shape the stream's header, from the first encoder's SEI (H.264).
+    var pinnedVideoHeader: String?
+    private(set) var sawFirstVideoPacket = false
     let audio: [AudioEncoder]
     private let frameRate: FrameRate?
     private var sinks: [any PacketSink] = []
@@ -146,9 +151,13 @@ public final class StreamEncoder: @unchecked Sendable {
         for sink in sinks { try? sink.finish() }
     }
 
-    private func drainVideo() throws {
+    func drainVideo() throws {
         guard let video else { return }
         while case .packet(let packet) = try video.receive() {
+            if !sawFirstVideoPacket {
+                sawFirstVideoPacket = true
+                pinnedVideoHeader = VideoEncoder.pinnedHeaderParameters(fromFirstPacket: packet)
+            }
             for sink in sinks { try sink.write(packet) }
         }
     }
