@@ -10,7 +10,7 @@
 ///   user's preset, then those of veryfast, superfast and ultrafast that are faster).
 /// - Recovered: the backlog stays at ``Thresholds/calmBacklog`` or less for
 ///   ``Thresholds/recoveryTime`` → one step back, never slower than the user's preset.
-/// - Hysteresis: after any step the encoder gets ``Thresholds/settleTime`` to drain what piled
+/// - Hysteresis: nothing is judged in the recording's first ``Thresholds/warmUp``; after any step the encoder gets ``Thresholds/settleTime`` to drain what piled
 ///   up before it is judged again, and a step back that ends in overload again within the
 ///   recovery time doubles the recovery time (up to ``Thresholds/longestRecoveryTime``), so a
 ///   machine that is just short of time does not flap between two presets.
@@ -29,6 +29,9 @@ package struct EncoderSpeedAdapter: Sendable {
         package var longestRecoveryTime = MediaTime(value: 120, timescale: 1)
         /// How long after a step the backlog is not judged.
         package var settleTime = MediaTime(value: 1, timescale: 1)
+        /// How long from the start of the recording the backlog is not judged: opening the
+        /// file and the encoder's first pictures make a backlog that is gone a moment later.
+        package var warmUp = MediaTime(value: 1, timescale: 1)
 
         /// The default thresholds.
         package init() {}
@@ -90,7 +93,7 @@ package struct EncoderSpeedAdapter: Sendable {
     /// returns a step to take now, if any. Call ``stepTaken(_:at:)`` or ``stepRefused()``
     /// with the outcome.
     package mutating func observe(backlog: Int, at time: MediaTime) -> Step? {
-        guard !isStopped else { return nil }
+        guard !isStopped, time >= thresholds.warmUp else { return nil }
         if let settled = settledAt, time < settled { return nil }
         if backlog >= thresholds.overloadBacklog {
             overloadedRun += 1

@@ -5,6 +5,12 @@ import ReelCore
 /// after a flap, refusals, and the ladder of presets.
 @Suite struct EncoderSpeedAdapterTests {
     static let frame = MediaTime(value: 1, timescale: 30)
+    /// The default thresholds, judged from the first frame (the warm-up has a test of its own).
+    static let noWarmUp: EncoderSpeedAdapter.Thresholds = {
+        var t = EncoderSpeedAdapter.Thresholds()
+        t.warmUp = .zero
+        return t
+    }()
 
     /// Feeds `backlogs` one frame apart from `start`, taking every step; returns the steps with
     /// the frame number each came at.
@@ -28,7 +34,7 @@ import ReelCore
     }
 
     @Test func stepsFasterOnlyAfterASustainedBacklog() {
-        var adapter = EncoderSpeedAdapter(preset: "veryfast")
+        var adapter = EncoderSpeedAdapter(preset: "veryfast", thresholds: Self.noWarmUp)
         // A single spike (a keyframe) and two in a row are not overload; three are.
         let steps = Self.run(&adapter, [0, 3, 0, 2, 2, 0, 2, 2, 2, 0])
         #expect(steps.map(\.frame) == [8])
@@ -37,7 +43,7 @@ import ReelCore
     }
 
     @Test func waitsForTheNewEncoderToSettleBeforeJudgingAgain() {
-        var adapter = EncoderSpeedAdapter(preset: "veryfast")
+        var adapter = EncoderSpeedAdapter(preset: "veryfast", thresholds: Self.noWarmUp)
         // Overloaded for 2 s straight: one step at frame 2, the next only a settle time (1 s,
         // 30 frames) later, at frame 32 (the run of three counts again from frame 32).
         let steps = Self.run(&adapter, Array(repeating: 4, count: 60))
@@ -48,7 +54,7 @@ import ReelCore
     }
 
     @Test func stepsBackAfterStayingCalmAndNeverPastTheUsersPreset() {
-        var adapter = EncoderSpeedAdapter(preset: "veryfast")
+        var adapter = EncoderSpeedAdapter(preset: "veryfast", thresholds: Self.noWarmUp)
         _ = Self.run(&adapter, [3, 3, 3])
         #expect(adapter.preset == "superfast")
         // A backlog of one is neither overload nor calm: it holds the recovery back.
@@ -64,7 +70,7 @@ import ReelCore
     }
 
     @Test func aStepBackThatOverloadsAgainDoublesTheWait() {
-        var adapter = EncoderSpeedAdapter(preset: "veryfast")
+        var adapter = EncoderSpeedAdapter(preset: "veryfast", thresholds: Self.noWarmUp)
         var frame = 0
         func feed(_ backlogs: [Int]) -> [Int] {
             defer { frame += backlogs.count }
@@ -79,8 +85,14 @@ import ReelCore
         #expect(feed(Array(repeating: 0, count: 750)) == [995])
     }
 
-    @Test func aRefusedStepStopsAdapting() {
+    @Test func judgesNothingInTheFirstSecond() {
         var adapter = EncoderSpeedAdapter(preset: "veryfast")
+        let steps = Self.run(&adapter, Array(repeating: 4, count: 40))
+        #expect(steps.map(\.frame) == [32], "frames 30, 31, 32 are the first judged")
+    }
+
+    @Test func aRefusedStepStopsAdapting() {
+        var adapter = EncoderSpeedAdapter(preset: "veryfast", thresholds: Self.noWarmUp)
         var step: EncoderSpeedAdapter.Step?
         for i in 0..<3 { step = adapter.observe(backlog: 5, at: Self.frame * Int64(i)) ?? step }
         #expect(step?.to == "superfast")

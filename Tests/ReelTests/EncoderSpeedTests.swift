@@ -120,7 +120,7 @@ import ReelTestSupport
                           "recovered ultrafast→superfast", "overloaded superfast→ultrafast"])
         #expect(outcome.events.allSatisfy { $0.isTaken })
         #expect(outcome.summary.encoderSpeedChanges == outcome.events)
-        #expect(outcome.events.first?.description.hasPrefix("encoder overloaded at 00:00: preset veryfast → superfast") == true)
+        #expect(outcome.events.first?.description.hasPrefix("encoder overloaded at 00:01: preset veryfast → superfast") == true)
         let recovered = try #require(outcome.events.first { $0.reason == .recovered })
         #expect(recovered.time.seconds >= 11)
 
