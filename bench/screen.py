@@ -197,10 +197,12 @@ def renice(pid: int, value: int) -> bool:
 
 def recorder_command(name: str, reel: Path, display: int, args, output: Path) -> list[str]:
     n, fps, size = args.duration, args.fps, f"{args.width}x{args.height}"
-    if name in ("reel", "reel-replay"):
+    if name in ("reel", "reel-replay", "reel-noadapt"):
         # reel-replay: the same recording with a replay buffer beside the file (one encode
-        # feeds both), --replay seconds of it held in memory.
+        # feeds both), --replay seconds of it held in memory. reel-noadapt: reel keeping its
+        # preset when the encoder falls behind (--no-adapt), dropping frames instead.
         replay = ["--replay", str(args.replay), "--replay-dir", str(output.parent)] if name == "reel-replay" else []
+        replay += ["--no-adapt"] if name == "reel-noadapt" else []
         return [str(reel), "record", f"--screen=:{display}", "--fps", str(fps), "--preset", args.preset,
                 "--crf", str(args.crf), "--keyframe-interval", str(args.gop), "--duration", str(n),
                 "--json"] + replay + ["-o", str(output)]
@@ -238,7 +240,7 @@ def parse_progress(name: str, lines: list[tuple[int, str]], launch: int) -> dict
     """What the recorder itself said: its first report of a frame, its drop counters."""
     first_frame_report = None
     reported = {}
-    if name in ("reel", "reel-replay"):
+    if name in ("reel", "reel-replay", "reel-noadapt"):
         for t, line in lines:
             try:
                 event = json.loads(line)
@@ -253,6 +255,9 @@ def parse_progress(name: str, lines: list[tuple[int, str]], launch: int) -> dict
                 reported["dropped"] = event.get("dropped")
             if event.get("event") == "failed":
                 reported["failed"] = event.get("message")
+            if event.get("event") == "encoderSpeed":
+                reported.setdefault("encoder_steps", []).append(
+                    f'{event.get("at")}s {event.get("from")}→{event.get("to")}' + (" refused" if "refused" in event else ""))
     else:
         block = {}
         for t, line in lines:
@@ -702,7 +707,8 @@ def main() -> int:
     p.add_argument("-r", "--reps", type=int, default=3, help="runs per recorder and scenario (default 3)")
     p.add_argument("--scenarios", default="still,motion", help="still,motion (default both)")
     p.add_argument("--recorders", default="reel,ffmpeg,ffmpeg-default",
-                   help="reel, reel-replay (reel with --replay beside the file), ffmpeg (settings matched to reel), "
+                   help="reel, reel-replay (reel with --replay beside the file), reel-noadapt (reel with --no-adapt), "
+                        "ffmpeg (settings matched to reel), "
                         "ffmpeg-default (the usual command line); default reel, ffmpeg, ffmpeg-default")
     p.add_argument("--replay", type=int, default=30, help="seconds reel-replay keeps in its replay buffer (default 30)")
     p.add_argument("--reel", default=None, help="the reel binary (default: $REEL, else .build/release/reel)")
@@ -744,7 +750,7 @@ def main() -> int:
         if s not in ("still", "motion"):
             sys.exit(f"screen.py: unknown scenario {s}")
     for r in recorders:
-        if r not in ("reel", "reel-replay", "ffmpeg", "ffmpeg-default"):
+        if r not in ("reel", "reel-replay", "reel-noadapt", "ffmpeg", "ffmpeg-default"):
             sys.exit(f"screen.py: unknown recorder {r}")
 
     for tool in ("Xvfb", "ffmpeg", "ffprobe", "gcc"):
