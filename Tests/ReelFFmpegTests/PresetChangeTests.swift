@@ -65,6 +65,21 @@ import ReelTestSupport
         }
     }
 
+    /// From a slower preset (more reference frames, B-frames, weighted prediction 2, a chroma
+    /// QP offset from psy-RD) to the faster ones, the pinned header is still the first one.
+    @Test(arguments: [("fast", "veryfast"), ("medium", "veryfast"), ("slow", "superfast"), ("veryslow", "ultrafast")])
+    func changesFromSlowerPresets(_ from: String, _ to: String) throws {
+        let (encoder, sink) = try encoder(preset: from)
+        // Slower presets look further ahead (veryslow: 60 frames) before their first packet.
+        try feed(encoder, frames: 0..<100)
+        #expect(try encoder.changeVideoPreset(to: to) == .changed)
+        try feed(encoder, frames: 100..<120)
+        try encoder.finish()
+        #expect(sink.packets.count == 120)
+        let dts = sink.packets.map(\.decodeTime)
+        #expect(zip(dts, dts.dropFirst()).allSatisfy { $0 < $1 })
+    }
+
     @Test func aHeaderThatWouldDifferIsRefusedAndNothingChanges() throws {
         let (encoder, sink) = try encoder()
         try feed(encoder, frames: 0..<30)
