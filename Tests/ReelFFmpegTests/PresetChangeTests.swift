@@ -65,6 +65,42 @@ import ReelTestSupport
         }
     }
 
+    /// Frames dropped on either side of a change (what a recorder that fell behind does):
+    /// x264 starts a new stream's decoding times by the gap between its first frames, which
+    /// would put them before the old encoder's last; they still rise, and never pass the
+    /// presentation times, in the sinks and in a file.
+    @Test(arguments: [[Int64](), [1, 2, 3], [1, 5, 6, 7], [0, 4]])
+    func decodingTimesRiseWhenFramesAreMissingAroundAChange(_ droppedAfter: [Int64]) throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("gaps.mp4")
+        var settings = VideoSettings(codec: .h264, frameRate: Self.rate)
+        settings.preset = "veryfast"
+        let writer = try AssetWriter(configuration: AssetWriter.Configuration(
+            url: url, video: AssetWriter.VideoTrack(settings: settings, inputFormat: .yuv420p, inputSize: Self.size), audio: []))
+        let sink = Collected()
+        try writer.addSink(sink)
+        let pool = FramePool(format: .yuv420p, size: Self.size, capacity: 2)
+        // Frames 0–39 but 37 and 38, the change, then 40… with `droppedAfter` (offsets from 40) left out.
+        var fed: [Int64] = []
+        func feed(_ index: Int64) throws {
+            let frame = try #require(pool.makeFrame())
+            try TestPattern.draw(index: index, flash: false, into: frame)
+            try #require(try writer.appendVideo(frame, at: Self.rate.time(ofFrame: index)))
+            fed.append(index)
+        }
+        for i in Int64(0)..<40 where i != 37 && i != 38 { try feed(i) }
+        #expect(try writer.changeVideoPreset(to: "ultrafast") == .changed)
+        for i in Int64(40)..<70 where !droppedAfter.contains(i - 40) { try feed(i) }
+        _ = try writer.finish()
+
+        #expect(sink.packets.count == fed.count)
+        #expect(sink.packets.allSatisfy { $0.decodeTime <= $0.presentationTime })
+        let dts = sink.packets.map(\.decodeTime)
+        #expect(zip(dts, dts.dropFirst()).allSatisfy { $0 < $1 })
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter)
+        #expect(counters == fed.map { Optional($0) })
+    }
+
     /// From a slower preset (more reference frames, B-frames, weighted prediction 2, a chroma
     /// QP offset from psy-RD) to the faster ones, the pinned header is still the first one.
     @Test(arguments: [("fast", "veryfast"), ("medium", "veryfast"), ("slow", "superfast"), ("veryslow", "ultrafast")])
