@@ -219,7 +219,8 @@ final class ProgressRenderer: @unchecked Sendable {
             console.out(pauseMakesClips ? "  clips     \(s.clipCount)" : "  paused    \(s.clipCount - 1) time\(s.clipCount == 2 ? "" : "s") (the gaps are not in the file)")
         }
         for stream in s.streams { console.out("  stream    " + StreamProgress.summary(stream)) }
-        for change in s.encoderSpeedChanges { console.out("  encoder   \(change)") }
+        // "encoder   overloaded at 00:12: preset veryfast → superfast"
+        for change in s.encoderSpeedChanges { console.out("  encoder   " + String(change.description.dropFirst("encoder ".count))) }
         if s.droppedAudio > .zero {
             console.out("  warning   \(String(format: "%.2f", s.droppedAudio.seconds)) s of audio could not be written in time (silence in the file)")
         }
