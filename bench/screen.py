@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """reel record --screen against ffmpeg -f x11grab, side by side in one run.
 
-Starts one Xvfb, paints a still or a moving screen on it, records it in turn with each
-recorder (same size, rate, encoder, preset, CRF, keyframe interval, colour conversion),
-measures CPU, memory, frames and start-up, checks every output by decoding it, prints a
-table and writes the raw figures as JSON to bench/out/. See bench/README.md.
+Starts one Xvfb, paints a still screen, a desktop with a video playing in one window and a
+moving pointer, or a screen moving everywhere on it, records it in turn with each recorder
+(same size, rate, encoder, preset, CRF, keyframe interval, colour conversion, cursor),
+measures CPU (the recorder's and the X server's), memory, frames and start-up, checks every
+output by decoding it, prints a table and writes the raw figures as JSON to bench/out/. See
+bench/README.md.
 
 Python 3 standard library only.
 """
@@ -14,8 +16,11 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import os
+import random
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -31,10 +36,21 @@ ROOT = BENCH.parent
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 NCPU = os.cpu_count() or 1
 
-# Barcode drawn by painter.c over the top rows in the motion scenario.
+# Barcode drawn by painter.c over the top rows of what it paints (the screen in the motion
+# scenario, the video window's region in the desktop scenario): BAR_BLOCKS blocks of
+# block_w x BAR_H pixels.
 BAR_BLOCKS, BAR_BLOCK_W, BAR_H = 24, 64, 16
 BAR_W = BAR_BLOCKS * BAR_BLOCK_W
 BAR_BITS = BAR_BLOCKS - 2
+
+SCENARIOS = ("still", "desktop", "motion")
+# The desktop scenario's pointer goes round an ellipse centred at (W/2, 0.6 H) with radii
+# 0.4 W and 0.3 H (painter.c), one lap in this many seconds.
+CURSOR_LAP_S = 8
+# Recorders that are reel; others are defined with --reel-variant.
+REEL_RECORDERS = ("reel", "reel-replay")
+FFMPEG_RECORDERS = ("ffmpeg", "ffmpeg-default")
+FRAME_MODES = ("cfr", "vfr", "content")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -122,32 +138,200 @@ def build_painter(out: Path) -> Path:
     binary = out / "painter"
     if not binary.exists() or binary.stat().st_mtime < source.stat().st_mtime:
         log("compiling painter.c")
-        r = run(["gcc", "-O2", "-Wall", "-o", str(binary), str(source), "-lxcb"])
+        r = run(["gcc", "-O2", "-Wall", "-o", str(binary), str(source), "-lxcb", "-lm"])
         if r.returncode != 0:
             sys.exit(f"screen.py: cannot compile painter.c:\n{r.stderr}")
     return binary
 
 
+def generate(path: Path, frame_bytes: int, count: int, spec: str, complex_graph: bool = False) -> Path:
+    """COUNT raw BGRA frames of a lavfi graph into path, unless they are there already."""
+    if path.exists() and path.stat().st_size == count * frame_bytes:
+        return path
+    log(f"generating {path.name}")
+    source = ["-filter_complex", spec, "-map", "[out]"] if complex_graph else ["-f", "lavfi", "-i", spec]
+    r = run(["ffmpeg", "-nostdin", "-v", "error", "-y"] + source + ["-frames:v", str(count),
+             "-pix_fmt", "bgra", "-f", "rawvideo", str(path)])
+    if r.returncode != 0 or not path.exists() or path.stat().st_size != count * frame_bytes:
+        path.unlink(missing_ok=True)
+        sys.exit(f"screen.py: cannot generate {path}:\n{r.stderr}")
+    return path
+
+
+def motion_frames(out: Path, width: int, height: int, count: int, rate: int) -> Path:
+    """Raw BGRA frames for the painter's motion scenario: testsrc2 scrolled vertically by
+    1/`rate` of the screen height per frame (one screen height a second at `rate` paints a
+    second; every pixel moves every frame). With count == rate the loop is seamless; fewer
+    frames (big screens, see --frames-budget) jump back once a loop."""
+    name = f"frames-motion-{width}x{height}-{count}.bgra" if count == rate else \
+        f"frames-motion-{width}x{height}-{count}of{rate}.bgra"
+    return generate(out / name, width * height * 4, count,
+                    f"testsrc2=size={width}x{height}:rate={rate},scroll=v={1 / rate:.7f}")
+
+
+def still_frame(out: Path, width: int, height: int, rate: int) -> Path:
+    """One still frame of testsrc2, raw BGRA."""
+    return generate(out / f"frames-still-{width}x{height}.bgra", width * height * 4, 1,
+                    f"testsrc2=size={width}x{height}:rate={rate}")
+
+
 def make_frames(out: Path, width: int, height: int, count: int, rate: int) -> tuple[Path, Path]:
-    """Raw BGRA frames for the painter: testsrc2 scrolled vertically by one screen height per
-    `count` frames (every pixel moves every frame, and the loop is seamless), and one still
-    frame of testsrc2."""
-    frame_bytes = width * height * 4
-    motion = out / f"frames-motion-{width}x{height}-{count}.bgra"
-    still = out / f"frames-still-{width}x{height}.bgra"
-    jobs = [
-        (motion, count, f"testsrc2=size={width}x{height}:rate={rate},scroll=v={1 / count:.7f}"),
-        (still, 1, f"testsrc2=size={width}x{height}:rate={rate}"),
-    ]
-    for path, n, spec in jobs:
-        if path.exists() and path.stat().st_size == n * frame_bytes:
-            continue
-        log(f"generating {path.name}")
-        r = run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", spec, "-frames:v", str(n),
-                 "-pix_fmt", "bgra", "-f", "rawvideo", str(path)])
-        if r.returncode != 0 or path.stat().st_size != n * frame_bytes:
-            sys.exit(f"screen.py: cannot generate {path}:\n{r.stderr}")
-    return motion, still
+    """The motion scenario's frames (`count` of them, scrolled by 1/`rate` of the height each)
+    and the still frame (bench/finalise.py uses this)."""
+    return motion_frames(out, width, height, count, rate), still_frame(out, width, height, rate)
+
+
+def motion_frame_count(args) -> int:
+    """How many frames the motion scenario loops: one per paint of a second, or fewer when they
+    would take more than --frames-budget MiB (on disk and in the X server's pixmaps): 60 frames
+    of 3840x2160 are 2 GB."""
+    frame_bytes = args.width * args.height * 4
+    return max(2, min(args.paint_rate, int(args.frames_budget * 2**20 // frame_bytes)))
+
+
+class Region:
+    """A rectangle of the screen: the desktop scenario's video window."""
+
+    def __init__(self, width: int, height: int, x: int, y: int):
+        self.width, self.height, self.x, self.y = width, height, x, y
+
+    def __str__(self) -> str:
+        return f"{self.width}x{self.height}+{self.x}+{self.y}"
+
+    @staticmethod
+    def parse(text: str) -> "Region":
+        m = re.fullmatch(r"(\d+)x(\d+)\+(\d+)\+(\d+)", text.strip())
+        if not m:
+            raise ValueError(f"a region is WxH+X+Y, not '{text}'")
+        return Region(*(int(g) for g in m.groups()))
+
+
+def desktop_region(args) -> Region:
+    """--region, or a 640x360 window near the top right: 8 % of the width from the right edge,
+    12 % of the height from the top (above the pointer's path)."""
+    if args.region:
+        return Region.parse(args.region)
+    w, h = 640, 360
+    return Region(w, h, args.width - w - round(args.width * 0.08), round(args.height * 0.12))
+
+
+def desktop_block_width(region: Region) -> int:
+    """Width of one barcode block in the desktop scenario: 24 blocks fit in the region."""
+    return min(BAR_BLOCK_W, region.width // BAR_BLOCKS)
+
+
+def check_desktop_geometry(args, region: Region) -> None:
+    """Exits with a message when the desktop scenario cannot be painted as asked: the region must
+    lie inside the screen, hold the barcode, and its barcode must stay clear of the pointer
+    (a cursor drawn over it would make it unreadable)."""
+    W, H = args.width, args.height
+    if region.x + region.width > W or region.y + region.height > H or region.height <= BAR_H:
+        sys.exit(f"screen.py: the region {region} does not fit in the {W}x{H} screen (or is not more than {BAR_H} rows high)")
+    bw = desktop_block_width(region)
+    if bw < 4:
+        sys.exit(f"screen.py: the region {region} is too narrow for the barcode ({BAR_BLOCKS} blocks of at least 4 px)")
+    bx0, bx1, by0, by1 = region.x, region.x + BAR_BLOCKS * bw, region.y, region.y + BAR_H
+    for k in range(720):
+        a = 2 * math.pi * k / 720
+        px, py = W * (0.5 + 0.4 * math.cos(a)), H * (0.6 + 0.3 * math.sin(a))
+        # The cursor image around its hot spot, with room for any shape up to 32x32.
+        if px - 32 < bx1 and px + 32 > bx0 and py - 32 < by1 and py + 32 > by0:
+            sys.exit(f"screen.py: the pointer's path (an ellipse around ({W // 2}, {round(0.6 * H)}), radii "
+                     f"{round(0.4 * W)} and {round(0.3 * H)}) passes over the barcode of the region {region}: "
+                     f"place the region so its top {BAR_H} rows stay 32 px away from it")
+
+
+def desktop_text(path: Path) -> None:
+    """Code-like lines for the editor window of the desktop image (fixed: seeded)."""
+    rnd = random.Random(14)
+    words = ["frame", "capture", "region", "damage", "encoder", "queue", "pixels", "cursor", "stride", "buffer",
+             "timestamp", "packet", "picture", "convert", "window", "screen", "offset", "count", "ready", "rows"]
+    lines, indent = [], 0
+    for _ in range(400):
+        kind, pad = rnd.random(), "    " * indent
+        a, b, c = rnd.choice(words), rnd.choice(words), rnd.choice(words)
+        if kind < 0.12 and indent < 3:
+            lines.append(f"{pad}if {a}.{b} > {rnd.randint(0, 4096)} {{")
+            indent += 1
+        elif kind < 0.22 and indent > 0:
+            indent -= 1
+            lines.append("    " * indent + "}")
+        elif kind < 0.32:
+            lines.append(f"{pad}// {a} {b} {c}: {rnd.choice(words)} {rnd.choice(words)} {rnd.choice(words)}")
+        elif kind < 0.36:
+            lines.append("")
+        else:
+            lines.append(f"{pad}let {a}{b.capitalize()} = {c}({rnd.choice(words)}, {rnd.randint(0, 1920)}) + "
+                         f"{rnd.randint(1, 64)}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
+
+
+def desktop_frames(out: Path, args, region: Region) -> tuple[Path, Path]:
+    """The desktop scenario's pictures: one screen-sized still desktop (a gradient wallpaper, an
+    editor full of code, an image viewer showing a Mandelbrot set, a terminal, the video window's
+    frame around the region, a task bar), and the frames played in the region: testsrc2 of the
+    region's size scrolled by 1/paint-rate of its height per frame (every pixel of the region
+    changes every paint), a seamless loop of one second."""
+    W, H = args.width, args.height
+    mono, sans = FONT_DIR / "DejaVuSansMono.ttf", FONT_DIR / "DejaVuSans.ttf"
+    if not mono.exists() or not sans.exists():
+        sys.exit(f"screen.py: the desktop image needs the DejaVu fonts ({mono}; apt-get install fonts-dejavu-core)")
+    region_path = generate(out / f"frames-region-{region.width}x{region.height}-{args.paint_rate}.bgra",
+                           region.width * region.height * 4, args.paint_rate,
+                           f"testsrc2=size={region.width}x{region.height}:rate={args.paint_rate},"
+                           f"scroll=v={1 / args.paint_rate:.7f}")
+    background = out / f"frames-desktop-v1-{W}x{H}-{region}.bgra"
+    if background.exists() and background.stat().st_size == W * H * 4:
+        return region_path, background
+    text = out / "desktop-editor.txt"
+    desktop_text(text)
+    terminal = out / "desktop-terminal.txt"
+    terminal.write_text("".join(f"$ make -j2 target{i}  [{i * 7 % 100:3d}%] Building object module{i}.o\n"
+                                for i in range(60)))
+    s = H / 1080
+    tb = round(28 * s)   # title bar height
+    fs = max(10, round(15 * s))
+
+    def window(x, y, w, h, title):
+        """A title bar above (x, y), a border around, a close button."""
+        return [f"drawbox=x={x - 1}:y={y - tb - 1}:w={w + 2}:h={h + tb + 2}:color=0x101010:t=1",
+                f"drawbox=x={x}:y={y - tb}:w={w}:h={tb}:color=0x2d2d30:t=fill",
+                f"drawtext=fontfile={sans}:text='{title}':fontsize={round(14 * s)}:fontcolor=0xe0e0e0:"
+                f"x={x + 10}:y={y - tb + round(7 * s)}",
+                f"drawbox=x={x + w - round(22 * s)}:y={y - tb + round(7 * s)}:w={round(14 * s)}:h={round(14 * s)}:"
+                f"color=0xc0504d:t=fill"]
+
+    ex, ey, ew, eh = round(W * 0.03), round(H * 0.06) + tb, round(W * 0.42), round(H * 0.60)
+    ix, iy, iw, ih = round(W * 0.05), round(H * 0.72) + tb, round(W * 0.30), round(H * 0.18)
+    tx, ty, tw, th = round(W * 0.50), round(H * 0.62) + tb, round(W * 0.45), round(H * 0.26)
+    bar = round(H * 0.035)
+    text_style = f"expansion=none:fontsize={fs}:x=8:y=6:line_spacing={round(3 * s)}"
+    decorations = (window(ex, ey, ew, eh, "capture.swift - Editor") + window(ix, iy, iw, ih, "mandelbrot.png - Viewer")
+                   + window(tx, ty, tw, th, "Terminal") + window(region.x, region.y, region.width, region.height, "Video")
+                   + [f"drawbox=x={region.x}:y={region.y}:w={region.width}:h={region.height}:color=black:t=fill",
+                      f"drawbox=x=0:y={H - bar}:w={W}:h={bar}:color=0x202225:t=fill"]
+                   + [f"drawbox=x={round(8 * s) + k * round(40 * s)}:y={H - bar + round(6 * s)}:w={round(26 * s)}:"
+                      f"h={bar - round(12 * s)}:color=0x{c}:t=fill"
+                      for k, c in enumerate(["4f7fa8", "c0504d", "9bbb59", "8064a2", "f79646"])]
+                   + [f"drawtext=fontfile={sans}:text='15\\:42':fontsize={round(14 * s)}:fontcolor=0xe0e0e0:"
+                      f"x={W - round(60 * s)}:y={H - bar + round(10 * s)}"])
+    graph = ";".join([
+        f"gradients=s={W}x{H}:c0=0x1b3552:c1=0x4f7fa8:c2=0x9bb7cf:n=3:x0=0:y0=0:x1={W}:y1={H},trim=end_frame=1[bg]",
+        f"color=c=0xf7f7f7:s={ew}x{eh},trim=end_frame=1,"
+        f"drawtext=fontfile={mono}:textfile={text}:fontcolor=0x202020:{text_style}[ed]",
+        f"mandelbrot=s={iw}x{ih}:start_scale=1.5,trim=end_frame=1[im]",
+        f"color=c=0x1e1e1e:s={tw}x{th},trim=end_frame=1,"
+        f"drawtext=fontfile={mono}:textfile={terminal}:fontcolor=0x9fe89f:{text_style}[te]",
+        f"[bg][ed]overlay=x={ex}:y={ey}[b1]",
+        f"[b1][im]overlay=x={ix}:y={iy}[b2]",
+        f"[b2][te]overlay=x={tx}:y={ty}[b3]",
+        "[b3]" + ",".join(decorations) + "[out]",
+    ])
+    generate(background, W * H * 4, 1, graph, complex_graph=True)
+    return region_path, background
 
 
 def free_display(first: int) -> int:
@@ -195,19 +379,75 @@ def renice(pid: int, value: int) -> bool:
 # the recorders
 
 
+def is_reel(name: str, args) -> bool:
+    """Whether the recorder `name` runs reel (reel, reel-replay or a --reel-variant)."""
+    return name in REEL_RECORDERS or name in getattr(args, "variants", {})
+
+
+def reel_extra_args(name: str, args) -> list[str]:
+    """What reel gets beyond the shared settings: --reel-args, then the variant's own."""
+    return shlex.split(getattr(args, "reel_args", "") or "") + shlex.split(getattr(args, "variants", {}).get(name, ""))
+
+
+def frame_mode(name: str, args) -> str:
+    """The frame mode a recorder writes: reel's --frame-mode among its arguments (the last one
+    counts; cfr when none), cfr for ffmpeg (-t with x11grab's constant rate)."""
+    if not is_reel(name, args):
+        return "cfr"
+    mode = "cfr"
+    extra = reel_extra_args(name, args)
+    for i, a in enumerate(extra):
+        if a == "--frame-mode" and i + 1 < len(extra):
+            mode = extra[i + 1]
+        elif a.startswith("--frame-mode="):
+            mode = a.split("=", 1)[1]
+    return mode
+
+
+# Options both recorders are given alike by recorder_command; --reel-args cannot change them.
+SHARED_REEL_OPTIONS = ("--screen", "--fps", "--preset", "--crf", "--keyframe-interval", "--duration", "--json",
+                       "-o", "--output", "--no-cursor", "--replay", "--replay-dir")
+
+
+def check_reel_args(extra: list[str], name: str) -> None:
+    """Exits when extra reel arguments would change a setting both recorders must share."""
+    for a in extra:
+        if a.split("=", 1)[0] in SHARED_REEL_OPTIONS:
+            hint = " (use screen.py's --no-cursor: ffmpeg must match)" if a == "--no-cursor" else ""
+            sys.exit(f"screen.py: {name}: {a} is set by screen.py for every recorder alike; it cannot be in "
+                     f"--reel-args or a --reel-variant{hint}")
+
+
+def parse_variants(specs: list[str]) -> dict[str, str]:
+    """--reel-variant NAME=ARGS, each a new recorder name."""
+    variants: dict[str, str] = {}
+    for spec in specs:
+        name, sep, extra = spec.partition("=")
+        if not sep or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+            sys.exit(f"screen.py: --reel-variant is NAME=ARGS (NAME of letters, digits, . _ -), not '{spec}'")
+        if name in REEL_RECORDERS + FFMPEG_RECORDERS or name in variants:
+            sys.exit(f"screen.py: --reel-variant {name}: the name is taken")
+        try:
+            shlex.split(extra)
+        except ValueError as e:
+            sys.exit(f"screen.py: --reel-variant {name}: {e}")
+        variants[name] = extra
+    return variants
+
+
 def recorder_command(name: str, reel: Path, display: int, args, output: Path) -> list[str]:
     n, fps, size = args.duration, args.fps, f"{args.width}x{args.height}"
-    if name in ("reel", "reel-replay", "reel-noadapt"):
+    no_cursor = getattr(args, "no_cursor", False)
+    if is_reel(name, args):
         # reel-replay: the same recording with a replay buffer beside the file (one encode
-        # feeds both), --replay seconds of it held in memory. reel-noadapt: reel keeping its
-        # preset when the encoder falls behind (--no-adapt), dropping frames instead.
+        # feeds both), --replay seconds of it held in memory.
         replay = ["--replay", str(args.replay), "--replay-dir", str(output.parent)] if name == "reel-replay" else []
-        replay += ["--no-adapt"] if name == "reel-noadapt" else []
         return [str(reel), "record", f"--screen=:{display}", "--fps", str(fps), "--preset", args.preset,
                 "--crf", str(args.crf), "--keyframe-interval", str(args.gop), "--duration", str(n),
-                "--json"] + replay + ["-o", str(output)]
+                "--json"] + (["--no-cursor"] if no_cursor else []) + replay + reel_extra_args(name, args) + \
+            ["-o", str(output)]
     common_in = ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
-                 "-f", "x11grab", "-framerate", str(fps), "-video_size", size, "-draw_mouse", "1",
+                 "-f", "x11grab", "-framerate", str(fps), "-video_size", size, "-draw_mouse", "0" if no_cursor else "1",
                  "-i", f":{display}", "-t", str(n)]
     encode = ["-c:v", "libx264", "-preset", args.preset, "-crf", str(args.crf), "-g", str(args.gop),
               "-pix_fmt", "yuv420p"]
@@ -236,11 +476,12 @@ class LineReader(threading.Thread):
             self.lines.append((time.monotonic_ns(), raw.decode(errors="replace").rstrip("\n")))
 
 
-def parse_progress(name: str, lines: list[tuple[int, str]], launch: int) -> dict:
-    """What the recorder itself said: its first report of a frame, its drop counters."""
+def parse_progress(reel: bool, lines: list[tuple[int, str]], launch: int) -> dict:
+    """What the recorder itself said: its first report of a frame, its drop counters (and reel's
+    recorded duration)."""
     first_frame_report = None
     reported = {}
-    if name in ("reel", "reel-replay", "reel-noadapt"):
+    if reel:
         for t, line in lines:
             try:
                 event = json.loads(line)
@@ -253,6 +494,7 @@ def parse_progress(name: str, lines: list[tuple[int, str]], launch: int) -> dict
             if event.get("event") in ("progress", "finished"):
                 reported["frames"] = event.get("frames")
                 reported["dropped"] = event.get("dropped")
+                reported["duration_s"] = event.get("duration")
             if event.get("event") == "failed":
                 reported["failed"] = event.get("message")
             if event.get("event") == "encoderSpeed":
@@ -291,16 +533,20 @@ def x264_options(path: Path) -> str | None:
     return m.group(1).strip() if m else text
 
 
-def decode_barcodes(strip: bytes, frames: int) -> list[int | None]:
-    """The paint index in each decoded frame's barcode (None when it does not read)."""
+def decode_barcodes(strip: bytes, frames: int, block_w: int = BAR_BLOCK_W) -> list[int | None]:
+    """The paint index in each decoded frame's barcode (None when it does not read). `strip`
+    holds the frames' barcode rectangles (BAR_BLOCKS * block_w x BAR_H, grey) one after the
+    other."""
     out = []
-    size = BAR_W * BAR_H
+    bar_w = BAR_BLOCKS * block_w
+    size = bar_w * BAR_H
+    half = max(1, min(8, block_w // 4))  # sample the middle half of each block, at most 16 px
     for k in range(frames):
-        base = k * size + (BAR_H // 2) * BAR_W
+        base = k * size + (BAR_H // 2) * bar_w
         bits = []
         for b in range(BAR_BLOCKS):
-            x = b * BAR_BLOCK_W + BAR_BLOCK_W // 2
-            level = sum(strip[base + x - 8: base + x + 8]) / 16
+            x = b * block_w + block_w // 2
+            level = sum(strip[base + x - half: base + x + half]) / (2 * half)
             bits.append(1 if level >= 128 else 0)
         if bits[0] != 1 or bits[1] != 0:
             out.append(None)
@@ -312,10 +558,16 @@ def decode_barcodes(strip: bytes, frames: int) -> list[int | None]:
     return out
 
 
-def verify(path: Path, args, motion: bool) -> dict:
-    """Checks that the file is what was asked for, decodes all of it and, for the moving
-    screen, reads each frame's barcode."""
-    v: dict = {"ok": False, "problems": []}
+SHOWINFO_PTS = re.compile(r"\bn:\s*(\d+)\s+pts:\s*(-?\d+)\s+pts_time:\s*(-?[\d.]+)")
+
+
+def verify(path: Path, args, barcode: tuple[int, int, int] | None, mode: str = "cfr") -> dict:
+    """Checks that the file is what was asked for and decodes all of it; reads each frame's
+    barcode at `barcode` (x, y, block width) when the scenario paints one. `mode` is the
+    recorder's frame mode: in cfr every frame slot must be filled, in vfr and content the file
+    holds fewer frames of longer durations, and what must hold is that the decoded frames last
+    as long as the recording."""
+    v: dict = {"ok": False, "problems": [], "frame_mode": mode}
     if not path.exists() or path.stat().st_size == 0:
         v["problems"].append("no output file")
         return v
@@ -346,39 +598,64 @@ def verify(path: Path, args, motion: bool) -> dict:
     if abs(v["duration_s"] - args.duration) > 0.25:
         v["problems"].append(f"duration {v['duration_s']:.3f} s, asked for {args.duration}")
 
-    # Timestamps: gaps in the frame grid, and keyframes.
-    r = run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time,flags",
-             "-of", "csv=p=0", str(path)])
-    pts, keys = [], 0
+    # Timestamps: gaps in the frame grid, keyframes, how long the frames last.
+    r = run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
+             "packet=pts_time,duration_time,flags", "-of", "csv=p=0", str(path)])
+    packets, keys = [], 0
     for line in r.stdout.split():
         parts = line.split(",")
         try:
-            pts.append(float(parts[0]))
+            pts = float(parts[0])
         except (ValueError, IndexError):
             continue
-        keys += "K" in (parts[1] if len(parts) > 1 else "")
-    pts.sort()
+        try:
+            duration = float(parts[1])
+        except (ValueError, IndexError):
+            duration = None
+        packets.append((pts, duration))
+        keys += "K" in (parts[2] if len(parts) > 2 else "")
+    packets.sort()
+    pts = [p for p, _ in packets]
     frame = 1 / args.fps
     gaps = [b - a for a, b in zip(pts, pts[1:])]
-    v["timeline_missing_slots"] = sum(max(0, round(g / frame) - 1) for g in gaps)
+    # A gap of k frame periods leaves k - 1 slots empty: lost in cfr, on purpose in vfr/content.
+    v["timeline_missing_slots"] = sum(max(0, round(g / frame) - 1) for g in gaps) if mode == "cfr" else None
+    v["longest_frame_ms"] = max(gaps + [packets[-1][1] or 0]) * 1000 if packets else None
     v["keyframes"] = keys
     v["first_pts_s"] = pts[0] if pts else None
+    last_duration = packets[-1][1] if packets and packets[-1][1] is not None else frame
 
-    # Decode everything; keep only the barcode strip.
-    # Every decoded frame once: no duplicates to fill gaps in the timestamps (-fps_mode passthrough).
-    r = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", str(path), "-map", "0:v:0",
-                        "-vf", f"crop={BAR_W}:{BAR_H}:0:0,format=gray", "-fps_mode", "passthrough",
+    # Decode everything; keep only the barcode strip (or a corner when there is none), and each
+    # decoded frame's timestamp (showinfo). Every decoded frame once: no duplicates to fill gaps
+    # in the timestamps (-fps_mode passthrough). Messages at error level and above are problems.
+    bx, by, bw = barcode if barcode else (0, 0, BAR_BLOCK_W)
+    bar_w = min(BAR_BLOCKS * bw, args.width - bx)
+    r = subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "level+info", "-i", str(path), "-map", "0:v:0",
+                        "-vf", f"crop={bar_w}:{BAR_H}:{bx}:{by},format=gray,showinfo", "-fps_mode", "passthrough",
                         "-f", "rawvideo", "-"],
                        capture_output=True)
-    errors = r.stderr.decode(errors="replace").strip()
-    decoded = len(r.stdout) // (BAR_W * BAR_H)
+    log_lines = r.stderr.decode(errors="replace").splitlines()
+    errors = "\n".join(l for l in log_lines if re.search(r"\[(error|fatal|panic)\]", l)).strip()
+    decoded_pts = [float(m.group(3)) for l in log_lines if "showinfo" in l and (m := SHOWINFO_PTS.search(l))]
+    decoded = len(r.stdout) // (bar_w * BAR_H)
     v["decoded_frames"] = decoded
     if r.returncode != 0 or errors:
         v["problems"].append(f"decoding reported: {errors[:300] or r.returncode}")
     if decoded != v["packets"]:
         v["problems"].append(f"{decoded} frames decode from {v['packets']} packets")
-    if motion:
-        v["barcodes"] = decode_barcodes(r.stdout, decoded)
+    # The decoded pictures' span: from the first one's timestamp to the last one's plus its
+    # duration (the container's). In vfr/content it must be the recording's length: a file whose
+    # last picture ends early has lost the end of the recording (a still screen is one picture
+    # lasting all of it). In cfr, slots left empty at the end are lost frames, counted as such.
+    if decoded_pts:
+        v["decoded_duration_s"] = max(decoded_pts) + last_duration - min(decoded_pts)
+        if mode != "cfr" and abs(v["decoded_duration_s"] - args.duration) > 0.25:
+            v["problems"].append(f"the decoded frames last {v['decoded_duration_s']:.3f} s, recorded {args.duration}")
+    else:
+        v["decoded_duration_s"] = None
+        v["problems"].append("no decoded frame timestamps (showinfo)")
+    if barcode:
+        v["barcodes"] = decode_barcodes(r.stdout, decoded, bw)
     v["x264_options"] = x264_options(path)
     v["ok"] = not v["problems"]
     return v
@@ -430,11 +707,14 @@ def content_timeline(barcodes: list[int | None], paints: dict[int, tuple[int, in
 class Screen:
     """The Xvfb and whatever paints on it."""
 
-    def __init__(self, args, out: Path, painter: Path, motion_frames: Path, still_frames: Path):
+    def __init__(self, args, out: Path, painter: Path, motion_frames: Path | None, still_frames: Path | None,
+                 desktop: tuple[Path, Path, Region] | None = None):
+        """desktop: the region's frames, the desktop image and the region (see desktop_frames)."""
         self.args = args
         self.out = out
         self.painter_bin = painter
         self.frames = {"motion": motion_frames, "still": still_frames}
+        self.desktop = desktop
         self.display = free_display(args.display)
         self.xvfb = subprocess.Popen(
             ["Xvfb", f":{self.display}", "-screen", "0", f"{args.width}x{args.height}x24", "-nolisten", "tcp"],
@@ -448,9 +728,18 @@ class Screen:
         stop(self.painter)
         if self.paint_log.exists():
             self.paint_log.unlink()
-        count = self.args.paint_rate if scenario == "motion" else 1
-        cmd = [str(self.painter_bin), f":{self.display}", scenario, str(self.frames[scenario]), str(count),
-               str(self.paint_log), str(self.args.paint_rate)]
+        rate = str(self.args.paint_rate)
+        if scenario == "desktop":
+            region_frames, background, region = self.desktop
+            count = region_frames.stat().st_size // (region.width * region.height * 4)
+            cmd = [str(self.painter_bin), f":{self.display}", "desktop", str(region_frames), str(count),
+                   str(self.paint_log), rate, str(background), str(region), str(desktop_block_width(region)),
+                   str(CURSOR_LAP_S)]
+        else:
+            frames = self.frames[scenario]
+            count = frames.stat().st_size // (self.args.width * self.args.height * 4) if scenario == "motion" else 1
+            cmd = [str(self.painter_bin), f":{self.display}", scenario, str(frames), str(count),
+                   str(self.paint_log), rate]
         self.painter = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         if self.args.nice != 0:
             renice(self.painter.pid, self.args.nice)
@@ -458,6 +747,15 @@ class Screen:
         if line != "ready":
             sys.exit(f"screen.py: the painter did not start: {line} {self.painter.stderr.read().decode()}")
         time.sleep(1)
+
+    def barcode(self, scenario: str) -> tuple[int, int, int] | None:
+        """Where the scenario's barcode is: (x, y, block width), None when it has none."""
+        if scenario == "motion":
+            return 0, 0, BAR_BLOCK_W
+        if scenario == "desktop":
+            region = self.desktop[2]
+            return region.x, region.y, desktop_block_width(region)
+        return None
 
     def paints(self) -> dict[int, tuple[int, int]]:
         """Paint index → (request sent, server done), monotonic ns, from the painter's log."""
@@ -542,6 +840,7 @@ def record_once(name: str, scenario: str, rep: int, screen: Screen, reel: Path, 
     xvfb_cpu, paint_cpu = xvfb1 - xvfb0, paint1 - paint0
     result = {
         "recorder": name, "scenario": scenario, "rep": rep, "command": cmd, "exit_code": proc.returncode,
+        "frame_mode": frame_mode(name, args),
         "wall_s": wall, "overhead_s": wall - n,
         "recorder_cpu_s": recorder_cpu, "recorder_user_s": usage.ru_utime, "recorder_sys_s": usage.ru_stime,
         "xvfb_cpu_s": xvfb_cpu, "painter_cpu_s": paint_cpu,
@@ -550,28 +849,44 @@ def record_once(name: str, scenario: str, rep: int, screen: Screen, reel: Path, 
         "recorder_cpu_per_s": recorder_cpu / n, "xvfb_cpu_per_s": xvfb_cpu / n,
         "total_cpu_per_s": (recorder_cpu + xvfb_cpu) / n,
         "xvfb_net_cpu_per_s": (xvfb_cpu - base["xvfb_cpu_per_s"] * wall) / n,
+        "total_net_cpu_per_s": (recorder_cpu + xvfb_cpu - base["xvfb_cpu_per_s"] * wall) / n,
         "painter_cpu_per_s": paint_cpu / n,
         "peak_rss_mib": usage.ru_maxrss / 1024,
         "voluntary_switches": usage.ru_nvcsw, "involuntary_switches": usage.ru_nivcsw,
         "stderr": "\n".join(l for _, l in err_reader.lines)[-2000:],
     }
-    result["reported"] = parse_progress(name, out_reader.lines, launch)
-    motion = scenario == "motion"
-    v = verify(output, args, motion)
+    result["reported"] = parse_progress(is_reel(name, args), out_reader.lines, launch)
+    barcode = screen.barcode(scenario)
+    mode = result["frame_mode"]
+    v = verify(output, args, barcode, mode)
     barcodes = v.pop("barcodes", None)
     if proc.returncode != 0:
-        v["problems"].insert(0, f"exit code {proc.returncode}")
+        said = [l for _, l in err_reader.lines if l.strip()]
+        v["problems"].insert(0, f"exit code {proc.returncode}" + (f": {said[0][:200]}" if said else ""))
         v["ok"] = False
     result["verify"] = v
-    if motion and barcodes is not None:
+    if barcode and barcodes is not None:
         result["content"] = content_timeline(barcodes, screen.paints(), launch, 1e9 / args.paint_rate, args.fps)
-    expected = n * args.fps
     packets = v.get("packets", 0)
-    reported = result["reported"].get("dropped") or 0
-    if motion and "fresh_frames" in result.get("content", {}):
+    dropped = result["reported"].get("dropped")
+    if mode != "cfr":
+        # vfr/content: a frame only when the screen changed, so fewer frames than slots is
+        # no loss; lost frames are those reel says it dropped (the barcodes' fresh frames are
+        # still in the table for the scenarios that change).
+        expected = None
+        lost = dropped
+    elif barcode and "fresh_frames" in result.get("content", {}):
+        expected = n * args.fps
         lost = max(0, expected - result["content"]["fresh_frames"])
+    elif is_reel(name, args):
+        # reel's dropped frames are the slots it left empty: counted once, not twice.
+        expected = n * args.fps
+        lost = max(expected - packets, dropped or 0, 0)
     else:
-        lost = max(0, expected - packets) + reported
+        # ffmpeg fills every slot of its constant-rate file; its dup and drop counters say how
+        # many hold a repeated picture.
+        expected = n * args.fps
+        lost = max(0, expected - packets) + (dropped or 0)
     result["expected_frames"] = expected
     result["lost_frames"] = lost
     if not args.keep and v["ok"]:
@@ -614,6 +929,7 @@ METRICS = [
     ("recorder CPU s per s", lambda r: r["recorder_cpu_per_s"], 3, True),
     ("Xvfb CPU s per s", lambda r: r["xvfb_cpu_per_s"], 3, True),
     ("recorder+Xvfb CPU s per s", lambda r: r["total_cpu_per_s"], 3, True),
+    ("recorder+Xvfb net of idle CPU s per s", lambda r: r.get("total_net_cpu_per_s"), 3, True),
     ("  Xvfb net of idle", lambda r: r["xvfb_net_cpu_per_s"], 3, False),
     ("  painter CPU s per s", lambda r: r["painter_cpu_per_s"], 3, False),
     ("  other processes CPU s per s", lambda r: r["other_cpu_s"] / r["wall_s"], 3, False),
@@ -624,6 +940,8 @@ METRICS = [
     ("drops the recorder reported", lambda r: r["reported"].get("dropped"), 0, False),
     ("missing timestamp slots", lambda r: r["verify"].get("timeline_missing_slots"), 0, False),
     ("lost frames", lambda r: r["lost_frames"], 0, False),
+    ("longest frame ms", lambda r: r["verify"].get("longest_frame_ms"), 0, False),
+    ("decoded duration s", lambda r: r["verify"].get("decoded_duration_s"), 3, False),
     ("longest gap between screens ms", lambda r: r.get("content", {}).get("max_interval_ms"), 0, False),
     ("launch → first frame ms", lambda r: ms(r.get("content", {}).get("first_frame_s")), 0, False),
     ("wall − N (start+finish) s", lambda r: r["overhead_s"], 2, False),
@@ -631,6 +949,10 @@ METRICS = [
     ("output checks", None, 0, False),
     ("disturbed runs (others > --disturbed)", "disturbed", 0, False),
 ]
+# Rows only for the scenarios that paint a barcode (desktop, motion), and rows only when some
+# recorder writes vfr or content.
+BARCODE_ROWS = ("fresh", "repeated", "longest gap", "launch")
+VFR_ROWS = ("longest frame",)
 
 
 def header(machine: dict) -> str:
@@ -640,55 +962,75 @@ def header(machine: dict) -> str:
             + f", HEAD {machine.get('head_at_run')}")
 
 
+def describe_recorders(args, recorders: list[str]) -> list[str]:
+    """One line per recorder whose reel arguments differ from the defaults."""
+    lines = []
+    for name in recorders:
+        if is_reel(name, args):
+            extra = reel_extra_args(name, args)
+            if extra:
+                lines.append(f"{name}: reel with {shlex.join(extra)} (frame mode {frame_mode(name, args)})")
+    return lines
+
+
 def table(results: list[dict], baselines: dict, args, recorders: list[str]) -> str:
     lines = []
-    expected = args.duration * args.fps
+    # One ratio column per reel recorder against the matched ffmpeg.
+    compared = [n for n in recorders if is_reel(n, args)] if "ffmpeg" in recorders else []
+    any_vfr = any(frame_mode(n, args) != "cfr" for n in recorders)
+    size = f"{args.width}x{args.height}"
     for scenario in args.scenarios:
         runs = {name: [r for r in results if r["scenario"] == scenario and r["recorder"] == name] for name in recorders}
         b = baselines.get(scenario, [])
         lines.append("")
-        lines.append(f"## {scenario}: {args.width}x{args.height} @ {args.fps} fps, {args.duration} s × {args.reps} runs, "
-                     f"libx264 {args.preset} crf {args.crf} keyint {args.gop}, expected {expected} frames")
+        where = ""
+        if scenario == "desktop" and getattr(args, "desktop_region", None):
+            where = f", video window {args.desktop_region}, moving pointer"
+        lines.append(f"## {scenario}: {size} @ {args.fps} fps{where}, {args.duration} s × {args.reps} runs, "
+                     f"libx264 {args.preset} crf {args.crf} keyint {args.gop}, expected {args.duration * args.fps} frames"
+                     + (" (cfr)" if any_vfr else ""))
+        for line in describe_recorders(args, recorders):
+            lines.append(line)
         if b:
             lines.append(f"idle (no recorder): Xvfb {mean([x['xvfb_cpu_per_s'] for x in b]):.3f}, painter "
                          f"{mean([x['painter_cpu_per_s'] for x in b]):.3f}, other processes "
                          f"{mean([x['other_cpu_per_s'] for x in b]):.3f} CPU s per s")
-        head = ["metric (mean (min–max))"] + recorders + (["reel/ffmpeg (pairs)"] if "reel" in recorders and "ffmpeg" in recorders else [])
+        head = ["metric (mean (min–max))"] + recorders + [f"{n}/ffmpeg (pairs)" for n in compared]
         rows = [head]
         for label, key, digits, ratio in METRICS:
             if key == "disturbed":
                 row = [label] + [str(sum(r["disturbed"] for r in runs[n])) for n in recorders]
-                if len(head) > len(row):
-                    row.append("")
-                rows.append(row)
+                rows.append(row + [""] * (len(head) - len(row)))
                 continue
             if key is None:
                 row = [label] + [
                     "ok" if all(r["verify"]["ok"] for r in runs[n]) and runs[n] else
                     f"{sum(not r['verify']['ok'] for r in runs[n])} BAD" for n in recorders]
-                if len(head) > len(row):
-                    row.append("")
-                rows.append(row)
+                rows.append(row + [""] * (len(head) - len(row)))
                 continue
-            if scenario != "motion" and label.startswith(("fresh", "repeated", "longest", "launch")):
+            if scenario not in ("motion", "desktop") and label.startswith(BARCODE_ROWS):
                 continue
+            if not any_vfr and label.startswith(VFR_ROWS):
+                continue
+            if all(key(r) is None for n in recorders for r in runs[n]):
+                continue  # a row an older JSON has no figures for
             row = [label] + [cell(runs[n], key, digits) for n in recorders]
-            if len(head) > len(row):
-                if ratio:
-                    # The ratio of the means, and the range of the ratios of each repetition's
-                    # pair (run next to each other, so slow drift of the machine cancels).
-                    a, f = mean([key(r) for r in runs["reel"]]), mean([key(r) for r in runs["ffmpeg"]])
-                    pairs = []
-                    for ra in runs["reel"]:
-                        for rf in runs["ffmpeg"]:
-                            if ra["rep"] == rf["rep"] and key(rf):
-                                pairs.append(key(ra) / key(rf))
-                    text = f"{a / f:.2f}" if a is not None and f else "—"
-                    if len(pairs) > 1:
-                        text += f" ({min(pairs):.2f}–{max(pairs):.2f})"
-                    row.append(text)
-                else:
+            for n in compared:
+                if not ratio:
                     row.append("")
+                    continue
+                # The ratio of the means, and the range of the ratios of each repetition's
+                # pair (run next to each other, so slow drift of the machine cancels).
+                a, f = mean([key(r) for r in runs[n]]), mean([key(r) for r in runs["ffmpeg"]])
+                pairs = []
+                for ra in runs[n]:
+                    for rf in runs["ffmpeg"]:
+                        if ra["rep"] == rf["rep"] and key(rf) and key(ra) is not None:
+                            pairs.append(key(ra) / key(rf))
+                text = f"{a / f:.2f}" if a is not None and f else "—"
+                if len(pairs) > 1:
+                    text += f" ({min(pairs):.2f}–{max(pairs):.2f})"
+                row.append(text)
             rows.append(row)
         widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
         for k, r in enumerate(rows):
@@ -705,20 +1047,42 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-n", "--duration", type=int, default=20, help="seconds recorded per run (default 20)")
     p.add_argument("-r", "--reps", type=int, default=3, help="runs per recorder and scenario (default 3)")
-    p.add_argument("--scenarios", default="still,motion", help="still,motion (default both)")
+    p.add_argument("--scenarios", default="still,desktop,motion",
+                   help="still, desktop (a still desktop with a video playing in a window and a moving pointer), "
+                        "motion (every pixel changes every frame); default all three")
     p.add_argument("--recorders", default="reel,ffmpeg,ffmpeg-default",
-                   help="reel, reel-replay (reel with --replay beside the file), reel-noadapt (reel with --no-adapt), "
-                        "ffmpeg (settings matched to reel), "
-                        "ffmpeg-default (the usual command line); default reel, ffmpeg, ffmpeg-default")
+                   help="reel, reel-replay (reel with --replay beside the file), ffmpeg (settings matched to reel), "
+                        "ffmpeg-default (the usual command line), and any --reel-variant NAME; "
+                        "default reel, ffmpeg, ffmpeg-default")
+    p.add_argument("--reel-args", default="", metavar="ARGS",
+                   help="extra arguments for every reel recorder (not ffmpeg), one shell-quoted string, e.g. "
+                        "\"--frame-mode content\"; the settings both recorders share (rate, encoder, duration, "
+                        "cursor) cannot be given here")
+    p.add_argument("--reel-variant", action="append", default=[], metavar="NAME=ARGS",
+                   help="a recorder NAME that is reel with ARGS added (after --reel-args), to put several reel "
+                        "configurations in one table: --reel-variant reel-content=\"--frame-mode content\" "
+                        "--recorders reel,reel-content,ffmpeg. Repeatable")
+    p.add_argument("--no-cursor", action="store_true",
+                   help="leave the pointer out of both recordings (reel --no-cursor, ffmpeg -draw_mouse 0); "
+                        "by default both draw it")
     p.add_argument("--replay", type=int, default=30, help="seconds reel-replay keeps in its replay buffer (default 30)")
     p.add_argument("--reel", default=None, help="the reel binary (default: $REEL, else .build/release/reel)")
     p.add_argument("--fps", type=int, default=30)
     p.add_argument("--width", type=int, default=1920)
     p.add_argument("--height", type=int, default=1080)
+    p.add_argument("--size", metavar="WxH", help="the screen's size: sets --width and --height (e.g. 3840x2160)")
+    p.add_argument("--region", metavar="WxH+X+Y",
+                   help="the desktop scenario's video window (default 640x360, 8%% of the width from the right "
+                        "edge, 12%% of the height from the top); its top rows carry the barcode and must stay "
+                        "off the pointer's path")
+    p.add_argument("--frames-budget", type=int, default=1024, metavar="MIB",
+                   help="at most this many MiB of frames for the motion scenario (on disk in bench/out and in "
+                        "the X server): at 3840x2160 it loops 32 frames instead of 60 (default 1024)")
     p.add_argument("--preset", default="veryfast")
     p.add_argument("--crf", type=int, default=23)
     p.add_argument("--gop", type=int, default=60, help="keyframe interval in frames (default 60)")
-    p.add_argument("--paint-rate", type=int, default=60, help="paints per second in the motion scenario (default 60)")
+    p.add_argument("--paint-rate", type=int, default=60,
+                   help="paints per second in the motion and desktop scenarios (default 60)")
     p.add_argument("--display", type=int, default=77, help="first X display number to try (default 77)")
     p.add_argument("--baseline", type=float, default=10, help="seconds of idle measurement per scenario and rep")
     p.add_argument("--nice", type=int, default=-5, help="niceness for Xvfb and the painter (default -5; 0 leaves them)")
@@ -737,21 +1101,50 @@ def main() -> int:
                         "DIR/src and built in DIR/build (default /tmp/reel-bench-head), and use that: the figures "
                         "then belong to a commit, whatever is being edited in the working tree")
     p.add_argument("--from", dest="from_json", metavar="JSON", help="print the table of an earlier run's JSON and stop")
-    args = p.parse_args()
+    # "--reel-args --no-x" would read as an option of its own: take the next word as the value.
+    argv = sys.argv[1:]
+    for i, a in enumerate(argv[:-1]):
+        if a == "--reel-args":
+            argv[i:i + 2] = [f"--reel-args={argv[i + 1]}"]
+            break
+    args = p.parse_args(argv)
     if args.from_json:
         doc = json.loads(Path(args.from_json).read_text())
         saved = argparse.Namespace(**doc["arguments"])
         print(header(doc["machine"]))
         print(table(doc["runs"], doc["baselines"], saved, saved.recorders))
         return 0
+    if args.size:
+        m = re.fullmatch(r"(\d+)x(\d+)", args.size)
+        if not m:
+            sys.exit(f"screen.py: --size is WxH, not '{args.size}'")
+        args.width, args.height = int(m.group(1)), int(m.group(2))
     args.scenarios = [s for s in args.scenarios.split(",") if s]
-    recorders = [r for r in args.recorders.split(",") if r]
     for s in args.scenarios:
-        if s not in ("still", "motion"):
-            sys.exit(f"screen.py: unknown scenario {s}")
+        if s not in SCENARIOS:
+            sys.exit(f"screen.py: unknown scenario {s} (still, desktop, motion)")
+    args.variants = parse_variants(args.reel_variant)
+    recorders = [r for r in args.recorders.split(",") if r]
     for r in recorders:
-        if r not in ("reel", "reel-replay", "reel-noadapt", "ffmpeg", "ffmpeg-default"):
+        if r not in REEL_RECORDERS + FFMPEG_RECORDERS and r not in args.variants:
             sys.exit(f"screen.py: unknown recorder {r}")
+    for r in recorders:
+        if is_reel(r, args):
+            check_reel_args(reel_extra_args(r, args), r)
+            if frame_mode(r, args) not in FRAME_MODES:
+                sys.exit(f"screen.py: {r}: unknown frame mode '{frame_mode(r, args)}' ({', '.join(FRAME_MODES)})")
+    if any(x in args.scenarios for x in ("desktop", "motion")) and args.paint_rate < 2 * args.fps:
+        log(f"note: painting {args.paint_rate} times a second for {args.fps} fps: a capture late by less than a "
+            f"frame can see the screen its predecessor saw, so the barcodes may count repeats and lost frames that "
+            f"are only jitter; --paint-rate {2 * args.fps} avoids it")
+    region = None
+    if "desktop" in args.scenarios:
+        try:
+            region = desktop_region(args)
+        except ValueError as e:
+            sys.exit(f"screen.py: --region: {e}")
+        check_desktop_geometry(args, region)
+        args.desktop_region = str(region)
 
     for tool in ("Xvfb", "ffmpeg", "ffprobe", "gcc"):
         need(tool)
@@ -783,9 +1176,20 @@ def main() -> int:
     machine = machine_info(reel)
     machine["built_from"] = built_from
     painter = build_painter(out)
-    motion_frames, still_frames = make_frames(out, args.width, args.height, args.paint_rate, args.paint_rate)
+    # Only the frames the chosen scenarios paint: the motion scenario's are big on big screens.
+    motion = still = desktop = None
+    if "motion" in args.scenarios:
+        count = motion_frame_count(args)
+        if count < args.paint_rate:
+            log(f"motion: looping {count} frames (not {args.paint_rate}: --frames-budget {args.frames_budget} MiB)")
+        motion = motion_frames(out, args.width, args.height, count, args.paint_rate)
+    if "still" in args.scenarios:
+        still = still_frame(out, args.width, args.height, args.paint_rate)
+    if region:
+        region_frames, background = desktop_frames(out, args, region)
+        desktop = (region_frames, background, region)
 
-    screen = Screen(args, out, painter, motion_frames, still_frames)
+    screen = Screen(args, out, painter, motion, still, desktop)
     log(f"Xvfb :{screen.display} ({args.width}x{args.height}x24), pid {screen.xvfb.pid}"
         + (f", niceness {args.nice}" if screen.reniced else ""))
     results: list[dict] = []
@@ -843,12 +1247,15 @@ def main() -> int:
         if o:
             options.setdefault(r["recorder"], set()).add(o)
     settings_note = []
-    if "reel" in options and "ffmpeg" in options:
-        a, b = sorted(options["reel"])[0].split(), sorted(options["ffmpeg"])[0].split()
-        diff = sorted(set(a) ^ set(b))
-        settings_note.append("x264 options reel vs ffmpeg: " + ("identical" if not diff else "DIFFER: " + " ".join(diff)))
-    if "reel" in options:
-        settings_note.append("x264 options: " + sorted(options["reel"])[0])
+    for name in recorders:
+        if is_reel(name, args) and name in options and "ffmpeg" in options:
+            a, b = sorted(options[name])[0].split(), sorted(options["ffmpeg"])[0].split()
+            diff = sorted(set(a) ^ set(b))
+            settings_note.append(f"x264 options {name} vs ffmpeg: " + ("identical" if not diff else "DIFFER: " + " ".join(diff)))
+    for name in recorders:
+        if is_reel(name, args) and name in options:
+            settings_note.append(f"x264 options ({name}): " + sorted(options[name])[0])
+            break
 
     text = table(results, baselines, args, recorders)
     print(header(machine))

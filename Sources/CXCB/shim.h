@@ -5,6 +5,7 @@
 #include <xcb/xfixes.h>
 #include <xcb/randr.h>
 #include <xcb/composite.h>
+#include <xcb/damage.h>
 #include <sys/ipc.h>
 #include <sys/shm.h>
 #endif

@@ -48,6 +48,12 @@ public final class Recorder: CaptureOutput {
         public var maxFileSize: Int64?
         /// Stop cleanly when the disk has less free space than this (bytes).
         public var minimumFreeSpace: Int64?
+        /// The most bytes of the file that may wait to be written: the file is written by a
+        /// thread of its own, so that a disk that stalls does not hold up encoding; when this
+        /// many bytes wait, encoding waits (and frames are dropped and counted before it, never
+        /// encoded ones). 0 writes on the encoding thread. 64 MiB by default (see
+        /// ``AssetWriter/Configuration/writeBufferSize``).
+        public var writeBufferSize: Int64 = 64 << 20
         /// What pausing does: end a clip (one file per clip, merged at the end) or take the
         /// paused gap out of one file's timestamps.
         public var pauseMode: PauseMode

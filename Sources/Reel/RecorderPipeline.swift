@@ -47,6 +47,12 @@ final class RecorderPipeline: @unchecked Sendable {
     private var writtenRuns: [RecordedFrames.Run] = []
     /// The last frame written: its timeline interval, its source's frame number and its slot.
     private var lastWritten: (interval: Int, sequence: Int64, slot: Int64)?
+    /// The picture last written, where and when (recorded time), for the frame modes that
+    /// leave repeated pictures out.
+    private var lastPicture: (interval: Int, id: UInt64, recorded: MediaTime)?
+    /// The newest repeated picture left out, written where its interval or the recording
+    /// ends so that the file lasts as long as it was recorded.
+    private var heldRepeat: (frame: VideoFrame, interval: Int, at: MediaTime, slot: Int64)?
     /// Frames missing between frames written: frames the source or the recorder dropped.
     private(set) var droppedFrames: Int64 = 0
     private(set) var ending: RecordingEnding = .requested
@@ -220,17 +226,27 @@ final class RecorderPipeline: @unchecked Sendable {
             }
             videoReached = t
             try releaseHeldAudio(upTo: t + settings.video.frameRate.frameDuration)
-            if let i = timeline.intervalIndex(containing: t), let recorded = timeline.recordedTime(for: t) {
+            let interval = timeline.intervalIndex(containing: t)
+            // A repeat held for the end of its interval: the interval ended.
+            if let held = heldRepeat, held.interval != interval { try writeHeldRepeat() }
+            if let i = interval, let recorded = timeline.recordedTime(for: t) {
                 if let limit, settings.video.frameRate.frameIndex(at: recorded, rounding: .nearest)
                     >= settings.video.frameRate.frameIndex(at: limit, rounding: .nearest) {
+                    try writeHeldRepeat()
                     video.reachedLimit()
                     ending = .maxDuration
                 } else {
-                    let writer = try writer(for: i)
-                    if try writer?.appendVideo(frame, at: settings.pauseMode == .singleFile ? recorded : t - timeline.intervals[i].start) == true {
-                        let slot = settings.video.frameRate.frameIndex(at: recorded, rounding: .nearest)
+                    let at = settings.pauseMode == .singleFile ? recorded : t - timeline.intervals[i].start
+                    let slot = settings.video.frameRate.frameIndex(at: recorded, rounding: .nearest)
+                    if leavesOut(frame, interval: i, recorded: recorded) {
+                        // Accounted for, not lost: the slot repeats the picture before.
+                        lastWritten = (i, frame.sequenceNumber, slot)
+                        heldRepeat = (frame, i, at, slot)
+                    } else if let writer = try writer(for: i), try writer.appendVideo(frame, at: at) {
                         countGap(before: frame, interval: i, slot: slot)
                         noteWritten(frame.sequenceNumber, slot: slot)
+                        heldRepeat = nil
+                        lastPicture = frame.identity.map { (i, $0.id, recorded) }
                     }
                 }
             }
@@ -256,6 +272,27 @@ final class RecorderPipeline: @unchecked Sendable {
         }
         try closeClipIfDone()
         return try limitReached()
+    }
+
+    /// Whether the frame mode leaves `frame` out: a picture that repeats the one last written
+    /// in the same interval, in a mode that records changes only (a variable-rate recording
+    /// keeps one a second).
+    private func leavesOut(_ frame: VideoFrame, interval: Int, recorded: MediaTime) -> Bool {
+        guard settings.video.frameMode != .constant, let id = frame.identity?.id, let last = lastPicture,
+              last.interval == interval, last.id == id else { return false }
+        if settings.video.frameMode == .variable {
+            return (recorded - last.recorded).seconds < FrameMode.longestVariableGap - settings.video.frameRate.frameDuration.seconds / 2
+        }
+        return true
+    }
+
+    /// Writes the repeated picture held back, where its interval or the recording ends.
+    private func writeHeldRepeat() throws {
+        guard let held = heldRepeat else { return }
+        heldRepeat = nil
+        guard !finishedIntervals.contains(held.interval), let writer = try writer(for: held.interval),
+              try writer.appendVideo(held.frame, at: held.at) else { return }
+        noteWritten(held.frame.sequenceNumber, slot: held.slot)
     }
 
     /// Whether audio ahead of the video waits for it (under a size limit, while video comes).
@@ -508,6 +545,7 @@ final class RecorderPipeline: @unchecked Sendable {
         } else {
             while !heldAudio.isEmpty { try releaseFirstHeldAudio() }
         }
+        try writeHeldRepeat()
         var recorded = recordedDuration
         // Slots after the last frame written, up to the end of the recording, lost their frames too.
         if plan.video != nil, video != .sourceGone, let last = lastWritten, last.interval == timeline.intervals.count - 1,

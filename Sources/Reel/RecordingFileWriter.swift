@@ -40,10 +40,12 @@ final class RecordingFileWriter {
         aligners = plan.audioFormats.map { AudioTrackAligner(format: $0) }
         if let mix = plan.mixFormat { mixer = AudioMixer(inputs: plan.audioFormats.count, format: mix) }
         if writesFile {
-            let writer = try AssetWriter(configuration: .init(url: url, container: settings.container, video: plan.video,
-                                                              audio: plan.audioTracks, fragmentInterval: settings.fragmentInterval,
-                                                              overwrite: overwrite, expectedDuration: settings.maxRecordedDuration,
-                                                              maximumFileSize: maximumFileSize))
+            var configuration = AssetWriter.Configuration(url: url, container: settings.container, video: plan.video,
+                                                          audio: plan.audioTracks, fragmentInterval: settings.fragmentInterval,
+                                                          overwrite: overwrite, expectedDuration: settings.maxRecordedDuration,
+                                                          maximumFileSize: maximumFileSize)
+            configuration.writeBufferSize = settings.writeBufferSize
+            let writer = try AssetWriter(configuration: configuration)
             do {
                 for sink in sinks { try writer.addSink(sink) }
             } catch {

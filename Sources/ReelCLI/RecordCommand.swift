@@ -174,6 +174,7 @@ struct RecordCommand {
         settings.pauseMode = options.pauseMode
         settings.maxFileSize = options.maxFileSize
         settings.minimumFreeSpace = options.minimumFreeSpace > 0 ? options.minimumFreeSpace : nil
+        settings.writeBufferSize = options.writeBufferSize
         if let folder = options.keepClips {
             settings.clipsFolder = folder
             settings.keepsClips = true

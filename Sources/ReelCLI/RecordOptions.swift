@@ -46,6 +46,9 @@ public struct RecordOptions: Sendable {
     public var maxFileSize: Int64?
     /// `--min-free`: stop cleanly when the disk has less free space (bytes; 0 turns the guard off).
     public var minimumFreeSpace: Int64 = 100_000_000
+    /// `--write-buffer`: the most bytes of the file waiting for the disk (0: written on the
+    /// encoding thread).
+    public var writeBufferSize: Int64 = 64 << 20
     /// `--keep-clips DIR`: record clips into DIR and keep them after merging.
     public var keepClips: URL?
     /// `--camera[=CAMERA]`, in the order given.
@@ -141,6 +144,8 @@ public struct RecordOptions: Sendable {
         OptionSpec("crf", value: .required, placeholder: "N", help: "constant quality, lower is better: 0–51 (h264, hevc), 0–63 (vp9, av1); default 23"),
         OptionSpec("bitrate", value: .required, placeholder: "RATE", help: "video bit rate instead of --crf, 10k to 500M, e.g. 6M"),
         OptionSpec("keyframe-interval", value: .required, placeholder: "FRAMES", help: "frames between keyframes (default 2 s)"),
+        OptionSpec("frame-mode", value: .required, placeholder: "MODE", completion: .oneOf(FrameMode.allCases.map(\.rawValue)),
+                   help: "screen recordings: cfr, a frame at every slot (default); vfr, changed frames only, at least one a second; content, changed frames only (a still screen costs almost nothing)"),
         OptionSpec("profile", value: .required, placeholder: "NAME",
                    completion: .oneOf(VideoCodec.allCases.flatMap(\.profiles).reduce(into: []) { if !$0.contains($1) { $0.append($1) } }),
                    help: "codec profile: h264 baseline, main, high, high10; hevc main, main10; vp9 0, 2; av1 main (high10, main10, 2: 10-bit)"),
@@ -155,6 +160,7 @@ public struct RecordOptions: Sendable {
         OptionSpec("faster-than-real-time", help: "with --test-pattern/--tone only: record as fast as encoding allows (needs --duration)"),
         OptionSpec("max-size", value: .required, placeholder: "SIZE", help: "keep the finished file within this size, e.g. 500M or 2G (at least 64k)"),
         OptionSpec("min-free", value: .required, placeholder: "SIZE", help: "stop when the disk has less free space (default 100M; 0 = off)"),
+        OptionSpec("write-buffer", value: .required, placeholder: "SIZE", help: "the most of the file waiting for a slow disk before encoding waits (default 64M; 0 = none)"),
         OptionSpec("pause-mode", value: .required, placeholder: "MODE", completion: .oneOf(["single-file", "clips"]),
                    help: "what pausing does: single-file (default; gaps taken out) or clips (merged at the end)"),
         OptionSpec("keep-clips", value: .required, placeholder: "DIR", completion: .directory, help: "record clips into DIR and keep them (implies --pause-mode clips)"),
@@ -308,6 +314,12 @@ public struct RecordOptions: Sendable {
         if args.has("bitrate") {
             video.rateControl = .bitRate(try ValueParser.bitRate(args.value("bitrate")!, option: "bitrate", in: VideoSettings.bitRateRange))
         }
+        if let mode = args.value("frame-mode") ?? nil {
+            guard let frameMode = FrameMode(rawValue: mode) else {
+                throw UsageError("--frame-mode is cfr, vfr or content, not '\(mode)'")
+            }
+            video.frameMode = frameMode
+        }
         if args.has("keyframe-interval") {
             video.keyframeInterval = try ValueParser.integer(args.value("keyframe-interval")!, option: "keyframe-interval",
                                                              in: VideoSettings.keyframeIntervalRange)
@@ -385,6 +397,7 @@ public struct RecordOptions: Sendable {
             maxFileSize = size
         }
         if args.has("min-free") { minimumFreeSpace = try ValueParser.size(args.value("min-free")!, option: "min-free", allowsZero: true) }
+        if args.has("write-buffer") { writeBufferSize = try ValueParser.size(args.value("write-buffer")!, option: "write-buffer", allowsZero: true) }
         if let mode = args.value("pause-mode") ?? nil {
             guard let m = Recorder.PauseMode(rawValue: mode) else { throw UsageError("--pause-mode must be clips or single-file, not '\(mode)'") }
             pauseMode = m
@@ -418,6 +431,9 @@ public struct RecordOptions: Sendable {
             case "auto"?: preview = .auto
             case let other?: throw UsageError("--preview takes no value, or =auto, not '\(other)'")
             }
+        }
+        if args.has("frame-mode"), window != nil || screen == nil || videoSourceCount != 1 {
+            throw UsageError("--frame-mode works for a recording of the screen alone (--screen, or a --region of it), not of a window or a composed picture, which are recorded at a constant rate")
         }
         try Self.refuseOptionsThatDoNothing(args, screen: screen != nil, videoSources: videoSourceCount,
                                             zoomable: !cameras.isEmpty || testPattern,

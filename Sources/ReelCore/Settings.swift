@@ -218,6 +218,27 @@ public enum RateControl: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+/// Which pictures of a source a recording keeps.
+///
+/// A screen whose capture knows what changed (X11 with the DAMAGE extension) marks a picture
+/// that repeats the one before; other sources never do, so every mode records them alike.
+public enum FrameMode: String, Sendable, Hashable, CaseIterable {
+    /// A picture at every slot of the frame rate, repeated ones too (they encode to almost
+    /// nothing): what every player and editor expects. `--frame-mode cfr`.
+    case constant = "cfr"
+    /// Only changed pictures, at most one per slot of the frame rate, and a repeated one at
+    /// least once a second (so that players, seeking and live streams always have a recent
+    /// picture); timestamps stay on the frame rate's grid. `--frame-mode vfr`.
+    case variable = "vfr"
+    /// Only changed pictures, at most one per slot of the frame rate, and the last picture
+    /// again where the recording ends, so that it lasts as long as it was recorded. A still
+    /// screen costs almost nothing. `--frame-mode content`.
+    case content = "content"
+
+    /// The longest a ``variable`` recording goes without a picture, in seconds.
+    public static let longestVariableGap = 1.0
+}
+
 /// Settings of a video track, in the spirit of `AVVideoSettings`.
 public struct VideoSettings: Sendable, Hashable {
     /// The codec.
@@ -235,6 +256,9 @@ public struct VideoSettings: Sendable, Hashable {
     /// The codec profile, one of ``VideoCodec/profiles`` (`baseline`, `main`, `high`, `main10`…),
     /// if one is wanted. The encoder stays within it; a 10-bit profile makes 10-bit video.
     public var profile: String?
+    /// Which pictures are recorded: one at every slot of the frame rate (``FrameMode/constant``,
+    /// the default), or only changed ones (``FrameMode/variable``, ``FrameMode/content``).
+    public var frameMode: FrameMode = .constant
 
     /// Video settings; each argument is the property of the same name. The default is H.264 at
     /// CRF 23, the source's size, 30 fps.

@@ -28,6 +28,30 @@ package final class FrameBuffer: @unchecked Sendable {
     }
 }
 
+/// What a source knows of a picture against the pictures before it, so that work done for an
+/// earlier picture can be kept (an encoder converts only the rows that changed, or nothing).
+package struct PictureIdentity: Sendable, Equatable {
+    /// Equal ids mean equal pixels. Unique within the process.
+    package var id: UInt64
+    /// The picture this one was made from by changing ``changedRows``; `nil` when unknown.
+    package var base: UInt64?
+    /// The rows (sorted, disjoint, at even boundaries) that differ from the ``base`` picture;
+    /// every other row is the same.
+    package var changedRows: [Range<Int>]
+
+    /// A picture with its changes against `base`.
+    package init(id: UInt64, base: UInt64?, changedRows: [Range<Int>]) {
+        self.id = id
+        self.base = base
+        self.changedRows = changedRows
+    }
+
+    private static let counter = Atomic<UInt64>(0)
+
+    /// A new id, never given before in this process.
+    package static func newID() -> UInt64 { counter.add(1, ordering: .relaxed).newValue }
+}
+
 /// One video frame: pixels in a ``PixelFormat``, with planes and strides, and a presentation
 /// time on the session clock.
 ///
@@ -53,6 +77,9 @@ public struct VideoFrame: Sendable {
     /// session's start), if the source knows it better than its presentation time says: a
     /// camera driver's timestamp, a network frame's arrival.
     public var captureTime: MediaTime?
+    /// What the source knows of this picture against the ones before it (a damage-aware
+    /// screen capture): `nil` when it knows nothing, which consumers take as "all new".
+    package var identity: PictureIdentity?
 
     package init(format: PixelFormat, size: PixelSize, strides: [Int], offsets: [Int], buffer: FrameBuffer,
                  presentationTime: MediaTime = .zero, sequenceNumber: Int64 = 0) {

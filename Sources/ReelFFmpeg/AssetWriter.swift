@@ -17,6 +17,11 @@ import ReelSystem
 /// written into the file and handed to each sink added with ``addSink(_:)`` (a
 /// ``ReplayBuffer``, say), which shares its data without a copy.
 ///
+/// The file's bytes are written by a thread of the writer's own, from a queue bounded by
+/// ``Configuration/writeBufferSize``: a slow write holds up appending only once the queue is
+/// full, and a write that fails (a full disk) fails the next append, or ``finish()``, with the
+/// error it always did.
+///
 /// An asset writer is used from one thread at a time.
 public final class AssetWriter: @unchecked Sendable {
     /// The description of a video track.
@@ -83,6 +88,11 @@ public final class AssetWriter: @unchecked Sendable {
         /// it does not eat the room, and a file that would be over the limit finalised in
         /// place is finalised by copying, which leaves no unused space.
         public var maximumFileSize: Int64?
+        /// The most bytes of the file that may wait to be written. The file is written by a
+        /// thread of the writer's own, so that a slow write (a busy or slow disk) does not hold
+        /// up encoding; when this many bytes wait, appending waits for the disk (nothing is
+        /// dropped). 0 writes on the appending thread instead. 64 MiB by default.
+        public var writeBufferSize: Int64 = 64 << 20
 
         /// Describes a file to write; each argument is the property of the same name, and a `nil`
         /// container is taken from the file name's extension.
@@ -153,6 +163,10 @@ public final class AssetWriter: @unchecked Sendable {
     /// Where the media begins in the file (after the header and the index reservation): a file
     /// larger than this holds a complete fragment (MKV: cluster), which plays.
     private var mediaStart: Int64 = 0
+    /// Where the first media handed to the file ends (its first complete fragment: packets are
+    /// flushed as they are muxed), once there is some: when that many bytes are on the disk,
+    /// the file plays.
+    private var firstMediaEnd: Int64?
     private let muxer: Muxer
     /// The encoders, and the fan-out of their packets to the file and the other sinks.
     let encoder: StreamEncoder
@@ -248,24 +262,34 @@ public final class AssetWriter: @unchecked Sendable {
 
     /// Opens the file and the encoders. Throws `.fileExists` if the file exists and
     /// `overwrite` is off; nothing existing is touched then.
-    public init(configuration: Configuration) throws {
+    public convenience init(configuration: Configuration) throws {
+        try self.init(configuration: configuration, wrappingOutput: { $0 })
+    }
+
+    /// As ``init(configuration:)``, the file's writes going through what `wrappingOutput`
+    /// makes of the file's output (tests hold or fail writes there); used only with a
+    /// ``Configuration/writeBufferSize`` above 0.
+    package init(configuration: Configuration, wrappingOutput: @escaping (any FileOutput) -> any FileOutput) throws {
         FFmpeg.silenceLibraryLogging()
         try Self.validate(configuration)
         self.configuration = configuration
         encoder = try StreamEncoder(video: configuration.video, audio: configuration.audio)
         audioMuxedEnd = Array(repeating: 0, count: configuration.audio.count)
         audioAligners = configuration.audio.map { AudioTrackAligner(format: $0.inputFormat) }
+        let writeQueue = configuration.writeBufferSize > 0
+            ? Muxer.WriteQueue(maxBytes: configuration.writeBufferSize, output: wrappingOutput) : nil
         // A file to be replaced stays until the recording holds something: the new one is
         // written under a name of its own and takes the file's name with its first packet.
         if configuration.overwrite, Self.isRegularFile(configuration.url) {
             // Never one that another program is recording right now.
             try RecordingLock.checkNotBeingWritten(configuration.url)
             let temporary = FilePlacement.temporaryURL(beside: configuration.url, purpose: "new")
-            muxer = try Muxer(url: temporary, container: configuration.container, overwrite: false)
+            muxer = try Muxer(url: temporary, container: configuration.container, overwrite: false, writeQueue: writeQueue)
             url = temporary
             replaces = configuration.url
         } else {
-            muxer = try Muxer(url: configuration.url, container: configuration.container, overwrite: configuration.overwrite)
+            muxer = try Muxer(url: configuration.url, container: configuration.container, overwrite: configuration.overwrite,
+                              writeQueue: writeQueue)
             url = configuration.url
         }
         lock = muxer.takeLock()
@@ -494,7 +518,10 @@ public final class AssetWriter: @unchecked Sendable {
     /// the recording is being finalised. Until then a kill leaves the old file as it was.
     private func takeTheFilesName(finishing: Bool = false) throws {
         guard let target = replaces else { return }
-        guard finishing || muxer.bytesWritten > mediaStart else { return }
+        if firstMediaEnd == nil, muxer.bytesWritten > mediaStart { firstMediaEnd = muxer.bytesWritten }
+        // Written, not only queued, up to the end of that fragment: a kill from now on leaves
+        // the new file playing.
+        guard finishing || firstMediaEnd.map({ muxer.bytesOnDisk >= $0 }) == true else { return }
         // A rename ignores locks: a recording that another program began there meanwhile stays.
         try RecordingLock.checkNotBeingWritten(target)
         if rename(url.path, target.path) != 0 {
@@ -515,8 +542,12 @@ public final class AssetWriter: @unchecked Sendable {
         return muxer.headerSize + payload + perPacket * count + 4096
     }
 
-    /// Bytes written so far.
+    /// Bytes written so far (some may still wait for the disk: see
+    /// ``Configuration/writeBufferSize``).
     public var bytesWritten: Int64 { muxer.bytesWritten }
+
+    /// The queue of bytes waiting for the disk, if the file is written by a thread of its own.
+    package var writeQueue: FileWriteQueue? { muxer.writeQueue }
 
     /// The packets written so far.
     public var packetsWritten: Int64 { muxer.packetCount }
@@ -616,9 +647,13 @@ public final class AssetWriter: @unchecked Sendable {
         heldPackets = []
         // The sinks keep what they took (a replay buffer can still be saved).
         encoder.abandon()
+        if firstMediaEnd == nil, muxer.bytesWritten > mediaStart { firstMediaEnd = muxer.bytesWritten }
         muxer.abandon()
-        // Nothing was written over the file it was to replace: that stays, and the new one,
-        // which holds no packet, goes.
+        // Closing wrote what waited for the disk: a new file that now holds its first fragment
+        // plays, and takes the name as it would have with its next packet.
+        try? takeTheFilesName()
+        // Else nothing was written over the file it was to replace: that stays, and the new
+        // one, which holds no complete fragment, goes.
         if replaces != nil { unlink(url.path) }
         lock?.release()
     }

@@ -35,6 +35,8 @@ final class Muxer: PacketSink {
     private var streamIndices: [ObjectIdentifier: Int] = [:]
     /// The packet handed to libavformat, which takes over the data reference it holds.
     private let scratch: Packet
+    /// For a file written off the muxing thread: the writer its bytes go to (see ``WriteQueue``).
+    private var queuedOutput: QueuedOutput?
 
     /// The libavformat muxer name for a container.
     static func formatName(_ container: Container) -> String {
@@ -57,7 +59,10 @@ final class Muxer: PacketSink {
     /// `truncating` false opens the file just created without `O_TRUNC`: for a truncated file
     /// ext4 writes all the data out when it is closed (its guard for files replaced in place),
     /// which for a file as big as a merge adds a tenth of a second per 500 MB for nothing.
-    init(url: URL, container: Container, overwrite: Bool, truncating: Bool = true) throws {
+    ///
+    /// With `writeQueue` the file's bytes are written by a thread of their own (see
+    /// ``FileWriteQueue``): the muxing thread waits only when the queue is full.
+    init(url: URL, container: Container, overwrite: Bool, truncating: Bool = true, writeQueue: WriteQueue? = nil) throws {
         let lock = try RecordingLock.createFile(at: url, overwrite: overwrite)
         guard let scratch = try? Packet() else {
             lock.release()
@@ -76,6 +81,21 @@ final class Muxer: PacketSink {
         self.gate = nil
         self.lock = lock
         self.scratch = scratch
+        if let writeQueue {
+            // Opened as libavformat's file protocol opens it, then written through the queue.
+            let fd = open(url.path, O_WRONLY | O_CLOEXEC | (truncating ? O_TRUNC : 0))
+            if fd < 0 {
+                throw FFmpeg.error(-errno, "cannot open \(url.path) for writing", code: .ioFailure)
+            }
+            let output = QueuedOutput(queue: FileWriteQueue(output: writeQueue.output(SystemFileOutput(fd: fd)), maxBytes: writeQueue.maxBytes))
+            guard let pb = output.makeContext() else {
+                output.queue.close()
+                throw ReelError(.encodingFailed, "cannot allocate the output of \(url.path)", hint: "the system is out of memory")
+            }
+            ctx.pointee.pb = pb
+            queuedOutput = output
+            return
+        }
         var options: OpaquePointer? = nil
         defer { av_dict_free(&options) }
         if !truncating { av_dict_set(&options, "truncate", "0", 0) }
@@ -83,6 +103,94 @@ final class Muxer: PacketSink {
         if opened < 0 {
             throw FFmpeg.error(opened, "cannot open \(url.path) for writing", code: .ioFailure)
         }
+    }
+
+    /// How a file is written off the muxing thread: the bound of its ``FileWriteQueue`` and
+    /// what its bytes go through on their way to the file (tests hold or fail writes there).
+    struct WriteQueue {
+        /// The most bytes waiting to be written before the muxing thread waits.
+        var maxBytes: Int64 = FileWriteQueue.defaultMaxBytes
+        /// Wraps the file's output; the identity in production.
+        var output: (any FileOutput) -> any FileOutput = { $0 }
+    }
+
+    /// An `AVIOContext` whose writes go into a ``FileWriteQueue`` at the position libavformat
+    /// has reached (it seeks, to finish an MKV's header), and whose write callback answers with
+    /// the error of a write that failed on the writer thread, so libavformat fails on it as it
+    /// did on a failed `write`.
+    final class QueuedOutput {
+        let queue: FileWriteQueue
+        private var position: Int64 = 0
+        private var size: Int64 = 0
+        private static let bufferSize: Int32 = 64 * 1024
+
+        init(queue: FileWriteQueue) { self.queue = queue }
+
+        func makeContext() -> UnsafeMutablePointer<AVIOContext>? {
+            guard let buffer = av_malloc(Int(Self.bufferSize)) else { return nil }
+            let opaque = Unmanaged.passUnretained(self).toOpaque()
+            let write: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<UInt8>?, Int32) -> Int32 = { opaque, bytes, count in
+                Unmanaged<QueuedOutput>.fromOpaque(opaque!).takeUnretainedValue().write(bytes, count: Int(count))
+            }
+            let seek: @convention(c) (UnsafeMutableRawPointer?, Int64, Int32) -> Int64 = { opaque, offset, whence in
+                Unmanaged<QueuedOutput>.fromOpaque(opaque!).takeUnretainedValue().seek(offset, whence: whence)
+            }
+            guard let context = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), Self.bufferSize, 1, opaque, nil, write, seek) else {
+                av_free(buffer)
+                return nil
+            }
+            return context
+        }
+
+        private func write(_ bytes: UnsafeMutablePointer<UInt8>?, count: Int) -> Int32 {
+            do {
+                try queue.enqueue(UnsafeRawBufferPointer(start: bytes, count: count), at: position)
+            } catch {
+                return -error.rawValue
+            }
+            position += Int64(count)
+            size = max(size, position)
+            return Int32(count)
+        }
+
+        private func seek(_ offset: Int64, whence: Int32) -> Int64 {
+            let avseekSize: Int32 = 0x10000, avseekForce: Int32 = 0x20000  // AVSEEK_SIZE, AVSEEK_FORCE
+            if whence & avseekSize != 0 { return size }
+            let target: Int64
+            switch whence & ~avseekForce {
+            case SEEK_SET: target = offset
+            case SEEK_CUR: target = position + offset
+            case SEEK_END: target = size + offset
+            default: return Int64(-EINVAL)
+            }
+            guard target >= 0 else { return Int64(-EINVAL) }
+            position = target
+            return target
+        }
+
+        /// Frees the context made by ``makeContext()`` (its buffer was libavformat's to swap).
+        static func free(_ context: inout UnsafeMutablePointer<AVIOContext>?) {
+            guard context != nil else { return }
+            av_freep(&context!.pointee.buffer)
+            avio_context_free(&context)
+        }
+    }
+
+    /// Closes the output: a queued one after writing what waits (see ``FileWriteQueue/close()``),
+    /// returning the error number of a write that failed.
+    @discardableResult
+    private func closeOutput() -> Syscall.Errno? {
+        guard let queuedOutput else {
+            closedBytesOnDisk = bytesWritten
+            avio_closep(&context.pointee.pb)
+            return nil
+        }
+        if let pb = context.pointee.pb { avio_flush(pb) }
+        let failure = queuedOutput.queue.close()
+        closedBytesOnDisk = queuedOutput.queue.writtenBytes
+        QueuedOutput.free(&context.pointee.pb)
+        self.queuedOutput = nil
+        return failure
     }
 
     /// Connects to the network address `url` as a live output in libavformat's `format`
@@ -122,7 +230,7 @@ final class Muxer: PacketSink {
     }
 
     deinit {
-        if !closed { avio_closep(&context.pointee.pb) }
+        if !closed { closeOutput() }
         lock?.release()
         avformat_free_context(context)
     }
@@ -308,6 +416,11 @@ final class Muxer: PacketSink {
 
     /// The one call that hands packets to libavformat.
     private func interleave(_ packet: UnsafeMutablePointer<AVPacket>) throws {
+        // A write that failed on the writer thread fails the next packet, as it would have
+        // failed its own write.
+        if let failure = queuedOutput?.queue.error {
+            throw FFmpeg.error(-failure.rawValue, "cannot write to \(name)", code: .ioFailure)
+        }
         payloadBytes += Int64(packet.pointee.size)
         packetCount += 1
         try FFmpeg.check(av_interleaved_write_frame(context, packet), "cannot write to \(name)", code: .ioFailure)
@@ -332,18 +445,33 @@ final class Muxer: PacketSink {
         earliestDecodeTime = earliestDecodeTime.map { min($0, time) } ?? time
     }
 
-    /// Bytes written to the file so far.
+    /// Bytes written to the file so far (for a queued file, some may still wait to be written:
+    /// see ``bytesOnDisk``).
     var bytesWritten: Int64 {
         guard let pb = context.pointee.pb else { return 0 }
         return avio_tell(pb)
     }
 
+    /// Bytes the file holds so far: handed to the system, so that they outlive this process.
+    /// ``bytesWritten`` for a file written on the muxing thread (what libavformat has flushed).
+    var bytesOnDisk: Int64 {
+        if let closedBytesOnDisk { return closedBytesOnDisk }
+        if let queuedOutput { return queuedOutput.queue.writtenBytes }
+        return bytesWritten
+    }
+    /// What ``bytesOnDisk`` was when the file was closed.
+    private var closedBytesOnDisk: Int64?
+
+    /// The file's write queue, if it is written off the muxing thread.
+    var writeQueue: FileWriteQueue? { queuedOutput?.queue }
+
     /// Writes the trailer and closes the file.
     func finish() throws {
         guard !closed else { return }
+        var outputClosed = false
         defer {
             closed = true
-            avio_closep(&context.pointee.pb)
+            if !outputClosed { closeOutput() }
             lock?.release()
         }
         if headerWritten {
@@ -353,6 +481,11 @@ final class Muxer: PacketSink {
         if let pb = context.pointee.pb, pb.pointee.error < 0 {
             throw FFmpeg.error(pb.pointee.error, "cannot write to \(name)", code: .ioFailure)
         }
+        // A queued file is complete once every byte waiting has been written.
+        outputClosed = true
+        if let failure = closeOutput() {
+            throw FFmpeg.error(-failure.rawValue, "cannot write to \(name)", code: .ioFailure)
+        }
     }
 
     /// Closes the file without a trailer: what is on disk stays as it is.
@@ -360,7 +493,8 @@ final class Muxer: PacketSink {
         guard !closed else { return }
         closed = true
         if let pb = context.pointee.pb { avio_flush(pb) }
-        avio_closep(&context.pointee.pb)
+        // A queued file keeps what was handed to its writer (the complete fragments before).
+        closeOutput()
         lock?.release()
     }
 }

@@ -18,6 +18,13 @@ final class VideoEncoder {
     private let packetOwner: Packet
     private var packet: UnsafeMutablePointer<AVPacket> { packetOwner.pointer }
     private var scaler: Scaler?
+    /// Converts only the rows a screen capture says changed (BGRA in, same size out).
+    private var rowConverter: RowConverter?
+    /// The picture the encoder's frame holds now, converted (``PictureIdentity/id``).
+    private var heldPicture: UInt64?
+    /// Frames sent whose conversion was skipped (the same picture again) or cut to the rows
+    /// that changed: for benchmarks and tests.
+    private(set) var conversions = (whole: 0, rows: 0, skipped: 0)
     /// The stream of the packets this encoder gives; set once the encoder is open (a
     /// replacement encoder takes over its predecessor's: see `VideoEncoder+Speed.swift`).
     var openedStream: EncodedStream?
@@ -176,6 +183,10 @@ final class VideoEncoder {
                 throw ReelError(.unsupportedFormat, "cannot convert \(inputFormat.rawValue) \(inputSize) to \(cString(av_get_pix_fmt_name(pixelFormat))) \(out)")
             }
             scaler = converter
+            if inputSize == out, pixelFormat == AV_PIX_FMT_YUV420P {
+                rowConverter = RowConverter(width: inputSize.width, sourceFormat: Self.avPixelFormat(inputFormat),
+                                            destinationFormat: pixelFormat, colour: shape.colour!)
+            }
         }
     }
 
@@ -222,16 +233,29 @@ final class VideoEncoder {
     func send(_ source: VideoFrame, index: Int64) throws {
         guard !finishing else { throw ReelError(.notRunning, "the video encoder has been finished") }
         try checkFits(source)
+        // A frame the encoder let go of is written into in place; one it still holds is copied
+        // first (av_frame_make_writable keeps the pixels), so the picture held stays true.
         try FFmpeg.check(av_frame_make_writable(frame), "cannot reuse the encoder's frame")
-        withPlanes(of: source) { srcData, srcStride in
-            if let scaler {
-                _ = scaler.scale(srcData, strides: srcStride, rows: Int32(inputSize.height),
-                                 into: &frame.pointee.data.0, strides: &frame.pointee.linesize.0)
-            } else {
-                av_image_copy(&frame.pointee.data.0, &frame.pointee.linesize.0, srcData, srcStride,
-                              AV_PIX_FMT_YUV420P, Int32(inputSize.width), Int32(inputSize.height))
+        let identity = source.identity
+        if let identity, identity.id == heldPicture {
+            // The same picture again (a still screen): the frame holds it converted already.
+            conversions.skipped += 1
+        } else if let identity, let base = identity.base, base == heldPicture, let rowConverter,
+                  convertRows(identity.changedRows, of: source, with: rowConverter) {
+            conversions.rows += 1
+        } else {
+            withPlanes(of: source) { srcData, srcStride in
+                if let scaler {
+                    _ = scaler.scale(srcData, strides: srcStride, rows: Int32(inputSize.height),
+                                     into: &frame.pointee.data.0, strides: &frame.pointee.linesize.0)
+                } else {
+                    av_image_copy(&frame.pointee.data.0, &frame.pointee.linesize.0, srcData, srcStride,
+                                  AV_PIX_FMT_YUV420P, Int32(inputSize.width), Int32(inputSize.height))
+                }
             }
+            conversions.whole += 1
         }
+        heldPicture = identity?.id
         frame.pointee.pts = index
         frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
         try FFmpeg.check(avcodec_send_frame(context, frame), "the video encoder refused a frame")
@@ -256,6 +280,26 @@ final class VideoEncoder {
         // where the next frame starts rather than where this one does.
         if packet.pointee.duration <= 0 { packet.pointee.duration = 1 }
         return .packet(try EncodedPacket(taking: packet, stream: stream))
+    }
+
+    /// Converts `rows` of `source` into the encoder's frame; `false` when that failed (convert
+    /// it all instead).
+    private func convertRows(_ rows: [Range<Int>], of source: VideoFrame, with converter: RowConverter) -> Bool {
+        guard rows.allSatisfy({ $0.lowerBound >= 0 && $0.upperBound <= inputSize.height }) else { return false }
+        return withExtendedLifetime(source) {
+            source.withUnsafePlane(0) { bytes, stride in
+                guard let bgra = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return false }
+                return withUnsafePointer(to: &frame.pointee.data) { data in
+                    data.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { planes in
+                        withUnsafePointer(to: &frame.pointee.linesize) { linesize in
+                            linesize.withMemoryRebound(to: Int32.self, capacity: 8) { strides in
+                                converter.convert(rows: rows, bgra: bgra, bgraStride: stride, into: planes, strides: strides)
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// Points `sourceData`/`sourceStrides` at the planes of `source` for the duration of `body`.

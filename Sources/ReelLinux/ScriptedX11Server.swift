@@ -48,6 +48,25 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
         case closed
     }
 
+    /// What happens on the screen before one capture slot, for a server that tracks damage
+    /// (``init(displayName:screenSize:sharedMemory:cursor:damage:background:)``).
+    package struct DamageStep: Sendable {
+        /// Rectangles painted, each in one BGRA pixel value, in order.
+        package var paints: [(rect: PixelRect, pixel: UInt32)]
+        /// What the server reports as changed: the painted rectangles unless given (a test may
+        /// report more than was painted, or `nil` as "unknown"); `.some(nil)` is unknown.
+        package var reported: [PixelRect]??
+        /// Where the pointer moves to (its hot spot), if it moves.
+        package var pointer: PixelPoint?
+
+        /// A step.
+        package init(paints: [(rect: PixelRect, pixel: UInt32)] = [], reported: [PixelRect]?? = .none, pointer: PixelPoint? = nil) {
+            self.paints = paints
+            self.reported = reported
+            self.pointer = pointer
+        }
+    }
+
     /// A point on the screen.
     package struct PixelPoint: Sendable, Equatable {
         /// Its column.
@@ -88,6 +107,12 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
     private var freed = 0
     private var redirected: [UInt32] = []
     private var reads: [PixelRect] = []
+    /// With damage steps: the screen's pixels, row by row.
+    private var canvas: [UInt32] = []
+    private var damageSteps: [DamageStep]?
+    private var tracking = false
+    private var canvasReads: [PixelRect] = []
+    private var pointer: PixelPoint?
 
     /// A server for display `displayName` with a screen of `screenSize`.
     ///
@@ -124,6 +149,24 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
         self.connectAnswers = connections
         self.imageAnswers = images
     }
+
+    /// A server whose screen is a picture of `screenSize` filled with `background`, changed
+    /// before each capture slot by the next of `damage`, whose DAMAGE extension reports what
+    /// each step painted; once the steps are used up, nothing changes any more and
+    /// ``waitUntilPlayedOut()`` returns.
+    package convenience init(displayName: String = ":42", screenSize: PixelSize, sharedMemory: Bool = true,
+                             cursor: X11CursorImage? = nil, damage: [DamageStep], background: UInt32 = 0xFF00_0000) {
+        self.init(displayName: displayName, screenSize: screenSize, sharedMemory: sharedMemory, cursor: cursor)
+        canvas = Array(repeating: background, count: screenSize.width * screenSize.height)
+        damageSteps = damage
+        pointer = cursor.map { PixelPoint(x: $0.x, y: $0.y) }
+    }
+
+    /// The rectangles read from the screen of a damage-tracking server, in order.
+    package var screenReads: [PixelRect] { locked { canvasReads } }
+
+    /// The screen of a damage-tracking server now, row by row.
+    package var screenPixels: [UInt32] { locked { canvas } }
 
     /// How many connections are open now.
     package var openConnections: Int { locked { open } }
@@ -278,6 +321,67 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
         }
     }
 
+    fileprivate func startTracking() -> Bool {
+        locked {
+            guard damageSteps != nil else { return false }
+            tracking = true
+            return true
+        }
+    }
+
+    /// Plays the next damage step and answers what it reports.
+    fileprivate func nextDamage() -> [PixelRect]? {
+        locked {
+            guard tracking, var steps = damageSteps else { return nil }
+            guard !steps.isEmpty else {
+                playedOut = true
+                condition.broadcast()
+                return []
+            }
+            let step = steps.removeFirst()
+            damageSteps = steps
+            for (rect, pixel) in step.paints {
+                for y in max(rect.y, 0)..<min(rect.y + rect.height, screenSize.height) {
+                    for x in max(rect.x, 0)..<min(rect.x + rect.width, screenSize.width) { canvas[y * screenSize.width + x] = pixel }
+                }
+            }
+            if let moved = step.pointer { pointer = moved }
+            switch step.reported {
+            case .none: return step.paints.map(\.rect)
+            case .some(let reported): return reported
+            }
+        }
+    }
+
+    /// Copies `rect` of the canvas into `frame` from row `row` on.
+    fileprivate func readCanvas(_ rect: PixelRect, into frame: VideoFrame, atRow row: Int) -> Bool {
+        locked {
+            canvasReads.append(rect)
+            guard rect.x >= 0, rect.y >= 0, rect.x + rect.width <= screenSize.width, rect.y + rect.height <= screenSize.height,
+                  row + rect.height <= frame.height, rect.width <= frame.width else { return false }
+            frame.withUnsafeMutablePlane(0) { plane, stride in
+                guard let base = plane.baseAddress else { return }
+                for r in 0..<rect.height {
+                    let line = (base + (row + r) * stride).assumingMemoryBound(to: UInt32.self)
+                    let from = (rect.y + r) * screenSize.width + rect.x
+                    canvas.withUnsafeBufferPointer { line.update(from: $0.baseAddress! + from, count: rect.width) }
+                }
+            }
+            return true
+        }
+    }
+
+    fileprivate var tracksDamage: Bool { locked { damageSteps != nil } }
+
+    /// The cursor image where the pointer is now.
+    fileprivate var currentCursor: X11CursorImage? {
+        locked {
+            guard var image = cursor else { return nil }
+            if let pointer { image.x = pointer.x; image.y = pointer.y }
+            return image
+        }
+    }
+
     fileprivate func isPixmap(_ id: UInt32) -> Bool { locked { id > 1000 && id <= nextPixmap } }
 
     fileprivate var windows: [X11WindowInfo] { windowList }
@@ -331,8 +435,17 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
             (server.windows + server.unlisted).first { $0.id == id }
         }
 
-        func readImage(_ rect: PixelRect, of root: UInt32, into frame: VideoFrame, shared: Bool,
+        func startDamageTracking(of root: UInt32) -> Bool { server.startTracking() }
+        func takeDamage() -> [PixelRect]? { server.nextDamage() }
+        func cursorImage() -> X11CursorImage? { server.currentCursor }
+
+        func readImage(_ rect: PixelRect, of root: UInt32, into frame: VideoFrame, atRow row: Int, shared: Bool,
                        withCursor: Bool) -> X11ImageReply {
+            if server.tracksDamage {
+                if server.hasFailed { return .refused(errorCode: nil) }
+                guard server.readCanvas(rect, into: frame, atRow: row) else { return .refused(errorCode: 8) }
+                return .captured(cursor: withCursor ? server.currentCursor : nil)
+            }
             if server.isPixmap(root) {
                 guard let pixel = server.readPixmap(root, rect: rect) else { return .refused(errorCode: 8) }
                 Self.fill(frame, rect: rect, with: pixel)

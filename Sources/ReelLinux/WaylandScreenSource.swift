@@ -8,7 +8,8 @@ import Synchronization
 /// The first recording shows the desktop's dialog for choosing a screen; the portal's restore
 /// token is kept (see ``tokenFile``) so the next recordings do not ask again, unless
 /// `choosesAgain`. A compositor sends a picture only when the screen changes, so the source
-/// repeats the newest picture at every slot of the frame rate (a repeat is not a drop).
+/// repeats the newest picture at every slot of the frame rate (a repeat is not a drop; it is
+/// the same frame given again, marked as such for the frame modes that leave repeats out).
 /// Frames are BGRA; a screen whose size changes mid-recording is scaled into the recording's
 /// size with black bars, never a failure. When the user stops sharing or PipeWire goes away,
 /// the source reports itself lost and the recording ends cleanly.
@@ -207,16 +208,36 @@ public final class WaylandScreenSource: CaptureSource {
     /// The capture thread: sleep to each slot, draw the newest picture, stamp, deliver.
     private static func captureLoop(capture: WaylandCapture, rate: FrameRate, context: SourceContext, thread: WorkerThread) {
         defer { capture.close() }
+        // The last frame drawn and the stream picture it shows: while no new picture comes
+        // (the screen did not change), it is given again — nothing drawn, the same pixels.
+        var last: (frame: VideoFrame, serial: UInt64)?
         ConstantRateCapture.run(rate: rate, context: context, thread: thread) { pts, index in
             if capture.portal.isSessionClosed() { return .lost(sharingStopped) }
             if case .ended(let error) = capture.stream.state { return .lost(error) }
+            if let last, capture.stream.withNewestPicture({ $0.serial }) == last.serial {
+                var frame = last.frame
+                frame.presentationTime = pts
+                frame.sequenceNumber = index
+                frame.captureTime = context.clock.isRealTime ? context.clock.now() : nil
+                let id = frame.identity?.id ?? PictureIdentity.newID()
+                frame.identity = PictureIdentity(id: id, base: id, changedRows: [])
+                return .frame(frame)
+            }
             let frame = context.clock.isRealTime
                 ? capture.pool.makeFrame(presentationTime: pts, sequenceNumber: index)
                 : capture.pool.makeFrameWaiting(presentationTime: pts, sequenceNumber: index)
             guard var frame else { return .noBuffer }
             if context.clock.isRealTime { frame.captureTime = context.clock.now() }
-            let drawn: Void? = capture.stream.withNewestPicture { picture in capture.fitter.draw(picture, into: frame) }
-            if drawn == nil { frame.fill(with: .black) }
+            let drawn: UInt64? = capture.stream.withNewestPicture { picture in
+                capture.fitter.draw(picture, into: frame)
+                return picture.serial
+            }
+            if let drawn {
+                frame.identity = PictureIdentity(id: PictureIdentity.newID(), base: nil, changedRows: [0..<frame.height])
+                last = (frame, drawn)
+            } else {
+                frame.fill(with: .black)
+            }
             return .frame(frame)
         }
     }

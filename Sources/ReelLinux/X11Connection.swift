@@ -17,6 +17,19 @@ final class X11Connection: @unchecked Sendable {
     let display: String
     /// The screen that the display name selects (`:0.1` selects screen 1).
     let defaultScreenIndex: Int
+    /// The damage tracking of the capture that uses this connection, once started (touched by
+    /// the capture thread only).
+    var damageTracking: DamageTracking?
+
+    /// A DAMAGE object on the root window and the XFixes region its damage is moved into.
+    struct DamageTracking {
+        let damage: UInt32
+        let region: UInt32
+        /// The code of a DamageNotify event.
+        let notifyEvent: UInt8
+        /// Whether damage may have been reported since it was last taken.
+        var pending: Bool
+    }
 
     /// Connects to `display`, or to `$DISPLAY` when it is `nil`.
     ///
@@ -106,9 +119,15 @@ final class X11Connection: @unchecked Sendable {
     }
 
     /// Discards events and errors of unchecked requests that have arrived, so the queue
-    /// never grows (a capture connection selects no events).
+    /// never grows (a capture connection selects no events; damage reports are noted).
     func drainEvents() {
-        while let event = xcb_poll_for_queued_event(raw) { free(event) }
+        while let event = xcb_poll_for_queued_event(raw) {
+            // A damage report is kept: it says the screen changed.
+            if let notify = damageTracking?.notifyEvent, event.pointee.response_type & 0x7F == notify {
+                damageTracking?.pending = true
+            }
+            free(event)
+        }
     }
 
     /// Whether the server has the extension `name` (e.g. `MIT-SHM`, `XFIXES`).

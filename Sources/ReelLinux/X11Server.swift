@@ -34,16 +34,32 @@ package protocol X11Display: AnyObject, Sendable {
     func supportsSharedMemory() -> Bool
 
     /// A frame buffer of `byteCount` bytes that the server can write images into, tagged for
-    /// ``readImage(_:of:into:shared:withCursor:)``.
+    /// ``readImage(_:of:into:atRow:shared:withCursor:)``.
     ///
     /// - Throws: when the system or the server refuses (a remote display cannot share memory).
     func makeSharedFrameBuffer(byteCount: Int) throws -> FrameBuffer
 
-    /// Reads `rect` of the window `root` into `frame` — straight into its shared buffer when
-    /// `shared`, by copying otherwise — and, with `withCursor`, the cursor image, in one round
-    /// trip.
-    func readImage(_ rect: PixelRect, of root: UInt32, into frame: VideoFrame, shared: Bool,
+    /// Reads `rect` of the window `root` into `frame` from row `row` on — straight into its
+    /// shared buffer when `shared`, by copying otherwise — and, with `withCursor`, the cursor
+    /// image, in one round trip. `rect` is as wide as the frame, or `row` is 0.
+    func readImage(_ rect: PixelRect, of root: UInt32, into frame: VideoFrame, atRow row: Int, shared: Bool,
                    withCursor: Bool) -> X11ImageReply
+
+    // MARK: Damage (what changed on the screen)
+
+    /// Starts tracking what changes on `root` and everything drawn over it (the DAMAGE
+    /// extension, with XFixes regions); `false` when the server cannot.
+    func startDamageTracking(of root: UInt32) -> Bool
+
+    /// The rectangles of the screen that changed since the last call: `[]` when nothing did
+    /// (found without a round trip when no damage was reported), `nil` when that is not known
+    /// (tracking failed: take everything as changed). The first call after
+    /// ``startDamageTracking(of:)`` answers what changed since then.
+    func takeDamage() -> [PixelRect]?
+
+    /// The cursor image and where the pointer is, in one round trip; `nil` when the server has
+    /// none to give (call ``enableCursorImages()`` first).
+    func cursorImage() -> X11CursorImage?
 
     /// Whether the connection has broken (the server went away).
     var hasFailed: Bool { get }
@@ -204,7 +220,20 @@ package struct X11CursorImage: Sendable, Equatable {
     }
 }
 
+extension X11Display {
+    /// Reads `rect` of `root` into the top of `frame`.
+    func readImage(_ rect: PixelRect, of root: UInt32, into frame: VideoFrame, shared: Bool,
+                   withCursor: Bool) -> X11ImageReply {
+        readImage(rect, of: root, into: frame, atRow: 0, shared: shared, withCursor: withCursor)
+    }
+}
+
 extension X11CursorImage {
+    /// The rows of the captured rectangle `area` the cursor covers (see ``RowSet/rows(of:in:)``).
+    func rows(in area: PixelRect) -> Range<Int> {
+        RowSet.rows(of: PixelRect(x: x - xhot, y: y - yhot, width: width, height: height), in: area)
+    }
+
     /// Blends the cursor into `frame`, whose top left corner is at `origin` on the screen (a
     /// region's or a window's): what falls outside the frame is clipped away.
     func blend(into frame: VideoFrame, origin: (x: Int, y: Int)) {

@@ -8,7 +8,9 @@ import ReelTestSupport
 /// a disk of a few KB/s, in the real `reel` binary, while it records in real time. The recorder
 /// must keep its memory flat, drop video frames and count them (in the progress events and the
 /// summary, matching the frames missing from the file), and keep the audio whole or say that it
-/// could not.
+/// could not. The file's writer thread has a small queue here (`--write-buffer 64k`): a disk this
+/// slow fills any queue, and what is tested is what happens then (a stall shorter than the
+/// queue costs nothing: see `FileWriteQueueTests`).
 ///
 /// Only the recording's own file is slowed: the finalising copy at the clean stop (another
 /// file) writes at full speed, so that the test takes seconds, not minutes.
@@ -150,7 +152,11 @@ import ReelTestSupport
         process.executableURL = ReelBinary.url
         // The finest quality, so that video outweighs the disk by far.
         process.arguments = ["record", "--test-pattern", "--tone", "--size", "\(size.width)x\(size.height)", "--fps", "30",
-                             "--preset", "ultrafast", "--crf", "10", "--duration", String(duration), "--json", "-o", url.path]
+                             "--preset", "ultrafast", "--crf", "10", "--duration", String(duration), "--json",
+                             // A queue of 64 KB for the file's writer thread (the default 64 MB would take this
+                             // disk's whole recording and then minutes to write out at the stop): what is
+                             // tested is what happens once the queue is full.
+                             "--write-buffer", "64k", "-o", url.path]
         process.environment = ProcessInfo.processInfo.environment.merging([
             "LD_PRELOAD": shim.path, "REEL_SLOW_PATH": url.path, "REEL_SLOW_RATE": String(rate),
         ]) { _, new in new }

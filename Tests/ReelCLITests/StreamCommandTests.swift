@@ -220,60 +220,14 @@ import ReelTestSupport
     /// error, for TS and fMP4 segments alike. The page reports each event back to the server
     /// (a request the server logs), since a dumped page would not wait for playback.
     @Test(arguments: ["ts", "fmp4"]) func hlsPlaysInChromium(segments: String) throws {
-        let browser = try #require(Subprocess.which("chromium"), "chromium is installed by scripts/install-deps")
         let dir = try TemporaryDirectory()
         let site = dir.url.appendingPathComponent("site")
         let r = try ReelBinary.run(["record"] + Self.recording + ["--duration", "4", "--faster-than-real-time", "-o", dir.url.appendingPathComponent("x.mp4").path,
                                     "--hls", site.appendingPathComponent("live").path, "--hls-window", "0", "--hls-segments", segments])
         #expect(r.status == 0, "\(r.stderr)")
-        let page = """
-            <!doctype html><video id="v" muted autoplay playsinline></video><script>
-            const v = document.getElementById('v');
-            const tell = s => fetch('/report?' + encodeURIComponent(s));
-            ['loadedmetadata', 'ended', 'error'].forEach(e => v.addEventListener(e, () =>
-              tell(e + ' ' + v.videoWidth + 'x' + v.videoHeight + ' ' + (v.duration || 0).toFixed(2) + ' ' + v.currentTime.toFixed(2) + ' ' + (v.error ? v.error.message : ''))));
-            v.src = 'live/index.m3u8';
-            v.play().catch(e => tell('error ' + e));
-            </script>
-            """
-        try page.write(to: site.appendingPathComponent("play.html"), atomically: true, encoding: .utf8)
-        let log = dir.url.appendingPathComponent("server.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: try #require(Subprocess.which("python3")))
-        server.arguments = ["-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", site.path]
-        server.standardOutput = try FileHandle(forWritingTo: log)
-        server.standardError = server.standardOutput
-        try server.run()
-        // SIGKILL: the test runner's children may inherit SIGTERM ignored.
-        defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
-        func logged() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
-        func waitFor(_ what: String, _ found: () -> Bool) -> Bool {
-            let deadline = Date().addingTimeInterval(90)
-            while !found() && Date() < deadline { usleep(100_000) }
-            return found()
-        }
-        try #require(waitFor("the server's port") { logged().contains(" port ") })
-        let port = try #require(logged().split(separator: " ").drop { $0 != "port" }.dropFirst().first.flatMap { Int($0) })
-        let chromium = Process()
-        chromium.executableURL = URL(fileURLWithPath: browser)
-        // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
-        chromium.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--autoplay-policy=no-user-gesture-required",
-                              "--user-data-dir=\(dir.url.appendingPathComponent("profile").path)", "http://127.0.0.1:\(port)/play.html"]
-        chromium.standardOutput = FileHandle.nullDevice
-        chromium.standardError = FileHandle.nullDevice
-        try chromium.run()
-        defer { if chromium.isRunning { kill(chromium.processIdentifier, SIGKILL) }; chromium.waitUntilExit() }
-        let reports = { logged().split(separator: "\n").compactMap { line -> String? in
-            guard let range = line.range(of: "GET /report?") else { return nil }
-            return String(line[range.upperBound...].prefix { $0 != " " }).removingPercentEncoding
-        } }
-        let ended = waitFor("the end") { reports().contains { $0.hasPrefix("ended") || $0.hasPrefix("error") } }
-        #expect(ended, "the browser reported: \(reports())")
-        let end = reports().first { $0.hasPrefix("ended") || $0.hasPrefix("error") } ?? ""
-        let parts = end.split(separator: " ")
-        #expect(parts.first == "ended" && parts.count >= 4 && parts[1] == "320x240", "\(reports())")
-        if parts.count >= 4, let duration = Double(parts[2]), let reached = Double(parts[3]) {
+        let playback = try HeadlessBrowser.play("live/index.m3u8", servedFrom: site, work: dir.url)
+        #expect(playback.event == "ended" && playback.size == "320x240", "\(playback.reports)")
+        if let duration = playback.duration, let reached = playback.reached {
             #expect(abs(duration - 4) < 0.1, "the browser sees 4 s, not \(duration)")
             #expect(abs(reached - duration) < 0.1, "played to the end: \(reached) of \(duration)")
         }

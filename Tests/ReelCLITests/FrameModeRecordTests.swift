@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+import Reel
+import ReelTestSupport
+
+/// `reel record --screen --frame-mode` on a real X server: tiles painted one after another at
+/// known moments. Every mode records every change and no stale tile (a frame that shows a
+/// tile shows every tile painted before it), lasts as long as it was recorded, and plays in
+/// a browser; vfr and content leave the repeated pictures out.
+@Suite(.serialized) struct FrameModeRecordTests {
+    static let size = PixelSize(width: 320, height: 240)
+    /// The tiles, in the order they are painted, and their colours.
+    static let tiles: [(rect: PixelRect, colour: RGBColor)] = [
+        (PixelRect(x: 0, y: 0, width: 64, height: 48), RGBColor(red: 230, green: 20, blue: 20)),
+        (PixelRect(x: 192, y: 96, width: 64, height: 48), RGBColor(red: 20, green: 200, blue: 20)),
+        (PixelRect(x: 64, y: 176, width: 128, height: 64), RGBColor(red: 20, green: 20, blue: 230)),
+        (PixelRect(x: 256, y: 0, width: 64, height: 240), RGBColor(red: 230, green: 230, blue: 20)),
+    ]
+
+    /// Records 3 s of the screen in `mode` while the tiles are painted, one every 0.5 s from
+    /// 0.7 s on; returns the file.
+    func record(_ mode: String, into dir: TemporaryDirectory) async throws -> URL {
+        let xvfb = try XvfbServer(size: Self.size)
+        let painter = try ScreenPainter(display: xvfb.display)
+        let url = dir.url.appendingPathComponent("\(mode).mp4")
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record", "--screen=\(xvfb.display)", "--no-cursor", "--frame-mode", mode, "--preset", "ultrafast",
+                             "--duration", "3", "-o", url.path]
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        try await Task.sleep(for: .milliseconds(700))
+        for tile in Self.tiles {
+            painter.fill(rect: tile.rect, red: tile.colour.red, green: tile.colour.green, blue: tile.colour.blue)
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL); Issue.record("reel did not finish") }
+        process.waitUntilExit()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        return url
+    }
+
+    /// How many tiles each decoded frame shows, checking that they are the first ones painted.
+    func tilesShown(_ url: URL) throws -> [Int] {
+        let frames = try MediaProbe.decodeRGB(url, width: Self.size.width, height: Self.size.height)
+        return frames.enumerated().map { index, frame in
+            let shown = Self.tiles.map { tile in
+                RGBColor.average(of: frame, width: Self.size.width, x: tile.rect.x + tile.rect.width / 2,
+                                 y: tile.rect.y + tile.rect.height / 2).distance(to: tile.colour) <= 40
+            }
+            let count = shown.prefix { $0 }.count
+            #expect(!shown.dropFirst(count).contains(true), "frame \(index) shows a tile without the ones painted before it: \(shown)")
+            return count
+        }
+    }
+
+    @Test(arguments: ["cfr", "vfr", "content"]) func everyChangeIsRecordedAndTheFileLastsTheRecording(mode: String) async throws {
+        let dir = try TemporaryDirectory()
+        let url = try await record(mode, into: dir)
+        let check = try Subprocess.run(["ffmpeg", "-v", "error", "-i", url.path, "-f", "null", "-"])
+        #expect(check.status == 0 && check.stderr.isEmpty, "decoding errors: \(check.stderr)")
+        let probe = try MediaProbe.probe(url)
+        #expect(abs(probe.duration - 3) <= 1.0 / 30 + 0.001, "\(mode) lasts the 3 s recorded, not \(probe.duration)")
+        let times = try MediaProbe.packetTimes(url).sorted()
+        let shown = try tilesShown(url)
+        #expect(shown.last == Self.tiles.count, "the last frame shows every tile: \(shown)")
+        #expect(Set(shown) == Set(0...Self.tiles.count), "a frame for each state of the screen: \(shown)")
+        switch mode {
+        case "cfr":
+            #expect(times.count == 90, "a frame at every slot: \(times.count)")
+        case "vfr":
+            #expect(times.count < 30 && times.count >= 5, "changes and one a second: \(times.count)")
+            let gaps = zip(times, times.dropFirst()).map { $1 - $0 }
+            #expect(gaps.allSatisfy { $0 <= 1.0 + 0.001 }, "no more than a second without a frame: \(gaps)")
+        default:
+            // The first picture, one per tile, and the last picture again where the recording ends.
+            #expect(times.count >= 6 && times.count <= 8, "changes only: \(times)")
+        }
+        #expect(times.allSatisfy { abs($0 * 30 - ($0 * 30).rounded()) < 0.01 }, "on the frame rate's grid: \(times)")
+
+        let site = dir.url.appendingPathComponent("site")
+        try FileManager.default.createDirectory(at: site, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: url, to: site.appendingPathComponent("v.mp4"))
+        let playback = try HeadlessBrowser.play("v.mp4", servedFrom: site, work: dir.url)
+        #expect(playback.event == "ended" && playback.size == "320x240", "\(playback.reports)")
+        if let duration = playback.duration, let reached = playback.reached {
+            #expect(abs(duration - 3) < 0.05, "the browser sees 3 s, not \(duration)")
+            #expect(abs(reached - duration) < 0.05, "played to the end: \(reached) of \(duration)")
+        }
+    }
+
+    @Test func frameModesAreForTheScreenAlone() throws {
+        let bad = try ReelBinary.run(["record", "--test-pattern", "--frame-mode", "content", "--duration", "1", "-o", "/tmp/never-written.mp4"])
+        #expect(bad.status == 2 && bad.stderr.contains("--frame-mode works for a recording of the screen alone"), "\(bad.stderr)")
+        let nonsense = try ReelBinary.run(["record", "--screen", "--frame-mode", "sometimes", "-o", "/tmp/never-written.mp4"])
+        #expect(nonsense.status == 2 && nonsense.stderr.contains("--frame-mode is cfr, vfr or content, not 'sometimes'"), "\(nonsense.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/never-written.mp4"))
+    }
+}
