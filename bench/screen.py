@@ -497,6 +497,9 @@ def parse_progress(reel: bool, lines: list[tuple[int, str]], launch: int) -> dic
                 reported["duration_s"] = event.get("duration")
             if event.get("event") == "failed":
                 reported["failed"] = event.get("message")
+            if event.get("event") == "encoderSpeed":
+                reported.setdefault("encoder_steps", []).append(
+                    f'{event.get("at")}s {event.get("from")}→{event.get("to")}' + (" refused" if "refused" in event else ""))
     else:
         block = {}
         for t, line in lines:

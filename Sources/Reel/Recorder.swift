@@ -66,6 +66,12 @@ public final class Recorder: CaptureOutput {
         /// Whether clip mode merges the clips into the recorder's file when it stops (else the
         /// clips stay in their folder, for ``RecordingSession/merge(to:allowsReencoding:overwrite:)``).
         public var mergesClipsAtEnd: Bool
+        /// Whether a video encoder that falls behind steps to a faster preset (H.264 only: veryfast,
+        /// superfast, ultrafast) instead of losing frames, and back when it has kept up for a
+        /// while; each step is a ``RecordingEvent/encoderSpeedChanged(_:)``. Off, the preset is
+        /// kept and a recorder that falls behind drops frames (counted). Applies under a
+        /// real-time clock only (otherwise nothing is dropped anyway).
+        public var adaptsEncoderSpeed: Bool = true
 
         /// Recording settings; each argument is the property of the same name. The defaults make
         /// one H.264/AAC MP4 with half-second fragments and no length or size limit, stopping
@@ -146,6 +152,16 @@ public final class Recorder: CaptureOutput {
     private let refusedAudio = Mutex<[SourceID: [(start: MediaTime, end: MediaTime)]]>([:])
     /// Pause/resume requests waiting for the worker; checked without the lock on every sample.
     private let pendingControls = Atomic<Int>(0)
+    /// The recorded source's video frames in the queue: the encoder's backlog.
+    private let queuedVideo = QueuedVideoFrames()
+    private let injectedBacklog = Mutex<(any VideoBacklogGauge)?>(nil)
+
+    /// What the encoder's speed adapts to instead of the frames in the recorder's queue (tests:
+    /// a ``SimulatedSlowEncoder``); with one, it adapts under any clock. Set before the start.
+    package var backlogGauge: (any VideoBacklogGauge)? {
+        get { injectedBacklog.withLock { $0 } }
+        set { injectedBacklog.withLock { $0 = newValue } }
+    }
 
     /// Creates a recorder that will write `url` when its session starts and, if given, feed
     /// `replayBuffer` from the same encoders (one encode for both). A replay buffer needs the
@@ -327,6 +343,11 @@ public final class Recorder: CaptureOutput {
         pipeline.onClipFinished = { continuation.yield(.clipFinished($0)) }
         pipeline.applyPendingControls = { [unowned self, unowned pipeline] in self.applyControls(to: pipeline) }
         let queue = BoundedQueue<SourcedSample>(capacity: 512, policy: clock.isRealTime ? .dropNewest : .block)
+        queuedVideo.reset()
+        let gauge = backlogGauge
+        let speed = EncoderSpeedControl(preset: pipeline.plan.video?.settings.effectivePreset ?? settings.video.effectivePreset,
+                                        adapts: settings.adaptsEncoderSpeed && pipeline.plan.video != nil && (gauge != nil || clock.isRealTime),
+                                        gauge: gauge, queued: queuedVideo)
         dropped.store(0, ordering: .relaxed)
         refusedAudio.withLock { $0 = [:] }
         state.withLock { state in
@@ -341,7 +362,7 @@ public final class Recorder: CaptureOutput {
         }
         continuation.yield(.started(url))
         let worker = WorkerThread(name: "reel.recorder") { [self] _ in
-            run(pipeline: pipeline, queue: queue)
+            run(pipeline: pipeline, queue: queue, speed: speed)
         }
         state.withLock { $0.worker = worker }
     }
@@ -356,7 +377,9 @@ public final class Recorder: CaptureOutput {
             // absorbs, long before it must drop audio. A refused frame shows as a gap in its
             // source's frame numbers and is counted when the next frame is written.
             if queue.policy == .dropNewest && queue.pendingCount >= queue.capacity / 2 { return }
-            queue.push(sample)
+            // Counted before it can be taken, so the count never goes below the queue's.
+            if sample.source == videoSource { queuedVideo.queued() }
+            if !queue.push(sample), sample.source == videoSource { queuedVideo.taken() }
         case .audio(let buffer):
             if queue.policy == .block { waitForVideo(upTo: buffer.presentationTime) }
             if !queue.push(sample), !queue.isClosed {
@@ -504,11 +527,15 @@ public final class Recorder: CaptureOutput {
         if case .some(let frames) = ended { handler(frames) }
     }
 
-    private func run(pipeline: RecorderPipeline, queue: BoundedQueue<SourcedSample>) {
+    private func run(pipeline: RecorderPipeline, queue: BoundedQueue<SourcedSample>, speed: EncoderSpeedControl) {
         let result: Result<RecordingSummary, ReelError>
         do {
             var nextProgress = MediaTime(value: 1, timescale: 2)
             while let sample = queue.pop() {
+                if case .video(let frame) = sample.sample, sample.source == pipeline.plan.videoSource,
+                   let change = try speed.takeFrame(frame, pipeline: pipeline) {
+                    continuation.yield(.encoderSpeedChanged(change))
+                }
                 let done = try pipeline.handle(sample)
                 dropped.store(pipeline.droppedFrames, ordering: .relaxed)
                 if pipeline.recordedDuration >= nextProgress {
@@ -527,6 +554,7 @@ public final class Recorder: CaptureOutput {
                 spans.values.joined().reduce(MediaTime.zero) { $0 + pipeline.recordedLength(from: $1.start, to: $1.end) }
             }
             summary.streams = pipeline.liveStreams.map(\.statistics)
+            summary.encoderSpeedChanges = speed.changes
             result = .success(summary)
         } catch {
             queue.close()

@@ -17,7 +17,10 @@ final class RecorderPipeline: @unchecked Sendable {
     /// The files being written, by timeline interval. One in single-file mode (key 0); in clip
     /// mode usually one, but audio may run ahead into the next clip before the video has left
     /// the last, so a few can be open at once.
-    private var open: [Int: RecordingFileWriter] = [:]
+    private(set) var open: [Int: RecordingFileWriter] = [:]
+    /// The preset the adapter has stepped to (see `RecorderPipeline+Speed.swift`): files opened
+    /// from now on (clip mode's next clip) start at it.
+    var adaptedVideoPreset: String?
     private var finishedIntervals = Set<Int>()
     private var finishedBytes: Int64 = 0
     private var finishedFrames: Int64 = 0
@@ -116,6 +119,8 @@ final class RecorderPipeline: @unchecked Sendable {
     private var container: Container { settings.container ?? Container(pathExtension: url.pathExtension) ?? .mp4 }
 
     private func makeWriter(interval: Int) throws -> RecordingFileWriter {
+        var plan = self.plan
+        if let adaptedVideoPreset { plan.video?.settings.preset = adaptedVideoPreset }
         if settings.pauseMode == .singleFile {
             return try RecordingFileWriter(url: url, interval: 0, plan: plan, settings: settings, overwrite: settings.overwrite,
                                   maximumFileSize: settings.maxFileSize, sinks: sinks, writesFile: writesFile)

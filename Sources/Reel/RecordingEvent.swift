@@ -79,6 +79,9 @@ public struct RecordingSummary: Sendable, Hashable {
     /// What each live stream sent and dropped, in the order the streams were given (after the
     /// stream ended).
     public var streams: [LiveStream.Statistics] = []
+    /// Every step of the video encoder's speed, in order (see ``EncoderSpeedChange``): empty
+    /// when it kept up, or when adapting was off.
+    public var encoderSpeedChanges: [EncoderSpeedChange] = []
 }
 
 /// Why a recording ended.
@@ -123,6 +126,9 @@ public enum RecordingEvent: Sendable {
     case streamResumed(name: String)
     /// A live stream stopped for good (HLS that could not be written); the recording goes on.
     case streamFailed(name: String, error: ReelError)
+    /// The video encoder fell behind and steps to a faster preset, or has kept up for a while
+    /// and steps back (or such a step was refused: see ``EncoderSpeedChange/refusal``).
+    case encoderSpeedChanged(EncoderSpeedChange)
     /// The recording is complete and its file finalised.
     case finished(RecordingSummary)
     /// The recording failed; what was written up to then stays on disk.

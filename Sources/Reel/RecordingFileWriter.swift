@@ -9,7 +9,7 @@ final class RecordingFileWriter {
     /// The file's writer; `nil` when only a replay buffer is kept.
     let writer: AssetWriter?
     /// The encoders when there is no file (replay buffer only); `nil` when ``writer`` has its own.
-    private let encoder: StreamEncoder?
+    let encoder: StreamEncoder?
     /// Where the file is now (a file being replaced keeps its place until this one holds
     /// something: see ``AssetWriter/url``).
     let fileURL: URL

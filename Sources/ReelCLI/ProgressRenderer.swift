@@ -104,6 +104,9 @@ final class ProgressRenderer: @unchecked Sendable {
         case .streamResumed(let name):
             if json { console.out(Self.json(["event": "streamResumed", "stream": name])) }
             else { clearLine(); console.err("reel: stream \(name) is back") }
+        case .encoderSpeedChanged(let change):
+            if json { console.out(Self.json(Self.json(change))) }
+            else { clearLine(); console.err("reel: \(change)") }
         case .finished(let s):
             if json {
                 var object: [String: Any] = ["event": "finished", "duration": rounded(s.duration.seconds),
@@ -114,6 +117,7 @@ final class ProgressRenderer: @unchecked Sendable {
                     object["bytes"] = s.bytes
                 }
                 if !s.streams.isEmpty { object["streams"] = s.streams.map(StreamProgress.json) }
+                if !s.encoderSpeedChanges.isEmpty { object["encoderSpeedChanges"] = s.encoderSpeedChanges.map(Self.json) }
                 // With a save at the stop to come, `finished` waits for it: it stays the last event.
                 if holdsFinished && !finishedReleased {
                     heldFinished = object
@@ -186,6 +190,17 @@ final class ProgressRenderer: @unchecked Sendable {
 
     private func rounded(_ x: Double) -> Double { (x * 1000).rounded() / 1000 }
 
+    /// An encoder speed step as a JSON event: `{"event": "encoderSpeed", "reason": "overloaded",
+    /// "at": 12.5, "from": "veryfast", "to": "superfast", "waiting": 3}`, with `"refused"` (why)
+    /// when the step was not taken.
+    static func json(_ change: EncoderSpeedChange) -> [String: Any] {
+        var object: [String: Any] = ["event": "encoderSpeed", "reason": change.reason.rawValue,
+                                     "at": (change.time.seconds * 1000).rounded() / 1000,
+                                     "from": change.fromPreset, "to": change.toPreset, "waiting": change.framesWaiting]
+        if let refusal = change.refusal { object["refused"] = refusal }
+        return object
+    }
+
     /// Says where the file went and what it holds.
     func printSummary(_ s: RecordingSummary) {
         console.out("Saved \(s.url.path)")
@@ -204,6 +219,8 @@ final class ProgressRenderer: @unchecked Sendable {
             console.out(pauseMakesClips ? "  clips     \(s.clipCount)" : "  paused    \(s.clipCount - 1) time\(s.clipCount == 2 ? "" : "s") (the gaps are not in the file)")
         }
         for stream in s.streams { console.out("  stream    " + StreamProgress.summary(stream)) }
+        // "encoder   overloaded at 00:12: preset veryfast → superfast"
+        for change in s.encoderSpeedChanges { console.out("  encoder   " + String(change.description.dropFirst("encoder ".count))) }
         if s.droppedAudio > .zero {
             console.out("  warning   \(String(format: "%.2f", s.droppedAudio.seconds)) s of audio could not be written in time (silence in the file)")
         }

@@ -170,6 +170,7 @@ struct RecordCommand {
         var settings = Recorder.Settings(container: options.container, video: options.video, audio: options.audio,
                                          mixesAudio: options.mixesAudio, overwrite: options.overwrite || reserved)
         settings.maxRecordedDuration = options.limit
+        settings.adaptsEncoderSpeed = options.adaptsEncoderSpeed
         settings.pauseMode = options.pauseMode
         settings.maxFileSize = options.maxFileSize
         settings.minimumFreeSpace = options.minimumFreeSpace > 0 ? options.minimumFreeSpace : nil

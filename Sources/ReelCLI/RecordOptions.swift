@@ -29,6 +29,8 @@ public struct RecordOptions: Sendable {
     public var video = VideoSettings()
     public var audio = AudioSettings()
     public var mixesAudio = false
+    /// Whether an H.264 encoder that falls behind steps to a faster preset (`--no-adapt`: no).
+    public var adaptsEncoderSpeed = true
     public var duration: MediaTime?
     public var maxDuration: MediaTime?
     public var container: Container = .mp4
@@ -138,6 +140,7 @@ public struct RecordOptions: Sendable {
         OptionSpec("preset", value: .required, placeholder: "NAME",
                    completion: .oneOf(VideoCodec.presetNames),
                    help: "encoder speed, ultrafast…placebo, for every codec (default veryfast; vp9, av1: ultrafast)"),
+        OptionSpec("no-adapt", help: "keep the preset when the encoder falls behind, dropping frames (default: h264 steps to faster presets, veryfast → superfast → ultrafast, and back once it keeps up)"),
         OptionSpec("crf", value: .required, placeholder: "N", help: "constant quality, lower is better: 0–51 (h264, hevc), 0–63 (vp9, av1); default 23"),
         OptionSpec("bitrate", value: .required, placeholder: "RATE", help: "video bit rate instead of --crf, 10k to 500M, e.g. 6M"),
         OptionSpec("keyframe-interval", value: .required, placeholder: "FRAMES", help: "frames between keyframes (default 2 s)"),
@@ -208,6 +211,7 @@ public struct RecordOptions: Sendable {
         testPattern = args.has("test-pattern")
         tone = args.has("tone")
         mixesAudio = args.has("mix-audio")
+        adaptsEncoderSpeed = !args.has("no-adapt")
         overwrite = args.has("overwrite")
         json = args.has("json")
         for text in args.all("camera") {
@@ -588,7 +592,7 @@ public struct RecordOptions: Sendable {
             if !ok, let given = options.first(where: args.has) { throw UsageError("--\(given) does nothing without \(needs)") }
         }
         try refuse(["zoom"], unless: zoomable, "a camera or the test pattern (a screen cannot be zoomed; --region records part of it)")
-        try refuse(["size", "fps", "codec", "preset", "crf", "bitrate", "keyframe-interval", "profile", "each-source", "frame-log", "filter", "preview"],
+        try refuse(["size", "fps", "codec", "preset", "no-adapt", "crf", "bitrate", "keyframe-interval", "profile", "each-source", "frame-log", "filter", "preview"],
                    unless: videoSources > 0, "a video source (--screen, --camera or --test-pattern)")
         try refuse(["no-cursor"], unless: screen, "--screen")
         try refuse(["layout", "pip-corner", "pip-size"], unless: videoSources > 1, "two or more video sources to compose")

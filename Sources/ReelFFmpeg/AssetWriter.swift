@@ -169,7 +169,7 @@ public final class AssetWriter: @unchecked Sendable {
     private var firstMediaEnd: Int64?
     private let muxer: Muxer
     /// The encoders, and the fan-out of their packets to the file and the other sinks.
-    private let encoder: StreamEncoder
+    let encoder: StreamEncoder
     private var video: VideoEncoder? { encoder.video }
     private var audio: [AudioEncoder] { encoder.audio }
     private var videoStream = -1

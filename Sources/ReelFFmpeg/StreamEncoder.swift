@@ -16,7 +16,15 @@ public final class StreamEncoder: @unchecked Sendable {
     /// is taken after ``finish()``.
     private enum Phase { case configuring, encoding, finished }
 
-    let video: VideoEncoder?
+    /// The video encoder; replaced by one of another preset when the speed changes (see
+    /// `StreamEncoder+Speed.swift`).
+    var video: VideoEncoder?
+    /// The x264 options that shape the stream's header, from the first encoder's SEI (H.264).
+    var pinnedVideoHeader: String?
+    private(set) var sawFirstVideoPacket = false
+    /// The last video packet's decoding time, in ticks: a replacement encoder's first packets
+    /// decode no earlier (see ``drainVideo()``).
+    private var lastVideoDTS: Int64?
     let audio: [AudioEncoder]
     private let frameRate: FrameRate?
     private var sinks: [any PacketSink] = []
@@ -146,9 +154,20 @@ public final class StreamEncoder: @unchecked Sendable {
         for sink in sinks { try? sink.finish() }
     }
 
-    private func drainVideo() throws {
+    func drainVideo() throws {
         guard let video else { return }
-        while case .packet(let packet) = try video.receive() {
+        while case .packet(var packet) = try video.receive() {
+            // x264 starts a stream's decoding times at its first frame less the time its first
+            // B-frame delay's worth of frames spans: after a change of encoder, with frames
+            // missing around it, that can lie at or before the old encoder's last. Those first
+            // packets decode one tick after the packet before instead (still no later than they
+            // are shown: the old encoder's frames were all shown before the new one's first).
+            if let last = lastVideoDTS, packet.dts <= last { packet = packet.decodedEarlier(by: packet.dts - (last + 1)) }
+            lastVideoDTS = packet.dts
+            if !sawFirstVideoPacket {
+                sawFirstVideoPacket = true
+                pinnedVideoHeader = VideoEncoder.pinnedHeaderParameters(fromFirstPacket: packet)
+            }
             for sink in sinks { try sink.write(packet) }
         }
     }

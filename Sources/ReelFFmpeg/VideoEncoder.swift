@@ -25,8 +25,9 @@ final class VideoEncoder {
     /// Frames sent whose conversion was skipped (the same picture again) or cut to the rows
     /// that changed: for benchmarks and tests.
     private(set) var conversions = (whole: 0, rows: 0, skipped: 0)
-    /// The stream of the packets this encoder gives; set once the encoder is open.
-    private var openedStream: EncodedStream?
+    /// The stream of the packets this encoder gives; set once the encoder is open (a
+    /// replacement encoder takes over its predecessor's: see `VideoEncoder+Speed.swift`).
+    var openedStream: EncodedStream?
     private var finishing = false
     private let sourceData = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 4)
     private let sourceStrides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
@@ -63,8 +64,10 @@ final class VideoEncoder {
     }
 
     /// Opens an encoder for `settings` taking frames of `inputFormat` and `inputSize`; its
-    /// packets belong to stream number `streamIndex` of the owner.
-    init(settings: VideoSettings, inputFormat: PixelFormat, inputSize: PixelSize, globalHeader: Bool, streamIndex: Int = 0) throws {
+    /// packets belong to stream number `streamIndex` of the owner. `x264Parameters` (libx264
+    /// only) are applied after the preset: a replacement encoder pins its header with them.
+    init(settings: VideoSettings, inputFormat: PixelFormat, inputSize: PixelSize, globalHeader: Bool, streamIndex: Int = 0,
+         x264Parameters: String? = nil) throws {
         try settings.validate()
         guard let (name, codec) = Self.encoderNames(for: settings.codec).lazy
             .compactMap({ n in avcodec_find_encoder_by_name(n).map { (n, $0) } }).first else {
@@ -134,6 +137,7 @@ final class VideoEncoder {
             av_dict_set(&options, "x265-params", "log-level=error", 0)
         default:
             av_dict_set(&options, "preset", preset, 0)
+            if let x264Parameters { av_dict_set(&options, "x264-params", x264Parameters, 0) }
         }
         if let profile = settings.profile {
             switch settings.codec {

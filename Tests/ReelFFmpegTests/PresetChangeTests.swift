@@ -1,0 +1,143 @@
+import Foundation
+import Testing
+import ReelCore
+@testable import ReelFFmpeg
+import ReelTestSupport
+
+/// Changing a stream encoder's preset within one stream: the new encoder's header is checked
+/// to be the old one's, the sinks see one stream, and a change that cannot be made changes
+/// nothing.
+@Suite struct PresetChangeTests {
+    final class Collected: PacketSink, @unchecked Sendable {
+        var streams: [EncodedStream] = []
+        var packets: [EncodedPacket] = []
+        func add(_ stream: EncodedStream) throws { streams.append(stream) }
+        func write(_ packet: EncodedPacket) throws { packets.append(packet) }
+        func finish() throws {}
+    }
+
+    static let size = PixelSize(width: 320, height: 240)
+    static let rate = FrameRate(30)
+
+    func encoder(codec: VideoCodec = .h264, preset: String = "veryfast") throws -> (StreamEncoder, Collected) {
+        var settings = VideoSettings(codec: codec, frameRate: Self.rate)
+        settings.preset = preset
+        let encoder = try StreamEncoder(video: AssetWriter.VideoTrack(settings: settings, inputFormat: .yuv420p, inputSize: Self.size), audio: [])
+        let sink = Collected()
+        try encoder.addSink(sink)
+        return (encoder, sink)
+    }
+
+    func feed(_ encoder: StreamEncoder, frames: Range<Int64>) throws {
+        let pool = FramePool(format: .yuv420p, size: Self.size, capacity: 2)
+        for index in frames {
+            let frame = try #require(pool.makeFrame())
+            try TestPattern.draw(index: index, flash: false, into: frame)
+            try #require(try encoder.appendVideo(frame, at: Self.rate.time(ofFrame: index)))
+        }
+    }
+
+    @Test func changesPresetInOneStreamWithAKeyframeAtEachChange() throws {
+        let (encoder, sink) = try encoder()
+        // Nothing has come out yet: the header's options are not known, so not now.
+        try feed(encoder, frames: 0..<1)
+        #expect(try encoder.changeVideoPreset(to: "superfast") == .deferred)
+        try feed(encoder, frames: 1..<40)
+        let header = try #require(encoder.video).extradata
+        #expect(try encoder.changeVideoPreset(to: "superfast") == .changed)
+        #expect(encoder.videoPreset == "superfast")
+        #expect(sink.packets.count == 40, "the old encoder was flushed before the change")
+        try feed(encoder, frames: 40..<80)
+        #expect(try encoder.changeVideoPreset(to: "ultrafast") == .changed)
+        #expect(try #require(encoder.video).extradata == header)
+        try feed(encoder, frames: 80..<120)
+        try encoder.finish()
+
+        #expect(sink.streams.count == 1)
+        #expect(sink.packets.count == 120)
+        #expect(sink.packets.allSatisfy { $0.stream === sink.streams[0] })
+        let dts = sink.packets.map(\.decodeTime)
+        #expect(zip(dts, dts.dropFirst()).allSatisfy { $0 < $1 }, "decoding times rise across each change")
+        #expect(Set(sink.packets.map(\.presentationTime)) == Set((0..<120).map { Self.rate.time(ofFrame: $0) }))
+        for first in [Int64(40), 80] {
+            let packet = try #require(sink.packets.first { $0.presentationTime == Self.rate.time(ofFrame: first) })
+            #expect(packet.isKeyframe, "frame \(first) begins the new encoder's stream")
+        }
+    }
+
+    /// Frames dropped on either side of a change (what a recorder that fell behind does):
+    /// x264 starts a new stream's decoding times by the gap between its first frames, which
+    /// would put them before the old encoder's last; they still rise, and never pass the
+    /// presentation times, in the sinks and in a file.
+    @Test(arguments: [[Int64](), [1, 2, 3], [1, 5, 6, 7], [0, 4]])
+    func decodingTimesRiseWhenFramesAreMissingAroundAChange(_ droppedAfter: [Int64]) throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("gaps.mp4")
+        var settings = VideoSettings(codec: .h264, frameRate: Self.rate)
+        settings.preset = "veryfast"
+        let writer = try AssetWriter(configuration: AssetWriter.Configuration(
+            url: url, video: AssetWriter.VideoTrack(settings: settings, inputFormat: .yuv420p, inputSize: Self.size), audio: []))
+        let sink = Collected()
+        try writer.addSink(sink)
+        let pool = FramePool(format: .yuv420p, size: Self.size, capacity: 2)
+        // Frames 0–39 but 37 and 38, the change, then 40… with `droppedAfter` (offsets from 40) left out.
+        var fed: [Int64] = []
+        func feed(_ index: Int64) throws {
+            let frame = try #require(pool.makeFrame())
+            try TestPattern.draw(index: index, flash: false, into: frame)
+            try #require(try writer.appendVideo(frame, at: Self.rate.time(ofFrame: index)))
+            fed.append(index)
+        }
+        for i in Int64(0)..<40 where i != 37 && i != 38 { try feed(i) }
+        #expect(try writer.changeVideoPreset(to: "ultrafast") == .changed)
+        for i in Int64(40)..<70 where !droppedAfter.contains(i - 40) { try feed(i) }
+        _ = try writer.finish()
+
+        #expect(sink.packets.count == fed.count)
+        #expect(sink.packets.allSatisfy { $0.decodeTime <= $0.presentationTime })
+        let dts = sink.packets.map(\.decodeTime)
+        #expect(zip(dts, dts.dropFirst()).allSatisfy { $0 < $1 })
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter)
+        #expect(counters == fed.map { Optional($0) })
+    }
+
+    /// From a slower preset (more reference frames, B-frames, weighted prediction 2, a chroma
+    /// QP offset from psy-RD) to the faster ones, the pinned header is still the first one.
+    @Test(arguments: [("fast", "veryfast"), ("medium", "veryfast"), ("slow", "superfast"), ("veryslow", "ultrafast")])
+    func changesFromSlowerPresets(_ from: String, _ to: String) throws {
+        let (encoder, sink) = try encoder(preset: from)
+        // Slower presets look further ahead (veryslow: 60 frames) before their first packet.
+        try feed(encoder, frames: 0..<100)
+        #expect(try encoder.changeVideoPreset(to: to) == .changed)
+        try feed(encoder, frames: 100..<120)
+        try encoder.finish()
+        #expect(sink.packets.count == 120)
+        let dts = sink.packets.map(\.decodeTime)
+        #expect(zip(dts, dts.dropFirst()).allSatisfy { $0 < $1 })
+    }
+
+    @Test func aHeaderThatWouldDifferIsRefusedAndNothingChanges() throws {
+        let (encoder, sink) = try encoder()
+        try feed(encoder, frames: 0..<30)
+        let pinned = try #require(encoder.pinnedVideoHeader)
+        #expect(pinned.contains("cabac=1") && pinned.contains("bframes=3"))
+        // Pinned to other values: the new encoder's SPS/PPS differ, so the change is refused.
+        encoder.pinnedVideoHeader = pinned.replacingOccurrences(of: "cabac=1", with: "cabac=0")
+        let outcome = try encoder.changeVideoPreset(to: "superfast")
+        guard case .refused(let why) = outcome else { Issue.record("not refused: \(outcome)"); return }
+        #expect(why.contains("another stream header"))
+        #expect(encoder.videoPreset == "veryfast")
+        try feed(encoder, frames: 30..<60)
+        try encoder.finish()
+        #expect(sink.packets.count == 60)
+        #expect(sink.packets.filter(\.isKeyframe).count == 1, "the old encoder went on: no new IDR")
+    }
+
+    @Test func otherEncodersAreNotAdapted() throws {
+        try #require(EncoderAvailability.encoder(for: .vp9) != nil)
+        let (encoder, _) = try encoder(codec: .vp9, preset: "ultrafast")
+        try feed(encoder, frames: 0..<10)
+        #expect(try encoder.changeVideoPreset(to: "ultrafast") == .refused("libvpx-vp9 cannot change its speed within a stream: not adapted"))
+        try encoder.finish()
+    }
+}
