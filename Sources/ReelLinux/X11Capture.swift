@@ -65,13 +65,10 @@ final class X11Capture: @unchecked Sendable {
                              byteCount: stride * rect.height) { byteCount in
             try? display.makeSharedFrameBuffer(byteCount: byteCount)
         }
-        // Allocate every buffer now, so the loop never creates segments and a refusal shows at once.
-        var frames: [VideoFrame] = []
-        for _ in 0..<capacity {
-            guard let frame = pool.makeFrame() else { break }
-            frames.append(frame)
-        }
-        return frames.isEmpty ? nil : pool
+        // One buffer now, so that a refusal shows at once; the others only when the frames in
+        // flight need them (a still or slowly changing screen never does), so memory follows
+        // the real need. A later refusal is a dropped frame, counted.
+        return pool.makeFrame() == nil ? nil : pool
     }
 
     private func useCopying() {
