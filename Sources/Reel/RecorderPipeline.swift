@@ -53,6 +53,9 @@ final class RecorderPipeline: @unchecked Sendable {
     /// The newest repeated picture left out, written where its interval or the recording
     /// ends so that the file lasts as long as it was recorded.
     private var heldRepeat: (frame: VideoFrame, interval: Int, at: MediaTime, slot: Int64)?
+    /// Where the encoder was last asked for a keyframe (frame modes that leave pictures out):
+    /// the interval and the encoder's grid slot.
+    private var lastKeyframe: (interval: Int, index: Int64)?
     /// Frames missing between frames written: frames the source or the recorder dropped.
     private(set) var droppedFrames: Int64 = 0
     private(set) var ending: RecordingEnding = .requested
@@ -243,6 +246,7 @@ final class RecorderPipeline: @unchecked Sendable {
                         lastWritten = (i, frame.sequenceNumber, slot)
                         heldRepeat = (frame, i, at, slot)
                     } else if let writer = try writer(for: i), try writer.appendVideo(frame, at: at) {
+                        noteKeyframe(interval: i, at: at)
                         countGap(before: frame, interval: i, slot: slot)
                         noteWritten(frame.sequenceNumber, slot: slot)
                         heldRepeat = nil
@@ -280,10 +284,31 @@ final class RecorderPipeline: @unchecked Sendable {
     private func leavesOut(_ frame: VideoFrame, interval: Int, recorded: MediaTime) -> Bool {
         guard settings.video.frameMode != .constant, let id = frame.identity?.id, let last = lastPicture,
               last.interval == interval, last.id == id else { return false }
+        // A keyframe is due: the repeat is written, as one (live streams, replay buffers and
+        // a crash's recovery need keyframes every interval of time, not of pictures).
+        if keyframeDue(interval: interval, at: settings.pauseMode == .singleFile ? recorded : frame.presentationTime - timeline.intervals[interval].start) {
+            return false
+        }
         if settings.video.frameMode == .variable {
             return (recorded - last.recorded).seconds < FrameMode.longestVariableGap - settings.video.frameRate.frameDuration.seconds / 2
         }
         return true
+    }
+
+    /// Whether the encoder asks for a keyframe at encoder time `at` of `interval` (what
+    /// ``VideoEncoder`` does in these modes: see its `keyframeDue`).
+    private func keyframeDue(interval: Int, at: MediaTime) -> Bool {
+        let index = settings.video.frameRate.frameIndex(at: at, rounding: .nearest)
+        // A clip's file has an encoder of its own; a single file's encoder goes on.
+        let last = lastKeyframe.flatMap { settings.pauseMode == .singleFile || $0.interval == interval ? $0.index : nil }
+        guard let last else { return true }
+        return index - last >= Int64(settings.video.effectiveKeyframeInterval)
+    }
+
+    /// Notes a frame written at encoder time `at` of `interval`: a keyframe if one was due.
+    private func noteKeyframe(interval: Int, at: MediaTime) {
+        guard settings.video.frameMode != .constant, keyframeDue(interval: interval, at: at) else { return }
+        lastKeyframe = (interval, settings.video.frameRate.frameIndex(at: at, rounding: .nearest))
     }
 
     /// Writes the repeated picture held back, where its interval or the recording ends.
@@ -292,6 +317,7 @@ final class RecorderPipeline: @unchecked Sendable {
         heldRepeat = nil
         guard !finishedIntervals.contains(held.interval), let writer = try writer(for: held.interval),
               try writer.appendVideo(held.frame, at: held.at) else { return }
+        noteKeyframe(interval: held.interval, at: held.at)
         noteWritten(held.frame.sequenceNumber, slot: held.slot)
     }
 

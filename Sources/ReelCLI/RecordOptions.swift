@@ -432,7 +432,10 @@ public struct RecordOptions: Sendable {
             case let other?: throw UsageError("--preview takes no value, or =auto, not '\(other)'")
             }
         }
-        if args.has("frame-mode"), window != nil || screen == nil || videoSourceCount != 1 {
+        if args.has("frame-mode"), screen == nil {
+            throw UsageError("--frame-mode needs --screen: it chooses which pictures of the screen are recorded")
+        }
+        if args.has("frame-mode"), window != nil || videoSourceCount != 1 {
             throw UsageError("--frame-mode works for a recording of the screen alone (--screen, or a --region of it), not of a window or a composed picture, which are recorded at a constant rate")
         }
         try Self.refuseOptionsThatDoNothing(args, screen: screen != nil, videoSources: videoSourceCount,

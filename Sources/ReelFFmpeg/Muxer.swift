@@ -404,6 +404,10 @@ final class Muxer: PacketSink {
         }
         av_packet_rescale_ts(p, codecTimeBases[index], context.pointee.streams[index]!.pointee.time_base)
         try interleave(p)
+        // A keyframe ends a fragment: what it ended goes on its way to the disk now, not when
+        // the buffer fills (which pictures seconds apart, or a still screen, take long to do:
+        // a crash meanwhile would lose them).
+        if packet.isKeyframe, let pb = context.pointee.pb { avio_flush(pb) }
     }
 
     /// Writes a packet read from a file into stream `index`; its times are in that stream's

@@ -25,6 +25,13 @@ extension StreamEncoder {
         guard video.changesPresetInStream else {
             return .refused("\(VideoEncoder.encoderNames(for: video.settings.codec).first ?? video.settings.codec.rawValue) cannot change its speed within a stream: not adapted")
         }
+        let names = VideoCodec.presetNames
+        if let current = names.firstIndex(of: video.settings.effectivePreset), let faster = names.firstIndex(of: "faster"),
+           current > faster {
+            // Its lookahead holds many frames (medium: 40): flushing it stalls the recording
+            // for seconds, losing more than the step would save (seen at 1080p60: 2–3 s lost).
+            return .refused("preset \(video.settings.effectivePreset) is slower than faster: flushing its lookahead would stall the recording; not adapted (record at faster or a quicker preset to adapt)")
+        }
         guard sawFirstVideoPacket else { return .deferred }
         guard let pinned = pinnedVideoHeader else {
             return .refused("libx264 did not describe its options in the stream (no SEI): the header cannot be pinned, not adapted")

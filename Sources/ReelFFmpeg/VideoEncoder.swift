@@ -20,6 +20,8 @@ final class VideoEncoder {
     private var scaler: Scaler?
     /// Converts only the rows a screen capture says changed (BGRA in, same size out).
     private var rowConverter: RowConverter?
+    /// The grid slot of the last keyframe asked for (frame modes that leave pictures out).
+    private var lastForcedKeyframe: Int64?
     /// The picture the encoder's frame holds now, converted (``PictureIdentity/id``).
     private var heldPicture: UInt64?
     /// Frames sent whose conversion was skipped (the same picture again) or cut to the rows
@@ -124,20 +126,29 @@ final class VideoEncoder {
         defer { av_dict_free(&options) }
         let preset = settings.effectivePreset
         let speed = Self.speed(forPreset: preset)
+        // Changed pictures only: frames may be seconds apart, so the encoder must hold none
+        // back (no B-frames, no lookahead, threads that share a picture rather than one
+        // picture each): a picture held for the next ten would be ten seconds late in the
+        // file, lost to a crash, and missing from a replay buffer.
+        let sparse = settings.frameMode != .constant
         switch name {
         case "libvpx-vp9":
+            if sparse { av_dict_set(&options, "lag-in-frames", "0", 0) }
             av_dict_set(&options, "deadline", speed.realTime ? "realtime" : "good", 0)
             av_dict_set(&options, "cpu-used", String(speed.cpuUsed), 0)
             av_dict_set(&options, "row-mt", "1", 0)
         case "libaom-av1":
+            if sparse { av_dict_set(&options, "lag-in-frames", "0", 0) }
             av_dict_set(&options, "usage", speed.realTime ? "realtime" : "good", 0)
             av_dict_set(&options, "cpu-used", String(speed.cpuUsed), 0)
         case "libx265":
             av_dict_set(&options, "preset", preset, 0)
-            av_dict_set(&options, "x265-params", "log-level=error", 0)
+            av_dict_set(&options, "x265-params", sparse ? "log-level=error:bframes=0:rc-lookahead=0:frame-threads=1" : "log-level=error", 0)
         default:
             av_dict_set(&options, "preset", preset, 0)
-            if let x264Parameters { av_dict_set(&options, "x264-params", x264Parameters, 0) }
+            if sparse { av_dict_set(&options, "tune", "zerolatency", 0) }
+            let parameters = (sparse ? ["bframes=0:rc-lookahead=0:sync-lookahead=0:sliced-threads=1"] : []) + (x264Parameters.map { [$0] } ?? [])
+            if !parameters.isEmpty { av_dict_set(&options, "x264-params", parameters.joined(separator: ":"), 0) }
         }
         if let profile = settings.profile {
             switch settings.codec {
@@ -258,6 +269,12 @@ final class VideoEncoder {
         heldPicture = identity?.id
         frame.pointee.pts = index
         frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
+        if settings.frameMode != .constant, Self.keyframeDue(at: index, lastKeyframe: lastForcedKeyframe, interval: settings.effectiveKeyframeInterval) {
+            // The encoder counts keyframe intervals in pictures; with changed pictures only,
+            // they are counted in time: a keyframe every interval of the frame rate's grid.
+            frame.pointee.pict_type = AV_PICTURE_TYPE_I
+            lastForcedKeyframe = index
+        }
         try FFmpeg.check(avcodec_send_frame(context, frame), "the video encoder refused a frame")
     }
 
@@ -280,6 +297,13 @@ final class VideoEncoder {
         // where the next frame starts rather than where this one does.
         if packet.pointee.duration <= 0 { packet.pointee.duration = 1 }
         return .packet(try EncodedPacket(taking: packet, stream: stream))
+    }
+
+    /// Whether the picture at grid slot `index` must be a keyframe when pictures are left out:
+    /// the first, and the first a keyframe interval or more after the last keyframe.
+    static func keyframeDue(at index: Int64, lastKeyframe: Int64?, interval: Int) -> Bool {
+        guard let lastKeyframe else { return true }
+        return index - lastKeyframe >= Int64(interval)
     }
 
     /// Converts `rows` of `source` into the encoder's frame; `false` when that failed (convert

@@ -82,6 +82,11 @@ import ReelTestSupport
             #expect(times.count >= 6 && times.count <= 8, "changes only: \(times)")
         }
         #expect(times.allSatisfy { abs($0 * 30 - ($0 * 30).rounded()) < 0.01 }, "on the frame rate's grid: \(times)")
+        // Keyframes every 2 s of time (the default interval), whatever the pictures: live
+        // streams, replay buffers and a crash's recovery need them.
+        let keys = try Self.keyframeTimes(url)
+        let spans = zip([0.0] + keys, keys + [probe.duration]).map { $1 - $0 }
+        #expect(keys.first == 0 && spans.allSatisfy { $0 <= 2 + 1.0 / 30 + 0.001 }, "keyframes at \(keys)")
 
         let site = dir.url.appendingPathComponent("site")
         try FileManager.default.createDirectory(at: site, withIntermediateDirectories: true)
@@ -94,9 +99,67 @@ import ReelTestSupport
         }
     }
 
+    /// The presentation times of the video's keyframes.
+    static func keyframeTimes(_ url: URL) throws -> [Double] {
+        let r = try Subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time,flags",
+                                    "-of", "csv=p=0", url.path])
+        return r.output.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: ",")
+            guard fields.count >= 2, fields[1].hasPrefix("K") else { return nil }
+            return Double(fields[0])
+        }.sorted()
+    }
+
+    /// A still screen in content mode writes almost nothing, yet a crash keeps what came
+    /// before the last keyframe but one (a keyframe every 2 s, no picture held in the encoder,
+    /// each fragment sent to the disk as the next begins), and the replay buffer saves its
+    /// seconds.
+    @Test func aStillScreenInContentModeSurvivesAKillAndSavesItsReplay() async throws {
+        let xvfb = try XvfbServer(size: Self.size)
+        let dir = try TemporaryDirectory()
+        func start(_ args: [String]) throws -> Process {
+            let process = Process()
+            process.executableURL = ReelBinary.url
+            process.arguments = ["record", "--screen=\(xvfb.display)", "--frame-mode", "content", "--preset", "ultrafast"] + args
+            process.standardError = FileHandle.nullDevice
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+        let killed = dir.url.appendingPathComponent("killed.mp4")
+        let victim = try start(["-o", killed.path])
+        try await Task.sleep(for: .milliseconds(6500))
+        kill(victim.processIdentifier, SIGKILL)
+        victim.waitUntilExit()
+        let recovered = dir.url.appendingPathComponent("recovered.mp4")
+        let r = try ReelBinary.run(["recover", killed.path, "-o", recovered.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let kept = try MediaProbe.probe(recovered).duration
+        // Keyframes at 0, 2, 4 and 6 s: a fragment ends at each, and is on the disk once the
+        // next has begun; so the picture up to 4 s is kept (cfr keeps about what it did).
+        #expect(kept >= 4, "a kill 6.5 s in keeps up to the keyframe before last: \(kept) s")
+
+        let saves = dir.url.appendingPathComponent("saves")
+        let replay = try start(["--replay", "2", "--replay-dir", saves.path, "-o", dir.url.appendingPathComponent("whole.mp4").path])
+        try await Task.sleep(for: .milliseconds(5000))
+        kill(replay.processIdentifier, SIGUSR1)
+        try await Task.sleep(for: .milliseconds(1500))
+        kill(replay.processIdentifier, SIGINT)
+        replay.waitUntilExit()
+        #expect(replay.terminationStatus == 0)
+        let saved = try FileManager.default.contentsOfDirectory(at: saves, includingPropertiesForKeys: nil).filter { $0.pathExtension == "mp4" }
+        #expect(saved.count == 1, "\(saved)")
+        if let file = saved.first {
+            let duration = try MediaProbe.probe(file).duration
+            #expect(duration >= 1.9 && duration <= 4.1, "the replay's last 2 s (from a keyframe): \(duration) s")
+        }
+    }
+
     @Test func frameModesAreForTheScreenAlone() throws {
         let bad = try ReelBinary.run(["record", "--test-pattern", "--frame-mode", "content", "--duration", "1", "-o", "/tmp/never-written.mp4"])
-        #expect(bad.status == 2 && bad.stderr.contains("--frame-mode works for a recording of the screen alone"), "\(bad.stderr)")
+        #expect(bad.status == 2 && bad.stderr.contains("--frame-mode needs --screen"), "\(bad.stderr)")
+        let composed = try ReelBinary.run(["record", "--screen", "--test-pattern", "--frame-mode", "content", "--duration", "1", "-o", "/tmp/never-written.mp4"])
+        #expect(composed.status == 2 && composed.stderr.contains("--frame-mode works for a recording of the screen alone"), "\(composed.stderr)")
         let nonsense = try ReelBinary.run(["record", "--screen", "--frame-mode", "sometimes", "-o", "/tmp/never-written.mp4"])
         #expect(nonsense.status == 2 && nonsense.stderr.contains("--frame-mode is cfr, vfr or content, not 'sometimes'"), "\(nonsense.stderr)")
         #expect(!FileManager.default.fileExists(atPath: "/tmp/never-written.mp4"))

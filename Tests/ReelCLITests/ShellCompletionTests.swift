@@ -117,10 +117,10 @@ import ReelTestSupport
             guard case .oneOf(let values) = spec.completion else { continue }
             for value in values {
                 // Profiles go with a codec; layouts need a second picture; HLS segments need --hls;
-                // window sizes need --window.
+                // window sizes need --window; frame modes the screen alone.
                 let withVideo = [[], ["--camera=test:red"], ["--hls", "/tmp/reel-hls"], ["--window"]] + VideoCodec.allCases.map { ["--codec", $0.rawValue] }
                 let soundOnly = [[]] + Container.allCases.filter(\.isAudioOnly).map { ["--format", $0.rawValue] }
-                let variants = withVideo.map { ["--test-pattern", "--tone"] + $0 } + soundOnly.map { ["--tone"] + $0 }
+                let variants = withVideo.map { ["--test-pattern", "--tone"] + $0 } + soundOnly.map { ["--tone"] + $0 } + [["--screen"]]
                 let accepted = variants.contains { extra in
                     guard let parsed = try? ParsedArguments.parse(["--\(spec.name)", value] + extra,
                                                                   specs: RecordOptions.specs),

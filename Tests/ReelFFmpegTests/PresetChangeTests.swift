@@ -101,12 +101,11 @@ import ReelTestSupport
         #expect(counters == fed.map { Optional($0) })
     }
 
-    /// From a slower preset (more reference frames, B-frames, weighted prediction 2, a chroma
-    /// QP offset from psy-RD) to the faster ones, the pinned header is still the first one.
-    @Test(arguments: [("fast", "veryfast"), ("medium", "veryfast"), ("slow", "superfast"), ("veryslow", "ultrafast")])
-    func changesFromSlowerPresets(_ from: String, _ to: String) throws {
+    /// From `faster` (more lookahead, weighted prediction 2) to the quicker ones, the pinned
+    /// header is still the first one.
+    @Test(arguments: [("faster", "veryfast"), ("faster", "ultrafast")])
+    func changesFromASlowerPreset(_ from: String, _ to: String) throws {
         let (encoder, sink) = try encoder(preset: from)
-        // Slower presets look further ahead (veryslow: 60 frames) before their first packet.
         try feed(encoder, frames: 0..<100)
         #expect(try encoder.changeVideoPreset(to: to) == .changed)
         try feed(encoder, frames: 100..<120)
@@ -114,6 +113,20 @@ import ReelTestSupport
         #expect(sink.packets.count == 120)
         let dts = sink.packets.map(\.decodeTime)
         #expect(zip(dts, dts.dropFirst()).allSatisfy { $0 < $1 })
+    }
+
+    /// A preset slower than `faster` looks far ahead (medium 40 frames, veryslow 60): flushing
+    /// it stalled a 1080p60 recording for 2–3 s, so it is not adapted, and nothing changes.
+    @Test(arguments: ["fast", "medium", "slow", "veryslow"])
+    func slowPresetsAreNotAdapted(_ from: String) throws {
+        let (encoder, sink) = try encoder(preset: from)
+        try feed(encoder, frames: 0..<100)
+        let outcome = try encoder.changeVideoPreset(to: "veryfast")
+        guard case .refused(let why) = outcome else { Issue.record("not refused: \(outcome)"); return }
+        #expect(why.contains("preset \(from) is slower than faster") && why.contains("not adapted"), "\(why)")
+        #expect(encoder.videoPreset == from)
+        try encoder.finish()
+        #expect(sink.packets.count == 100)
     }
 
     @Test func aHeaderThatWouldDifferIsRefusedAndNothingChanges() throws {
