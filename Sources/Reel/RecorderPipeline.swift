@@ -295,14 +295,12 @@ final class RecorderPipeline: @unchecked Sendable {
         return true
     }
 
-    /// Whether the encoder asks for a keyframe at encoder time `at` of `interval` (what
-    /// ``VideoEncoder`` does in these modes: see its `keyframeDue`).
+    /// Whether the encoder asks for a keyframe at encoder time `at` of `interval` (it follows
+    /// the same ``VideoSettings/keyframeDue(at:after:)``).
     private func keyframeDue(interval: Int, at: MediaTime) -> Bool {
-        let index = settings.video.frameRate.frameIndex(at: at, rounding: .nearest)
         // A clip's file has an encoder of its own; a single file's encoder goes on.
         let last = lastKeyframe.flatMap { settings.pauseMode == .singleFile || $0.interval == interval ? $0.index : nil }
-        guard let last else { return true }
-        return index - last >= Int64(settings.video.effectiveKeyframeInterval)
+        return settings.video.keyframeDue(at: settings.video.frameRate.frameIndex(at: at, rounding: .nearest), after: last)
     }
 
     /// Notes a frame written at encoder time `at` of `interval`: a keyframe if one was due.

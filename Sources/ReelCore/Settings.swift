@@ -291,6 +291,15 @@ public struct VideoSettings: Sendable, Hashable {
         keyframeInterval ?? max(1, Int((frameRate.framesPerSecond * 2).rounded()))
     }
 
+    /// Whether the picture at slot `index` of the frame rate's grid must be a keyframe when a
+    /// ``frameMode`` leaves pictures out (encoders count keyframe intervals in pictures; these
+    /// modes count them in time): the first, and the first a keyframe interval or more after
+    /// the keyframe at slot `last`.
+    package func keyframeDue(at index: Int64, after last: Int64?) -> Bool {
+        guard let last else { return true }
+        return index - last >= Int64(effectiveKeyframeInterval)
+    }
+
     /// The preset to use: the one asked for, else the codec's default.
     public var effectivePreset: String {
         preset ?? codec.defaultPreset

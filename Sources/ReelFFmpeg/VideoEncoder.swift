@@ -24,9 +24,6 @@ final class VideoEncoder {
     private var lastForcedKeyframe: Int64?
     /// The picture the encoder's frame holds now, converted (``PictureIdentity/id``).
     private var heldPicture: UInt64?
-    /// Frames sent whose conversion was skipped (the same picture again) or cut to the rows
-    /// that changed: for benchmarks and tests.
-    private(set) var conversions = (whole: 0, rows: 0, skipped: 0)
     /// The stream of the packets this encoder gives; set once the encoder is open (a
     /// replacement encoder takes over its predecessor's: see `VideoEncoder+Speed.swift`).
     var openedStream: EncodedStream?
@@ -250,10 +247,9 @@ final class VideoEncoder {
         let identity = source.identity
         if let identity, identity.id == heldPicture {
             // The same picture again (a still screen): the frame holds it converted already.
-            conversions.skipped += 1
         } else if let identity, let base = identity.base, base == heldPicture, let rowConverter,
                   convertRows(identity.changedRows, of: source, with: rowConverter) {
-            conversions.rows += 1
+            // Only the rows that changed since the picture the frame holds were converted.
         } else {
             withPlanes(of: source) { srcData, srcStride in
                 if let scaler {
@@ -264,14 +260,11 @@ final class VideoEncoder {
                                   AV_PIX_FMT_YUV420P, Int32(inputSize.width), Int32(inputSize.height))
                 }
             }
-            conversions.whole += 1
         }
         heldPicture = identity?.id
         frame.pointee.pts = index
         frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
-        if settings.frameMode != .constant, Self.keyframeDue(at: index, lastKeyframe: lastForcedKeyframe, interval: settings.effectiveKeyframeInterval) {
-            // The encoder counts keyframe intervals in pictures; with changed pictures only,
-            // they are counted in time: a keyframe every interval of the frame rate's grid.
+        if settings.frameMode != .constant, settings.keyframeDue(at: index, after: lastForcedKeyframe) {
             frame.pointee.pict_type = AV_PICTURE_TYPE_I
             lastForcedKeyframe = index
         }
@@ -297,13 +290,6 @@ final class VideoEncoder {
         // where the next frame starts rather than where this one does.
         if packet.pointee.duration <= 0 { packet.pointee.duration = 1 }
         return .packet(try EncodedPacket(taking: packet, stream: stream))
-    }
-
-    /// Whether the picture at grid slot `index` must be a keyframe when pictures are left out:
-    /// the first, and the first a keyframe interval or more after the last keyframe.
-    static func keyframeDue(at index: Int64, lastKeyframe: Int64?, interval: Int) -> Bool {
-        guard let lastKeyframe else { return true }
-        return index - lastKeyframe >= Int64(interval)
     }
 
     /// Converts `rows` of `source` into the encoder's frame; `false` when that failed (convert

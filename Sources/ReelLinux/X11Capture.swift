@@ -21,10 +21,10 @@ final class X11Capture: @unchecked Sendable {
     private var last: (frame: VideoFrame, picture: Int, cursor: X11CursorImage?)?
 
     /// Sets up a capture of `rect` of the window `root`: shared-memory frames when the server
-    /// and `allowsSharedMemory` allow, copied frames otherwise; with `tracksDamage`, reading
-    /// only what changed when the server can say (DAMAGE).
+    /// and `allowsSharedMemory` allow, copied frames otherwise; reading only what changed when
+    /// the server can say (DAMAGE).
     init(display: any X11Display, root: UInt32, rect: PixelRect, drawsCursor: Bool, allowsSharedMemory: Bool,
-         capacity: Int, tracksDamage: Bool = true) {
+         capacity: Int) {
         self.display = display
         self.root = root
         self.rect = rect
@@ -36,13 +36,10 @@ final class X11Capture: @unchecked Sendable {
         } else {
             useCopying()
         }
-        if tracksDamage, display.startDamageTracking(of: root) {
+        if display.startDamageTracking(of: root) {
             damage = ScreenDamage(height: rect.height)
         }
     }
-
-    /// Whether the capture reads only what changed.
-    var tracksDamage: Bool { damage != nil }
 
     /// How frames are read now.
     var method: X11ScreenSource.CaptureMethod? {
@@ -108,10 +105,7 @@ final class X11Capture: @unchecked Sendable {
     /// (read by copying from now on, and try again), or the region no longer fits.
     private func refused(_ errorCode: UInt8?, display: any X11Display, shared: Bool, presentationTime: MediaTime,
                          sequenceNumber: Int64, waitForBuffer: Bool) -> Outcome {
-        if display.hasFailed {
-            return .lost(ReelError(.sourceUnavailable, "the X server at \(display.name) went away",
-                                   hint: "restart the recording once the display is back"))
-        }
+        if display.hasFailed { return Self.serverGone(display) }
         if shared {
             useCopying()
             return grab(presentationTime: presentationTime, sequenceNumber: sequenceNumber, waitForBuffer: waitForBuffer)
@@ -121,21 +115,26 @@ final class X11Capture: @unchecked Sendable {
                                hint: "the screen may have changed size; choose a region inside it"))
     }
 
+    /// The source is lost: the server went away.
+    private static func serverGone(_ display: any X11Display) -> Outcome {
+        .lost(ReelError(.sourceUnavailable, "the X server at \(display.name) went away",
+                        hint: "restart the recording once the display is back"))
+    }
+
     /// A grab that reads only what changed: nothing at all when neither the screen (inside the
     /// region) nor the cursor did — the last frame is given again, the same pixels at a new
     /// time — else the rows changed since the picture the pooled buffer holds, then the cursor.
     private func grabChanges(display: any X11Display, pool: FramePool, presentationTime: MediaTime, sequenceNumber: Int64,
                              waitForBuffer: Bool) -> Outcome {
+        // Bookkeeping on a copy, stored back before each way out below (a refusal may start
+        // the bookkeeping afresh, for another pool).
         guard var damage else { return .noBuffer }
         let changed: RowSet? = display.takeDamage().map { rects in
             var rows = RowSet()
             for r in rects { rows.insert(RowSet.rows(of: r, in: rect)) }
             return rows
         }
-        if display.hasFailed {
-            return .lost(ReelError(.sourceUnavailable, "the X server at \(display.name) went away",
-                                   hint: "restart the recording once the display is back"))
-        }
+        if display.hasFailed { return Self.serverGone(display) }
         let cursor = drawsCursor ? display.cursorImage() : nil
         let cursorRows = cursor?.rows(in: rect) ?? 0..<0
         if let last, changed?.isEmpty == true, last.cursor == cursor, last.picture == damage.newest {
@@ -165,20 +164,22 @@ final class X11Capture: @unchecked Sendable {
             let area = PixelRect(x: rect.x, y: rect.y + band.lowerBound, width: rect.width, height: band.count)
             if case .refused(let errorCode) = display.readImage(area, of: root, into: frame, atRow: band.lowerBound,
                                                                 shared: shared, withCursor: false) {
-                self.damage?.forget(address)
+                damage.forget(address)
+                self.damage = damage
                 return refused(errorCode, display: display, shared: shared, presentationTime: presentationTime,
                                sequenceNumber: sequenceNumber, waitForBuffer: waitForBuffer)
             }
         }
         if let cursor { cursor.blend(into: frame, origin: (rect.x, rect.y)) }
-        self.damage?.noteFilled(address, cursor: cursor == nil ? 0..<0 : cursorRows)
+        damage.noteFilled(address, cursor: cursor == nil ? 0..<0 : cursorRows)
         // What changed against the frame handed on before (several pictures back when a
         // picture found no buffer), for a consumer that kept what it made of that one.
         let base = last.flatMap { last in last.frame.identity.map { (id: $0.id, picture: last.picture) } }
-        let sinceBase = base.flatMap { self.damage?.changes(since: $0.picture) }
+        let sinceBase = base.flatMap { damage.changes(since: $0.picture) }
         frame.identity = PictureIdentity(id: PictureIdentity.newID(), base: sinceBase == nil ? nil : base?.id,
                                          changedRows: sinceBase?.ranges ?? [0..<rect.height])
         last = (frame, picture, cursor)
+        self.damage = damage
         return .frame(frame)
     }
 }
