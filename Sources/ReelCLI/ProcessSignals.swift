@@ -66,8 +66,8 @@ public final class ProcessSignals: @unchecked Sendable {
         sigemptyset(&set)
         for signo in Self.handled where !(signo == SIGHUP && hangUpIgnoredByParent) {
             var action = sigaction()
-            action.__sigaction_handler.sa_handler = forwardSignal
-            action.sa_flags = SA_RESTART
+            action.__sigaction_handler.sa_sigaction = forwardSignal
+            action.sa_flags = SA_RESTART | SA_SIGINFO
             sigfillset(&action.sa_mask)
             sigaction(signo, &action, nil)
             sigaddset(&set, signo)
@@ -91,8 +91,10 @@ public final class ProcessSignals: @unchecked Sendable {
             return
         }
         let waiter = Thread { [unowned self] in
-            var byte: UInt8 = 0
-            while case .success(1) = Syscall.attempt({ read(reader, &byte, 1) }) { self.deliver(Int32(byte)) }
+            // Each record is written whole by one write(2) of less than PIPE_BUF bytes.
+            var record = SignalRecord()
+            let size = MemoryLayout<SignalRecord>.size
+            while case .success(size) = Syscall.attempt({ read(reader, &record, size) }) { self.deliver(record) }
         }
         waiter.name = "reel.signals"
         waiter.start()
@@ -112,13 +114,35 @@ public final class ProcessSignals: @unchecked Sendable {
         for signo in signals { handlers[signo] = nil }
     }
 
-    private func deliver(_ signo: Int32) {
+    /// The stop signal last answered, who sent it and when (see ``isEcho(_:)``).
+    private var lastStop: (record: SignalRecord, at: ContinuousClock.Instant)?
+
+    /// How close together two stop signals from one process are one request (see ``isEcho(_:)``).
+    static let echoWindow = Duration.milliseconds(250)
+
+    /// Whether `record` repeats the stop signal just answered: the same signal from the same
+    /// process within ``echoWindow``. `timeout(1)` sends its signal twice, to reel and to its
+    /// process group, microseconds apart; a service manager may do the same. Taken as a second
+    /// request it would abort the recording its sender only meant to stop. A key (Ctrl-C comes
+    /// from the kernel, not a process) always counts, as does a signal sent again later.
+    private func isEcho(_ record: SignalRecord) -> Bool {
+        guard Self.stopping.contains(record.signo) else { return false }
+        let now = ContinuousClock.now
+        defer { lastStop = (record, now) }
+        guard record.sentByProcess, let last = lastStop else { return false }
+        return last.record.signo == record.signo && last.record.sender == record.sender && now - last.at < Self.echoWindow
+    }
+
+    private func deliver(_ record: SignalRecord) {
+        let signo = record.signo
         lock.lock()
+        let echo = isEcho(record)
         let handler = handlers[signo]
         let ignoreHangUp = hangUpIgnoredByParent
         let console = self.console
         lock.unlock()
         if signo == SIGHUP && ignoreHangUp { return }
+        if echo { return }
         if let handler {
             handler(signo)
             return
@@ -161,10 +185,27 @@ public final class ProcessSignals: @unchecked Sendable {
 /// The write end of the pipe ``ProcessSignals`` reads; set once, before any handler runs.
 nonisolated(unsafe) private var signalPipe: Int32 = -1
 
-/// The signal handler: async-signal-safe, it only writes the signal's number into the pipe.
-private let forwardSignal: @convention(c) (Int32) -> Void = { signo in
+/// A caught signal as the handler passes it on: its number and who sent it.
+struct SignalRecord: Equatable {
+    var signo: Int32 = 0
+    /// `si_code`: `SI_USER` (0) or `SI_QUEUE` for a process's `kill`/`sigqueue`, `SI_KERNEL`
+    /// for a key on the terminal.
+    var code: Int32 = 0
+    /// The sending process for `SI_USER`/`SI_QUEUE`, else 0.
+    var sender: Int32 = 0
+
+    /// Whether a process sent it (rather than the kernel, for a key on the terminal).
+    var sentByProcess: Bool { (code == SI_USER || code == SI_QUEUE) && sender > 0 }
+}
+
+/// The signal handler: async-signal-safe, it only writes the signal and its sender into the pipe.
+private let forwardSignal: @convention(c) (Int32, UnsafeMutablePointer<siginfo_t>?, UnsafeMutableRawPointer?) -> Void = { signo, info, _ in
     let saved = errno
-    var byte = UInt8(truncatingIfNeeded: signo)
-    _ = write(signalPipe, &byte, 1)
+    var record = SignalRecord(signo: signo)
+    if let info {
+        record.code = info.pointee.si_code
+        if record.code == SI_USER || record.code == SI_QUEUE { record.sender = info.pointee._sifields._kill.si_pid }
+    }
+    _ = write(signalPipe, &record, MemoryLayout<SignalRecord>.size)
     errno = saved
 }

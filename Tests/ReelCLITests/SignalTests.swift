@@ -170,7 +170,9 @@ import ReelTestSupport
         try run.waitForMain()
         usleep(2_000_000)
         run.send(SIGTERM, after: 0)
-        run.send(SIGTERM, after: 5)
+        // From another process: one process's signal sent twice at once is one request (below).
+        usleep(5_000)
+        _ = try Subprocess.run(["sh", "-c", "kill -TERM \(run.pid)"])
         let result = run.finish()
         #expect(result.status == 128 + SIGTERM && !result.signalled, "\(result.stderr)")
         #expect(result.stderr.contains("reel recover \"\(run.url.path)\""), "\(result.stderr)")
@@ -178,6 +180,35 @@ import ReelTestSupport
         let recovered = try ReelBinary.run(["recover", run.url.path])
         #expect(recovered.status == 0, "\(recovered.stderr)")
         #expect((try MediaProbe.probe(run.url).videoStreams.first?.frameCount ?? 0) >= 30)
+    }
+
+    /// `timeout(1)` sends its signal twice, to reel and to its process group, microseconds
+    /// apart (a service manager may too): one stop, a finalised file, never an abort.
+    @Test func oneProcessSendingTheStopTwiceAtOnceStopsOnce() throws {
+        let dir = try TemporaryDirectory()
+        let run = try Run(dir, name: "twice.mp4", arguments: Self.recording.dropLast(2))
+        try run.waitForMain()
+        usleep(1_500_000)
+        run.send(SIGTERM, after: 0)
+        run.send(SIGTERM, after: 20)
+        let result = run.finish()
+        #expect(result.status == 0 && !result.signalled, "\(result.stderr)")
+        #expect(!Recovery.isCutOff(run.url), "the file was not finalised: \(result.stderr)")
+        #expect((try MediaProbe.probe(run.url).videoStreams.first?.frameCount ?? 0) >= 30)
+    }
+
+    @Test func underTimeoutTheRecordingIsFinalised() throws {
+        let timeout = try #require(Subprocess.which("timeout"))
+        let dir = try TemporaryDirectory()
+        for attempt in 0..<3 {
+            let run = try Run(dir, name: "timeout-\(attempt).mp4", arguments: Self.recording.dropLast(2), launcher: [timeout, "2.5"])
+            let result = run.finish()
+            #expect(result.status == 124, "timeout says it stopped reel: \(result.stderr)")
+            #expect(!result.stderr.contains("aborted"), "\(result.stderr)")
+            #expect(!Recovery.isCutOff(run.url), "attempt \(attempt): the file was not finalised: \(result.stderr)")
+            let frames = try MediaProbe.decodeLuma(run.url, width: 320, height: 240).compactMap(\.counter)
+            #expect(frames.count >= 30 && zip(frames, frames.dropFirst()).allSatisfy { $1 == $0 + 1 })
+        }
     }
 
     @Test func hangUpIsIgnoredUnderNohup() throws {
