@@ -508,6 +508,13 @@ final class RecorderPipeline: @unchecked Sendable {
             try session.clipDiscarded(writer.url)
             return
         }
+        if writer.isFull, plan.video != nil, summary.videoFrames == 0, finishedFrames == 0 {
+            // Not even the first frame fitted (a detailed screen's first keyframe is over a
+            // megabyte): a file of no picture, or of a moment's sound, is no recording. Ours, it goes.
+            unlink(writer.url.path)
+            throw ReelError(.nothingRecorded, "the first frame alone is larger than the size limit (\(settings.maxFileSize ?? 0) bytes): nothing was recorded",
+                            hint: "allow a larger file (--max-size) or a smaller first frame (a higher --crf, a smaller --size)")
+        }
         // A size limit may have left out the last packets.
         if writer.isFull { duration = min(duration, summary.duration) }
         finishedDuration = duration

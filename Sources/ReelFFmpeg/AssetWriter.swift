@@ -197,9 +197,11 @@ public final class AssetWriter: @unchecked Sendable {
     private var videoFramesMuxed: Int64 = 0
     private var lastMuxedIndex: Int64 = -1
     /// The bytes of the latest video packets between keyframes (for what the encoder still
-    /// holds); the first keyframe's until there are any.
+    /// holds). Keyframes are left out: a detailed 1080p screen's is over a megabyte, and taken as
+    /// the size of every frame held in the encoder (about 16 at veryfast) it stopped a 3 MB
+    /// recording at its first frame; a keyframe that does not fit is refused exactly, when it
+    /// comes out (``writeHeldPackets()``).
     private var recentVideoSizes: [Int] = []
-    private var recentKeyframeOnly = false
     /// Lays each track's audio by its timestamps (gaps silent, overlaps left out).
     private var audioAligners: [AudioTrackAligner] = []
     /// The end of the audio written to each track, in samples of its real audio.
@@ -464,10 +466,8 @@ public final class AssetWriter: @unchecked Sendable {
         if let i = inEncoder.firstIndex(of: index) { inEncoder.remove(at: i) }
         highestOut = max(highestOut, index)
         // Keyframes are rare and large: what the encoder holds is mostly the frames between.
-        if !packet.isKeyframe || recentVideoSizes.isEmpty {
-            if recentKeyframeOnly { recentVideoSizes = []; recentKeyframeOnly = false }
+        if !packet.isKeyframe {
             recentVideoSizes.append(packet.byteCount)
-            recentKeyframeOnly = packet.isKeyframe
             if recentVideoSizes.count > 30 { recentVideoSizes.removeFirst() }
         }
         guard configuration.maximumFileSize != nil else {
@@ -556,14 +556,18 @@ public final class AssetWriter: @unchecked Sendable {
     /// container's boxes and index, and without the space kept for the index).
     public var mediaBytes: Int64 { muxer.payloadBytes }
 
-    /// An upper bound of the finished file's size, counting an estimate of what the encoders
-    /// still hold (frames in the video encoder's lookahead, as big as the latest frames).
+    /// An estimate of the finished file's size: what is written, the packets held back for the
+    /// limit, and the frames the video encoder still holds (in its lookahead), each as big as
+    /// the latest frames between keyframes. The limit itself is kept exactly as packets come
+    /// out (a group that does not fit is refused whole).
     public var projectedFileSize: Int64 {
-        let held = Int64(inEncoder.count + heldPackets.count)
-        return projectedFileSize(adding: held * typicalFrameBytes * 3 / 2, packets: held + Int64(audio.count))
+        let encoding = Int64(inEncoder.count), heldBytes = heldPackets.reduce(Int64(0)) { $0 + Int64($1.byteCount) }
+        return projectedFileSize(adding: heldBytes + encoding * typicalFrameBytes * 3 / 2,
+                                 packets: encoding + Int64(heldPackets.count + audio.count))
     }
 
-    /// The latest video packets' average size: about what the next frame will add.
+    /// The latest video packets' average size, keyframes left out: about what the next frame
+    /// will add (0 until a frame other than a keyframe has come out).
     public var typicalFrameBytes: Int64 {
         recentVideoSizes.isEmpty ? 0 : Int64(recentVideoSizes.reduce(0, +) / recentVideoSizes.count)
     }
