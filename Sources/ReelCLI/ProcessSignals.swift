@@ -120,17 +120,18 @@ public final class ProcessSignals: @unchecked Sendable {
     /// How close together two stop signals from one process are one request (see ``isEcho(_:)``).
     static let echoWindow = Duration.milliseconds(250)
 
-    /// Whether `record` repeats the stop signal just answered: the same signal from the same
+    /// Whether `record` repeats the stop signal just answered: a stop signal from the same
     /// process within ``echoWindow``. `timeout(1)` sends its signal twice, to reel and to its
-    /// process group, microseconds apart; a service manager may do the same. Taken as a second
-    /// request it would abort the recording its sender only meant to stop. A key (Ctrl-C comes
-    /// from the kernel, not a process) always counts, as does a signal sent again later.
+    /// process group, microseconds apart; systemd with `SendSIGHUP=yes` follows its SIGTERM with
+    /// a SIGHUP at once. Taken as a second request it would abort the recording its sender only
+    /// meant to stop. A key (Ctrl-C comes from the kernel, not a process) always counts, as does
+    /// a signal sent again later or by another process.
     private func isEcho(_ record: SignalRecord) -> Bool {
         guard Self.stopping.contains(record.signo) else { return false }
         let now = ContinuousClock.now
         defer { lastStop = (record, now) }
         guard record.sentByProcess, let last = lastStop else { return false }
-        return last.record.signo == record.signo && last.record.sender == record.sender && now - last.at < Self.echoWindow
+        return last.record.sentByProcess && last.record.sender == record.sender && now - last.at < Self.echoWindow
     }
 
     private func deliver(_ record: SignalRecord) {

@@ -8,7 +8,7 @@ import Reel
 ///   camera connecting) gives the start up: nothing is recorded and no file is written. A
 ///   second one aborts at once: the
 ///   file keeps everything up to its last fragment, and the message says how to finish it.
-///   (One process sending the same signal twice at once, as `timeout(1)` does, is one signal:
+///   (One process sending stop signals twice at once, as `timeout(1)` does, is one signal:
 ///   ``ProcessSignals`` drops the echo.)
 /// - USR1 toggles pause (with `--replay`: saves the replay buffer instead), USR2 swaps the
 ///   composed pictures; with nothing to do (not recording yet, stopping, or a single picture)

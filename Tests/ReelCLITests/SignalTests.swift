@@ -183,14 +183,16 @@ import ReelTestSupport
     }
 
     /// `timeout(1)` sends its signal twice, to reel and to its process group, microseconds
-    /// apart (a service manager may too): one stop, a finalised file, never an abort.
-    @Test func oneProcessSendingTheStopTwiceAtOnceStopsOnce() throws {
+    /// apart; systemd with `SendSIGHUP=yes` follows SIGTERM with SIGHUP: one stop, a finalised
+    /// file, never an abort.
+    @Test(arguments: [SIGTERM, SIGHUP])
+    func oneProcessSendingTheStopTwiceAtOnceStopsOnce(_ second: Int32) throws {
         let dir = try TemporaryDirectory()
-        let run = try Run(dir, name: "twice.mp4", arguments: Self.recording.dropLast(2))
+        let run = try Run(dir, name: "twice-\(second).mp4", arguments: Self.recording.dropLast(2))
         try run.waitForMain()
         usleep(1_500_000)
         run.send(SIGTERM, after: 0)
-        run.send(SIGTERM, after: 20)
+        run.send(second, after: 20)
         let result = run.finish()
         #expect(result.status == 0 && !result.signalled, "\(result.stderr)")
         #expect(!Recovery.isCutOff(run.url), "the file was not finalised: \(result.stderr)")
