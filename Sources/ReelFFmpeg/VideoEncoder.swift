@@ -250,6 +250,8 @@ final class VideoEncoder {
         } else if let identity, let base = identity.base, base == heldPicture, let rowConverter,
                   convertRows(identity.changedRows, of: source, with: rowConverter) {
             // Only the rows that changed since the picture the frame holds were converted.
+        } else if let rowConverter, convertRows([0..<inputSize.height], of: source, with: rowConverter) {
+            // Converted whole, by the converter that converts changed rows (the same bytes).
         } else {
             withPlanes(of: source) { srcData, srcStride in
                 if let scaler {

@@ -52,6 +52,20 @@ import Testing
     /// The whole picture converted as the encoder converts it.
     static func whole(_ bgra: [UInt8], width: Int, height: Int) -> Planes {
         var out = Planes(width: width, height: height)
+        let converter = RowConverter(width: width, sourceFormat: AV_PIX_FMT_BGRA, destinationFormat: AV_PIX_FMT_YUV420P, colour: colour)
+        let converted = bgra.withUnsafeBufferPointer { source in
+            withPlanes(&out, width: width) {
+                converter?.convert(rows: [0..<height], bgra: source.baseAddress!, bgraStride: width * 4, into: $0, strides: $1)
+            }
+        }
+        #expect(converted == true)
+        return out
+    }
+
+    /// The whole picture converted by libswscale with point sampling (what the encoder used
+    /// before it had a converter of its own).
+    static func swscale(_ bgra: [UInt8], width: Int, height: Int) -> Planes {
+        var out = Planes(width: width, height: height)
         let scaler = Scaler()
         let size = PixelSize(width: width, height: height)
         #expect(scaler.prepare(Scaler.Shape(sourceSize: size, sourceFormat: AV_PIX_FMT_BGRA.rawValue, destinationSize: size,
@@ -84,6 +98,53 @@ import Testing
         #expect(kept.y == expected.y, "luma of the changed rows as a whole conversion makes it")
         #expect(kept.u == expected.u && kept.v == expected.v, "chroma too")
         #expect(kept.y != Self.whole(before, width: width, height: height).y, "the rows did change")
+    }
+
+    /// Noise, every grey, and gradients through every value of each channel.
+    static func testCard(width: Int, height: Int) -> [UInt8] {
+        var bytes = picture(width: width, height: height, seed: 5)
+        for row in 0..<height / 2 {
+            for column in 0..<width {
+                let i = (row * width + column) * 4
+                switch row % 4 {
+                case 0: (bytes[i], bytes[i + 1], bytes[i + 2]) = (UInt8(column & 255), UInt8(column & 255), UInt8(column & 255))
+                case 1: (bytes[i], bytes[i + 1], bytes[i + 2]) = (UInt8(column & 255), UInt8(row & 255), UInt8((column + row) & 255))
+                case 2: (bytes[i], bytes[i + 1], bytes[i + 2]) = (UInt8(255 - column & 255), UInt8(column / 3 & 255), UInt8(row & 255))
+                default: (bytes[i], bytes[i + 1], bytes[i + 2]) = (UInt8(row & 255), UInt8(255 - column & 255), UInt8(column & 255))
+                }
+            }
+        }
+        return bytes
+    }
+
+    /// Reel's conversion is libswscale's to within 1 in every sample (the bar for
+    /// replacing it), at sizes whose rows are and are not a multiple of the vector width.
+    @Test(arguments: [PixelSize(width: 1920, height: 1080), PixelSize(width: 642, height: 362), PixelSize(width: 2, height: 2)])
+    func withinOneOfLibswscale(size: PixelSize) throws {
+        let bgra = Self.testCard(width: size.width, height: size.height)
+        let ours = Self.whole(bgra, width: size.width, height: size.height)
+        let theirs = Self.swscale(bgra, width: size.width, height: size.height)
+        for (name, a, b) in [("Y", ours.y, theirs.y), ("U", ours.u, theirs.u), ("V", ours.v, theirs.v)] {
+            let worst = zip(a, b).map { abs(Int($0) - Int($1)) }.max() ?? 0
+            #expect(worst <= 1, "\(name) differs by up to \(worst) at \(size)")
+        }
+    }
+
+    /// BT.709 limited range's reference values: black and white at 16 and 235, grey's chroma
+    /// at 128, and the primaries where the standard puts them.
+    @Test func primariesAndGreysLandOnTheStandardsValues() throws {
+        let colours: [(b: UInt8, g: UInt8, r: UInt8, y: UInt8, u: UInt8, v: UInt8)] = [
+            (0, 0, 0, 16, 128, 128), (255, 255, 255, 235, 128, 128), (128, 128, 128, 126, 128, 128),
+            (0, 0, 255, 63, 102, 240), (0, 255, 0, 173, 42, 26), (255, 0, 0, 32, 240, 118),
+        ]
+        for c in colours {
+            var bgra = [UInt8](repeating: 255, count: 4 * 4 * 4)
+            for p in 0..<16 { (bgra[p * 4], bgra[p * 4 + 1], bgra[p * 4 + 2]) = (c.b, c.g, c.r) }
+            let out = Self.whole(bgra, width: 4, height: 4)
+            #expect(out.y.allSatisfy { $0 == c.y } && out.u.allSatisfy { $0 == c.u } && out.v.allSatisfy { $0 == c.v },
+                    "BGR \(c.b),\(c.g),\(c.r): Y \(out.y[0]) U \(out.u[0]) V \(out.v[0]), the standard says \(c.y) \(c.u) \(c.v)")
+        }
+        #expect(["avx2", "sse4.1", "default"].contains(RowConverter.variant))
     }
 
     @Test func rowsAtOddBoundariesAreRefused() throws {
