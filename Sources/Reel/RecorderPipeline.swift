@@ -187,6 +187,12 @@ final class RecorderPipeline: @unchecked Sendable {
         return limit.map { min($0, d) } ?? d
     }
 
+    /// How much sound has been recorded (of the track that has come furthest), whatever the
+    /// video did.
+    private var soundRecorded: MediaTime {
+        audioReached.compactMap { $0 }.max().map { timeline.recordedDuration(upTo: $0) } ?? .zero
+    }
+
     /// The encoded media written so far (what progress reports as bytes: not the container's
     /// boxes, not the space kept for the index).
     var mediaBytes: Int64 { finishedMedia + open.values.reduce(0) { $0 + $1.mediaBytes } }
@@ -486,6 +492,20 @@ final class RecorderPipeline: @unchecked Sendable {
             if settings.pauseMode == .clips { try session.clipDiscarded(writer.url) }
             return
         }
+        if settings.pauseMode == .singleFile, plan.video != nil, let file = writer.writer, file.videoFramesWritten == 0,
+           writer.isFull || (writer.videoFrames == 0 && soundRecorded < MediaTime(value: 1, timescale: 1)),
+           file.discardWithoutPicture() {
+            // No picture in a video recording: stopped before its first frame came (a moment
+            // of the tone may have), or the size limit left no room for it (a detailed screen's
+            // first keyframe is over a megabyte). That is no recording: ours, it goes, and
+            // finishing says nothing was recorded. (A video source that never came while
+            // sound was recorded for a second or more keeps its file.)
+            if writer.isFull {
+                throw ReelError(.nothingRecorded, "the first frame alone is larger than the size limit (\(settings.maxFileSize ?? 0) bytes): nothing was recorded",
+                                hint: "allow a larger file (--max-size) or a smaller first frame (a higher --crf, a smaller --size)")
+            }
+            return
+        }
         var duration: MediaTime
         if settings.pauseMode == .singleFile {
             duration = recordedDuration
@@ -507,13 +527,6 @@ final class RecorderPipeline: @unchecked Sendable {
             unlink(writer.url.path)
             try session.clipDiscarded(writer.url)
             return
-        }
-        if writer.isFull, plan.video != nil, summary.videoFrames == 0, finishedFrames == 0 {
-            // Not even the first frame fitted (a detailed screen's first keyframe is over a
-            // megabyte): a file of no picture, or of a moment's sound, is no recording. Ours, it goes.
-            unlink(writer.url.path)
-            throw ReelError(.nothingRecorded, "the first frame alone is larger than the size limit (\(settings.maxFileSize ?? 0) bytes): nothing was recorded",
-                            hint: "allow a larger file (--max-size) or a smaller first frame (a higher --crf, a smaller --size)")
         }
         // A size limit may have left out the last packets.
         if writer.isFull { duration = min(duration, summary.duration) }

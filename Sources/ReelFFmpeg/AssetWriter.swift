@@ -195,6 +195,8 @@ public final class AssetWriter: @unchecked Sendable {
     private var heldPackets: [EncodedPacket] = []
 
     private var videoFramesMuxed: Int64 = 0
+    /// The new file has replaced the one it was to replace.
+    private var tookTheName = false
     private var lastMuxedIndex: Int64 = -1
     /// The bytes of the latest video packets between keyframes (for what the encoder still
     /// holds). Keyframes are left out: a detailed 1080p screen's is over a megabyte, and taken as
@@ -529,6 +531,7 @@ public final class AssetWriter: @unchecked Sendable {
         }
         url = target
         replaces = nil
+        tookTheName = true
     }
 
     /// An upper bound of the size the file will have when finished, if `bytes` more in
@@ -660,6 +663,25 @@ public final class AssetWriter: @unchecked Sendable {
         // one, which holds no complete fragment, goes.
         if replaces != nil { unlink(url.path) }
         lock?.release()
+    }
+
+    /// Video frames in the file so far.
+    package var videoFramesWritten: Int64 { videoFramesMuxed }
+
+    /// Gives up a file that holds nothing worth keeping (a video recording without a picture:
+    /// stopped before its first frame, or under a size limit its first frame did not fit):
+    /// the sinks keep what they took, the new file goes, and a file it was to replace stays.
+    /// Returns `false`, doing nothing, once the new file has taken that file's name (it is all
+    /// there is then) or the writer has finished.
+    package func discardWithoutPicture() -> Bool {
+        guard !finished, !tookTheName else { return false }
+        finished = true
+        heldPackets = []
+        encoder.abandon()
+        muxer.abandon()
+        unlink(url.path)
+        lock?.release()
+        return true
     }
 
     /// Abandons a writer that has taken nothing yet and removes its new file (a header only):

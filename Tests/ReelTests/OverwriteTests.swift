@@ -57,6 +57,59 @@ final class SilentVideoSource: CaptureSource {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["precious.mp4"], "nothing left behind")
     }
 
+    /// Records `seconds` of the tone beside a camera that never delivers, then stops.
+    func toneWithoutPicture(for seconds: Double, into url: URL) async throws -> Recorder {
+        let clock = ManualClock(mode: .stepped)
+        let session = CaptureSession(clock: clock)
+        try session.addInput(SilentVideoSource())
+        try session.addInput(ToneSource())
+        let recorder = Recorder(url: url, settings: Recorder.Settings(overwrite: true))
+        try session.addOutput(recorder)
+        try await session.start()
+        clock.advance(to: MediaTime(seconds: seconds + 0.2))
+        // Time for the tone to reach the recorder (a video recording's progress counts frames,
+        // and none come).
+        try await Task.sleep(for: .milliseconds(seconds >= 1 ? 1500 : 500))
+        // The tone's thread sleeps on the stepped clock: keep it moving (a frame's time at a
+        // time) until the stop has gone through.
+        let stopped = Atomic(false)
+        let stopping = Task { await session.stop(); stopped.store(true, ordering: .sequentiallyConsistent) }
+        while !stopped.load(ordering: .sequentiallyConsistent) {
+            clock.advance(by: MediaTime(value: 1, timescale: 50))
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        await stopping.value
+        return recorder
+    }
+
+    /// A stop before the first frame of a video recording, with a moment of sound in: nothing
+    /// was recorded (it was saved, with success, as a file without a picture, one time in
+    /// thirty at 0.19 s), and the old file stays.
+    @Test func aMomentOfSoundWithoutAPictureIsNothingRecorded() async throws {
+        let dir = try TemporaryDirectory()
+        let recorder = try await toneWithoutPicture(for: 0.3, into: dir.url.appendingPathComponent("new.mp4"))
+        await #expect { try await recorder.result() } throws: { ($0 as? ReelError)?.code == .nothingRecorded }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == [], "no file without a picture")
+        // Over an old file, the old file stays.
+        let old = try precious(in: dir)
+        let again = try await toneWithoutPicture(for: 0.3, into: old)
+        await #expect { try await again.result() } throws: { ($0 as? ReelError)?.code == .nothingRecorded }
+        #expect(try Data(contentsOf: old) == Data("an earlier recording".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["precious.mp4"], "nothing left behind")
+    }
+
+    /// Sound for longer, while the camera never delivered, is kept (in a new file; it does
+    /// not replace an old one): it is what was recorded.
+    @Test func secondsOfSoundWithoutAPictureAreKept() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("sound.mp4")
+        let recorder = try await toneWithoutPicture(for: 2, into: url)
+        let summary = try await recorder.result()
+        #expect(summary.frames == 0)
+        let probe = try MediaProbe.probe(url)
+        #expect(probe.audioStreams.count == 1 && probe.duration >= 1.9, "\(probe.duration) s")
+    }
+
     @Test func aRecordingReplacesTheOldFileOnceItHoldsSomething() async throws {
         let dir = try TemporaryDirectory()
         let url = try precious(in: dir)
