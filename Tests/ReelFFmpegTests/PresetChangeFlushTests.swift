@@ -209,7 +209,37 @@ import ReelTestSupport
         try feed(encoder, frames: 0..<40)
         #expect(try encoder.changeVideoPreset(to: "superfast") == .changed)
         encoder.beforeVideoFlush = nil
-        #expect(throws: ReelError.self) { try encoder.finish() }
+        let error = #expect(throws: ReelError.self) { try encoder.finish() }
+        #expect(error?.message == "injected flush failure")
+    }
+
+    /// A sink that fails on one of the old encoder's last packets (written after the change,
+    /// from what the flush gave): its error reaches the caller on the recorder's thread.
+    @Test func aSinkErrorOnAFlushedPacketSurfacesToTheCaller() throws {
+        final class FailingAt: PacketSink {
+            let frame: Int64
+            init(frame: Int64) { self.frame = frame }
+            func add(_ stream: EncodedStream) throws {}
+            func write(_ packet: EncodedPacket) throws {
+                if Int64((packet.presentationTime.seconds * 30).rounded()) == frame {
+                    throw ReelError(.ioFailure, "sink failed at frame \(frame)")
+                }
+            }
+            func finish() throws {}
+        }
+        let (encoder, sink, _) = try encoder()
+        try encoder.addSink(FailingAt(frame: 39))
+        let gate = Gate()
+        encoder.beforeVideoFlush = gate.hook
+        try feed(encoder, frames: 0..<40)
+        #expect(!sink.frames.contains(39), "frame 39 is still in the old encoder")
+        #expect(try encoder.changeVideoPreset(to: "superfast") == .changed)
+        gate.entered.wait()
+        try feed(encoder, frames: 40..<50)
+        gate.release.signal()
+        let error = #expect(throws: ReelError.self) { try encoder.finish() }
+        #expect(error?.message == "sink failed at frame 39")
+        #expect(sink.frames.contains(39), "the sinks before the failing one took it")
     }
 
     @Test func abandoningDoesNotWaitForTheFlushAndKeepsWhatCameOut() throws {
