@@ -10,7 +10,9 @@ import ReelCore
 /// encoder on its own (sinks only, no file) serves a replay buffer that writes nothing until
 /// asked.
 ///
-/// Used from one thread at a time.
+/// Used from one thread at a time. (A change of preset flushes the replaced video encoder on a
+/// thread of its own, which touches only that encoder and the list its packets wait in; they
+/// reach the sinks on the caller's thread.)
 public final class StreamEncoder: @unchecked Sendable {
     /// Where the encoder is in its life: sinks can be added until media is appended; nothing
     /// is taken after ``finish()``.
@@ -23,7 +25,7 @@ public final class StreamEncoder: @unchecked Sendable {
     var pinnedVideoHeader: String?
     private(set) var sawFirstVideoPacket = false
     /// The last video packet's decoding time, in ticks: a replacement encoder's first packets
-    /// decode no earlier (see ``drainVideo()``).
+    /// decode no earlier (see `guarded(_:)`).
     private var lastVideoDTS: Int64?
     /// The flush of the encoder replaced last, running on its own thread, until it has ended
     /// and all it gave has been written (see `StreamEncoder+Speed.swift`).
