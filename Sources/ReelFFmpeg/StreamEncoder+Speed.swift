@@ -14,25 +14,27 @@ extension StreamEncoder {
     /// The preset the video is being encoded at now; `nil` without a video track.
     package var videoPreset: String? { video?.settings.effectivePreset }
 
-    /// Goes on encoding the video at `preset` from the next frame, in the same stream: the
-    /// encoder so far is flushed (its packets reach every sink), and a new one, whose header
-    /// was checked to be byte-identical, starts with an IDR picture. Every sink sees one
-    /// stream whose decoding times keep rising (the B-frame delay, pinned, stays the same).
+    /// Goes on encoding the video at `preset` from the next frame, in the same stream: a new
+    /// encoder, whose header was checked to be byte-identical, starts with an IDR picture, and
+    /// the encoder so far is flushed on a thread of its own (the recorder does not wait for its
+    /// lookahead). Every sink sees one stream: all of the old encoder's packets, then the new
+    /// one's (held back until the flush has ended), decoding times rising throughout (the
+    /// B-frame delay, pinned, stays the same).
     ///
-    /// - Throws: what flushing the encoder and writing its packets throw.
+    /// - Returns: `.deferred` while the previous change's flush is still running, as before
+    ///   the first packet.
+    /// - Throws: what writing the packets out so far throws, and what an earlier change's flush
+    ///   threw (else that surfaces at the next frame, or at ``finish()``).
     package func changeVideoPreset(to preset: String) throws -> PresetChangeOutcome {
         guard let video else { return .refused("there is no video track") }
         guard video.changesPresetInStream else {
             return .refused("\(VideoEncoder.encoderNames(for: video.settings.codec).first ?? video.settings.codec.rawValue) cannot change its speed within a stream: not adapted")
         }
-        let names = VideoCodec.presetNames
-        if let current = names.firstIndex(of: video.settings.effectivePreset), let faster = names.firstIndex(of: "faster"),
-           current > faster {
-            // Its lookahead holds many frames (medium: 40): flushing it stalls the recording
-            // for seconds, losing more than the step would save (seen at 1080p60: 2–3 s lost).
-            return .refused("preset \(video.settings.effectivePreset) is slower than faster: flushing its lookahead would stall the recording; not adapted (record at faster or a quicker preset to adapt)")
-        }
         guard sawFirstVideoPacket else { return .deferred }
+        // One flush at a time: a second would hold the new encoder's packets behind two, and the
+        // old one's lookahead still takes the machine's time. Asked again at a later frame.
+        try writeFlushedVideo(waiting: false)
+        guard videoFlush == nil else { return .deferred }
         guard let pinned = pinnedVideoHeader else {
             return .refused("libx264 did not describe its options in the stream (no SEI): the header cannot be pinned, not adapted")
         }
@@ -43,9 +45,11 @@ extension StreamEncoder {
         } catch let error as ReelError {
             return .refused(error.message)
         }
-        try video.finish()
+        // What the old encoder gave is written; the rest comes from the flush's thread, which
+        // from now on alone holds the old encoder.
         try drainVideo()
         self.video = next
+        videoFlush = VideoEncoderFlush(video, beforeFlush: beforeVideoFlush)
         return .changed
     }
 }

@@ -10,7 +10,9 @@ import ReelCore
 /// encoder on its own (sinks only, no file) serves a replay buffer that writes nothing until
 /// asked.
 ///
-/// Used from one thread at a time.
+/// Used from one thread at a time. (A change of preset flushes the replaced video encoder on a
+/// thread of its own, which touches only that encoder and the list its packets wait in; they
+/// reach the sinks on the caller's thread.)
 public final class StreamEncoder: @unchecked Sendable {
     /// Where the encoder is in its life: sinks can be added until media is appended; nothing
     /// is taken after ``finish()``.
@@ -23,8 +25,18 @@ public final class StreamEncoder: @unchecked Sendable {
     var pinnedVideoHeader: String?
     private(set) var sawFirstVideoPacket = false
     /// The last video packet's decoding time, in ticks: a replacement encoder's first packets
-    /// decode no earlier (see ``drainVideo()``).
+    /// decode no earlier (see `guarded(_:)`).
     private var lastVideoDTS: Int64?
+    /// The flush of the encoder replaced last, running on its own thread, until it has ended
+    /// and all it gave has been written (see `StreamEncoder+Speed.swift`).
+    var videoFlush: VideoEncoderFlush?
+    /// Packets the flush gave, not yet written; then the current encoder's packets, held back
+    /// while the flush runs, not yet written: in the order the sinks take them.
+    private var flushedVideo: [EncodedPacket] = []
+    private var heldVideo: [EncodedPacket] = []
+    /// Runs on the flush's thread before a replaced encoder is flushed (tests: to hold the
+    /// flush, or fail it); `nil` in production.
+    var beforeVideoFlush: (@Sendable () throws -> Void)?
     let audio: [AudioEncoder]
     private let frameRate: FrameRate?
     private var sinks: [any PacketSink] = []
@@ -130,6 +142,8 @@ public final class StreamEncoder: @unchecked Sendable {
         guard let video else { return }
         try video.finish()
         try drainVideo()
+        // The replaced encoder's last packets, then what the current one gave meanwhile.
+        try writeFlushedVideo(waiting: true)
     }
 
     /// Drains the audio encoders into the sinks.
@@ -151,25 +165,83 @@ public final class StreamEncoder: @unchecked Sendable {
     public func abandon() {
         guard phase != .finished else { return }
         phase = .finished
+        abandonVideoFlush()
         for sink in sinks { try? sink.finish() }
     }
 
+    /// Takes the video encoder's packets and writes them to the sinks; while a replaced
+    /// encoder is being flushed they are held back, and what the flush gave is written first.
+    ///
+    /// - Throws: what the encoder and the sinks throw; what the flush threw, once.
     func drainVideo() throws {
         guard let video else { return }
-        while case .packet(var packet) = try video.receive() {
-            // x264 starts a stream's decoding times at its first frame less the time its first
-            // B-frame delay's worth of frames spans: after a change of encoder, with frames
-            // missing around it, that can lie at or before the old encoder's last. Those first
-            // packets decode one tick after the packet before instead (still no later than they
-            // are shown: the old encoder's frames were all shown before the new one's first).
-            if let last = lastVideoDTS, packet.dts <= last { packet = packet.decodedEarlier(by: packet.dts - (last + 1)) }
-            lastVideoDTS = packet.dts
-            if !sawFirstVideoPacket {
-                sawFirstVideoPacket = true
-                pinnedVideoHeader = VideoEncoder.pinnedHeaderParameters(fromFirstPacket: packet)
-            }
-            for sink in sinks { try sink.write(packet) }
+        while case .packet(let packet) = try video.receive() {
+            if videoFlush == nil && heldVideo.isEmpty { try writeVideo(packet) } else { heldVideo.append(packet) }
         }
+        try writeFlushedVideo(waiting: false)
+    }
+
+    /// Writes what the replaced encoder's flush has given so far (all of it, `waiting` until it
+    /// has ended), and once it has ended, the packets held back meanwhile.
+    ///
+    /// - Throws: what the sinks throw; what the flush threw (its packets not yet given are lost;
+    ///   the held ones follow at the next call).
+    func writeFlushedVideo(waiting: Bool) throws {
+        if let flush = videoFlush {
+            let taken = waiting ? flush.waitForEnd() : flush.take()
+            flushedVideo += taken.packets
+            if let end = taken.end {
+                videoFlush = nil
+                // Given before the error: they reach the sinks, like those of an encoder that fails.
+                try writeAll(&flushedVideo)
+                try end.get()
+            }
+        }
+        try writeAll(&flushedVideo)
+        if videoFlush == nil { try writeAll(&heldVideo) }
+    }
+
+    /// Writes `packets` in order, each taken off the list before it is written.
+    private func writeAll(_ packets: inout [EncodedPacket]) throws {
+        while !packets.isEmpty { try writeVideo(packets.removeFirst()) }
+    }
+
+    /// Abandoning: the sinks keep what came out of the encoders, without waiting for a flush
+    /// still running (its thread ends on its own, its later packets unwritten).
+    private func abandonVideoFlush() {
+        if let taken = videoFlush?.take() { flushedVideo += taken.packets }
+        videoFlush = nil
+        // Each sink takes what it can: one that fails does not stop the others.
+        for packet in flushedVideo + heldVideo {
+            let packet = guarded(packet)
+            for sink in sinks { try? sink.write(packet) }
+        }
+        flushedVideo = []
+        heldVideo = []
+    }
+
+    /// Writes one video packet to every sink.
+    private func writeVideo(_ packet: EncodedPacket) throws {
+        let packet = guarded(packet)
+        for sink in sinks { try sink.write(packet) }
+    }
+
+    /// `packet` as the sinks take it, decoding later than the one before (see below); the
+    /// first packet's header options are kept.
+    private func guarded(_ packet: EncodedPacket) -> EncodedPacket {
+        var packet = packet
+        // x264 starts a stream's decoding times at its first frame less the time its first
+        // B-frame delay's worth of frames spans: after a change of encoder, with frames
+        // missing around it, that can lie at or before the old encoder's last. Those first
+        // packets decode one tick after the packet before instead (still no later than they
+        // are shown: the old encoder's frames were all shown before the new one's first).
+        if let last = lastVideoDTS, packet.dts <= last { packet = packet.decodedEarlier(by: packet.dts - (last + 1)) }
+        lastVideoDTS = packet.dts
+        if !sawFirstVideoPacket {
+            sawFirstVideoPacket = true
+            pinnedVideoHeader = VideoEncoder.pinnedHeaderParameters(fromFirstPacket: packet)
+        }
+        return packet
     }
 
     private func drainAudio(_ track: Int) throws {

@@ -56,7 +56,8 @@ import ReelTestSupport
         var replay: URL
     }
 
-    func record(seconds: Int64, adapts: Bool = true, codec: VideoCodec = .h264, preset: String = "veryfast") async throws -> Outcome {
+    func record(seconds: Int64, adapts: Bool = true, codec: VideoCodec = .h264, preset: String = "veryfast",
+                costs: [String: MediaTime] = Self.costs) async throws -> Outcome {
         let dir = try TemporaryDirectory()
         dir.keep()
         let url = dir.url.appendingPathComponent("adapt.mp4")
@@ -72,7 +73,7 @@ import ReelTestSupport
         let log = PacketLog()
         let replay = try ReplayBuffer(duration: MediaTime(value: seconds, timescale: 1))
         let recorder = Recorder(url: url, settings: settings, replayBuffer: replay, sinks: [log])
-        recorder.backlogGauge = SimulatedSlowEncoder(frameDuration: Self.frame, costs: Self.costs)
+        recorder.backlogGauge = SimulatedSlowEncoder(frameDuration: Self.frame, costs: costs)
         try session.addOutput(recorder)
         let collected = Task {
             var changes: [EncoderSpeedChange] = []
@@ -153,6 +154,27 @@ import ReelTestSupport
         let first = try #require(replayCounters.first ?? nil)
         #expect(replayCounters == (0..<Int64(replayCounters.count)).map { first + $0 }, "consecutive frames")
         #expect(try decodeErrors(outcome.replay) == "")
+    }
+
+    /// From a preset with a long lookahead (medium: 40 frames), whose flush once stalled the
+    /// recorder for seconds and was refused: now flushed beside the recording, it steps down
+    /// like the others, and the file still has every frame once.
+    @Test func stepsDownFromMediumLosingNoFrame() async throws {
+        var costs = Self.costs
+        costs["medium"] = MediaTime(value: 80, timescale: 1000)
+        let outcome = try await record(seconds: 6, preset: "medium", costs: costs)
+        let steps = outcome.events.map { "\($0.reason.rawValue) \($0.fromPreset)→\($0.toPreset)" }
+        #expect(steps == ["overloaded medium→veryfast", "overloaded veryfast→superfast", "overloaded superfast→ultrafast"])
+        #expect(outcome.events.allSatisfy { $0.isTaken })
+        #expect(outcome.summary.frames == 180)
+        #expect(outcome.summary.droppedFrames == 0)
+        let counters = try MediaProbe.decodeLuma(outcome.url, width: 320, height: 240).map(\.counter)
+        #expect(counters == (0..<180).map { Int64($0) })
+        #expect(try decodeErrors(outcome.url) == "")
+        let log = outcome.log.entries
+        #expect(log.count == 180)
+        #expect(zip(log, log.dropFirst()).allSatisfy { $0.dts < $1.dts })
+        #expect(log.compactMap(\.subme) == [7, 2, 1, 0], "one encoder per preset: medium, veryfast, superfast, ultrafast")
     }
 
     @Test func noAdaptKeepsThePreset() async throws {
