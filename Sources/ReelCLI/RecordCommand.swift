@@ -118,7 +118,14 @@ struct RecordCommand {
                                     togglePause: { try? parts.recorder?.togglePause() },
                                     saveReplay: saveReplay,
                                     swap: { parts.compositor?.swap() },
-                                    abortMessage: { [options] in parts.abortMessage(container: options.container) })
+                                    abortMessage: { [options, console] in
+                                        let message = parts.abortMessage(container: options.container)
+                                        // A script reading --json learns of the abort as of any other end.
+                                        if options.json {
+                                            console.out(ProgressRenderer.json(["event": "aborted", "message": message.replacingOccurrences(of: "reel: ", with: "")]))
+                                        }
+                                        return message
+                                    })
         defer { signals.finished() }
         ProcessSignals.shared.install(console: console)
         // --replay without -o: no file; the recorder's URL (/dev/null) is never opened.
@@ -688,6 +695,10 @@ final class RecordingParts: @unchecked Sendable {
         guard FileManager.default.fileExists(atPath: url.path) else { return "reel: aborted before anything was recorded" }
         switch container {
         case .mkv:
+            guard Self.holdsACluster(url) else {
+                return "reel: aborted before the first cluster of the recording (up to a keyframe interval, 2 s by default) "
+                    + "reached the disk: \(url.path) holds no video or sound yet"
+            }
             return "reel: aborted; \(url.path) keeps what was recorded up to its last complete cluster; "
                 + "reel recover \(Shell.quoted(url.path)) gives it its index and duration"
         case .ogg, .opus:
@@ -704,5 +715,14 @@ final class RecordingParts: @unchecked Sendable {
             return "reel: aborted; \(url.path) keeps what was recorded up to its last complete fragment and plays; "
                 + "finalise it with: reel recover \(Shell.quoted(url.path))"
         }
+    }
+
+    /// Whether the Matroska file at `url` holds a cluster (libavformat writes each whole, once
+    /// it is complete): the header alone is a few kilobytes, so a file past 1 MiB does.
+    static func holdsACluster(_ url: URL) -> Bool {
+        guard let file = FileHandle(forReadingAtPath: url.path) else { return false }
+        defer { try? file.close() }
+        guard let head = try? file.read(upToCount: 1 << 20) else { return false }
+        return head.count == 1 << 20 || head.range(of: Data([0x1F, 0x43, 0xB6, 0x75])) != nil
     }
 }

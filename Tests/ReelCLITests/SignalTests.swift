@@ -182,6 +182,32 @@ import ReelTestSupport
         #expect((try MediaProbe.probe(run.url).videoStreams.first?.frameCount ?? 0) >= 30)
     }
 
+    /// An MKV aborted before its first cluster (a keyframe interval) reached the disk says it
+    /// holds nothing (it said it kept what was recorded); one aborted later says what it keeps,
+    /// and recovering gives it.
+    @Test func anAbortedMatroskaFileSaysWhatItHolds() throws {
+        let dir = try TemporaryDirectory()
+        for (delay, holds) in [(800, false), (3500, true)] {
+            let run = try Run(dir, name: "abort-\(delay).mkv", arguments: Self.recording.dropLast(2) + ["--json"])
+            try run.waitForMain()
+            usleep(useconds_t(delay * 1000))
+            run.send(SIGTERM, after: 0)
+            usleep(5_000)
+            _ = try Subprocess.run(["sh", "-c", "kill -TERM \(run.pid)"])
+            let result = run.finish()
+            #expect(result.status == 128 + SIGTERM, "\(result.stderr)")
+            let events = ((try? String(contentsOf: run.stdout, encoding: .utf8)) ?? "").split(separator: "\n")
+            #expect(events.last?.contains("\"event\":\"aborted\"") == true, "--json says so: \(events.last ?? "")")
+            if holds {
+                #expect(result.stderr.contains("up to its last complete cluster"), "\(result.stderr)")
+                #expect(try ReelBinary.run(["recover", run.url.path]).status == 0)
+                #expect((try MediaProbe.probe(run.url).videoStreams.first?.frameCount ?? 0) >= 60)
+            } else {
+                #expect(result.stderr.contains("holds no video or sound yet"), "\(result.stderr)")
+            }
+        }
+    }
+
     /// `timeout(1)` sends its signal twice, to reel and to its process group, microseconds
     /// apart; systemd with `SendSIGHUP=yes` follows SIGTERM with SIGHUP: one stop, a finalised
     /// file, never an abort.
