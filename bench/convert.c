@@ -12,6 +12,7 @@
 #include <libswscale/swscale.h>
 #include <libavutil/pixfmt.h>
 #include <libyuv.h>
+#include "CReelConvert.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +95,12 @@ static void run_yuv_nv12(void *s) {
                state->width, state->height);
 }
 
+static void run_reel(void *s) {
+    YuvState *state = s;
+    reel_bgra_to_i420_rows(state->bgra, state->width * 4, state->width, 0, state->height, state->y, state->width,
+                           state->u, state->width / 2, state->v, state->width / 2);
+}
+
 static struct SwsContext *context_with(int width, int height, enum AVPixelFormat destination, int matrix) {
     struct SwsContext *context = sws_getContext(width, height, AV_PIX_FMT_BGRA, width, height, destination,
                                                 SWS_POINT, NULL, NULL, NULL);
@@ -125,7 +132,7 @@ static void measure(const Converter *c, int iterations, int width, int height) {
            width, height, c->name, wall[batches / 2], wall[0], cpu[batches / 2], cpu[0], per * batches);
 }
 
-static void difference(const char *what, const uint8_t *a, const uint8_t *b, size_t n) {
+static void difference_of(const char *who, const char *what, const uint8_t *a, const uint8_t *b, size_t n) {
     int worst = 0;
     size_t within = 0;
     for (size_t i = 0; i < n; i++) {
@@ -133,7 +140,11 @@ static void difference(const char *what, const uint8_t *a, const uint8_t *b, siz
         if (d > worst) worst = d;
         if (d <= 1) within++;
     }
-    printf("  libyuv vs swscale %-3s: max |diff| %3d, %.2f%% of samples within ±1\n", what, worst, 100.0 * within / n);
+    printf("  %s vs swscale %-3s: max |diff| %3d, %.2f%% of samples within ±1\n", who, what, worst, 100.0 * within / n);
+}
+
+static void difference(const char *what, const uint8_t *a, const uint8_t *b, size_t n) {
+    difference_of("libyuv", what, a, b, n);
 }
 
 int main(int argc, char **argv) {
@@ -155,8 +166,11 @@ int main(int argc, char **argv) {
                      {sny, snuv}, {width, width}, height};
     YuvState yuvI420 = {bgra, width, height, ly, lu, lv, NULL};
     YuvState yuvNV12 = {bgra, width, height, lny, NULL, NULL, lnuv};
+    uint8_t *ry = aligned_alloc(64, pixels), *ru = aligned_alloc(64, pixels / 4), *rv = aligned_alloc(64, pixels / 4);
+    YuvState reel = {bgra, width, height, ry, ru, rv, NULL};
     Converter converters[] = {
         {"swscale BGRA->yuv420p (BT.709)", run_sws, &i420},
+        {"reel BGRA->yuv420p (BT.709)", run_reel, &reel},
         {"libyuv ARGBToI420 (BT.601)", run_yuv_i420, &yuvI420},
         {"swscale BGRA->nv12 (BT.709)", run_sws, &nv12},
         {"libyuv ARGBToNV12 (BT.601)", run_yuv_nv12, &yuvNV12},
@@ -164,6 +178,11 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < sizeof converters / sizeof converters[0]; i++)
         measure(&converters[i], iterations, width, height);
 
+    // Reel's own converter (Sources/CReelConvert, what VideoEncoder uses) against swscale.
+    printf("  (reel's converter runs its %s code)\n", reel_bgra_to_i420_variant());
+    difference_of("reel", "Y", sy, ry, pixels);
+    difference_of("reel", "U", su, ru, pixels / 4);
+    difference_of("reel", "V", sv, rv, pixels / 4);
     // The pixels: libyuv has no BT.709 RGB→YUV, so its BT.601 output is compared with what
     // Reel writes today (swscale BT.709 limited).
     difference("Y", sy, ly, pixels);
