@@ -137,13 +137,13 @@ public final class ProcessSignals: @unchecked Sendable {
     private func deliver(_ record: SignalRecord) {
         let signo = record.signo
         lock.lock()
-        let echo = isEcho(record)
+        // A hang-up ignored under nohup is no stop: it neither counts nor makes the next an echo.
+        let ignoredHangUp = signo == SIGHUP && hangUpIgnoredByParent
+        let echo = !ignoredHangUp && isEcho(record)
         let handler = handlers[signo]
-        let ignoreHangUp = hangUpIgnoredByParent
         let console = self.console
         lock.unlock()
-        if signo == SIGHUP && ignoreHangUp { return }
-        if echo { return }
+        if ignoredHangUp || echo { return }
         if let handler {
             handler(signo)
             return

@@ -251,6 +251,21 @@ import ReelTestSupport
         #expect(abs(duration - 1.5) < 0.05, "nohup asked for hang-ups to be ignored: \(duration) s of 1.5 s recorded")
     }
 
+    /// Under nohup a hang-up is no stop, so a SIGTERM right after it from the same process is
+    /// not its echo: it stops the recording.
+    @Test func underNohupATermRightAfterAHangUpStops() throws {
+        let nohup = try #require(Subprocess.which("nohup"))
+        let dir = try TemporaryDirectory()
+        let run = try Run(dir, name: "nohup-term.mp4", arguments: Self.recording.dropLast(2), launcher: [nohup])
+        try run.waitForMain()
+        run.send(SIGHUP, after: 1500)
+        run.send(SIGTERM, after: 20)
+        let result = run.finish(within: 15)
+        #expect(!result.signalled && result.status == 0, "\(result.stderr)")
+        #expect(!Recovery.isCutOff(run.url))
+        #expect(try MediaProbe.probe(run.url).duration < 3, "the TERM stopped it")
+    }
+
     @Test func aClosedStandardOutputIsNotTheEnd() throws {
         // `reel record --json | head -1`: the reader goes away after the first event.
         let dir = try TemporaryDirectory()
