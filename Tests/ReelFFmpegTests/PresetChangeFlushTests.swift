@@ -51,31 +51,22 @@ import ReelTestSupport
         return (encoder, first, second)
     }
 
-    func feed(_ encoder: StreamEncoder, frames: Range<Int64>) throws {
-        let pool = FramePool(format: .yuv420p, size: Self.size, capacity: 2)
-        for index in frames {
-            let frame = try #require(pool.makeFrame())
-            try TestPattern.draw(index: index, flash: false, into: frame)
-            try #require(try encoder.appendVideo(frame, at: Self.rate.time(ofFrame: index)))
-        }
-    }
-
     @Test func framesAreEncodedWhileTheOldEncoderIsStillBeingFlushed() throws {
         let (encoder, sink, other) = try encoder()
         let gate = Gate()
         encoder.beforeVideoFlush = gate.hook
-        try feed(encoder, frames: 0..<40)
+        try feedTestPattern(encoder, frames: 0..<40)
         let before = sink.packets.count
         #expect(before < 40, "veryfast holds frames back")
         #expect(try encoder.changeVideoPreset(to: "superfast") == .changed)
         gate.entered.wait()
         // The flush is held: frames still go in, and return.
-        try feed(encoder, frames: 40..<80)
+        try feedTestPattern(encoder, frames: 40..<80)
         #expect(sink.packets.count == before, "the new encoder's packets wait for the old one's last")
         #expect(try encoder.changeVideoPreset(to: "ultrafast") == .deferred, "one flush at a time")
         #expect(encoder.videoPreset == "superfast")
         gate.release.signal()
-        try feed(encoder, frames: 80..<90)
+        try feedTestPattern(encoder, frames: 80..<90)
         try encoder.finish()
 
         for s in [sink, other] {
@@ -93,10 +84,10 @@ import ReelTestSupport
         let (encoder, sink, _) = try encoder()
         let gate = Gate()
         encoder.beforeVideoFlush = gate.hook
-        try feed(encoder, frames: 0..<40)
+        try feedTestPattern(encoder, frames: 0..<40)
         #expect(try encoder.changeVideoPreset(to: "superfast") == .changed)
         gate.entered.wait()
-        try feed(encoder, frames: 40..<41)
+        try feedTestPattern(encoder, frames: 40..<41)
         #expect(try encoder.changeVideoPreset(to: "ultrafast") == .deferred)
         gate.release.signal()
         try encoder.finish()
@@ -107,7 +98,7 @@ import ReelTestSupport
 
     @Test func aChangeWithNoFrameAfterItLosesNothing() throws {
         let (encoder, sink, _) = try encoder()
-        try feed(encoder, frames: 0..<40)
+        try feedTestPattern(encoder, frames: 0..<40)
         #expect(try encoder.changeVideoPreset(to: "superfast") == .changed)
         try encoder.finish()
         #expect(sink.frames.sorted() == Array(0..<40))
@@ -174,10 +165,10 @@ import ReelTestSupport
             try gate.hook()
             throw ReelError(.encodingFailed, "injected flush failure")
         }
-        try feed(encoder, frames: 0..<40)
+        try feedTestPattern(encoder, frames: 0..<40)
         #expect(try encoder.changeVideoPreset(to: "superfast") == .changed)
         gate.entered.wait()
-        try feed(encoder, frames: 40..<45)
+        try feedTestPattern(encoder, frames: 40..<45)
         gate.release.signal()
         // The flush's thread fails at once; the recorder's thread learns of it at a frame
         // after that (it does not wait for it: polled, at most a minute).
@@ -206,7 +197,7 @@ import ReelTestSupport
     @Test func anErrorOfTheFlushSurfacesAtFinish() throws {
         let (encoder, _, _) = try encoder()
         encoder.beforeVideoFlush = { throw ReelError(.encodingFailed, "injected flush failure") }
-        try feed(encoder, frames: 0..<40)
+        try feedTestPattern(encoder, frames: 0..<40)
         #expect(try encoder.changeVideoPreset(to: "superfast") == .changed)
         encoder.beforeVideoFlush = nil
         let error = #expect(throws: ReelError.self) { try encoder.finish() }
@@ -231,11 +222,11 @@ import ReelTestSupport
         try encoder.addSink(FailingAt(frame: 39))
         let gate = Gate()
         encoder.beforeVideoFlush = gate.hook
-        try feed(encoder, frames: 0..<40)
+        try feedTestPattern(encoder, frames: 0..<40)
         #expect(!sink.frames.contains(39), "frame 39 is still in the old encoder")
         #expect(try encoder.changeVideoPreset(to: "superfast") == .changed)
         gate.entered.wait()
-        try feed(encoder, frames: 40..<50)
+        try feedTestPattern(encoder, frames: 40..<50)
         gate.release.signal()
         let error = #expect(throws: ReelError.self) { try encoder.finish() }
         #expect(error?.message == "sink failed at frame 39")
@@ -246,11 +237,11 @@ import ReelTestSupport
         let (encoder, sink, _) = try encoder()
         let gate = Gate()
         encoder.beforeVideoFlush = gate.hook
-        try feed(encoder, frames: 0..<40)
+        try feedTestPattern(encoder, frames: 0..<40)
         let before = sink.frames
         #expect(try encoder.changeVideoPreset(to: "superfast") == .changed)
         gate.entered.wait()
-        try feed(encoder, frames: 40..<70)
+        try feedTestPattern(encoder, frames: 40..<70)
         encoder.abandon()
         gate.release.signal()
         // What the old encoder had given, then the new one's packets (it starts with an IDR):

@@ -28,29 +28,20 @@ import ReelTestSupport
         return (encoder, sink)
     }
 
-    func feed(_ encoder: StreamEncoder, frames: Range<Int64>) throws {
-        let pool = FramePool(format: .yuv420p, size: Self.size, capacity: 2)
-        for index in frames {
-            let frame = try #require(pool.makeFrame())
-            try TestPattern.draw(index: index, flash: false, into: frame)
-            try #require(try encoder.appendVideo(frame, at: Self.rate.time(ofFrame: index)))
-        }
-    }
-
     @Test func changesPresetInOneStreamWithAKeyframeAtEachChange() throws {
         let (encoder, sink) = try encoder()
         // Nothing has come out yet: the header's options are not known, so not now.
-        try feed(encoder, frames: 0..<1)
+        try feedTestPattern(encoder, frames: 0..<1)
         #expect(try encoder.changeVideoPreset(to: "superfast") == .deferred)
-        try feed(encoder, frames: 1..<40)
+        try feedTestPattern(encoder, frames: 1..<40)
         let header = try #require(encoder.video).extradata
         #expect(try encoder.changeVideoPreset(to: "superfast") == .changed)
         #expect(encoder.videoPreset == "superfast")
         #expect(sink.packets.count <= 40, "the old encoder is flushed on a thread of its own")
-        try feed(encoder, frames: 40..<80)
+        try feedTestPattern(encoder, frames: 40..<80)
         #expect(try encoder.changeVideoPreset(to: "ultrafast") == .changed)
         #expect(try #require(encoder.video).extradata == header)
-        try feed(encoder, frames: 80..<120)
+        try feedTestPattern(encoder, frames: 80..<120)
         try encoder.finish()
 
         #expect(sink.streams.count == 1)
@@ -109,9 +100,9 @@ import ReelTestSupport
     @Test(arguments: [("faster", "veryfast"), ("faster", "ultrafast")])
     func changesFromASlowerPreset(_ from: String, _ to: String) throws {
         let (encoder, sink) = try encoder(preset: from)
-        try feed(encoder, frames: 0..<100)
+        try feedTestPattern(encoder, frames: 0..<100)
         #expect(try encoder.changeVideoPreset(to: to) == .changed)
-        try feed(encoder, frames: 100..<120)
+        try feedTestPattern(encoder, frames: 100..<120)
         try encoder.finish()
         #expect(sink.packets.count == 120)
         let dts = sink.packets.map(\.decodeTime)
@@ -125,12 +116,12 @@ import ReelTestSupport
     @Test(arguments: ["fast", "medium", "slow", "veryslow"])
     func slowPresetsAdaptToo(_ from: String) throws {
         let (encoder, sink) = try encoder(preset: from)
-        try feed(encoder, frames: 0..<100)
+        try feedTestPattern(encoder, frames: 0..<100)
         let header = try #require(encoder.video).extradata
         #expect(try encoder.changeVideoPreset(to: "veryfast") == .changed)
         #expect(encoder.videoPreset == "veryfast")
         #expect(try #require(encoder.video).extradata == header)
-        try feed(encoder, frames: 100..<130)
+        try feedTestPattern(encoder, frames: 100..<130)
         try encoder.finish()
         #expect(sink.packets.count == 130)
         let frames = sink.packets.map { Int64(($0.presentationTime.seconds * 30).rounded()) }
@@ -141,7 +132,7 @@ import ReelTestSupport
 
     @Test func aHeaderThatWouldDifferIsRefusedAndNothingChanges() throws {
         let (encoder, sink) = try encoder()
-        try feed(encoder, frames: 0..<30)
+        try feedTestPattern(encoder, frames: 0..<30)
         let pinned = try #require(encoder.pinnedVideoHeader)
         #expect(pinned.contains("cabac=1") && pinned.contains("bframes=3"))
         // Pinned to other values: the new encoder's SPS/PPS differ, so the change is refused.
@@ -150,7 +141,7 @@ import ReelTestSupport
         guard case .refused(let why) = outcome else { Issue.record("not refused: \(outcome)"); return }
         #expect(why.contains("another stream header"))
         #expect(encoder.videoPreset == "veryfast")
-        try feed(encoder, frames: 30..<60)
+        try feedTestPattern(encoder, frames: 30..<60)
         try encoder.finish()
         #expect(sink.packets.count == 60)
         #expect(sink.packets.filter(\.isKeyframe).count == 1, "the old encoder went on: no new IDR")
@@ -159,8 +150,20 @@ import ReelTestSupport
     @Test func otherEncodersAreNotAdapted() throws {
         try #require(EncoderAvailability.encoder(for: .vp9) != nil)
         let (encoder, _) = try encoder(codec: .vp9, preset: "ultrafast")
-        try feed(encoder, frames: 0..<10)
+        try feedTestPattern(encoder, frames: 0..<10)
         #expect(try encoder.changeVideoPreset(to: "ultrafast") == .refused("libvpx-vp9 cannot change its speed within a stream: not adapted"))
         try encoder.finish()
+    }
+}
+
+/// Appends the test pattern's frames `frames` (320x240 at 30 fps, what the preset-change tests
+/// encode) to `encoder`, each in its own slot.
+func feedTestPattern(_ encoder: StreamEncoder, frames: Range<Int64>) throws {
+    let size = PixelSize(width: 320, height: 240), rate = FrameRate(30)
+    let pool = FramePool(format: .yuv420p, size: size, capacity: 2)
+    for index in frames {
+        let frame = try #require(pool.makeFrame())
+        try TestPattern.draw(index: index, flash: false, into: frame)
+        try #require(try encoder.appendVideo(frame, at: rate.time(ofFrame: index)))
     }
 }
