@@ -110,10 +110,7 @@ import ReelTestSupport
     @Test func manyStepsInARowLoseNoFrame() throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("steps.mp4")
-        var settings = VideoSettings(codec: .h264, frameRate: Self.rate)
-        settings.preset = "veryfast"
-        let writer = try AssetWriter(configuration: AssetWriter.Configuration(
-            url: url, video: AssetWriter.VideoTrack(settings: settings, inputFormat: .yuv420p, inputSize: Self.size), audio: []))
+        let writer = try veryfastTestPatternWriter(url)
         let sink = Collected()
         try writer.addSink(sink)
         let gate = Gate()

@@ -67,10 +67,7 @@ import ReelTestSupport
     func decodingTimesRiseWhenFramesAreMissingAroundAChange(_ droppedAfter: [Int64]) throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("gaps.mp4")
-        var settings = VideoSettings(codec: .h264, frameRate: Self.rate)
-        settings.preset = "veryfast"
-        let writer = try AssetWriter(configuration: AssetWriter.Configuration(
-            url: url, video: AssetWriter.VideoTrack(settings: settings, inputFormat: .yuv420p, inputSize: Self.size), audio: []))
+        let writer = try veryfastTestPatternWriter(url)
         let sink = Collected()
         try writer.addSink(sink)
         let pool = FramePool(format: .yuv420p, size: Self.size, capacity: 2)
@@ -166,4 +163,14 @@ func feedTestPattern(_ encoder: StreamEncoder, frames: Range<Int64>) throws {
         try TestPattern.draw(index: index, flash: false, into: frame)
         try #require(try encoder.appendVideo(frame, at: rate.time(ofFrame: index)))
     }
+}
+
+/// A file writer of the test pattern's size and rate (see ``feedTestPattern(_:frames:)``) at
+/// veryfast, the preset the adapter steps down from.
+func veryfastTestPatternWriter(_ url: URL) throws -> AssetWriter {
+    var settings = VideoSettings(codec: .h264, frameRate: FrameRate(30))
+    settings.preset = "veryfast"
+    return try AssetWriter(configuration: AssetWriter.Configuration(
+        url: url, video: AssetWriter.VideoTrack(settings: settings, inputFormat: .yuv420p, inputSize: PixelSize(width: 320, height: 240)),
+        audio: []))
 }
