@@ -492,15 +492,19 @@ final class RecorderPipeline: @unchecked Sendable {
             if settings.pauseMode == .clips { try session.clipDiscarded(writer.url) }
             return
         }
-        if settings.pauseMode == .singleFile, plan.video != nil, let file = writer.writer, file.videoFramesWritten == 0,
-           writer.isFull || (writer.videoFrames == 0 && soundRecorded < MediaTime(value: 1, timescale: 1)),
-           file.discardWithoutPicture() {
-            // No picture in a video recording: stopped before its first frame came (a moment
-            // of the tone may have), or the size limit left no room for it (a detailed screen's
-            // first keyframe is over a megabyte). That is no recording: ours, it goes, and
-            // finishing says nothing was recorded. (A video source that never came while
-            // sound was recorded for a second or more keeps its file.)
-            if writer.isFull {
+        // No picture in a video file: the size limit left no room for its first frame (a
+        // detailed screen's first keyframe is over a megabyte), or, recording to one file, the
+        // stop came before the first frame (a moment of the tone may be in). That is no
+        // recording: ours, it goes (a clip's sound alone would not merge with the clips before
+        // it), and a single file's finishing says nothing was recorded. A video source that
+        // never came while sound was recorded for a second or more keeps its file.
+        let pictureless = plan.video != nil && writer.writer?.videoFramesWritten == 0
+        let noRoom = pictureless && writer.isFull
+        let tooShort = pictureless && settings.pauseMode == .singleFile && writer.videoFrames == 0
+            && soundRecorded < MediaTime(value: 1, timescale: 1)
+        if noRoom || tooShort, writer.writer?.discardWithoutPicture() == true {
+            if settings.pauseMode == .clips { try session.clipDiscarded(writer.url); return }
+            if noRoom {
                 throw ReelError(.nothingRecorded, "the first frame alone is larger than the size limit (\(settings.maxFileSize ?? 0) bytes): nothing was recorded",
                                 hint: "allow a larger file (--max-size) or a smaller first frame (a higher --crf, a smaller --size)")
             }
@@ -521,13 +525,6 @@ final class RecorderPipeline: @unchecked Sendable {
         }
         try writer.padAudio(to: duration)
         let summary = try writer.finish()
-        if settings.pauseMode == .clips, writer.isFull, plan.video != nil, summary.videoFrames == 0 {
-            // The size limit left no room for this clip's first frame: its sound alone would not
-            // merge with the clips before it. It is our own file, past the limit: it goes.
-            unlink(writer.url.path)
-            try session.clipDiscarded(writer.url)
-            return
-        }
         // A size limit may have left out the last packets.
         if writer.isFull { duration = min(duration, summary.duration) }
         finishedDuration = duration
