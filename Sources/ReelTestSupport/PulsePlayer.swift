@@ -75,7 +75,7 @@ public final class PulsePlayer: @unchecked Sendable {
             }
             _ = samples.withUnsafeBytes { pa_stream_write(stream, $0.baseAddress, frames * 8, nil, 0, PA_SEEK_RELATIVE) }
         }, Unmanaged.passUnretained(tone).toOpaque())
-        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: 48_000 * 8 / 50, prebuf: UInt32.max,
+        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: 48_000 * 8 / 10, prebuf: UInt32.max,
                                         minreq: UInt32.max, fragsize: UInt32.max)
         let flags = PA_STREAM_ADJUST_LATENCY.rawValue | (dontMove ? PA_STREAM_DONT_MOVE.rawValue : 0)
         pa_stream_connect_playback(made, nil, &attributes, pa_stream_flags_t(flags), nil, nil)
