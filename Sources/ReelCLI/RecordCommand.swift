@@ -119,7 +119,7 @@ struct RecordCommand {
                                     saveReplay: saveReplay,
                                     swap: { parts.compositor?.swap() },
                                     abortMessage: { [options, console] in
-                                        let message = parts.abortMessage(container: options.container)
+                                        let message = parts.abandon(container: options.container)
                                         // A script reading --json learns of the abort as of any other end.
                                         if options.json {
                                             console.out(ProgressRenderer.json(["event": "aborted", "message": message.replacingOccurrences(of: "reel: ", with: "")]))
@@ -135,6 +135,7 @@ struct RecordCommand {
         do {
             if options.writesFile { (url, reserved) = try resolveOutput() }
             if !reserved && options.writesFile { try OutputLocation.check(url, overwrite: options.overwrite) }
+            if options.writesFile { RecordingParts.tidyLeftovers(beside: url, container: options.container, console: console) }
             // A clip recording of this name that was cut off before its merge: recording a new
             // file there would leave its clips without a file to be merged into.
             // (Another kind of file of the same name is free to be recorded, unless this
@@ -163,7 +164,7 @@ struct RecordCommand {
         defer { if reserved { OutputLocation.releaseReservation(url) } }
 
         let session = options.virtualClock ? CaptureSession(clock: ManualClock()) : CaptureSession()
-        parts.set(url: options.writesFile ? url : nil, session: session)
+        parts.set(url: options.writesFile ? url : nil, session: session, reserved: reserved)
         let sources: [any CaptureSource]
         do {
             sources = try makeSources()
@@ -626,103 +627,5 @@ struct RecordCommand {
         }
         console.err("reel: error: \(error.description)")
         return 1
-    }
-}
-
-/// The parts of a recording that the signal handlers act on, set as they are made.
-final class RecordingParts: @unchecked Sendable {
-    private let lock = NSLock()
-    private var _url: URL?
-    private var _session: CaptureSession?
-    private var _recorder: Recorder?
-    private var _compositor: Compositor?
-
-    var session: CaptureSession? { lock.lock(); defer { lock.unlock() }; return _session }
-    var recorder: Recorder? { lock.lock(); defer { lock.unlock() }; return _recorder }
-    var compositor: Compositor? { lock.lock(); defer { lock.unlock() }; return _compositor }
-    var replay: ReplaySaver? { lock.lock(); defer { lock.unlock() }; return _replay }
-    private var _replay: ReplaySaver?
-
-    func set(replay: ReplaySaver) {
-        lock.lock(); defer { lock.unlock() }
-        _replay = replay
-    }
-
-    private var replayOnly = false
-
-    /// `--replay` without a file: an abort drops the buffer and leaves nothing.
-    func setReplayOnly() {
-        lock.lock(); defer { lock.unlock() }
-        replayOnly = true
-    }
-
-    func set(url: URL?, session: CaptureSession) {
-        lock.lock(); defer { lock.unlock() }
-        _url = url
-        _session = session
-    }
-
-    func set(recorder: Recorder) {
-        lock.lock(); defer { lock.unlock() }
-        _recorder = recorder
-    }
-
-    func set(compositor: Compositor) {
-        lock.lock(); defer { lock.unlock() }
-        _compositor = compositor
-    }
-
-    /// What an abort leaves on disk, and how to finish it.
-    func abortMessage(container: Container) -> String {
-        lock.lock()
-        let url = _url
-        let recorder = _recorder
-        let replayOnly = self.replayOnly
-        lock.unlock()
-        if replayOnly { return "reel: aborted; the replay buffer was dropped (replays saved before stay)" }
-        guard let url else { return "reel: aborted before anything was recorded" }
-        if let recorder, let folder = recorder.clipsFolder, FileManager.default.fileExists(atPath: folder.path) {
-            // Clip mode: the file is made only by the merge at the stop.
-            return "reel: aborted; the recording is in the clips in \(folder.path) (\(url.lastPathComponent) was not written); "
-                + "merge them with: reel recover \(Shell.quoted(folder.path))"
-        }
-        // Replacing a file (--overwrite), the new recording keeps a hidden name of its own until
-        // its first fragment is on the disk: the old file is then still there, unchanged.
-        if let hidden = FilePlacement.temporaryFiles(beside: url, purposes: ["new"], pid: getpid()).first {
-            return "reel: aborted before the first part of the recording reached the disk; \(url.path) is unchanged "
-                + "(what was recorded is in \(hidden.path), which holds no complete part)"
-        }
-        guard FileManager.default.fileExists(atPath: url.path) else { return "reel: aborted before anything was recorded" }
-        switch container {
-        case .mkv:
-            guard Self.holdsACluster(url) else {
-                return "reel: aborted before the first cluster of the recording (up to a keyframe interval, 2 s by default) "
-                    + "reached the disk: \(url.path) holds no video or sound yet"
-            }
-            return "reel: aborted; \(url.path) keeps what was recorded up to its last complete cluster; "
-                + "reel recover \(Shell.quoted(url.path)) gives it its index and duration"
-        case .ogg, .opus:
-            return "reel: aborted; \(url.path) keeps what was recorded up to its last complete page; "
-                + "reel recover \(Shell.quoted(url.path)) ends it properly"
-        case .flac, .wav:
-            return "reel: aborted; \(url.path) keeps what was recorded up to its last written samples; "
-                + "reel recover \(Shell.quoted(url.path)) gives it its length"
-        case .mp4, .mov, .m4a:
-            guard Recovery.isCutOff(url) else {
-                return "reel: aborted before the first part of the recording (half a second, and what the encoder holds) "
-                    + "reached the disk: \(url.path) holds no video or sound yet"
-            }
-            return "reel: aborted; \(url.path) keeps what was recorded up to its last complete fragment and plays; "
-                + "finalise it with: reel recover \(Shell.quoted(url.path))"
-        }
-    }
-
-    /// Whether the Matroska file at `url` holds a cluster (libavformat writes each whole, once
-    /// it is complete): the header alone is a few kilobytes, so a file past 1 MiB does.
-    static func holdsACluster(_ url: URL) -> Bool {
-        guard let file = FileHandle(forReadingAtPath: url.path) else { return false }
-        defer { try? file.close() }
-        guard let head = try? file.read(upToCount: 1 << 20) else { return false }
-        return head.count == 1 << 20 || head.range(of: Data([0x1F, 0x43, 0xB6, 0x75])) != nil
     }
 }

@@ -155,7 +155,7 @@ struct RecoverCommand {
 }
 
 /// A file as the file system knows it (device and inode), whatever name or link leads to it.
-private struct FileIdentity: Equatable {
+struct FileIdentity: Equatable {
     var device: UInt64
     var inode: UInt64
 

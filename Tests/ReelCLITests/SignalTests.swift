@@ -203,9 +203,68 @@ import ReelTestSupport
                 #expect(try ReelBinary.run(["recover", run.url.path]).status == 0)
                 #expect((try MediaProbe.probe(run.url).videoStreams.first?.frameCount ?? 0) >= 60)
             } else {
-                #expect(result.stderr.contains("holds no video or sound yet"), "\(result.stderr)")
+                #expect(result.stderr.contains("nothing was recorded, and no file is left"), "\(result.stderr)")
+                #expect(!FileManager.default.fileExists(atPath: run.url.path), "a header-only file was left")
             }
         }
+    }
+
+    /// An abort before the first fragment reached the disk leaves no file that does not play
+    /// (it left a header-only file that took the name) and no hidden one (with --overwrite it
+    /// left a 3 MB `.NAME.new-PID-N.mp4` each time); a file being replaced is kept as it was,
+    /// and the message says so (it said the old file "holds no video or sound yet").
+    @Test(arguments: [false, true])
+    func anAbortBeforeTheFirstFragmentLeavesNoFile(_ overwrite: Bool) throws {
+        let dir = try TemporaryDirectory()
+        let name = "early.mp4"
+        let old = Data("an earlier recording".utf8)
+        if overwrite { try old.write(to: dir.url.appendingPathComponent(name)) }
+        for delay in [0, 150, 300] {
+            let run = try Run(dir, name: name, arguments: Self.recording.dropLast(2) + (overwrite ? ["--overwrite"] : []))
+            try run.waitForMain()
+            usleep(useconds_t(delay * 1000))
+            run.send(SIGTERM, after: 0)
+            usleep(2_000)
+            _ = try Subprocess.run(["sh", "-c", "kill -TERM \(run.pid)"])
+            let result = run.finish()
+            #expect(result.status == 128 + SIGTERM || result.status == 1, "\(delay) ms: \(result.stderr)")
+            let left = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { !$0.hasSuffix(".err") && !$0.hasSuffix(".out") }
+            if overwrite {
+                #expect(left == [name], "\(delay) ms: \(left)")
+                #expect(try Data(contentsOf: run.url) == old, "\(delay) ms: the file being replaced changed")
+                if result.status != 1 { #expect(result.stderr.contains("is unchanged"), "\(delay) ms: \(result.stderr)") }
+            } else {
+                #expect(left.isEmpty, "\(delay) ms: \(left)")
+                if result.status != 1 {
+                    #expect(result.stderr.contains("nothing was recorded") || result.stderr.contains("before anything was recorded"),
+                            "\(delay) ms: \(result.stderr)")
+                }
+            }
+        }
+    }
+
+    /// A recording replacing a file (--overwrite) that is killed before its first fragment
+    /// leaves its hidden file, holding nothing; the next recording of that name removes it and
+    /// says so (before, such files piled up unmentioned, 3 MB each).
+    @Test func aHiddenFileAKilledRecordingLeftIsTidiedByTheNext() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("k.mp4")
+        try Data("an earlier recording".utf8).write(to: url)
+        func hidden() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".k.new-") }
+        }
+        for delay in [300, 200, 400, 100] where try hidden().isEmpty {
+            let run = try Run(dir, name: "k.mp4", arguments: Self.recording.dropLast(2) + ["--overwrite"])
+            try run.waitForMain()
+            run.send(SIGKILL, after: delay)
+            _ = run.finish()
+        }
+        try #require(try hidden().count == 1, "no kill left a hidden file to tidy")
+        let next = try ReelBinary.run(["record"] + Self.recording.dropLast(1) + ["1", "--overwrite", "-o", url.path])
+        #expect(next.status == 0, "\(next.stderr)")
+        #expect(next.stderr.contains("reel: note: removed") && next.stderr.contains("holding nothing"), "\(next.stderr)")
+        #expect(try hidden().isEmpty)
+        #expect((try MediaProbe.probe(url).videoStreams.first?.frameCount ?? 0) == 30)
     }
 
     /// `timeout(1)` sends its signal twice, to reel and to its process group, microseconds
