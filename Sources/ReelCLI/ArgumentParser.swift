@@ -263,18 +263,20 @@ public enum ValueParser {
 }
 
 extension ValueParser {
-    /// A size in bytes: `1000000`, `500k`, `500M`, `2G` (powers of 1000).
+    /// A size in bytes: `1000000`, `500k`, `500M`, `2G`, `1.5GB` (powers of 1000), `64MiB`
+    /// (powers of 1024).
     public static func size(_ text: String?, option: String, allowsZero: Bool) throws -> Int64 {
-        guard let text, !text.isEmpty else { throw UsageError("--\(option) needs a size such as 500M or 2G") }
-        var number = Substring(text.uppercased())
-        var scale = 1.0
-        for (suffix, factor) in [("K", 1e3), ("M", 1e6), ("G", 1e9), ("T", 1e12)] where number.hasSuffix(suffix) {
-            number = number.dropLast()
-            scale = factor
-        }
-        if number.hasSuffix("B") { number = number.dropLast() }
-        guard let value = Double(number), value.isFinite, value >= 0, allowsZero || value > 0 else {
-            throw UsageError("--\(option) needs a size such as 500M or 2G, not '\(text)'")
+        guard let text, !text.isEmpty else { throw UsageError("--\(option) needs a size such as 500M, 2G or 64MiB") }
+        // A plain decimal number (no hexadecimal, no exponent, no sign) and a unit: K, M, G, T in
+        // powers of 1000, KiB…TiB in powers of 1024, with or without a B; B or nothing for bytes.
+        let upper = text.uppercased()
+        let digits = upper.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
+        let units: [String: Double] = ["": 1, "B": 1, "K": 1e3, "KB": 1e3, "KIB": 0x1p10, "M": 1e6, "MB": 1e6, "MIB": 0x1p20,
+                                       "G": 1e9, "GB": 1e9, "GIB": 0x1p30, "T": 1e12, "TB": 1e12, "TIB": 0x1p40]
+        guard let scale = units[String(upper.dropFirst(digits.count))],
+              digits.first?.isNumber == true, digits.last?.isNumber == true, digits.filter({ $0 == "." }).count <= 1,
+              let value = Double(digits), allowsZero || value > 0 else {
+            throw UsageError("--\(option) needs a size such as 500M, 2G or 64MiB, not '\(text)'")
         }
         let bytes = (value * scale).rounded()
         guard bytes <= 1e18 else { throw UsageError("--\(option) of '\(text)' is too large (at most 1000000T)") }

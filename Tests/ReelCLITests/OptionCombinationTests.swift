@@ -66,8 +66,15 @@ import ReelTestSupport
         (["--tone", "--audio-bitrate", "320k"], "--audio-bitrate must be between 24k and 256k for AAC, not 320k"),
         (["--tone", "--audio-codec", "opus", "--format", "mkv", "--audio-bitrate", "600k"],
          "--audio-bitrate must be between 8k and 512k for Opus, not 600k"),
-        (["--max-size", "1e30"], "--max-size of '1e30' is too large"),
-        (["--min-free", "1e300"], "--min-free of '1e300' is too large"),
+        (["--max-size", "2000000T"], "--max-size of '2000000T' is too large"),
+        (["--min-free", "99999999999999999999T"], "--min-free of '99999999999999999999T' is too large"),
+        // Sizes are decimal numbers with a unit: no hexadecimal or exponent, and binary units too.
+        (["--max-size", "1e30"], "--max-size needs a size such as 500M, 2G or 64MiB, not '1e30'"),
+        (["--write-buffer", "0x10"], "--write-buffer needs a size such as 500M, 2G or 64MiB, not '0x10'"),
+        (["--write-buffer", "1e6"], "--write-buffer needs a size such as 500M, 2G or 64MiB, not '1e6'"),
+        (["--write-buffer", "-1M"], "--write-buffer needs a size such as 500M, 2G or 64MiB, not '-1M'"),
+        (["--write-buffer", "1.M"], "--write-buffer needs a size such as 500M, 2G or 64MiB, not '1.M'"),
+        (["--write-buffer", "64 M"], "--write-buffer needs a size such as 500M, 2G or 64MiB, not '64 M'"),
         (["--max-size", "0.0001"], "--max-size must be at least 1 byte"),
         (["--max-size", "5k"], "--max-size must be at least 64k"),
         (["--duration", "1e-9"], "--duration of '1e-9' is too short to hold a frame"),
@@ -120,6 +127,16 @@ import ReelTestSupport
         #expect(try options(["--test-pattern", "--max-duration", "1h30m"]).maxDuration == MediaTime(seconds: 5400))
     }
 
+    /// Sizes in decimal and binary units, as `df -h`, `ls -h` and people write them.
+    @Test func sizesInEveryUnit() throws {
+        for (text, bytes) in [("1000", 1000), ("1000B", 1000), ("500k", 500_000), ("500KB", 500_000), ("64M", 64_000_000),
+                              ("64MB", 64_000_000), ("64MiB", 64 << 20), ("1.5G", 1_500_000_000), ("2GiB", 2 << 30),
+                              ("1T", 1_000_000_000_000), ("0", 0)] as [(String, Int64)] {
+            #expect(try ValueParser.size(text, option: "s", allowsZero: true) == bytes, "\(text)")
+        }
+        #expect(try options(["--test-pattern", "--write-buffer", "16MiB"]).writeBufferSize == 16 << 20)
+    }
+
     /// 29.97 is kept exactly and shown as people write it.
     @Test func fractionalFrameRates() throws {
         let o = try options(["--test-pattern", "--fps", "29.97"])
@@ -153,7 +170,7 @@ import ReelTestSupport
         (["--codec", "vp9", "--format", "mkv", "--preset", "bogus"], "reel: unknown preset 'bogus' for vp9"),
         (["--bitrate", "1"], "reel: --bitrate must be between 10k and 500M"),
         (["--bitrate", "1e30"], "reel: --bitrate must be between 10k and 500M"),
-        (["--max-size", "1e30"], "reel: --max-size of '1e30' is too large"),
+        (["--max-size", "2000000T"], "reel: --max-size of '2000000T' is too large"),
         (["--audio-bitrate", "1e30"], "reel: --audio-bitrate must be between"),
     ])
     func usageErrorsExitWithTwo(_ args: [String], _ message: String) throws {
