@@ -56,6 +56,8 @@ final class RecorderPipeline: @unchecked Sendable {
     /// Where the encoder was last asked for a keyframe (frame modes that leave pictures out):
     /// the interval and the encoder's grid slot.
     private var lastKeyframe: (interval: Int, index: Int64)?
+    /// Where the single file was finalised, if not at `url` (it was moved while recorded).
+    private var finishedURL: URL?
     /// Frames missing between frames written: frames the source or the recorder dropped.
     private(set) var droppedFrames: Int64 = 0
     private(set) var ending: RecordingEnding = .requested
@@ -532,6 +534,8 @@ final class RecorderPipeline: @unchecked Sendable {
         finishedFrames += summary.videoFrames
         finishedMedia += writer.mediaBytes
         finishedShare += writer.mediaBytes + 48 * writer.packetsWritten
+        // Where the file ended up: moved while recorded, it was finalised at its new name.
+        if settings.pauseMode != .clips { finishedURL = writer.url }
         if settings.pauseMode == .clips {
             let clip = Clip(url: writer.url, duration: duration, frameCount: summary.videoFrames, hasAudio: !plan.audioTracks.isEmpty)
             try session.append(clip)
@@ -615,7 +619,7 @@ final class RecorderPipeline: @unchecked Sendable {
             let kept = session.clips.reduce(MediaTime.zero) { $0 + $1.duration }
             recorded = ending == .maxFileSize ? min(recorded, kept) : kept
         }
-        var url = self.url
+        var url = finishedURL ?? self.url
         var frames = settings.pauseMode == .clips ? session.clips.reduce(0) { $0 + $1.frameCount } : finishedFrames
         var bytes = finishedBytes
         // Counted now: merging removes the clips from the session.

@@ -534,6 +534,36 @@ public final class AssetWriter: @unchecked Sendable {
         tookTheName = true
     }
 
+    /// Finalises the file where it is now. Someone may have renamed or moved it (on the same
+    /// disk) while it was recorded: it is finalised at its new name, which the summary gives.
+    /// One deleted while recorded still has all its content behind the writer's lock: that is
+    /// copied back to its name first (to a free name beside it if the name was taken again),
+    /// rather than vanishing when the writer lets go.
+    private func followTheFile() throws {
+        guard let lock else { return }
+        switch lock.whereabouts {
+        case .inPlace:
+            return
+        case .moved(let now):
+            url = now
+        case .deleted:
+            var rescue = url
+            var attempt = 0
+            while FileManager.default.fileExists(atPath: rescue.path) || (try? FileManager.default.destinationOfSymbolicLink(atPath: rescue.path)) != nil {
+                attempt += 1
+                let name = "\(url.deletingPathExtension().lastPathComponent) (rescued\(attempt > 1 ? " \(attempt)" : ""))"
+                rescue = url.deletingLastPathComponent().appendingPathComponent(name).appendingPathExtension(url.pathExtension)
+            }
+            do {
+                _ = try lock.copyContent(to: rescue)
+            } catch var error as ReelError {
+                error.hint = "\(url.path) was deleted while it was recorded, and what was recorded could not be copied back"
+                throw error
+            }
+            url = rescue
+        }
+    }
+
     /// An upper bound of the size the file will have when finished, if `bytes` more in
     /// `packets` more packets are written: the media, the container's boxes for each packet
     /// and, for MP4/MOV, the index of a file finalised by copying (at most 48 bytes a packet:
@@ -608,6 +638,7 @@ public final class AssetWriter: @unchecked Sendable {
         }
         // Finished on purpose: it replaces the file (a recording that holds its video).
         try takeTheFilesName(finishing: true)
+        try followTheFile()
         let url = self.url
         var finalisation = Finalisation.notNeeded
         if [.flac, .wav, .ogg, .opus].contains(configuration.container), let repair = try? AudioFileRecovery.plan(url), repair.isNeeded {

@@ -100,6 +100,72 @@ package final class RecordingLock: @unchecked Sendable {
         fd = -1
     }
 
+    // MARK: Where the locked file is now
+
+    /// Where the locked file is now, as its holder sees it.
+    package enum Whereabouts: Equatable, Sendable {
+        /// At the name it was locked under (or the lock is released: nothing more is known).
+        case inPlace
+        /// Renamed or moved, on the same file system, to this path.
+        case moved(URL)
+        /// Deleted while held: its content is reachable only through the lock's descriptor,
+        /// which ``copyContent(to:)`` reads.
+        case deleted
+    }
+
+    /// Where the file is now: someone may have renamed or deleted it while it was written.
+    /// Told by its inode (the name `url` leads to another file, or to none) and, for a moved
+    /// file, the kernel's name for the descriptor (`/proc/self/fd`).
+    package var whereabouts: Whereabouts {
+        guard fd >= 0 else { return .inPlace }
+        var held = stat(), named = stat()
+        guard case .success = Syscall.attempt({ fstat(fd, &held) }) else { return .inPlace }
+        if case .success = Syscall.attempt({ stat(url.path, &named) }), named.st_dev == held.st_dev, named.st_ino == held.st_ino {
+            return .inPlace
+        }
+        if held.st_nlink == 0 { return .deleted }
+        guard let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)"), path.hasPrefix("/"),
+              case .success = Syscall.attempt({ stat(path, &named) }), named.st_dev == held.st_dev, named.st_ino == held.st_ino else {
+            return .inPlace
+        }
+        return .moved(URL(fileURLWithPath: path))
+    }
+
+    /// Copies the locked file's content (a file deleted while it was held) into a new file at
+    /// `destination`, which must not exist; the copy is synced. Returns the bytes copied.
+    package func copyContent(to destination: URL) throws -> Int64 {
+        let source = try Syscall.call(orThrow: { Syscall.fileError($0, at: url, action: "read") }) {
+            open("/proc/self/fd/\(fd)", O_RDONLY | O_CLOEXEC)
+        }
+        defer { Syscall.close(source) }
+        let target = try Syscall.call(orThrow: { Syscall.fileError($0, creating: destination, action: "create") }) {
+            open(destination.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        }
+        defer { Syscall.close(target) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var total: Int64 = 0
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw Syscall.fileError(errno, at: url, action: "read")
+            }
+            if count == 0 { break }
+            var done = 0
+            while done < count {
+                let wrote = buffer.withUnsafeBytes { write(target, $0.baseAddress! + done, count - done) }
+                if wrote < 0 {
+                    if errno == EINTR { continue }
+                    throw Syscall.fileError(errno, creating: destination, action: "write")
+                }
+                done += wrote
+            }
+            total += Int64(count)
+        }
+        try Syscall.call(orThrow: { Syscall.fileError($0, creating: destination, action: "write") }) { fsync(target) }
+        return total
+    }
+
     // MARK: Asking whether a file is being written
 
     /// The program holding a lock on a file, as far as `/proc/locks` tells.

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+import Reel
+import ReelTestSupport
+
+/// A recording's file renamed, moved or deleted while it is recorded (a file manager, a
+/// clean-up script): the stop finalises it where it is now, or, deleted, copies back what was
+/// recorded first. Before, the stop failed with "cannot open NAME" and left the moved file
+/// unfinalised, and a deleted one vanished with the process.
+@Suite(.serialized) struct MovedFileTests {
+    static let recording = ["--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast"]
+
+    /// Records into `name` in `dir`, does `change` after 1.5 s, stops 1 s later; returns the
+    /// result and the frames counted in the file the summary names.
+    func record(_ dir: TemporaryDirectory, _ name: String, change: (URL) throws -> Void) throws
+        -> (result: (status: Int32, signalled: Bool, stderr: String), saved: URL?) {
+        let run = try SignalTests.Run(dir, name: name, arguments: Self.recording)
+        try run.waitForMain()
+        usleep(1_500_000)
+        try change(run.url)
+        run.send(SIGINT, after: 1000)
+        let result = run.finish()
+        let output = (try? String(contentsOf: run.stdout, encoding: .utf8)) ?? ""
+        let saved = output.split(separator: "\n").first { $0.hasPrefix("Saved ") }.map { URL(fileURLWithPath: String($0.dropFirst(6))) }
+        return (result, saved)
+    }
+
+    /// Every frame, once, in order: the burned-in counters run on without a gap.
+    func expectWhole(_ url: URL, atLeast frames: Int) throws {
+        #expect(Recovery.isFinished(url), "\(url.path) is not finalised")
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter)
+        #expect(counters.count >= frames && counters.allSatisfy { $0 != nil }, "\(counters)")
+        #expect(zip(counters, counters.dropFirst()).allSatisfy { $1 == $0.map { $0 + 1 } }, "\(counters)")
+    }
+
+    @Test func aFileRenamedWhileRecordedIsFinalisedAtItsNewName() throws {
+        let dir = try TemporaryDirectory()
+        let moved = dir.url.appendingPathComponent("sub/renamed.mp4")
+        try FileManager.default.createDirectory(at: moved.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let (result, saved) = try record(dir, "moving.mp4") { try FileManager.default.moveItem(at: $0, to: moved) }
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(saved?.path == moved.path, "\(saved?.path ?? "no Saved line")")
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("moving.mp4").path))
+        try expectWhole(moved, atLeast: 60)
+    }
+
+    @Test func aFileDeletedWhileRecordedIsCopiedBackAndFinalised() throws {
+        let dir = try TemporaryDirectory()
+        let (result, saved) = try record(dir, "deleted.mp4") { try FileManager.default.removeItem(at: $0) }
+        #expect(result.status == 0, "\(result.stderr)")
+        let url = dir.url.appendingPathComponent("deleted.mp4")
+        #expect(saved?.path == url.path, "\(saved?.path ?? "no Saved line")")
+        try expectWhole(url, atLeast: 60)
+    }
+
+    /// A file deleted and its name taken by another: that one stays, the recording goes beside it.
+    @Test func aDeletedFileWhoseNameWasTakenIsRescuedBesideIt() throws {
+        let dir = try TemporaryDirectory()
+        let (result, saved) = try record(dir, "taken.mp4") { url in
+            try FileManager.default.removeItem(at: url)
+            try Data("someone else's".utf8).write(to: url)
+        }
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try Data(contentsOf: dir.url.appendingPathComponent("taken.mp4")) == Data("someone else's".utf8))
+        let rescued = dir.url.appendingPathComponent("taken (rescued).mp4")
+        #expect(saved?.path == rescued.path, "\(saved?.path ?? "no Saved line")")
+        try expectWhole(rescued, atLeast: 60)
+    }
+}
