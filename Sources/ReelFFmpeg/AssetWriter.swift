@@ -615,7 +615,17 @@ public final class AssetWriter: @unchecked Sendable {
         finished = true
         // Held until the file is finalised, whichever way that goes.
         defer { lock?.release() }
-        return try advisingRecoveryWhenFull { try drainAndFinalise() }
+        do {
+            return try advisingRecoveryWhenFull { try drainAndFinalise() }
+        } catch var error as ReelError where error.code != .insufficientStorage && error.code != .nothingRecorded {
+            // Whatever stopped the finalising (a folder made read-only, a failing disk), the
+            // complete fragments are on the disk: say so, and how to finish them.
+            if configuration.container.isISOBaseMedia || configuration.container == .mkv, Recovery.isCutOff(url) {
+                let kept = "what was recorded is kept in \(url.path); finalise it with: reel recover \(Shell.quoted(url.path))"
+                error.hint = error.hint.map { "\($0); \(kept)" } ?? kept
+            }
+            throw error
+        }
     }
 
     private func drainAndFinalise() throws -> Summary {
@@ -749,15 +759,24 @@ public final class AssetWriter: @unchecked Sendable {
     static func finalise(_ url: URL, container: Container, shift: MediaTime, inPlace: Bool, copyWhenSmall: Bool,
                          fault: MP4Finaliser.Fault?) throws -> Finalisation {
         var reason = "no space was reserved for the index"
+        var inPlaceWorks = false
         if inPlace {
             do {
                 let outcome = try MP4Finaliser.finalise(url, shift: shift, copyWhenSmall: copyWhenSmall, fault: fault)
                 return .inPlace(bytesWritten: outcome.bytesWritten)
             } catch let fallback as MP4Finaliser.CopyInstead {
                 reason = fallback.reason
+                inPlaceWorks = fallback.isChoice
             }
         }
-        try finalise(url, container: container, shift: shift)
+        do {
+            try finalise(url, container: container, shift: shift)
+        } catch let error as ReelError where inPlaceWorks && [.permissionDenied, .insufficientStorage, .ioFailure].contains(error.code) {
+            // The smaller copy could not be written beside the file (its folder was made
+            // read-only, the disk is full): in place after all, keeping the unused reservation.
+            let outcome = try MP4Finaliser.finalise(url, shift: shift, copyWhenSmall: false, fault: fault)
+            return .inPlace(bytesWritten: outcome.bytesWritten)
+        }
         let bytes = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? 0
         return .copied(reason: reason, bytesWritten: bytes)
     }

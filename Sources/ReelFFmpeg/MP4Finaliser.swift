@@ -76,7 +76,12 @@ enum MP4Finaliser {
     /// finalise it by copying instead. `reason` says why (it is reported with the copy).
     struct CopyInstead: Error, CustomStringConvertible {
         var reason: String
-        init(_ reason: String) { self.reason = reason }
+        /// Only because copying gives a smaller file: finalising in place would work too.
+        var isChoice: Bool
+        init(_ reason: String, isChoice: Bool = false) {
+            self.reason = reason
+            self.isChoice = isChoice
+        }
         var description: String { reason }
     }
 
@@ -152,7 +157,8 @@ enum MP4Finaliser {
         }
         let unused = room - Int64(index.count)
         if copyWhenSmall && unused > layout.mediaBytes {
-            throw CopyInstead("the recording is small: copying its \(layout.mediaBytes) bytes beats keeping \(unused) unused bytes of reservation")
+            throw CopyInstead("the recording is small: copying its \(layout.mediaBytes) bytes beats keeping \(unused) unused bytes of reservation",
+                              isChoice: true)
         }
 
         // 1. The index as a `free` box, followed by a `free` box for the rest of the space. All

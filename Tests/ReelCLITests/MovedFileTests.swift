@@ -6,7 +6,8 @@ import ReelTestSupport
 /// A recording's file renamed, moved or deleted while it is recorded (a file manager, a
 /// clean-up script): the stop finalises it where it is now, or, deleted, copies back what was
 /// recorded first. Before, the stop failed with "cannot open NAME" and left the moved file
-/// unfinalised, and a deleted one vanished with the process.
+/// unfinalised, and a deleted one vanished with the process. Its folder made unwritable while
+/// it is recorded: the file is finalised in place.
 @Suite(.serialized) struct MovedFileTests {
     static let recording = ["--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast"]
 
@@ -49,6 +50,24 @@ import ReelTestSupport
         let (result, saved) = try record(dir, "deleted.mp4") { try FileManager.default.removeItem(at: $0) }
         #expect(result.status == 0, "\(result.stderr)")
         let url = dir.url.appendingPathComponent("deleted.mp4")
+        #expect(saved?.path == url.path, "\(saved?.path ?? "no Saved line")")
+        try expectWhole(url, atLeast: 60)
+    }
+
+    /// A folder in which no file can be made or renamed any more (here made immutable, as
+    /// `chmod a-w` does for anyone but root): a short recording, which is finalised by copying
+    /// it into a compact file beside it, is finalised in place instead (before, the stop failed
+    /// with "cannot write to FOLDER" and left the file unfinalised).
+    @Test func aFolderMadeUnwritableWhileRecordingFinalisesInPlace() throws {
+        let dir = try TemporaryDirectory()
+        defer { _ = try? Subprocess.run(["chattr", "-i", dir.url.path]) }
+        let (result, saved) = try record(dir, "locked.mp4") { _ in
+            let locked = try Subprocess.run(["chattr", "+i", dir.url.path])
+            try #require(locked.status == 0, "chattr +i failed: \(locked.stderr)")
+        }
+        _ = try Subprocess.run(["chattr", "-i", dir.url.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let url = dir.url.appendingPathComponent("locked.mp4")
         #expect(saved?.path == url.path, "\(saved?.path ?? "no Saved line")")
         try expectWhole(url, atLeast: 60)
     }
