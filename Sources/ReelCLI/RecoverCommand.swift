@@ -89,13 +89,16 @@ struct RecoverCommand {
             }
             do {
                 let summary = try Recorder.recover(url, to: output, overwrite: args.has("overwrite"))
-                let how: String
+                var how: String
                 switch summary.finalisation {
                 case .inPlace(let bytes): how = "finalised in place, \(bytes) bytes written"
                 case .copied(let reason, let bytes): how = "copied, \(bytes) bytes written: \(reason)"
                 case .notNeeded:
                     console.err("reel: note: \(url.path) is complete; nothing to do")
                     continue
+                }
+                if summary.leftOutBytes > 0 {
+                    how += "; the last \(summary.leftOutBytes) bytes, a fragment cut short, do not play and were left out"
                 }
                 if Container(pathExtension: summary.url.pathExtension)?.isAudioOnly == true {
                     console.out(String(format: "Recovered %@: %.2f s of sound (%@)", summary.url.path, summary.duration.seconds, how))

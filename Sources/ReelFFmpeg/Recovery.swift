@@ -32,6 +32,9 @@ public enum Recovery {
         /// interrupted finalise completed) or by copying; `.notNeeded` if it was complete
         /// already (then nothing was written).
         public var finalisation: AssetWriter.Finalisation
+        /// The bytes at the end of the recording left out: a fragment cut short (by a crash,
+        /// a full disk), which does not play.
+        public var leftOutBytes: Int64 = 0
     }
 
     /// Whether `url` is a recording that was cut off before its clean stop and holds something
@@ -163,11 +166,28 @@ public enum Recovery {
             let container = isoContainer(of: url)
             let shift = try firstVideoTime(url, readingUpTo: layout.completeLength) ?? .zero
             if layout.isTruncated {
-                // The fragment cut short stands in the way of finalising in place: copy what is
-                // complete.
-                let copy = try write(url, readingUpTo: layout.completeLength, shift: shift, to: Destination(replacing: url, container: container))
-                return try summary(of: url, finalisation: .copied(reason: "its last fragment was cut short", bytesWritten: size(of: url)),
-                                   videoPackets: copy.videoPackets)
+                let cutShort = layout.fileSize - layout.completeLength
+                do {
+                    // The fragment cut short stands in the way of finalising in place: copy what
+                    // is complete (the original stays as it is until the copy takes its place).
+                    let copy = try write(url, readingUpTo: layout.completeLength, shift: shift, to: Destination(replacing: url, container: container))
+                    var done = try summary(of: url, finalisation: .copied(reason: "its last fragment was cut short", bytesWritten: size(of: url)),
+                                           videoPackets: copy.videoPackets)
+                    done.leftOutBytes = cutShort
+                    return done
+                } catch let error as ReelError where error.code == .insufficientStorage {
+                    // No room for the copy: the disk that cut the recording short is still
+                    // full. The fragment cut short, which does not play (the copy leaves it out
+                    // too), is cut off the end of the file, which is then finalised in place,
+                    // its index going into the space reserved for it: no space needed.
+                    try Syscall.call(orThrow: { Syscall.fileError($0, at: url, action: "shorten") }) {
+                        truncate(url.path, off_t(layout.completeLength))
+                    }
+                    let finalisation = try AssetWriter.finalise(url, container: container, shift: shift, inPlace: true, copyWhenSmall: false)
+                    var done = try summary(of: url, finalisation: finalisation)
+                    done.leftOutBytes = cutShort
+                    return done
+                }
             }
             // The writer started every track at one lead time and FFmpeg moved the file so that
             // the first packet decodes at zero; the first video frame's time is that lead.
@@ -264,8 +284,10 @@ public enum Recovery {
             let limit = layout.isTruncated ? layout.completeLength : nil
             let shift = try firstVideoTime(url, readingUpTo: limit) ?? .zero
             let written = try write(url, readingUpTo: limit, shift: shift, to: destination)
-            return try summary(of: destination.url, finalisation: .copied(reason: "written to another file", bytesWritten: size(of: destination.url)),
-                               videoPackets: written.videoPackets)
+            var done = try summary(of: destination.url, finalisation: .copied(reason: "written to another file", bytesWritten: size(of: destination.url)),
+                                   videoPackets: written.videoPackets)
+            done.leftOutBytes = layout.fileSize - layout.completeLength
+            return done
         case .cutOffMatroska:
             let written = try write(url, readingUpTo: nil, shift: .zero, to: destination)
             return try summary(of: destination.url, finalisation: .copied(reason: "written to another file", bytesWritten: size(of: destination.url)),
