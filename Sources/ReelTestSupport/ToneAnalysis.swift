@@ -28,6 +28,18 @@ public enum ToneAnalysis {
         return 2 * magnitudeSquared / (n * n)
     }
 
+    /// The power of `frequency` in `samples` as the mean over windows of about `window` seconds
+    /// (``power(of:sampleRate:frequency:)`` in each): for a tone another process plays live
+    /// (a PulseAudio player, `ffmpeg -re`), whose underruns on a loaded machine insert a moment
+    /// of silence that shifts the tone's phase, and so cancel it out of one long window.
+    public static func meanPower(of samples: [Float], sampleRate: Int, frequency: Double, window: Double = 0.25) -> Double {
+        let size = max(1, Int(window * Double(sampleRate)))
+        let count = max(1, Int((Double(samples.count) / Double(size)).rounded()))
+        let length = max(1, samples.count / count)
+        let windows = (0..<count).map { i in Array(samples[min(samples.count, i * length)..<(i == count - 1 ? samples.count : (i + 1) * length)]) }
+        return windows.reduce(0.0) { $0 + power(of: $1, sampleRate: sampleRate, frequency: frequency) } / Double(count)
+    }
+
     /// The candidate frequency at which `samples` have the most power, or `nil` when there are no
     /// samples or no power at any candidate.
     ///

@@ -98,17 +98,11 @@ import ReelTestSupport
         }.joined(separator: "\n")
     }
 
-    /// The power of each frequency from `start` to `end` seconds of `samples`: the mean over
-    /// windows of about a quarter second, so that a player's underrun on a loaded machine (a moment of
-    /// silence that shifts the tone's phase) does not cancel a tone out of a longer window.
+    /// The power of each frequency from `start` to `end` seconds of `samples` (played live by
+    /// another process: see ``ToneAnalysis/meanPower(of:sampleRate:frequency:window:)``).
     static func powers(_ samples: [Float], from start: Double, to end: Double, _ frequencies: [Double]) -> [Double: Double] {
-        let first = min(samples.count, Int(start * 48_000)), last = min(samples.count, Int(end * 48_000))
-        let count = max(1, Int((Double(last - first) / 12_000).rounded())), size = max(1, (last - first) / count)
-        let windows = (0..<count).map { Array(samples[min(last, first + $0 * size)..<($0 == count - 1 ? last : first + ($0 + 1) * size)]) }
-        return Dictionary(uniqueKeysWithValues: frequencies.map { frequency in
-            let sum = windows.reduce(0.0) { $0 + ToneAnalysis.power(of: $1, sampleRate: 48_000, frequency: frequency) }
-            return (frequency, windows.isEmpty ? 0 : sum / Double(windows.count))
-        })
+        let slice = Array(samples[min(samples.count, Int(start * 48_000))..<min(samples.count, Int(end * 48_000))])
+        return Dictionary(uniqueKeysWithValues: frequencies.map { ($0, ToneAnalysis.meanPower(of: slice, sampleRate: 48_000, frequency: $0)) })
     }
 
     @Test func onlyTheNamedApplicationIsRecordedAndOneStartedLaterIsFollowed() throws {

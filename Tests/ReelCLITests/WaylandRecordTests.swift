@@ -227,7 +227,7 @@ import ReelTestSupport
             let samples = try MediaProbe.decodeAudio(url, track: track)
             let middle = Array(samples[(samples.count / 3)..<(2 * samples.count / 3)])
             #expect(ToneAnalysis.dominantFrequency(of: middle, sampleRate: 48_000, candidates: [440, 880, 1000]) == 440, "track \(track)")
-            #expect(ToneAnalysis.power(of: middle, sampleRate: 48_000, frequency: 440) > 0.01, "track \(track) carries the tone")
+            #expect(ToneAnalysis.meanPower(of: middle, sampleRate: 48_000, frequency: 440) > 0.01, "track \(track) carries the tone")
         }
     }
 

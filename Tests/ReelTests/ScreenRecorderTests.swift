@@ -44,7 +44,7 @@ import ReelTestSupport
             let middle = Array(samples[(samples.count / 3)..<(2 * samples.count / 3)])
             #expect(ToneAnalysis.dominantFrequency(of: middle, sampleRate: 48_000, candidates: [440, 880, 1000]) == frequency,
                     "track \(track)")
-            #expect(ToneAnalysis.power(of: middle, sampleRate: 48_000, frequency: frequency) > 0.02, "track \(track) is loud enough")
+            #expect(ToneAnalysis.meanPower(of: middle, sampleRate: 48_000, frequency: frequency) > 0.02, "track \(track) is loud enough")
         }
     }
 
@@ -68,9 +68,9 @@ import ReelTestSupport
         await screen.stopCapture()
         let samples = try MediaProbe.decodeAudio(url)
         let middle = Array(samples[(samples.count / 3)..<(2 * samples.count / 3)])
-        let a440 = ToneAnalysis.power(of: middle, sampleRate: 48_000, frequency: 440)
+        let a440 = ToneAnalysis.meanPower(of: middle, sampleRate: 48_000, frequency: 440)
         #expect(a440 > 0.02)
-        #expect(ToneAnalysis.power(of: middle, sampleRate: 48_000, frequency: 1000) < a440 / 1000)
+        #expect(ToneAnalysis.meanPower(of: middle, sampleRate: 48_000, frequency: 1000) < a440 / 1000)
         // Put back: B never moved, A is on the sink again.
         let streams = try Subprocess.run(["pactl", "list", "short", "sink-inputs"], environment: pulse.environment).output
         #expect(!streams.isEmpty)
