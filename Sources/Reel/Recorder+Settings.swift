@@ -1,0 +1,87 @@
+import Foundation
+import Synchronization
+import ReelFFmpeg
+
+extension Recorder {
+    /// How to record.
+    public struct Settings: Sendable, Hashable {
+        /// The container; `nil` takes it from the file name's extension (MP4 if none).
+        public var container: Container?
+        /// The video track's settings.
+        public var video: VideoSettings
+        /// The audio tracks' settings.
+        public var audio: AudioSettings
+        /// Mix every audio source into one track instead of one track each.
+        public var mixesAudio: Bool
+        /// Replace an existing file at the URL.
+        public var overwrite: Bool
+        /// How often a fragment is completed while recording MP4/MOV: what a crash can lose at
+        /// most, plus the frames the encoder still holds (its lookahead: about half a second
+        /// with the default preset, so a kill loses about a second).
+        public var fragmentInterval: MediaTime
+        /// Stop once this much has been recorded (recorded time: pauses do not count).
+        public var maxRecordedDuration: MediaTime?
+        /// The most bytes the finished file may have: the recording stops cleanly when the next
+        /// frame, what the encoders still hold and the index that finalising writes would no
+        /// longer fit, and packets that would take the file past it are never written. With
+        /// clips, the merged file keeps the limit.
+        public var maxFileSize: Int64?
+        /// Stop cleanly when the disk has less free space than this (bytes).
+        public var minimumFreeSpace: Int64?
+        /// The most bytes of the file that may wait to be written: the file is written by a
+        /// thread of its own, so that a disk that stalls does not hold up encoding; when this
+        /// many bytes wait, encoding waits (and frames are dropped and counted before it, never
+        /// encoded ones). 0 writes on the encoding thread. 64 MiB by default (see
+        /// ``AssetWriter/Configuration/writeBufferSize``).
+        public var writeBufferSize: Int64 = 64 << 20
+        /// What pausing does: end a clip (one file per clip, merged at the end) or take the
+        /// paused gap out of one file's timestamps.
+        public var pauseMode: PauseMode
+        /// Where clip mode keeps its clips; `nil` is `NAME.clips` beside the file
+        /// (``RecordingSession/defaultFolder(for:)``). The folder must not hold another
+        /// recording's clips: the recorder refuses it rather than touch them.
+        public var clipsFolder: URL?
+        /// Whether clip mode keeps the clips' files after merging them.
+        public var keepsClips: Bool
+        /// Whether clip mode merges the clips into the recorder's file when it stops (else the
+        /// clips stay in their folder, for ``RecordingSession/merge(to:allowsReencoding:overwrite:)``).
+        public var mergesClipsAtEnd: Bool
+        /// Whether a video encoder that falls behind steps to a faster preset (H.264 only: veryfast,
+        /// superfast, ultrafast) instead of losing frames, and back when it has kept up for a
+        /// while; each step is a ``RecordingEvent/encoderSpeedChanged(_:)``. Off, the preset is
+        /// kept and a recorder that falls behind drops frames (counted). Applies under a
+        /// real-time clock only (otherwise nothing is dropped anyway).
+        public var adaptsEncoderSpeed: Bool = true
+
+        /// Recording settings; each argument is the property of the same name. The defaults make
+        /// one H.264/AAC MP4 with half-second fragments and no length or size limit, stopping
+        /// cleanly when less than 100 MB of disk is free.
+        public init(container: Container? = nil, video: VideoSettings = VideoSettings(), audio: AudioSettings = AudioSettings(),
+                    mixesAudio: Bool = false, overwrite: Bool = false,
+                    fragmentInterval: MediaTime = MediaTime(value: 1, timescale: 2), maxRecordedDuration: MediaTime? = nil,
+                    maxFileSize: Int64? = nil, minimumFreeSpace: Int64? = 100_000_000, pauseMode: PauseMode = .singleFile,
+                    clipsFolder: URL? = nil, keepsClips: Bool = false, mergesClipsAtEnd: Bool = true) {
+            self.container = container
+            self.video = video
+            self.audio = audio
+            self.mixesAudio = mixesAudio
+            self.overwrite = overwrite
+            self.fragmentInterval = fragmentInterval
+            self.maxRecordedDuration = maxRecordedDuration
+            self.maxFileSize = maxFileSize
+            self.minimumFreeSpace = minimumFreeSpace
+            self.pauseMode = pauseMode
+            self.clipsFolder = clipsFolder
+            self.keepsClips = keepsClips
+            self.mergesClipsAtEnd = mergesClipsAtEnd
+        }
+    }
+
+    /// What pausing does.
+    public enum PauseMode: String, Sendable, Hashable {
+        /// Each pause ends a clip in its own file; the clips merge into one file at the end.
+        case clips
+        /// One file; the paused gaps are taken out of its timestamps.
+        case singleFile = "single-file"
+    }
+}
