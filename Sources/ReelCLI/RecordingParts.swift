@@ -104,10 +104,12 @@ final class RecordingParts: @unchecked Sendable {
 
     /// What an earlier recording of this name that was killed (`kill -9`, a crash) before its
     /// first fragment took the name left: its hidden file. One that holds nothing recorded is
-    /// removed; one that does is pointed out, with how to finish it. Files another recorder is
-    /// writing now are left alone.
+    /// removed; one that does is pointed out, with how to finish it. Files of a process that
+    /// still runs (the process ID is in the name: `.NAME.new-PID-N.EXT`), or that another
+    /// recorder is writing now, are left alone.
     static func tidyLeftovers(beside url: URL, container: Container, console: Console) {
-        for leftover in FilePlacement.temporaryFiles(beside: url, purposes: ["new"]) where !Recovery.isBeingRecorded(leftover) {
+        for leftover in FilePlacement.temporaryFiles(beside: url, purposes: ["new"])
+        where !Recovery.isBeingRecorded(leftover) && !isOfALiveProcess(leftover, stem: url.deletingPathExtension().lastPathComponent) {
             if removeIfItHoldsNothing(leftover, container: container) {
                 console.err("reel: note: removed \(leftover.path), which an earlier recording of \(url.lastPathComponent) "
                             + "that was cut off left holding nothing")
@@ -116,6 +118,16 @@ final class RecordingParts: @unchecked Sendable {
                             + "before it took the name; finalise it with: reel recover \(Shell.quoted(leftover.path))")
             }
         }
+    }
+
+    /// Whether the hidden file `leftover` (`.STEM.new-PID-N.EXT`) was made by a process that is
+    /// still running (or whose ID cannot be read from its name): a recorder that has just
+    /// created it and not yet locked it.
+    static func isOfALiveProcess(_ leftover: URL, stem: String) -> Bool {
+        let name = leftover.lastPathComponent.dropFirst(stem.count + 2)  // ".STEM."
+        let fields = name.split(separator: "-")
+        guard fields.count >= 3, fields[0] == "new", let pid = Int32(fields[1]), pid > 0 else { return true }
+        return kill(pid, 0) == 0 || errno != ESRCH
     }
 
     /// Whether the file at `url`, which this recording made, holds nothing that was recorded:

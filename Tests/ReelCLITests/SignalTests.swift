@@ -260,10 +260,13 @@ import ReelTestSupport
             _ = run.finish()
         }
         try #require(try hidden().count == 1, "no kill left a hidden file to tidy")
+        // One of a process that runs (a recorder that has made it and not yet locked it) stays.
+        let live = dir.url.appendingPathComponent(".k.new-\(getpid())-1.mp4")
+        try Data().write(to: live)
         let next = try ReelBinary.run(["record"] + Self.recording.dropLast(1) + ["1", "--overwrite", "-o", url.path])
         #expect(next.status == 0, "\(next.stderr)")
         #expect(next.stderr.contains("reel: note: removed") && next.stderr.contains("holding nothing"), "\(next.stderr)")
-        #expect(try hidden().isEmpty)
+        #expect(try hidden() == [live.lastPathComponent])
         #expect((try MediaProbe.probe(url).videoStreams.first?.frameCount ?? 0) == 30)
     }
 
