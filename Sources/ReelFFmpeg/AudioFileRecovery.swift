@@ -149,7 +149,7 @@ enum AudioFileRecovery {
         // The whole part is copied beside the destination, fixed, then named.
         let temporary = FilePlacement.temporaryURL(beside: destination, purpose: "recovering", pathExtension: destination.pathExtension)
         do {
-            try copy(url, bytes: repair.length, to: temporary, shown: destination)
+            try Syscall.copyFile(url, bytes: repair.length, to: temporary, shown: destination)
             try apply(repair, to: temporary, shown: destination, truncating: false)
             try FilePlacement.place(temporary, at: destination, replacing: overwrite, what: "the recovered file")
         } catch {
@@ -175,31 +175,6 @@ enum AudioFileRecovery {
             }
         }
         try Syscall.call(orThrow: { Syscall.fileError($0, at: shown, action: "write") }) { fsync(fd) }
-    }
-
-    /// Copies the first `count` bytes of `source` into the new file `target`; errors name
-    /// `shown` for the copy.
-    private static func copy(_ source: URL, bytes count: Int64, to target: URL, shown: URL) throws {
-        let input = try Syscall.call(orThrow: { Syscall.fileError($0, at: source, action: "read") }) { open(source.path, O_RDONLY | O_CLOEXEC) }
-        defer { Syscall.close(input) }
-        let output = try Syscall.call(orThrow: { Syscall.fileError($0, creating: shown, action: "create") }) {
-            open(target.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        }
-        defer { Syscall.close(output) }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var done: Int64 = 0
-        while done < count {
-            let wanted = Int(min(Int64(buffer.count), count - done))
-            let n = try buffer.withUnsafeMutableBytes { raw in
-                try Syscall.readAll(input, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<wanted]), at: done,
-                                    orThrow: { Syscall.fileError($0, at: source, action: "read") })
-            }
-            guard n > 0 else { throw Syscall.fileError(EIO, at: source, action: "read") }
-            try buffer.withUnsafeBytes { raw in
-                try Syscall.writeAll(output, UnsafeRawBufferPointer(rebasing: raw[0..<n]), orThrow: { Syscall.fileError($0, creating: shown, action: "write") })
-            }
-            done += Int64(n)
-        }
     }
 
     // MARK: WAV

@@ -134,36 +134,7 @@ package final class RecordingLock: @unchecked Sendable {
     /// Copies the locked file's content (a file deleted while it was held) into a new file at
     /// `destination`, which must not exist; the copy is synced. Returns the bytes copied.
     package func copyContent(to destination: URL) throws -> Int64 {
-        let source = try Syscall.call(orThrow: { Syscall.fileError($0, at: url, action: "read") }) {
-            open("/proc/self/fd/\(fd)", O_RDONLY | O_CLOEXEC)
-        }
-        defer { Syscall.close(source) }
-        let target = try Syscall.call(orThrow: { Syscall.fileError($0, creating: destination, action: "create") }) {
-            open(destination.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        }
-        defer { Syscall.close(target) }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var total: Int64 = 0
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw Syscall.fileError(errno, at: url, action: "read")
-            }
-            if count == 0 { break }
-            var done = 0
-            while done < count {
-                let wrote = buffer.withUnsafeBytes { write(target, $0.baseAddress! + done, count - done) }
-                if wrote < 0 {
-                    if errno == EINTR { continue }
-                    throw Syscall.fileError(errno, creating: destination, action: "write")
-                }
-                done += wrote
-            }
-            total += Int64(count)
-        }
-        try Syscall.call(orThrow: { Syscall.fileError($0, creating: destination, action: "write") }) { fsync(target) }
-        return total
+        try Syscall.copyFile(URL(fileURLWithPath: "/proc/self/fd/\(fd)"), to: destination)
     }
 
     // MARK: Asking whether a file is being written
