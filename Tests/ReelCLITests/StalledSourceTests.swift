@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+import Reel
+@testable import ReelCLI
+import ReelTestSupport
+
+/// `--duration` bounds a recording whose camera stalls: the recorded time counts the frames
+/// that came, so a network camera that goes quiet (and is waited for, to be picked up again)
+/// kept `reel record --duration N` running for ever, a script waiting on it with it.
+@Suite(.serialized) struct StalledSourceTests {
+    @Test func aDurationEndsARecordingWhoseCameraStalls() throws {
+        let server = try MJPEGServer(color: RGBColor(red: 30, green: 60, blue: 220), counter: true)
+        defer { server.terminate() }
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("stalled.mp4")
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record", "--camera=\(server.url.absoluteString)", "--duration", "4", "--preset", "ultrafast", "-o", url.path]
+        let errors = Pipe(), output = Pipe()
+        process.standardError = errors
+        process.standardOutput = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        usleep(1_500_000)
+        server.freeze()
+        defer { server.thaw() }
+        let started = Date()
+        while process.isRunning && Date().timeIntervalSince(started) < 15 { usleep(50_000) }
+        let ended = !process.isRunning
+        if !ended { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(ended, "still running 15 s after the camera stalled: \(stderr)")
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(stderr.contains("the 4 s to record have passed, but the sources delivered less"), "\(stderr)")
+        // It ends about the duration and the grace after it began, and keeps what came.
+        let afterStart = Date().timeIntervalSince(started) + 1.5
+        #expect(afterStart < 4 + RecordCommand.durationGrace + 2, "ended \(afterStart) s after it began")
+        #expect(stdout.contains("Saved \(url.path)"), "\(stdout)")
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter)
+        #expect(counters.count >= 20 && counters.allSatisfy { $0 != nil }, "\(counters)")
+    }
+}
