@@ -135,7 +135,7 @@ struct RecordCommand {
         do {
             if options.writesFile { (url, reserved) = try resolveOutput() }
             if !reserved && options.writesFile { try OutputLocation.check(url, overwrite: options.overwrite) }
-            if options.writesFile { RecordingParts.tidyLeftovers(beside: url, container: options.container, console: console) }
+            if options.writesFile { RecordingParts.tidyLeftovers(beside: url, console: console) }
             // A clip recording of this name that was cut off before its merge: recording a new
             // file there would leave its clips without a file to be merged into.
             // (Another kind of file of the same name is free to be recorded, unless this
@@ -283,6 +283,7 @@ struct RecordCommand {
                 console.err("reel: note: \(folder.path) holds the clips of a recording that was never merged; merge them with: reel recover \(Shell.quoted(folder.path))")
             }
         }
+        parts.noteRecordingFile()
         signals.started()
         // In clip mode the file appears only with the merge at the stop; the clips folder, made
         // now, holds the name meanwhile (a crash leaves it, not an empty file beside it).

@@ -41,6 +41,23 @@ final class RecordingParts: @unchecked Sendable {
         earlierFile = reserved ? nil : url.flatMap(FileIdentity.init)
     }
 
+    /// The file the recording writes, once its recorder has made it (its inode, whatever its
+    /// name becomes).
+    private var recordingFile: FileIdentity?
+
+    /// Notes which file the recording writes, now that the recorder has made it: the hidden
+    /// file of a replacement, or the name itself, whichever this process holds open.
+    func noteRecordingFile() {
+        lock.lock()
+        let url = _url
+        lock.unlock()
+        guard let url else { return }
+        let candidates = FilePlacement.temporaryFiles(beside: url, purposes: ["new"], pid: getpid()) + [url]
+        let held = candidates.lazy.compactMap { OpenFile.held(at: $0) }.first
+        lock.lock(); defer { lock.unlock() }
+        recordingFile = held?.identity
+    }
+
     func set(recorder: Recorder) {
         lock.lock(); defer { lock.unlock() }
         _recorder = recorder
@@ -51,16 +68,18 @@ final class RecordingParts: @unchecked Sendable {
         _compositor = compositor
     }
 
-    /// What an abort leaves on disk, and how to finish it. A file this recording made that
-    /// holds nothing recorded yet (its header, or a torn first part) is removed first: an abort
-    /// in the first moments leaves no file that does not play, nor a hidden one, and the name
-    /// free for the next try.
+    /// What an abort leaves on disk, and how to finish it. The recording's file is told by
+    /// what this process holds open (its inode), never by its name alone: a file the user put
+    /// at the name is never touched. One that holds nothing recorded yet (its header, a torn
+    /// first part) is removed; one renamed meanwhile is named where it is now; one deleted
+    /// meanwhile is copied back from the open file first.
     func abandon(container: Container) -> String {
         lock.lock()
         let url = _url
         let recorder = _recorder
         let replayOnly = self.replayOnly
         let earlierFile = self.earlierFile
+        let recordingFile = self.recordingFile
         lock.unlock()
         if replayOnly { return "reel: aborted; the replay buffer was dropped (replays saved before stay)" }
         guard let url else { return "reel: aborted before anything was recorded" }
@@ -69,36 +88,48 @@ final class RecordingParts: @unchecked Sendable {
             return "reel: aborted; the recording is in the clips in \(folder.path) (\(url.lastPathComponent) was not written); "
                 + "merge them with: reel recover \(Shell.quoted(folder.path))"
         }
-        let unchanged = earlierFile == nil ? "" : ", and \(url.path) is unchanged"
+        let unchanged = earlierFile.map { FileIdentity(url) == $0 } == true ? ", and \(url.path) is unchanged" : ""
         // Replacing a file (--overwrite), the new recording keeps a hidden name of its own until
-        // its first fragment is on the disk: the old file is then still there, unchanged.
-        if let hidden = FilePlacement.temporaryFiles(beside: url, purposes: ["new"], pid: getpid()).first {
-            if Self.removeIfItHoldsNothing(hidden, container: container) {
+        // its first fragment is on the disk; the name, or the hidden one, if this process has it open.
+        let candidates = FilePlacement.temporaryFiles(beside: url, purposes: ["new"], pid: getpid()) + [url]
+        guard let file = recordingFile.flatMap(OpenFile.find) ?? candidates.lazy.compactMap({ OpenFile.held(at: $0) }).first else {
+            return "reel: aborted before anything was recorded\(unchanged)"
+        }
+        let place: URL
+        if file.isDeleted {
+            if Recovery.holdsNothingRecorded(file.descriptorPath) {
                 return "reel: aborted before the first part of the recording reached the disk: nothing was recorded\(unchanged)"
             }
-            return "reel: aborted; \(url.path) is unchanged; what was recorded is in \(hidden.path); "
-                + "finalise it with: reel recover \(Shell.quoted(hidden.path))"
+            // Deleted while it was recorded: what it holds is copied back, or it goes with us.
+            guard let rescue = try? OpenFile.copyBack(file, to: url) else {
+                return "reel: aborted; \(url.path) was deleted while it was recorded, and what was recorded could not be copied back"
+            }
+            place = rescue
+        } else {
+            place = file.path
+            if Self.removeIfItHoldsNothing(place, identity: file.identity) {
+                let firstPart = container == .mkv ? "cluster of the recording (up to a keyframe interval, 2 s by default)"
+                    : "part of the recording (half a second, and what the encoder holds)"
+                return "reel: aborted before the first \(firstPart) reached the disk: nothing was recorded, and no file is left\(unchanged)"
+            }
         }
-        guard let identity = FileIdentity(url) else { return "reel: aborted before anything was recorded" }
-        if identity == earlierFile { return "reel: aborted before anything was recorded\(unchanged)" }
-        if Self.removeIfItHoldsNothing(url, container: container) {
-            let firstPart = container == .mkv ? "cluster of the recording (up to a keyframe interval, 2 s by default)"
-                : "part of the recording (half a second, and what the encoder holds)"
-            return "reel: aborted before the first \(firstPart) reached the disk: nothing was recorded, and no file is left"
+        let recover = "reel recover \(Shell.quoted(place.path))"
+        if place.lastPathComponent.hasPrefix(".") && place.path != url.path && !unchanged.isEmpty {
+            return "reel: aborted; \(url.path) is unchanged; what was recorded is in \(place.path); finalise it with: \(recover)"
         }
+        let moved = file.isDeleted ? " (\(url.lastPathComponent) was deleted while recorded and is copied back)"
+            : place.path == url.path ? "" : " (\(url.lastPathComponent) was moved there while recorded)"
         switch container {
         case .mkv:
-            return "reel: aborted; \(url.path) keeps what was recorded up to its last complete cluster; "
-                + "reel recover \(Shell.quoted(url.path)) gives it its index and duration"
+            return "reel: aborted; \(place.path)\(moved) keeps what was recorded up to its last complete cluster; "
+                + "\(recover) gives it its index and duration"
         case .ogg, .opus:
-            return "reel: aborted; \(url.path) keeps what was recorded up to its last complete page; "
-                + "reel recover \(Shell.quoted(url.path)) ends it properly"
+            return "reel: aborted; \(place.path)\(moved) keeps what was recorded up to its last complete page; \(recover) ends it properly"
         case .flac, .wav:
-            return "reel: aborted; \(url.path) keeps what was recorded up to its last written samples; "
-                + "reel recover \(Shell.quoted(url.path)) gives it its length"
+            return "reel: aborted; \(place.path)\(moved) keeps what was recorded up to its last written samples; \(recover) gives it its length"
         case .mp4, .mov, .m4a:
-            return "reel: aborted; \(url.path) keeps what was recorded up to its last complete fragment and plays; "
-                + "finalise it with: reel recover \(Shell.quoted(url.path))"
+            return "reel: aborted; \(place.path)\(moved) keeps what was recorded up to its last complete fragment and plays; "
+                + "finalise it with: \(recover)"
         }
     }
 
@@ -107,13 +138,13 @@ final class RecordingParts: @unchecked Sendable {
     /// removed; one that does is pointed out, with how to finish it. Files of a process that
     /// still runs (the process ID is in the name: `.NAME.new-PID-N.EXT`), or that another
     /// recorder is writing now, are left alone.
-    static func tidyLeftovers(beside url: URL, container: Container, console: Console) {
+    static func tidyLeftovers(beside url: URL, console: Console) {
         for leftover in FilePlacement.temporaryFiles(beside: url, purposes: ["new"])
         where !Recovery.isBeingRecorded(leftover) && !isOfALiveProcess(leftover, stem: url.deletingPathExtension().lastPathComponent) {
-            if removeIfItHoldsNothing(leftover, container: container) {
+            if let identity = FileIdentity(leftover), removeIfItHoldsNothing(leftover, identity: identity) {
                 console.err("reel: note: removed \(leftover.path), which an earlier recording of \(url.lastPathComponent) "
                             + "that was cut off left holding nothing")
-            } else {
+            } else if Recovery.isCutOff(leftover) {
                 console.err("reel: note: \(leftover.path) holds an earlier recording of \(url.lastPathComponent) that was cut off "
                             + "before it took the name; finalise it with: reel recover \(Shell.quoted(leftover.path))")
             }
@@ -130,38 +161,19 @@ final class RecordingParts: @unchecked Sendable {
         return kill(pid, 0) == 0 || errno != ESRCH
     }
 
-    /// Whether the file at `url`, which this recording made, holds nothing that was recorded:
-    /// an MP4/MOV with no complete fragment (only its header, or a torn first one), an MKV with
-    /// no cluster. Audio-only files are never taken for empty.
-    static func holdsNothing(_ url: URL, container: Container) -> Bool {
-        switch container {
-        case .mkv: return !holdsACluster(url)
-        case .mp4, .mov, .m4a: return !Recovery.isCutOff(url) && !Recovery.isFinished(url)
-        case .ogg, .opus, .flac, .wav: return false
-        }
-    }
-
-    /// Removes `file`, which this recording made, if it holds nothing recorded. The writer may
-    /// still be running: the file is first moved aside to a hidden name and looked at again
-    /// there, so that a part it completed meanwhile is seen, and the file given its name back.
-    static func removeIfItHoldsNothing(_ file: URL, container: Container) -> Bool {
-        guard holdsNothing(file, container: container) else { return false }
+    /// Removes `file` if it holds nothing recorded and is the file `identity` (this recording's,
+    /// or a killed one's left under its hidden name). The writer may still be running: the
+    /// file is first moved aside to a hidden name and looked at again there, so that a part it
+    /// completed meanwhile is seen, and the file given its name back.
+    static func removeIfItHoldsNothing(_ file: URL, identity: FileIdentity) -> Bool {
+        guard FileIdentity(file) == identity, Recovery.holdsNothingRecorded(file) else { return false }
         let aside = FilePlacement.temporaryURL(beside: file, purpose: "aborted")
         guard rename(file.path, aside.path) == 0 else { return false }
-        if holdsNothing(aside, container: container) {
+        if FileIdentity(aside) == identity && Recovery.holdsNothingRecorded(aside) {
             unlink(aside.path)
             return true
         }
         rename(aside.path, file.path)
         return false
-    }
-
-    /// Whether the Matroska file at `url` holds a cluster (libavformat writes each whole, once
-    /// it is complete): the header alone is a few kilobytes, so a file past 1 MiB does.
-    static func holdsACluster(_ url: URL) -> Bool {
-        guard let file = FileHandle(forReadingAtPath: url.path) else { return false }
-        defer { try? file.close() }
-        guard let head = try? file.read(upToCount: 1 << 20) else { return false }
-        return head.count == 1 << 20 || head.range(of: Data([0x1F, 0x43, 0xB6, 0x75])) != nil
     }
 }

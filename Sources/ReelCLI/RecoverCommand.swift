@@ -98,7 +98,7 @@ struct RecoverCommand {
                     continue
                 }
                 if summary.leftOutBytes > 0 {
-                    how += "; the last \(summary.leftOutBytes) bytes, a fragment cut short, do not play and were left out"
+                    how += "; the last \(summary.leftOutBytes) bytes, a fragment cut short, were left out (frames in it are not recovered)"
                 }
                 if Container(pathExtension: summary.url.pathExtension)?.isAudioOnly == true {
                     console.out(String(format: "Recovered %@: %.2f s of sound (%@)", summary.url.path, summary.duration.seconds, how))

@@ -75,6 +75,12 @@ extension AssetWriter {
         do {
             return try body()
         } catch var error as ReelError where error.code == .insufficientStorage {
+            // A file that holds nothing yet (the disk filled before its first fragment, or a
+            // replacement's hidden file that is gone) is nothing to recover.
+            guard Recovery.isCutOff(url) else {
+                error.hint = "the disk filled before anything was recorded; free some space and record again"
+                throw error
+            }
             let recover = "reel recover \(Shell.quoted(url.path))"
             error.hint = configuration.container.isISOBaseMedia
                 ? "finalise what was recorded with: \(recover) (which works on the full disk too)"

@@ -33,7 +33,7 @@ public enum Recovery {
         /// already (then nothing was written).
         public var finalisation: AssetWriter.Finalisation
         /// The bytes at the end of the recording left out: a fragment cut short (by a crash,
-        /// a full disk), which does not play.
+        /// a full disk), with any whole frames in it.
         public var leftOutBytes: Int64 = 0
     }
 
@@ -51,6 +51,27 @@ public enum Recovery {
         case .interruptedFinalise, .cutOffMatroska: return true
         case .complete, .emptyFragmented, .notARecording: return false
         }
+    }
+
+    /// Whether `url` is the start of a recording that holds nothing recorded yet: an empty
+    /// file, an MP4/MOV with its header and no complete fragment, an MKV with its header and no
+    /// cluster, a WAV/FLAC/Ogg file with no whole audio frame. Anything else (another kind of
+    /// file, a damaged one, one that holds media) is not.
+    public static func holdsNothingRecorded(_ url: URL) -> Bool {
+        var info = stat()
+        guard stat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
+        if info.st_size == 0 { return true }
+        if AudioFileRecovery.kind(of: url) != nil {
+            do { _ = try AudioFileRecovery.plan(url); return false } catch { return (error as? ReelError)?.code == .nothingRecorded }
+        }
+        guard let file = FileHandle(forReadingAtPath: url.path) else { return false }
+        defer { try? file.close() }
+        guard let head = try? file.read(upToCount: 1 << 20), head.count >= 8 else { return false }
+        if head.starts(with: [0x1A, 0x45, 0xDF, 0xA3]) {
+            // Matroska: libavformat writes each cluster whole; the header alone is a few kilobytes.
+            return head.count < 1 << 20 && head.range(of: Data([0x1F, 0x43, 0xB6, 0x75])) == nil
+        }
+        return (try? RecordingFile.inspect(url)) == .emptyFragmented
     }
 
     /// Whether `url` is a finished recording: an MP4/MOV with its index, or an MKV whose
@@ -177,8 +198,8 @@ public enum Recovery {
                     return done
                 } catch let error as ReelError where error.code == .insufficientStorage {
                     // No room for the copy: the disk that cut the recording short is still
-                    // full. The fragment cut short, which does not play (the copy leaves it out
-                    // too), is cut off the end of the file, which is then finalised in place,
+                    // full. The fragment cut short (which the copy leaves out too, frames in it
+                    // included) is cut off the end of the file, which is then finalised in place,
                     // its index going into the space reserved for it: no space needed.
                     try Syscall.call(orThrow: { Syscall.fileError($0, at: url, action: "shorten") }) {
                         truncate(url.path, off_t(layout.completeLength))

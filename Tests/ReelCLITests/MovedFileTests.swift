@@ -72,6 +72,50 @@ import ReelTestSupport
         try expectWhole(url, atLeast: 60)
     }
 
+    /// Aborts the recording in `name` after `change` (at 1.5 s) and 1 s more: a stop signal
+    /// and a second one from another process.
+    func abort(_ dir: TemporaryDirectory, _ name: String, change: (URL) throws -> Void) throws -> (status: Int32, stderr: String) {
+        let run = try SignalTests.Run(dir, name: name, arguments: Self.recording)
+        try run.waitForMain()
+        usleep(1_500_000)
+        try change(run.url)
+        usleep(1_000_000)
+        run.send(SIGTERM, after: 0)
+        usleep(5_000)
+        _ = try Subprocess.run(["sh", "-c", "kill -TERM \(run.pid)"])
+        let result = run.finish()
+        return (result.status, result.stderr)
+    }
+
+    /// An abort after the file was renamed and a new file put at its name: the user's file is
+    /// never touched (the abort removed it as an empty recording by its name), and the message
+    /// names where the recording is.
+    @Test func anAbortAfterARenameLeavesTheNewFileAtTheNameAndNamesTheRecording() throws {
+        let dir = try TemporaryDirectory()
+        let moved = dir.url.appendingPathComponent("moved.mp4")
+        let precious = Data("someone else's".utf8)
+        let (status, stderr) = try abort(dir, "x.mp4") { url in
+            try FileManager.default.moveItem(at: url, to: moved)
+            try precious.write(to: url)
+        }
+        #expect(status == 128 + SIGTERM, "\(stderr)")
+        #expect(try Data(contentsOf: dir.url.appendingPathComponent("x.mp4")) == precious)
+        #expect(stderr.contains("\(moved.path) (x.mp4 was moved there while recorded) keeps what was recorded"), "\(stderr)")
+        #expect(try ReelBinary.run(["recover", moved.path]).status == 0)
+        try expectWhole(moved, atLeast: 30)
+    }
+
+    /// An abort after the file was deleted: what the open file holds is copied back first.
+    @Test func anAbortAfterADeleteCopiesTheRecordingBack() throws {
+        let dir = try TemporaryDirectory()
+        let (status, stderr) = try abort(dir, "gone.mp4") { try FileManager.default.removeItem(at: $0) }
+        #expect(status == 128 + SIGTERM, "\(stderr)")
+        let url = dir.url.appendingPathComponent("gone.mp4")
+        #expect(stderr.contains("was deleted while recorded and is copied back"), "\(stderr)")
+        #expect(try ReelBinary.run(["recover", url.path]).status == 0)
+        try expectWhole(url, atLeast: 30)
+    }
+
     /// A file deleted and its name taken by another: that one stays, the recording goes beside it.
     @Test func aDeletedFileWhoseNameWasTakenIsRescuedBesideIt() throws {
         let dir = try TemporaryDirectory()
