@@ -114,8 +114,12 @@ final class RecordingParts: @unchecked Sendable {
             }
         }
         let recover = "reel recover \(Shell.quoted(place.path))"
-        if place.lastPathComponent.hasPrefix(".") && place.path != url.path && !unchanged.isEmpty {
-            return "reel: aborted; \(url.path) is unchanged; what was recorded is in \(place.path); finalise it with: \(recover)"
+        // Still under the hidden name of a replacement (--overwrite): it has not taken the name.
+        let stem = url.deletingPathExtension().lastPathComponent
+        if place.deletingLastPathComponent().path == url.deletingLastPathComponent().path,
+           place.lastPathComponent.hasPrefix(".\(stem).new-\(getpid())-") {
+            return "reel: aborted before the recording took the name \(url.lastPathComponent)\(unchanged); "
+                + "what was recorded is in \(place.path); finalise it with: \(recover)"
         }
         let moved = file.isDeleted ? " (\(url.lastPathComponent) was deleted while recorded and is copied back)"
             : place.path == url.path ? "" : " (\(url.lastPathComponent) was moved there while recorded)"
