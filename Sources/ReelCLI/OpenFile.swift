@@ -33,8 +33,9 @@ struct OpenFile {
             guard stat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
                   UInt64(info.st_dev) == identity.device, UInt64(info.st_ino) == identity.inode,
                   let target = try? FileManager.default.destinationOfSymbolicLink(atPath: descriptor) else { continue }
-            let deleted = info.st_nlink == 0
-            let path = deleted && target.hasSuffix(" (deleted)") ? String(target.dropLast(10)) : target
+            // " (deleted)": no name left, or only one made meanwhile (a hard link) that is not known.
+            let deleted = info.st_nlink == 0 || target.hasSuffix(" (deleted)")
+            let path = target.hasSuffix(" (deleted)") ? String(target.dropLast(10)) : target
             return OpenFile(identity: identity, descriptorPath: URL(fileURLWithPath: descriptor), path: URL(fileURLWithPath: path),
                             isDeleted: deleted)
         }
@@ -44,6 +45,11 @@ struct OpenFile {
     /// Copies a deleted file's content back to `url`, or, if that name was taken again, to
     /// `NAME (rescued).EXT` beside it; returns where.
     static func copyBack(_ file: OpenFile, to url: URL) throws -> URL {
+        // The stop may have copied it back already.
+        if let copy = RecordingLock.rescuedCopy(device: file.identity.device, inode: file.identity.inode),
+           FileManager.default.fileExists(atPath: copy.path) {
+            return copy
+        }
         var rescue = url
         var attempt = 0
         while FileManager.default.fileExists(atPath: rescue.path) || (try? FileManager.default.destinationOfSymbolicLink(atPath: rescue.path)) != nil {
@@ -52,6 +58,7 @@ struct OpenFile {
             rescue = url.deletingLastPathComponent().appendingPathComponent(name).appendingPathExtension(url.pathExtension)
         }
         try Syscall.copyFile(file.descriptorPath, to: rescue)
+        RecordingLock.noteRescuedCopy(device: file.identity.device, inode: file.identity.inode, at: rescue)
         return rescue
     }
 }

@@ -88,14 +88,18 @@ final class RecordingParts: @unchecked Sendable {
             return "reel: aborted; the recording is in the clips in \(folder.path) (\(url.lastPathComponent) was not written); "
                 + "merge them with: reel recover \(Shell.quoted(folder.path))"
         }
-        let unchanged = earlierFile.map { FileIdentity(url) == $0 } == true ? ", and \(url.path) is unchanged" : ""
+        var unchanged: String { earlierFile.map { FileIdentity(url) == $0 } == true ? ", and \(url.path) is unchanged" : "" }
         // Replacing a file (--overwrite), the new recording keeps a hidden name of its own until
         // its first fragment is on the disk; the name, or the hidden one, if this process has it open.
         let candidates = FilePlacement.temporaryFiles(beside: url, purposes: ["new"], pid: getpid()) + [url]
         guard let file = recordingFile.flatMap(OpenFile.find) ?? candidates.lazy.compactMap({ OpenFile.held(at: $0) }).first else {
+            // Not open any more: the stop has finished it (a sound file finishes in a moment).
+            if let now = FileIdentity(url), now != earlierFile, recordingFile == nil || recordingFile == now, Recovery.isFinished(url) {
+                return "reel: aborted as the recording was finished: \(url.path) holds it"
+            }
             return "reel: aborted before anything was recorded\(unchanged)"
         }
-        let place: URL
+        var place: URL
         if file.isDeleted {
             if Recovery.holdsNothingRecorded(file.descriptorPath) {
                 return "reel: aborted before the first part of the recording reached the disk: nothing was recorded\(unchanged)"
@@ -113,6 +117,9 @@ final class RecordingParts: @unchecked Sendable {
                 return "reel: aborted before the first \(firstPart) reached the disk: nothing was recorded, and no file is left\(unchanged)"
             }
         }
+        // The writer runs on: it may have given the file the name meanwhile (a replacement's
+        // first fragment is on the disk); where it is now.
+        if !file.isDeleted, let again = OpenFile.find(file.identity), !again.isDeleted { place = again.path }
         let recover = "reel recover \(Shell.quoted(place.path))"
         // Still under the hidden name of a replacement (--overwrite): it has not taken the name.
         let stem = url.deletingPathExtension().lastPathComponent
@@ -144,7 +151,8 @@ final class RecordingParts: @unchecked Sendable {
     /// recorder is writing now, are left alone.
     static func tidyLeftovers(beside url: URL, console: Console) {
         for leftover in FilePlacement.temporaryFiles(beside: url, purposes: ["new"])
-        where !Recovery.isBeingRecorded(leftover) && !isOfALiveProcess(leftover, stem: url.deletingPathExtension().lastPathComponent) {
+        where isRecordingLike(leftover, of: url) && !Recovery.isBeingRecorded(leftover)
+            && !isOfALiveProcess(leftover, stem: url.deletingPathExtension().lastPathComponent) {
             if let identity = FileIdentity(leftover), removeIfItHoldsNothing(leftover, identity: identity) {
                 console.err("reel: note: removed \(leftover.path), which an earlier recording of \(url.lastPathComponent) "
                             + "that was cut off left holding nothing")
@@ -152,6 +160,28 @@ final class RecordingParts: @unchecked Sendable {
                 console.err("reel: note: \(leftover.path) holds an earlier recording of \(url.lastPathComponent) that was cut off "
                             + "before it took the name; finalise it with: reel recover \(Shell.quoted(leftover.path))")
             }
+        }
+    }
+
+    /// Whether `leftover` could be a file reel made for a recording of `url`: a regular file
+    /// (not a link), of `url`'s extension, empty or beginning as that kind of file does.
+    static func isRecordingLike(_ leftover: URL, of url: URL) -> Bool {
+        var info = stat()
+        guard leftover.pathExtension.lowercased() == url.pathExtension.lowercased(),
+              lstat(leftover.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
+        if info.st_size == 0 { return true }
+        guard let handle = FileHandle(forReadingAtPath: leftover.path) else { return false }
+        defer { try? handle.close() }
+        let head = [UInt8]((try? handle.read(upToCount: 12)) ?? Data())
+        guard head.count >= 8 else { return false }
+        func starts(_ text: String, at offset: Int = 0) -> Bool { head[offset...].starts(with: Array(text.utf8)) }
+        switch Container(pathExtension: url.pathExtension) {
+        case .mp4, .mov, .m4a: return starts("ftyp", at: 4)
+        case .mkv: return head.starts(with: [0x1A, 0x45, 0xDF, 0xA3])
+        case .wav: return head.count >= 12 && starts("RIFF") && starts("WAVE", at: 8)
+        case .flac: return starts("fLaC")
+        case .ogg, .opus: return starts("OggS")
+        case nil: return false
         }
     }
 

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Foundation
+import Synchronization
 import ReelCore
 
 /// An advisory lock (`flock`) on a file that is being written: the sign, for other programs, that
@@ -124,7 +125,11 @@ package final class RecordingLock: @unchecked Sendable {
             return .inPlace
         }
         if held.st_nlink == 0 { return .deleted }
-        guard let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)"), path.hasPrefix("/"),
+        let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")
+        // Its name removed while another (a hard link made meanwhile) still leads to it: that
+        // one is not known, so it counts as deleted from here.
+        if path?.hasSuffix(" (deleted)") == true { return .deleted }
+        guard let path, path.hasPrefix("/"),
               case .success = Syscall.attempt({ stat(path, &named) }), named.st_dev == held.st_dev, named.st_ino == held.st_ino else {
             return .inPlace
         }
@@ -134,7 +139,26 @@ package final class RecordingLock: @unchecked Sendable {
     /// Copies the locked file's content (a file deleted while it was held) into a new file at
     /// `destination`, which must not exist; the copy is synced. Returns the bytes copied.
     package func copyContent(to destination: URL) throws -> Int64 {
-        try Syscall.copyFile(URL(fileURLWithPath: "/proc/self/fd/\(fd)"), to: destination)
+        let bytes = try Syscall.copyFile(URL(fileURLWithPath: "/proc/self/fd/\(fd)"), to: destination)
+        var held = stat()
+        if case .success = Syscall.attempt({ fstat(fd, &held) }) {
+            Self.noteRescuedCopy(device: UInt64(held.st_dev), inode: UInt64(held.st_ino), at: destination)
+        }
+        return bytes
+    }
+
+    /// The copies made of files deleted while they were written, by device and inode: the
+    /// stop and an abort that comes during it copy a file back once between them.
+    private static let rescuedCopies = Mutex<[[UInt64]: URL]>([:])
+
+    /// Notes that the deleted file `device`/`inode` was copied back to `url`.
+    package static func noteRescuedCopy(device: UInt64, inode: UInt64, at url: URL) {
+        rescuedCopies.withLock { $0[[device, inode]] = url }
+    }
+
+    /// Where the deleted file `device`/`inode` was copied back to, if it was.
+    package static func rescuedCopy(device: UInt64, inode: UInt64) -> URL? {
+        rescuedCopies.withLock { $0[[device, inode]] }
     }
 
     // MARK: Asking whether a file is being written

@@ -54,6 +54,22 @@ import ReelTestSupport
         try expectWhole(url, atLeast: 60)
     }
 
+    /// A hard link made to the file and its name then removed: the file's new name is not
+    /// known to reel, so it is copied back to its name (it said "cannot open NAME" and left the
+    /// linked file fragmented).
+    @Test func aFileRelinkedAndUnlinkedWhileRecordedIsCopiedBack() throws {
+        let dir = try TemporaryDirectory()
+        let link = dir.url.appendingPathComponent("link.mp4")
+        let (result, saved) = try record(dir, "linked.mp4") { url in
+            try FileManager.default.linkItem(at: url, to: link)
+            try FileManager.default.removeItem(at: url)
+        }
+        #expect(result.status == 0, "\(result.stderr)")
+        let url = dir.url.appendingPathComponent("linked.mp4")
+        #expect(saved?.path == url.path, "\(saved?.path ?? "no Saved line")")
+        try expectWhole(url, atLeast: 60)
+    }
+
     /// A folder in which no file can be made or renamed any more (here made immutable, as
     /// `chmod a-w` does for anyone but root): a short recording, which is finalised by copying
     /// it into a compact file beside it, is finalised in place instead (before, the stop failed

@@ -263,10 +263,14 @@ import ReelTestSupport
         // One of a process that runs (a recorder that has made it and not yet locked it) stays.
         let live = dir.url.appendingPathComponent(".k.new-\(getpid())-1.mp4")
         try Data().write(to: live)
+        // Files that only look like ours by name (of a process that is gone): never removed.
+        let text = dir.url.appendingPathComponent(".k.new-999999-2.mp4"), other = dir.url.appendingPathComponent(".k.new-999999-3.mp4.txt")
+        try Data("someone's notes".utf8).write(to: text)
+        try Data().write(to: other)
         let next = try ReelBinary.run(["record"] + Self.recording.dropLast(1) + ["1", "--overwrite", "-o", url.path])
         #expect(next.status == 0, "\(next.stderr)")
         #expect(next.stderr.contains("reel: note: removed") && next.stderr.contains("holding nothing"), "\(next.stderr)")
-        #expect(try hidden() == [live.lastPathComponent])
+        #expect(try hidden().sorted() == [live, text, other].map(\.lastPathComponent).sorted())
         #expect((try MediaProbe.probe(url).videoStreams.first?.frameCount ?? 0) == 30)
     }
 
