@@ -89,6 +89,13 @@ extension AssetWriter {
         }
     }
 
+    /// The device and inode of the file at `url` itself (not a link's target), if there is one.
+    static func identity(of url: URL) -> [UInt64]? {
+        var info = stat()
+        guard lstat(url.path, &info) == 0 else { return nil }
+        return [UInt64(info.st_dev), UInt64(info.st_ino)]
+    }
+
     /// Whether `url` is a regular file itself (not a link to one).
     static func isRegularFile(_ url: URL) -> Bool {
         var info = stat()

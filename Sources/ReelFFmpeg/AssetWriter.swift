@@ -31,6 +31,9 @@ public final class AssetWriter: @unchecked Sendable {
     public private(set) var url: URL
     /// The file this one replaces once it holds a packet.
     private var replaces: URL?
+    /// That file's device and inode when the recording began: another file put at its name
+    /// meanwhile is not replaced.
+    private var replacedFile: [UInt64]?
     /// Where the media begins in the file (after the header and the index reservation): a file
     /// larger than this holds a complete fragment (MKV: cluster), which plays.
     private var mediaStart: Int64 = 0
@@ -162,6 +165,7 @@ public final class AssetWriter: @unchecked Sendable {
             muxer = try Muxer(url: temporary, container: configuration.container, overwrite: false, writeQueue: writeQueue)
             url = temporary
             replaces = configuration.url
+            replacedFile = Self.identity(of: configuration.url)
         } else {
             muxer = try Muxer(url: configuration.url, container: configuration.container, overwrite: configuration.overwrite,
                               writeQueue: writeQueue)
@@ -385,6 +389,18 @@ public final class AssetWriter: @unchecked Sendable {
         guard finishing || firstMediaEnd.map({ muxer.bytesOnDisk >= $0 }) == true else { return }
         // A rename ignores locks: a recording that another program began there meanwhile stays.
         try RecordingLock.checkNotBeingWritten(target)
+        if let now = Self.identity(of: target), now != replacedFile {
+            // Another file was put at the name while recording (the one to replace moved away):
+            // --overwrite was not about that one. It stays; the recording keeps its own name
+            // until it is finished, then takes a free one beside it.
+            guard finishing else { return }
+            let stem = target.deletingPathExtension().lastPathComponent, folder = target.deletingLastPathComponent()
+            let names = (2...99).map { folder.appendingPathComponent("\(stem) (\($0))").appendingPathExtension(target.pathExtension) }
+            url = try FilePlacement.placeAtFirstFree(url, candidates: names, what: "the recording")
+            replaces = nil
+            tookTheName = true
+            return
+        }
         if rename(url.path, target.path) != 0 {
             throw Syscall.fileError(errno, creating: target, action: "replace")
         }
@@ -400,7 +416,7 @@ public final class AssetWriter: @unchecked Sendable {
     /// rather than vanishing when the writer lets go.
     private func followTheFile() throws {
         guard let lock else { return }
-        switch lock.whereabouts {
+        switch lock.whereabouts(expected: url) {
         case .inPlace:
             return
         case .moved(let now):

@@ -114,14 +114,15 @@ package final class RecordingLock: @unchecked Sendable {
         case deleted
     }
 
-    /// Where the file is now: someone may have renamed or deleted it while it was written.
-    /// Told by its inode (the name `url` leads to another file, or to none) and, for a moved
-    /// file, the kernel's name for the descriptor (`/proc/self/fd`).
-    package var whereabouts: Whereabouts {
+    /// Where the file is now, expected at `expected` (its writer may have renamed it itself
+    /// since it was locked): someone may have renamed or deleted it while it was written. Told
+    /// by its inode (the name leads to another file, or to none) and, for a moved file, the
+    /// kernel's name for the descriptor (`/proc/self/fd`).
+    package func whereabouts(expected: URL) -> Whereabouts {
         guard fd >= 0 else { return .inPlace }
         var held = stat(), named = stat()
         guard case .success = Syscall.attempt({ fstat(fd, &held) }) else { return .inPlace }
-        if case .success = Syscall.attempt({ stat(url.path, &named) }), named.st_dev == held.st_dev, named.st_ino == held.st_ino {
+        if case .success = Syscall.attempt({ stat(expected.path, &named) }), named.st_dev == held.st_dev, named.st_ino == held.st_ino {
             return .inPlace
         }
         if held.st_nlink == 0 { return .deleted }

@@ -13,9 +13,9 @@ import ReelTestSupport
 
     /// Records into `name` in `dir`, does `change` after 1.5 s, stops 1 s later; returns the
     /// result and the frames counted in the file the summary names.
-    func record(_ dir: TemporaryDirectory, _ name: String, change: (URL) throws -> Void) throws
+    func record(_ dir: TemporaryDirectory, _ name: String, extra: [String] = [], change: (URL) throws -> Void) throws
         -> (result: (status: Int32, signalled: Bool, stderr: String), saved: URL?) {
-        let run = try SignalTests.Run(dir, name: name, arguments: Self.recording)
+        let run = try SignalTests.Run(dir, name: name, arguments: Self.recording + extra)
         try run.waitForMain()
         usleep(1_500_000)
         try change(run.url)
@@ -68,6 +68,27 @@ import ReelTestSupport
         let url = dir.url.appendingPathComponent("linked.mp4")
         #expect(saved?.path == url.path, "\(saved?.path ?? "no Saved line")")
         try expectWhole(url, atLeast: 60)
+    }
+
+    /// `--overwrite` replaces the file that was at the name when the recording began; one the
+    /// user puts there after moving that one away stays, and the recording takes a free name
+    /// beside it (the new file was replaced when the recording took the name, at its first
+    /// cluster).
+    @Test func overwriteNeverReplacesAFilePutAtTheNameWhileRecording() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("x.mkv"), moved = dir.url.appendingPathComponent("old.mkv")
+        try Data("the file to replace".utf8).write(to: url)
+        let mine = Data("put there while recording".utf8)
+        let (result, saved) = try record(dir, "x.mkv", extra: ["--overwrite"]) { url in
+            try FileManager.default.moveItem(at: url, to: moved)
+            try mine.write(to: url)
+        }
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try Data(contentsOf: url) == mine)
+        #expect(try Data(contentsOf: moved) == Data("the file to replace".utf8))
+        let other = dir.url.appendingPathComponent("x (2).mkv")
+        #expect(saved?.path == other.path, "\(saved?.path ?? "no Saved line")")
+        #expect((try MediaProbe.probe(other).videoStreams.first?.frameCount ?? 0) >= 60)
     }
 
     /// A folder in which no file can be made or renamed any more (here made immutable, as
