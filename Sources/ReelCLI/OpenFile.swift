@@ -50,13 +50,7 @@ struct OpenFile {
            FileManager.default.fileExists(atPath: copy.path) {
             return copy
         }
-        var rescue = url
-        var attempt = 0
-        while FileManager.default.fileExists(atPath: rescue.path) || (try? FileManager.default.destinationOfSymbolicLink(atPath: rescue.path)) != nil {
-            attempt += 1
-            let name = "\(url.deletingPathExtension().lastPathComponent) (rescued\(attempt > 1 ? " \(attempt)" : ""))"
-            rescue = url.deletingLastPathComponent().appendingPathComponent(name).appendingPathExtension(url.pathExtension)
-        }
+        let rescue = FilePlacement.rescueName(for: url)
         try Syscall.copyFile(file.descriptorPath, to: rescue)
         RecordingLock.noteRescuedCopy(device: file.identity.device, inode: file.identity.inode, at: rescue)
         return rescue

@@ -422,13 +422,7 @@ public final class AssetWriter: @unchecked Sendable {
         case .moved(let now):
             url = now
         case .deleted:
-            var rescue = url
-            var attempt = 0
-            while FileManager.default.fileExists(atPath: rescue.path) || (try? FileManager.default.destinationOfSymbolicLink(atPath: rescue.path)) != nil {
-                attempt += 1
-                let name = "\(url.deletingPathExtension().lastPathComponent) (rescued\(attempt > 1 ? " \(attempt)" : ""))"
-                rescue = url.deletingLastPathComponent().appendingPathComponent(name).appendingPathExtension(url.pathExtension)
-            }
+            let rescue = FilePlacement.rescueName(for: url)
             do {
                 _ = try lock.copyContent(to: rescue)
             } catch var error as ReelError {

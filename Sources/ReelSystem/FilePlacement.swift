@@ -24,6 +24,19 @@ package enum FilePlacement {
         }
     }
 
+    /// Where a recording deleted while it was written is copied back: its own name `url` if
+    /// that is free again, else the first free `NAME (rescued).EXT`, `NAME (rescued 2).EXT`, …
+    package static func rescueName(for url: URL) -> URL {
+        var rescue = url
+        var attempt = 0
+        while FileManager.default.fileExists(atPath: rescue.path) || (try? FileManager.default.destinationOfSymbolicLink(atPath: rescue.path)) != nil {
+            attempt += 1
+            let name = "\(url.deletingPathExtension().lastPathComponent) (rescued\(attempt > 1 ? " \(attempt)" : ""))"
+            rescue = url.deletingLastPathComponent().appendingPathComponent(name).appendingPathExtension(url.pathExtension)
+        }
+        return rescue
+    }
+
     /// The temporary files ``temporaryURL(beside:purpose:pathExtension:)`` made beside
     /// `destination` for one of `purposes` (of process `pid`, or of any), in name order: what
     /// an interrupted write left behind.
