@@ -34,6 +34,9 @@ public final class AssetWriter: @unchecked Sendable {
     /// That file's device and inode when the recording began: another file put at its name
     /// meanwhile is not replaced.
     private var replacedFile: [UInt64]?
+    /// Whether another file was found at that name: the name is then taken only at the finish
+    /// (not looked at again with every packet).
+    private var nameTakenByAnother = false
     /// Where the media begins in the file (after the header and the index reservation): a file
     /// larger than this holds a complete fragment (MKV: cluster), which plays.
     private var mediaStart: Int64 = 0
@@ -382,7 +385,7 @@ public final class AssetWriter: @unchecked Sendable {
     /// complete fragment is on the disk (packets are flushed as they are muxed), or, `finishing`,
     /// the recording is being finalised. Until then a kill leaves the old file as it was.
     private func takeTheFilesName(finishing: Bool = false) throws {
-        guard let target = replaces else { return }
+        guard let target = replaces, finishing || !nameTakenByAnother else { return }
         if firstMediaEnd == nil, muxer.bytesWritten > mediaStart { firstMediaEnd = muxer.bytesWritten }
         // Written, not only queued, up to the end of that fragment: a kill from now on leaves
         // the new file playing.
@@ -393,7 +396,10 @@ public final class AssetWriter: @unchecked Sendable {
             // Another file was put at the name while recording (the one to replace moved away):
             // --overwrite was not about that one. It stays; the recording keeps its own name
             // until it is finished, then takes a free one beside it.
-            guard finishing else { return }
+            guard finishing else {
+                nameTakenByAnother = true
+                return
+            }
             let stem = target.deletingPathExtension().lastPathComponent, folder = target.deletingLastPathComponent()
             let names = (2...99).map { folder.appendingPathComponent("\(stem) (\($0))").appendingPathExtension(target.pathExtension) }
             url = try FilePlacement.placeAtFirstFree(url, candidates: names, what: "the recording")

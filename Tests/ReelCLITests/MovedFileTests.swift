@@ -11,14 +11,20 @@ import ReelTestSupport
 @Suite(.serialized) struct MovedFileTests {
     static let recording = ["--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast"]
 
-    /// Records into `name` in `dir`, does `change` after 1.5 s, stops 1 s later; returns the
-    /// result and the frames counted in the file the summary names.
-    func record(_ dir: TemporaryDirectory, _ name: String, extra: [String] = [], change: (URL) throws -> Void) throws
-        -> (result: (status: Int32, signalled: Bool, stderr: String), saved: URL?) {
+    /// Starts recording into `name` in `dir` and does `change` to its file 1.5 s in.
+    func start(_ dir: TemporaryDirectory, _ name: String, extra: [String] = [], change: (URL) throws -> Void) throws -> SignalTests.Run {
         let run = try SignalTests.Run(dir, name: name, arguments: Self.recording + extra)
         try run.waitForMain()
         usleep(1_500_000)
         try change(run.url)
+        return run
+    }
+
+    /// Records into `name` in `dir`, does `change` after 1.5 s, stops 1 s later; returns the
+    /// result and the file the summary names.
+    func record(_ dir: TemporaryDirectory, _ name: String, extra: [String] = [], change: (URL) throws -> Void) throws
+        -> (result: (status: Int32, signalled: Bool, stderr: String), saved: URL?) {
+        let run = try start(dir, name, extra: extra, change: change)
         run.send(SIGINT, after: 1000)
         let result = run.finish()
         let output = (try? String(contentsOf: run.stdout, encoding: .utf8)) ?? ""
@@ -112,14 +118,9 @@ import ReelTestSupport
     /// Aborts the recording in `name` after `change` (at 1.5 s) and 1 s more: a stop signal
     /// and a second one from another process.
     func abort(_ dir: TemporaryDirectory, _ name: String, change: (URL) throws -> Void) throws -> (status: Int32, stderr: String) {
-        let run = try SignalTests.Run(dir, name: name, arguments: Self.recording)
-        try run.waitForMain()
-        usleep(1_500_000)
-        try change(run.url)
+        let run = try start(dir, name, change: change)
         usleep(1_000_000)
-        run.send(SIGTERM, after: 0)
-        usleep(5_000)
-        _ = try Subprocess.run(["sh", "-c", "kill -TERM \(run.pid)"])
+        try run.abort()
         let result = run.finish()
         return (result.status, result.stderr)
     }

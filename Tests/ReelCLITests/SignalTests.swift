@@ -53,6 +53,14 @@ import ReelTestSupport
             Issue.record("reel's main did not start within 10 s")
         }
 
+        /// Aborts: a stop signal, then `gap` microseconds later another from another process
+        /// (one process's signal sent twice at once is one request).
+        func abort(gap: useconds_t = 5_000) throws {
+            kill(pid, SIGTERM)
+            usleep(gap)
+            _ = try Subprocess.run(["sh", "-c", "kill -TERM \(pid)"])
+        }
+
         func send(_ signo: Int32, after milliseconds: Int) {
             if milliseconds > 0 { usleep(useconds_t(milliseconds * 1000)) }
             kill(pid, signo)
@@ -169,10 +177,7 @@ import ReelTestSupport
         let run = try Run(dir, name: "abort.mp4", arguments: Self.recording.dropLast(2))
         try run.waitForMain()
         usleep(2_000_000)
-        run.send(SIGTERM, after: 0)
-        // From another process: one process's signal sent twice at once is one request (below).
-        usleep(5_000)
-        _ = try Subprocess.run(["sh", "-c", "kill -TERM \(run.pid)"])
+        try run.abort()
         let result = run.finish()
         #expect(result.status == 128 + SIGTERM && !result.signalled, "\(result.stderr)")
         #expect(result.stderr.contains("reel recover \"\(run.url.path)\""), "\(result.stderr)")
@@ -191,9 +196,7 @@ import ReelTestSupport
             let run = try Run(dir, name: "abort-\(delay).mkv", arguments: Self.recording.dropLast(2) + ["--json"])
             try run.waitForMain()
             usleep(useconds_t(delay * 1000))
-            run.send(SIGTERM, after: 0)
-            usleep(5_000)
-            _ = try Subprocess.run(["sh", "-c", "kill -TERM \(run.pid)"])
+            try run.abort()
             let result = run.finish()
             #expect(result.status == 128 + SIGTERM, "\(result.stderr)")
             let events = ((try? String(contentsOf: run.stdout, encoding: .utf8)) ?? "").split(separator: "\n")
@@ -223,9 +226,7 @@ import ReelTestSupport
             let run = try Run(dir, name: name, arguments: Self.recording.dropLast(2) + (overwrite ? ["--overwrite"] : []))
             try run.waitForMain()
             usleep(useconds_t(delay * 1000))
-            run.send(SIGTERM, after: 0)
-            usleep(2_000)
-            _ = try Subprocess.run(["sh", "-c", "kill -TERM \(run.pid)"])
+            try run.abort(gap: 2_000)
             let result = run.finish()
             #expect(result.status == 128 + SIGTERM || result.status == 1, "\(delay) ms: \(result.stderr)")
             let left = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { !$0.hasSuffix(".err") && !$0.hasSuffix(".out") }
