@@ -13,6 +13,12 @@ public enum SessionEvent: Sendable {
     case sourceResumed(source: String)
     /// A source came to its end (a file played out).
     case sourceEnded(source: String)
+    /// A source has nothing of what it was asked to record to deliver (no chosen application
+    /// plays); ``sourceResumed(source:)`` follows when something does.
+    case sourceSilent(source: String, error: ReelError)
+    /// Part of what a source was asked to record plays but is not recorded (see
+    /// ``SourceEvent/incomplete(_:)``).
+    case sourceIncomplete(source: String, error: ReelError)
     /// A source's filter cannot be applied to its pictures (a crop larger than the picture,
     /// say); its pictures go on unfiltered, so nothing is lost.
     case filterFailed(source: String, filter: String, error: ReelError)
@@ -341,6 +347,8 @@ public final class CaptureSession: Sendable {
             case .interrupted(let error): continuation.yield(.sourceInterrupted(source: name, error: error))
             case .resumed: continuation.yield(.sourceResumed(source: name))
             case .ended: continuation.yield(.sourceEnded(source: name))
+            case .silent(let error): continuation.yield(.sourceSilent(source: name, error: error))
+            case .incomplete(let error): continuation.yield(.sourceIncomplete(source: name, error: error))
             }
         }
         let pictureStages = stages

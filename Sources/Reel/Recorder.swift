@@ -62,6 +62,8 @@ public final class Recorder: CaptureOutput {
         var recordedFrames: RecordedFrames?
         /// Called once the recording has ended (frame logs waiting to rewrite their rows).
         var endHandlers: [@Sendable (RecordedFrames?) -> Void] = []
+        /// What the sources did not record, at the session times it happened.
+        var shortfalls = SourceShortfalls()
     }
     private let state: Mutex<State>
     private let dropped = Atomic<Int64>(0)
@@ -357,22 +359,30 @@ public final class Recorder: CaptureOutput {
     }
 
     public func sourceEvent(_ event: SourceEvent, from source: SourceID) {
+        if case .droppedFrames = event { return }  // counted as gaps between the frames written
+        // Named, and noted among the shortfalls at the session time it happened.
+        let name = state.withLock { s in
+            let name = s.sourceNames[source] ?? "source \(source)"
+            s.shortfalls.note(event, from: source, name: name, at: s.clock.map { $0.now() - s.origin } ?? .zero)
+            return name
+        }
         switch event {
         case .droppedFrames:
-            break  // counted as gaps between the frames written
+            break
         case .lost(let error):
-            let name = state.withLock { $0.sourceNames[source] } ?? "source \(source)"
             continuation.yield(.sourceLost(name: name, error: error))
             markGone(source)
         case .interrupted(let error):
-            let name = state.withLock { $0.sourceNames[source] } ?? "source \(source)"
             continuation.yield(.sourceInterrupted(name: name, error: error))
         case .resumed:
-            let name = state.withLock { $0.sourceNames[source] } ?? "source \(source)"
             continuation.yield(.sourceResumed(name: name))
             state.withLock { $0.machine.sourceResumed(source) }
         case .ended:
             markGone(source)
+        case .silent(let error):
+            continuation.yield(.sourceSilent(name: name, error: error))
+        case .incomplete(let error):
+            continuation.yield(.sourceIncomplete(name: name, error: error))
         }
     }
 
@@ -473,6 +483,7 @@ public final class Recorder: CaptureOutput {
             }
             summary.streams = pipeline.liveStreams.map(\.statistics)
             summary.encoderSpeedChanges = speed.changes
+            summary.shortfalls = state.withLock { $0.shortfalls }.summary { pipeline.recordedLength(from: .zero, to: $0) }
             result = .success(summary)
         } catch {
             queue.close()

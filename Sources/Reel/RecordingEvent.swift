@@ -82,6 +82,51 @@ public struct RecordingSummary: Sendable, Hashable {
     /// Every step of the video encoder's speed, in order (see ``EncoderSpeedChange``): empty
     /// when it kept up, or when adapting was off.
     public var encoderSpeedChanges: [EncoderSpeedChange] = []
+    /// What the recording's sources were asked to record and did not record, in the order it
+    /// happened: a source lost or interrupted, one silent from start to end (an application that
+    /// never played), part of a source not recorded (see ``SourceShortfall``). Empty when every
+    /// source recorded all it was asked to.
+    public var shortfalls: [SourceShortfall] = []
+
+    /// Whether every source recorded all it was asked to for the whole recording (no
+    /// ``shortfalls``): the file is finalised either way, but an incomplete one misses sound or
+    /// pictures that were asked for.
+    public var isComplete: Bool { shortfalls.isEmpty }
+}
+
+/// Something a recording's source was asked to record and did not: why, and from when.
+public struct SourceShortfall: Sendable, Hashable {
+    /// What happened to the source.
+    public enum Kind: String, Sendable, Hashable {
+        /// It went away for good (``SourceEvent/lost(_:)``).
+        case lost
+        /// It stopped delivering for a while (``SourceEvent/interrupted(_:)``); it may have come
+        /// back, leaving a gap.
+        case interrupted
+        /// It had nothing to record from the start to the end (``SourceEvent/silent(_:)`` and no
+        /// ``SourceEvent/resumed``): an application that never played.
+        case silent
+        /// Part of what it was asked for played and was not recorded
+        /// (``SourceEvent/incomplete(_:)``).
+        case incomplete
+    }
+
+    /// The source's name.
+    public var source: String
+    /// What happened.
+    public var kind: Kind
+    /// What the source said.
+    public var error: ReelError
+    /// The recorded time when it happened (zero for what was so from the start).
+    public var at: MediaTime
+
+    /// Describes a shortfall; each argument is the property of the same name.
+    public init(source: String, kind: Kind, error: ReelError, at: MediaTime) {
+        self.source = source
+        self.kind = kind
+        self.error = error
+        self.at = at
+    }
 }
 
 /// Why a recording ended.
@@ -117,8 +162,14 @@ public enum RecordingEvent: Sendable {
     /// A source stopped delivering for a while and is trying to come back; the recording goes
     /// on with the others.
     case sourceInterrupted(name: String, error: ReelError)
-    /// An interrupted source delivers again.
+    /// An interrupted or silent source delivers again.
     case sourceResumed(name: String)
+    /// A source has nothing of what it was asked to record to deliver (no chosen application
+    /// plays); ``sourceResumed(name:)`` follows when something does.
+    case sourceSilent(name: String, error: ReelError)
+    /// Part of what a source was asked to record plays but is not recorded; the recording goes
+    /// on (see ``SourceEvent/incomplete(_:)``).
+    case sourceIncomplete(name: String, error: ReelError)
     /// A live stream lost its connection (or could not connect again); it keeps trying and the
     /// recording goes on. `name` is its address without the key.
     case streamInterrupted(name: String, error: ReelError)

@@ -41,7 +41,7 @@ enum ManPage {
         }
         page += [
             ".SH EXIT STATUS",
-            "0: done; 1: a runtime failure (the message says what happened and what to do); 2: a usage error.",
+            escape(ExitStatus.text),
             ".SH FILES",
             ".TP",
             #"\fI$XDG_VIDEOS_DIR\fR, \fI~/Videos\fR"#,

@@ -93,7 +93,7 @@ final class ProgressRenderer: @unchecked Sendable {
                 console.errRaw("\r\u{1B}[2K" + line)
                 lineShown = true
             }
-        case .sourceLost, .sourceInterrupted, .sourceResumed:
+        case .sourceLost, .sourceInterrupted, .sourceResumed, .sourceSilent, .sourceIncomplete:
             break  // the session's own events report every source, once
         case .streamInterrupted(let name, let error):
             if json { console.out(Self.json(["event": "streamInterrupted", "stream": name, "message": error.description])) }
@@ -118,6 +118,9 @@ final class ProgressRenderer: @unchecked Sendable {
                 }
                 if !s.streams.isEmpty { object["streams"] = s.streams.map(StreamProgress.json) }
                 if !s.encoderSpeedChanges.isEmpty { object["encoderSpeedChanges"] = s.encoderSpeedChanges.map(Self.json) }
+                object["ending"] = s.ending.rawValue
+                object["complete"] = s.isComplete
+                if !s.isComplete { object["shortfalls"] = s.shortfalls.map { Self.json($0) } }
                 // With a save at the stop to come, `finished` waits for it: it stays the last event.
                 if holdsFinished && !finishedReleased {
                     heldFinished = object
@@ -159,6 +162,12 @@ final class ProgressRenderer: @unchecked Sendable {
         case .sourceResumed(let name):
             if json { console.out(Self.json(["event": "sourceResumed", "source": name])) }
             else { clearLine(); console.err("reel: \(name) is back") }
+        case .sourceSilent(let name, let error):
+            if json { console.out(Self.json(["event": "sourceSilent", "source": name, "message": error.description])) }
+            else { clearLine(); console.err("reel: \(name): \(error.description)") }
+        case .sourceIncomplete(let name, let error):
+            if json { console.out(Self.json(["event": "sourceIncomplete", "source": name, "message": error.description])) }
+            else { clearLine(); console.err("reel: warning: \(name): \(error.description)") }
         case .filterFailed(let name, let filter, let error):
             if json { console.out(Self.json(["event": "filterFailed", "source": name, "filter": filter, "message": error.description])) }
             else { clearLine(); console.err("reel: warning: the filter '\(filter)' cannot be applied to \(name): \(error.description); its pictures are recorded unfiltered") }
@@ -201,6 +210,25 @@ final class ProgressRenderer: @unchecked Sendable {
         return object
     }
 
+    /// A shortfall as JSON: `{"source": "app audio of 'A'", "kind": "silent", "at": 0,
+    /// "message": "…"}`.
+    static func json(_ shortfall: SourceShortfall) -> [String: Any] {
+        ["source": shortfall.source, "kind": shortfall.kind.rawValue, "at": (shortfall.at.seconds * 1000).rounded() / 1000,
+         "message": shortfall.error.description]
+    }
+
+    /// A shortfall as the summary's line: "app audio of 'A': silent from the start: …".
+    static func line(_ shortfall: SourceShortfall) -> String {
+        let when = shortfall.at > .zero ? " at \(Format.clock(seconds: shortfall.at.seconds))" : ""
+        let what = switch shortfall.kind {
+        case .lost: "lost\(when)"
+        case .interrupted: "interrupted\(when)"
+        case .silent: "nothing recorded"
+        case .incomplete: "incomplete\(when)"
+        }
+        return "\(shortfall.source): \(what): \(shortfall.error.message)"
+    }
+
     /// Says where the file went and what it holds.
     func printSummary(_ s: RecordingSummary) {
         console.out("Saved \(s.url.path)")
@@ -230,6 +258,10 @@ final class ProgressRenderer: @unchecked Sendable {
         case .lowDiskSpace: console.out("  stopped: the disk is nearly full")
         case .sourcesGone: console.out("  stopped: every source was lost or ended")
         case .requested: break
+        }
+        for shortfall in s.shortfalls { console.out("  missing   " + Self.line(shortfall)) }
+        if !s.isComplete {
+            console.out("  incomplete: a source did not record all it was asked to (exit status \(ExitStatus.incomplete))")
         }
     }
 }

@@ -81,6 +81,12 @@ struct RecordCommand {
     a minimised window's last picture is held, a closed one ends the video like a lost screen.
     On Wayland --window asks the desktop portal, whose dialog chooses the window.
 
+    Exit status: 0 when the file holds all that was asked for; 3 when it was finalised but a
+    source was lost or interrupted, recorded nothing (an application that never played) or
+    missed part of what it was asked for (the summary's "missing" lines, and with --json the
+    source events and "complete": false with "shortfalls" in "finished", say which); 1 for a
+    failure, 2 for a usage error.
+
     Examples:
       reel record --screen --mic --app-audio
       reel record --window=firefox --app-audio -o tab.mp4
@@ -435,9 +441,10 @@ struct RecordCommand {
             if let replay, exitSave == false || replay.failed > 0 {
                 let failed = max(replay.failed, 1)
                 console.err("reel: error: \(failed == 1 ? "a replay" : "\(failed) replays") asked for could not be saved (the warnings above say why)")
-                return 1
+                return ExitStatus.failure
             }
-            return 0
+            // Finalised, but without all that was asked for: a script can tell (exit 3).
+            return summary.isComplete ? ExitStatus.done : ExitStatus.incomplete
         case .failure(let error) where error.code == .nothingRecorded && options.startsPaused:
             // `reel preview` closed without pressing record: what was asked for, not a failure.
             if options.json { console.out(ProgressRenderer.json(["event": "finished", "status": "nothingRecorded"])) }

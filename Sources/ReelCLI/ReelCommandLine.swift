@@ -1,9 +1,24 @@
 import Foundation
 import Reel
 
+/// The exit statuses of `reel`, as the man page and `reel record --help` give them.
+enum ExitStatus {
+    /// Done: for `reel record`, the recording is finalised and holds all that was asked for.
+    static let done: Int32 = 0
+    /// A runtime failure: the message says what happened and what to do.
+    static let failure: Int32 = 1
+    /// A usage error.
+    static let usage: Int32 = 2
+    /// `reel record`: the recording is finalised, but a source did not record all it was asked
+    /// to (lost, interrupted, an application that never played or was not recorded).
+    static let incomplete: Int32 = 3
+    /// The sentence the help and the man page give.
+    static let text = "0 done (a recording holds all that was asked for); 1 a runtime failure (the message says what happened and what to do); 2 a usage error; 3 a recording was finalised but is incomplete: a source was lost or interrupted, recorded nothing (an application that never played) or missed part of what it was asked for (the warnings, the summary's \"missing\" lines and --json's \"complete\": false with its \"shortfalls\" say which)."
+}
+
 /// The `reel` command line: parses the arguments and runs a command.
 ///
-/// Exit status: 0 done, 1 a runtime failure, 2 a usage error.
+/// Exit status: see ``ExitStatus``.
 public enum ReelCommandLine {
     static let help = """
     reel — record screens, cameras and audio on Linux into MP4, MOV or MKV files.

@@ -15,10 +15,20 @@ public enum SourceEvent: Sendable {
     /// The source stopped delivering for a while (a network camera dropped, the audio server
     /// restarted) and is trying to come back; ``resumed`` follows if it does.
     case interrupted(ReelError)
-    /// An interrupted source delivers again.
+    /// An interrupted or silent source delivers again (a silent one: something it was asked
+    /// to record plays now).
     case resumed
     /// The source came to its natural end (a file played out).
     case ended
+    /// The source runs but has had nothing of what it was asked to record to deliver since it
+    /// started: no chosen application plays (yet). ``resumed`` follows when one does. (Said
+    /// once, at the start: a pause in what it records later is not a silence.) A source that
+    /// stays silent to the end of a recording is in its summary: nothing of it was recorded.
+    case silent(ReelError)
+    /// Part of what the source was asked to record plays but is not recorded (an
+    /// application's stream that was moved away, or that another program keeps where it is);
+    /// the recording goes on, and its summary says so.
+    case incomplete(ReelError)
 }
 
 /// The session's side of a running source: where to deliver samples and the shared clock.

@@ -155,7 +155,7 @@ import ReelTestSupport
         let r = try await record(["--screen", "--preset", "ultrafast", "-o", url.path], on: desktop, started: url, after: 1.5) {
             desktop.kill("xdg-desktop-portal-wlr")
         }
-        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.status == 3, "\(r.stderr)")
         #expect(r.stderr.contains("lost screen"), "\(r.stderr)")
         #expect(r.stderr.contains("screen cast ended") || r.stderr.contains("stopped"), "\(r.stderr)")
         #expect(r.stdout.contains("every source was lost or ended"), "\(r.stdout)")
@@ -170,7 +170,7 @@ import ReelTestSupport
         let r = try await record(["--screen", "--preset", "ultrafast", "-o", url.path], on: desktop, started: url, after: 1.5) {
             desktop.kill("pipewire")
         }
-        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.status == 3, "\(r.stderr)")
         #expect(r.stderr.contains("lost screen"), "\(r.stderr)")
         #expect(r.stderr.contains("PipeWire"), "\(r.stderr)")
         #expect((try MediaProbe.probe(url).videoStreams.first?.frameCount ?? 0) >= 20)

@@ -116,7 +116,8 @@ import ReelTestSupport
             (2.0, { painter.show(window: target, true) }),
             (2.5, { painter.close(window: target) }),
         ])
-        #expect(r.status == 0, "\(r.stderr)")
+        // Finalised, but the window's own picture is missing for a while and at the end.
+        #expect(r.status == 3, "\(r.stderr)")
         #expect(r.stderr.contains("is minimised or hidden"), "\(r.stderr)")
         #expect(r.stderr.contains("is back"), "\(r.stderr)")
         #expect(r.stderr.contains("was closed"), "\(r.stderr)")
@@ -225,7 +226,7 @@ extension WindowRecordTests {
         let url = dir.url.appendingPathComponent("closing.mkv")
         let r = try await record(["--screen=\(xvfb.display)", "--window=closing", "--tone", "--preset", "ultrafast", "--duration", "3",
                                   "-o", url.path], steps: [(1.5, { painter.close(window: target) })])
-        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.status == 3, "\(r.stderr)")
         #expect(r.stderr.contains("lost window 0x\(String(target, radix: 16)) \"Closing\""), "\(r.stderr)")
         #expect(r.stderr.contains("recording goes on with the other sources"), "\(r.stderr)")
         let probe = try MediaProbe.probe(url)

@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+import Reel
+import ReelTestSupport
+
+/// A tone that says what a source of application audio says at its start: silent (nothing
+/// chosen plays), silent and then playing, or missing part of what it records.
+final class SayingToneSource: CaptureSource {
+    let name: String
+    var kind: SampleKind { .appAudio }
+    private let tone = ToneSource()
+    private let words: [SourceEvent]
+
+    init(name: String, saying words: [SourceEvent]) {
+        self.name = name
+        self.words = words
+    }
+
+    func prepare() throws -> SourceFormat { try tone.prepare() }
+
+    func start(_ context: SourceContext) throws {
+        for word in words { context.report(word) }
+        try tone.start(context)
+    }
+
+    func stop() { tone.stop() }
+}
+
+/// What a recording's sources did not record is in its summary (issue 26): an application
+/// that never played, part of one not recorded, a lost source; a silence that ended and a
+/// recording with everything are complete.
+@Suite struct ShortfallTests {
+    func record(_ sources: [any CaptureSource]) async throws -> RecordingSummary {
+        let dir = try TemporaryDirectory()
+        let session = CaptureSession(clock: ManualClock())
+        for source in sources { try session.addInput(source) }
+        var settings = Recorder.Settings()
+        settings.maxRecordedDuration = MediaTime(seconds: 1)
+        settings.mixesAudio = false
+        let recorder = Recorder(url: dir.url.appendingPathComponent("s.m4a"), settings: settings)
+        try session.addOutput(recorder)
+        try await session.start()
+        let summary = try await recorder.result()
+        await session.stop()
+        return summary
+    }
+
+    static let notPlaying = ReelError(.sourceUnavailable, "no application 'Nope' is playing")
+    static let movedAway = ReelError(.sourceUnavailable, "the stream of 'A' was moved away")
+
+    @Test func aSourceSilentToTheEndAndOneMissingAPartMakeAnIncompleteRecording() async throws {
+        let summary = try await record([
+            SayingToneSource(name: "never", saying: [.silent(Self.notPlaying)]),
+            SayingToneSource(name: "later", saying: [.silent(Self.notPlaying), .resumed]),
+            SayingToneSource(name: "part", saying: [.incomplete(Self.movedAway)]),
+        ])
+        #expect(!summary.isComplete)
+        let said = summary.shortfalls.map { "\($0.source) \($0.kind.rawValue) \($0.error.message)" }.sorted()
+        #expect(said == ["never silent no application 'Nope' is playing", "part incomplete the stream of 'A' was moved away"], "\(said)")
+        #expect(summary.shortfalls.allSatisfy { $0.at == .zero })
+    }
+
+    @Test func aLostSourceIsAShortfallAndAllPresentIsComplete() async throws {
+        let lost = try await record([SayingToneSource(name: "gone", saying: [.lost(ReelError(.sourceUnavailable, "unplugged"))]),
+                                     SayingToneSource(name: "here", saying: [])])
+        #expect(lost.shortfalls.map(\.kind) == [.lost])
+        #expect(lost.shortfalls.first?.source == "gone")
+        let complete = try await record([SayingToneSource(name: "here", saying: [])])
+        #expect(complete.isComplete)
+        #expect(complete.shortfalls.isEmpty)
+    }
+}
