@@ -27,17 +27,24 @@ let package = Package(
         // -Xcc -D…; a plain build gets "0.0.0-dev (unknown commit)". Header only, no library.
         .systemLibrary(name: "CReelBuild"),
 
+        // libpipewire's include paths and library for CPipeWire, from a pkg-config file of our
+        // own (Sources/CLibPipeWire/reel-pipewire.pc) named by its absolute path: SwiftPM reads
+        // only -I/-L/-l from a .pc file, and libpipewire-0.3.pc also says -D_REENTRANT (a no-op
+        // with glibc), which it drops with a warning in every build of every package that
+        // depends on Reel. The paths are those every distribution's libpipewire-0.3.pc gives
+        // (under PKG_CONFIG_SYSROOT_DIR when set). SwiftPM splits the name at spaces, so from a
+        // folder with a space in its path the system's file is read instead (and warns).
+        .systemLibrary(name: "CLibPipeWire",
+                       pkgConfig: Context.packageDirectory.contains(" ")
+                           ? "libpipewire-0.3" : Context.packageDirectory + "/Sources/CLibPipeWire/reel-pipewire.pc",
+                       providers: [.apt(["libpipewire-0.3-dev"])]),
         // libpipewire's stream set-up, format negotiation and buffers wrapped in a small C API
-        // (SPA is static inline functions and macros Swift cannot call). Its include paths are
-        // Debian's (pkg-config libpipewire-0.3).
-        .target(name: "CPipeWire",
-                cSettings: [.unsafeFlags(["-I/usr/include/pipewire-0.3", "-I/usr/include/spa-0.2", "-D_REENTRANT"])],
-                linkerSettings: [.linkedLibrary("pipewire-0.3")]),
+        // (SPA is static inline functions and macros Swift cannot call).
+        .target(name: "CPipeWire", dependencies: ["CLibPipeWire"]),
 
-        // BGRA to 4:2:0 BT.709 for the encoder, built for AVX2, SSE4.1 and the baseline (the
-        // loader picks). Optimised in debug builds too: unoptimised it is 12x slower than
-        // libswscale, and tests record 1080p in real time.
-        .target(name: "CReelConvert", cSettings: [.unsafeFlags(["-O2"])]),
+        // BGRA to 4:2:0 BT.709 for the encoder, in vector code, built for AVX2, SSE4.1 and the
+        // baseline (the loader picks). No flags: a debug build (-O0) runs it within 3x of -O2.
+        .target(name: "CReelConvert"),
 
         .target(name: "ReelCore"),
         // The POSIX layer every target shares: the syscall funnel and its one errno mapping,
