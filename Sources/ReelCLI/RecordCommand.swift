@@ -32,7 +32,9 @@ struct RecordCommand {
     Records a screen, cameras, the built-in test camera, a microphone, application audio or
     the test tone into an MP4, MOV or MKV file. Several video sources are composed into one
     picture (picture-in-picture, side by side or a grid); --each-source also keeps each on
-    its own. Stop with Ctrl-C (or SIGTERM): the file is finalised.
+    its own. With no source given it records the screen of the session (Wayland or X11
+    $DISPLAY), as --screen does, and says so. Stop with Ctrl-C (or SIGTERM): the file is
+    finalised.
     A second Ctrl-C aborts at once; the file then keeps everything up to its last fragment.
     On a terminal, space pauses and resumes, s swaps the composed pictures and q or Enter
     stops; otherwise SIGUSR1 toggles pause and SIGUSR2 swaps. Pausing takes the gap out of the file, or with --pause-mode clips ends a clip;

@@ -7,6 +7,8 @@ public struct RecordOptions: Sendable {
     public var screen: String??
     /// `--screen-choose`: on Wayland, ask the portal's dialog again.
     public var choosesScreen = false
+    /// No source was given, so ``screen`` is the session's screen, as a plain `--screen`.
+    public var recordsSessionScreen = false
     public var region: PixelRect?
     /// `--window[=ID|NAME|pick]`: `nil` when not asked for (a window of the display `screen` names).
     public var window: X11WindowSelector?
@@ -144,7 +146,9 @@ public struct RecordOptions: Sendable {
             }
         }
         if screen == nil && !testPattern && cameras.isEmpty && microphone == nil && appAudio == nil && !tone {
-            throw UsageError("nothing to record: give --screen, --camera, --test-pattern, --mic, --app-audio or --tone")
+            // No source: the session's screen, as a plain --screen (see sessionScreenNote).
+            screen = .some(nil)
+            recordsSessionScreen = true
         }
         var corner = CompositionLayout.Corner.bottomRight
         var insetSize = 0.25
@@ -395,7 +399,7 @@ public struct RecordOptions: Sendable {
     /// Makes these options `reel preview`'s: a window that must open, clips, and nothing
     /// recorded until asked.
     public mutating func makePreview() throws {
-        guard videoSourceCount > 0 else {
+        guard videoSourceCount > 0 && !recordsSessionScreen else {
             throw UsageError("reel preview needs a picture to show: give --screen, --camera or --test-pattern")
         }
         preview = .on

@@ -64,6 +64,7 @@ public enum ReelCommandLine {
                 }
                 let options = try RecordOptions(parsed)
                 try options.validateCombinations()
+                if let note = try options.sessionScreenNote(environment: environment) { console.err("reel: \(note)") }
                 return await RecordCommand(options: options, console: console, environment: environment).run()
             case "preview":
                 let parsed = try ParsedArguments.parse(rest, specs: RecordOptions.previewSpecs)

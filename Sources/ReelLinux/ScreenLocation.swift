@@ -16,6 +16,16 @@ public enum ScreenLocation: Sendable, Hashable, CustomStringConvertible {
         return .x11(display: nil)
     }
 
+    /// The screen of the session when it has one — the Wayland desktop, or the X display
+    /// `$DISPLAY` — or `nil` when neither `WAYLAND_DISPLAY`, `XDG_SESSION_TYPE=wayland` nor
+    /// `DISPLAY` says there is a desktop to record.
+    package static func sessionScreen(environment: [String: String] = ProcessInfo.processInfo.environment) -> ScreenLocation? {
+        switch session(environment: environment) {
+        case .wayland: return .wayland
+        case .x11: return (environment["DISPLAY"] ?? "").isEmpty ? nil : .x11(display: environment["DISPLAY"])
+        }
+    }
+
     /// The location a `--screen` value names: `nil` follows the session, `wayland` is the
     /// Wayland desktop, anything else an X display.
     public init(argument: String?, environment: [String: String] = ProcessInfo.processInfo.environment) {

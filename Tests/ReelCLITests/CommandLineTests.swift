@@ -40,7 +40,6 @@ import ReelTestSupport
         (["--test-pattern", "--audio-codec", "mp3"], "unknown audio codec 'mp3'"),
         (["--test-pattern", "--frobnicate"], "unknown option --frobnicate"),
         (["--test-pattern", "--crf", "20", "--bitrate", "4M"], "give --crf or --bitrate, not both"),
-        ([String](), "nothing to record"),
         (["--test-pattern", "extra"], "unexpected argument 'extra'"),
     ])
     func rejectsNonsense(_ args: [String], _ message: String) {
