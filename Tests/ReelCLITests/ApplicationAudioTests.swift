@@ -7,7 +7,7 @@ import ReelTestSupport
 /// players of different tones play at once, one named A; only the chosen one is recorded, a
 /// player started while recording is followed, and the server's routing afterwards — also
 /// after a SIGKILL of reel — is exactly what it was before.
-@Suite(.serialized) struct ApplicationAudioTests {
+@Suite(.serialized, .tags(.realTime)) struct ApplicationAudioTests {
     /// A test PulseAudio server with a second sink, `other`, and a runtime folder of its own
     /// for reel's state files.
     final class Setup {

@@ -7,7 +7,7 @@ import ReelTestSupport
 /// the right codec, length and sample count, clean decoding, the tone's frequency; pauses into
 /// clips merged at the end; a recording killed with SIGKILL made whole by `reel recover`; and
 /// the refusals (a video source, a live output, an existing file).
-@Suite(.serialized) struct AudioFileTests {
+@Suite(.serialized, .tags(.realTime)) struct AudioFileTests {
     /// Each format: its extension, the codec ffprobe names, the container ffprobe names, and
     /// the samples of one codec frame (how far the decoded length may be off).
     struct Format: Sendable, CustomTestStringConvertible {

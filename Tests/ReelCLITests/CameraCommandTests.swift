@@ -42,7 +42,7 @@ import ReelTestSupport
     }
 }
 
-@Suite struct CameraCommandTests {
+@Suite(.tags(.realTime)) struct CameraCommandTests {
     @Test func composesTwoCamerasAndKeepsEachOneAndTheFrameLog() throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("pip.mp4")

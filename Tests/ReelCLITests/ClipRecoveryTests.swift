@@ -5,7 +5,7 @@ import ReelTestSupport
 
 /// Clip mode after a crash or an abort: the clips are found, never deleted or overwritten by
 /// the next run, and `reel recover` merges them into the file the recording was meant to be.
-@Suite(.serialized) struct ClipRecoveryTests {
+@Suite(.serialized, .tags(.realTime)) struct ClipRecoveryTests {
     /// A `reel record` running in the background, its JSON events in a file.
     final class Recording {
         let process = Process()

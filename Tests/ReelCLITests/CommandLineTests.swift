@@ -58,7 +58,7 @@ import ReelTestSupport
 
 /// The `reel` binary, run as a user runs it: exit codes, one clear line per bad input,
 /// nothing on disk lost.
-@Suite struct ReelBinaryTests {
+@Suite(.tags(.realTime)) struct ReelBinaryTests {
     @Test func helpForEveryCommand() throws {
         for args in [["--help"], ["record", "--help"], ["devices", "--help"]] {
             let r = try ReelBinary.run(args)
@@ -301,7 +301,7 @@ import ReelTestSupport
     }
 }
 
-@Suite("reel devices: cameras")
+@Suite("reel devices: cameras", .tags(.realTime))
 struct DevicesCameraTests {
     @Test func listsCamerasWithFormatsSizesAndRates() throws {
         let driver = V4L2ReplayDriver(devices: [
@@ -329,7 +329,7 @@ struct DevicesCameraTests {
     }
 }
 
-@Suite("reel devices: audio")
+@Suite("reel devices: audio", .tags(.realTime))
 struct DevicesAudioTests {
     /// `reel devices --json` says what the text says of each audio device: rate and channels.
     @Test func devicesJSONHasSampleRateAndChannels() throws {

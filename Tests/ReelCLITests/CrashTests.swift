@@ -6,7 +6,7 @@ import ReelTestSupport
 /// Recordings killed with SIGKILL at many moments — in the first second, mid-fragment, late —
 /// always leave a file that ffprobe reads and that decodes to within a second of the kill, and
 /// `reel recover` makes each a finalised file with every frame it held.
-@Suite(.serialized) struct CrashTests {
+@Suite(.serialized, .tags(.realTime)) struct CrashTests {
     static let killTimes: [Double] = [0.4, 0.8, 1.1, 1.25, 1.5, 1.75, 2.0, 2.2, 2.45, 2.7,
                                       0.6, 1.9, 2.9, 1.35, 0.95, 1.6, 2.05, 2.6, 1.15, 3.0]
 

@@ -7,7 +7,7 @@ import ReelTestSupport
 /// servers: no display, a dead display, Xvfb with and without MIT-SHM, PulseAudio running or
 /// not, cameras that are absent or not permitted, a videos folder that cannot be written, a
 /// Wayland session whose bus has no portal.
-@Suite struct DoctorCommandTests {
+@Suite(.tags(.realTime)) struct DoctorCommandTests {
     /// What one run said: its exit status, its checks by name (from `--json`) in order.
     struct Run {
         var status: Int32

@@ -33,7 +33,7 @@ import ReelTestSupport
     }
 }
 
-@Suite struct FilterCommandTests {
+@Suite(.tags(.realTime)) struct FilterCommandTests {
     /// Key `f` steps through the looks and comes back to the user's own graph.
     @Test func theFilterKeyComesBackToTheUsersOwnGraph() throws {
         let own = try VideoFilter(graph: "eq=contrast=1.3")

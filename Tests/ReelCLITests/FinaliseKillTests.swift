@@ -7,7 +7,7 @@ import ReelTestSupport
 /// each step durable with an fsync before the next; strace kills the process when it enters the
 /// k-th fsync, so the file holds that step's writes and nothing after (as a crash leaves it).
 /// Every such file plays all its frames, and `reel recover` finishes the job.
-@Suite(.serialized) struct FinaliseKillTests {
+@Suite(.serialized, .tags(.realTime)) struct FinaliseKillTests {
     /// The fsyncs of one in-place finalise: the index's contents, its header, the new index in
     /// force, the old one retired, the fragment headers retired, the final track IDs, the `mvex`.
     static let syncs = 7

@@ -5,7 +5,7 @@ import ReelTestSupport
 
 /// `reel record --frame-log`: the log holds the frames the file holds, at the file's times,
 /// and its errors speak of --frame-log.
-@Suite struct FrameLogCommandTests {
+@Suite(.tags(.realTime)) struct FrameLogCommandTests {
     /// The rows of a frame log, by column name.
     static func rows(_ url: URL) throws -> (header: [String], rows: [[String: String]]) {
         let lines = try String(contentsOf: url, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }

@@ -7,7 +7,7 @@ import ReelTestSupport
 /// known moments. Every mode records every change and no stale tile (a frame that shows a
 /// tile shows every tile painted before it), lasts as long as it was recorded, and plays in
 /// a browser; vfr and content leave the repeated pictures out.
-@Suite(.serialized) struct FrameModeRecordTests {
+@Suite(.serialized, .tags(.realTime)) struct FrameModeRecordTests {
     static let size = PixelSize(width: 320, height: 240)
     /// The tiles, in the order they are painted, and their colours.
     static let tiles: [(rect: PixelRect, colour: RGBColor)] = [

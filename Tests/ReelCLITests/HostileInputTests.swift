@@ -6,7 +6,7 @@ import ReelTestSupport
 /// `reel merge` and `reel recover` given files that are cut short, damaged, crafted to lie, or
 /// not media files at all: each run ends within a bounded time with exit code 1 (never a signal)
 /// and one line on stderr that names the file, and never changes or deletes what it was given.
-@Suite(.serialized) struct HostileInputTests {
+@Suite(.serialized, .tags(.realTime)) struct HostileInputTests {
     /// What a damaged file may lead to.
     enum Expectation {
         /// Refused with exit code 1.

@@ -5,7 +5,7 @@ import ReelTestSupport
 
 /// Sources that go away while `reel record` runs: the recording carries on with the others,
 /// or ends cleanly when none is left, and what was recorded plays.
-@Suite(.serialized) struct LostSourceTests {
+@Suite(.serialized, .tags(.realTime)) struct LostSourceTests {
     /// Runs `reel record ARGS` and calls `whileRunning` after `after` seconds; returns the exit
     /// status and what it printed.
     func record(_ args: [String], after: Double, whileRunning: () -> Void) async throws -> (status: Int32, stdout: String, stderr: String) {

@@ -5,7 +5,7 @@ import ReelTestSupport
 
 /// `reel record --max-size` in real time: the file keeps the promise, and the progress shows
 /// the media written, not the space kept for the index.
-@Suite struct MaxSizeCommandTests {
+@Suite(.tags(.realTime)) struct MaxSizeCommandTests {
     @Test(arguments: [["--duration", "10"], []])
     func theFileStaysWithinTheLimit(_ extra: [String]) throws {
         let dir = try TemporaryDirectory()

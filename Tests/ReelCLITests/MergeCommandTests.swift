@@ -4,7 +4,7 @@ import Reel
 import ReelTestSupport
 
 /// `reel merge`, run as a user runs it: exit codes, one clear line per problem, the summary.
-@Suite struct MergeCommandTests {
+@Suite(.tags(.realTime)) struct MergeCommandTests {
     /// Writes a clip of `frames` test-pattern frames with the tone, counting from `first`.
     func clip(_ url: URL, frames: Int, first: Int64, size: PixelSize = PixelSize(width: 320, height: 240)) throws {
         var video = VideoSettings(codec: .h264, frameRate: FrameRate(30))

@@ -8,7 +8,7 @@ import ReelTestSupport
 /// recorded first. Before, the stop failed with "cannot open NAME" and left the moved file
 /// unfinalised, and a deleted one vanished with the process. Its folder made unwritable while
 /// it is recorded: the file is finalised in place.
-@Suite(.serialized) struct MovedFileTests {
+@Suite(.serialized, .tags(.realTime)) struct MovedFileTests {
     static let recording = ["--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast"]
 
     /// Starts recording into `name` in `dir` and does `change` to its file 1.5 s in.

@@ -8,7 +8,7 @@ import ReelTestSupport
 /// there — a file of their own, a folder, its own input, a file another reel is recording —
 /// and killed at each stage; then the next run comes. No byte a user recorded is lost,
 /// replaced or hidden.
-@Suite(.serialized) struct NothingLostTests {
+@Suite(.serialized, .tags(.realTime)) struct NothingLostTests {
     /// Files every case starts from: two finished recordings and one cut off by a kill.
     struct Fixtures: Sendable {
         let dir: TemporaryDirectory

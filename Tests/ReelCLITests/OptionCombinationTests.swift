@@ -164,7 +164,7 @@ import ReelTestSupport
 
 /// The same, through the `reel` binary: usage errors exit 2 with one line, and the accepted
 /// values record what they say.
-@Suite struct OptionBinaryTests {
+@Suite(.tags(.realTime)) struct OptionBinaryTests {
     @Test(arguments: [
         (["--profile", "bogus"], "reel: h264 has no profile 'bogus'"),
         (["--codec", "vp9", "--format", "mkv", "--preset", "bogus"], "reel: unknown preset 'bogus' for vp9"),

@@ -6,7 +6,7 @@ import ReelTestSupport
 
 /// Where `reel record` writes: what `-o` may name (a file, a folder), what it refuses
 /// (standard output, a device, a pipe, its own input), and dated names that never collide.
-@Suite(.serialized) struct OutputPathTests {
+@Suite(.serialized, .tags(.realTime)) struct OutputPathTests {
     let quick = ["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast", "--duration", "0.3"]
 
     @Test func standardOutputDevicesAndPipesAreRefusedClearly() throws {

@@ -7,7 +7,7 @@ import ReelTestSupport
 /// `reel record --preview` under Xvfb: the window shows the recorded picture and its progress,
 /// closing it stops and finalises the file; without a display, `--preview` is an error and
 /// `--preview=auto` records without a window.
-@Suite(.serialized) struct PreviewCommandTests {
+@Suite(.serialized, .tags(.realTime)) struct PreviewCommandTests {
     static func pixel(_ shot: (rgb: [UInt8], width: Int, height: Int), _ x: Int, _ y: Int) -> RGBColor {
         let i = (y * shot.width + x) * 3
         return RGBColor(red: shot.rgb[i], green: shot.rgb[i + 1], blue: shot.rgb[i + 2])

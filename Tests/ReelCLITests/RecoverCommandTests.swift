@@ -5,7 +5,7 @@ import ReelTestSupport
 
 /// `reel recover` as a new user meets it: recordings in progress, outputs that are the input,
 /// full and read-only disks, files given twice, links, MKV, a recover killed half way.
-@Suite(.serialized) struct RecoverCommandTests {
+@Suite(.serialized, .tags(.realTime)) struct RecoverCommandTests {
     /// A recording left as a crash leaves it: `reel record` killed with SIGKILL after about
     /// two seconds, its complete fragments (or clusters) on disk.
     static func cutOff(_ url: URL) async throws {

@@ -7,7 +7,7 @@ import ReelTestSupport
 /// `reel record --replay`, run in real time as a user runs it: it writes nothing until asked,
 /// each SIGUSR1 saves the last seconds into a dated file of its own, and Ctrl-C drops the
 /// buffer (or, with `--replay-save-on-exit`, saves it once more).
-@Suite(.serialized) struct ReplayCommandTests {
+@Suite(.serialized, .tags(.realTime)) struct ReplayCommandTests {
     static let size = (width: 320, height: 240)
     static let recording = ["--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast"]
 
@@ -348,7 +348,7 @@ extension ReplayCommandTests {
 }
 
 /// With `--replay`, SIGUSR1 saves instead of pausing, and only while recording.
-@Suite struct ReplaySignalTests {
+@Suite(.tags(.realTime)) struct ReplaySignalTests {
     @Test func usr1SavesWhileRecordingWithReplay() {
         var replay = RecordSignalLifecycle(canSwap: false, usr1SavesReplay: true)
         if case .ignore = replay.pauseSignal() {} else { Issue.record("USR1 before the start is ignored") }

@@ -5,7 +5,7 @@ import ReelTestSupport
 
 /// Short audio-only recordings through a real PulseAudio server: a second of microphone or
 /// app audio is written, however late and in however large chunks the server delivers it.
-@Suite(.serialized) struct ShortAudioTests {
+@Suite(.serialized, .tags(.realTime)) struct ShortAudioTests {
     @Test(arguments: [1.0, 1.5])
     func aShortMicrophoneRecordingIsWritten(seconds: Double) throws {
         let pulse = try PulseServer()

@@ -6,7 +6,7 @@ import ReelTestSupport
 /// Every signal a terminal or a service manager may send, at every moment from the first
 /// millisecond of `main`: it does what the README says (stop and finalise, pause, swap) or is
 /// ignored with a note. None kills reel, none is lost, and no recording is left unfinalised.
-@Suite(.serialized) struct SignalTests {
+@Suite(.serialized, .tags(.realTime)) struct SignalTests {
     /// A `reel record` run whose signals the test sends.
     struct Run {
         let process: Process

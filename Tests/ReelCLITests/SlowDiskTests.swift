@@ -14,7 +14,7 @@ import ReelTestSupport
 ///
 /// Only the recording's own file is slowed: the finalising copy at the clean stop (another
 /// file) writes at full speed, so that the test takes seconds, not minutes.
-@Suite(.serialized) struct SlowDiskTests {
+@Suite(.serialized, .tags(.realTime)) struct SlowDiskTests {
     static let shimSource = #"""
     #define _GNU_SOURCE
     #include <dlfcn.h>

@@ -7,7 +7,7 @@ import ReelTestSupport
 /// `--duration` bounds a recording whose camera stalls: the recorded time counts the frames
 /// that came, so a network camera that goes quiet (and is waited for, to be picked up again)
 /// kept `reel record --duration N` running for ever, a script waiting on it with it.
-@Suite(.serialized) struct StalledSourceTests {
+@Suite(.serialized, .tags(.realTime)) struct StalledSourceTests {
     @Test func aDurationEndsARecordingWhoseCameraStalls() throws {
         let server = try MJPEGServer(color: RGBColor(red: 30, green: 60, blue: 220), counter: true)
         defer { server.terminate() }

@@ -8,7 +8,7 @@ import ReelTestSupport
 /// file and the stream come from one encode, the key never shows (not in messages, not in
 /// JSON), `--stream-key-file` adds it, and a server killed mid-stream and restarted is ridden
 /// out (the file is whole, the stream resumes on a keyframe, the reconnect is reported).
-@Suite(.serialized) struct StreamCommandTests {
+@Suite(.serialized, .tags(.realTime)) struct StreamCommandTests {
     static let recording = ["--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast"]
     static let key = "k3y-that-must-not-show"
 

@@ -6,7 +6,7 @@ import ReelTestSupport
 /// `reel record --screen` on a real headless Wayland desktop (sway, PipeWire, the ScreenCast
 /// portal): frames at a constant rate whose colours follow the screen, a region, the portal's
 /// choice kept for the next run, and the cast or PipeWire going away mid-recording.
-@Suite(.serialized) struct WaylandRecordTests {
+@Suite(.serialized, .tags(.realTime)) struct WaylandRecordTests {
     /// Runs `reel record ARGS` on `desktop`, calling `whileRunning` `after` seconds after the
     /// recording's file `started` appears (the portal's answer and the first picture have come).
     func record(_ args: [String], on desktop: WaylandDesktop, started: URL? = nil, after: Double = 0,

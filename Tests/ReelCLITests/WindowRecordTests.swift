@@ -6,7 +6,7 @@ import ReelTestSupport
 /// `reel record --window` on a real X server (Xvfb, which has Composite): the window's own
 /// picture whatever covers or moves it, a resize scaled into the recording's size, a hidden
 /// window's last picture held, a closed window ending the source, and clear errors.
-@Suite(.serialized) struct WindowRecordTests {
+@Suite(.serialized, .tags(.realTime)) struct WindowRecordTests {
     static let red = RGBColor(red: 230, green: 20, blue: 20)
 
     /// Runs `reel record ARGS`, calls each step after its delay (seconds from the start), and

@@ -6,7 +6,7 @@ import ReelTestSupport
 
 /// Video files played as cameras: pacing on real and manual clocks, looping, the end, and
 /// files that are damaged, empty or not media.
-@Suite(.serialized) struct FileCameraTests {
+@Suite(.serialized, .tags(.realTime)) struct FileCameraTests {
     static let size = PixelSize(width: 320, height: 240)
 
     /// A test-pattern video: `frames` frames numbered from 0 at `fps`, encoded by the ffmpeg

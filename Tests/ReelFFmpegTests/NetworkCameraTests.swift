@@ -7,7 +7,7 @@ import Synchronization
 
 /// Network cameras against real local servers: an HTTP MJPEG server and GStreamer's RTSP
 /// server, each in its own process that a test can kill, freeze and restart.
-@Suite(.serialized) struct NetworkCameraTests {
+@Suite(.serialized, .tags(.realTime)) struct NetworkCameraTests {
     let size = PixelSize(width: 320, height: 240)
     static let blue = RGBColor(red: 30, green: 60, blue: 220)
     static let orange = RGBColor(red: 240, green: 140, blue: 20)

@@ -65,7 +65,7 @@ private func expectContinuous(_ buffers: [AudioBuffer], tolerance: Double = 0.00
     }
 }
 
-@Suite("PulseAudio sources and devices")
+@Suite("PulseAudio sources and devices", .tags(.realTime))
 struct PulseAudioTests {
     @Test func devicesListShowsSinkMonitorAndMicrophoneWithDefaults() throws {
         let pulse = try PulseServer()

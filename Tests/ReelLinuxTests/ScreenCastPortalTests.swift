@@ -220,7 +220,7 @@ struct ScreenCastPortalTests {
 }
 
 /// The libdbus connection on a real (private) session bus with no portal on it.
-@Suite("System D-Bus connection")
+@Suite("System D-Bus connection", .tags(.realTime))
 struct SystemDBusConnectionTests {
     @Test("calls the bus itself and reads its answer; a missing portal is a clear error")
     func realBus() throws {

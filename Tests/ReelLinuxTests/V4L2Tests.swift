@@ -264,7 +264,7 @@ struct V4L2DiscoveryTests {
     }
 }
 
-@Suite("V4L2 capture", .serialized)
+@Suite("V4L2 capture", .serialized, .tags(.realTime))
 struct V4L2CaptureTests {
     @Test func capturesYUYVFramesWithTheirContentsAndDriverTimes() throws {
         let driver = try replay(["/dev/video0": CameraRecordings.logitechC920])

@@ -98,7 +98,7 @@ private func capture(_ source: X11ScreenSource, frames: Int = 3,
     return (frame, sink)
 }
 
-@Suite("X11 screen source")
+@Suite("X11 screen source", .tags(.realTime))
 struct X11ScreenSourceTests {
     @Test("the whole screen shows the painted rectangles, through shared memory")
     func fullScreen() async throws {
@@ -332,7 +332,7 @@ struct X11ScreenSourceTests {
     }
 }
 
-@Suite("Cursor blending and display listing")
+@Suite("Cursor blending and display listing", .tags(.realTime))
 struct CursorAndDisplayListTests {
     @Test("premultiplied ARGB is blended over BGRA and clipped to the frame")
     func blend() throws {

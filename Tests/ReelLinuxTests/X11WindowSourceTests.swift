@@ -9,7 +9,7 @@ import ReelTestSupport
 /// The X11 window source on Xvfb (which has Composite): the window's own pixels, at its own
 /// size, through shared memory and by copying; a border left out; the pixmap named again when
 /// the window is resized; and how fast it keeps up.
-@Suite("X11 window source")
+@Suite("X11 window source", .tags(.realTime))
 struct X11WindowSourceTests {
     /// Keeps the latest frame and counts frames, drops and losses.
     final class Sink: Sendable {

@@ -6,7 +6,7 @@ import ReelTestSupport
 
 /// The one-object camera recorder, in real time: start without recording, clips, pause,
 /// progress (observed), filter, stop and merge, a second take, a take with nothing recorded.
-@Suite(.serialized) struct CameraRecorderTests {
+@Suite(.serialized, .tags(.realTime)) struct CameraRecorderTests {
     final class Flag: @unchecked Sendable {
         private let lock = NSLock()
         private var value = false

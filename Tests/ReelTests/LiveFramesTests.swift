@@ -6,7 +6,7 @@ import Testing
 import ReelTestSupport
 
 /// Live frames: the newest frame, converted for application code, never holding up capture.
-@Suite struct LiveFramesTests {
+@Suite(.tags(.realTime)) struct LiveFramesTests {
     static let size = PixelSize(width: 320, height: 240)
 
     /// The first frame of `stream` that is not a flash of the test pattern.

@@ -8,7 +8,7 @@ import ReelTestSupport
 /// received (its own recording of the stream) and what a player pulls back from it are checked
 /// frame by frame with the test pattern's counter; the server is killed and restarted under a
 /// recording; refusals say what is wrong without showing the stream key.
-@Suite(.serialized) struct LiveStreamTests {
+@Suite(.serialized, .tags(.realTime)) struct LiveStreamTests {
     static let size = PixelSize(width: 320, height: 240)
     static let key = "sekrit-key-4711"
 

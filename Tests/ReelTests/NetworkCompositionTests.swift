@@ -6,7 +6,7 @@ import ReelTestSupport
 /// Two or three network cameras served by real local servers (HTTP MJPEG and GStreamer's
 /// RTSP server, each a solid colour), composed and recorded in real time; each camera also
 /// recorded on its own and logged frame by frame in the same run; a server killed mid-way.
-@Suite(.serialized) struct NetworkCompositionTests {
+@Suite(.serialized, .tags(.realTime)) struct NetworkCompositionTests {
     static let size = PixelSize(width: 320, height: 240)
     static let red = RGBColor(red: 220, green: 30, blue: 30)
     static let blue = RGBColor(red: 30, green: 60, blue: 220)

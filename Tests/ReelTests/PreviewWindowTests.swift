@@ -6,7 +6,7 @@ import ReelTestSupport
 
 /// The preview window under Xvfb, in real time: screenshots of the screen find the picture,
 /// the indicator in each state and the progress bar; keys and a click do what they say.
-@Suite(.serialized) struct PreviewWindowTests {
+@Suite(.serialized, .tags(.realTime)) struct PreviewWindowTests {
     static let title = "Reel preview test"
 
     /// The keys the window reported, in order.

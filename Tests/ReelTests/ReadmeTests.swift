@@ -6,7 +6,7 @@ import ReelTestSupport
 
 /// The README's Swift example is this test target's `ReadmeExample.swift`, word for word, so
 /// it compiles with every build; and it runs.
-@Suite struct ReadmeTests {
+@Suite(.tags(.realTime)) struct ReadmeTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     func between(_ text: String, _ begin: String, _ end: String) -> String? {

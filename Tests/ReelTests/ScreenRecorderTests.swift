@@ -6,7 +6,7 @@ import ReelTestSupport
 
 /// The ReplayKit-style screen recorder against real Xvfb and PulseAudio servers: tones fed
 /// into the app-audio sink and the microphone come out on their own tracks at their frequencies.
-@Suite struct ScreenRecorderTests {
+@Suite(.tags(.realTime)) struct ScreenRecorderTests {
     @Test func recordsScreenAppAudioAndMicrophoneAndHandsOutEverySampleKind() async throws {
         let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
         let pulse = try PulseServer()

@@ -4,7 +4,7 @@ import Reel
 import ReelTestSupport
 
 /// Screen recordings against a real Xvfb, checked by decoding the file.
-@Suite struct ScreenRecordingTests {
+@Suite(.tags(.realTime)) struct ScreenRecordingTests {
     /// The colour of the decoded RGB pixel at (x, y).
     func pixel(_ rgb: [UInt8], width: Int, x: Int, y: Int) -> (Int, Int, Int) {
         let i = (y * width + x) * 3

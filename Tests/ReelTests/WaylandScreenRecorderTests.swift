@@ -5,7 +5,7 @@ import ReelTestSupport
 
 /// The ReplayKit-style screen recorder on a real headless Wayland desktop: the same calls as on
 /// X11, with `screen: .wayland`.
-@Suite(.serialized) struct WaylandScreenRecorderTests {
+@Suite(.serialized, .tags(.realTime)) struct WaylandScreenRecorderTests {
     @Test func recordsTheWaylandScreenLikeTheX11One() async throws {
         let desktop = try WaylandDesktop(background: "#00ff00")
         defer { desktop.terminate() }
