@@ -17,6 +17,9 @@ public struct PlayingStream: Sendable, Hashable {
     /// Whether a PulseAudio module plays it (a loopback, a recorder's routing) rather than an
     /// application; such streams are never moved.
     public var isModuleStream: Bool
+    /// The module that plays a module stream (a relay's remap sink plays into its master
+    /// through one), or `nil`.
+    package var ownerModule: UInt32?
 
     /// Describes a stream.
     public init(index: UInt32, applicationName: String, binary: String, processID: Int32?, sinkName: String,

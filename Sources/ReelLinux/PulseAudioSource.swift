@@ -42,6 +42,9 @@ public final class PulseAudioSource: CaptureSource {
     private let lookupName: String
     /// What to say when `lookupName` does not exist.
     private let missingDevice: String
+    /// How long the sound took to reach the recorded device on top of what the server reports
+    /// (a loopback on the way): taken off the presentation times.
+    private let upstreamLatency: MediaTime
     private let audioServer: any PulseAudioServer
     private let thread: CaptureThread<Handoff<any PulseAudioRecording>>
 
@@ -54,8 +57,9 @@ public final class PulseAudioSource: CaptureSource {
     private var framesPerBuffer: Int { max(1, format.sampleRate / 100) }
 
     private init(name: String, kind: SampleKind, sourceName: String?, lookupName: String, missingDevice: String,
-                 server: String?, format: AudioFormat, audioServer: any PulseAudioServer) {
+                 server: String?, format: AudioFormat, audioServer: any PulseAudioServer, upstreamLatency: MediaTime = .zero) {
         self.audioServer = audioServer
+        self.upstreamLatency = upstreamLatency
         self.name = name
         self.kind = kind
         self.sourceName = sourceName
@@ -102,16 +106,17 @@ public final class PulseAudioSource: CaptureSource {
         appAudio(sink: sink, server: server, format: format, audioServer: SystemPulseAudioServer())
     }
 
-    /// App audio recorded through `audioServer` (a ``ScriptedPulseAudioServer`` in tests).
+    /// App audio recorded through `audioServer` (a ``ScriptedPulseAudioServer`` in tests),
+    /// `upstreamLatency` after it was played (a loopback into the sink on the way).
     package static func appAudio(sink: String?, server: String?, format: AudioFormat,
-                                 audioServer: any PulseAudioServer) -> PulseAudioSource {
+                                 audioServer: any PulseAudioServer, upstreamLatency: MediaTime = .zero) -> PulseAudioSource {
         let monitor = sink.map { $0.hasSuffix(".monitor") ? $0 : "\($0).monitor" } ?? "@DEFAULT_MONITOR@"
         return PulseAudioSource(
             name: sink.map { "app audio of '\($0)'" } ?? "app audio (default)",
             kind: .appAudio, sourceName: monitor, lookupName: monitor,
             missingDevice: sink.map { "PulseAudio has no sink named '\($0)' (no source '\(monitor)')" }
                 ?? "PulseAudio has no default sink to record from",
-            server: server, format: format, audioServer: audioServer)
+            server: server, format: format, audioServer: audioServer, upstreamLatency: upstreamLatency)
     }
 
     /// Connects once to check that the server and the device exist, and returns `.audio(format)`.
@@ -166,6 +171,7 @@ public final class PulseAudioSource: CaptureSource {
         // timeline's zero nor overlap (after the count was re-anchored backwards).
         var deliveredEnd: Int64 = 0
         let clock = context.clock
+        let upstreamLatency = self.upstreamLatency
         var lastAttempt = clock.now()
 
         while !thread.isStopRequested {
@@ -190,7 +196,7 @@ public final class PulseAudioSource: CaptureSource {
                 guard try current.read(appendingTo: &pending) > 0 else { continue }
                 // The end of what has arrived was captured `latency` ago.
                 let received = nextFrame + Int64(pending.count / bytesPerFrame)
-                timeline.observe(framesReceived: received, capturedAt: context.timelineNow() - current.latency)
+                timeline.observe(framesReceived: received, capturedAt: context.timelineNow() - current.latency - upstreamLatency)
                 var consumed = 0
                 while pending.count - consumed >= chunkBytes {
                     let start = timeline.ticks(ofFrame: nextFrame)
@@ -219,7 +225,7 @@ public final class PulseAudioSource: CaptureSource {
 }
 
 /// Moves a value that is not `Sendable` to the one thread that will use it from then on.
-private final class Handoff<Value>: @unchecked Sendable {
+final class Handoff<Value>: @unchecked Sendable {
     private var value: Value?
     init(_ value: Value) { self.value = value }
     /// Called once, by the receiving thread.

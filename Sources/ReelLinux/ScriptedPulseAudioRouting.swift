@@ -7,10 +7,13 @@ import ReelCore
 /// exact event sequences without a server.
 ///
 /// It behaves as PulseAudio does where routing depends on it: loading `module-null-sink` or
-/// `module-remap-sink` (onto an existing `master=`) makes its sink, `module-loopback` plays a module stream (no client) into its `sink=`;
-/// unloading a null or remap sink moves the streams still on it to the default sink; a stream opened
-/// "dont-move" refuses to move; every connection that subscribed hears of streams that start
-/// and end.
+/// `module-remap-sink` (onto an existing `master=`) makes its sink, a remap sink plays into its
+/// master and `module-loopback` into its `sink=` through a module stream (no client, owned by
+/// the module; a remap sink's may be moved, and its master with it); unloading a null or
+/// remap sink moves the applications' streams still on it to the default sink and unloads the
+/// modules whose streams played into it (a remap sink whose master goes goes too); a stream
+/// opened "dont-move" refuses to move; every connection that subscribed hears of streams that
+/// start and end.
 package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @unchecked Sendable {
     private let lock = NSLock()
     // Guarded by `lock`.
@@ -19,13 +22,18 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
     private var streamList: [PlayingStream] = []
     private var unmovable: Set<UInt32> = []
     private var moduleList: [LoadedModule] = []
-    private var loopbackStreams: [UInt32: UInt32] = [:]
+    /// The module stream of each remap sink and loopback, by module.
+    private var moduleStreams: [UInt32: UInt32] = [:]
     private var nextStream: UInt32 = 0
     private var nextModule: UInt32 = 100
     private var subscribers: [Connection] = []
     private var running = true
     private var suspended: Set<String> = []
     private var changes = 0
+    /// The sinks the server starts with.
+    private let initialSinks: [String]
+    /// Counts restarts: a connection of an earlier one is lost.
+    private var generation = 0
 
     /// The server string that reaches this server, when a test has several
     /// (``ScriptedPulseAudioServers``).
@@ -35,13 +43,37 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
     package init(sinks: [String], name: String? = nil) {
         self.name = name
         sinkList = sinks
+        initialSinks = sinks
         defaultSinkName = sinks.first
+    }
+
+    /// The server restarts: every connection is lost, the modules and the streams are gone,
+    /// and the sinks are the first ones again.
+    package func restart() {
+        locked {
+            generation += 1
+            sinkList = initialSinks
+            defaultSinkName = initialSinks.first
+            streamList = []
+            moduleList = []
+            moduleStreams = [:]
+            unmovable = []
+            suspended = []
+            subscribers = []
+        }
     }
 
     private func locked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         lock.lock(); defer { lock.unlock() }
         return try body()
     }
+
+    /// Whether loading any module is refused (a server that does not allow it).
+    package var refusesModules: Bool {
+        get { locked { refusing } }
+        set { locked { refusing = newValue } }
+    }
+    private var refusing = false
 
     /// Whether the server runs; a stopped one refuses connections.
     package var isRunning: Bool {
@@ -97,6 +129,38 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
         locked { removeStream(index) }
     }
 
+    /// A module's stream (`module`'s own, no client) starts on `sink`. Under `lock`.
+    private func addModuleStream(of module: UInt32, on sink: String) {
+        let stream = nextStream
+        nextStream += 1
+        var playing = PlayingStream(index: stream, applicationName: "", binary: "", processID: nil, sinkName: sink, isModuleStream: true)
+        playing.ownerModule = module
+        streamList.append(playing)
+        moduleStreams[module] = stream
+        for subscriber in subscribers { subscriber.queue(.appeared(stream)) }
+    }
+
+    /// Unloads a module as PulseAudio does: its stream ends; a sink of its goes, the
+    /// applications' streams on it to the default sink, and the modules whose streams played
+    /// into it are unloaded too. Under `lock`.
+    private func removeModule(_ index: UInt32) {
+        guard let at = moduleList.firstIndex(where: { $0.index == index }) else { return }
+        let module = moduleList.remove(at: at)
+        changes += 1
+        if let stream = moduleStreams.removeValue(forKey: index) { removeStream(stream) }
+        guard ["module-null-sink", "module-remap-sink"].contains(module.name),
+              let sink = Self.argument("sink_name", in: module.argument) else { return }
+        sinkList.removeAll { $0 == sink }
+        for stream in streamList where stream.sinkName == sink {
+            if let owner = stream.ownerModule {
+                removeModule(owner)
+            } else if let i = streamList.firstIndex(where: { $0.index == stream.index }) {
+                streamList[i].sinkName = defaultSinkName ?? ""
+                for subscriber in subscribers { subscriber.queue(.changed(stream.index)) }
+            }
+        }
+    }
+
     private func removeStream(_ index: UInt32) {
         guard let at = streamList.firstIndex(where: { $0.index == index }) else { return }
         streamList.remove(at: at)
@@ -112,52 +176,62 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
     /// Connects, unless the server is stopped.
     package func connect(server: String?, clientName: String) throws(ReelError) -> any PulseAudioRoutingConnection {
         guard isRunning else { throw ReelError(.sourceUnavailable, "PulseAudio is not running (connection refused)") }
-        return Connection(server: self)
+        return Connection(server: self, generation: locked { generation })
     }
 
-    fileprivate func checkRunning() throws(ReelError) {
-        guard isRunning else { throw Self.gone }
+    fileprivate func checkRunning(_ connected: Int) throws(ReelError) {
+        guard locked({ running && generation == connected }) else { throw Self.gone }
     }
 
     /// One connection to the scripted server.
     private final class Connection: PulseAudioRoutingConnection, @unchecked Sendable {
         let server: ScriptedPulseAudioRouting
+        /// The server's generation when this connected.
+        let generation: Int
         private var events: [StreamEvent] = []  // guarded by server.lock
 
-        init(server: ScriptedPulseAudioRouting) { self.server = server }
+        init(server: ScriptedPulseAudioRouting, generation: Int) {
+            self.server = server
+            self.generation = generation
+        }
+
+        private func checkRunning() throws(ReelError) { try server.checkRunning(generation) }
 
         var serverName: String? { server.name }
 
         func queue(_ event: StreamEvent) { events.append(event) }
 
         func defaultSink() throws(ReelError) -> String? {
-            try server.checkRunning()
+            try checkRunning()
             return server.locked { server.defaultSinkName }
         }
 
         func sinkNames() throws(ReelError) -> [String] {
-            try server.checkRunning()
+            try checkRunning()
             return server.sinks
         }
 
         func playingStreams() throws(ReelError) -> [PlayingStream] {
-            try server.checkRunning()
+            try checkRunning()
             return server.streams
         }
 
         func playingStream(_ index: UInt32) throws(ReelError) -> PlayingStream? {
-            try server.checkRunning()
+            try checkRunning()
             return server.streams.first { $0.index == index }
         }
 
         func modules() throws(ReelError) -> [LoadedModule] {
-            try server.checkRunning()
+            try checkRunning()
             return server.modules
         }
 
         func loadModule(_ name: String, argument: String) throws(ReelError) -> UInt32 {
-            try server.checkRunning()
+            try checkRunning()
             return try server.locked { () throws(ReelError) -> UInt32 in
+                guard !server.refusing else {
+                    throw ReelError(.sourceUnavailable, "PulseAudio refused to load \(name) \(argument): Access denied")
+                }
                 let index = server.nextModule
                 switch name {
                 case "module-null-sink", "module-remap-sink":
@@ -168,18 +242,16 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
                         throw ReelError(.sourceUnavailable, "PulseAudio refused to load \(name) \(argument): Module initialization failed")
                     }
                     server.sinkList.append(sink)
+                    if let master = ScriptedPulseAudioRouting.argument("master", in: argument) {
+                        server.addModuleStream(of: index, on: master)
+                    }
                 case "module-loopback":
                     guard let sink = ScriptedPulseAudioRouting.argument("sink", in: argument), server.sinkList.contains(sink),
                           let source = ScriptedPulseAudioRouting.argument("source", in: argument),
                           server.sinkList.contains(String(source.dropLast(".monitor".count))) else {
                         throw ReelError(.sourceUnavailable, "PulseAudio refused to load \(name) \(argument): Module initialization failed")
                     }
-                    let stream = server.nextStream
-                    server.nextStream += 1
-                    server.streamList.append(PlayingStream(index: stream, applicationName: "", binary: "", processID: nil,
-                                                           sinkName: sink, isModuleStream: true))
-                    server.loopbackStreams[index] = stream
-                    for subscriber in server.subscribers { subscriber.queue(.appeared(stream)) }
+                    server.addModuleStream(of: index, on: sink)
                 default:
                     break
                 }
@@ -191,32 +263,23 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
         }
 
         func unloadModule(_ index: UInt32) throws(ReelError) {
-            try server.checkRunning()
+            try checkRunning()
             try server.locked { () throws(ReelError) in
-                guard let at = server.moduleList.firstIndex(where: { $0.index == index }) else {
+                guard server.moduleList.contains(where: { $0.index == index }) else {
                     throw ReelError(.sourceUnavailable, "PulseAudio refused to unload module \(index): No such entity")
                 }
-                let module = server.moduleList.remove(at: at)
-                server.changes += 1
-                if let stream = server.loopbackStreams.removeValue(forKey: index) { server.removeStream(stream) }
-                if ["module-null-sink", "module-remap-sink"].contains(module.name), let sink = ScriptedPulseAudioRouting.argument("sink_name", in: module.argument) {
-                    server.sinkList.removeAll { $0 == sink }
-                    // As PulseAudio does: what still plays there goes to the default sink.
-                    for i in server.streamList.indices where server.streamList[i].sinkName == sink {
-                        server.streamList[i].sinkName = server.defaultSinkName ?? ""
-                        for subscriber in server.subscribers { subscriber.queue(.changed(server.streamList[i].index)) }
-                    }
-                }
+                server.removeModule(index)
             }
         }
 
         func moveStream(_ index: UInt32, toSink sink: String) throws(ReelError) {
-            try server.checkRunning()
+            try checkRunning()
             try server.locked { () throws(ReelError) in
                 guard let at = server.streamList.firstIndex(where: { $0.index == index }) else {
                     throw ReelError(.sourceUnavailable, "PulseAudio refused to move stream \(index) to '\(sink)': No such entity")
                 }
-                guard !server.unmovable.contains(index), server.sinkList.contains(sink) else {
+                guard !server.unmovable.contains(index), server.sinkList.contains(sink),
+                      server.streamList[at].ownerModule.flatMap({ module in server.moduleList.first { $0.index == module } })?.name != "module-loopback" else {
                     throw ReelError(.sourceUnavailable, "PulseAudio refused to move stream \(index) to '\(sink)': Not supported")
                 }
                 server.streamList[at].sinkName = sink
@@ -226,7 +289,7 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
         }
 
         func suspendSink(_ sink: String, _ suspended: Bool) throws(ReelError) {
-            try server.checkRunning()
+            try checkRunning()
             try server.locked { () throws(ReelError) in
                 guard server.sinkList.contains(sink) else {
                     throw ReelError(.sourceUnavailable, "PulseAudio refused to suspend '\(sink)': No such entity")
@@ -236,12 +299,12 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
         }
 
         func subscribeToStreams() throws(ReelError) {
-            try server.checkRunning()
+            try checkRunning()
             server.locked { server.subscribers.append(self) }
         }
 
         func nextEvents(timeoutMicroseconds: Int32) throws(ReelError) -> [StreamEvent] {
-            try server.checkRunning()
+            try checkRunning()
             let taken = server.locked { () -> [StreamEvent] in defer { events.removeAll() }; return events }
             if taken.isEmpty { usleep(UInt32(max(0, min(timeoutMicroseconds, 5_000)))) }
             return taken

@@ -110,6 +110,7 @@ private final class PulseRoutingConnection: PulseAudioRoutingConnection {
             // Streams of clients name their client; those of modules (loopbacks) have none (a
             // client's stream names the native protocol module as its owner, so that says nothing).
             isModuleStream: i.client == UInt32.max))
+        if i.client == UInt32.max && i.owner_module != UInt32.max { box.streams[box.streams.count - 1].ownerModule = i.owner_module }
     }
 
     private func named(_ streams: [PlayingStream]) throws(ReelError) -> [PlayingStream] {

@@ -8,9 +8,18 @@ import Testing
 /// and that restoring puts the server back exactly as it was: on a scripted server.
 @Suite("Application audio routing on a scripted server")
 struct ApplicationAudioRoutingTests {
+    /// What a router reported, each as a line: a note as it is, the others after their kind.
     final class Notices: Sendable {
         let lines = Mutex<[String]>([])
-        func add(_ line: String) { lines.withLock { $0.append(line) } }
+        func add(_ report: ApplicationAudioReport) {
+            let line = switch report {
+            case .note(let text): text
+            case .silent(let text): "silent: \(text)"
+            case .playing: "playing"
+            case .incomplete(let text): "incomplete: \(text)"
+            }
+            lines.withLock { $0.append(line) }
+        }
         var all: [String] { lines.withLock { $0 } }
     }
 
@@ -64,8 +73,8 @@ struct ApplicationAudioRoutingTests {
         try router.setUp()
         try router.startRouting()
         #expect(Self.sinks(server) == ["A": ["speakers"], "B": ["reel-app-4242-1"], "Call": ["speakers"]])
-        // The loopbacks' own streams were not moved (they are module streams).
-        #expect(server.streams.filter(\.isModuleStream).map(\.sinkName) == ["reel-app-4242"])
+        // The loopback's and the relay's own streams were not moved (they are module streams).
+        #expect(server.streams.filter(\.isModuleStream).map(\.sinkName).sorted() == ["reel-app-4242", "speakers"])
         router.restore()
         #expect(server.routing == before)
     }
@@ -76,14 +85,14 @@ struct ApplicationAudioRoutingTests {
         let (router, connection) = try Self.router(server, names: ["A"], notices: notices)
         try router.setUp()
         try router.startRouting()
-        #expect(notices.all == ["no application 'A' is playing now: its sound is recorded when it starts"])
+        #expect(notices.all == ["silent: " + ApplicationAudioRouter.notPlaying("A")])
         // Nothing to relay yet: only the recorded sink.
         #expect(server.sinks == ["speakers", "reel-app-4242"])
         let first = server.play("A")
         server.play("B")
         try router.handle(connection.nextEvents(timeoutMicroseconds: 0))
         #expect(Self.sinks(server) == ["A": ["reel-app-4242-1"], "B": ["speakers"]])
-        #expect(notices.all.last == "'A' started playing: recording its sound")
+        #expect(notices.all.suffix(2) == ["'A' started playing: recording its sound", "playing"])
         server.end(first)
         let second = server.play("A")
         try router.handle(connection.nextEvents(timeoutMicroseconds: 0))
@@ -105,7 +114,7 @@ struct ApplicationAudioRoutingTests {
         #expect(Self.sinks(server) == ["A": ["speakers"]])
         #expect(router.route.moved.isEmpty)
         #expect(notices.all.count == 1)
-        #expect(notices.all[0].contains("'A' (0) cannot be moved"))
+        #expect(notices.all[0].hasPrefix("incomplete: ") && notices.all[0].contains("'A' (0) cannot be moved"))
         router.restore()
         #expect(server.modules.isEmpty)
     }
@@ -183,18 +192,22 @@ struct ApplicationAudioRoutingTests {
         let second = try server.connect(server: nil, clientName: "second")
         let a = ApplicationAudioRouter(names: ["A"], excluding: false, connection: first, server: nil, recorderPID: 7,
                                        stateFile: nil, report: { _ in })
-        // The second records everyone but C: not A, which the first has routed.
+        // The second records everyone but C: A too, through the first's relay.
         let b = ApplicationAudioRouter(names: ["C"], excluding: true, connection: second, server: nil, recorderPID: 7,
                                        sequence: 2, stateFile: nil, report: { _ in })
         try a.setUp()
         try a.startRouting()
         try b.setUp()
         try b.startRouting()
-        #expect(Self.sinks(server) == ["A": ["reel-app-7-1"], "B": ["reel-app-7.2-1"]])
+        #expect(Self.sinks(server) == ["A": ["reel-app-7.2-1"], "B": ["reel-app-7.2-2"]])
+        #expect(server.modules.contains { $0.argument.hasPrefix("sink_name=reel-app-7.2-1 master=reel-app-7-1 ") })
         a.restore()
-        #expect(Self.sinks(server) == ["A": ["speakers"], "B": ["reel-app-7.2-1"]])
-        #expect(Set(server.sinks) == ["speakers", "reel-app-7.2", "reel-app-7.2-1"])
+        // The second's relay plays on into the speakers, where the first's did.
+        #expect(Self.sinks(server) == ["A": ["reel-app-7.2-1"], "B": ["reel-app-7.2-2"]])
+        #expect(Set(server.sinks) == ["speakers", "reel-app-7.2", "reel-app-7.2-1", "reel-app-7.2-2"])
+        #expect(server.streams.filter { $0.isModuleStream && $0.sinkName == "speakers" }.count == 2)
         b.restore()
+        #expect(Self.sinks(server) == ["A": ["speakers"], "B": ["speakers"]])
         #expect(server.modules.isEmpty)
         #expect(ApplicationAudioRouter.stateFile(pid: 7, sequence: 2, environment: ["XDG_RUNTIME_DIR": "/run/x"]).path
                 == "/run/x/reel/app-audio-7.2.json")
@@ -349,7 +362,7 @@ struct ApplicationAudioRoutingTests {
         #expect(ApplicationAudioRouter.tag(ofSink: "speakers") == nil)
     }
 
-    @Test func aChosenStreamRecordedByAnotherReelOrMovedAwayOrNeverPlayingIsSaid() throws {
+    @Test func aStreamAnotherReelRecordsIsRecordedThroughItsRelayAndOneMovedAwayOrNeverPlayingIsSaid() throws {
         let server = ScriptedPulseAudioRouting(sinks: ["speakers", "headset"])
         let a = server.play("A")
         // Another reel, running (this process), records B.
@@ -360,40 +373,58 @@ struct ApplicationAudioRoutingTests {
         try other.setUp()
         let b = server.play("B")
         try other.startRouting()
+        let otherRelay = "reel-app-\(getpid())-1"
         let notices = Notices()
         let (router, connection) = try Self.router(server, names: ["A", "B", "Never"], notices: notices)
         try router.setUp()
         try router.startRouting()
-        #expect(notices.all.contains("'B' (stream \(b)) is already being recorded by another reel, process \(getpid()) (it plays on its sink 'reel-app-\(getpid())-1'): this recording does not get its sound"), "\(notices.all)")
-        // A second stream of B that the other reel takes as it starts: said for it too, once.
+        // B is taken through the other reel's relay: it plays through both, and both record it.
+        #expect(server.streams.first { $0.index == b }?.sinkName == "reel-app-4242-2")
+        #expect(server.modules.contains { $0.argument.hasPrefix("sink_name=reel-app-4242-2 master=\(otherRelay) ") })
+        #expect(notices.all == ["silent: " + ApplicationAudioRouter.notPlaying("Never")], "\(notices.all)")
+        // A second stream of B, which the other reel takes first: taken from there too.
         let b2 = server.play("B")
         try other.handle(otherConnection.nextEvents(timeoutMicroseconds: 0))
         try router.handle(connection.nextEvents(timeoutMicroseconds: 0))
         try router.handle(connection.nextEvents(timeoutMicroseconds: 0))
-        #expect(notices.all.filter { $0.contains("is already being recorded") }.count == 2, "\(notices.all)")
-        #expect(notices.all.contains { $0.hasPrefix("'B' (stream \(b2))") }, "\(notices.all)")
+        #expect(server.streams.first { $0.index == b2 }?.sinkName == "reel-app-4242-2")
+        // A third that this one takes first: the other takes it through this one's relay, and
+        // this one, finding its relay on the way, leaves it there.
+        let b3 = server.play("B")
+        try router.handle(connection.nextEvents(timeoutMicroseconds: 0))
+        try other.handle(otherConnection.nextEvents(timeoutMicroseconds: 0))
+        try router.handle(connection.nextEvents(timeoutMicroseconds: 0))
+        try other.handle(otherConnection.nextEvents(timeoutMicroseconds: 0))
+        let b3Sink = try #require(server.streams.first { $0.index == b3 }?.sinkName)
+        #expect(b3Sink.hasPrefix("reel-app-\(getpid())-"), "\(server.routing)")
+        #expect(server.modules.contains { $0.argument.hasPrefix("sink_name=\(b3Sink) master=reel-app-4242-1 ") }, "\(server.routing)")
+        #expect(router.route.moved.contains { $0.stream == b3 })
+        #expect(notices.all.count == 1, "\(notices.all)")
         // The user moves A away from the relay: no longer recorded, said once.
-        #expect(Self.sinks(server)["A"] == ["reel-app-4242-1"])
         server.move(a, to: "headset")
         try router.handle(connection.nextEvents(timeoutMicroseconds: 0))
         try router.handle(connection.nextEvents(timeoutMicroseconds: 0))
-        #expect(notices.all.filter { $0.contains("was moved away") } == ["the stream of 'A' (\(a)) was moved away from reel's relay to 'headset' (by the user, or because its sink was removed): it is no longer recorded"])
-        #expect(router.route.moved.isEmpty)
+        #expect(notices.all.filter { $0.contains("was moved away") } == ["incomplete: the stream of 'A' (\(a)) was moved away from reel's relay to 'headset' (by the user, or because its sink was removed): it is no longer recorded"])
+        #expect(!router.route.moved.contains { $0.stream == a })
         // A stream whose relay is removed goes to the default sink: said too.
         let a2 = server.play("A", sink: "headset")
         try router.handle(connection.nextEvents(timeoutMicroseconds: 0))
-        #expect(Self.sinks(server)["A"] == ["headset", "reel-app-4242-2"])
-        let relay = try #require(server.modules.first { $0.argument.hasPrefix("sink_name=reel-app-4242-2 ") })
+        let headsetRelay = try #require(server.streams.first { $0.index == a2 }?.sinkName)
+        let relay = try #require(server.modules.first { $0.argument.hasPrefix("sink_name=\(headsetRelay) ") })
         try otherConnection.unloadModule(relay.index)
         try router.handle(connection.nextEvents(timeoutMicroseconds: 0))
-        #expect(notices.all.contains { $0.hasPrefix("the stream of 'A' (\(a2)) was moved away from reel's relay to 'speakers'") }, "\(notices.all)")
-        // At the end: the named application that never played.
-        router.reportNeverPlayed()
-        #expect(notices.all.last == "'Never' never played during the recording: nothing of it was recorded")
-        #expect(!notices.all.contains { $0.hasPrefix("'A' never") || $0.hasPrefix("'B' never") })
+        #expect(notices.all.contains { $0.hasPrefix("incomplete: the stream of 'A' (\(a2)) was moved away from reel's relay to 'speakers'") }, "\(notices.all)")
+        // Whichever ends first, the other keeps B, and nothing is left after both.
+        let beforeRestore = server.routing
         router.restore()
+        let bSinks = server.streams.filter { $0.applicationName == "B" }.map(\.sinkName)
+        #expect(bSinks.allSatisfy { $0.hasPrefix("reel-app-\(getpid())-") }, "\(beforeRestore)\n\(server.routing)")
+        #expect(bSinks.filter { $0 == otherRelay }.count == 2, "\(server.routing)")
+        // The other's relay that played into this one's plays into the speakers now.
+        #expect(RelayMap(modules: server.modules, streams: server.streams).master(of: b3Sink) == "speakers")
         other.restore()
         #expect(server.modules.isEmpty)
+        #expect(Set(server.streams.filter { !$0.isModuleStream }.map(\.sinkName)).isSubset(of: ["speakers", "headset"]))
     }
 
     @Test func theSourceIsLostAndTheRoutingPutBackWhenItsRecordedSinkIsUnloaded() throws {
