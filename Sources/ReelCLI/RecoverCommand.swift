@@ -17,9 +17,9 @@ struct RecoverCommand {
            reel recover NAME.clips [-o FILE]
 
     Makes recordings that were cut off (a crash, a kill, a power loss, a full disk) into
-    finalised files with everything they completely held: up to their last complete fragment
-    (an MP4 or MOV: at most a second before the cut), or an MKV's last complete cluster. A
-    fragment whose end is missing is left out whole.
+    finalised files with everything they completely held: an MP4's or MOV's complete fragments
+    and every whole frame of a fragment cut short (only a frame whose end is missing is left
+    out), an MKV's complete blocks.
 
     Without -o each file is finalised in place: an MP4 or MOV gets its index written into the
     space kept for it at the front where there is room (no copy of the media data; a file
@@ -74,12 +74,19 @@ struct RecoverCommand {
         }
         var status: Int32 = 0
         var done: [FileIdentity] = []
+        // The files this run wrote, and what each holds: --overwrite replaces files that were
+        // there before, never the recovery of another recording given alongside.
+        var written: [(file: FileIdentity, recording: String)] = []
         for path in files {
             let url = URL(fileURLWithPath: path)
             if let folder = RecordingSession.clipsFolder(toRecover: url) {
                 // A clip-mode recording cut off before its clips were merged.
                 let file = folder == url ? output : output ?? url
-                if !recoverClips(in: folder, to: file, overwrite: output != nil && args.has("overwrite")) { status = 1 }
+                if let recovered = recoverClips(in: folder, to: file, overwrite: output != nil && args.has("overwrite")) {
+                    if let identity = FileIdentity(recovered) { written.append((identity, path)) }
+                } else {
+                    status = 1
+                }
                 continue
             }
             // The same file given twice (under another name, or through a link) is recovered once.
@@ -87,8 +94,18 @@ struct RecoverCommand {
                 if done.contains(identity) { continue }
                 done.append(identity)
             }
+            if let output {
+                let target = Recovery.outputLocation(recovering: url, to: output)
+                if let taken = FileIdentity(target), let earlier = written.first(where: { $0.file == taken }) {
+                    console.err("reel: error: \(path) would be recovered into \(target.path), which holds \(earlier.recording) recovered just now; "
+                                + "\(path) is left as it was (recover it on its own with -o and another name or folder)")
+                    status = 1
+                    continue
+                }
+            }
             do {
                 let summary = try Recorder.recover(url, to: output, overwrite: args.has("overwrite"))
+                if summary.finalisation != .notNeeded, let file = FileIdentity(summary.url) { written.append((file, path)) }
                 var how: String
                 switch summary.finalisation {
                 case .inPlace(let bytes): how = "finalised in place, \(bytes) bytes written"
@@ -97,10 +114,21 @@ struct RecoverCommand {
                     console.err("reel: note: \(url.path) is complete; nothing to do")
                     continue
                 }
+                let soundOnly = Container(pathExtension: summary.url.pathExtension)?.isAudioOnly == true
                 if summary.leftOutBytes > 0 {
-                    how += "; the last \(summary.leftOutBytes) bytes, a fragment cut short, were left out (frames in it are not recovered)"
+                    if let lost = summary.leftOutFrames, lost > 0, !soundOnly {
+                        how += "; the last fragment was cut short: its \(summary.keptFramesOfCutFragment) whole frames are kept, "
+                            + "\(lost) frame\(lost == 1 ? "" : "s") whose end is missing left out (the last \(summary.leftOutBytes) bytes)"
+                    } else if summary.leftOutFrames != nil, !soundOnly {
+                        how += "; the last fragment was cut short after its \(summary.keptFramesOfCutFragment) frames: they are kept, "
+                            + "the sound whose end is missing is left out (the last \(summary.leftOutBytes) bytes)"
+                    } else if summary.leftOutFrames != nil {
+                        how += "; the last fragment was cut short: what is whole of it is kept, the last \(summary.leftOutBytes) bytes left out"
+                    } else {
+                        how += "; the last \(summary.leftOutBytes) bytes, a fragment cut short before anything in it was whole, were left out"
+                    }
                 }
-                if Container(pathExtension: summary.url.pathExtension)?.isAudioOnly == true {
+                if soundOnly {
                     console.out(String(format: "Recovered %@: %.2f s of sound (%@)", summary.url.path, summary.duration.seconds, how))
                 } else {
                     console.out(String(format: "Recovered %@: %.2f s, %lld frames (%@)", summary.url.path, summary.duration.seconds,
@@ -120,8 +148,8 @@ struct RecoverCommand {
     }
 
     /// Merges the clips in `folder` into `output` (default: the file they were recorded for);
-    /// returns whether it worked.
-    private func recoverClips(in folder: URL, to output: URL?, overwrite: Bool) -> Bool {
+    /// returns the file it wrote, `nil` if it failed.
+    private func recoverClips(in folder: URL, to output: URL?, overwrite: Bool) -> URL? {
         do {
             let r = try RecordingSession.recover(folder: folder, to: output, overwrite: overwrite)
             var line = String(format: "Recovered %@ from %d clip%@ in %@: %.2f s", r.url.path, r.clipCount, r.clipCount == 1 ? "" : "s",
@@ -134,13 +162,13 @@ struct RecoverCommand {
             // A merge killed before (by the recorder at its stop, or an earlier recover) left its
             // unfinished copy beside the file.
             noteLeftovers(beside: r.url, purposes: ["merging"])
-            return true
+            return r.url
         } catch let error as ReelError {
             console.err("reel: error: \(CommandLineHints.rephrased(error))")
         } catch {
             console.err("reel: error: \(CommandLineHints.rephrased(error))")
         }
-        return false
+        return nil
     }
 
     /// Points out unfinished copies that an interrupted finalise or recover left beside `url`

@@ -195,14 +195,8 @@ struct Movie {
             guard moof.size <= 64 << 20 else { throw No("a fragment header is implausibly large") }
             let bytes = try file.read(at: moof.offset, count: Int(moof.size))
             guard bytes.count == Int(moof.size) else { throw No("a fragment header is cut short") }
-            var previousEnd = moof.offset  // where the data of the previous track fragment ended
-            for traf in try Box.children(of: bytes, in: Int(moof.headerSize)..<bytes.count) {
-                switch traf.type {
-                case .mfhd: continue
-                case .traf: previousEnd = try readTrackFragment(traf, in: bytes, moofOffset: moof.offset,
-                                                                 previousEnd: previousEnd, layout: layout)
-                default: throw No("a fragment holds an unexpected \(traf.type) box")
-                }
+            for fragment in try TrackFragment.all(inMoof: bytes, at: moof.offset, headerSize: moof.headerSize, defaults: defaults(ofTrack:)) {
+                try add(fragment, layout: layout)
             }
         }
         for (i, track) in tracks.enumerated() {
@@ -217,36 +211,16 @@ struct Movie {
         }
     }
 
-    /// Reads one `traf`; returns where its data ends.
-    private mutating func readTrackFragment(_ traf: Box, in bytes: [UInt8], moofOffset: Int64, previousEnd: Int64,
-                                            layout: FragmentedLayout) throws -> Int64 {
-        let children = try Box.children(of: bytes, in: traf.payloadRange)
-        guard let tfhd = children.first(.tfhd) else { throw No("a track fragment has no tfhd box") }
-        var r = ByteReader(bytes, range: tfhd.payloadRange)
-        try r.skip(1)
-        let flags = try r.u24()
-        let id = try r.u32()
-        guard let t = tracks.firstIndex(where: { $0.id == id }) else { throw No("a fragment names an unknown track \(id)") }
-        guard flags & 0x010000 == 0 else { throw No("a fragment is empty (duration-is-empty)") }
-        var base: Int64
-        if flags & 0x01 != 0 {
-            base = Int64(bitPattern: try r.u64())
-        } else if flags & 0x020000 != 0 {
-            base = moofOffset
-        } else {
-            base = previousEnd
-        }
-        var defaults = tracks[t].defaults
-        if flags & 0x02 != 0 { defaults.descriptionIndex = try r.u32() }
-        if flags & 0x08 != 0 { defaults.duration = try r.u32() }
-        if flags & 0x10 != 0 { defaults.size = try r.u32() }
-        if flags & 0x20 != 0 { defaults.flags = try r.u32() }
+    /// The sample defaults of the track with ID `id` (its `trex`), `nil` if there is none.
+    func defaults(ofTrack id: UInt32) -> TrackFragment.Defaults? {
+        tracks.first { $0.id == id }?.defaults
+    }
 
-        if let tfdt = children.first(.tfdt) {
-            var d = ByteReader(bytes, range: tfdt.payloadRange)
-            let version = try d.u8()
-            try d.skip(3)
-            let time = version == 1 ? Int64(bitPattern: try d.u64()) : Int64(try d.u32())
+    /// Adds the samples of one track fragment to its track.
+    private mutating func add(_ fragment: TrackFragment, layout: FragmentedLayout) throws {
+        let id = fragment.trackID
+        guard let t = tracks.firstIndex(where: { $0.id == id }) else { throw No("a fragment names an unknown track \(id)") }
+        if let time = fragment.decodeTime {
             if tracks[t].firstDecodeTime == nil {
                 tracks[t].firstDecodeTime = time
                 tracks[t].nextDecodeTime = time
@@ -262,50 +236,19 @@ struct Movie {
         } else if tracks[t].firstDecodeTime == nil {
             tracks[t].firstDecodeTime = 0
         }
-
-        var dataEnd = base
-        for trun in children where trun.type == .trun {
-            var s = ByteReader(bytes, range: trun.payloadRange)
-            let version = try s.u8()
-            let runFlags = try s.u24()
-            let count = try s.u32()
-            guard count > 0 else { continue }
-            var offset = dataEnd
-            if runFlags & 0x01 != 0 { offset = base + Int64(Int32(bitPattern: try s.u32())) }
-            var firstFlags: UInt32?
-            if runFlags & 0x04 != 0 { firstFlags = try s.u32() }
-            let perSample = [0x100, 0x200, 0x400, 0x800].filter { runFlags & UInt32($0) != 0 }.count * 4
-            guard Int(count) <= s.remaining / max(perSample, 1) || perSample == 0 else {
-                throw No("a trun box lists more samples than it holds")
+        for run in fragment.runs {
+            for sample in run.samples {
+                tracks[t].sizes.append(sample.size)
+                tracks[t].durations.append(sample.duration)
+                tracks[t].compositionOffsets.append(sample.compositionOffset)
+                if sample.isSync { tracks[t].syncSamples.append(UInt32(tracks[t].sizes.count)) }
+                tracks[t].nextDecodeTime += Int64(sample.duration)
             }
-            var runBytes: Int64 = 0
-            for i in 0..<count {
-                let duration = runFlags & 0x100 != 0 ? try s.u32() : defaults.duration
-                let size = runFlags & 0x200 != 0 ? try s.u32() : defaults.size
-                var sampleFlags = runFlags & 0x400 != 0 ? try s.u32() : defaults.flags
-                if i == 0, let firstFlags { sampleFlags = firstFlags }
-                var composition: Int64 = 0
-                if runFlags & 0x800 != 0 {
-                    let raw = try s.u32()
-                    composition = version == 0 ? Int64(raw) : Int64(Int32(bitPattern: raw))
-                }
-                tracks[t].sizes.append(size)
-                tracks[t].durations.append(duration)
-                tracks[t].compositionOffsets.append(composition)
-                if sampleFlags & 0x0001_0000 == 0 { tracks[t].syncSamples.append(UInt32(tracks[t].sizes.count)) }
-                tracks[t].nextDecodeTime += Int64(duration)
-                runBytes += Int64(size)
-            }
-            guard layout.holds(offset..<(offset + runBytes)) else {
+            guard layout.holds(run.dataOffset..<(run.dataOffset + run.byteCount)) else {
                 throw No("the samples of a fragment of track \(id) lie outside the media data")
             }
-            tracks[t].chunks.append(Chunk(offset: offset, samples: count, descriptionIndex: defaults.descriptionIndex))
-            dataEnd = offset + runBytes
+            tracks[t].chunks.append(Chunk(offset: run.dataOffset, samples: UInt32(run.samples.count), descriptionIndex: fragment.descriptionIndex))
         }
-        for child in children where ![BoxType.tfhd, .tfdt, .trun].contains(child.type) {
-            throw No("a track fragment holds an unexpected \(child.type) box")
-        }
-        return dataEnd
     }
 
     // MARK: The regular index

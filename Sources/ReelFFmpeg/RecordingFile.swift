@@ -27,8 +27,20 @@ enum RecordingFile {
         /// Where the last complete fragment ends: the file up to here is whole.
         var completeLength: Int64
         var fileSize: Int64
+        /// The fragment after the complete ones that the end of the file tore, if some of its
+        /// samples are whole (they are kept).
+        var torn: TornFragment?
         /// Whether the file goes on past its last complete fragment (a fragment cut short).
         var isTruncated: Bool { completeLength < fileSize }
+        /// The file as a recovery reads it: its complete fragments, and the whole samples of
+        /// a torn one; `nil` when it is whole.
+        var readingView: FileView? {
+            if let torn { return FileView(length: fileSize, patches: torn.patches) }
+            return isTruncated ? FileView(length: completeLength) : nil
+        }
+        /// The bytes at its end that a recovery leaves out: a fragment cut short, or the part of
+        /// a torn fragment after its last whole sample.
+        var leftOutBytes: Int64 { fileSize - (torn?.keptEnd ?? completeLength) }
     }
 
     static func inspect(_ url: URL) throws -> State {
@@ -75,8 +87,14 @@ enum RecordingFile {
             // fragments but an index that does not announce them is damaged.
             return truncated || sawFragment ? .notARecording : .complete
         }
-        guard complete > 0 else { return .emptyFragmented }
-        return .fragmented(Fragments(completeFragments: complete, completeLength: completeLength, fileSize: size))
+        // A fragment whose header is whole and whose media data the end of the file cut.
+        var torn: TornFragment?
+        if let i = boxes.firstIndex(where: { $0.end > size }), i > 0, boxes[i].type == .mdat,
+           boxes[i - 1].type == .moof, boxes[i - 1].offset == completeLength {
+            torn = TornFragment.read(moof: boxes[i - 1], mdat: boxes[i], moov: moov, in: file, fileSize: size)
+        }
+        guard complete > 0 || torn != nil else { return .emptyFragmented }
+        return .fragmented(Fragments(completeFragments: complete, completeLength: completeLength, fileSize: size, torn: torn))
     }
 
     /// Whether the `moov` has an `mvex` box: the index of a fragmented file.

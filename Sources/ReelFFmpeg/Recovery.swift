@@ -16,9 +16,11 @@ import ReelSystem
 /// A file that a recorder is writing right now looks the same, but its writer holds a lock on
 /// it (see `RecordingLock`): such a file is not counted as cut off, and is not recovered.
 ///
-/// Only what was completely written is kept: a fragment whose media data was cut short is left
-/// out whole (an MKV keeps the blocks that are complete). Nothing else is lost: the original is
-/// replaced only by a complete, finalised file, which is on the disk before it takes its place.
+/// Everything that was completely written is kept: the complete fragments, and of a fragment
+/// whose media data was cut short the samples whose bytes are all on the disk (see
+/// ``TornFragment``); a fragment whose header was cut short holds nothing whole (an MKV keeps
+/// the blocks that are complete). Nothing else is lost: the original is replaced only by a
+/// complete, finalised file, which is on the disk before it takes its place.
 public enum Recovery {
     /// What a recovery produced.
     public struct Summary: Sendable, Hashable {
@@ -32,13 +34,30 @@ public enum Recovery {
         /// interrupted finalise completed) or by copying; `.notNeeded` if it was complete
         /// already (then nothing was written).
         public var finalisation: AssetWriter.Finalisation
-        /// The bytes at the end of the recording left out: a fragment cut short (by a crash,
-        /// a full disk), with any whole frames in it.
+        /// The bytes at the end of the recording left out: what a crash or a full disk cut
+        /// short (a fragment's header, or a frame or sound packet whose end is missing).
         public var leftOutBytes: Int64 = 0
+        /// The video frames of a fragment cut short that were whole and are kept.
+        public var keptFramesOfCutFragment: Int64 = 0
+        /// The video frames of a fragment cut short that are left out, their bytes not all on
+        /// the disk; `nil` when the fragment's header was cut short too, so that nothing tells
+        /// how many it held.
+        public var leftOutFrames: Int64?
+
+        /// The summary with what the cut-off `layout` leaves out.
+        fileprivate func leavingOut(_ layout: RecordingFile.Fragments) -> Summary {
+            var done = self
+            done.leftOutBytes = layout.leftOutBytes
+            if let torn = layout.torn {
+                done.keptFramesOfCutFragment = Int64(torn.keptFrames)
+                done.leftOutFrames = Int64(torn.listedFrames - torn.keptFrames)
+            }
+            return done
+        }
     }
 
     /// Whether `url` is a recording that was cut off before its clean stop and holds something
-    /// to recover: an MP4/MOV with at least one complete fragment or an interrupted finalise,
+    /// to recover: an MP4/MOV with a complete fragment or a whole sample, or an interrupted finalise,
     /// or an MKV whose Segment has no size. A file that a recorder is writing right now counts
     /// as cut off here; ``cutOffRecordings(in:)`` leaves such files out.
     public static func isCutOff(_ url: URL) -> Bool {
@@ -47,7 +66,7 @@ public enum Recovery {
         guard stat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
         if AudioFileRecovery.kind(of: url) != nil { return AudioFileRecovery.isCutOff(url) }
         switch (try? RecordingFile.inspect(url)) ?? .notARecording {
-        case .fragmented(let layout): return layout.completeFragments > 0
+        case .fragmented: return true
         case .interruptedFinalise, .cutOffMatroska: return true
         case .complete, .emptyFragmented, .notARecording: return false
         }
@@ -183,31 +202,30 @@ public enum Recovery {
             let bytes = try MP4Finaliser.resume(url) ?? 0
             return try summary(of: url, finalisation: .inPlace(bytesWritten: bytes))
         case .fragmented(let layout):
-            guard layout.completeFragments > 0 else { throw nothingRecorded(url) }
             let container = isoContainer(of: url)
-            let shift = try firstVideoTime(url, readingUpTo: layout.completeLength) ?? .zero
-            if layout.isTruncated {
-                let cutShort = layout.fileSize - layout.completeLength
+            let shift = try firstVideoTime(url, view: layout.readingView) ?? .zero
+            if let view = layout.readingView {
                 do {
                     // The fragment cut short stands in the way of finalising in place: copy what
-                    // is complete (the original stays as it is until the copy takes its place).
-                    let copy = try write(url, readingUpTo: layout.completeLength, shift: shift, to: Destination(replacing: url, container: container))
-                    var done = try summary(of: url, finalisation: .copied(reason: "its last fragment was cut short", bytesWritten: size(of: url)),
-                                           videoPackets: copy.videoPackets)
-                    done.leftOutBytes = cutShort
-                    return done
+                    // is whole (the original stays as it is until the copy takes its place).
+                    let copy = try write(url, view: view, shift: shift, to: Destination(replacing: url, container: container))
+                    return try summary(of: url, finalisation: .copied(reason: "its last fragment was cut short", bytesWritten: size(of: url)),
+                                       videoPackets: copy.videoPackets).leavingOut(layout)
                 } catch let error as ReelError where error.code == .insufficientStorage {
                     // No room for the copy: the disk that cut the recording short is still
-                    // full. The fragment cut short (which the copy leaves out too, frames in it
-                    // included) is cut off the end of the file, which is then finalised in place,
-                    // its index going into the space reserved for it: no space needed.
-                    try Syscall.call(orThrow: { Syscall.fileError($0, at: url, action: "shorten") }) {
-                        truncate(url.path, off_t(layout.completeLength))
+                    // full. A torn fragment is made a whole one of its whole samples, or a
+                    // fragment with nothing whole is cut off the end of the file; the file is
+                    // then finalised in place, its index going into the space reserved for it:
+                    // no space needed.
+                    if let torn = layout.torn {
+                        try torn.apply(to: url)
+                    } else {
+                        try Syscall.call(orThrow: { Syscall.fileError($0, at: url, action: "shorten") }) {
+                            truncate(url.path, off_t(layout.completeLength))
+                        }
                     }
                     let finalisation = try AssetWriter.finalise(url, container: container, shift: shift, inPlace: true, copyWhenSmall: false)
-                    var done = try summary(of: url, finalisation: finalisation)
-                    done.leftOutBytes = cutShort
-                    return done
+                    return try summary(of: url, finalisation: finalisation).leavingOut(layout)
                 }
             }
             // The writer started every track at one lead time and FFmpeg moved the file so that
@@ -215,7 +233,7 @@ public enum Recovery {
             let finalisation = try AssetWriter.finalise(url, container: container, shift: shift, inPlace: true, copyWhenSmall: true)
             return try summary(of: url, finalisation: finalisation)
         case .cutOffMatroska:
-            let copy = try write(url, readingUpTo: nil, shift: .zero, to: Destination(replacing: url, container: .mkv))
+            let copy = try write(url, view: nil, shift: .zero, to: Destination(replacing: url, container: .mkv))
             return try summary(of: url, finalisation: .copied(reason: "an MKV is finalised by copying it", bytesWritten: size(of: url)),
                                videoPackets: copy.videoPackets)
         case .emptyFragmented:
@@ -243,16 +261,10 @@ public enum Recovery {
         /// Checks `output` for the recording at `recording` (a resolved path): a folder means the
         /// recording's name in it; a link is followed; it must not be the recording.
         init(output: URL, recording: URL, overwrite: Bool) throws {
-            var url = output
-            var info = stat()
-            if stat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
-                url = url.appendingPathComponent(recording.lastPathComponent)
-            } else if url.hasDirectoryPath {
-                throw ReelError(.ioFailure, "the folder \(url.path) does not exist", hint: "create it first or choose another")
-            } else if url.pathExtension.isEmpty {
-                url = url.appendingPathExtension(recording.pathExtension)
+            if output.hasDirectoryPath, !Self.isFolder(output) {
+                throw ReelError(.ioFailure, "the folder \(output.path) does not exist", hint: "create it first or choose another")
             }
-            url = url.resolvingSymlinksInPath()
+            let url = Self.location(output: output, recording: recording)
             guard let container = Container(pathExtension: url.pathExtension) else {
                 throw ReelError(.unsupportedFormat, "unknown file type '.\(url.pathExtension)' for \(url.lastPathComponent)",
                                 hint: "name the recovered file .mp4, .mov or .mkv")
@@ -274,6 +286,31 @@ public enum Recovery {
             self.container = container
             self.overwrite = overwrite
         }
+
+        /// The file that `output` means for `recording` (a resolved path): a folder means the
+        /// recording's name in it, no extension the recording's; a link is followed.
+        static func location(output: URL, recording: URL) -> URL {
+            var url = output
+            if isFolder(url) {
+                url = url.appendingPathComponent(recording.lastPathComponent)
+            } else if url.pathExtension.isEmpty && !url.hasDirectoryPath {
+                url = url.appendingPathExtension(recording.pathExtension)
+            }
+            return url.resolvingSymlinksInPath()
+        }
+
+        private static func isFolder(_ url: URL) -> Bool {
+            var info = stat()
+            return stat(url.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+        }
+    }
+
+    /// The file ``recover(_:to:overwrite:)`` writes when it recovers `url` to `output`: the
+    /// recording's name in `output` if that is a folder, `output` with the recording's
+    /// extension if it has none, else `output`; links followed. Lets a caller that recovers
+    /// several recordings into one folder see that two of them would take the same name.
+    public static func outputLocation(recovering url: URL, to output: URL) -> URL {
+        Destination.location(output: output, recording: url.resolvingSymlinksInPath())
     }
 
     private static func recover(_ url: URL, state: RecordingFile.State, to destination: Destination) throws -> Summary {
@@ -297,20 +334,16 @@ public enum Recovery {
                 try FilePlacement.place(copy, at: destination.url, replacing: destination.overwrite, what: "the recovered file")
                 return try summary(of: destination.url, finalisation: .inPlace(bytesWritten: bytes))
             }
-            let written = try write(copy, readingUpTo: nil, shift: .zero, to: destination)
+            let written = try write(copy, view: nil, shift: .zero, to: destination)
             return try summary(of: destination.url, finalisation: .copied(reason: "written to another file", bytesWritten: size(of: destination.url)),
                                videoPackets: written.videoPackets)
         case .fragmented(let layout):
-            guard layout.completeFragments > 0 else { throw nothingRecorded(url) }
-            let limit = layout.isTruncated ? layout.completeLength : nil
-            let shift = try firstVideoTime(url, readingUpTo: limit) ?? .zero
-            let written = try write(url, readingUpTo: limit, shift: shift, to: destination)
-            var done = try summary(of: destination.url, finalisation: .copied(reason: "written to another file", bytesWritten: size(of: destination.url)),
-                                   videoPackets: written.videoPackets)
-            done.leftOutBytes = layout.fileSize - layout.completeLength
-            return done
+            let shift = try firstVideoTime(url, view: layout.readingView) ?? .zero
+            let written = try write(url, view: layout.readingView, shift: shift, to: destination)
+            return try summary(of: destination.url, finalisation: .copied(reason: "written to another file", bytesWritten: size(of: destination.url)),
+                               videoPackets: written.videoPackets).leavingOut(layout)
         case .cutOffMatroska:
-            let written = try write(url, readingUpTo: nil, shift: .zero, to: destination)
+            let written = try write(url, view: nil, shift: .zero, to: destination)
             return try summary(of: destination.url, finalisation: .copied(reason: "written to another file", bytesWritten: size(of: destination.url)),
                                videoPackets: written.videoPackets)
         case .emptyFragmented:
@@ -324,11 +357,11 @@ public enum Recovery {
     /// the destination's name once it is complete and on the disk; locked as being written
     /// until then. A copy without a single complete video frame (of a recording with video),
     /// or without any packet, is not a recovery: it is removed, and nothing is replaced.
-    private static func write(_ url: URL, readingUpTo limit: Int64?, shift: MediaTime, to destination: Destination) throws -> Remuxer.Copy {
+    private static func write(_ url: URL, view: FileView?, shift: MediaTime, to destination: Destination) throws -> Remuxer.Copy {
         let temporary = FilePlacement.temporaryURL(beside: destination.url, purpose: "recovering")
         let copy: Remuxer.Copy
         do {
-            copy = try Remuxer.copyPackets(of: url, readingUpTo: limit, to: temporary, container: destination.container,
+            copy = try Remuxer.copyPackets(of: url, view: view, to: temporary, container: destination.container,
                                            fastStart: true, overwrite: false, shift: shift)
         } catch var error as ReelError {
             try? FileManager.default.removeItem(at: temporary)
@@ -422,10 +455,10 @@ public enum Recovery {
         }
     }
 
-    /// The earliest presentation time among the first video packets of `url` (of its first
-    /// `limit` bytes if given).
-    private static func firstVideoTime(_ url: URL, readingUpTo limit: Int64?) throws -> MediaTime? {
-        let input = try InputFile(url: url, byteLimit: limit)
+    /// The earliest presentation time among the first video packets of `url` (as `view` shows
+    /// it, if given).
+    private static func firstVideoTime(_ url: URL, view: FileView?) throws -> MediaTime? {
+        let input = try InputFile(url: url, view: view)
         let ctx = input.context
         let index = av_find_best_stream(ctx, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
         guard index >= 0 else { return nil }

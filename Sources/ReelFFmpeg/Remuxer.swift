@@ -16,7 +16,7 @@ public enum Remuxer {
             .lock?.release()
     }
 
-    /// What ``copyPackets(of:readingUpTo:to:container:fastStart:overwrite:shift:)`` wrote.
+    /// What ``copyPackets(of:view:to:container:fastStart:overwrite:shift:)`` wrote.
     struct Copy {
         /// The lock on the output, still held: the caller releases it once the file is where
         /// it belongs (see ``RecordingLock``).
@@ -29,13 +29,12 @@ public enum Remuxer {
         var packets: Int64
     }
 
-    /// ``remux(_:to:container:fastStart:overwrite:shift:)`` that reads only the first `limit`
-    /// bytes of `input` if given (the complete part of a file cut short) and hands over the
-    /// output's lock.
-    static func copyPackets(of input: URL, readingUpTo limit: Int64? = nil, to output: URL, container: Container,
+    /// ``remux(_:to:container:fastStart:overwrite:shift:)`` that reads `input` as `view` shows
+    /// it if given (the complete part of a file cut short) and hands over the output's lock.
+    static func copyPackets(of input: URL, view: FileView? = nil, to output: URL, container: Container,
                             fastStart: Bool = true, overwrite: Bool = false, shift: MediaTime = .zero) throws -> Copy {
         FFmpeg.silenceLibraryLogging()
-        let reader = try InputFile(url: input, byteLimit: limit)
+        let reader = try InputFile(url: input, view: view)
         try checkFits(reader, into: container)
         let muxer = try Muxer(url: output, container: container, overwrite: overwrite)
         let lock = muxer.takeLock()
@@ -170,6 +169,8 @@ final class InputFile {
     /// What libavformat asks whether to give up a blocking read; retained while `context` lives
     /// (the protocol layers keep their own copy of the callback, so it cannot be swapped later).
     let gate: InterruptGate?
+    /// The I/O of a ``FileView``, if the file is read through one; outlives the demuxer.
+    private let viewInput: FileViewInput?
 
     /// Opens `url`. `readsStreamInfo` lets libavformat look into the first packets for what
     /// the header does not say (frame rate, reorder delay); a file whose facts are known
@@ -179,37 +180,35 @@ final class InputFile {
     /// demuxer options (`rtsp_transport`, `timeout`), and `gate` lets the owner abandon a
     /// connect or read that blocks (a deadline, a stop).
     ///
-    /// `byteLimit` reads only that many bytes from the start of a local file, as if it ended
-    /// there (the complete part of a recording whose end was cut short).
+    /// `view` reads a local file as the ``FileView`` shows it (the complete part of a
+    /// recording whose end was cut short, a torn fragment made whole).
     init(url: URL, readsStreamInfo: Bool = true, format: String? = nil, options: [String: String] = [:],
-         gate: InterruptGate? = nil, byteLimit: Int64? = nil) throws {
+         gate: InterruptGate? = nil, view: FileView? = nil) throws {
+        let location = url.isFileURL ? url.path : url.absoluteString
+        if url.isFileURL && format == nil {
+            try FragmentedTrackCheck.check(url, byteLimit: view?.length)
+        }
+        var viewInput: FileViewInput?
+        if let view, url.isFileURL {
+            guard view.length > 0 else { throw ReelError(.invalidMedia, "\(location) holds nothing to read") }
+            viewInput = try FileViewInput(url: url, view: view)
+        }
         var ctx: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
         guard ctx != nil else {
-            throw ReelError(.encodingFailed, "cannot allocate a demuxer for \(url.isFileURL ? url.path : url.absoluteString)")
+            throw ReelError(.encodingFailed, "cannot allocate a demuxer for \(location)")
         }
         if let gate { ctx!.pointee.interrupt_callback = gate.callback }
-        let location = url.isFileURL ? url.path : url.absoluteString
-        var opened = location
-        if let byteLimit, url.isFileURL {
-            guard byteLimit > 0 else { throw ReelError(.invalidMedia, "\(location) holds nothing to read") }
-            // libavformat's subfile protocol: a window of a file. Everything after ",,:" is the
-            // inner URL, taken as it is.
-            opened = "subfile,,start,0,end,\(byteLimit),,:file:\(url.path)"
-        }
-        if url.isFileURL && format == nil {
-            do {
-                try FragmentedTrackCheck.check(url, byteLimit: byteLimit)
-            } catch {
-                avformat_free_context(ctx)
-                throw error
-            }
+        if let viewInput {
+            // Read through our own I/O: avformat_close_input leaves it to us.
+            ctx!.pointee.pb = viewInput.context
+            ctx!.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
         }
         var dictionary: OpaquePointer? = nil
         defer { av_dict_free(&dictionary) }
         for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
         let inputFormat = format.flatMap { av_find_input_format($0) }
         // On failure avformat_open_input frees the context.
-        let r = avformat_open_input(&ctx, opened, inputFormat, &dictionary)
+        let r = avformat_open_input(&ctx, location, inputFormat, &dictionary)
         if r < 0 {
             let denied = r == reel_averror(EACCES) || r == reel_averror(EPERM)
             throw FFmpeg.error(r, "cannot read \(location)", code: r == reel_averror(ENOENT) ? .ioFailure : .invalidMedia,
@@ -218,6 +217,7 @@ final class InputFile {
         self.context = ctx!
         self.url = url
         self.gate = gate
+        self.viewInput = viewInput
         let info = readsStreamInfo ? avformat_find_stream_info(ctx, nil) : 0
         if info < 0 {
             // Fully initialised: deinit closes the input (closing it here too would free it twice).
@@ -228,5 +228,6 @@ final class InputFile {
     deinit {
         var c: UnsafeMutablePointer<AVFormatContext>? = context
         avformat_close_input(&c)
+        withExtendedLifetime(viewInput) {}
     }
 }

@@ -137,6 +137,27 @@ public enum MediaProbe {
         return result.output.split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }.sorted()
     }
 
+    /// Where each packet of stream `stream` (an ffprobe stream specifier such as `v:0`) lies in
+    /// the file, as ffprobe reads it from the index or the fragment headers, in file order.
+    public static func packetExtents(_ url: URL, stream: String = "v:0") throws -> [(pos: Int64, size: Int64)] {
+        let r = try Subprocess.run(["ffprobe", "-v", "error", "-select_streams", stream, "-show_entries", "packet=pos,size",
+                                    "-of", "csv=p=0", url.path])
+        return r.output.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: ",")
+            guard fields.count == 2, let size = Int64(fields[0]), let pos = Int64(fields[1]) else { return nil }
+            return (pos, size)
+        }.sorted { $0.pos < $1.pos }
+    }
+
+    /// The video frames of a recording cut short whose bytes are all in the file, those of a
+    /// fragment the cut tore included, as its fragment headers list them. ffprobe reports a
+    /// frame cut short with the size it read, which ends at the end of the file: so a frame
+    /// that ends exactly there is not counted (whole or not, it cannot be told here).
+    public static func videoPacketsEndingBeforeTheEnd(_ url: URL) throws -> Int {
+        let size = Int64((try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value ?? 0)
+        return try packetExtents(url).filter { $0.pos + $0.size < size }.count
+    }
+
     /// A digest of the packets of stream `stream` (an ffprobe stream specifier such as `v:0`):
     /// equal for streams encoded alike, whatever the container's own bytes (Matroska's random
     /// segment ID, dates).

@@ -147,6 +147,32 @@ import ReelTestSupport
         #expect(try Self.decodeErrors(mkv) == "")
     }
 
+    /// Two recordings of one name in different folders, recovered into one folder with
+    /// --overwrite: the first replaces the file that was there before, the second does not
+    /// replace the first's recovery (it is refused and left as it was).
+    @Test func twoRecordingsOfOneNameIntoOneFolder() async throws {
+        let dir = try TemporaryDirectory()
+        let a = dir.url.appendingPathComponent("a/x.mp4"), b = dir.url.appendingPathComponent("b/x.mp4")
+        let out = dir.url.appendingPathComponent("out")
+        for folder in [a.deletingLastPathComponent(), b.deletingLastPathComponent(), out] {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        }
+        try await Self.cutOff(a)
+        try await Self.cutOff(b)
+        try Data("an older file".utf8).write(to: out.appendingPathComponent("x.mp4"))
+        let bBefore = try Data(contentsOf: b)
+        let r = try ReelBinary.run(["recover", a.path, b.path, "-o", out.path, "--overwrite"])
+        #expect(r.status == 1, "\(r.output)\(r.stderr)")
+        #expect(r.output.components(separatedBy: "Recovered").count == 2, "\(r.output)")
+        #expect(r.stderr.contains("\(b.path) would be recovered into") && r.stderr.contains("holds \(a.path) recovered just now"), "\(r.stderr)")
+        // out/x.mp4 is a's recording (a recovered elsewhere the same way holds the same packets).
+        let check = dir.url.appendingPathComponent("check.mp4")
+        #expect(try ReelBinary.run(["recover", a.path, "-o", check.path]).status == 0)
+        #expect(try MediaProbe.packetDigest(out.appendingPathComponent("x.mp4")) == MediaProbe.packetDigest(check))
+        #expect(try Data(contentsOf: b) == bBefore)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path) == ["x.mp4"])
+    }
+
     /// Given a link, the file it points to is finalised and the link stays a link.
     @Test func aLinkToARecording() async throws {
         let dir = try TemporaryDirectory()
@@ -197,13 +223,18 @@ import ReelTestSupport
         let elsewhere = try TemporaryDirectory()
         let copy = try ReelBinary.run(["recover", url.path, "-o", elsewhere.url.path])
         #expect(copy.status == 0, "\(copy.stderr)")
-        #expect(copy.output.contains("a fragment cut short, were left out"), "\(copy.output)")
+        #expect(copy.output.contains("the last fragment was cut short") || copy.output.contains("a fragment cut short before anything"),
+                "\(copy.output)")
         #expect(try Data(contentsOf: url) == full)
         let recovered = elsewhere.url.appendingPathComponent("full.mp4")
         #expect(try Self.decodeErrors(recovered) == "")
         let counters = try MediaProbe.decodeLuma(recovered, width: 1280, height: 720).map(\.counter)
         #expect(!counters.isEmpty && counters.allSatisfy { $0 != nil }, "every frame readable")
         #expect(zip(counters, counters.dropFirst()).allSatisfy { $1 == $0.map { $0 + 1 } }, "\(counters)")
+        // Every frame whose bytes are all on the disk, those of the fragment the full disk tore
+        // too (as ffmpeg -c copy keeps them); a frame cut short is not (it would not decode).
+        let whole = try MediaProbe.videoPacketsEndingBeforeTheEnd(url)
+        #expect(counters.count == whole || counters.count == whole + 1, "\(counters.count) frames recovered, \(whole) whole on the disk")
 
         // In place while the disk is still full: no room for a copy, so the fragment cut short
         // is cut off and the file finalised where it is (before, this needed as much free space

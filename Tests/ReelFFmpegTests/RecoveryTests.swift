@@ -25,17 +25,6 @@ import ReelTestSupport
         return false
     }
 
-    /// Where each video packet of `url` lies in the file, as ffprobe reads it.
-    static func videoPacketExtents(_ url: URL) throws -> [(pos: Int64, size: Int64)] {
-        let r = try Subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pos,size",
-                                    "-of", "csv=p=0", url.path])
-        return r.output.split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: ",")
-            guard fields.count == 2, let size = Int64(fields[0]), let pos = Int64(fields[1]) else { return nil }
-            return (pos, size)
-        }
-    }
-
     /// `ffmpeg -v error` decoding all of `url`: what it printed (nothing for a clean file).
     static func decodeErrors(_ url: URL) throws -> String {
         let r = try Subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", url.path, "-f", "null", "-"])
@@ -50,14 +39,15 @@ import ReelTestSupport
     // MARK: Only what was completely written
 
     /// Copies of a recording cut at many offsets — inside a fragment header, between header and
-    /// media data, inside the media data, in the middle of a sample — each recover to exactly
-    /// the frames of their complete fragments, and decode without a single error.
-    @Test func truncatedRecordingsKeepExactlyTheirCompleteFragments() throws {
+    /// media data, inside the media data, at the end of a frame and one byte before it — each
+    /// recover to exactly the frames whose bytes are all on the disk (those of a torn fragment
+    /// too, as `ffmpeg -c copy` keeps them), and decode without a single error.
+    @Test func truncatedRecordingsKeepExactlyTheirWholeFrames() throws {
         let dir = try TemporaryDirectory()
         let source = dir.url.appendingPathComponent("source.mp4")
         try Self.cutOff(source, frames: 120)
         let boxes = try InPlaceFinaliseTests.topLevelBoxes(source)
-        let packets = try Self.videoPacketExtents(source)
+        let packets = try MediaProbe.packetExtents(source)
         let fragments = boxes.indices.filter { boxes[$0].type == "moof" && $0 + 1 < boxes.count && boxes[$0 + 1].type == "mdat" }
         try #require(fragments.count >= 5, "\(boxes.map(\.type))")
         let bytes = try Data(contentsOf: source)
@@ -66,18 +56,21 @@ import ReelTestSupport
             let moof = boxes[i], mdat = boxes[i + 1]
             cuts += [moof.offset + 4, moof.offset + 8 + 12, moof.offset + moof.size - 1, moof.offset + moof.size,
                      mdat.offset + 8 + 5, mdat.offset + mdat.size / 2, mdat.offset + mdat.size - 1]
+            // At the end of the fragment's third frame, and one byte short of it.
+            let inside = packets.filter { $0.pos > mdat.offset && $0.pos + $0.size <= mdat.offset + mdat.size }
+            if inside.count >= 3 { cuts += [inside[2].pos + inside[2].size, inside[2].pos + inside[2].size - 1] }
         }
         for cut in cuts {
             let url = dir.url.appendingPathComponent("cut-\(cut).mp4")
             try bytes.prefix(Int(cut)).write(to: url)
-            // What the complete fragments hold: the media data that ends at or before the cut.
-            let complete = boxes.filter { $0.type == "mdat" && $0.offset + $0.size <= cut }.map { $0.offset + $0.size }.max() ?? 0
-            let expected = packets.filter { $0.pos + $0.size <= complete }.count
+            // Every frame whose bytes are all before the cut (its fragment's header is, then).
+            let expected = packets.filter { $0.pos + $0.size <= cut }.count
             if expected == 0 {
                 #expect(throws: ReelError.self, "cut at \(cut)") { try Recovery.recover(url) }
                 #expect(try Data(contentsOf: url) == bytes.prefix(Int(cut)), "cut at \(cut): left as it was")
                 continue
             }
+            #expect(Recovery.isCutOff(url), "cut at \(cut)")
             let summary = try Recovery.recover(url)
             #expect(summary.videoFrames == Int64(expected), "cut at \(cut)")
             #expect(try Self.decodeErrors(url) == "", "cut at \(cut)")
@@ -86,6 +79,65 @@ import ReelTestSupport
                     "cut at \(cut)")
             #expect(!Recovery.isCutOff(url), "cut at \(cut)")
         }
+    }
+
+    /// A torn fragment made whole where it lies (as recover does on a full disk, where there is
+    /// no room for a copy) and then finalised in place holds the same whole frames as the copy
+    /// to another file, and its sound up to where the cut tore it; a recover interrupted after
+    /// the sample counts were lowered (before the media data's size) finds the same frames.
+    @Test func aTornFragmentIsMadeWholeInPlace() throws {
+        let dir = try TemporaryDirectory()
+        let source = dir.url.appendingPathComponent("source.mp4")
+        try Self.cutOff(source, frames: 75)
+        let boxes = try InPlaceFinaliseTests.topLevelBoxes(source)
+        let packets = try MediaProbe.packetExtents(source)
+        let bytes = try Data(contentsOf: source)
+        let last = try #require(boxes.last { $0.type == "mdat" })
+        let inside = packets.filter { $0.pos > last.offset && $0.pos + $0.size <= last.offset + last.size }
+        try #require(inside.count >= 4)
+        // Torn in the fourth frame of the last fragment: three of its frames are whole.
+        let cut = inside[3].pos + inside[3].size / 2
+        let expected = packets.filter { $0.pos + $0.size <= cut }.count
+        for interrupted in [false, true] {
+            let url = dir.url.appendingPathComponent("torn-\(interrupted).mp4")
+            try bytes.prefix(Int(cut)).write(to: url)
+            guard case .fragmented(let layout) = try RecordingFile.inspect(url), let torn = layout.torn else {
+                Issue.record("the torn fragment is not found")
+                return
+            }
+            #expect(torn.keptFrames == 3 && torn.listedFrames == inside.count, "\(torn)")
+            #expect(layout.leftOutBytes == Int64(cut) - (inside[2].pos + inside[2].size))
+            if interrupted {
+                // Only the sample counts: the file is still torn, and is recovered as before.
+                var countsOnly = torn
+                countsOnly.patches.removeLast()
+                try countsOnly.apply(to: url)
+                guard case .fragmented(let again) = try RecordingFile.inspect(url) else {
+                    Issue.record("not a cut-off recording after the sample counts")
+                    return
+                }
+                // The same whole frames; only the size of the media data is left to write.
+                #expect(again.torn?.patches == [torn.patches.last!] && again.torn?.keptFrames == 3)
+                _ = try Recovery.recover(url, to: dir.url.appendingPathComponent("copy-\(interrupted).mp4"))
+                try again.torn!.apply(to: url)
+            } else {
+                try torn.apply(to: url)
+            }
+            guard case .fragmented(let whole) = try RecordingFile.inspect(url) else {
+                Issue.record("not a fragmented recording once made whole")
+                return
+            }
+            #expect(!whole.isTruncated && whole.torn == nil)
+            let finalisation = try AssetWriter.finalise(url, container: .mp4, inPlace: true)
+            guard case .inPlace = finalisation else {
+                Issue.record("not finalised in place: \(finalisation)")
+                return
+            }
+            #expect(try Self.decodeErrors(url) == "")
+            #expect(try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter) == (0..<expected).map { Int64($0) })
+        }
+        let copy = dir.url.appendingPathComponent("copy-true.mp4")
+        #expect(try MediaProbe.decodeLuma(copy, width: 320, height: 240).map(\.counter) == (0..<expected).map { Int64($0) })
     }
 
     /// A recording finalised in place by a copy keeps who owns it and who may read it (a
@@ -158,7 +210,7 @@ import ReelTestSupport
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("cut.mp4")
         try Self.cutOff(url, frames: 90)
-        let frames = try Self.videoPacketExtents(url).count
+        let frames = try MediaProbe.packetExtents(url).count
         let mkv = dir.url.appendingPathComponent("rec.mkv")
         _ = try Recovery.recover(url, to: mkv)
         let probe = try MediaProbe.probe(mkv)
@@ -218,7 +270,7 @@ import ReelTestSupport
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("cut.mkv")
         try Self.cutOff(url, frames: 150, container: .mkv)
-        let frames = try Self.videoPacketExtents(url).count
+        let frames = try MediaProbe.packetExtents(url).count
         try #require(frames > 0)
         #expect(Recovery.isCutOff(url))
         #expect(Recovery.cutOffRecordings(in: dir.url) == [url])
@@ -242,7 +294,7 @@ import ReelTestSupport
         let dir = try TemporaryDirectory()
         let source = dir.url.appendingPathComponent("source.mkv")
         try Self.cutOff(source, frames: 150, container: .mkv)
-        let packets = try Self.videoPacketExtents(source)
+        let packets = try MediaProbe.packetExtents(source)
         let bytes = try Data(contentsOf: source)
         let firstPacket = try #require(packets.first?.pos)
         // Inside the first video block nothing is complete enough to recover.
