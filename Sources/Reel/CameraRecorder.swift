@@ -21,7 +21,14 @@ import Synchronization
 /// ``pause()`` ends it. ``stop()`` ends capture and, when ``mergesClipsAutomatically``, merges
 /// the clips into ``outputURL`` (a dated file in ``Recorder/defaultOutputDirectory(environment:)`` unless set);
 /// the recorder can then ``start()`` a new take. ``progress``, ``recordedDuration``,
-/// ``isRecording`` and ``isPaused`` are observable (Observation), updated at each frame.
+/// ``isRecording``, ``isPaused`` and ``hasReachedLimit`` are observable (Observation), updated
+/// at each frame; ``events`` and the ``delegate`` say when a clip starts and ends, the limit is
+/// reached, the merge is done or the recording failed.
+///
+/// When the take reaches ``maxRecordedDuration`` it ends by itself: ``hasReachedLimit``
+/// becomes true, ``isRecording`` and ``isPaused`` false, ``Event/limitReached(recorded:)``
+/// comes, the clips are merged (``Event/mergeFinished(_:)``), and ``record()`` throws
+/// `limitReached`. Capture and the preview go on until ``stop()``, which returns the take.
 public final class CameraRecorder: Observable, @unchecked Sendable {
     /// The camera.
     public let camera: any CameraSource
@@ -35,15 +42,46 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         var previewOutputs: [any CaptureOutput] = []
         var session: CaptureSession?
         var recorder: Recorder?
+        /// The take's clips once its recorder made them; after ``stop()``, the last take's.
+        var clips: RecordingSession?
         var takeURL: URL?
-        var progress = 0.0
+        /// Whether this take's clips are merged when it ends.
+        var takeMerges = true
+        var take = CameraTake()
+        /// The recorded time last sent in a progress event.
+        var reported: MediaTime?
+        /// The take's events from its recorder, passed on.
+        var pump: Task<Void, Never>?
+        /// What observers were last told.
+        var published = Published()
+    }
+    private struct Published: Equatable {
         var recorded = MediaTime.zero
+        var progress = 0.0
         var isRecording = false
         var isPaused = false
+        var hasReachedLimit = false
     }
     private let state: Mutex<State>
     private let clock: any MediaClock
     private let registrar = ObservationRegistrar()
+    private let delegateBox = Mutex<WeakDelegate>(WeakDelegate())
+    private struct WeakDelegate: @unchecked Sendable { weak var delegate: (any CameraRecorderDelegate)? }
+    /// Delegate calls, one at a time, in order.
+    private let delegateQueue = DispatchQueue(label: "reel.camera-recorder.delegate")
+    private let continuation: AsyncStream<Event>.Continuation
+
+    /// What happens to the takes — clips started and completed, progress, the limit, merges,
+    /// failures — in order, for the recorder's whole life (every take). One consumer; events
+    /// nobody has taken yet are kept (the newest 1024).
+    public let events: AsyncStream<Event>
+
+    /// Told what ``events`` carries, one call at a time on a queue of the recorder's (see
+    /// ``CameraRecorderDelegate``); held weakly.
+    public var delegate: (any CameraRecorderDelegate)? {
+        get { delegateBox.withLock { $0.delegate } }
+        set { delegateBox.withLock { $0.delegate = newValue } }
+    }
 
     /// A recorder of `camera`, with `microphone`'s sound if given, on `clock` (the host's unless
     /// a test injects another).
@@ -53,7 +91,10 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         self.microphone = microphone
         self.clock = clock
         state = Mutex(State(settings: settings))
+        (events, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(1024))
     }
+
+    deinit { continuation.finish() }
 
     // MARK: Settings
 
@@ -63,13 +104,15 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         set { state.withLock { $0.settings = newValue } }
     }
 
-    /// The most time to record, over all clips; recording stops by itself when it is reached.
+    /// The most time to record, over all clips of a take; the take ends by itself when it is
+    /// reached (see ``hasReachedLimit``). Set before ``start()``.
     public var maxRecordedDuration: MediaTime? {
         get { state.withLock { $0.settings.maxRecordedDuration } }
         set { state.withLock { $0.settings.maxRecordedDuration = newValue } }
     }
 
-    /// Whether ``stop()`` merges the clips into one file (else they stay in their folder).
+    /// Whether the end of a take (``stop()``, or its limit) merges the clips into one file
+    /// (else they stay in their folder: see ``recordingSession``).
     public var mergesClipsAutomatically: Bool {
         get { state.withLock { $0.mergesClipsAutomatically } }
         set { state.withLock { $0.mergesClipsAutomatically = newValue } }
@@ -126,38 +169,96 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
 
     // MARK: Observed state
 
-    /// How far the recording is toward ``maxRecordedDuration``, 0…1 (0 without a limit).
+    /// How far the take is toward ``maxRecordedDuration``, 0…1 (0 without a limit; 1 once
+    /// reached).
     public var progress: Double {
         registrar.access(self, keyPath: \.progress)
-        return state.withLock { $0.progress }
+        return current().progress
     }
 
-    /// The time recorded over all clips of this take.
+    /// The time recorded over all clips of this take (the clip being recorded included); after
+    /// ``stop()``, the last take's. (``Event/progress(recorded:progress:)`` carries it too,
+    /// only ever growing within a take unless clips are removed.)
     public var recordedDuration: MediaTime {
         registrar.access(self, keyPath: \.recordedDuration)
-        return state.withLock { $0.recorded }
+        return current().recorded
     }
 
     /// Whether a clip is being recorded now.
     public var isRecording: Bool {
         registrar.access(self, keyPath: \.isRecording)
-        return state.withLock { $0.isRecording }
+        return current().isRecording
     }
 
     /// Whether capture runs with recording paused (after ``start()`` or ``pause()``).
     public var isPaused: Bool {
         registrar.access(self, keyPath: \.isPaused)
-        return state.withLock { $0.isPaused }
+        return current().isPaused
     }
+
+    /// Whether the take has reached ``maxRecordedDuration`` and ended (capture runs on until
+    /// ``stop()``; ``record()`` throws `limitReached`).
+    public var hasReachedLimit: Bool {
+        registrar.access(self, keyPath: \.hasReachedLimit)
+        return current().hasReachedLimit
+    }
+
+    /// Whether ``record()`` would start a clip now: capture runs, no clip is being recorded, and
+    /// the take has neither reached its limit nor failed.
+    public var canRecord: Bool { state.withLock { $0.take.canRecord } }
 
     /// Whether capture runs.
     public var isRunning: Bool { state.withLock { $0.session != nil } }
 
-    /// The clips recorded in this take so far.
-    public var clips: [Clip] { state.withLock { $0.recorder }?.recordingSession?.clips ?? [] }
+    /// This take's clips (NextLevel's session): from the first ``record()`` until the next
+    /// ``start()``, so after ``stop()`` too. Remove or mute clips there and merge them again
+    /// with ``RecordingSession/merge(to:allowsReencoding:overwrite:)``.
+    public var recordingSession: RecordingSession? { state.withLock { $0.recorder?.recordingSession ?? $0.clips } }
 
-    /// The file this take is merged into at ``stop()``.
+    /// The clips recorded in this take so far (after ``stop()``, the last take's).
+    public var clips: [Clip] { recordingSession?.clips ?? [] }
+
+    /// The file this take is merged into.
     public var currentOutputURL: URL? { state.withLock { $0.takeURL } }
+
+    /// The observed values now.
+    private func current() -> Published {
+        let (clips, take, limit) = state.withLock { s in (s.recorder?.recordingSession ?? s.clips, s.take, s.settings.maxRecordedDuration) }
+        var now = Published()
+        now.recorded = clips?.totalDuration ?? .zero
+        now.isRecording = take.isRecording
+        now.isPaused = take.isPaused
+        now.hasReachedLimit = take.hasReachedLimit
+        if take.hasReachedLimit {
+            now.progress = 1
+        } else if let limit, limit.seconds > 0 {
+            now.progress = min(1, max(0, now.recorded.seconds / limit.seconds))
+        }
+        return now
+    }
+
+    /// Tells observers what changed since they were last told.
+    private func publish() {
+        let now = current()
+        let before = state.withLock { s -> Published in
+            defer { s.published = now }
+            return s.published
+        }
+        guard now != before else { return }
+        if now.recorded != before.recorded { registrar.withMutation(of: self, keyPath: \.recordedDuration) {} }
+        if now.progress != before.progress { registrar.withMutation(of: self, keyPath: \.progress) {} }
+        if now.isRecording != before.isRecording { registrar.withMutation(of: self, keyPath: \.isRecording) {} }
+        if now.isPaused != before.isPaused { registrar.withMutation(of: self, keyPath: \.isPaused) {} }
+        if now.hasReachedLimit != before.hasReachedLimit { registrar.withMutation(of: self, keyPath: \.hasReachedLimit) {} }
+    }
+
+    /// Hands `event` to the stream and the delegate.
+    private func emit(_ event: Event) {
+        continuation.yield(event)
+        if let delegate {
+            delegateQueue.async { delegate.receive(event, from: self) }
+        }
+    }
 
     // MARK: Taking
 
@@ -167,13 +268,13 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
     ///   cannot start; `.fileExists` if ``outputURL`` exists (unless the settings allow
     ///   overwriting).
     public func start() async throws {
-        let (settings, outputs, explicit) = try state.withLock { s -> (Recorder.Settings, [any CaptureOutput], URL?) in
+        let (settings, outputs, explicit, merges) = try state.withLock { s -> (Recorder.Settings, [any CaptureOutput], URL?, Bool) in
             guard s.session == nil else { throw ReelError(.alreadyRunning, "the camera recorder is already running") }
-            return (s.settings, s.previewOutputs, s.outputURL)
+            return (s.settings, s.previewOutputs, s.outputURL, s.mergesClipsAutomatically)
         }
         var take = settings
         take.pauseMode = .clips
-        take.mergesClipsAtEnd = mergesClipsAutomatically
+        take.mergesClipsAtEnd = merges
         let url = explicit ?? Recorder.defaultOutputDirectory().appendingPathComponent(Recorder.datedFileName(container: take.container ?? .mp4))
         if explicit == nil {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -189,32 +290,41 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         try session.addOutput(live, connectedTo: [camera])
         try session.addOutput(ProgressTap(owner: self), connectedTo: [camera])
         if let filter = pendingFilter.withLock({ $0 }) { try session.setVideoFilter(filter, for: camera) }
+        let pump = Task { [weak self] in
+            for await event in recorder.events { self?.handle(event, merges: merges) }
+        }
         state.withLock { s in
             s.session = session
             s.recorder = recorder
+            s.clips = nil
             s.takeURL = url
+            s.takeMerges = merges
+            s.take.started()
+            s.reported = nil
+            s.pump = pump
         }
-        update(recorded: .zero, recording: false, paused: true)
+        publish()
         do {
             try await session.start()
         } catch {
+            pump.cancel()
             state.withLock { s in
                 s.session = nil
                 s.recorder = nil
+                s.pump = nil
+                s.take.stopped()
             }
+            publish()
             throw error
         }
     }
 
     /// Starts recording a clip (the first, or the next after a pause).
     ///
-    /// - Throws: `.notRunning` before ``start()``.
+    /// - Throws: `.notRunning` before ``start()``; `.limitReached` once the take has reached
+    ///   ``maxRecordedDuration``; the take's error if its recording failed.
     public func record() throws {
-        guard let recorder = state.withLock({ $0.recorder }) else {
-            throw ReelError(.notRunning, "the camera recorder is not running", hint: "call start() first")
-        }
-        try recorder.record()
-        update(recorded: recordedDuration, recording: true, paused: false)
+        try press { try $0.record() } then: { try $0.record() }
     }
 
     /// ReplayKit's name for ``record()`` after a pause.
@@ -222,112 +332,156 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
 
     /// Ends the clip being recorded; capture and the preview outputs go on.
     ///
-    /// - Throws: `.notRunning` before ``start()``.
+    /// - Throws: `.notRunning` before ``start()``; `.limitReached` once the take has reached
+    ///   ``maxRecordedDuration``.
     public func pause() throws {
-        guard let recorder = state.withLock({ $0.recorder }) else {
-            throw ReelError(.notRunning, "the camera recorder is not running", hint: "call start() first")
-        }
-        try recorder.pause()
-        update(recorded: recordedDuration, recording: false, paused: true)
+        try press { try $0.pause() } then: { try $0.pause() }
     }
 
-    /// Removes the last clip of this take (its file too).
+    /// The record or pause button: the take's transition, then the recorder's. A recorder that
+    /// ended by itself before the take saw it (its limit reached between two pictures) makes
+    /// the take end too, and the error say why.
+    private func press(_ transition: (inout CameraTake) throws -> Void, then act: (Recorder) throws -> Void) throws {
+        let (recorder, before) = try state.withLock { s -> (Recorder?, CameraTake) in
+            let before = s.take
+            try transition(&s.take)
+            return (s.recorder, before)
+        }
+        do {
+            if let recorder { try act(recorder) }
+        } catch {
+            let ended = state.withLock { s -> Bool in
+                s.take = before
+                guard let limit = s.settings.maxRecordedDuration, let clips = s.recorder?.recordingSession,
+                      s.take.recorded(clips.totalDuration, limit: limit) else { return false }
+                return true
+            }
+            publish()
+            if ended {
+                emit(.limitReached(recorded: recordedDuration))
+                var take = state.withLock { $0.take }
+                try transition(&take)   // throws why: the limit
+            }
+            throw error
+        }
+        publish()
+    }
+
+    /// Removes the last clip of this take (its file too), while paused or after ``stop()``.
+    /// After a stop that merged the clips, the merged file is left as it is (the clip's file
+    /// went with the merge): merge the rest again with ``recordingSession``.
+    ///
+    /// - Throws: `.notRunning` before the first take; `.invalidConfiguration` when the take has
+    ///   no clips.
     public func removeLastClip() throws {
-        guard let clips = state.withLock({ $0.recorder })?.recordingSession else {
-            throw ReelError(.notRunning, "there are no clips: the camera recorder has not started")
+        guard let clips = recordingSession else {
+            throw ReelError(.notRunning, "there are no clips: the camera recorder has not recorded a take", hint: "start() and record() first")
         }
         try clips.removeLastClip()
-        update(recorded: clips.totalDuration, recording: isRecording, paused: isPaused)
+        state.withLock { $0.reported = nil }
+        publish()
     }
 
     /// Removes every clip of this take (their files too).
     public func removeAllClips() {
-        guard let clips = state.withLock({ $0.recorder })?.recordingSession else { return }
-        clips.removeAllClips()
-        update(recorded: .zero, recording: isRecording, paused: isPaused)
+        recordingSession?.removeAllClips()
+        state.withLock { $0.reported = nil }
+        publish()
     }
 
     /// Stops capture and finishes the take: the clips merged into ``currentOutputURL`` (with
-    /// ``mergesClipsAutomatically``). Returns `nil` when nothing was recorded (no file). The
-    /// recorder can ``start()`` again for a new take.
+    /// ``mergesClipsAutomatically``). Returns `nil` when nothing was recorded (no file). Every
+    /// event of the take has been delivered when it returns. The recorder can ``start()``
+    /// again for a new take.
     public func stop() async throws -> RecordingSummary? {
-        guard let (session, recorder) = state.withLock({ s in s.session.flatMap { session in s.recorder.map { (session, $0) } } }) else {
+        guard let (session, recorder, pump) = state.withLock({ s -> (CaptureSession, Recorder, Task<Void, Never>?)? in
+            guard let session = s.session, let recorder = s.recorder else { return nil }
+            s.take.stopped()
+            return (session, recorder, s.pump)
+        }) else {
             return nil
         }
+        publish()
         await session.stop()
         defer {
             state.withLock { s in
+                s.clips = recorder.recordingSession
                 s.session = nil
                 s.recorder = nil
+                s.pump = nil
             }
-            update(recorded: recordedDuration, recording: false, paused: false)
+            publish()
         }
+        let outcome: Result<RecordingSummary, any Error>
         do {
-            return try await recorder.result()
-        } catch let error as ReelError where error.code == .nothingRecorded {
-            return nil
+            outcome = .success(try await recorder.result())
+        } catch {
+            outcome = .failure(error)
+        }
+        await pump?.value
+        switch outcome {
+        case .success(let summary): return summary
+        case .failure(let error as ReelError) where error.code == .nothingRecorded: return nil
+        case .failure(let error): throw error
         }
     }
 
-    // MARK: Progress
+    // MARK: Progress and the take's events
 
-    fileprivate func frameRecorded() {
-        guard let recorder = state.withLock({ $0.recorder }) else { return }
-        let recorded = recorder.recordingSession.map { $0.totalDuration + $0.currentClipDuration } ?? .zero
-        update(recorded: recorded, recording: recorder.isRecording && !recorder.isPaused, paused: recorder.isPaused)
+    /// At each of the camera's pictures: progress, and the limit seen reached.
+    fileprivate func frameSeen() {
+        let seen = state.withLock { s -> (recorded: MediaTime, progress: Bool, reached: Bool)? in
+            guard let clips = s.recorder?.recordingSession else { return nil }
+            let recorded = clips.totalDuration
+            let reached = s.take.recorded(recorded, limit: s.settings.maxRecordedDuration)
+            // Only forward: while a paused clip is being finished its time can read a frame
+            // long for a moment (a frame is counted, then not), and a progress ring must not
+            // step back for that. Removing clips starts the count again.
+            let progress = recorded > (s.reported ?? .zero)
+            if progress { s.reported = recorded }
+            return (recorded, progress, reached)
+        }
+        guard let seen else { return }
+        if seen.progress {
+            let limit = maxRecordedDuration
+            let fraction = seen.reached ? 1 : limit.map { $0.seconds > 0 ? min(1, seen.recorded.seconds / $0.seconds) : 0 } ?? 0
+            emit(.progress(recorded: seen.recorded, progress: fraction))
+        }
+        if seen.reached { emit(.limitReached(recorded: seen.recorded)) }
+        publish()
     }
 
-    private func update(recorded: MediaTime, recording: Bool, paused: Bool) {
-        let limit = maxRecordedDuration
-        let progress = limit.map { $0.seconds > 0 ? min(1, max(0, recorded.seconds / $0.seconds)) : 0 } ?? 0
-        let (oldRecorded, oldProgress, oldRecording, oldPaused) = state.withLock { ($0.recorded, $0.progress, $0.isRecording, $0.isPaused) }
-        if oldRecorded != recorded { registrar.withMutation(of: self, keyPath: \.recordedDuration) { state.withLock { $0.recorded = recorded } } }
-        if oldProgress != progress { registrar.withMutation(of: self, keyPath: \.progress) { state.withLock { $0.progress = progress } } }
-        if oldRecording != recording { registrar.withMutation(of: self, keyPath: \.isRecording) { state.withLock { $0.isRecording = recording } } }
-        if oldPaused != paused { registrar.withMutation(of: self, keyPath: \.isPaused) { state.withLock { $0.isPaused = paused } } }
+    /// One of the take's recorder's events.
+    private func handle(_ event: RecordingEvent, merges: Bool) {
+        switch event {
+        case .clipStarted(let index):
+            emit(.clipStarted(index: index))
+        case .clipFinished(let clip):
+            emit(.clipCompleted(clip))
+        case .finished(let summary):
+            if summary.ending == .maxDuration, state.withLock({ $0.take.finishedAtLimit() }) {
+                emit(.limitReached(recorded: summary.duration))
+            }
+            if merges { emit(.mergeFinished(summary)) }
+        case .failed(let error):
+            state.withLock { $0.take.failed(error) }
+            emit(.failed(error))
+        default:
+            return
+        }
+        publish()
     }
 }
 
-/// Updates a camera recorder's observed state at each of the camera's pictures.
+/// Tells a camera recorder of each of the camera's pictures.
 private final class ProgressTap: CaptureOutput, @unchecked Sendable {
     // Weak, so a tap left in a session keeps no recorder alive; set once, read on capture threads.
     private weak var owner: CameraRecorder?
     init(owner: CameraRecorder) { self.owner = owner }
     func prepare(sources: [SourceDescriptor], clock: any MediaClock, origin: MediaTime) throws {}
     func consume(_ sample: SourcedSample) {
-        if case .video = sample.sample { owner?.frameRecorded() }
+        if case .video = sample.sample { owner?.frameSeen() }
     }
     func sourceEvent(_ event: SourceEvent, from source: SourceID) {}
     func finish() async {}
-}
-
-extension Recorder {
-    /// The user's videos folder, where recordings go by default: `XDG_VIDEOS_DIR` from the
-    /// environment, else from `user-dirs.dirs`, else `~/Videos`.
-    public static func defaultOutputDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
-        let home = environment["HOME"].map { URL(fileURLWithPath: $0) } ?? FileManager.default.homeDirectoryForCurrentUser
-        if let value = environment["XDG_VIDEOS_DIR"], !value.isEmpty {
-            let expanded = value.replacingOccurrences(of: "$HOME", with: home.path)
-            if expanded.hasPrefix("/") { return URL(fileURLWithPath: expanded, isDirectory: true) }
-        }
-        let configHome = environment["XDG_CONFIG_HOME"].map { URL(fileURLWithPath: $0) } ?? home.appendingPathComponent(".config")
-        if let text = try? String(contentsOf: configHome.appendingPathComponent("user-dirs.dirs"), encoding: .utf8) {
-            for line in text.split(separator: "\n") where line.hasPrefix("XDG_VIDEOS_DIR=") {
-                var value = String(line.dropFirst("XDG_VIDEOS_DIR=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-                value = value.replacingOccurrences(of: "$HOME", with: home.path)
-                if value.hasPrefix("/") && value != home.path { return URL(fileURLWithPath: value) }
-            }
-        }
-        return home.appendingPathComponent("Videos")
-    }
-
-    /// A dated file name such as `Reel 2026-11-29 at 14.05.09.mp4`, in local time.
-    public static func datedFileName(container: Container, date: Date = Date()) -> String {
-        var t = time_t(date.timeIntervalSince1970)
-        var parts = tm()
-        localtime_r(&t, &parts)
-        let stamp = String(format: "%04d-%02d-%02d at %02d.%02d.%02d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-                           Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
-        return "Reel \(stamp).\(container.fileExtension)"
-    }
 }

@@ -224,7 +224,7 @@ struct RecordCommand {
                 if !options.json { console.err("reel: note: no display, so no preview window (\(problem.message))") }
             } else {
                 preview = PreviewWindow(settings: .init(title: "Reel — \(options.writesFile ? url.lastPathComponent : "recording")",
-                                                        showsRecordButton: options.startsPaused))
+                                                        showsRecordButton: options.startsPaused, showsStatus: true))
             }
         }
         var ownRecorders: [(String, Recorder)] = []

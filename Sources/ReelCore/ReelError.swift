@@ -29,6 +29,9 @@ public struct ReelError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let insufficientStorage = Code(rawValue: "insufficientStorage")
         /// A stop came before any sample was recorded.
         public static let nothingRecorded = Code(rawValue: "nothingRecorded")
+        /// The recording has reached its most recorded time (`maxRecordedDuration`): nothing more
+        /// can be recorded into it.
+        public static let limitReached = Code(rawValue: "limitReached")
         /// Clips that cannot be joined without re-encoding.
         public static let incompatibleClips = Code(rawValue: "incompatibleClips")
         /// The output file exists and overwriting was not asked for.
@@ -111,6 +114,8 @@ extension ReelError {
     public static var insufficientStorage: Code { .insufficientStorage }
     /// ``Code/nothingRecorded``, to match in a `catch`: a stop came before any sample was recorded.
     public static var nothingRecorded: Code { .nothingRecorded }
+    /// ``Code/limitReached``, to match in a `catch`: the recording has reached its most recorded time.
+    public static var limitReached: Code { .limitReached }
     /// ``Code/incompatibleClips``, to match in a `catch`: clips that cannot be joined without re-encoding.
     public static var incompatibleClips: Code { .incompatibleClips }
     /// ``Code/fileExists``, to match in a `catch`: the output file exists and overwriting was not asked for.

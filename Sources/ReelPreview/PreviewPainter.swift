@@ -3,8 +3,8 @@ import Reel
 internal import CSDL2
 
 /// Draws the preview: the picture fitted into the window with its aspect kept, and over it the
-/// status bar (indicator, elapsed time, size, dropped frames), the progress bar and the record
-/// button. Lives on the window's thread.
+/// status bar (indicator, elapsed time, size, dropped frames) and the progress bar when there
+/// is a status, the record button, and the app's message. Lives on the window's thread.
 struct PreviewPainter {
     private let renderer: OpaquePointer
     private let showsRecordButton: Bool
@@ -68,7 +68,7 @@ struct PreviewPainter {
         return r
     }
 
-    mutating func draw(_ frame: VideoFrame?, status: PreviewWindow.Status) {
+    mutating func draw(_ frame: VideoFrame?, status: PreviewWindow.Status?, message: String?) {
         var w: Int32 = 0, h: Int32 = 0
         SDL_GetRendererOutputSize(renderer, &w, &h)
         outputSize = PixelSize(width: Int(max(1, w)), height: Int(max(1, h)))
@@ -79,9 +79,12 @@ struct PreviewPainter {
             var rect = SDL_Rect(x: Int32(place.x), y: Int32(place.y), w: Int32(place.width), h: Int32(place.height))
             SDL_RenderCopy(renderer, texture, nil, &rect)
         }
-        drawBar(status)
-        if let progress = status.progress { drawProgress(progress) }
-        if showsRecordButton { drawRecordButton(status.state) }
+        if let status {
+            drawBar(status)
+            if let progress = status.progress { drawProgress(progress) }
+        }
+        if showsRecordButton { drawRecordButton(status?.state ?? .idle) }
+        if let message, !message.isEmpty { drawMessage(message) }
         SDL_RenderPresent(renderer)
     }
 
@@ -195,6 +198,57 @@ struct PreviewPainter {
         }
     }
 
+    /// A message over the middle of the picture: white capitals on a dark box, wrapped at
+    /// spaces to the window's width (at most 8 lines).
+    private func drawMessage(_ message: String) {
+        let scale = 2, advance = 6 * scale, lineHeight = 10 * scale, margin = 16
+        let lines = Self.wrap(message, width: max(1, (outputSize.width - 2 * margin) / advance), maxLines: 8)
+        guard let longest = lines.map(\.count).max(), longest > 0 else { return }
+        let boxWidth = min(outputSize.width, longest * advance + 2 * margin - scale)
+        let boxHeight = lines.count * lineHeight + 2 * margin - 3 * scale
+        let x = (outputSize.width - boxWidth) / 2, y = (outputSize.height - boxHeight) / 2
+        SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_BLEND)
+        color(0, 0, 0, 190)
+        fill(x, y, boxWidth, boxHeight)
+        SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_NONE)
+        color(255, 255, 255)
+        for (row, line) in lines.enumerated() {
+            let left = (outputSize.width - (line.count * advance - scale)) / 2
+            _ = text(line, x: left, y: y + margin + row * lineHeight)
+        }
+    }
+
+    /// `text` in capitals, broken at spaces (and inside words longer than a line) into lines
+    /// of at most `width` characters; the last of `maxLines` lines ends with "..." if cut.
+    static func wrap(_ text: String, width: Int, maxLines: Int) -> [String] {
+        var lines: [String] = []
+        for paragraph in text.uppercased().split(separator: "\n", omittingEmptySubsequences: false) {
+            var line = ""
+            for word in paragraph.split(separator: " ") {
+                var word = Substring(word)
+                while word.count > width {
+                    if !line.isEmpty { lines.append(line); line = "" }
+                    lines.append(String(word.prefix(width)))
+                    word = word.dropFirst(width)
+                }
+                if line.isEmpty {
+                    line = String(word)
+                } else if line.count + 1 + word.count <= width {
+                    line += " " + word
+                } else {
+                    lines.append(line)
+                    line = String(word)
+                }
+            }
+            lines.append(line)
+        }
+        if lines.count > maxLines {
+            lines = Array(lines.prefix(maxLines))
+            lines[maxLines - 1] = String(lines[maxLines - 1].prefix(max(0, width - 3))) + "..."
+        }
+        return lines
+    }
+
     /// `hh:mm:ss`.
     static func clock(_ time: MediaTime) -> String {
         let s = max(0, Int(time.seconds))
@@ -214,7 +268,7 @@ struct PreviewPainter {
         var pen = x
         let scale = 2
         for ch in string {
-            if let rows = Glyphs.rows[ch] {
+            if let rows = Glyphs.rows[ch] ?? Glyphs.rows["?"] {
                 for (row, bits) in rows.enumerated() {
                     for col in 0..<5 where bits & (1 << (4 - col)) != 0 {
                         fill(pen + col * scale, y + row * scale, scale, scale)
@@ -225,33 +279,4 @@ struct PreviewPainter {
         }
         return pen
     }
-}
-
-/// A 5x7 bitmap font for what the status bar says: digits, `:`, `.`, and the letters of
-/// "KB MB GB DROPPED". Each row's five bits, the leftmost the highest.
-enum Glyphs {
-    static let rows: [Character: [UInt8]] = [
-        "0": [0x0E, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0E],
-        "1": [0x04, 0x0C, 0x04, 0x04, 0x04, 0x04, 0x0E],
-        "2": [0x0E, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1F],
-        "3": [0x1F, 0x02, 0x04, 0x02, 0x01, 0x11, 0x0E],
-        "4": [0x02, 0x06, 0x0A, 0x12, 0x1F, 0x02, 0x02],
-        "5": [0x1F, 0x10, 0x1E, 0x01, 0x01, 0x11, 0x0E],
-        "6": [0x06, 0x08, 0x10, 0x1E, 0x11, 0x11, 0x0E],
-        "7": [0x1F, 0x01, 0x02, 0x04, 0x08, 0x08, 0x08],
-        "8": [0x0E, 0x11, 0x11, 0x0E, 0x11, 0x11, 0x0E],
-        "9": [0x0E, 0x11, 0x11, 0x0F, 0x01, 0x02, 0x0C],
-        ":": [0x00, 0x0C, 0x0C, 0x00, 0x0C, 0x0C, 0x00],
-        ".": [0x00, 0x00, 0x00, 0x00, 0x00, 0x0C, 0x0C],
-        " ": [0, 0, 0, 0, 0, 0, 0],
-        "B": [0x1E, 0x11, 0x11, 0x1E, 0x11, 0x11, 0x1E],
-        "D": [0x1C, 0x12, 0x11, 0x11, 0x11, 0x12, 0x1C],
-        "E": [0x1F, 0x10, 0x10, 0x1E, 0x10, 0x10, 0x1F],
-        "G": [0x0E, 0x11, 0x10, 0x17, 0x11, 0x11, 0x0F],
-        "K": [0x11, 0x12, 0x14, 0x18, 0x14, 0x12, 0x11],
-        "M": [0x11, 0x1B, 0x15, 0x15, 0x11, 0x11, 0x11],
-        "O": [0x0E, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0E],
-        "P": [0x1E, 0x11, 0x11, 0x1E, 0x10, 0x10, 0x10],
-        "R": [0x1E, 0x11, 0x11, 0x1E, 0x14, 0x12, 0x11],
-    ]
 }

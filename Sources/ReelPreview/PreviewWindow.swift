@@ -4,8 +4,10 @@ import Reel
 internal import CSDL2
 
 /// A window that shows what a session captures — the composed picture with its filters, or
-/// one source — with a recording indicator, the elapsed time, the size written, dropped frames
-/// and a progress bar toward the recording's limit: the preview of a camera app, as an output.
+/// one source: the preview of a camera app, as an output. Over the picture it can show a
+/// status bar (a recording indicator, the elapsed time, the size written, dropped frames and a
+/// progress bar toward the recording's limit), a record button, and a message of the app's
+/// (an error view).
 ///
 /// ```swift
 /// let preview = PreviewWindow(settings: .init(title: "Camera"))
@@ -13,7 +15,11 @@ internal import CSDL2
 /// try session.addOutput(preview)
 /// try await session.start()
 /// preview.show(PreviewWindow.Status(state: .recording, elapsed: .zero))
+/// preview.message = "The camera was unplugged"
 /// ```
+///
+/// A plain preview shows the picture alone: the status bar appears with
+/// ``Settings/showsStatus`` or at the first ``show(_:)``, and ``hideStatus()`` takes it away.
 ///
 /// The window never slows capture: ``consume(_:)`` only keeps the newest picture, and the
 /// window's own thread draws it at the display's pace (at most ``Settings/maximumRate`` times a
@@ -23,91 +29,6 @@ internal import CSDL2
 /// without one, adding it to a starting session fails with a clear error, and
 /// ``canOpen()`` tells beforehand.
 public final class PreviewWindow: CaptureOutput {
-    /// How the window looks.
-    public struct Settings: Sendable {
-        /// The window's title.
-        public var title: String
-        /// The window's first size; `nil`: the picture's size, at most 960 pixels wide.
-        public var size: PixelSize?
-        /// Where the window first opens on the screen; `nil`: where the window manager puts it.
-        public var position: (x: Int, y: Int)?
-        /// The most pictures drawn in a second.
-        public var maximumRate: Int
-        /// Whether the record button is drawn (for a window that starts and pauses recording).
-        public var showsRecordButton: Bool
-        /// The X display to open on (`":1"`); `nil`: `$DISPLAY`. SDL2 reads the display from
-        /// the environment, so a display given here is put into `DISPLAY` for the process.
-        public var display: String?
-
-        /// Window settings; every argument has the default a preview usually wants.
-        public init(title: String = "Reel", size: PixelSize? = nil, position: (x: Int, y: Int)? = nil,
-                    maximumRate: Int = 60, showsRecordButton: Bool = false, display: String? = nil) {
-            self.title = title
-            self.size = size
-            self.position = position
-            self.maximumRate = maximumRate
-            self.showsRecordButton = showsRecordButton
-            self.display = display
-        }
-    }
-
-    /// What the indicator shows.
-    public enum RecordingState: Sendable, Hashable {
-        /// Not recording: a hollow circle.
-        case idle
-        /// Recording: a red dot.
-        case recording
-        /// Paused: two bars.
-        case paused
-    }
-
-    /// What the window shows over the picture.
-    public struct Status: Sendable, Hashable {
-        /// The indicator's state.
-        public var state: RecordingState
-        /// The recorded time.
-        public var elapsed: MediaTime
-        /// The bytes written.
-        public var bytes: Int64
-        /// The frames dropped.
-        public var droppedFrames: Int64
-        /// The recording's limit, for the progress bar; `nil`: no bar.
-        public var maxDuration: MediaTime?
-
-        /// A status; every argument is the property of the same name.
-        public init(state: RecordingState, elapsed: MediaTime, bytes: Int64 = 0, droppedFrames: Int64 = 0, maxDuration: MediaTime? = nil) {
-            self.state = state
-            self.elapsed = elapsed
-            self.bytes = bytes
-            self.droppedFrames = droppedFrames
-            self.maxDuration = maxDuration
-        }
-
-        /// How far the recording is toward its limit, 0…1; `nil` without a limit.
-        public var progress: Double? {
-            guard let maxDuration, maxDuration.seconds > 0 else { return nil }
-            return min(1, max(0, elapsed.seconds / maxDuration.seconds))
-        }
-    }
-
-    /// A key pressed in the window, or the record button clicked.
-    public enum Key: Sendable, Hashable {
-        /// `r`, or a click on the record button: start or pause recording.
-        case record
-        /// Space: pause or resume.
-        case pause
-        /// Enter, `q` or Escape, or the window closed: stop.
-        case stop
-        /// `s`: swap the composed pictures.
-        case swap
-        /// `f`: the next filter.
-        case filter
-        /// `z`: zoom in.
-        case zoomIn
-        /// `Z` (shift-z): zoom out.
-        case zoomOut
-    }
-
     /// Called on the window's thread for each key pressed and for the window being closed
     /// (``Key/stop``). Keys that come while it is not set (a window closed at once, before
     /// the app set it) are kept, and handed to it when it is set, on the thread setting it.
@@ -130,18 +51,6 @@ public final class PreviewWindow: CaptureOutput {
         return s.onKey
     }
 
-    /// How long pictures took from capture to the screen: from their capture time (or, for a
-    /// source that gives none, the clock reading its presentation time stands for) to the
-    /// return of the window's present call, on the session clock.
-    public struct DisplayDelay: Sendable, Hashable {
-        /// Pictures measured.
-        public var pictures: Int
-        /// The mean delay, in seconds.
-        public var mean: Double
-        /// The longest delay, in seconds.
-        public var maximum: Double
-    }
-
     private struct State {
         var delaySum = 0.0
         var delayMax = 0.0
@@ -150,7 +59,8 @@ public final class PreviewWindow: CaptureOutput {
         var origin = MediaTime.zero
         var onKey: (@Sendable (Key) -> Void)?
         var newest: VideoFrame?
-        var status = Status(state: .idle, elapsed: .zero)
+        var status: Status?
+        var message: String?
         var running = false
         var stopping = false
         var source: SourceID?
@@ -171,6 +81,7 @@ public final class PreviewWindow: CaptureOutput {
     /// A preview window; it opens when the session starts.
     public init(settings: Settings = Settings()) {
         self.settings = settings
+        if settings.showsStatus { state.withLock { $0.status = Status(state: .idle, elapsed: .zero) } }
     }
 
     /// Pictures drawn so far.
@@ -220,10 +131,29 @@ public final class PreviewWindow: CaptureOutput {
     /// The window's own filter.
     public var videoFilter: VideoFilter? { filterControl.filter }
 
-    /// Updates what the window shows over the picture (from any thread).
+    /// Shows `status` in the status bar over the picture, showing the bar if it was not (from
+    /// any thread).
     public func show(_ status: Status) {
         state.withLock { $0.status = status }
         poke()
+    }
+
+    /// Takes the status bar away (the picture alone, as in a plain preview).
+    public func hideStatus() {
+        state.withLock { $0.status = nil }
+        poke()
+    }
+
+    /// A message of the app's shown over the middle of the picture — why the camera shows
+    /// nothing, what went wrong — in white capitals on a dark box, wrapped to the window's
+    /// width; `nil` (the default) shows none. Settable from any thread, before or while the
+    /// window is open.
+    public var message: String? {
+        get { state.withLock { $0.message } }
+        set {
+            state.withLock { $0.message = newValue }
+            poke()
+        }
     }
 
     /// Why a window cannot be opened here, or `nil` if it can: no display, or a display SDL2
@@ -391,14 +321,14 @@ public final class PreviewWindow: CaptureOutput {
         let interval = 1.0 / Double(max(1, settings.maximumRate))
         var lastDraw = 0.0
         var current: VideoFrame?
-        var drawnStatus: Status?
+        var drawn: (status: Status?, message: String?)?
         // The window's own filter, on its own thread: it costs capture nothing.
         let filter = FilterStage(control: filterControl, realTime: true)
         while true {
             let windowChanged = pumpEvents(window: window, painter: painter)
-            let (frame, status, stopping) = state.withLock { s -> (VideoFrame?, Status, Bool) in
+            let (frame, status, message, stopping) = state.withLock { s -> (VideoFrame?, Status?, String?, Bool) in
                 defer { s.newest = nil }
-                return (s.newest, s.status, s.stopping)
+                return (s.newest, s.status, s.message, s.stopping)
             }
             if stopping { break }
             if let frame {
@@ -410,11 +340,11 @@ public final class PreviewWindow: CaptureOutput {
                     SDL_SetWindowSize(window, Int32(width), Int32(frame.height * width / max(1, frame.width)))
                 }
             }
-            // Drawn again only for a new picture, a new status or a window event (resized,
-            // uncovered): an unchanged window costs nothing.
-            if frame != nil || status != drawnStatus || windowChanged {
-                painter.draw(current, status: status)
-                drawnStatus = status
+            // Drawn again only for a new picture, a new status or message, or a window event
+            // (resized, uncovered): an unchanged window costs nothing.
+            if frame != nil || drawn == nil || status != drawn?.status || message != drawn?.message || windowChanged {
+                painter.draw(current, status: status, message: message)
+                drawn = (status, message)
                 if let frame { measureDelay(of: frame) }
                 lastDraw = ProcessInfo.processInfo.systemUptime
             }

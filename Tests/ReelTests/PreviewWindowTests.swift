@@ -158,6 +158,58 @@ import ReelTestSupport
         await session.stop()
     }
 
+    /// A plain preview shows the picture alone (it drew "○ 00:00:00 0KB" over it, always); the
+    /// status bar comes with show(_:) and goes with hideStatus(); an app's message shows over
+    /// the middle and goes when cleared.
+    @Test func aPlainPreviewShowsThePictureAloneAndTheAppsMessage() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        defer { xvfb.terminate() }
+        let painter = try ScreenPainter(display: xvfb.display)
+        let session = CaptureSession()
+        try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30), beeps: .never,
+                                               background: .red, name: "red camera"))
+        let preview = PreviewWindow(settings: .init(title: Self.title, size: PixelSize(width: 320, height: 240), position: (0, 0),
+                                                    display: xvfb.display))
+        try session.addOutput(preview)
+        try await session.start()
+        var shot = painter.screenshot()
+        #expect(try await Self.eventually {
+            shot = painter.screenshot()
+            return Self.near(Self.pixel(shot, 60, 150), 255, 0, 0, tolerance: 60) && preview.picturesShown > 3
+        }, "the red picture: \(Self.pixel(shot, 60, 150))")
+        #expect(!Self.near(Self.pixel(shot, 20, 8), 200, 200, 200), "no idle ring: \(Self.pixel(shot, 20, 8))")
+        #expect(Self.near(Self.pixel(shot, 95, 100), 255, 0, 0, tolerance: 60), "nothing over the middle")
+
+        // The app's message: a dark box with white letters in the middle of the picture.
+        preview.message = "No camera"
+        #expect(try await Self.eventually {
+            shot = painter.screenshot()
+            return Self.near(Self.pixel(shot, 95, 100), 65, 0, 0, tolerance: 30)
+        }, "the message's box: \(Self.pixel(shot, 95, 100))")
+        var white = 0
+        for y in 105..<135 { for x in 91..<229 where Self.near(Self.pixel(shot, x, y), 255, 255, 255) { white += 1 } }
+        #expect(white > 100, "\(white) white pixels of letters in the box")
+        #expect(preview.message == "No camera")
+        preview.message = nil
+        #expect(try await Self.eventually {
+            shot = painter.screenshot()
+            return Self.near(Self.pixel(shot, 95, 100), 255, 0, 0, tolerance: 60)
+        }, "the message gone: \(Self.pixel(shot, 95, 100))")
+
+        // The status bar when shown, and gone when hidden.
+        preview.show(.init(state: .idle, elapsed: .zero))
+        #expect(try await Self.eventually {
+            shot = painter.screenshot()
+            return Self.near(Self.pixel(shot, 20, 8), 200, 200, 200)
+        }, "the idle ring: \(Self.pixel(shot, 20, 8))")
+        preview.hideStatus()
+        #expect(try await Self.eventually {
+            shot = painter.screenshot()
+            return !Self.near(Self.pixel(shot, 20, 8), 200, 200, 200)
+        }, "the bar hidden: \(Self.pixel(shot, 20, 8))")
+        await session.stop()
+    }
+
     @Test func aDisplayThatIsNotThereIsAClearError() async throws {
         let session = CaptureSession(clock: ManualClock())
         try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30)))

@@ -1,0 +1,77 @@
+import Foundation
+
+extension CameraRecorder {
+    /// Something that happened to a camera recorder's take: what NextLevel's and VideoKit's
+    /// delegates are told. Delivered in order, on ``CameraRecorder/events`` and to the
+    /// ``CameraRecorder/delegate``.
+    public enum Event: Sendable {
+        /// A clip began (clip `index` of the take, from zero): the record button took effect.
+        case clipStarted(index: Int)
+        /// A clip ended (a pause, the limit or the stop) and its file is finished.
+        case clipCompleted(Clip)
+        /// The take's recorded time changed (at each recorded frame): `recorded` over all its
+        /// clips, and `progress`, the fraction of ``CameraRecorder/maxRecordedDuration`` (0
+        /// without a limit).
+        case progress(recorded: MediaTime, progress: Double)
+        /// The take reached ``CameraRecorder/maxRecordedDuration`` and ended: nothing more is
+        /// recorded (``CameraRecorder/record()`` throws `limitReached`); capture goes on until
+        /// ``CameraRecorder/stop()``. The merge follows (``mergeFinished(_:)``).
+        case limitReached(recorded: MediaTime)
+        /// The take's clips were merged into one file (at the limit, or at the stop, with
+        /// ``CameraRecorder/mergesClipsAutomatically``): what the file holds.
+        case mergeFinished(RecordingSummary)
+        /// The take's recording failed; what was recorded stays on disk (the hint says where).
+        case failed(ReelError)
+    }
+}
+
+/// What a ``CameraRecorder`` tells its delegate, for code ported from NextLevel's
+/// `NextLevelDelegate` or VideoKit's recorder delegate: each method is one
+/// ``CameraRecorder/Event``, and each does nothing unless implemented.
+///
+/// The methods are called in the order things happened, one at a time, on a serial queue of
+/// the recorder's (not the main thread): hop to the main actor for UI work
+/// (`Task { @MainActor in … }`). The recorder holds its delegate weakly.
+public protocol CameraRecorderDelegate: AnyObject, Sendable {
+    /// A clip began (``CameraRecorder/Event/clipStarted(index:)``).
+    func cameraRecorder(_ recorder: CameraRecorder, didStartClipAt index: Int)
+    /// A clip ended and its file is finished (``CameraRecorder/Event/clipCompleted(_:)``).
+    func cameraRecorder(_ recorder: CameraRecorder, didComplete clip: Clip)
+    /// The recorded time changed (``CameraRecorder/Event/progress(recorded:progress:)``).
+    func cameraRecorder(_ recorder: CameraRecorder, didUpdateProgress progress: Double, recorded: MediaTime)
+    /// The take reached its limit and ended (``CameraRecorder/Event/limitReached(recorded:)``).
+    func cameraRecorderDidReachLimit(_ recorder: CameraRecorder)
+    /// The clips were merged into one file (``CameraRecorder/Event/mergeFinished(_:)``).
+    func cameraRecorder(_ recorder: CameraRecorder, didFinishMerging summary: RecordingSummary)
+    /// The take's recording failed (``CameraRecorder/Event/failed(_:)``).
+    func cameraRecorder(_ recorder: CameraRecorder, didFailWith error: ReelError)
+}
+
+extension CameraRecorderDelegate {
+    /// Does nothing.
+    public func cameraRecorder(_ recorder: CameraRecorder, didStartClipAt index: Int) {}
+    /// Does nothing.
+    public func cameraRecorder(_ recorder: CameraRecorder, didComplete clip: Clip) {}
+    /// Does nothing.
+    public func cameraRecorder(_ recorder: CameraRecorder, didUpdateProgress progress: Double, recorded: MediaTime) {}
+    /// Does nothing.
+    public func cameraRecorderDidReachLimit(_ recorder: CameraRecorder) {}
+    /// Does nothing.
+    public func cameraRecorder(_ recorder: CameraRecorder, didFinishMerging summary: RecordingSummary) {}
+    /// Does nothing.
+    public func cameraRecorder(_ recorder: CameraRecorder, didFailWith error: ReelError) {}
+}
+
+extension CameraRecorderDelegate {
+    /// Calls the method that stands for `event`.
+    func receive(_ event: CameraRecorder.Event, from recorder: CameraRecorder) {
+        switch event {
+        case .clipStarted(let index): cameraRecorder(recorder, didStartClipAt: index)
+        case .clipCompleted(let clip): cameraRecorder(recorder, didComplete: clip)
+        case .progress(let recorded, let progress): cameraRecorder(recorder, didUpdateProgress: progress, recorded: recorded)
+        case .limitReached: cameraRecorderDidReachLimit(recorder)
+        case .mergeFinished(let summary): cameraRecorder(recorder, didFinishMerging: summary)
+        case .failed(let error): cameraRecorder(recorder, didFailWith: error)
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Reel
+
+extension PreviewWindow {
+    /// How the window looks.
+    public struct Settings: Sendable {
+        /// The window's title.
+        public var title: String
+        /// The window's first size; `nil`: the picture's size, at most 960 pixels wide.
+        public var size: PixelSize?
+        /// Where the window first opens on the screen; `nil`: where the window manager puts it.
+        public var position: (x: Int, y: Int)?
+        /// The most pictures drawn in a second.
+        public var maximumRate: Int
+        /// Whether the record button is drawn (for a window that starts and pauses recording).
+        public var showsRecordButton: Bool
+        /// Whether the status bar is drawn from the start (idle, 00:00:00) rather than from the
+        /// first ``PreviewWindow/show(_:)``.
+        public var showsStatus: Bool
+        /// The X display to open on (`":1"`); `nil`: `$DISPLAY`. SDL2 reads the display from
+        /// the environment, so a display given here is put into `DISPLAY` for the process.
+        public var display: String?
+
+        /// Window settings; every argument has the default a preview usually wants.
+        public init(title: String = "Reel", size: PixelSize? = nil, position: (x: Int, y: Int)? = nil,
+                    maximumRate: Int = 60, showsRecordButton: Bool = false, showsStatus: Bool = false, display: String? = nil) {
+            self.title = title
+            self.size = size
+            self.position = position
+            self.maximumRate = maximumRate
+            self.showsRecordButton = showsRecordButton
+            self.showsStatus = showsStatus
+            self.display = display
+        }
+    }
+
+    /// What the indicator shows.
+    public enum RecordingState: Sendable, Hashable {
+        /// Not recording: a hollow circle.
+        case idle
+        /// Recording: a red dot.
+        case recording
+        /// Paused: two bars.
+        case paused
+    }
+
+    /// What the window shows over the picture.
+    public struct Status: Sendable, Hashable {
+        /// The indicator's state.
+        public var state: RecordingState
+        /// The recorded time.
+        public var elapsed: MediaTime
+        /// The bytes written.
+        public var bytes: Int64
+        /// The frames dropped.
+        public var droppedFrames: Int64
+        /// The recording's limit, for the progress bar; `nil`: no bar.
+        public var maxDuration: MediaTime?
+
+        /// A status; every argument is the property of the same name.
+        public init(state: RecordingState, elapsed: MediaTime, bytes: Int64 = 0, droppedFrames: Int64 = 0, maxDuration: MediaTime? = nil) {
+            self.state = state
+            self.elapsed = elapsed
+            self.bytes = bytes
+            self.droppedFrames = droppedFrames
+            self.maxDuration = maxDuration
+        }
+
+        /// How far the recording is toward its limit, 0…1; `nil` without a limit.
+        public var progress: Double? {
+            guard let maxDuration, maxDuration.seconds > 0 else { return nil }
+            return min(1, max(0, elapsed.seconds / maxDuration.seconds))
+        }
+    }
+
+    /// A key pressed in the window, or the record button clicked.
+    public enum Key: Sendable, Hashable {
+        /// `r`, or a click on the record button: start or pause recording.
+        case record
+        /// Space: pause or resume.
+        case pause
+        /// Enter, `q` or Escape, or the window closed: stop.
+        case stop
+        /// `s`: swap the composed pictures.
+        case swap
+        /// `f`: the next filter.
+        case filter
+        /// `z`: zoom in.
+        case zoomIn
+        /// `Z` (shift-z): zoom out.
+        case zoomOut
+    }
+
+    /// How long pictures took from capture to the screen: from their capture time (or, for a
+    /// source that gives none, the clock reading its presentation time stands for) to the
+    /// return of the window's present call, on the session clock.
+    public struct DisplayDelay: Sendable, Hashable {
+        /// Pictures measured.
+        public var pictures: Int
+        /// The mean delay, in seconds.
+        public var mean: Double
+        /// The longest delay, in seconds.
+        public var maximum: Double
+    }
+}
