@@ -15,6 +15,7 @@ struct RecoverCommand {
     static let help = """
     Usage: reel recover FILE… [-o FILE|FOLDER] [--overwrite]
            reel recover NAME.clips [-o FILE]
+           reel recover HLS-FOLDER|PLAYLIST.m3u8
 
     Makes recordings that were cut off (a crash, a kill, a power loss, a full disk) into
     finalised files with everything they completely held: an MP4's or MOV's complete fragments
@@ -37,6 +38,11 @@ struct RecoverCommand {
     along with its duration and its index of cues: it plays, but players cannot tell its
     length or seek in it. A complete file needs nothing, and a file that another program is
     recording right now is left alone.
+
+    An HLS stream into a folder (--hls DIR) that was cut off has a playlist without its end:
+    players wait for more segments for ever. Give the folder (or its index.m3u8): every whole
+    segment stays listed, a whole segment written but not listed yet is added, a segment that
+    is missing or cut short is left out (its file stays), and the playlist gets its end.
 
     A recording in --pause-mode clips that was cut off is in its clips folder (NAME.clips
     beside NAME.mp4, or the --keep-clips folder): give the folder, or NAME.mp4 if that does
@@ -79,6 +85,11 @@ struct RecoverCommand {
         var written: [(file: FileIdentity, recording: String)] = []
         for path in files {
             let url = URL(fileURLWithPath: path)
+            if let playlist = Self.playlist(toClose: url) {
+                // An HLS stream into a folder that was cut off: its playlist has no end.
+                if !closePlaylist(playlist, given: path, output: output) { status = 1 }
+                continue
+            }
             if let folder = RecordingSession.clipsFolder(toRecover: url) {
                 // A clip-mode recording cut off before its clips were merged.
                 let file = folder == url ? output : output ?? url
@@ -145,6 +156,46 @@ struct RecoverCommand {
             }
         }
         return status
+    }
+
+    /// The HLS playlist `url` names: an `.m3u8` file, or the playlist in a folder that is not
+    /// a clips folder.
+    static func playlist(toClose url: URL) -> URL? {
+        var info = stat()
+        guard stat(url.path, &info) == 0 else { return nil }
+        if (info.st_mode & S_IFMT) == S_IFDIR {
+            guard RecordingSession.recordedTarget(ofClipsIn: url) == nil else { return nil }
+            return PlaylistRecovery.playlist(inFolder: url)
+        }
+        return url.pathExtension.lowercased() == "m3u8" ? url : nil
+    }
+
+    /// Closes the HLS playlist at `url` where it is; returns whether it worked.
+    private func closePlaylist(_ url: URL, given path: String, output: URL?) -> Bool {
+        if output != nil {
+            console.err("reel: error: \(path) is an HLS stream: its playlist is closed where it is, and -o does not apply to it "
+                        + "(recover it on its own without -o)")
+            return false
+        }
+        do {
+            let r = try PlaylistRecovery.close(url)
+            if r.wasClosed {
+                console.err("reel: note: \(url.path) has its end already; nothing to do")
+                return true
+            }
+            console.out(String(format: "Closed %@: %d segment%@, %.2f s, marked as ended (players no longer wait for more)",
+                               url.path, r.segments, r.segments == 1 ? "" : "s", r.duration.seconds))
+            if !r.added.isEmpty {
+                console.out("  listed now (written whole, not listed yet when the stream was cut off): \(r.added.joined(separator: ", "))")
+            }
+            for segment in r.leftOut {
+                console.out("  left out: \(segment.name) (\(segment.reason))\(segment.reason == "missing" ? "" : "; its file is left as it is")")
+            }
+            return true
+        } catch {
+            console.err("reel: error: \(CommandLineHints.rephrased(error))")
+            return false
+        }
     }
 
     /// Merges the clips in `folder` into `output` (default: the file they were recorded for);

@@ -1,6 +1,7 @@
 import Foundation
 internal import CFFmpeg
 import ReelCore
+import ReelSystem
 
 /// HLS as a live stream writes it: FFmpeg's muxer options, and the checks of the folder and
 /// of what FFmpeg 5.1's HLS writer does not report itself.
@@ -50,14 +51,20 @@ extension LiveStream {
                             hint: "check the folder's permissions, or choose another", errno: code)
         }
         close(fd)
-        claimedPlaylist = true
+        // Held while the stream writes the folder: a playlist without its end there is being
+        // written, not cut off (see PlaylistRecovery). A folder that cannot be locked (some
+        // network file systems) goes without.
+        hlsClaim = HLSClaim(folderLock: try? RecordingLock.lockExisting(folder, exclusive: true))
     }
 
-    /// Removes the playlist's placeholder if nothing was ever written into it.
+    /// Removes the playlist's placeholder if nothing was ever written into it, and lets the
+    /// folder go.
     func releaseEmptyPlaylist() {
-        guard claimedPlaylist else { return }
+        guard let claim = hlsClaim else { return }
+        hlsClaim = nil
         var info = stat()
         if stat(url.path, &info) == 0 && info.st_size == 0 { unlink(url.path) }
+        claim.folderLock?.release()
     }
 
     /// FFmpeg 5.1's HLS writer only logs a segment it cannot open (a full disk, a folder
@@ -87,4 +94,10 @@ extension LiveStream {
             }
         }
     }
+}
+
+/// What an HLS stream holds while it writes its folder: the playlist's name (taken as an empty
+/// file until FFmpeg writes it) and a lock on the folder.
+struct HLSClaim {
+    var folderLock: RecordingLock?
 }

@@ -356,8 +356,8 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         thread.start()
     }
 
-    /// Whether ``checkHLSFolder()`` took the playlist's name (an empty file until FFmpeg's).
-    var claimedPlaylist = false
+    /// What ``checkHLSFolder()`` holds until the stream ends: the playlist's name, the folder's lock.
+    var hlsClaim: HLSClaim?
 
     /// Queues `packet` for sending (never blocks on the network).
     public func write(_ packet: EncodedPacket) throws {

@@ -173,6 +173,49 @@ import ReelTestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path) == ["x.mp4"])
     }
 
+    /// `kill -9` during `--hls DIR --hls-window 0` leaves an event playlist without its end,
+    /// on which players wait for ever. While the stream runs, recover leaves its folder alone;
+    /// once it is killed, `reel recover DIR` closes the playlist, and the stream plays to its
+    /// end: every frame of the segments, in order.
+    @Test func aKilledHLSEventIsClosed() async throws {
+        let dir = try TemporaryDirectory()
+        let hls = dir.url.appendingPathComponent("live")
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast", "--hls", hls.path,
+                             "--hls-window", "0", "-o", dir.url.appendingPathComponent("file.mp4").path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let playlist = hls.appendingPathComponent("index.m3u8")
+        // Until it lists two segments.
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, ((try? String(contentsOf: playlist, encoding: .utf8)) ?? "").components(separatedBy: "#EXTINF").count < 3 {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let busy = try ReelBinary.run(["recover", hls.path])
+        #expect(busy.status == 1 && busy.stderr.contains("right now"), "\(busy.stderr)")
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let cut = try String(contentsOf: playlist, encoding: .utf8)
+        #expect(cut.contains("#EXT-X-PLAYLIST-TYPE:EVENT") && !cut.contains("#EXT-X-ENDLIST"), "\(cut)")
+
+        let r = try ReelBinary.run(["recover", hls.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.output.contains("Closed \(playlist.path)") && r.output.contains("marked as ended"), "\(r.output)")
+        #expect(try String(contentsOf: playlist, encoding: .utf8).hasSuffix("#EXT-X-ENDLIST\n"))
+        // Through the playlist, bounded: a playlist without its end would make ffmpeg wait.
+        let decoded = try Subprocess.run(["timeout", "60", "ffmpeg", "-nostdin", "-v", "error", "-i", playlist.path,
+                                          "-f", "null", "-"])
+        #expect(decoded.status == 0, "\(decoded.stderr)")
+        let frames = try MediaProbe.decodeLuma(playlist, width: 320, height: 240).map(\.counter)
+        #expect(frames.count >= 60 && frames.allSatisfy { $0 != nil }, "\(frames.count)")
+        #expect(zip(frames, frames.dropFirst()).allSatisfy { $1 == $0.map { $0 + 1 } }, "\(frames)")
+        // Given the playlist itself: closed already.
+        let again = try ReelBinary.run(["recover", playlist.path])
+        #expect(again.status == 0 && again.stderr.contains("has its end already"), "\(again.stderr)")
+    }
+
     /// Given a link, the file it points to is finalised and the link stays a link.
     @Test func aLinkToARecording() async throws {
         let dir = try TemporaryDirectory()
