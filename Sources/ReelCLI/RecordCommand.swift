@@ -63,12 +63,16 @@ struct RecordCommand {
     --hls-window 0 keeps the whole event; --hls-segments fmp4 for fragmented MP4 segments).
 
     One application's sound: --app-audio=APP records only what APP plays (its name, program or
-    pid, as reel devices lists them; repeatable), --app-audio-except=APP everything but it. The
-    chosen streams are moved through a relay onto the sink they played on, so you still hear
-    everything; streams that start later are followed, and an application not playing yet is
-    recorded when it starts. The routing is put back when the recording ends, fails or is
-    killed (a guard process restores it even after kill -9; the next reel run or reel doctor
-    does if the guard died too). --app-audio=SINK, naming a sink, records that sink as before.
+    pid, as reel devices lists them; repeatable), --app-audio-except=APP everything but it; you
+    still hear everything. On PipeWire (pipewire-pulse) the application is linked into a sink of
+    reel's own: nothing is moved or lost at the start, and nothing is left to restore. On
+    PulseAudio the chosen streams are moved through a relay onto the sink they played on, and
+    put back when the recording ends, fails or is killed (a guard process restores them even
+    after kill -9; the next reel run or reel doctor does if the guard died too). reel doctor
+    --app-audio=APP says which way this machine gets. Any number of recordings may record one
+    application at once; streams that start later are followed, and an application not playing
+    yet is recorded when it starts (one that never plays makes the exit status 3).
+    --app-audio=SINK, naming a sink, records that sink as before.
 
     Sound only: with only --mic, --app-audio or --tone, -o may name a .m4a (AAC), .opus or
     .ogg (Opus), .flac or .wav (16-bit PCM) file, in that file's own codec, with the same

@@ -79,7 +79,26 @@ public final class ApplicationAudioSource: CaptureSource {
     /// How many were made in this process.
     private static let made = Atomic<Int>(0)
     private let stateFile: URL?
-    private let running = Mutex<RoutedApplicationAudio?>(nil)
+    /// The PipeWire graph, when a PipeWire server is to be linked in directly (`nil`: always
+    /// route through PulseAudio modules).
+    private let graph: (any PipeWireGraph)?
+    /// Records Reel's own sink on the PipeWire daemon given.
+    private let capture: @Sendable (String?) -> any PulseAudioServer
+    private let environment: [String: String]
+    private let running = Mutex<Running?>(nil)
+
+    /// How a running source records.
+    private enum Running {
+        case routed(RoutedApplicationAudio)
+        case linked(LinkedApplicationAudio)
+
+        func finish() {
+            switch self {
+            case .routed(let routed): routed.finish()
+            case .linked(let linked): linked.finish()
+            }
+        }
+    }
 
     /// A source of the sound of `selection`.
     ///
@@ -97,13 +116,19 @@ public final class ApplicationAudioSource: CaptureSource {
         let sequence = Self.made.add(1, ordering: .relaxed).newValue
         self.init(selection, server: server, format: format, guardCommand: guardCommand, notices: notices,
                   routing: SystemPulseAudioRouting(), audioServer: SystemPulseAudioServer(), processID: getpid(),
-                  sequence: sequence, stateFile: ApplicationAudioRouter.stateFile(pid: getpid(), sequence: sequence))
+                  sequence: sequence, stateFile: ApplicationAudioRouter.stateFile(pid: getpid(), sequence: sequence),
+                  graph: SystemPipeWireGraph(), capture: { PipeWireSinkCapture(remote: $0) })
     }
 
     /// A source working through the given seams (scripted ones in tests).
     package init(_ selection: Selection, server: String?, format: AudioFormat, guardCommand: [String]?,
                  notices: @escaping @Sendable (String) -> Void, routing: any PulseAudioRoutingServer,
-                 audioServer: any PulseAudioServer, processID: Int32, sequence: Int = 1, stateFile: URL?) {
+                 audioServer: any PulseAudioServer, processID: Int32, sequence: Int = 1, stateFile: URL?,
+                 graph: (any PipeWireGraph)? = nil, capture: @escaping @Sendable (String?) -> any PulseAudioServer = { _ in SystemPulseAudioServer() },
+                 environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.graph = graph
+        self.capture = capture
+        self.environment = environment
         self.sequence = sequence
         self.selection = selection
         self.server = server
@@ -141,7 +166,11 @@ public final class ApplicationAudioSource: CaptureSource {
     public func start(_ context: SourceContext) throws {
         try running.withLock { state in
             guard state == nil else { throw ReelError(.alreadyRunning, "\(name) is already recording") }
-            state = try startRouting(context)
+            if let linked = try startLinking(context) {
+                state = .linked(linked)
+            } else {
+                state = .routed(try startRouting(context))
+            }
         }
     }
 
@@ -158,15 +187,44 @@ public final class ApplicationAudioSource: CaptureSource {
         }
     }
 
+    /// The names and whether they are left out.
+    private var chosen: (names: [String], excluding: Bool) {
+        switch selection {
+        case .only(let names): (names, false)
+        case .allExcept(let names): (names, true)
+        }
+    }
+
+    /// Records by linking on the PipeWire daemon behind the PulseAudio server
+    /// (``ApplicationAudioLinker``), or returns `nil` when the server is PulseAudio itself, or
+    /// PipeWire cannot be reached directly (a note says so; the routing serves then).
+    private func startLinking(_ context: SourceContext) throws -> LinkedApplicationAudio? {
+        guard let graph else { return nil }
+        let way = try ApplicationAudioMethod.find(server: server, routing: routing, graph: graph, environment: environment, notices: notices)
+        guard case .linking(let remote, let connection, let first) = way else { return nil }
+        let sinkName = "reel-app-\(processID)" + (sequence == 1 ? "" : ".\(sequence)")
+        let linker = ApplicationAudioLinker(names: chosen.names, excluding: chosen.excluding, sinkName: sinkName,
+                                            connection: connection, report: reporter(context))
+        let recording = PulseAudioSource.appAudio(sink: sinkName, server: nil, format: format, audioServer: capture(remote))
+        try linker.handle(first)
+        // Following the graph from now: the chosen applications are linked as soon as the
+        // recording's sink appears, before its first sound is read.
+        let linked = LinkedApplicationAudio(linker: linker, connection: connection, recording: recording, name: name, notices: notices,
+                                            report: context.report, reconnect: { () throws(ReelError) in try graph.connect(remote: remote) })
+        do {
+            try recording.start(context)
+        } catch {
+            linked.finish()
+            throw error
+        }
+        return linked
+    }
+
     /// Records through the routing of a PulseAudio server (``ApplicationAudioRouter``).
     private func startRouting(_ context: SourceContext) throws -> RoutedApplicationAudio {
         let server = self.server, routing = self.routing
         let connection = try routing.connect(server: server, clientName: "Reel application audio")
-        let names: [String], excluding: Bool
-        switch selection {
-        case .only(let chosen): (names, excluding) = (chosen, false)
-        case .allExcept(let left): (names, excluding) = (left, true)
-        }
+        let (names, excluding) = chosen
         // The server as this process reaches it, so that a guard or a later run with
         // another environment restores on the same one.
         let reached = connection.serverName ?? server ?? ProcessInfo.processInfo.environment["PULSE_SERVER"]
@@ -210,7 +268,7 @@ public final class ApplicationAudioSource: CaptureSource {
     /// Stops recording, puts every stream back on its sink and unloads what was loaded. Safe to
     /// call twice.
     public func stop() {
-        guard let state = running.withLock({ state -> RoutedApplicationAudio? in defer { state = nil }; return state }) else { return }
+        guard let state = running.withLock({ state -> Running? in defer { state = nil }; return state }) else { return }
         state.finish()
     }
 }

@@ -35,6 +35,13 @@ public struct PlayingStream: Sendable, Hashable {
     /// Whether `name` names this stream's application: its name or binary (ignoring case), or
     /// its process id.
     public func isPlayed(by name: String) -> Bool {
+        Self.names(name, applicationName: applicationName, binary: binary, processID: processID)
+    }
+
+    /// Whether `name` names the application `applicationName`, `binary`, `processID`: its name
+    /// or program (ignoring case), or its process id. One rule for every way of recording an
+    /// application.
+    package static func names(_ name: String, applicationName: String, binary: String, processID: Int32?) -> Bool {
         if let pid = Int32(name) { return processID == pid }
         let wanted = name.lowercased()
         return applicationName.lowercased() == wanted || binary.lowercased() == wanted
@@ -82,6 +89,8 @@ package protocol PulseAudioRoutingConnection: AnyObject {
     /// The server this connection reached, as a server string that reaches it again from
     /// another environment (a socket path, `tcp:host:port`), or `nil` when it cannot say.
     var serverName: String? { get }
+    /// The server's name as it gives it: `pulseaudio`, or `PulseAudio (on PipeWire 0.3.65)`.
+    func serverProduct() throws(ReelError) -> String
     /// The server's default sink.
     func defaultSink() throws(ReelError) -> String?
     /// The names of the sinks.

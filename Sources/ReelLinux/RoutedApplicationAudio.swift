@@ -48,15 +48,12 @@ final class RoutedApplicationAudio: @unchecked Sendable {
             let clock = ContinuousClock()
             var connection: (any PulseAudioRoutingConnection)? = initial.take()
             var nextCheck = clock.now
-            var nextAttempt = clock.now
+            var attempts = AttemptPacer(interval: Self.reconnectInterval)
             // On a restarted server: the sink is made; the routing waits for the record stream.
             var waitingForRecording = false
             while !thread.isStopRequested {
                 guard let live = connection else {
-                    usleep(50_000)
-                    guard clock.now >= nextAttempt else { continue }
-                    nextAttempt = clock.now.advanced(by: Self.reconnectInterval)
-                    guard let fresh = try? reconnect() else { continue }
+                    guard attempts.napUntilDue(), let fresh = try? reconnect() else { continue }
                     do throws(ReelError) {
                         try router.restart(on: fresh)
                         try router.setUp()
@@ -92,7 +89,7 @@ final class RoutedApplicationAudio: @unchecked Sendable {
                     if (try? live.defaultSink()) == nil {
                         connection = nil
                         waitingForRecording = false
-                        nextAttempt = clock.now.advanced(by: Self.reconnectInterval)
+                        attempts.postpone()
                     } else {
                         report(.incomplete(ReelError(.sourceUnavailable, "\(name) could not route a chosen application's stream: \(error.message)")))
                     }

@@ -68,6 +68,13 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
         return try body()
     }
 
+    /// What the server says it is (`pulseaudio`, or `PulseAudio (on PipeWire 0.3.65)`).
+    package var product: String {
+        get { locked { productName } }
+        set { locked { productName = newValue } }
+    }
+    private var productName = "pulseaudio"
+
     /// Whether loading any module is refused (a server that does not allow it).
     package var refusesModules: Bool {
         get { locked { refusing } }
@@ -200,6 +207,11 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
         var serverName: String? { server.name }
 
         func queue(_ event: StreamEvent) { events.append(event) }
+
+        func serverProduct() throws(ReelError) -> String {
+            try checkRunning()
+            return server.product
+        }
 
         func defaultSink() throws(ReelError) -> String? {
             try checkRunning()

@@ -23,6 +23,7 @@ private final class RoutingBox {
     var sinkNames: [UInt32: String] = [:]
     var modules: [LoadedModule] = []
     var defaultSink: String?
+    var product = ""
     var events: [StreamEvent] = []
 }
 
@@ -68,6 +69,16 @@ private final class PulseRoutingConnection: PulseAudioRoutingConnection {
         let reason = String(cString: pa_strerror(box.errorCode))
         return ReelError(.sourceUnavailable, "PulseAudio refused \(what): \(reason)",
                          hint: "check the audio server with 'pactl info'")
+    }
+
+    func serverProduct() throws(ReelError) -> String {
+        try run("asking the server what it is") { userdata in
+            pa_context_get_server_info(context, { _, info, userdata in
+                guard let box = box(userdata) else { return }
+                box.product = info?.pointee.server_name.map { String(cString: $0) } ?? ""
+                box.done = true
+            }, userdata)
+        }.product
     }
 
     func defaultSink() throws(ReelError) -> String? {

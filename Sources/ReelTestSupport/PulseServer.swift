@@ -292,12 +292,24 @@ public final class PulseServer: Sendable {
     @discardableResult
     public func playTone(frequency: Double, seconds: Double, amplitude: Double = 0.5, wait: Bool = false,
                          applicationName: String? = nil, sink: String = PulseServer.sinkName) throws -> ToneFeed {
+        let feed = try Self.playTone(on: server, folder: directory, frequency: frequency, seconds: seconds, amplitude: amplitude,
+                                     applicationName: applicationName, sink: sink)
+        register(feed)
+        if wait { feed.wait() }
+        return feed
+    }
+
+    /// Plays a sine tone with `pacat` into `sink` of the server `server` (any server that speaks
+    /// PulseAudio's protocol: pipewire-pulse too), the tone's file written into `folder`; as
+    /// ``playTone(frequency:seconds:amplitude:wait:applicationName:sink:)`` does for this server.
+    public static func playTone(on server: String, folder: URL, frequency: Double, seconds: Double, amplitude: Double,
+                                applicationName: String?, sink: String) throws -> ToneFeed {
         guard let pacat = Self.findExecutable("pacat") else {
             throw ReelError(.sourceUnavailable, "pacat is not installed", hint: "apt-get install pulseaudio-utils")
         }
         let frames = Int(seconds * Double(Self.sampleRate))
         let pcm = Self.tone(frequency: frequency, amplitude: amplitude, frames: frames, startingAt: 0)
-        let file = directory.appendingPathComponent("tone-\(UUID().uuidString.prefix(8)).raw")
+        let file = folder.appendingPathComponent("tone-\(UUID().uuidString.prefix(8)).raw")
         do {
             try Data(pcm).write(to: file)
         } catch {
@@ -308,16 +320,13 @@ public final class PulseServer: Sendable {
                          "--latency-msec=20", "--client-name=reel-test-tone"]
             + (applicationName.map { ["--property=application.name=\($0)"] } ?? []) + [file.path]
         let player = try SpawnedProcess(pacat.path, arguments,
-                                        environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
-        let feed = ToneFeed { thread in
+                                        environment: ProcessInfo.processInfo.environment.merging(["PULSE_SERVER": server]) { $1 })
+        return ToneFeed { thread in
             // Wait for pacat to play out, or end it when asked to stop.
             while player.isRunning && !thread.isStopRequested { usleep(10_000) }
             player.stop(timeout: 0)
             try? FileManager.default.removeItem(at: file)
         }
-        register(feed)
-        if wait { feed.wait() }
-        return feed
     }
 
     /// Writes a sine tone into the microphone's FIFO on a background thread, as a microphone

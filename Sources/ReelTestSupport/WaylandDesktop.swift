@@ -21,9 +21,7 @@ public final class WaylandDesktop: @unchecked Sendable {
     public let folder: TemporaryDirectory
 
     private let bus: SessionBus
-    private let lock = NSLock()
-    // Guarded by `lock`: every process started, by name.
-    private var processes: [(name: String, process: Process)] = []
+    private let programs: LaunchedPrograms
 
     /// The throwaway user sway runs as.
     public static let user = "reelwl"
@@ -37,6 +35,7 @@ public final class WaylandDesktop: @unchecked Sendable {
     public init(size: PixelSize = PixelSize(width: 640, height: 480), background: String = "#000000", timeout: Double = 20) throws {
         self.size = size
         folder = try TemporaryDirectory(prefix: "reel-wayland")
+        programs = LaunchedPrograms(folder: folder.url)
         bus = try SessionBus()
         let run = folder.url.appendingPathComponent("run"), state = folder.url.appendingPathComponent("state")
         try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
@@ -115,12 +114,10 @@ public final class WaylandDesktop: @unchecked Sendable {
     deinit { terminate() }
 
     /// The log file of a program started here.
-    public func log(_ name: String) -> URL { folder.url.appendingPathComponent("\(name).log") }
+    public func log(_ name: String) -> URL { programs.log(name) }
 
     /// The PID of a program started here (`pipewire`, `xdg-desktop-portal-wlr`), if it runs.
-    public func pid(of name: String) -> Int32? {
-        lock.withLock { processes.first { $0.name == name && $0.process.isRunning }?.process.processIdentifier }
-    }
+    public func pid(of name: String) -> Int32? { programs.pid(of: name) }
 
     /// Paints the whole output one colour (`"#00ff00"`): sway restarts swaybg, and the screen
     /// shows one grey frame on the way.
@@ -130,42 +127,20 @@ public final class WaylandDesktop: @unchecked Sendable {
     }
 
     /// Kills one program started here with SIGKILL and waits for it.
-    public func kill(_ name: String) {
-        let found = lock.withLock { processes.first { $0.name == name }?.process }
-        guard let found else { return }
-        if found.isRunning { Glibc.kill(found.processIdentifier, SIGKILL) }
-        found.waitUntilExit()
-    }
+    public func kill(_ name: String) { programs.kill(name) }
 
     /// Ends every program, newest first, by PID, and the bus. Safe to call twice.
     public func terminate() {
-        let all = lock.withLock { () -> [Process] in
-            defer { processes = [] }
-            return processes.map(\.process)
-        }
-        for process in all.reversed() {
-            if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-        }
+        programs.terminate()
         bus.terminate()
     }
 
     private func launch(_ name: String, _ arguments: [String], environment: [String: String]) throws {
-        guard let executable = arguments[0].hasPrefix("/") ? arguments[0] : Subprocess.which(arguments[0]) else {
-            throw Self.failure("\(arguments[0]) is not installed (scripts/install-deps installs it)")
+        do {
+            try programs.launch(name, arguments, environment: environment)
+        } catch {
+            throw Self.failure((error as NSError).localizedDescription)
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = Array(arguments.dropFirst())
-        process.environment = environment
-        _ = FileManager.default.createFile(atPath: log(name).path, contents: nil)
-        let output = try FileHandle(forWritingTo: log(name))
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        try? output.close()
-        lock.withLock { processes.append((name, process)) }
     }
 
     private func waitForName(_ name: String, until deadline: Date, log: URL) throws {

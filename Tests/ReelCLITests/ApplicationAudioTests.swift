@@ -69,33 +69,18 @@ import ReelTestSupport
             return found
         }
 
-        /// The `--json` events each recording printed, by its process id.
-        private var eventFiles: [Int32: URL] = [:]
+        /// The runs started, by their process id.
+        private var runs: [Int32: RecordRun] = [:]
 
         /// What the recording `process` printed with `--json` so far.
-        func events(_ process: Process) -> String {
-            eventFiles[process.processIdentifier].flatMap { try? String(contentsOf: $0, encoding: .utf8) } ?? ""
-        }
+        func events(_ process: Process) -> String { runs[process.processIdentifier]?.json ?? "" }
 
         /// Starts `reel record` with `arguments` and waits until it has started recording.
         func startRecording(_ arguments: [String], output: URL) throws -> (Process, Pipe) {
-            let events = dir.url.appendingPathComponent("events-\(UUID().uuidString).jsonl")
-            _ = FileManager.default.createFile(atPath: events.path, contents: nil)
-            let process = Process()
-            process.executableURL = ReelBinary.url
-            process.arguments = ["record"] + arguments + ["--json", "-o", output.path]
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            process.standardOutput = try FileHandle(forWritingTo: events)
-            let errors = Pipe()
-            process.standardError = errors
-            try process.run()
-            eventFiles[process.processIdentifier] = events
-            let deadline = Date().addingTimeInterval(15)
-            while Date() < deadline, process.isRunning,
-                  !((try? String(contentsOf: events, encoding: .utf8))?.contains("\"started\"") ?? false) {
-                usleep(5_000)
-            }
-            return (process, errors)
+            let run = try RecordRun(arguments, output: output, events: dir.url.appendingPathComponent("events-\(UUID().uuidString).jsonl"),
+                                    environment: environment)
+            runs[run.process.processIdentifier] = run
+            return (run.process, run.errors)
         }
     }
 

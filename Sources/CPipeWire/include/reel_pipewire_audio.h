@@ -1,0 +1,86 @@
+#ifndef REEL_PIPEWIRE_AUDIO_H
+#define REEL_PIPEWIRE_AUDIO_H
+/* What Reel's application audio needs of libpipewire, behind plain C types: a view of the
+ * graph (nodes and ports as they come and go) on which links are made from an application's
+ * output ports to a sink, and a capture: a sink of Reel's own (a null sink, internal: not
+ * shown to PulseAudio clients) whose monitor a stream reads. Everything a connection made
+ * goes with it: nothing is left on the server when it closes or the process dies. */
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- the graph ---- */
+
+enum reel_pw_graph_event_kind {
+    REEL_PW_NODE_ADDED = 1,
+    REEL_PW_NODE_REMOVED = 2,
+    REEL_PW_PORT_ADDED = 3,
+    REEL_PW_PORT_REMOVED = 4,
+    REEL_PW_LINK_FAILED = 5, /* a link this connection made was refused: `id` is its handle */
+};
+
+/* A node or a port as the registry shows it (strings empty when not given). */
+typedef struct reel_pw_graph_event {
+    int32_t kind;
+    uint32_t id;        /* the node's or port's global id; a link's handle for LINK_FAILED */
+    uint32_t node;      /* a port's node */
+    int32_t output;     /* a port: 1 output, 0 input */
+    int32_t monitor;    /* a port: 1 when it is a monitor port */
+    int32_t pid;        /* a node: application.process.id, or -1 */
+    char media_class[64];
+    char node_name[128];
+    char application_name[128];
+    char binary[128];
+    char channel[16];   /* a port's audio.channel ("FL", "MONO") */
+    char message[128];  /* LINK_FAILED: why */
+} reel_pw_graph_event;
+
+typedef struct reel_pw_graph reel_pw_graph;
+
+/* Connects to the PipeWire daemon `remote` (a socket name or an absolute path; NULL for the
+ * usual one: PIPEWIRE_REMOTE, else pipewire-0 in the runtime folder) and waits until the graph
+ * as it is now has been announced (each node and port is an event). NULL on failure, with a
+ * message in `error`. */
+reel_pw_graph *reel_pw_graph_open(const char *remote, char *error, size_t error_size);
+
+/* Waits at most `timeout_us` for events and takes up to `capacity` of them. Returns how many,
+ * or -1 when the connection has failed (a message in `error`). */
+int reel_pw_graph_next_events(reel_pw_graph *graph, reel_pw_graph_event *events, int capacity, int32_t timeout_us,
+                              char *error, size_t error_size);
+
+/* Links output port `out_port` of node `out_node` to input port `in_port` of `in_node`. The link
+ * lives until unlinked, one of its ports goes, or the connection closes. Returns a handle
+ * (> 0), or 0 when it cannot even be asked (a message in `error`); a refusal comes later as a
+ * LINK_FAILED event. */
+uint32_t reel_pw_graph_link(reel_pw_graph *graph, uint32_t out_node, uint32_t out_port, uint32_t in_node, uint32_t in_port,
+                            char *error, size_t error_size);
+
+/* Removes a link made with reel_pw_graph_link. */
+void reel_pw_graph_unlink(reel_pw_graph *graph, uint32_t handle);
+
+/* Disconnects: every link made goes. */
+void reel_pw_graph_close(reel_pw_graph *graph);
+
+/* ---- the capture ---- */
+
+typedef struct reel_pw_capture reel_pw_capture;
+
+/* Connects to `remote` (as above), makes an internal null sink named `sink_name` with
+ * `channels` channels (1 or 2) at `rate`, and a stream that reads its monitor as interleaved
+ * 32-bit floats, linked to it. Waits until the sound flows (at most about 5 s). NULL on failure,
+ * with a message in `error`. */
+reel_pw_capture *reel_pw_capture_open(const char *remote, const char *sink_name, uint32_t rate, uint32_t channels,
+                                      char *error, size_t error_size);
+
+/* Waits at most `timeout_us` for sound. Returns 1 when some has arrived, 0 when none has, -1
+ * when the capture has failed (the server went away, the sink was removed: a message in
+ * `error`). */
+int reel_pw_capture_wait(reel_pw_capture *capture, int32_t timeout_us, char *error, size_t error_size);
+
+/* Takes up to `capacity` bytes of what has arrived (whole frames), and the CLOCK_MONOTONIC time
+ * in nanoseconds at which the newest of them arrived. Returns the bytes taken. */
+size_t reel_pw_capture_read(reel_pw_capture *capture, uint8_t *buffer, size_t capacity, uint64_t *newest_ns);
+
+/* Disconnects: the sink and the stream go. */
+void reel_pw_capture_close(reel_pw_capture *capture);
+
+#endif
