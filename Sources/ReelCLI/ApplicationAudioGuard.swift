@@ -9,11 +9,16 @@ enum ApplicationAudioGuard {
     static let command = "__app-audio-guard"
 
     /// The application-audio source the options ask for, or `nil` when they ask for none (or
-    /// `--app-audio=SINK` names a sink, recorded as before).
-    static func source(_ options: RecordOptions, console: Console,
+    /// `--app-audio=SINK` names a sink, recorded as before). `windowProcess`: with `--window
+    /// --app-audio`, the process that shows the window, whose application's sound is recorded.
+    static func source(_ options: RecordOptions, windowProcess: Int32? = nil, console: Console,
                        environment: [String: String]) throws -> (any CaptureSource)? {
         let selection: ApplicationAudioSource.Selection
-        if !options.appAudioExcept.isEmpty {
+        if let windowProcess {
+            selection = .processTree(windowProcess)
+            let what = ProcessAncestry.commandName(windowProcess).map { " (\($0))" } ?? ""
+            console.err("reel: recording the sound of the window's application: process \(windowProcess)\(what) and the processes it started")
+        } else if !options.appAudioExcept.isEmpty {
             selection = .allExcept(options.appAudioExcept)
         } else if !options.appAudioApplications.isEmpty {
             if options.appAudioApplications.count == 1, let name = options.appAudioApplications.first,
@@ -56,9 +61,27 @@ enum ApplicationAudioGuard {
     /// rather than an application. When the server cannot be asked, it is an application: the
     /// source then says what is wrong with the server.
     private static func names(aSink name: String, server: String?) -> Bool {
-        if name.hasPrefix("@") || name.hasSuffix(".monitor") { return true }
+        if namesSink(name, sinks: []) { return true }
         guard let devices = try? PulseAudioDevices.list(server: server) else { return false }
-        return devices.sinks.contains { $0.name == name }
+        return namesSink(name, sinks: devices.sinks.map(\.name))
+    }
+
+    /// Whether `--app-audio=name` names a sink rather than an application: one of `sinks`, a
+    /// source's monitor (`….monitor`) or a special name (`@DEFAULT_SINK@`).
+    static func namesSink(_ name: String, sinks: [String]) -> Bool {
+        name.hasPrefix("@") || name.hasSuffix(".monitor") || sinks.contains(name)
+    }
+
+    /// How one application's sound is recorded here, or `nil` when the audio server cannot be
+    /// asked.
+    static func way(environment: [String: String]) -> DoctorChecks.ApplicationAudioWay? {
+        let found = try? ApplicationAudioMethod.find(server: nil, routing: SystemPulseAudioRouting(), graph: SystemPipeWireGraph(),
+                                                     environment: environment, notices: { _ in })
+        switch found {
+        case .linking(let remote, _, _): return .linking(remote: remote)
+        case .routing(let reason): return .routing(reason: reason)
+        case nil: return nil
+        }
     }
 
     /// Says so when the sink `name` is also the name of an application playing now: the sink

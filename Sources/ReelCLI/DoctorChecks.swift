@@ -105,6 +105,28 @@ enum DoctorChecks {
         var sources: [AudioDevice]
         /// Its sinks.
         var sinks: [AudioDevice]
+        /// The applications playing now.
+        var applications: [PlayingStream] = []
+        /// How one application's sound is recorded here: `nil` when that could not be found.
+        var applicationAudio: ApplicationAudioWay?
+    }
+
+    /// How one application's sound is recorded on this machine (see `ApplicationAudioMethod`).
+    enum ApplicationAudioWay: Sendable, Equatable {
+        /// Linked in PipeWire's graph (at this daemon, `nil`: the usual one).
+        case linking(remote: String?)
+        /// Routed through PulseAudio modules, for this reason.
+        case routing(reason: String)
+
+        /// How it is said.
+        var sentence: String {
+            switch self {
+            case .linking(let remote):
+                "one application's sound (--app-audio=APP) is linked in PipeWire's graph\(remote.map { " (\($0))" } ?? ""): nothing is moved"
+            case .routing(let reason):
+                "one application's sound (--app-audio=APP) is routed through PulseAudio modules (\(reason))"
+            }
+        }
     }
 
     /// The `audio-server`, `microphone` and `app-audio` checks.
@@ -154,7 +176,9 @@ enum DoctorChecks {
                                       fix: "plug in or enable a microphone, or set one: pactl set-default-source NAME (\(listHint))"))
         }
 
-        if let name = sink ?? facts.server.defaultSink {
+        if let name = sink, !ApplicationAudioGuard.namesSink(name, sinks: facts.sinks.map(\.name)) {
+            checks.append(application(name, facts: facts))
+        } else if let name = sink ?? facts.server.defaultSink {
             let what = sink == nil ? "default sink" : "sink"
             let monitor = name.hasSuffix(".monitor") ? name : "\(name).monitor"
             if facts.sources.contains(where: { $0.name == monitor }) {
@@ -167,7 +191,22 @@ enum DoctorChecks {
             checks.append(DoctorCheck("app-audio", .problem, "the server has no default sink: --app-audio has nothing to record",
                                       fix: "enable an output device, or set one: pactl set-default-sink NAME (\(listHint))"))
         }
+        if let way = facts.applicationAudio { checks.append(DoctorCheck("app-audio-method", .ok, way.sentence)) }
         return checks
+    }
+
+    /// The `app-audio` check of `--app-audio=APP` naming an application (no sink has that
+    /// name), as `reel record --app-audio=APP` takes it: fine when it plays now; when it does
+    /// not, a recording waits for it (and is incomplete if it never plays), which is a warning.
+    private static func application(_ name: String, facts: AudioFacts) -> DoctorCheck {
+        let playing = facts.applications.filter { !$0.isModuleStream && $0.isPlayed(by: name) }
+        guard playing.isEmpty else {
+            let streams = playing.map { "'\($0.label)' on '\($0.sinkName)'" }.joined(separator: ", ")
+            return DoctorCheck("app-audio", .ok, "application '\(name)' plays now (\(streams)): reel record --app-audio=\(name) records its sound")
+        }
+        return DoctorCheck("app-audio", .warning,
+                           "no application '\(name)' is playing now, and no sink has that name: reel record --app-audio=\(name) records its sound once it starts (a recording in which it never plays is incomplete, exit status 3)",
+                           fix: "check the name: reel devices lists the applications playing (name, program, pid) and the sinks")
     }
 
     // MARK: Cameras

@@ -20,7 +20,7 @@ struct DoctorCommand {
     var cameras: [String] = []
     /// `--mic`: the source to check (default: the default source).
     var microphone: String?
-    /// `--app-audio`: the sink to check (default: the default sink).
+    /// `--app-audio`: the application or the sink to check (default: the default sink).
     var sink: String?
     /// `--json`: one JSON object instead of lines.
     var json = false
@@ -31,14 +31,15 @@ struct DoctorCommand {
         OptionSpec("camera", value: .required, repeatable: true, placeholder: "PATH", completion: .file,
                    help: "check this camera, e.g. /dev/video2, instead of every /dev/video*; repeat for several (one that cannot be used is a problem)"),
         OptionSpec("mic", value: .required, placeholder: "SOURCE", help: "check this audio source (default: the default source)"),
-        OptionSpec("app-audio", value: .required, placeholder: "SINK", help: "check this sink's monitor (default: the default sink's)"),
+        OptionSpec("app-audio", value: .required, placeholder: "APP|SINK",
+                   help: "check this application (whether it plays now) or this sink's monitor (default: the default sink's)"),
         OptionSpec("json", help: "print one JSON object: {\"checks\": [{name, status, detail, fix}], \"problems\", \"warnings\"}"),
         OptionSpec("help", short: "h", help: "show this help"),
     ]
 
     /// What `reel doctor --help` says before the options.
     static let help = """
-    Usage: reel doctor [--display DISPLAY] [--camera PATH]... [--mic SOURCE] [--app-audio SINK] [--json]
+    Usage: reel doctor [--display DISPLAY] [--camera PATH]... [--mic SOURCE] [--app-audio APP|SINK] [--json]
 
     Checks this machine for what recording needs, one line per check, each ok, a warning or a
     PROBLEM with its fix (what to install, which group to join, which variable to set):
@@ -49,7 +50,12 @@ struct DoctorCommand {
                      --screen records it, is on the session bus
       audio-server   PulseAudio or PipeWire-Pulse answers (PULSE_SERVER), its name and version
       microphone     the default source (what --mic records)
-      app-audio      the default sink and its monitor (what --app-audio records)
+      app-audio      the default sink and its monitor (what --app-audio records); with
+                     --app-audio=APP, whether that application plays now (not playing is a
+                     warning: a recording waits for it)
+      app-audio-method
+                     how one application's sound is recorded here: linked in PipeWire's
+                     graph (PipeWire with pipewire-pulse), or routed through PulseAudio modules
       app-audio-routing
                      routing of application audio (--app-audio=APP) that a recording killed
                      together with its guard left behind: restored now, and said
@@ -87,7 +93,7 @@ struct DoctorCommand {
             microphone = value
         }
         if let value = parsed.value("app-audio") ?? nil {
-            guard !value.isEmpty else { throw UsageError("--app-audio needs a sink name (reel devices lists them)") }
+            guard !value.isEmpty else { throw UsageError("--app-audio needs an application or a sink name (reel devices lists them)") }
             sink = value
         }
     }
@@ -125,7 +131,9 @@ struct DoctorCommand {
         checks += DoctorChecks.audio(Result {
             let server = try PulseAudioDevices.serverInfo()
             let devices = try PulseAudioDevices.list()
-            return DoctorChecks.AudioFacts(server: server, sources: devices.sources, sinks: devices.sinks)
+            return DoctorChecks.AudioFacts(server: server, sources: devices.sources, sinks: devices.sinks,
+                                           applications: (try? PulseAudioDevices.applications()) ?? [],
+                                           applicationAudio: ApplicationAudioGuard.way(environment: environment))
         }, microphone: microphone, sink: sink, pulseServer: environment["PULSE_SERVER"])
         checks.append(ApplicationAudioGuard.doctorCheck(environment: environment))
         checks += Self.cameraChecks(named: cameras, driver: SystemV4L2Driver())

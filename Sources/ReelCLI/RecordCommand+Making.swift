@@ -105,8 +105,26 @@ extension RecordCommand {
         return recorders
     }
 
+    /// The process that shows the window `window` records (choosing the window now: the focus,
+    /// or the click of `--window=pick`), for `--window --app-audio`.
+    ///
+    /// - Throws: when the window does not say which process shows it.
+    static func processShowing(_ window: X11WindowSource) throws -> Int32 {
+        _ = try window.prepare()
+        guard let pid = window.processID else {
+            throw ReelError(.invalidConfiguration,
+                            "\(window.name) does not say which process shows it (it has no _NET_WM_PID), so --app-audio cannot record its application's sound alone",
+                            hint: "name the application: --app-audio=APP (reel devices lists those playing), or record every application's sound with --app-audio=@DEFAULT_SINK@")
+        }
+        return pid
+    }
+
     func makeSources() throws -> [any CaptureSource] {
         var sources: [any CaptureSource] = []
+        // `--window --app-audio` (no name): the window's application's sound.
+        var windowProcess: Int32?
+        let windowsSound = options.window != nil && options.appAudio == .some(nil)
+            && options.appAudioApplications.isEmpty && options.appAudioExcept.isEmpty
         // Routing that an earlier recording of application audio left (it and its guard died).
         ApplicationAudioGuard.restoreLeftovers(console: console, environment: environment,
                                                scanningServer: options.appAudio != nil)
@@ -116,13 +134,20 @@ extension RecordCommand {
                 if options.window == .pick {
                     console.err("reel: click the window to record (the pointer is grabbed until then; Ctrl-C gives up)")
                 }
-                sources.append(X11WindowSource(display: display, window: options.window ?? .focused, resizeMode: options.windowResize,
-                                               frameRate: options.frameRate, drawsCursor: options.drawsCursor))
+                let window = X11WindowSource(display: display, window: options.window ?? .focused, resizeMode: options.windowResize,
+                                             frameRate: options.frameRate, drawsCursor: options.drawsCursor)
+                if windowsSound { windowProcess = try Self.processShowing(window) }
+                sources.append(window)
             case .wayland where options.window != nil:
                 // The portal's dialog chooses the window: it cannot be named, and fill is X11's.
                 guard options.window == .focused || options.window == .pick else {
                     throw ReelError(.invalidConfiguration, "on Wayland --window cannot name a window: the desktop portal's dialog chooses it",
                                     hint: "use --window alone (or --window=pick), or --screen=:N for a window of an X display such as XWayland's")
+                }
+                guard !windowsSound else {
+                    throw ReelError(.invalidConfiguration,
+                                    "on Wayland reel cannot tell which application shows the window the desktop portal shares, so --app-audio cannot record its sound alone",
+                                    hint: "name the application: --app-audio=APP (reel devices lists those playing), or record every application's sound with --app-audio=@DEFAULT_SINK@")
                 }
                 guard options.windowResize == .fit else {
                     throw ReelError(.invalidConfiguration, "--window-size fill is offered on X11 only; on Wayland a resized window is fitted",
@@ -166,7 +191,7 @@ extension RecordCommand {
         }
         if options.tone { sources.append(ToneSource()) }
         if let name = options.microphone { sources.append(PulseAudioSource.microphone(source: name)) }
-        if let source = try ApplicationAudioGuard.source(options, console: console, environment: environment) {
+        if let source = try ApplicationAudioGuard.source(options, windowProcess: windowProcess, console: console, environment: environment) {
             sources.append(source)
         } else if let name = options.appAudio {
             sources.append(PulseAudioSource.appAudio(sink: name))

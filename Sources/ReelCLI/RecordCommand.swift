@@ -72,7 +72,9 @@ struct RecordCommand {
     --app-audio=APP says which way this machine gets. Any number of recordings may record one
     application at once; streams that start later are followed, and an application not playing
     yet is recorded when it starts (one that never plays makes the exit status 3).
-    --app-audio=SINK, naming a sink, records that sink as before.
+    --app-audio=SINK, naming a sink, records that sink as before. With --window (X11) and
+    --app-audio naming no application, only the window's application's sound is recorded: the
+    process the window names (_NET_WM_PID) and the processes it started.
 
     Sound only: with only --mic, --app-audio or --tone, -o may name a .m4a (AAC), .opus or
     .ogg (Opus), .flac or .wav (16-bit PCM) file, in that file's own codec, with the same
@@ -95,7 +97,7 @@ struct RecordCommand {
 
     Examples:
       reel record --screen --mic --app-audio
-      reel record --window=firefox --app-audio -o tab.mp4
+      reel record --window=firefox --app-audio -o tab.mp4          # the window and only its application's sound
       reel record --screen --camera --mic
       reel record --camera=rtsp://10.0.0.5/stream --camera=/dev/video0 --layout grid \\
                   --each-source cams/ --frame-log frames.csv -o both.mp4

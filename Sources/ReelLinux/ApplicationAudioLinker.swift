@@ -15,8 +15,7 @@ import ReelCore
 /// made anew (after the daemon restarted) is linked to again as it appears.
 package final class ApplicationAudioLinker {
     private var connection: any PipeWireGraphConnection
-    private let names: [String]
-    private let excludes: Bool
+    private let choice: ApplicationChoice
     private let report: (ApplicationAudioReport) -> Void
     /// The recorded sink's `node.name`.
     package let sinkName: String
@@ -25,8 +24,8 @@ package final class ApplicationAudioLinker {
     private var ports: [UInt32: PipeWirePort] = [:]
     /// The links made, by the output port and the sink's input port they join.
     private var links: [Pair: UInt32] = [:]
-    /// The names that matched no application yet (said silent at the start).
-    private var waitingFor: Set<String> = []
+    /// The applications asked for that played nothing yet (said silent at the start).
+    private var waitingFor: Set<ApplicationChoice.Part> = []
     /// Whether the first look at the graph was taken.
     private var looked = false
 
@@ -37,10 +36,15 @@ package final class ApplicationAudioLinker {
 
     /// A linker of the applications `names` (or, when `excluding`, of every application but
     /// them) into the sink `sinkName`, on `connection`.
-    package init(names: [String], excluding: Bool, sinkName: String, connection: any PipeWireGraphConnection,
+    package convenience init(names: [String], excluding: Bool, sinkName: String, connection: any PipeWireGraphConnection,
+                             report: @escaping (ApplicationAudioReport) -> Void) {
+        self.init(choice: ApplicationChoice(names: names, excluding: excluding), sinkName: sinkName, connection: connection, report: report)
+    }
+
+    /// A linker of the applications `choice` takes into the sink `sinkName`, on `connection`.
+    package init(choice: ApplicationChoice, sinkName: String, connection: any PipeWireGraphConnection,
                  report: @escaping (ApplicationAudioReport) -> Void) {
-        self.names = names
-        self.excludes = excluding
+        self.choice = choice
         self.sinkName = sinkName
         self.connection = connection
         self.report = report
@@ -51,9 +55,7 @@ package final class ApplicationAudioLinker {
 
     /// Whether `node` is to be recorded.
     private func chosen(_ node: PipeWireNode) -> Bool {
-        guard node.isApplicationOutput else { return false }
-        let named = names.contains { node.isPlayed(by: $0) }
-        return excludes ? !named : named
+        node.isApplicationOutput && choice.takes(applicationName: node.applicationName, binary: node.binary, processID: node.processID)
     }
 
     /// Starts again on a daemon that restarted: what was known and linked went with the old
@@ -88,18 +90,19 @@ package final class ApplicationAudioLinker {
         }
         if !looked {
             looked = true
-            if !excludes {
-                let playing = nodes.values.filter(chosen)
-                waitingFor = Set(names.filter { name in !playing.contains { $0.isPlayed(by: name) } })
-                for name in waitingFor.sorted() { report(.silent(ApplicationAudioRouter.notPlaying(name))) }
-            }
+            let waiting = choice.waiting(among: nodes.values.filter(\.isApplicationOutput).map { ($0.applicationName, $0.binary, $0.processID) })
+            waitingFor = Set(waiting)
+            for part in waiting { report(.silent(part.notPlaying)) }
         } else if !waitingFor.isEmpty {
-            let started = waitingFor.filter { name in nodes.values.contains { chosen($0) && $0.isPlayed(by: name) } }
+            let playing = nodes.values.filter(chosen)
+            let started = choice.parts.filter { part in
+                waitingFor.contains(part) && playing.contains { part.matches(applicationName: $0.applicationName, binary: $0.binary, processID: $0.processID) }
+            }
             if !started.isEmpty {
                 waitingFor.subtract(started)
-                for name in started.sorted() { report(.note("'\(name)' started playing: recording its sound")) }
+                for part in started { report(.note(part.startedPlaying)) }
                 report(.playing)
-                for still in waitingFor.sorted() { report(.silent(ApplicationAudioRouter.notPlaying(still))) }
+                for still in choice.parts where waitingFor.contains(still) { report(.silent(still.notPlaying)) }
             }
         }
         for (handle, why) in failed {

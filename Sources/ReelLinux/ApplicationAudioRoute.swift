@@ -208,7 +208,7 @@ struct RelayMap {
 
 extension PlayingStream {
     /// The application's name, binary or process id, whichever is known first.
-    var label: String {
+    package var label: String {
         if !applicationName.isEmpty { return applicationName }
         if !binary.isEmpty { return binary }
         return processID.map { "process \($0)" } ?? "stream \(index)"

@@ -43,8 +43,7 @@ package enum ApplicationAudioReport: Sendable, Equatable {
 /// its sinks), so it also works in another process.
 package final class ApplicationAudioRouter {
     private var connection: any PulseAudioRoutingConnection
-    private let names: [String]
-    private let excludes: Bool
+    private let choice: ApplicationChoice
     private let report: (ApplicationAudioReport) -> Void
     /// Where the route is written, or `nil` to keep it in memory only.
     package let stateFile: URL?
@@ -55,8 +54,8 @@ package final class ApplicationAudioRouter {
     private let recordedFormat: AudioFormat?
     /// The relay sink for each original sink.
     private var relays: [String: String] = [:]
-    /// The names that matched no stream yet.
-    private var waitingFor: Set<String> = []
+    /// The applications asked for that played no stream yet.
+    private var waitingFor: Set<ApplicationChoice.Part> = []
 
     /// The sink whose monitor carries the chosen applications' sound.
     package var recordedSink: String { route.tag }
@@ -72,13 +71,20 @@ package final class ApplicationAudioRouter {
     ///
     /// `sequence` tells apart the recordings of one process: the first's sinks are
     /// `reel-app-<pid>…`, the second's `reel-app-<pid>.2…`.
-    package init(names: [String], excluding: Bool, connection: any PulseAudioRoutingConnection, server: String?,
+    package convenience init(names: [String], excluding: Bool, connection: any PulseAudioRoutingConnection, server: String?,
+                             recorderPID: Int32, sequence: Int = 1, format: AudioFormat? = nil, stateFile: URL?,
+                             report: @escaping (ApplicationAudioReport) -> Void) {
+        self.init(choice: ApplicationChoice(names: names, excluding: excluding), connection: connection, server: server,
+                  recorderPID: recorderPID, sequence: sequence, format: format, stateFile: stateFile, report: report)
+    }
+
+    /// A router for the applications `choice` takes, on `connection`.
+    package init(choice: ApplicationChoice, connection: any PulseAudioRoutingConnection, server: String?,
                  recorderPID: Int32, sequence: Int = 1, format: AudioFormat? = nil, stateFile: URL?,
                  report: @escaping (ApplicationAudioReport) -> Void) {
         self.recordedFormat = format
         self.connection = connection
-        self.names = names
-        self.excludes = excluding
+        self.choice = choice
         self.report = report
         self.stateFile = stateFile
         self.route = ApplicationAudioRoute(server: server, recorderPID: recorderPID,
@@ -93,15 +99,11 @@ package final class ApplicationAudioRouter {
 
     /// Whether `stream` is one of the chosen applications', wherever it plays.
     private func chosen(_ stream: PlayingStream) -> Bool {
-        if stream.isModuleStream { return false }
-        let named = names.contains { stream.isPlayed(by: $0) }
-        return excludes ? !named : named
+        !stream.isModuleStream && choice.takes(applicationName: stream.applicationName, binary: stream.binary, processID: stream.processID)
     }
 
     /// What is said of a named application that has not played.
-    static func notPlaying(_ name: String) -> String {
-        "no application '\(name)' has played (none of that name, program or process id): its sound is recorded once it starts"
-    }
+    static func notPlaying(_ name: String) -> String { ApplicationChoice.Part.name(name).notPlaying }
 
     /// Makes the recorded sink, suspended until ``startRouting(again:)`` (a null sink that runs
     /// with no reader renders seconds ahead, and its monitor would get its first sound that
@@ -130,9 +132,10 @@ package final class ApplicationAudioRouter {
         do {
             try connection.suspendSink(route.tag, false)
             let streams = try connection.playingStreams()
-            if !excludes && !again {
-                waitingFor = Set(names.filter { name in !streams.contains { !$0.isModuleStream && $0.isPlayed(by: name) } })
-                for name in waitingFor.sorted() { report(.silent(Self.notPlaying(name))) }
+            if !again {
+                let waiting = choice.waiting(among: streams.filter { !$0.isModuleStream }.map { ($0.applicationName, $0.binary, $0.processID) })
+                waitingFor = Set(waiting)
+                for part in waiting { report(.silent(part.notPlaying)) }
             }
             for stream in streams where wants(stream) { try take(stream) }
         } catch {
@@ -158,11 +161,11 @@ package final class ApplicationAudioRouter {
                 // A stream taken already (at the start, its news came later) is followed as it changes.
                 guard !route.moved.contains(where: { $0.stream == index }),
                       let stream = try connection.playingStream(index), wants(stream) else { continue }
-                if let name = waitingFor.first(where: { stream.isPlayed(by: $0) }) {
-                    waitingFor.remove(name)
-                    report(.note("'\(name)' started playing: recording its sound"))
+                if let part = waitingFor.first(where: { $0.matches(applicationName: stream.applicationName, binary: stream.binary, processID: stream.processID) }) {
+                    waitingFor.remove(part)
+                    report(.note(part.startedPlaying))
                     report(.playing)
-                    for still in waitingFor.sorted() { report(.silent(Self.notPlaying(still))) }
+                    for still in choice.parts where waitingFor.contains(still) { report(.silent(still.notPlaying)) }
                 }
                 try take(stream)
             case .vanished(let index):

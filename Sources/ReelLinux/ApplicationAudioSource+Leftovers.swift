@@ -104,8 +104,7 @@ extension ApplicationAudioSource {
     /// Whether `pid` is a running process (not a zombie).
     package static func isAlive(_ pid: Int32) -> Bool {
         guard pid > 0, kill(pid, 0) == 0 || errno == EPERM else { return false }
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return true }
-        return !stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
+        guard let stat = ProcessAncestry.stat(pid) else { return true }
+        return stat.state != "Z"
     }
 }

@@ -49,11 +49,25 @@ public final class ApplicationAudioSource: CaptureSource {
         case only([String])
         /// Every application but these.
         case allExcept([String])
+        /// The application of this process and of the processes it started: a window's (see
+        /// ``X11WindowSource/processID``), whose sound may come from a child process (a
+        /// browser's often does).
+        case processTree(Int32)
 
-        /// The names given.
+        /// The names given (none for ``processTree(_:)``).
         public var names: [String] {
             switch self {
             case .only(let names), .allExcept(let names): names
+            case .processTree: []
+            }
+        }
+
+        /// The rule the routing and the linking follow.
+        var choice: ApplicationChoice {
+            switch self {
+            case .only(let names): ApplicationChoice(names: names, excluding: false)
+            case .allExcept(let names): ApplicationChoice(names: names, excluding: true)
+            case .processTree(let pid): ApplicationChoice(parts: [.processTree(pid)], excluding: false)
             }
         }
     }
@@ -143,6 +157,7 @@ public final class ApplicationAudioSource: CaptureSource {
         switch selection {
         case .only: name = "app audio of \(quoted)"
         case .allExcept: name = "app audio except \(quoted)"
+        case .processTree(let pid): name = "app audio of process \(pid) and the processes it started"
         }
     }
 
@@ -151,7 +166,9 @@ public final class ApplicationAudioSource: CaptureSource {
     /// - Throws: ``ReelError`` `.invalidConfiguration` when no application is named,
     ///   `.sourceUnavailable` when PulseAudio is not running.
     public func prepare() throws -> SourceFormat {
-        guard !selection.names.isEmpty, !selection.names.contains(where: \.isEmpty) else {
+        if case .processTree(let pid) = selection {
+            guard pid > 0 else { throw ReelError(.invalidConfiguration, "process \(pid) is no process for application audio") }
+        } else if selection.names.isEmpty || selection.names.contains(where: \.isEmpty) {
             throw ReelError(.invalidConfiguration, "no application named for application audio",
                             hint: "name applications by name, program or process id (see PulseAudioDevices.applications)")
         }
@@ -187,14 +204,6 @@ public final class ApplicationAudioSource: CaptureSource {
         }
     }
 
-    /// The names and whether they are left out.
-    private var chosen: (names: [String], excluding: Bool) {
-        switch selection {
-        case .only(let names): (names, false)
-        case .allExcept(let names): (names, true)
-        }
-    }
-
     /// Records by linking on the PipeWire daemon behind the PulseAudio server
     /// (``ApplicationAudioLinker``), or returns `nil` when the server is PulseAudio itself, or
     /// PipeWire cannot be reached directly (a note says so; the routing serves then).
@@ -203,8 +212,7 @@ public final class ApplicationAudioSource: CaptureSource {
         let way = try ApplicationAudioMethod.find(server: server, routing: routing, graph: graph, environment: environment, notices: notices)
         guard case .linking(let remote, let connection, let first) = way else { return nil }
         let sinkName = "reel-app-\(processID)" + (sequence == 1 ? "" : ".\(sequence)")
-        let linker = ApplicationAudioLinker(names: chosen.names, excluding: chosen.excluding, sinkName: sinkName,
-                                            connection: connection, report: reporter(context))
+        let linker = ApplicationAudioLinker(choice: selection.choice, sinkName: sinkName, connection: connection, report: reporter(context))
         let recording = PulseAudioSource.appAudio(sink: sinkName, server: nil, format: format, audioServer: capture(remote))
         try linker.handle(first)
         // Following the graph from now: the chosen applications are linked as soon as the
@@ -224,11 +232,10 @@ public final class ApplicationAudioSource: CaptureSource {
     private func startRouting(_ context: SourceContext) throws -> RoutedApplicationAudio {
         let server = self.server, routing = self.routing
         let connection = try routing.connect(server: server, clientName: "Reel application audio")
-        let (names, excluding) = chosen
         // The server as this process reaches it, so that a guard or a later run with
         // another environment restores on the same one.
         let reached = connection.serverName ?? server ?? ProcessInfo.processInfo.environment["PULSE_SERVER"]
-        let router = ApplicationAudioRouter(names: names, excluding: excluding, connection: connection, server: reached,
+        let router = ApplicationAudioRouter(choice: selection.choice, connection: connection, server: reached,
                                             recorderPID: processID, sequence: sequence, format: format, stateFile: stateFile,
                                             report: reporter(context))
         let guardian = try stateFile.flatMap { file in try guardCommand.map { try RoutingGuard(command: $0, stateFile: file) } }

@@ -181,8 +181,10 @@ extension X11Connection {
         // WM_CLASS: the instance and the class, each ending with a NUL.
         let classParts = propertyBytes(of: window, property: XCB_ATOM_WM_CLASS.rawValue)
             .split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        let pid = cardinals(of: window, property: atom("_NET_WM_PID"), type: XCB_ATOM_CARDINAL.rawValue).first
         return X11WindowInfo(id: window, title: title, className: classParts.count > 1 ? classParts[1] : "",
-                             instanceName: classParts.first ?? "", frame: frame, isMapped: mapped)
+                             instanceName: classParts.first ?? "", frame: frame, isMapped: mapped,
+                             processID: pid.flatMap { $0 > 0 && $0 <= UInt32(Int32.max) ? Int32($0) : nil })
     }
 
     /// Whether `window` is an InputOutput window that does not override redirection (a menu,

@@ -138,10 +138,13 @@ package struct X11WindowInfo: Sendable, Equatable {
     package var frame: PixelRect
     /// Whether it is mapped (shown) now.
     package var isMapped: Bool
+    /// The process that shows it, as it says (`_NET_WM_PID`), or `nil` when it does not.
+    package var processID: Int32?
 
     /// Describes a window.
     package init(id: UInt32, title: String, className: String = "", instanceName: String = "", frame: PixelRect,
-                 isMapped: Bool = true) {
+                 isMapped: Bool = true, processID: Int32? = nil) {
+        self.processID = processID
         self.id = id
         self.title = title
         self.className = className

@@ -70,6 +70,11 @@ public final class X11WindowSource: CaptureSource {
     /// The window recorded, once chosen by ``prepare()`` or ``start(_:)``.
     public var windowID: UInt32? { chosen.withLock { $0?.window.id } }
 
+    /// The process that shows the window recorded, as the window says (`_NET_WM_PID`), once
+    /// chosen; `nil` when it does not say. ``ApplicationAudioSource/Selection/processTree(_:)``
+    /// of it records the window's application's sound.
+    public var processID: Int32? { chosen.withLock { $0?.window.processID } }
+
     /// Connects, finds the window (waiting for the click with ``X11WindowSelector/pick``),
     /// checks that the server can capture windows and reports the frame format.
     ///

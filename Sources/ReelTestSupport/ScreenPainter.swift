@@ -65,9 +65,10 @@ public final class ScreenPainter: @unchecked Sendable {
     /// override-redirect); returns its id.
     @discardableResult
     ///
-    /// With `border` > 0 the window has a border of that width in `borderColour` (`0xRRGGBB`).
+    /// With `border` > 0 the window has a border of that width in `borderColour` (`0xRRGGBB`);
+    /// with a `processID`, the window says that process shows it (`_NET_WM_PID`).
     public func openWindow(title: String, className: String = "ReelTest", rect: PixelRect, red: UInt8, green: UInt8, blue: UInt8,
-                           border: Int = 0, borderColour: UInt32 = 0x00FF00) -> UInt32 {
+                           border: Int = 0, borderColour: UInt32 = 0x00FF00, processID: Int32? = nil) -> UInt32 {
         lock.lock(); defer { lock.unlock() }
         let window = xcb_generate_id(connection)
         // Values in the order of their mask bits: background pixel, then border pixel.
@@ -80,6 +81,10 @@ public final class ScreenPainter: @unchecked Sendable {
         xcb_change_property(connection, replace, window, atom("_NET_WM_NAME"), atom("UTF8_STRING"), 8, UInt32(title.utf8.count), title)
         let wmClass = Array("reeltest\0\(className)\0".utf8)
         xcb_change_property(connection, replace, window, XCB_ATOM_WM_CLASS.rawValue, XCB_ATOM_STRING.rawValue, 8, UInt32(wmClass.count), wmClass)
+        if let processID {
+            let pid = [UInt32(processID)]
+            xcb_change_property(connection, replace, window, atom("_NET_WM_PID"), XCB_ATOM_CARDINAL.rawValue, 32, 1, pid)
+        }
         xcb_map_window(connection, window)
         windows.append(window)
         sync()

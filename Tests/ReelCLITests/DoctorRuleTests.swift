@@ -68,8 +68,21 @@ import ReelTestSupport
         // Named devices.
         #expect(Self.statuses(DoctorChecks.audio(.success(facts), microphone: "apps.monitor", sink: "apps.monitor"))
                 == ["audio-server": .ok, "microphone": .ok, "app-audio": .ok])
+        // A name no sink has is an application, as reel record takes it: not playing is a
+        // warning (a recording waits for it), playing is fine (issue 26, item 5).
         #expect(Self.statuses(DoctorChecks.audio(.success(facts), microphone: "usb", sink: "hdmi"))
-                == ["audio-server": .ok, "microphone": .problem, "app-audio": .problem])
+                == ["audio-server": .ok, "microphone": .problem, "app-audio": .warning])
+        #expect(Self.statuses(DoctorChecks.audio(.success(facts), microphone: nil, sink: "nosuch.monitor"))["app-audio"] == .problem)
+        var playing = facts
+        playing.applications = [PlayingStream(index: 3, applicationName: "Firefox", binary: "firefox", processID: 42, sinkName: "apps")]
+        playing.applicationAudio = .linking(remote: nil)
+        let firefox = DoctorChecks.audio(.success(playing), microphone: nil, sink: "firefox")
+        #expect(Self.statuses(firefox) == ["audio-server": .ok, "microphone": .ok, "app-audio": .ok, "app-audio-method": .ok])
+        #expect(firefox.first { $0.name == "app-audio" }?.detail.contains("application 'firefox' plays now ('Firefox' on 'apps')") == true)
+        #expect(firefox.first { $0.name == "app-audio-method" }?.detail.contains("linked in PipeWire's graph") == true)
+        playing.applicationAudio = .routing(reason: "the audio server is pulseaudio")
+        #expect(DoctorChecks.audio(.success(playing), microphone: nil, sink: "42").first { $0.name == "app-audio-method" }?.detail
+                == "one application's sound (--app-audio=APP) is routed through PulseAudio modules (the audio server is pulseaudio)")
         let down = DoctorChecks.audio(.failure(ReelError(.sourceUnavailable, "PulseAudio is not running", hint: "start it")), microphone: nil, sink: nil)
         #expect(down.map(\.status) == [.problem] && down[0].fix == "start it")
         let elsewhere = DoctorChecks.audio(.failure(ReelError(.sourceUnavailable, "PulseAudio is not running", hint: "start it")),

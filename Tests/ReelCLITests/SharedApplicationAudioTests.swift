@@ -262,3 +262,81 @@ final class RecordRun {
         #expect(missing.isEmpty, "the tone played after the restart lacks at \(missing) s\n\(errors)")
     }
 }
+
+extension SharedApplicationAudioTests {
+    /// `reel doctor --app-audio=APP` with APP playing: fine, exit status 0, and it says which
+    /// way this machine records an application's sound; not playing: a warning, still 0
+    /// (issue 26, item 5: it took APP for a sink and said PROBLEM).
+    @Test(arguments: AudioServerKind.allCases)
+    func doctorChecksAnApplicationAndSaysWhichWay(kind: AudioServerKind) throws {
+        let bench = try AudioBench(kind)
+        let x = try XvfbServer(size: PixelSize(width: 320, height: 240))
+        let tone = try bench.play("A", seconds: 20)
+        defer { tone.stop() }
+        usleep(400_000)
+        let environment = bench.environment.merging(["DISPLAY": x.display]) { $1 }
+        let run = try DoctorCommandTests.doctor(["--app-audio=a"], environment: environment)
+        #expect(run.status == 0, "\(run.checks)")
+        #expect(run.status("app-audio") == "ok", "\(run.checks)")
+        #expect(run.checks["app-audio"]?["detail"]?.contains("application 'a' plays now ('A' on 'apps')") == true, "\(run.checks)")
+        let way = run.checks["app-audio-method"]?["detail"] ?? ""
+        #expect(way.contains(kind == .pipeWire ? "linked in PipeWire's graph" : "routed through PulseAudio modules (the audio server is pulseaudio)"),
+                "\(way)")
+        let absent = try DoctorCommandTests.doctor(["--app-audio=Nope"], environment: environment)
+        #expect(absent.status("app-audio") == "warning", "\(absent.checks)")
+        #expect(absent.status == 0, "\(absent.checks)")
+    }
+}
+
+extension SharedApplicationAudioTests {
+    /// `--window=NAME --app-audio` with no application named records the window's application
+    /// only: the process the window says shows it (`_NET_WM_PID`) and the processes it started
+    /// (here a shell whose child `pacat` plays), not another application (issue 26, item 6).
+    @Test(arguments: AudioServerKind.allCases)
+    func aWindowsApplicationAloneIsRecorded(kind: AudioServerKind) throws {
+        let bench = try AudioBench(kind)
+        let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))
+        let painter = try ScreenPainter(display: xvfb.display)
+        // The window's program: a shell that starts a player of 440 Hz as its child.
+        let tone = bench.dir.url.appendingPathComponent("tone.raw")
+        var pcm = Data()
+        for i in 0..<(48_000 * 20) {
+            var sample = Int16(0.4 * 32_767 * sin(2 * Double.pi * 440 * Double(i) / 48_000)).littleEndian
+            withUnsafeBytes(of: &sample) { pcm.append(contentsOf: $0); pcm.append(contentsOf: $0) }
+        }
+        try pcm.write(to: tone)
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", "pacat --playback --raw --format=s16le --rate=48000 --channels=2 --latency-msec=20 --property=application.name=Player \(tone.path); true"]
+        shell.environment = ProcessInfo.processInfo.environment.merging(bench.environment) { $1 }
+        try shell.run()
+        defer { shell.terminate() }
+        let other = try bench.play("Other", frequency: 1000, seconds: 20)
+        defer { other.stop() }
+        painter.openWindow(title: "Player", rect: PixelRect(x: 10, y: 10, width: 160, height: 120), red: 200, green: 0, blue: 0,
+                           processID: shell.processIdentifier)
+        usleep(500_000)
+        let output = bench.dir.url.appendingPathComponent("window.mkv")
+        let r = try ReelBinary.run(["record", "--screen=\(xvfb.display)", "--window=Player", "--app-audio", "--preset", "ultrafast",
+                                    "--duration", "3", "-o", output.path], environment: bench.environment)
+        #expect(r.status == 0, "\(kind): \(r.stderr)")
+        #expect(r.stderr.contains("recording the sound of the window's application: process \(shell.processIdentifier) (sh)"), "\(r.stderr)")
+        let audio = try MediaProbe.decodeAudio(output)
+        let seconds = Double(audio.count) / 48_000
+        #expect(seconds > 2.5, "\(audio.count) samples")
+        #expect(ApplicationAudioTests.quartersWithout(440, in: audio, from: 0.25, to: seconds - 0.25).isEmpty,
+                "\(kind): the window's application throughout\n\(ApplicationAudioTests.profile(audio))")
+        let powers = ApplicationAudioTests.powers(audio, from: 0.25, to: seconds - 0.25, [440, 1000])
+        #expect(powers[1000]! < powers[440]! / 1000, "\(kind): not the other application: \(powers)")
+
+        // A window that does not say which process shows it: a clear error, no file.
+        painter.openWindow(title: "Anonymous", rect: PixelRect(x: 180, y: 10, width: 100, height: 80), red: 0, green: 0, blue: 200)
+        let anonymous = bench.dir.url.appendingPathComponent("anonymous.mkv")
+        let refused = try ReelBinary.run(["record", "--screen=\(xvfb.display)", "--window=Anonymous", "--app-audio", "--duration", "1",
+                                          "-o", anonymous.path], environment: bench.environment)
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains("does not say which process shows it (it has no _NET_WM_PID)"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("--app-audio=APP"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: anonymous.path))
+    }
+}
