@@ -25,7 +25,7 @@ struct reel_pw_capture {
     struct spa_hook stream_listener;
     int has_stream_listener;
     uint32_t sink_id;
-    uint32_t channels, bytes_per_frame;
+    uint32_t channels, bytes_per_frame, rate;
 
     /* The sound that arrived and the state, under `lock` (the loop's threads write it). */
     pthread_mutex_t lock;
@@ -117,7 +117,17 @@ static void on_capture_process(void *data) {
         if (offset + size > d->maxsize) size = d->maxsize - offset;
         size -= size % c->bytes_per_frame;
         const uint8_t *bytes = (const uint8_t *)d->data + offset;
+        /* When the sound was rendered: the graph cycle's time (not when this thread got to run,
+         * later on a loaded machine), less the delay from the sink, plus the buffer's length
+         * for its newest sample. */
         uint64_t now = reel_monotonic_ns();
+        struct pw_time time;
+        if (pw_stream_get_time_n(c->stream, &time, sizeof time) == 0 && time.now > 0 && time.rate.denom > 0) {
+            int64_t delay = time.delay * (int64_t)time.rate.num * 1000000000ll / (int64_t)time.rate.denom;
+            int64_t frames = (int64_t)(size / c->bytes_per_frame);
+            int64_t newest = time.now - delay + (frames > 0 ? (frames - 1) * 1000000000ll / (int64_t)c->rate : 0);
+            if (newest > 0 && (uint64_t)newest < now + 1000000000ull) now = (uint64_t)newest;
+        }
         pthread_mutex_lock(&c->lock);
         for (uint32_t i = 0; i < size; i++) {
             if (c->ring_count == c->ring_size) {
@@ -159,6 +169,7 @@ reel_pw_capture *reel_pw_capture_open(const char *remote, const char *sink_name,
     reel_init_condition(&c->arrived);
     c->sink_id = SPA_ID_INVALID;
     c->channels = channels;
+    c->rate = rate;
     c->bytes_per_frame = channels * sizeof(float);
     c->ring_size = (size_t)rate * c->bytes_per_frame * 4;
     c->ring = malloc(c->ring_size);

@@ -242,6 +242,14 @@ package final class ApplicationAudioRouter {
     /// The latency each loopback keeps, from a relay's monitor into the recorded sink.
     package static let loopbackMilliseconds = 40
 
+    /// How much later than on the sink it played on the sound reaches the recording through
+    /// the loopback: what the recording's times are corrected by. Measured, not the loopback's
+    /// `latency_msec`: beeps recorded through the routing (`--app-audio=APP`) and from the
+    /// original sink's monitor (`--mic=SINK.monitor`) at once came 30 ms apart, every beep alike
+    /// (PulseAudio 16, a null sink); the loopback's own 40 ms include what the recorded sink
+    /// renders ahead, which its monitor does not delay.
+    package static let loopbackDelay = MediaTime(value: 30, timescale: 1000)
+
     private func save() throws(ReelError) {
         guard let stateFile else { return }
         try Self.write(route, to: stateFile)

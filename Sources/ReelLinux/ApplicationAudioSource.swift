@@ -245,7 +245,7 @@ public final class ApplicationAudioSource: CaptureSource {
             try connection.subscribeToStreams()
             // The sound comes through a loopback, which delays it by its latency: taken off.
             let recording = PulseAudioSource.appAudio(sink: router.recordedSink, server: server, format: format, audioServer: audioServer,
-                                                      upstreamLatency: MediaTime(value: Int64(ApplicationAudioRouter.loopbackMilliseconds), timescale: 1000))
+                                                      upstreamLatency: ApplicationAudioRouter.loopbackDelay)
             // The record stream coming back after the server restarted lets the routing start again.
             let back = ReturnFlag()
             try recording.start(SourceContext(id: context.id, clock: context.clock, origin: context.origin, deliver: context.deliver,

@@ -51,6 +51,31 @@ final class AudioBench: @unchecked Sendable {
         return r.output
     }
 
+    /// Writes `seconds` of a sine at `frequency` as pacat plays it (s16le, 48 kHz, stereo):
+    /// throughout, or in beeps of `beep` seconds every `period` seconds.
+    static func writeTone(to url: URL, frequency: Double, seconds: Double, beep: Double? = nil, period: Double = 0.4) throws -> URL {
+        var pcm = Data(capacity: Int(seconds * 48_000) * 4)
+        for i in 0..<Int(seconds * 48_000) {
+            let t = Double(i) / 48_000
+            let on = beep.map { t.truncatingRemainder(dividingBy: period) < $0 } ?? true
+            var sample = Int16(on ? 0.4 * 32_767 * sin(2 * Double.pi * frequency * t) : 0).littleEndian
+            withUnsafeBytes(of: &sample) { pcm.append(contentsOf: $0); pcm.append(contentsOf: $0) }
+        }
+        try pcm.write(to: url)
+        return url
+    }
+
+    /// Starts `pacat` playing the raw file `file` as the application `name` on this server.
+    func playFile(_ file: URL, as name: String) throws -> Process {
+        let player = Process()
+        player.executableURL = URL(fileURLWithPath: Subprocess.which("pacat") ?? "/usr/bin/pacat")
+        player.arguments = ["--playback", "--raw", "--format=s16le", "--rate=48000", "--channels=2", "--latency-msec=20",
+                            "--property=application.name=\(name)", file.path]
+        player.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        try player.run()
+        return player
+    }
+
     /// Starts `reel record ARGS --json -o NAME` and waits until it has started recording.
     func record(_ arguments: [String], to name: String) throws -> RecordRun {
         try RecordRun(arguments, output: dir.url.appendingPathComponent(name), events: dir.url.appendingPathComponent("\(name).jsonl"),
@@ -298,13 +323,7 @@ extension SharedApplicationAudioTests {
         let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))
         let painter = try ScreenPainter(display: xvfb.display)
         // The window's program: a shell that starts a player of 440 Hz as its child.
-        let tone = bench.dir.url.appendingPathComponent("tone.raw")
-        var pcm = Data()
-        for i in 0..<(48_000 * 20) {
-            var sample = Int16(0.4 * 32_767 * sin(2 * Double.pi * 440 * Double(i) / 48_000)).littleEndian
-            withUnsafeBytes(of: &sample) { pcm.append(contentsOf: $0); pcm.append(contentsOf: $0) }
-        }
-        try pcm.write(to: tone)
+        let tone = try AudioBench.writeTone(to: bench.dir.url.appendingPathComponent("tone.raw"), frequency: 440, seconds: 20)
         let shell = Process()
         shell.executableURL = URL(fileURLWithPath: "/bin/sh")
         shell.arguments = ["-c", "pacat --playback --raw --format=s16le --rate=48000 --channels=2 --latency-msec=20 --property=application.name=Player \(tone.path); true"]
@@ -338,5 +357,35 @@ extension SharedApplicationAudioTests {
         #expect(refused.stderr.contains("does not say which process shows it (it has no _NET_WM_PID)"), "\(refused.stderr)")
         #expect(refused.stderr.contains("--app-audio=APP"), "\(refused.stderr)")
         #expect(!FileManager.default.fileExists(atPath: anonymous.path))
+    }
+}
+
+extension SharedApplicationAudioTests {
+    /// An application's sound and the same sound on the sink it plays on, recorded side by
+    /// side (`--app-audio=APP --mic=apps.monitor`: the application's track and the monitor's,
+    /// which is what the picture is in step with): their beeps start together, within 15 ms
+    /// (issue 26, item 7: through PulseAudio's loopback the application's came about 32 ms
+    /// late). Returns the offset measured (the application's minus the monitor's, the median of
+    /// the beeps).
+    @Test(arguments: AudioServerKind.allCases)
+    func anApplicationsSoundIsInStepWithItsSink(kind: AudioServerKind) throws {
+        let bench = try AudioBench(kind)
+        let beeps = try AudioBench.writeTone(to: bench.dir.url.appendingPathComponent("beeps.raw"), frequency: 1000, seconds: 12, beep: 0.06)
+        let player = try bench.playFile(beeps, as: "Beeper")
+        defer { player.terminate() }
+        usleep(500_000)
+        let output = bench.dir.url.appendingPathComponent("step.mkv")
+        let r = try ReelBinary.run(["record", "--app-audio=Beeper", "--mic=apps.monitor", "--duration", "5", "-o", output.path],
+                                   environment: bench.environment)
+        #expect(r.status == 0, "\(r.stderr)")
+        let monitor = MediaProbe.beepOnsets(try MediaProbe.decodeAudio(output, track: 0))
+        let application = MediaProbe.beepOnsets(try MediaProbe.decodeAudio(output, track: 1))
+        let offsets = application.compactMap { at in monitor.min { abs($0 - at) < abs($1 - at) }.map { at - $0 } }
+            .filter { abs($0) < 0.2 }.sorted()
+        #expect(offsets.count >= 8, "\(kind): \(monitor) \(application)")
+        guard !offsets.isEmpty else { return }
+        let median = offsets[offsets.count / 2]
+        print("\(kind): the application's sound minus its sink's: \(String(format: "%+.1f", median * 1000)) ms (median of \(offsets.count) beeps; \(offsets.map { String(format: "%+.0f", $0 * 1000) }.joined(separator: " ")))")
+        #expect(abs(median) <= 0.015, "\(kind): the application's sound is \(median * 1000) ms off its sink's")
     }
 }
