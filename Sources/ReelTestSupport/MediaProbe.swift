@@ -137,6 +137,15 @@ public enum MediaProbe {
         return result.output.split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }.sorted()
     }
 
+    /// The presentation time of each decoded frame of stream `stream` (`v:0`), in the order a
+    /// decoder gives them (the order ``decodeLuma(_:width:height:)`` gives them in).
+    public static func frameTimes(_ url: URL, stream: String = "v:0") throws -> [Double] {
+        let result = try Subprocess.run(["ffprobe", "-v", "error", "-select_streams", stream, "-show_entries",
+                                         "frame=best_effort_timestamp_time", "-of", "csv=p=0", url.path])
+        guard result.status == 0 else { throw ProbeError(description: "ffprobe failed: \(result.stderr)") }
+        return result.output.split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: ","))) }
+    }
+
     /// Where each packet of stream `stream` (an ffprobe stream specifier such as `v:0`) lies in
     /// the file, as ffprobe reads it from the index or the fragment headers, in file order.
     public static func packetExtents(_ url: URL, stream: String = "v:0") throws -> [(pos: Int64, size: Int64)] {
@@ -167,10 +176,14 @@ public enum MediaProbe {
         return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Decodes audio stream `track` to mono float samples at `sampleRate`.
-    public static func decodeAudio(_ url: URL, track: Int = 0, sampleRate: Int = 48_000) throws -> [Float] {
-        let result = try Subprocess.run(["ffmpeg", "-v", "error", "-i", url.path, "-map", "0:a:\(track)", "-ac", "1",
-                                         "-ar", String(sampleRate), "-f", "f32le", "-"])
+    /// Decodes audio stream `track` to mono float samples at `sampleRate`. `onTimeline`: the
+    /// first sample is the file's time zero (silence before the stream's first sound, or what
+    /// lies before zero cut), so that sample `n` is at `n / sampleRate` seconds, as a player
+    /// plays it beside the picture; otherwise the samples begin with the first one decoded.
+    public static func decodeAudio(_ url: URL, track: Int = 0, sampleRate: Int = 48_000, onTimeline: Bool = false) throws -> [Float] {
+        let timeline = onTimeline ? ["-af", "aresample=async=1:first_pts=0"] : []
+        let result = try Subprocess.run(["ffmpeg", "-v", "error", "-i", url.path, "-map", "0:a:\(track)", "-ac", "1"] + timeline
+                                        + ["-ar", String(sampleRate), "-f", "f32le", "-"])
         guard result.status == 0 else { throw ProbeError(description: "ffmpeg could not decode audio of \(url.path): \(result.stderr)") }
         return result.stdout.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
     }
