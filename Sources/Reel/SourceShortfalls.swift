@@ -2,8 +2,10 @@ import Foundation
 
 /// What a recorder's sources reported that they did not record, gathered as their events come
 /// (on their threads, under the recorder's lock) and made into ``RecordingSummary/shortfalls``
-/// when the recording ends: every loss, interruption and incomplete part as it happened, and a
-/// source silent from its first word to the end (it never had anything to record).
+/// when the recording ends: every loss, interruption and incomplete part as it happened, and
+/// each silence a source said and did not end (a part of what it records that never had
+/// anything to record). A `resumed` ends every silence of its source: a source says again those
+/// that go on.
 struct SourceShortfalls: Sendable {
     /// A shortfall with the session time it happened at.
     private struct Noted: Sendable {
@@ -13,10 +15,8 @@ struct SourceShortfalls: Sendable {
         var at: MediaTime
     }
     private var noted: [Noted] = []
-    /// The sources silent now that have never delivered anything asked for since they said so.
-    private var silent: [SourceID: Noted] = [:]
-    /// The sources that resumed once: a silence of theirs later is a pause of what they record.
-    private var heard: Set<SourceID> = []
+    /// The silences said and not ended, by source and by what was said.
+    private var silent: [SourceID: [String: Noted]] = [:]
 
     /// Notes what `event` says about the source `id`, named `name`, at session time `at`.
     mutating func note(_ event: SourceEvent, from id: SourceID, name: String, at: MediaTime) {
@@ -25,9 +25,9 @@ struct SourceShortfalls: Sendable {
         case .interrupted(let error): noted.append(Noted(source: name, kind: .interrupted, error: error, at: at))
         case .incomplete(let error): noted.append(Noted(source: name, kind: .incomplete, error: error, at: at))
         case .silent(let error):
-            if !heard.contains(id) && silent[id] == nil { silent[id] = Noted(source: name, kind: .silent, error: error, at: at) }
+            silent[id, default: [:]][error.message] = silent[id]?[error.message] ?? Noted(source: name, kind: .silent, error: error, at: at)
         case .resumed:
-            if silent.removeValue(forKey: id) != nil { heard.insert(id) }
+            silent[id] = nil
         case .droppedFrames, .ended:
             break
         }
@@ -36,7 +36,7 @@ struct SourceShortfalls: Sendable {
     /// The shortfalls in the order they happened, with the recorded time of each (`recorded`
     /// maps a session time to the recorded time before it); a silent source's from zero.
     func summary(recorded: (MediaTime) -> MediaTime) -> [SourceShortfall] {
-        let silentToTheEnd = silent.values.map { Noted(source: $0.source, kind: .silent, error: $0.error, at: .zero) }
+        let silentToTheEnd = silent.values.flatMap(\.values).map { Noted(source: $0.source, kind: .silent, error: $0.error, at: .zero) }
         return (silentToTheEnd + noted.map { var n = $0; n.at = recorded(n.at); return n })
             .sorted { $0.at < $1.at }
             .map { SourceShortfall(source: $0.source, kind: $0.kind, error: $0.error, at: $0.at) }

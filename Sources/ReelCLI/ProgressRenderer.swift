@@ -217,16 +217,18 @@ final class ProgressRenderer: @unchecked Sendable {
          "message": shortfall.error.description]
     }
 
-    /// A shortfall as the summary's line: "app audio of 'A': silent from the start: …".
+    /// A shortfall as the summary's line: "screen: lost at 00:00:01.5: …", or for one that
+    /// had nothing to record from start to end its message alone ("app audio of 'A': no
+    /// application 'A' has played …").
     static func line(_ shortfall: SourceShortfall) -> String {
         let when = shortfall.at > .zero ? " at \(Format.clock(seconds: shortfall.at.seconds))" : ""
         let what = switch shortfall.kind {
-        case .lost: "lost\(when)"
-        case .interrupted: "interrupted\(when)"
-        case .silent: "nothing recorded"
-        case .incomplete: "incomplete\(when)"
+        case .lost: "lost\(when): "
+        case .interrupted: "interrupted\(when): "
+        case .silent: ""
+        case .incomplete: "incomplete\(when): "
         }
-        return "\(shortfall.source): \(what): \(shortfall.error.message)"
+        return "\(shortfall.source): \(what)\(shortfall.error.message)"
     }
 
     /// Says where the file went and what it holds.

@@ -20,10 +20,11 @@ public enum SourceEvent: Sendable {
     case resumed
     /// The source came to its natural end (a file played out).
     case ended
-    /// The source runs but has had nothing of what it was asked to record to deliver since it
-    /// started: no chosen application plays (yet). ``resumed`` follows when one does. (Said
-    /// once, at the start: a pause in what it records later is not a silence.) A source that
-    /// stays silent to the end of a recording is in its summary: nothing of it was recorded.
+    /// The source runs but part (or all) of what it was asked to record has had nothing to
+    /// deliver since it started: a chosen application that has not played (yet); one event for
+    /// each such part. ``resumed`` ends every silence of the source: it says again the ones that
+    /// go on. (A pause in what it records later is not a silence.) A silence that lasts to the
+    /// end of a recording is in its summary: nothing of that part was recorded.
     case silent(ReelError)
     /// Part of what the source was asked to record plays but is not recorded (an
     /// application's stream that was moved away, or that another program keeps where it is);

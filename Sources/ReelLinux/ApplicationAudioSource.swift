@@ -192,16 +192,38 @@ public final class ApplicationAudioSource: CaptureSource {
     }
 
     /// What the routing says, as the recording's events and notices.
-    private func reporter(_ context: SourceContext) -> @Sendable (ApplicationAudioReport) -> Void {
+    /// `silences` holds what is silent now, to be said again after the recording's own
+    /// `resumed` (which ends every silence of the source).
+    private func reporter(_ context: SourceContext, silences: Silences) -> @Sendable (ApplicationAudioReport) -> Void {
         let notices = self.notices
         return { said in
             switch said {
             case .note(let text): notices(text)
-            case .silent(let text): context.report(.silent(ReelError(.sourceUnavailable, text)))
-            case .playing: context.report(.resumed)
+            case .silent(let text):
+                let error = ReelError(.sourceUnavailable, text, hint: ApplicationChoice.recordedOnceItPlays)
+                silences.add(error)
+                context.report(.silent(error))
+            case .playing:
+                // The routing or the linking says again what is still silent.
+                silences.clear()
+                context.report(.resumed)
             case .incomplete(let text): context.report(.incomplete(ReelError(.sourceUnavailable, text)))
             }
         }
+    }
+
+    /// The context the recording of the sink reports through: its `resumed` (after the audio
+    /// server restarted) ends every silence of the source, so those still going on are said
+    /// again; `back` learns when the recording is lost and back.
+    private static func recordingContext(_ context: SourceContext, silences: Silences, back: ReturnFlag?) -> SourceContext {
+        SourceContext(id: context.id, clock: context.clock, origin: context.origin, deliver: context.deliver, report: { event in
+            if case .interrupted = event { back?.clear() }
+            context.report(event)
+            if case .resumed = event {
+                back?.set()
+                for error in silences.all { context.report(.silent(error)) }
+            }
+        })
     }
 
     /// Records by linking on the PipeWire daemon behind the PulseAudio server
@@ -212,7 +234,9 @@ public final class ApplicationAudioSource: CaptureSource {
         let way = try ApplicationAudioMethod.find(server: server, routing: routing, graph: graph, environment: environment, notices: notices)
         guard case .linking(let remote, let connection, let first) = way else { return nil }
         let sinkName = "reel-app-\(processID)" + (sequence == 1 ? "" : ".\(sequence)")
-        let linker = ApplicationAudioLinker(choice: selection.choice, sinkName: sinkName, connection: connection, report: reporter(context))
+        let silences = Silences()
+        let linker = ApplicationAudioLinker(choice: selection.choice, sinkName: sinkName, connection: connection,
+                                            report: reporter(context, silences: silences))
         let recording = PulseAudioSource.appAudio(sink: sinkName, server: nil, format: format, audioServer: capture(remote))
         try linker.handle(first)
         // Following the graph from now: the chosen applications are linked as soon as the
@@ -220,7 +244,7 @@ public final class ApplicationAudioSource: CaptureSource {
         let linked = LinkedApplicationAudio(linker: linker, connection: connection, recording: recording, name: name, notices: notices,
                                             report: context.report, reconnect: { () throws(ReelError) in try graph.connect(remote: remote) })
         do {
-            try recording.start(context)
+            try recording.start(Self.recordingContext(context, silences: silences, back: nil))
         } catch {
             linked.finish()
             throw error
@@ -235,9 +259,10 @@ public final class ApplicationAudioSource: CaptureSource {
         // The server as this process reaches it, so that a guard or a later run with
         // another environment restores on the same one.
         let reached = connection.serverName ?? server ?? ProcessInfo.processInfo.environment["PULSE_SERVER"]
+        let silences = Silences()
         let router = ApplicationAudioRouter(choice: selection.choice, connection: connection, server: reached,
                                             recorderPID: processID, sequence: sequence, format: format, stateFile: stateFile,
-                                            report: reporter(context))
+                                            report: reporter(context, silences: silences))
         let guardian = try stateFile.flatMap { file in try guardCommand.map { try RoutingGuard(command: $0, stateFile: file) } }
         router.guardPID = guardian?.processID
         do {
@@ -248,12 +273,7 @@ public final class ApplicationAudioSource: CaptureSource {
                                                       upstreamLatency: ApplicationAudioRouter.loopbackDelay)
             // The record stream coming back after the server restarted lets the routing start again.
             let back = ReturnFlag()
-            try recording.start(SourceContext(id: context.id, clock: context.clock, origin: context.origin, deliver: context.deliver,
-                                              report: { event in
-                                                  if case .resumed = event { back.set() }
-                                                  if case .interrupted = event { back.clear() }
-                                                  context.report(event)
-                                              }))
+            try recording.start(Self.recordingContext(context, silences: silences, back: back))
             do {
                 try router.startRouting()
             } catch {
@@ -278,4 +298,12 @@ public final class ApplicationAudioSource: CaptureSource {
         guard let state = running.withLock({ state -> Running? in defer { state = nil }; return state }) else { return }
         state.finish()
     }
+}
+
+/// What an application-audio source has said is silent and not yet ended.
+private final class Silences: Sendable {
+    private let errors = Mutex<[ReelError]>([])
+    func add(_ error: ReelError) { errors.withLock { if !$0.contains(error) { $0.append(error) } } }
+    func clear() { errors.withLock { $0 = [] } }
+    var all: [ReelError] { errors.withLock { $0 } }
 }

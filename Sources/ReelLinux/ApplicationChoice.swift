@@ -13,13 +13,14 @@ package struct ApplicationChoice: Sendable {
         /// sound often comes from a child process of the one that shows the window).
         case processTree(Int32)
 
-        /// What is said of it when it has not played since the recording started.
+        /// What is said of it when it has not played since the recording started (the source's
+        /// event adds ``ApplicationChoice/recordedOnceItPlays``).
         var notPlaying: String {
             switch self {
             case .name(let name):
-                "no application '\(name)' has played (none of that name, program or process id): its sound is recorded once it starts"
+                "no application '\(name)' has played (none of that name, program or process id)"
             case .processTree(let pid):
-                "the window's application (process \(pid), or a process it started) has not played: its sound is recorded once it starts"
+                "the window's application (process \(pid), or a process it started) has not played"
             }
         }
 
@@ -42,6 +43,9 @@ package struct ApplicationChoice: Sendable {
             }
         }
     }
+
+    /// What follows for an application that has not played.
+    package static let recordedOnceItPlays = "its sound is recorded once it starts"
 
     /// The applications asked for.
     package var parts: [Part]

@@ -63,6 +63,18 @@ final class SayingToneSource: CaptureSource {
         #expect(summary.shortfalls.allSatisfy { $0.at >= .zero && $0.at <= MediaTime(seconds: 1) })
     }
 
+    /// Two named applications, one that starts playing and one that never does: the source
+    /// says both silent, resumed when the first plays, and the second silent again; only the
+    /// second is missing.
+    @Test func aSilenceThatGoesOnAfterAnotherEndedIsStillMissing() async throws {
+        let typo = ReelError(.sourceUnavailable, "no application 'Typo' has played")
+        let summary = try await record([
+            SayingToneSource(name: "two", saying: [.silent(Self.notPlaying), .silent(typo), .resumed, .silent(typo)]),
+        ])
+        #expect(summary.shortfalls.map(\.error.message) == ["no application 'Typo' has played"])
+        #expect(summary.shortfalls.first?.kind == .silent)
+    }
+
     @Test func aLostSourceIsAShortfallAndAllPresentIsComplete() async throws {
         let lost = try await record([SayingToneSource(name: "gone", saying: [.lost(ReelError(.sourceUnavailable, "unplugged"))]),
                                      SayingToneSource(name: "here", saying: [])])
