@@ -18,7 +18,7 @@ import ReelSystem
 ///
 /// Everything that was completely written is kept: the complete fragments, and of a fragment
 /// whose media data was cut short the samples whose bytes are all on the disk (see
-/// ``TornFragment``); a fragment whose header was cut short holds nothing whole (an MKV keeps
+/// `TornFragment`); a fragment whose header was cut short holds nothing whole (an MKV keeps
 /// the blocks that are complete). Nothing else is lost: the original is replaced only by a
 /// complete, finalised file, which is on the disk before it takes its place.
 public enum Recovery {

@@ -4,7 +4,7 @@ import ReelCore
 /// One track fragment (`traf`) of a movie fragment (`moof`), read: which track, its decode time,
 /// and where each run of samples lies in the file with what each sample is. The one reader of
 /// `traf` boxes, shared by the finaliser (which lists every sample in the regular index) and by
-/// recovery (which keeps the whole samples of a fragment a crash tore, see ``TornFragment``).
+/// recovery (which keeps the whole samples of a fragment a crash tore, see `TornFragment`).
 struct TrackFragment {
     typealias No = MP4Finaliser.CopyInstead
     /// A track's sample defaults (from its `trex` box; a `tfhd` may override them).

@@ -4,7 +4,7 @@ import ReelCore
 /// Which way application audio is recorded on the audio server this machine has: linked on
 /// PipeWire when the PulseAudio server is PipeWire's (pipewire-pulse) and PipeWire itself can be
 /// reached (``ApplicationAudioLinker``), else routed through PulseAudio modules
-/// (``ApplicationAudioRouter``).
+/// (`ApplicationAudioRouter`).
 package enum ApplicationAudioMethod {
     /// Linking on the PipeWire daemon `remote` (`nil`: the usual one), through `connection`,
     /// with the graph as `first` announced it.

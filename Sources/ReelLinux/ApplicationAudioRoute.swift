@@ -54,7 +54,7 @@ extension ApplicationAudioRouter {
     /// Puts back what `route` changed on `connection`'s server: the applications' streams on
     /// the route's relays go back to the sinks they came from (where the relay plays now when
     /// that one is gone, or the default sink); another recording's relay that plays into one of
-    /// this route's (it took a stream from this one: see ``ApplicationAudioRouter``) is moved on
+    /// this route's (it took a stream from this one: see `ApplicationAudioRouter`) is moved on
     /// to where this route's relay plays, so that it goes on recording; then the route's
     /// loopbacks and sinks are unloaded.
     ///

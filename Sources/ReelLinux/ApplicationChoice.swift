@@ -2,7 +2,7 @@ import Foundation
 import ReelCore
 
 /// Which applications a recording of application audio takes: the rule that
-/// ``ApplicationAudioRouter`` and ``ApplicationAudioLinker`` both follow.
+/// `ApplicationAudioRouter` and ``ApplicationAudioLinker`` both follow.
 package struct ApplicationChoice: Sendable {
     /// One application asked for.
     package enum Part: Sendable, Hashable, Comparable {

@@ -3,7 +3,7 @@ import ReelCore
 import Synchronization
 
 /// A running recording of application audio on a PulseAudio server: the routing
-/// (``ApplicationAudioRouter``), the record stream of its sink, the guard, and the thread that
+/// (`ApplicationAudioRouter`), the record stream of its sink, the guard, and the thread that
 /// follows new streams and the audio server.
 ///
 /// When the audio server goes away (restarted), the record stream says so (interrupted) and

@@ -3,7 +3,7 @@ import ReelCore
 
 /// A ``PulseAudioRoutingServer`` that keeps a small model of a PulseAudio server — sinks,
 /// streams, modules — which a test changes as a script goes (an application starts or ends a
-/// stream), so that what ``ApplicationAudioRouter`` moves, follows and restores is checked on
+/// stream), so that what `ApplicationAudioRouter` moves, follows and restores is checked on
 /// exact event sequences without a server.
 ///
 /// It behaves as PulseAudio does where routing depends on it: loading `module-null-sink` or
