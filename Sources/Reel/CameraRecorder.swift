@@ -136,16 +136,9 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         camera.ramp(toVideoZoomFactor: factor, withRate: rate)
     }
 
-    /// The camera's filter, changed at once even while recording (see
-    /// ``CaptureSession/setVideoFilter(_:for:at:)``). Set before ``start()`` too.
-    public var filter: VideoFilter? {
-        get { state.withLock { $0.session }.flatMap { $0.videoFilter(for: camera) } ?? pendingFilter.withLock { $0 } }
-        set {
-            pendingFilter.withLock { $0 = newValue }
-            if let session = state.withLock({ $0.session }) { try? session.setVideoFilter(newValue, for: camera) }
-        }
-    }
-    private let pendingFilter = Mutex<VideoFilter?>(nil)
+    /// How the camera's pictures are turned, mirrored and filtered, kept for each take's
+    /// session (see ``CameraRecorder/videoFilters``).
+    let look = CaptureLook()
 
     /// The camera's pictures for the app's own view, newest only, converted as asked (see
     /// ``LiveFrames``): they flow from ``start()`` on, recording or not, filtered as recorded.
@@ -275,9 +268,13 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         var take = settings
         take.pauseMode = .clips
         take.mergesClipsAtEnd = merges
-        let url = explicit ?? Recorder.defaultOutputDirectory().appendingPathComponent(Recorder.datedFileName(container: take.container ?? .mp4))
-        if explicit == nil {
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let url: URL
+        if let explicit {
+            url = explicit
+        } else {
+            let folder = Recorder.defaultOutputDirectory()
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            url = try Recorder.newDatedFile(in: folder, container: take.container ?? .mp4)
         }
         let session = CaptureSession(clock: clock)
         try session.addInput(camera)
@@ -289,7 +286,7 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         for output in outputs { try session.addOutput(output) }
         try session.addOutput(live, connectedTo: [camera])
         try session.addOutput(ProgressTap(owner: self), connectedTo: [camera])
-        if let filter = pendingFilter.withLock({ $0 }) { try session.setVideoFilter(filter, for: camera) }
+        if let connection = session.connection(for: camera) { look.attach(connection) }
         let pump = Task { [weak self] in
             for await event in recorder.events { self?.handle(event, merges: merges) }
         }
@@ -308,6 +305,7 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
             try await session.start()
         } catch {
             pump.cancel()
+            look.attach(nil)
             state.withLock { s in
                 s.session = nil
                 s.recorder = nil
@@ -404,6 +402,7 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         publish()
         await session.stop()
         defer {
+            look.attach(nil)
             state.withLock { s in
                 s.clips = recorder.recordingSession
                 s.session = nil

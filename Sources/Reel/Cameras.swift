@@ -90,7 +90,7 @@ public enum Cameras {
     /// `AVCaptureDevice.authorizationStatus(for:)`: devices are checked for existence,
     /// permission and other users; network cameras and files are reported authorized (they
     /// are checked when opened).
-    public static func authorizationStatus(for location: CameraLocation) -> CameraAuthorizationStatus {
+    public static func authorizationStatus(for location: CameraLocation) -> AuthorizationStatus {
         switch location {
         case .device(let path): return V4L2CameraSource.authorizationStatus(forCamera: path)
         case .file(let url): return FileManager.default.fileExists(atPath: url.path) ? .authorized : .absent

@@ -35,8 +35,9 @@ public final class CaptureSession: Sendable {
     private struct Entry: Sendable {
         let id: SourceID
         let source: any CaptureSource
-        /// The filter of the source's pictures.
-        let filter = VideoFilterControl()
+        /// What the outputs see of the source's pictures: turn, mirror, filters.
+        let connection: CaptureConnection
+        var filter: VideoFilterControl { connection.filters }
     }
     private struct Connected: Sendable {
         let output: any CaptureOutput
@@ -96,7 +97,7 @@ public final class CaptureSession: Sendable {
             guard !s.inputs.contains(where: { $0.source === input }) else {
                 throw ReelError(.cannotAddInput, "\(input.name) is already an input of this session")
             }
-            s.inputs.append(Entry(id: SourceID(s.nextID), source: input))
+            s.inputs.append(Entry(id: SourceID(s.nextID), source: input, connection: CaptureConnection(input: input)))
             s.nextID += 1
         }
     }
@@ -115,8 +116,18 @@ public final class CaptureSession: Sendable {
         }
     }
 
-    /// Filters `input`'s pictures with `filter` (`nil`: no filter) before any output sees
-    /// them, so the recording, live frames and a preview all show the filtered picture.
+    /// The connection of `input` to the outputs (`AVCaptureOutput.connection(with:)`): its
+    /// pictures' turn, mirroring and filter chain; `nil` if it is not an input of this session.
+    public func connection(for input: any CaptureSource) -> CaptureConnection? {
+        state.withLock { $0.inputs.first { $0.source === input }?.connection }
+    }
+
+    /// The connections of the inputs, in the order the inputs were added.
+    public var connections: [CaptureConnection] { state.withLock { $0.inputs.map(\.connection) } }
+
+    /// Filters `input`'s pictures with `filter` alone (`nil`: no filter) before any output sees
+    /// them, so the recording, live frames and a preview all show the filtered picture (a
+    /// chain: ``CaptureConnection/videoFilters``).
     ///
     /// Can be called while the session runs: the change lands on the next picture, or, with
     /// `time` (on the session's ``clock``), on the first picture at or after it. No picture is
@@ -136,7 +147,8 @@ public final class CaptureSession: Sendable {
         entry.filter.setFilter(filter, at: time)
     }
 
-    /// The filter `input`'s pictures go through now; `nil` if none (or not an input).
+    /// The filter `input`'s pictures go through now (the first of a chain); `nil` if none (or
+    /// not an input).
     public func videoFilter(for input: any CaptureSource) -> VideoFilter? {
         state.withLock { $0.inputs.first { $0.source === input } }?.filter.filter
     }
@@ -209,14 +221,18 @@ public final class CaptureSession: Sendable {
                 descriptors = try await Self.offload {
                     var opened: [SourceDescriptor] = []
                     for entry in inputs where !isCancelled() {
-                        opened.append(SourceDescriptor(id: entry.id, name: entry.source.name, kind: entry.source.kind, format: try entry.source.prepare()))
+                        let format = try entry.source.prepare()
+                        // What the outputs get: the source's pictures as its connection turns them.
+                        let turn = entry.connection.orientation.started()
+                        opened.append(SourceDescriptor(id: entry.id, name: entry.source.name, kind: entry.source.kind,
+                                                       format: OrientationControl.format(format, orientation: turn.orientation, mirrored: turn.mirrored)))
                     }
                     return opened
                 }
             } catch where isCancelled() {}
             if isCancelled() {
                 // Stopped while the sources opened: what prepare opened is let go; nothing else began.
-                await Self.offload { for entry in inputs { entry.source.stop() } }
+                await Self.offload { for entry in inputs { entry.source.stop(); entry.connection.orientation.stopped() } }
             } else {
                 let origin = clock.now()
                 do {
@@ -234,7 +250,7 @@ public final class CaptureSession: Sendable {
                 if isCancelled() {
                     for output in preparedOutputs { await output.finish() }
                     preparedOutputs = []
-                    await Self.offload { for entry in inputs { entry.source.stop() } }
+                    await Self.offload { for entry in inputs { entry.source.stop(); entry.connection.orientation.stopped() } }
                 } else {
                     do {
                         for entry in inputs {
@@ -251,6 +267,7 @@ public final class CaptureSession: Sendable {
                 }
             }
         } catch {
+            for entry in inputs { entry.connection.orientation.stopped() }
             let reelError = error as? ReelError ?? ReelError(.sourceUnavailable, "\(error)")
             let waiters = state.withLock { s in
                 s.machine.fail(reelError)
@@ -317,6 +334,7 @@ public final class CaptureSession: Sendable {
         for output in outputs { output.sessionWillStop() }
         await Self.offload { for entry in running { entry.source.stop() } }
         for output in outputs { await output.finish() }
+        for entry in running { entry.connection.orientation.stopped() }
         let waiters = state.withLock { s in
             s.running = []
             s.machine.stopped()
@@ -335,6 +353,7 @@ public final class CaptureSession: Sendable {
         var stages: [any FrameStage] = []
         if let camera = entry.source as? any CameraSource { stages.append(ZoomStage(zoom: camera.zoom, realTime: clock.isRealTime)) }
         if kind == .video {
+            stages.append(OrientationStage(control: entry.connection.orientation, realTime: clock.isRealTime))
             stages.append(FilterStage(control: entry.filter, realTime: clock.isRealTime) { filter, error in
                 continuation.yield(.filterFailed(source: name, filter: filter.description, error: error))
             })

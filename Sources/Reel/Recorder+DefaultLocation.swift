@@ -29,4 +29,30 @@ extension Recorder {
                            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
         return "Reel \(stamp).\(container.fileExtension)"
     }
+
+    /// `STEM.EXT`, then `STEM (2).EXT` up to `STEM (1000).EXT` in `folder`, leaving out those
+    /// that are the name of a clip recording cut off before its merge (its clips folder is
+    /// there): the names a new recording of `STEM` may take, in the order to try them.
+    package static func numberedNames(in folder: URL, stem: String, pathExtension: String) -> [URL] {
+        (1...1000).map { n in folder.appendingPathComponent(n == 1 ? "\(stem).\(pathExtension)" : "\(stem) (\(n)).\(pathExtension)") }
+            .filter { !FileManager.default.fileExists(atPath: RecordingSession.defaultFolder(for: $0).path) }
+    }
+
+    /// The names for a new dated file in `folder` (see ``datedFileName(container:date:)`` and
+    /// ``numberedNames(in:stem:pathExtension:)``).
+    package static func datedNames(in folder: URL, container: Container, date: Date = Date()) -> [URL] {
+        let name = datedFileName(container: container, date: date)
+        return numberedNames(in: folder, stem: String(name.dropLast(container.fileExtension.count + 1)), pathExtension: container.fileExtension)
+    }
+
+    /// The first of ``datedNames(in:container:date:)`` that nothing has now (a recorder never
+    /// replaces a file that appears at it meanwhile: it refuses to start).
+    package static func newDatedFile(in folder: URL, container: Container, date: Date = Date()) throws -> URL {
+        let names = datedNames(in: folder, container: container, date: date)
+        guard let free = names.first(where: { !FileManager.default.fileExists(atPath: $0.path) }) else {
+            throw ReelError(.fileExists, "\(folder.path) already holds every numbered name for a recording made now",
+                            hint: "give the recording a name of your own")
+        }
+        return free
+    }
 }

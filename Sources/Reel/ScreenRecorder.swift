@@ -1,16 +1,20 @@
 import Foundation
 import Synchronization
 
-/// Records the X11 screen with the applications' audio and the microphone, in the spirit of
-/// ReplayKit's `RPScreenRecorder`: ``startCapture(handler:)`` hands application code every
-/// video, app-audio and mic-audio sample with its type, and ``startRecording(to:settings:)``
+/// Records the screen (X11, or Wayland through the portal) with the applications' audio and
+/// the microphone, in the spirit of ReplayKit's `RPScreenRecorder`: ``startCapture(handler:)-(SampleHandlerOutput.Handler)``
+/// hands application code every video, app-audio and mic-audio sample with its type (and, in
+/// its three-argument form, the errors that stop a source), and ``startRecording(settings:)``
 /// writes them to a file, one audio track each. Both can run at once.
 ///
 /// ```swift
-/// let screen = ScreenRecorder(configuration: .init(capturesMicrophone: true, capturesAppAudio: true))
-/// try await screen.startRecording(to: URL(fileURLWithPath: "demo.mp4"))
+/// let screen = ScreenRecorder(configuration: .init(capturesAppAudio: true))
+/// guard screen.isAvailable else { return }
+/// screen.isMicrophoneEnabled = true
+/// try await screen.startRecording()          // a dated file in the videos folder
 /// // …
 /// let summary = try await screen.stopRecording()
+/// print("saved to \(summary.url.path)")
 /// ```
 public final class ScreenRecorder: Sendable {
     /// What to capture.
@@ -70,18 +74,24 @@ public final class ScreenRecorder: Sendable {
         }
     }
 
-    /// What is captured.
-    public let configuration: Configuration
+    /// What is captured. Changes (``isMicrophoneEnabled``) take effect at the next start of
+    /// capture or recording.
+    public var configuration: Configuration { state.withLock { $0.configuration } }
     private let clock: any MediaClock
+    /// A capture handler that is also told of errors: a sample and its kind, or `nil`, the kind
+    /// of the source that failed, and the error.
+    public typealias CaptureHandler = @Sendable (_ sample: Sample?, _ kind: SampleKind, _ error: ReelError?) -> Void
     private struct State {
+        var configuration: Configuration
         var session: CaptureSession?
-        var handler: SampleHandlerOutput.Handler?
+        var handler: CaptureHandler?
         var recorder: Recorder?
+        var outputDirectory: URL?
         /// The X11 window chosen by the first session (focus or click), kept for the sessions
         /// a restart builds, so that adding a recorder records the same window without asking.
         var window: UInt32?
     }
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     /// What happens to capture, in capture-only mode as while recording: a source lost (the
     /// X server gone, the audio server gone), interrupted or back, frames dropped; the events
@@ -91,7 +101,7 @@ public final class ScreenRecorder: Sendable {
 
     /// Creates a screen recorder; nothing is opened until capture or recording starts.
     public init(configuration: Configuration = Configuration(), clock: any MediaClock = HostClock()) {
-        self.configuration = configuration
+        self.state = Mutex(State(configuration: configuration))
         self.clock = clock
         (events, continuation) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .bufferingNewest(256))
     }
@@ -99,10 +109,32 @@ public final class ScreenRecorder: Sendable {
     /// Whether capture or recording is running.
     public var isActive: Bool { state.withLock { $0.session != nil } }
 
+    /// Whether the screen is being recorded (ReplayKit's `isRecording`).
+    public var isRecording: Bool { state.withLock { $0.recorder != nil } }
+
+    /// Whether the microphone is recorded beside the screen (ReplayKit's
+    /// `isMicrophoneEnabled`; ``Configuration/capturesMicrophone``). Set it before starting:
+    /// it takes effect at the next start of capture or recording.
+    public var isMicrophoneEnabled: Bool {
+        get { state.withLock { $0.configuration.capturesMicrophone } }
+        set { state.withLock { $0.configuration.capturesMicrophone = newValue } }
+    }
+
     /// Starts delivering every sample to `handler` with its kind (`.video`, `.appAudio`,
     /// `.micAudio`), like ReplayKit's `startCapture(handler:)`. Throws `.alreadyRunning` if
-    /// capture is already on.
+    /// capture is already on, or why the screen or audio cannot be captured.
     public func startCapture(handler: @escaping SampleHandlerOutput.Handler) async throws {
+        try await startCapture { (sample: Sample?, kind: SampleKind, _: ReelError?) in
+            if let sample { handler(sample, kind) }
+        }
+    }
+
+    /// Starts delivering every sample to `handler` with its kind, and the errors that take a
+    /// source away or interrupt it (the X server or the audio server gone; the sample is then
+    /// `nil`, the kind that of the source), as ReplayKit's `startCapture(handler:)` passes its
+    /// `Error?`. Capture goes on with the other sources. Throws `.alreadyRunning` if capture is
+    /// already on, or why the screen or audio cannot be captured.
+    public func startCapture(handler: @escaping CaptureHandler) async throws {
         let recorder = try state.withLock { state -> Recorder? in
             guard state.handler == nil else { throw ReelError(.alreadyRunning, "screen capture is already running") }
             state.handler = handler
@@ -125,12 +157,30 @@ public final class ScreenRecorder: Sendable {
         if recorder == nil { await stopSession() }
     }
 
+    /// The folder ``startRecording(settings:)`` records into; `nil` (the default): the user's
+    /// videos folder, ``Recorder/defaultOutputDirectory(environment:)``.
+    public var outputDirectory: URL? {
+        get { state.withLock { $0.outputDirectory } }
+        set { state.withLock { $0.outputDirectory = newValue } }
+    }
+
+    /// Starts recording into a new dated file in ``outputDirectory`` (the user's videos folder
+    /// unless set; made if missing): `Reel 2026-11-29 at 14.05.09.mp4`, numbered when that name
+    /// is taken. ``stopRecording()`` says where it went. Returns the recorder, whose `events`
+    /// report progress.
+    @discardableResult
+    public func startRecording(settings: Recorder.Settings = Recorder.Settings()) async throws -> Recorder {
+        let folder = outputDirectory ?? Recorder.defaultOutputDirectory()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return try await startRecording(to: Recorder.newDatedFile(in: folder, container: settings.container ?? .mp4), settings: settings)
+    }
+
     /// Starts recording to `url` with `settings`; samples keep flowing to a capture handler if
     /// one is set. Returns the recorder, whose `events` report progress.
     @discardableResult
     public func startRecording(to url: URL, settings: Recorder.Settings = Recorder.Settings()) async throws -> Recorder {
         let recorder = Recorder(url: url, settings: settings)
-        let handler = try state.withLock { state -> SampleHandlerOutput.Handler? in
+        let handler = try state.withLock { state -> CaptureHandler? in
             guard state.recorder == nil else { throw ReelError(.alreadyRunning, "the screen is already being recorded") }
             state.recorder = recorder
             return state.handler
@@ -144,7 +194,8 @@ public final class ScreenRecorder: Sendable {
         return recorder
     }
 
-    /// Stops recording, finalises the file and returns what it holds.
+    /// Stops recording, finalises the file and returns what it holds, with where it is
+    /// (``RecordingSummary/url``). Capture goes on if it runs.
     public func stopRecording() async throws -> RecordingSummary {
         let (recorder, handler) = state.withLock { state in
             let taken = (state.recorder, state.handler)
@@ -158,6 +209,30 @@ public final class ScreenRecorder: Sendable {
         return try await recorder.result()
     }
 
+    /// Stops recording and removes what it wrote (ReplayKit's `discardRecording`): the
+    /// file, and in clip mode the clips. Capture goes on if it runs. Does nothing when the
+    /// screen is not being recorded; after ``stopRecording()`` the file is the app's to keep
+    /// or remove.
+    ///
+    /// - Throws: why the recording failed, if it did (what it wrote is then left where the
+    ///   error says: it may be all there is of something).
+    public func discardRecording() async throws {
+        guard state.withLock({ $0.recorder != nil }) else { return }
+        let recorder = state.withLock { $0.recorder }
+        let summary: RecordingSummary
+        do {
+            summary = try await stopRecording()
+        } catch let error as ReelError where error.code == .nothingRecorded {
+            return
+        }
+        try? FileManager.default.removeItem(at: summary.url)
+        // In clip mode, the clips the merge kept, and their folder if nothing else is in it.
+        if let folder = recorder?.clipsFolder {
+            recorder?.recordingSession?.removeAllClips()
+            rmdir(folder.path)
+        }
+    }
+
     private func stopSession() async {
         let session = state.withLock { state -> CaptureSession? in
             let s = state.session
@@ -169,10 +244,11 @@ public final class ScreenRecorder: Sendable {
 
     /// (Re)builds the session for the outputs wanted now. A session's outputs are fixed while
     /// it runs, so adding a recorder to a running capture restarts the sources (briefly).
-    private func restart(handler: SampleHandlerOutput.Handler?, recorder: Recorder?) async throws {
+    private func restart(handler: CaptureHandler?, recorder: Recorder?) async throws {
         await stopSession()
         let session = CaptureSession(clock: clock)
         let c = configuration
+        var kinds: [String: SampleKind] = [:]
         var windowSource: X11WindowSource?
         switch c.screen ?? .x11(display: c.display) {
         case .x11(let display) where c.window != nil:
@@ -190,13 +266,22 @@ public final class ScreenRecorder: Sendable {
             try session.addInput(WaylandScreenSource(region: c.region, frameRate: c.frameRate, drawsCursor: c.capturesCursor,
                                                      choosesAgain: c.choosesScreenAgain))
         }
+        if let screen = session.inputs.first { kinds[screen.name] = .video }
         if c.capturesAppAudio, let applications = c.appAudioApplications {
-            try session.addInput(ApplicationAudioSource(applications, server: c.audioServer))
+            let source = ApplicationAudioSource(applications, server: c.audioServer)
+            try session.addInput(source)
+            kinds[source.name] = .appAudio
         } else if c.capturesAppAudio {
-            try session.addInput(PulseAudioSource.appAudio(sink: c.appAudioSink, server: c.audioServer))
+            let source = PulseAudioSource.appAudio(sink: c.appAudioSink, server: c.audioServer)
+            try session.addInput(source)
+            kinds[source.name] = .appAudio
         }
-        if c.capturesMicrophone { try session.addInput(PulseAudioSource.microphone(source: c.microphoneSource, server: c.audioServer)) }
-        if let handler { try session.addOutput(SampleHandlerOutput(handler: handler)) }
+        if c.capturesMicrophone {
+            let source = PulseAudioSource.microphone(source: c.microphoneSource, server: c.audioServer)
+            try session.addInput(source)
+            kinds[source.name] = .micAudio
+        }
+        if let handler { try session.addOutput(SampleHandlerOutput { sample, kind in handler(sample, kind, nil) }) }
         if let recorder { try session.addOutput(recorder) }
         try await session.start()
         state.withLock {
@@ -204,6 +289,16 @@ public final class ScreenRecorder: Sendable {
             if let id = windowSource?.windowID { $0.window = id }
         }
         let continuation = self.continuation
-        Task { for await event in session.events { continuation.yield(event) } }
+        Task {
+            for await event in session.events {
+                continuation.yield(event)
+                switch event {
+                case .sourceLost(let source, let error), .sourceInterrupted(let source, let error):
+                    handler?(nil, kinds[source] ?? .video, error)
+                default:
+                    break
+                }
+            }
+        }
     }
 }

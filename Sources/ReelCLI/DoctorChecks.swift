@@ -218,7 +218,7 @@ enum DoctorChecks {
     ///   - description: what the camera said about itself, when it could be opened.
     ///   - named: whether the user named it (`--camera`): then a camera that cannot be used is
     ///     a problem, not a warning.
-    static func camera(_ path: String, status: CameraAuthorizationStatus, description: Result<V4L2Device, any Error>?,
+    static func camera(_ path: String, status: AuthorizationStatus, description: Result<V4L2Device, any Error>?,
                        named: Bool) -> DoctorCheck {
         let name = "camera \(path)"
         let failing: DoctorCheck.Status = named ? .problem : .warning

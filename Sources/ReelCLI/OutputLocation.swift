@@ -118,14 +118,12 @@ public enum OutputLocation {
     /// that are the name of a clip recording cut off before its merge (its clips folder is
     /// there): the names a new recording of `STEM` may take, in the order it tries them.
     public static func numberedNames(in folder: URL, stem: String, pathExtension: String) -> [URL] {
-        (1...1000).map { n in folder.appendingPathComponent(n == 1 ? "\(stem).\(pathExtension)" : "\(stem) (\(n)).\(pathExtension)") }
-            .filter { !FileManager.default.fileExists(atPath: RecordingSession.defaultFolder(for: $0).path) }
+        Recorder.numberedNames(in: folder, stem: stem, pathExtension: pathExtension)
     }
 
     /// The names for a new dated file in `folder` (see ``numberedNames(in:stem:pathExtension:)``).
     public static func datedNames(in folder: URL, container: Container, date: Date = Date()) -> [URL] {
-        let name = datedName(container: container, date: date)
-        return numberedNames(in: folder, stem: String(name.dropLast(container.fileExtension.count + 1)), pathExtension: container.fileExtension)
+        Recorder.datedNames(in: folder, container: container, date: date)
     }
 
     /// Removes a file that ``reserveDatedFile(in:container:date:)`` made, if it is still empty.

@@ -135,18 +135,23 @@ public final class ZoomControl: Sendable {
     }
 }
 
-/// Whether this process may use a camera, in the spirit of
-/// `AVCaptureDevice.authorizationStatus(for:)`.
-public enum CameraAuthorizationStatus: Sendable, Hashable {
-    /// The camera can be opened.
+/// Whether this process may use a camera or a microphone, in the spirit of
+/// `AVCaptureDevice.authorizationStatus(for:)`. Linux asks the user nothing: the answer is
+/// whether the device can be opened now, and if not, why.
+public enum AuthorizationStatus: Sendable, Hashable {
+    /// The device can be opened.
     case authorized
     /// The user lacks permission; `hint` says how to get it (e.g. join the `video` group).
     case denied(hint: String)
-    /// Another program holds the camera.
+    /// Another program holds the device.
     case busy
-    /// There is no such camera.
+    /// There is no such device (or, for sound, no audio server answers).
     case absent
 }
+
+/// The former name of ``AuthorizationStatus``, from when only cameras had one.
+@available(*, deprecated, renamed: "AuthorizationStatus")
+public typealias CameraAuthorizationStatus = AuthorizationStatus
 
 /// Turns compressed camera frames (MJPEG) into pixels.
 ///

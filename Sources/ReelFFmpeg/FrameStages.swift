@@ -33,8 +33,14 @@ struct StageBuffers {
 
     /// An empty picture shaped, timed and stamped like `frame`; `nil` when none is free.
     mutating func picture(like frame: VideoFrame) -> VideoFrame? {
-        if pool?.format != frame.format || pool?.size != frame.size {
-            pool = FramePool(format: frame.format, size: frame.size, capacity: 8)
+        picture(like: frame, format: frame.format, size: frame.size)
+    }
+
+    /// An empty picture of `format` and `size`, timed and stamped like `frame`; `nil` when
+    /// none is free.
+    mutating func picture(like frame: VideoFrame, format: PixelFormat, size: PixelSize) -> VideoFrame? {
+        if pool?.format != format || pool?.size != size {
+            pool = FramePool(format: format, size: size, capacity: 8)
         }
         guard let pool, var out = realTime ? pool.makeFrame(presentationTime: frame.presentationTime, sequenceNumber: frame.sequenceNumber)
                                            : pool.makeFrameWaiting(presentationTime: frame.presentationTime, sequenceNumber: frame.sequenceNumber) else {
@@ -72,42 +78,50 @@ package final class ZoomStage: FrameStage, @unchecked Sendable {
     }
 }
 
-/// Which filter a picture source uses, and from when: set at once (from the next picture) or
-/// from a time on the session's clock, so that a change lands on an exact picture.
+/// Which filters a picture source uses, in order, and from when: set at once (from the next
+/// picture) or from a time on the session's clock, so that a change lands on an exact picture.
 package final class VideoFilterControl: Sendable {
     private struct State {
-        var current: VideoFilter?
+        var current: [VideoFilter] = []
         /// Changes still to come, in time order.
-        var pending: [(time: MediaTime, filter: VideoFilter?)] = []
+        var pending: [(time: MediaTime, filters: [VideoFilter])] = []
     }
     private let state = Mutex(State())
 
     /// A control with no filter.
     package init() {}
 
-    /// The filter now (changes scheduled for later not counted).
-    package var filter: VideoFilter? { state.withLock { $0.current } }
+    /// The filters now, in the order they apply (changes scheduled for later not counted).
+    package var filters: [VideoFilter] { state.withLock { $0.current } }
 
-    /// Uses `filter` (`nil`: none) from the next picture, or from the first picture at or
-    /// after `time` on the session's clock. A change without a time cancels the ones still to
-    /// come.
-    package func setFilter(_ filter: VideoFilter?, at time: MediaTime? = nil) {
+    /// The first filter now (the only one, unless a chain was set).
+    package var filter: VideoFilter? { filters.first }
+
+    /// Uses `filters` in order (none: pictures as they are) from the next picture, or from the
+    /// first picture at or after `time` on the session's clock. A change without a time
+    /// cancels the ones still to come.
+    package func setFilters(_ filters: [VideoFilter], at time: MediaTime? = nil) {
         state.withLock { s in
             guard let time else {
-                s.current = filter
+                s.current = filters
                 s.pending = []
                 return
             }
-            s.pending.append((time, filter))
+            s.pending.append((time, filters))
             s.pending.sort { $0.time < $1.time }
         }
     }
 
-    /// The filter for the picture of time `time`; changes due by then take effect.
-    package func filter(at time: MediaTime) -> VideoFilter? {
+    /// Uses `filter` alone (`nil`: none); see ``setFilters(_:at:)``.
+    package func setFilter(_ filter: VideoFilter?, at time: MediaTime? = nil) {
+        setFilters(filter.map { [$0] } ?? [], at: time)
+    }
+
+    /// The filters for the picture of time `time`; changes due by then take effect.
+    package func filters(at time: MediaTime) -> [VideoFilter] {
         state.withLock { s in
             while let next = s.pending.first, next.time <= time {
-                s.current = next.filter
+                s.current = next.filters
                 s.pending.removeFirst()
             }
             return s.current
@@ -115,56 +129,72 @@ package final class VideoFilterControl: Sendable {
     }
 }
 
-/// The filter stage of one picture source: its control's filter applied to each picture,
-/// the graph built again when the filter or the pictures' shape changes.
+/// The filter stage of one picture source: its control's filters applied to each picture in
+/// order, each graph built again when its filter or the pictures' shape changes.
 ///
 /// A graph that cannot be built for these pictures (a crop larger than the picture, say), or
-/// that gives no picture for one, lets the picture through unfiltered: a filter never costs a
-/// recorded frame. `failed` is called once for each filter that cannot be built.
+/// that gives no picture for one, lets the picture through that step unfiltered: a filter
+/// never costs a recorded frame. `failed` is called once for each filter that cannot be built.
 package final class FilterStage: FrameStage, @unchecked Sendable {
     private let control: VideoFilterControl
     private let failed: @Sendable (VideoFilter, ReelError) -> Void
-    private var graph: FilterGraph?
-    private var refused: VideoFilter?
-    /// The filter last said to hold pictures back (said once for each).
-    private var heldBack: VideoFilter?
-    private var buffers: StageBuffers
+    /// One step of the chain: its graph (once built) and the buffers it draws into.
+    private struct Step {
+        var graph: FilterGraph?
+        var buffers: StageBuffers
+    }
+    private var steps: [Step] = []
+    private var refused: Set<VideoFilter> = []
+    /// The filters last said to hold pictures back (said once for each).
+    private var heldBack: Set<VideoFilter> = []
+    private let realTime: Bool
     private let lock = NSLock()
 
     /// A stage following `control`; off real time it waits for a free buffer rather than drop.
     package init(control: VideoFilterControl, realTime: Bool, failed: @escaping @Sendable (VideoFilter, ReelError) -> Void = { _, _ in }) {
         self.control = control
-        buffers = StageBuffers(realTime: realTime)
+        self.realTime = realTime
         self.failed = failed
     }
 
     package func apply(to frame: VideoFrame) -> VideoFrame? {
         lock.lock(); defer { lock.unlock() }
-        guard let filter = control.filter(at: frame.presentationTime) else {
-            graph = nil
-            return frame
+        let filters = control.filters(at: frame.presentationTime)
+        if steps.count != filters.count {
+            steps = filters.map { _ in Step(graph: nil, buffers: StageBuffers(realTime: realTime)) }
         }
-        if graph?.graphText != filter.graph || graph?.format != frame.format || graph?.size != frame.size {
-            graph = nil
-            guard refused != filter else { return frame }
+        var picture = frame
+        for (index, filter) in filters.enumerated() {
+            guard let next = apply(filter, step: index, to: picture) else { return nil }
+            picture = next
+        }
+        return picture
+    }
+
+    /// `picture` through the `index`th step's graph for `filter`.
+    private func apply(_ filter: VideoFilter, step index: Int, to picture: VideoFrame) -> VideoFrame? {
+        var step = steps[index]
+        defer { steps[index] = step }
+        if step.graph?.graphText != filter.graph || step.graph?.format != picture.format || step.graph?.size != picture.size {
+            step.graph = nil
+            guard !refused.contains(filter) else { return picture }
             do {
-                graph = try FilterGraph(graph: filter.graph, format: frame.format, size: frame.size)
-                refused = nil
+                step.graph = try FilterGraph(graph: filter.graph, format: picture.format, size: picture.size)
+                refused.remove(filter)
             } catch let error as ReelError {
-                refused = filter
+                refused.insert(filter)
                 failed(filter, error)
-                return frame
+                return picture
             } catch {
-                return frame
+                return picture
             }
         }
-        guard let graph, let out = buffers.picture(like: frame) else { return nil }
-        if graph.filter(frame, into: out) { return out }
-        if heldBack != filter {
-            heldBack = filter
+        guard let graph = step.graph, let out = step.buffers.picture(like: picture) else { return nil }
+        if graph.filter(picture, into: out) { return out }
+        if heldBack.insert(filter).inserted {
             failed(filter, ReelError(.invalidConfiguration, "it gave no picture for one it was given (it holds pictures back, drops them or changes the frame rate)",
                                      hint: "such pictures are recorded unfiltered; filters that keep one picture per picture work best"))
         }
-        return frame
+        return picture
     }
 }

@@ -198,21 +198,31 @@ enum FilterGraphText {
 /// filtered picture out, of the same format and size. Used from one thread at a time.
 final class FilterGraph {
     let graphText: String
-    let format: PixelFormat
+    /// The pictures' format (`nil` for a layout that is not a ``PixelFormat``: a live frame's).
+    let format: PixelFormat?
+    /// libavfilter's name for the pictures' format.
+    let pixelFormat: AVPixelFormat
     let size: PixelSize
     private var graph: UnsafeMutablePointer<AVFilterGraph>?
-    private let source: UnsafeMutablePointer<AVFilterContext>
-    private let sink: UnsafeMutablePointer<AVFilterContext>
-    private let input: UnsafeMutablePointer<AVFrame>
-    private let output: UnsafeMutablePointer<AVFrame>
+    let source: UnsafeMutablePointer<AVFilterContext>
+    let sink: UnsafeMutablePointer<AVFilterContext>
+    let input: UnsafeMutablePointer<AVFrame>
+    let output: UnsafeMutablePointer<AVFrame>
 
     /// Builds and configures `graph` for `format` pictures of `size`.
     ///
     /// - Throws: ``ReelError/Code/invalidConfiguration`` naming the filter libavfilter refused.
-    init(graph text: String, format: PixelFormat, size: PixelSize) throws {
+    convenience init(graph text: String, format: PixelFormat, size: PixelSize) throws {
+        try self.init(graph: text, pixelFormat: VideoEncoder.avPixelFormat(format), format: format, size: size)
+    }
+
+    /// Builds and configures `graph` for pictures of libavfilter's `pixelFormat` (`format`,
+    /// when it is one of Reel's) and `size`.
+    init(graph text: String, pixelFormat: AVPixelFormat, format: PixelFormat?, size: PixelSize) throws {
         FFmpeg.silenceLibraryLogging()
         graphText = text
         self.format = format
+        self.pixelFormat = pixelFormat
         self.size = size
         guard var graph = avfilter_graph_alloc(), let input = av_frame_alloc(), let output = av_frame_alloc() else {
             throw ReelError(.encodingFailed, "cannot allocate a filter graph: out of memory")
@@ -221,7 +231,6 @@ final class FilterGraph {
         self.input = input
         self.output = output
         graph.pointee.nb_threads = 1
-        let pixelFormat = VideoEncoder.avPixelFormat(format)
         let formatName = String(cString: av_get_pix_fmt_name(pixelFormat))
         let sourceArgs = "video_size=\(size.width)x\(size.height):pix_fmt=\(pixelFormat.rawValue):time_base=1/1000000:pixel_aspect=1/1"
         var src: UnsafeMutablePointer<AVFilterContext>?
@@ -287,17 +296,17 @@ final class FilterGraph {
             }
             if !text.contains(";"), filters.count > 1 {
                 let firstFailing = (1..<filters.count).first { n in
-                    (try? FilterGraph(graph: filters[0..<n].joined(separator: ","), format: format, size: size)) == nil
+                    (try? FilterGraph(graph: filters[0..<n].joined(separator: ","), pixelFormat: pixelFormat, format: format, size: size)) == nil
                 }
                 let culprit = filters[(firstFailing ?? filters.count) - 1]
-                throw ReelError(.invalidConfiguration, "the filter '\(culprit)' cannot be set up: \(FFmpeg.describe(status)) (in '\(text)', tried on a \(format.rawValue) \(size) picture)",
+                throw ReelError(.invalidConfiguration, "the filter '\(culprit)' cannot be set up: \(FFmpeg.describe(status)) (in '\(text)', tried on a \(formatName) \(size) picture)",
                                 hint: "`ffmpeg -h filter=\(FilterGraphText.filterNames(in: culprit).first ?? "")` lists its options")
             }
             if filters.count == 1 {
-                throw ReelError(.invalidConfiguration, "the filter '\(text)' cannot be set up: \(FFmpeg.describe(status)) (tried on a \(format.rawValue) \(size) picture)",
+                throw ReelError(.invalidConfiguration, "the filter '\(text)' cannot be set up: \(FFmpeg.describe(status)) (tried on a \(formatName) \(size) picture)",
                                 hint: "`ffmpeg -h filter=\(FilterGraphText.filterNames(in: text).first ?? "")` lists its options")
             }
-            throw ReelError(.invalidConfiguration, "the filter graph '\(text)' cannot be set up for \(format.rawValue) \(size) pictures: \(FFmpeg.describe(status))",
+            throw ReelError(.invalidConfiguration, "the filter graph '\(text)' cannot be set up for \(formatName) \(size) pictures: \(FFmpeg.describe(status))",
                             hint: "a graph needs one unlabelled input and one unlabelled output")
         }
     }
@@ -338,33 +347,51 @@ final class FilterGraph {
     /// and size). Returns `false` when the graph gave no picture for this one (it holds
     /// pictures back, or failed): `destination` is then untouched.
     func filter(_ frame: VideoFrame, into destination: VideoFrame) -> Bool {
-        guard frame.format == format, frame.size == size, destination.format == format, destination.size == size else { return false }
-        let pushed: Int32 = withExtendedLifetime(frame) {
-            av_frame_unref(input)
-            input.pointee.format = VideoEncoder.avPixelFormat(format).rawValue
-            input.pointee.width = Int32(size.width)
-            input.pointee.height = Int32(size.height)
-            input.pointee.pts = frame.presentationTime.convertedValue(to: 1_000_000)
-            withUnsafeMutablePointer(to: &input.pointee.data) { data in
-                data.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { planes in
-                    withUnsafeMutablePointer(to: &input.pointee.linesize) { lines in
-                        lines.withMemoryRebound(to: Int32.self, capacity: 8) { strides in
-                            for plane in 0..<format.planeCount {
-                                frame.withUnsafePlane(plane) { bytes, stride in
-                                    planes[plane] = UnsafeMutablePointer(mutating: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self))
-                                    strides[plane] = Int32(stride)
-                                }
-                            }
+        guard let format, frame.format == format, frame.size == size, destination.format == format, destination.size == size else { return false }
+        let planes = (0..<format.planeCount).map { plane in
+            frame.withUnsafePlane(plane) { bytes, stride in (bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), stride) }
+        }
+        return withExtendedLifetime(frame) {
+            filter(planes: planes, time: frame.presentationTime) { plane, rows in
+                guard plane < format.planeCount else { return }
+                let rowBytes = format.rowBytes(plane: plane, width: size.width)
+                destination.withUnsafeMutablePlane(plane) { bytes, stride in
+                    guard let to = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+                    for row in 0..<format.rows(plane: plane, height: size.height) {
+                        (to + row * stride).update(from: rows(row), count: rowBytes)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Filters the picture whose planes are `planes` (start and bytes per row, in the graph's
+    /// layout) at `time`; for the picture the graph gives, calls `deliver` for each of its
+    /// planes with a function that gives the start of a row. Returns `false` when the graph
+    /// gave no picture for this one (it holds pictures back, or failed).
+    func filter(planes: [(UnsafePointer<UInt8>?, Int)], time: MediaTime,
+                deliver: (_ plane: Int, _ row: (Int) -> UnsafePointer<UInt8>) -> Void) -> Bool {
+        av_frame_unref(input)
+        input.pointee.format = pixelFormat.rawValue
+        input.pointee.width = Int32(size.width)
+        input.pointee.height = Int32(size.height)
+        input.pointee.pts = time.convertedValue(to: 1_000_000)
+        withUnsafeMutablePointer(to: &input.pointee.data) { data in
+            data.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { pointers in
+                withUnsafeMutablePointer(to: &input.pointee.linesize) { lines in
+                    lines.withMemoryRebound(to: Int32.self, capacity: 8) { strides in
+                        for (plane, (start, stride)) in planes.enumerated() where plane < 8 {
+                            pointers[plane] = UnsafeMutablePointer(mutating: start)
+                            strides[plane] = Int32(stride)
                         }
                     }
                 }
             }
-            // KEEP_REF: libavfilter copies a picture that is not its own, so nothing keeps a
-            // pointer into `frame` once this returns.
-            let status = av_buffersrc_add_frame_flags(source, input, Int32(AV_BUFFERSRC_FLAG_KEEP_REF))
-            av_frame_unref(input)
-            return status
         }
+        // KEEP_REF: libavfilter copies a picture that is not its own, so nothing keeps a
+        // pointer into the caller's planes once this returns.
+        let pushed = av_buffersrc_add_frame_flags(source, input, Int32(AV_BUFFERSRC_FLAG_KEEP_REF))
+        av_frame_unref(input)
         guard pushed >= 0 else { return false }
         var got = false
         // A filter may make several pictures of one (or, like `loop`, without end): the newest
@@ -373,32 +400,23 @@ final class FilterGraph {
             av_frame_unref(output)
             guard av_buffersink_get_frame(sink, output) >= 0 else { break }
             guard output.pointee.width == Int32(size.width), output.pointee.height == Int32(size.height),
-                  output.pointee.format == VideoEncoder.avPixelFormat(format).rawValue else { continue }
-            copy(output, into: destination)
-            got = true
-        }
-        av_frame_unref(output)
-        return got
-    }
-
-    private func copy(_ picture: UnsafeMutablePointer<AVFrame>, into destination: VideoFrame) {
-        withUnsafePointer(to: &picture.pointee.data) { data in
-            data.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { planes in
-                withUnsafePointer(to: &picture.pointee.linesize) { lines in
-                    lines.withMemoryRebound(to: Int32.self, capacity: 8) { strides in
-                        for plane in 0..<format.planeCount {
-                            guard let from = planes[plane] else { continue }
-                            let fromStride = Int(strides[plane])
-                            let rowBytes = format.rowBytes(plane: plane, width: size.width)
-                            let rows = format.rows(plane: plane, height: size.height)
-                            destination.withUnsafeMutablePlane(plane) { bytes, stride in
-                                guard let to = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
-                                for row in 0..<rows { (to + row * stride).update(from: from + row * fromStride, count: rowBytes) }
+                  output.pointee.format == pixelFormat.rawValue else { continue }
+            withUnsafePointer(to: &output.pointee.data) { data in
+                data.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { pointers in
+                    withUnsafePointer(to: &output.pointee.linesize) { lines in
+                        lines.withMemoryRebound(to: Int32.self, capacity: 8) { strides in
+                            for plane in 0..<planes.count {
+                                guard let start = pointers[plane] else { continue }
+                                let stride = Int(strides[plane])
+                                deliver(plane) { UnsafePointer(start + $0 * stride) }
                             }
                         }
                     }
                 }
             }
+            got = true
         }
+        av_frame_unref(output)
+        return got
     }
 }

@@ -29,6 +29,23 @@ public struct AudioDevice: Sendable, Hashable {
 
 /// The audio devices of a PulseAudio (or PipeWire-Pulse) server.
 public enum PulseAudioDevices {
+    /// Whether this process may record from the audio source `source` (`nil`: the server's
+    /// default source, a microphone), in the spirit of `AVCaptureDevice.authorizationStatus(for:
+    /// .audio)`: `.absent` when no audio server answers or there is no such source (or no
+    /// microphone at all), `.denied` with what to do when the server refuses this user.
+    public static func authorizationStatus(forSource source: String? = nil, server: String? = nil) -> AuthorizationStatus {
+        let sources: [AudioDevice]
+        do {
+            sources = try list(server: server).sources
+        } catch let error as ReelError where error.code == .permissionDenied {
+            return .denied(hint: error.hint ?? "ask the owner of the audio server to let you in")
+        } catch {
+            return .absent
+        }
+        if let source { return sources.contains { $0.name == source } ? .authorized : .absent }
+        return sources.contains { !$0.isMonitor } ? .authorized : .absent
+    }
+
     /// Lists the server's sources (microphones and sink monitors) and sinks, with the server's
     /// defaults marked.
     ///

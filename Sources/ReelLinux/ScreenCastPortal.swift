@@ -191,6 +191,16 @@ package final class ScreenCastPortal: @unchecked Sendable {
         }
     }
 
+    /// The version of the ScreenCast interface the portal offers; throws `.sourceUnavailable`
+    /// when there is no portal, or it offers no ScreenCast.
+    package func screenCastVersion() throws(ReelError) -> Int {
+        guard let version = try property("version").number, version > 0 else {
+            throw ReelError(.sourceUnavailable, "the desktop portal offers no screen sharing (ScreenCast)",
+                            hint: "install the portal backend of your desktop (xdg-desktop-portal-gnome, -kde or -wlr)")
+        }
+        return version
+    }
+
     private func property(_ name: String) throws(ReelError) -> DBusValue {
         let reply = try connection.call(
             DBusMethodCall(destination: Self.service, path: Self.objectPath, interface: "org.freedesktop.DBus.Properties",

@@ -18,6 +18,30 @@ package struct SystemV4L2Driver: V4L2Driver {
         }.sorted { $0.0 < $1.0 }.map(\.1)
     }
 
+    /// The `/dev/v4l/by-id` link that leads to `path`, and the `removable` attribute sysfs
+    /// gives the device or the nearest of its parents (`fixed`: built in).
+    package func attachment(of path: String) -> V4L2Attachment {
+        let node = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        let links = "/dev/v4l/by-id"
+        let stableName = ((try? FileManager.default.contentsOfDirectory(atPath: links)) ?? []).sorted().first { name in
+            URL(fileURLWithPath: "\(links)/\(name)").resolvingSymlinksInPath().path == node
+        }
+        var isBuiltIn: Bool?
+        var device = URL(fileURLWithPath: "/sys/class/video4linux/\((node as NSString).lastPathComponent)/device").resolvingSymlinksInPath()
+        while device.path.hasPrefix("/sys/devices/") {
+            if let text = try? String(contentsOfFile: device.appendingPathComponent("removable").path, encoding: .utf8) {
+                switch text.trimmingCharacters(in: .whitespacesAndNewlines) {
+                case "fixed": isBuiltIn = true
+                case "removable": isBuiltIn = false
+                default: break
+                }
+                if isBuiltIn != nil { break }
+            }
+            device = device.deletingLastPathComponent()
+        }
+        return V4L2Attachment(stableName: stableName, isBuiltIn: isBuiltIn)
+    }
+
     package func exists(_ path: String) -> Bool {
         var info = stat()
         return (try? Syscall.call("looking up \(path)") { stat(path, &info) }) != nil

@@ -85,7 +85,7 @@ public final class V4L2CameraSource: CameraSource {
 
     /// Whether this process may use the camera at `path` (see
     /// ``V4L2Devices/authorizationStatus(forCamera:)``).
-    public static func authorizationStatus(forCamera path: String) -> CameraAuthorizationStatus {
+    public static func authorizationStatus(forCamera path: String) -> AuthorizationStatus {
         V4L2Devices.authorizationStatus(forCamera: path)
     }
 

@@ -15,15 +15,25 @@ public struct V4L2Device: Sendable, Hashable {
     public var capabilities: V4L2Capabilities
     /// The formats the camera offers, in the driver's order.
     public var formats: [V4L2Format]
+    /// The name udev gives the node in `/dev/v4l/by-id` (the camera's model and serial
+    /// number: the same whichever port it is plugged into and whatever `/dev/videoN` it gets),
+    /// if it has one.
+    public var stableName: String?
+    /// Whether the camera is built into the machine (a fixed, not removable, device: a laptop's
+    /// camera); `nil` when the kernel does not say.
+    public var isBuiltIn: Bool?
 
     /// Creates a description.
-    public init(path: String, card: String, driver: String, bus: String, capabilities: V4L2Capabilities, formats: [V4L2Format]) {
+    public init(path: String, card: String, driver: String, bus: String, capabilities: V4L2Capabilities, formats: [V4L2Format],
+                stableName: String? = nil, isBuiltIn: Bool? = nil) {
         self.path = path
         self.card = card
         self.driver = driver
         self.bus = bus
         self.capabilities = capabilities
         self.formats = formats
+        self.stableName = stableName
+        self.isBuiltIn = isBuiltIn
     }
 
     /// Whether the node captures video with streaming I/O, which Reel needs.
@@ -177,8 +187,10 @@ extension V4L2Device {
             formats.append(V4L2Format(fourCC: entry.fourCC, description: entry.description,
                                       isCompressed: entry.isCompressed, frameSizes: sizes))
         }
+        let attachment = driver.attachment(of: path)
         return V4L2Device(path: path, card: identity.card, driver: identity.driver, bus: identity.busInfo,
-                          capabilities: identity.effectiveCapabilities, formats: formats)
+                          capabilities: identity.effectiveCapabilities, formats: formats,
+                          stableName: attachment.stableName, isBuiltIn: attachment.isBuiltIn)
     }
 
     private static func rates(fd: Int32, fourCC: V4L2FourCC, size: PixelSize, driver: any V4L2Driver) throws -> V4L2FrameRates {

@@ -54,7 +54,7 @@ public enum V4L2Devices {
     /// `AVCaptureDevice.authorizationStatus(for:)`: `.absent` when there is no such node,
     /// `.denied` with what to do when it may not be opened, `.busy` when another program
     /// streams from it.
-    public static func authorizationStatus(forCamera path: String) -> CameraAuthorizationStatus {
+    public static func authorizationStatus(forCamera path: String) -> AuthorizationStatus {
         authorizationStatus(forCamera: path, driver: SystemV4L2Driver())
     }
 
@@ -81,7 +81,7 @@ public enum V4L2Devices {
         return device
     }
 
-    package static func authorizationStatus(forCamera path: String, driver: any V4L2Driver) -> CameraAuthorizationStatus {
+    package static func authorizationStatus(forCamera path: String, driver: any V4L2Driver) -> AuthorizationStatus {
         guard driver.exists(path) else { return .absent }
         let fd: Int32
         do {

@@ -50,6 +50,23 @@ package protocol V4L2Driver: Sendable {
     func streamOff(_ fd: Int32) throws
     /// `poll` for a filled buffer, waiting at most `timeoutMilliseconds`.
     func waitForBuffer(_ fd: Int32, timeoutMilliseconds: Int) throws -> V4L2Readiness
+    /// How the device at `path` is attached, as udev and sysfs say (not an ioctl).
+    func attachment(of path: String) -> V4L2Attachment
+}
+
+/// How a video device is attached: its stable name and whether it is built in; `nil` for what
+/// the system does not say.
+package struct V4L2Attachment: Sendable, Hashable {
+    /// The node's name in `/dev/v4l/by-id`.
+    package var stableName: String?
+    /// Whether the device is fixed in the machine rather than removable.
+    package var isBuiltIn: Bool?
+
+    /// An attachment; nothing known unless given.
+    package init(stableName: String? = nil, isBuiltIn: Bool? = nil) {
+        self.stableName = stableName
+        self.isBuiltIn = isBuiltIn
+    }
 }
 
 /// What `VIDIOC_QUERYCAP` says about a device.

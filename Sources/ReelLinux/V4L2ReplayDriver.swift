@@ -70,6 +70,7 @@ package final class V4L2ReplayDriver: V4L2Driver, Sendable {
     private struct State {
         var failures: [Failure] = []
         var files: [Int32: OpenFile] = [:]
+        var attachments: [String: V4L2Attachment] = [:]
         var nextFD: Int32 = 1000
         var opens = 0
         var streamOns = 0
@@ -175,6 +176,14 @@ package final class V4L2ReplayDriver: V4L2Driver, Sendable {
     }
 
     package func exists(_ path: String) -> Bool { devices[path] != nil }
+
+    /// How each replayed device is attached (as udev would say); nothing known unless set.
+    package var attachments: [String: V4L2Attachment] {
+        get { state.withLock { $0.attachments } }
+        set { state.withLock { $0.attachments = newValue } }
+    }
+
+    package func attachment(of path: String) -> V4L2Attachment { attachments[path] ?? V4L2Attachment() }
 
     package func open(_ path: String) throws -> Int32 {
         try state.withLock { s in

@@ -70,6 +70,24 @@ public final class WaylandScreenSource: CaptureSource {
                   openStream: { (descriptor, node) throws(ReelError) in try PipeWireStream(descriptor: descriptor, node: node) })
     }
 
+    /// Why the desktop's screen cannot be shared through the portal now (no session bus, no
+    /// portal, no ScreenCast), or `nil` when it offers ScreenCast. Asks the portal (a few
+    /// seconds at most); shows no dialog.
+    public static func unavailability() -> ReelError? {
+        unavailability(connect: { () throws(ReelError) in try SystemDBusConnection() })
+    }
+
+    /// ``unavailability()`` on a given bus (a ``ScriptedDBusConnection`` in tests).
+    package static func unavailability(connect: () throws(ReelError) -> any DBusConnection) -> ReelError? {
+        do {
+            let connection = try connect()
+            _ = try ScreenCastPortal(connection: connection, callTimeout: 5).screenCastVersion()
+            return nil
+        } catch {
+            return error
+        }
+    }
+
     /// Creates a source on given seams: a bus (a ``ScriptedDBusConnection`` in tests) and a
     /// stream opener (a ``ScriptedScreenStream``).
     package init(region: PixelRect?, frameRate: FrameRate, drawsCursor: Bool, choosesAgain: Bool, sharesWindow: Bool = false,

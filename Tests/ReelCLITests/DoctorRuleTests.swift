@@ -92,8 +92,8 @@ import ReelTestSupport
     }
 
     @Test func cameraRulesDependOnWhetherItWasNamed() {
-        let denied = CameraAuthorizationStatus.denied(hint: V4L2Devices.permissionHint)
-        for (status, _) in [(CameraAuthorizationStatus.absent, ""), (denied, ""), (.busy, "")] {
+        let denied = AuthorizationStatus.denied(hint: V4L2Devices.permissionHint)
+        for (status, _) in [(AuthorizationStatus.absent, ""), (denied, ""), (.busy, "")] {
             #expect(DoctorChecks.camera("/dev/video0", status: status, description: nil, named: false).status == .warning)
             #expect(DoctorChecks.camera("/dev/video0", status: status, description: nil, named: true).status == .problem)
         }

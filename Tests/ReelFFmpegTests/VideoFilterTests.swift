@@ -78,9 +78,9 @@ import ReelCore
     @Test func aScheduledChangeTakesEffectAtItsTime() {
         let control = VideoFilterControl()
         control.setFilter(.look(.mono), at: MediaTime(value: 1, timescale: 1))
-        #expect(control.filter(at: MediaTime(value: 29, timescale: 30)) == nil)
-        #expect(control.filter(at: MediaTime(value: 30, timescale: 30)) == .look(.mono))
+        #expect(control.filters(at: MediaTime(value: 29, timescale: 30)).isEmpty)
+        #expect(control.filters(at: MediaTime(value: 30, timescale: 30)) == [.look(.mono)])
         control.setFilter(nil)
-        #expect(control.filter(at: MediaTime(value: 31, timescale: 30)) == nil)
+        #expect(control.filters(at: MediaTime(value: 31, timescale: 30)).isEmpty)
     }
 }

@@ -260,3 +260,29 @@ struct SystemDBusConnectionTests {
         #expect(error?.code == .sourceUnavailable)
     }
 }
+
+/// Whether the desktop can share its screen, asked without a dialog (ScreenRecorder.isAvailable
+/// on Wayland).
+@Suite("Screen sharing availability on recorded answers")
+struct ScreenCastAvailabilityTests {
+    @Test("a portal that offers ScreenCast makes the screen available")
+    func offered() {
+        let connection = ScriptedDBusConnection(answers: [.reply([.variant(.uint32(4))])])
+        #expect(WaylandScreenSource.unavailability(connect: { () throws(ReelError) in connection }) == nil)
+        #expect(connection.calls.map(\.member) == ["Get"], "nothing but the version is asked: no session, no dialog")
+    }
+
+    @Test("no portal, or no bus, makes it unavailable, saying why")
+    func missing() {
+        let connection = ScriptedDBusConnection(answers: [
+            .error(name: "org.freedesktop.DBus.Error.ServiceUnknown",
+                   message: "The name org.freedesktop.portal.Desktop was not provided by any .service files"),
+        ])
+        let error = WaylandScreenSource.unavailability(connect: { () throws(ReelError) in connection })
+        #expect(error?.code == .sourceUnavailable)
+        let noBus = WaylandScreenSource.unavailability(connect: { () throws(ReelError) in
+            throw ReelError(.sourceUnavailable, "no session bus")
+        })
+        #expect(noBus?.message == "no session bus")
+    }
+}

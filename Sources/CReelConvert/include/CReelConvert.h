@@ -16,4 +16,12 @@ void reel_bgra_to_i420_rows(const uint8_t *bgra, ptrdiff_t bgra_stride, int widt
 /// Which code the conversion runs on this processor: "avx2", "sse4.1" or "default".
 const char *reel_bgra_to_i420_variant(void);
 
+/// Copies a plane of `width` x `height` pixels of `bytes_per_pixel` bytes (1, 2 or 4) into
+/// `destination`, turned clockwise by `rotation` degrees (0, 90, 180 or 270) and then, if
+/// `mirrored`, flipped left to right: the destination plane is `height` x `width` pixels for 90
+/// and 270. Rows are `source_stride` and `destination_stride` bytes apart. Returns 0, or -1 for
+/// a rotation or pixel size it does not know (nothing written).
+int reel_turn_plane(const uint8_t *source, ptrdiff_t source_stride, int width, int height, int bytes_per_pixel,
+                    uint8_t *destination, ptrdiff_t destination_stride, int rotation, int mirrored);
+
 #endif

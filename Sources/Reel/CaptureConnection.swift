@@ -1,0 +1,86 @@
+import Foundation
+
+/// What every output of a session sees of one of its inputs' pictures, as
+/// `AVCaptureConnection` sets it: turned (``videoOrientation``), mirrored
+/// (``isVideoMirrored``) and filtered (``videoFilters``), in that order, on the source's own
+/// thread, so the recording, live frames and a preview all show the same picture.
+///
+/// ```swift
+/// let connection = try #require(session.connection(for: camera))
+/// connection.videoOrientation = .clockwise90     // a camera mounted on its side
+/// connection.isVideoMirrored = true              // a selfie view
+/// connection.videoFilters = [.look(.mono), try VideoFilter(graph: "eq=contrast=1.2")]
+/// ```
+///
+/// Turning and mirroring move bytes (no scaling, no colour change): a few milliseconds for a
+/// 1080p picture. A session's outputs are set up for one picture size when it starts, so a
+/// quarter turn asked for while it runs (from upright to 90°, say) takes effect at the next
+/// start — ``setVideoOrientation(_:)`` says so by throwing; a half turn and mirroring apply
+/// from the next picture. YUYV pictures come out 4:2:0 when turned or mirrored.
+public final class CaptureConnection: Sendable {
+    /// The input whose pictures this connection carries.
+    public let input: any CaptureSource
+    let orientation = OrientationControl()
+    let filters = VideoFilterControl()
+
+    init(input: any CaptureSource) {
+        self.input = input
+    }
+
+    /// Whether the input has pictures to turn, mirror and filter (`AVCaptureConnection`'s
+    /// `isVideoOrientationSupported` and `isVideoMirroringSupported`).
+    public var isVideoOrientationSupported: Bool { input.kind == .video }
+
+    /// How the input's pictures are turned (see ``VideoOrientation``). A quarter turn set while
+    /// the session runs waits for its next start; ``setVideoOrientation(_:)`` refuses it instead.
+    public var videoOrientation: VideoOrientation {
+        get { orientation.requested.orientation }
+        set { orientation.request(orientation: newValue, mirrored: isVideoMirrored) }
+    }
+
+    /// ``videoOrientation`` in degrees clockwise, as `AVCaptureConnection.videoRotationAngle`:
+    /// 0, 90, 180 or 270 (another multiple of 90 is taken modulo 360; any other angle is
+    /// refused by ``setVideoOrientation(_:)`` and ignored here).
+    public var videoRotationAngle: Int {
+        get { videoOrientation.rotationAngle }
+        set { if let turned = VideoOrientation(rotationAngle: newValue) { videoOrientation = turned } }
+    }
+
+    /// Whether the input's pictures are flipped left to right (after turning): a selfie view.
+    /// Applies from the next picture, also while the session runs.
+    public var isVideoMirrored: Bool {
+        get { orientation.requested.mirrored }
+        set { orientation.request(orientation: videoOrientation, mirrored: newValue) }
+    }
+
+    /// Turns the input's pictures by `orientation`, from the next picture.
+    ///
+    /// - Throws: `.invalidConfiguration` when the input has no pictures, or when the session
+    ///   runs and the turn would change the pictures' size (upright to a quarter turn): it then
+    ///   takes effect at the next start.
+    public func setVideoOrientation(_ orientation: VideoOrientation) throws {
+        guard isVideoOrientationSupported else {
+            throw ReelError(.invalidConfiguration, "\(input.name) has no pictures to turn")
+        }
+        guard self.orientation.request(orientation: orientation, mirrored: isVideoMirrored) else {
+            throw ReelError(.invalidConfiguration, "\(input.name)'s pictures cannot turn a quarter turn while the session runs: its outputs are set up for one picture size",
+                            hint: "it takes effect when the session starts again; set it before start()")
+        }
+    }
+
+    /// The filters the input's pictures go through, in order (a chain, as Core Image filters
+    /// are chained): none by default. Set at any time: the change lands on the next picture
+    /// (see ``setVideoFilters(_:at:)`` for an exact time). A filter that cannot be applied to
+    /// the pictures is reported as ``SessionEvent/filterFailed(source:filter:error:)`` and
+    /// skipped; the pictures go on.
+    public var videoFilters: [VideoFilter] {
+        get { filters.filters }
+        set { filters.setFilters(newValue) }
+    }
+
+    /// Uses `chain` from the first picture at or after `time` on the session's clock (`nil`:
+    /// from the next picture).
+    public func setVideoFilters(_ chain: [VideoFilter], at time: MediaTime? = nil) {
+        filters.setFilters(chain, at: time)
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+import Synchronization
+import Reel
+import ReelTestSupport
+
+/// What a ReplayKit screen-recorder class calls, on real Xvfb and PulseAudio servers:
+/// `isAvailable`, `isMicrophoneEnabled`, `startRecording()` without a file, a capture handler
+/// told of errors, `discardRecording()`.
+@Suite(.tags(.realTime)) struct ScreenRecorderReplayKitTests {
+    func fastSettings() -> Recorder.Settings {
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        return settings
+    }
+
+    @Test func isAvailableAsksTheDisplay() throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))
+        #expect(ScreenRecorder(configuration: .init(display: xvfb.display)).isAvailable)
+        let nowhere = ScreenRecorder(configuration: .init(display: XvfbServer.unusedDisplay()))
+        #expect(!nowhere.isAvailable)
+        #expect(nowhere.unavailability?.code == .sourceUnavailable)
+    }
+
+    @Test func aRecordingWithoutAFileGoesToADatedFileAndTheMicrophoneWhenEnabled() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))
+        let pulse = try PulseServer()
+        let dir = try TemporaryDirectory()
+        let screen = ScreenRecorder(configuration: .init(display: xvfb.display, audioServer: pulse.server))
+        #expect(!screen.isMicrophoneEnabled)
+        screen.isMicrophoneEnabled = true
+        screen.outputDirectory = dir.url.appendingPathComponent("Videos")
+        try await screen.startRecording(settings: fastSettings())
+        #expect(screen.isRecording)
+        try await Task.sleep(for: .seconds(1))
+        let summary = try await screen.stopRecording()
+        #expect(!screen.isRecording)
+        #expect(summary.url.deletingLastPathComponent().lastPathComponent == "Videos")
+        #expect(summary.url.lastPathComponent.hasPrefix("Reel ") && summary.url.pathExtension == "mp4", "\(summary.url.lastPathComponent)")
+        #expect(summary.audioTracks == ["Microphone"])
+        #expect(try MediaProbe.probe(summary.url).audioStreams.count == 1)
+
+        // The next recording takes a name of its own (numbered within the same second).
+        try await screen.startRecording(settings: fastSettings())
+        try await Task.sleep(for: .milliseconds(300))
+        let second = try await screen.stopRecording()
+        #expect(second.url != summary.url)
+        #expect(FileManager.default.fileExists(atPath: summary.url.path))
+    }
+
+    @Test func theCaptureHandlerIsToldOfALostScreen() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))
+        let screen = ScreenRecorder(configuration: .init(display: xvfb.display))
+        let told = Mutex<(frames: Int, errors: [(SampleKind, ReelError)])>((0, []))
+        try await screen.startCapture { (sample: Sample?, kind: SampleKind, error: ReelError?) in
+            told.withLock { t in
+                if sample != nil { t.frames += 1 }
+                if let error { t.errors.append((kind, error)) }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        xvfb.terminate()
+        let end = Date().addingTimeInterval(10)
+        while told.withLock({ $0.errors.isEmpty }) && Date() < end { try await Task.sleep(for: .milliseconds(50)) }
+        let (frames, errors) = told.withLock { ($0.frames, $0.errors) }
+        #expect(frames > 0)
+        #expect(errors.count == 1, "\(errors.map(\.1.message))")
+        #expect(errors.first?.0 == .video)
+        #expect(errors.first?.1.code == .sourceUnavailable, "\(errors.first?.1.description ?? "")")
+        await screen.stopCapture()
+    }
+
+    @Test func discardingARecordingRemovesItsFile() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))
+        let dir = try TemporaryDirectory()
+        let screen = ScreenRecorder(configuration: .init(display: xvfb.display))
+        let url = dir.url.appendingPathComponent("discarded.mp4")
+        try await screen.startRecording(to: url, settings: fastSettings())
+        try await Task.sleep(for: .milliseconds(600))
+        try await screen.discardRecording()
+        #expect(!screen.isRecording)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).isEmpty)
+        try await screen.discardRecording()   // nothing being recorded: nothing happens
+    }
+}
