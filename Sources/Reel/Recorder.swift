@@ -261,7 +261,7 @@ public final class Recorder: CaptureOutput {
         }
         pipeline.onClipStarted = { continuation.yield(.clipStarted(index: $0)) }
         pipeline.onClipFinished = { continuation.yield(.clipFinished($0)) }
-        pipeline.applyPendingControls = { [unowned self, unowned pipeline] in self.applyControls(to: pipeline) }
+        pipeline.applyPendingControls = { [unowned self, unowned pipeline] in try self.applyControls(to: pipeline) }
         let queue = BoundedQueue<SourcedSample>(capacity: 512, policy: clock.isRealTime ? .dropNewest : .block)
         queuedVideo.reset()
         let gauge = backlogGauge
@@ -430,7 +430,7 @@ public final class Recorder: CaptureOutput {
     // MARK: The worker
 
     /// Applies pause and resume requests once the recording has begun (its time zero known).
-    private func applyControls(to pipeline: RecorderPipeline) {
+    private func applyControls(to pipeline: RecorderPipeline) throws {
         guard pendingControls.load(ordering: .acquiring) > 0, pipeline.timeline.hasBegun else { return }
         let controls = state.withLock { s -> [RecorderPipeline.Control] in
             let c = s.machine.takeControls()
@@ -438,7 +438,7 @@ public final class Recorder: CaptureOutput {
             return c
         }
         for control in controls {
-            if let change = pipeline.apply(control) {
+            if let change = try pipeline.apply(control) {
                 continuation.yield(change.paused ? .paused(recorded: change.at) : .resumed(recorded: change.at))
                 continuation.yield(.progress(pipeline.progress(droppedAudio: self.droppedAudio)))
             }

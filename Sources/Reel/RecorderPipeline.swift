@@ -148,7 +148,7 @@ final class RecorderPipeline: @unchecked Sendable {
 
     // MARK: Controls
 
-    func apply(_ control: Control) -> (paused: Bool, at: MediaTime)? {
+    func apply(_ control: Control) throws -> (paused: Bool, at: MediaTime)? {
         switch control {
         case .pause(let time):
             guard timeline.hasBegun, timeline.pause(at: time) != nil else { return nil }
@@ -217,18 +217,18 @@ final class RecorderPipeline: @unchecked Sendable {
     // MARK: Samples
 
     /// Called when the timeline begins and before each sample, to apply pending pauses and resumes.
-    var applyPendingControls: (() -> Void)?
+    var applyPendingControls: (() throws -> Void)?
 
     /// Handles one sample; returns true once the recording must end (a limit was reached).
     func handle(_ sample: SourcedSample) throws -> Bool {
-        applyPendingControls?()
+        try applyPendingControls?()
         switch sample.sample {
         case .video(let frame):
             guard sample.source == plan.videoSource, video.recordsFrames else { return false }
             let t = frame.presentationTime
             if !timeline.hasBegun {
                 timeline.begin(at: t)
-                applyPendingControls?()
+                try applyPendingControls?()
                 announceFirstClip()
                 let held = pendingAudio
                 pendingAudio = []
@@ -236,6 +236,7 @@ final class RecorderPipeline: @unchecked Sendable {
                 for audio in held { _ = try handle(audio) }
             }
             videoReached = t
+            try flushAtPause(reached: t)
             try releaseHeldAudio(upTo: t + settings.video.frameRate.frameDuration)
             let interval = timeline.intervalIndex(containing: t)
             // A repeat held for the end of its interval: the interval ended.
@@ -281,9 +282,26 @@ final class RecorderPipeline: @unchecked Sendable {
                 return try limitReached()
             }
             try place(buffer, input: input)
+            if plan.video == nil { try flushAtPause(reached: buffer.endTime) }
         }
         try closeClipIfDone()
         return try limitReached()
+    }
+
+    /// The intervals whose pause has been flushed to the file (single-file mode).
+    private var flushedPauses = 0
+
+    /// Once the recording has reached a pause (its video, or without video its sound, is past
+    /// the end of an interval): what was recorded before it goes to the disk now, so that a
+    /// kill during the pause loses none of it. The encoder gives out the frames it held and the
+    /// file completes its fragment (see ``StreamEncoder/pause()``).
+    private func flushAtPause(reached time: MediaTime) throws {
+        guard settings.pauseMode == .singleFile, let writer = open[0] else { return }
+        let ended = timeline.intervals.prefix { $0.end.map { $0 <= time } ?? false }.count
+        guard ended > flushedPauses else { return }
+        flushedPauses = ended
+        try writeHeldRepeat()
+        try writer.pause()
     }
 
     /// Whether the frame mode leaves `frame` out: a picture that repeats the one last written
@@ -358,7 +376,7 @@ final class RecorderPipeline: @unchecked Sendable {
             if case .audio(let buffer) = sample.sample { return buffer.presentationTime } else { return nil }
         }).min() else { return }
         timeline.begin(at: start)
-        applyPendingControls?()
+        try applyPendingControls?()
         announceFirstClip()
         for sample in held {
             guard case .audio(let buffer) = sample.sample, let input = plan.audioInputs[sample.source] else { continue }

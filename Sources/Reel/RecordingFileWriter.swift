@@ -47,7 +47,7 @@ final class RecordingFileWriter {
             configuration.writeBufferSize = settings.writeBufferSize
             let writer = try AssetWriter(configuration: configuration)
             do {
-                for sink in sinks { try writer.addSink(sink) }
+                for sink in sinks { try writer.addSink(sink, policy: Self.policy(of: sink)) }
             } catch {
                 writer.discard()  // nothing was recorded: the new file goes
                 throw error
@@ -57,7 +57,7 @@ final class RecordingFileWriter {
         } else {
             let encoder = try StreamEncoder(video: plan.video, audio: plan.audioTracks)
             do {
-                for sink in sinks { try encoder.addSink(sink) }
+                for sink in sinks { try encoder.addSink(sink, policy: Self.policy(of: sink)) }
             } catch {
                 encoder.abandon()
                 throw error
@@ -65,6 +65,13 @@ final class RecordingFileWriter {
             self.writer = nil
             self.encoder = encoder
         }
+    }
+
+    /// What a sink's end does to the recording: a live stream that fails for good (or a replay
+    /// buffer) is dropped and the recording goes on (the stream says so in its own events); an
+    /// application's own sink is one the recording depends on, as it always was.
+    static func policy(of sink: any PacketSink) -> SinkPolicy {
+        sink is LiveStream || sink is ReplayBuffer ? .optional : .required
     }
 
     var videoFrames: Int64 { writer?.videoFrameCount ?? framesEncoded }
@@ -121,6 +128,12 @@ final class RecordingFileWriter {
             }
         }
         if mixer != nil, let rest = mixer!.flush() { try append(rest, track: 0) }
+    }
+
+    /// At a pause: the encoders give out what they hold and the file (and the sinks) write it
+    /// out (see ``StreamEncoder/pause()``).
+    func pause() throws {
+        if let writer { try writer.pause() } else { try encoder?.pause() }
     }
 
     /// Drains the encoders and finalises the file (without one: finishes the sinks).

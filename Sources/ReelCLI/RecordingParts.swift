@@ -38,7 +38,7 @@ final class RecordingParts: @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         _url = url
         _session = session
-        earlierFile = reserved ? nil : url.flatMap(FileIdentity.init)
+        earlierFile = reserved ? nil : url.flatMap { FileIdentity($0) }
     }
 
     /// The file the recording writes, once its recorder has made it (its inode, whatever its

@@ -235,16 +235,3 @@ struct RecoverCommand {
         }
     }
 }
-
-/// A file as the file system knows it (device and inode), whatever name or link leads to it.
-struct FileIdentity: Equatable {
-    var device: UInt64
-    var inode: UInt64
-
-    init?(_ url: URL) {
-        var info = stat()
-        guard stat(url.path, &info) == 0 else { return nil }
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
-    }
-}

@@ -67,43 +67,4 @@ extension AssetWriter {
             throw error
         }
     }
-
-    /// Runs `body`, adding to a full disk's error how to get the recording back: the file keeps
-    /// what was completely written (for MP4/MOV the complete fragments), which recovering it
-    /// finalises: an MP4/MOV on the full disk too, another file once there is space.
-    func advisingRecoveryWhenFull<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch var error as ReelError where error.code == .insufficientStorage {
-            // A file that holds nothing yet (the disk filled before its first fragment, or a
-            // replacement's hidden file that is gone) is nothing to recover.
-            guard Recovery.isCutOff(url) else {
-                error.hint = "the disk filled before anything was recorded; free some space and record again"
-                throw error
-            }
-            let recover = "reel recover \(Shell.quoted(url.path))"
-            error.hint = configuration.container.isISOBaseMedia
-                ? "finalise what was recorded with: \(recover) (which works on the full disk too)"
-                : "free some disk space, then finalise what was recorded with: \(recover)"
-            throw error
-        }
-    }
-
-    /// The device and inode of the file at `url` itself (not a link's target), if there is one.
-    static func identity(of url: URL) -> [UInt64]? {
-        var info = stat()
-        guard lstat(url.path, &info) == 0 else { return nil }
-        return [UInt64(info.st_dev), UInt64(info.st_ino)]
-    }
-
-    /// Whether `url` is a regular file itself (not a link to one).
-    static func isRegularFile(_ url: URL) -> Bool {
-        var info = stat()
-        return lstat(url.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
-    }
-
-    /// The size of the file at `url`, if it can be told.
-    static func fileSize(_ url: URL) -> Int64? {
-        ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value
-    }
 }

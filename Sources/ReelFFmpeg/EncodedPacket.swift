@@ -18,6 +18,10 @@ public struct EncodedPacket: Sendable {
     public let isKeyframe: Bool
     /// The bytes of encoded data.
     public let byteCount: Int
+    /// Whether no frame shown before this one is still inside the encoder once it has come out
+    /// (always true of audio): a video packet that completes its group. A file under a size
+    /// limit writes or refuses such groups whole, so that it never misses a frame before its last.
+    package let completesGroup: Bool
     /// The data (and side data). Never changed after the packet is made: writers take a new
     /// reference of their own (`av_packet_ref`), which shares the data.
     nonisolated(unsafe) let storage: Packet
@@ -35,10 +39,12 @@ public struct EncodedPacket: Sendable {
         let p = storage.pointer.pointee
         let pts = p.pts != FFmpeg.noPTS ? p.pts : p.dts
         self.init(storage: storage, stream: stream, pts: pts, dts: p.dts != FFmpeg.noPTS ? p.dts : pts,
-                  duration: max(0, p.duration), isKeyframe: p.flags & AV_PKT_FLAG_KEY != 0)
+                  duration: max(0, p.duration), isKeyframe: p.flags & AV_PKT_FLAG_KEY != 0, completesGroup: true)
     }
 
-    private init(storage: Packet, stream: EncodedStream, pts: Int64, dts: Int64, duration: Int64, isKeyframe: Bool) {
+    private init(storage: Packet, stream: EncodedStream, pts: Int64, dts: Int64, duration: Int64, isKeyframe: Bool,
+                 completesGroup: Bool) {
+        self.completesGroup = completesGroup
         self.storage = storage
         self.stream = stream
         self.pts = pts
@@ -61,20 +67,36 @@ public struct EncodedPacket: Sendable {
     public func shifted(back offset: MediaTime) -> EncodedPacket {
         let ticks = stream.ticks(of: offset)
         return EncodedPacket(storage: storage, stream: stream, pts: pts &- ticks, dts: dts &- ticks, duration: durationTicks,
-                             isKeyframe: isKeyframe)
+                             isKeyframe: isKeyframe, completesGroup: completesGroup)
+    }
+
+    /// The same packet `ticks` ticks earlier (its presentation and decoding times both).
+    func retimed(ticksEarlier ticks: Int64) -> EncodedPacket {
+        guard ticks != 0 else { return self }
+        return EncodedPacket(storage: storage, stream: stream, pts: pts &- ticks, dts: dts &- ticks, duration: durationTicks,
+                             isKeyframe: isKeyframe, completesGroup: completesGroup)
     }
 
     /// The same packet with its decoding time `ticks` ticks earlier (a writer's lead, see
-    /// ``AssetWriter``).
+    /// ``StreamEncoder``).
     func decodedEarlier(by ticks: Int64) -> EncodedPacket {
         guard ticks != 0 else { return self }
-        return EncodedPacket(storage: storage, stream: stream, pts: pts, dts: dts &- ticks, duration: durationTicks, isKeyframe: isKeyframe)
+        return EncodedPacket(storage: storage, stream: stream, pts: pts, dts: dts &- ticks, duration: durationTicks, isKeyframe: isKeyframe,
+                             completesGroup: completesGroup)
     }
 
     /// The same packet (times, flags, stream) over other storage holding the same bytes: a
     /// copy kept elsewhere (``ReplaySpill``).
     func replacingStorage(with other: Packet) -> EncodedPacket {
-        EncodedPacket(storage: other, stream: stream, pts: pts, dts: dts, duration: durationTicks, isKeyframe: isKeyframe)
+        EncodedPacket(storage: other, stream: stream, pts: pts, dts: dts, duration: durationTicks, isKeyframe: isKeyframe,
+                      completesGroup: completesGroup)
+    }
+
+    /// The same packet, marked as completing its group or not (``completesGroup``).
+    func completingGroup(_ completes: Bool) -> EncodedPacket {
+        guard completes != completesGroup else { return self }
+        return EncodedPacket(storage: storage, stream: stream, pts: pts, dts: dts, duration: durationTicks, isKeyframe: isKeyframe,
+                             completesGroup: completes)
     }
 
     /// Copies the packet's properties (times, flags, side data) but not its data into `target`.

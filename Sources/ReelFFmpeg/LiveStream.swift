@@ -359,12 +359,15 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
     /// What ``checkHLSFolder()`` holds until the stream ends: the playlist's name, the folder's lock.
     var hlsClaim: HLSClaim?
 
-    /// Queues `packet` for sending (never blocks on the network).
-    public func write(_ packet: EncodedPacket) throws {
+    /// Queues `packet` for sending (never blocks on the network): ``SinkFlow/ok`` while the
+    /// stream sends or reconnects (a slow link drops whole groups of pictures from its queue),
+    /// ``SinkFlow/gone`` once it has failed for good or been cancelled.
+    public func write(_ packet: EncodedPacket) throws -> SinkFlow {
         condition.withLock {
-            guard phase == .sending else { return }
+            guard phase == .sending else { return phase == .configuring ? .ok : .gone }
             queue.push(packet)
             condition.signal()
+            return .ok
         }
     }
 

@@ -386,11 +386,13 @@ final class Muxer: PacketSink {
     }
 
     /// Writes `packet` (``PacketSink``), into the stream added for its ``EncodedStream``.
-    func write(_ packet: EncodedPacket) throws {
+    @discardableResult
+    func write(_ packet: EncodedPacket) throws -> SinkFlow {
         guard let index = streamIndices[ObjectIdentifier(packet.stream)] else {
             throw ReelError(.invalidConfiguration, "a packet of \(packet.stream) reached \(name), which has no such stream")
         }
         try write(packet, stream: index)
+        return .ok
     }
 
     /// Writes `packet` into stream `index`, converting its times from its stream's time base.
@@ -428,6 +430,20 @@ final class Muxer: PacketSink {
         payloadBytes += Int64(packet.pointee.size)
         packetCount += 1
         try FFmpeg.check(av_interleaved_write_frame(context, packet), "cannot write to \(name)", code: .ioFailure)
+    }
+
+    /// Writes out what waits in libavformat (packets held to interleave the streams, the
+    /// fragment, cluster or page being filled) and hands it to the file's writer: a recording
+    /// that pauses keeps on the disk all it took, whatever comes to it during the pause.
+    func flush() throws {
+        guard headerWritten, !closed else { return }
+        try FFmpeg.check(av_interleaved_write_frame(context, nil), "cannot write to \(name)", code: .ioFailure)
+        // Formats that can (MP4/MOV: a fragment; MKV: a cluster; Ogg: a page) end what they
+        // were filling; the others have nothing held.
+        if context.pointee.oformat.pointee.flags & AVFMT_ALLOW_FLUSH != 0 {
+            try FFmpeg.check(av_write_frame(context, nil), "cannot write to \(name)", code: .ioFailure)
+        }
+        if let pb = context.pointee.pb { avio_flush(pb) }
     }
 
     /// The bytes of the packets handed over so far (encoded media, without the container's

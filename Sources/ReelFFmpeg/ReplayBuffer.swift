@@ -120,8 +120,9 @@ public final class ReplayBuffer: PacketSink, Sendable {
         window.withLock { $0.add(stream) }
     }
 
-    /// Keeps `packet`, dropping what the bounds no longer allow.
-    public func write(_ packet: EncodedPacket) throws {
+    /// Keeps `packet`, dropping what the bounds no longer allow: always ``SinkFlow/ok`` (a
+    /// buffer is never full; it lets go of its oldest).
+    public func write(_ packet: EncodedPacket) throws -> SinkFlow {
         let kept = spill.withLock { state -> EncodedPacket in
             guard let spill = state.spill, state.error == nil else { return packet }
             do {
@@ -132,6 +133,7 @@ public final class ReplayBuffer: PacketSink, Sendable {
             }
         }
         window.withLock { $0.take(kept) }
+        return .ok
     }
 
     /// Nothing more comes; what is held can still be saved.

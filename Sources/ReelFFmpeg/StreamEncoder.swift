@@ -18,6 +18,14 @@ public final class StreamEncoder: @unchecked Sendable {
     /// is taken after ``finish()``.
     private enum Phase { case configuring, encoding, finished }
 
+    /// A sink and what its end does to the recording; `open` until it answered full or gone
+    /// (it then takes nothing more, but a full one is still finished with the others).
+    private struct Attached {
+        let sink: any PacketSink
+        let policy: SinkPolicy
+        var open = true
+    }
+
     /// The video encoder; replaced by one of another preset when the speed changes (see
     /// `StreamEncoder+Speed.swift`).
     var video: VideoEncoder?
@@ -39,16 +47,49 @@ public final class StreamEncoder: @unchecked Sendable {
     var beforeVideoFlush: (@Sendable () throws -> Void)?
     let audio: [AudioEncoder]
     private let frameRate: FrameRate?
-    private var sinks: [any PacketSink] = []
+    private var sinks: [Attached] = []
     private var phase = Phase.configuring
     private var lastVideoIndex: Int64 = -1
+    /// How many ticks earlier every video packet decodes, so that all tracks start together
+    /// (see ``alignTrackStarts()``).
+    private var videoDTSShift: Int64 = 0
+    /// The frame numbers handed to the video encoder that have not come out of it, in order,
+    /// and the highest that has: a packet after which no frame shown before it is still inside
+    /// completes its group (``EncodedPacket/completesGroup``).
+    private var inEncoder: [Int64] = []
+    private var highestOut: Int64 = -1
+
+    /// Grid slots are sent to the video encoder this many slots later: the slots that pauses'
+    /// padding took (see ``pause()``). Packets are moved back before the sinks see them.
+    private var slotOffset: Int64 = 0
+    /// The encoder slots of pauses' padding frames, whose packets no sink sees.
+    private var paddingSlots: [ClosedRange<Int64>] = []
+    /// The encoder slot of the last frame sent (padding included).
+    private var lastSentSlot: Int64 = -1
+    /// The next frame is sent as a keyframe (after a pause's padding, or a cut asked for).
+    private var keyframeAtNextFrame = false
+
+    /// Whether a ``SinkPolicy/required`` sink has answered ``SinkFlow/full``: the recording
+    /// has reached its size.
+    public private(set) var hasFullSink = false
+
+    /// Called on the encoder's thread when an ``SinkPolicy/optional`` sink failed (with its
+    /// error) or went, once it has been finished and dropped.
+    package var onSinkDropped: ((any PacketSink, (any Error)?) -> Void)?
 
     /// Opens an encoder for the video track (if any) and one for each audio track; their
     /// packets belong to the ``streams``, video first.
     ///
     /// - Throws: `.invalidConfiguration` without any track, or for settings that make no sense;
     ///   `.unsupportedFormat` when this FFmpeg lacks an encoder.
-    public init(video: AssetWriter.VideoTrack?, audio: [AssetWriter.AudioTrack]) throws {
+    public convenience init(video: AssetWriter.VideoTrack?, audio: [AssetWriter.AudioTrack]) throws {
+        try self.init(video: video, audio: audio, alignsTrackStarts: false)
+    }
+
+    /// Opens the encoders, as ``init(video:audio:)``; with `alignsTrackStarts`, every track's
+    /// first packet decodes at the same time (what an MP4/MOV file needs: see
+    /// ``alignTrackStarts()``).
+    package init(video: AssetWriter.VideoTrack?, audio: [AssetWriter.AudioTrack], alignsTrackStarts: Bool) throws {
         FFmpeg.silenceLibraryLogging()
         guard video != nil || !audio.isEmpty else {
             throw ReelError(.invalidConfiguration, "nothing to encode: no video and no audio track")
@@ -63,6 +104,32 @@ public final class StreamEncoder: @unchecked Sendable {
                              streamIndex: firstAudio + i, title: track.title)
         }
         frameRate = video?.settings.frameRate
+        if alignsTrackStarts { try alignTrackStarts() }
+    }
+
+    /// Makes every track's first packet decode at the same time.
+    ///
+    /// Encoders start before zero: x264's first packet decodes B-frame-delay frames early, AAC
+    /// primes 1024 samples. FFmpeg writes a fragmented MP4 without edit lists and moves the whole
+    /// file by the first packet it sees, pulling any track that starts later back to zero, which
+    /// would put audio and video out of step. So all tracks are made to start at one lead time:
+    /// the video's decoding times move earlier by whole frames (legal: only the reorder offset
+    /// grows), and the audio gets silence before its first sample. Finalising an MP4 takes the
+    /// lead off again and the edit list hides it; other sinks see the same times, which still
+    /// put every sample where it was recorded.
+    private func alignTrackStarts() throws {
+        guard let video, let rate = frameRate else { return }
+        let frame = rate.frameDuration
+        var lead = video.decodeDelay
+        for a in audio {
+            let priming = MediaTime(value: a.priming, timescale: Int32(a.settings.sampleRate))
+            lead = max(lead, rate.frameIndex(at: priming, rounding: .up))
+        }
+        videoDTSShift = lead - video.decodeDelay
+        for a in audio {
+            let leadSamples = (frame * lead).convertedValue(to: Int32(a.settings.sampleRate), rounding: .nearest)
+            try a.setLeadingSilence(max(0, leadSamples - a.priming))
+        }
     }
 
     /// The streams of the packets this encoder makes: the video track's first (if any), then the
@@ -75,19 +142,24 @@ public final class StreamEncoder: @unchecked Sendable {
     public var videoSize: PixelSize? { video?.outputSize }
 
     /// Adds a sink that takes every packet from now on; it learns of the ``streams`` at once and
-    /// is finished with the encoder.
+    /// is finished with the encoder. `policy` says what the sink's end does to the recording:
+    /// a ``SinkPolicy/required`` sink's failure is the encoder's (appending throws it), an
+    /// ``SinkPolicy/optional`` one is finished and dropped, and the encoder goes on.
     ///
     /// - Throws: `.alreadyRunning` once video or audio has been appended (the sink would miss
     ///   the start of the streams, their first keyframe); what the sink's ``PacketSink/add(_:)``
     ///   and ``PacketSink/begin()`` throw.
-    public func addSink(_ sink: any PacketSink) throws {
+    public func addSink(_ sink: any PacketSink, policy: SinkPolicy = .required) throws {
         guard phase == .configuring else {
             throw ReelError(.alreadyRunning, "a sink can be added only before anything is appended")
         }
         for stream in try streams { try sink.add(stream) }
         try sink.begin()
-        sinks.append(sink)
+        sinks.append(Attached(sink: sink, policy: policy))
     }
+
+    /// Video frames handed to the encoder that have not come out of it yet (its lookahead).
+    package var framesInEncoder: Int { inEncoder.count }
 
     /// Encodes a frame at `time` (zero is the streams' start), placed on the frame grid of the
     /// track's rate; a frame that lands in the same slot as the previous one is skipped and
@@ -112,7 +184,11 @@ public final class StreamEncoder: @unchecked Sendable {
         try video.checkFits(frame)
         phase = .encoding
         lastVideoIndex = max(lastVideoIndex, index)
-        try video.send(frame, index: index)
+        let slot = index + slotOffset
+        try video.send(frame, index: slot, keyframe: keyframeAtNextFrame)
+        keyframeAtNextFrame = false
+        lastSentSlot = slot
+        inEncoder.append(slot)
         try drainVideo()
     }
 
@@ -155,18 +231,33 @@ public final class StreamEncoder: @unchecked Sendable {
         }
     }
 
-    /// Tells the sinks that no more packets come.
+    /// Tells the sinks that no more packets come, in the order they were added (a recording's
+    /// file first: a live stream still sending what it queued holds up nothing recorded).
+    ///
+    /// - Throws: the first error of a required sink, once every sink has been finished.
     func finishSinks() throws {
         phase = .finished
-        for sink in sinks { try sink.finish() }
+        var failure: (any Error)?
+        for attached in sinks {
+            do {
+                try attached.sink.finish()
+            } catch {
+                if attached.policy == .required, failure == nil { failure = error }
+                if attached.policy == .optional { onSinkDropped?(attached.sink, error) }
+            }
+        }
+        sinks = []
+        if let failure { throw failure }
     }
 
-    /// Stops without draining the encoders: the sinks keep what they took and are finished.
+    /// Stops without draining the encoders: the sinks keep what they took and are abandoned
+    /// (``PacketSink/abandon()``: a file is left as it is on the disk).
     public func abandon() {
         guard phase != .finished else { return }
         phase = .finished
         abandonVideoFlush()
-        for sink in sinks { try? sink.finish() }
+        for attached in sinks { attached.sink.abandon() }
+        sinks = []
     }
 
     /// Takes the video encoder's packets and writes them to the sinks; while a replaced
@@ -212,24 +303,86 @@ public final class StreamEncoder: @unchecked Sendable {
         if let taken = videoFlush?.take() { flushedVideo += taken.packets }
         videoFlush = nil
         // Each sink takes what it can: one that fails does not stop the others.
-        for packet in flushedVideo + heldVideo {
-            let packet = guarded(packet)
-            for sink in sinks { try? sink.write(packet) }
-        }
+        for packet in flushedVideo + heldVideo { try? writeVideo(packet) }
         flushedVideo = []
         heldVideo = []
     }
 
-    /// Writes one video packet to every sink.
+    /// Writes one video packet to every sink: on the grid's time (the slots pauses' padding
+    /// took left out), unless it is padding, which no sink sees.
     private func writeVideo(_ packet: EncodedPacket) throws {
-        let packet = guarded(packet)
-        for sink in sinks { try sink.write(packet) }
+        let before = paddingSlots.reduce(Int64(0)) { $0 + ($1.upperBound < packet.pts ? Int64($1.count) : 0) }
+        guard !paddingSlots.contains(where: { $0.contains(packet.pts) }) else { return }
+        try deliver(completing(guarded(packet.retimed(ticksEarlier: before)), encoderSlot: packet.pts))
+    }
+
+    // MARK: Pauses
+
+    /// Flushes what the video encoder holds at a pause of the recording, without ending the
+    /// stream: every frame appended so far comes out to the sinks now (so a kill during the
+    /// pause loses none of them, and a clip ends complete), then each sink is told to put what
+    /// it took where it belongs (``PacketSink/flush()``: a file completes its fragment).
+    ///
+    /// An encoder with a lookahead (x264's B-frames and rate control: about 15 frames at
+    /// veryfast) gives out a frame only once later ones come; here the last picture is sent
+    /// again, in grid slots after the last frame, until every frame before has come out. The
+    /// first of them is a keyframe, so nothing before refers to them, and so is the next real
+    /// frame, so that nothing after does: no sink ever sees them, and the slots they took are
+    /// taken out of the times of every packet after (the stream goes on as if they were never
+    /// sent). Audio is left as it is: its encoders hold a frame or two, and the sound goes on
+    /// sample for sample after the pause.
+    ///
+    /// - Throws: encoding errors and what required sinks throw.
+    package func pause() throws {
+        guard phase == .encoding else { return }
+        if let video, !inEncoder.isEmpty {
+            // A replaced encoder's flush first: its frames were all shown before these.
+            try writeFlushedVideo(waiting: true)
+            let first = lastSentSlot + 1
+            var slot = first
+            // Bounded: an encoder that held more than 300 frames would be broken.
+            while !inEncoder.isEmpty, slot - first < 300 {
+                try video.sendRepeat(index: slot, keyframe: slot == first)
+                paddingSlots.append(slot...slot)
+                slot += 1
+                try drainVideo()
+            }
+            lastSentSlot = slot - 1
+            slotOffset += slot - first
+            keyframeAtNextFrame = true
+            mergePaddingSlots()
+        }
+        for attached in sinks where attached.open {
+            do {
+                try attached.sink.flush()
+            } catch where attached.policy == .optional {
+                continue  // the sink says so itself when it next writes, or at its finish
+            }
+        }
+    }
+
+    /// Keeps ``paddingSlots`` short: adjacent slots as one range.
+    private func mergePaddingSlots() {
+        var merged: [ClosedRange<Int64>] = []
+        for range in paddingSlots {
+            if let last = merged.last, last.upperBound + 1 >= range.lowerBound {
+                merged[merged.count - 1] = last.lowerBound...max(last.upperBound, range.upperBound)
+            } else {
+                merged.append(range)
+            }
+        }
+        paddingSlots = merged
+    }
+
+    /// Asks for the next video frame to be a keyframe (a clip begins there).
+    package func requestKeyframe() {
+        keyframeAtNextFrame = true
     }
 
     /// `packet` as the sinks take it, decoding later than the one before (see below); the
     /// first packet's header options are kept.
     private func guarded(_ packet: EncodedPacket) -> EncodedPacket {
-        var packet = packet
+        var packet = packet.decodedEarlier(by: videoDTSShift)
         // x264 starts a stream's decoding times at its first frame less the time its first
         // B-frame delay's worth of frames spans: after a change of encoder, with frames
         // missing around it, that can lie at or before the old encoder's last. Those first
@@ -244,9 +397,58 @@ public final class StreamEncoder: @unchecked Sendable {
         return packet
     }
 
+    /// `packet` marked with whether it completes its group: no frame shown before it is still
+    /// inside the encoder (a file under a size limit writes, or refuses, such groups whole).
+    /// `encoderSlot` is the slot the encoder gave it (its time before padding was taken out).
+    private func completing(_ packet: EncodedPacket, encoderSlot: Int64) -> EncodedPacket {
+        if let i = inEncoder.firstIndex(of: encoderSlot) { inEncoder.remove(at: i) }
+        highestOut = max(highestOut, encoderSlot)
+        return packet.completingGroup(inEncoder.first.map { $0 > highestOut } ?? true)
+    }
+
     private func drainAudio(_ track: Int) throws {
         while case .packet(let packet) = try audio[track].receive() {
-            for sink in sinks { try sink.write(packet) }
+            try deliver(packet)
         }
+    }
+
+    /// Hands `packet` to every open sink, in order, and acts on what each answers by its
+    /// policy: a required sink's failure is thrown once every sink has had the packet (so that
+    /// a replay buffer still takes what the file could not); a required sink full marks the
+    /// encoder ``hasFullSink``; an optional sink that failed or went is finished and dropped.
+    private func deliver(_ packet: EncodedPacket) throws {
+        var failure: (any Error)?
+        var dropped: [(index: Int, error: (any Error)?)] = []
+        for i in sinks.indices where sinks[i].open {
+            let flow: SinkFlow
+            do {
+                flow = try sinks[i].sink.write(packet)
+            } catch {
+                if sinks[i].policy == .required {
+                    if failure == nil { failure = error }
+                } else {
+                    dropped.append((i, error))
+                }
+                continue
+            }
+            switch (flow, sinks[i].policy) {
+            case (.ok, _):
+                break
+            case (.full, .required):
+                sinks[i].open = false
+                hasFullSink = true
+            case (.gone, .required):
+                sinks[i].open = false
+                if failure == nil { failure = ReelError(.encodingFailed, "a sink the recording depends on stopped taking packets") }
+            case (.full, .optional), (.gone, .optional):
+                dropped.append((i, nil))
+            }
+        }
+        for (i, error) in dropped.reversed() {
+            let sink = sinks.remove(at: i).sink
+            try? sink.finish()
+            onSinkDropped?(sink, error)
+        }
+        if let failure { throw failure }
     }
 }

@@ -233,12 +233,13 @@ final class VideoEncoder {
         }
     }
 
-    /// Hands `source` to the encoder as frame number `index` (in frame-duration ticks). Take
-    /// the packets that come out with ``receive()`` before sending the next frame.
+    /// Hands `source` to the encoder as frame number `index` (in frame-duration ticks), a
+    /// keyframe (IDR) if `keyframe`. Take the packets that come out with ``receive()`` before
+    /// sending the next frame.
     ///
     /// - Throws: `.invalidConfiguration` for a frame that does not fit (see ``checkFits(_:)``),
     ///   `.notRunning` after ``finish()``.
-    func send(_ source: VideoFrame, index: Int64) throws {
+    func send(_ source: VideoFrame, index: Int64, keyframe: Bool = false) throws {
         guard !finishing else { throw ReelError(.notRunning, "the video encoder has been finished") }
         try checkFits(source)
         // A frame the encoder let go of is written into in place; one it still holds is copied
@@ -264,9 +265,25 @@ final class VideoEncoder {
             }
         }
         heldPicture = identity?.id
+        try sendHeldPicture(index: index, keyframe: keyframe)
+    }
+
+    /// Hands the picture the encoder's frame holds (the last one sent) to the encoder again as
+    /// frame number `index`, a keyframe if `keyframe`: what pushes the frames the encoder holds
+    /// out of it at a pause, without ending the stream.
+    ///
+    /// - Throws: `.notRunning` after ``finish()``, or before any frame was sent.
+    func sendRepeat(index: Int64, keyframe: Bool) throws {
+        guard !finishing else { throw ReelError(.notRunning, "the video encoder has been finished") }
+        guard frame.pointee.pts != FFmpeg.noPTS else { throw ReelError(.notRunning, "the video encoder has no picture to repeat") }
+        try FFmpeg.check(av_frame_make_writable(frame), "cannot reuse the encoder's frame")
+        try sendHeldPicture(index: index, keyframe: keyframe)
+    }
+
+    private func sendHeldPicture(index: Int64, keyframe: Bool) throws {
         frame.pointee.pts = index
         frame.pointee.pict_type = AV_PICTURE_TYPE_NONE
-        if settings.frameMode != .constant, settings.keyframeDue(at: index, after: lastForcedKeyframe) {
+        if keyframe || (settings.frameMode != .constant && settings.keyframeDue(at: index, after: lastForcedKeyframe)) {
             frame.pointee.pict_type = AV_PICTURE_TYPE_I
             lastForcedKeyframe = index
         }

@@ -12,7 +12,7 @@ import ReelTestSupport
     final class Collector: PacketSink {
         var packets: [EncodedPacket] = []
         func add(_ stream: EncodedStream) throws {}
-        func write(_ packet: EncodedPacket) throws { packets.append(packet) }
+        func write(_ packet: EncodedPacket) throws -> SinkFlow { packets.append(packet); return .ok }
         func finish() throws {}
     }
 

@@ -13,7 +13,7 @@ import ReelTestSupport
     final class Collected: PacketSink, @unchecked Sendable {
         var packets: [EncodedPacket] = []
         func add(_ stream: EncodedStream) throws {}
-        func write(_ packet: EncodedPacket) throws { packets.append(packet) }
+        func write(_ packet: EncodedPacket) throws -> SinkFlow { packets.append(packet); return .ok }
         func finish() throws {}
         /// The frame number of each packet, in the order written.
         var frames: [Int64] { packets.map { Int64(($0.presentationTime.seconds * 30).rounded()) } }
@@ -208,10 +208,11 @@ import ReelTestSupport
             let frame: Int64
             init(frame: Int64) { self.frame = frame }
             func add(_ stream: EncodedStream) throws {}
-            func write(_ packet: EncodedPacket) throws {
+            func write(_ packet: EncodedPacket) throws -> SinkFlow {
                 if Int64((packet.presentationTime.seconds * 30).rounded()) == frame {
                     throw ReelError(.ioFailure, "sink failed at frame \(frame)")
                 }
+                return .ok
             }
             func finish() throws {}
         }

@@ -12,7 +12,7 @@ import ReelTestSupport
         var streams: [EncodedStream] = []
         var packets: [EncodedPacket] = []
         func add(_ stream: EncodedStream) throws { streams.append(stream) }
-        func write(_ packet: EncodedPacket) throws { packets.append(packet) }
+        func write(_ packet: EncodedPacket) throws -> SinkFlow { packets.append(packet); return .ok }
         func finish() throws {}
     }
 

@@ -26,13 +26,14 @@ import ReelTestSupport
         var entries: [Entry] { lock.withLock { kept } }
 
         func add(_ stream: EncodedStream) throws { if stream.kind == .video { lock.withLock { streamsAdded += 1 } } }
-        func write(_ packet: EncodedPacket) throws {
-            guard packet.stream.kind == .video else { return }
+        func write(_ packet: EncodedPacket) throws -> SinkFlow {
+            guard packet.stream.kind == .video else { return .ok }
             let subme = packet.withUnsafeBytes { Self.subme(in: Array($0)) }
             let entry = Entry(pts: Int64((packet.presentationTime.seconds * 30).rounded()),
                               dts: Int64((packet.decodeTime.seconds * 30).rounded()), keyframe: packet.isKeyframe,
                               stream: ObjectIdentifier(packet.stream), subme: subme)
             lock.withLock { kept.append(entry) }
+            return .ok
         }
         func finish() throws {}
 

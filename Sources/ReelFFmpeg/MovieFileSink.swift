@@ -1,0 +1,371 @@
+import Foundation
+internal import CFFmpeg
+import ReelCore
+import ReelSystem
+
+/// A recording's file as one sink among the encoder's: the muxer, the file's place (a file it
+/// replaces, a file moved or deleted while recorded: `MovieFileSink+Placement.swift`), its
+/// size limit and its finalising.
+///
+/// MP4 and MOV files are written fragmented while recording, so a file cut off by a crash plays
+/// up to its last fragment, and finalised at ``finish()`` into a regular file with its index at
+/// the front: in place where space was reserved for the index, else by copying. MKV files are
+/// written as they are. Under a size limit video packets wait until their group is complete
+/// (``EncodedPacket/completesGroup``) and are written, or refused, whole: a refusal answers
+/// ``SinkFlow/full``, and the sink takes nothing more.
+///
+/// The bytes are written by a thread of the muxer's own from a queue bounded by the
+/// configuration's `writeBufferSize`. Used from the encoder's thread, one call at a time.
+package final class MovieFileSink: PacketSink {
+    /// What the file holds once finished (``finish()``).
+    package struct Finished: Sendable {
+        /// Where the file is (moved while recorded, it was finalised where it went).
+        package var url: URL
+        /// How it was finalised.
+        package var finalisation: AssetWriter.Finalisation
+        /// Its size.
+        package var bytes: Int64
+        /// The video frames in it, and the grid slot after its last frame (0 without one).
+        package var videoFrames: Int64
+        package var videoEnd: Int64
+        /// Where each audio track's written audio ends, in samples of its real audio.
+        package var audioEnds: [Int64]
+    }
+
+    /// Where the sink is in its life.
+    private enum Phase { case writing, full, finished, abandoned }
+
+    let configuration: AssetWriter.Configuration
+    /// Where the file is being written: the configured URL, or, while replacing a file that
+    /// exists, a name of its own beside it until the first packet is written.
+    package internal(set) var url: URL
+    /// The file this one replaces once it holds a packet (`MovieFileSink+Placement.swift`).
+    var replaces: URL?
+    /// That file's device and inode when the recording began: another file put at its name
+    /// meanwhile is not replaced.
+    var replacedFile: FileIdentity?
+    /// Whether another file was found at that name: the name is then taken only at the finish.
+    var nameTakenByAnother = false
+    /// The new file has replaced the one it was to replace.
+    var tookTheName = false
+    /// Where the media begins in the file (after the header and the index reservation): a file
+    /// larger than this holds a complete fragment (MKV: cluster), which plays.
+    var mediaStart: Int64 = 0
+    /// Where the first media handed to the file ends, once there is some: when that many bytes
+    /// are on the disk, the file plays.
+    var firstMediaEnd: Int64?
+    let muxer: Muxer
+    /// Marks the file as a recording in progress from its creation until it is finalised.
+    let lock: RecordingLock?
+    /// A fault injected into finalising in place (tests); `nil` in production.
+    var finaliseFault: MP4Finaliser.Fault?
+
+    private var phase = Phase.writing
+    /// Whether the file reached its size limit (and took nothing more from then on), whatever
+    /// its phase now.
+    package private(set) var isFull = false
+    private var videoStream: Int?
+    /// The streams of the audio tracks, in order, and the samples each encoder put before its
+    /// first real one (what the packets' times leave out).
+    private var audioStreams: [ObjectIdentifier: (stream: Int, track: Int, priming: Int64)] = [:]
+    private var audioPacketRates: [Double] = []
+    private var streamIndices: [ObjectIdentifier: Int] = [:]
+    /// Video packets that came out but wait (under a size limit) until their group is complete.
+    private var heldPackets: [EncodedPacket] = []
+    /// The bytes of the latest video packets between keyframes (for what the encoder still
+    /// holds). Keyframes are left out: a detailed 1080p screen's is over a megabyte, and taken
+    /// as the size of every frame held in the encoder it stopped a 3 MB recording at its first
+    /// frame; a keyframe that does not fit is refused exactly, when it comes out.
+    private var recentVideoSizes: [Int] = []
+    private(set) var videoFramesMuxed: Int64 = 0
+    private var lastMuxedIndex: Int64 = -1
+    /// The end of the audio written to each track, in samples of its real audio.
+    private var audioMuxedEnd: [Int64] = []
+    /// What the finished file holds.
+    package private(set) var finished: Finished?
+
+    /// Creates the file (never over one that exists unless the configuration allows it; a file
+    /// it replaces stays until this one holds something) and its muxer; the streams follow
+    /// (``add(_:)``) and ``begin()`` writes the header.
+    ///
+    /// - Throws: `.fileExists`, the folder's errors; nothing existing is touched then.
+    package init(configuration: AssetWriter.Configuration, wrappingOutput: @escaping (any FileOutput) -> any FileOutput = { $0 }) throws {
+        self.configuration = configuration
+        let writeQueue = configuration.writeBufferSize > 0
+            ? Muxer.WriteQueue(maxBytes: configuration.writeBufferSize, output: wrappingOutput) : nil
+        if configuration.overwrite, FileIdentity.isRegularFile(configuration.url) {
+            // Never one that another program is recording right now.
+            try RecordingLock.checkNotBeingWritten(configuration.url)
+            let temporary = FilePlacement.temporaryURL(beside: configuration.url, purpose: "new")
+            muxer = try Muxer(url: temporary, container: configuration.container, overwrite: false, writeQueue: writeQueue)
+            url = temporary
+            replaces = configuration.url
+            replacedFile = FileIdentity(itself: configuration.url)
+        } else {
+            muxer = try Muxer(url: configuration.url, container: configuration.container, overwrite: configuration.overwrite,
+                              writeQueue: writeQueue)
+            url = configuration.url
+        }
+        lock = muxer.takeLock()
+    }
+
+    deinit {
+        lock?.release()
+    }
+
+    // MARK: PacketSink
+
+    package func add(_ stream: EncodedStream) throws {
+        let index = try muxer.addStream(stream)
+        streamIndices[ObjectIdentifier(stream)] = index
+        switch stream.kind {
+        case .video:
+            videoStream = index
+        case .audio:
+            let parameters = stream.parameters.pointer.pointee
+            audioStreams[ObjectIdentifier(stream)] = (index, audioMuxedEnd.count, Int64(parameters.initial_padding))
+            audioMuxedEnd.append(0)
+            let frameSize = parameters.frame_size > 0 ? Int(parameters.frame_size) : 1024
+            audioPacketRates.append(Double(parameters.sample_rate) / Double(frameSize))
+        }
+    }
+
+    package func begin() throws {
+        try muxer.writeHeader(fragmentInterval: configuration.fragmentInterval) { [self] headerSize in
+            if let bytes = configuration.indexReservation { return bytes }
+            let estimate = indexReservationEstimate(headerSize: headerSize)
+            // Under a size limit the reservation takes at most an eighth of the room (a bigger
+            // index is written by copying at the end).
+            guard let limit = configuration.maximumFileSize else { return estimate }
+            return min(estimate, Int(clamping: limit / 8) / 4096 * 4096)
+        }
+        mediaStart = muxer.bytesWritten
+    }
+
+    package func write(_ packet: EncodedPacket) throws -> SinkFlow {
+        switch phase {
+        case .writing: break
+        case .full: return .full
+        case .finished, .abandoned: return .gone
+        }
+        if packet.stream.kind == .video { return try takeVideo(packet) }
+        guard let audio = audioStreams[ObjectIdentifier(packet.stream)] else {
+            throw ReelError(.invalidConfiguration, "a packet of \(packet.stream) reached \(url.path), which has no such stream")
+        }
+        if let limit = configuration.maximumFileSize, projectedFileSize(adding: Int64(packet.byteCount), packets: 1) > limit {
+            phase = .full
+            isFull = true
+            return .full
+        }
+        try muxer.write(packet, stream: audio.stream)
+        try takeTheFilesName()
+        audioMuxedEnd[audio.track] = max(audioMuxedEnd[audio.track], packet.pts + packet.durationTicks + audio.priming)
+        return .ok
+    }
+
+    /// A video packet: written, or under a size limit held until its group is complete.
+    private func takeVideo(_ packet: EncodedPacket) throws -> SinkFlow {
+        // Keyframes are rare and large: what the encoder holds is mostly the frames between.
+        if !packet.isKeyframe {
+            recentVideoSizes.append(packet.byteCount)
+            if recentVideoSizes.count > 30 { recentVideoSizes.removeFirst() }
+        }
+        guard configuration.maximumFileSize != nil else {
+            try muxVideo(packet)
+            return .ok
+        }
+        heldPackets.append(packet)
+        guard packet.completesGroup else { return .ok }
+        return try writeHeldPackets()
+    }
+
+    /// Writes the held video packets if the file stays within its limit with them; else drops
+    /// them and takes nothing more.
+    private func writeHeldPackets() throws -> SinkFlow {
+        defer { heldPackets = [] }
+        let bytes = heldPackets.reduce(Int64(0)) { $0 + Int64($1.byteCount) }
+        if let limit = configuration.maximumFileSize, projectedFileSize(adding: bytes, packets: Int64(heldPackets.count)) > limit {
+            phase = .full
+            isFull = true
+            return .full
+        }
+        for packet in heldPackets { try muxVideo(packet) }
+        return .ok
+    }
+
+    private func muxVideo(_ packet: EncodedPacket) throws {
+        guard let videoStream else {
+            throw ReelError(.invalidConfiguration, "a video packet reached \(url.path), which has no video stream")
+        }
+        try muxer.write(packet, stream: videoStream)
+        try takeTheFilesName()
+        videoFramesMuxed += 1
+        lastMuxedIndex = max(lastMuxedIndex, packet.pts)
+    }
+
+    /// Writes what the muxer holds to the disk (see ``Muxer/flush()``): at a pause, the file on
+    /// the disk holds every packet taken.
+    package func flush() throws {
+        guard phase == .writing || phase == .full else { return }
+        if phase == .writing, !heldPackets.isEmpty, heldPackets.last?.completesGroup == true { _ = try writeHeldPackets() }
+        try muxer.flush()
+        try takeTheFilesName()
+    }
+
+    /// Closes and finalises the file (see the type's description): what it holds is then in
+    /// ``finished``. Does nothing after ``abandon()``.
+    ///
+    /// - Throws: `.nothingRecorded` for a file that was to replace another but got no video
+    ///   frame (the other file stays); the disk's and the finalising's errors.
+    package func finish() throws {
+        switch phase {
+        case .writing, .full: break
+        case .finished, .abandoned: return
+        }
+        if !heldPackets.isEmpty, phase == .writing { _ = try writeHeldPackets() }
+        phase = .finished
+        // Held until the file is finalised, whichever way that goes.
+        defer { lock?.release() }
+        try muxer.finish()
+        // Replacing a file with a recording that has a video track but got no frame of it
+        // (stopped in its first moments: a little audio at most) would lose the old file for
+        // nothing the user recorded it for: that stays, and the new one goes.
+        if let target = replaces, videoStream != nil, videoFramesMuxed == 0 {
+            unlink(url.path)
+            replaces = nil
+            throw ReelError(.nothingRecorded, "no video frame was recorded, so \(target.path) was left as it was",
+                            hint: "record for longer")
+        }
+        // Finished on purpose: it replaces the file (a recording that holds its video).
+        try takeTheFilesName(finishing: true)
+        try followTheFile()
+        var finalisation = AssetWriter.Finalisation.notNeeded
+        if [.flac, .wav, .ogg, .opus].contains(configuration.container), let repair = try? AudioFileRecovery.plan(url), repair.isNeeded {
+            // A size limit keeps the encoder's last packets out, and FLAC's final STREAMINFO
+            // (which comes with them) too: the header is made to say what the file holds.
+            let bytes = try AudioFileRecovery.recover(url, repair: repair, into: nil, overwrite: false)
+            finalisation = .inPlace(bytesWritten: bytes)
+        }
+        if configuration.fragmentInterval != nil && configuration.container.isISOBaseMedia {
+            // FFmpeg moved the fragmented file so its earliest packet decodes at zero; move it back.
+            let shift = MediaTime.zero - (muxer.earliestDecodeTime ?? .zero)
+            // Finalised in place the file keeps its size; over a size limit it is copied into
+            // a compact one instead.
+            let size = FileIdentity.size(of: url) ?? muxer.bytesWritten
+            let fits = configuration.maximumFileSize.map { size <= $0 } ?? true
+            finalisation = try AssetWriter.finalise(url, container: configuration.container, shift: shift,
+                                                    inPlace: muxer.indexReservation != nil && fits,
+                                                    copyWhenSmall: configuration.indexReservation == nil,
+                                                    fault: finaliseFault)
+        }
+        finished = Finished(url: url, finalisation: finalisation, bytes: FileIdentity.size(of: url) ?? muxer.bytesWritten,
+                            videoFrames: videoFramesMuxed, videoEnd: lastMuxedIndex + 1, audioEnds: audioMuxedEnd)
+    }
+
+    /// Stops without finalising: the file keeps what reached the disk (for MP4/MOV the complete
+    /// fragments), which plays. A file that was to replace another and holds no complete
+    /// fragment yet goes; the other stays.
+    package func abandon() {
+        switch phase {
+        case .writing, .full: break
+        case .finished, .abandoned: return
+        }
+        phase = .abandoned
+        heldPackets = []
+        if firstMediaEnd == nil, muxer.bytesWritten > mediaStart { firstMediaEnd = muxer.bytesWritten }
+        muxer.abandon()
+        // Closing wrote what waited for the disk: a new file that now holds its first fragment
+        // plays, and takes the name as it would have with its next packet.
+        try? takeTheFilesName()
+        if replaces != nil { unlink(url.path) }
+        lock?.release()
+    }
+
+    /// Gives up a file that holds nothing worth keeping (a video recording without a picture):
+    /// the new file goes, and a file it was to replace stays. Returns `false`, doing nothing,
+    /// once the new file has taken that file's name (it is all there is then) or the sink has
+    /// finished.
+    package func discardWithoutPicture() -> Bool {
+        guard phase == .writing || phase == .full, !tookTheName else { return false }
+        phase = .abandoned
+        heldPackets = []
+        muxer.abandon()
+        unlink(url.path)
+        lock?.release()
+        return true
+    }
+
+    /// Abandons a sink that has taken nothing yet and removes its new file (a header only): for
+    /// a start that fails after the file was made. One that has written packets is only
+    /// abandoned: its file stays.
+    package func discard() {
+        let untouched = (phase == .writing || phase == .full) && muxer.packetCount == 0
+        abandon()
+        if untouched && replaces == nil { unlink(url.path) }
+    }
+
+    // MARK: What it holds
+
+    /// Bytes written so far (some may still wait for the disk).
+    package var bytesWritten: Int64 { muxer.bytesWritten }
+    /// The queue of bytes waiting for the disk, if the file is written by a thread of its own.
+    package var writeQueue: FileWriteQueue? { muxer.writeQueue }
+    /// The packets written so far.
+    package var packetsWritten: Int64 { muxer.packetCount }
+    /// The bytes of encoded video and audio written so far.
+    package var mediaBytes: Int64 { muxer.payloadBytes }
+
+    /// An estimate of the finished file's size: what is written, the packets held back for the
+    /// limit, and `framesInEncoder` more frames each as big as the latest frames between
+    /// keyframes. The limit itself is kept exactly as packets come out.
+    package func projectedFileSize(framesInEncoder: Int) -> Int64 {
+        let encoding = Int64(framesInEncoder), heldBytes = heldPackets.reduce(Int64(0)) { $0 + Int64($1.byteCount) }
+        return projectedFileSize(adding: heldBytes + encoding * typicalFrameBytes * 3 / 2,
+                                 packets: encoding + Int64(heldPackets.count + audioStreams.count))
+    }
+
+    /// The latest video packets' average size, keyframes left out (0 until one has come out).
+    package var typicalFrameBytes: Int64 {
+        recentVideoSizes.isEmpty ? 0 : Int64(recentVideoSizes.reduce(0, +) / recentVideoSizes.count)
+    }
+
+    /// An upper bound of the size the file will have when finished, if `bytes` more in
+    /// `packets` more packets are written: the media, the container's boxes for each packet
+    /// and, for MP4/MOV, the index of a file finalised by copying (at most 48 bytes a packet).
+    private func projectedFileSize(adding bytes: Int64, packets: Int64) -> Int64 {
+        let payload = muxer.payloadBytes + bytes, count = muxer.packetCount + packets
+        let perPacket: Int64 = configuration.container.isISOBaseMedia ? 48 : 32
+        return muxer.headerSize + payload + perPacket * count + 4096
+    }
+
+    /// The space to keep for the final index of a recording of the expected duration.
+    private func indexReservationEstimate(headerSize: Int) -> Int {
+        guard let interval = configuration.fragmentInterval else { return 0 }
+        let rate = configuration.video?.settings.frameRate
+        let keyframes = configuration.video.map { Double($0.settings.effectiveKeyframeInterval) / $0.settings.frameRate.framesPerSecond }
+        return MP4Finaliser.reservation(duration: configuration.expectedDuration ?? MediaTime(value: 3600, timescale: 1),
+                                        frameRate: rate, audioPacketRates: audioPacketRates, fragmentInterval: interval,
+                                        keyframeInterval: keyframes, baseIndexSize: headerSize)
+    }
+
+    /// Runs `body`, adding to a full disk's error how to get the recording back: the file keeps
+    /// what was completely written (for MP4/MOV the complete fragments), which recovering it
+    /// finalises: an MP4/MOV on the full disk too, another file once there is space.
+    package func advisingRecoveryWhenFull<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch var error as ReelError where error.code == .insufficientStorage {
+            // A file that holds nothing yet (the disk filled before its first fragment, or a
+            // replacement's hidden file that is gone) is nothing to recover.
+            guard Recovery.isCutOff(url) else {
+                error.hint = "the disk filled before anything was recorded; free some space and record again"
+                throw error
+            }
+            let recover = "reel recover \(Shell.quoted(url.path))"
+            error.hint = configuration.container.isISOBaseMedia
+                ? "finalise what was recorded with: \(recover) (which works on the full disk too)"
+                : "free some disk space, then finalise what was recorded with: \(recover)"
+            throw error
+        }
+    }
+}
