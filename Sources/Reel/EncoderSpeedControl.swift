@@ -102,27 +102,3 @@ final class EncoderSpeedControl: @unchecked Sendable {
         return change
     }
 }
-
-extension RecordingFileWriter {
-    /// Goes on encoding this file's video at `preset` from the next frame (see
-    /// ``AssetWriter/changeVideoPreset(to:)``).
-    func changeVideoPreset(to preset: String) throws -> PresetChangeOutcome {
-        if let writer { return try writer.changeVideoPreset(to: preset) }
-        if let encoder { return try encoder.changeVideoPreset(to: preset) }
-        return .refused("nothing encodes the video")
-    }
-}
-
-extension RecorderPipeline {
-    /// Goes on encoding the video at `preset` from the next frame: in the file that takes the
-    /// video now, and in files opened later (clip mode's next clips).
-    func changeVideoPreset(to preset: String) throws -> PresetChangeOutcome {
-        guard let latest = open.keys.max(), let writer = open[latest] else {
-            adaptedVideoPreset = preset
-            return .changed
-        }
-        let outcome = try writer.changeVideoPreset(to: preset)
-        if outcome == .changed { adaptedVideoPreset = preset }
-        return outcome
-    }
-}

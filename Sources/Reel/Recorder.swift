@@ -84,9 +84,8 @@ public final class Recorder: CaptureOutput {
     }
 
     /// Creates a recorder that will write `url` when its session starts and, if given, feed
-    /// `replayBuffer` from the same encoders (one encode for both). A replay buffer needs the
-    /// single-file ``PauseMode``: clip mode opens encoders for each clip, and the start fails
-    /// with `.invalidConfiguration`.
+    /// `replayBuffer` from the same encoders (one encode for both, in either ``PauseMode``: clip
+    /// mode cuts the one encode into clips, and the buffer holds the recorded time across them).
     ///
     /// `sinks` take the same packets too (live streams, say: see ``sinks``). Sinks are added when
     /// the session starts, after the file is created: a live stream that cannot connect then
@@ -261,7 +260,11 @@ public final class Recorder: CaptureOutput {
         }
         pipeline.onClipStarted = { continuation.yield(.clipStarted(index: $0)) }
         pipeline.onClipFinished = { continuation.yield(.clipFinished($0)) }
-        pipeline.applyPendingControls = { [unowned self, unowned pipeline] in try self.applyControls(to: pipeline) }
+        pipeline.takeControls = { [unowned self] in self.takeControls() }
+        pipeline.controlApplied = { [unowned self, unowned pipeline] paused, at in
+            continuation.yield(paused ? .paused(recorded: at) : .resumed(recorded: at))
+            continuation.yield(.progress(pipeline.progress(droppedAudio: self.droppedAudio)))
+        }
         let queue = BoundedQueue<SourcedSample>(capacity: 512, policy: clock.isRealTime ? .dropNewest : .block)
         queuedVideo.reset()
         let gauge = backlogGauge
@@ -429,19 +432,14 @@ public final class Recorder: CaptureOutput {
 
     // MARK: The worker
 
-    /// Applies pause and resume requests once the recording has begun (its time zero known).
-    private func applyControls(to pipeline: RecorderPipeline) throws {
-        guard pendingControls.load(ordering: .acquiring) > 0, pipeline.timeline.hasBegun else { return }
-        let controls = state.withLock { s -> [RecorderPipeline.Control] in
+    /// The pause and resume requests waiting, taken from the state machine (none without a
+    /// look under the lock when there are none).
+    private func takeControls() -> [RecorderPipeline.Control] {
+        guard pendingControls.load(ordering: .acquiring) > 0 else { return [] }
+        return state.withLock { s -> [RecorderPipeline.Control] in
             let c = s.machine.takeControls()
             pendingControls.subtract(c.count, ordering: .relaxed)
             return c
-        }
-        for control in controls {
-            if let change = try pipeline.apply(control) {
-                continuation.yield(change.paused ? .paused(recorded: change.at) : .resumed(recorded: change.at))
-                continuation.yield(.progress(pipeline.progress(droppedAudio: self.droppedAudio)))
-            }
         }
     }
 

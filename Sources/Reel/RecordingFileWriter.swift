@@ -1,69 +1,50 @@
 import Foundation
 import ReelFFmpeg
 
-/// Writes one file of a recording — the whole recording in single-file mode, or one clip in
-/// clip mode: the asset writer and the audio laid out for it. With packet sinks (a replay buffer,
-/// live streams), the same encode also feeds them; a recorder without a file (a replay buffer or
-/// live streams only) has its encoders feed the sinks alone (``writer`` is `nil`).
+/// The one encode of a recording and where it goes: the ``StreamEncoder`` and its sinks — the
+/// recording's file (one ``MovieFileSink``, or in clip mode a ``ClipFileSink`` that cuts the one
+/// stream into a file per clip, or none), a replay buffer, live streams, an application's sinks
+/// — and the audio laid out for it (each track's samples placed by their times, or mixed).
 final class RecordingFileWriter {
-    /// The file's writer; `nil` when only a replay buffer is kept.
-    let writer: AssetWriter?
-    /// The encoders when there is no file (replay buffer only); `nil` when ``writer`` has its own.
-    let encoder: StreamEncoder?
-    /// Where the file is now (a file being replaced keeps its place until this one holds
-    /// something: see ``AssetWriter/url``).
-    let fileURL: URL
-    var url: URL { writer?.url ?? fileURL }
-    /// Frames encoded (the writer counts its own; without one, counted here).
-    private var framesEncoded: Int64 = 0
-
-    /// What a finished file holds.
-    struct Finished {
-        var duration: MediaTime
-        var videoFrames: Int64
-        var bytes: Int64
+    /// Where the encoder's packets are kept as a file.
+    enum File {
+        /// One file (single-file mode).
+        case movie(MovieFileSink)
+        /// A file per clip (clip mode).
+        case clips(ClipFileSink)
+        /// No file: the sinks take everything (a replay buffer, live streams).
+        case none
     }
-    /// The timeline interval (clip) this file holds.
-    let interval: Int
+
+    let encoder: StreamEncoder
+    let file: File
     private var aligners: [AudioTrackAligner]
     private var mixer: AudioMixer?
+    /// Frames given to the encoder (some may still be inside it).
+    private(set) var framesEncoded: Int64 = 0
     private(set) var lastVideoTime: MediaTime?
     private(set) var wroteSomething = false
 
-    /// `maximumFileSize`: the most bytes this file may have (see ``AssetWriter/Configuration``).
-    /// `sinks`: sinks fed by the same encoders (a replay buffer, live streams), added in order;
-    /// `writesFile`: whether there is a file at all (without one, the sinks take everything).
-    init(url: URL, interval: Int, plan: TrackPlan, settings: Recorder.Settings, overwrite: Bool,
-         maximumFileSize: Int64? = nil, sinks: [any PacketSink] = [], writesFile: Bool = true) throws {
-        self.interval = interval
-        fileURL = url
+    /// Opens the encoders for `plan` and adds `file` and `sinks` as their sinks, the file first
+    /// (required: its failure ends the recording); a live stream or replay buffer is optional.
+    /// `alignsTrackStarts`: every track's first packet decodes at the same time (what MP4/MOV
+    /// files need, see ``StreamEncoder``).
+    init(plan: TrackPlan, file: File, sinks: [any PacketSink], alignsTrackStarts: Bool) throws {
         aligners = plan.audioFormats.map { AudioTrackAligner(format: $0) }
         if let mix = plan.mixFormat { mixer = AudioMixer(inputs: plan.audioFormats.count, format: mix) }
-        if writesFile {
-            var configuration = AssetWriter.Configuration(url: url, container: settings.container, video: plan.video,
-                                                          audio: plan.audioTracks, fragmentInterval: settings.fragmentInterval,
-                                                          overwrite: overwrite, expectedDuration: settings.maxRecordedDuration,
-                                                          maximumFileSize: maximumFileSize)
-            configuration.writeBufferSize = settings.writeBufferSize
-            let writer = try AssetWriter(configuration: configuration)
-            do {
-                for sink in sinks { try writer.addSink(sink, policy: Self.policy(of: sink)) }
-            } catch {
-                writer.discard()  // nothing was recorded: the new file goes
-                throw error
+        encoder = try StreamEncoder(video: plan.video, audio: plan.audioTracks, alignsTrackStarts: alignsTrackStarts)
+        self.file = file
+        do {
+            switch file {
+            case .movie(let movie): try encoder.addSink(movie, policy: .required)
+            case .clips(let clips): try encoder.addSink(clips, policy: .required)
+            case .none: break
             }
-            self.writer = writer
-            encoder = nil
-        } else {
-            let encoder = try StreamEncoder(video: plan.video, audio: plan.audioTracks)
-            do {
-                for sink in sinks { try encoder.addSink(sink, policy: Self.policy(of: sink)) }
-            } catch {
-                encoder.abandon()
-                throw error
-            }
-            self.writer = nil
-            self.encoder = encoder
+            for sink in sinks { try encoder.addSink(sink, policy: Self.policy(of: sink)) }
+        } catch {
+            encoder.abandon()
+            if case .movie(let movie) = file { movie.discard() }  // nothing was recorded: the new file goes
+            throw error
         }
     }
 
@@ -74,39 +55,29 @@ final class RecordingFileWriter {
         sink is LiveStream || sink is ReplayBuffer ? .optional : .required
     }
 
-    var videoFrames: Int64 { writer?.videoFrameCount ?? framesEncoded }
-    /// The encoded media written so far (see ``AssetWriter/mediaBytes``); 0 without a file.
-    var mediaBytes: Int64 { writer?.mediaBytes ?? 0 }
+    /// The single file, if the recording writes one.
+    var movie: MovieFileSink? {
+        if case .movie(let movie) = file { return movie }
+        return nil
+    }
+
     /// The size the video is encoded at.
-    var videoSize: PixelSize? { writer?.videoSize ?? encoder?.videoSize }
-    /// Whether the file has reached its size limit (never without a file).
-    var isFull: Bool { writer?.isFull ?? false }
-    /// Packets in the file so far.
-    var packetsWritten: Int64 { writer?.packetsWritten ?? 0 }
-    /// The size the file would have if finalised now (0 without a file).
-    var projectedFileSize: Int64 { writer?.projectedFileSize ?? 0 }
-    /// The bytes of a typical frame in the file (0 without a file).
-    var typicalFrameBytes: Int64 { writer?.typicalFrameBytes ?? 0 }
+    var videoSize: PixelSize? { encoder.videoSize }
 
-    /// Where the audio of input `input` has been laid down to, in the file's time.
-    func audioEnd(_ input: Int) -> MediaTime { aligners[input].nextTime }
+    // MARK: Appending
 
-    /// Encodes a frame at `time` in this file.
-    /// Encodes a frame; returns whether it was written (not a second frame in one slot).
+    /// Encodes a frame at recorded time `time`; returns whether it was taken (not a second frame
+    /// in one slot).
     @discardableResult
     func appendVideo(_ frame: VideoFrame, at time: MediaTime) throws -> Bool {
-        if let writer {
-            guard try writer.appendVideo(frame, at: time) else { return false }
-        } else {
-            guard try encoder?.appendVideo(frame, at: time) == true else { return false }
-            framesEncoded += 1
-        }
+        guard try advisingRecovery({ try encoder.appendVideo(frame, at: time) }) else { return false }
+        framesEncoded += 1
         lastVideoTime = time
         wroteSomething = true
         return true
     }
 
-    /// Lays `buffer` (its time already in this file's time) onto input `input`'s track.
+    /// Lays `buffer` (its time the recorded time) onto input `input`'s track.
     func appendAudio(_ buffer: AudioBuffer, input: Int) throws {
         for piece in try aligners[input].place(buffer) {
             wroteSomething = true
@@ -116,6 +87,10 @@ final class RecordingFileWriter {
                 try append(piece, track: input)
             }
         }
+    }
+
+    private func append(_ buffer: AudioBuffer, track: Int) throws {
+        try advisingRecovery { try encoder.appendAudio(buffer, track: track) }
     }
 
     /// Fills every audio track with silence up to `end`, so all tracks end together.
@@ -130,31 +105,44 @@ final class RecordingFileWriter {
         if mixer != nil, let rest = mixer!.flush() { try append(rest, track: 0) }
     }
 
-    /// At a pause: the encoders give out what they hold and the file (and the sinks) write it
-    /// out (see ``StreamEncoder/pause()``).
+    /// At a pause: the encoder gives out what it holds and the sinks write it out (see
+    /// ``StreamEncoder/pause()``).
     func pause() throws {
-        if let writer { try writer.pause() } else { try encoder?.pause() }
+        try advisingRecovery { try encoder.pause() }
     }
 
-    /// Drains the encoders and finalises the file (without one: finishes the sinks).
-    func finish() throws -> Finished {
-        guard let writer else {
-            try encoder?.finish()
-            let duration = lastVideoTime ?? aligners.map(\.nextTime).max() ?? .zero
-            return Finished(duration: duration, videoFrames: framesEncoded, bytes: 0)
-        }
-        let summary = try writer.finish()
-        return Finished(duration: summary.duration, videoFrames: summary.videoFrames, bytes: summary.bytes)
+    /// Runs `body`, adding to a full disk's error how to get the single file back.
+    private func advisingRecovery<T>(_ body: () throws -> T) throws -> T {
+        guard let movie else { return try body() }
+        return try movie.advisingRecoveryWhenFull(body)
     }
 
+    // MARK: The end
+
+    /// Drains the encoders into the sinks and finishes them (the file first, finalised).
+    /// Returns what the single file holds, if there is one.
+    func finish() throws -> AssetWriter.Summary? {
+        if let movie { return try movie.finishRecording(drainingInto: encoder) }
+        try encoder.finish()
+        return nil
+    }
+
+    /// Stops without draining or finalising: the file keeps what reached the disk.
     func abandon() {
-        if let writer { writer.abandon() } else { encoder?.abandon() }
+        encoder.abandon()
     }
-}
 
-extension RecordingFileWriter {
-    /// Encodes audio for `track` into the file's writer, or the encoders of the buffer alone.
-    fileprivate func append(_ buffer: AudioBuffer, track: Int) throws {
-        if let writer { try writer.appendAudio(buffer, track: track) } else { try encoder?.appendAudio(buffer, track: track) }
+    // MARK: What it holds
+
+    /// The encoded media written to the file(s) so far (0 without one).
+    var mediaBytes: Int64 {
+        switch file {
+        case .movie(let movie): return movie.mediaBytes
+        case .clips(let clips): return clips.openFiles.reduce(0) { $0 + $1.mediaBytes }
+        case .none: return 0
+        }
     }
+
+    /// Whether the file reached its size limit.
+    var isFull: Bool { encoder.hasFullSink }
 }

@@ -170,9 +170,7 @@ struct DoctorCommand {
     /// and the free space on its disk.
     static func folderFacts(_ url: URL) -> DoctorChecks.FolderFacts {
         func freeBytes(_ path: String) -> Int64? {
-            var info = statvfs()
-            guard statvfs(path, &info) == 0 else { return nil }
-            return Int64(info.f_bavail) * Int64(info.f_frsize)
+            FreeSpace.of(URL(fileURLWithPath: path))?.available
         }
         var info = stat()
         if stat(url.path, &info) == 0 {

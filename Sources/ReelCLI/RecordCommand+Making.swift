@@ -17,9 +17,7 @@ extension RecordCommand {
         let buffer: ReplayBuffer
         do {
             // As -o's disk is checked (--min-free): a replay folder without room loses every save.
-            var info = statvfs()
-            if options.minimumFreeSpace > 0, statvfs(folder.path, &info) == 0 {
-                let free = Int64(info.f_bavail) * Int64(info.f_frsize)
+            if options.minimumFreeSpace > 0, let free = FreeSpace.of(folder)?.available {
                 if free < options.minimumFreeSpace {
                     throw ReelError(.insufficientStorage, "only \(free / 1_000_000) MB free in \(folder.path) for the replays",
                                     hint: "free some space there, choose another --replay-dir, or lower --min-free")

@@ -51,7 +51,7 @@ struct RecordCommand {
     saves it once more first). With -o FILE the whole session is recorded as well, from the
     same encode. Paused time is not in the buffer. --replay-max-size 500M bounds its memory:
     past it the oldest seconds go; --replay-spill keeps it on the replay folder's disk instead.
-    --pause-mode clips cannot be combined with --replay.
+    With --pause-mode clips the buffer, --stream and --hls take the same encode as the clips.
 
     Live streaming: --stream URL sends the recording live, from the same encode as the file,
     to an RTMP server (rtmp://HOST/APP/KEY or rtmps://; H.264 and AAC) or over SRT

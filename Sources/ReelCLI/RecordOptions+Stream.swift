@@ -81,9 +81,6 @@ extension RecordOptions {
                 throw UsageError("--stream \(hostOnly?.string ?? "address") needs an application and a stream key: rtmp://HOST/APP/KEY (or rtmp://HOST/APP with --stream-key-file)")
             }
         }
-        if pauseMode == .clips {
-            throw UsageError("--stream cannot be combined with --pause-mode clips or --keep-clips (clips each encode on their own); pausing a stream takes the gap out")
-        }
         streams = addresses
     }
 
@@ -127,7 +124,6 @@ extension RecordOptions {
         }
         if video.codec != .h264 && videoSourceCount > 0 { throw UsageError("--hls carries H.264 video, not \(video.codec.rawValue) (drop --codec or use --codec h264)") }
         if audio.codec != .aac { throw UsageError("--hls carries AAC audio, not \(audio.codec.rawValue) (use --audio-codec aac)") }
-        if pauseMode == .clips { throw UsageError("--hls cannot be combined with --pause-mode clips or --keep-clips (clips each encode on their own)") }
         // HLS writes the folder's files as it goes: the recording must not be one of them.
         let folder = output.folder.standardizedFileURL.path
         for (option, path) in [("-o", self.output), ("-o", outputFolder), ("--replay-dir", replayDirectory)] {

@@ -458,10 +458,6 @@ public struct RecordOptions: Sendable {
         }
         replaySavesOnExit = args.has("replay-save-on-exit")
         replaySpills = args.has("replay-spill")
-        // Each clip opens encoders of its own: the replay buffer needs one encode for the session.
-        if pauseMode == .clips {
-            throw UsageError("--replay cannot be combined with --pause-mode clips or --keep-clips (clips each encode on their own); pausing with --replay takes the gap out")
-        }
         let writesFile = output != nil || outputFolder != nil
         if !writesFile, let given = ["max-size", "frame-log"].first(where: args.has) {
             throw UsageError("--\(given) needs a file to record (-o FILE) beside --replay")

@@ -15,6 +15,15 @@ public protocol MediaClock: Sendable {
     /// Whether samples may be produced faster than real time: outputs then apply
     /// backpressure (block the producer) instead of dropping frames.
     var isRealTime: Bool { get }
+    /// Wakes the threads asleep in ``sleep(until:)`` (a source being stopped), early: they
+    /// check whether to stop and sleep again if not. Real clocks' sleeps end by themselves
+    /// within a frame: by default nothing happens.
+    func wakeSleepers()
+}
+
+extension MediaClock {
+    /// Does nothing: the sleep ends by itself soon.
+    public func wakeSleepers() {}
 }
 
 /// A clock that moves only when told to, for tests that run faster than real time.
@@ -35,6 +44,8 @@ public final class ManualClock: MediaClock, @unchecked Sendable {
     private let condition = NSCondition()
     private var current: MediaTime
     private let mode: Mode
+    /// Counts ``wakeSleepers()``: a stepped sleeper returns when it changes.
+    private var wakes = 0
 
     /// Creates a manual clock that starts at `start`.
     public init(start: MediaTime = .zero, mode: Mode = .virtual) {
@@ -53,8 +64,18 @@ public final class ManualClock: MediaClock, @unchecked Sendable {
         case .virtual:
             if current < deadline { current = deadline.converted(to: MediaTime.nanosecondTimescale, rounding: .up) }
         case .stepped:
-            while current < deadline { condition.wait() }
+            let woken = wakes
+            while current < deadline && wakes == woken { condition.wait() }
         }
+    }
+
+    /// Wakes every sleeper early (a stepped clock's sleepers otherwise wait for the clock to
+    /// move): a source being stopped then sees that it must stop.
+    public func wakeSleepers() {
+        condition.lock()
+        wakes += 1
+        condition.broadcast()
+        condition.unlock()
     }
 
     /// Moves the clock forward by `delta` and wakes sleepers whose deadline has come.

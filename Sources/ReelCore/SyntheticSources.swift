@@ -16,6 +16,8 @@ public final class TestPatternSource: CameraSource {
     public let background: YUVColor?
     public let zoom = ZoomControl()
     private let thread = CaptureThread<FramePool>(threadName: "reel.testpattern")
+    /// The clock the running thread sleeps on: woken at the stop.
+    private let clock = Mutex<(any MediaClock)?>(nil)
 
     /// Creates a test camera of `size` at `frameRate`; with a `background`, the picture is
     /// that solid colour under the counter strip.
@@ -38,6 +40,7 @@ public final class TestPatternSource: CameraSource {
 
     public func start(_ context: SourceContext) throws {
         _ = try prepare()
+        clock.withLock { $0 = context.clock }
         let rate = frameRate, beeps = self.beeps, background = self.background, size = self.size
         try thread.start(sourceName: name, open: { _ in FramePool(format: .yuv420p, size: size, capacity: 8) }) { pool, thread in
             // The first frame is the first slot at or after the moment we start.
@@ -66,7 +69,8 @@ public final class TestPatternSource: CameraSource {
     }
 
     public func stop() {
-        thread.stop()
+        let clock = self.clock.withLock { $0 }
+        thread.stop(interrupt: { clock?.wakeSleepers() })
     }
 }
 
@@ -84,6 +88,8 @@ public final class ToneSource: CaptureSource {
     /// When the tone beeps.
     public let beeps: BeepSchedule
     private let thread = CaptureThread<Void>(threadName: "reel.tone")
+    /// The clock the running thread sleeps on: woken at the stop.
+    private let clock = Mutex<(any MediaClock)?>(nil)
 
     /// Creates a tone source; each argument is the property of the same name.
     public init(format: AudioFormat = AudioFormat(sampleFormat: .f32, sampleRate: 48_000, channels: 2),
@@ -112,6 +118,7 @@ public final class ToneSource: CaptureSource {
 
     public func start(_ context: SourceContext) throws {
         let format = self.format
+        clock.withLock { $0 = context.clock }
         let chunk = format.sampleRate / 100
         try thread.start(sourceName: name, open: { _ in }) { [self] _, thread in
             let rate = Int32(format.sampleRate)
@@ -143,6 +150,7 @@ public final class ToneSource: CaptureSource {
     }
 
     public func stop() {
-        thread.stop()
+        let clock = self.clock.withLock { $0 }
+        thread.stop(interrupt: { clock?.wakeSleepers() })
     }
 }

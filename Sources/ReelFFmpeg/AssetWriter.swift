@@ -231,31 +231,7 @@ public final class AssetWriter: @unchecked Sendable {
     public func finish() throws -> Summary {
         guard !finished else { throw ReelError(.notRunning, "the writer has already finished") }
         finished = true
-        do {
-            try file.advisingRecoveryWhenFull { try encoder.finish() }
-        } catch var error as ReelError where error.code != .insufficientStorage && error.code != .nothingRecorded {
-            // Whatever stopped the finalising (a folder made read-only, a failing disk), the
-            // complete fragments are on the disk: say so, and how to finish them.
-            if configuration.container.isISOBaseMedia || configuration.container == .mkv, Recovery.isCutOff(url) {
-                let kept = "what was recorded is kept in \(url.path); finalise it with: reel recover \(Shell.quoted(url.path))"
-                error.hint = error.hint.map { "\($0); \(kept)" } ?? kept
-            }
-            throw error
-        }
-        guard let done = file.finished else {
-            throw ReelError(.encodingFailed, "\(url.path) was not finished")
-        }
-        var duration = MediaTime.zero
-        if let rate = frameRate, done.videoEnd > 0 { duration = rate.time(ofFrame: done.videoEnd) }
-        var samples: [Int64] = []
-        for (i, a) in audio.enumerated() {
-            // What was written: all of it unless a size limit refused the last packets.
-            let written = file.isFull ? min(a.encodedSampleCount, max(0, done.audioEnds[i])) : a.encodedSampleCount
-            samples.append(written)
-            duration = max(duration, MediaTime(value: written, timescale: Int32(a.settings.sampleRate)))
-        }
-        return Summary(url: done.url, duration: duration, videoFrames: done.videoFrames, audioSamples: samples, bytes: done.bytes,
-                       finalisation: done.finalisation)
+        return try file.finishRecording(drainingInto: encoder)
     }
 
     /// Stops without draining or finalising: the file keeps what reached the disk (for MP4/MOV

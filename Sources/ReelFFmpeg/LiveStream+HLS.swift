@@ -74,9 +74,7 @@ extension LiveStream {
     /// stream fails while the disk still has room for two more segments at the rate sent.
     func checkHLSSegments() throws {
         let folder = url.deletingLastPathComponent()
-        var disk = statvfs()
-        if statvfs(folder.path, &disk) == 0 {
-            let free = Int64(disk.f_bavail) * Int64(disk.f_frsize)
+        if let free = FreeSpace.of(folder)?.available {
             let rate = condition.withLock { statistics_.bitrate } / 8
             let needed = max(1 << 20, Int64(Double(rate) * options.segmentDuration.seconds * 2))
             if free < needed {

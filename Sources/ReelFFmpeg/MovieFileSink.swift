@@ -30,6 +30,9 @@ package final class MovieFileSink: PacketSink {
         package var videoEnd: Int64
         /// Where each audio track's written audio ends, in samples of its real audio.
         package var audioEnds: [Int64]
+        /// The bytes of encoded media in it, and its packets.
+        package var mediaBytes: Int64
+        package var packets: Int64
     }
 
     /// Where the sink is in its life.
@@ -77,7 +80,8 @@ package final class MovieFileSink: PacketSink {
     /// as the size of every frame held in the encoder it stopped a 3 MB recording at its first
     /// frame; a keyframe that does not fit is refused exactly, when it comes out.
     private var recentVideoSizes: [Int] = []
-    private(set) var videoFramesMuxed: Int64 = 0
+    /// Video frames written so far.
+    package private(set) var videoFramesMuxed: Int64 = 0
     private var lastMuxedIndex: Int64 = -1
     /// The end of the audio written to each track, in samples of its real audio.
     private var audioMuxedEnd: [Int64] = []
@@ -259,7 +263,8 @@ package final class MovieFileSink: PacketSink {
                                                     fault: finaliseFault)
         }
         finished = Finished(url: url, finalisation: finalisation, bytes: FileIdentity.size(of: url) ?? muxer.bytesWritten,
-                            videoFrames: videoFramesMuxed, videoEnd: lastMuxedIndex + 1, audioEnds: audioMuxedEnd)
+                            videoFrames: videoFramesMuxed, videoEnd: lastMuxedIndex + 1, audioEnds: audioMuxedEnd,
+                            mediaBytes: muxer.payloadBytes, packets: muxer.packetCount)
     }
 
     /// Stops without finalising: the file keeps what reached the disk (for MP4/MOV the complete

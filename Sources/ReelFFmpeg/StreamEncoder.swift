@@ -66,8 +66,10 @@ public final class StreamEncoder: @unchecked Sendable {
     private var paddingSlots: [ClosedRange<Int64>] = []
     /// The encoder slot of the last frame sent (padding included).
     private var lastSentSlot: Int64 = -1
-    /// The next frame is sent as a keyframe (after a pause's padding, or a cut asked for).
+    /// The next frame is sent as a keyframe (after a pause's padding).
     private var keyframeAtNextFrame = false
+    /// Grid slots from which the next frame is a keyframe (where clips begin).
+    private var keyframeRequests: [Int64] = []
 
     /// Whether a ``SinkPolicy/required`` sink has answered ``SinkFlow/full``: the recording
     /// has reached its size.
@@ -126,6 +128,7 @@ public final class StreamEncoder: @unchecked Sendable {
             lead = max(lead, rate.frameIndex(at: priming, rounding: .up))
         }
         videoDTSShift = lead - video.decodeDelay
+        trackLead = frame * lead
         for a in audio {
             let leadSamples = (frame * lead).convertedValue(to: Int32(a.settings.sampleRate), rounding: .nearest)
             try a.setLeadingSilence(max(0, leadSamples - a.priming))
@@ -158,6 +161,10 @@ public final class StreamEncoder: @unchecked Sendable {
         sinks.append(Attached(sink: sink, policy: policy))
     }
 
+    /// How far before their first frame every track's first packet decodes when the tracks
+    /// are aligned (see ``alignTrackStarts()``); zero otherwise.
+    package private(set) var trackLead = MediaTime.zero
+
     /// Video frames handed to the encoder that have not come out of it yet (its lookahead).
     package var framesInEncoder: Int { inEncoder.count }
 
@@ -185,8 +192,10 @@ public final class StreamEncoder: @unchecked Sendable {
         phase = .encoding
         lastVideoIndex = max(lastVideoIndex, index)
         let slot = index + slotOffset
-        try video.send(frame, index: slot, keyframe: keyframeAtNextFrame)
+        let requested = keyframeRequests.contains { $0 <= index }
+        try video.send(frame, index: slot, keyframe: keyframeAtNextFrame || requested)
         keyframeAtNextFrame = false
+        if requested { keyframeRequests.removeAll { $0 <= index } }
         lastSentSlot = slot
         inEncoder.append(slot)
         try drainVideo()
@@ -374,9 +383,18 @@ public final class StreamEncoder: @unchecked Sendable {
         paddingSlots = merged
     }
 
-    /// Asks for the next video frame to be a keyframe (a clip begins there).
-    package func requestKeyframe() {
-        keyframeAtNextFrame = true
+    /// Asks for the first video frame at or after grid slot `index` to be a keyframe (a clip
+    /// begins there).
+    package func requestKeyframe(atGridIndex index: Int64) {
+        keyframeRequests.append(index)
+    }
+
+    /// Whether the frame at grid slot `index` will be a keyframe that the frame modes (which
+    /// leave repeated pictures out) must not leave out: the encoder's rule, asked rather than
+    /// copied.
+    package func keyframeDue(atGridIndex index: Int64) -> Bool {
+        guard let video else { return false }
+        return keyframeRequests.contains { $0 <= index } || video.keyframeDue(at: index + slotOffset)
     }
 
     /// `packet` as the sinks take it, decoding later than the one before (see below); the

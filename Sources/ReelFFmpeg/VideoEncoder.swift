@@ -268,6 +268,12 @@ final class VideoEncoder {
         try sendHeldPicture(index: index, keyframe: keyframe)
     }
 
+    /// Whether the picture at slot `index` will be a keyframe the frame modes ask for (see
+    /// ``VideoSettings/keyframeDue(at:after:)``): the one rule the recorder asks too.
+    func keyframeDue(at index: Int64) -> Bool {
+        settings.frameMode != .constant && settings.keyframeDue(at: index, after: lastForcedKeyframe)
+    }
+
     /// Hands the picture the encoder's frame holds (the last one sent) to the encoder again as
     /// frame number `index`, a keyframe if `keyframe`: what pushes the frames the encoder holds
     /// out of it at a pause, without ending the stream.

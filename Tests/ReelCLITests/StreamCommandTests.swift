@@ -91,7 +91,6 @@ import ReelTestSupport
             (["--stream", "http://example.com/live/\(Self.key)"], "--stream needs an rtmp://HOST/APP/KEY"),
             (["--stream", "rtmp://127.0.0.1/live/\(Self.key)", "--codec", "hevc"], "RTMP carries H.264 video, not hevc"),
             (["--stream", "rtmp://127.0.0.1/live/\(Self.key)", "--audio-codec", "opus"], "RTMP carries AAC audio"),
-            (["--stream", "rtmp://127.0.0.1/live/\(Self.key)", "--pause-mode", "clips"], "--stream cannot be combined with --pause-mode clips"),
             (["--stream-key-file", "/nonexistent"], "--stream-key-file does nothing without --stream"),
             (["--stream", "rtmp://127.0.0.1:99999/live/\(Self.key)"], "99999 is not a port"),
             (["--stream", "srt://127.0.0.1:9000?mode=caler&streamid=\(Self.key)"], "SRT's mode is caller, listener or rendezvous"),

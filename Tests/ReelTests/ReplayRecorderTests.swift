@@ -5,7 +5,7 @@ import ReelFFmpeg
 import ReelTestSupport
 
 /// A recorder that feeds a replay buffer, on a manual clock: with a file (one encode for both),
-/// without one (nothing written until a save), across a pause, and refused in clip mode.
+/// without one (nothing written until a save), across a pause, and in clip mode.
 @Suite struct ReplayRecorderTests {
     static let size = PixelSize(width: 320, height: 240)
 
@@ -116,16 +116,34 @@ import ReelTestSupport
         #expect(abs(saved.duration.seconds - 4) < 0.05)
     }
 
-    @Test func clipModeRefusesAReplayBuffer() async throws {
+    /// Clip mode cuts the one encode into clips: the replay buffer takes the same stream
+    /// across the pauses, and the whole recording costs one video encoder (it opened one a clip,
+    /// and refused a replay buffer).
+    @Test func clipModeFeedsAReplayBufferFromTheOneEncode() async throws {
         let dir = try TemporaryDirectory()
-        var settings = Self.settings(seconds: 1)
+        var settings = Self.settings(seconds: 4)
         settings.pauseMode = .clips
+        settings.keepsClips = true
         let url = dir.url.appendingPathComponent("clips.mp4")
-        let recorder = Recorder(url: url, settings: settings, replayBuffer: try ReplayBuffer(duration: MediaTime(seconds: 5)))
-        let error = await #expect(throws: ReelError.self) { _ = try await record(recorder) }
-        #expect(error?.code == .invalidConfiguration)
-        #expect(error?.message.contains("clip") == true)
-        #expect(!FileManager.default.fileExists(atPath: url.path))
+        let buffer = try ReplayBuffer(duration: MediaTime(seconds: 10))
+        let recorder = Recorder(url: url, settings: settings, replayBuffer: buffer)
+        recorder.pause(at: MediaTime(seconds: 2))
+        recorder.record(at: MediaTime(seconds: 3))
+        let census = EncoderCensus()
+        let summary = try await record(recorder, census: census)
+        #expect(census.videoEncoders == 1, "one video encoder for every clip")
+        #expect(census.audioEncoders == 1)
+        #expect(summary.clipCount == 2)
+        #expect(summary.frames == 120)
+        // The merged file, each clip, and the replay buffer: every frame recorded, once.
+        #expect(try counters(url) == Array(0..<60) + Array(90..<150))
+        let clips = try FileManager.default.contentsOfDirectory(atPath: recorder.clipsFolder!.path)
+            .filter { $0.hasPrefix("clip-") }.sorted()
+        #expect(clips.count == 2)
+        #expect(try counters(recorder.clipsFolder!.appendingPathComponent(clips[0])) == Array(0..<60))
+        #expect(try counters(recorder.clipsFolder!.appendingPathComponent(clips[1])) == Array(90..<150))
+        let saved = try await buffer.save(to: dir.url.appendingPathComponent("replay.mp4"))
+        #expect(try counters(saved.url) == Array(0..<60) + Array(90..<150))
     }
 
     @Test func aReplayOnlyRecorderRefusesAFileSizeLimit() async throws {

@@ -5,10 +5,10 @@ import Foundation
 /// columns.
 package struct RecordedFrames: Sendable {
     /// A run of frames of the recorder's video source written to consecutive slots of the file.
-    struct Run: Sendable {
-        var sequence: Int64
-        var slot: Int64
-        var count: Int64
+    package struct Run: Sendable {
+        package var sequence: Int64
+        package var slot: Int64
+        package var count: Int64
     }
 
     /// The source whose frames the recorder wrote (or the compositor's stream).
@@ -19,6 +19,16 @@ package struct RecordedFrames: Sendable {
     let end: MediaTime
     /// The frames of `videoSource` that were written, in order.
     let runs: [Run]
+
+    /// What a recording of `videoSource`'s frames at `frameRate` holds: `runs` of its frames,
+    /// on `timeline`, up to `end`.
+    package init(videoSource: SourceID?, frameRate: FrameRate, timeline: RecordingTimeline, end: MediaTime, runs: [Run]) {
+        self.videoSource = videoSource
+        self.frameRate = frameRate
+        self.timeline = timeline
+        self.end = end
+        self.runs = runs
+    }
 
     /// Where the frame `sequence` of `source`, presented at `time` on the session timeline,
     /// lies in the file, or `nil` if the file does not hold it.

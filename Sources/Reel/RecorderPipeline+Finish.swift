@@ -1,0 +1,146 @@
+import Foundation
+import ReelFFmpeg
+
+extension RecorderPipeline {
+    /// Ends the recording: gives what the machine held, pads the sound to the end, finishes
+    /// the encode into the file (or the clips, which are then merged into the recorder's file).
+    func finish() throws -> RecordingSummary {
+        let encoder = writer.encoder
+        try perform(finishing: machine.finish(keyframeDue: { encoder.keyframeDue(atGridIndex: $0) }))
+        var recorded = recordedDuration
+        if let single = try finishSingleFile(recorded: recorded) {
+            return single
+        }
+        // Clip mode: every clip is finished now; the file holds the clips the session kept
+        // (takes removed are not in it), unless a limit cut it shorter still.
+        let clips = session.clips
+        let kept = clips.reduce(MediaTime.zero) { $0 + $1.duration }
+        recorded = ending == .maxFileSize ? min(recorded, kept) : kept
+        var url = self.url
+        var frames = clips.reduce(0) { $0 + $1.frameCount }
+        finishedFramesAtEnd = frames
+        var bytes: Int64 = 0
+        // Counted now: merging removes the clips from the session.
+        let clipCount = clips.count
+        guard !clips.isEmpty else {
+            session.releaseClaim()
+            throw ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
+        }
+        if settings.mergesClipsAtEnd {
+            let merged = try mergeClips(clips)
+            url = merged.url
+            frames = merged.videoFrames
+            bytes = FileIdentity.size(of: url) ?? 0
+        } else {
+            try session.recordingEnded(merged: false)
+            url = session.folder
+        }
+        return summary(url: url, duration: recorded, frames: frames, bytes: bytes, clipCount: clipCount)
+    }
+
+    /// The actions the machine gives at the end, then the sound padded to where the recording
+    /// ends (so that every track ends together).
+    private func perform(finishing actions: [RecordingMachine.Action]) throws {
+        for action in actions {
+            switch action {
+            case .video(let frame, let time): try writer.appendVideo(frame, at: time)
+            case .audio(let buffer, let input): try writer.appendAudio(buffer, input: input)
+            case .pauseReached, .intervalBegins: break
+            }
+        }
+        var end = recordedDuration
+        if plan.video != nil, machine.video.videoDecidesEnd(hasAudio: !plan.audioTracks.isEmpty), let last = writer.lastVideoTime {
+            // The frames that were actually written decide where the recording ends (unless
+            // the video went away and the audio went on).
+            end = min(end, last + settings.video.frameRate.frameDuration)
+        }
+        if ending != .maxFileSize { try writer.padAudio(to: end) }
+    }
+
+    /// Finishes a recording that is not in clips: the single file (or only the sinks). `nil`
+    /// in clip mode, whose clips are finished then.
+    private func finishSingleFile(recorded: MediaTime) throws -> RecordingSummary? {
+        guard let movie = writer.movie else {
+            let summary = try writer.finish()
+            if clipFiles != nil { return nil }
+            // No file: the sinks took what was encoded (a replay buffer, live streams).
+            _ = summary
+            finishedFramesAtEnd = writer.framesEncoded
+            guard writer.framesEncoded > 0 || timeline.hasBegun else {
+                throw ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
+            }
+            return self.summary(url: url, duration: recorded, frames: writer.framesEncoded, bytes: 0, clipCount: timeline.intervals.count)
+        }
+        guard writer.wroteSomething else {
+            // Our own file, created empty (a recording that never left its first pause).
+            writer.abandon()
+            unlink(movie.url.path)
+            throw ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
+        }
+        // No picture in a video file: the size limit left no room for its first frame (a
+        // detailed screen's first keyframe is over a megabyte), or the stop came before the
+        // first frame (a moment of the tone may be in). That is no recording: ours, it goes,
+        // and a file it was to replace stays. A video source that never came while sound was
+        // recorded for a second or more keeps its file.
+        let pictureless = plan.video != nil && movie.videoFramesMuxed == 0
+        let noRoom = pictureless && writer.isFull
+        let tooShort = pictureless && writer.framesEncoded == 0 && machine.soundRecorded < MediaTime(value: 1, timescale: 1)
+        if noRoom || tooShort, movie.discardWithoutPicture() {
+            writer.abandon()
+            if noRoom {
+                throw ReelError(.nothingRecorded, "the first frame alone is larger than the size limit (\(settings.maxFileSize ?? 0) bytes): nothing was recorded",
+                                hint: "allow a larger file or a smaller first frame (a higher quality number, a smaller size)")
+            }
+            throw ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
+        }
+        guard let file = try writer.finish() else { return nil }
+        var duration = recorded
+        // A size limit may have left out the last packets.
+        if writer.isFull || ending == .maxFileSize { duration = min(duration, file.duration) }
+        finishedFramesAtEnd = file.videoFrames
+        return summary(url: file.url, duration: duration, frames: file.videoFrames, bytes: file.bytes, clipCount: timeline.intervals.count)
+    }
+
+    /// Merges the clips into the recorder's file; they go only once the merged file, read back
+    /// from the disk, is known to hold every frame of them (without video: every second of
+    /// their sound). What fails leaves the clips, and says where they are.
+    private func mergeClips(_ clips: [Clip]) throws -> MergeSummary {
+        let merged: MergeSummary
+        do {
+            try session.mergeStarting()
+            merged = try session.merge(to: url, allowsReencoding: false, overwrite: settings.overwrite)
+        } catch var error as ReelError {
+            try? session.recordingEnded(merged: false)
+            error.hint = "the recording is in the clips in \(session.folder.path); merge them with: reel recover \(Shell.quoted(session.folder.path)) -o FILE"
+            throw error
+        }
+        let clipFrames = clips.reduce(0) { $0 + $1.frameCount }
+        let onDisk = try? PacketCount.count(merged.url)
+        guard merged.videoFrames == clipFrames, onDisk?.videoPackets == clipFrames else {
+            try? session.recordingEnded(merged: false)
+            throw ReelError(.encodingFailed, "the merged file holds \(onDisk?.videoPackets ?? merged.videoFrames) frames but the clips \(clipFrames)",
+                            hint: "the clips are kept in \(session.folder.path)")
+        }
+        if clipFrames == 0 {
+            let clipSeconds = clips.reduce(0.0) { $0 + ((try? PacketCount.count($1.url))?.audioSeconds ?? .infinity) }
+            guard let onDisk, onDisk.holdsAudio(of: clipSeconds, clips: clips.count) else {
+                try? session.recordingEnded(merged: false)
+                throw ReelError(.encodingFailed, "the merged file holds \(String(format: "%.2f", onDisk?.audioSeconds ?? 0)) s of sound but the clips \(String(format: "%.2f", clipSeconds)) s",
+                                hint: "the clips are kept in \(session.folder.path)")
+            }
+        }
+        try session.recordingEnded(merged: true)
+        // Kept clips stay as plain files; the manifest's work is done. The session still lists
+        // the clips merged (what each take held).
+        if !settings.keepsClips { session.removeFilesOfClips() }
+        session.removeManifestAndEmptyFolder()
+        return merged
+    }
+
+    private func summary(url: URL, duration: MediaTime, frames: Int64, bytes: Int64, clipCount: Int) -> RecordingSummary {
+        RecordingSummary(url: url, duration: duration, frames: frames, droppedFrames: droppedFrames, bytes: bytes,
+                         videoSize: writer.videoSize ?? plan.videoSize, video: plan.video != nil ? settings.video : nil,
+                         audioTracks: plan.titles, audio: plan.titles.isEmpty ? nil : settings.audio,
+                         container: container, reachedLimit: ending == .maxDuration, clipCount: clipCount, ending: ending)
+    }
+}
