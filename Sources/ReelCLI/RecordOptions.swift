@@ -459,6 +459,9 @@ public struct RecordOptions: Sendable {
         replaySavesOnExit = args.has("replay-save-on-exit")
         replaySpills = args.has("replay-spill")
         let writesFile = output != nil || outputFolder != nil
+        if !writesFile, pauseMode == .clips, replay != nil {
+            throw UsageError("--pause-mode clips and --keep-clips need -o FILE: a replay buffer alone writes no file to cut into clips (pausing it takes the gap out)")
+        }
         if !writesFile, let given = ["max-size", "frame-log"].first(where: args.has) {
             throw UsageError("--\(given) needs a file to record (-o FILE) beside --replay")
         }
