@@ -76,7 +76,7 @@ final class RecorderPipeline: @unchecked Sendable {
             // fails before the session starts.
             let file: RecordingFileWriter.File
             if clips {
-                file = .clips(ClipFileSink(events: clipEvents(), lead: .zero))
+                file = .clips(ClipFileSink(events: clipEvents(), prerolls: container.isISOBaseMedia || container == .mkv))
             } else if writesFile {
                 file = .movie(try MovieFileSink(configuration: fileConfiguration(url: url, overwrite: settings.overwrite,
                                                                                  maximumFileSize: settings.maxFileSize)))

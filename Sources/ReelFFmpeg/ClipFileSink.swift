@@ -58,6 +58,11 @@ package final class ClipFileSink: PacketSink {
     /// ``StreamEncoder/trackLead``): a clip's preroll begins exactly there, as the first clip's
     /// tracks do, since an MP4's fragments start each track at its first packet.
     package var lead: MediaTime
+    /// Whether a clip after the first begins with priming from before its zero: files that keep
+    /// times for packets before their zero and hide them (MP4, MOV, MKV: AAC and Opus need the
+    /// frame before to decode the first). Sound files (FLAC, WAV, Ogg) are cut exactly, their
+    /// packets standing alone, and merged back to back.
+    private let prerolls: Bool
     private var streams: [EncodedStream] = []
     private var clips: [Clip] = []
     /// The latest audio packets of each stream (``prerollDuration`` and a packet more), the
@@ -67,9 +72,10 @@ package final class ClipFileSink: PacketSink {
 
     /// A sink that makes its clips' files through `events`; the first clip begins at zero
     /// unless ``cut(clip:at:)`` says otherwise before the first packet.
-    package init(events: Events, lead: MediaTime = .zero) {
+    package init(events: Events, lead: MediaTime = .zero, prerolls: Bool = true) {
         self.events = events
         self.lead = lead
+        self.prerolls = prerolls
     }
 
     /// Clip `clip` begins at `time` on the recording's timeline; the clip before it (if any)
@@ -127,7 +133,7 @@ package final class ClipFileSink: PacketSink {
             throw error
         }
         clips[i].file = file
-        guard i > 0 else { return }
+        guard i > 0, prerolls else { return }
         let zero = clips[i].start
         // The preroll, in decoding order per stream; the muxer interleaves the streams. With a
         // lead, the first packet is said to start exactly where the video's decoding does.
