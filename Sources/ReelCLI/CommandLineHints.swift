@@ -11,6 +11,7 @@ enum CommandLineHints {
         (LibraryHint.installEncoderOrUseH264, "install a libavcodec with it, or use --codec h264"),
         (LibraryHint.useH264, "use --codec h264"),
         (LibraryHint.useAAC, "use --audio-codec aac"),
+        (LibraryHint.frameRateSetsPictures, "--fps sets how many pictures a second there are; --frame-mode content records a picture only when it changes"),
         (LibraryHint.replaySpillFull, "free space there, record without --replay-spill, or lower --replay-max-size"),
     ]
 

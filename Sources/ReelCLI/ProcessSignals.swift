@@ -18,8 +18,10 @@ import ReelSystem
 /// and USR2 are ignored with a note on standard error. SIGHUP stays ignored when the parent
 /// ignored it on purpose (`nohup`).
 ///
-/// Only the dynamic loader's first few milliseconds, before `main` runs, are outside this, as
-/// for every program; nothing has been opened or written then.
+/// Before `main` the dynamic loader spends 20 ms and more loading reel's libraries; a signal
+/// sent then would do what it does by default. An installed `reel` is therefore a launcher
+/// (`scripts/launcher/reel.c`) that blocks these signals and execs this program: they stay
+/// pending until ``interceptSignals()`` has caught them and unblocks them.
 public final class ProcessSignals: @unchecked Sendable {
     /// The signals reel answers.
     public static let handled: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2]

@@ -366,6 +366,11 @@ public struct RecordOptions: Sendable {
         if args.has("frame-mode"), window != nil || videoSourceCount != 1 {
             throw UsageError("--frame-mode works for a recording of the screen alone (--screen, or a --region of it), not of a window or a composed picture, which are recorded at a constant rate")
         }
+        if video.frameMode != .constant, let filter = filters.first(where: { !$0.filter.worksPictureByPicture })?.filter {
+            throw UsageError("--frame-mode \(video.frameMode.rawValue) leaves out pictures that did not change, but through --filter \(filter) every picture "
+                             + "is a new one: \(filter.timing.explanation). Use --frame-mode cfr with it, or a filter that makes each picture "
+                             + "from that picture alone (hue, eq, crop, boxblur, the looks…)")
+        }
         try Self.refuseOptionsThatDoNothing(args, screen: screen != nil, videoSources: videoSourceCount,
                                             zoomable: !cameras.isEmpty || testPattern,
                                             audioSources: [microphone != nil, appAudio != nil, tone].filter { $0 }.count)
@@ -426,7 +431,7 @@ public struct RecordOptions: Sendable {
             do {
                 filters.append((target, try VideoFilter(parsing: String(body))))
             } catch let error as ReelError {
-                throw UsageError("--filter: \(error.message)" + (error.hint.map { " (\($0))" } ?? ""))
+                throw UsageError("--filter: \(error.message)" + (CommandLineHints.rephrased(error).hint.map { " (\($0))" } ?? ""))
             }
         }
     }

@@ -14,6 +14,9 @@ package enum LibraryHint {
     package static let installEncoderOrUseH264 = "install a libavcodec with it, or use the H.264 video codec"
     /// The container cannot hold the audio codec, or this FFmpeg lacks its encoder.
     package static let useAAC = "use the AAC audio codec"
+    /// A filter changes the frame rate or holds pictures back: the recording's frame rate says
+    /// how many pictures there are.
+    package static let frameRateSetsPictures = "the recording's frame rate sets how many pictures there are (the video settings' frame rate); a filter here changes each picture in its turn"
     /// A replay buffer kept on disk found the disk full.
     package static let replaySpillFull = "free space there, keep the buffer in memory, or give it fewer bytes (maxBytes)"
 }

@@ -189,11 +189,22 @@ package final class FilterStage: FrameStage, @unchecked Sendable {
                 return picture
             }
         }
-        guard let graph = step.graph, let out = step.buffers.picture(like: picture) else { return nil }
-        if graph.filter(picture, into: out) { return out }
+        guard let graph = step.graph, var out = step.buffers.picture(like: picture) else { return nil }
+        if graph.filter(picture, into: out) {
+            // Made from this picture alone: an unchanged picture stays unchanged, and the
+            // encoder may leave it out as it would unfiltered. Any other filter makes each
+            // picture a new one.
+            if filter.worksPictureByPicture { out.identity = picture.identity }
+            return out
+        }
         if heldBack.insert(filter).inserted {
-            failed(filter, ReelError(.invalidConfiguration, "it gave no picture for one it was given (it holds pictures back, drops them or changes the frame rate)",
-                                     hint: "such pictures are recorded unfiltered; filters that keep one picture per picture work best"))
+            let why: String
+            if case .withMemory(let count) = filter.timing, count > 0 {
+                why = "it needs \(count) picture\(count == 1 ? "" : "s") before its first, so the first \(count == 1 ? "is" : "\(count) are") recorded unfiltered"
+            } else {
+                why = "it gave no picture for one it was given, which is recorded unfiltered"
+            }
+            failed(filter, ReelError(.invalidConfiguration, why, hint: "filters that make each picture from that picture alone work best"))
         }
         return picture
     }

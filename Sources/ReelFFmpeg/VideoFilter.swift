@@ -13,9 +13,13 @@ import ReelCore
 /// A filter made with ``init(parsing:)`` or ``init(graph:)`` has been checked: every filter it
 /// names exists in libavfilter and accepts its options, so a bad graph is refused when it is
 /// configured, not in the middle of a recording. A filter keeps the picture's size and pixel
-/// format (its output is scaled back if it changes them) and gives one picture for each picture
-/// it is given; a filter that holds pictures back (a temporal one) lets the picture through
-/// unfiltered rather than lose it.
+/// format (its output is scaled back if it changes them) and must give one picture for each
+/// picture it is given, in its turn: one that changes the frame rate (`fps`, `framestep`,
+/// `select`, `minterpolate`) or gives pictures late is refused when it is made (the recording's
+/// frame rate says how many pictures there are). One that needs a few pictures before its first
+/// (`tblend`) lets those through unfiltered. Whether a filter makes each picture from that
+/// picture alone (``worksPictureByPicture``) decides whether frame modes that skip unchanged
+/// pictures keep doing so through it.
 public struct VideoFilter: Sendable, Hashable, CustomStringConvertible {
     /// The named looks, after a camera app's filter toggles.
     public enum Look: String, Sendable, CaseIterable {
@@ -46,6 +50,15 @@ public struct VideoFilter: Sendable, Hashable, CustomStringConvertible {
     public let graph: String
     /// The named look, when the filter is one.
     public let look: Look?
+    /// How the filter treats a stream of pictures (found when it is made).
+    package let timing: FilterTiming
+
+    /// Whether the filter makes each picture from that picture alone, one for one and at once:
+    /// a picture that did not change stays unchanged through it, so ``FrameMode/variable`` and
+    /// ``FrameMode/content`` still leave out unchanged pictures. A filter that is not (one
+    /// that blends pictures over time, depends on the time, or holds pictures back) makes
+    /// every picture a new one: with it those frame modes record every slot.
+    public var worksPictureByPicture: Bool { timing == .pictureByPicture }
 
     /// A named look.
     public static func look(_ look: Look) -> VideoFilter { VideoFilter(graph: look.graph, look: look) }
@@ -53,6 +66,7 @@ public struct VideoFilter: Sendable, Hashable, CustomStringConvertible {
     private init(graph: String, look: Look?) {
         self.graph = graph
         self.look = look
+        timing = FilterProbe.timing(of: graph)
     }
 
     /// A filter from a libavfilter graph description such as `hue=s=0` or
@@ -67,6 +81,10 @@ public struct VideoFilter: Sendable, Hashable, CustomStringConvertible {
         }
         try Self.check(trimmed)
         self.init(graph: trimmed, look: nil)
+        if case .notOneForOne = timing {
+            throw ReelError(.invalidConfiguration, "the filter '\(trimmed)' does not give one picture for each it is given: \(timing.explanation)",
+                            hint: LibraryHint.frameRateSetsPictures)
+        }
     }
 
     /// A filter from a look's name (`mono`, `comic`, `crystal`) or a libavfilter graph.
@@ -347,12 +365,19 @@ final class FilterGraph {
     /// and size). Returns `false` when the graph gave no picture for this one (it holds
     /// pictures back, or failed): `destination` is then untouched.
     func filter(_ frame: VideoFrame, into destination: VideoFrame) -> Bool {
-        guard let format, frame.format == format, frame.size == size, destination.format == format, destination.size == size else { return false }
+        filterCounting(frame, into: destination).pictures > 0
+    }
+
+    /// ``filter(_:into:)`` that says how many pictures the graph gave for `frame` (the newest
+    /// is in `destination`) and the time the newest carries (a filter that lags gives an
+    /// earlier picture's).
+    func filterCounting(_ frame: VideoFrame, into destination: VideoFrame) -> (pictures: Int, time: MediaTime?) {
+        guard let format, frame.format == format, frame.size == size, destination.format == format, destination.size == size else { return (0, nil) }
         let planes = (0..<format.planeCount).map { plane in
             frame.withUnsafePlane(plane) { bytes, stride in (bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), stride) }
         }
         return withExtendedLifetime(frame) {
-            filter(planes: planes, time: frame.presentationTime) { plane, rows in
+            filterCounting(planes: planes, time: frame.presentationTime) { plane, rows in
                 guard plane < format.planeCount else { return }
                 let rowBytes = format.rowBytes(plane: plane, width: size.width)
                 destination.withUnsafeMutablePlane(plane) { bytes, stride in
@@ -371,6 +396,13 @@ final class FilterGraph {
     /// gave no picture for this one (it holds pictures back, or failed).
     func filter(planes: [(UnsafePointer<UInt8>?, Int)], time: MediaTime,
                 deliver: (_ plane: Int, _ row: (Int) -> UnsafePointer<UInt8>) -> Void) -> Bool {
+        filterCounting(planes: planes, time: time, deliver: deliver).pictures > 0
+    }
+
+    /// ``filter(planes:time:deliver:)`` that says how many pictures the graph gave (`deliver`
+    /// is called for each) and the time the newest carries.
+    func filterCounting(planes: [(UnsafePointer<UInt8>?, Int)], time: MediaTime,
+                        deliver: (_ plane: Int, _ row: (Int) -> UnsafePointer<UInt8>) -> Void) -> (pictures: Int, time: MediaTime?) {
         av_frame_unref(input)
         input.pointee.format = pixelFormat.rawValue
         input.pointee.width = Int32(size.width)
@@ -392,8 +424,9 @@ final class FilterGraph {
         // pointer into the caller's planes once this returns.
         let pushed = av_buffersrc_add_frame_flags(source, input, Int32(AV_BUFFERSRC_FLAG_KEEP_REF))
         av_frame_unref(input)
-        guard pushed >= 0 else { return false }
-        var got = false
+        guard pushed >= 0 else { return (0, nil) }
+        var got = 0
+        var newest: MediaTime?
         // A filter may make several pictures of one (or, like `loop`, without end): the newest
         // of a few is kept, so a picture's work is bounded.
         for _ in 0..<Self.maximumPicturesPerPicture {
@@ -414,9 +447,10 @@ final class FilterGraph {
                     }
                 }
             }
-            got = true
+            got += 1
+            newest = output.pointee.pts == FFmpeg.noPTS ? nil : MediaTime(value: output.pointee.pts, timescale: 1_000_000)
         }
         av_frame_unref(output)
-        return got
+        return (got, newest)
     }
 }

@@ -161,12 +161,17 @@ final class X11WindowCapture: @unchecked Sendable {
             guard let picture = scratch?.makeFrame() else { return .noBuffer }
             target = picture
         }
-        let area = PixelRect(x: border, y: border, width: target.width, height: target.height)
+        // Straight into the frame, the part the layout keeps is read (the middle of a window
+        // grown in one direction and cut to fill); into the scratch frame, all of it.
+        let offset = direct ? (x: crop.x, y: crop.y) : (x: 0, y: 0)
+        let area = PixelRect(x: border + offset.x, y: border + offset.y, width: target.width, height: target.height)
         let targetIsShared = direct ? shared : scratchShared
         switch display.readImage(area, of: pixmap, into: target, shared: targetIsShared, withCursor: drawsCursor) {
         case .captured(let cursor):
             // Drawn where it is over the window itself, not over another window that covers it.
-            if let cursor, display.pointerIsOver(window.id, root: root) { cursor.blend(into: target, origin: (frame.x, frame.y)) }
+            if let cursor, display.pointerIsOver(window.id, root: root) {
+                cursor.blend(into: target, origin: (frame.x + offset.x, frame.y + offset.y))
+            }
         case .refused(let code):
             if display.hasFailed { return serverGone(display) }
             // BadPixmap, BadMatch, BadDrawable: the window changed between the requests (a

@@ -19,14 +19,14 @@ import ReelTestSupport
 
     /// Records 3 s of the screen in `mode` while the tiles are painted, one every 0.5 s from
     /// 0.7 s on; returns the file.
-    func record(_ mode: String, into dir: TemporaryDirectory) async throws -> URL {
+    func record(_ mode: String, filter: String? = nil, into dir: TemporaryDirectory) async throws -> URL {
         let xvfb = try XvfbServer(size: Self.size)
         let painter = try ScreenPainter(display: xvfb.display)
         let url = dir.url.appendingPathComponent("\(mode).mp4")
         let process = Process()
         process.executableURL = ReelBinary.url
         process.arguments = ["record", "--screen=\(xvfb.display)", "--no-cursor", "--frame-mode", mode, "--preset", "ultrafast",
-                             "--duration", "3", "-o", url.path]
+                             "--duration", "3", "-o", url.path] + (filter.map { ["--filter", $0] } ?? [])
         let err = Pipe()
         process.standardError = err
         process.standardOutput = FileHandle.nullDevice
@@ -99,6 +99,17 @@ import ReelTestSupport
         }
     }
 
+    /// A filter that makes each picture from that picture alone keeps content mode's promise:
+    /// a picture that did not change is still left out (every slot was recorded before).
+    @Test func contentModeLeavesOutUnchangedPicturesThroughAPictureByPictureFilter() async throws {
+        let dir = try TemporaryDirectory()
+        let url = try await record("content", filter: "eq=contrast=1.02", into: dir)
+        let times = try MediaProbe.packetTimes(url)
+        #expect(times.count >= 6 && times.count <= 8, "changes only: \(times.count) frames")
+        let shown = try tilesShown(url)
+        #expect(shown.last == Self.tiles.count && Set(shown) == Set(0...Self.tiles.count), "\(shown)")
+    }
+
     /// The presentation times of the video's keyframes.
     static func keyframeTimes(_ url: URL) throws -> [Double] {
         let r = try Subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time,flags",
@@ -162,6 +173,16 @@ import ReelTestSupport
         #expect(composed.status == 2 && composed.stderr.contains("--frame-mode works for a recording of the screen alone"), "\(composed.stderr)")
         let nonsense = try ReelBinary.run(["record", "--screen", "--frame-mode", "sometimes", "-o", "/tmp/never-written.mp4"])
         #expect(nonsense.status == 2 && nonsense.stderr.contains("--frame-mode is cfr, vfr or content, not 'sometimes'"), "\(nonsense.stderr)")
+        // A filter whose pictures depend on the ones before (or on the time) makes every
+        // picture new: vfr and content could not leave any out, and say so.
+        for (mode, filter) in [("content", "tblend=all_mode=average"), ("vfr", "hqdn3d"), ("content", "hue=H=t")] {
+            let temporal = try ReelBinary.run(["record", "--screen", "--frame-mode", mode, "--filter", filter, "-o", "/tmp/never-written.mp4"])
+            #expect(temporal.status == 2 && temporal.stderr.contains("--frame-mode \(mode) leaves out pictures that did not change, but through --filter \(filter)")
+                    && temporal.stderr.contains("Use --frame-mode cfr with it"), "\(temporal.stderr)")
+        }
+        // A filter that changes the frame rate is refused whatever the mode: it is not one picture for each.
+        let rate = try ReelBinary.run(["record", "--screen", "--filter", "fps=10", "-o", "/tmp/never-written.mp4"])
+        #expect(rate.status == 2 && rate.stderr.contains("changes how many pictures there are") && rate.stderr.contains("--fps"), "\(rate.stderr)")
         #expect(!FileManager.default.fileExists(atPath: "/tmp/never-written.mp4"))
     }
 }

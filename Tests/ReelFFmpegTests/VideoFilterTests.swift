@@ -75,6 +75,43 @@ import ReelCore
         }
     }
 
+    /// Which filters make each picture from that picture alone, which remember, and which are
+    /// not one picture for each (refused: they change the frame rate, or lag).
+    @Test func aFiltersTimingIsFoundWhenItIsMade() throws {
+        for graph in ["hue=s=0", "eq=contrast=1.3", "boxblur=4", "crop=100:80", "negate", "transpose=1", "split[a][b];[a][b]hstack"] {
+            #expect(try VideoFilter(graph: graph).timing == .pictureByPicture, "\(graph)")
+        }
+        for look in VideoFilter.Look.allCases { #expect(VideoFilter.look(look).worksPictureByPicture, "\(look)") }
+        #expect(try VideoFilter(graph: "tblend=all_mode=average").timing == .withMemory(heldBack: 1))
+        for graph in ["hqdn3d", "tmix=frames=3", "hue=H=t"] {
+            #expect(try VideoFilter(graph: graph).timing == .withMemory(heldBack: 0), "\(graph)")
+            #expect(try !VideoFilter(graph: graph).worksPictureByPicture, "\(graph)")
+        }
+        for (graph, message) in [("fps=10", "changes how many pictures there are (4 for 12 given)"), ("framestep=2", "(6 for 12 given)"),
+                                 ("minterpolate=fps=60", "changes how many pictures there are"), ("yadif", "gives each picture late")] {
+            let error = #expect(throws: ReelError.self, "\(graph)") { try VideoFilter(graph: graph) }
+            #expect(error?.message.contains(message) == true, "\(graph): \(error?.message ?? "")")
+            #expect(error?.hint == LibraryHint.frameRateSetsPictures)
+        }
+    }
+
+    /// Through a filter that works picture by picture a picture keeps its identity (an
+    /// unchanged picture stays unchanged, and the encoder may leave it out); through one with
+    /// memory every picture is new.
+    @Test func aPictureByPictureFilterCarriesThePicturesIdentity() throws {
+        let size = PixelSize(width: 64, height: 48)
+        let pool = FramePool(format: .yuv420p, size: size, capacity: 4)
+        var frame = try #require(pool.makeFrame())
+        frame.identity = PictureIdentity(id: 42, base: 41, changedRows: [0..<2])
+        for (graph, carried) in [("hue=s=0", true), ("hqdn3d", false)] {
+            let control = VideoFilterControl()
+            control.setFilter(try VideoFilter(graph: graph))
+            let stage = FilterStage(control: control, realTime: false)
+            let out = try #require(stage.apply(to: frame))
+            #expect((out.identity == frame.identity) == carried, "\(graph): \(String(describing: out.identity))")
+        }
+    }
+
     @Test func aScheduledChangeTakesEffectAtItsTime() {
         let control = VideoFilterControl()
         control.setFilter(.look(.mono), at: MediaTime(value: 1, timescale: 1))

@@ -110,6 +110,25 @@ struct ScriptedX11WindowTests {
         #expect(server.openConnections == 0)
     }
 
+    /// A window grown in one direction only and cut to fill keeps the frame's size in the
+    /// other: its middle is read straight into the frame, not its top-left corner.
+    @Test(arguments: [(64, 24, 16, 0), (32, 48, 0, 12)])
+    func fillReadsTheMiddleOfAWindowGrownOneWay(_ width: Int, _ height: Int, _ x: Int, _ y: Int) throws {
+        let server = ScriptedX11Server(screenSize: Self.screen, windows: Self.windows,
+                                       windowStates: [Self.shown(32, 24, 0xFF11_1111), Self.shown(32, 24, 0xFF11_1111),
+                                                      Self.shown(width, height, 0xFF22_2222), Self.shown(width, height, 0xFF22_2222)])
+        let source = Self.source(server, mode: .fill)
+        let capture = Capture()
+        try source.start(capture.context)
+        server.waitUntilWindowPlayedOut()
+        source.stop()
+        #expect(WindowPictureLayout.layout(picture: PixelSize(width: width, height: height), frame: PixelSize(width: 32, height: 24),
+                                           mode: .fill).crop == PixelRect(x: x, y: y, width: 32, height: 24))
+        let grown = server.pixmapReads.filter { $0 != PixelRect(x: 0, y: 0, width: 32, height: 24) }
+        #expect(!grown.isEmpty && grown.allSatisfy { $0 == PixelRect(x: x, y: y, width: 32, height: 24) }, "\(server.pixmapReads)")
+        #expect(capture.seen.last?.pixels.allSatisfy { $0 == 0xFF22_2222 } == true)
+    }
+
     @Test func aHiddenWindowHoldsItsLastPictureAndIsNamedAgainWhenShown() throws {
         let server = ScriptedX11Server(screenSize: Self.screen, windows: Self.windows,
                                        windowStates: [Self.shown(32, 24, 0xFF11_1111), Self.shown(32, 24, 0xFF11_1111),

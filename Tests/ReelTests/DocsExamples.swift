@@ -27,8 +27,10 @@ enum DocsExamples {
     /// Getting started: the screen.
     static func recordTheScreen() async throws {
         // DOCS-SNIPPET-BEGIN
-        let screen = ScreenRecorder(configuration: .init(capturesMicrophone: true, capturesAppAudio: true))
-        let recorder = try await screen.startRecording(to: URL(fileURLWithPath: "screen.mp4"))
+        let screen = ScreenRecorder(configuration: .init(capturesAppAudio: true))
+        guard screen.isAvailable else { print(screen.unavailability?.description ?? "no screen"); return }
+        screen.isMicrophoneEnabled = true
+        let recorder = try await screen.startRecording()   // ~/Videos/Reel 2026-11-29 at 14.05.09.mp4
         Task {
             for await event in recorder.events {
                 if case .progress(let p) = event { print("\(p.duration) recorded, \(p.droppedFrames) dropped") }

@@ -94,28 +94,6 @@ import ReelTestSupport
         }
     }
 
-    @Test func theClipCameraPortStartsWithTheCameraOnAndNotRecording() async throws {
-        let dir = try TemporaryDirectory()
-        let movie = dir.url.appendingPathComponent("takes.mp4")
-        let app = try PortedClipCamera(camera: TestPatternSource(size: PixelSize(width: 320, height: 240)),
-                                       microphone: ToneSource(), movie: movie)
-        // The button presses, on the session's timeline: two takes of a second each.
-        app.recorder.record(at: MediaTime(seconds: 0.5))
-        app.recorder.pause(at: MediaTime(seconds: 1.5))
-        app.recorder.record(at: MediaTime(seconds: 2))
-        app.recorder.maxRecordedDuration = MediaTime(seconds: 2)
-        try await app.start()
-        let summary = try await app.recorder.result()
-        await app.session.stop()
-        #expect(summary.clipCount == 2, "the time before the first press is no clip")
-        #expect(summary.frames > 0)
-        #expect(try MediaProbe.probe(movie).videoStreams.first?.frameCount == Int(summary.frames))
-        // The test pattern counts its frames: the file's first is the one at 0.5 s (frame 15 at
-        // 30 fps), or a later one if that was dropped; never one from before the press.
-        let first = try #require(try MediaProbe.decodeLuma(movie, width: 320, height: 240).first?.counter)
-        #expect(first >= 15 && first < 30)
-    }
-
     @Test func theTimingArticlesScriptedRecordingHoldsWhatItSays() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("scripted.mp4")

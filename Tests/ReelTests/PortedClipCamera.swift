@@ -1,34 +1,74 @@
 // DOCS-SNIPPET-BEGIN
 import Foundation
 import Reel
+import ReelPreview
+import Synchronization
 
-/// A NextLevel-style camera on Linux: the camera runs, each press of the record button adds a
-/// clip, the last clip can be undone, and the clips merge into one file at the end.
-final class PortedClipCamera: Sendable {
-    let session = CaptureSession()
-    let recorder: Recorder
+/// The NextLevel clip recorder on Linux: the camera shows in a window with a record button;
+/// each press records a clip until the next press, the ring (the window's progress bar) fills
+/// toward the limit, the last clip can be undone, and the clips become one movie when the
+/// limit is reached or the app stops.
+final class PortedClipCamera: CameraRecorderDelegate, Sendable {
+    let camera: CameraRecorder
+    let preview: PreviewWindow?
+    let told = Mutex<[String]>([])                               // what the delegate heard
 
-    init(camera: any CameraSource, microphone: any CaptureSource, movie: URL) throws {
-        var settings = Recorder.Settings(pauseMode: .clips)     // NextLevelSession: one file per clip
-        settings.video.rateControl = .bitRate(6_000_000)        // videoConfiguration.bitRate
-        recorder = Recorder(url: movie, settings: settings)
-        recorder.pause(at: .zero)                               // camera on, not recording yet
-        try session.addInput(camera)
-        try session.addInput(microphone)
-        try session.addOutput(recorder)
+    init(camera source: any CameraSource, microphone: any CaptureSource, movie: URL, window: Bool) {
+        var settings = Recorder.Settings()
+        settings.video.rateControl = .bitRate(6_000_000)         // videoConfiguration.bitRate
+        camera = CameraRecorder(camera: source, microphone: microphone, settings: settings)
+        camera.outputURL = movie
+        camera.maxRecordedDuration = MediaTime(seconds: 15)      // videoConfiguration.maximumCaptureDuration
+        preview = window ? PreviewWindow(settings: .init(title: "Clips", showsRecordButton: true, showsStatus: true)) : nil
+        camera.delegate = self                                   // nextLevel.delegate = self
+        if let preview {
+            camera.addPreviewOutput(preview)                     // nextLevel.previewLayer
+            preview.onKey = { [weak self] key in if key == .record { self?.recordButtonTapped() } }
+        }
     }
 
-    func start() async throws { try await session.start() }     // nextLevel.start()
-    func record() throws { try recorder.record() }              // nextLevel.record()
-    func pause() throws { try recorder.pause() }                // nextLevel.pause(): ends the clip
-    var clips: [Clip] { recorder.recordingSession?.clips ?? [] }                      // session.clips
-    var duration: MediaTime { recorder.recordingSession?.totalDuration ?? .zero }    // session.totalDuration
-    func undo() throws { try recorder.recordingSession?.removeLastClip() }           // session.removeLastClip()
+    func start() async throws { try await camera.start() }      // try nextLevel.start()
 
-    /// nextLevel.stop() and session.mergeClips(usingPreset:): the clips merge into `movie`.
-    func finish() async throws -> RecordingSummary {
-        await session.stop()
-        return try await recorder.result()
+    /// The record button: record while not recording, else pause (which ends the clip).
+    func recordButtonTapped() {
+        do {
+            if camera.isRecording {
+                try camera.pause()                               // nextLevel.pause()
+            } else if camera.canRecord {
+                try camera.record()                              // nextLevel.record()
+            }
+        } catch {
+            preview?.message = "\(error)"
+        }
+    }
+
+    func undo() throws { try camera.removeLastClip() }          // session.removeLastClip()
+    var clips: [Clip] { camera.clips }                           // session.clips
+    var progress: Double { camera.progress }                     // totalDuration / maximumCaptureDuration
+
+    /// nextLevel.stop() and session.mergeClips(usingPreset:): the clips in one movie.
+    func finish() async throws -> RecordingSummary? { try await camera.stop() }
+
+    // NextLevelDelegate
+    func cameraRecorder(_ recorder: CameraRecorder, didStartClipAt index: Int) {        // didStartClipInSession
+        told.withLock { $0.append("clip \(index) started") }
+    }
+    func cameraRecorder(_ recorder: CameraRecorder, didComplete clip: Clip) {           // didCompleteClip
+        told.withLock { $0.append("clip of \(clip.frameCount) frames") }
+    }
+    func cameraRecorder(_ recorder: CameraRecorder, didUpdateProgress progress: Double, recorded: MediaTime) {
+        preview?.show(.init(state: recorder.isRecording ? .recording : .paused, elapsed: recorded,
+                            maxDuration: recorder.maxRecordedDuration))                  // the progress ring
+    }
+    func cameraRecorderDidReachLimit(_ recorder: CameraRecorder) {                      // didCompleteSession
+        told.withLock { $0.append("limit") }
+        preview?.message = "Full: 15 seconds recorded"
+    }
+    func cameraRecorder(_ recorder: CameraRecorder, didFinishMerging summary: RecordingSummary) {
+        told.withLock { $0.append("merged \(summary.clipCount) clips") }               // mergeClips' completion
+    }
+    func cameraRecorder(_ recorder: CameraRecorder, didFailWith error: ReelError) {
+        preview?.message = error.description                                           // the error view
     }
 }
 // DOCS-SNIPPET-END
