@@ -23,7 +23,7 @@ import Synchronization
 /// moved and plays on unrecorded. Streams played by modules (loopbacks) are never moved. Any
 /// number of sources may record one application at once, in one process or several (the
 /// second of a process uses `reel-app-<pid>.2`): a stream on another recording's relay is
-/// moved to a relay of this one that plays into that relay (see ``ApplicationAudioRouter``).
+/// moved to a relay of this one that plays into that relay (see `ApplicationAudioRouter`).
 ///
 /// What the recording misses comes as the source's events: ``SourceEvent/silent(_:)`` for a
 /// named application that has not played since the start (``SourceEvent/resumed`` when it
@@ -220,7 +220,7 @@ public final class ApplicationAudioSource: CaptureSource {
         return linked
     }
 
-    /// Records through the routing of a PulseAudio server (``ApplicationAudioRouter``).
+    /// Records through the routing of a PulseAudio server (`ApplicationAudioRouter`).
     private func startRouting(_ context: SourceContext) throws -> RoutedApplicationAudio {
         let server = self.server, routing = self.routing
         let connection = try routing.connect(server: server, clientName: "Reel application audio")
