@@ -18,7 +18,7 @@ import ReelSystem
 ///
 /// Everything that was completely written is kept: the complete fragments, and of a fragment
 /// whose media data was cut short the samples whose bytes are all on the disk (see
-/// ``TornFragment``); a fragment whose header was cut short holds nothing whole (an MKV keeps
+/// `TornFragment`); a fragment whose header was cut short holds nothing whole (an MKV keeps
 /// the blocks that are complete). Nothing else is lost: the original is replaced only by a
 /// complete, finalised file, which is on the disk before it takes its place.
 public enum Recovery {
@@ -318,7 +318,7 @@ public enum Recovery {
         }
     }
 
-    /// The file ``recover(_:to:overwrite:)`` writes when it recovers `url` to `output`: the
+    /// The file ``recover(_:to:overwrite:progress:)`` writes when it recovers `url` to `output`: the
     /// recording's name in `output` if that is a folder, `output` with the recording's
     /// extension if it has none, else `output`; links followed. Lets a caller that recovers
     /// several recordings into one folder see that two of them would take the same name.
