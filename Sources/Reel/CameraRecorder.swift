@@ -205,7 +205,7 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
 
     /// This take's clips (NextLevel's session): from the first ``record()`` until the next
     /// ``start()``, so after ``stop()`` too. Remove or mute clips there and merge them again
-    /// with ``RecordingSession/merge(to:allowsReencoding:overwrite:)``.
+    /// with ``RecordingSession/merge(to:allowsReencoding:overwrite:progress:)``.
     public var recordingSession: RecordingSession? { state.withLock { $0.recorder?.recordingSession ?? $0.clips } }
 
     /// The clips recorded in this take so far (after ``stop()``, the last take's).

@@ -3,7 +3,7 @@ import ReelFFmpeg
 import ReelSystem
 
 extension RecordingSession {
-    /// What ``RecordingSession/recover(folder:to:overwrite:)`` made of a clips folder.
+    /// What ``RecordingSession/recover(folder:to:overwrite:progress:)`` made of a clips folder.
     public struct RecoveredRecording: Sendable, Hashable {
         /// The merged file.
         public var url: URL
@@ -87,7 +87,7 @@ extension RecordingSession {
 
     /// Makes the clips of a recording cut off in clip mode (a crash, a kill, an abort, a failed
     /// merge) into the file they were recorded for: each clip that was cut off is finalised in
-    /// place (``Recovery/recover(_:to:overwrite:)``), then the clips are merged in order, muted
+    /// place (``Recovery/recover(_:to:overwrite:progress:)``), then the clips are merged in order, muted
     /// ones silent, into `output` — by default the file the manifest names (for a folder
     /// without a manifest, `NAME.clips` gives `NAME.EXT` beside it).
     ///
@@ -96,7 +96,10 @@ extension RecordingSession {
     /// file is complete it is read back; only if it holds every frame of the clips are their
     /// files removed (and the manifest, and the folder if then empty), unless the recording
     /// asked to keep them.
-    public static func recover(folder: URL, to output: URL? = nil, overwrite: Bool = false) throws -> RecoveredRecording {
+    ///
+    /// `progress` hears how far the merge has come (see ``Merger/merge(_:to:options:progress:)``).
+    public static func recover(folder: URL, to output: URL? = nil, overwrite: Bool = false,
+                               progress: (@Sendable (WorkProgress) -> Void)? = nil) throws -> RecoveredRecording {
         var info = stat()
         guard stat(folder.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
             throw ReelError(.ioFailure, "\(folder.path) is not a folder of clips", hint: "give the clips folder or the recording's file name")
@@ -209,7 +212,7 @@ extension RecordingSession {
             throw ReelError(.nothingRecorded, "none of the clips in \(folder.path) holds anything",
                             hint: "the recording was cut off before its first clip held anything")
         }
-        let merged = try Merger.merge(inputs, to: target, options: MergeOptions(overwrite: replaces))
+        let merged = try Merger.merge(inputs, to: target, options: MergeOptions(overwrite: replaces), progress: progress)
         // Read back what is on disk before anything is removed.
         let check = try PacketCount.count(target)
         guard check.videoPackets == frames, !hasAudio || check.audioPackets > 0 else {

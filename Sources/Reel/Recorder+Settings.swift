@@ -44,7 +44,7 @@ extension Recorder {
         /// Whether clip mode keeps the clips' files after merging them.
         public var keepsClips: Bool
         /// Whether clip mode merges the clips into the recorder's file when it stops (else the
-        /// clips stay in their folder, for ``RecordingSession/merge(to:allowsReencoding:overwrite:)``).
+        /// clips stay in their folder, for ``RecordingSession/merge(to:allowsReencoding:overwrite:progress:)``).
         public var mergesClipsAtEnd: Bool
         /// Whether a video encoder that falls behind steps to a faster preset (H.264 only: veryfast,
         /// superfast, ultrafast) instead of losing frames, and back when it has kept up for a

@@ -154,7 +154,7 @@ public final class Recorder: CaptureOutput {
     /// In clip mode, the folder that holds this recording's clips (and their manifest) until
     /// they are merged into ``url`` at the stop; `nil` in single-file mode. A recording cut off
     /// before the merge (a crash, an abort) is there, not at ``url``:
-    /// ``RecordingSession/recover(folder:to:overwrite:)`` (`reel recover FOLDER`) merges it.
+    /// ``RecordingSession/recover(folder:to:overwrite:progress:)`` (`reel recover FOLDER`) merges it.
     public var clipsFolder: URL? {
         let settings = self.settings
         guard settings.pauseMode == .clips else { return nil }
@@ -162,9 +162,11 @@ public final class Recorder: CaptureOutput {
     }
 
     /// Makes a recording cut off by a crash (a fragmented MP4/MOV) into a finalised file with
-    /// everything it held, at `output` or in place.
-    public static func recover(_ url: URL, to output: URL? = nil, overwrite: Bool = false) throws -> Recovery.Summary {
-        try Recovery.recover(url, to: output, overwrite: overwrite)
+    /// everything it held, at `output` or in place; `progress` hears how far it has come (see
+    /// ``Recovery/recover(_:to:overwrite:progress:)``).
+    public static func recover(_ url: URL, to output: URL? = nil, overwrite: Bool = false,
+                               progress: (@Sendable (WorkProgress) -> Void)? = nil) throws -> Recovery.Summary {
+        try Recovery.recover(url, to: output, overwrite: overwrite, progress: progress)
     }
 
     /// Pauses the recording at the next frame: that frame and the audio from the same instant
@@ -258,6 +260,7 @@ public final class Recorder: CaptureOutput {
             for waiter in waiters { waiter.resume(returning: .failure(failure)) }
             throw error
         }
+        session.setMergeProgressHandler { continuation.yield(.merging($0)) }
         pipeline.onClipStarted = { continuation.yield(.clipStarted(index: $0)) }
         pipeline.onClipFinished = { continuation.yield(.clipFinished($0)) }
         pipeline.takeControls = { [unowned self] in self.takeControls() }

@@ -180,6 +180,10 @@ public enum RecordingEvent: Sendable {
     /// The video encoder fell behind and steps to a faster preset, or has kept up for a while
     /// and steps back (or such a step was refused: see ``EncoderSpeedChange/refusal``).
     case encoderSpeedChanged(EncoderSpeedChange)
+    /// Clip mode, at the stop: the clips are being merged into the file; how far the merge has
+    /// come, a few times a second, the first at 0 and the last at 1 (a long merge, or one that
+    /// encodes FLAC again, takes a while). ``finished(_:)`` follows.
+    case merging(WorkProgress)
     /// The recording is complete and its file finalised.
     case finished(RecordingSummary)
     /// The recording failed; what was written up to then stays on disk.

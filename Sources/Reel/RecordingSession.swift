@@ -37,7 +37,7 @@ public struct Clip: Sendable, Hashable {
 /// Until its clips are merged, the folder also holds a small manifest (``manifestName``): the
 /// file the clips are to be merged into and the clips in order, the one being recorded
 /// included. A recording cut off by a crash or an abort is then found and finished by
-/// ``recover(folder:to:overwrite:)`` (`reel recover`). A folder that holds another recording's
+/// ``recover(folder:to:overwrite:progress:)`` (`reel recover`). A folder that holds another recording's
 /// clips or manifest is never used again: the recorder refuses it.
 public final class RecordingSession: Sendable {
     /// The folder that holds the clips' files.
@@ -83,6 +83,8 @@ public final class RecordingSession: Sendable {
     private let state = Mutex(State())
     /// The generation of the manifest last written; held while writing, so writes keep order.
     private let written = Mutex(0)
+    /// Hears the progress of a merge given no listener (see ``setMergeProgressHandler(_:)``).
+    let mergeProgress = Mutex<(@Sendable (WorkProgress) -> Void)?>(nil)
 
     /// Creates a session whose clips live in `folder`.
     public init(folder: URL) {
@@ -213,17 +215,6 @@ public final class RecordingSession: Sendable {
             }
         }
         try write(manifest)
-    }
-
-    /// Joins the clips into `url`: by copying packets when their streams match, by
-    /// re-encoding the mismatching ones if `allowsReencoding`, else refusing with
-    /// `.incompatibleClips`. The clips stay on disk.
-    @discardableResult
-    public func merge(to url: URL, allowsReencoding: Bool = false, overwrite: Bool = false) throws -> MergeSummary {
-        let clips = self.clips
-        guard !clips.isEmpty else { throw ReelError(.nothingRecorded, "the session has no clips to merge") }
-        return try Merger.merge(clips.map { MergeInput(url: $0.url, isMuted: $0.isMutedOnMerge) }, to: url,
-                                options: MergeOptions(allowsReencoding: allowsReencoding, overwrite: overwrite))
     }
 
     // MARK: The recorder's side

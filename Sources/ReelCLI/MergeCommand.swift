@@ -17,7 +17,7 @@ struct MergeCommand {
         OptionSpec("mute", value: .required, repeatable: true, placeholder: "N",
                    help: "replace the audio of clip N (1 is the first) with silence; may be repeated"),
         OptionSpec("overwrite", help: "replace FILE if it exists"),
-        OptionSpec("json", help: "print the result as JSON on standard output"),
+        OptionSpec("json", help: "print progress and the result as JSON lines on standard output"),
         OptionSpec("help", short: "h", help: "show this help"),
     ]
 
@@ -68,8 +68,10 @@ struct MergeCommand {
     /// Merges; returns the exit status.
     func run() -> Int32 {
         let summary: MergeSummary
+        let progress = WorkProgressView(console: console, json: json)
         do {
-            summary = try Merger.merge(inputs, to: output, options: options)
+            defer { progress.finish() }
+            summary = try Merger.merge(inputs, to: output, options: options, progress: progress.handler)
         } catch let error as ReelError {
             return fail(error)
         } catch {

@@ -107,6 +107,13 @@ final class ProgressRenderer: @unchecked Sendable {
         case .encoderSpeedChanged(let change):
             if json { console.out(Self.json(Self.json(change))) }
             else { clearLine(); console.err("reel: \(change)") }
+        case .merging(let progress):
+            // The clips merged at the stop: the same bar and events as reel merge's.
+            if json { console.out(Self.json(WorkProgressView.json(progress))) }
+            else if console.isTerminal {
+                console.errRaw("\r\u{1B}[2K" + WorkProgressView.line(progress, subject: "the clips"))
+                lineShown = true
+            }
         case .finished(let s):
             if json {
                 var object: [String: Any] = ["event": "finished", "duration": rounded(s.duration.seconds),

@@ -9,13 +9,14 @@ struct RecoverCommand {
         OptionSpec("output", short: "o", value: .required, placeholder: "FILE|FOLDER", completion: .file,
                    help: "write the finalised file here (default: in place); a folder takes any number of files"),
         OptionSpec("overwrite", help: "replace the -o file if it exists"),
+        OptionSpec("json", help: "print progress and each result as JSON lines on standard output"),
         OptionSpec("help", short: "h", help: "show this help"),
     ]
 
     static let help = """
-    Usage: reel recover FILE… [-o FILE|FOLDER] [--overwrite]
-           reel recover NAME.clips [-o FILE]
-           reel recover HLS-FOLDER|PLAYLIST.m3u8
+    Usage: reel recover FILE… [-o FILE|FOLDER] [--overwrite] [--json]
+           reel recover NAME.clips [-o FILE] [--json]
+           reel recover HLS-FOLDER|PLAYLIST.m3u8 [--json]
 
     Makes recordings that were cut off (a crash, a kill, a power loss, a full disk) into
     finalised files with everything they completely held: an MP4's or MOV's complete fragments
@@ -78,6 +79,7 @@ struct RecoverCommand {
                 return 2
             }
         }
+        let json = args.has("json")
         var status: Int32 = 0
         var done: [FileIdentity] = []
         // The files this run wrote, and what each holds: --overwrite replaces files that were
@@ -87,13 +89,13 @@ struct RecoverCommand {
             let url = URL(fileURLWithPath: path)
             if let playlist = Self.playlist(toClose: url) {
                 // An HLS stream into a folder that was cut off: its playlist has no end.
-                if !closePlaylist(playlist, given: path, output: output) { status = 1 }
+                if !closePlaylist(playlist, given: path, output: output, json: json) { status = 1 }
                 continue
             }
             if let folder = RecordingSession.clipsFolder(toRecover: url) {
                 // A clip-mode recording cut off before its clips were merged.
                 let file = folder == url ? output : output ?? url
-                if let recovered = recoverClips(in: folder, to: file, overwrite: output != nil && args.has("overwrite")) {
+                if let recovered = recoverClips(in: folder, to: file, overwrite: output != nil && args.has("overwrite"), json: json) {
                     if let identity = FileIdentity(recovered) { written.append((identity, path)) }
                 } else {
                     status = 1
@@ -114,9 +116,16 @@ struct RecoverCommand {
                     continue
                 }
             }
+            let progress = WorkProgressView(console: console, json: json, subject: url.lastPathComponent)
+            defer { progress.finish() }
             do {
-                let summary = try Recorder.recover(url, to: output, overwrite: args.has("overwrite"))
+                let summary = try Recorder.recover(url, to: output, overwrite: args.has("overwrite"), progress: progress.handler)
+                progress.finish()
                 if summary.finalisation != .notNeeded, let file = FileIdentity(summary.url) { written.append((file, path)) }
+                if json {
+                    console.out(ProgressRenderer.json(Self.json(summary, of: url)))
+                    continue
+                }
                 var how: String
                 switch summary.finalisation {
                 case .inPlace(let bytes): how = "finalised in place, \(bytes) bytes written"
@@ -147,15 +156,39 @@ struct RecoverCommand {
                 }
                 noteLeftovers(beside: summary.url)
                 if summary.url.resolvingSymlinksInPath() != url.resolvingSymlinksInPath() { noteLeftovers(beside: url) }
-            } catch let error as ReelError {
-                console.err("reel: error: \(CommandLineHints.rephrased(error))")
-                status = 1
             } catch {
-                console.err("reel: error: \(CommandLineHints.rephrased(error))")
+                progress.finish()
+                fail(error, of: url, json: json)
                 status = 1
             }
         }
         return status
+    }
+
+    /// Says why a recording was not recovered: on standard error, and with `--json` as a
+    /// `failed` event too.
+    private func fail(_ error: any Error, of url: URL, json: Bool) {
+        let text = CommandLineHints.rephrased(error)
+        if json {
+            let code = (error as? ReelError)?.code.rawValue ?? ReelError.Code.ioFailure.rawValue
+            console.out(ProgressRenderer.json(["event": "failed", "file": url.path, "code": code, "message": "\(text)"]))
+        }
+        console.err("reel: error: \(text)")
+    }
+
+    /// `{"event": "recovered", "recording": PATH, "file": PATH, "duration": S, "frames": N,
+    /// "how": "inPlace"|"copied"|"notNeeded", "bytesWritten": N, "leftOutBytes": N}`.
+    static func json(_ summary: Recovery.Summary, of recording: URL) -> [String: Any] {
+        var object: [String: Any] = ["event": "recovered", "recording": recording.path, "file": summary.url.path,
+                                     "duration": (summary.duration.seconds * 1000).rounded() / 1000,
+                                     "frames": summary.videoFrames, "leftOutBytes": summary.leftOutBytes]
+        if let lost = summary.leftOutFrames { object["leftOutFrames"] = lost }
+        switch summary.finalisation {
+        case .inPlace(let bytes): object["how"] = "inPlace"; object["bytesWritten"] = bytes
+        case .copied(let reason, let bytes): object["how"] = "copied"; object["reason"] = reason; object["bytesWritten"] = bytes
+        case .notNeeded: object["how"] = "notNeeded"
+        }
+        return object
     }
 
     /// The HLS playlist `url` names: an `.m3u8` file, or the playlist in a folder that is not
@@ -171,7 +204,7 @@ struct RecoverCommand {
     }
 
     /// Closes the HLS playlist at `url` where it is; returns whether it worked.
-    private func closePlaylist(_ url: URL, given path: String, output: URL?) -> Bool {
+    private func closePlaylist(_ url: URL, given path: String, output: URL?, json: Bool) -> Bool {
         if output != nil {
             console.err("reel: error: \(path) is an HLS stream: its playlist is closed where it is, and -o does not apply to it "
                         + "(recover it on its own without -o)")
@@ -179,6 +212,13 @@ struct RecoverCommand {
         }
         do {
             let r = try PlaylistRecovery.close(url)
+            if json {
+                console.out(ProgressRenderer.json(["event": "recovered", "recording": path, "file": url.path,
+                                                   "how": r.wasClosed ? "notNeeded" : "closed", "segments": r.segments,
+                                                   "duration": (r.duration.seconds * 1000).rounded() / 1000, "added": r.added,
+                                                   "leftOut": r.leftOut.map(\.name)]))
+                return true
+            }
             if r.wasClosed {
                 console.err("reel: note: \(url.path) has its end already; nothing to do")
                 return true
@@ -193,16 +233,25 @@ struct RecoverCommand {
             }
             return true
         } catch {
-            console.err("reel: error: \(CommandLineHints.rephrased(error))")
+            fail(error, of: url, json: json)
             return false
         }
     }
 
     /// Merges the clips in `folder` into `output` (default: the file they were recorded for);
     /// returns the file it wrote, `nil` if it failed.
-    private func recoverClips(in folder: URL, to output: URL?, overwrite: Bool) -> URL? {
+    private func recoverClips(in folder: URL, to output: URL?, overwrite: Bool, json: Bool) -> URL? {
+        let progress = WorkProgressView(console: console, json: json, subject: folder.lastPathComponent)
+        defer { progress.finish() }
         do {
-            let r = try RecordingSession.recover(folder: folder, to: output, overwrite: overwrite)
+            let r = try RecordingSession.recover(folder: folder, to: output, overwrite: overwrite, progress: progress.handler)
+            progress.finish()
+            if json {
+                console.out(ProgressRenderer.json(["event": "recovered", "recording": folder.path, "file": r.url.path,
+                                                   "duration": (r.duration.seconds * 1000).rounded() / 1000, "frames": r.videoFrames,
+                                                   "clips": r.clipCount, "removedClips": r.removedClips]))
+                return r.url
+            }
             var line = String(format: "Recovered %@ from %d clip%@ in %@: %.2f s", r.url.path, r.clipCount, r.clipCount == 1 ? "" : "s",
                               folder.path, r.duration.seconds)
             line += Container(pathExtension: r.url.pathExtension)?.isAudioOnly == true ? " of sound" : ", \(r.videoFrames) frames"
@@ -214,10 +263,9 @@ struct RecoverCommand {
             // unfinished copy beside the file.
             noteLeftovers(beside: r.url, purposes: ["merging"])
             return r.url
-        } catch let error as ReelError {
-            console.err("reel: error: \(CommandLineHints.rephrased(error))")
         } catch {
-            console.err("reel: error: \(CommandLineHints.rephrased(error))")
+            progress.finish()
+            fail(error, of: folder, json: json)
         }
         return nil
     }

@@ -19,6 +19,8 @@ struct ClipFacts {
     /// at most a minute plus a second per 16 bytes of file. Timestamps past it are damage, and
     /// are refused rather than padded with hours of silence.
     var plausibleLength = MediaTime(value: 24 * 3600, timescale: 1)
+    /// The file's size in bytes when probed (what a merge's progress counts).
+    var fileSize: Int64 = 0
 
     var label: String { "clip \(number) (\(url.lastPathComponent))" }
     var video: StreamFacts? { streams.first { $0.kind == .video } }
@@ -53,6 +55,7 @@ struct ClipFacts {
         }
         var facts = ClipFacts(number: number, url: url, streams: [], startsWithKeyframe: true, zero: .zero)
         facts.plausibleLength = MediaTime(value: 60 + Int64(s.st_size) / 16, timescale: 1)
+        facts.fileSize = Int64(s.st_size)
         // An MP4/MOV header says all that the merge compares; other files have libavformat look
         // into their first packets (which decodes a few frames: a few ms a clip).
         let input = try facts.open(readsStreamInfo: false)

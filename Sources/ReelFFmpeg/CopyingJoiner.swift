@@ -41,8 +41,10 @@ final class CopyingJoiner {
     }
 
     /// Copies every packet of `clip` to the end of the timeline. With `silence`, the clip's
-    /// audio packets are replaced by silent ones of the same length.
-    func append(_ clip: ClipFacts, from input: InputFile, isFirst: Bool, silence: [SilentPacket?]?) throws {
+    /// audio packets are replaced by silent ones of the same length. `meter` hears how far
+    /// reading has come: `readBefore` (the earlier clips' bytes) plus the position in this one.
+    func append(_ clip: ClipFacts, from input: InputFile, isFirst: Bool, silence: [SilentPacket?]?,
+                meter: ProgressMeter? = nil, readBefore: Int64 = 0) throws {
         let ctx = input.context
         var position = [Int](repeating: -1, count: Int(ctx.pointee.nb_streams))
         for (i, s) in clip.streams.enumerated() { position[s.index] = i }
@@ -63,6 +65,7 @@ final class CopyingJoiner {
             let j = position[index]
             read[j] += 1
             if packet.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 { throw clip.damaged(FFmpeg.invalidData) }
+            if let meter, packet.pointee.pos >= 0 { meter.update(completed: readBefore + packet.pointee.pos) }
             let facts = clip.streams[j]
             let tb = timeBases[j]
             // Times relative to the clip's zero, in the timeline's time base.

@@ -1,7 +1,7 @@
 import Foundation
 import ReelCore
 
-/// What ``Merger/merge(_:to:options:)`` wrote.
+/// What ``Merger/merge(_:to:options:progress:)`` wrote.
 public struct MergeSummary: Sendable, Hashable {
     /// Where the merged file is.
     public var url: URL

@@ -17,18 +17,25 @@ import ReelSystem
 public enum Merger {
     /// Joins `inputs`, in order, into one file at `output`.
     ///
+    /// `progress` hears how far the merge has come (bytes of the clips read of all their
+    /// bytes), on the calling thread, a few times a second: the first report at once, the last
+    /// when the file is complete; a merge that must encode again starts over as
+    /// ``WorkProgress/Stage/reencoding``.
+    ///
     /// - Throws: `ReelError` with `.incompatibleClips` (which clip differs from the first, and
     ///   how), `.invalidMedia` (a clip that is damaged, cut short or not a media file, named),
     ///   `.ioFailure` (a clip that does not exist), `.fileExists` (the output exists and
     ///   `overwrite` is off), `.insufficientStorage`, `.permissionDenied`,
     ///   `.invalidConfiguration` (no clips, or the output is one of the clips).
-    public static func merge(_ inputs: [MergeInput], to output: URL, options: MergeOptions = .init()) throws -> MergeSummary {
-        try merge(inputs, to: output, options: options, indexReservation: nil)
+    public static func merge(_ inputs: [MergeInput], to output: URL, options: MergeOptions = .init(),
+                             progress: (@Sendable (WorkProgress) -> Void)? = nil) throws -> MergeSummary {
+        try merge(inputs, to: output, options: options, indexReservation: nil, progress: progress)
     }
 
-    /// ``merge(_:to:options:)`` with the space reserved for an MP4/MOV index forced (tests):
+    /// ``merge(_:to:options:progress:)`` with the space reserved for an MP4/MOV index forced (tests):
     /// `nil` decides from the clips, 0 reserves none.
-    static func merge(_ inputs: [MergeInput], to output: URL, options: MergeOptions, indexReservation: Int?) throws -> MergeSummary {
+    static func merge(_ inputs: [MergeInput], to output: URL, options: MergeOptions, indexReservation: Int?,
+                      progress: (@Sendable (WorkProgress) -> Void)? = nil) throws -> MergeSummary {
         FFmpeg.silenceLibraryLogging()
         guard !inputs.isEmpty else {
             throw ReelError(.invalidConfiguration, "there are no clips to merge", hint: "give at least one clip")
@@ -75,13 +82,17 @@ public enum Merger {
         }
 
         let temporary = FilePlacement.temporaryURL(beside: output, purpose: "merging")
+        let sizes = clips.map(\.fileSize)
+        let meter = ProgressMeter(stage: reason == nil ? .merging : .reencoding, total: sizes.reduce(0, +), clock: HostClock(),
+                                  handler: progress)
         do {
             var duration = MediaTime.zero
             var frames: Int64 = 0
             if reason == nil {
                 do {
                     (duration, frames) = try remux(clips, inputs: inputs, silence: silence, to: temporary, container: container,
-                                                   reserve: indexReservation.map { $0 > 0 ? $0 : nil } ?? Self.indexReservation(for: clips, container: container))
+                                                   reserve: indexReservation.map { $0 > 0 ? $0 : nil } ?? Self.indexReservation(for: clips, container: container),
+                                                   meter: meter, sizes: sizes)
                 } catch let needed as Incompatibility {
                     try? FileManager.default.removeItem(at: temporary)
                     guard options.allowsReencoding else {
@@ -91,10 +102,11 @@ public enum Merger {
                 }
             }
             if reason != nil {
-                (duration, frames) = try reencode(clips, inputs: inputs, to: temporary, container: container)
+                (duration, frames) = try reencode(clips, inputs: inputs, to: temporary, container: container, meter: meter, sizes: sizes)
             }
             try FilePlacement.place(temporary, at: output, replacing: options.overwrite, what: "the merged file")
             let bytes = ((try? FileManager.default.attributesOfItem(atPath: output.path))?[.size] as? NSNumber)?.int64Value ?? 0
+            meter.finish()
             return MergeSummary(url: output, duration: duration, clipCount: clips.count, videoFrames: frames,
                                 reencodedClips: reason == nil ? [] : Array(clips.indices), reencodingReason: reason?.message,
                                 bytes: bytes)
@@ -155,8 +167,9 @@ public enum Merger {
     // MARK: Joining by copying packets
 
     private static func remux(_ clips: [ClipFacts], inputs: [MergeInput], silence: [SilentPacket?], to url: URL,
-                              container: Container, reserve: Int?) throws -> (MediaTime, Int64) {
+                              container: Container, reserve: Int?, meter: ProgressMeter, sizes: [Int64]) throws -> (MediaTime, Int64) {
         var reserve = reserve
+        meter.update(completed: 0)
         while true {
             do {
                 var join: CopyingJoiner?
@@ -166,7 +179,8 @@ public enum Merger {
                     if join == nil {
                         join = try CopyingJoiner(url: url, container: container, first: clip, input: input, reservedIndexSize: reserve)
                     }
-                    try join!.append(clip, from: input, isFirst: i == 0, silence: inputs[i].isMuted ? silence : nil)
+                    try join!.append(clip, from: input, isFirst: i == 0, silence: inputs[i].isMuted ? silence : nil,
+                                     meter: meter, readBefore: sizes[..<i].reduce(0, +))
                 }
                 try join!.finish()
                 return (join!.offset, join!.videoPackets)
@@ -206,11 +220,13 @@ public enum Merger {
 
     // MARK: Joining by re-encoding
 
-    private static func reencode(_ clips: [ClipFacts], inputs: [MergeInput], to url: URL, container: Container) throws -> (MediaTime, Int64) {
+    private static func reencode(_ clips: [ClipFacts], inputs: [MergeInput], to url: URL, container: Container,
+                                 meter: ProgressMeter, sizes: [Int64]) throws -> (MediaTime, Int64) {
+        meter.restart(as: .reencoding, total: sizes.reduce(0, +))
         let join = try ReencodingJoiner(url: url, container: container, clips: clips)
         do {
             for (i, clip) in clips.enumerated() {
-                try join.append(clip, from: try clip.open(), muted: inputs[i].isMuted)
+                try join.append(clip, from: try clip.open(), muted: inputs[i].isMuted, meter: meter, readBefore: sizes[..<i].reduce(0, +))
             }
             let summary = try join.finish()
             return (join.offset, summary.videoFrames)

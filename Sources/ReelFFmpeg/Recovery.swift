@@ -135,14 +135,27 @@ public enum Recovery {
     ///
     /// A complete file needs nothing: the summary says `.notNeeded` and nothing is written.
     ///
+    /// `progress` hears how far the recovery has come (bytes of the recording read, when its
+    /// packets are copied; a finalise in place reports its start and end), on the calling
+    /// thread, a few times a second.
+    ///
     /// - Throws: `ReelError` with `.busy` (a recorder is writing the file right now),
     ///   `.nothingRecorded` (cut off before anything was completely written), `.invalidMedia`
     ///   (not an MP4, MOV or MKV recording, or damaged), `.invalidConfiguration` (the output is
     ///   the recording), `.unsupportedFormat` (an output extension that is not a container),
     ///   `.fileExists`, `.permissionDenied`, `.insufficientStorage`, `.ioFailure`.
-    public static func recover(_ url: URL, to output: URL? = nil, overwrite: Bool = false) throws -> Summary {
+    public static func recover(_ url: URL, to output: URL? = nil, overwrite: Bool = false,
+                               progress: (@Sendable (WorkProgress) -> Void)? = nil) throws -> Summary {
         FFmpeg.silenceLibraryLogging()
         try checkReadableFile(url)
+        let meter = ProgressMeter(stage: .recovering, total: size(of: url), clock: HostClock(), handler: progress)
+        meter.update(completed: 0)
+        let summary = try recover(url, to: output, overwrite: overwrite, meter: meter)
+        meter.finish()
+        return summary
+    }
+
+    private static func recover(_ url: URL, to output: URL?, overwrite: Bool, meter: ProgressMeter) throws -> Summary {
         // The recording itself, not a link to it: a finalised copy takes the file's place.
         let source = url.resolvingSymlinksInPath()
         let destination = try output.map { try Destination(output: $0, recording: source, overwrite: overwrite) }
@@ -156,9 +169,9 @@ public enum Recovery {
         let state = try RecordingFile.inspect(source)
         do {
             if let destination {
-                return try recover(source, state: state, to: destination)
+                return try recover(source, state: state, to: destination, meter: meter)
             }
-            return try recoverInPlace(source, state: state)
+            return try recoverInPlace(source, state: state, meter: meter)
         } catch let error as ReelError where destination == nil && error.code == .permissionDenied {
             throw ReelError(.permissionDenied, "cannot finalise \(source.path) where it is: \(error.message)",
                             hint: "recover it into a folder you can write to (reel recover FILE -o FOLDER)",
@@ -193,7 +206,7 @@ public enum Recovery {
 
     // MARK: In place
 
-    private static func recoverInPlace(_ url: URL, state: RecordingFile.State) throws -> Summary {
+    private static func recoverInPlace(_ url: URL, state: RecordingFile.State, meter: ProgressMeter) throws -> Summary {
         switch state {
         case .complete:
             return try summary(of: url, finalisation: .notNeeded)
@@ -208,7 +221,7 @@ public enum Recovery {
                 do {
                     // The fragment cut short stands in the way of finalising in place: copy what
                     // is whole (the original stays as it is until the copy takes its place).
-                    let copy = try write(url, view: view, shift: shift, to: Destination(replacing: url, container: container))
+                    let copy = try write(url, view: view, shift: shift, to: Destination(replacing: url, container: container), meter: meter)
                     return try summary(of: url, finalisation: .copied(reason: "its last fragment was cut short", bytesWritten: size(of: url)),
                                        videoPackets: copy.videoPackets).leavingOut(layout)
                 } catch let error as ReelError where error.code == .insufficientStorage {
@@ -233,7 +246,7 @@ public enum Recovery {
             let finalisation = try AssetWriter.finalise(url, container: container, shift: shift, inPlace: true, copyWhenSmall: true)
             return try summary(of: url, finalisation: finalisation)
         case .cutOffMatroska:
-            let copy = try write(url, view: nil, shift: .zero, to: Destination(replacing: url, container: .mkv))
+            let copy = try write(url, view: nil, shift: .zero, to: Destination(replacing: url, container: .mkv), meter: meter)
             return try summary(of: url, finalisation: .copied(reason: "an MKV is finalised by copying it", bytesWritten: size(of: url)),
                                videoPackets: copy.videoPackets)
         case .emptyFragmented:
@@ -305,7 +318,7 @@ public enum Recovery {
         }
     }
 
-    /// The file ``recover(_:to:overwrite:)`` writes when it recovers `url` to `output`: the
+    /// The file ``recover(_:to:overwrite:progress:)`` writes when it recovers `url` to `output`: the
     /// recording's name in `output` if that is a folder, `output` with the recording's
     /// extension if it has none, else `output`; links followed. Lets a caller that recovers
     /// several recordings into one folder see that two of them would take the same name.
@@ -313,7 +326,7 @@ public enum Recovery {
         Destination.location(output: output, recording: url.resolvingSymlinksInPath())
     }
 
-    private static func recover(_ url: URL, state: RecordingFile.State, to destination: Destination) throws -> Summary {
+    private static func recover(_ url: URL, state: RecordingFile.State, to destination: Destination, meter: ProgressMeter) throws -> Summary {
         let container = destination.container
         switch state {
         case .complete:
@@ -334,16 +347,16 @@ public enum Recovery {
                 try FilePlacement.place(copy, at: destination.url, replacing: destination.overwrite, what: "the recovered file")
                 return try summary(of: destination.url, finalisation: .inPlace(bytesWritten: bytes))
             }
-            let written = try write(copy, view: nil, shift: .zero, to: destination)
+            let written = try write(copy, view: nil, shift: .zero, to: destination, meter: meter)
             return try summary(of: destination.url, finalisation: .copied(reason: "written to another file", bytesWritten: size(of: destination.url)),
                                videoPackets: written.videoPackets)
         case .fragmented(let layout):
             let shift = try firstVideoTime(url, view: layout.readingView) ?? .zero
-            let written = try write(url, view: layout.readingView, shift: shift, to: destination)
+            let written = try write(url, view: layout.readingView, shift: shift, to: destination, meter: meter)
             return try summary(of: destination.url, finalisation: .copied(reason: "written to another file", bytesWritten: size(of: destination.url)),
                                videoPackets: written.videoPackets).leavingOut(layout)
         case .cutOffMatroska:
-            let written = try write(url, view: nil, shift: .zero, to: destination)
+            let written = try write(url, view: nil, shift: .zero, to: destination, meter: meter)
             return try summary(of: destination.url, finalisation: .copied(reason: "written to another file", bytesWritten: size(of: destination.url)),
                                videoPackets: written.videoPackets)
         case .emptyFragmented:
@@ -357,12 +370,13 @@ public enum Recovery {
     /// the destination's name once it is complete and on the disk; locked as being written
     /// until then. A copy without a single complete video frame (of a recording with video),
     /// or without any packet, is not a recovery: it is removed, and nothing is replaced.
-    private static func write(_ url: URL, view: FileView?, shift: MediaTime, to destination: Destination) throws -> Remuxer.Copy {
+    private static func write(_ url: URL, view: FileView?, shift: MediaTime, to destination: Destination,
+                              meter: ProgressMeter) throws -> Remuxer.Copy {
         let temporary = FilePlacement.temporaryURL(beside: destination.url, purpose: "recovering")
         let copy: Remuxer.Copy
         do {
             copy = try Remuxer.copyPackets(of: url, view: view, to: temporary, container: destination.container,
-                                           fastStart: true, overwrite: false, shift: shift)
+                                           fastStart: true, overwrite: false, shift: shift, meter: meter)
         } catch var error as ReelError {
             try? FileManager.default.removeItem(at: temporary)
             // The user knows the file they named, not the hidden copy it is written as.

@@ -49,7 +49,9 @@ final class ReencodingJoiner {
     }
 
     /// Decodes `clip` and encodes it at the end of the timeline; a `muted` clip's audio is silence.
-    func append(_ clip: ClipFacts, from input: InputFile, muted: Bool) throws {
+    /// `meter` hears how far reading has come: `readBefore` (the earlier clips' bytes) plus the
+    /// position in this one.
+    func append(_ clip: ClipFacts, from input: InputFile, muted: Bool, meter: ProgressMeter? = nil, readBefore: Int64 = 0) throws {
         let ctx = input.context
         var position = [Int](repeating: -1, count: Int(ctx.pointee.nb_streams))
         for (i, s) in clip.streams.enumerated() { position[s.index] = i }
@@ -108,6 +110,7 @@ final class ReencodingJoiner {
             let j = position[index]
             read[j] += 1
             if packet.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 { throw clip.damaged(FFmpeg.invalidData) }
+            if let meter, packet.pointee.pos >= 0 { meter.update(completed: readBefore + packet.pointee.pos) }
             let facts = clip.streams[j]
             let zero = clip.zero.ticks(in: facts.timeBase)
             let pts = packet.pointee.pts != FFmpeg.noPTS ? packet.pointee.pts : packet.pointee.dts

@@ -31,8 +31,10 @@ public enum Remuxer {
 
     /// ``remux(_:to:container:fastStart:overwrite:shift:)`` that reads `input` as `view` shows
     /// it if given (the complete part of a file cut short) and hands over the output's lock.
+    /// `meter` hears the position read in `input`.
     static func copyPackets(of input: URL, view: FileView? = nil, to output: URL, container: Container,
-                            fastStart: Bool = true, overwrite: Bool = false, shift: MediaTime = .zero) throws -> Copy {
+                            fastStart: Bool = true, overwrite: Bool = false, shift: MediaTime = .zero,
+                            meter: ProgressMeter? = nil) throws -> Copy {
         FFmpeg.silenceLibraryLogging()
         let reader = try InputFile(url: input, view: view)
         try checkFits(reader, into: container)
@@ -40,7 +42,7 @@ public enum Remuxer {
         let lock = muxer.takeLock()
         do {
             let (videoPackets, packets) = try copyPackets(from: reader, to: muxer, input: input, output: output, fastStart: fastStart,
-                                                          shift: shift)
+                                                          shift: shift, meter: meter)
             let hasVideo = av_find_best_stream(reader.context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0) >= 0
             return Copy(lock: lock, hasVideo: hasVideo, videoPackets: videoPackets, packets: packets)
         } catch {
@@ -76,7 +78,7 @@ public enum Remuxer {
     }
 
     private static func copyPackets(from reader: InputFile, to muxer: Muxer, input: URL, output: URL, fastStart: Bool,
-                                    shift: MediaTime) throws -> (video: Int64, all: Int64) {
+                                    shift: MediaTime, meter: ProgressMeter?) throws -> (video: Int64, all: Int64) {
         let ctx = reader.context
         var mapping = [Int](repeating: -1, count: Int(ctx.pointee.nb_streams))
         var inputTimeBases: [AVRational] = []
@@ -116,6 +118,7 @@ public enum Remuxer {
             defer { av_packet_unref(packet) }
             let index = Int(packet.pointee.stream_index)
             guard index < mapping.count, mapping[index] >= 0 else { continue }
+            if let meter, packet.pointee.pos >= 0 { meter.update(completed: packet.pointee.pos) }
             let inStream = ctx.pointee.streams[index]!
             let tb = muxer.timeBase(ofStream: mapping[index])
             av_packet_rescale_ts(packet, inStream.pointee.time_base, tb)

@@ -73,7 +73,11 @@ import ReelTestSupport
         #expect(again.stderr.split(separator: "\n").count == 1, "one clear line: \(again.stderr)")
         let json = try ReelBinary.run(["merge", b.path, a.path, "--overwrite", "--json", "-o", out.path])
         #expect(json.status == 0, "\(json.stderr)")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        // Progress events, then the result.
+        let lines = json.output.split(separator: "\n")
+        let events = try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        #expect(events.dropLast().allSatisfy { $0["event"] as? String == "progress" } && events.count >= 3, "\(json.output)")
+        let object = try #require(events.last)
         #expect(object["event"] as? String == "merged")
         #expect(object["frames"] as? Int == 75)
         #expect(object["clips"] as? Int == 2)

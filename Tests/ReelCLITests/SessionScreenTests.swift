@@ -49,7 +49,7 @@ import ReelTestSupport
 }
 
 /// The `reel` binary with no source, on a real X server and on none.
-@Suite struct SessionScreenRecordTests {
+@Suite(.tags(.realTime)) struct SessionScreenRecordTests {
     @Test func recordsTheDisplaysScreenAndSaysSoFirst() throws {
         let x = try XvfbServer(size: PixelSize(width: 320, height: 240))
         let dir = try TemporaryDirectory()
