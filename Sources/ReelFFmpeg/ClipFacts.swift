@@ -92,7 +92,15 @@ struct ClipFacts {
         if facts.streams.filter({ $0.kind == .video }).count > 1 {
             throw ReelError(.unsupportedFormat, "\(label) has more than one video track", hint: "merge clips with one video track")
         }
-        guard let video = facts.video else { return facts }
+        guard let video = facts.video else {
+            // Sound alone begins at its first sound. A FLAC clip cut from a longer encode (the
+            // clips of one recording share its encoder) numbers its frames on from the clip
+            // before, and libavformat times it from there.
+            if ctx.pointee.start_time != FFmpeg.noPTS, ctx.pointee.start_time > 0 {
+                facts.zero = MediaTime(value: ctx.pointee.start_time, timescale: 1_000_000)
+            }
+            return facts
+        }
         let owner = try Packet()
         defer { withExtendedLifetime(owner) {} }
         let packet = owner.pointer
