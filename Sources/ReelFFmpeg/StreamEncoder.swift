@@ -53,6 +53,8 @@ public final class StreamEncoder: @unchecked Sendable {
     /// How many ticks earlier every video packet decodes, so that all tracks start together
     /// (see ``alignTrackStarts()``).
     private var videoDTSShift: Int64 = 0
+    /// ``trackLead`` in frames: how far before its first frame the video's decoding starts.
+    private var leadFrames: Int64 = 0
     /// The frame numbers handed to the video encoder that have not come out of it, in order,
     /// and the highest that has: a packet after which no frame shown before it is still inside
     /// completes its group (``EncodedPacket/completesGroup``).
@@ -128,6 +130,7 @@ public final class StreamEncoder: @unchecked Sendable {
             lead = max(lead, rate.frameIndex(at: priming, rounding: .up))
         }
         videoDTSShift = lead - video.decodeDelay
+        leadFrames = lead
         trackLead = frame * lead
         for a in audio {
             let leadSamples = (frame * lead).convertedValue(to: Int32(a.settings.sampleRate), rounding: .nearest)
@@ -400,6 +403,13 @@ public final class StreamEncoder: @unchecked Sendable {
     /// `packet` as the sinks take it, decoding later than the one before (see below); the
     /// first packet's header options are kept.
     private func guarded(_ packet: EncodedPacket) -> EncodedPacket {
+        if !sawFirstVideoPacket, trackLead > .zero {
+            // The lead counted on the encoder decoding its B-frame delay early; one that makes
+            // no B-frames although its preset would (x264 with a keyframe every frame) decodes
+            // its first packet when it shows it, and the shift makes up the whole lead (else the
+            // first picture is cut off with the lead, and every other shown a frame early).
+            videoDTSShift = max(0, leadFrames - (packet.pts - packet.dts))
+        }
         var packet = packet.decodedEarlier(by: videoDTSShift)
         // x264 starts a stream's decoding times at its first frame less the time its first
         // B-frame delay's worth of frames spans: after a change of encoder, with frames

@@ -48,16 +48,7 @@ import ReelTestSupport
             said.append("\(name): beeps minus flashes \(String(format: "%+.1f", median * 1000)) ms (\(all.count) beeps)")
             let onsets = try Self.onsets(url)
             #expect(all.count >= 4, "\(name): \(onsets)")
-            // The MP4 file of the default preset shows its pictures one frame (33 ms) early:
-            // the encoder's first packet comes at -0.1 s and the file's start is cut one
-            // frame off (found here, in the file writer: reported to its owner, not fixed here).
-            if name == "file" && !encoding.contains("ultrafast") {
-                withKnownIssue("the MP4 of the default preset is one frame off its sound") {
-                    #expect(abs(median) <= 0.010, "\(name): the beeps are \(median * 1000) ms off their flashes")
-                }
-            } else {
-                #expect(abs(median) <= 0.010, "\(name): the beeps are \(median * 1000) ms off their flashes")
-            }
+            #expect(abs(median) <= 0.010, "\(name): the beeps are \(median * 1000) ms off their flashes")
         }
         print("\(encoding) \(virtualClock ? "virtual clock" : "real time"):\n" + said.joined(separator: "\n"))
     }

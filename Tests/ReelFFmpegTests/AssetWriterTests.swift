@@ -103,6 +103,24 @@ import ReelTestSupport
         #expect(audioStart <= 0, "priming sits before zero, hidden by the edit list")
     }
 
+    /// An encoder that makes no B-frames although its preset would (a keyframe every frame)
+    /// starts decoding at its first picture: the MP4 shows that picture at zero, the rest in
+    /// step (it cut the first off with the lead, and showed every other one frame early).
+    @Test(arguments: [nil, 1, 2])
+    func everyPictureIsShownAtItsTimeWhateverTheEncoderDelays(keyframeInterval: Int?) throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("k.mp4")
+        var configuration = configuration(url)
+        configuration.video?.settings.preset = "veryfast"
+        configuration.video?.settings.keyframeInterval = keyframeInterval
+        _ = try write(try AssetWriter(configuration: configuration), frames: 30)
+        let shown = try MediaProbe.frameTimes(url)
+        #expect(shown.count == 30)
+        #expect(zip(shown, (0..<30).map { Double($0) / 30 }).allSatisfy { abs($0 - $1) < 0.001 }, "\(shown.prefix(4))")
+        let audioStart = try MediaProbe.packetTimes(url, stream: "a:0").first ?? 1
+        #expect(audioStart <= 0)
+    }
+
     @Test func anAbandonedFileKeepsItsCompleteFragments() throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("cut.mp4")
