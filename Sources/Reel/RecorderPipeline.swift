@@ -76,7 +76,7 @@ final class RecorderPipeline: @unchecked Sendable {
             // fails before the session starts.
             let file: RecordingFileWriter.File
             if clips {
-                file = .clips(ClipFileSink(events: clipEvents(), prerolls: container.isISOBaseMedia || container == .mkv))
+                file = .clips(ClipFileSink(events: clipEvents()))
             } else if writesFile {
                 file = .movie(try MovieFileSink(configuration: fileConfiguration(url: url, overwrite: settings.overwrite,
                                                                                  maximumFileSize: settings.maxFileSize)))
@@ -85,10 +85,7 @@ final class RecorderPipeline: @unchecked Sendable {
             }
             writer = try RecordingFileWriter(plan: plan, file: file, sinks: sinks,
                                              alignsTrackStarts: writesFile && container.isISOBaseMedia)
-            if case .clips(let sink) = file {
-                clipFiles = sink
-                sink.lead = writer.encoder.trackLead
-            }
+            if case .clips(let sink) = file { clipFiles = sink }
         } catch {
             if clips { session.releaseClaim() }
             throw error
@@ -234,7 +231,12 @@ final class RecorderPipeline: @unchecked Sendable {
                 // What was recorded before the pause goes to the disk now: the encoder gives out
                 // the frames it held, the file completes its fragment.
                 try writer.pause()
-                try clipFiles?.pauseReached(clip: interval, at: time)
+                if let clipFiles {
+                    // The clip's sound ends there too: its audio encoders are finished once the
+                    // sound reaches the pause (see `StreamEncoder+ClipAudio.swift`).
+                    try writer.endClipAudio(at: time)
+                    try clipFiles.pauseReached(clip: interval, at: time)
+                }
             case .intervalBegins(let interval, let time):
                 guard let clipFiles else { continue }
                 if interval > 0 {

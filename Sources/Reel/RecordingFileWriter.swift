@@ -42,8 +42,8 @@ final class RecordingFileWriter {
             }
             for sink in sinks { try encoder.addSink(sink, policy: Self.policy(of: sink)) }
         } catch {
-            encoder.abandon()
             if case .movie(let movie) = file { movie.discard() }  // nothing was recorded: the new file goes
+            encoder.abandon()
             throw error
         }
     }
@@ -109,6 +109,12 @@ final class RecordingFileWriter {
     /// ``StreamEncoder/pause()``).
     func pause() throws {
         try advisingRecovery { try encoder.pause() }
+    }
+
+    /// In clip mode, at a pause: each audio track's encoder is finished once the track's sound
+    /// reaches recorded time `time`, and a new one carries it on.
+    func endClipAudio(at time: MediaTime) throws {
+        try advisingRecovery { try encoder.endClipAudio(at: time) }
     }
 
     /// Runs `body`, adding to a full disk's error how to get the single file back.

@@ -48,8 +48,10 @@ final class AudioEncoder {
     }
 
     /// Opens an encoder for `settings` taking audio of `inputFormat`; its packets belong to
-    /// stream number `streamIndex` of the owner, titled `title`.
-    init(settings: AudioSettings, inputFormat: AudioFormat, globalHeader: Bool, streamIndex: Int = 0, title: String? = nil) throws {
+    /// stream number `streamIndex` of the owner, titled `title` (or, `continuing`, to that
+    /// stream: one encoder carrying on another's track).
+    init(settings: AudioSettings, inputFormat: AudioFormat, globalHeader: Bool, streamIndex: Int = 0, title: String? = nil,
+         continuing stream: EncodedStream? = nil) throws {
         try settings.validate()
         let name = Self.encoderName(for: settings.codec)
         guard let codec = avcodec_find_encoder_by_name(name) else {
@@ -75,7 +77,7 @@ final class AudioEncoder {
         if globalHeader { context.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER) }
         try FFmpeg.check(avcodec_open2(context, codec, nil), "cannot open the \(name) encoder", code: .invalidConfiguration)
         EncoderCensus.noteOpened(video: false)
-        openedStream = try EncodedStream(encoder: context, index: streamIndex, title: title)
+        openedStream = try stream ?? EncodedStream(encoder: context, index: streamIndex, title: title)
         frameSize = context.pointee.frame_size > 0 ? context.pointee.frame_size : 1024
 
         var inLayout = AVChannelLayout()
@@ -110,6 +112,27 @@ final class AudioEncoder {
 
     /// Samples handed to the encoder so far, at the output rate.
     var encodedSampleCount: Int64 { max(0, samplesSent - leadingSilence) }
+
+    /// Where this encoder's first real sample lies on the track's timeline, in samples: zero,
+    /// or for an encoder that carries on a finished one (``successor(leadingSilence:)``), where
+    /// that one's last ended.
+    private(set) var origin: Int64 = 0
+
+    /// The time just after the last sample handed to the encoder, on the track's timeline (in
+    /// samples): where an encoder carrying this one on begins.
+    var nextSampleTime: Int64 { origin + samplesSent - leadingSilence }
+
+    /// A new encoder of the same settings and stream that carries this finished one's track on
+    /// from where it ended: its packets belong to the same ``stream`` (whose header is the same),
+    /// and begin with its own priming, `leadingSilence` samples of silence before it.
+    func successor(leadingSilence: Int64) throws -> AudioEncoder {
+        let next = try AudioEncoder(settings: settings, inputFormat: inputFormat,
+                                    globalHeader: context.pointee.flags & Int32(AV_CODEC_FLAG_GLOBAL_HEADER) != 0,
+                                    continuing: try stream)
+        next.origin = nextSampleTime
+        try next.setLeadingSilence(leadingSilence)
+        return next
+    }
 
     /// Samples the encoder adds before the first real one (AAC's 1024, Opus's 312).
     var priming: Int64 { Int64(context.pointee.initial_padding) }
@@ -202,7 +225,7 @@ final class AudioEncoder {
             data.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 8) { av_audio_fifo_read(fifo, $0, n) }
         }
         frame.pointee.nb_samples = read
-        frame.pointee.pts = samplesSent - leadingSilence
+        frame.pointee.pts = origin + samplesSent - leadingSilence
         samplesSent += Int64(read)
         defer { frame.pointee.nb_samples = frameSize }
         try FFmpeg.check(avcodec_send_frame(context, frame), "the audio encoder refused a frame")

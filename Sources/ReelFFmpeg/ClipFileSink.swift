@@ -7,17 +7,17 @@ import ReelCore
 ///
 /// The packets' times are on the recording's timeline (the pauses taken out); each clip's file
 /// starts at its own zero. Video packets go to the clip their presentation time falls in.
-/// Audio packets likewise, and a clip after the first also begins with a copy of the packets
-/// just before its zero (at most ``prerollDuration``): what primes the decoder, as an encoder's
-/// own priming does at the start of a file, hidden by the file's edit list and left out again
-/// by a merge, which so gives back the one stream sample for sample.
+/// Audio packets likewise; each clip's sound comes from an audio encoder of its own (the
+/// encoder finishes the track's encoder where a clip ends and carries the track on with a new
+/// one: see ``ClipAudioSink``), so a clip after the first begins with that encoder's priming
+/// before its zero, hidden by the file's edit list and left out by a merge, as the first's.
 ///
 /// A clip's file is made when its first packet comes, and finished once every stream has
 /// passed its end: its video at the pause (the encoder gives out what it held then), its
-/// sound a little later (an audio encoder holds a frame or two, which come out when the sound
-/// goes on after the resume, or at the stop). The clip's owner is told through ``Events``.
-/// Used from the encoder's thread, one call at a time.
-package final class ClipFileSink: PacketSink {
+/// sound when the track's encoder is finished there (at the pause, once the sound has reached
+/// it). The clip's owner is told through ``Events``. Used from the encoder's thread, one call
+/// at a time.
+package final class ClipFileSink: ClipAudioSink {
     /// What the sink tells its owner, on the encoder's thread.
     package struct Events {
         /// The configuration of clip `clip`'s file (its URL and room); the file is made with it.
@@ -49,33 +49,15 @@ package final class ClipFileSink: PacketSink {
         var passed = Set<ObjectIdentifier>()
     }
 
-    /// How much audio before a clip's zero is copied into it to prime the decoder, beyond the
-    /// tracks' lead.
-    package static let prerollDuration = MediaTime(value: 1, timescale: 10)
-
     private let events: Events
-    /// How far before its first frame every track of a file begins (MP4/MOV: see
-    /// ``StreamEncoder/trackLead``): a clip's preroll begins exactly there, as the first clip's
-    /// tracks do, since an MP4's fragments start each track at its first packet.
-    package var lead: MediaTime
-    /// Whether a clip after the first begins with priming from before its zero: files that keep
-    /// times for packets before their zero and hide them (MP4, MOV, MKV: AAC and Opus need the
-    /// frame before to decode the first). Sound files (FLAC, WAV, Ogg) are cut exactly, their
-    /// packets standing alone, and merged back to back.
-    private let prerolls: Bool
     private var streams: [EncodedStream] = []
     private var clips: [Clip] = []
-    /// The latest audio packets of each stream (``prerollDuration`` and a packet more), the
-    /// next clip's preroll.
-    private var recentAudio: [ObjectIdentifier: [EncodedPacket]] = [:]
     private var isFull = false
 
     /// A sink that makes its clips' files through `events`; the first clip begins at zero
     /// unless ``cut(clip:at:)`` says otherwise before the first packet.
-    package init(events: Events, lead: MediaTime = .zero, prerolls: Bool = true) {
+    package init(events: Events) {
         self.events = events
-        self.lead = lead
-        self.prerolls = prerolls
     }
 
     /// Clip `clip` begins at `time` on the recording's timeline; the clip before it (if any)
@@ -101,15 +83,10 @@ package final class ClipFileSink: PacketSink {
         if clips.isEmpty { cut(clip: 0, at: .zero) }
         let time = packet.presentationTime
         let id = ObjectIdentifier(packet.stream)
-        if packet.stream.kind == .audio {
-            var recent = recentAudio[id, default: []]
-            recent.append(packet)
-            while let first = recent.first, recent.count > 1, time - first.presentationTime > lead + Self.prerollDuration + first.duration {
-                recent.removeFirst()
-            }
-            recentAudio[id] = recent
-        }
-        guard let i = clipIndex(at: time) ?? clips.indices.first else { return .ok }
+        guard var i = clipIndex(at: time) ?? clips.indices.first else { return .ok }
+        // A carried-on audio encoder's priming lies before the next clip's zero, in a clip
+        // whose sound is complete: it belongs to the next.
+        while clips[i].passed.contains(id), i + 1 < clips.count { i += 1 }
         // Every clip before this one: this stream has passed its end.
         for j in clips.indices where j < i { clips[j].passed.insert(id) }
         if clips[i].file == nil { try open(i) }
@@ -120,7 +97,7 @@ package final class ClipFileSink: PacketSink {
         return flow == .ok ? .ok : flow
     }
 
-    /// Makes clip `i`'s file; a clip after the first gets the audio just before its zero.
+    /// Makes clip `i`'s file.
     private func open(_ i: Int) throws {
         let configuration = try events.configuration(clips[i].index)
         let file = try MovieFileSink(configuration: configuration)
@@ -133,18 +110,13 @@ package final class ClipFileSink: PacketSink {
             throw error
         }
         clips[i].file = file
-        guard i > 0, prerolls else { return }
-        let zero = clips[i].start
-        // The preroll, in decoding order per stream; the muxer interleaves the streams. With a
-        // lead, the first packet is said to start exactly where the video's decoding does.
-        let from = zero - (lead > .zero ? lead : Self.prerollDuration)
-        for stream in streams where stream.kind == .audio {
-            let preroll = (recentAudio[ObjectIdentifier(stream)] ?? []).filter { $0.presentationTime < zero && $0.endTime > from }
-            for (n, packet) in preroll.enumerated() {
-                let lined = n == 0 && lead > .zero ? packet.starting(at: from) : packet
-                _ = try file.write(lined.shifted(back: zero))
-            }
-        }
+    }
+
+    /// Every packet of `stream` before `time` has come: the clips that begin before it have all
+    /// of that stream (see ``ClipAudioSink``).
+    package func audioEnded(_ stream: EncodedStream, at time: MediaTime) throws {
+        for i in clips.indices where clips[i].start < time { clips[i].passed.insert(ObjectIdentifier(stream)) }
+        try finishPassedClips()
     }
 
     /// Finishes the clips every stream has passed the end of.

@@ -77,16 +77,6 @@ public struct EncodedPacket: Sendable {
                              isKeyframe: isKeyframe, completesGroup: completesGroup)
     }
 
-    /// The same packet said to start at `time` (later than it does) and to end where it did:
-    /// a clip's first packet of priming, lined up with the clip's other tracks (it plays before
-    /// the clip's zero, where nothing hears it).
-    func starting(at time: MediaTime) -> EncodedPacket {
-        let ticks = stream.ticks(of: time)
-        guard ticks > pts, ticks < pts + durationTicks else { return self }
-        return EncodedPacket(storage: storage, stream: stream, pts: ticks, dts: ticks, duration: pts + durationTicks - ticks,
-                             isKeyframe: isKeyframe, completesGroup: completesGroup)
-    }
-
     /// The same packet with its decoding time `ticks` ticks earlier (a writer's lead, see
     /// ``StreamEncoder``).
     func decodedEarlier(by ticks: Int64) -> EncodedPacket {

@@ -304,7 +304,8 @@ package final class MovieFileSink: PacketSink {
     /// a start that fails after the file was made. One that has written packets is only
     /// abandoned: its file stays.
     package func discard() {
-        let untouched = (phase == .writing || phase == .full) && muxer.packetCount == 0
+        // Also once abandoned (an encoder abandons its sinks first): no packet, no recording.
+        let untouched = phase != .finished && muxer.packetCount == 0
         abandon()
         if untouched && replaces == nil { unlink(url.path) }
     }

@@ -20,7 +20,7 @@ public final class StreamEncoder: @unchecked Sendable {
 
     /// A sink and what its end does to the recording; `open` until it answered full or gone
     /// (it then takes nothing more, but a full one is still finished with the others).
-    private struct Attached {
+    struct Attached {
         let sink: any PacketSink
         let policy: SinkPolicy
         var open = true
@@ -45,9 +45,17 @@ public final class StreamEncoder: @unchecked Sendable {
     /// Runs on the flush's thread before a replaced encoder is flushed (tests: to hold the
     /// flush, or fail it); `nil` in production.
     var beforeVideoFlush: (@Sendable () throws -> Void)?
-    let audio: [AudioEncoder]
+    var audio: [AudioEncoder]
+    /// Per audio track, in clip mode: where its encoder is to be finished and carried on by a
+    /// new one (a clip ends there), whether the next sound goes to a new encoder, and the time
+    /// (in samples) before which a new encoder's packets go to clip files only; the end of the
+    /// sound given so far (see `StreamEncoder+ClipAudio.swift`).
+    var audioEnds: [MediaTime?]
+    var audioCarriesOn: [Bool]
+    var audioOverlapEnd: [Int64?]
+    var audioGivenUntil: [MediaTime?]
     private let frameRate: FrameRate?
-    private var sinks: [Attached] = []
+    var sinks: [Attached] = []
     private var phase = Phase.configuring
     private var lastVideoIndex: Int64 = -1
     /// How many ticks earlier every video packet decodes, so that all tracks start together
@@ -107,6 +115,10 @@ public final class StreamEncoder: @unchecked Sendable {
             try AudioEncoder(settings: track.settings, inputFormat: track.inputFormat, globalHeader: true,
                              streamIndex: firstAudio + i, title: track.title)
         }
+        audioEnds = Array(repeating: nil, count: audio.count)
+        audioCarriesOn = Array(repeating: false, count: audio.count)
+        audioOverlapEnd = Array(repeating: nil, count: audio.count)
+        audioGivenUntil = Array(repeating: nil, count: audio.count)
         frameRate = video?.settings.frameRate
         if alignsTrackStarts { try alignTrackStarts() }
     }
@@ -213,8 +225,7 @@ public final class StreamEncoder: @unchecked Sendable {
         guard phase != .finished else { throw ReelError(.notRunning, "the encoder has finished") }
         try audio[track].checkFits(buffer)
         phase = .encoding
-        try audio[track].send(buffer)
-        try drainAudio(track)
+        try give(buffer, track: track)
     }
 
     /// Drains the encoders into the sinks and finishes the sinks.
@@ -434,8 +445,17 @@ public final class StreamEncoder: @unchecked Sendable {
         return packet.completingGroup(inEncoder.first.map { $0 > highestOut } ?? true)
     }
 
-    private func drainAudio(_ track: Int) throws {
+    func drainAudio(_ track: Int) throws {
         while case .packet(let packet) = try audio[track].receive() {
+            // A carried-on encoder's priming overlaps the finished one's last packet: clip files
+            // take it (each clip's sound is whole), one continuous track does not.
+            if let end = audioOverlapEnd[track] {
+                if packet.pts < end {
+                    try deliver(packet, to: { $0 is any ClipAudioSink })
+                    continue
+                }
+                audioOverlapEnd[track] = nil
+            }
             try deliver(packet)
         }
     }
@@ -444,10 +464,10 @@ public final class StreamEncoder: @unchecked Sendable {
     /// policy: a required sink's failure is thrown once every sink has had the packet (so that
     /// a replay buffer still takes what the file could not); a required sink full marks the
     /// encoder ``hasFullSink``; an optional sink that failed or went is finished and dropped.
-    private func deliver(_ packet: EncodedPacket) throws {
+    func deliver(_ packet: EncodedPacket, to taking: (any PacketSink) -> Bool = { _ in true }) throws {
         var failure: (any Error)?
         var dropped: [(index: Int, error: (any Error)?)] = []
-        for i in sinks.indices where sinks[i].open {
+        for i in sinks.indices where sinks[i].open && taking(sinks[i].sink) {
             let flow: SinkFlow
             do {
                 flow = try sinks[i].sink.write(packet)
