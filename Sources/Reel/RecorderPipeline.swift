@@ -246,6 +246,9 @@ final class RecorderPipeline: @unchecked Sendable {
                         return
                     }
                     writer.encoder.requestKeyframe(atGridIndex: settings.video.frameRate.frameIndex(at: time, rounding: .nearest))
+                    // Sound of this clip may come before the video reaches the pause: the
+                    // clip before's sound ends here all the same (said before any is given).
+                    try writer.endClipAudio(at: time)
                 }
                 clipFiles.cut(clip: interval, at: time)
                 onClipStarted?(interval)

@@ -23,6 +23,8 @@ extension StreamEncoder {
     /// end of a clip: at once, if it has), and the sound after `time` goes to a new encoder.
     package func endClipAudio(at time: MediaTime) throws {
         for track in audio.indices {
+            // Said twice for one end (its clip's sound came before the video reached it).
+            if let ended = audioEndedAt[track], ended >= time - Self.halfSample(audio[track]) { continue }
             if let given = audioGivenUntil[track], given >= time - Self.halfSample(audio[track]) {
                 try endAudioEncoder(track, at: time)
             } else {
@@ -70,6 +72,7 @@ extension StreamEncoder {
     private func endAudioEncoder(_ track: Int, at time: MediaTime) throws {
         audioEnds[track] = nil
         guard !audioCarriesOn[track] else { return }
+        audioEndedAt[track] = time
         let encoder = audio[track]
         try encoder.finish()
         try drainAudio(track)

@@ -49,11 +49,13 @@ public final class StreamEncoder: @unchecked Sendable {
     /// Per audio track, in clip mode: where its encoder is to be finished and carried on by a
     /// new one (a clip ends there), whether the next sound goes to a new encoder, and the time
     /// (in samples) before which a new encoder's packets go to clip files only; the end of the
-    /// sound given so far (see `StreamEncoder+ClipAudio.swift`).
+    /// sound given so far; where the last encoder was finished (see
+    /// `StreamEncoder+ClipAudio.swift`).
     var audioEnds: [MediaTime?]
     var audioCarriesOn: [Bool]
     var audioOverlapEnd: [Int64?]
     var audioGivenUntil: [MediaTime?]
+    var audioEndedAt: [MediaTime?]
     private let frameRate: FrameRate?
     var sinks: [Attached] = []
     private var phase = Phase.configuring
@@ -119,6 +121,7 @@ public final class StreamEncoder: @unchecked Sendable {
         audioCarriesOn = Array(repeating: false, count: audio.count)
         audioOverlapEnd = Array(repeating: nil, count: audio.count)
         audioGivenUntil = Array(repeating: nil, count: audio.count)
+        audioEndedAt = Array(repeating: nil, count: audio.count)
         frameRate = video?.settings.frameRate
         if alignsTrackStarts { try alignTrackStarts() }
     }
