@@ -15,7 +15,7 @@ import ReelSystem
 /// One encode serves more than the file: the writer is a ``StreamEncoder`` with the file as its
 /// first sink, a peer of any other; every packet that comes out of the encoders is an
 /// ``EncodedPacket`` value, written into the file and handed to each sink added with
-/// ``addSink(_:)`` (a ``ReplayBuffer``, say), which shares its data without a copy.
+/// ``addSink(_:policy:)`` (a ``ReplayBuffer``, say), which shares its data without a copy.
 ///
 /// The file's bytes are written by a thread of the writer's own, from a queue bounded by
 /// ``Configuration/writeBufferSize``: a slow write holds up appending only once the queue is

@@ -8,7 +8,7 @@ import ReelCore
 /// from the same encode as the file beside it.
 ///
 /// A live stream is a ``PacketSink``: add it to an ``AssetWriter`` or a ``StreamEncoder``
-/// (``StreamEncoder/addSink(_:)``), or to a `Recorder`. It connects when it is added (a server
+/// (``StreamEncoder/addSink(_:policy:)``), or to a `Recorder`. It connects when it is added (a server
 /// that cannot be reached then is an error at once), and from then on sends on a thread of its
 /// own: ``write(_:)`` only queues the packet (its data shared, not copied), so a slow or broken
 /// network never holds up the encoder or the file.

@@ -6,7 +6,7 @@ import ReelCore
 /// to a file when asked, without encoding again and without stopping the recording: the
 /// replay buffer of game recorders ("save the last 30 seconds").
 ///
-/// A replay buffer is a ``PacketSink``: add it to an ``AssetWriter`` (``AssetWriter/addSink(_:)``)
+/// A replay buffer is a ``PacketSink``: add it to an ``AssetWriter`` (``AssetWriter/addSink(_:policy:)``)
 /// and it takes the same packets as the writer's file, from the same encoders. It holds them
 /// by reference (no copy), bounded by time and, optionally, by bytes:
 ///
