@@ -56,8 +56,9 @@ struct RecordCommand {
     Live streaming: --stream URL sends the recording live, from the same encode as the file,
     to an RTMP server (rtmp://HOST/APP/KEY or rtmps://; H.264 and AAC) or over SRT
     (srt://HOST:PORT). Repeat it for several. The key is never printed or put in JSON;
-    --stream-key-file FILE keeps it off the command line too. A slow link drops whole groups
-    of pictures from the stream only (the file keeps every frame); when the server goes away
+    --stream-key-file FILE keeps it off the command line too (for SRT the file holds the
+    stream ID alone, or the lines streamid=ID and passphrase=SECRET). A slow link drops whole
+    groups of pictures from the stream only (the file keeps every frame); when the server goes away
     the recording goes on and the stream reconnects, resuming on a keyframe. --hls DIR writes
     HLS into DIR (index.m3u8 and 2 s segments: the last 6 listed, older ones deleted;
     --hls-window 0 keeps the whole event; --hls-segments fmp4 for fragmented MP4 segments).
@@ -204,7 +205,7 @@ struct RecordCommand {
         let recorder: Recorder
         let streams: [LiveStream]
         do {
-            streams = try options.streams.map { try LiveStream(address: $0) } + (options.hls.map { [try $0.makeStream()] } ?? [])
+            streams = try options.makeLiveStreams()
             if let hls = options.hls { try FileManager.default.createDirectory(at: hls.folder, withIntermediateDirectories: true) }
         } catch let error as ReelError {
             return fail(error)

@@ -71,7 +71,7 @@ extension RecordOptions {
         OptionSpec("stream", value: .required, repeatable: true, placeholder: "URL",
                    help: "also send the recording live, from the same encode, to rtmp://HOST/APP/KEY, rtmps://… or srt://HOST:PORT; repeat for several"),
         OptionSpec("stream-key-file", value: .required, placeholder: "FILE", completion: .file,
-                   help: "read the stream key from FILE and add it to --stream's address (keeps it off the command line)"),
+                   help: "read the stream key from FILE (keeps it off the command line): added to an RTMP --stream's address; for SRT the stream ID alone, or lines streamid=… and passphrase=…"),
         OptionSpec("hls", value: .required, placeholder: "DIR", completion: .directory,
                    help: "also write HLS into DIR (index.m3u8 and its segments, for any web server), from the same encode"),
         OptionSpec("hls-window", value: .required, placeholder: "N", help: "with --hls: list the last N segments, deleting older ones (default 6); 0 keeps the whole event"),

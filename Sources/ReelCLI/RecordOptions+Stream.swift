@@ -20,9 +20,20 @@ public struct HLSOutput: Sendable, Hashable {
 }
 
 extension RecordOptions {
+    /// The live streams `--stream` asks for (their addresses as typed, and SRT's stream ID and
+    /// passphrase from `--stream-key-file` apart from the address) and `--hls`'s.
+    func makeLiveStreams() throws -> [LiveStream] {
+        try streams.enumerated().map { index, address in
+            var options = LiveStream.Options()
+            if index == 0, let srtSecrets { options.srtSecrets = srtSecrets }
+            return try LiveStream(address: address, options: options)
+        } + (hls.map { [try $0.makeStream()] } ?? [])
+    }
+
     /// `--stream URL` (repeatable) and `--stream-key-file FILE`, checked against the rest:
     /// an address Reel can send to, codecs its protocol carries, one encode for the session
-    /// (no clips). Messages show addresses without their keys.
+    /// (no clips). Messages show addresses without their keys. For RTMP the file's key is
+    /// added to the address; for SRT its stream ID and passphrase stay apart from it.
     mutating func parseStreams(_ args: ParsedArguments) throws {
         try parseHLS(args)
         let given = args.all("stream").compactMap { $0 }
@@ -55,8 +66,10 @@ extension RecordOptions {
         if let path = args.value("stream-key-file") ?? nil {
             guard urls.count == 1 else { throw UsageError("--stream-key-file goes with one --stream, not \(urls.count)") }
             let url = urls[0]
-            guard ["rtmp", "rtmps"].contains(url.scheme?.lowercased() ?? "") else {
-                throw UsageError("--stream-key-file goes with rtmp:// and rtmps:// addresses; for SRT give the key as streamid=… or passphrase=… in the address")
+            if url.scheme?.lowercased() == "srt" {
+                srtSecrets = try Self.readSRTSecrets(path, for: url)
+                streams = addresses
+                return
             }
             guard url.path.split(separator: "/").count <= 1, url.fragment == nil else {
                 throw UsageError("--stream \(LiveStream.redacted(url)) already has a stream key; with --stream-key-file give rtmp://HOST/APP alone")
@@ -135,8 +148,8 @@ extension RecordOptions {
         hls = output
     }
 
-    /// The key in the file at `path`: its text without surrounding white space, one line.
-    static func readKey(_ path: String) throws -> String {
+    /// The text of the key file at `path`, without surrounding white space, not empty.
+    static func readKeyFile(_ path: String) throws -> String {
         // Read to the end rather than by the file's size: a pipe (`<(pass show key)`) has none.
         let cannotRead = UsageError("--stream-key-file \(path) cannot be read (check the path and its permissions)")
         guard let handle = FileHandle(forReadingAtPath: path) else { throw cannotRead }
@@ -148,6 +161,51 @@ extension RecordOptions {
         }
         let key = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !key.isEmpty else { throw UsageError("--stream-key-file \(path) is empty (it should hold the stream key)") }
+        return key
+    }
+
+    /// What the key file at `path` gives an SRT address `url`: `streamid=…` and
+    /// `passphrase=…` lines (either or both), or one line alone, the stream ID (which may hold
+    /// '=', as in `#!::r=live/cam,m=publish`). Neither may be in the address too. Messages
+    /// name the settings and lines, never their values.
+    static func readSRTSecrets(_ path: String, for url: URL) throws -> LiveStream.SRTSecrets {
+        let lines = try readKeyFile(path).split(whereSeparator: \.isNewline)
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let settings = lines.map { line -> (name: String, value: String)? in
+            guard let equals = line.firstIndex(of: "="),
+                  case let name = line[..<equals].trimmingCharacters(in: .whitespaces).lowercased(),
+                  ["streamid", "passphrase"].contains(name) else { return nil }
+            return (name, String(line[line.index(after: equals)...]).trimmingCharacters(in: .whitespaces))
+        }
+        var secrets = LiveStream.SRTSecrets()
+        if lines.count == 1, settings[0] == nil {
+            secrets.streamID = lines[0]
+        } else {
+            for (number, setting) in settings.enumerated() {
+                guard let (name, value) = setting else {
+                    throw UsageError("--stream-key-file \(path): line \(number + 1) is neither streamid=… nor passphrase=… (for SRT the file holds those lines, or the stream ID alone)")
+                }
+                guard !value.isEmpty else { throw UsageError("--stream-key-file \(path): \(name)= has no value") }
+                if name == "streamid" {
+                    guard secrets.streamID == nil else { throw UsageError("--stream-key-file \(path) gives streamid twice") }
+                    secrets.streamID = value
+                } else {
+                    guard secrets.passphrase == nil else { throw UsageError("--stream-key-file \(path) gives passphrase twice") }
+                    secrets.passphrase = value
+                }
+            }
+        }
+        do {
+            try secrets.check(for: url)
+        } catch let error as ReelError {
+            throw UsageError("--stream-key-file \(path): \(error.message)" + (error.hint.map { " (\($0))" } ?? ""))
+        }
+        return secrets
+    }
+
+    /// The key in the file at `path`: its text without surrounding white space, one line.
+    static func readKey(_ path: String) throws -> String {
+        let key = try readKeyFile(path)
         guard !key.contains(where: { $0.isWhitespace || $0.isNewline }) else {
             throw UsageError("--stream-key-file \(path) holds more than one word (it should hold the stream key alone)")
         }

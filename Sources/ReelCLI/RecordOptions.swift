@@ -97,6 +97,9 @@ public struct RecordOptions: Sendable {
     /// streams sent from the recording's encode (see `RecordOptions+Stream.swift`). They hold
     /// keys: show `LiveStream.redacted(_:)` of them, never the address.
     public var streams: [String] = []
+    /// SRT's stream ID and passphrase from `--stream-key-file`, for the one `--stream`: never
+    /// part of its address, so never shown.
+    public var srtSecrets: LiveStream.SRTSecrets?
     /// `--hls DIR` with `--hls-window` and `--hls-segments`: HLS written into DIR.
     public var hls: HLSOutput?
 

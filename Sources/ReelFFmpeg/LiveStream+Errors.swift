@@ -71,12 +71,27 @@ extension LiveStream {
             return ReelError(.sourceUnavailable, "cannot find the host \(host) of \(name)",
                              hint: "check the address and the network", averror: error.averror)
         }
+        if isSRTRefusal(error) {
+            let why = hasSRTPassphrase ? "the passphrase is not the one it has (or it wants none), or it turns the stream ID away"
+                                       : "it may want a passphrase, or turn the stream ID away"
+            return ReelError(.permissionDenied, "\(name) refused the connection: \(why)",
+                             hint: "check the passphrase and the stream ID the other end expects", averror: error.averror)
+        }
         let hint: String? = switch format {
         case "flv": "check the server's address, application and stream key"
         case "mpegts": "check the address, its port and mode, and that the other end is running"
         default: error.hint
         }
         return ReelError(error.code, "\(name): \(error.message)", hint: hint, errno: error.errno, averror: error.averror)
+    }
+
+    /// Whether an SRT caller's failure to connect was the other end turning it away: SRT says
+    /// no more than an input/output error, but its own wait for an answer is set to outlast
+    /// ours (``connectionOptions``), so one that fails before ours ran out was answered, with a
+    /// no (a wrong or missing passphrase, a stream ID it does not take).
+    func isSRTRefusal(_ error: ReelError) -> Bool {
+        format == "mpegts" && !isListener && !setsSRTConnectTimeout && error.averror == reel_averror(EIO)
+            && !gate.hasExpired && !gate.isCancelled
     }
 
     /// Whether a TLS handshake with the server succeeds when its certificate is not checked:

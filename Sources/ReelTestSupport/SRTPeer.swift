@@ -24,10 +24,12 @@ public final class SRTPeer: @unchecked Sendable {
     }
 
     /// A listener on a free UDP port, waiting for a sender to call it; returns once the port is
-    /// bound (within 10 s).
-    public static func listening(into file: URL) throws -> SRTPeer {
+    /// bound (within 10 s). With a `passphrase` it takes only callers that have the same one
+    /// (SRT refuses the others in its handshake).
+    public static func listening(into file: URL, passphrase: String? = nil) throws -> SRTPeer {
         let port = try RTMPServer.freePort()  // free for TCP now; UDP's range is the same and as empty
-        let peer = try SRTPeer(port: port, file: file, address: "srt://127.0.0.1:\(port)?mode=listener")
+        let secret = passphrase.map { "&passphrase=\($0)" } ?? ""
+        let peer = try SRTPeer(port: port, file: file, address: "srt://127.0.0.1:\(port)?mode=listener\(secret)")
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline && peer.process.isRunning {
             if Self.isBound(udpPort: port) { return peer }

@@ -83,10 +83,16 @@ import ReelTestSupport
         try Data("other-key\n".utf8).write(to: keyFile)
         let emptyKey = dir.url.appendingPathComponent("empty.txt")
         try Data().write(to: emptyKey)
+        let srtShort = dir.url.appendingPathComponent("srt-short.txt")
+        try Data("streamid=\(Self.key)\npassphrase=\(Self.key.prefix(9))\n".utf8).write(to: srtShort)
+        let srtOdd = dir.url.appendingPathComponent("srt-odd.txt")
+        try Data("streamid=\(Self.key)\n\(Self.key)\n".utf8).write(to: srtOdd)
         let cases: [([String], String)] = [
             (["--stream", "rtmp://127.0.0.1/\(Self.key)"], "needs an application and a stream key"),
             (["--stream", "rtmp://127.0.0.1/live/\(Self.key)", "--stream-key-file", keyFile.path], "already has a stream key"),
-            (["--stream", "srt://127.0.0.1:9000/\(Self.key)", "--stream-key-file", keyFile.path], "streamid="),
+            (["--stream", "srt://127.0.0.1:9000?streamid=\(Self.key)", "--stream-key-file", keyFile.path], "gives streamid= in its address"),
+            (["--stream", "srt://127.0.0.1:9000", "--stream-key-file", srtShort.path], "SRT's passphrase is 10 to 79 bytes long, and this one has 9"),
+            (["--stream", "srt://127.0.0.1:9000", "--stream-key-file", srtOdd.path], "line 2 is neither streamid=… nor passphrase=…"),
             (["--hls", dir.url.path], "is in the --hls folder"),
             (["--stream", "http://example.com/live/\(Self.key)"], "--stream needs an rtmp://HOST/APP/KEY"),
             (["--stream", "rtmp://127.0.0.1/live/\(Self.key)", "--codec", "hevc"], "RTMP carries H.264 video, not hevc"),
@@ -130,6 +136,70 @@ import ReelTestSupport
         #expect(listener.status == 1)
         #expect(listener.stderr.contains("UDP port \(held) is in use by another program"), "\(listener.stderr)")
         #expect(!FileManager.default.fileExists(atPath: file))
+    }
+
+    /// SRT's stream ID and passphrase from `--stream-key-file` (issue 26 item 17): never in
+    /// the process list, a message or JSON; the listener that wants the passphrase gets every
+    /// frame; a wrong passphrase is refused at the start, said so, and leaves no file.
+    @Test func srtSecretsFromAFileShowNowhere() throws {
+        let dir = try TemporaryDirectory()
+        let passphrase = "pass-\(Self.key)"
+        let received = dir.url.appendingPathComponent("received.ts")
+        let listener = try SRTPeer.listening(into: received, passphrase: passphrase)
+        let keyFile = dir.url.appendingPathComponent("srt.txt")
+        try Data("streamid=#!::r=live/\(Self.key),m=publish\npassphrase=\(passphrase)\n".utf8).write(to: keyFile)
+        let address = "srt://127.0.0.1:\(listener.port)?latency=200"
+        let file = dir.url.appendingPathComponent("local.mp4")
+        let output = dir.url.appendingPathComponent("out.jsonl")
+        let errors = dir.url.appendingPathComponent("err.txt")
+        for url in [output, errors] { _ = FileManager.default.createFile(atPath: url.path, contents: nil) }
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record"] + Self.recording + ["--duration", "3", "--json", "-o", file.path,
+                                                           "--stream", address, "--stream-key-file", keyFile.path]
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = try FileHandle(forWritingTo: errors)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        // What ps shows of the running reel: its command line and its environment.
+        var looked = 0
+        while process.isRunning {
+            for part in ["cmdline", "environ"] {
+                if let shown = FileManager.default.contents(atPath: "/proc/\(process.processIdentifier)/\(part)") {
+                    let text = String(decoding: shown, as: UTF8.self)
+                    #expect(!text.contains(Self.key), "/proc/…/\(part) shows the key")
+                    if part == "cmdline" && text.contains("record") { looked += 1 }
+                }
+            }
+            usleep(100_000)
+        }
+        process.waitUntilExit()
+        #expect(looked > 0, "the running reel's command line was read")
+        let said = try String(contentsOf: errors, encoding: .utf8)
+        let json = try String(contentsOf: output, encoding: .utf8)
+        #expect(process.terminationStatus == 0, "\(said)")
+        #expect(!said.contains(Self.key) && !json.contains(Self.key), "the key never shows")
+        let finished = try #require(events(json).first { $0["event"] as? String == "finished" })
+        #expect((finished["streams"] as? [[String: Any]])?.first?["stream"] as? String == address, "named as typed: nothing in it to hide")
+        #expect(listener.waitForEnd(seconds: 20), "the listener saw the stream end")
+        // (In real time the pattern's counter follows the clock: the file says what was recorded.)
+        let got = try counters(received), local = try counters(file)
+        #expect(local.count == 90 && got == local, "the listener decrypted every frame: \(got.count) of \(local.count)")
+        // A wrong passphrase: refused at the start, said so, no file; the key shows nowhere.
+        let guarded = try SRTPeer.listening(into: dir.url.appendingPathComponent("refused.ts"), passphrase: passphrase)
+        defer { guarded.terminate() }
+        let wrongFile = dir.url.appendingPathComponent("wrong.txt")
+        try Data("streamid=\(Self.key)\npassphrase=wrong-\(Self.key)\n".utf8).write(to: wrongFile)
+        let other = dir.url.appendingPathComponent("refused.mp4")
+        let refused = try ReelBinary.run(["record"] + Self.recording + ["--duration", "2", "--json", "-o", other.path,
+                                          "--stream", "srt://127.0.0.1:\(guarded.port)", "--stream-key-file", wrongFile.path])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("reel: error: srt://127.0.0.1:\(guarded.port) refused the connection: the passphrase is not the one it has"),
+                "\(refused.stderr)")
+        #expect(refused.stderr.contains("check the passphrase and the stream ID"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains(Self.key) && !refused.output.contains(Self.key))
+        #expect(!FileManager.default.fileExists(atPath: other.path), "no file is left behind by a start that failed")
     }
 
     /// A stop while the server accepts the connection but never answers (a stalled ingest)

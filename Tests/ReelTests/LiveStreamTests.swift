@@ -261,6 +261,39 @@ import ReelTestSupport
         #expect(try MediaProbe.probe(received).audioStreams.first?.codec == "aac")
     }
 
+    /// SRT's stream ID and passphrase given apart from the address (issue 26 item 17): a
+    /// listener that wants the passphrase decrypts every frame; a wrong passphrase, or none, is
+    /// refused at the start with an error that says so, and shows neither.
+    @Test func srtWithAPassphraseApartFromTheAddress() async throws {
+        let dir = try TemporaryDirectory()
+        let passphrase = "right-passphrase-4711"
+        let received = dir.url.appendingPathComponent("received.ts")
+        let listener = try SRTPeer.listening(into: received, passphrase: passphrase)
+        var options = LiveStream.Options()
+        options.srtSecrets = LiveStream.SRTSecrets(streamID: Self.key, passphrase: passphrase)
+        let stream = try LiveStream(url: URL(string: "srt://127.0.0.1:\(listener.port)")!, options: options)
+        #expect(stream.name == "srt://127.0.0.1:\(listener.port)")
+        _ = try await record(Recorder(sinks: [stream], settings: Self.settings(seconds: 3)))
+        #expect(listener.waitForEnd(seconds: 20), "the listener saw the stream end")
+        #expect(try counters(received) == Array(0..<90), "the listener decrypted every frame")
+        let guarded = try SRTPeer.listening(into: dir.url.appendingPathComponent("refused.ts"), passphrase: passphrase)
+        defer { guarded.terminate() }
+        for (secrets, why) in [(LiveStream.SRTSecrets(streamID: Self.key, passphrase: "wrong-passphrase-0815"), "the passphrase is not the one it has"),
+                               (LiveStream.SRTSecrets(streamID: Self.key), "it may want a passphrase")] {
+            var refusedOptions = LiveStream.Options()
+            refusedOptions.srtSecrets = secrets
+            let refused = try LiveStream(url: URL(string: "srt://127.0.0.1:\(guarded.port)")!, options: refusedOptions)
+            let error = await #expect(throws: ReelError.self) { try await record(Recorder(sinks: [refused], settings: Self.settings(seconds: 1))) }
+            #expect(error?.code == .permissionDenied, "\(String(describing: error))")
+            #expect(error?.message == "srt://127.0.0.1:\(guarded.port) refused the connection: \(why)"
+                        + (why.hasPrefix("the") ? " (or it wants none), or it turns the stream ID away" : ", or turn the stream ID away"),
+                    "\(String(describing: error))")
+            let said = String(describing: error)
+            #expect(!said.contains("wrong-passphrase") && !said.contains(passphrase) && !said.contains(Self.key), "\(said)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("refused.ts").path), "nothing got through")
+    }
+
     @Test func anSRTListenerWaitsForACallerAndStartsItOnAKeyframe() async throws {
         let dir = try TemporaryDirectory()
         let port = try RTMPServer.freePort()
