@@ -85,13 +85,15 @@ extension RecordOptions {
             if audio.codec != .aac { throw UsageError("--stream \(shown): RTMP carries AAC audio, not \(audio.codec.rawValue) (use --audio-codec aac)") }
             let path = url.path.split(separator: "/")
             if path.count < 2 {
-                // What is there may be the key typed without its application: not shown.
+                // What is there may be the key typed without its application: not shown, but
+                // said to be there (the message must not read as if it were dropped).
                 var hostOnly = URLComponents(url: url, resolvingAgainstBaseURL: false)
-                hostOnly?.path = ""
+                hostOnly?.path = path.isEmpty ? "" : "/***"
                 hostOnly?.query = nil
                 hostOnly?.fragment = nil
                 if hostOnly?.password != nil { hostOnly?.password = "***" }
-                throw UsageError("--stream \(hostOnly?.string ?? "address") needs an application and a stream key: rtmp://HOST/APP/KEY (or rtmp://HOST/APP with --stream-key-file)")
+                let onePart = path.isEmpty ? "" : " has one part after the host (shown as *** in case it is the key), and"
+                throw UsageError("--stream \(hostOnly?.string ?? "address")\(onePart) needs an application and a stream key: rtmp://HOST/APP/KEY (or rtmp://HOST/APP with --stream-key-file)")
             }
         }
         streams = addresses

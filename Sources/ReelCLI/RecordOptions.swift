@@ -396,25 +396,6 @@ public struct RecordOptions: Sendable {
         appAudio = given.isEmpty ? (appAudioExcept.isEmpty ? nil : .some(nil)) : given.last
     }
 
-    /// The options of `reel preview`: `reel record`'s, less those it decides itself (the
-    /// window, clips) and those that do not go with a recording that starts paused.
-    public static var previewSpecs: [OptionSpec] {
-        let left: Set<String> = ["preview", "pause-mode", "replay", "replay-dir", "replay-max-size", "replay-save-on-exit", "replay-spill",
-                                 "stream", "stream-key-file", "hls", "hls-window", "hls-segments", "faster-than-real-time"]
-        return specs.filter { !left.contains($0.name) }
-    }
-
-    /// Makes these options `reel preview`'s: a window that must open, clips, and nothing
-    /// recorded until asked.
-    public mutating func makePreview() throws {
-        guard videoSourceCount > 0 && !recordsSessionScreen else {
-            throw UsageError("reel preview needs a picture to show: give --screen, --camera or --test-pattern")
-        }
-        preview = .on
-        pauseMode = .clips
-        startsPaused = true
-    }
-
     /// `--filter [N:]FILTER`, each checked now (a bad graph names the filter at fault).
     private mutating func parseFilters(_ args: ParsedArguments) throws {
         for text in args.all("filter").compactMap({ $0 }) {

@@ -67,6 +67,7 @@ public enum ReelCommandLine {
                 if let note = try options.sessionScreenNote(environment: environment) { console.err("reel: \(note)") }
                 return await RecordCommand(options: options, console: console, environment: environment).run()
             case "preview":
+                try RecordOptions.checkPreviewArguments(rest)
                 let parsed = try ParsedArguments.parse(rest, specs: RecordOptions.previewSpecs)
                 if parsed.has("help") {
                     console.out(RecordCommand.previewHelp + optionHelp(RecordOptions.previewSpecs))

@@ -56,6 +56,22 @@ import ReelTestSupport
         #expect(try bashComplete(["reel", "record", "--size", ""], script: script).isEmpty)
         #expect(try bashComplete(["reel", "help", "d"], script: script) == ["devices", "doctor"])
         #expect(try bashComplete(["reel", "doctor", "--ca"], script: script) == ["--camera"])
+        // --filter offers reel's looks (a libavfilter graph is typed; issue 26 item 18).
+        #expect(try bashComplete(["reel", "record", "--filter", ""], script: script) == ["mono", "comic", "crystal"])
+        #expect(try bashComplete(["reel", "record", "--filter", "c"], script: script) == ["comic", "crystal"])
+    }
+
+    /// `reel completions --help` and `reel manpage --help` say how to use them (issue 26 item
+    /// 18: they were usage errors).
+    @Test func theDocumentationCommandsHaveHelp() throws {
+        for (command, usage) in [("completions", "Usage: reel completions SHELL"), ("manpage", "Usage: reel manpage")] {
+            for flag in ["--help", "-h"] {
+                let result = try ReelBinary.run([command, flag])
+                #expect(result.status == 0, "\(command) \(flag): \(result.stderr)")
+                #expect(result.output.hasPrefix(usage), "\(command) \(flag): \(result.output)")
+            }
+        }
+        #expect(try ReelBinary.run(["completions", "bash"]).output.contains("complete -F _reel reel"), "the scripts are as they were")
     }
 
     @Test func bashCompletesFilesAndFolders() throws {

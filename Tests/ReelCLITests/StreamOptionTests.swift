@@ -4,10 +4,10 @@ import Reel
 import ReelTestSupport
 @testable import ReelCLI
 
-/// `--stream-key-file` with an SRT address (issue 26 item 17): the file's stream ID and
-/// passphrase stay apart from the address, in any of the file's forms; what is wrong is said
-/// without a value from the file.
-@Suite struct StreamKeyFileTests: ParsesRecordOptions {
+/// `--stream` and `--stream-key-file` as parsed: with an SRT address (issue 26 item 17) the
+/// file's stream ID and passphrase stay apart from the address, in any of the file's forms;
+/// what is wrong is said without a value from the file or a key from the address.
+@Suite struct StreamOptionTests: ParsesRecordOptions {
     static let secret = "k3y-that-must-not-show"
 
     func keyFile(_ text: String) throws -> (TemporaryDirectory, String) {
@@ -55,5 +55,16 @@ import ReelTestSupport
             #expect(said.contains(message), "\(said)")
             #expect(!said.contains(Self.secret) && !said.contains(Self.secret.prefix(9)), "\(said)")
         }
+    }
+
+    /// An RTMP address without its key says what it has, hidden, rather than seeming to drop
+    /// it (issue 26 item 18: `rtmp://host/live` was shown as `rtmp://host`).
+    @Test func anAddressWithoutItsKeySaysWhatIsThere() {
+        let one = usageError(["--test-pattern", "--stream", "rtmp://127.0.0.1/\(Self.secret)"])
+        #expect(one?.hasPrefix("--stream rtmp://127.0.0.1/*** has one part after the host (shown as *** in case it is the key), and needs an application and a stream key") == true,
+                "\(one ?? "taken")")
+        #expect(one?.contains(Self.secret) == false)
+        let none = usageError(["--test-pattern", "--stream", "rtmp://127.0.0.1"])
+        #expect(none?.hasPrefix("--stream rtmp://127.0.0.1 needs an application and a stream key") == true, "\(none ?? "taken")")
     }
 }
