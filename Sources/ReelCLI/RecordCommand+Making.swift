@@ -32,6 +32,23 @@ extension RecordCommand {
                            json: options.json, beforePrinting: { renderer.clearForPrint() })
     }
 
+    /// The notes on what earlier recordings left in the folder: one line for the cut-off files
+    /// and one for the unmerged clips folders, however many there are, each with the command
+    /// that recovers them (listing every path up to five; past that, the first few).
+    static func leftoverNotes(cutOff: [URL], unmerged: [URL]) -> [String] {
+        func note(_ urls: [URL], one: String, many: (String, String), verb: String) -> String? {
+            guard let first = urls.first else { return nil }
+            if urls.count == 1 { return "\(first.path) \(one); \(verb) it with: reel recover \(Shell.quoted(first.path))" }
+            let folder = first.deletingLastPathComponent().path
+            let names = urls.prefix(5).map(\.lastPathComponent).joined(separator: ", ") + (urls.count > 5 ? " and \(urls.count - 5) more" : "")
+            let command = urls.count > 5 ? "reel recover FILE for each" : "reel recover " + urls.map { Shell.quoted($0.path) }.joined(separator: " ")
+            return "\(urls.count) \(many.0) in \(folder) \(many.1) (\(names)); \(verb) them with: \(command)"
+        }
+        return [note(cutOff, one: "looks cut off", many: ("recordings", "look cut off"), verb: "recover"),
+                note(unmerged, one: "holds the clips of a recording that was never merged",
+                     many: ("folders", "hold the clips of recordings that were never merged"), verb: "merge")].compactMap { $0 }
+    }
+
     /// Whether a clip in `folder` is being written right now (another recording in clip mode).
     static func isBeingRecorded(_ folder: URL) -> Bool {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []

@@ -290,13 +290,10 @@ struct RecordCommand {
             if let warning = camera.negotiation?.warning, !options.json { console.err("reel: note: \(camera.name): \(warning)") }
         }
         if !options.json && recorder.isRecording && options.writesFile {
-            for cut in Recovery.cutOffRecordings(in: url.deletingLastPathComponent()) where cut.path != url.path {
-                console.err("reel: note: \(cut.path) looks cut off; recover it with: reel recover \(Shell.quoted(cut.path))")
-            }
-            for folder in RecordingSession.unmergedRecordings(in: url.deletingLastPathComponent())
-            where folder.path != recorder.clipsFolder?.path && !Self.isBeingRecorded(folder) {
-                console.err("reel: note: \(folder.path) holds the clips of a recording that was never merged; merge them with: reel recover \(Shell.quoted(folder.path))")
-            }
+            let cutOff = Recovery.cutOffRecordings(in: url.deletingLastPathComponent()).filter { $0.path != url.path }
+            let unmerged = RecordingSession.unmergedRecordings(in: url.deletingLastPathComponent())
+                .filter { $0.path != recorder.clipsFolder?.path && !Self.isBeingRecorded($0) }
+            for note in Self.leftoverNotes(cutOff: cutOff, unmerged: unmerged) { console.err("reel: note: \(note)") }
         }
         parts.noteRecordingFile()
         signals.started()

@@ -19,4 +19,18 @@ import ReelTestSupport
         #expect(RecordOptions.previewSpecs.allSatisfy { !RecordOptions.recordOnly.contains($0.name) })
         #expect(RecordOptions.recordOnly.allSatisfy { name in RecordOptions.specs.contains { $0.name == name } }, "each is reel record's")
     }
+
+    /// Every run repeated one "looks cut off" note per old file; now one line says them all.
+    @Test func leftoversAreOneNoteEach() {
+        let folder = URL(fileURLWithPath: "/videos")
+        let files = (1...7).map { folder.appendingPathComponent("Reel \($0).mp4") }
+        #expect(RecordCommand.leftoverNotes(cutOff: [], unmerged: []).isEmpty)
+        #expect(RecordCommand.leftoverNotes(cutOff: [files[0]], unmerged: [])
+                == ["/videos/Reel 1.mp4 looks cut off; recover it with: reel recover \"/videos/Reel 1.mp4\""])
+        #expect(RecordCommand.leftoverNotes(cutOff: Array(files.prefix(2)), unmerged: [folder.appendingPathComponent("a.clips")])
+                == ["2 recordings in /videos look cut off (Reel 1.mp4, Reel 2.mp4); recover them with: reel recover \"/videos/Reel 1.mp4\" \"/videos/Reel 2.mp4\"",
+                    "/videos/a.clips holds the clips of a recording that was never merged; merge it with: reel recover \"/videos/a.clips\""])
+        #expect(RecordCommand.leftoverNotes(cutOff: files, unmerged: [])
+                == ["7 recordings in /videos look cut off (Reel 1.mp4, Reel 2.mp4, Reel 3.mp4, Reel 4.mp4, Reel 5.mp4 and 2 more); recover them with: reel recover FILE for each"])
+    }
 }
