@@ -158,11 +158,25 @@ struct RecoverCommand {
                 if summary.url.resolvingSymlinksInPath() != url.resolvingSymlinksInPath() { noteLeftovers(beside: url) }
             } catch {
                 progress.finish()
-                fail(error, of: url, json: json)
+                fail(Self.pointingToClips(error, given: url), of: url, json: json)
                 status = 1
             }
         }
         return status
+    }
+
+    /// `error` for a clips folder that is not there (`c.flac.clips`), with a hint naming the
+    /// one that is (`c.clips`: a recording's clips folder is named without its extension).
+    static func pointingToClips(_ error: any Error, given url: URL) -> any Error {
+        guard var error = error as? ReelError, error.errno == ENOENT, url.pathExtension == "clips" else { return error }
+        let recording = url.deletingPathExtension()
+        guard !["", "clips"].contains(recording.pathExtension) else { return error }
+        let folder = RecordingSession.defaultFolder(for: recording)
+        var isFolder: ObjCBool = false
+        guard folder.standardizedFileURL != url.standardizedFileURL,
+              FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue else { return error }
+        error.hint = "the clips of \(recording.lastPathComponent) are in \(folder.lastPathComponent): reel recover \(Shell.quoted(folder.path))"
+        return error
     }
 
     /// Says why a recording was not recovered: on standard error, and with `--json` as a

@@ -33,4 +33,18 @@ import ReelTestSupport
         #expect(RecordCommand.leftoverNotes(cutOff: files, unmerged: [])
                 == ["7 recordings in /videos look cut off (Reel 1.mp4, Reel 2.mp4, Reel 3.mp4, Reel 4.mp4, Reel 5.mp4 and 2 more); recover them with: reel recover FILE for each"])
     }
+
+    /// `reel recover c.flac.clips` said only that it does not exist; the folder is `c.clips`.
+    @Test func aClipsFolderNamedWithTheExtensionPointsToTheOneThatIs() throws {
+        let dir = try TemporaryDirectory()
+        let clips = dir.url.appendingPathComponent("c.clips")
+        try FileManager.default.createDirectory(at: clips, withIntermediateDirectories: true)
+        let missing = ReelError(.ioFailure, "cannot read c.flac.clips: No such file or directory", hint: "check the file name", errno: ENOENT)
+        let pointed = RecoverCommand.pointingToClips(missing, given: dir.url.appendingPathComponent("c.flac.clips")) as? ReelError
+        #expect(pointed?.hint == "the clips of c.flac are in c.clips: reel recover \(Shell.quoted(clips.path))")
+        // Nothing to point to: the error as it was.
+        for other in ["d.flac.clips", "c.clips.clips", "c.flac"] {
+            #expect((RecoverCommand.pointingToClips(missing, given: dir.url.appendingPathComponent(other)) as? ReelError)?.hint == "check the file name", "\(other)")
+        }
+    }
 }
