@@ -148,6 +148,11 @@ public struct RecordOptions: Sendable {
                 throw UsageError("--camera: \(error.description)")
             }
         }
+        // --region alone means a part of the screen; beside another picture without --screen,
+        // the screen it adds is not what was asked for (a display missing would be blamed).
+        if region != nil, !args.has("screen"), testPattern || !cameras.isEmpty {
+            throw UsageError("--region records a part of the screen, and \(testPattern ? "--test-pattern" : "--camera") has none: give --screen as well to record the screen beside it\(testPattern ? ", or --size for the test pattern's size" : "")")
+        }
         if screen == nil && !testPattern && cameras.isEmpty && microphone == nil && appAudio == nil && !tone {
             // No source: the session's screen, as a plain --screen (see sessionScreenNote).
             screen = .some(nil)

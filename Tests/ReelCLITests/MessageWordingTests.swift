@@ -5,7 +5,7 @@ import Reel
 import ReelTestSupport
 
 /// Messages that said the wrong thing (issue 26 item 18), each as a user met it.
-@Suite struct MessageWordingTests {
+@Suite struct MessageWordingTests: ParsesRecordOptions {
     /// `reel preview --replay` said "unknown option", as if reel had no replay buffer.
     @Test func aRecordOptionGivenToPreviewSaysWhoseItIs() throws {
         for (arguments, said) in [(["--test-pattern", "--replay", "30"], "--replay is an option of reel record, not reel preview: reel preview records clips and nothing else; reel record --preview --replay … shows the window while it records"),
@@ -46,5 +46,16 @@ import ReelTestSupport
         for other in ["d.flac.clips", "c.clips.clips", "c.flac"] {
             #expect((RecoverCommand.pointingToClips(missing, given: dir.url.appendingPathComponent(other)) as? ReelError)?.hint == "check the file name", "\(other)")
         }
+    }
+
+    /// `--test-pattern --region …` added a screen nobody asked for, and blamed the display.
+    @Test func aRegionBesideAnotherPictureAsksForTheScreen() throws {
+        #expect(usageError(["--test-pattern", "--region", "100x100+0+0"])
+                == "--region records a part of the screen, and --test-pattern has none: give --screen as well to record the screen beside it, or --size for the test pattern's size")
+        #expect(usageError(["--camera=test", "--region", "100x100+0+0"])
+                == "--region records a part of the screen, and --camera has none: give --screen as well to record the screen beside it")
+        // With --screen, or alone, a region is the screen's, as before.
+        #expect(try options(["--test-pattern", "--screen", "--region", "100x100+0+0"]).screen == .some(nil))
+        #expect(try options(["--region", "100x100+0+0", "--mic"]).screen == .some(nil))
     }
 }
