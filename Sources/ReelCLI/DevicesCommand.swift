@@ -123,9 +123,12 @@ struct DevicesCommand {
             guard !list.windows.isEmpty else { return (title, ["  none"], []) }
             let lines = list.windows.map { "  \($0.id == list.focused ? "*" : " ") \($0.summary)" }
             let json: [[String: Any]] = list.windows.map {
-                ["id": $0.hexID, "title": $0.title, "class": $0.className, "instance": $0.instanceName,
-                 "width": $0.frame.width, "height": $0.frame.height, "x": $0.frame.x, "y": $0.frame.y,
-                 "shown": $0.isMapped, "focused": $0.id == list.focused]
+                var window: [String: Any] = ["id": $0.hexID, "title": $0.title, "class": $0.className, "instance": $0.instanceName,
+                                             "width": $0.frame.width, "height": $0.frame.height, "x": $0.frame.x, "y": $0.frame.y,
+                                             "shown": $0.isMapped, "focused": $0.id == list.focused]
+                if let pid = $0.processID { window["pid"] = Int(pid) }
+                if let program = $0.program { window["program"] = program }
+                return window
             }
             return (title, lines, json)
         } catch {

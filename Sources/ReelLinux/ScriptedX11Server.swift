@@ -434,6 +434,7 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
         func topLevelWindow(_ id: UInt32, of root: UInt32) -> X11WindowInfo? {
             (server.windows + server.unlisted).first { $0.id == id }
         }
+        func hiddenWindows(of root: UInt32) -> [X11WindowInfo] { server.unlisted.filter { !$0.isMapped } }
 
         func startDamageTracking(of root: UInt32) -> Bool { server.startTracking() }
         func takeDamage() -> [PixelRect]? { server.nextDamage() }

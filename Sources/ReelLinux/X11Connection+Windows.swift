@@ -40,6 +40,14 @@ extension X11Connection {
         return isTopLevel ? describe(id, root: root) : nil
     }
 
+    func hiddenWindows(of root: UInt32) -> [X11WindowInfo] {
+        let listed = Set(windows(of: root).map(\.id))
+        return children(of: root).compactMap { id in
+            guard !listed.contains(id), isApplicationWindow(id), let info = describe(id, root: root), !info.isMapped else { return nil }
+            return info
+        }
+    }
+
     func focusedWindow(of root: UInt32) -> UInt32? {
         let clients = Set(windows(of: root).map(\.id))
         var candidate: UInt32 = cardinals(of: root, property: atom("_NET_ACTIVE_WINDOW"), type: XCB_ATOM_WINDOW.rawValue).first ?? 0

@@ -110,6 +110,11 @@ package protocol X11Display: AnyObject, Sendable {
     /// The top-level window `id` of `root` even when ``windows(of:)`` does not list it (an
     /// unmapped window where no window manager runs); `nil` when `id` is no top-level window.
     func topLevelWindow(_ id: UInt32, of root: UInt32) -> X11WindowInfo?
+
+    /// The application windows of `root` that ``windows(of:)`` does not list because they are
+    /// not shown (unmapped where no window manager runs), so that one named can be said to be
+    /// hidden rather than missing.
+    func hiddenWindows(of root: UInt32) -> [X11WindowInfo]
 }
 
 /// What a click for ``X11Display/pickWindow(of:isCancelled:)`` found.

@@ -64,10 +64,7 @@ extension X11WindowSelector {
                             hint: Self.listing(windows, prefix: "reel devices lists the windows"))
         case .name(let name):
             let needle = name.lowercased()
-            let matches = windows.filter {
-                $0.title.lowercased().contains(needle) || $0.className.lowercased().contains(needle)
-                    || $0.instanceName.lowercased().contains(needle)
-            }
+            let matches = matching(windows)
             if matches.count == 1 { return matches[0] }
             if matches.isEmpty {
                 throw ReelError(.sourceUnavailable, "no window on display \(display) has \"\(name)\" in its title or class",
@@ -81,7 +78,18 @@ extension X11WindowSelector {
         }
     }
 
-    /// "prefix; windows: 0x400007 "Title" (Class) 640x480, …" (at most 12).
+    /// The windows of `windows` a name selector matches: its text in their title or class,
+    /// ignoring case (all of them for another selector).
+    package func matching(_ windows: [X11WindowInfo]) -> [X11WindowInfo] {
+        guard case .name(let name) = self else { return windows }
+        let needle = name.lowercased()
+        return windows.filter {
+            $0.title.lowercased().contains(needle) || $0.className.lowercased().contains(needle)
+                || $0.instanceName.lowercased().contains(needle)
+        }
+    }
+
+    /// "prefix; windows: 0x400007 "Title" (Class) 640x480+0+0, …" (at most 12).
     static func listing(_ windows: [X11WindowInfo], prefix: String) -> String {
         guard !windows.isEmpty else { return prefix + "; there are no windows" }
         let shown = windows.prefix(12).map(\.summary).joined(separator: ", ")
@@ -90,14 +98,20 @@ extension X11WindowSelector {
 }
 
 extension X11WindowInfo {
-    /// `0x400007 "Title" (Class) 640x480`, or `0x400007 (no title) (Xmessage) 120x40`.
+    /// `0x400007 "Title" (Class) 640x480+10+20, firefox (pid 1234)`, or `0x400007 (no title)
+    /// (Xmessage) 120x40+0+0`: where it is and which program shows it (when it says), so that
+    /// two windows of one title can be told apart.
     package var summary: String {
         var text = "\(hexID) \(quotedTitle)"
         if !className.isEmpty { text += " (\(className))" }
-        text += " \(frame.width)x\(frame.height)"
+        text += " \(frame.width)x\(frame.height)+\(frame.x)+\(frame.y)"
         if !isMapped { text += " hidden" }
+        if let processID { text += ", " + (program.map { "\($0) (pid \(processID))" } ?? "pid \(processID)") }
         return text
     }
+
+    /// The name of the program that shows it (`/proc/PID/comm` of ``processID``), if known.
+    package var program: String? { processID.flatMap(ProcessAncestry.commandName) }
 }
 
 /// Where a window's picture goes in a frame of the recording's size.

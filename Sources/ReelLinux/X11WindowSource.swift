@@ -143,6 +143,10 @@ public final class X11WindowSource: CaptureSource {
             if let wanted, !windows.contains(where: { $0.id == wanted }), let found = connection.topLevelWindow(wanted, of: screen.root) {
                 windows.append(found)
             }
+            // A name no listed window has may be a hidden one's: then that is what is said.
+            if case .name = selector, selector.matching(windows).isEmpty {
+                windows += selector.matching(connection.hiddenWindows(of: screen.root))
+            }
             if case .pick = selector, let focused, !windows.contains(where: { $0.id == focused }) {
                 throw ReelError(.sourceUnavailable, "the window clicked on display \(connection.name) (0x\(String(focused, radix: 16))) is no top-level window",
                                 hint: X11WindowSelector.listing(windows, prefix: "click inside an application's window, or name one with --window=ID|NAME"))

@@ -137,8 +137,10 @@ import ReelTestSupport
     func noSuchWindow() async throws {
         let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
         let painter = try ScreenPainter(display: xvfb.display)
-        painter.openWindow(title: "Editor one", rect: PixelRect(x: 0, y: 0, width: 100, height: 100), red: 9, green: 9, blue: 9)
-        painter.openWindow(title: "Editor two", rect: PixelRect(x: 100, y: 0, width: 100, height: 100), red: 9, green: 9, blue: 9)
+        painter.openWindow(title: "Editor one", rect: PixelRect(x: 0, y: 0, width: 100, height: 100), red: 9, green: 9, blue: 9,
+                           processID: getpid())
+        painter.openWindow(title: "Editor two", rect: PixelRect(x: 100, y: 0, width: 100, height: 100), red: 9, green: 9, blue: 9,
+                           processID: getpid())
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("none.mp4")
         let none = try await record(["--screen=\(xvfb.display)", "--window=browser", "--duration", "1", "-o", url.path])
@@ -151,13 +153,17 @@ import ReelTestSupport
         #expect(!FileManager.default.fileExists(atPath: url.path), "no file is left")
         // reel devices lists them with their class and size.
         let devices = try Subprocess.run([ReelBinary.url.path, "devices"], environment: ["DISPLAY": xvfb.display, "PATH": "/usr/bin:/bin"])
-        #expect(devices.output.contains("\"Editor one\" (ReelTest) 100x100"), "\(devices.output)")
+        // Where each is and which program shows it, so that alike windows can be told apart.
+        #expect(devices.output.contains("\"Editor one\" (ReelTest) 100x100+0+0, "), "\(devices.output)")
+        #expect(devices.output.contains("\"Editor two\" (ReelTest) 100x100+100+0, "), "\(devices.output)")
+        #expect(devices.output.contains("(pid \(getpid()))"), "\(devices.output)")
         let json = try Subprocess.run([ReelBinary.url.path, "devices", "--json"], environment: ["DISPLAY": xvfb.display, "PATH": "/usr/bin:/bin"])
         let object = try #require(try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any])
         let windows = try #require(object["windows"] as? [[String: Any]])
         #expect(windows.compactMap { $0["title"] as? String } == ["Editor one", "Editor two"])
         #expect(windows.first?["class"] as? String == "ReelTest" && windows.first?["width"] as? Int == 100)
         #expect((windows.first?["id"] as? String)?.hasPrefix("0x") == true)
+        #expect(windows.first?["pid"] as? Int == Int(getpid()) && windows.first?["program"] is String, "\(windows)")
     }
 }
 

@@ -185,7 +185,7 @@ struct ScriptedX11WindowTests {
 
     @Test func anUntitledWindowIsListedFoundByIdAndClassAndPicked() throws {
         let w = Self.windows + [Self.untitled]
-        #expect(Self.untitled.summary == "0x60000a (no title) (Xmessage) 120x40")
+        #expect(Self.untitled.summary == "0x60000a (no title) (Xmessage) 120x40+0+0")
         #expect(try X11WindowSelector.id(0x60_000a).resolve(in: w, focused: nil, display: ":0") == Self.untitled)
         #expect(try X11WindowSelector.name("xmessage").resolve(in: w, focused: nil, display: ":0") == Self.untitled)
         #expect(try X11WindowSelector.name("Xmessage").resolve(in: w, focused: nil, display: ":0") == Self.untitled)
@@ -220,6 +220,42 @@ struct ScriptedX11WindowTests {
         let odd = ScriptedX11Server(screenSize: Self.screen, windows: Self.windows, picked: .window(0x99), windowStates: [Self.shown(8, 8, 1)])
         let oddError = #expect(throws: ReelError.self) { try Self.source(odd, window: .pick).prepare() }
         #expect(oddError?.message == "the window clicked on display :42 (0x99) is no top-level window")
+    }
+
+    /// An unmapped window named rather than given by id was "no window matches" (issue 26 item
+    /// 18): now it is said to be hidden, as by id; a shown one that matches still wins.
+    @Test func anUnmappedWindowGivenByNameIsSaidToBeHidden() throws {
+        var hidden = X11WindowInfo(id: 0x70_0001, title: "Secret Notes", className: "Gedit", frame: PixelRect(x: 5, y: 6, width: 100, height: 80))
+        hidden.isMapped = false
+        let server = ScriptedX11Server(screenSize: Self.screen, windows: Self.windows, unlisted: [hidden], windowStates: [.hidden])
+        let error = #expect(throws: ReelError.self) { try Self.source(server, window: .name("notes")).prepare() }
+        #expect(error?.message == "window 0x700001 \"Secret Notes\" is not shown (minimised or unmapped)")
+        #expect(error?.hint == "show the window, then start the recording")
+        // A name no window has at all is still said so.
+        let none = #expect(throws: ReelError.self) { try Self.source(server, window: .name("nowhere")).prepare() }
+        #expect(none?.message == "no window on display :42 has \"nowhere\" in its title or class")
+        // A shown window that matches is recorded, the hidden one not considered.
+        var shownTwin = hidden
+        shownTwin.id = 0x70_0002
+        shownTwin.isMapped = true
+        let both = ScriptedX11Server(screenSize: Self.screen, windows: Self.windows + [shownTwin], unlisted: [hidden],
+                                     windowStates: [Self.shown(100, 80, 1)])
+        let source = Self.source(both, window: .name("notes"))
+        _ = try source.prepare()
+        #expect(source.windowID == 0x70_0002)
+    }
+
+    /// Two windows of one title were listed alike but for their ids (issue 26 item 18): each
+    /// line says where the window is and which program shows it.
+    @Test func windowsOfOneTitleAreToldApartByPlaceAndProgram() {
+        let me = getpid()
+        let a = X11WindowInfo(id: 0x80_0001, title: "Untitled", className: "Gedit", frame: PixelRect(x: 0, y: 0, width: 400, height: 300),
+                              processID: me)
+        let b = X11WindowInfo(id: 0x80_0002, title: "Untitled", className: "Gedit", frame: PixelRect(x: 420, y: 0, width: 400, height: 300))
+        let program = ProcessAncestry.commandName(me) ?? "?"
+        #expect(a.summary == "0x800001 \"Untitled\" (Gedit) 400x300+0+0, \(program) (pid \(me))")
+        #expect(b.summary == "0x800002 \"Untitled\" (Gedit) 400x300+420+0")
+        #expect(a.program == program)
     }
 
     @Test func aClickOnTheDesktopOrAPointerHeldElsewhereIsSaidAsSuch() {

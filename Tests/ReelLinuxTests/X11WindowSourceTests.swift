@@ -275,7 +275,7 @@ extension X11WindowSourceTests {
         let list = try X11WindowSource.listWindows(display: server.display)
         #expect(list.windows.map(\.id) == [titled, untitled], "\(list.windows.map(\.summary))")
         let entry = try #require(list.windows.first { $0.id == untitled })
-        #expect(entry.summary == "\(entry.hexID) (no title) (Xmessage) 120x40")
+        #expect(entry.summary.hasPrefix("\(entry.hexID) (no title) (Xmessage) 120x40+20+30"), "\(entry.summary)")
 
         for selector in [X11WindowSelector.id(untitled), .name("Xmessage")] {
             let source = X11WindowSource(display: server.display, window: selector, drawsCursor: false)
@@ -288,7 +288,7 @@ extension X11WindowSourceTests {
         #expect(picked.source.name == "window 0x\(String(untitled, radix: 16)) (no title)")
     }
 
-    @Test("a window unmapped before the start, given by id, is refused as not shown; a click on the desktop is said to be on no window")
+    @Test("a window unmapped before the start, given by id or name, is refused as not shown; a click on the desktop is said to be on no window")
     func unmappedAndDesktop() async throws {
         let server = try XvfbServer(size: PixelSize(width: 640, height: 480))
         let painter = try ScreenPainter(display: server.display)
@@ -298,6 +298,9 @@ extension X11WindowSourceTests {
         let source = X11WindowSource(display: server.display, window: .id(hidden), drawsCursor: false)
         let error = #expect(throws: ReelError.self) { try source.prepare() }
         #expect(error?.message == "window 0x\(String(hidden, radix: 16)) \"Minimised\" is not shown (minimised or unmapped)")
+        // By name it is said the same way, not "no window has" the name (issue 26 item 18).
+        let byName = #expect(throws: ReelError.self) { try X11WindowSource(display: server.display, window: .name("minim"), drawsCursor: false).prepare() }
+        #expect(byName?.message == "window 0x\(String(hidden, radix: 16)) \"Minimised\" is not shown (minimised or unmapped)")
         // An id that is no window at all is still "no top-level window".
         let none = #expect(throws: ReelError.self) { try X11WindowSource(display: server.display, window: .id(0x7f_ffff)).prepare() }
         #expect(none?.message.contains("has no top-level window 0x7fffff") == true, "\(none?.message ?? "")")
