@@ -416,8 +416,13 @@ struct RecordCommand {
                 }
             }
             if let preview {
-                if preview.lostDisplay && !options.json {
-                    console.err("reel: note: the preview window's display went away, so the recording was stopped and finalised")
+                if let loss = preview.loss, !options.json {
+                    let what = switch loss {
+                    case .displayGone: "the preview window's display went away"
+                    case .connectionClosed: "another program closed the preview window's connection to its display"
+                    case .windowDestroyed: "another program closed the preview window"
+                    }
+                    console.err("reel: note: \(what), so the recording was stopped and finalised")
                 }
                 let delay = preview.displayDelay
                 if options.json {

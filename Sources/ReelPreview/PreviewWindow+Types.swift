@@ -34,6 +34,18 @@ extension PreviewWindow {
         }
     }
 
+    /// How the window was taken away by something other than the user closing it (see
+    /// ``PreviewWindow/loss``); the window says stop in each case.
+    public enum Loss: Sendable, Hashable {
+        /// The X server went away (it ended, or the connection to it broke).
+        case displayGone
+        /// Another program closed the window's connection while the server goes on (`xkill`,
+        /// `xdotool windowkill`).
+        case connectionClosed
+        /// Another program destroyed the window (`xdotool windowclose`).
+        case windowDestroyed
+    }
+
     /// What the indicator shows.
     public enum RecordingState: Sendable, Hashable {
         /// Not recording: a hollow circle.

@@ -68,7 +68,7 @@ public final class PreviewWindow: CaptureOutput {
         var skipped: Int64 = 0
         var closed = false
         var stopSent = false
-        var lostDisplay = false
+        var loss: Loss?
         /// Keys that came while no ``onKey`` was set.
         var keptKeys: [Key] = []
     }
@@ -100,15 +100,19 @@ public final class PreviewWindow: CaptureOutput {
         }
     }
 
-    /// Whether the window's display went away under it (its X server gone, the window
-    /// destroyed by another program); the window then says stop, as when it is closed.
-    public var lostDisplay: Bool { state.withLock { $0.lostDisplay } }
+    /// Whether the window was taken away under it (its X server gone, its connection closed
+    /// or the window destroyed by another program: ``loss`` says which); the window then says
+    /// stop, as when it is closed.
+    public var lostDisplay: Bool { state.withLock { $0.loss != nil } }
 
-    /// The display went away: say stop once, and if the window's thread will never come back
-    /// (`parks`), let ``finish()`` return without it.
-    func displayLost(parks: Bool) {
+    /// How the window was taken away, if it was (`nil` when it is there, or the user closed it).
+    public var loss: Loss? { state.withLock { $0.loss } }
+
+    /// The window was taken away (`loss`): say stop once, and if the window's thread will never
+    /// come back (`parks`), let ``finish()`` return without it.
+    func displayLost(_ loss: Loss, parks: Bool) {
         let handler = state.withLock { s -> (@Sendable (Key) -> Void)? in
-            s.lostDisplay = true
+            if s.loss == nil { s.loss = loss }
             s.closed = true
             guard !s.stopSent else { return nil }
             s.stopSent = true
@@ -358,7 +362,7 @@ public final class PreviewWindow: CaptureOutput {
             if since < interval { Thread.sleep(forTimeInterval: interval - since) }
         }
         current = nil
-        if state.withLock({ $0.lostDisplay }) {
+        if state.withLock({ $0.loss != nil }) {
             // The window was destroyed under it (or its display went): destroying it again would
             // raise an X error after SDL has put Xlib's own handler back, which ends the process
             // (exit 1) while the recording may still be finishing. SDL is left as it is; no

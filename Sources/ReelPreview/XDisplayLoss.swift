@@ -13,6 +13,11 @@ enum XDisplayLoss {
     private typealias IOErrorHandler = @convention(c) (OpaquePointer?) -> Int32
     private typealias SetErrorHandler = @convention(c) (ErrorHandler?) -> ErrorHandler?
     private typealias SetIOErrorHandler = @convention(c) (IOErrorHandler?) -> IOErrorHandler?
+    private typealias DisplayString = @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?
+    private typealias OpenDisplay = @convention(c) (UnsafePointer<CChar>?) -> OpaquePointer?
+    private typealias CloseDisplay = @convention(c) (OpaquePointer?) -> Int32
+    /// libX11's calls that tell a server gone from a connection another program closed.
+    private static let probe = Mutex<(name: DisplayString, open: OpenDisplay, close: CloseDisplay)?>(nil)
 
     /// The window told of a loss (one at a time has the display).
     private static let window = Mutex<WeakWindow?>(nil)
@@ -35,6 +40,19 @@ enum XDisplayLoss {
         if let set = dlsym(x11, "XSetIOErrorHandler") {
             _ = unsafeBitCast(set, to: SetIOErrorHandler.self)(onIOError)
         }
+        if let name = dlsym(x11, "XDisplayString"), let open = dlsym(x11, "XOpenDisplay"), let close = dlsym(x11, "XCloseDisplay") {
+            probe.withLock { $0 = (unsafeBitCast(name, to: DisplayString.self), unsafeBitCast(open, to: OpenDisplay.self),
+                                   unsafeBitCast(close, to: CloseDisplay.self)) }
+        }
+    }
+
+    /// Whether the X server of the broken connection `display` still takes a new connection:
+    /// then another program closed this one (`xkill`), and the display did not go away.
+    private static func serverAnswers(_ display: OpaquePointer?) -> Bool {
+        guard let (name, open, close) = probe.withLock({ $0 }), let text = name(display) else { return false }
+        guard let fresh = open(text) else { return false }
+        _ = close(fresh)
+        return true
     }
 
     /// A protocol error. Those that mean the window is gone (BadWindow, BadDrawable) end the
@@ -43,15 +61,16 @@ enum XDisplayLoss {
         // XErrorEvent: int type; Display *display; XID resourceid; unsigned long serial;
         // unsigned char error_code; …
         let code = event.map { $0.load(fromByteOffset: 32, as: UInt8.self) } ?? 0
-        if code == 3 || code == 9 { XDisplayLoss.window.withLock { $0?.window }?.displayLost(parks: false) }
+        if code == 3 || code == 9 { XDisplayLoss.window.withLock { $0?.window }?.displayLost(.windowDestroyed, parks: false) }
         return 0
     }
 
     /// The connection to the X server broke. Xlib ends the process if this returns, so the
     /// window's thread (the only one using Xlib) stays here for good once the window is told.
-    private static let onIOError: IOErrorHandler = { _ in
+    private static let onIOError: IOErrorHandler = { display in
         XDisplayLoss.connectionBroke.store(true, ordering: .sequentiallyConsistent)
-        XDisplayLoss.window.withLock { $0?.window }?.displayLost(parks: true)
+        let loss: PreviewWindow.Loss = serverAnswers(display) ? .connectionClosed : .displayGone
+        XDisplayLoss.window.withLock { $0?.window }?.displayLost(loss, parks: true)
         while true { sleep(3600) }
     }
 }
