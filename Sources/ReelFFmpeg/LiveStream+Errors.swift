@@ -71,6 +71,12 @@ extension LiveStream {
             return ReelError(.sourceUnavailable, "cannot find the host \(host) of \(name)",
                              hint: "check the address and the network", averror: error.averror)
         }
+        if format == "flv", error.averror == reel_averror(EIO), !gate.hasExpired, !gate.isCancelled {
+            // The server took the connection, then closed it: what nginx-rtmp does with an
+            // application it has not, or a key its publishing check turns away.
+            return ReelError(.permissionDenied, "\(name) closed the connection without taking the stream: the server turns away this application or stream key",
+                             hint: "check the application and the stream key", averror: error.averror)
+        }
         if isSRTRefusal(error) {
             let why = hasSRTPassphrase ? "the passphrase is not the one it has (or it wants none), or it turns the stream ID away"
                                        : "it may want a passphrase, or turn the stream ID away"

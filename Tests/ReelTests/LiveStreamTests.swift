@@ -104,6 +104,22 @@ import ReelTestSupport
         #expect(!FileManager.default.fileExists(atPath: file.path), "the new file is removed: nothing was recorded")
     }
 
+    /// A server that takes the connection and closes it without taking the stream (an
+    /// application it has not; a key its check turns away) is said so, not "Input/output
+    /// error" (issue 26 item 18), and leaves no file.
+    @Test func anApplicationOrKeyTheServerTurnsAwayIsSaidSo() async throws {
+        let server = try RTMPServer()
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("local.mp4")
+        let stream = try LiveStream(url: URL(string: "rtmp://127.0.0.1:\(server.port)/nope/\(Self.key)")!)
+        let error = await #expect(throws: ReelError.self) { try await record(Recorder(url: file, settings: Self.settings(seconds: 1), sinks: [stream])) }
+        #expect(error?.code == .permissionDenied, "\(String(describing: error))")
+        #expect(error?.message == "rtmp://127.0.0.1:\(server.port)/nope/*** closed the connection without taking the stream: the server turns away this application or stream key",
+                "\(String(describing: error))")
+        #expect(!String(describing: error).contains(Self.key))
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+    }
+
     /// `CaptureSession.stop()` while a stream's server has taken the connection but not
     /// answered: the start is given up at once (not at the stream's 5 s timeout), no file is
     /// left, and the recorder says it never ran.
