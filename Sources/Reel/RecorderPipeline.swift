@@ -50,6 +50,11 @@ final class RecorderPipeline: @unchecked Sendable {
         liveStreams = sinks.compactMap { $0 as? LiveStream }
         self.writesFile = writesFile
         limit = settings.maxRecordedDuration
+        if settings.video.frameMode != .constant, let stream = liveStreams.first(where: \.timesPicturesByDuration) {
+            throw ReelError(.invalidConfiguration, "\(stream.name) writes HLS in fragmented MP4 segments, which time each picture as one frame: "
+                            + "a recording that leaves out pictures that did not change (the \(settings.video.frameMode.rawValue) frame mode) would play at the wrong times in it",
+                            hint: "write HLS in MPEG-TS segments, or record every picture (the constant frame mode)")
+        }
         if !writesFile, settings.maxFileSize != nil {
             throw ReelError(.invalidConfiguration, "a recorder that writes no file (a replay buffer or live streams only) has no file to limit in size",
                             hint: "limit the replay buffer's bytes (ReplayBuffer's maxBytes) instead")

@@ -379,6 +379,10 @@ public struct RecordOptions: Sendable {
                              + "is a new one: \(filter.timing.explanation). Use --frame-mode cfr with it, or a filter that makes each picture "
                              + "from that picture alone (hue, eq, crop, boxblur, the looks…)")
         }
+        if video.frameMode != .constant, hls?.segments == .fmp4 {
+            throw UsageError("--hls-segments fmp4 cannot go with --frame-mode \(video.frameMode.rawValue): fragmented MP4 segments time each picture as one frame, "
+                             + "and the pictures of this mode may be seconds apart; use --hls-segments ts (the default) or --frame-mode cfr")
+        }
         try Self.refuseOptionsThatDoNothing(args, screen: screen != nil, videoSources: videoSourceCount,
                                             zoomable: !cameras.isEmpty || testPattern,
                                             audioSources: [microphone != nil, appAudio != nil, tone].filter { $0 }.count)

@@ -92,6 +92,13 @@ public struct EncodedPacket: Sendable {
                       completesGroup: completesGroup)
     }
 
+    /// The same packet said to last `ticks` ticks (0: unknown, for a muxer to work out).
+    func lasting(ticks: Int64) -> EncodedPacket {
+        guard ticks != durationTicks else { return self }
+        return EncodedPacket(storage: storage, stream: stream, pts: pts, dts: dts, duration: max(0, ticks), isKeyframe: isKeyframe,
+                             completesGroup: completesGroup)
+    }
+
     /// The same packet, marked as completing its group or not (``completesGroup``).
     func completingGroup(_ completes: Bool) -> EncodedPacket {
         guard completes != completesGroup else { return self }

@@ -26,6 +26,31 @@ extension LiveStream {
         return o
     }
 
+    /// `packet` timed as FFmpeg 5.1's HLS writer needs it to time its segments by the
+    /// pictures' times. The writer times the last segment (the others by their keyframes'
+    /// times) by adding up the durations of its video packets after the first, plus the
+    /// stream's first packet's; and a picture's duration is one frame even when the next comes
+    /// a second later (the frame modes that leave repeats out), so the last segment ended up to
+    /// a second early. So each video packet after the first says how long since the one
+    /// before (the first keeps its frame, the last picture's): the sum is then from the
+    /// segment's keyframe to the end of its last picture. A stream whose pictures come out of
+    /// order (B-frames) has a picture every frame and goes as it is. (MPEG-TS segments carry no
+    /// durations; fragmented MP4 segments would time their pictures by them, so theirs stay:
+    /// see ``timesPicturesByDuration``.)
+    func hlsTimed(_ packet: EncodedPacket) -> EncodedPacket {
+        guard options.segmentFormat == .mpegts, packet.stream.kind == .video,
+              packet.stream.parameters.pointer.pointee.video_delay == 0 else { return packet }
+        defer { hlsLastVideoPTS = packet.pts }
+        guard let last = hlsLastVideoPTS, packet.pts > last else { return packet }
+        return packet.lasting(ticks: packet.pts - last)
+    }
+
+    /// Whether the stream times its pictures by their durations, one frame each: HLS in
+    /// fragmented MP4 segments (FFmpeg's MP4 fragments start at the sum of the durations
+    /// before them). It cannot carry a recording whose pictures may be seconds apart (the frame
+    /// modes that leave repeats out): they would play at the wrong times.
+    package var timesPicturesByDuration: Bool { format == "hls" && options.segmentFormat == .fmp4 }
+
     /// HLS writes its playlist and numbered segments beside it: none of them may be there
     /// already (a segment of another recording would be written over).
     func checkHLSFolder() throws {

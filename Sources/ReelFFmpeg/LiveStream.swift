@@ -57,6 +57,9 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
     let gate = InterruptGate()
     private let done = DispatchSemaphore(value: 0)
     private var meter = (bytes: Int64(0), since: DispatchTime.now().uptimeNanoseconds)
+    /// HLS: the time of the last video packet written (the sending thread's alone; see
+    /// ``hlsTimed(_:)``).
+    var hlsLastVideoPTS: Int64?
 
     /// A stream to `url` (`rtmp://host/app/key`, `rtmps://…`, `srt://host:port?…`).
     ///
@@ -385,7 +388,7 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
                 break
             }
             do {
-                try current.write(packet)
+                try current.write(format == "hls" ? hlsTimed(packet) : packet)
                 if !finishing { gate.disarm() }
                 sent(packet)
                 // A keyframe starts a segment: the one before it must be on disk by now.

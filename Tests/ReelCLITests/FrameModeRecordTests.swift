@@ -19,14 +19,14 @@ import ReelTestSupport
 
     /// Records 3 s of the screen in `mode` while the tiles are painted, one every 0.5 s from
     /// 0.7 s on; returns the file.
-    func record(_ mode: String, filter: String? = nil, into dir: TemporaryDirectory) async throws -> URL {
+    func record(_ mode: String, filter: String? = nil, extra: [String] = [], into dir: TemporaryDirectory) async throws -> URL {
         let xvfb = try XvfbServer(size: Self.size)
         let painter = try ScreenPainter(display: xvfb.display)
         let url = dir.url.appendingPathComponent("\(mode).mp4")
         let process = Process()
         process.executableURL = ReelBinary.url
         process.arguments = ["record", "--screen=\(xvfb.display)", "--no-cursor", "--frame-mode", mode, "--preset", "ultrafast",
-                             "--duration", "3", "-o", url.path] + (filter.map { ["--filter", $0] } ?? [])
+                             "--duration", "3", "-o", url.path] + (filter.map { ["--filter", $0] } ?? []) + extra
         let err = Pipe()
         process.standardError = err
         process.standardOutput = FileHandle.nullDevice
@@ -57,6 +57,22 @@ import ReelTestSupport
             #expect(!shown.dropFirst(count).contains(true), "frame \(index) shows a tile without the ones painted before it: \(shown)")
             return count
         }
+    }
+
+    /// HLS from the same encode lasts as long as the file and shows the same pictures, in
+    /// every mode: in vfr and content the last picture (the screen still for the last 0.8 s)
+    /// lasted one frame, and the playlist ended that much early (issue 26 item 15).
+    @Test(arguments: ["cfr", "vfr", "content"]) func hlsLastsAsLongAsTheFile(mode: String) async throws {
+        let dir = try TemporaryDirectory()
+        let hls = dir.url.appendingPathComponent("hls")
+        let url = try await record(mode, extra: ["--hls", hls.path, "--hls-window", "0"], into: dir)
+        let playlist = hls.appendingPathComponent("index.m3u8")
+        let text = try String(contentsOf: playlist, encoding: .utf8)
+        let listed = text.split(separator: "\n").filter { $0.hasPrefix("#EXTINF:") }
+            .compactMap { Double($0.dropFirst("#EXTINF:".count).prefix { $0 != "," }) }.reduce(0, +)
+        let file = try MediaProbe.probe(url).duration
+        #expect(abs(listed - file) <= 1.0 / 30 + 0.001, "\(mode): the playlist lists \(listed) s, the file lasts \(file) s\n\(text)")
+        #expect(try tilesShown(playlist) == tilesShown(url), "\(mode): the same pictures")
     }
 
     @Test(arguments: ["cfr", "vfr", "content"]) func everyChangeIsRecordedAndTheFileLastsTheRecording(mode: String) async throws {

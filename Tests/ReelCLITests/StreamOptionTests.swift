@@ -67,4 +67,15 @@ import ReelTestSupport
         let none = usageError(["--test-pattern", "--stream", "rtmp://127.0.0.1"])
         #expect(none?.hasPrefix("--stream rtmp://127.0.0.1 needs an application and a stream key") == true, "\(none ?? "taken")")
     }
+
+    /// `--hls-segments fmp4` with a frame mode that leaves pictures out is refused, saying why
+    /// (issue 26 item 15: its pictures would play at the wrong times).
+    @Test func fragmentedMP4HLSIsRefusedWithASparseFrameMode() throws {
+        for mode in ["vfr", "content"] {
+            #expect(usageError(["--screen", "--frame-mode", mode, "--hls", "/tmp/reel-hls-\(mode)", "--hls-segments", "fmp4"])?
+                        .hasPrefix("--hls-segments fmp4 cannot go with --frame-mode \(mode)") == true)
+            #expect(usageError(["--screen", "--frame-mode", mode, "--hls", "/tmp/reel-hls-\(mode)"]) == nil, "MPEG-TS segments are taken")
+        }
+        #expect(usageError(["--screen", "--frame-mode", "cfr", "--hls", "/tmp/reel-hls-cfr", "--hls-segments", "fmp4"]) == nil)
+    }
 }

@@ -27,6 +27,29 @@ import ReelTestSupport
         #expect(try MediaProbe.probe(dir.url.appendingPathComponent("misuse.mp4")).videoStreams.first?.frameCount == 30)
     }
 
+    /// HLS in fragmented MP4 segments times each picture as one frame: a recording that leaves
+    /// repeated pictures out is refused with it (issue 26 item 15), before any file is made.
+    @Test func fragmentedMP4HLSIsRefusedWithAFrameModeThatLeavesPicturesOut() async throws {
+        let dir = try TemporaryDirectory()
+        for mode in [FrameMode.variable, .content] {
+            let hls = try LiveStream(url: dir.url.appendingPathComponent("\(mode.rawValue)/index.m3u8"), options: .init(segmentFormat: .fmp4))
+            let session = CaptureSession(clock: ManualClock())
+            try session.addInput(TestPatternSource(size: PixelSize(width: 160, height: 120)))
+            var settings = Recorder.Settings(maxRecordedDuration: MediaTime(seconds: 1))
+            settings.video.frameMode = mode
+            let file = dir.url.appendingPathComponent("\(mode.rawValue).mp4")
+            let recorder = Recorder(url: file, settings: settings, sinks: [hls])
+            try session.addOutput(recorder)
+            await #expect { try await session.start() } throws: {
+                let error = $0 as? ReelError
+                return error?.code == .invalidConfiguration && error?.message.contains("fragmented MP4 segments") == true
+                    && error?.hint == "write HLS in MPEG-TS segments, or record every picture (the constant frame mode)"
+            }
+            await session.stop()
+            #expect(!FileManager.default.fileExists(atPath: file.path))
+        }
+    }
+
     @Test func callsFromManyTasksAtOnce() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("storm.mp4")
