@@ -19,7 +19,11 @@ extension Recorder {
         /// most, plus the frames the encoder still holds (its lookahead: about half a second
         /// with the default preset, so a kill loses about a second).
         public var fragmentInterval: MediaTime
-        /// Stop once this much has been recorded (recorded time: pauses do not count).
+        /// Stop once this much has been recorded (recorded time: pauses do not count). Under a
+        /// real-time clock it is kept on the clock too: a source that stalls cannot hold the
+        /// recording open; once this much unpaused time and two seconds more have passed, the
+        /// recording ends with what came (``RecordingEnding/maxDuration``), and each source that
+        /// delivered nothing for those two seconds is a shortfall (``SourceShortfall/Kind/interrupted``).
         public var maxRecordedDuration: MediaTime?
         /// The most bytes the finished file may have: the recording stops cleanly when the next
         /// frame, what the encoders still hold and the index that finalising writes would no

@@ -45,7 +45,7 @@ public final class Recorder: CaptureOutput {
     public let events: AsyncStream<RecordingEvent>
     private let continuation: AsyncStream<RecordingEvent>.Continuation
 
-    private struct State {
+    struct State {
         var settings: Settings
         /// The lifecycle, pause requests and sources gone: decided here, acted on outside the lock.
         var machine = RecorderStateMachine()
@@ -64,8 +64,12 @@ public final class Recorder: CaptureOutput {
         var endHandlers: [@Sendable (RecordedFrames?) -> Void] = []
         /// What the sources did not record, at the session times it happened.
         var shortfalls = SourceShortfalls()
+        /// The session time of each source's latest sample (see `Recorder+LimitWatch.swift`).
+        var latestSample: [SourceID: MediaTime] = [:]
+        /// Whether the maximum duration passed on the clock before the sources delivered it.
+        var limitPassedOnClock = false
     }
-    private let state: Mutex<State>
+    let state: Mutex<State>
     private let dropped = Atomic<Int64>(0)
     /// The spans of session time whose audio the full queue refused, by source (contiguous
     /// refusals merge, so the list stays short): the summary counts those inside the recording.
@@ -291,10 +295,14 @@ public final class Recorder: CaptureOutput {
             run(pipeline: pipeline, queue: queue, speed: speed)
         }
         state.withLock { $0.worker = worker }
+        if let limit = settings.maxRecordedDuration, clock.isRealTime { watchLimit(limit, clock: clock) }
     }
 
     public func consume(_ sample: SourcedSample) {
-        guard let (queue, videoSource) = state.withLock({ s in s.queue.map { ($0, s.videoSource) } }) else { return }
+        guard let (queue, videoSource) = state.withLock({ s in
+            s.latestSample[sample.source] = sample.sample.presentationTime
+            return s.queue.map { ($0, s.videoSource) }
+        }) else { return }
         switch sample.sample {
         case .video(let frame):
             if queue.policy == .block, sample.source == videoSource { videoArrived(at: frame.presentationTime) }
@@ -349,7 +357,7 @@ public final class Recorder: CaptureOutput {
         }
     }
 
-    private func stopAudioWaiting() {
+    func stopAudioWaiting() {
         videoClock.lock()
         audioWaits = false
         videoClock.broadcast()
@@ -476,6 +484,7 @@ public final class Recorder: CaptureOutput {
             queue.close()
             stopAudioWaiting()
             if state.withLock({ $0.machine.sourcesWentAway }) { pipeline.sourcesWentAway() }
+            if state.withLock({ $0.limitPassedOnClock }) { pipeline.limitPassedOnClock() }
             var summary = try pipeline.finish()
             // Only what falls inside the recording (the session runs on while the recorder
             // catches up after its limit).

@@ -315,6 +315,12 @@ final class RecorderPipeline: @unchecked Sendable {
 
     // MARK: The end
 
+    /// Notes that the recording ends because its maximum duration passed on the clock, the
+    /// sources having delivered less (one stalled).
+    func limitPassedOnClock() {
+        if ending == .requested { ending = .maxDuration }
+    }
+
     /// Notes that the recording ends because every source has gone (unless a limit ended it).
     func sourcesWentAway() {
         if ending == .requested { ending = .sourcesGone }

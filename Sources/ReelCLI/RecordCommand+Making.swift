@@ -214,34 +214,6 @@ extension RecordCommand {
         return sources
     }
 
-    /// How long after `--duration` (or `--max-duration`) of unpaused time has passed on the
-    /// clock a recording that has not reached it is stopped.
-    static let durationGrace = 2.0
-
-    /// `--duration` on the clock: the recorded time counts what the sources delivered, so a
-    /// camera that stalls (and is waited for, to be picked up again) would keep the recording
-    /// from ever reaching it. Once that much unpaused time and ``durationGrace`` more have
-    /// passed, the recording is stopped with a note. Not with a virtual clock; `nil` without a
-    /// duration.
-    func watchDuration(of recorder: Recorder, renderer: ProgressRenderer, stop: @escaping @Sendable () -> Void) -> Task<Void, Never>? {
-        guard let limit = options.limit, !options.virtualClock else { return nil }
-        return Task {
-            var unpaused = 0.0
-            var last = Date()
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(250))
-                let now = Date()
-                if recorder.isRecording && !recorder.isPaused { unpaused += now.timeIntervalSince(last) }
-                last = now
-                guard unpaused >= limit.seconds + Self.durationGrace, !Task.isCancelled else { continue }
-                renderer.note(String(format: "note: the %g s to record have passed, but the sources delivered less ", limit.seconds)
-                              + "(a camera stalled or went away): stopping")
-                stop()
-                return
-            }
-        }
-    }
-
     func fail(_ error: ReelError) -> Int32 {
         let error = CommandLineHints.rephrased(error)
         if options.json {

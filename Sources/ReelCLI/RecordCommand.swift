@@ -360,7 +360,6 @@ struct RecordCommand {
         let sessionEvents = Task {
             for await event in session.events { renderer.render(event) }
         }
-        let durationWatch = watchDuration(of: recorder, renderer: renderer, stop: { signals.requestStop() })
         let outcome: Result<RecordingSummary, ReelError>
         do {
             outcome = .success(try await recorder.result())
@@ -392,7 +391,6 @@ struct RecordCommand {
             }
         }
         keys.cancel()
-        durationWatch?.cancel()
         // A recorder whose start was given up never runs, and its events never end.
         if case .failure(let error) = outcome, error.code == .notRunning { events.cancel() }
         await events.value
