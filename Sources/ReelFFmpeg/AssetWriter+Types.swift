@@ -2,6 +2,22 @@ import Foundation
 import ReelCore
 
 extension AssetWriter {
+    /// Where a writer is in its life, as `AVAssetWriter.Status`.
+    public enum Status: Sendable, Hashable {
+        /// Made, not writing yet: inputs can be added (``AssetWriter/add(_:)``) until
+        /// ``AssetWriter/startWriting()``.
+        case unknown
+        /// The file is open and takes media.
+        case writing
+        /// Finished: the file is complete (``AssetWriter/finishWriting()``).
+        case completed
+        /// Stopped by an error or a misuse, which ``AssetWriter/error`` holds. The file keeps
+        /// what was written (finished where it could be: see ``AssetWriter/error``).
+        case failed
+        /// Stopped by ``AssetWriter/cancelWriting()``: the file keeps what reached the disk.
+        case cancelled
+    }
+
     /// The description of a video track.
     public struct VideoTrack: Sendable, Hashable {
         /// How the track is encoded.

@@ -3,12 +3,22 @@ internal import CFFmpeg
 import ReelCore
 import ReelSystem
 
-/// Writes encoded video and audio into a media file, in the spirit of `AVAssetWriter`.
+/// Writes encoded video and audio into a media file, in the shape of `AVAssetWriter`.
+///
+/// Two ways to use it. As `AVAssetWriter`: make it for a file
+/// (``init(outputURL:fileType:overwrite:)``), add an ``AssetWriterInput`` per track
+/// (``canAdd(_:)``, ``add(_:)``), ``startWriting()``, ``startSession(atSourceTime:)``, append
+/// from each input (directly, or from ``AssetWriterInput/requestMediaDataWhenReady(on:using:)``),
+/// ``AssetWriterInput/markAsFinished()`` and ``finishWriting()``; ``status`` and ``error`` say
+/// how it went. Inputs take frames of any format and size and are safe to feed from several
+/// queues at once. Or, all in one configuration: ``init(configuration:)`` opens the file at once
+/// and ``appendVideo(_:at:)``, ``appendAudio(_:track:)`` and ``finish()`` are used from one
+/// thread at a time.
 ///
 /// Video frames are encoded with libavcodec (H.264 through libx264 by default) after
 /// conversion by libswscale; audio is resampled by libswresample and encoded (AAC by default).
 /// MP4 and MOV files are written fragmented while recording, so a file cut off by a crash
-/// plays up to its last fragment, and finalised at ``finish()`` into a regular file with its
+/// plays up to its last fragment, and finalised at the finish into a regular file with its
 /// index at the front: in place where space was reserved for the index (no second copy of the
 /// media data, see ``Finalisation``), else by copying. MKV files are written as they are.
 ///
@@ -19,31 +29,55 @@ import ReelSystem
 ///
 /// The file's bytes are written by a thread of the writer's own, from a queue bounded by
 /// ``Configuration/writeBufferSize``: a slow write holds up appending only once the queue is
-/// full, and a write that fails (a full disk) fails the next append, or ``finish()``, with the
+/// full, and a write that fails (a full disk) fails the next append, or the finish, with the
 /// error it always did.
 ///
-/// An asset writer is used from one thread at a time.
+/// A file that exists is never written over unless asked (`overwrite`); nothing the writer
+/// wrote is deleted, also when it fails or is cancelled (the file then keeps what reached the
+/// disk, which plays).
 public final class AssetWriter: @unchecked Sendable {
-    /// What the writer was asked to write.
-    public let configuration: Configuration
+    /// The encoder and its file, from the start of writing.
+    struct Opened {
+        /// The encoders, and the fan-out of their packets to the file and the other sinks.
+        let encoder: StreamEncoder
+        /// The file: the encoder's first sink.
+        let file: MovieFileSink
+    }
+
+    /// What the writer was asked to write. For a writer made with
+    /// ``init(outputURL:fileType:overwrite:)`` the tracks are its inputs', known from
+    /// ``startWriting()`` on.
+    public internal(set) var configuration: Configuration
     /// Where the file is being written: the configured URL, or, while replacing a file that
     /// exists, a name of its own beside it until the first packet is written.
-    public var url: URL { file.url }
-    /// The encoders, and the fan-out of their packets to the file and the other sinks.
-    let encoder: StreamEncoder
-    /// The file: the encoder's first sink.
-    let file: MovieFileSink
-    private var video: VideoEncoder? { encoder.video }
-    private var audio: [AudioEncoder] { encoder.audio }
+    public var url: URL { opened?.file.url ?? configuration.url }
+    /// The encoder and file once writing has started.
+    var opened: Opened?
+    /// The encoders, once writing has started.
+    package var encoder: StreamEncoder? { opened?.encoder }
+    /// Makes the file's output what the writes go through (tests hold or fail writes there).
+    let wrappingOutput: (any FileOutput) -> any FileOutput
+    /// Serialises the writer's state and its appends, for inputs fed from several queues.
+    let lock = NSRecursiveLock()
+    /// See ``status`` and ``error``.
+    var state = Status.unknown
+    var failure: (any Error)?
+    /// The inputs added (``add(_:)``), in order.
+    var addedInputs: [AssetWriterInput] = []
+    /// Whether the writer was made in `AVAssetWriter`'s shape: appends then need a session.
+    let needsSession: Bool
+    /// What ``finishWriting()`` wrote.
+    var finishedSummary: Summary?
     private var lastVideoIndex: Int64 = -1
     private var videoFrames: Int64 = 0
-    private var finished = false
+    /// The encoder and file are finished or abandoned.
+    var finished = false
     /// Lays each track's audio by its timestamps (gaps silent, overlaps left out).
     private var audioAligners: [AudioTrackAligner] = []
     /// A fault injected into finalising in place (tests); `nil` in production.
     var finaliseFault: MP4Finaliser.Fault? {
-        get { file.finaliseFault }
-        set { file.finaliseFault = newValue }
+        get { opened?.file.finaliseFault }
+        set { opened?.file.finaliseFault = newValue }
     }
 
     /// Checks what this build can write without opening anything.
@@ -74,8 +108,8 @@ public final class AssetWriter: @unchecked Sendable {
         }
     }
 
-    /// Opens the file and the encoders. Throws `.fileExists` if the file exists and
-    /// `overwrite` is off; nothing existing is touched then.
+    /// Opens the file and the encoders: the writer is ``Status/writing`` at once. Throws
+    /// `.fileExists` if the file exists and `overwrite` is off; nothing existing is touched then.
     public convenience init(configuration: Configuration) throws {
         try self.init(configuration: configuration, wrappingOutput: { $0 })
     }
@@ -83,26 +117,51 @@ public final class AssetWriter: @unchecked Sendable {
     /// As ``init(configuration:)``, the file's writes going through what `wrappingOutput`
     /// makes of the file's output (tests hold or fail writes there); used only with a
     /// ``Configuration/writeBufferSize`` above 0.
-    package init(configuration: Configuration, wrappingOutput: @escaping (any FileOutput) -> any FileOutput) throws {
+    package convenience init(configuration: Configuration, wrappingOutput: @escaping (any FileOutput) -> any FileOutput) throws {
+        self.init(pending: configuration, needsSession: false, wrappingOutput: wrappingOutput)
+        try open()
+    }
+
+    /// A writer that opens nothing until ``startWriting()``.
+    init(pending configuration: Configuration, needsSession: Bool, wrappingOutput: @escaping (any FileOutput) -> any FileOutput) {
         FFmpeg.silenceLibraryLogging()
-        try Self.validate(configuration)
         self.configuration = configuration
-        encoder = try StreamEncoder(video: configuration.video, audio: configuration.audio,
-                                    alignsTrackStarts: configuration.container.isISOBaseMedia)
-        audioAligners = configuration.audio.map { AudioTrackAligner(format: $0.inputFormat) }
-        file = try MovieFileSink(configuration: configuration, wrappingOutput: wrappingOutput)
+        self.needsSession = needsSession
+        self.wrappingOutput = wrappingOutput
+    }
+
+    /// Opens the encoders and the file for ``configuration``: the writer is writing.
+    func open() throws {
+        try Self.validate(configuration)
+        let encoder = try StreamEncoder(video: configuration.video, audio: configuration.audio,
+                                        alignsTrackStarts: configuration.container.isISOBaseMedia)
+        let file = try MovieFileSink(configuration: configuration, wrappingOutput: wrappingOutput)
         do {
             try encoder.addSink(file, policy: .required)
         } catch {
             file.discard()  // our own new file, nothing recorded (a file it was to replace is untouched)
             throw error
         }
+        audioAligners = configuration.audio.map { AudioTrackAligner(format: $0.inputFormat) }
+        opened = Opened(encoder: encoder, file: file)
+        state = .writing
+    }
+
+    /// The encoder and file, or why there are none: not started, or finished.
+    private func writing() throws -> Opened {
+        if state == .failed, let failure { throw failure }
+        guard let opened else {
+            throw ReelError(.notRunning, "the writer has not started writing", hint: "call startWriting() first")
+        }
+        return opened
     }
 
     /// The streams of encoded packets this writer makes: its video track's first (if any),
     /// then its audio tracks' in order.
+    ///
+    /// - Throws: `.notRunning` before writing has started.
     public var streams: [EncodedStream] {
-        get throws { try encoder.streams }
+        get throws { try writing().encoder.streams }
     }
 
     /// Adds a sink that takes every packet the encoders make, as the file does: the same
@@ -112,39 +171,55 @@ public final class AssetWriter: @unchecked Sendable {
     /// (a ``SinkPolicy/required`` sink's failure fails the next append).
     ///
     /// - Throws: `.alreadyRunning` once video or audio has been appended (the sink would miss
-    ///   the start of the streams, their first keyframe); what the sink's ``PacketSink/add(_:)``
-    ///   throws.
+    ///   the start of the streams, their first keyframe); `.notRunning` before writing has
+    ///   started or after the finish; what the sink's ``PacketSink/add(_:)`` throws.
     public func addSink(_ sink: any PacketSink, policy: SinkPolicy = .required) throws {
-        guard !finished else { throw ReelError(.alreadyRunning, "the writer has finished") }
-        try encoder.addSink(sink, policy: policy)
+        try lock.withLock {
+            guard !finished else { throw ReelError(.alreadyRunning, "the writer has finished") }
+            try writing().encoder.addSink(sink, policy: policy)
+        }
     }
 
     /// The frame rate of the video track.
     public var frameRate: FrameRate? { configuration.video?.settings.frameRate }
 
-    /// The size the video is encoded at (the asked-for size, made even for 4:2:0).
-    public var videoSize: PixelSize? { video?.outputSize }
+    /// The size the video is encoded at (the asked-for size, made even for 4:2:0); `nil`
+    /// before writing has started.
+    public var videoSize: PixelSize? { opened?.encoder.videoSize }
 
     /// Sets the source time that becomes the file's zero, as `AVAssetWriter`'s
     /// `startSession(atSourceTime:)` does: from then on the times of appended frames and audio
-    /// (``appendVideo(_:at:)``, ``appendVideo(_:)``, ``appendAudio(_:track:)``) are source
-    /// times, and what lies before `time` is left out (audio cut at `time`). Without a call the
-    /// session starts at zero.
+    /// are source times, and what lies before `time` is left out (audio cut at `time`). A writer
+    /// made with ``init(configuration:)`` starts at zero without a call; one made with
+    /// ``init(outputURL:fileType:overwrite:)`` needs it, after ``startWriting()`` and before
+    /// the first append.
     ///
-    /// - Throws: `.alreadyRunning` once the session has started (a second call) or anything has
-    ///   been appended.
-    public func startSession(atSourceTime time: MediaTime) throws {
-        guard !sessionStarted, !appendedAnything else {
-            throw ReelError(.alreadyRunning, "the writer's session has started already",
-                            hint: "start the session once, before appending anything")
+    /// A call before ``startWriting()``, a second call, or one after something was appended
+    /// fails the writer (``status`` ``Status/failed``, ``error`` says which), where
+    /// `AVAssetWriter` raises an exception; what was written is kept.
+    public func startSession(atSourceTime time: MediaTime) {
+        lock.withLock {
+            guard state == .writing else {
+                if state == .unknown {
+                    fail(ReelError(.notRunning, "startSession(atSourceTime:) was called before startWriting()",
+                                   hint: "call startWriting(), then startSession(atSourceTime:)"))
+                }
+                return
+            }
+            guard !sessionStarted, !appendedAnything else {
+                fail(ReelError(.alreadyRunning, "the writer's session has started already",
+                               hint: "start the session once, before appending anything"))
+                return
+            }
+            sessionStarted = true
+            sessionStart = time
         }
-        sessionStarted = true
-        sessionStart = time
     }
 
     /// The source time that is the file's zero (see ``startSession(atSourceTime:)``).
     public private(set) var sessionStart: MediaTime = .zero
-    private var sessionStarted = false
+    /// Whether ``startSession(atSourceTime:)`` has been called.
+    private(set) var sessionStarted = false
     private var appendedAnything = false
 
     /// Encodes a frame at its own ``VideoFrame/presentationTime`` (a source time: see
@@ -161,18 +236,24 @@ public final class AssetWriter: @unchecked Sendable {
     ///
     /// - Throws: `.invalidConfiguration` when there is no video track, or when `frame` is not of
     ///   the track's ``VideoTrack/inputFormat`` and ``VideoTrack/inputSize`` (nothing is written
-    ///   then, and frames that fit can still follow); encoding and writing errors.
+    ///   then, and frames that fit can still follow; an ``AssetWriterInput`` converts frames
+    ///   instead); `.notRunning` before writing has started; encoding and writing errors.
     @discardableResult
     public func appendVideo(_ frame: VideoFrame, at time: MediaTime) throws -> Bool {
-        guard let video, let rate = frameRate else { throw ReelError(.invalidConfiguration, "this writer has no video track") }
-        try video.checkFits(frame)
-        appendedAnything = true
-        let index = rate.frameIndex(at: time - sessionStart, rounding: .nearest)
-        guard index >= 0, index > lastVideoIndex else { return false }
-        lastVideoIndex = index
-        videoFrames += 1
-        try file.advisingRecoveryWhenFull { try encoder.encodeVideo(frame, index: index) }
-        return true
+        try lock.withLock {
+            let opened = try writing()
+            guard let video = opened.encoder.video, let rate = frameRate else {
+                throw ReelError(.invalidConfiguration, "this writer has no video track")
+            }
+            try video.checkFits(frame)
+            appendedAnything = true
+            let index = rate.frameIndex(at: time - sessionStart, rounding: .nearest)
+            guard index >= 0, index > lastVideoIndex else { return false }
+            lastVideoIndex = index
+            videoFrames += 1
+            try opened.file.advisingRecoveryWhenFull { try opened.encoder.encodeVideo(frame, index: index) }
+            return true
+        }
     }
 
     /// Encodes audio for track `track` at its ``AudioBuffer/presentationTime`` (a source time:
@@ -183,76 +264,114 @@ public final class AssetWriter: @unchecked Sendable {
     /// jitter: the samples then follow on from the ones before.
     ///
     /// - Throws: `.invalidConfiguration` when there is no such track, or when `buffer` is not of
-    ///   the track's ``AudioTrack/inputFormat`` (nothing is written then); encoding and writing
-    ///   errors.
+    ///   the track's ``AudioTrack/inputFormat`` (nothing is written then); `.notRunning` before
+    ///   writing has started; encoding and writing errors.
     public func appendAudio(_ buffer: AudioBuffer, track: Int) throws {
-        guard audio.indices.contains(track) else { throw ReelError(.invalidConfiguration, "no audio track \(track)") }
-        try audio[track].checkFits(buffer)
-        appendedAnything = true
-        var placed = buffer
-        placed.presentationTime = buffer.presentationTime - sessionStart
-        for piece in try audioAligners[track].place(placed) {
-            try file.advisingRecoveryWhenFull { try encoder.appendAudio(piece, track: track) }
+        try lock.withLock {
+            let opened = try writing()
+            let audio = opened.encoder.audio
+            guard audio.indices.contains(track) else { throw ReelError(.invalidConfiguration, "no audio track \(track)") }
+            try audio[track].checkFits(buffer)
+            appendedAnything = true
+            var placed = buffer
+            placed.presentationTime = buffer.presentationTime - sessionStart
+            for piece in try audioAligners[track].place(placed) {
+                try opened.file.advisingRecoveryWhenFull { try opened.encoder.appendAudio(piece, track: track) }
+            }
         }
     }
 
     /// Whether the file reached its ``Configuration/maximumFileSize``: appends are refused from then on.
-    public var isFull: Bool { file.isFull }
+    public var isFull: Bool { opened?.file.isFull ?? false }
 
     /// Bytes written so far (some may still wait for the disk: see
     /// ``Configuration/writeBufferSize``).
-    public var bytesWritten: Int64 { file.bytesWritten }
+    public var bytesWritten: Int64 { opened?.file.bytesWritten ?? 0 }
 
     /// The queue of bytes waiting for the disk, if the file is written by a thread of its own.
-    package var writeQueue: FileWriteQueue? { file.writeQueue }
+    package var writeQueue: FileWriteQueue? { opened?.file.writeQueue }
 
     /// The packets written so far.
-    public var packetsWritten: Int64 { file.packetsWritten }
+    public var packetsWritten: Int64 { opened?.file.packetsWritten ?? 0 }
 
     /// The bytes of encoded video and audio written so far (what the file holds without its
     /// container's boxes and index, and without the space kept for the index).
-    public var mediaBytes: Int64 { file.mediaBytes }
+    public var mediaBytes: Int64 { opened?.file.mediaBytes ?? 0 }
 
     /// An estimate of the finished file's size: what is written, the packets held back for the
     /// limit, and the frames the video encoder still holds (in its lookahead), each as big as
     /// the latest frames between keyframes. The limit itself is kept exactly as packets come
     /// out (a group that does not fit is refused whole).
-    public var projectedFileSize: Int64 { file.projectedFileSize(framesInEncoder: encoder.framesInEncoder) }
+    public var projectedFileSize: Int64 {
+        guard let opened else { return 0 }
+        return opened.file.projectedFileSize(framesInEncoder: opened.encoder.framesInEncoder)
+    }
 
     /// The latest video packets' average size, keyframes left out: about what the next frame
     /// will add (0 until a frame other than a keyframe has come out).
-    public var typicalFrameBytes: Int64 { file.typicalFrameBytes }
+    public var typicalFrameBytes: Int64 { opened?.file.typicalFrameBytes ?? 0 }
 
     /// Video frames appended so far.
     public var videoFrameCount: Int64 { videoFrames }
 
     /// Drains the encoders, writes the trailer and, for MP4/MOV recorded fragmented, rewrites
-    /// the file as a regular one with its index at the front.
+    /// the file as a regular one with its index at the front: as ``finishWriting()``, on the
+    /// calling thread, with what was written.
+    ///
+    /// - Throws: `.notRunning` before writing has started and after the finish (a second
+    ///   call); what the encoders and the file throw (the writer has then failed).
     public func finish() throws -> Summary {
-        guard !finished else { throw ReelError(.notRunning, "the writer has already finished") }
-        finished = true
-        return try file.finishRecording(drainingInto: encoder)
+        try lock.withLock {
+            guard !finished else { throw ReelError(.notRunning, "the writer has already finished") }
+            let opened = try writing()
+            finished = true
+            for input in addedInputs { input.finishedByWriter() }
+            do {
+                let summary = try opened.file.finishRecording(drainingInto: opened.encoder)
+                finishedSummary = summary
+                state = .completed
+                return summary
+            } catch {
+                state = .failed
+                failure = error
+                throw error
+            }
+        }
     }
 
     /// Stops without draining or finalising: the file keeps what reached the disk (for MP4/MOV
     /// the complete fragments), which plays.
-    public func abandon() {
-        guard !finished else { return }
-        finished = true
-        // The sinks keep what they took (a replay buffer can still be saved).
-        encoder.abandon()
+    @available(*, deprecated, renamed: "cancelWriting()")
+    public func abandon() { cancelWriting() }
+
+    /// Stops without draining or finalising, as `AVAssetWriter`'s `cancelWriting()`: the file
+    /// keeps what reached the disk (for MP4/MOV the complete fragments), which plays — unlike
+    /// `AVAssetWriter`, the file is not deleted. ``status`` is ``Status/cancelled``. Does nothing
+    /// once the writer has finished or failed.
+    public func cancelWriting() {
+        lock.withLock {
+            guard state == .unknown || state == .writing else { return }
+            state = .cancelled
+            for input in addedInputs { input.finishedByWriter() }
+            guard !finished else { return }
+            finished = true
+            // The sinks keep what they took (a replay buffer can still be saved).
+            opened?.encoder.abandon()
+        }
     }
 
     /// At a pause of the recording: the encoders give out every frame they hold and the file
     /// writes what it took to the disk, so that a kill during the pause loses nothing appended
     /// before it (see ``StreamEncoder/pause()``). The stream goes on at the next append.
     package func pause() throws {
-        guard !finished else { return }
-        try file.advisingRecoveryWhenFull { try encoder.pause() }
+        try lock.withLock {
+            guard !finished, let opened else { return }
+            try opened.file.advisingRecoveryWhenFull { try opened.encoder.pause() }
+        }
     }
 
     /// Video frames in the file so far.
-    package var videoFramesWritten: Int64 { file.videoFramesMuxed }
+    package var videoFramesWritten: Int64 { opened?.file.videoFramesMuxed ?? 0 }
 
     /// Gives up a file that holds nothing worth keeping (a video recording without a picture:
     /// stopped before its first frame, or under a size limit its first frame did not fit):
@@ -260,18 +379,23 @@ public final class AssetWriter: @unchecked Sendable {
     /// Returns `false`, doing nothing, once the new file has taken that file's name (it is all
     /// there is then) or the writer has finished.
     package func discardWithoutPicture() -> Bool {
-        guard !finished, file.discardWithoutPicture() else { return false }
-        finished = true
-        encoder.abandon()
-        return true
+        lock.withLock {
+            guard !finished, let opened, opened.file.discardWithoutPicture() else { return false }
+            finished = true
+            state = .cancelled
+            opened.encoder.abandon()
+            return true
+        }
     }
 
     /// Abandons a writer that has taken nothing yet and removes its new file (a header only):
     /// for a start that fails after the writer was made (a sink that cannot connect, say). A
     /// writer that has written packets is only abandoned: its file stays.
     package func discard() {
-        guard !finished else { return }
-        file.discard()
-        abandon()
+        lock.withLock {
+            guard !finished else { return }
+            opened?.file.discard()
+            cancelWriting()
+        }
     }
 }

@@ -192,5 +192,5 @@ final class ReencodingJoiner {
 
     func finish() throws -> AssetWriter.Summary { try writer.finish() }
 
-    func abandon() { writer.abandon() }
+    func abandon() { writer.cancelWriting() }
 }

@@ -221,7 +221,7 @@ import ReelTestSupport
         try append(0..<40, to: writer, pool: pool)
         #expect(writer.url != url)
         held.withLock { $0?.release() }
-        writer.abandon()
+        writer.cancelWriting()
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
         #expect(names == ["abandon.mp4"], "\(names)")
         let counters = try MediaProbe.decodeLuma(url, width: size.width, height: size.height).compactMap(\.counter)
@@ -249,7 +249,7 @@ import ReelTestSupport
         } catch let error as ReelError {
             failure = error
         }
-        writer.abandon()
+        writer.cancelWriting()
         let error = try #require(failure, "1 MB filled up after \(frames) frames")
         #expect(error.code == .insufficientStorage)
         #expect(error.message.hasPrefix("cannot write to full.mp4"), "\(error.message)")

@@ -127,7 +127,7 @@ import ReelTestSupport
             guard index >= 20, index % 7 == 0 else { continue }
             // From frame 95 the next step's flush is held for 30 frames: the steps asked for
             // meanwhile are deferred. (Other steps may be deferred too, while a real flush runs.)
-            if index >= 95 && !gateUsed { writer.encoder.beforeVideoFlush = gate.hook }
+            if index >= 95 && !gateUsed { writer.encoder?.beforeVideoFlush = gate.hook }
             let outcome = try writer.changeVideoPreset(to: presets[changed % presets.count])
             if heldAt != nil {
                 asksWhileHeld += 1
@@ -136,9 +136,9 @@ import ReelTestSupport
             switch outcome {
             case .changed:
                 changed += 1
-                if writer.encoder.beforeVideoFlush != nil {
+                if writer.encoder?.beforeVideoFlush != nil {
                     gate.entered.wait()
-                    writer.encoder.beforeVideoFlush = nil
+                    writer.encoder?.beforeVideoFlush = nil
                     gateUsed = true
                     heldAt = index
                 }

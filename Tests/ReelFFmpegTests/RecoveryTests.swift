@@ -12,7 +12,7 @@ import ReelTestSupport
     static func cutOff(_ url: URL, frames: Int = 120, container: Container? = nil) throws {
         let writer = try InPlaceFinaliseTests.writer(url, container: container, preset: "ultrafast")
         try InPlaceFinaliseTests.feed(writer, frames: frames)
-        writer.abandon()
+        writer.cancelWriting()
     }
 
     /// Whether another open file description holds a lock on `url` (a shared lock is refused).

@@ -1,0 +1,263 @@
+import Foundation
+import Synchronization
+import ReelCore
+
+/// One track's input to an ``AssetWriter``, as `AVAssetWriterInput`: made with the track's
+/// output settings, added to the writer before it starts, then fed frames or audio until
+/// ``markAsFinished()``.
+///
+/// A video input takes frames of any pixel format and size and converts and scales them to its
+/// settings' size on append (libswscale, as `AVAssetWriterInputPixelBufferAdaptor` does), laid
+/// out by its ``scalingMode``. An audio input takes audio of its ``sourceFormat``.
+///
+/// Appends are synchronous: a frame is encoded and its packets handed to the file before
+/// ``append(_:)`` returns, so the input is ready for more whenever its writer is writing. Inputs
+/// of one writer may be fed from different threads or queues at once.
+public final class AssetWriterInput: @unchecked Sendable {
+    /// The kind of media an input takes, as `AVMediaType`.
+    public enum MediaType: String, Sendable, Hashable, CustomStringConvertible {
+        /// Video frames.
+        case video
+        /// Audio.
+        case audio
+
+        /// `video` or `audio`.
+        public var description: String { rawValue }
+    }
+
+    /// How a frame of another shape is fitted into the track's size, as `AVVideoScalingModeKey`.
+    public enum ScalingMode: Sendable, Hashable {
+        /// Stretched to the track's size (the aspect ratio may change):
+        /// `AVVideoScalingModeResize`.
+        case resize
+        /// Scaled whole, keeping its aspect ratio, black bars filling the rest:
+        /// `AVVideoScalingModeResizeAspect`.
+        case resizeAspect
+        /// Scaled to cover the track, keeping its aspect ratio, the overhanging edges cut off:
+        /// `AVVideoScalingModeResizeAspectFill`.
+        case resizeAspectFill
+    }
+
+    /// The kind of media this input takes.
+    public let mediaType: MediaType
+    /// A video input's settings.
+    public let videoSettings: VideoSettings?
+    /// An audio input's settings.
+    public let audioSettings: AudioSettings?
+    /// The format of the audio an audio input takes.
+    public let sourceFormat: AudioFormat?
+    /// How a video input fits frames of another shape into its size (see ``ScalingMode``).
+    public let scalingMode: ScalingMode
+
+    /// The track a video input makes, or `nil`.
+    let videoTrack: AssetWriter.VideoTrack?
+    /// The track an audio input makes, or `nil`.
+    let audioTrack: AssetWriter.AudioTrack?
+    /// Why the input cannot be added to a writer, if it cannot.
+    let problem: ReelError?
+    /// Converts a video input's frames to its track's format and size.
+    private let fitter: FrameFitter?
+
+    private struct State {
+        weak var writer: AssetWriter?
+        var track: Int?
+        var markedFinished = false
+        var request: (queue: DispatchQueue, block: @Sendable () -> Void)?
+        var appends = 0
+    }
+    private let state = Mutex(State())
+
+    /// A video input, as `AVAssetWriterInput(mediaType: .video, outputSettings:)`: frames are
+    /// encoded by `outputSettings`, at its ``VideoSettings/size`` (which a video input needs,
+    /// as `AVVideoWidthKey` and `AVVideoHeightKey`; made even), and fitted into it by
+    /// `scalingMode`. A `mediaType` other than `.video` makes an input that no writer adds.
+    public init(mediaType: MediaType, outputSettings: VideoSettings, scalingMode: ScalingMode = .resizeAspect) {
+        self.mediaType = mediaType
+        videoSettings = outputSettings
+        audioSettings = nil
+        sourceFormat = nil
+        self.scalingMode = scalingMode
+        audioTrack = nil
+        if mediaType != .video {
+            problem = ReelError(.invalidConfiguration, "an input of \(mediaType) was given video settings",
+                                hint: "give an audio input AudioSettings")
+        } else if let size = outputSettings.size, size.width >= 2, size.height >= 2 {
+            problem = nil
+        } else {
+            problem = ReelError(.invalidConfiguration, "a video input needs a size of at least 2x2 in its settings",
+                                hint: "set VideoSettings.size, the size the file's video will have")
+        }
+        if problem == nil, let size = outputSettings.size {
+            let even = PixelSize(width: size.width & ~1, height: size.height & ~1)
+            videoTrack = AssetWriter.VideoTrack(settings: outputSettings, inputFormat: .yuv420p, inputSize: even)
+            fitter = FrameFitter(format: .yuv420p, size: even, mode: scalingMode)
+        } else {
+            videoTrack = nil
+            fitter = nil
+        }
+    }
+
+    /// An audio input, as `AVAssetWriterInput(mediaType: .audio, outputSettings:sourceFormatHint:)`:
+    /// audio of `sourceFormatHint` (by default 32-bit float samples at the settings' rate and
+    /// channel count) is encoded by `outputSettings`. `title` is stored in the file
+    /// ("Microphone"). A `mediaType` other than `.audio` makes an input that no writer adds.
+    public init(mediaType: MediaType, outputSettings: AudioSettings, sourceFormatHint: AudioFormat? = nil, title: String? = nil) {
+        self.mediaType = mediaType
+        videoSettings = nil
+        audioSettings = outputSettings
+        let format = sourceFormatHint ?? AudioFormat(sampleFormat: .f32, sampleRate: outputSettings.sampleRate, channels: outputSettings.channels)
+        sourceFormat = format
+        scalingMode = .resizeAspect
+        videoTrack = nil
+        fitter = nil
+        if mediaType != .audio {
+            problem = ReelError(.invalidConfiguration, "an input of \(mediaType) was given audio settings",
+                                hint: "give a video input VideoSettings")
+            audioTrack = nil
+        } else {
+            problem = nil
+            audioTrack = AssetWriter.AudioTrack(settings: outputSettings, inputFormat: format, title: title)
+        }
+    }
+
+    /// The writer the input was added to.
+    var writer: AssetWriter? { state.withLock { $0.writer } }
+
+    /// The audio track number of an audio input, from the start of writing.
+    var track: Int? {
+        get { state.withLock { $0.track } }
+        set { state.withLock { $0.track = newValue } }
+    }
+
+    /// Whether ``markAsFinished()`` was called (or the writer ended).
+    var isMarkedFinished: Bool { state.withLock { $0.markedFinished } }
+
+    /// Ties the input to `writer` (``AssetWriter/add(_:)``).
+    func attach(to writer: AssetWriter) {
+        state.withLock { $0.writer = writer }
+    }
+
+    /// Whether the input takes media now, as `AVAssetWriterInput.isReadyForMoreMediaData`: its
+    /// writer is writing and the input has not been marked finished.
+    public var isReadyForMoreMediaData: Bool {
+        let (writer, finished) = state.withLock { ($0.writer, $0.markedFinished) }
+        guard !finished, let writer else { return false }
+        return writer.status == .writing
+    }
+
+    /// Says that no more media comes to this input, as `AVAssetWriterInput.markAsFinished()`:
+    /// an append after it fails the writer. ``AssetWriter/finishWriting()`` marks every input
+    /// finished itself.
+    public func markAsFinished() {
+        state.withLock {
+            $0.markedFinished = true
+            $0.request = nil
+        }
+    }
+
+    /// The writer has ended: no more media, nothing more asked for.
+    func finishedByWriter() { markAsFinished() }
+
+    /// Appends a frame at its own ``VideoFrame/presentationTime`` (a source time: see
+    /// ``AssetWriter/startSession(atSourceTime:)``), as `AVAssetWriterInput.append(_:)`.
+    /// As ``append(_:withPresentationTime:)``.
+    @discardableResult
+    public func append(_ frame: VideoFrame) -> Bool {
+        append(frame, withPresentationTime: frame.presentationTime)
+    }
+
+    /// Appends a frame of any format and size at source time `time`, as
+    /// `AVAssetWriterInputPixelBufferAdaptor.append(_:withPresentationTime:)`: converted and
+    /// scaled into the track's size (by ``scalingMode``), placed on the track's frame grid
+    /// (a frame in the slot of the one before, or before the session's start, is left out).
+    ///
+    /// Returns `false` when the frame was not taken: check the writer's
+    /// ``AssetWriter/status`` and ``AssetWriter/error``. An append to an audio input, before
+    /// the writer started writing or its session started, or after ``markAsFinished()``, fails
+    /// the writer (`AVAssetWriter` raises an exception), as does an error encoding or writing.
+    @discardableResult
+    public func append(_ frame: VideoFrame, withPresentationTime time: MediaTime) -> Bool {
+        guard let writer else { return false }
+        guard let fitter else {
+            writer.fail(ReelError(.invalidConfiguration, "a video frame was appended to an input of \(mediaType)",
+                                  hint: "append frames to the video input"))
+            return false
+        }
+        state.withLock { $0.appends += 1 }
+        return writer.append(frame, at: time, from: self, fitter: fitter)
+    }
+
+    /// Appends audio at its ``AudioBuffer/presentationTime`` (a source time), as
+    /// `AVAssetWriterInput.append(_:)` with an audio sample buffer: a gap before it is silent,
+    /// an overlap with the audio before is left out. The audio must be of the input's
+    /// ``sourceFormat``.
+    ///
+    /// Returns `false` when the audio was not taken: check the writer's
+    /// ``AssetWriter/status`` and ``AssetWriter/error``. Audio of another format, an append to a
+    /// video input, before the writer started writing or its session started, or after
+    /// ``markAsFinished()`` fails the writer, as does an error encoding or writing.
+    @discardableResult
+    public func append(_ buffer: AudioBuffer) -> Bool {
+        guard let writer else { return false }
+        guard mediaType == .audio else {
+            writer.fail(ReelError(.invalidConfiguration, "audio was appended to an input of \(mediaType)",
+                                  hint: "append audio to an audio input"))
+            return false
+        }
+        state.withLock { $0.appends += 1 }
+        return writer.append(buffer, from: self)
+    }
+
+    /// Has `block` called on `queue` whenever the input is ready for more media, as
+    /// `AVAssetWriterInput.requestMediaDataWhenReady(on:using:)`: from the start of writing (at
+    /// once if it has started) until the input is marked finished or the writer ends. The block
+    /// appends while ``isReadyForMoreMediaData`` and calls ``markAsFinished()`` when it has no
+    /// more; it is called again after it returns (a little later if it appended nothing). A
+    /// second call replaces the block.
+    public func requestMediaDataWhenReady(on queue: DispatchQueue, using block: @escaping @Sendable () -> Void) {
+        let finished = state.withLock {
+            if !$0.markedFinished { $0.request = (queue, block) }
+            return $0.markedFinished
+        }
+        if !finished { askForMedia() }
+    }
+
+    /// Calls the requesting block (5 ms `later`), if there is one and the input is ready, and
+    /// again after it returns.
+    func askForMedia(later: Bool = false) {
+        guard let request = state.withLock({ $0.request }), isReadyForMoreMediaData else { return }
+        let work: @Sendable () -> Void = { [weak self] in
+            guard let self, self.isReadyForMoreMediaData, let current = self.state.withLock({ $0.request }) else { return }
+            let before = self.state.withLock { $0.appends }
+            current.block()
+            let appended = self.state.withLock { $0.appends } != before
+            self.askForMedia(later: !appended)
+        }
+        if later {
+            request.queue.asyncAfter(deadline: .now() + .milliseconds(5), execute: work)
+        } else {
+            request.queue.async(execute: work)
+        }
+    }
+}
+
+/// Appends frames to an ``AssetWriterInput``, as `AVAssetWriterInputPixelBufferAdaptor`: the
+/// input itself takes frames of any format and size, so the adaptor only names the call that
+/// ported code makes.
+public final class AssetWriterInputPixelBufferAdaptor: Sendable {
+    /// The input frames go to.
+    public let assetWriterInput: AssetWriterInput
+
+    /// An adaptor appending to `input`, as
+    /// `AVAssetWriterInputPixelBufferAdaptor(assetWriterInput:sourcePixelBufferAttributes:)`
+    /// (frames of any format and size are taken, so there are no attributes to give).
+    public init(assetWriterInput input: AssetWriterInput) {
+        assetWriterInput = input
+    }
+
+    /// Appends `frame` at source time `time`: ``AssetWriterInput/append(_:withPresentationTime:)``.
+    @discardableResult
+    public func append(_ frame: VideoFrame, withPresentationTime time: MediaTime) -> Bool {
+        assetWriterInput.append(frame, withPresentationTime: time)
+    }
+}
