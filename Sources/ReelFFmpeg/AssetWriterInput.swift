@@ -64,6 +64,8 @@ public final class AssetWriterInput: @unchecked Sendable {
         var markedFinished = false
         var request: (queue: DispatchQueue, block: @Sendable () -> Void)?
         var appends = 0
+        /// A call of the requesting block is on its way.
+        var asking = false
     }
     private let state = Mutex(State())
 
@@ -223,14 +225,21 @@ public final class AssetWriterInput: @unchecked Sendable {
     }
 
     /// Calls the requesting block (5 ms `later`), if there is one and the input is ready, and
-    /// again after it returns.
+    /// again after it returns; one call at a time (a call made while one is on its way does
+    /// nothing).
     func askForMedia(later: Bool = false) {
-        guard let request = state.withLock({ $0.request }), isReadyForMoreMediaData else { return }
+        guard isReadyForMoreMediaData else { return }
+        let request: (queue: DispatchQueue, block: @Sendable () -> Void)? = state.withLock {
+            guard !$0.asking, let request = $0.request else { return nil }
+            $0.asking = true
+            return request
+        }
+        guard let request else { return }
         let work: @Sendable () -> Void = { [weak self] in
-            guard let self, self.isReadyForMoreMediaData, let current = self.state.withLock({ $0.request }) else { return }
+            guard let self else { return }
             let before = self.state.withLock { $0.appends }
-            current.block()
-            let appended = self.state.withLock { $0.appends } != before
+            if self.isReadyForMoreMediaData, let current = self.state.withLock({ $0.request }) { current.block() }
+            let appended = self.state.withLock { $0.asking = false; return $0.appends != before }
             self.askForMedia(later: !appended)
         }
         if later {

@@ -1,5 +1,6 @@
 import Foundation
 import Reel
+import Synchronization
 
 // The Swift snippets of the documentation's articles (Sources/Reel/Reel.docc), each between
 // DOCS-SNIPPET-BEGIN and DOCS-SNIPPET-END, so that they compile with every build;
@@ -84,6 +85,45 @@ enum DocsExamples {
         let summary = try writer.finish()   // finishWriting: the index is written, the file is complete
         // DOCS-SNIPPET-END
         return summary
+    }
+
+    /// Porting: an AVAssetWriter loop (inputs, a session, requestMediaDataWhenReady).
+    static func writeLikeAVAssetWriter(frames: [VideoFrame], sound: [AudioBuffer], to url: URL) async throws -> AssetWriter {
+        // DOCS-SNIPPET-BEGIN
+        let writer = try AssetWriter(outputURL: url, fileType: .mp4)   // throws if the file exists
+        let videoInput = AssetWriterInput(mediaType: .video,
+                                          outputSettings: VideoSettings(codec: .h264, size: PixelSize(width: 640, height: 360)))
+        let audioInput = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(codec: .aac))
+        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: videoInput)
+        for input in [videoInput, audioInput] where writer.canAdd(input) { writer.add(input) }
+        guard writer.startWriting() else { throw writer.error ?? ReelError(.encodingFailed, "the writer did not start") }
+        writer.startSession(atSourceTime: frames.first?.presentationTime ?? .zero)
+
+        let group = DispatchGroup()
+        let pendingFrames = Mutex(frames[...]), pendingSound = Mutex(sound[...])
+        group.enter()
+        videoInput.requestMediaDataWhenReady(on: DispatchQueue(label: "video")) {
+            while videoInput.isReadyForMoreMediaData {
+                // Frames of any size and pixel format: scaled and converted on append.
+                guard let frame = pendingFrames.withLock({ $0.popFirst() }),
+                      adaptor.append(frame, withPresentationTime: frame.presentationTime) else {
+                    videoInput.markAsFinished(); group.leave(); return
+                }
+            }
+        }
+        group.enter()
+        audioInput.requestMediaDataWhenReady(on: DispatchQueue(label: "audio")) {
+            while audioInput.isReadyForMoreMediaData {
+                guard let buffer = pendingSound.withLock({ $0.popFirst() }), audioInput.append(buffer) else {
+                    audioInput.markAsFinished(); group.leave(); return
+                }
+            }
+        }
+        await withCheckedContinuation { done in group.notify(queue: .global()) { done.resume() } }
+        await writer.finishWriting()
+        print(writer.status, writer.error.map { "\($0)" } ?? "complete")
+        // DOCS-SNIPPET-END
+        return writer
     }
 
     /// Porting: merging clips (AVMutableComposition + AVAssetExportSession).

@@ -103,4 +103,31 @@ import ReelTestSupport
         let counters = try MediaProbe.decodeLuma(url, width: 1280, height: 720).map(\.counter)
         #expect(counters == Array(0..<60).map { Int64($0) as Int64? } + Array(150..<210).map { Int64($0) as Int64? })
     }
+
+    /// The porting article's AVAssetWriter loop runs: BGRA frames of another size and audio, from
+    /// a session at 50 s, make a complete file of the input's size with every frame and the sound.
+    @Test func thePortingArticlesAssetWriterLoopWritesEveryFrame() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("ported.mp4")
+        let start = MediaTime(seconds: 50)
+        let frames = try (0..<20).map { i in
+            try VideoFrame(format: .bgra, size: PixelSize(width: 320, height: 180),
+                           presentationTime: start + FrameRate(30).time(ofFrame: Int64(i))) { _, bytes, _ in
+                bytes.initializeMemory(as: UInt8.self, repeating: UInt8(40 + i * 8))
+            }
+        }
+        let sound = try (0..<7).map { k in
+            try AudioBuffer(format: AudioFormat(), presentationTime: start + MediaTime(value: Int64(k) * 4800, timescale: 48_000),
+                            data: [UInt8](repeating: 0, count: 4800 * AudioFormat().bytesPerFrame))
+        }
+        let writer = try await DocsExamples.writeLikeAVAssetWriter(frames: frames, sound: sound, to: url)
+        #expect(writer.status == .completed, "\(String(describing: writer.error))")
+        let probed = try MediaProbe.probe(url)
+        #expect(probed.videoStreams.first?.width == 640 && probed.videoStreams.first?.height == 360)
+        #expect(probed.audioStreams.count == 1)
+        let pictures = try MediaProbe.decodeLuma(url, width: 640, height: 360)
+        #expect(pictures.count == 20)
+        let levels = pictures.map { $0.meanLuma(in: PixelRect(x: 300, y: 160, width: 8, height: 8)) }
+        #expect(zip(levels, levels.dropFirst()).allSatisfy { $0 < $1 }, "each frame in its place, brighter than the one before")
+    }
 }
