@@ -213,7 +213,7 @@ extension AssetWriter {
         lock.withLock {
             guard admits(input), let track = input.track else { return false }
             do {
-                try appendAudio(buffer, track: track)
+                try appendAudio(input.fitted(buffer), track: track)
                 return true
             } catch {
                 fail(error)

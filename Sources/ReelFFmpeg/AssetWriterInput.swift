@@ -8,10 +8,12 @@ import ReelCore
 ///
 /// A video input takes frames of any pixel format and size and converts and scales them to its
 /// settings' size on append (libswscale, as `AVAssetWriterInputPixelBufferAdaptor` does), laid
-/// out by its ``scalingMode``. An audio input takes audio of its ``sourceFormat``.
+/// out by its ``scalingMode``. An audio input takes audio of any sample format, rate and
+/// channel count, converted to its ``sourceFormat`` (libswresample) when that is 32-bit float,
+/// as it is by default.
 ///
 /// Appends are synchronous: a frame is encoded and its packets handed to the file before
-/// ``append(_:)`` returns, so the input is ready for more whenever its writer is writing. Inputs
+/// ``append(_:)-(VideoFrame)`` returns, so the input is ready for more whenever its writer is writing. Inputs
 /// of one writer may be fed from different threads or queues at once.
 public final class AssetWriterInput: @unchecked Sendable {
     /// The kind of media an input takes, as `AVMediaType`.
@@ -57,6 +59,9 @@ public final class AssetWriterInput: @unchecked Sendable {
     let problem: ReelError?
     /// Converts a video input's frames to its track's format and size.
     private let fitter: FrameFitter?
+    /// Converts an audio input's audio of other formats to its ``sourceFormat``; made at the
+    /// first such buffer, used only under the writer's lock.
+    private var soundConverter: SoundConverter?
 
     private struct State {
         weak var writer: AssetWriter?
@@ -134,6 +139,21 @@ public final class AssetWriterInput: @unchecked Sendable {
     /// Whether ``markAsFinished()`` was called (or the writer ended).
     var isMarkedFinished: Bool { state.withLock { $0.markedFinished } }
 
+    /// `buffer` in the input's ``sourceFormat`` (under the writer's lock).
+    ///
+    /// - Throws: `.invalidConfiguration` for audio of another format when the source format is
+    ///   16-bit; conversion errors.
+    func fitted(_ buffer: AudioBuffer) throws -> AudioBuffer {
+        guard let sourceFormat, buffer.format != sourceFormat else { return buffer }
+        guard sourceFormat.sampleFormat == .f32 else {
+            throw ReelError(.invalidConfiguration, "audio of \(buffer.format) cannot be converted to \(sourceFormat)",
+                            hint: "append audio of the input's source format, or leave the source format hint out (32-bit float)")
+        }
+        let converter = soundConverter ?? SoundConverter(sampleRate: sourceFormat.sampleRate, channels: sourceFormat.channels)
+        soundConverter = converter
+        return try converter.convert(buffer)
+    }
+
     /// Ties the input to `writer` (``AssetWriter/add(_:)``).
     func attach(to writer: AssetWriter) {
         state.withLock { $0.writer = writer }
@@ -191,13 +211,14 @@ public final class AssetWriterInput: @unchecked Sendable {
 
     /// Appends audio at its ``AudioBuffer/presentationTime`` (a source time), as
     /// `AVAssetWriterInput.append(_:)` with an audio sample buffer: a gap before it is silent,
-    /// an overlap with the audio before is left out. The audio must be of the input's
-    /// ``sourceFormat``.
+    /// an overlap with the audio before is left out. Audio of another format than the input's
+    /// ``sourceFormat`` is converted to it (when that is 32-bit float, the default).
     ///
     /// Returns `false` when the audio was not taken: check the writer's
-    /// ``AssetWriter/status`` and ``AssetWriter/error``. Audio of another format, an append to a
-    /// video input, before the writer started writing or its session started, or after
-    /// ``markAsFinished()`` fails the writer, as does an error encoding or writing.
+    /// ``AssetWriter/status`` and ``AssetWriter/error``. Audio of another format for a 16-bit
+    /// source format, an append to a video input, before the writer started writing or its
+    /// session started, or after ``markAsFinished()`` fails the writer, as does an error
+    /// encoding or writing.
     @discardableResult
     public func append(_ buffer: AudioBuffer) -> Bool {
         guard let writer else { return false }

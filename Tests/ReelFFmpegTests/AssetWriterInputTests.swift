@@ -295,4 +295,38 @@ import ReelTestSupport
             #expect(luma(78, 4) > 200, "white to the top")
         }
     }
+
+    /// Audio of another sample format, rate and channel count (16-bit mono at 44.1 kHz, as an
+    /// app's sound may come) is converted to the input's source format: the file holds it at its
+    /// times. A 16-bit source format takes only its own.
+    @Test func audioOfAnotherFormatIsConverted() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("converted.mp4")
+        let (writer, video, audio) = try Self.startedWriter(url, audio: true)
+        let input = try #require(audio)
+        let format = AudioFormat(sampleFormat: .s16, sampleRate: 44_100, channels: 1)
+        let tone = ToneSource()
+        for k in 0..<10 {   // 1 s in tenths, from the session's start
+            let samples = (0..<4410).map { n in Int16(tone.value(atSample: Int64(k * 4410 + n)) * 32_000) }
+            let buffer = try AudioBuffer(format: format, presentationTime: Self.sessionStart + MediaTime(value: Int64(k) * 4410, timescale: 44_100),
+                                         data: samples.withUnsafeBytes { Array($0) })
+            #expect(input.append(buffer), "\(String(describing: writer.error))")
+        }
+        try Self.append(30, to: video)
+        await writer.finishWriting()
+        #expect(writer.status == .completed, "\(String(describing: writer.error))")
+        let sound = try MediaProbe.decodeAudio(url)
+        #expect(abs(Double(sound.count) / 48_000 - 1) < 0.03, "1 s of sound")
+        #expect(ToneAnalysis.rms(of: Array(sound[2400..<45_600])) > 0.05, "the tone throughout")
+
+        let hinted = try AssetWriter(outputURL: dir.url.appendingPathComponent("hinted.mp4"))
+        let pcm = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(codec: .aac),
+                                   sourceFormatHint: AudioFormat(sampleFormat: .s16, sampleRate: 48_000, channels: 2))
+        hinted.add(pcm)
+        #expect(hinted.startWriting())
+        hinted.startSession(atSourceTime: .zero)
+        #expect(!pcm.append(try Self.tone(from: .zero, seconds: 0.1)))
+        #expect(hinted.status == .failed)
+        #expect((hinted.error as? ReelError)?.code == .invalidConfiguration)
+    }
 }
