@@ -199,6 +199,8 @@ extension AssetWriter {
             guard admits(input) else { return false }
             do {
                 try appendVideo(fitter.fit(frame), at: time)
+                input.noteAppended(until: time + (frameRate?.frameDuration ?? .zero))
+                wakeInputs(besides: input)
                 return true
             } catch {
                 fail(error)
@@ -214,12 +216,36 @@ extension AssetWriter {
             guard admits(input), let track = input.track else { return false }
             do {
                 try appendAudio(input.fitted(buffer), track: track)
+                input.noteAppended(until: buffer.endTime)
+                wakeInputs(besides: input)
                 return true
             } catch {
                 fail(error)
                 return false
             }
         }
+    }
+
+    /// How far an input's media may run ahead of another's before it waits (see
+    /// ``AssetWriterInput/expectsMediaDataInRealTime``).
+    static let interleavingWindow = MediaTime(seconds: 1)
+
+    /// Whether `input` is ready for more: the writer writes and, unless the input's media comes
+    /// in `realTime`, it is not more than ``interleavingWindow`` ahead of the slowest other
+    /// input still taking media (one with nothing appended yet counts from the session's start).
+    func isReady(_ input: AssetWriterInput, realTime: Bool) -> Bool {
+        lock.withLock {
+            guard state == .writing else { return false }
+            guard !realTime, sessionStarted, let mine = input.appendedUntil else { return true }
+            let others = addedInputs.filter { $0 !== input && !$0.isMarkedFinished && !$0.expectsMediaDataInRealTime }
+            guard let slowest = others.map({ $0.appendedUntil ?? sessionStart }).min() else { return true }
+            return mine <= slowest + Self.interleavingWindow
+        }
+    }
+
+    /// Asks the inputs other than `input` for media again: one that waited for it may be ready.
+    func wakeInputs(besides input: AssetWriterInput) {
+        for other in inputs where other !== input { other.askForMedia() }
     }
 
     /// Whether `input` may append now; a misuse fails the writer.

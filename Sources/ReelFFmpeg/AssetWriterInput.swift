@@ -71,6 +71,9 @@ public final class AssetWriterInput: @unchecked Sendable {
         var appends = 0
         /// A call of the requesting block is on its way.
         var asking = false
+        var realTime = false
+        /// The source time the media appended so far reaches.
+        var appendedUntil: MediaTime?
     }
     private let state = Mutex(State())
 
@@ -159,26 +162,50 @@ public final class AssetWriterInput: @unchecked Sendable {
         state.withLock { $0.writer = writer }
     }
 
+    /// Whether the input's media comes in real time (a capture), as
+    /// `AVAssetWriterInput.expectsMediaDataInRealTime`: such an input is ready whenever its
+    /// writer is writing. One that is not (`false`, the default: media read from a file or made
+    /// by the app) waits while its media runs more than a second ahead of another input's, so
+    /// that inputs fed as fast as they can be stay together in the file. Set it before appending.
+    public var expectsMediaDataInRealTime: Bool {
+        get { state.withLock { $0.realTime } }
+        set { state.withLock { $0.realTime = newValue } }
+    }
+
+    /// The source time the media appended so far reaches.
+    var appendedUntil: MediaTime? { state.withLock { $0.appendedUntil } }
+
+    /// Notes that media up to source time `end` has been appended.
+    func noteAppended(until end: MediaTime) {
+        state.withLock { $0.appendedUntil = max($0.appendedUntil ?? end, end) }
+    }
+
     /// Whether the input takes media now, as `AVAssetWriterInput.isReadyForMoreMediaData`: its
-    /// writer is writing and the input has not been marked finished.
+    /// writer is writing, the input has not been marked finished, and (unless
+    /// ``expectsMediaDataInRealTime``) its media is not more than a second ahead of another
+    /// input's. Appending while it is `false` is not an error (appends are synchronous); it is
+    /// the signal to wait that `requestMediaDataWhenReady(on:using:)` follows.
     public var isReadyForMoreMediaData: Bool {
-        let (writer, finished) = state.withLock { ($0.writer, $0.markedFinished) }
+        let (writer, finished, realTime) = state.withLock { ($0.writer, $0.markedFinished, $0.realTime) }
         guard !finished, let writer else { return false }
-        return writer.status == .writing
+        return writer.isReady(self, realTime: realTime)
     }
 
     /// Says that no more media comes to this input, as `AVAssetWriterInput.markAsFinished()`:
-    /// an append after it fails the writer. ``AssetWriter/finishWriting()`` marks every input
-    /// finished itself.
+    /// an append after it fails the writer, and the other inputs no longer wait for it.
+    /// ``AssetWriter/finishWriting()`` marks every input finished itself.
     public func markAsFinished() {
+        finishedByWriter()
+        writer?.wakeInputs(besides: self)
+    }
+
+    /// The writer has ended: no more media, nothing more asked for.
+    func finishedByWriter() {
         state.withLock {
             $0.markedFinished = true
             $0.request = nil
         }
     }
-
-    /// The writer has ended: no more media, nothing more asked for.
-    func finishedByWriter() { markAsFinished() }
 
     /// Appends a frame at its own ``VideoFrame/presentationTime`` (a source time: see
     /// ``AssetWriter/startSession(atSourceTime:)``), as `AVAssetWriterInput.append(_:)`.

@@ -49,9 +49,9 @@ import ReelTestSupport
         return (writer, video, sound)
     }
 
-    /// Frames `0..<count` of the pattern at the session's start plus their grid times.
-    static func append(_ count: Int, to input: AssetWriterInput) throws {
-        for i in 0..<count {
+    /// Frames `from..<from + count` of the pattern at the session's start plus their grid times.
+    static func append(_ count: Int, from: Int = 0, to input: AssetWriterInput) throws {
+        for i in from..<(from + count) {
             let time = sessionStart + FrameRate(30).time(ofFrame: Int64(i))
             #expect(input.append(try bgraPatternFrame(Int64(i), at: time)))
         }
@@ -62,7 +62,7 @@ import ReelTestSupport
     /// with BGRA frames of twice the size (some missing) and audio, marked finished, the file
     /// finished. Every frame is in the file at its time from the session's start, at the track's
     /// size, and so is the sound.
-    @Test func aPortedWritingLoopPutsEveryFrameAtItsTime() async throws {
+    @Test(.timeLimit(.minutes(1))) func aPortedWritingLoopPutsEveryFrameAtItsTime() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("ported.mp4")
         let writer = try AssetWriter(outputURL: url, fileType: .mp4)
@@ -328,5 +328,34 @@ import ReelTestSupport
         #expect(!pcm.append(try Self.tone(from: .zero, seconds: 0.1)))
         #expect(hinted.status == .failed)
         #expect((hinted.error as? ReelError)?.code == .invalidConfiguration)
+    }
+
+    /// An input fed faster than another waits (not ready) once its media is more than a second
+    /// ahead, as `AVAssetWriter` interleaves; it is ready again when the other catches up or is
+    /// finished. An input whose media comes in real time never waits.
+    @Test func anInputRunningAheadOfAnotherWaitsForIt() throws {
+        let dir = try TemporaryDirectory()
+        let (writer, video, audio) = try Self.startedWriter(dir.url.appendingPathComponent("paced.mp4"), audio: true)
+        let sound = try #require(audio)
+        try Self.append(30, to: video)   // 1 s: at the limit
+        #expect(video.isReadyForMoreMediaData)
+        try Self.append(15, from: 30, to: video)   // 1.5 s ahead of no sound
+        #expect(!video.isReadyForMoreMediaData, "ahead by 1.5 s")
+        #expect(sound.isReadyForMoreMediaData)
+        #expect(sound.append(try Self.tone(from: Self.sessionStart, seconds: 0.75)))
+        #expect(video.isReadyForMoreMediaData, "0.75 s behind it")
+        try Self.append(45, from: 45, to: video)   // to 3 s
+        #expect(!video.isReadyForMoreMediaData)
+        sound.markAsFinished()
+        #expect(video.isReadyForMoreMediaData, "nothing to wait for")
+        #expect(writer.status == .writing)
+
+        let (live, camera, microphone) = try Self.startedWriter(dir.url.appendingPathComponent("live.mp4"), audio: true)
+        camera.expectsMediaDataInRealTime = true
+        try Self.append(60, to: camera)
+        #expect(camera.isReadyForMoreMediaData, "a capture never waits")
+        #expect(microphone?.isReadyForMoreMediaData == true)
+        live.cancelWriting()
+        #expect(!camera.isReadyForMoreMediaData)
     }
 }
