@@ -62,7 +62,7 @@ extension ApplicationAudioSource {
               let routes = try? ApplicationAudioRouter.routesOnServer(connection) else { return done }
         for route in routes where !spared.contains(route.tag) && !isAlive(route.recorderPID) {
             let (streams, modules) = ApplicationAudioRouter.restore(route, on: connection)
-            let left = (try? ApplicationAudioRouter.remains(of: route, on: connection)) ?? []
+            let left = (try? remainsAfterUnloading(route, on: connection)) ?? []
             let server = connection.serverName.map { " on \($0)" } ?? ""
             var sentence = "reel process \(route.recorderPID) ended without restoring its application-audio routing (\(route.tag)…\(server), no state file found): moved \(streams) stream(s) back to their sinks and unloaded \(modules) module(s)"
             if !left.isEmpty { sentence += "; still left: " + left.joined(separator: ", ") }
@@ -90,7 +90,7 @@ extension ApplicationAudioSource {
         let (streams, modules) = ApplicationAudioRouter.restore(route, on: connection)
         let left: [String]
         do {
-            left = try ApplicationAudioRouter.remains(of: route, on: connection)
+            left = try remainsAfterUnloading(route, on: connection)
         } catch {
             return ("\(who) without restoring its application-audio routing: moved \(streams) stream(s) back and unloaded \(modules) module(s), but the audio server\(named) could not be asked what is left (\(error.message)); \(url.path) is kept", false)
         }
@@ -99,6 +99,18 @@ extension ApplicationAudioSource {
         }
         try? FileManager.default.removeItem(at: url)
         return ("\(who) without restoring its application-audio routing: moved \(streams) stream(s) back to their sinks and unloaded \(modules) module(s)", true)
+    }
+
+    /// What of `route` is still on the server, asked again for up to a second while anything
+    /// is: a server may answer an unload before the module is gone (said "could not be put
+    /// back" of routing that had been).
+    private static func remainsAfterUnloading(_ route: ApplicationAudioRoute, on connection: any PulseAudioRoutingConnection) throws(ReelError) -> [String] {
+        var left = try ApplicationAudioRouter.remains(of: route, on: connection)
+        for _ in 0..<10 where !left.isEmpty {
+            usleep(100_000)
+            left = try ApplicationAudioRouter.remains(of: route, on: connection)
+        }
+        return left
     }
 
     /// Whether `pid` is a running process (not a zombie).

@@ -30,6 +30,10 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
     private var running = true
     private var suspended: Set<String> = []
     private var changes = 0
+    /// Modules unloaded but still listed for a few more asks, as a server that unloads later
+    /// than it answers (``unloadsLater(by:)``).
+    private var lingering: [(module: LoadedModule, asks: Int)] = []
+    private var lingeringAsks = 0
     /// The sinks the server starts with.
     private let initialSinks: [String]
     /// Counts restarts: a connection of an earlier one is lost.
@@ -45,6 +49,21 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
         sinkList = sinks
         initialSinks = sinks
         defaultSinkName = sinks.first
+    }
+
+    /// From now on a module unloaded is still listed for `asks` more asks of the modules (a
+    /// server whose unloading comes a moment after its answer).
+    package func unloadsLater(by asks: Int) {
+        locked { lingeringAsks = asks }
+    }
+
+    /// The modules listed to one ask: the loaded ones, and those unloaded that linger.
+    fileprivate func listModules() -> [LoadedModule] {
+        locked {
+            let listed = moduleList + lingering.map(\.module)
+            lingering = lingering.map { ($0.module, $0.asks - 1) }.filter { $0.asks > 0 }
+            return listed
+        }
     }
 
     /// The server restarts: every connection is lost, the modules and the streams are gone,
@@ -235,7 +254,7 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
 
         func modules() throws(ReelError) -> [LoadedModule] {
             try checkRunning()
-            return server.modules
+            return server.listModules()
         }
 
         func loadModule(_ name: String, argument: String) throws(ReelError) -> UInt32 {
@@ -277,10 +296,11 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
         func unloadModule(_ index: UInt32) throws(ReelError) {
             try checkRunning()
             try server.locked { () throws(ReelError) in
-                guard server.moduleList.contains(where: { $0.index == index }) else {
+                guard let module = server.moduleList.first(where: { $0.index == index }) else {
                     throw ReelError(.sourceUnavailable, "PulseAudio refused to unload module \(index): No such entity")
                 }
                 server.removeModule(index)
+                if server.lingeringAsks > 0 { server.lingering.append((module, server.lingeringAsks)) }
             }
         }
 

@@ -184,6 +184,31 @@ struct ApplicationAudioRoutingTests {
         #expect(!FileManager.default.fileExists(atPath: ApplicationAudioRouter.stateFile(pid: dead, environment: environment).path))
     }
 
+    /// A server that answers an unload a moment before the module is gone: the routing that
+    /// was put back is said to be, not "could not be put back" (issue 26 item 18).
+    @Test func routingPutBackIsSaidSoWhenTheServerUnloadsLater() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("reel-left-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let environment = ["XDG_RUNTIME_DIR": folder.path]
+        let server = ScriptedPulseAudioRouting(sinks: ["speakers"])
+        server.play("A")
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/true")
+        try child.run()
+        child.waitUntilExit()
+        let dead = child.processIdentifier
+        let connection = try server.connect(server: nil, clientName: "test")
+        let router = ApplicationAudioRouter(names: ["A"], excluding: false, connection: connection, server: nil, recorderPID: dead,
+                                            stateFile: ApplicationAudioRouter.stateFile(pid: dead, environment: environment), report: { _ in })
+        try router.setUp()
+        try router.startRouting()
+        server.unloadsLater(by: 2)
+        let said = ApplicationAudioSource.restoreLeftovers(environment: environment, routing: server)
+        #expect(said == ["reel process \(dead) died without restoring its application-audio routing: moved 1 stream(s) back to their sinks and unloaded 3 module(s)"])
+        #expect(server.modules.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: ApplicationAudioRouter.stateFile(pid: dead, environment: environment).path))
+    }
+
     @Test func twoRecordingsOfOneProcessKeepToTheirOwnSinks() throws {
         let server = ScriptedPulseAudioRouting(sinks: ["speakers"])
         server.play("A")
