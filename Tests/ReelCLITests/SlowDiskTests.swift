@@ -258,8 +258,12 @@ import ReelTestSupport
         let duration = 8.0
         let r = try Self.record(seconds: duration, rate: 3_000, in: dir.url)
         #expect(!r.timedOut, "reel record did not finish within \(duration + 90) s")
-        #expect(r.exited && r.status == 0, "exit \(r.status): \(r.stderr)")
         let finished = try #require(r.finished, "a finished event: \(r.stderr)")
+        // The disk holds up the frames' buffers, so the picture may stop coming before the
+        // duration has passed on the clock (issue 26 item 19): then the recording ends on the
+        // clock and says it is incomplete (exit 3), with the shortfall.
+        let shortfalls = finished["shortfalls"] as? [[String: Any]] ?? []
+        #expect(r.exited && (r.status == 0 || (r.status == 3 && !shortfalls.isEmpty)), "exit \(r.status): \(r.stderr) \(finished)")
         #expect(((finished["dropped"] as? NSNumber)?.intValue ?? 0) > 0)
         let (silent, seconds) = try Self.silentStretches(r.url)
         let gaps = silent.filter { $0 > 0.1 }
