@@ -10,6 +10,19 @@ package protocol ClipAudioSink: PacketSink {
     func audioEnded(_ stream: EncodedStream, at time: MediaTime) throws
 }
 
+/// One audio track's state in clip mode.
+struct ClipAudioTrack {
+    /// Where the track's encoder is to be finished (a clip ends there), until it is.
+    var end: MediaTime?
+    /// The encoder was finished: the next sound goes to a new one carrying the track on.
+    var carriesOn = false
+    /// The time (in samples) before which the new encoder's packets go to clip files only.
+    var overlapEnd: Int64?
+    /// The end of the sound given so far, and where the last encoder was finished.
+    var givenUntil: MediaTime?
+    var endedAt: MediaTime?
+}
+
 /// Clip mode's sound. The video encoder runs through a pause (its lookahead given out by
 /// repeats of the last picture), but an audio encoder holds up to two frames of sound (AAC's
 /// 1024 samples of delay and a part frame) that only more sound pushes out, and none comes in a
@@ -24,11 +37,11 @@ extension StreamEncoder {
     package func endClipAudio(at time: MediaTime) throws {
         for track in audio.indices {
             // Said twice for one end (its clip's sound came before the video reached it).
-            if let ended = audioEndedAt[track], ended >= time - Self.halfSample(audio[track]) { continue }
-            if let given = audioGivenUntil[track], given >= time - Self.halfSample(audio[track]) {
+            if let ended = clipAudio[track].endedAt, ended >= time - Self.halfSample(audio[track]) { continue }
+            if let given = clipAudio[track].givenUntil, given >= time - Self.halfSample(audio[track]) {
                 try endAudioEncoder(track, at: time)
             } else {
-                audioEnds[track] = time
+                clipAudio[track].end = time
             }
         }
     }
@@ -36,7 +49,7 @@ extension StreamEncoder {
     /// Gives `buffer` to track `track`'s encoder, finishing it where a clip ends within it or
     /// before it.
     func give(_ buffer: AudioBuffer, track: Int) throws {
-        guard let end = audioEnds[track] else { return try feed(buffer, track: track) }
+        guard let end = clipAudio[track].end else { return try feed(buffer, track: track) }
         let before = Int((end - buffer.presentationTime).convertedValue(to: Int32(buffer.format.sampleRate), rounding: .nearest))
         if before <= 0 {
             try endAudioEncoder(track, at: end)
@@ -54,29 +67,29 @@ extension StreamEncoder {
     /// Sends `buffer` to the track's encoder (a new one if the last was finished) and gives out
     /// what it made.
     private func feed(_ buffer: AudioBuffer, track: Int) throws {
-        if audioCarriesOn[track] {
+        if clipAudio[track].carriesOn {
             let finished = audio[track]
             let lead = trackLead.convertedValue(to: Int32(finished.settings.sampleRate), rounding: .nearest)
             let next = try finished.successor(leadingSilence: max(0, lead - finished.priming))
-            audioOverlapEnd[track] = finished.nextSampleTime
+            clipAudio[track].overlapEnd = finished.nextSampleTime
             audio[track] = next
-            audioCarriesOn[track] = false
+            clipAudio[track].carriesOn = false
         }
         try audio[track].send(buffer)
-        audioGivenUntil[track] = buffer.endTime
+        clipAudio[track].givenUntil = buffer.endTime
         try drainAudio(track)
     }
 
     /// Finishes track `track`'s encoder: all its sound goes out, and the clip files learn that
     /// the track's sound before `time` is complete.
     private func endAudioEncoder(_ track: Int, at time: MediaTime) throws {
-        audioEnds[track] = nil
-        guard !audioCarriesOn[track] else { return }
-        audioEndedAt[track] = time
+        clipAudio[track].end = nil
+        guard !clipAudio[track].carriesOn else { return }
+        clipAudio[track].endedAt = time
         let encoder = audio[track]
         try encoder.finish()
         try drainAudio(track)
-        audioCarriesOn[track] = true
+        clipAudio[track].carriesOn = true
         let stream = try encoder.stream
         for attached in sinks where attached.open {
             if let clips = attached.sink as? any ClipAudioSink { try clips.audioEnded(stream, at: time) }

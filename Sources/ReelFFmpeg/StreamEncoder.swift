@@ -46,16 +46,9 @@ public final class StreamEncoder: @unchecked Sendable {
     /// flush, or fail it); `nil` in production.
     var beforeVideoFlush: (@Sendable () throws -> Void)?
     var audio: [AudioEncoder]
-    /// Per audio track, in clip mode: where its encoder is to be finished and carried on by a
-    /// new one (a clip ends there), whether the next sound goes to a new encoder, and the time
-    /// (in samples) before which a new encoder's packets go to clip files only; the end of the
-    /// sound given so far; where the last encoder was finished (see
+    /// Per audio track, in clip mode: where its encoder ends and what carries it on (see
     /// `StreamEncoder+ClipAudio.swift`).
-    var audioEnds: [MediaTime?]
-    var audioCarriesOn: [Bool]
-    var audioOverlapEnd: [Int64?]
-    var audioGivenUntil: [MediaTime?]
-    var audioEndedAt: [MediaTime?]
+    var clipAudio: [ClipAudioTrack]
     private let frameRate: FrameRate?
     var sinks: [Attached] = []
     private var phase = Phase.configuring
@@ -117,11 +110,7 @@ public final class StreamEncoder: @unchecked Sendable {
             try AudioEncoder(settings: track.settings, inputFormat: track.inputFormat, globalHeader: true,
                              streamIndex: firstAudio + i, title: track.title)
         }
-        audioEnds = Array(repeating: nil, count: audio.count)
-        audioCarriesOn = Array(repeating: false, count: audio.count)
-        audioOverlapEnd = Array(repeating: nil, count: audio.count)
-        audioGivenUntil = Array(repeating: nil, count: audio.count)
-        audioEndedAt = Array(repeating: nil, count: audio.count)
+        clipAudio = Array(repeating: ClipAudioTrack(), count: audio.count)
         frameRate = video?.settings.frameRate
         if alignsTrackStarts { try alignTrackStarts() }
     }
@@ -452,12 +441,12 @@ public final class StreamEncoder: @unchecked Sendable {
         while case .packet(let packet) = try audio[track].receive() {
             // A carried-on encoder's priming overlaps the finished one's last packet: clip files
             // take it (each clip's sound is whole), one continuous track does not.
-            if let end = audioOverlapEnd[track] {
+            if let end = clipAudio[track].overlapEnd {
                 if packet.pts < end {
                     try deliver(packet, to: { $0 is any ClipAudioSink })
                     continue
                 }
-                audioOverlapEnd[track] = nil
+                clipAudio[track].overlapEnd = nil
             }
             try deliver(packet)
         }
