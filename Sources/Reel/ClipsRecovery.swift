@@ -201,7 +201,7 @@ extension RecordingSession {
             frames += count.videoPackets
             hasAudio = hasAudio || count.audioPackets > 0
             audioSeconds += count.audioSeconds
-            inputs.append(MergeInput(url: url, isMuted: entry.muted))
+            inputs.append(MergeInput(url: url, isMuted: entry.muted, chapters: (entry.chapters ?? []).map(\.chapter)))
             if manifest != nil, !entry.finished {
                 manifest!.clips[i].finished = true
                 manifest!.clips[i].frames = count.videoPackets

@@ -43,7 +43,7 @@ public final class Recorder: CaptureOutput {
     /// Recording events: started, progress, sources lost, finished or failed. One consumer;
     /// the stream ends after `finished` or `failed`. A recorder records once.
     public let events: AsyncStream<RecordingEvent>
-    private let continuation: AsyncStream<RecordingEvent>.Continuation
+    let continuation: AsyncStream<RecordingEvent>.Continuation
 
     struct State {
         var settings: Settings
@@ -68,6 +68,8 @@ public final class Recorder: CaptureOutput {
         var latestSample: [SourceID: MediaTime] = [:]
         /// Whether the maximum duration passed on the clock before the sources delivered it.
         var limitPassedOnClock = false
+        /// Chapter markers not yet placed on the recording's timeline (see `Recorder+Markers.swift`).
+        var markers = PendingMarkers()
     }
     let state: Mutex<State>
     private let dropped = Atomic<Int64>(0)
@@ -75,7 +77,9 @@ public final class Recorder: CaptureOutput {
     /// refusals merge, so the list stays short): the summary counts those inside the recording.
     private let refusedAudio = Mutex<[SourceID: [(start: MediaTime, end: MediaTime)]]>([:])
     /// Pause/resume requests waiting for the worker; checked without the lock on every sample.
-    private let pendingControls = Atomic<Int>(0)
+    let pendingControls = Atomic<Int>(0)
+    /// Chapter markers waiting for the worker (see `Recorder+Controls.swift`).
+    let markersWaiting = Atomic<Int>(0)
     /// The recorded source's video frames in the queue: the encoder's backlog.
     private let queuedVideo = QueuedVideoFrames()
     private let injectedBacklog = Mutex<(any VideoBacklogGauge)?>(nil)
@@ -173,55 +177,6 @@ public final class Recorder: CaptureOutput {
         try Recovery.recover(url, to: output, overwrite: overwrite, progress: progress)
     }
 
-    /// Pauses the recording at the next frame: that frame and the audio from the same instant
-    /// on are left out until ``record()``. In clip mode this ends the current clip. Throws
-    /// `.notRunning` when not recording; pausing twice is a no-op.
-    public func pause() throws {
-        try control(pause: true)
-    }
-
-    /// Resumes a paused recording at the next frame (in clip mode: starts the next clip).
-    /// Throws `.notRunning` when not recording; resuming while recording is a no-op.
-    public func record() throws {
-        try control(pause: false)
-    }
-
-    /// Pauses if recording, resumes if paused.
-    public func togglePause() throws {
-        try control(pause: !isPaused)
-    }
-
-    /// Schedules a pause at `time` on the session timeline (the samples' presentation times):
-    /// the recording pauses at the first frame slot at or after it. Pauses and resumes may be
-    /// scheduled before the session starts (for scripted recordings and tests) and must come
-    /// in time order.
-    public func pause(at time: MediaTime) {
-        state.withLock { state in
-            state.machine.schedule(pause: true, at: time)
-            pendingControls.add(1, ordering: .releasing)
-        }
-    }
-
-    /// Schedules a resume at `time` on the session timeline (see ``pause(at:)``).
-    public func record(at time: MediaTime) {
-        state.withLock { state in
-            state.machine.schedule(pause: false, at: time)
-            pendingControls.add(1, ordering: .releasing)
-        }
-    }
-
-    private func control(pause: Bool) throws {
-        try state.withLock { state in
-            let now = state.clock.map { $0.now() - state.origin } ?? .zero
-            if try state.machine.request(pause: pause, at: now) {
-                pendingControls.add(1, ordering: .releasing)
-                // The take ends now, though its clip is finished a moment later: an undo until
-                // then must remove this take, not the one before.
-                if pause, state.settings.pauseMode == .clips { state.session?.takeEnded() }
-            }
-        }
-    }
-
     /// Video frames dropped so far.
     public var droppedFrames: Int64 { dropped.load(ordering: .relaxed) }
 
@@ -268,6 +223,8 @@ public final class Recorder: CaptureOutput {
         pipeline.onClipStarted = { continuation.yield(.clipStarted(index: $0)) }
         pipeline.onClipFinished = { continuation.yield(.clipFinished($0)) }
         pipeline.takeControls = { [unowned self] in self.takeControls() }
+        pipeline.takeMarkers = { [unowned self] upTo in self.takeMarkers(upTo: upTo) }
+        pipeline.markerPlaced = { continuation.yield(.markerAdded($0)) }
         pipeline.controlApplied = { [unowned self, unowned pipeline] paused, at in
             continuation.yield(paused ? .paused(recorded: at) : .resumed(recorded: at))
             continuation.yield(.progress(pipeline.progress(droppedAudio: self.droppedAudio)))
@@ -372,46 +329,6 @@ public final class Recorder: CaptureOutput {
         for case let stream as LiveStream in sinks { stream.cancel() }
     }
 
-    public func sourceEvent(_ event: SourceEvent, from source: SourceID) {
-        if case .droppedFrames = event { return }  // counted as gaps between the frames written
-        // Named, and noted among the shortfalls at the session time it happened.
-        let name = state.withLock { s in
-            let name = s.sourceNames[source] ?? "source \(source)"
-            s.shortfalls.note(event, from: source, name: name, at: s.clock.map { $0.now() - s.origin } ?? .zero)
-            return name
-        }
-        switch event {
-        case .droppedFrames:
-            break
-        case .lost(let error):
-            continuation.yield(.sourceLost(name: name, error: error))
-            markGone(source)
-        case .interrupted(let error):
-            continuation.yield(.sourceInterrupted(name: name, error: error))
-        case .resumed:
-            continuation.yield(.sourceResumed(name: name))
-            state.withLock { $0.machine.sourceResumed(source) }
-        case .ended:
-            markGone(source)
-        case .silent(let error):
-            continuation.yield(.sourceSilent(name: name, error: error))
-        case .incomplete(let error):
-            continuation.yield(.sourceIncomplete(name: name, error: error))
-        }
-    }
-
-    /// Notes a source gone for good; once every source is, the recording ends cleanly with
-    /// what it has (``RecordingEnding/sourcesGone``).
-    private func markGone(_ source: SourceID) {
-        let (action, queue) = state.withLock { s in
-            let action = s.machine.sourceGone(source)
-            if action.videoSourceGone { pendingControls.add(1, ordering: .releasing) }
-            return (action, s.queue)
-        }
-        if action.videoSourceGone { stopAudioWaiting() }
-        if action.endRecording { queue?.close() }
-    }
-
     public func finish() async {
         stopAudioWaiting()
         let queue = state.withLock { $0.queue }
@@ -442,17 +359,6 @@ public final class Recorder: CaptureOutput {
     }
 
     // MARK: The worker
-
-    /// The pause and resume requests waiting, taken from the state machine (none without a
-    /// look under the lock when there are none).
-    private func takeControls() -> [RecorderPipeline.Control] {
-        guard pendingControls.load(ordering: .acquiring) > 0 else { return [] }
-        return state.withLock { s -> [RecorderPipeline.Control] in
-            let c = s.machine.takeControls()
-            pendingControls.subtract(c.count, ordering: .relaxed)
-            return c
-        }
-    }
 
     /// Calls `handler` with the frames the recording holds once it has ended (at once if it
     /// has; with `nil` if it failed or never started).

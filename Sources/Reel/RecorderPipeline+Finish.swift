@@ -7,6 +7,8 @@ extension RecorderPipeline {
     func finish() throws -> RecordingSummary {
         let encoder = writer.encoder
         try perform(finishing: machine.finish(keyframeDue: { encoder.keyframeDue(atGridIndex: $0) }))
+        // Markers asked for after the last sample: at the end.
+        try placeMarkers(upTo: nil)
         var recorded = recordedDuration
         if let single = try finishSingleFile(recorded: recorded) {
             return single
@@ -93,6 +95,7 @@ extension RecorderPipeline {
             }
             throw ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
         }
+        movie.setChapters(chapters, end: recorded)
         guard let file = try writer.finish() else { return nil }
         var duration = recorded
         // A size limit may have left out the last packets.

@@ -114,13 +114,17 @@ final class RecorderPipeline: @unchecked Sendable {
     private func clipEvents() -> ClipFileSink.Events {
         ClipFileSink.Events(
             configuration: { [unowned self] clip in
-                let clipURL = session.folder.appendingPathComponent(String(format: "clip-%03d.%@", clip + 1, container.fileExtension))
-                return fileConfiguration(url: clipURL, overwrite: false,
+                fileConfiguration(url: clipURL(clip), overwrite: false,
                                          maximumFileSize: settings.maxFileSize.map { $0 - finishedShare - mergeHeadroom })
             },
             opened: { [unowned self] _, url in try session.clipStarted(url) },
             finished: { [unowned self] clip, done in try clipFinished(clip, done) },
             discarded: { [unowned self] _, url in try session.clipDiscarded(url) })
+    }
+
+    /// The file of clip `clip` (from zero) in the session's folder.
+    func clipURL(_ clip: Int) -> URL {
+        session.folder.appendingPathComponent(String(format: "clip-%03d.%@", clip + 1, container.fileExtension))
     }
 
     /// A clip's file is finished: into the session (and its manifest), and said.
@@ -203,6 +207,36 @@ final class RecorderPipeline: @unchecked Sendable {
                           streams: liveStreams.map(\.statistics))
     }
 
+    // MARK: Chapter markers
+
+    /// The markers asked for at or before a session time (all with `nil`), at their session
+    /// times (the recorder keeps them).
+    var takeMarkers: ((_ upTo: MediaTime?) -> [Chapter])?
+    /// A marker was placed: at its recorded time.
+    var markerPlaced: ((Chapter) -> Void)?
+    /// The single file's chapters so far, on its timeline.
+    private(set) var chapters: [Chapter] = []
+
+    /// Places the markers due by session time `time` (all with `nil`) on the recorded timeline:
+    /// in clip mode into the clip they fall in (a marker in a pause at the end of the clip
+    /// before, which is where the next one begins in the merged file), else into the file's
+    /// chapters.
+    func placeMarkers(upTo time: MediaTime?) throws {
+        guard timeline.hasBegun, let due = takeMarkers?(time), !due.isEmpty else { return }
+        for marker in due {
+            let at = min(machine.recordedLength(from: .zero, to: marker.start), recordedDuration)
+            let placed = Chapter(start: at, title: marker.title)
+            if clipFiles != nil {
+                let clip = timeline.intervals.lastIndex { $0.offset <= at } ?? 0
+                let start = timeline.intervals.indices.contains(clip) ? timeline.intervals[clip].offset : .zero
+                try session.addChapter(Chapter(start: at - start, title: marker.title), toClipAt: clipURL(clip))
+            } else {
+                chapters.append(placed)
+            }
+            markerPlaced?(placed)
+        }
+    }
+
     // MARK: Samples
 
     /// Handles one sample; returns true once the recording must end (a limit was reached).
@@ -214,6 +248,7 @@ final class RecorderPipeline: @unchecked Sendable {
                                    applyControls: { [unowned self] machine in applyControls(to: &machine) })
         reportAppliedControls()
         try perform(actions)
+        try placeMarkers(upTo: sample.sample.presentationTime)
         if clipFiles != nil {
             // How long the clip being recorded is, for the session's progress.
             let current = timeline.intervals.last.flatMap { $0.end == nil ? $0.offset : nil }

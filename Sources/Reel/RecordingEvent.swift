@@ -157,6 +157,9 @@ public enum RecordingEvent: Sendable {
     case clipStarted(index: Int)
     /// A clip was finished and its file finalised (clip mode).
     case clipFinished(Clip)
+    /// A chapter marker was placed (``Recorder/addMarker(_:)``): its title, and its time on the
+    /// recording's timeline (recorded time, pauses left out).
+    case markerAdded(Chapter)
     /// A source went away; the recording goes on with the others.
     case sourceLost(name: String, error: ReelError)
     /// A source stopped delivering for a while and is trying to come back; the recording goes

@@ -16,14 +16,19 @@ public struct Clip: Sendable, Hashable {
     public var hasAudio: Bool
     /// Whether the clip's audio is replaced by silence when the session is merged.
     public var isMutedOnMerge: Bool
+    /// The chapter markers put into the clip (times from its start): the merged file has them
+    /// where the clip begins in it.
+    public var chapters: [Chapter]
 
     /// Creates a clip's description; each argument is the property of the same name.
-    public init(url: URL, duration: MediaTime, frameCount: Int64, hasAudio: Bool, isMutedOnMerge: Bool = false) {
+    public init(url: URL, duration: MediaTime, frameCount: Int64, hasAudio: Bool, isMutedOnMerge: Bool = false,
+                chapters: [Chapter] = []) {
         self.url = url
         self.duration = duration
         self.frameCount = frameCount
         self.hasAudio = hasAudio
         self.isMutedOnMerge = isMutedOnMerge
+        self.chapters = chapters
     }
 }
 
@@ -58,6 +63,8 @@ public final class RecordingSession: Sendable {
         /// undo (``removeLastClip()``) asked to remove when they are.
         var endedTakes = 0
         var takesToDiscard = 0
+        /// Chapter markers of clips not finished yet, by file name.
+        var pendingChapters: [String: [Chapter]] = [:]
         var current: MediaTime = .zero
 
         /// A clip of an ended take was finished (or found empty): returns whether an undo asked
@@ -345,12 +352,32 @@ public final class RecordingSession: Sendable {
             return
         }
         try write(state.withLock { s in
+            var clip = clip
+            clip.chapters += s.pendingChapters.removeValue(forKey: clip.url.lastPathComponent) ?? []
             s.clips.append(clip)
             s.current = .zero
             return Self.update(&s) { m in
                 let entry = ClipsManifest.Entry(file: clip.url.lastPathComponent, muted: clip.isMutedOnMerge, finished: true,
-                                                frames: clip.frameCount, duration: clip.duration.seconds)
+                                                frames: clip.frameCount, duration: clip.duration.seconds,
+                                                chapters: clip.chapters.isEmpty ? nil : clip.chapters.map(ClipsManifest.ChapterEntry.init))
                 if let i = m.clips.firstIndex(where: { $0.file == entry.file }) { m.clips[i] = entry } else { m.clips.append(entry) }
+            }
+        })
+    }
+
+    /// Puts `chapter` (its time from the clip's start) into the clip in file `url`, finished
+    /// or still being recorded, and into the manifest: a recovery keeps it.
+    func addChapter(_ chapter: Chapter, toClipAt url: URL) throws {
+        let name = url.lastPathComponent
+        try write(state.withLock { s in
+            if let i = s.clips.lastIndex(where: { $0.url.lastPathComponent == name }) {
+                s.clips[i].chapters.append(chapter)
+            } else {
+                s.pendingChapters[name, default: []].append(chapter)
+            }
+            return Self.update(&s) { m in
+                guard let i = m.clips.firstIndex(where: { $0.file == name }) else { return }
+                m.clips[i].chapters = (m.clips[i].chapters ?? []) + [ClipsManifest.ChapterEntry(chapter)]
             }
         })
     }
@@ -423,86 +450,6 @@ public final class RecordingSession: Sendable {
             return ReelError(.insufficientStorage, "no space left to create \(folder.path)", errno: e)
         default:
             return ReelError(Syscall.code(forErrno: e, absent: .ioFailure), "cannot create the folder \(folder.path) for the clips: \(Syscall.describe(e))", errno: e)
-        }
-    }
-}
-
-/// What a clips folder's manifest says: the file the clips are for and the clips in order.
-struct ClipsManifest: Codable, Sendable, Hashable {
-    enum Phase: String, Codable, Sendable {
-        /// A recorder is writing the clips, or was until it was cut off.
-        case recording
-        /// The clips are complete but were not merged.
-        case stopped
-        /// The recorder is merging the complete clips into the target (a file there written
-        /// after the manifest, holding every frame of the clips, is their merge).
-        case merging
-        /// The clips were merged into the target.
-        case merged
-    }
-
-    struct Entry: Codable, Sendable, Hashable {
-        /// The clip's file name inside the folder.
-        var file: String
-        var muted: Bool
-        /// Whether the recorder finished the clip (else it may be cut off, or empty).
-        var finished: Bool
-        var frames: Int64?
-        var duration: Double?
-    }
-
-    var format = "reel-clips"
-    var version = 1
-    /// The file the clips merge into (a path).
-    var target: String
-    var state: Phase
-    /// Whether the recording asked to keep the clips after merging them.
-    var keepsClips: Bool
-    var clips: [Entry]
-
-    init(target: String, state: Phase, keepsClips: Bool, clips: [Entry]) {
-        self.target = target
-        self.state = state
-        self.keepsClips = keepsClips
-        self.clips = clips
-    }
-
-    func encoded() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        do { return try encoder.encode(self) + Data("\n".utf8) } catch {
-            throw ReelError(.ioFailure, "cannot write the clips manifest: \(error)")
-        }
-    }
-
-    /// Reads the manifest in `folder`, or `nil` if there is none.
-    static func read(in folder: URL) throws -> ClipsManifest? {
-        let url = folder.appendingPathComponent(RecordingSession.manifestName)
-        guard let data = FileManager.default.contents(atPath: url.path) else { return nil }
-        do {
-            let manifest = try JSONDecoder().decode(ClipsManifest.self, from: data)
-            // Only clip files of this folder: a manifest never leads outside it.
-            guard manifest.format == "reel-clips", manifest.clips.allSatisfy({ RecordingSession.isClipName($0.file) }) else {
-                throw ReelError(.invalidMedia, "not a clips manifest")
-            }
-            return manifest
-        } catch {
-            throw ReelError(.invalidMedia, "\(url.path) is damaged", hint: "merge the clips with reel merge")
-        }
-    }
-
-    /// Writes the manifest into `folder` under a new name, then renames it over the old one.
-    func write(into folder: URL) throws {
-        let url = folder.appendingPathComponent(RecordingSession.manifestName)
-        let temporary = folder.appendingPathComponent(".\(RecordingSession.manifestName).\(getpid()).new")
-        let data = try encoded()
-        guard FileManager.default.createFile(atPath: temporary.path, contents: data) else {
-            throw RecordingSession.folderError(errno, folder)
-        }
-        if rename(temporary.path, url.path) != 0 {
-            let e = errno
-            unlink(temporary.path)
-            throw Syscall.fileError(e, at: url, action: "update")
         }
     }
 }

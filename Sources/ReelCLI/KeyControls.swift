@@ -3,7 +3,7 @@ import Dispatch
 import Reel
 
 /// Keys on a terminal while recording: space pauses and resumes, `s` swaps the composed
-/// pictures, `f` steps through the looks, `r` saves the replay buffer (`--replay`), `q` or Enter stops (SIGUSR1 and SIGUSR2
+/// pictures, `f` steps through the looks, `m` puts a chapter marker, `r` saves the replay buffer (`--replay`), `q` or Enter stops (SIGUSR1 and SIGUSR2
 /// do the first two, or with `--replay` SIGUSR1 saves: ``RecordSignals``).
 /// The terminal's settings are restored when done.
 final class KeyControls: @unchecked Sendable {
@@ -32,6 +32,8 @@ final class KeyControls: @unchecked Sendable {
                     try? recorder.togglePause()
                 case UInt8(ascii: "s"):
                     compositor?.swap()
+                case UInt8(ascii: "m"):
+                    try? recorder.addMarker()
                 case UInt8(ascii: "r"):
                     saveReplay?()
                 case UInt8(ascii: "f"):

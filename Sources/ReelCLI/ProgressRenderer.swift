@@ -88,7 +88,7 @@ final class ProgressRenderer: @unchecked Sendable {
                 if pauseMakesClips && p.clipCount > 1 { line += "  clip \(p.clipCount)" }
                 line += StreamProgress.line(p.streams)
                 if controlsHint {
-                    line += "  [space] pause/resume" + (swapHint ? "  [s] swap" : "") + (filterHint ? "  [f] filter" : "") + (replay != nil ? "  [r] save replay" : "") + "  [q] stop"
+                    line += "  [space] pause/resume" + (swapHint ? "  [s] swap" : "") + (filterHint ? "  [f] filter" : "") + (writesFile ? "  [m] marker" : "") + (replay != nil ? "  [r] save replay" : "") + "  [q] stop"
                 }
                 console.errRaw("\r\u{1B}[2K" + line)
                 lineShown = true
@@ -143,6 +143,9 @@ final class ProgressRenderer: @unchecked Sendable {
             if json { console.out(Self.json(["event": "resumed", "duration": rounded(recorded.seconds)])) }
         case .clipStarted(let index):
             if json && pauseMakesClips { console.out(Self.json(["event": "clipStarted", "clip": index + 1])) }
+        case .markerAdded(let chapter):
+            if json { console.out(Self.json(["event": "marker", "title": chapter.title, "time": rounded(chapter.start.seconds)])) }
+            else { clearLine(); console.err("reel: marker '\(chapter.title)' at \(Format.clock(seconds: chapter.start.seconds))") }
         case .clipFinished(let clip):
             if json {
                 console.out(Self.json(["event": "clipFinished", "file": clip.url.path, "duration": rounded(clip.duration.seconds),

@@ -323,6 +323,7 @@ struct RecordCommand {
                 case .stop: signals.requestStop()
                 case .swap: composer?.swap()
                 case .filter: cycle?()
+                case .marker: try? recorder.addMarker()
                 case .zoomIn, .zoomOut:
                     for camera in cameras {
                         let factor = camera.videoZoomFactor * (key == .zoomIn ? 2.0.squareRoot() : 1 / 2.0.squareRoot())

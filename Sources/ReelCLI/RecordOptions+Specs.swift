@@ -26,7 +26,7 @@ extension RecordOptions {
         OptionSpec("each-source", value: .required, placeholder: "DIR", completion: .directory, help: "also record each video source on its own into DIR"),
         OptionSpec("frame-log", value: .required, placeholder: "FILE", completion: .file, help: "write a CSV row per video frame (source, frame, capture and presentation time)"),
         OptionSpec("preview", value: .optional, placeholder: "auto",
-                   help: "show what is recorded in a window (keys: space pause, s swap, f filter, z/Z zoom, q stop); =auto: only if there is a display"),
+                   help: "show what is recorded in a window (keys: space pause, s swap, f filter, m marker, z/Z zoom, q stop); =auto: only if there is a display"),
         OptionSpec("filter", value: .required, repeatable: true, placeholder: "[N:]FILTER", completion: .oneOf(VideoFilter.Look.allCases.map(\.rawValue)),
                    help: "filter the recorded picture: a look (mono, comic, crystal) or a libavfilter graph such as 'eq=contrast=1.3', one picture for each (not fps, select…); N: filters only the Nth video source"),
         OptionSpec("zoom", value: .required, placeholder: "FACTOR[:RATE]", help: "cameras' digital zoom, e.g. 2; with RATE, ramp to it at RATE doublings per second"),

@@ -21,6 +21,8 @@ struct ClipFacts {
     var plausibleLength = MediaTime(value: 24 * 3600, timescale: 1)
     /// The file's size in bytes when probed (what a merge's progress counts).
     var fileSize: Int64 = 0
+    /// The chapters the file holds.
+    var chapterCount = 0
 
     var label: String { "clip \(number) (\(url.lastPathComponent))" }
     var video: StreamFacts? { streams.first { $0.kind == .video } }
@@ -60,6 +62,7 @@ struct ClipFacts {
         // into their first packets (which decodes a few frames: a few ms a clip).
         let input = try facts.open(readsStreamInfo: false)
         let ctx = input.context
+        facts.chapterCount = Int(ctx.pointee.nb_chapters)
         if ctx.pointee.duration > 0 {
             // AV_TIME_BASE (microseconds).
             facts.plausibleLength = min(facts.plausibleLength, MediaTime(value: ctx.pointee.duration, timescale: 1_000_000) + MediaTime(value: 10, timescale: 1))

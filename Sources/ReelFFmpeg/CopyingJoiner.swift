@@ -20,6 +20,8 @@ final class CopyingJoiner {
     private var oggNext: [Int64?]
     /// The start of the next clip on the merged timeline.
     private(set) var offset = MediaTime.zero
+    /// The chapters of the clips appended, on the joined timeline.
+    private(set) var chapters: [Chapter] = []
     private(set) var videoPackets: Int64 = 0
 
     private let reservedIndexSize: Int?
@@ -44,7 +46,8 @@ final class CopyingJoiner {
     /// audio packets are replaced by silent ones of the same length. `meter` hears how far
     /// reading has come: `readBefore` (the earlier clips' bytes) plus the position in this one.
     func append(_ clip: ClipFacts, from input: InputFile, isFirst: Bool, silence: [SilentPacket?]?,
-                meter: ProgressMeter? = nil, readBefore: Int64 = 0) throws {
+                meter: ProgressMeter? = nil, readBefore: Int64 = 0, chapters: [Chapter] = []) throws {
+        self.chapters += input.chapters(ofClipAt: clip.zero, adding: chapters, joinedAt: offset)
         let ctx = input.context
         var position = [Int](repeating: -1, count: Int(ctx.pointee.nb_streams))
         for (i, s) in clip.streams.enumerated() { position[s.index] = i }
@@ -171,8 +174,12 @@ final class CopyingJoiner {
 
     /// Writes the index (at the front of an MP4/MOV) and closes the file.
     func finish() throws {
+        // Chapters of an MP4/MOV go into the room left after the index (see ``MP4ChapterList``).
+        let listsChapters = muxer.container.isISOBaseMedia && reservedIndexSize != nil && !chapters.isEmpty
         do {
+            if !listsChapters { try muxer.setChapters(chapters, end: offset) }
             try muxer.finish()
+            if listsChapters, try !MP4ChapterList.add(chapters, to: muxer.url) { throw IndexReservationTooSmall() }
         } catch let error as ReelError where error.averror == reel_averror(EINVAL) && reservedIndexSize != nil {
             throw IndexReservationTooSmall()
         }

@@ -128,14 +128,15 @@ enum MP4Finaliser {
     // MARK: - Finalising
 
     /// Finalises the fragmented file at `url` in place. `shift` is the time of the fragmented
-    /// timeline at which the recording starts (the lead time the edit lists take off again).
+    /// timeline at which the recording starts (the lead time the edit lists take off again);
+    /// `chapters` go into the new index as a chapter list.
     ///
     /// Throws ``CopyInstead`` (having changed nothing the file means) when the file is not laid
     /// out as ``AssetWriter`` writes it, has no reserved space or too little, or — with
     /// `copyWhenSmall` — when the unused part of the reservation would be larger than the media
     /// data, so that copying the file is both cheap and gives a smaller file. Other errors
     /// during the in-place steps leave a file that plays and that ``resume(_:fault:)`` completes.
-    static func finalise(_ url: URL, shift: MediaTime, copyWhenSmall: Bool = false,
+    static func finalise(_ url: URL, shift: MediaTime, chapters: [Chapter] = [], copyWhenSmall: Bool = false,
                          fault: Fault? = nil) throws -> Outcome {
         let file = try MP4File(url: url, writable: true)
         defer { file.close() }
@@ -146,7 +147,7 @@ enum MP4Finaliser {
             guard layout.moov.size <= 16 << 20 else { throw CopyInstead("the moov box is implausibly large") }
             var movie = try Movie(moov: try file.read(at: layout.moov.offset, count: Int(layout.moov.size)))
             try movie.readFragments(layout, from: file)
-            index = try movie.index(shift: shift)
+            index = try movie.index(shift: shift, chapters: chapters)
         } catch let error as MP4LayoutError {
             throw CopyInstead(error.reason)
         }

@@ -91,7 +91,9 @@ public enum Merger {
             if reason == nil {
                 do {
                     (duration, frames) = try remux(clips, inputs: inputs, silence: silence, to: temporary, container: container,
-                                                   reserve: indexReservation.map { $0 > 0 ? $0 : nil } ?? Self.indexReservation(for: clips, container: container),
+                                                   reserve: indexReservation.map { $0 > 0 ? $0 : nil }
+                                                       ?? Self.indexReservation(for: clips, container: container,
+                                                                                withChapters: inputs.contains { !$0.chapters.isEmpty } || clips.contains { $0.chapterCount > 0 }),
                                                    meter: meter, sizes: sizes)
                 } catch let needed as Incompatibility {
                     try? FileManager.default.removeItem(at: temporary)
@@ -180,7 +182,7 @@ public enum Merger {
                         join = try CopyingJoiner(url: url, container: container, first: clip, input: input, reservedIndexSize: reserve)
                     }
                     try join!.append(clip, from: input, isFirst: i == 0, silence: inputs[i].isMuted ? silence : nil,
-                                     meter: meter, readBefore: sizes[..<i].reduce(0, +))
+                                     meter: meter, readBefore: sizes[..<i].reduce(0, +), chapters: inputs[i].chapters)
                 }
                 try join!.finish()
                 return (join!.offset, join!.videoPackets)
@@ -201,7 +203,11 @@ public enum Merger {
     /// chunk offset and chunk table entries, all at their worst) and the headers. The unused
     /// part stays as a `free` box; it is worth it when that is a small part of the file, which
     /// is when the second pass costs most.
-    static func indexReservation(for clips: [ClipFacts], container: Container) -> Int? {
+    ///
+    /// `withChapters`: the file gets chapters, which go into the index afterwards (see
+    /// ``MP4ChapterList``): the reservation is then made whatever the file's size, with room
+    /// for the longest chapter list.
+    static func indexReservation(for clips: [ClipFacts], container: Container, withChapters: Bool = false) -> Int? {
         guard container.isISOBaseMedia else { return nil }
         var packets: Int64 = 0, bytes: Int64 = 0, headers: Int64 = 64 * 1024
         for clip in clips {
@@ -215,6 +221,7 @@ public enum Merger {
         }
         headers += clips[0].streams.reduce(0) { $0 + Int64($1.extradata.count) }
         let bound = 48 * packets + headers
+        if withChapters { return Int(bound) + MP4ChapterList.largestBox }
         return bound * 100 <= bytes ? Int(bound) : nil
     }
 
@@ -226,7 +233,8 @@ public enum Merger {
         let join = try ReencodingJoiner(url: url, container: container, clips: clips)
         do {
             for (i, clip) in clips.enumerated() {
-                try join.append(clip, from: try clip.open(), muted: inputs[i].isMuted, meter: meter, readBefore: sizes[..<i].reduce(0, +))
+                try join.append(clip, from: try clip.open(), muted: inputs[i].isMuted, meter: meter, readBefore: sizes[..<i].reduce(0, +),
+                                chapters: inputs[i].chapters)
             }
             let summary = try join.finish()
             return (join.offset, summary.videoFrames)

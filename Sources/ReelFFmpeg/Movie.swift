@@ -256,7 +256,7 @@ struct Movie {
     /// The complete `moov` box: the fragments' samples in sample tables, an edit list per track
     /// that starts the presentation at `shift` on the fragmented timeline, temporary track IDs
     /// apart from the fragments', and the old `mvex` (see ``MP4Finaliser``).
-    func index(shift: MediaTime) throws -> [UInt8] {
+    func index(shift: MediaTime, chapters: [Chapter] = []) throws -> [UInt8] {
         let firstTemporaryID = (tracks.map(\.id).max() ?? 0) + 1
         var edits: [[(duration: Int64, mediaTime: Int64)]] = []
         for track in tracks {
@@ -299,6 +299,7 @@ struct Movie {
                 try write(track, id: firstTemporaryID + UInt32(i), duration: trackDurations[i], edits: edits[i], into: &w)
             }
             for box in movieBoxes { w.append(box) }
+            if !chapters.isEmpty { w.append(MP4ChapterList.box(chapters)) }
             w.append(mvex)
         }
         return w.bytes

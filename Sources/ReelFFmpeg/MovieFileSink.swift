@@ -87,6 +87,14 @@ package final class MovieFileSink: PacketSink {
     private var audioMuxedEnd: [Int64] = []
     /// What the finished file holds.
     package private(set) var finished: Finished?
+    /// The chapters the file gets when it is finished, and where the last one ends.
+    private var chapters: (list: [Chapter], end: MediaTime) = ([], .zero)
+
+    /// Gives the file `chapters` (on its timeline), the last ending at `end`: written when it
+    /// is finished (``finish()``). A file cut off before then has none.
+    package func setChapters(_ chapters: [Chapter], end: MediaTime) {
+        self.chapters = (chapters, end)
+    }
 
     /// Creates the file (never over one that exists unless the configuration allows it; a file
     /// it replaces stays until this one holds something) and its muxer; the streams follow
@@ -230,6 +238,9 @@ package final class MovieFileSink: PacketSink {
         phase = .finished
         // Held until the file is finalised, whichever way that goes.
         defer { lock?.release() }
+        let fragmentedMP4 = configuration.fragmentInterval != nil && configuration.container.isISOBaseMedia
+        // A fragmented MP4/MOV's index is written already: finalising puts them there.
+        if !fragmentedMP4 { try muxer.setChapters(chapters.list, end: chapters.end) }
         try muxer.finish()
         // Replacing a file with a recording that has a video track but got no frame of it
         // (stopped in its first moments: a little audio at most) would lose the old file for
@@ -250,7 +261,7 @@ package final class MovieFileSink: PacketSink {
             let bytes = try AudioFileRecovery.recover(url, repair: repair, into: nil, overwrite: false)
             finalisation = .inPlace(bytesWritten: bytes)
         }
-        if configuration.fragmentInterval != nil && configuration.container.isISOBaseMedia {
+        if fragmentedMP4 {
             // FFmpeg moved the fragmented file so its earliest packet decodes at zero; move it back.
             let shift = MediaTime.zero - (muxer.earliestDecodeTime ?? .zero)
             // Finalised in place the file keeps its size; over a size limit it is copied into
@@ -259,8 +270,9 @@ package final class MovieFileSink: PacketSink {
             let fits = configuration.maximumFileSize.map { size <= $0 } ?? true
             finalisation = try AssetWriter.finalise(url, container: configuration.container, shift: shift,
                                                     inPlace: muxer.indexReservation != nil && fits,
-                                                    copyWhenSmall: configuration.indexReservation == nil,
-                                                    fault: finaliseFault)
+                                                    // A copy's index gets no chapter list: in place, then.
+                                                    copyWhenSmall: configuration.indexReservation == nil && chapters.list.isEmpty,
+                                                    fault: finaliseFault, chapters: chapters.list)
         }
         finished = Finished(url: url, finalisation: finalisation, bytes: FileIdentity.size(of: url) ?? muxer.bytesWritten,
                             videoFrames: videoFramesMuxed, videoEnd: lastMuxedIndex + 1, audioEnds: audioMuxedEnd,

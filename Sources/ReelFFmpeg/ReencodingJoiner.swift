@@ -13,6 +13,8 @@ final class ReencodingJoiner {
     /// Samples handed to each audio track so far.
     private var fed: [Int64]
     private(set) var offset = MediaTime.zero
+    /// The chapters of the clips appended, on the joined timeline.
+    private var chapters: [Chapter] = []
 
     init(url: URL, container: Container, clips: [ClipFacts]) throws {
         let first = clips[0]
@@ -51,7 +53,9 @@ final class ReencodingJoiner {
     /// Decodes `clip` and encodes it at the end of the timeline; a `muted` clip's audio is silence.
     /// `meter` hears how far reading has come: `readBefore` (the earlier clips' bytes) plus the
     /// position in this one.
-    func append(_ clip: ClipFacts, from input: InputFile, muted: Bool, meter: ProgressMeter? = nil, readBefore: Int64 = 0) throws {
+    func append(_ clip: ClipFacts, from input: InputFile, muted: Bool, meter: ProgressMeter? = nil, readBefore: Int64 = 0,
+                chapters: [Chapter] = []) throws {
+        self.chapters += input.chapters(ofClipAt: clip.zero, adding: chapters, joinedAt: offset)
         let ctx = input.context
         var position = [Int](repeating: -1, count: Int(ctx.pointee.nb_streams))
         for (i, s) in clip.streams.enumerated() { position[s.index] = i }
@@ -190,7 +194,10 @@ final class ReencodingJoiner {
 
     private var tracks: [AudioTrackFeed] = []
 
-    func finish() throws -> AssetWriter.Summary { try writer.finish() }
+    func finish() throws -> AssetWriter.Summary {
+        writer.opened?.file.setChapters(chapters, end: offset)
+        return try writer.finish()
+    }
 
     func abandon() { writer.cancelWriting() }
 }

@@ -34,7 +34,7 @@ public enum Remuxer {
     /// `meter` hears the position read in `input`.
     static func copyPackets(of input: URL, view: FileView? = nil, to output: URL, container: Container,
                             fastStart: Bool = true, overwrite: Bool = false, shift: MediaTime = .zero,
-                            meter: ProgressMeter? = nil) throws -> Copy {
+                            meter: ProgressMeter? = nil, chapters: [Chapter]? = nil) throws -> Copy {
         FFmpeg.silenceLibraryLogging()
         let reader = try InputFile(url: input, view: view)
         try checkFits(reader, into: container)
@@ -42,7 +42,7 @@ public enum Remuxer {
         let lock = muxer.takeLock()
         do {
             let (videoPackets, packets) = try copyPackets(from: reader, to: muxer, input: input, output: output, fastStart: fastStart,
-                                                          shift: shift, meter: meter)
+                                                          shift: shift, meter: meter, chapters: chapters)
             let hasVideo = av_find_best_stream(reader.context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0) >= 0
             return Copy(lock: lock, hasVideo: hasVideo, videoPackets: videoPackets, packets: packets)
         } catch {
@@ -78,7 +78,7 @@ public enum Remuxer {
     }
 
     private static func copyPackets(from reader: InputFile, to muxer: Muxer, input: URL, output: URL, fastStart: Bool,
-                                    shift: MediaTime, meter: ProgressMeter?) throws -> (video: Int64, all: Int64) {
+                                    shift: MediaTime, meter: ProgressMeter?, chapters: [Chapter]?) throws -> (video: Int64, all: Int64) {
         let ctx = reader.context
         var mapping = [Int](repeating: -1, count: Int(ctx.pointee.nb_streams))
         var inputTimeBases: [AVRational] = []
@@ -101,9 +101,14 @@ public enum Remuxer {
         var held: [Int: Packet] = [:]
         var seen = Set<Int>()
         var videoPackets: Int64 = 0, packets: Int64 = 0
+        // Where the last packet ends: where the last chapter does.
+        var end = MediaTime.zero
         func write(_ p: UnsafeMutablePointer<AVPacket>) throws {
             let index = Int(p.pointee.stream_index)
             let isVideo = muxer.isVideo(stream: index)
+            if p.pointee.pts != FFmpeg.noPTS {
+                end = max(end, MediaTime(ticks: p.pointee.pts + max(0, p.pointee.duration), muxer.timeBase(ofStream: index)))
+            }
             try muxer.write(demuxed: p, stream: index)
             packets += 1
             if isVideo { videoPackets += 1 }
@@ -160,6 +165,8 @@ public enum Remuxer {
             try write(first.pointer)
             held[key] = nil
         }
+        // The chapters given, else the input's own (on the copy's timeline).
+        try muxer.setChapters(chapters ?? reader.chapters(from: shift), end: end)
         try muxer.finish()
         return (videoPackets, packets)
     }

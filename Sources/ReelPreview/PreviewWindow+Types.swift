@@ -97,6 +97,8 @@ extension PreviewWindow {
         case swap
         /// `f`: the next filter.
         case filter
+        /// `m`: a chapter marker.
+        case marker
         /// `z`: zoom in.
         case zoomIn
         /// `Z` (shift-z): zoom out.

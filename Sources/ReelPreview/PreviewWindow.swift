@@ -439,6 +439,7 @@ public final class PreviewWindow: CaptureOutput {
                 case Int(SDLK_RETURN.rawValue), Int(SDLK_KP_ENTER.rawValue), Int(SDLK_q.rawValue), Int(SDLK_ESCAPE.rawValue): key = .stop
                 case Int(SDLK_s.rawValue): key = .swap
                 case Int(SDLK_f.rawValue): key = .filter
+                case Int(SDLK_m.rawValue): key = .marker
                 case Int(SDLK_z.rawValue): key = shift ? .zoomOut : .zoomIn
                 default: break
                 }

@@ -213,3 +213,19 @@ public enum MediaProbe {
         return onsets
     }
 }
+
+extension MediaProbe {
+    /// The chapters ffprobe lists in `url`: start (seconds) and title, in order.
+    public static func chapters(_ url: URL) throws -> [(start: Double, title: String)] {
+        let result = try Subprocess.run(["ffprobe", "-v", "error", "-print_format", "json", "-show_chapters", url.path])
+        guard result.status == 0 else { throw ProbeError(description: "ffprobe failed on \(url.path): \(result.stderr)") }
+        guard let json = try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any] else {
+            throw ProbeError(description: "ffprobe gave no chapters for \(url.path)")
+        }
+        return (json["chapters"] as? [[String: Any]] ?? []).map { chapter in
+            let start = (chapter["start_time"] as? String).flatMap(Double.init) ?? -1
+            let title = (chapter["tags"] as? [String: Any])?["title"] as? String ?? ""
+            return (start, title)
+        }
+    }
+}

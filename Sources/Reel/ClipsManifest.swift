@@ -1,0 +1,99 @@
+import Foundation
+import ReelFFmpeg
+import ReelSystem
+
+/// What a clips folder's manifest says: the file the clips are for and the clips in order.
+struct ClipsManifest: Codable, Sendable, Hashable {
+    enum Phase: String, Codable, Sendable {
+        /// A recorder is writing the clips, or was until it was cut off.
+        case recording
+        /// The clips are complete but were not merged.
+        case stopped
+        /// The recorder is merging the complete clips into the target (a file there written
+        /// after the manifest, holding every frame of the clips, is their merge).
+        case merging
+        /// The clips were merged into the target.
+        case merged
+    }
+
+    struct Entry: Codable, Sendable, Hashable {
+        /// The clip's file name inside the folder.
+        var file: String
+        var muted: Bool
+        /// Whether the recorder finished the clip (else it may be cut off, or empty).
+        var finished: Bool
+        var frames: Int64?
+        var duration: Double?
+        /// The chapter markers in the clip: microseconds from its start, and titles (absent in
+        /// manifests of recorders before markers, and in clips without any).
+        var chapters: [ChapterEntry]?
+    }
+
+    /// A chapter marker of a clip, as the manifest keeps it.
+    struct ChapterEntry: Codable, Sendable, Hashable {
+        var microseconds: Int64
+        var title: String
+
+        init(_ chapter: Chapter) {
+            microseconds = chapter.start.convertedValue(to: 1_000_000)
+            title = chapter.title
+        }
+
+        var chapter: Chapter { Chapter(start: MediaTime(value: microseconds, timescale: 1_000_000), title: title) }
+    }
+
+    var format = "reel-clips"
+    var version = 1
+    /// The file the clips merge into (a path).
+    var target: String
+    var state: Phase
+    /// Whether the recording asked to keep the clips after merging them.
+    var keepsClips: Bool
+    var clips: [Entry]
+
+    init(target: String, state: Phase, keepsClips: Bool, clips: [Entry]) {
+        self.target = target
+        self.state = state
+        self.keepsClips = keepsClips
+        self.clips = clips
+    }
+
+    func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        do { return try encoder.encode(self) + Data("\n".utf8) } catch {
+            throw ReelError(.ioFailure, "cannot write the clips manifest: \(error)")
+        }
+    }
+
+    /// Reads the manifest in `folder`, or `nil` if there is none.
+    static func read(in folder: URL) throws -> ClipsManifest? {
+        let url = folder.appendingPathComponent(RecordingSession.manifestName)
+        guard let data = FileManager.default.contents(atPath: url.path) else { return nil }
+        do {
+            let manifest = try JSONDecoder().decode(ClipsManifest.self, from: data)
+            // Only clip files of this folder: a manifest never leads outside it.
+            guard manifest.format == "reel-clips", manifest.clips.allSatisfy({ RecordingSession.isClipName($0.file) }) else {
+                throw ReelError(.invalidMedia, "not a clips manifest")
+            }
+            return manifest
+        } catch {
+            throw ReelError(.invalidMedia, "\(url.path) is damaged", hint: "merge the clips with reel merge")
+        }
+    }
+
+    /// Writes the manifest into `folder` under a new name, then renames it over the old one.
+    func write(into folder: URL) throws {
+        let url = folder.appendingPathComponent(RecordingSession.manifestName)
+        let temporary = folder.appendingPathComponent(".\(RecordingSession.manifestName).\(getpid()).new")
+        let data = try encoded()
+        guard FileManager.default.createFile(atPath: temporary.path, contents: data) else {
+            throw RecordingSession.folderError(errno, folder)
+        }
+        if rename(temporary.path, url.path) != 0 {
+            let e = errno
+            unlink(temporary.path)
+            throw Syscall.fileError(e, at: url, action: "update")
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import ReelFFmpeg
+
+/// Controls from the API while recording: pauses and resumes (now or scheduled on the session
+/// timeline) and chapter markers, handed to the recorder's thread in order with the samples.
+extension Recorder {
+    /// Pauses the recording at the next frame: that frame and the audio from the same instant
+    /// on are left out until ``record()``. In clip mode this ends the current clip. Throws
+    /// `.notRunning` when not recording; pausing twice is a no-op.
+    public func pause() throws {
+        try control(pause: true)
+    }
+
+    /// Resumes a paused recording at the next frame (in clip mode: starts the next clip).
+    /// Throws `.notRunning` when not recording; resuming while recording is a no-op.
+    public func record() throws {
+        try control(pause: false)
+    }
+
+    /// Pauses if recording, resumes if paused.
+    public func togglePause() throws {
+        try control(pause: !isPaused)
+    }
+
+    /// Schedules a pause at `time` on the session timeline (the samples' presentation times):
+    /// the recording pauses at the first frame slot at or after it. Pauses and resumes may be
+    /// scheduled before the session starts (for scripted recordings and tests) and must come
+    /// in time order.
+    public func pause(at time: MediaTime) {
+        state.withLock { state in
+            state.machine.schedule(pause: true, at: time)
+            pendingControls.add(1, ordering: .releasing)
+        }
+    }
+
+    /// Schedules a resume at `time` on the session timeline (see ``pause(at:)``).
+    public func record(at time: MediaTime) {
+        state.withLock { state in
+            state.machine.schedule(pause: false, at: time)
+            pendingControls.add(1, ordering: .releasing)
+        }
+    }
+
+    private func control(pause: Bool) throws {
+        try state.withLock { state in
+            let now = state.clock.map { $0.now() - state.origin } ?? .zero
+            if try state.machine.request(pause: pause, at: now) {
+                pendingControls.add(1, ordering: .releasing)
+                // The take ends now, though its clip is finished a moment later: an undo until
+                // then must remove this take, not the one before.
+                if pause, state.settings.pauseMode == .clips { state.session?.takeEnded() }
+            }
+        }
+    }
+
+    /// The pause and resume requests waiting, taken from the state machine (none without a
+    /// look under the lock when there are none).
+    func takeControls() -> [RecorderPipeline.Control] {
+        guard pendingControls.load(ordering: .acquiring) > 0 else { return [] }
+        return state.withLock { s -> [RecorderPipeline.Control] in
+            let c = s.machine.takeControls()
+            pendingControls.subtract(c.count, ordering: .relaxed)
+            return c
+        }
+    }
+
+    // MARK: Chapter markers
+
+    /// Puts a chapter marker at this moment of the recording, titled `title` ("Chapter N" if
+    /// `nil` or empty): the file gets a chapter there when it is finished (MP4/MOV: a chapter
+    /// list; MKV: Matroska chapters). A marker while paused lands where the recording resumes.
+    /// In clip mode it goes into the clip it falls in, survives the merge and a recovery of
+    /// the clips (``RecordingSession/recover(folder:to:overwrite:progress:)``); a single file
+    /// cut off before it is finished has none. A recorder that writes no file keeps none.
+    /// ``RecordingEvent/markerAdded(_:)`` says where it was placed. Throws `.notRunning` when
+    /// not recording.
+    public func addMarker(_ title: String? = nil) throws {
+        try state.withLock { state in
+            guard state.machine.isRecording, let clock = state.clock else {
+                throw ReelError(.notRunning, "there is no recording to mark", hint: "start recording first")
+            }
+            state.markers.add(title, at: clock.now() - state.origin)
+            markersWaiting.add(1, ordering: .releasing)
+        }
+    }
+
+    /// Schedules a chapter marker at `time` on the session timeline (the samples' presentation
+    /// times), as ``pause(at:)`` schedules a pause; see ``addMarker(_:)``.
+    public func addMarker(_ title: String? = nil, at time: MediaTime) {
+        state.withLock { state in
+            state.markers.add(title, at: time)
+            markersWaiting.add(1, ordering: .releasing)
+        }
+    }
+
+    /// The markers at or before session time `time` (all with `nil`), in time order; their
+    /// `start` is the session time (none without a look under the lock when there are none).
+    func takeMarkers(upTo time: MediaTime?) -> [Chapter] {
+        guard markersWaiting.load(ordering: .acquiring) > 0 else { return [] }
+        return state.withLock { s in
+            let due = s.markers.take(upTo: time)
+            markersWaiting.subtract(due.count, ordering: .relaxed)
+            return due
+        }
+    }
+}
+
+/// Chapter markers asked for and not yet placed on the recording's timeline, at their session
+/// times, titled in the order they were asked for.
+struct PendingMarkers {
+    private var waiting: [Chapter] = []
+    private var count = 0
+
+    mutating func add(_ title: String?, at time: MediaTime) {
+        count += 1
+        let given = title?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        waiting.append(Chapter(start: time, title: given.isEmpty ? Chapter.defaultTitle(number: count) : given))
+    }
+
+    /// Takes those at or before `time` (all with `nil`), in time order.
+    mutating func take(upTo time: MediaTime?) -> [Chapter] {
+        let due = waiting.filter { time == nil || $0.start <= time! }.sorted { $0.start < $1.start }
+        waiting.removeAll { time == nil || $0.start <= time! }
+        return due
+    }
+}

@@ -1,0 +1,20 @@
+/// A chapter of a recorded file: where it begins on the file's timeline and its title.
+///
+/// Recorders put one at each marker (`Recorder.addMarker(_:)`): MP4 and MOV files carry them
+/// as a chapter list (`chpl`), MKV files as Matroska chapters; players list them, and
+/// `ffprobe -show_chapters` prints them.
+public struct Chapter: Sendable, Hashable {
+    /// Where the chapter begins, from the start of the file (recorded time: pauses left out).
+    public var start: MediaTime
+    /// The chapter's title.
+    public var title: String
+
+    /// A chapter beginning at `start`, titled `title`.
+    public init(start: MediaTime, title: String) {
+        self.start = start
+        self.title = title
+    }
+
+    /// The title of the `number`th marker (from 1) when none was given: "Chapter 3".
+    public static func defaultTitle(number: Int) -> String { "Chapter \(number)" }
+}

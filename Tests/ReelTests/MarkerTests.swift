@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+@testable import Reel
+import ReelTestSupport
+
+/// Chapter markers on a stepped manual clock: scheduled on the session timeline around pauses,
+/// they must come out of ffprobe as chapters at the recorded times (pauses taken out), in a
+/// single file, in clips merged at the stop, after a recovery of the clips, and after a merge.
+@Suite struct MarkerTests {
+    /// Recorded 0–1, 1.2–2.2, 2.4–3.4 s of the session, then stopped at 3 s recorded.
+    static let intervals: [(Double, Double)] = [(0, 1), (1.2, 2.2), (2.4, 3.4)]
+    /// Markers at these session times; the third falls in the second pause.
+    static let markers: [(Double, String?)] = [(0.5, "intro"), (1.5, nil), (2.3, "über den Fluß"), (3.0, nil)]
+    /// Where they land on the recorded timeline: 0.5; 1.0 + 0.3; the pause at 2.0; 2.0 + 0.6.
+    static let expected: [(Double, String)] = [(0.5, "intro"), (1.3, "Chapter 2"), (2.0, "über den Fluß"), (2.6, "Chapter 4")]
+
+    func record(_ mode: Recorder.PauseMode, ext: String, in dir: TemporaryDirectory,
+                merges: Bool = true) async throws -> (URL, Recorder, [Chapter]) {
+        let url = dir.url.appendingPathComponent("marked.\(ext)")
+        let session = CaptureSession(clock: ManualClock())
+        try session.addInput(TestPatternSource(size: PixelSize(width: 160, height: 120)))
+        try session.addInput(ToneSource())
+        var settings = Recorder.Settings(pauseMode: mode)
+        settings.video.preset = "ultrafast"
+        settings.mergesClipsAtEnd = merges
+        let recorder = Recorder(url: url, settings: settings)
+        for (i, (start, end)) in Self.intervals.enumerated() {
+            if i > 0 { recorder.record(at: MediaTime(seconds: start)) }
+            recorder.pause(at: MediaTime(seconds: end))
+        }
+        recorder.record(at: MediaTime(seconds: 5))
+        recorder.maxRecordedDuration = MediaTime(seconds: 3)
+        for (time, title) in Self.markers { recorder.addMarker(title, at: MediaTime(seconds: time)) }
+        let events = Task { () -> [Chapter] in
+            var placed: [Chapter] = []
+            for await event in recorder.events { if case .markerAdded(let chapter) = event { placed.append(chapter) } }
+            return placed
+        }
+        try session.addOutput(recorder)
+        try await session.start()
+        _ = try await recorder.result()
+        await session.stop()
+        return (url, recorder, await events.value)
+    }
+
+    func expectChapters(in url: URL, _ expected: [(Double, String)], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let chapters = try MediaProbe.chapters(url)
+        #expect(chapters.map(\.title) == expected.map(\.1), sourceLocation: sourceLocation)
+        for (found, wanted) in zip(chapters, expected) {
+            #expect(abs(found.start - wanted.0) <= 1.0 / 30 + 0.0005, "\(found.title) at \(found.start), expected \(wanted.0)",
+                    sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test(arguments: [("mp4", Recorder.PauseMode.singleFile), ("mov", .singleFile), ("mkv", .singleFile), ("mp4", .clips), ("mkv", .clips)])
+    func markersBecomeChaptersAtTheirRecordedTimes(ext: String, mode: Recorder.PauseMode) async throws {
+        let dir = try TemporaryDirectory()
+        let (url, _, placed) = try await record(mode, ext: ext, in: dir)
+        try expectChapters(in: url, Self.expected)
+        #expect(placed.map(\.title) == Self.expected.map(\.1), "each marker is said as it is placed")
+        // The file's streams are only the recording's: no chapter text track.
+        #expect(try MediaProbe.probe(url).streams.count == 2)
+    }
+
+    @Test func markersOfClipsSurviveInTheManifestForARecovery() async throws {
+        let dir = try TemporaryDirectory()
+        let (url, recorder, _) = try await record(.clips, ext: "mp4", in: dir, merges: false)
+        let folder = try #require(recorder.clipsFolder)
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        let output = dir.url.appendingPathComponent("recovered.mp4")
+        _ = try RecordingSession.recover(folder: folder, to: output)
+        try expectChapters(in: output, Self.expected)
+    }
+
+    @Test(arguments: ["mp4", "mkv"])
+    func aMergeKeepsEachFilesChaptersWhereTheFileBegins(ext: String) async throws {
+        let dir = try TemporaryDirectory()
+        let (url, _, _) = try await record(.singleFile, ext: ext, in: dir)
+        let merged = dir.url.appendingPathComponent("twice.\(ext)")
+        _ = try Merger.merge([MergeInput(url: url), MergeInput(url: url, chapters: [Chapter(start: MediaTime(seconds: 1), title: "added")])],
+                             to: merged)
+        let second = (Self.expected.map { ($0.0 + 3, $0.1) } + [(4.0, "added")]).sorted { $0.0 < $1.0 }
+        try expectChapters(in: merged, Self.expected + second)
+        #expect(try MediaProbe.probe(merged).streams.count == 2, "no chapter text track")
+    }
+
+    @Test func aMarkerNeedsARecording() throws {
+        let recorder = Recorder(url: URL(fileURLWithPath: "/tmp/never.mp4"))
+        #expect(throws: ReelError.self) { try recorder.addMarker("too early") }
+    }
+}
