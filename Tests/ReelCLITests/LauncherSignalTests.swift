@@ -22,8 +22,10 @@ import ReelTestSupport
         return launcher
     }
 
-    /// Each signal reel answers, sent 0.5 to 30 ms after the launcher was started: none ends
-    /// reel by its default action. A stop stops (a finalised file, or none and a message when
+    /// Each signal reel answers, sent 0.5 to 30 ms after the launcher blocked the stop signals
+    /// (its first statement; a signal before that does what it does by default, as for any
+    /// program that has not run yet, and a loaded machine can take a millisecond to get there):
+    /// none ends reel by its default action. A stop stops (a finalised file, or none and a message when
     /// it came before the recording started), USR2 is ignored with a note, USR1 is ignored with
     /// a note or pauses.
     @Test func aSignalWhileReelLoadsIsAnswered() throws {
@@ -39,6 +41,7 @@ import ReelTestSupport
                 // Started as a shell starts it: signals unblocked, at their default action.
                 let process = try ShellSpawnedProcess(launcher, arguments: ["record", "--test-pattern", "--size", "160x120", "--preset", "ultrafast",
                                                                             "--duration", "1", "-o", url.path], stderr: stderr)
+                try #require(Self.waitUntilBlocking(signo, pid: process.pid), "\(label): the launcher never blocked the signal")
                 usleep(useconds_t(delay * 1000))
                 process.send(signo)
                 // A USR1 that paused before the first frame holds the recording: stop it then.
@@ -55,6 +58,20 @@ import ReelTestSupport
                 if signo == SIGUSR2 { #expect(said.contains("SIGUSR2 ignored"), "\(label): \(said)") }
             }
         }
+    }
+
+    /// Waits (at most 5 s) until process `pid` blocks `signo`, as the launcher's first statement
+    /// does and reel keeps it until its handlers are in place; true when it does.
+    static func waitUntilBlocking(_ signo: Int32, pid: pid_t) -> Bool {
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return false }
+            if let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigBlk:") }),
+               let mask = UInt64(line.dropFirst("SigBlk:".count).trimmingCharacters(in: .whitespaces), radix: 16),
+               mask & (1 << UInt64(signo - 1)) != 0 { return true }
+            usleep(50)
+        }
+        return false
     }
 
     /// Without the real reel beside it, the launcher says what is missing.
