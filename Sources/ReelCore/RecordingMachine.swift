@@ -91,10 +91,17 @@ package struct RecordingMachine: Sendable {
     private var heldRepeat: (frame: VideoFrame, interval: Int, at: MediaTime, slot: Int64)?
     /// The slot of the last frame given to encode.
     private var lastSlot: Int64 = -1
+    /// The picture last given to encode, and the intervals a picture was given in: an interval
+    /// that sound began but whose frames were all lost (a source or a recorder that fell
+    /// behind) is given this picture at its first slot, so that its clip has a picture and
+    /// its sound is kept, and the slots are counted as lost.
+    private var lastGiven: VideoFrame?
+    private var intervalsWithPicture = Set<Int>()
     /// The intervals whose pause has been said to be reached (all before this index), and
     /// those said to have begun (recorded into: an interval nothing fell into has no clip).
     private var pausesReached = 0
     private var begunIntervals = Set<Int>()
+    private var pausesSaid = Set<Int>()
     /// The recording ended at its size: audio held for the video is left out.
     private var endedBySize = false
 
@@ -211,6 +218,8 @@ package struct RecordingMachine: Sendable {
     /// Gives `frame` to encode at grid slot `slot` of interval `interval`.
     private mutating func give(_ frame: VideoFrame, interval: Int, slot: Int64, into actions: inout [Action]) {
         lastSlot = slot
+        lastGiven = frame
+        intervalsWithPicture.insert(interval)
         actions.append(.video(frame, at: configuration.frameRate.time(ofFrame: slot)))
         noteWritten(frame.sequenceNumber, slot: slot)
     }
@@ -229,13 +238,20 @@ package struct RecordingMachine: Sendable {
         guard ended > pausesReached else { return }
         writeHeldRepeat(into: &actions)
         while pausesReached < ended {
-            let interval = timeline.intervals[pausesReached]
             // Only intervals that began (were recorded into) have anything to put away.
-            if begunIntervals.contains(pausesReached) {
-                actions.append(.pauseReached(interval: pausesReached, at: interval.offset + (interval.duration ?? .zero)))
-            }
+            if begunIntervals.contains(pausesReached) { sayPauseReached(interval: pausesReached, into: &actions) }
             pausesReached += 1
         }
+    }
+
+    /// Says once that the pause ending interval `index` has been reached (the interval began
+    /// and ended), giving it a picture first if none of its frames came.
+    private mutating func sayPauseReached(interval index: Int, into actions: inout [Action]) {
+        guard !pausesSaid.contains(index) else { return }
+        pausesSaid.insert(index)
+        let interval = timeline.intervals[index]
+        fillWithoutPicture(interval: index, into: &actions)
+        actions.append(.pauseReached(interval: index, at: interval.offset + (interval.duration ?? .zero)))
     }
 
     /// Whether the frame mode leaves `frame` out: a picture that repeats the one last written
@@ -252,6 +268,20 @@ package struct RecordingMachine: Sendable {
             return (recorded - last.recorded).seconds < FrameMode.longestVariableGap - configuration.frameRate.frameDuration.seconds / 2
         }
         return true
+    }
+
+    /// Interval `index` began (its sound came) but no frame of it did: the picture given last
+    /// is given again at its first slot (its clip then has a picture, and its sound is kept),
+    /// and that slot is counted as lost (the slots after it are, when the next frame or the
+    /// end comes: see ``countGap(before:interval:slot:)``).
+    private mutating func fillWithoutPicture(interval index: Int, into actions: inout [Action]) {
+        guard configuration.hasVideo, !intervalsWithPicture.contains(index), let frame = lastGiven else { return }
+        let slot = configuration.frameRate.frameIndex(at: timeline.intervals[index].offset, rounding: .nearest)
+        guard slot > lastSlot else { return }
+        if let last = lastWritten, slot - last.slot - 1 > 0 { droppedFrames += slot - last.slot - 1 }
+        droppedFrames += 1
+        give(frame, interval: index, slot: slot, into: &actions)
+        lastWritten = (index, frame.sequenceNumber, slot)
     }
 
     /// Gives the repeated picture held back, where its interval or the recording ends.
@@ -323,15 +353,20 @@ package struct RecordingMachine: Sendable {
             var slice = (from == 0 && to == buffer.frameCount) ? buffer : buffer.slice(frames: from..<to)
             slice.presentationTime = recordedStart
             actions.append(.audio(slice, input: input))
+            // Sound of an interval whose pause the video passed before anything of it came
+            // (its frames were lost): its pause is said now that it has begun.
+            if configuration.hasVideo, piece.interval < pausesReached { sayPauseReached(interval: piece.interval, into: &actions) }
         }
     }
 
     /// Counts the frames missing before `frame`: those its source numbered but that never
     /// reached the file (dropped by the source, by a full queue) and whose slots are empty. A
     /// source faster than the recording (two frames to a slot) or slower (empty slots, no
-    /// numbers missing) loses nothing; pauses start the count again.
+    /// numbers missing) loses nothing. The slots run on across pauses (they are the recorded
+    /// timeline's), so frames lost at a resume, or a whole interval's, count too; the frames
+    /// of a pause, numbered but not recorded, have no slot and do not.
     private mutating func countGap(before frame: VideoFrame, interval: Int, slot: Int64) {
-        if let last = lastWritten, last.interval == interval {
+        if let last = lastWritten {
             let missing = min(frame.sequenceNumber - last.sequence - 1, slot - last.slot - 1)
             if missing > 0 { droppedFrames += missing }
         }
@@ -365,9 +400,15 @@ package struct RecordingMachine: Sendable {
         if !timeline.hasBegun, !pendingAudio.isEmpty { beginWithPendingAudio(applyControls: { _ in }, into: &actions) }
         while !heldAudio.isEmpty { releaseFirstHeldAudio(into: &actions) }
         writeHeldRepeat(into: &actions)
-        if configuration.hasVideo, video != .sourceGone, let last = lastWritten, last.interval == timeline.intervals.count - 1,
-           timeline.intervals[last.interval].end == nil {
-            let end = configuration.frameRate.frameIndex(at: recordedDuration, rounding: .nearest)
+        // The last interval, if sound began it and no frame reached it: it lasts as long as
+        // its sound, and its slots after the picture given it are lost too.
+        var reach = recordedDuration
+        if let last = timeline.intervals.indices.last, begunIntervals.contains(last), !intervalsWithPicture.contains(last) {
+            fillWithoutPicture(interval: last, into: &actions)
+            reach = max(reach, soundRecorded)
+        }
+        if configuration.hasVideo, video != .sourceGone, let last = lastWritten {
+            let end = configuration.frameRate.frameIndex(at: reach, rounding: .nearest)
             if end - last.slot - 1 > 0 { droppedFrames += end - last.slot - 1 }
         }
         return actions

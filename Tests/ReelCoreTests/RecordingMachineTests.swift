@@ -72,13 +72,67 @@ import Testing
         #expect(m.droppedFrames == 0)
     }
 
-    /// Frames a source numbered but that never came are counted as dropped; a pause starts the
-    /// count again.
+    /// Frames a source numbered but that never came are counted as dropped.
     @Test func framesMissingBetweenThoseWrittenAreCounted() throws {
         var m = Self.machine(audio: false)
         for n: Int64 in [0, 1, 2, 5, 6, 9] { _ = m.take(try Self.frame(n), keyframeDue: { _ in false }) }
         #expect(m.droppedFrames == 4)
         #expect(m.writtenRuns().map(\.count) == [3, 2, 1])
+    }
+
+    /// Frames lost right after a resume (a recorder that fell behind) are counted as dropped,
+    /// though the frame before them was written before the pause; the frames of the pause,
+    /// numbered but not recorded, are not.
+    @Test func framesLostAtAResumeAreCounted() throws {
+        var m = Self.machine(audio: false)
+        _ = m.pause(at: Self.rate.time(ofFrame: 10))
+        _ = m.resume(at: Self.rate.time(ofFrame: 40))
+        // 0–9 written, 10–39 paused, 40–44 lost, 45–49 written.
+        for n in Array(Int64(0)..<40) + Array(Int64(45)..<50) { _ = m.take(try Self.frame(n), keyframeDue: { _ in false }) }
+        #expect(m.droppedFrames == 5)
+        let actions = m.finish(keyframeDue: { _ in false })
+        #expect(actions.isEmpty)
+        #expect(m.droppedFrames == 5, "the recording ends at its last frame")
+    }
+
+    /// An interval that its sound began but whose frames were all lost (in clip mode, a clip
+    /// that would have had no picture and been dropped with its sound) is given the picture
+    /// written last at its first slot, before its pause is said reached; its slots count as
+    /// lost, and its sound is given.
+    @Test func anIntervalWhoseFramesWereAllLostKeepsItsSoundAndAPicture() throws {
+        var m = Self.machine()
+        var said: [String] = []
+        for n in Int64(0)..<10 { said += Self.describe(m.take(try Self.frame(n), keyframeDue: { _ in false })) }
+        _ = m.pause(at: Self.rate.time(ofFrame: 10))
+        _ = m.resume(at: Self.rate.time(ofFrame: 40))
+        _ = m.pause(at: Self.rate.time(ofFrame: 49))
+        _ = m.resume(at: Self.rate.time(ofFrame: 70))
+        // Frames 10–39 paused; 40–48 (the second interval) lost; then its sound, late; then 70 on.
+        said += Self.describe(m.take(try Self.frame(69), keyframeDue: { _ in false }))
+        said += Self.describe(m.take(Self.audio(from: 40.0 / 30, frames: 14_400), keyframeDue: { _ in false }))
+        for n in Int64(70)..<75 { said += Self.describe(m.take(try Self.frame(n), keyframeDue: { _ in false })) }
+        let begin1 = try #require(said.firstIndex(of: "begin1@0.333"), "\(said)")
+        let filler = try #require(said.firstIndex(of: "v0.333"), "the last picture at the interval's first slot: \(said)")
+        let pause1 = try #require(said.firstIndex(of: "pause1@0.633"), "\(said)")
+        #expect(begin1 < filler && filler < pause1)
+        #expect(said.contains("a0.333+0.300"), "the interval's sound: \(said)")
+        #expect(said.filter { $0.hasPrefix("v") }.count == 10 + 1 + 5)
+        #expect(m.droppedFrames == 9, "the interval's nine slots")
+    }
+
+    /// A stop in an interval that sound began and no frame reached gives it the last picture
+    /// too, and counts its slots as lost.
+    @Test func aStopInAnIntervalWithoutFramesGivesItAPicture() throws {
+        var m = Self.machine()
+        for n in Int64(0)..<10 { _ = m.take(try Self.frame(n), keyframeDue: { _ in false }) }
+        _ = m.pause(at: Self.rate.time(ofFrame: 10))
+        _ = m.resume(at: Self.rate.time(ofFrame: 40))
+        // Frames 10–39 paused, 40–49 lost; sound of 40–49 comes.
+        let sound = Self.describe(m.take(Self.audio(from: 40.0 / 30, frames: 16_000), keyframeDue: { _ in false }))
+        #expect(sound.contains("begin1@0.333"), "\(sound)")
+        let end = Self.describe(m.finish(keyframeDue: { _ in false }))
+        #expect(end == ["v0.333"], "\(end)")
+        #expect(m.droppedFrames == 10, "\(m.droppedFrames)")
     }
 
     /// At the duration limit no frame and no sound past it is given, and the machine says the
