@@ -91,8 +91,8 @@ extension RecordingSession {
     /// ones silent, into `output` — by default the file the manifest names (for a folder
     /// without a manifest, `NAME.clips` gives `NAME.EXT` beside it).
     ///
-    /// The file the manifest names is never replaced: if it exists, the merge is refused and
-    /// the clips stay. An `output` given here is replaced only with `overwrite`. Once the merged
+    /// The file written (`output`, or the file the manifest names) is replaced only with
+    /// `overwrite`: without it, if the file exists the merge is refused and the clips stay. Once the merged
     /// file is complete it is read back; only if it holds every frame of the clips are their
     /// files removed (and the manifest, and the folder if then empty), unless the recording
     /// asked to keep them.
@@ -160,8 +160,7 @@ extension RecordingSession {
             let file = URL(fileURLWithPath: String(name.dropLast(6))).appendingPathExtension(ext).lastPathComponent
             target = (output ?? folder.deletingLastPathComponent()).appendingPathComponent(file)
         }
-        let replaces = output != nil && overwrite
-        if !replaces && FileManager.default.fileExists(atPath: target.path) {
+        if !overwrite && FileManager.default.fileExists(atPath: target.path) {
             throw ReelError(.fileExists, "\(target.path) already exists, so the clips in \(folder.path) were not merged into it",
                             hint: "they stay there; merge them into another file: reel recover \(Shell.quoted(folder.path)) -o FILE|FOLDER")
         }
@@ -212,7 +211,7 @@ extension RecordingSession {
             throw ReelError(.nothingRecorded, "none of the clips in \(folder.path) holds anything",
                             hint: "the recording was cut off before its first clip held anything")
         }
-        let merged = try Merger.merge(inputs, to: target, options: MergeOptions(overwrite: replaces), progress: progress)
+        let merged = try Merger.merge(inputs, to: target, options: MergeOptions(overwrite: overwrite), progress: progress)
         // Read back what is on disk before anything is removed.
         let check = try PacketCount.count(target)
         guard check.videoPackets == frames, !hasAudio || check.audioPackets > 0 else {

@@ -8,7 +8,7 @@ struct RecoverCommand {
     static let specs: [OptionSpec] = [
         OptionSpec("output", short: "o", value: .required, placeholder: "FILE|FOLDER", completion: .file,
                    help: "write the finalised file here (default: in place); a folder takes any number of files"),
-        OptionSpec("overwrite", help: "replace the -o file if it exists"),
+        OptionSpec("overwrite", help: "replace the file it writes (the -o file, or the one the clips were recorded for) if it exists"),
         OptionSpec("json", help: "print progress and each result as JSON lines on standard output"),
         OptionSpec("help", short: "h", help: "show this help"),
     ]
@@ -95,7 +95,7 @@ struct RecoverCommand {
             if let folder = RecordingSession.clipsFolder(toRecover: url) {
                 // A clip-mode recording cut off before its clips were merged.
                 let file = folder == url ? output : output ?? url
-                if let recovered = recoverClips(in: folder, to: file, overwrite: output != nil && args.has("overwrite"), json: json) {
+                if let recovered = recoverClips(in: folder, to: file, overwrite: args.has("overwrite"), json: json) {
                     if let identity = FileIdentity(recovered) { written.append((identity, path)) }
                 } else {
                     status = 1

@@ -115,6 +115,24 @@ import ReelTestSupport
         #expect(!FileManager.default.fileExists(atPath: folder.path), "the clips go once the merged file holds them")
     }
 
+    /// The clips of a killed recording whose file name is taken by then: `reel recover FOLDER`
+    /// leaves the file alone and says so; with `--overwrite` (no `-o`) it replaces the file the
+    /// clips were recorded for, as asked.
+    @Test func recoveringClipsOverAnExistingFileNeedsOverwrite() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("taken.mp4")
+        let folder = dir.url.appendingPathComponent("taken.clips")
+        _ = try await recordTwoClipsAndCut(url, in: dir.url, ending: [SIGKILL])
+        try Data("keep".utf8).write(to: url)
+        let refused = try ReelBinary.run(["recover", folder.path])
+        #expect(refused.status == 1 && refused.stderr.contains("already exists"), "\(refused.stderr)")
+        #expect(try Data(contentsOf: url) == Data("keep".utf8), "the file is untouched")
+        let replaced = try ReelBinary.run(["recover", folder.path, "--overwrite"])
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        try expectRuns(url, 2)
+        #expect(!FileManager.default.fileExists(atPath: folder.path), "the clips go once the merged file holds them")
+    }
+
     @Test func abortedClipRecordingSaysWhereItIs() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("abort.mp4")
