@@ -333,7 +333,9 @@ struct RecordCommand {
             }
             preview.show(.init(state: options.startsPaused ? .idle : .recording, elapsed: .zero, maxDuration: options.maxDuration))
         }
-        let keys = KeyControls(recorder: recorder, compositor: compositor, console: console, interactive: console.isTerminal && !options.json,
+        let keys = KeyControls(recorder: recorder, compositor: compositor, console: console, // With --json the keys still work when typed on a terminal (its output is for
+                               // programs; KeyControls reads keys only from a terminal on standard input).
+                               interactive: options.json || console.isTerminal,
                                saveReplay: saveReplay, cycleFilter: cycleFilter) {
             signals.requestStop()
         }

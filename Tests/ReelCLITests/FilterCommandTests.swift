@@ -88,39 +88,13 @@ import ReelTestSupport
         }
     }
 
-    static let terminalDriver = """
-    import json, os, pty, re, select, sys, time
-    reel, path = sys.argv[1], sys.argv[2]
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execv(reel, [reel, "record", "--camera=test:red", "--size", "320x240", "--preset", "ultrafast", "-o", path])
-    out = b""
-    def read_until(pattern, seconds=60):
-        global out
-        end = time.time() + seconds
-        while time.time() < end:
-            ready, _, _ = select.select([fd], [], [], 0.2)
-            if not ready:
-                continue
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                return False
-            if not chunk:
-                return False
-            out += chunk
-            if re.search(pattern, out):
-                return True
-        return False
-    steps = {"recording": read_until(rb"00:00:01")}
-    os.write(fd, b"f")
-    steps["mono"] = read_until(rb"filter: mono")
-    read_until(rb"00:00:03")
-    os.write(fd, b"q")
-    read_until(rb"(?!)", 60)
-    _, status = os.waitpid(pid, 0)
-    print(json.dumps({"steps": steps, "status": os.waitstatus_to_exitcode(status), "output": out.decode(errors="replace")}))
-    """
+    static let terminalDriver = TerminalScript.start(["\"record\"", "\"--camera=test:red\"", "\"--size\"", "\"320x240\"", "\"--preset\"", "\"ultrafast\"", "\"-o\"", "path"]) + """
+        steps = {"recording": read_until(rb"00:00:01")}
+        os.write(fd, b"f")
+        steps["mono"] = read_until(rb"filter: mono")
+        read_until(rb"00:00:03")
+        os.write(fd, b"q")
+        """ + TerminalScript.finish
 
     @Test func keyFStepsThroughTheLooksWhileRecording() throws {
         let dir = try TemporaryDirectory()
