@@ -70,6 +70,8 @@ public final class Recorder: CaptureOutput {
         var limitPassedOnClock = false
         /// Chapter markers not yet placed on the recording's timeline (see `Recorder+Markers.swift`).
         var markers = PendingMarkers()
+        /// The file recorded into until the stop, for a file made then (a GIF).
+        var intermediate: URL?
     }
     let state: Mutex<State>
     private let dropped = Atomic<Int64>(0)
@@ -169,9 +171,17 @@ public final class Recorder: CaptureOutput {
         return recordingSession?.folder ?? settings.clipsFolder ?? RecordingSession.defaultFolder(for: url)
     }
 
-    /// Makes a recording cut off by a crash (a fragmented MP4/MOV) into a finalised file with
-    /// everything it held, at `output` or in place; `progress` hears how far it has come (see
-    /// ``Recovery/recover(_:to:overwrite:progress:)``).
+    /// For a recording whose file is made only at the stop (a GIF: see
+    /// ``Container/intermediateContainer``), the hidden file beside ``url`` it is recorded into
+    /// until then (`.NAME.gif-PID-N.mp4`); `nil` for other recordings and before the start. It
+    /// goes once the GIF is complete; a recording cut off before (a crash, a kill, a conversion
+    /// that failed) is there, and ``recover(_:to:overwrite:progress:)`` of ``url`` (or of
+    /// this file) makes it into the GIF.
+    public var intermediateURL: URL? { state.withLock { $0.intermediate } }
+
+    /// Makes a recording cut off by a crash (a fragmented MP4/MOV, an MKV; a GIF's
+    /// intermediate, into the GIF) into a finalised file with everything it held, at `output`
+    /// or in place; `progress` hears how far it has come (see ``Recovery/recover(_:to:overwrite:progress:)``).
     public static func recover(_ url: URL, to output: URL? = nil, overwrite: Bool = false,
                                progress: (@Sendable (WorkProgress) -> Void)? = nil) throws -> Recovery.Summary {
         try Recovery.recover(url, to: output, overwrite: overwrite, progress: progress)
@@ -220,6 +230,7 @@ public final class Recorder: CaptureOutput {
             throw error
         }
         session.setMergeProgressHandler { continuation.yield(.merging($0)) }
+        pipeline.onConverting = { continuation.yield(.converting($0)) }
         pipeline.onClipStarted = { continuation.yield(.clipStarted(index: $0)) }
         pipeline.onClipFinished = { continuation.yield(.clipFinished($0)) }
         pipeline.takeControls = { [unowned self] in self.takeControls() }
@@ -244,6 +255,7 @@ public final class Recorder: CaptureOutput {
             state.clock = clock
             state.origin = origin
             state.session = session
+            state.intermediate = pipeline.intermediate
             state.videoSource = pipeline.plan.videoSource
             state.sourceNames = Dictionary(uniqueKeysWithValues: sources.map { ($0.id, $0.name) })
         }

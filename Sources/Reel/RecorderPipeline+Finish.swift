@@ -11,7 +11,7 @@ extension RecorderPipeline {
         try placeMarkers(upTo: nil)
         var recorded = recordedDuration
         if let single = try finishSingleFile(recorded: recorded) {
-            return single
+            return try madeFromIntermediate(single)
         }
         // Clip mode: every clip is finished now; the file holds the clips the session kept
         // (takes removed are not in it), unless a limit cut it shorter still.
@@ -138,6 +138,34 @@ extension RecorderPipeline {
         if !settings.keepsClips { session.removeFilesOfClips() }
         session.removeManifestAndEmptyFolder()
         return merged
+    }
+
+    /// For a file made at the stop (a GIF), makes it from the finished intermediate `single`
+    /// holds, which goes once the file is complete, has its name and holds every frame of it.
+    /// What fails keeps the intermediate, and says how to finish it.
+    private func madeFromIntermediate(_ single: RecordingSummary) throws -> RecordingSummary {
+        guard intermediate != nil, container == .gif else { return single }
+        // Where the intermediate is now (someone may have moved it while it was recorded).
+        let recorded = single.url
+        let kept = "the recording is kept in \(recorded.path); make it into the GIF with: reel recover \(Shell.quoted(recorded.path))"
+        let meter = ProgressMeter(stage: .converting, total: 2 * (FileIdentity.size(of: recorded) ?? 0), clock: HostClock(), handler: onConverting)
+        meter.update(completed: 0)
+        let gif: GIFConverter.Summary
+        do {
+            gif = try GIFConverter.convert(recorded, to: url, overwrite: settings.overwrite, meter: meter)
+        } catch var error as ReelError {
+            error.hint = error.hint.map { "\($0); \(kept)" } ?? kept
+            throw error
+        }
+        meter.finish()
+        guard gif.frames == single.frames else {
+            throw ReelError(.encodingFailed, "\(url.lastPathComponent) holds \(gif.frames) pictures but the recording \(single.frames)", hint: kept)
+        }
+        unlink(recorded.path)
+        var made = single
+        made.url = gif.url
+        made.bytes = gif.bytes
+        return made
     }
 
     private func summary(url: URL, duration: MediaTime, frames: Int64, bytes: Int64, clipCount: Int) -> RecordingSummary {

@@ -38,6 +38,10 @@ final class RecorderPipeline: @unchecked Sendable {
     let liveStreams: [LiveStream]
     /// Whether the recording has a file (else only ``sinks`` take what is encoded).
     let writesFile: Bool
+    /// For a file made at the stop (a GIF), the hidden file recorded into until then.
+    private(set) var intermediate: URL?
+    /// Hears how far making the file from the intermediate has come, at the stop.
+    var onConverting: (@Sendable (WorkProgress) -> Void)?
 
     var timeline: RecordingTimeline { machine.timeline }
 
@@ -62,6 +66,11 @@ final class RecorderPipeline: @unchecked Sendable {
         if let limit, limit <= .zero { throw ReelError(.invalidConfiguration, "the maximum duration must be positive") }
         if let max = settings.maxFileSize, max <= 0 { throw ReelError(.invalidConfiguration, "the maximum file size must be positive") }
         plan = try TrackPlan(settings: settings, sources: sources)
+        let container = settings.container ?? Container(pathExtension: url.pathExtension) ?? .mp4
+        if writesFile, container.intermediateContainer != nil {
+            try Self.checkMadeAtStop(url: url, container: container, settings: settings, plan: plan)
+            intermediate = Recovery.gifIntermediate(for: url)
+        }
         machine = RecordingMachine(configuration: .init(frameRate: settings.video.frameRate, frameMode: settings.video.frameMode,
                                                         videoSource: plan.video != nil ? plan.videoSource : nil,
                                                         audioInputs: plan.audioInputs, limit: limit,
@@ -82,6 +91,9 @@ final class RecorderPipeline: @unchecked Sendable {
             let file: RecordingFileWriter.File
             if clips {
                 file = .clips(ClipFileSink(events: clipEvents()))
+            } else if let intermediate {
+                // Never over anything: its name is new. The file it is made into is written at the stop.
+                file = .movie(try MovieFileSink(configuration: fileConfiguration(url: intermediate, overwrite: false, maximumFileSize: nil)))
             } else if writesFile {
                 file = .movie(try MovieFileSink(configuration: fileConfiguration(url: url, overwrite: settings.overwrite,
                                                                                  maximumFileSize: settings.maxFileSize)))
@@ -89,7 +101,7 @@ final class RecorderPipeline: @unchecked Sendable {
                 file = .none
             }
             writer = try RecordingFileWriter(plan: plan, file: file, sinks: sinks,
-                                             alignsTrackStarts: writesFile && container.isISOBaseMedia)
+                                             alignsTrackStarts: writesFile && fileContainer.isISOBaseMedia)
             if case .clips(let sink) = file { clipFiles = sink }
         } catch {
             if clips { session.releaseClaim() }
@@ -98,10 +110,37 @@ final class RecorderPipeline: @unchecked Sendable {
     }
 
     var container: Container { settings.container ?? Container(pathExtension: url.pathExtension) ?? .mp4 }
+    /// The container written while recording: the container's intermediate, if it has one.
+    var fileContainer: Container { container.intermediateContainer ?? container }
+
+    /// Refuses what a file made only at the stop (a GIF) cannot keep: sound, clips, a size
+    /// limit; and a file at its name unless it may be replaced (checked now, not at the stop).
+    private static func checkMadeAtStop(url: URL, container: Container, settings: Recorder.Settings, plan: TrackPlan) throws {
+        let kind = container.fileExtension.uppercased()
+        guard plan.video != nil else {
+            throw ReelError(.invalidConfiguration, "a \(kind) holds pictures, and the recording has no video source",
+                            hint: "add a video source, or record the sound into a sound file")
+        }
+        if !plan.audioTracks.isEmpty {
+            throw ReelError(.invalidConfiguration, "a \(kind) holds no sound, and the recording has audio sources",
+                            hint: "record without audio sources into a \(kind), or record into a video file (MP4, MKV, WebM) to keep the sound")
+        }
+        if settings.pauseMode == .clips {
+            throw ReelError(.invalidConfiguration, "a \(kind) is made from one recording at the stop, not from clips",
+                            hint: "pause in the single-file mode (the paused time is left out)")
+        }
+        if settings.maxFileSize != nil {
+            throw ReelError(.invalidConfiguration, "a \(kind) is made at the stop, so the size it will have cannot be kept to a limit while recording",
+                            hint: "limit the duration instead")
+        }
+        if !settings.overwrite && FileManager.default.fileExists(atPath: url.path) {
+            throw ReelError(.fileExists, "\(url.path) already exists", hint: LibraryHint.allowOverwriting)
+        }
+    }
 
     /// The configuration of a file of the recording: the single file, or a clip's.
     private func fileConfiguration(url: URL, overwrite: Bool, maximumFileSize: Int64?) -> AssetWriter.Configuration {
-        var configuration = AssetWriter.Configuration(url: url, container: container, video: plan.video, audio: plan.audioTracks,
+        var configuration = AssetWriter.Configuration(url: url, container: fileContainer, video: plan.video, audio: plan.audioTracks,
                                                       fragmentInterval: settings.fragmentInterval, overwrite: overwrite,
                                                       expectedDuration: settings.maxRecordedDuration, maximumFileSize: maximumFileSize)
         configuration.writeBufferSize = settings.writeBufferSize
@@ -124,7 +163,7 @@ final class RecorderPipeline: @unchecked Sendable {
 
     /// The file of clip `clip` (from zero) in the session's folder.
     func clipURL(_ clip: Int) -> URL {
-        session.folder.appendingPathComponent(String(format: "clip-%03d.%@", clip + 1, container.fileExtension))
+        session.folder.appendingPathComponent(String(format: "clip-%03d.%@", clip + 1, fileContainer.fileExtension))
     }
 
     /// A clip's file is finished: into the session (and its manifest), and said.

@@ -187,6 +187,11 @@ public enum RecordingEvent: Sendable {
     /// come, a few times a second, the first at 0 and the last at 1 (a long merge, or one that
     /// encodes FLAC again, takes a while). ``finished(_:)`` follows.
     case merging(WorkProgress)
+    /// A GIF recording, at the stop: the recording is being made into the GIF (see
+    /// ``Container/gif``); how far that has come, a few times a second, the first at 0 and the
+    /// last at 1 (its intermediate is read twice: once to fit the palette, once to write the
+    /// pictures). ``finished(_:)`` follows.
+    case converting(WorkProgress)
     /// The recording is complete and its file finalised.
     case finished(RecordingSummary)
     /// The recording failed; what was written up to then stays on disk.

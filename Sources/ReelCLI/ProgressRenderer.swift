@@ -8,6 +8,8 @@ final class ProgressRenderer: @unchecked Sendable {
     private let json: Bool
     private let lock = NSLock()
     private var lineShown = false
+    /// Whether making the GIF at the stop has been said.
+    private var convertingSaid = false
     /// Whether the progress line says which keys control the recording.
     var controlsHint = false
     /// Whether the hint names the swap key (several pictures composed).
@@ -113,6 +115,20 @@ final class ProgressRenderer: @unchecked Sendable {
             else if console.isTerminal {
                 console.errRaw("\r\u{1B}[2K" + WorkProgressView.line(progress, subject: "the clips"))
                 lineShown = true
+            }
+        case .converting(let progress):
+            // A GIF, made at the stop from its intermediate: said once, then the bar.
+            if json { console.out(Self.json(WorkProgressView.json(progress))) }
+            else {
+                if !convertingSaid {
+                    convertingSaid = true
+                    clearLine()
+                    console.err("reel: making the GIF from the recording (a palette fitted to it, then each picture dithered onto it)")
+                }
+                if console.isTerminal {
+                    console.errRaw("\r\u{1B}[2K" + WorkProgressView.line(progress, subject: "the GIF"))
+                    lineShown = true
+                }
             }
         case .finished(let s):
             if json {
@@ -247,7 +263,11 @@ final class ProgressRenderer: @unchecked Sendable {
         console.out(String(format: "  duration  %.2f s, %@", s.duration.seconds, Format.bytes(s.bytes)))
         if let v = s.video, let size = s.videoSize {
             let codec = ["h264": "H.264", "hevc": "HEVC", "vp9": "VP9", "av1": "AV1"][v.codec.rawValue] ?? v.codec.rawValue
-            console.out("  video     \(codec) \(size) at \(v.frameRate) fps, \(v.rateControl), \(s.frames) frames, \(s.droppedFrames) dropped")
+            if s.container == .gif {
+                console.out("  video     GIF \(size) at \(v.frameRate) fps, a palette of 256 colours, \(s.frames) frames, \(s.droppedFrames) dropped")
+            } else {
+                console.out("  video     \(codec) \(size) at \(v.frameRate) fps, \(v.rateControl), \(s.frames) frames, \(s.droppedFrames) dropped")
+            }
         }
         if let a = s.audio {
             let layout = a.channels == 1 ? "mono" : "stereo"

@@ -28,7 +28,8 @@ extension RecordCommand {
             if made { rmdir(folder.path) }
             throw error
         }
-        return ReplaySaver(buffer: buffer, folder: folder, container: options.container, console: console,
+        // A GIF's replays are saved as what it is recorded in (MP4): the buffer holds its encode.
+        return ReplaySaver(buffer: buffer, folder: folder, container: options.container.intermediateContainer ?? options.container, console: console,
                            json: options.json, beforePrinting: { renderer.clearForPrint() })
     }
 

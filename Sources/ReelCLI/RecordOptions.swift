@@ -221,6 +221,11 @@ public struct RecordOptions: Sendable {
             }
             size = PixelSize(width: s.width & ~1, height: s.height & ~1)
         }
+        // What the file's kind implies (VP9 for WebM, 15 fps for a GIF), unless given.
+        if let implied = Self.impliedContainer(args) {
+            video.codec = implied.defaultVideoCodec
+            if implied == .gif { frameRate = Self.gifFrameRate }
+        }
         if args.has("fps") {
             frameRate = try Self.frameRate(args.value("fps")! ?? "")
         }
@@ -267,65 +272,7 @@ public struct RecordOptions: Sendable {
             video.profile = profile
         }
         video.size = size
-        if let text = args.value("format") ?? nil {
-            guard let c = Container(name: text) else { throw UsageError("unknown format '\(text)' (use mp4, mov or mkv; for sound only m4a, opus, ogg, flac or wav)") }
-            container = c
-        }
-        if let path = args.value("output") ?? nil {
-            guard !path.isEmpty else { throw UsageError("-o needs a file name") }
-            switch try OutputLocation.checkOutputPath(path, option: "-o", wanted: "a file (.mp4, .mov, .mkv; sound only .m4a, .opus, .ogg, .flac, .wav) or a folder", allowsFolder: true) {
-            case .folder:
-                outputFolder = URL(fileURLWithPath: path, isDirectory: true)
-            case .missingFolder:
-                throw UsageError("-o \(path): there is no such folder (create it, or give a file name)")
-            case .file, .special:
-                break
-            }
-        }
-        if let path = args.value("output") ?? nil, outputFolder == nil {
-            let url = URL(fileURLWithPath: path)
-            output = url
-            let ext = url.pathExtension
-            if let implied = Container(pathExtension: ext) {
-                if args.has("format") && implied != container {
-                    throw UsageError("-o \(path) says .\(ext) but --format says \(container.rawValue)")
-                }
-                container = implied
-            } else if !ext.isEmpty {
-                throw UsageError("unknown file type '.\(ext)' (use .mp4, .mov or .mkv; for sound only .m4a, .opus, .ogg, .flac or .wav; or --format)")
-            } else {
-                // `-o talk` means talk.mp4, unless a file named exactly that is there already.
-                try OutputLocation.checkNoFileWithoutEnding(path, option: "-o")
-                output = url.appendingPathExtension(container.fileExtension)
-            }
-        }
-        if container.isAudioOnly {
-            if videoSourceCount > 0 {
-                throw UsageError(".\(container.fileExtension) files hold sound only: record --mic, --app-audio or --tone into them, "
-                                 + "or the video into an .mp4, .mov or .mkv file")
-            }
-            // The codec the file's kind implies (Opus for .opus, FLAC for .flac…).
-            audio.codec = container.defaultAudioCodec
-        }
-        if let name = args.value("audio-codec") ?? nil {
-            guard let codec = AudioCodec(name: name) else { throw UsageError("unknown audio codec '\(name)' (use aac, opus, flac or pcm)") }
-            audio.codec = codec
-            audio.bitRate = AudioSettings(codec: codec, channels: audio.channels).bitRate
-        }
-        if args.has("audio-bitrate") && audio.codec.isLossless {
-            throw UsageError("--audio-bitrate does nothing with \(audio.codec.displayName) audio (lossless: it takes what the sound needs)")
-        }
-        if args.has("audio-bitrate") {
-            audio.bitRate = try ValueParser.bitRate(args.value("audio-bitrate")!, option: "audio-bitrate",
-                                                    in: audio.codec.bitRateRange(channels: audio.channels),
-                                                    what: " for \(audio.codec.displayName)")
-        }
-        if videoSourceCount > 0 && !container.canHold(video.codec) {
-            throw UsageError("\(container.rawValue) files cannot hold \(video.codec.rawValue) (use --format mkv)")
-        }
-        if !container.canHold(audio.codec) {
-            throw UsageError("\(container.rawValue) files cannot hold \(audio.codec.rawValue) audio (use --audio-codec \(container.defaultAudioCodec.rawValue))")
-        }
+        try parseFile(args)
         if args.has("max-size") {
             let size = try ValueParser.size(args.value("max-size")!, option: "max-size", allowsZero: false)
             // Below this not even the file's header and a first frame fit: the file could not keep the promise.

@@ -89,6 +89,7 @@ final class RecordingParts: @unchecked Sendable {
                 + "merge them with: reel recover \(Shell.quoted(folder.path))"
         }
         var unchanged: String { earlierFile.map { FileIdentity(url) == $0 } == true ? ", and \(url.path) is unchanged" : "" }
+        if let intermediate = recorder?.intermediateURL { return Self.abandon(intermediate, of: url, unchanged: unchanged) }
         // Replacing a file (--overwrite), the new recording keeps a hidden name of its own until
         // its first fragment is on the disk; the name, or the hidden one, if this process has it open.
         let candidates = FilePlacement.temporaryFiles(beside: url, purposes: ["new"], pid: getpid()) + [url]
@@ -112,7 +113,7 @@ final class RecordingParts: @unchecked Sendable {
         } else {
             place = file.path
             if Self.removeIfItHoldsNothing(place, identity: file.identity) {
-                let firstPart = container == .mkv ? "cluster of the recording (up to a keyframe interval, 2 s by default)"
+                let firstPart = container.isMatroska ? "cluster of the recording (up to a keyframe interval, 2 s by default)"
                     : "part of the recording (half a second, and what the encoder holds)"
                 return "reel: aborted before the first \(firstPart) reached the disk: nothing was recorded, and no file is left\(unchanged)"
             }
@@ -131,17 +132,47 @@ final class RecordingParts: @unchecked Sendable {
         let moved = file.isDeleted ? " (\(url.lastPathComponent) was deleted while recorded and is copied back)"
             : place.path == url.path ? "" : " (\(url.lastPathComponent) was moved there while recorded)"
         switch container {
-        case .mkv:
+        case .mkv, .webm:
             return "reel: aborted; \(place.path)\(moved) keeps what was recorded up to its last complete cluster; "
                 + "\(recover) gives it its index and duration"
         case .ogg, .opus:
             return "reel: aborted; \(place.path)\(moved) keeps what was recorded up to its last complete page; \(recover) ends it properly"
         case .flac, .wav:
             return "reel: aborted; \(place.path)\(moved) keeps what was recorded up to its last written samples; \(recover) gives it its length"
-        case .mp4, .mov, .m4a:
+        case .mp4, .mov, .m4a, .gif:
             return "reel: aborted; \(place.path)\(moved) keeps what was recorded up to its last complete fragment and plays; "
                 + "finalise it with: \(recover)"
         }
+    }
+
+    /// What an abort leaves of a recording into `url` made at the stop from `intermediate` (a
+    /// GIF): the intermediate, and how to make it into the GIF; removed if it holds nothing.
+    private static func abandon(_ intermediate: URL, of url: URL, unchanged: String) -> String {
+        let recover = "reel recover \(Shell.quoted(url.path))"
+        guard let file = OpenFile.held(at: intermediate) else {
+            // Closed: the stop finished it, and it is being made into the GIF, or was.
+            if FileManager.default.fileExists(atPath: intermediate.path) {
+                return "reel: aborted while \(url.lastPathComponent) was being made; the recording is kept in \(intermediate.path); "
+                    + "make it into the GIF with: \(recover)"
+            }
+            if FileIdentity(url) != nil, unchanged.isEmpty {
+                return "reel: aborted as the recording was finished: \(url.path) holds it"
+            }
+            return "reel: aborted before anything was recorded\(unchanged)"
+        }
+        if file.isDeleted {
+            guard !Recovery.holdsNothingRecorded(file.descriptorPath), let rescue = try? OpenFile.copyBack(file, to: intermediate) else {
+                return "reel: aborted; the recording's file \(intermediate.path) was deleted while it was recorded, and nothing of it is kept"
+            }
+            return "reel: aborted; what was recorded is in \(rescue.path) (copied back: it was deleted while recorded); "
+                + "make it into the GIF with: reel recover \(Shell.quoted(rescue.path))"
+        }
+        if removeIfItHoldsNothing(file.path, identity: file.identity) {
+            return "reel: aborted before the first part of the recording (half a second, and what the encoder holds) reached the disk: "
+                + "nothing was recorded, and no file is left\(unchanged)"
+        }
+        return "reel: aborted; what was recorded is in \(file.path.path) (\(url.lastPathComponent) is made from it at the stop, and was not)\(unchanged); "
+            + "make it into the GIF with: \(recover)"
     }
 
     /// What an earlier recording of this name that was killed (`kill -9`, a crash) before its
@@ -177,7 +208,8 @@ final class RecordingParts: @unchecked Sendable {
         func starts(_ text: String, at offset: Int = 0) -> Bool { head[offset...].starts(with: Array(text.utf8)) }
         switch Container(pathExtension: url.pathExtension) {
         case .mp4, .mov, .m4a: return starts("ftyp", at: 4)
-        case .mkv: return head.starts(with: [0x1A, 0x45, 0xDF, 0xA3])
+        case .mkv, .webm: return head.starts(with: [0x1A, 0x45, 0xDF, 0xA3])
+        case .gif: return starts("GIF8")
         case .wav: return head.count >= 12 && starts("RIFF") && starts("WAVE", at: 8)
         case .flac: return starts("fLaC")
         case .ogg, .opus: return starts("OggS")

@@ -15,6 +15,7 @@ struct RecoverCommand {
 
     static let help = """
     Usage: reel recover FILE… [-o FILE|FOLDER] [--overwrite] [--json]
+           reel recover NAME.gif [-o FILE.gif] [--overwrite] [--json]
            reel recover NAME.clips [-o FILE] [--json]
            reel recover HLS-FOLDER|PLAYLIST.m3u8 [--json]
 
@@ -27,7 +28,13 @@ struct RecoverCommand {
     space kept for it at the front where there is room (no copy of the media data; a file
     interrupted while being finalised is finished); else the file is replaced by a finalised
     copy, only once that is complete. With -o the recording is only read; -o FOLDER keeps each
-    file's name, and the extension of -o FILE chooses the format (.mp4, .mov or .mkv).
+    file's name, and the extension of -o FILE chooses the format (.mp4, .mov, .mkv or .webm).
+
+    A GIF recording (-o NAME.gif) is recorded into a hidden MP4 beside it, .NAME.gif-….mp4,
+    and made into the GIF at the stop. One that was cut off (killed, or its conversion
+    failed) is that file: give NAME.gif (or the hidden file) and it is finalised, made into
+    the GIF, and removed once the GIF is complete. The GIF never replaces a file there unless
+    --overwrite is given.
 
     Sound-only files: an M4A is recovered as an MP4. A WAV gets its RIFF and data sizes, a
     FLAC its STREAMINFO (total samples, frame sizes; frames checked by their CRCs) and an Ogg
@@ -287,11 +294,11 @@ struct RecoverCommand {
     /// Points out unfinished copies that an interrupted finalise or recover left beside `url`
     /// (hidden files named after it). They are never deleted here: reel cannot know that
     /// nobody needs them.
-    private func noteLeftovers(beside url: URL, purposes: [String] = ["finalising", "recovering"]) {
+    private func noteLeftovers(beside url: URL, purposes: [String] = ["finalising", "recovering", "converting"]) {
         let real = url.resolvingSymlinksInPath()
         for leftover in FilePlacement.temporaryFiles(beside: real, purposes: purposes) {
             guard !Recovery.isBeingRecorded(leftover) else { continue }
-            let what = purposes.contains("merging") ? "merge" : "finalise or recover"
+            let what = purposes.contains("merging") ? "merge" : "finalise, recover or GIF"
             console.err("reel: note: \(leftover.path) is an unfinished copy left by an interrupted \(what); "
                         + "\(real.lastPathComponent) does not need it, delete it if nothing else does")
         }

@@ -64,6 +64,7 @@ final class WorkProgressView: @unchecked Sendable {
         case .merging: "merging"
         case .reencoding: "encoding again"
         case .recovering: "recovering"
+        case .converting: "making"
         }
     }
 

@@ -134,8 +134,16 @@ public enum Container: String, Sendable, Hashable, CaseIterable {
     case flac
     /// WAVE (`.wav`), 16-bit PCM: sound only, lossless and uncompressed.
     case wav
+    /// WebM (`.webm`): VP9 or AV1 video with Opus sound, what web browsers play. Written as
+    /// Matroska is (WebM is a subset of it).
+    case webm
+    /// An animated GIF (`.gif`): pictures only, 256 colours each. A recording is written into
+    /// its ``intermediateContainer`` (crash-safe, as any recording) and made into the GIF at
+    /// the stop, with a palette fitted to what was recorded and dithering.
+    case gif
 
-    /// Parses a container name (`mp4`, `mov`, `mkv`, `matroska`, `m4a`, `opus`, `ogg`, `flac`, `wav`).
+    /// Parses a container name (`mp4`, `mov`, `mkv`, `matroska`, `m4a`, `opus`, `ogg`, `flac`,
+    /// `wav`, `webm`, `gif`).
     public init?(name: String) {
         switch name.lowercased() {
         case "mp4", "m4v": self = .mp4
@@ -146,6 +154,8 @@ public enum Container: String, Sendable, Hashable, CaseIterable {
         case "ogg", "oga": self = .ogg
         case "flac": self = .flac
         case "wav", "wave": self = .wav
+        case "webm": self = .webm
+        case "gif": self = .gif
         default: return nil
         }
     }
@@ -161,29 +171,48 @@ public enum Container: String, Sendable, Hashable, CaseIterable {
     /// Whether the container holds sound only (`.m4a`, `.opus`, `.ogg`, `.flac`, `.wav`).
     public var isAudioOnly: Bool {
         switch self {
-        case .mp4, .mov, .mkv: return false
+        case .mp4, .mov, .mkv, .webm, .gif: return false
         case .m4a, .opus, .ogg, .flac, .wav: return true
         }
     }
+
+    /// Whether the container is Matroska or its WebM subset: written cluster by cluster, a
+    /// Segment without its size until the clean stop.
+    public var isMatroska: Bool { self == .mkv || self == .webm }
+
+    /// The container a recording into this one is written in while it records, when the file
+    /// is made from that only at the stop: MP4 for a GIF (which cannot be written as pictures
+    /// come: its palette is fitted to the whole recording). `nil` for the others, which are
+    /// written as they are recorded.
+    public var intermediateContainer: Container? { self == .gif ? .mp4 : nil }
 
     /// Whether the container is an ISO base media file (MP4, MOV, M4A): written fragmented
     /// while recording and finalised in place, its index at the front.
     public var isISOBaseMedia: Bool { self == .mp4 || self == .mov || self == .m4a }
 
-    /// The audio codec that suits the container best.
+    /// The video codec that suits the container best: VP9 for WebM, else H.264 (a GIF's
+    /// intermediate recording is H.264).
+    public var defaultVideoCodec: VideoCodec { self == .webm ? .vp9 : .h264 }
+
+    /// The audio codec that suits the container best (for a GIF, which holds no sound, its
+    /// intermediate's).
     public var defaultAudioCodec: AudioCodec {
         switch self {
-        case .mp4, .mov, .mkv, .m4a: return .aac
-        case .opus, .ogg: return .opus
+        case .mp4, .mov, .mkv, .m4a, .gif: return .aac
+        case .opus, .ogg, .webm: return .opus
         case .flac: return .flac
         case .wav: return .pcm
         }
     }
 
-    /// Whether the container can hold the codec.
+    /// Whether the container can hold the codec (for a GIF: whether its intermediate
+    /// recording can).
     public func canHold(_ codec: VideoCodec) -> Bool {
         switch (self, codec) {
         case (.mkv, _): return true
+        case (.webm, .vp9), (.webm, .av1): return true
+        case (.webm, _): return false
+        case (.gif, _): return intermediateContainer.map { $0.canHold(codec) } ?? false
         case (.m4a, _), (.opus, _), (.ogg, _), (.flac, _), (.wav, _): return false
         case (_, .h264), (_, .hevc): return true
         case (.mp4, .vp9), (.mp4, .av1): return true
@@ -191,9 +220,12 @@ public enum Container: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    /// Whether the container can hold the audio codec.
+    /// Whether the container can hold the audio codec (a GIF holds none).
     public func canHold(_ codec: AudioCodec) -> Bool {
         switch (self, codec) {
+        case (.gif, _): return false
+        case (.webm, .opus): return true
+        case (.webm, _): return false
         case (.mov, .opus): return false
         case (.mp4, .pcm), (.mov, .pcm), (.mp4, .flac), (.mov, .flac): return false
         case (.mp4, _), (.mov, _), (.mkv, _): return true

@@ -1,5 +1,5 @@
 /// How far a long piece of work has come — merging clips, encoding them again, recovering a
-/// recording — in the shape of Foundation's `Progress`: units done of a total, the fraction
+/// recording, making a GIF — in the shape of Foundation's `Progress`: units done of a total, the fraction
 /// done, and an estimate of the time left.
 ///
 /// The units are bytes of the inputs read: ``completedUnitCount`` of ``totalUnitCount``.
@@ -14,6 +14,10 @@ public struct WorkProgress: Sendable, Hashable {
         case reencoding
         /// Making a cut-off recording into a finalised file.
         case recovering
+        /// Making a recording into a file of another kind from its intermediate (a GIF, at the
+        /// stop or when recovered): the intermediate is read twice, once to fit the palette,
+        /// once to write the pictures.
+        case converting
     }
 
     /// What the work is doing now; a merge that finds the clips differ starts again at

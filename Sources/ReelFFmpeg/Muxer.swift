@@ -48,6 +48,8 @@ final class Muxer: PacketSink {
         case .opus, .ogg: return "ogg"
         case .flac: return "flac"
         case .wav: return "wav"
+        case .webm: return "webm"
+        case .gif: return "gif"
         }
     }
 

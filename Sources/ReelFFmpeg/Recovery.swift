@@ -114,7 +114,7 @@ public enum Recovery {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         return names.sorted().compactMap { name in
             let url = folder.appendingPathComponent(name)
-            guard ["mp4", "mov", "m4v", "mkv", "m4a", "ogg", "opus", "oga", "flac", "wav"].contains(url.pathExtension.lowercased()), !name.hasPrefix(".") else { return nil }
+            guard ["mp4", "mov", "m4v", "mkv", "webm", "m4a", "ogg", "opus", "oga", "flac", "wav"].contains(url.pathExtension.lowercased()), !name.hasPrefix(".") else { return nil }
             return isCutOff(url) && !RecordingLock.isBeingWritten(url) ? url : nil
         }
     }
@@ -147,7 +147,7 @@ public enum Recovery {
     public static func recover(_ url: URL, to output: URL? = nil, overwrite: Bool = false,
                                progress: (@Sendable (WorkProgress) -> Void)? = nil) throws -> Summary {
         FFmpeg.silenceLibraryLogging()
-        try checkReadableFile(url)
+        if url.pathExtension.lowercased() != "gif" { try checkReadableFile(url) }
         let meter = ProgressMeter(stage: .recovering, total: size(of: url), clock: HostClock(), handler: progress)
         meter.update(completed: 0)
         let summary = try recover(url, to: output, overwrite: overwrite, meter: meter)
@@ -156,6 +156,13 @@ public enum Recovery {
     }
 
     private static func recover(_ url: URL, to output: URL?, overwrite: Bool, meter: ProgressMeter) throws -> Summary {
+        // A GIF recording cut off is its intermediate, made into the GIF.
+        if let gif = try recoverGIF(url, to: output, overwrite: overwrite, meter: meter) { return gif }
+        return try recoverRecording(url, to: output, overwrite: overwrite, meter: meter)
+    }
+
+    /// Recovers `url` as the recording it is (a GIF's intermediate as the MP4 it is).
+    static func recoverRecording(_ url: URL, to output: URL?, overwrite: Bool, meter: ProgressMeter) throws -> Summary {
         // The recording itself, not a link to it: a finalised copy takes the file's place.
         let source = url.resolvingSymlinksInPath()
         let destination = try output.map { try Destination(output: $0, recording: source, overwrite: overwrite) }
@@ -246,7 +253,7 @@ public enum Recovery {
             let finalisation = try AssetWriter.finalise(url, container: container, shift: shift, inPlace: true, copyWhenSmall: true)
             return try summary(of: url, finalisation: finalisation)
         case .cutOffMatroska:
-            let copy = try write(url, view: nil, shift: .zero, to: Destination(replacing: url, container: .mkv), meter: meter)
+            let copy = try write(url, view: nil, shift: .zero, to: Destination(replacing: url, container: matroskaContainer(of: url)), meter: meter)
             return try summary(of: url, finalisation: .copied(reason: "an MKV is finalised by copying it", bytesWritten: size(of: url)),
                                videoPackets: copy.videoPackets)
         case .emptyFragmented:
@@ -413,6 +420,11 @@ public enum Recovery {
                   hint: "give a recording that reel (or another program writing fragmented MP4 or MKV) made")
     }
 
+    /// WebM for a `.webm` file, else MKV.
+    private static func matroskaContainer(of url: URL) -> Container {
+        url.pathExtension.lowercased() == "webm" ? .webm : .mkv
+    }
+
     /// MOV for a `.mov` file, M4A for an `.m4a`, else MP4.
     private static func isoContainer(of url: URL) -> Container {
         switch url.pathExtension.lowercased() {
@@ -429,7 +441,7 @@ public enum Recovery {
 
     /// What the recovered (or complete) file at `url` holds. `videoPackets` counts the frames
     /// where the container does not (MKV).
-    private static func summary(of url: URL, finalisation: AssetWriter.Finalisation, videoPackets: Int64? = nil) throws -> Summary {
+    static func summary(of url: URL, finalisation: AssetWriter.Finalisation, videoPackets: Int64? = nil) throws -> Summary {
         let probe = try InputFile(url: url)
         var duration = MediaTime.zero
         var frames: Int64 = 0
@@ -446,57 +458,5 @@ public enum Recovery {
             duration = MediaTime(ticks: whole, AVRational(num: 1, den: AV_TIME_BASE))
         }
         return Summary(url: url, duration: duration, videoFrames: videoPackets ?? frames, finalisation: finalisation)
-    }
-
-    /// Throws unless `url` is a regular file this process may read; checked before anything
-    /// opens it, so that a FIFO or a device is refused rather than waited on.
-    static func checkReadableFile(_ url: URL) throws {
-        var info = stat()
-        guard stat(url.path, &info) == 0 else {
-            let e = errno
-            throw ReelError(Syscall.code(forErrno: e, absent: .ioFailure),
-                            "cannot read \(url.path): \(Syscall.describe(e))",
-                            hint: e == ENOENT ? "check the file name" : nil, errno: e)
-        }
-        guard (info.st_mode & S_IFMT) == S_IFREG else {
-            let kind = (info.st_mode & S_IFMT) == S_IFDIR ? "a folder" : "not a regular file"
-            throw ReelError(.invalidMedia, "\(url.path) is \(kind)", hint: "give the recording's file name")
-        }
-        guard access(url.path, R_OK) == 0 else {
-            let e = errno
-            throw ReelError(Syscall.code(forErrno: e, absent: .ioFailure), "cannot read \(url.path): \(Syscall.describe(e))",
-                            hint: "check the file's permissions", errno: e)
-        }
-    }
-
-    /// The earliest presentation time among the first video packets of `url` (as `view` shows
-    /// it, if given).
-    private static func firstVideoTime(_ url: URL, view: FileView?) throws -> MediaTime? {
-        let input = try InputFile(url: url, view: view)
-        let ctx = input.context
-        let index = av_find_best_stream(ctx, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
-        guard index >= 0 else { return nil }
-        let tb = ctx.pointee.streams[Int(index)]!.pointee.time_base
-        let owner = try Packet()
-        defer { withExtendedLifetime(owner) {} }
-        let packet = owner.pointer
-        var earliest: Int64?
-        var seen = 0
-        // Look at the first few video packets: the first frame may come after B-frames in decode order.
-        while seen < 16, av_read_frame(ctx, packet) >= 0 {
-            defer { av_packet_unref(packet) }
-            guard packet.pointee.stream_index == index, packet.pointee.pts != FFmpeg.noPTS else { continue }
-            earliest = min(earliest ?? packet.pointee.pts, packet.pointee.pts)
-            seen += 1
-        }
-        guard let earliest else { return nil }
-        let time = MediaTime(ticks: earliest, tb)
-        // The writer's lead is a fraction of a second; a first frame stamped hours away (or
-        // before zero) is damage, and moving every packet by it would put them out of range.
-        guard time >= .zero, time <= MediaTime(value: 24 * 3600, timescale: 1) else {
-            throw ReelError(.invalidMedia, "\(url.lastPathComponent) is damaged: its first video frame is stamped at \(Int(time.seconds)) s",
-                            hint: "it is not a Reel recording, or its index is damaged")
-        }
-        return time
     }
 }

@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+@testable import ReelCLI
+import Reel
+import ReelTestSupport
+
+/// `reel record -o NAME.gif` and `reel recover NAME.gif` as a user meets them, in real time.
+@Suite(.serialized, .tags(.realTime)) struct GIFCommandTests {
+    static func hiddenFiles(_ folder: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix(".") }.sorted()
+    }
+
+    @Test func recordsAGIFAtFifteenFramesASecondAndSaysItIsMakingIt() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("demo.gif")
+        let r = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--duration", "2", "-o", url.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("making the GIF"), "\(r.stderr)")
+        #expect(r.output.contains("GIF 320x240 at 15 fps"), "\(r.output)")
+        let video = try #require(try MediaProbe.probe(url).videoStreams.first)
+        #expect(video.codec == "gif")
+        #expect(video.frameCount == 30)
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter)
+        #expect(counters.count == 30)
+        #expect(counters.compactMap { $0 } == counters.compactMap { $0 }.sorted(), "in order")
+        #expect(Set(counters.compactMap { $0 }).count == 30, "each once")
+        #expect(try Self.hiddenFiles(dir.url).isEmpty)
+    }
+
+    /// `reel record -o k.gif` killed with SIGKILL leaves its hidden MP4 (k.gif is made only
+    /// at the stop); `reel recover k.gif` makes it into the GIF and removes it.
+    @Test func aKilledGIFRecordingIsRecoveredIntoTheGIF() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("k.gif")
+        let events = dir.url.appendingPathComponent("events.jsonl")
+        _ = FileManager.default.createFile(atPath: events.path, contents: nil)
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record", "--test-pattern", "--size", "320x240", "--json", "-o", url.path]
+        process.standardOutput = try FileHandle(forWritingTo: events)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let text = try? String(contentsOf: events, encoding: .utf8), text.contains("\"started\"") { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try await Task.sleep(for: .seconds(2.5))
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        let left = try Self.hiddenFiles(dir.url)
+        #expect(left.count == 1 && left[0].hasPrefix(".k.gif-") && left[0].hasSuffix(".mp4"), "\(left)")
+        let intermediate = dir.url.appendingPathComponent(left[0])
+        #expect(Recovery.isCutOff(intermediate))
+
+        let r = try ReelBinary.run(["recover", url.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.output.contains("Recovered \(url.path)"), "\(r.output)")
+        #expect(r.output.contains("made into a GIF"), "\(r.output)")
+        let video = try #require(try MediaProbe.probe(url).videoStreams.first)
+        #expect(video.codec == "gif")
+        let frames = try #require(video.frameCount)
+        // About two seconds at 15 fps were on the disk (a fragment and the encoder's frames lost).
+        #expect(frames >= 10, "\(frames) frames")
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter)
+        #expect(counters.count == frames)
+        // Every recorded frame once, in order (a real-time source may miss a frame on a loaded machine).
+        let numbers = counters.compactMap { $0 }
+        #expect(numbers.count == frames)
+        #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $0 < $1 }, "\(numbers)")
+        #expect(try Self.hiddenFiles(dir.url).isEmpty, "the intermediate goes once the GIF is complete")
+
+        // Nothing left to recover: said, and nothing changes.
+        let again = try ReelBinary.run(["recover", url.path])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stderr.contains("complete; nothing to do"), "\(again.stderr)")
+    }
+}
+
+/// What `-o NAME.gif` and `-o NAME.webm` imply, and what they refuse.
+@Suite struct FileKindOptionTests: ParsesRecordOptions {
+    @Test func aGIFIsFifteenFramesASecondUnlessToldAndHasNoSound() throws {
+        let gif = try options(["--test-pattern", "-o", "a.gif"])
+        #expect(gif.container == .gif)
+        #expect(gif.video.frameRate == FrameRate(15))
+        #expect(try options(["--test-pattern", "--fps", "25", "-o", "a.gif"]).video.frameRate == FrameRate(25))
+        #expect(try options(["--test-pattern", "-o", "a.mp4"]).video.frameRate == FrameRate(30))
+        #expect(usageError(["--test-pattern", "--tone", "-o", "a.gif"])?.contains("a GIF holds no sound") == true)
+        #expect(usageError(["--test-pattern", "--fps", "60", "-o", "a.gif"])?.contains("--fps 50 or less") == true)
+        #expect(usageError(["--test-pattern", "--max-size", "10M", "-o", "a.gif"])?.contains("--max-size does not work with a GIF") == true)
+        #expect(usageError(["--tone", "-o", "a.gif"]) != nil)
+    }
+
+    @Test func aWebMIsVP9AndOpusUnlessToldAndRefusesOtherCodecs() throws {
+        let webm = try options(["--test-pattern", "--tone", "-o", "a.webm"])
+        #expect(webm.container == .webm)
+        #expect(webm.video.codec == .vp9)
+        #expect(webm.audio.codec == .opus)
+        #expect(try options(["--test-pattern", "--codec", "av1", "-o", "a.webm"]).video.codec == .av1)
+        #expect(try options(["--test-pattern", "--crf", "40", "-o", "a.webm"]).video.rateControl == .crf(40), "VP9's range, 0 to 63")
+        #expect(usageError(["--test-pattern", "--codec", "h264", "-o", "a.webm"])?.contains("cannot hold h264") == true)
+        #expect(usageError(["--test-pattern", "--tone", "--audio-codec", "aac", "-o", "a.webm"])?.contains("cannot hold aac") == true)
+    }
+}
