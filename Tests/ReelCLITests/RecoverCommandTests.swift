@@ -17,13 +17,13 @@ import ReelTestSupport
         #expect(Recovery.isCutOff(url))
     }
 
-    /// Starts `reel record` of the test pattern into `url` in real time; returns once it has
-    /// recorded `seconds`.
-    static func startRecording(_ url: URL, events: URL, seconds: Double) async throws -> Process {
+    /// Starts `reel record` of the test pattern (and, unless `sound` is false, the tone) into
+    /// `url` in real time; returns once it has recorded `seconds`.
+    static func startRecording(_ url: URL, events: URL, seconds: Double, sound: Bool = true) async throws -> Process {
         _ = FileManager.default.createFile(atPath: events.path, contents: nil)
         let process = Process()
         process.executableURL = ReelBinary.url
-        process.arguments = ["record", "--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast", "--json", "-o", url.path]
+        process.arguments = ["record", "--test-pattern"] + (sound ? ["--tone"] : []) + ["--size", "320x240", "--preset", "ultrafast", "--json", "-o", url.path]
         process.standardOutput = try FileHandle(forWritingTo: events)
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -50,7 +50,7 @@ import ReelTestSupport
         #expect(try bashComplete(["reel", "record", "--layout=s"], script: script) == ["--layout=side-by-side"])
         #expect(try bashComplete(["reel", "record", "--format", "m"], script: script) == ["mp4", "mov", "mkv", "m4a"])
         // The sound-only formats are offered too.
-        #expect(try bashComplete(["reel", "record", "--format", ""], script: script) == ["mp4", "mov", "mkv", "m4a", "opus", "ogg", "flac", "wav"])
+        #expect(try bashComplete(["reel", "record", "--format", ""], script: script) == ["mp4", "mov", "mkv", "m4a", "opus", "ogg", "flac", "wav", "webm", "gif"])
         #expect(try bashComplete(["reel", "record", "--codec", "h"], script: script) == ["h264", "hevc"])
         // A value the user types (a size) gets no option names offered in its place.
         #expect(try bashComplete(["reel", "record", "--size", ""], script: script).isEmpty)

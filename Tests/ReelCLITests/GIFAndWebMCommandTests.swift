@@ -4,10 +4,37 @@ import Testing
 import Reel
 import ReelTestSupport
 
-/// `reel record -o NAME.gif` and `reel recover NAME.gif` as a user meets them, in real time.
-@Suite(.serialized, .tags(.realTime)) struct GIFCommandTests {
-    static func hiddenFiles(_ folder: URL) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix(".") }.sorted()
+/// `reel record -o NAME.gif` and `reel recover NAME.gif`, and `reel record -o NAME.webm`, as a
+/// user meets them, in real time.
+@Suite(.serialized, .tags(.realTime)) struct GIFAndWebMCommandTests {
+    /// VP9 and Opus by the file's name alone; ffprobe and FFmpeg read it whole, and headless
+    /// Chromium plays it to its end.
+    @Test func recordsAWebMThatABrowserPlays() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("v.webm")
+        let r = try ReelBinary.run(["record", "--test-pattern", "--tone", "--size", "320x240", "--duration", "2", "-o", url.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let probe = try MediaProbe.probe(url)
+        #expect(probe.formatName.contains("webm"), "\(probe.formatName)")
+        let video = try #require(probe.videoStreams.first)
+        #expect(video.codec == "vp9")
+        #expect(video.frameCount == 60)
+        #expect(probe.audioStreams.map(\.codec) == ["opus"])
+        #expect(try RecoverCommandTests.decodeErrors(url).isEmpty)
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).compactMap(\.counter)
+        #expect(counters.count == 60)
+        #expect(zip(counters, counters.dropFirst()).allSatisfy { $0 < $1 }, "\(counters)")
+        #expect(Recovery.isFinished(url))
+
+        let site = dir.url.appendingPathComponent("site")
+        try FileManager.default.createDirectory(at: site, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: url, to: site.appendingPathComponent("v.webm"))
+        let playback = try HeadlessBrowser.play("v.webm", servedFrom: site, work: dir.url)
+        #expect(playback.event == "ended" && playback.size == "320x240", "\(playback.reports)")
+        if let duration = playback.duration, let reached = playback.reached {
+            #expect(abs(duration - 2) < 0.1, "the browser sees 2 s, not \(duration)")
+            #expect(abs(reached - duration) < 0.05, "played to the end: \(reached) of \(duration)")
+        }
     }
 
     @Test func recordsAGIFAtFifteenFramesASecondAndSaysItIsMakingIt() throws {
@@ -24,7 +51,7 @@ import ReelTestSupport
         #expect(counters.count == 30)
         #expect(counters.compactMap { $0 } == counters.compactMap { $0 }.sorted(), "in order")
         #expect(Set(counters.compactMap { $0 }).count == 30, "each once")
-        #expect(try Self.hiddenFiles(dir.url).isEmpty)
+        #expect(try RecoverCommandTests.hiddenFiles(dir.url).isEmpty)
     }
 
     /// `reel record -o k.gif` killed with SIGKILL leaves its hidden MP4 (k.gif is made only
@@ -32,25 +59,13 @@ import ReelTestSupport
     @Test func aKilledGIFRecordingIsRecoveredIntoTheGIF() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("k.gif")
-        let events = dir.url.appendingPathComponent("events.jsonl")
-        _ = FileManager.default.createFile(atPath: events.path, contents: nil)
-        let process = Process()
-        process.executableURL = ReelBinary.url
-        process.arguments = ["record", "--test-pattern", "--size", "320x240", "--json", "-o", url.path]
-        process.standardOutput = try FileHandle(forWritingTo: events)
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if let text = try? String(contentsOf: events, encoding: .utf8), text.contains("\"started\"") { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        try await Task.sleep(for: .seconds(2.5))
+        let process = try await RecoverCommandTests.startRecording(url, events: dir.url.appendingPathComponent("events.jsonl"),
+                                                                  seconds: 2.5, sound: false)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
 
         #expect(!FileManager.default.fileExists(atPath: url.path))
-        let left = try Self.hiddenFiles(dir.url)
+        let left = try RecoverCommandTests.hiddenFiles(dir.url)
         #expect(left.count == 1 && left[0].hasPrefix(".k.gif-") && left[0].hasSuffix(".mp4"), "\(left)")
         let intermediate = dir.url.appendingPathComponent(left[0])
         #expect(Recovery.isCutOff(intermediate))
@@ -70,7 +85,7 @@ import ReelTestSupport
         let numbers = counters.compactMap { $0 }
         #expect(numbers.count == frames)
         #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $0 < $1 }, "\(numbers)")
-        #expect(try Self.hiddenFiles(dir.url).isEmpty, "the intermediate goes once the GIF is complete")
+        #expect(try RecoverCommandTests.hiddenFiles(dir.url).isEmpty, "the intermediate goes once the GIF is complete")
 
         // Nothing left to recover: said, and nothing changes.
         let again = try ReelBinary.run(["recover", url.path])
