@@ -85,6 +85,8 @@ final class RecorderPipeline: @unchecked Sendable {
             try session.claim(target: url, keepsClips: settings.keepsClips)
         }
         do {
+            // What the file cannot hold (H.264 in WebM, AAC in WebM) is refused before it is made.
+            if writesFile { try AssetWriter.validate(fileConfiguration(url: intermediate ?? url, overwrite: false, maximumFileSize: nil)) }
             try checkFreeSpace()
             // The file (or the clips' sink) and the encoders now, so that a bad path or codec
             // fails before the session starts.

@@ -90,7 +90,7 @@ public final class AssetWriter: @unchecked Sendable {
             }
             guard configuration.container.canHold(v.settings.codec) else {
                 throw ReelError(.unsupportedFormat, "\(configuration.container.rawValue) files cannot hold \(v.settings.codec.rawValue) video",
-                                hint: LibraryHint.useMKVOrH264)
+                                hint: configuration.container == .webm ? "use the VP9 or AV1 video codec for WebM, or record into MKV" : LibraryHint.useMKVOrH264)
             }
             guard VideoEncoder.isAvailable(v.settings.codec) else {
                 throw ReelError(.unsupportedFormat, "this FFmpeg has no \(v.settings.codec.rawValue) encoder", hint: LibraryHint.useH264)
