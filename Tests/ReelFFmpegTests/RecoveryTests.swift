@@ -290,6 +290,33 @@ import ReelTestSupport
         #expect(try Recovery.recover(url).finalisation == .notNeeded, "recovered once is complete")
     }
 
+    /// A WebM cut off is Matroska cut off: recovered in place it stays a WebM (its DocType
+    /// says so, and it still holds only VP9 and Opus), with every frame.
+    @Test func aCutOffWebMRecoversAsWebM() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("cut.webm")
+        let writer = try InPlaceFinaliseTests.writer(url, container: .webm, preset: "ultrafast") { configuration in
+            configuration.video?.settings.codec = .vp9
+            for i in configuration.audio.indices { configuration.audio[i].settings = AudioSettings(codec: .opus) }
+        }
+        try InPlaceFinaliseTests.feed(writer, frames: 90)
+        writer.cancelWriting()
+        let frames = try MediaProbe.packetExtents(url).count
+        try #require(frames > 0)
+        #expect(Recovery.isCutOff(url))
+        #expect(Recovery.cutOffRecordings(in: dir.url) == [url])
+        let summary = try Recovery.recover(url)
+        #expect(summary.videoFrames == Int64(frames))
+        #expect(!Recovery.isCutOff(url))
+        let probe = try MediaProbe.probe(url)
+        #expect(probe.formatName.contains("webm"))
+        #expect(probe.videoStreams.map(\.codec) == ["vp9"] && probe.audioStreams.map(\.codec) == ["opus"])
+        let head = try Data(contentsOf: url).prefix(64)
+        #expect(head.range(of: Data("webm".utf8)) != nil && head.range(of: Data("matroska".utf8)) == nil, "the DocType is webm")
+        #expect(try Self.decodeErrors(url) == "")
+        #expect(try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter) == (0..<frames).map { Int64($0) })
+    }
+
     @Test func truncatedMKVsKeepTheirCompleteBlocks() throws {
         let dir = try TemporaryDirectory()
         let source = dir.url.appendingPathComponent("source.mkv")
