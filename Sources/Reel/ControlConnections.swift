@@ -1,0 +1,251 @@
+import Foundation
+import Synchronization
+import ReelSystem
+
+/// The connections of a ``ControlServer``, served by one thread with `poll`: requests read and
+/// split into lines, replies and events queued for each client and written as it reads them.
+/// Every descriptor is non-blocking; only the serving thread reads, writes and closes them.
+final class ControlConnections: @unchecked Sendable {
+    private struct Connection {
+        var fd: Int32
+        var output: [UInt8] = []
+        var subscribed = false
+        /// Closed once its output is written (a client turned away).
+        var closesWhenWritten = false
+        /// Closed at the next round: it did not read what waited for it, or failed.
+        var dropped = false
+    }
+
+    private struct State {
+        var connections: [Int: Connection] = [:]
+        var nextID = 0
+        var stopRequested = false
+    }
+
+    private let listener: UnixSocketListener
+    private let handler: ControlServer.Handler
+    private let wakeRead: Int32, wakeWrite: Int32
+    private let state = Mutex(State())
+    private let finished = DispatchSemaphore(value: 0)
+    /// The serving thread's own: each connection's partial line.
+    private var splitters: [Int: LineSplitter] = [:]
+
+    init(listener: UnixSocketListener, handler: @escaping ControlServer.Handler) throws {
+        var fds: [Int32] = [-1, -1]
+        do {
+            try Syscall.call("making the control socket's wake-up pipe") { pipe(&fds) }
+        } catch {
+            listener.close()
+            throw error
+        }
+        for fd in fds {
+            _ = Syscall.attempt { fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            let flags = fcntl(fd, F_GETFL)
+            _ = Syscall.attempt { fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
+        }
+        wakeRead = fds[0]
+        wakeWrite = fds[1]
+        self.listener = listener
+        self.handler = handler
+    }
+
+    var clientCount: Int { state.withLock { $0.connections.count } }
+
+    // MARK: From any thread
+
+    /// Queues `line` for every subscribed client.
+    func publish(_ line: [UInt8]) {
+        state.withLock { s in
+            for (id, c) in s.connections where c.subscribed { Self.queue(line, for: id, in: &s) }
+        }
+        wake()
+    }
+
+    /// Queues the reply to a request of connection `id` whose `id` field was `requestID` (a
+    /// JSON text).
+    func respond(to id: Int, requestID: String, with reply: ControlServer.Reply) {
+        let line = Self.replyLine(requestID: requestID, reply)
+        state.withLock { Self.queue(line, for: id, in: &$0) }
+        wake()
+    }
+
+    /// Ends serving and waits for the serving thread (a second call does not wait).
+    func stop() {
+        let first = state.withLock { s in
+            defer { s.stopRequested = true }
+            return !s.stopRequested
+        }
+        wake()
+        if first { finished.wait() }
+    }
+
+    private static func queue(_ line: [UInt8], for id: Int, in s: inout State) {
+        guard var c = s.connections[id], !c.dropped else { return }
+        if c.output.count + line.count > ControlServer.maximumPendingBytes {
+            // It does not read: it goes, and nothing waits for it.
+            c.dropped = true
+            c.output = []
+        } else {
+            c.output += line
+        }
+        s.connections[id] = c
+    }
+
+    private func wake() {
+        var byte: UInt8 = 1
+        _ = Syscall.attempt { write(wakeWrite, &byte, 1) }  // a full pipe wakes the thread as well
+    }
+
+    // MARK: The serving thread
+
+    func run() {
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0), pollfd(fd: listener.fd, events: Int16(POLLIN), revents: 0)]
+            var ids: [Int] = []
+            let stopping = state.withLock { s -> Bool in
+                for (id, c) in s.connections {
+                    ids.append(id)
+                    fds.append(pollfd(fd: c.fd, events: Int16(POLLIN) | (c.output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0))
+                }
+                return s.stopRequested
+            }
+            if stopping { break }
+            _ = Syscall.attempt { poll(&fds, nfds_t(fds.count), -1) }
+            if fds[0].revents != 0 {
+                while read(wakeRead, &buffer, buffer.count) > 0 {}
+            }
+            if fds[1].revents & Int16(POLLIN) != 0 { acceptClients() }
+            for (k, id) in ids.enumerated() where fds[k + 2].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+                readRequests(of: id, fd: fds[k + 2].fd, buffer: &buffer)
+            }
+            writeAndClose()
+        }
+        let fds = state.withLock { s -> [Int32] in
+            defer { s.connections = [:] }
+            return s.connections.values.map(\.fd)
+        }
+        for fd in fds { Syscall.close(fd) }
+        splitters = [:]
+        listener.close()
+        Syscall.close(wakeRead)
+        Syscall.close(wakeWrite)
+        finished.signal()
+    }
+
+    private func acceptClients() {
+        while let fd = listener.accept() {
+            state.withLock { s in
+                let id = s.nextID
+                s.nextID += 1
+                var c = Connection(fd: fd)
+                if s.connections.count >= ControlServer.maximumClients {
+                    c.output = Self.replyLine(requestID: "null", .failure(ReelError(.busy, "too many clients (\(ControlServer.maximumClients)) are connected",
+                                                                                     hint: "close another connection")))
+                    c.closesWhenWritten = true
+                }
+                s.connections[id] = c
+            }
+        }
+    }
+
+    /// Reads what `fd` has (at most a megabyte a round, so that one client cannot starve the
+    /// others) and handles the complete lines; a closed or failed connection is dropped.
+    private func readRequests(of id: Int, fd: Int32, buffer: inout [UInt8]) {
+        var taken = 0
+        var splitter = splitters[id] ?? LineSplitter(maximumLength: ControlServer.maximumLineLength)
+        defer { splitters[id] = splitter }
+        while taken < 1 << 20 {
+            let n = buffer.withUnsafeMutableBytes { raw in Syscall.attempt { read(fd, raw.baseAddress, raw.count) } }
+            switch n {
+            case .success(0):
+                drop(id)
+                return
+            case .success(let count):
+                taken += count
+                for piece in splitter.feed(buffer[..<count]) { handle(piece, from: id) }
+            case .failure(let e) where e.rawValue == EAGAIN || e.rawValue == EWOULDBLOCK:
+                return
+            case .failure:
+                drop(id)
+                return
+            }
+        }
+    }
+
+    private func drop(_ id: Int) {
+        state.withLock { s in s.connections[id]?.dropped = true }
+    }
+
+    private func handle(_ piece: LineSplitter.Piece, from id: Int) {
+        switch ControlRequestParser.parse(piece) {
+        case .ignore:
+            break
+        case .invalid(let requestID, let error):
+            respond(to: id, requestID: requestID, with: .failure(error))
+        case .request(let requestID, let request):
+            if request.command == "subscribe" {
+                state.withLock { $0.connections[id]?.subscribed = true }
+                respond(to: id, requestID: requestID, with: .success(["subscribed": true]))
+                return
+            }
+            handler(request) { [weak self] reply in self?.respond(to: id, requestID: requestID, with: reply) }
+        }
+    }
+
+    /// Writes what waits for each client as far as it reads, and closes the connections that
+    /// are done or dropped.
+    private func writeAndClose() {
+        var closing: [(Int, Int32)] = []
+        state.withLock { s in
+            for (id, var c) in s.connections {
+                if !c.dropped && !c.output.isEmpty {
+                    let sent = c.output.withUnsafeBytes { raw in
+                        Syscall.attempt { send(c.fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                    }
+                    switch sent {
+                    case .success(let n): c.output.removeFirst(n)
+                    case .failure(let e) where e.rawValue == EAGAIN || e.rawValue == EWOULDBLOCK: break
+                    case .failure: c.dropped = true
+                    }
+                }
+                if c.dropped || (c.closesWhenWritten && c.output.isEmpty) {
+                    closing.append((id, c.fd))
+                    s.connections[id] = nil
+                } else {
+                    s.connections[id] = c
+                }
+            }
+        }
+        for (id, fd) in closing {
+            splitters[id] = nil
+            Syscall.close(fd)
+        }
+    }
+
+    // MARK: Lines
+
+    /// The JSON line of `object` (sorted keys), or `nil` if it is not a JSON object.
+    static func line(_ object: [String: any Sendable]) -> [UInt8]? {
+        guard JSONSerialization.isValidJSONObject(object),
+              let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return nil }
+        return Array(data) + [10]
+    }
+
+    /// The reply line to a request whose `id` was `requestID` (a JSON text).
+    static func replyLine(requestID: String, _ reply: ControlServer.Reply) -> [UInt8] {
+        var fields: [String: any Sendable]
+        switch reply {
+        case .success(let answer):
+            fields = answer
+            fields["ok"] = true
+        case .failure(let error):
+            fields = ["ok": false, "error": error.message, "code": error.code.rawValue]
+            if let hint = error.hint { fields["hint"] = hint }
+        }
+        fields["id"] = nil
+        let body = line(fields) ?? line(["ok": false, "error": "the reply could not be written as JSON"])!
+        // `{"id":ID,` then the rest of the object.
+        return Array("{\"id\":\(requestID)\(body.count > 3 ? "," : "")".utf8) + body.dropFirst()
+    }
+}

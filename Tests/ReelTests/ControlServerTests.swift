@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+@testable import Reel
+import ReelSystem
+import ReelTestSupport
+
+/// The control socket's promises on its own (a handler that answers at once): making the
+/// socket safely, several clients, clients that misbehave.
+@Suite struct ControlServerTests {
+    static func echo(_ request: ControlServer.Request, _ respond: @escaping ControlServer.Responder) {
+        switch request.command {
+        case "echo": respond(.success(["arg": request.argument ?? ""]))
+        case "later":
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { respond(.success(["late": true])) }
+        default: respond(.failure(ReelError(.invalidConfiguration, "unknown command \(request.command)")))
+        }
+    }
+
+    @Test func answersEachRequestWithItsIDAndStaysUsableAfterBadInput() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.url.appendingPathComponent("c.sock")
+        let server = try ControlServer(path: path, handler: Self.echo)
+        defer { server.close() }
+        var info = stat()
+        #expect(lstat(path.path, &info) == 0 && info.st_mode & 0o777 == 0o600, "mode 0600")
+        let client = try ControlClient(path)
+        let reply = try client.request("echo", argument: "hi", id: 7).reply
+        #expect(reply["ok"] as? Bool == true && reply["arg"] as? String == "hi")
+        // A string id comes back as it was; a late answer too.
+        try client.send(#"{"command":"later","id":"x-1"}"# + "\n")
+        let late = try #require(try client.readObject())
+        #expect(late["id"] as? String == "x-1" && late["late"] as? Bool == true)
+        // Garbage: not JSON, random bytes, not an object, no command, a wrong argument,
+        // an unknown command. Each gets an error reply; the connection stays.
+        var random = SeededRandom(seed: 30)
+        let garbage: [[UInt8]] = [Array("{not json\n".utf8), (0..<4000).map { _ in UInt8.random(in: 11...255, using: &random) } + [10],
+                                  Array("[1,2]\n".utf8), Array(#"{"id":3}"#.utf8) + [10], Array(#"{"command":"echo","arg":5,"id":4}"#.utf8) + [10],
+                                  Array(#"{"command":"nope","id":5}"#.utf8) + [10]]
+        for bytes in garbage {
+            try client.send(bytes)
+            let answer = try #require(try client.readObject())
+            #expect(answer["ok"] as? Bool == false && answer["error"] is String, "\(answer)")
+        }
+        #expect(try client.request("echo", argument: "still here", id: 8).reply["arg"] as? String == "still here")
+        // A 10 MB line: one error, and the next request is answered.
+        try client.send([UInt8](repeating: UInt8(ascii: "a"), count: 10_000_000) + [10])
+        let long = try #require(try client.readObject())
+        #expect(long["ok"] as? Bool == false && (long["error"] as? String ?? "").contains("longer than"))
+        #expect(try client.request("echo", argument: "after", id: 9).reply["arg"] as? String == "after")
+    }
+
+    @Test func servesSeveralClientsAndDropsOneThatDoesNotRead() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.url.appendingPathComponent("c.sock")
+        let server = try ControlServer(path: path, handler: Self.echo)
+        defer { server.close() }
+        let clients = try (0..<5).map { _ in try ControlClient(path) }
+        for (i, client) in clients.enumerated() { #expect(try client.request("subscribe", id: i).reply["subscribed"] as? Bool == true) }
+        // Client 0 never reads again: publishing goes on without waiting for it, until it is dropped.
+        let event: [String: any Sendable] = ["event": "progress", "padding": String(repeating: "x", count: 1000)]
+        // The others read every event (3 MB in all, three times what may wait for a client).
+        for _ in 0..<60 {
+            for _ in 0..<50 { server.publish(event) }
+            for client in clients.dropFirst() {
+                for _ in 0..<50 { #expect(try client.readObject()?["event"] as? String == "progress") }
+            }
+        }
+        for (i, client) in clients.enumerated().dropFirst() {
+            #expect(try client.request("echo", argument: "\(i)", id: 100 + i).reply["arg"] as? String == "\(i)")
+        }
+        // The one that did not read is gone: its connection ends once its backlog is read.
+        var ended = false
+        while !ended {
+            let line = try clients[0].readLine(within: 20)
+            if line == nil { ended = true }
+        }
+        #expect(server.clientCount == 4)
+        // Half a request then a closed connection, and a client that closes at once, leave
+        // the server serving.
+        let half = try ControlClient(path)
+        try half.send(#"{"command":"ec"#)
+        half.close()
+        try ControlClient(path).close()
+        #expect(try clients[1].request("echo", argument: "on", id: 200).reply["arg"] as? String == "on")
+    }
+
+    @Test func refusesAPathThatIsNotAStaleSocketAndTakesOverAStaleOne() throws {
+        let dir = try TemporaryDirectory()
+        // A regular file: refused, untouched.
+        let file = dir.url.appendingPathComponent("file.sock")
+        try Data("keep me".utf8).write(to: file)
+        #expect { try ControlServer(path: file, handler: Self.echo) } throws: { ($0 as? ReelError)?.code == .fileExists }
+        #expect(try String(contentsOf: file, encoding: .utf8) == "keep me")
+        // A socket somebody listens on: refused.
+        let live = dir.url.appendingPathComponent("live.sock")
+        let first = try ControlServer(path: live, handler: Self.echo)
+        #expect { try ControlServer(path: live, handler: Self.echo) } throws: { ($0 as? ReelError)?.code == .busy }
+        first.close()
+        #expect(!FileManager.default.fileExists(atPath: live.path), "removed at the end")
+        // A dead recording's socket (bound, never removed): taken over.
+        let stale = dir.url.appendingPathComponent("stale.sock")
+        // Bound and never removed, as a killed process leaves it.
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = try UnixSocket.address(stale.path)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        Syscall.close(fd)
+        #expect(UnixSocket.occupant(of: stale.path) == .stale)
+        let server = try ControlServer(path: stale, handler: Self.echo)
+        #expect(try ControlClient(stale).request("echo", argument: "new", id: 1).reply["arg"] as? String == "new")
+        server.close()
+    }
+
+    @Test func theDefaultFolderIsPrivateAndListsTheLiveSockets() throws {
+        let dir = try TemporaryDirectory()
+        let environment = ["XDG_RUNTIME_DIR": dir.url.path]
+        let path = try ControlServer.defaultPath(processID: 4242, environment: environment)
+        #expect(path.path == dir.url.path + "/reel/4242.sock")
+        var info = stat()
+        #expect(lstat(path.deletingLastPathComponent().path, &info) == 0 && info.st_mode & 0o777 == 0o700)
+        #expect(ControlServer.listeningSockets(environment: environment).isEmpty)
+        let server = try ControlServer(path: path, handler: Self.echo)
+        #expect(ControlServer.listeningSockets(environment: environment) == [path])
+        server.close()
+        #expect(ControlServer.listeningSockets(environment: environment).isEmpty)
+        #expect(throws: ReelError.self) { try ControlServer.defaultPath(environment: [:]) }
+    }
+
+    @Test func splitsLinesAndSkipsOversizedOnes() {
+        var splitter = LineSplitter(maximumLength: 4)
+        #expect(splitter.feed(Array("ab\ncd".utf8)) == [.line(Array("ab".utf8))])
+        #expect(splitter.feed(Array("e\n".utf8)) == [.line(Array("cde".utf8))])
+        #expect(splitter.feed(Array("abcdef".utf8)) == [.oversized])
+        #expect(splitter.feed(Array("gh\nok\n".utf8)) == [.line(Array("ok".utf8))])
+    }
+}
