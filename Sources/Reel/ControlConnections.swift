@@ -121,6 +121,8 @@ final class ControlConnections: @unchecked Sendable {
             }
             writeAndClose()
         }
+        // What waits goes out as far as the clients take it now (an abort's reply).
+        writeAndClose()
         let fds = state.withLock { s -> [Int32] in
             defer { s.connections = [:] }
             return s.connections.values.map(\.fd)

@@ -85,6 +85,11 @@ public final class ControlServer: Sendable {
         core.publish(line)
     }
 
+    /// Sends `line`, the text of one JSON object (no newline), to every subscribed client.
+    public func publish(jsonLine line: String) {
+        core.publish(Array(line.utf8) + [10])
+    }
+
     /// The clients connected now.
     public var clientCount: Int { core.clientCount }
 

@@ -45,6 +45,17 @@ final class ProgressRenderer: @unchecked Sendable {
         }
     }
 
+    /// Hears every event as the JSON line `--json` prints, with or without `--json` (the
+    /// control socket's subscribers).
+    var eventListener: (@Sendable (String) -> Void)?
+
+    /// Prints `object` as a JSON line with `--json`, and hands it to ``eventListener``.
+    private func emit(_ object: [String: Any]) {
+        let line = Self.json(object)
+        if json { console.out(line) }
+        eventListener?(line)
+    }
+
     init(console: Console, json: Bool) {
         self.console = console
         self.json = json
@@ -59,14 +70,12 @@ final class ProgressRenderer: @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         switch event {
         case .started(let url):
-            if json {
-                var object: [String: Any] = ["event": "started"]
-                if writesFile { object["file"] = url.path }
-                if let replay { object["replay"] = rounded(replay.seconds) }
-                console.out(Self.json(object))
-            }
+            var object: [String: Any] = ["event": "started"]
+            if writesFile { object["file"] = url.path }
+            if let replay { object["replay"] = rounded(replay.seconds) }
+            emit(object)
         case .progress(let p):
-            if json {
+            if json || eventListener != nil {
                 var object: [String: Any] = ["event": "progress", "duration": rounded(p.duration.seconds),
                                              "frames": p.frames, "dropped": p.droppedFrames, "paused": p.isPaused,
                                              "clips": p.clipCount, "droppedAudio": rounded(p.droppedAudio.seconds)]
@@ -77,8 +86,9 @@ final class ProgressRenderer: @unchecked Sendable {
                     object["replayDuration"] = rounded(held.video.seconds)
                 }
                 if !p.streams.isEmpty { object["streams"] = p.streams.map(StreamProgress.json) }
-                console.out(Self.json(object))
-            } else if console.isTerminal {
+                emit(object)
+            }
+            if !json && console.isTerminal {
                 var line = (p.isPaused ? "❚❚ PAUSED " : writesFile ? "● REC " : "● REPLAY ") + Format.clock(seconds: p.duration.seconds)
                 if let max = p.maxDuration { line += " / \(Format.clock(seconds: max.seconds))" }
                 if writesFile { line += "  \(Format.bytes(p.bytes))" }
@@ -98,21 +108,21 @@ final class ProgressRenderer: @unchecked Sendable {
         case .sourceLost, .sourceInterrupted, .sourceResumed, .sourceSilent, .sourceIncomplete:
             break  // the session's own events report every source, once
         case .streamInterrupted(let name, let error):
-            if json { console.out(Self.json(["event": "streamInterrupted", "stream": name, "message": error.description])) }
-            else { clearLine(); console.err("reel: warning: stream \(name) interrupted: \(error.description); recording goes on, reconnecting") }
+            emit(["event": "streamInterrupted", "stream": name, "message": error.description])
+            if !json { clearLine(); console.err("reel: warning: stream \(name) interrupted: \(error.description); recording goes on, reconnecting") }
         case .streamFailed(let name, let error):
-            if json { console.out(Self.json(["event": "streamFailed", "stream": name, "message": error.description])) }
-            else { clearLine(); console.err("reel: warning: \(name) stopped: \(error.description); the recording goes on without it") }
+            emit(["event": "streamFailed", "stream": name, "message": error.description])
+            if !json { clearLine(); console.err("reel: warning: \(name) stopped: \(error.description); the recording goes on without it") }
         case .streamResumed(let name):
-            if json { console.out(Self.json(["event": "streamResumed", "stream": name])) }
-            else { clearLine(); console.err("reel: stream \(name) is back") }
+            emit(["event": "streamResumed", "stream": name])
+            if !json { clearLine(); console.err("reel: stream \(name) is back") }
         case .encoderSpeedChanged(let change):
-            if json { console.out(Self.json(Self.json(change))) }
-            else { clearLine(); console.err("reel: \(change)") }
+            emit(Self.json(change))
+            if !json { clearLine(); console.err("reel: \(change)") }
         case .merging(let progress):
             // The clips merged at the stop: the same bar and events as reel merge's.
-            if json { console.out(Self.json(WorkProgressView.json(progress))) }
-            else if console.isTerminal {
+            emit(WorkProgressView.json(progress))
+            if !json && console.isTerminal {
                 console.errRaw("\r\u{1B}[2K" + WorkProgressView.line(progress, subject: "the clips"))
                 lineShown = true
             }
@@ -131,7 +141,7 @@ final class ProgressRenderer: @unchecked Sendable {
                 }
             }
         case .finished(let s):
-            if json {
+            if json || eventListener != nil {
                 var object: [String: Any] = ["event": "finished", "duration": rounded(s.duration.seconds),
                                              "frames": s.frames, "dropped": s.droppedFrames,
                                              "droppedAudio": rounded(s.droppedAudio.seconds)]
@@ -146,27 +156,25 @@ final class ProgressRenderer: @unchecked Sendable {
                 if !s.isComplete { object["shortfalls"] = s.shortfalls.map { Self.json($0) } }
                 // With a save at the stop to come, `finished` waits for it: it stays the last event.
                 if holdsFinished && !finishedReleased {
-                    heldFinished = object
+                    eventListener?(Self.json(object))
+                    if json { heldFinished = object }
                 } else {
-                    console.out(Self.json(object))
+                    emit(object)
                 }
             }
         case .failed:
             break  // reported by the command
         case .paused(let recorded):
-            if json { console.out(Self.json(["event": "paused", "duration": rounded(recorded.seconds)])) }
+            emit(["event": "paused", "duration": rounded(recorded.seconds)])
         case .resumed(let recorded):
-            if json { console.out(Self.json(["event": "resumed", "duration": rounded(recorded.seconds)])) }
+            emit(["event": "resumed", "duration": rounded(recorded.seconds)])
         case .clipStarted(let index):
-            if json && pauseMakesClips { console.out(Self.json(["event": "clipStarted", "clip": index + 1])) }
+            if pauseMakesClips { emit(["event": "clipStarted", "clip": index + 1]) }
         case .markerAdded(let chapter):
-            if json { console.out(Self.json(["event": "marker", "title": chapter.title, "time": rounded(chapter.start.seconds)])) }
-            else { clearLine(); console.err("reel: marker '\(chapter.title)' at \(Format.clock(seconds: chapter.start.seconds))") }
+            emit(["event": "marker", "title": chapter.title, "time": rounded(chapter.start.seconds)])
+            if !json { clearLine(); console.err("reel: marker '\(chapter.title)' at \(Format.clock(seconds: chapter.start.seconds))") }
         case .clipFinished(let clip):
-            if json {
-                console.out(Self.json(["event": "clipFinished", "file": clip.url.path, "duration": rounded(clip.duration.seconds),
-                                       "frames": clip.frameCount]))
-            }
+            emit(["event": "clipFinished", "file": clip.url.path, "duration": rounded(clip.duration.seconds), "frames": clip.frameCount])
         }
     }
 
@@ -175,28 +183,28 @@ final class ProgressRenderer: @unchecked Sendable {
         switch event {
         case .sourceEnded(let name):
             sourcesLeft = max(0, sourcesLeft - 1)
-            if json { console.out(Self.json(["event": "sourceEnded", "source": name])) }
-            else { clearLine(); console.err("reel: \(name) ended") }
+            emit(["event": "sourceEnded", "source": name])
+            if !json { clearLine(); console.err("reel: \(name) ended") }
         case .sourceLost(let name, let error):
             sourcesLeft = max(0, sourcesLeft - 1)
             let then = sourcesLeft > 0 ? "recording goes on with the other sources" : "no source is left, so the recording ends with what it has"
-            if json { console.out(Self.json(["event": "sourceLost", "source": name, "message": error.description])) }
-            else { clearLine(); console.err("reel: warning: lost \(name): \(error.description); \(then)") }
+            emit(["event": "sourceLost", "source": name, "message": error.description])
+            if !json { clearLine(); console.err("reel: warning: lost \(name): \(error.description); \(then)") }
         case .sourceInterrupted(let name, let error):
-            if json { console.out(Self.json(["event": "sourceInterrupted", "source": name, "message": error.description])) }
-            else { clearLine(); console.err("reel: warning: \(name) interrupted: \(error.description); recording goes on and picks it up when it is back") }
+            emit(["event": "sourceInterrupted", "source": name, "message": error.description])
+            if !json { clearLine(); console.err("reel: warning: \(name) interrupted: \(error.description); recording goes on and picks it up when it is back") }
         case .sourceResumed(let name):
-            if json { console.out(Self.json(["event": "sourceResumed", "source": name])) }
-            else { clearLine(); console.err("reel: \(name) is back") }
+            emit(["event": "sourceResumed", "source": name])
+            if !json { clearLine(); console.err("reel: \(name) is back") }
         case .sourceSilent(let name, let error):
-            if json { console.out(Self.json(["event": "sourceSilent", "source": name, "message": error.description])) }
-            else { clearLine(); console.err("reel: \(name): \(error.description)") }
+            emit(["event": "sourceSilent", "source": name, "message": error.description])
+            if !json { clearLine(); console.err("reel: \(name): \(error.description)") }
         case .sourceIncomplete(let name, let error):
-            if json { console.out(Self.json(["event": "sourceIncomplete", "source": name, "message": error.description])) }
-            else { clearLine(); console.err("reel: warning: \(name): \(error.description)") }
+            emit(["event": "sourceIncomplete", "source": name, "message": error.description])
+            if !json { clearLine(); console.err("reel: warning: \(name): \(error.description)") }
         case .filterFailed(let name, let filter, let error):
-            if json { console.out(Self.json(["event": "filterFailed", "source": name, "filter": filter, "message": error.description])) }
-            else { clearLine(); console.err("reel: warning: the filter '\(filter)' cannot be applied to \(name): \(error.description); its pictures are recorded unfiltered") }
+            emit(["event": "filterFailed", "source": name, "filter": filter, "message": error.description])
+            if !json { clearLine(); console.err("reel: warning: the filter '\(filter)' cannot be applied to \(name): \(error.description); its pictures are recorded unfiltered") }
         case .droppedFrames:
             break  // counted in progress
         }
@@ -216,7 +224,7 @@ final class ProgressRenderer: @unchecked Sendable {
     /// A line of its own on the terminal (the progress line is drawn again after it).
     func note(_ text: String) {
         lock.lock(); defer { lock.unlock() }
-        if json { console.out(Self.json(["event": "note", "message": text])) } else { clearLine(); console.err("reel: \(text)") }
+        emit(["event": "note", "message": text]); if !json { clearLine(); console.err("reel: \(text)") }
     }
 
     private func clearLine() {

@@ -236,6 +236,8 @@ struct RecordCommand {
         }
         var ownRecorders: [(String, Recorder)] = []
         var frameLog: FrameLog?
+        var control: RecordControl?
+        defer { control?.close() }
         do {
             if videoSources.count > 1 {
                 let composer = Compositor(settings: .init(size: options.size, frameRate: options.frameRate, layout: options.layout))
@@ -275,6 +277,10 @@ struct RecordCommand {
                 let logOutput = FrameLog(url: log, overwrite: options.overwrite, recorder: recorder)
                 try session.addOutput(logOutput, connectedTo: videoSources)
                 frameLog = logOutput
+            }
+            if let choice = options.control {
+                control = try RecordControl(path: try choice ?? RecordControl.defaultPath(), parts: parts, signals: signals, renderer: renderer,
+                                            sourceNames: sources.map(\.name), videoSources: videoSources, file: options.writesFile ? url : nil)
             }
             // `reel preview`: nothing is recorded until `r`; the first clip starts then.
             if options.startsPaused { recorder.pause(at: .zero) }
@@ -343,12 +349,14 @@ struct RecordCommand {
         renderer.swapHint = keys.isInteractive && compositor != nil
         renderer.filterHint = keys.isInteractive && picture != nil
         renderer.sourcesLeft = sources.count
+        let controlSocket = control
         let events = Task {
             // Before the first recorded frame of `reel preview` the window says idle, not paused.
             var state: PreviewWindow.RecordingState = options.startsPaused ? .idle : .recording
             var last: RecordingProgress?
             for await event in recorder.events {
                 renderer.render(event)
+                controlSocket?.note(event)
                 guard let preview else { continue }
                 switch event {
                 case .progress(let p): last = p

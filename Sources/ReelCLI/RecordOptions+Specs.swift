@@ -55,6 +55,8 @@ extension RecordOptions {
         OptionSpec("output", short: "o", value: .required, placeholder: "FILE", completion: .file, help: "the file (.mp4, .mov, .mkv, .webm: VP9 and Opus, .gif: made at the stop; sound only .m4a, .opus, .ogg, .flac, .wav), or a folder for a dated name in it (default: a dated name in your videos folder)"),
         OptionSpec("overwrite", help: "replace FILE if it exists"),
         OptionSpec("json", help: "print events as JSON lines on standard output"),
+        OptionSpec("control", value: .optional, placeholder: "PATH", completion: .file,
+                   help: "listen for commands on a Unix socket (reel control; default $XDG_RUNTIME_DIR/reel/PID.sock)"),
         OptionSpec("faster-than-real-time", help: "with --test-pattern/--tone only: record as fast as encoding allows (needs --duration)"),
         OptionSpec("max-size", value: .required, placeholder: "SIZE", help: "keep the finished file within this size, e.g. 500M or 2G (at least 64k)"),
         OptionSpec("min-free", value: .required, placeholder: "SIZE", help: "stop when the disk has less free space (default 100M; 0 = off)"),

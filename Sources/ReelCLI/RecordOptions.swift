@@ -41,6 +41,8 @@ public struct RecordOptions: Sendable {
     public var outputFolder: URL?
     public var overwrite = false
     public var json = false
+    /// `--control[=PATH]`: the control socket's path (`.some(nil)`: the default one).
+    public var control: URL??
     public var pauseMode: Recorder.PauseMode = .singleFile
     /// `--faster-than-real-time`: synthetic sources on a virtual clock (benchmarks, soak tests).
     public var virtualClock = false
@@ -143,6 +145,7 @@ public struct RecordOptions: Sendable {
         adaptsEncoderSpeed = !args.has("no-adapt")
         overwrite = args.has("overwrite")
         json = args.has("json")
+        control = try Self.controlPath(args)
         for text in args.all("camera") {
             do { cameras.append(try CameraLocation(parsing: text)) } catch let error as ReelError {
                 throw UsageError("--camera: \(error.description)")
@@ -351,73 +354,6 @@ public struct RecordOptions: Sendable {
         }
         appAudio = given.isEmpty ? (appAudioExcept.isEmpty ? nil : .some(nil)) : given.last
     }
-
-    /// `--filter [N:]FILTER`, each checked now (a bad graph names the filter at fault).
-    private mutating func parseFilters(_ args: ParsedArguments) throws {
-        for text in args.all("filter").compactMap({ $0 }) {
-            var target: Int?
-            var body = Substring(text)
-            // A graph starts with a filter's name, never a digit: "2:mono" is source 2's look.
-            if let colon = text.firstIndex(of: ":"), !text[..<colon].isEmpty, text[..<colon].allSatisfy(\.isASCII), text[..<colon].allSatisfy(\.isNumber) {
-                guard let n = Int(text[..<colon]), n >= 1, n <= videoSourceCount else {
-                    throw UsageError("--filter \(text): there \(videoSourceCount == 1 ? "is 1 video source" : "are \(videoSourceCount) video sources"), so N must be \(videoSourceCount == 1 ? "1" : "1 to \(videoSourceCount)")")
-                }
-                target = n
-                body = text[text.index(after: colon)...]
-            }
-            if filters.contains(where: { $0.source == target }) {
-                throw UsageError(target.map { "--filter is given twice for video source \($0)" } ?? "--filter is given twice for the recorded picture; join the filters with ',' in one graph")
-            }
-            do {
-                filters.append((target, try VideoFilter(parsing: String(body))))
-            } catch let error as ReelError {
-                throw UsageError("--filter: \(error.message)" + (CommandLineHints.rephrased(error).hint.map { " (\($0))" } ?? ""))
-            }
-        }
-    }
-
-    /// `--replay` and the options that go with it, checked against the rest.
-    private mutating func parseReplay(_ args: ParsedArguments) throws {
-        guard args.has("replay") else {
-            if let given = ["replay-dir", "replay-max-size", "replay-save-on-exit", "replay-spill"].first(where: args.has) {
-                throw UsageError("--\(given) does nothing without --replay")
-            }
-            return
-        }
-        let text = args.value("replay")! ?? ""
-        let seconds = try ValueParser.duration(text, option: "replay").seconds
-        guard seconds >= 1, seconds <= Self.longestReplay.seconds else {
-            throw UsageError("--replay must keep between 1 second and 1 hour, not '\(text)'")
-        }
-        replay = MediaTime(seconds: seconds)
-        if args.has("replay-max-size") {
-            let size = try ValueParser.size(args.value("replay-max-size")!, option: "replay-max-size", allowsZero: true)
-            guard size >= 1_000_000 else {
-                throw UsageError("--replay-max-size must be at least 1M (one group of pictures), not \(args.value("replay-max-size")! ?? "")")
-            }
-            replayMaxSize = size
-        }
-        if let dir = args.value("replay-dir") ?? nil {
-            guard !dir.isEmpty else { throw UsageError("--replay-dir needs a folder") }
-            replayDirectory = URL(fileURLWithPath: dir, isDirectory: true)
-        }
-        replaySavesOnExit = args.has("replay-save-on-exit")
-        replaySpills = args.has("replay-spill")
-        let writesFile = output != nil || outputFolder != nil
-        if !writesFile, pauseMode == .clips, replay != nil {
-            throw UsageError("--pause-mode clips and --keep-clips need -o FILE: a replay buffer alone writes no file to cut into clips (pausing it takes the gap out)")
-        }
-        if !writesFile, let given = ["max-size", "frame-log"].first(where: args.has) {
-            throw UsageError("--\(given) needs a file to record (-o FILE) beside --replay")
-        }
-        if let output, let folder = replayDirectory, output.standardizedFileURL.path == folder.standardizedFileURL.path {
-            throw UsageError("-o and --replay-dir both name \(output.path); give --replay-dir a folder of its own")
-        }
-        if virtualClock { throw UsageError("--replay needs real time: it cannot be combined with --faster-than-real-time") }
-    }
-
-    /// Whether the recording writes a file: always, except with `--replay` and no `-o`.
-    public var writesFile: Bool { replay == nil || output != nil || outputFolder != nil }
 
     /// `--fps`: a whole or decimal number (`30`, `29.97`) or a fraction (`30000/1001`), 1 to 240,
     /// kept exactly as a reduced fraction.

@@ -154,6 +154,16 @@ final class RecordSignals: @unchecked Sendable {
         perform(action, signo: signo ?? SIGINT, fromKey: signo == nil)
     }
 
+    /// Aborts at once, as a second stop signal does (`reel control abort`): `before` runs first
+    /// (the control socket is removed), then the message says what is on disk, and the process
+    /// exits with 130.
+    func abort(before: () -> Void) {
+        before()
+        clearLine()
+        console.err(abortMessage())
+        _exit(128 + SIGINT)
+    }
+
     private func act(on signo: Int32, pause: Bool) {
         let action = decide { pause ? $0.pauseSignal() : $0.swapSignal() }
         perform(action, signo: signo, fromKey: false)

@@ -122,6 +122,12 @@ final class ReplaySaver: @unchecked Sendable {
     /// Saves the buffer and reports where, or why not; returns whether it saved.
     @discardableResult
     func saveNow() async -> Bool {
+        if case .success = await saveReportingFile() { return true }
+        return false
+    }
+
+    /// Saves the buffer and reports where, or why not; returns the file or the error.
+    func saveReportingFile() async -> Result<URL, ReelError> {
         // A folder removed while recording is made again rather than a moment lost.
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         do {
@@ -136,7 +142,7 @@ final class ReplaySaver: @unchecked Sendable {
             } else {
                 console.out(String(format: "Saved replay %@ (%.2f s)", summary.url.path, summary.duration.seconds))
             }
-            return true
+            return .success(summary.url)
         } catch {
             var failure = error as? ReelError ?? ReelError(.encodingFailed, "\(error)")
             if failure.code != .nothingRecorded {
@@ -147,7 +153,7 @@ final class ReplaySaver: @unchecked Sendable {
                 }
             }
             report(failure)
-            return false
+            return .failure(failure)
         }
     }
 
