@@ -19,6 +19,7 @@ struct CommandDescription: Sendable {
         CommandDescription(name: "recover", help: RecoverCommand.help, specs: RecoverCommand.specs),
         CommandDescription(name: "merge", help: MergeCommand.help, specs: MergeCommand.specs),
         CommandDescription(name: "doctor", help: DoctorCommand.help, specs: DoctorCommand.specs),
+        CommandDescription(name: "control", help: ControlCommand.help, specs: ControlCommand.specs),
     ]
 
     /// The command's summary: its line in the "Commands:" list of `reel --help`.

@@ -32,6 +32,7 @@ public enum ReelCommandLine {
       recover    finalise recordings that a crash cut off
       merge      join clips into one file (by copying when they match)
       doctor     check what recording needs on this machine, and say how to fix what is missing
+      control    drive a running recording (reel record --control): pause, marker, stop, status…
 
     Run 'reel <command> --help' for a command's options, 'reel --version' for versions.
 
@@ -99,6 +100,13 @@ public enum ReelCommandLine {
                     return 0
                 }
                 return try MergeCommand(parsed, console: console).run()
+            case "control":
+                let parsed = try ParsedArguments.parse(rest, specs: ControlCommand.specs)
+                if parsed.has("help") {
+                    console.out(ControlCommand.help + optionHelp(ControlCommand.specs))
+                    return 0
+                }
+                return ControlCommand(console: console, environment: environment).run(parsed)
             case "doctor":
                 let parsed = try ParsedArguments.parse(rest, specs: DoctorCommand.specs)
                 if parsed.has("help") {

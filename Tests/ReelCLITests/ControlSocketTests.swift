@@ -1,0 +1,203 @@
+import Foundation
+import Testing
+import Reel
+import ReelSystem
+import ReelTestSupport
+
+/// `reel record --control` and `reel control` against real recordings: every command through
+/// the socket, several clients and one that never reads, garbage, a path that is taken, and
+/// `reel control` finding the recording by itself.
+@Suite(.serialized, .tags(.realTime)) struct ControlSocketTests {
+    /// A `reel record` in the background, its private `XDG_RUNTIME_DIR`, its output in files.
+    final class Recording {
+        let process = Process()
+        let errors: URL
+        let runtime: URL
+
+        init(_ arguments: [String], in dir: URL, runtime: URL? = nil) throws {
+            self.runtime = runtime ?? dir.appendingPathComponent("run-\(UUID().uuidString.prefix(6))")
+            try FileManager.default.createDirectory(at: self.runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            errors = dir.appendingPathComponent("stderr-\(UUID().uuidString.prefix(6)).txt")
+            _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+            process.executableURL = ReelBinary.url
+            process.arguments = ["record", "--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast"] + arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(["XDG_RUNTIME_DIR": self.runtime.path]) { $1 }
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = try FileHandle(forWritingTo: errors)
+            try process.run()
+        }
+
+        var environment: [String: String] { ["XDG_RUNTIME_DIR": runtime.path] }
+        var defaultSocket: URL { runtime.appendingPathComponent("reel/\(process.processIdentifier).sock") }
+
+        /// Connects once the socket answers (the recording has started).
+        func connect(_ path: URL? = nil) async throws -> ControlClient {
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline {
+                if let client = try? ControlClient(path ?? defaultSocket),
+                   let status = try? client.request("status").reply, status["state"] as? String == "recording" { return client }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            throw ReelError(.notRunning, "the control socket did not answer: \((try? String(contentsOf: errors, encoding: .utf8)) ?? "")")
+        }
+
+        func end() -> (status: Int32, stderr: String) {
+            process.waitUntilExit()
+            return (process.terminationStatus, (try? String(contentsOf: errors, encoding: .utf8)) ?? "")
+        }
+    }
+
+    /// Waits until `status` says `frames` has grown past `count`.
+    func waitForFrames(past count: Int, _ client: ControlClient) async throws -> Int {
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let frames = try client.request("status").reply["frames"] as? Int ?? 0
+            if frames > count { return frames }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw ReelError(.busy, "the recording did not go on past \(count) frames")
+    }
+
+    @Test func everyCommandThroughTheSocketWithClientsThatMisbehave() async throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("driven.mp4")
+        let socket = dir.url.appendingPathComponent("driven.sock")
+        let recording = try Recording(["--pause-mode", "clips", "--control=\(socket.path)", "-o", file.path], in: dir.url)
+        let client = try await recording.connect(socket)
+        var info = stat()
+        #expect(lstat(socket.path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+
+        let status = try client.request("status").reply
+        #expect(status["ok"] as? Bool == true && status["file"] as? String == file.path)
+        #expect((status["sources"] as? [String])?.count == 2)
+        for key in ["elapsed", "bytes", "frames", "dropped", "streams"] { #expect(status[key] != nil, "status has \(key)") }
+
+        // Several clients: one follows the events, one never reads anything it is sent.
+        let follower = try ControlClient(socket)
+        #expect(try follower.request("subscribe").reply["subscribed"] as? Bool == true)
+        let deaf = try ControlClient(socket)
+        try deaf.send(#"{"command":"subscribe","id":1}"# + "\n")
+        // Garbage from others: random bytes, a 10 MB line, half a request and a hang-up.
+        let rude = try ControlClient(socket)
+        var random = SeededRandom(seed: 7)
+        try rude.send((0..<5000).map { _ in UInt8.random(in: 11...255, using: &random) } + [10])
+        #expect(try rude.readObject()?["ok"] as? Bool == false)
+        try rude.send([UInt8](repeating: UInt8(ascii: "{"), count: 10_000_000) + [10])
+        #expect((try rude.readObject()?["error"] as? String ?? "").contains("longer than"))
+        #expect(try rude.request("status").reply["ok"] as? Bool == true, "the connection stays usable")
+        let half = try ControlClient(socket)
+        try half.send(#"{"command":"paus"#)
+        half.close()
+
+        let before = try await waitForFrames(past: 15, client)
+        #expect(try client.request("marker", argument: "one").reply["marked"] as? Bool == true)
+        #expect(try client.request("pause").reply["paused"] as? Bool == true)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try client.request("status").reply["state"] as? String == "paused")
+        #expect(try client.request("resume").reply["paused"] as? Bool == false)
+        let resumed = try await waitForFrames(past: before + 15, client)
+        #expect(try client.request("marker").reply["ok"] as? Bool == true)
+        #expect(try client.request("filter", argument: "mono").reply["filter"] as? String == "mono")
+        #expect(try client.request("filter", argument: "1:none").reply["filter"] as? String == "none")
+        let badFilter = try client.request("filter", argument: "9:mono").reply
+        #expect(badFilter["ok"] as? Bool == false)
+        #expect(try client.request("swap").reply["ok"] as? Bool == false, "one picture: nothing to swap")
+        #expect(try client.request("save-replay").reply["ok"] as? Bool == false, "no --replay")
+        _ = try await waitForFrames(past: resumed + 15, client)
+        #expect(try client.request("marker", argument: "three").reply["ok"] as? Bool == true)
+        // The follower saw progress and the markers as --json prints them.
+        var seen: Set<String> = []
+        while !seen.contains("marker:three"), let event = try follower.readObject() {
+            if let name = event["event"] as? String { seen.insert(name) }
+            if event["event"] as? String == "marker" { seen.insert("marker:\(event["title"] as? String ?? "")") }
+        }
+        #expect(seen.contains("progress") && seen.contains("paused") && seen.contains("marker:one"))
+        #expect(try client.request("stop").reply["stopping"] as? Bool == true)
+        let end = recording.end()
+        #expect(end.status == 0, "\(end.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: socket.path), "the socket is removed at the end")
+        let chapters = try MediaProbe.chapters(file)
+        #expect(chapters.map(\.title) == ["one", "Chapter 2", "three"])
+        _ = deaf
+    }
+
+    @Test func reelControlFindsTheRecordingAndAbortEndsIt() async throws {
+        let dir = try TemporaryDirectory()
+        let runtime = dir.url.appendingPathComponent("empty-run")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+        let none = try ReelBinary.run(["control", "status"], environment: ["XDG_RUNTIME_DIR": runtime.path])
+        #expect(none.status == 1 && none.stderr.contains("no recording"))
+
+        let file = dir.url.appendingPathComponent("found.mkv")
+        let recording = try Recording(["--control", "-o", file.path], in: dir.url)
+        _ = try await recording.connect()
+        let status = try ReelBinary.run(["control", "status"], environment: recording.environment)
+        #expect(status.status == 0 && status.output.contains("state     recording"), "\(status.stderr)")
+        let json = try ReelBinary.run(["control", "\(recording.process.processIdentifier)", "marker", "by pid", "--json"],
+                                      environment: recording.environment)
+        let reply = try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any]
+        #expect(json.status == 0 && reply?["ok"] as? Bool == true)
+        let refused = try ReelBinary.run(["control", "swap"], environment: recording.environment)
+        #expect(refused.status == 1 && refused.stderr.contains("nothing to swap"))
+        #expect(try ReelBinary.run(["control", "frobnicate"], environment: recording.environment).status == 2)
+
+        // A second recording of this user: reel control asks which.
+        let second = try Recording(["--control", "-o", dir.url.appendingPathComponent("second.mkv").path], in: dir.url,
+                                   runtime: recording.runtime)
+        _ = try await second.connect()
+        let several = try ReelBinary.run(["control", "status"], environment: recording.environment)
+        #expect(several.status == 2 && several.stderr.contains("several recordings"), "\(several.stderr)")
+        #expect(try ReelBinary.run(["control", second.defaultSocket.path, "stop"], environment: [:]).status == 0)
+        #expect(second.end().status == 0)
+        #expect(!FileManager.default.fileExists(atPath: second.defaultSocket.path))
+
+        let abort = try ReelBinary.run(["control", "abort"], environment: recording.environment)
+        #expect(abort.status == 0)
+        let end = recording.end()
+        #expect(end.status == 130, "\(end.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: recording.defaultSocket.path), "the socket is removed at an abort too")
+    }
+
+    @Test func aTakenPathIsRefusedAndADeadRecordingsSocketReused() async throws {
+        let dir = try TemporaryDirectory()
+        let taken = dir.url.appendingPathComponent("taken.sock")
+        try Data("not a socket".utf8).write(to: taken)
+        let refused = try ReelBinary.run(["record", "--test-pattern", "--duration", "1", "--control=\(taken.path)",
+                                          "-o", dir.url.appendingPathComponent("no.mp4").path])
+        #expect(refused.status == 1 && refused.stderr.contains("is not a socket"), "\(refused.stderr)")
+        #expect(try String(contentsOf: taken, encoding: .utf8) == "not a socket")
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("no.mp4").path), "nothing recorded")
+
+        // A recording killed with SIGKILL leaves its socket; the next one takes the path over.
+        let stale = dir.url.appendingPathComponent("stale.sock")
+        let killed = try Recording(["--control=\(stale.path)", "-o", dir.url.appendingPathComponent("killed.mp4").path], in: dir.url)
+        _ = try await killed.connect(stale)
+        kill(killed.process.processIdentifier, SIGKILL)
+        _ = killed.end()
+        #expect(UnixSocket.occupant(of: stale.path) == .stale)
+        let next = try Recording(["--control=\(stale.path)", "--duration", "30", "-o", dir.url.appendingPathComponent("next.mp4").path], in: dir.url)
+        let client = try await next.connect(stale)
+        _ = try await waitForFrames(past: 5, client)
+        #expect(try client.request("stop").reply["ok"] as? Bool == true)
+        let end = next.end()
+        #expect(end.status == 0, "\(end.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: stale.path))
+    }
+
+    @Test func saveReplayAnswersWithTheFile() async throws {
+        let dir = try TemporaryDirectory()
+        let socket = dir.url.appendingPathComponent("replay.sock")
+        let recording = try Recording(["--replay", "10", "--replay-dir", dir.url.appendingPathComponent("replays").path,
+                                       "--control=\(socket.path)"], in: dir.url)
+        let client = try await recording.connect(socket)
+        _ = try await waitForFrames(past: 30, client)
+        let status = try client.request("status").reply
+        #expect((status["replay"] as? [String: Any])?["bytes"] as? Int ?? 0 > 0)
+        let saved = try client.request("save-replay", within: 60).reply
+        let path = try #require(saved["file"] as? String, "\(saved)")
+        #expect(FileManager.default.fileExists(atPath: path))
+        #expect(try client.request("marker").reply["ok"] as? Bool == false, "no file to mark")
+        #expect(try client.request("stop").reply["ok"] as? Bool == true)
+        #expect(recording.end().status == 0)
+    }
+}
