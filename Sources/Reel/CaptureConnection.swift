@@ -1,4 +1,6 @@
 import Foundation
+import Synchronization
+import ReelFFmpeg
 
 /// What every output of a session sees of one of its inputs' pictures, as
 /// `AVCaptureConnection` sets it: turned (``videoOrientation``), mirrored
@@ -22,6 +24,8 @@ public final class CaptureConnection: Sendable {
     public let input: any CaptureSource
     let orientation = OrientationControl()
     let filters = VideoFilterControl()
+    /// The input's sound: its offset and filters, taken at each start.
+    let sound = Mutex<(offset: MediaTime, filters: [AudioFilter])>((.zero, []))
 
     init(input: any CaptureSource) {
         self.input = input
@@ -82,5 +86,26 @@ public final class CaptureConnection: Sendable {
     /// from the next picture).
     public func setVideoFilters(_ chain: [VideoFilter], at time: MediaTime? = nil) {
         filters.setFilters(chain, at: time)
+    }
+
+    /// Whether the input has sound to move and filter (``audioOffset``, ``audioFilters``).
+    public var isAudioSupported: Bool { input.kind.isAudio }
+
+    /// How far the input's sound is moved on the session's timeline: later for a positive
+    /// offset, earlier for a negative one. For a source whose sound arrives late (a Bluetooth
+    /// headset, a USB microphone with a long buffer), a negative offset puts it back with the
+    /// pictures. Zero by default; a change takes effect at the next start.
+    public var audioOffset: MediaTime {
+        get { sound.withLock { $0.offset } }
+        set { sound.withLock { $0.offset = newValue } }
+    }
+
+    /// The filters the input's sound goes through, in order, after the offset (see
+    /// ``AudioFilter``; ``AudioFilter/denoise`` for a microphone): none by default. A change
+    /// takes effect at the next start. A filter that fails while recording is reported as
+    /// ``SessionEvent/filterFailed(source:filter:error:)``, and the sound goes on unfiltered.
+    public var audioFilters: [AudioFilter] {
+        get { sound.withLock { $0.filters } }
+        set { sound.withLock { $0.filters = newValue } }
     }
 }

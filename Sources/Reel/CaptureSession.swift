@@ -371,7 +371,18 @@ public final class CaptureSession: Sendable {
             }
         }
         let pictureStages = stages
+        let sound = entry.connection.sound.withLock { $0 }
+        let audioStage = kind.isAudio ? AudioStage(offset: sound.offset, filters: sound.filters) { error in
+            continuation.yield(.filterFailed(source: name, filter: sound.filters.map(\.description).joined(separator: ","), error: error))
+        } : nil
         return SourceContext(id: id, clock: clock, origin: origin, deliver: { sample in
+            if let audioStage, case .audio(let buffer) = sample {
+                for piece in audioStage.apply(buffer) {
+                    let sourced = SourcedSample(source: id, kind: kind, sample: .audio(piece))
+                    for output in outputs { output.consume(sourced) }
+                }
+                return
+            }
             var sample = sample
             if !pictureStages.isEmpty, case .video(let frame) = sample {
                 guard let staged = applyStages(pictureStages, to: frame) else { report(.droppedFrames(1)); return }

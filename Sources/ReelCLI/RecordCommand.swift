@@ -184,6 +184,7 @@ struct RecordCommand {
         do {
             sources = try makeSources()
             for source in sources { try session.addInput(source) }
+            options.applySound(to: sources, in: session)
         } catch let error as ReelError {
             return fail(error)
         } catch {

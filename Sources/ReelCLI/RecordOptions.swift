@@ -69,6 +69,8 @@ public struct RecordOptions: Sendable {
     /// `N:`) for the Nth video source (the screen, then the cameras in order, then the test
     /// pattern).
     public var filters: [(source: Int?, filter: VideoFilter)] = []
+    /// `--audio-offset`, `--audio-filter`, `--denoise`: each audio source's sound moved and filtered.
+    public var sound: [AudioTarget: (offset: MediaTime, filters: [AudioFilter])] = [:]
     /// `--preview[=auto]`: show what is recorded in a window; with `auto`, only where a
     /// display is.
     public var preview: PreviewMode?
@@ -311,6 +313,7 @@ public struct RecordOptions: Sendable {
         try parseReplay(args)
         try parseStreams(args)
         try parseFilters(args)
+        try parseSound(args)
         if let value = args.value("preview") {
             switch value {
             case nil: preview = .on

@@ -237,29 +237,11 @@ package enum GIFConverter {
             let source = try make("buffer", "in", "video_size=\(main.pointee.width)x\(main.pointee.height):pix_fmt=\(main.pointee.format):\(tb):pixel_aspect=\(aspect)")
             let paletteSource = palette ? try make("buffer", "palette", "video_size=16x16:pix_fmt=\(AV_PIX_FMT_BGRA.rawValue):\(tb):pixel_aspect=1/1") : nil
             let sink = try make("buffersink", "out", nil)
-            var outputs = avfilter_inout_alloc()
-            var inputs = avfilter_inout_alloc()
-            defer {
-                avfilter_inout_free(&outputs)
-                avfilter_inout_free(&inputs)
-            }
-            guard let o = outputs, let i = inputs else { throw ReelError(.encodingFailed, "cannot allocate a filter graph: out of memory") }
-            o.pointee.name = av_strdup("in")
-            o.pointee.filter_ctx = source
-            o.pointee.pad_idx = 0
-            if let paletteSource {
-                guard let p = avfilter_inout_alloc() else { throw ReelError(.encodingFailed, "cannot allocate a filter graph: out of memory") }
-                p.pointee.name = av_strdup("palette")
-                p.pointee.filter_ctx = paletteSource
-                p.pointee.pad_idx = 0
-                o.pointee.next = p
-            }
-            i.pointee.name = av_strdup("out")
-            i.pointee.filter_ctx = sink
-            i.pointee.pad_idx = 0
             let described = palette ? "[in][palette]\(text)[out]" : "[in]\(text)[out]"
-            try FFmpeg.check(avfilter_graph_parse_ptr(graph, described, &inputs, &outputs, nil), "libavfilter cannot read '\(described)'")
-            try FFmpeg.check(avfilter_graph_config(graph, nil), "libavfilter cannot set up '\(described)'")
+            let ends = [("in", source)] + (paletteSource.map { [("palette", $0)] } ?? [])
+            try FFmpeg.check(FilterGraphLinks.parseAndConfigure(graph, described, sources: ends.map { (label: $0.0, context: $0.1) },
+                                                                sink: (label: "out", context: sink)),
+                             "libavfilter cannot set up '\(described)'")
             return (source, paletteSource, sink)
         }
 

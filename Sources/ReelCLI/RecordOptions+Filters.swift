@@ -1,0 +1,113 @@
+import Foundation
+import Reel
+
+/// An audio source that `--audio-offset` and `--audio-filter` name (`mic:`, `app:`, `tone:`).
+public enum AudioTarget: String, CaseIterable, Sendable {
+    /// The microphone (`--mic`).
+    case mic
+    /// What applications play (`--app-audio`).
+    case app
+    /// The synthetic tone (`--tone`).
+    case tone
+
+    /// The option that adds the source.
+    var option: String {
+        switch self {
+        case .mic: "--mic"
+        case .app: "--app-audio"
+        case .tone: "--tone"
+        }
+    }
+}
+
+/// What the recorded picture and sound go through: `--filter` for pictures; `--audio-offset`,
+/// `--audio-filter` and `--denoise` for sound.
+extension RecordOptions {
+    /// `--filter [N:]FILTER`, each checked now (a bad graph names the filter at fault).
+    mutating func parseFilters(_ args: ParsedArguments) throws {
+        for text in args.all("filter").compactMap({ $0 }) {
+            var target: Int?
+            var body = Substring(text)
+            // A graph starts with a filter's name, never a digit: "2:mono" is source 2's look.
+            if let colon = text.firstIndex(of: ":"), !text[..<colon].isEmpty, text[..<colon].allSatisfy(\.isASCII), text[..<colon].allSatisfy(\.isNumber) {
+                guard let n = Int(text[..<colon]), n >= 1, n <= videoSourceCount else {
+                    throw UsageError("--filter \(text): there \(videoSourceCount == 1 ? "is 1 video source" : "are \(videoSourceCount) video sources"), so N must be \(videoSourceCount == 1 ? "1" : "1 to \(videoSourceCount)")")
+                }
+                target = n
+                body = text[text.index(after: colon)...]
+            }
+            if filters.contains(where: { $0.source == target }) {
+                throw UsageError(target.map { "--filter is given twice for video source \($0)" } ?? "--filter is given twice for the recorded picture; join the filters with ',' in one graph")
+            }
+            do {
+                filters.append((target, try VideoFilter(parsing: String(body))))
+            } catch let error as ReelError {
+                throw UsageError("--filter: \(error.message)" + (CommandLineHints.rephrased(error).hint.map { " (\($0))" } ?? ""))
+            }
+        }
+    }
+
+    /// The audio sources given, in the order their options are listed.
+    var audioTargets: [AudioTarget] {
+        [microphone != nil ? .mic : nil, appAudio != nil ? .app : nil, tone ? .tone : nil].compactMap { $0 }
+    }
+
+    /// `--audio-offset [SOURCE:]MS`, `--denoise` (the microphone's) and `--audio-filter
+    /// [SOURCE:]GRAPH`, each graph checked now; filters apply in that order.
+    mutating func parseSound(_ args: ParsedArguments) throws {
+        let present = audioTargets
+        func split(_ text: String, option: String) throws -> (targets: [AudioTarget], body: String) {
+            for target in AudioTarget.allCases where text.hasPrefix(target.rawValue + ":") {
+                guard present.contains(target) else {
+                    throw UsageError("--\(option) \(text) is for the \(target.rawValue) source, which is not recorded: give \(target.option) as well")
+                }
+                return ([target], String(text.dropFirst(target.rawValue.count + 1)))
+            }
+            guard !present.isEmpty else { throw UsageError("--\(option) works on sound: give --mic, --app-audio or --tone as well") }
+            return (present, text)
+        }
+        var offsetGiven: Set<AudioTarget> = []
+        for text in args.all("audio-offset").compactMap({ $0 }) {
+            let (targets, body) = try split(text, option: "audio-offset")
+            let trimmed = body.hasSuffix("ms") ? String(body.dropLast(2)) : body
+            guard let ms = Double(trimmed), ms.isFinite, abs(ms) <= 10_000 else {
+                throw UsageError("--audio-offset needs milliseconds from -10000 to 10000, e.g. 200 or -150, not '\(body)'")
+            }
+            for target in targets {
+                guard offsetGiven.insert(target).inserted else { throw UsageError("--audio-offset is given twice for the \(target.rawValue) source") }
+                sound[target, default: (.zero, [])].offset = MediaTime(value: Int64((ms * 1000).rounded()), timescale: 1_000_000)
+            }
+        }
+        if args.has("denoise") {
+            guard microphone != nil else {
+                throw UsageError("--denoise cleans the microphone's sound: give --mic as well (for another source: --audio-filter app:afftdn)")
+            }
+            sound[.mic, default: (.zero, [])].filters.append(.denoise)
+        }
+        for text in args.all("audio-filter").compactMap({ $0 }) {
+            let (targets, body) = try split(text, option: "audio-filter")
+            let filter: AudioFilter
+            do {
+                filter = try AudioFilter(graph: body)
+            } catch let error as ReelError {
+                throw UsageError("--audio-filter: \(error.message)" + (CommandLineHints.rephrased(error).hint.map { " (\($0))" } ?? ""))
+            }
+            for target in targets { sound[target, default: (.zero, [])].filters.append(filter) }
+        }
+    }
+
+    /// Gives each audio source among `sources` (added to `session`) its offset and filters.
+    func applySound(to sources: [any CaptureSource], in session: CaptureSession) {
+        for source in sources {
+            let target: AudioTarget? = switch source.kind {
+            case .micAudio: .mic
+            case .appAudio: .app
+            case .audio: .tone
+            case .video: nil
+            }
+            guard let target, let settings = sound[target], let connection = session.connection(for: source) else { continue }
+            connection.audioOffset = settings.offset
+            connection.audioFilters = settings.filters
+        }
+    }
+}

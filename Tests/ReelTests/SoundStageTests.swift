@@ -1,0 +1,146 @@
+import Foundation
+import Synchronization
+import Testing
+import Reel
+import ReelTestSupport
+
+/// A microphone's sound moved on the timeline and filtered (``CaptureConnection/audioOffset``,
+/// ``CaptureConnection/audioFilters``), recorded on a manual clock and measured in the file.
+@Suite struct SoundStageTests {
+    /// One audio frame of AAC at 48 kHz: how exactly an offset shows in a file.
+    static let audioFrame = 1024.0 / 48_000
+
+    /// The median of the beeps' starts minus the flashes' in `url` (seconds), as
+    /// `StreamSyncTests` measures it, and how many beeps were paired.
+    static func beepsMinusFlashes(_ url: URL) throws -> (median: Double, count: Int) {
+        let frames = try MediaProbe.decodeLuma(url, width: 320, height: 240)
+        let times = try MediaProbe.frameTimes(url)
+        var flashes: [Double] = []
+        for i in frames.indices where i < times.count && frames[i].isFlash && (i == 0 || !frames[i - 1].isFlash) { flashes.append(times[i]) }
+        let beeps = MediaProbe.beepOnsets(try MediaProbe.decodeAudio(url, onTimeline: true))
+        let pairs = beeps.compactMap { beep in flashes.min { abs($0 - beep) < abs($1 - beep) }.map { beep - $0 } }
+            .filter { abs($0) < 0.45 }.sorted()
+        return (pairs.isEmpty ? .nan : pairs[pairs.count / 2], pairs.count)
+    }
+
+    func recordPatternAndTone(offset: MediaTime, into dir: TemporaryDirectory, name: String) async throws -> URL {
+        let url = dir.url.appendingPathComponent("\(name).mp4")
+        let session = CaptureSession(clock: ManualClock())
+        try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30)))
+        let tone = ToneSource()
+        try session.addInput(tone)
+        let connection = try #require(session.connection(for: tone))
+        #expect(connection.isAudioSupported)
+        connection.audioOffset = offset
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        try await Self.record(session, into: url, settings: settings)
+        return url
+    }
+
+    /// Records six seconds of `session` into `url`.
+    static func record(_ session: CaptureSession, into url: URL, settings: Recorder.Settings) async throws {
+        var settings = settings
+        settings.maxRecordedDuration = MediaTime(value: 6, timescale: 1)
+        let recorder = Recorder(url: url, settings: settings)
+        try session.addOutput(recorder)
+        try await session.start()
+        _ = try await recorder.result()
+        await session.stop()
+    }
+
+    @Test func anOffsetMovesTheSoundAgainstThePicturesByItsLength() async throws {
+        let dir = try TemporaryDirectory()
+        var said: [String] = []
+        for ms in [0, 200, -150] {
+            let url = try await recordPatternAndTone(offset: MediaTime(value: Int64(ms), timescale: 1000), into: dir, name: "offset\(ms)")
+            let (median, count) = try Self.beepsMinusFlashes(url)
+            said.append("offset \(ms) ms: beeps minus flashes \(String(format: "%+.1f", median * 1000)) ms (\(count) beeps)")
+            #expect(count >= 4, "\(said)")
+            #expect(abs(median - Double(ms) / 1000) <= Self.audioFrame, "\(said)")
+        }
+        print(said.joined(separator: "\n"))
+    }
+
+    /// A 1 kHz tone in white noise, as a microphone: ``AudioFilter/denoise`` raises the tone's
+    /// signal-to-noise ratio in the file by a clear margin, and leaves the tone itself.
+    @Test func denoiseRaisesAToneAboveWhiteNoise() async throws {
+        let dir = try TemporaryDirectory()
+        var snr: [Double] = []
+        var tonePower: [Double] = []
+        for filters in [[], [AudioFilter.denoise]] {
+            let url = dir.url.appendingPathComponent("mic\(filters.count).wav")
+            let session = CaptureSession(clock: ManualClock())
+            let microphone = NoisyTone()
+            try session.addInput(microphone)
+            try #require(session.connection(for: microphone)).audioFilters = filters
+            try await Self.record(session, into: url, settings: Recorder.Settings(audio: AudioSettings(codec: .pcm, channels: 1)))
+            // From the second second on: the filter follows the noise floor from the start.
+            let samples = Array(try MediaProbe.decodeAudio(url).dropFirst(48_000))
+            #expect(samples.count >= 4 * 48_000)
+            let tone = ToneAnalysis.power(of: samples, sampleRate: 48_000, frequency: 1000)
+            let all = samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)
+            tonePower.append(tone)
+            snr.append(10 * log10(tone / max(all - tone, 1e-12)))
+        }
+        print(String(format: "denoise: the tone's SNR %.1f dB → %.1f dB (%+.1f dB); the tone's power %.4f → %.4f",
+                     snr[0], snr[1], snr[1] - snr[0], tonePower[0], tonePower[1]))
+        #expect(snr[1] - snr[0] >= 10, "SNR \(snr[0]) dB → \(snr[1]) dB")
+        #expect(tonePower[1] >= tonePower[0] * 0.7, "the tone itself stays: \(tonePower)")
+    }
+
+    @Test func aGraphLibavfilterRefusesIsAnErrorNamingIt() {
+        #expect(throws: ReelError.self) { try AudioFilter(graph: "") }
+        let unknown = #expect(throws: ReelError.self) { try AudioFilter(graph: "highpass=f=80,nosuchfilter") }
+        #expect(unknown?.message.contains("nosuchfilter") == true, "\(String(describing: unknown))")
+        let video = #expect(throws: ReelError.self) { try AudioFilter(graph: "hue=s=0") }
+        #expect(video?.code == .invalidConfiguration)
+        #expect((try? AudioFilter(graph: "highpass=f=80,loudnorm"))?.graph == "highpass=f=80,loudnorm")
+    }
+}
+
+/// A microphone that hears a 1 kHz tone (amplitude 0.1) in white noise (uniform, ±0.1: about
+/// -25 dBFS, 2 dB below the tone), mono,
+/// on the session's clock.
+final class NoisyTone: CaptureSource, @unchecked Sendable {
+    let name = "noisy tone"
+    let kind = SampleKind.micAudio
+    let format = AudioFormat(sampleFormat: .f32, sampleRate: 48_000, channels: 1)
+    private let stopped = Atomic<Bool>(false)
+    private let running = Mutex<(any MediaClock)?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+    private let started = Atomic<Bool>(false)
+
+    func prepare() throws -> SourceFormat { .audio(format) }
+
+    func start(_ context: SourceContext) throws {
+        running.withLock { $0 = context.clock }
+        started.store(true, ordering: .releasing)
+        let format = self.format
+        Thread { [self] in
+            var random = SeededRandom(seed: 31)
+            var index: Int64 = 0
+            let chunk = 480
+            while !stopped.load(ordering: .acquiring) {
+                let time = MediaTime(value: index, timescale: 48_000)
+                context.clock.sleep(until: context.origin + time + format.duration(ofFrames: chunk))
+                if stopped.load(ordering: .acquiring) { break }
+                var samples = [Float](repeating: 0, count: chunk)
+                for i in 0..<chunk {
+                    let t = Double(index + Int64(i)) / 48_000
+                    samples[i] = Float(0.1 * sin(2 * Double.pi * 1000 * t) + Double.random(in: -0.1...0.1, using: &random))
+                }
+                let bytes = samples.withUnsafeBytes { [UInt8]($0) }
+                if let buffer = try? AudioBuffer(format: format, presentationTime: time, data: bytes) { context.deliver(.audio(buffer)) }
+                index += Int64(chunk)
+            }
+            done.signal()
+        }.start()
+    }
+
+    func stop() {
+        stopped.store(true, ordering: .releasing)
+        running.withLock { $0 }?.wakeSleepers()
+        if started.load(ordering: .acquiring) { done.wait() }
+    }
+}
