@@ -20,33 +20,8 @@ public enum AudioTarget: String, CaseIterable, Sendable {
     }
 }
 
-/// What the recorded picture and sound go through: `--filter` for pictures; `--audio-offset`,
-/// `--audio-filter` and `--denoise` for sound.
+/// What the recorded sound goes through: `--audio-offset`, `--audio-filter` and `--denoise`.
 extension RecordOptions {
-    /// `--filter [N:]FILTER`, each checked now (a bad graph names the filter at fault).
-    mutating func parseFilters(_ args: ParsedArguments) throws {
-        for text in args.all("filter").compactMap({ $0 }) {
-            var target: Int?
-            var body = Substring(text)
-            // A graph starts with a filter's name, never a digit: "2:mono" is source 2's look.
-            if let colon = text.firstIndex(of: ":"), !text[..<colon].isEmpty, text[..<colon].allSatisfy(\.isASCII), text[..<colon].allSatisfy(\.isNumber) {
-                guard let n = Int(text[..<colon]), n >= 1, n <= videoSourceCount else {
-                    throw UsageError("--filter \(text): there \(videoSourceCount == 1 ? "is 1 video source" : "are \(videoSourceCount) video sources"), so N must be \(videoSourceCount == 1 ? "1" : "1 to \(videoSourceCount)")")
-                }
-                target = n
-                body = text[text.index(after: colon)...]
-            }
-            if filters.contains(where: { $0.source == target }) {
-                throw UsageError(target.map { "--filter is given twice for video source \($0)" } ?? "--filter is given twice for the recorded picture; join the filters with ',' in one graph")
-            }
-            do {
-                filters.append((target, try VideoFilter(parsing: String(body))))
-            } catch let error as ReelError {
-                throw UsageError("--filter: \(error.message)" + (CommandLineHints.rephrased(error).hint.map { " (\($0))" } ?? ""))
-            }
-        }
-    }
-
     /// The audio sources given, in the order their options are listed.
     var audioTargets: [AudioTarget] {
         [microphone != nil ? .mic : nil, appAudio != nil ? .app : nil, tone ? .tone : nil].compactMap { $0 }
