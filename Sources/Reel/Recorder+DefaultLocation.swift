@@ -4,20 +4,27 @@ extension Recorder {
     /// The user's videos folder, where recordings go by default: `XDG_VIDEOS_DIR` from the
     /// environment, else from `user-dirs.dirs`, else `~/Videos`.
     public static func defaultOutputDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        userDirectory("VIDEOS", fallback: "Videos", environment: environment)
+    }
+
+    /// The user's folder of a kind (`VIDEOS`, `PICTURES`): `XDG_KIND_DIR` from the environment,
+    /// else from `user-dirs.dirs`, else `~/fallback`.
+    package static func userDirectory(_ kind: String, fallback: String, environment: [String: String]) -> URL {
+        let key = "XDG_\(kind)_DIR"
         let home = environment["HOME"].map { URL(fileURLWithPath: $0) } ?? FileManager.default.homeDirectoryForCurrentUser
-        if let value = environment["XDG_VIDEOS_DIR"], !value.isEmpty {
+        if let value = environment[key], !value.isEmpty {
             let expanded = value.replacingOccurrences(of: "$HOME", with: home.path)
             if expanded.hasPrefix("/") { return URL(fileURLWithPath: expanded, isDirectory: true) }
         }
         let configHome = environment["XDG_CONFIG_HOME"].map { URL(fileURLWithPath: $0) } ?? home.appendingPathComponent(".config")
         if let text = try? String(contentsOf: configHome.appendingPathComponent("user-dirs.dirs"), encoding: .utf8) {
-            for line in text.split(separator: "\n") where line.hasPrefix("XDG_VIDEOS_DIR=") {
-                var value = String(line.dropFirst("XDG_VIDEOS_DIR=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            for line in text.split(separator: "\n") where line.hasPrefix("\(key)=") {
+                var value = String(line.dropFirst(key.count + 1)).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
                 value = value.replacingOccurrences(of: "$HOME", with: home.path)
                 if value.hasPrefix("/") && value != home.path { return URL(fileURLWithPath: value) }
             }
         }
-        return home.appendingPathComponent("Videos")
+        return home.appendingPathComponent(fallback)
     }
 
     /// A dated file name such as `Reel 2026-11-29 at 14.05.09.mp4`, in local time.

@@ -77,7 +77,7 @@ public final class ScreenRecorder: Sendable {
     /// What is captured. Changes (``isMicrophoneEnabled``) take effect at the next start of
     /// capture or recording.
     public var configuration: Configuration { state.withLock { $0.configuration } }
-    private let clock: any MediaClock
+    let clock: any MediaClock
     /// A capture handler that is also told of errors: a sample and its kind, or `nil`, the kind
     /// of the source that failed, and the error.
     public typealias CaptureHandler = @Sendable (_ sample: Sample?, _ kind: SampleKind, _ error: ReelError?) -> Void
@@ -249,23 +249,9 @@ public final class ScreenRecorder: Sendable {
         let session = CaptureSession(clock: clock)
         let c = configuration
         var kinds: [String: SampleKind] = [:]
-        var windowSource: X11WindowSource?
-        switch c.screen ?? .x11(display: c.display) {
-        case .x11(let display) where c.window != nil:
-            let chosen = state.withLock { $0.window }.map { X11WindowSelector.id($0) }
-            let window = X11WindowSource(display: display, window: chosen ?? c.window ?? .focused, resizeMode: c.windowResizeMode,
-                                         frameRate: c.frameRate, drawsCursor: c.capturesCursor)
-            try session.addInput(window)
-            windowSource = window
-        case .wayland where c.window != nil:
-            // The portal's dialog chooses the window (a name or id cannot choose it).
-            try session.addInput(WaylandScreenSource(frameRate: c.frameRate, drawsCursor: c.capturesCursor, sharesWindow: true))
-        case .x11(let display):
-            try session.addInput(X11ScreenSource(display: display, region: c.region, frameRate: c.frameRate, drawsCursor: c.capturesCursor))
-        case .wayland:
-            try session.addInput(WaylandScreenSource(region: c.region, frameRate: c.frameRate, drawsCursor: c.capturesCursor,
-                                                     choosesAgain: c.choosesScreenAgain))
-        }
+        let screen = screenSource()
+        try session.addInput(screen)
+        let windowSource = screen as? X11WindowSource
         if let screen = session.inputs.first { kinds[screen.name] = .video }
         if c.capturesAppAudio, let applications = c.appAudioApplications {
             let source = ApplicationAudioSource(applications, server: c.audioServer)
@@ -299,6 +285,26 @@ public final class ScreenRecorder: Sendable {
                     break
                 }
             }
+        }
+    }
+
+    /// The source of what the configuration selects: the screen, a region of it, or a window
+    /// (on X11 the one chosen before, if a session chose one).
+    func screenSource() -> any CaptureSource {
+        let c = configuration
+        switch c.screen ?? .x11(display: c.display) {
+        case .x11(let display) where c.window != nil:
+            let chosen = state.withLock { $0.window }.map { X11WindowSelector.id($0) }
+            return X11WindowSource(display: display, window: chosen ?? c.window ?? .focused, resizeMode: c.windowResizeMode,
+                                   frameRate: c.frameRate, drawsCursor: c.capturesCursor)
+        case .wayland where c.window != nil:
+            // The portal's dialog chooses the window (a name or id cannot choose it).
+            return WaylandScreenSource(frameRate: c.frameRate, drawsCursor: c.capturesCursor, sharesWindow: true)
+        case .x11(let display):
+            return X11ScreenSource(display: display, region: c.region, frameRate: c.frameRate, drawsCursor: c.capturesCursor)
+        case .wayland:
+            return WaylandScreenSource(region: c.region, frameRate: c.frameRate, drawsCursor: c.capturesCursor,
+                                       choosesAgain: c.choosesScreenAgain)
         }
     }
 }

@@ -15,6 +15,7 @@ struct CommandDescription: Sendable {
     static let all: [CommandDescription] = [
         CommandDescription(name: "record", help: RecordCommand.help, specs: RecordOptions.specs),
         CommandDescription(name: "preview", help: RecordCommand.previewHelp, specs: RecordOptions.previewSpecs),
+        CommandDescription(name: "shot", help: ShotCommand.help, specs: ShotCommand.specs),
         CommandDescription(name: "devices", help: DevicesCommand.help, specs: DevicesCommand.specs),
         CommandDescription(name: "recover", help: RecoverCommand.help, specs: RecoverCommand.specs),
         CommandDescription(name: "merge", help: MergeCommand.help, specs: MergeCommand.specs),

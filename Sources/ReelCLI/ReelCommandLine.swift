@@ -28,6 +28,7 @@ public enum ReelCommandLine {
     Commands:
       record     record a screen, the test camera, a microphone, app audio or the test tone
       preview    show sources in a window; r records and pauses (into clips), Enter saves
+      shot       take a picture of the screen, a region, a window or a camera (PNG or JPEG)
       devices    list screens and audio sources and sinks
       recover    finalise recordings that a crash cut off
       merge      join clips into one file (by copying when they match)
@@ -86,6 +87,13 @@ public enum ReelCommandLine {
                 }
                 if let extra = parsed.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
                 return DevicesCommand(console: console, json: parsed.has("json"), environment: environment).run()
+            case "shot":
+                let parsed = try ParsedArguments.parse(rest, specs: ShotCommand.specs)
+                if parsed.has("help") {
+                    console.out(ShotCommand.help + optionHelp(ShotCommand.specs))
+                    return 0
+                }
+                return await ShotCommand(console: console, environment: environment).run(parsed)
             case "recover":
                 let parsed = try ParsedArguments.parse(rest, specs: RecoverCommand.specs)
                 if parsed.has("help") {
