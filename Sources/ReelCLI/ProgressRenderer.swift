@@ -49,6 +49,14 @@ final class ProgressRenderer: @unchecked Sendable {
     /// control socket's subscribers).
     var eventListener: (@Sendable (String) -> Void)?
 
+    /// Hands `line`, an event printed elsewhere (a replay saved), to ``eventListener``.
+    func forward(_ line: String) {
+        lock.lock()
+        let listener = eventListener
+        lock.unlock()
+        listener?(line)
+    }
+
     /// Prints `object` as a JSON line with `--json`, and hands it to ``eventListener``.
     private func emit(_ object: [String: Any]) {
         let line = Self.json(object)

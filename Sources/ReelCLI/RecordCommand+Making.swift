@@ -30,7 +30,7 @@ extension RecordCommand {
         }
         // A GIF's replays are saved as what it is recorded in (MP4): the buffer holds its encode.
         return ReplaySaver(buffer: buffer, folder: folder, container: options.container.intermediateContainer ?? options.container, console: console,
-                           json: options.json, beforePrinting: { renderer.clearForPrint() })
+                           json: options.json, beforePrinting: { renderer.clearForPrint() }, onEvent: { renderer.forward($0) })
     }
 
     /// The notes on what earlier recordings left in the folder: one line for the cut-off files

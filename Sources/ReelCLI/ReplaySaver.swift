@@ -20,6 +20,8 @@ final class ReplaySaver: @unchecked Sendable {
     private let json: Bool
     /// Called before a line is printed (to clear the progress line).
     private let beforePrinting: @Sendable () -> Void
+    /// Hears each event as its JSON line, with or without `--json` (the control socket's subscribers).
+    private let onEvent: @Sendable (String) -> Void
     /// The saves under way (by number), the next number, and the replays saved.
     private struct State {
         var running: [Int: Task<Void, Never>] = [:]
@@ -32,13 +34,14 @@ final class ReplaySaver: @unchecked Sendable {
 
     /// A saver of `buffer` into `folder`, which ``prepareFolder(_:console:)`` made ready.
     init(buffer: ReplayBuffer, folder: URL, container: Container, console: Console, json: Bool,
-         beforePrinting: @escaping @Sendable () -> Void = {}) {
+         beforePrinting: @escaping @Sendable () -> Void = {}, onEvent: @escaping @Sendable (String) -> Void = { _ in }) {
         self.buffer = buffer
         self.folder = folder
         self.container = container
         self.console = console
         self.json = json
         self.beforePrinting = beforePrinting
+        self.onEvent = onEvent
     }
 
     /// The replays saved so far.
@@ -135,10 +138,12 @@ final class ReplaySaver: @unchecked Sendable {
                                                 container: container)
             state.withLock { $0.saved += 1 }
             beforePrinting()
+            let event = ProgressRenderer.json(["event": "saved", "file": summary.url.path,
+                                               "duration": (summary.duration.seconds * 1000).rounded() / 1000,
+                                               "frames": summary.videoFrames, "bytes": summary.bytes])
+            onEvent(event)
             if json {
-                console.out(ProgressRenderer.json(["event": "saved", "file": summary.url.path,
-                                                   "duration": (summary.duration.seconds * 1000).rounded() / 1000,
-                                                   "frames": summary.videoFrames, "bytes": summary.bytes]))
+                console.out(event)
             } else {
                 console.out(String(format: "Saved replay %@ (%.2f s)", summary.url.path, summary.duration.seconds))
             }
@@ -159,9 +164,9 @@ final class ReplaySaver: @unchecked Sendable {
 
     private func report(_ error: ReelError) {
         beforePrinting()
-        if json {
-            console.out(ProgressRenderer.json(["event": "saveFailed", "code": error.code.rawValue, "message": error.description]))
-        }
+        let event = ProgressRenderer.json(["event": "saveFailed", "code": error.code.rawValue, "message": error.description])
+        onEvent(event)
+        if json { console.out(event) }
         console.err("reel: warning: the replay could not be saved: \(error.description)")
     }
 

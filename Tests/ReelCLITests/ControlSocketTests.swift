@@ -190,12 +190,17 @@ import ReelTestSupport
         let recording = try Recording(["--replay", "10", "--replay-dir", dir.url.appendingPathComponent("replays").path,
                                        "--control=\(socket.path)"], in: dir.url)
         let client = try await recording.connect(socket)
+        let follower = try ControlClient(socket)
+        #expect(try follower.request("subscribe").reply["ok"] as? Bool == true)
         _ = try await waitForFrames(past: 30, client)
         let status = try client.request("status").reply
         #expect((status["replay"] as? [String: Any])?["bytes"] as? Int ?? 0 > 0)
         let saved = try client.request("save-replay", within: 60).reply
         let path = try #require(saved["file"] as? String, "\(saved)")
         #expect(FileManager.default.fileExists(atPath: path))
+        var heardSave = false
+        while !heardSave, let event = try follower.readObject() { heardSave = event["event"] as? String == "saved" && event["file"] as? String == path }
+        #expect(heardSave, "subscribers hear the save as --json says it")
         #expect(try client.request("marker").reply["ok"] as? Bool == false, "no file to mark")
         #expect(try client.request("stop").reply["ok"] as? Bool == true)
         #expect(recording.end().status == 0)
