@@ -64,6 +64,12 @@ extension Recorder {
         }
     }
 
+    /// Now on the session timeline (the time ``pause(at:)``, ``record(at:)`` and
+    /// ``addMarker(_:at:)`` take); `nil` before the session has started the recorder.
+    public var sessionTime: MediaTime? {
+        state.withLock { s in s.clock.map { $0.now() - s.origin } }
+    }
+
     // MARK: Chapter markers
 
     /// Puts a chapter marker at this moment of the recording, titled `title` ("Chapter N" if

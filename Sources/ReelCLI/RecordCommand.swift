@@ -285,6 +285,7 @@ struct RecordCommand {
             }
             // `reel preview`: nothing is recorded until `r`; the first clip starts then.
             if options.startsPaused { recorder.pause(at: .zero) }
+            options.schedule.apply(to: recorder)
             try await session.start()
         } catch let error as ReelError {
             return fail(error)
@@ -351,11 +352,15 @@ struct RecordCommand {
         renderer.filterHint = keys.isInteractive && picture != nil
         renderer.sourcesLeft = sources.count
         let controlSocket = control
+        let countdown = options.json ? nil : options.schedule.countdown(console: console, recorder: recorder)
+        let scheduledStop = options.schedule.watchStop(recorder) { signals.requestStop() }
+        defer { scheduledStop?.cancel() }
         let events = Task {
             // Before the first recorded frame of `reel preview` the window says idle, not paused.
             var state: PreviewWindow.RecordingState = options.startsPaused ? .idle : .recording
             var last: RecordingProgress?
             for await event in recorder.events {
+                if case .resumed = event { countdown?.cancel() }
                 renderer.render(event)
                 controlSocket?.note(event)
                 guard let preview else { continue }
@@ -470,6 +475,12 @@ struct RecordCommand {
             // `reel preview` closed without pressing record: what was asked for, not a failure.
             if options.json { console.out(ProgressRenderer.json(["event": "finished", "status": "nothingRecorded"])) }
             else { console.out("Nothing was recorded (r starts recording); no file was written") }
+            return 0
+        case .failure(let error) where error.code == .nothingRecorded && signals.stopWasRequested && options.schedule.start != nil:
+            // Stopped before the scheduled start: what was asked for, not a failure.
+            countdown?.cancel()
+            if options.json { console.out(ProgressRenderer.json(["event": "finished", "status": "nothingRecorded"])) }
+            else { console.err("\rStopped before the recording began; nothing was written") }
             return 0
         case .failure(let error) where error.code == .nothingRecorded && signals.stopWasRequested:
             return fail(ReelError(.nothingRecorded, "stopped before the first frame or sound was recorded; no file was written"))

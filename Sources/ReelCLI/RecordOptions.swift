@@ -43,6 +43,8 @@ public struct RecordOptions: Sendable {
     public var json = false
     /// `--control[=PATH]`: the control socket's path (`.some(nil)`: the default one).
     public var control: URL??
+    /// `--delay`, `--start-at`, `--stop-at`: when recording begins and ends (see `RecordSchedule`).
+    public var schedule = RecordSchedule()
     public var pauseMode: Recorder.PauseMode = .singleFile
     /// `--faster-than-real-time`: synthetic sources on a virtual clock (benchmarks, soak tests).
     public var virtualClock = false
@@ -148,6 +150,7 @@ public struct RecordOptions: Sendable {
         overwrite = args.has("overwrite")
         json = args.has("json")
         control = try Self.controlPath(args)
+        schedule = try RecordSchedule(args, now: Date())
         for text in args.all("camera") {
             do { cameras.append(try CameraLocation(parsing: text)) } catch let error as ReelError {
                 throw UsageError("--camera: \(error.description)")

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+@testable import ReelCLI
+import Reel
+import ReelTestSupport
+
+/// `--start-at` / `--stop-at` read as local times, against a fixed now.
+@Suite struct ScheduleParsingTests {
+    static var calendar: Calendar {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "Europe/Berlin")!
+        return calendar
+    }
+    /// 2026-12-05 14:00:00 in Berlin.
+    static let now = calendar.date(from: DateComponents(year: 2026, month: 12, day: 5, hour: 14))!
+
+    @Test func readsTimesOfTodayAndDates() throws {
+        #expect(try RecordSchedule.seconds(until: "14:30", option: "start-at", from: Self.now, calendar: Self.calendar) == 1800)
+        #expect(try RecordSchedule.seconds(until: "14:00:15", option: "start-at", from: Self.now, calendar: Self.calendar) == 15)
+        #expect(try RecordSchedule.seconds(until: "2026-12-06 14:00", option: "stop-at", from: Self.now, calendar: Self.calendar) == 86400)
+    }
+
+    @Test(arguments: ["13:59", "2026-12-04 15:00", "25:00", "14:60", "14", "14:30:99", "2026-02-30 10:00", "tomorrow", "12:00 pm"])
+    func refusesTimesThatPassedOrAreNotTimes(_ text: String) {
+        #expect(throws: UsageError.self) { try RecordSchedule.seconds(until: text, option: "start-at", from: Self.now, calendar: Self.calendar) }
+    }
+
+    @Test func aStopBeforeTheStartAndTwoStartsAreRefused() throws {
+        func parse(_ words: [String]) throws -> RecordSchedule {
+            try RecordSchedule(try ParsedArguments.parse(words, specs: RecordOptions.specs), now: Self.now, calendar: Self.calendar)
+        }
+        #expect(try parse(["--delay", "5"]).start == MediaTime(seconds: 5))
+        #expect(try parse(["--start-at", "14:10", "--stop-at", "14:20"]) == RecordSchedule(start: MediaTime(seconds: 600), stop: MediaTime(seconds: 1200)))
+        #expect(throws: UsageError.self) { try parse(["--start-at", "14:20", "--stop-at", "14:10"]) }
+        #expect(throws: UsageError.self) { try parse(["--delay", "5", "--start-at", "14:10"]) }
+    }
+}
+
+/// `--delay` and `--stop-at` on the session clock, a manual one (`--faster-than-real-time`), and
+/// a stop before the start in real time.
+@Suite(.serialized, .tags(.realTime)) struct ScheduleRecordingTests {
+    @Test func aDelayStartsOnItsFrameWithTheSourcesAlreadyRunning() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("delayed.mp4")
+        let r = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast", "--faster-than-real-time",
+                                    "--duration", "1", "--delay", "3", "-o", url.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter)
+        #expect(counters == (90..<120).map { Optional(Int64($0)) }, "the frames of session time 3 s to 4 s")
+    }
+
+    @Test func aStopAtEndsTheRecordingThere() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("until.mp4")
+        let stop = Date().addingTimeInterval(6)
+        let formatter = DateFormatter()
+        formatter.dateFormat = "HH:mm:ss"
+        let r = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast", "--faster-than-real-time",
+                                    "--duration", "60", "--delay", "2", "--stop-at", formatter.string(from: stop), "-o", url.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).compactMap(\.counter)
+        // From session time 2 s to the stop, 5 to 6 s away when the options were read (whole seconds).
+        #expect(counters.first == 60)
+        #expect((30 * 4 - 2 ... 30 * 6 + 2).contains(Int(counters.last ?? 0)), "\(counters.last ?? -1)")
+        #expect(zip(counters, counters.dropFirst()).allSatisfy { $1 == $0 + 1 })
+    }
+
+    @Test func aStopBeforeTheStartWritesNothing() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("never.mp4")
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record", "--test-pattern", "--size", "320x240", "--delay", "60", "-o", url.path]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        try await Task.sleep(for: .seconds(2))
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(text.contains("before the recording began"))
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+    }
+}
