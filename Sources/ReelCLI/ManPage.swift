@@ -12,7 +12,7 @@ enum ManPage {
             ".nh",
             ".ad l",
             ".SH NAME",
-            #"reel \- record screens, cameras and audio on Linux into MP4, MOV or MKV files"#,
+            #"reel \- record screens, cameras and audio on Linux into MP4, MOV, MKV, WebM or GIF files"#,
             ".SH SYNOPSIS",
             #".B reel"#,
             #".I command"#,

@@ -21,7 +21,7 @@ enum ExitStatus {
 /// Exit status: see ``ExitStatus``.
 public enum ReelCommandLine {
     static let help = """
-    reel — record screens, cameras and audio on Linux into MP4, MOV or MKV files.
+    reel — record screens, cameras and audio on Linux into MP4, MOV, MKV, WebM or GIF files.
 
     Usage: reel <command> [options]
 
