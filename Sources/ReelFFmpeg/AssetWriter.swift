@@ -79,6 +79,16 @@ public final class AssetWriter: @unchecked Sendable {
         get { opened?.file.finaliseFault }
         set { opened?.file.finaliseFault = newValue }
     }
+    /// Where a recording deleted with its folder is copied (tests set their own).
+    var rescueFolders: [URL] {
+        get { opened?.file.rescueFolders ?? [] }
+        set { opened?.file.rescueFolders = newValue }
+    }
+    /// Runs right before the file is finalised (tests: to move it then); `nil` in production.
+    var beforeFinalising: (() -> Void)? {
+        get { opened?.file.beforeFinalising }
+        set { opened?.file.beforeFinalising = newValue }
+    }
 
     /// Checks what this build can write without opening anything.
     public static func validate(_ configuration: Configuration) throws {

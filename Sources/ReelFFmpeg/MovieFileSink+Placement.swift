@@ -52,14 +52,36 @@ extension MovieFileSink {
         case .moved(let now):
             url = now
         case .deleted:
-            let rescue = FilePlacement.rescueName(for: url)
-            do {
-                _ = try lock.copyContent(to: rescue)
-            } catch var error as ReelError {
-                error.hint = "\(url.path) was deleted while it was recorded, and what was recorded could not be copied back"
-                throw error
+            // Back to its name; with nowhere left to write there (its folder deleted too, or
+            // made read-only), to the first of the rescue folders that takes it.
+            var failure: ReelError?
+            for folder in [url.deletingLastPathComponent()] + rescueFolders {
+                let rescue = FilePlacement.rescueName(for: folder.appendingPathComponent(url.lastPathComponent))
+                do {
+                    _ = try lock.copyContent(to: rescue)
+                    url = rescue
+                    return
+                } catch let error as ReelError {
+                    unlink(rescue.path)
+                    failure = failure ?? error
+                }
             }
-            url = rescue
+            var error = failure ?? ReelError(.ioFailure, "cannot copy \(url.path) back")
+            error.hint = "\(url.path) was deleted while it was recorded, and what was recorded could not be copied back "
+                + "there nor to \(rescueFolders.map(\.path).joined(separator: ", "))"
+            throw error
         }
+    }
+
+    /// Where a recording deleted while it was recorded is copied to when its own folder takes
+    /// nothing more: the home folder, the working folder, /var/tmp and the temporary folder
+    /// (those that exist).
+    static var defaultRescueFolders: [URL] {
+        let environment = ProcessInfo.processInfo.environment
+        let candidates = [environment["HOME"], FileManager.default.currentDirectoryPath, "/var/tmp", environment["TMPDIR"] ?? "/tmp"]
+        var seen = Set<String>()
+        return candidates.compactMap { $0 }.filter { !$0.isEmpty && seen.insert($0).inserted }
+            .filter { var folder: ObjCBool = false; return FileManager.default.fileExists(atPath: $0, isDirectory: &folder) && folder.boolValue }
+            .map { URL(fileURLWithPath: $0, isDirectory: true) }
     }
 }

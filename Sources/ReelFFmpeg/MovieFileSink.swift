@@ -62,6 +62,12 @@ package final class MovieFileSink: PacketSink {
     let lock: RecordingLock?
     /// A fault injected into finalising in place (tests); `nil` in production.
     var finaliseFault: MP4Finaliser.Fault?
+    /// Runs once the file has been looked for, right before it is finalised (tests: to move it
+    /// then); `nil` in production.
+    var beforeFinalising: (() -> Void)?
+    /// Where the recording is copied if it was deleted and its folder takes nothing more (see
+    /// ``defaultRescueFolders``; tests set their own).
+    var rescueFolders = MovieFileSink.defaultRescueFolders
 
     private var phase = Phase.writing
     /// Whether the file reached its size limit (and took nothing more from then on), whatever
@@ -268,11 +274,23 @@ package final class MovieFileSink: PacketSink {
             // a compact one instead.
             let size = FileIdentity.size(of: url) ?? muxer.bytesWritten
             let fits = configuration.maximumFileSize.map { size <= $0 } ?? true
-            finalisation = try AssetWriter.finalise(url, container: configuration.container, shift: shift,
-                                                    inPlace: muxer.indexReservation != nil && fits,
-                                                    // A copy's index gets no chapter list: in place, then.
-                                                    copyWhenSmall: configuration.indexReservation == nil && chapters.list.isEmpty,
-                                                    fault: finaliseFault, chapters: chapters.list)
+            // Finalising opens the file by its name: one renamed or deleted after it was
+            // looked for (a user tidying up as the recording stops) is looked for again.
+            beforeFinalising?()
+            var attempts = 0
+            while true {
+                do {
+                    finalisation = try AssetWriter.finalise(url, container: configuration.container, shift: shift,
+                                                            inPlace: muxer.indexReservation != nil && fits,
+                                                            // A copy's index gets no chapter list: in place, then.
+                                                            copyWhenSmall: configuration.indexReservation == nil && chapters.list.isEmpty,
+                                                            fault: finaliseFault, chapters: chapters.list)
+                    break
+                } catch where attempts < 3 && lock.map({ $0.whereabouts(expected: url) != .inPlace }) == true {
+                    attempts += 1
+                    try followTheFile()
+                }
+            }
         }
         finished = Finished(url: url, finalisation: finalisation, bytes: FileIdentity.size(of: url) ?? muxer.bytesWritten,
                             videoFrames: videoFramesMuxed, videoEnd: lastMuxedIndex + 1, audioEnds: audioMuxedEnd,

@@ -246,6 +246,43 @@ import ReelTestSupport
         #expect(huge == MP4Finaliser.maximumReservation)
     }
 
+    /// The file renamed in the moment between the stop looking for it and finalising it (the
+    /// first tenth of a second of a stop): it is looked for again and finalised at its new
+    /// name (it was left fragmented, the stop failing with "cannot open" the old name).
+    @Test func aFileRenamedAsTheFinaliseBeginsIsFinalisedAtItsNewName() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("stopping.mp4")
+        let moved = dir.url.appendingPathComponent("tidied.mp4")
+        let writer = try Self.writer(url) { $0.expectedDuration = MediaTime(value: 2, timescale: 1) }
+        writer.beforeFinalising = { rename(url.path, moved.path) }
+        try Self.feed(writer, frames: 30)
+        let summary = try writer.finish()
+        #expect(summary.url.path == moved.path, "\(summary.url.path)")
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        #expect(Recovery.isFinished(moved))
+        #expect(try MediaProbe.decodeLuma(moved, width: 320, height: 240).map(\.counter) == (0..<30).map { Int64($0) })
+    }
+
+    /// The file deleted with its folder while it was recorded (nowhere left to write beside it):
+    /// what was recorded is copied to a rescue folder and finalised there, rather than lost.
+    @Test func aFileDeletedWithItsFolderIsRescuedElsewhere() throws {
+        let dir = try TemporaryDirectory()
+        let folder = dir.url.appendingPathComponent("gone")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let rescue = dir.url.appendingPathComponent("rescue")
+        try FileManager.default.createDirectory(at: rescue, withIntermediateDirectories: true)
+        let url = folder.appendingPathComponent("talk.mp4")
+        let writer = try Self.writer(url) { $0.expectedDuration = MediaTime(value: 2, timescale: 1) }
+        writer.rescueFolders = [dir.url.appendingPathComponent("missing"), rescue]
+        try Self.feed(writer, frames: 30)
+        try FileManager.default.removeItem(at: folder)
+        let summary = try writer.finish()
+        let saved = rescue.appendingPathComponent("talk.mp4")
+        #expect(summary.url.path == saved.path, "\(summary.url.path)")
+        #expect(Recovery.isFinished(saved))
+        #expect(try MediaProbe.decodeLuma(saved, width: 320, height: 240).map(\.counter) == (0..<30).map { Int64($0) })
+    }
+
     /// The file size and the media data stay exactly as the fragmented recording had them.
     @Test func theMediaDataIsNotRewritten() throws {
         let dir = try TemporaryDirectory()
