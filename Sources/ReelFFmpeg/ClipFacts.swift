@@ -104,16 +104,10 @@ struct ClipFacts {
             }
             return facts
         }
-        let owner = try Packet()
-        defer { withExtendedLifetime(owner) {} }
-        let packet = owner.pointer
         while true {
-            let r = av_read_frame(ctx, packet)
-            if r == FFmpeg.eof {
+            guard let packet = try input.next(failing: facts.damaged) else {
                 throw ReelError(.invalidMedia, "\(label) has no video frames: \(url.path)", hint: "check that it is a complete recording")
             }
-            if r < 0 { throw facts.damaged(r) }
-            defer { av_packet_unref(packet) }
             guard Int(packet.pointee.stream_index) == video.index else { continue }
             let t = packet.pointee.pts != FFmpeg.noPTS ? packet.pointee.pts : packet.pointee.dts
             guard t != FFmpeg.noPTS else { throw ReelError(.invalidMedia, "\(label) has video without timestamps: \(url.path)") }

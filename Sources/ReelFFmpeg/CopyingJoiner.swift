@@ -6,8 +6,6 @@ import ReelCore
 /// timestamps to follow the one before.
 final class CopyingJoiner {
     private let muxer: Muxer
-    private let packetOwner: Packet
-    private var packet: UnsafeMutablePointer<AVPacket> { packetOwner.pointer }
     /// Per output stream: the time base the timeline is counted in (the first clip's).
     private var timeBases: [AVRational] = []
     private var lastDTS: [Int64]
@@ -30,7 +28,6 @@ final class CopyingJoiner {
         self.reservedIndexSize = reservedIndexSize
         // Reopened without truncating: see ``Muxer``'s `truncating`.
         muxer = try Muxer(url: url, container: container, overwrite: false, truncating: false)
-        packetOwner = try Packet()
         lastDTS = Array(repeating: Int64.min, count: first.streams.count)
         decodedEnd = Array(repeating: nil, count: first.streams.count)
         oggNext = Array(repeating: nil, count: first.streams.count)
@@ -58,11 +55,7 @@ final class CopyingJoiner {
         var length = ClipLength()
         let videoPosition = clip.streams.firstIndex { $0.kind == .video }
 
-        while true {
-            let r = av_read_frame(ctx, packet)
-            if r == FFmpeg.eof { break }
-            if r < 0 { throw clip.damaged(r) }
-            defer { av_packet_unref(packet) }
+        while let packet = try input.next(failing: clip.damaged) {
             let index = Int(packet.pointee.stream_index)
             guard index < position.count, position[index] >= 0 else { continue }
             let j = position[index]

@@ -171,8 +171,6 @@ package enum GIFConverter {
         /// Calls `body` with each decoded picture (its `pts` its best-effort time), telling
         /// `meter` the bytes read (plus `readBefore`).
         func forEachPicture(meter: ProgressMeter?, readBefore: Int64, _ body: (UnsafeMutablePointer<AVFrame>) throws -> Void) throws {
-            let owner = try Packet()
-            let packet = owner.pointer
             func receive() throws -> Bool {
                 while true {
                     switch try decoder.receive() {
@@ -185,8 +183,7 @@ package enum GIFConverter {
                     }
                 }
             }
-            while av_read_frame(input.context, packet) >= 0 {
-                defer { av_packet_unref(packet) }
+            while let packet = input.nextReadable() {
                 if packet.pointee.pos >= 0 { meter?.update(completed: readBefore + packet.pointee.pos + Int64(packet.pointee.size)) }
                 guard packet.pointee.stream_index == stream else { continue }
                 try decoder.send(packet)

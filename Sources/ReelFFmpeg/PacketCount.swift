@@ -27,14 +27,9 @@ package struct PacketCount: Sendable, Hashable {
             timeBases.append(ctx.pointee.streams[i]!.pointee.time_base)
         }
         var audioTicks = [Int64](repeating: 0, count: isAudio.count)
-        let owner = try Packet()
-        defer { withExtendedLifetime(owner) {} }
-        let packet = owner.pointer
         var count = PacketCount(videoPackets: 0, audioPackets: 0)
         while true {
-            let r = av_read_frame(ctx, packet)
-            if r == reel_averror_eof() { break }
-            if r < 0 { throw FFmpeg.error(r, "cannot read \(url.lastPathComponent)", code: .invalidMedia) }
+            guard let packet = try input.next(failing: { FFmpeg.error($0, "cannot read \(url.lastPathComponent)", code: .invalidMedia) }) else { break }
             let stream = Int(packet.pointee.stream_index)
             if stream == video {
                 count.videoPackets += 1
@@ -42,7 +37,6 @@ package struct PacketCount: Sendable, Hashable {
                 count.audioPackets += 1
                 audioTicks[stream] += max(0, packet.pointee.duration)
             }
-            av_packet_unref(packet)
         }
         count.audioSeconds = audioTicks.indices.map { i in
             timeBases[i].den > 0 ? Double(audioTicks[i]) * Double(timeBases[i].num) / Double(timeBases[i].den) : 0

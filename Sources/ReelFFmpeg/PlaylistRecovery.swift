@@ -161,12 +161,8 @@ public enum PlaylistRecovery {
         let input = try InputFile(url: file)
         let ctx = input.context
         let video = av_find_best_stream(ctx, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
-        let owner = try Packet()
-        defer { withExtendedLifetime(owner) {} }
-        let packet = owner.pointer
         var first: MediaTime?, end: MediaTime?
-        while av_read_frame(ctx, packet) >= 0 {
-            defer { av_packet_unref(packet) }
+        while let packet = input.nextReadable() {
             let index = packet.pointee.stream_index
             guard video < 0 || index == video, packet.pointee.pts != FFmpeg.noPTS else { continue }
             let tb = ctx.pointee.streams[Int(index)]!.pointee.time_base

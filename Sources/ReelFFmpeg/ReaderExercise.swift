@@ -107,15 +107,9 @@ package enum ReaderExercise {
                 }
             }
         }
-        let owner = try Packet()
-        defer { withExtendedLifetime(owner) {} }
-        let packet = owner.pointer
         var count = 0
         while count < maxPackets {
-            let r = av_read_frame(ctx, packet)
-            if r == FFmpeg.eof { break }
-            try FFmpeg.check(r, "cannot read \(url.lastPathComponent)", code: .invalidMedia)
-            defer { av_packet_unref(packet) }
+            guard let packet = try input.next(failing: { FFmpeg.error($0, "cannot read \(url.lastPathComponent)", code: .invalidMedia) }) else { break }
             count += 1
             guard let decoder = decoders[Int(packet.pointee.stream_index)] else { continue }
             try decoder.send(packet)

@@ -35,14 +35,10 @@ extension Recovery {
         let index = av_find_best_stream(ctx, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
         guard index >= 0 else { return nil }
         let tb = ctx.pointee.streams[Int(index)]!.pointee.time_base
-        let owner = try Packet()
-        defer { withExtendedLifetime(owner) {} }
-        let packet = owner.pointer
         var earliest: Int64?
         var seen = 0
         // Look at the first few video packets: the first frame may come after B-frames in decode order.
-        while seen < 16, av_read_frame(ctx, packet) >= 0 {
-            defer { av_packet_unref(packet) }
+        while seen < 16, let packet = input.nextReadable() {
             guard packet.pointee.stream_index == index, packet.pointee.pts != FFmpeg.noPTS else { continue }
             earliest = min(earliest ?? packet.pointee.pts, packet.pointee.pts)
             seen += 1

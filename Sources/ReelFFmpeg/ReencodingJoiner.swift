@@ -76,9 +76,6 @@ final class ReencodingJoiner {
                                          limit: clip.plausibleLength, label: clip.label))
         }
         var length = ClipLength()
-        let owner = try Packet()
-        defer { withExtendedLifetime(owner) {} }
-        let packet = owner.pointer
         var read = [Int64](repeating: 0, count: clip.streams.count)
         let videoZero = videoPosition.map { clip.zero.ticks(in: clip.streams[$0].timeBase) } ?? 0
 
@@ -104,11 +101,7 @@ final class ReencodingJoiner {
             }
         }
 
-        while true {
-            let r = av_read_frame(ctx, packet)
-            if r == FFmpeg.eof { break }
-            if r < 0 { throw clip.damaged(r) }
-            defer { av_packet_unref(packet) }
+        while let packet = try input.next(failing: clip.damaged) {
             let index = Int(packet.pointee.stream_index)
             guard index < position.count, position[index] >= 0 else { continue }
             let j = position[index]

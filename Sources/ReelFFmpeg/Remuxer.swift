@@ -93,9 +93,6 @@ public enum Remuxer {
         muxer.copyMetadata(of: reader)
         try muxer.writeHeader(fastStart: fastStart)
 
-        let owner = try Packet()
-        defer { withExtendedLifetime(owner) {} }
-        let packet = owner.pointer
         // The first packet of each audio stream is held until the second arrives, to repair
         // its time: a fragmented MP4 pulls every stream's first packet to zero.
         var held: [Int: Packet] = [:]
@@ -113,14 +110,8 @@ public enum Remuxer {
             packets += 1
             if isVideo { videoPackets += 1 }
         }
-        while true {
-            let r = av_read_frame(ctx, packet)
-            if r == FFmpeg.eof { break }
-            if r < 0 {
-                // A truncated tail: keep what was read.
-                break
-            }
-            defer { av_packet_unref(packet) }
+        // A truncated tail ends the copy: what was read is kept.
+        while let packet = reader.nextReadable() {
             let index = Int(packet.pointee.stream_index)
             guard index < mapping.count, mapping[index] >= 0 else { continue }
             if let meter, packet.pointee.pos >= 0 { meter.update(completed: packet.pointee.pos) }
@@ -169,75 +160,5 @@ public enum Remuxer {
         try muxer.setChapters(chapters ?? reader.chapters(from: shift), end: end)
         try muxer.finish()
         return (videoPackets, packets)
-    }
-}
-
-/// One opened input file or network stream: an `AVFormatContext` from `avformat_open_input`.
-final class InputFile {
-    let context: UnsafeMutablePointer<AVFormatContext>
-    let url: URL
-    /// What libavformat asks whether to give up a blocking read; retained while `context` lives
-    /// (the protocol layers keep their own copy of the callback, so it cannot be swapped later).
-    let gate: InterruptGate?
-    /// The I/O of a ``FileView``, if the file is read through one; outlives the demuxer.
-    private let viewInput: FileViewInput?
-
-    /// Opens `url`. `readsStreamInfo` lets libavformat look into the first packets for what
-    /// the header does not say (frame rate, reorder delay); a file whose facts are known
-    /// already opens faster without.
-    ///
-    /// For network streams: `format` forces a demuxer (`"mpjpeg"`), `options` are protocol and
-    /// demuxer options (`rtsp_transport`, `timeout`), and `gate` lets the owner abandon a
-    /// connect or read that blocks (a deadline, a stop).
-    ///
-    /// `view` reads a local file as the ``FileView`` shows it (the complete part of a
-    /// recording whose end was cut short, a torn fragment made whole).
-    init(url: URL, readsStreamInfo: Bool = true, format: String? = nil, options: [String: String] = [:],
-         gate: InterruptGate? = nil, view: FileView? = nil) throws {
-        let location = url.isFileURL ? url.path : url.absoluteString
-        if url.isFileURL && format == nil {
-            try FragmentedTrackCheck.check(url, byteLimit: view?.length)
-        }
-        var viewInput: FileViewInput?
-        if let view, url.isFileURL {
-            guard view.length > 0 else { throw ReelError(.invalidMedia, "\(location) holds nothing to read") }
-            viewInput = try FileViewInput(url: url, view: view)
-        }
-        var ctx: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
-        guard ctx != nil else {
-            throw ReelError(.encodingFailed, "cannot allocate a demuxer for \(location)")
-        }
-        if let gate { ctx!.pointee.interrupt_callback = gate.callback }
-        if let viewInput {
-            // Read through our own I/O: avformat_close_input leaves it to us.
-            ctx!.pointee.pb = viewInput.context
-            ctx!.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
-        }
-        var dictionary: OpaquePointer? = nil
-        defer { av_dict_free(&dictionary) }
-        for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
-        let inputFormat = format.flatMap { av_find_input_format($0) }
-        // On failure avformat_open_input frees the context.
-        let r = avformat_open_input(&ctx, location, inputFormat, &dictionary)
-        if r < 0 {
-            let denied = r == reel_averror(EACCES) || r == reel_averror(EPERM)
-            throw FFmpeg.error(r, "cannot read \(location)", code: r == reel_averror(ENOENT) ? .ioFailure : .invalidMedia,
-                               hint: denied ? "check the file's permissions" : nil)
-        }
-        self.context = ctx!
-        self.url = url
-        self.gate = gate
-        self.viewInput = viewInput
-        let info = readsStreamInfo ? avformat_find_stream_info(ctx, nil) : 0
-        if info < 0 {
-            // Fully initialised: deinit closes the input (closing it here too would free it twice).
-            throw FFmpeg.error(info, "cannot read the streams of \(location)", code: .invalidMedia)
-        }
-    }
-
-    deinit {
-        var c: UnsafeMutablePointer<AVFormatContext>? = context
-        avformat_close_input(&c)
-        withExtendedLifetime(viewInput) {}
     }
 }

@@ -43,8 +43,6 @@ final class VideoInput: @unchecked Sendable {
     /// Packets that did not decode and were skipped.
     private(set) var damagedPackets = 0
 
-    private let packetOwner: Packet
-    private var packet: UnsafeMutablePointer<AVPacket> { packetOwner.pointer }
     private var draining = false
     private var description: String { input.url.isFileURL ? input.url.path : input.url.absoluteString }
 
@@ -74,7 +72,6 @@ final class VideoInput: @unchecked Sendable {
         decoder = try Decoder(input: input, stream: Int(index))
         // A damaged or crafted picture must not make the decoder allocate without bound.
         decoder.context.pointee.max_pixels = Int64(Self.maximumDimension) * Int64(Self.maximumDimension) / 4
-        packetOwner = try Packet()
     }
 
     /// The decoded picture after ``next()`` returned ``Next/picture``.
@@ -128,7 +125,7 @@ final class VideoInput: @unchecked Sendable {
             case .needsInput:
                 if draining { return .endOfStream }
             }
-            let r = av_read_frame(input.context, packet)
+            let (r, packet) = input.read()
             if r == FFmpeg.eof {
                 draining = true
                 try? decoder.send(nil)
@@ -147,7 +144,6 @@ final class VideoInput: @unchecked Sendable {
                 throw FFmpeg.error(r, "cannot read \(description)", code: network ? .sourceUnavailable : .invalidMedia)
             }
             retriesInRow = 0
-            defer { av_packet_unref(packet) }
             guard Int(packet.pointee.stream_index) == streamIndex else { continue }
             do {
                 try decoder.send(packet)
