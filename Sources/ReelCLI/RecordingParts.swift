@@ -131,6 +131,20 @@ final class RecordingParts: @unchecked Sendable {
         }
         let moved = file.isDeleted ? " (\(url.lastPathComponent) was deleted while recorded and is copied back)"
             : place.path == url.path ? "" : " (\(url.lastPathComponent) was moved there while recorded)"
+        return Self.message(container: container, place: place, moved: moved, recover: recover)
+            + Self.unfinishedCopies(beside: place)
+    }
+
+    /// The unfinished copies an abort during the stop's finalise (by copying) left beside
+    /// `place`, named: the recording does not need them.
+    static func unfinishedCopies(beside place: URL) -> String {
+        let copies = FilePlacement.temporaryFiles(beside: place, purposes: ["finalising"], pid: getpid())
+        guard !copies.isEmpty else { return "" }
+        return "; the unfinished copy the finalise was making, \(copies.map(\.path).joined(separator: ", ")), is not needed and can be deleted"
+    }
+
+    /// What an abort says of a recording in `container` left at `place`.
+    private static func message(container: Container, place: URL, moved: String, recover: String) -> String {
         switch container {
         case .mkv, .webm:
             return "reel: aborted; \(place.path)\(moved) keeps what was recorded up to its last complete cluster; "

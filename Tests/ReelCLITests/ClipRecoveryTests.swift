@@ -133,6 +133,29 @@ import ReelTestSupport
         #expect(!FileManager.default.fileExists(atPath: folder.path), "the clips go once the merged file holds them")
     }
 
+    /// An abort while the stop finalises by copying (a short recording's index fits at its
+    /// front in a smaller copy; the copy's disk is slow here) names the unfinished copy it
+    /// leaves beside the recording.
+    @Test func anAbortDuringTheFinaliseNamesTheUnfinishedCopy() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("t.mp4")
+        let shim = try SlowDiskTests.buildShim(in: dir.url)
+        let recording = try Recording(["--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast", "-o", url.path], in: dir.url,
+                                      environment: ["LD_PRELOAD": shim.path, "REEL_SLOW_PATH": dir.url.appendingPathComponent(".t.finalising").path,
+                                                    "REEL_SLOW_RATE": "20000"])
+        try await recording.started()
+        try await Task.sleep(for: .seconds(2))
+        recording.signal(SIGINT)
+        try await Task.sleep(for: .seconds(1))
+        let copies = ((try? FileManager.default.contentsOfDirectory(atPath: dir.url.path)) ?? [])
+            .filter { $0.hasPrefix(".t.finalising") }.map { dir.url.appendingPathComponent($0) }
+        recording.signal(SIGINT)
+        let (status, stderr) = recording.end()
+        try #require(!copies.isEmpty, "the stop finalised in place: \(stderr)")
+        #expect(status == 130, "\(stderr)")
+        #expect(stderr.contains(copies[0].path) && stderr.contains("can be deleted"), "\(stderr)")
+    }
+
     @Test func abortedClipRecordingSaysWhereItIs() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("abort.mp4")
