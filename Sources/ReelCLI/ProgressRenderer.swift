@@ -25,6 +25,9 @@ final class ProgressRenderer: @unchecked Sendable {
     var replayHolding: (@Sendable () -> (bytes: Int64, video: MediaTime))?
     /// Whether a file is recorded (not with `--replay` alone: events then name no file).
     var writesFile = true
+    /// The file the recording was asked to write: the summary says so when it ended up
+    /// elsewhere because its folder was deleted while it was recorded.
+    var requestedFile: URL?
     /// `--pause-mode clips`: a pause ends a clip, and the line counts clips. Otherwise a pause
     /// only takes a gap out of one file, and the summary counts pauses.
     var pauseMakesClips = false
@@ -155,12 +158,13 @@ final class ProgressRenderer: @unchecked Sendable {
                                              "droppedAudio": rounded(s.droppedAudio.seconds)]
                 if writesFile {
                     object["file"] = s.url.path
+                    if let rescued = rescuedFrom(s.url) { object["folderDeleted"] = rescued.path }
                     object["bytes"] = s.bytes
                 }
                 if !s.streams.isEmpty { object["streams"] = s.streams.map(StreamProgress.json) }
                 if !s.encoderSpeedChanges.isEmpty { object["encoderSpeedChanges"] = s.encoderSpeedChanges.map(Self.json) }
                 object["ending"] = s.ending.rawValue
-                object["complete"] = s.isComplete
+                object["complete"] = Self.isWhole(s)
                 if !s.isComplete { object["shortfalls"] = s.shortfalls.map { Self.json($0) } }
                 // With a save at the stop to come, `finished` waits for it: it stays the last event.
                 if holdsFinished && !finishedReleased {
@@ -273,9 +277,27 @@ final class ProgressRenderer: @unchecked Sendable {
         return "\(shortfall.source): \(what)\(shortfall.error.message)"
     }
 
+    /// The folder the recording was asked to go into, if it was deleted and the recording
+    /// saved at `saved` in another folder instead.
+    private func rescuedFrom(_ saved: URL) -> URL? {
+        guard let folder = requestedFile?.deletingLastPathComponent(),
+              folder.standardizedFileURL.path != saved.deletingLastPathComponent().standardizedFileURL.path,
+              !FileManager.default.fileExists(atPath: folder.path) else { return nil }
+        return folder
+    }
+
+    /// Whether the recording holds all that was asked for: every source whole, and not cut off
+    /// by a nearly full disk (``RecordingEnding/lowDiskSpace``) before its end.
+    static func isWhole(_ s: RecordingSummary) -> Bool {
+        s.isComplete && s.ending != .lowDiskSpace
+    }
+
     /// Says where the file went and what it holds.
     func printSummary(_ s: RecordingSummary) {
         console.out("Saved \(s.url.path)")
+        if let rescued = rescuedFrom(s.url) {
+            console.out("  note      \(rescued.path) was deleted while it was recorded: the recording was saved here instead")
+        }
         console.out(String(format: "  duration  %.2f s, %@", s.duration.seconds, Format.bytes(s.bytes)))
         if let v = s.video, let size = s.videoSize {
             let codec = ["h264": "H.264", "hevc": "HEVC", "vp9": "VP9", "av1": "AV1"][v.codec.rawValue] ?? v.codec.rawValue

@@ -93,7 +93,8 @@ struct RecordCommand {
     Exit status: 0 when the file holds all that was asked for; 3 when it was finalised but a
     source was lost or interrupted, recorded nothing (an application that never played) or
     missed part of what it was asked for (the summary's "missing" lines, and with --json the
-    source events and "complete": false with "shortfalls" in "finished", say which); 1 for a
+    source events and "complete": false with "shortfalls" in "finished", say which), or when
+    --min-free stopped it early (a nearly full disk: "ending": "lowDiskSpace"); 1 for a
     failure, 2 for a usage error.
 
     Examples:
@@ -151,6 +152,7 @@ struct RecordCommand {
             if options.writesFile { (url, reserved) = try resolveOutput() }
             if !reserved && options.writesFile { try OutputLocation.check(url, overwrite: options.overwrite) }
             if options.writesFile { RecordingParts.tidyLeftovers(beside: url, console: console) }
+            renderer.requestedFile = options.writesFile ? url : nil
             // A clip recording of this name that was cut off before its merge: recording a new
             // file there would leave its clips without a file to be merged into.
             // (Another kind of file of the same name is free to be recorded, unless this
@@ -341,8 +343,9 @@ struct RecordCommand {
             }
             preview.show(.init(state: options.startsPaused ? .idle : .recording, elapsed: .zero, maxDuration: options.maxDuration))
         }
-        let keys = KeyControls(recorder: recorder, compositor: compositor, console: console, // With --json the keys still work when typed on a terminal (its output is for
-                               // programs; KeyControls reads keys only from a terminal on standard input).
+        // With --json the keys still work when typed on a terminal (its output is for programs;
+        // KeyControls reads keys only from a terminal on standard input).
+        let keys = KeyControls(recorder: recorder, compositor: compositor, console: console,
                                interactive: options.json || console.isTerminal,
                                saveReplay: saveReplay, cycleFilter: cycleFilter) {
             signals.requestStop()
@@ -469,8 +472,9 @@ struct RecordCommand {
                 console.err("reel: error: \(failed == 1 ? "a replay" : "\(failed) replays") asked for could not be saved (the warnings above say why)")
                 return ExitStatus.failure
             }
-            // Finalised, but without all that was asked for: a script can tell (exit 3).
-            return summary.isComplete ? ExitStatus.done : ExitStatus.incomplete
+            // Finalised, but without all that was asked for (a source's part, or the time a
+            // nearly full disk cut off): a script can tell (exit 3).
+            return ProgressRenderer.isWhole(summary) ? ExitStatus.done : ExitStatus.incomplete
         case .failure(let error) where error.code == .nothingRecorded && options.startsPaused:
             // `reel preview` closed without pressing record: what was asked for, not a failure.
             if options.json { console.out(ProgressRenderer.json(["event": "finished", "status": "nothingRecorded"])) }

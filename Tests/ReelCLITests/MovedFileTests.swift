@@ -51,6 +51,33 @@ import ReelTestSupport
         try expectWhole(moved, atLeast: 60)
     }
 
+    /// The folder deleted with the file while it is recorded: nowhere left to write there, so
+    /// the recording is saved in the home folder, and the summary says why it is there.
+    @Test func aFileDeletedWithItsFolderIsSavedAtHomeAndSaysSo() throws {
+        let dir = try TemporaryDirectory()
+        let home = dir.url.appendingPathComponent("home"), folder = dir.url.appendingPathComponent("gone")
+        for f in [home, folder] { try FileManager.default.createDirectory(at: f, withIntermediateDirectories: true) }
+        let out = dir.url.appendingPathComponent("out.txt")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record"] + Self.recording + ["-o", folder.appendingPathComponent("talk.mp4").path]
+        process.environment = ProcessInfo.processInfo.environment.merging(["HOME": home.path]) { $1 }
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        usleep(2_000_000)
+        try FileManager.default.removeItem(at: folder)
+        usleep(1_000_000)
+        process.interrupt()
+        process.waitUntilExit()
+        let said = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
+        #expect(process.terminationStatus == 0, "\(said)")
+        let saved = home.appendingPathComponent("talk.mp4")
+        #expect(said.contains("Saved \(saved.path)") && said.contains("\(folder.path) was deleted while it was recorded"), "\(said)")
+        try expectWhole(saved, atLeast: 30)
+    }
+
     @Test func aFileDeletedWhileRecordedIsCopiedBackAndFinalised() throws {
         let dir = try TemporaryDirectory()
         let (result, saved) = try record(dir, "deleted.mp4") { try FileManager.default.removeItem(at: $0) }
