@@ -257,39 +257,13 @@ extension ReplayCommandTests {
 /// On a terminal, `r` saves the replay and `q` stops: reel run on a pseudo-terminal (Python's
 /// `pty`, as a user's terminal is), keys typed as a user types them.
 extension ReplayCommandTests {
-    static let terminalDriver = """
-    import json, os, pty, re, select, sys, time
-    reel, folder = sys.argv[1], sys.argv[2]
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execv(reel, [reel, "record", "--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast",
-                        "--replay", "2", "--replay-dir", folder])
-    out = b""
-    def read_until(pattern, seconds=60):
-        global out
-        end = time.time() + seconds
-        while time.time() < end:
-            ready, _, _ = select.select([fd], [], [], 0.2)
-            if not ready:
-                continue
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                return False
-            if not chunk:
-                return False
-            out += chunk
-            if re.search(pattern, out):
-                return True
-        return False
-    steps = {"recording": read_until(rb"REPLAY 00:00:0[3-9]")}
-    os.write(fd, b"r")
-    steps["saved"] = read_until(rb"Saved replay")
-    os.write(fd, b"q")
-    read_until(rb"(?!)", 60)
-    _, status = os.waitpid(pid, 0)
-    print(json.dumps({"steps": steps, "status": os.waitstatus_to_exitcode(status), "output": out.decode(errors="replace")}))
-    """
+    static let terminalDriver = TerminalScript.start(["\"record\"", "\"--test-pattern\"", "\"--tone\"", "\"--size\"", "\"320x240\"", "\"--preset\"",
+                                                      "\"ultrafast\"", "\"--replay\"", "\"2\"", "\"--replay-dir\"", "path"]) + """
+        steps = {"recording": read_until(rb"REPLAY 00:00:0[3-9]")}
+        os.write(fd, b"r")
+        steps["saved"] = read_until(rb"Saved replay")
+        os.write(fd, b"q")
+        """ + TerminalScript.finish
 
     @Test func rSavesAndQStopsOnATerminal() throws {
         let dir = try TemporaryDirectory()
