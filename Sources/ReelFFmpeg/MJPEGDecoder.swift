@@ -68,6 +68,12 @@ public final class MJPEGDecoder: CompressedFrameDecoder {
         avcodec_free_context(&c)
     }
 
+    /// A frame the decoder refused: damaged data, whatever the code (the JPEG decoder gives
+    /// -1, which reads as `EPERM`, for some damage: never a permission problem here).
+    private static func damaged(_ result: Int32) -> ReelError {
+        ReelError(.invalidMedia, "cannot decode an MJPEG frame from the camera: \(FFmpeg.describe(result))", averror: result)
+    }
+
     /// Decodes one JPEG image.
     ///
     /// - Returns: the frame, or `nil` when every pooled frame is still in use.
@@ -87,13 +93,13 @@ public final class MJPEGDecoder: CompressedFrameDecoder {
 
         let sent = avcodec_send_packet(context, packet)
         if sent < 0 && sent != FFmpeg.eagain {
-            throw FFmpeg.error(sent, "cannot decode an MJPEG frame from the camera", code: .invalidMedia)
+            throw Self.damaged(sent)
         }
         let received = avcodec_receive_frame(context, picture)
         if received == FFmpeg.eagain {
             throw ReelError(.invalidMedia, "an MJPEG frame from the camera held no complete picture")
         }
-        try FFmpeg.check(received, "cannot decode an MJPEG frame from the camera", code: .invalidMedia)
+        if received < 0 { throw Self.damaged(received) }
         defer { av_frame_unref(picture) }
         guard picture.pointee.width > 0, picture.pointee.height > 0 else {
             throw ReelError(.invalidMedia, "an MJPEG frame from the camera has no size")
