@@ -87,13 +87,22 @@ struct ClipsManifest: Codable, Sendable, Hashable {
         let url = folder.appendingPathComponent(RecordingSession.manifestName)
         let temporary = folder.appendingPathComponent(".\(RecordingSession.manifestName).\(getpid()).new")
         let data = try encoded()
-        guard FileManager.default.createFile(atPath: temporary.path, contents: data) else {
-            throw RecordingSession.folderError(errno, folder)
+        // Written straight to its temporary name (FileManager.createFile writes through a
+        // `.dat.nosync…` file of its own, which a kill left in the folder) and on the disk
+        // before it takes the manifest's name.
+        do {
+            try data.write(to: temporary)
+            try FilePlacement.sync(temporary)
+        } catch {
+            unlink(temporary.path)
+            let e = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code ?? (error as? ReelError)?.errno.map(Int.init) ?? Int(EIO)
+            throw RecordingSession.folderError(Int32(e), folder)
         }
         if rename(temporary.path, url.path) != 0 {
             let e = errno
             unlink(temporary.path)
             throw Syscall.fileError(e, at: url, action: "update")
         }
+        FilePlacement.syncFolder(of: url)
     }
 }

@@ -208,6 +208,15 @@ extension RecordingSession {
             }
         }
         guard !inputs.isEmpty else {
+            // Clips of no manifest that all hold nothing: nothing was recorded; they go, so
+            // that the name is free again.
+            if manifest == nil, skipped.count == entries.count,
+               emptyUnlistedClips(in: folder, listed: []).count == entries.count {
+                for entry in entries { unlink(folder.appendingPathComponent(entry.file).path) }
+                rmdir(folder.path)
+                throw ReelError(.nothingRecorded, "none of the clips in \(folder.path) holds anything: its recording was cut off before they held anything",
+                                hint: "nothing was lost; the empty clips were tidied away, so the name can be recorded again")
+            }
             throw ReelError(.nothingRecorded, "none of the clips in \(folder.path) holds anything",
                             hint: "the recording was cut off before its first clip held anything")
         }
@@ -233,10 +242,25 @@ extension RecordingSession {
                 removed = true
             }
             unlink(folder.appendingPathComponent(manifestName).path)
+            // A clip the recorder had just made when it was killed holds nothing and is in no
+            // manifest: it would keep the folder, and block the name, for ever.
+            if removed { for leftover in emptyUnlistedClips(in: folder, listed: Set(entries.map(\.file))) { unlink(leftover.path) } }
             rmdir(folder.path)  // only if empty
         }
         return RecoveredRecording(url: target, folder: folder, clipCount: inputs.count, finalisedClips: finalised,
                                   skippedClips: skipped, duration: merged.duration, videoFrames: check.videoPackets,
                                   removedClips: removed)
+    }
+
+    /// The clip files in `folder` not named in `listed` that hold nothing (no packet, or not
+    /// even a header: a clip the recorder had just made when it was killed).
+    static func emptyUnlistedClips(in folder: URL, listed: Set<String>) -> [URL] {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { isClipName($0) && !listed.contains($0) }
+        return names.map { folder.appendingPathComponent($0) }.filter { url in
+            let bytes = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value
+            if bytes == 0 { return true }
+            guard let count = try? PacketCount.count(url) else { return Recovery.holdsNothingRecorded(url) }
+            return count.videoPackets == 0 && count.audioPackets == 0
+        }
     }
 }

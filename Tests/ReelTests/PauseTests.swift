@@ -228,6 +228,32 @@ import ReelTestSupport
         #expect(!FileManager.default.fileExists(atPath: url.path))
     }
 
+    /// A kill right after a resume leaves a clip file the recorder had just made, in no
+    /// manifest and holding nothing: the recovery merges the others, removes that one too and
+    /// the folder with it (the folder stayed, and blocked the name for ever).
+    @Test func anEmptyClipOfNoManifestGoesWithTheRecovery() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("kept.mp4")
+        _ = try await recordClips(to: url) { $0.mergesClipsAtEnd = false }
+        let folder = dir.url.appendingPathComponent("kept.clips")
+        _ = FileManager.default.createFile(atPath: folder.appendingPathComponent("clip-004.mp4").path, contents: Data())
+        let recovered = try RecordingSession.recover(folder: folder)
+        #expect(recovered.clipCount == 3)
+        #expect(!FileManager.default.fileExists(atPath: folder.path), "\((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])")
+    }
+
+    /// A folder of clips without a manifest that all hold nothing: tidied away, saying so.
+    @Test func aFolderOfEmptyClipsIsTidiedAway() throws {
+        let dir = try TemporaryDirectory()
+        let folder = dir.url.appendingPathComponent("nothing.clips")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: folder.appendingPathComponent("clip-002.mp4").path, contents: Data())
+        #expect { try RecordingSession.recover(folder: folder) } throws: { error in
+            (error as? ReelError)?.code == .nothingRecorded && ((error as? ReelError)?.hint ?? "").contains("tidied away")
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.path))
+    }
+
     func recordClips(to url: URL, settings change: (inout Recorder.Settings) -> Void = { _ in }) async throws -> Recorder {
         let session = CaptureSession(clock: ManualClock())
         try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240)))
