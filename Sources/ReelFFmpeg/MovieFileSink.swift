@@ -402,6 +402,11 @@ package final class MovieFileSink: PacketSink {
                 ? "finalise what was recorded with: \(recover) (which works on the full disk too)"
                 : "free some disk space, then finalise what was recorded with: \(recover)"
             throw error
+        } catch var error as ReelError where [.permissionDenied, .ioFailure].contains(error.code) && Recovery.isCutOff(url) {
+            // The file cannot be written any more (made immutable, a failing disk): what
+            // reached it is kept, and the user is told so rather than to choose another folder.
+            error.hint = "\(url.path) keeps what was recorded up to then; finalise it with: reel recover \(Shell.quoted(url.path))"
+            throw error
         }
     }
 }

@@ -78,6 +78,24 @@ import ReelTestSupport
         try expectWhole(saved, atLeast: 30)
     }
 
+    /// The file made immutable while it is recorded (`chattr +i`: every write fails with
+    /// EPERM): the error says the file keeps what was recorded and how to finish it, not
+    /// "choose a folder you can write to".
+    @Test func aFileThatCannotBeWrittenAnyMoreSaysItIsKept() throws {
+        let dir = try TemporaryDirectory()
+        let (result, _) = try record(dir, "frozen.mp4") { url in
+            let frozen = try Subprocess.run(["chattr", "+i", url.path])
+            try #require(frozen.status == 0, "\(frozen.stderr)")
+        }
+        let url = dir.url.appendingPathComponent("frozen.mp4")
+        _ = try? Subprocess.run(["chattr", "-i", url.path])
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("keeps what was recorded") && result.stderr.contains("reel recover"), "\(result.stderr)")
+        #expect(!result.stderr.contains("choose a folder you can write to"), "\(result.stderr)")
+        let recovered = try ReelBinary.run(["recover", url.path])
+        #expect(recovered.status == 0, "\(recovered.stderr)")
+    }
+
     @Test func aFileDeletedWhileRecordedIsCopiedBackAndFinalised() throws {
         let dir = try TemporaryDirectory()
         let (result, saved) = try record(dir, "deleted.mp4") { try FileManager.default.removeItem(at: $0) }
