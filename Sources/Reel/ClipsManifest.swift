@@ -90,13 +90,14 @@ struct ClipsManifest: Codable, Sendable, Hashable {
         // Written straight to its temporary name (FileManager.createFile writes through a
         // `.dat.nosync…` file of its own, which a kill left in the folder) and on the disk
         // before it takes the manifest's name.
-        do {
-            try data.write(to: temporary)
-            try FilePlacement.sync(temporary)
-        } catch {
+        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw RecordingSession.folderError(errno, folder) }
+        let written = data.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
+        let failure = written == data.count ? (fsync(fd) == 0 ? 0 : errno) : (written < 0 ? errno : ENOSPC)
+        close(fd)
+        guard failure == 0 else {
             unlink(temporary.path)
-            let e = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code ?? (error as? ReelError)?.errno.map(Int.init) ?? Int(EIO)
-            throw RecordingSession.folderError(Int32(e), folder)
+            throw RecordingSession.folderError(failure, folder)
         }
         if rename(temporary.path, url.path) != 0 {
             let e = errno

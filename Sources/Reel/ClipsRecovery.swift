@@ -204,7 +204,9 @@ extension RecordingSession {
             if manifest != nil, !entry.finished {
                 manifest!.clips[i].finished = true
                 manifest!.clips[i].frames = count.videoPackets
-                try manifest!.write(into: folder)
+                // Bookkeeping for a later recovery: a full disk under the clips (the merged
+                // file may go to another) does not stop this one.
+                try? manifest!.write(into: folder)
             }
         }
         guard !inputs.isEmpty else {
@@ -236,12 +238,14 @@ extension RecordingSession {
         if let manifest {
             var done = manifest
             done.state = .merged
-            try done.write(into: folder)
-            if !manifest.keepsClips && !unreadable {
+            // Said merged before a clip goes (a kill between leaves a folder recover knows is
+            // done); where that cannot be written (a full disk), the clips stay.
+            let saidMerged = (try? done.write(into: folder)) != nil
+            if saidMerged && !manifest.keepsClips && !unreadable {
                 for entry in entries { try? FileManager.default.removeItem(at: folder.appendingPathComponent(entry.file)) }
                 removed = true
             }
-            unlink(folder.appendingPathComponent(manifestName).path)
+            if saidMerged { unlink(folder.appendingPathComponent(manifestName).path) }
             // A clip the recorder had just made when it was killed holds nothing and is in no
             // manifest: it would keep the folder, and block the name, for ever.
             if removed { for leftover in emptyUnlistedClips(in: folder, listed: Set(entries.map(\.file))) { unlink(leftover.path) } }

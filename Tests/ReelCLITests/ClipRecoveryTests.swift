@@ -46,10 +46,10 @@ import ReelTestSupport
 
     /// Records in clip mode, pausing and resuming once, then ends the process with `ending`
     /// (SIGKILL, or two SIGINTs a moment apart).
-    func recordTwoClipsAndCut(_ url: URL, in dir: URL, ending: [Int32],
+    func recordTwoClipsAndCut(_ url: URL, in dir: URL, ending: [Int32], extra: [String] = [],
                               environment: [String: String] = [:]) async throws -> (status: Int32, stderr: String) {
         let recording = try Recording(["--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast",
-                                       "--pause-mode", "clips", "-o", url.path], in: dir, environment: environment)
+                                       "--pause-mode", "clips", "-o", url.path] + extra, in: dir, environment: environment)
         try await recording.started()
         try await Task.sleep(for: .seconds(1.2))
         recording.signal(SIGUSR1)
@@ -154,6 +154,24 @@ import ReelTestSupport
         try #require(!copies.isEmpty, "the stop finalised in place: \(stderr)")
         #expect(status == 130, "\(stderr)")
         #expect(stderr.contains(copies[0].path) && stderr.contains("can be deleted"), "\(stderr)")
+    }
+
+    /// Clips cut off on a disk that is full by now: `reel recover FOLDER -o ELSEWHERE` merges
+    /// them onto another disk (it failed with "no space left to create" the clips folder: it
+    /// wrote its bookkeeping there first); the clips stay where they are.
+    @Test func clipsOnAFullDiskAreRecoveredElsewhere() async throws {
+        let dir = try TemporaryDirectory()
+        let disk = try SmallDisk(size: "8M")
+        let url = disk.url.appendingPathComponent("full.mp4")
+        let folder = disk.url.appendingPathComponent("full.clips")
+        _ = try await recordTwoClipsAndCut(url, in: dir.url, ending: [SIGKILL], extra: ["--min-free", "0"])
+        // Something else takes what is left of the disk.
+        _ = try? Data(count: 8_000_000).write(to: disk.url.appendingPathComponent("filler"))
+        let out = dir.url.appendingPathComponent("out.mp4")
+        let recovered = try ReelBinary.run(["recover", folder.path, "-o", out.path])
+        #expect(recovered.status == 0, "\(recovered.stderr)")
+        try expectRuns(out, 2)
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("clip-001.mp4").path), "the clips stay")
     }
 
     @Test func abortedClipRecordingSaysWhereItIs() async throws {
