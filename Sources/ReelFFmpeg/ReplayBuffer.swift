@@ -161,6 +161,9 @@ public final class ReplayBuffer: PacketSink, Sendable {
 
     /// Writes the last ``duration`` held (see the type's description for where it starts and
     /// ends) into a finished file at `url`, without re-encoding; recording goes on meanwhile.
+    /// While the recording goes on, the save first waits until the video it holds reaches a
+    /// second past what it held when asked (what the encoder still held then: the moment of
+    /// asking is in the save), at most three seconds.
     /// The container is `container`, else the one `url`'s extension names.
     ///
     /// - Throws: `.fileExists` when `url` exists and `overwrite` is off (nothing is touched),
@@ -181,16 +184,35 @@ public final class ReplayBuffer: PacketSink, Sendable {
     }
 
     private func save(to destination: ReplayWriter.Destination, container: Container?) async throws -> ReplaySummary {
-        let (snapshot, ended) = window.withLock { ($0.snapshot(), $0.ended) }
+        // The video encoder holds the last moments (its lookahead: up to about a second) when
+        // the save is asked: the save waits until what it gives reaches past the moment asked.
+        let asked = window.withLock { $0.ended ? nil : $0.newestVideoEnd }
         return try await withCheckedThrowingContinuation { continuation in
             // File I/O blocks: it runs on a thread of its own, not on the caller's executor.
             let thread = Thread {
+                if let asked { self.waitForVideo(reaching: asked + Self.encoderHold) }
+                let (snapshot, ended) = self.window.withLock { ($0.snapshot(), $0.ended) }
                 continuation.resume(with: Result {
                     try ReplayWriter.write(snapshot, duration: self.duration, ended: ended, to: destination, container: container)
                 })
             }
             thread.name = "reel.replay-save"
             thread.start()
+        }
+    }
+
+    /// How much later than the newest video it holds when a save is asked a save waits for:
+    /// what a video encoder still holds then (x264's lookahead is under a second at the
+    /// presets and rates a recording uses).
+    static let encoderHold = MediaTime(value: 1, timescale: 1)
+
+    /// Waits (at most three seconds) until the video held reaches `time`, or the recording ends.
+    private func waitForVideo(reaching time: MediaTime) {
+        let deadline = Date().addingTimeInterval(3)
+        while Date() < deadline {
+            let (reached, ended) = window.withLock { ($0.newestVideoEnd, $0.ended) }
+            if ended || (reached.map { $0 >= time } ?? true) { return }
+            usleep(20_000)
         }
     }
 

@@ -205,6 +205,21 @@ extension ReplayCommandTests {
         #expect(FileManager.default.fileExists(atPath: full.path), "what reached the full disk is kept")
     }
 
+    /// A save holds the moment it was asked: what the encoder still held then (its lookahead,
+    /// about 0.6 s) is waited for, not left out.
+    @Test func aSaveHoldsTheMomentItWasAskedFor() throws {
+        let dir = try TemporaryDirectory()
+        let run = try Run(dir, arguments: ["--replay", "20"])
+        run.waitForRecorded(3)
+        // The recording had at least this much when the save was asked.
+        let asked = run.events("progress").compactMap { $0["duration"] as? Double }.max() ?? 0
+        kill(run.process.processIdentifier, SIGUSR1)
+        run.wait(for: "the save") { run.events("saved").count == 1 }
+        #expect(run.stop() == 0, "\(run.errors)")
+        let saved = run.events("saved").first?["duration"] as? Double ?? 0
+        #expect(saved >= asked, "saved \(saved) s of the \(asked) s recorded when asked")
+    }
+
     @Test func aReplayFolderRemovedWhileRecordingIsMadeAgainForTheSave() throws {
         let dir = try TemporaryDirectory()
         let run = try Run(dir, arguments: ["--replay", "2"])
