@@ -60,6 +60,11 @@ final class ProgressRenderer: @unchecked Sendable {
         listener?(line)
     }
 
+    /// A signal was ignored (`reason` says why): a `signalIgnored` event, for scripts.
+    func signalIgnored(_ signal: String, reason: String) {
+        emit(["event": "signalIgnored", "signal": signal, "reason": reason])
+    }
+
     /// Prints `object` as a JSON line with `--json`, and hands it to ``eventListener``.
     private func emit(_ object: [String: Any]) {
         let line = Self.json(object)

@@ -142,6 +142,7 @@ struct RecordCommand {
                                         }
                                         return message
                                     })
+        signals.ignored = { [renderer] signal, reason in renderer.signalIgnored(signal, reason: reason) }
         defer { signals.finished() }
         ProcessSignals.shared.install(console: console)
         // --replay without -o: no file; the recorder's URL (/dev/null) is never opened.

@@ -123,6 +123,9 @@ final class RecordSignals: @unchecked Sendable {
     private let saveReplay: (@Sendable () -> Void)?
     private let swap: @Sendable () -> Void
     private let abortMessage: @Sendable () -> String
+    /// Hears a signal ignored and why (the renderer says it as a JSON event too: a script
+    /// that sent it can tell nothing happened).
+    var ignored: (@Sendable (_ signal: String, _ reason: String) -> Void)?
 
     /// Takes over the signals. `stop` stops the session; `abortMessage` says, at the moment of
     /// an abort, what is on disk and how to finish it; `saveReplay`, if given, is what USR1
@@ -196,6 +199,7 @@ final class RecordSignals: @unchecked Sendable {
             swap()
         case .ignore(let reason):
             console.err("reel: note: \(ProcessSignals.name(signo)) ignored: \(reason)")
+            ignored?(ProcessSignals.name(signo), reason)
         }
     }
 
