@@ -60,12 +60,18 @@ public struct RecordSchedule: Sendable, Equatable {
         day.hour = hour
         day.minute = minute
         day.second = fields.count == 3 ? fields[2]! : 0
-        guard let when = calendar.date(from: day), calendar.component(.day, from: when) == day.day else {
+        // A month of 13 rolls over into the next year as a day of 32 would into the next month.
+        guard (1...12).contains(day.month ?? 0), let when = calendar.date(from: day), calendar.component(.day, from: when) == day.day else {
             throw UsageError("--\(option) \(text): no such date")
         }
         let seconds = when.timeIntervalSince(now)
         guard seconds > 0 else {
             throw UsageError("--\(option) \(text) has passed" + (parts.count == 1 ? "; for another day give the date: YYYY-MM-DD \(text)" : ""))
+        }
+        // As --delay: a recording scheduled further ahead is a typo (and a time that far
+        // overflows the session's clock).
+        guard seconds <= 7 * 24 * 3600 else {
+            throw UsageError("--\(option) \(text) is more than a week ahead")
         }
         return seconds
     }

@@ -75,7 +75,9 @@ package enum PictureFile {
             av_frame_free(&frame)
         }
         guard let context, let frame else { throw ReelError(.encodingFailed, "cannot allocate a picture encoder: out of memory") }
-        let pixelFormat = format == .png ? AV_PIX_FMT_RGBA : AV_PIX_FMT_YUVJ444P
+        // Opaque RGB: a screen's pixels carry no alpha (X11's fourth byte is 0: as RGBA every
+        // pixel of a screenshot was transparent).
+        let pixelFormat = format == .png ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_YUVJ444P
         context.pointee.width = Int32(picture.width)
         context.pointee.height = Int32(picture.height)
         context.pointee.pix_fmt = pixelFormat
@@ -103,15 +105,19 @@ package enum PictureFile {
         return bytes
     }
 
-    /// Copies (PNG) or converts (JPEG, by the one owner of libswscale) `picture` into `frame`.
+    /// Copies the colours (PNG, without the alpha) or converts (JPEG, by the one owner of libswscale) `picture` into `frame`.
     private static func fill(_ frame: UnsafeMutablePointer<AVFrame>, from picture: LiveFrame, as pixelFormat: AVPixelFormat) throws {
         try picture.withUnsafePlane(0) { bytes, stride in
             guard let source = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
-            let rowBytes = picture.width * 4
-            if pixelFormat == AV_PIX_FMT_RGBA {
+            if pixelFormat == AV_PIX_FMT_RGB24 {
                 guard let destination = frame.pointee.data.0 else { return }
                 for row in 0..<picture.height {
-                    (destination + row * Int(frame.pointee.linesize.0)).update(from: source + row * stride, count: rowBytes)
+                    let from = source + row * stride, to = destination + row * Int(frame.pointee.linesize.0)
+                    for x in 0..<picture.width {
+                        to[3 * x] = from[4 * x]
+                        to[3 * x + 1] = from[4 * x + 1]
+                        to[3 * x + 2] = from[4 * x + 2]
+                    }
                 }
                 return
             }

@@ -20,7 +20,8 @@ import ReelTestSupport
         #expect(try RecordSchedule.seconds(until: "2026-12-06 14:00", option: "stop-at", from: Self.now, calendar: Self.calendar) == 86400)
     }
 
-    @Test(arguments: ["13:59", "2026-12-04 15:00", "25:00", "14:60", "14", "14:30:99", "2026-02-30 10:00", "tomorrow", "12:00 pm"])
+    @Test(arguments: ["13:59", "2026-12-04 15:00", "25:00", "14:60", "14", "14:30:99", "2026-02-30 10:00", "tomorrow", "12:00 pm",
+                            "2026-13-01 10:00", "9999-12-31 23:59", "99999-12-05 10:00", "2026-12-20 10:00"])
     func refusesTimesThatPassedOrAreNotTimes(_ text: String) {
         #expect(throws: UsageError.self) { try RecordSchedule.seconds(until: text, option: "start-at", from: Self.now, calendar: Self.calendar) }
     }

@@ -32,6 +32,9 @@ import ReelTestSupport
         let png = dir.url.appendingPathComponent("shot.png")
         #expect(try await screen.screenshot(to: png) == png)
         #expect(try MediaProbe.probe(png).videoStreams.first?.codec == "png")
+        // Opaque: no alpha channel (as RGBA, X11's zero fourth byte made every pixel transparent).
+        let format = try Subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=pix_fmt", "-of", "csv=p=0", png.path])
+        #expect(format.output.trimmingCharacters(in: .whitespacesAndNewlines) == "rgb24", "\(format.output)")
         let pngPixels = try #require(try MediaProbe.decodeRGB(png, width: 200, height: 80).first)
         #expect(Self.pixel(pngPixels, width: 200, x: 50, y: 40) == red, "PNG is lossless")
         #expect(Self.pixel(pngPixels, width: 200, x: 150, y: 40) == green)
