@@ -16,9 +16,10 @@ extension FFmpeg {
         let levels: [String: Int32] = ["error": AV_LOG_ERROR, "warning": AV_LOG_WARNING, "info": AV_LOG_INFO, "debug": AV_LOG_DEBUG]
         let wanted = ProcessInfo.processInfo.environment["REEL_FFMPEG_LOG"].flatMap { levels[$0.lowercased()] }
         av_log_set_level(wanted ?? AV_LOG_QUIET)
-        // No single allocation of libav's above 512 MB (an 8K picture is 141 MB): a damaged
-        // header that claims billions of entries makes a demuxer fail with ENOMEM instead of
-        // taking gigabytes (the fuzzer found a MOV that asked for 2.8 GB).
-        av_max_alloc(512 << 20)
+        // No single allocation of libav's above 1 GB (an 8K picture is 141 MB; minterpolate
+        // on a 4K picture takes more than 512 MB): a damaged header that claims billions of
+        // entries makes a demuxer fail with ENOMEM instead of taking gigabytes (the fuzzer
+        // found a MOV that asked for 2.8 GB).
+        av_max_alloc(1 << 30)
     }()
 }
