@@ -67,12 +67,13 @@ enum ControlRequestParser {
         }
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         if text.isEmpty { return .ignore }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) else {
+        // Fragments allowed: a string or a number alone is JSON, just not a request.
+        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) else {
             return .invalid(requestID: "null", ReelError(.invalidConfiguration, "the request is not JSON",
                                                          hint: #"send one JSON object a line, such as {"command": "status", "id": 1}"#))
         }
         guard let request = object as? [String: Any] else {
-            return .invalid(requestID: "null", ReelError(.invalidConfiguration, "the request is not a JSON object",
+            return .invalid(requestID: "null", ReelError(.invalidConfiguration, "a request must be a JSON object",
                                                          hint: #"send one JSON object a line, such as {"command": "status", "id": 1}"#))
         }
         let id = request["id"].flatMap { value -> String? in

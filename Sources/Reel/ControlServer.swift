@@ -61,17 +61,35 @@ public final class ControlServer: Sendable {
 
     /// The socket's path.
     public let path: URL
+    /// The link `PID.sock` to the socket in the folder given to ``init(path:listedIn:handler:)``.
+    private let link: URL?
     let core: ControlConnections
 
     /// Listens at `path` and serves requests with `handler` until ``close()``.
     ///
+    /// - Parameters:
+    ///   - folder: where the sockets of this user's recordings are found, usually
+    ///     ``defaultFolder(environment:)``: a socket made elsewhere gets a link there named after
+    ///     this process (`PID.sock`), removed by ``close()``, so that ``listeningSockets(environment:)``
+    ///     and a client given the process number find it. `nil`: no link.
     /// - Throws: `.fileExists` when something other than a stale socket of this user is at
     ///   `path` (it is left alone), `.busy` when a program listens there, `.invalidConfiguration`
     ///   for a path too long for a socket, the system's errors.
-    public init(path: URL, handler: @escaping Handler) throws {
+    public init(path: URL, listedIn folder: URL? = nil, handler: @escaping Handler) throws {
         self.path = path
         let listener = try UnixSocketListener(path: path.path)
-        core = try ControlConnections(listener: listener, handler: handler)
+        var link: URL?
+        do {
+            if let folder, folder.standardizedFileURL.path != path.deletingLastPathComponent().standardizedFileURL.path {
+                link = try ControlSocketFolder.link(to: path, in: folder)
+            }
+            core = try ControlConnections(listener: listener, handler: handler)
+        } catch {
+            if let link { ControlSocketFolder.removeLink(link, to: path) }
+            listener.close()
+            throw error
+        }
+        self.link = link
         let core = self.core
         let thread = Thread { core.run() }
         thread.name = "reel.control"
@@ -97,9 +115,10 @@ public final class ControlServer: Sendable {
     /// one made). Returns once the serving thread has ended.
     public func close() {
         core.stop()
+        if let link { ControlSocketFolder.removeLink(link, to: path) }
     }
 
-    deinit { core.stop() }
+    deinit { close() }
 
     /// The folder of the control sockets of this user's recordings: `$XDG_RUNTIME_DIR/reel`.
     ///
@@ -121,11 +140,11 @@ public final class ControlServer: Sendable {
     }
 
     /// The control sockets in ``defaultFolder(environment:)`` that a program listens on (the
-    /// running recordings of this user that have one), by path; stale ones are left out.
+    /// running recordings of this user that have one), as `PID.sock` in that folder (a link for
+    /// a socket made elsewhere). What recordings that died left there (a socket nobody listens
+    /// on, a link) is removed; nothing of a process that is alive is.
     public static func listeningSockets(environment: [String: String] = ProcessInfo.processInfo.environment) -> [URL] {
-        guard let folder = try? defaultFolder(environment: environment),
-              let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return [] }
-        return names.filter { $0.hasSuffix(".sock") }.sorted().map { folder.appendingPathComponent($0) }
-            .filter { UnixSocket.occupant(of: $0.path) == .listening }
+        guard let folder = try? defaultFolder(environment: environment) else { return [] }
+        return ControlSocketFolder.listening(in: folder)
     }
 }

@@ -22,7 +22,9 @@ struct ControlCommand {
 
         Drives a recording started with 'reel record --control': from a hotkey, a status bar or a
         script. Without PATH or PID it finds the one recording of yours that has a control socket
-        (in $XDG_RUNTIME_DIR/reel/); with several running it lists them and asks which.
+        (in $XDG_RUNTIME_DIR/reel/, where one made with --control=PATH is linked as PID.sock);
+        with several running it lists them and asks which. Sockets left by recordings that were
+        killed are removed as they are found.
 
         Commands:
         \(commands)
@@ -55,12 +57,20 @@ struct ControlCommand {
             return ExitStatus.usage
         }
         if let first = words.first, !names.contains(first) {
-            target = first.allSatisfy(\.isNumber) && !first.isEmpty
-                ? (try? ControlServer.defaultFolder(environment: environment))?.appendingPathComponent("\(first).sock")
-                : URL(fileURLWithPath: first)
-            if target == nil {
-                console.err("reel: error: XDG_RUNTIME_DIR is not set, so recording \(first)'s socket cannot be found (give its path)")
-                return ExitStatus.failure
+            if first.allSatisfy(\.isNumber) && !first.isEmpty {
+                guard let folder = try? ControlServer.defaultFolder(environment: environment) else {
+                    console.err("reel: error: XDG_RUNTIME_DIR is not set, so recording \(first)'s socket cannot be found (give its path)")
+                    return ExitStatus.failure
+                }
+                // Listing sweeps away what recordings that died left.
+                let socket = folder.appendingPathComponent("\(first).sock")
+                guard ControlServer.listeningSockets(environment: environment).contains(socket) else {
+                    console.err("reel: error: no recording of yours with process number \(first) has a control socket (reel control with no number lists them)")
+                    return ExitStatus.failure
+                }
+                target = socket
+            } else {
+                target = URL(fileURLWithPath: first)
             }
             words.removeFirst()
         }
@@ -88,7 +98,10 @@ struct ControlCommand {
                 target = running[0]
             default:
                 console.err("reel: several recordings are running; give the PID or path of one:")
-                for socket in running { console.err("  \(socket.deletingPathExtension().lastPathComponent)  \(socket.path)") }
+                for socket in running {
+                    let place = (try? FileManager.default.destinationOfSymbolicLink(atPath: socket.path)) ?? socket.path
+                    console.err("  \(socket.deletingPathExtension().lastPathComponent)  \(place)")
+                }
                 return ExitStatus.usage
             }
         }
@@ -125,6 +138,7 @@ struct ControlCommand {
             lines.append("size      \(Format.bytes((reply["bytes"] as? NSNumber)?.int64Value ?? 0))")
             lines.append("frames    \(reply["frames"] as? Int ?? 0) (\(reply["dropped"] as? Int ?? 0) dropped)")
             if let clips = reply["clips"] as? Int { lines.append("clips     \(clips)") }
+            if let pauses = reply["pauses"] as? Int { lines.append("paused    \(pauses) time\(pauses == 1 ? "" : "s")") }
             if let sources = reply["sources"] as? [String] { lines.append("sources   \(sources.joined(separator: ", "))") }
             for stream in reply["streams"] as? [[String: Any]] ?? [] {
                 lines.append("stream    \(stream["name"] as? String ?? "?")")

@@ -23,12 +23,17 @@ final class RecordControl: @unchecked Sendable {
     private let lock = NSLock()
     private var progress: RecordingProgress?
     private var stopping = false
+    /// Whether a pause starts a new clip (`--pause-mode clips`); in one file there are no clips.
+    private let pauseMakesClips: Bool
 
     /// Listens at `path` (made safely: see ``ControlServer``) for the recording of `parts`.
     init(path: URL, parts: RecordingParts, signals: RecordSignals, renderer: ProgressRenderer, sourceNames: [String],
          videoSources: [any CaptureSource], file: URL?) throws {
+        pauseMakesClips = renderer.pauseMakesClips
         let owner = Owner()
-        server = try ControlServer(path: path) { request, respond in
+        // A socket given a path is linked as PID.sock in the default folder (when there is
+        // one), so that `reel control PID` and `reel control` alone find it.
+        server = try ControlServer(path: path, listedIn: try? ControlServer.defaultFolder()) { request, respond in
             guard let control = owner.control else { return respond(.failure(ReelError(.notRunning, "the recording is ending"))) }
             control.handle(request, respond: respond, parts: parts, signals: signals, sourceNames: sourceNames,
                            videoSources: videoSources, file: file)
@@ -139,7 +144,8 @@ final class RecordControl: @unchecked Sendable {
                                               "bytes": p?.bytes ?? 0, "frames": p?.frames ?? 0, "dropped": recorder.droppedFrames,
                                               "sources": sourceNames, "pid": Int(getpid())]
         if let file { fields["file"] = file.path }
-        if let p, p.clipCount > 1 { fields["clips"] = p.clipCount }
+        // A recording's intervals are clips only in clip mode; in one file they are the pauses.
+        if let p, p.clipCount > 1 { fields[pauseMakesClips ? "clips" : "pauses"] = p.clipCount - (pauseMakesClips ? 0 : 1) }
         // Names without their keys (LiveStream.Statistics never holds one).
         fields["streams"] = (p?.streams ?? []).map { Self.sendable(StreamProgress.json($0)) }
         if let replay = parts.replay {

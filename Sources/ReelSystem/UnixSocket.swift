@@ -42,6 +42,16 @@ package enum UnixSocket {
         }
     }
 
+    /// Whether process `pid` exists (a zombie counts): `kill(pid, 0)` succeeds, or fails only
+    /// because it is another user's.
+    package static func processExists(_ pid: Int32) -> Bool {
+        guard pid > 0 else { return false }
+        switch Syscall.attempt({ kill(pid, 0) }) {
+        case .success: return true
+        case .failure(let e): return e.rawValue != ESRCH
+        }
+    }
+
     /// Connects to the socket at `path` (a blocking descriptor, close-on-exec).
     package static func connect(to path: String) throws -> Int32 {
         switch connectResult(path) {

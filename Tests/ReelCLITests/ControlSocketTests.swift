@@ -69,6 +69,10 @@ import ReelTestSupport
 
         let status = try client.request("status").reply
         #expect(status["ok"] as? Bool == true && status["file"] as? String == file.path)
+        // Made elsewhere, found by its process number and alone all the same.
+        let byNumber = try ReelBinary.run(["control", "\(recording.process.processIdentifier)", "status"], environment: recording.environment)
+        #expect(byNumber.status == 0 && byNumber.output.contains("file      \(file.path)"), "\(byNumber.stderr)")
+        #expect(try ReelBinary.run(["control", "status"], environment: recording.environment).status == 0)
         #expect((status["sources"] as? [String])?.count == 2)
         for key in ["elapsed", "bytes", "frames", "dropped", "streams"] { #expect(status[key] != nil, "status has \(key)") }
 
@@ -130,7 +134,15 @@ import ReelTestSupport
 
         let file = dir.url.appendingPathComponent("found.mkv")
         let recording = try Recording(["--control", "-o", file.path], in: dir.url)
-        _ = try await recording.connect()
+        let client = try await recording.connect()
+        // One pause in one file: no clips, one pause.
+        let frames = try await waitForFrames(past: 5, client)
+        #expect(try client.request("pause").reply["ok"] as? Bool == true)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try client.request("resume").reply["ok"] as? Bool == true)
+        _ = try await waitForFrames(past: frames + 5, client)
+        let afterPause = try client.request("status").reply
+        #expect(afterPause["clips"] == nil && afterPause["pauses"] as? Int == 1, "\(afterPause)")
         let status = try ReelBinary.run(["control", "status"], environment: recording.environment)
         #expect(status.status == 0 && status.output.contains("state     recording"), "\(status.stderr)")
         let json = try ReelBinary.run(["control", "\(recording.process.processIdentifier)", "marker", "by pid", "--json"],
@@ -175,6 +187,21 @@ import ReelTestSupport
         kill(killed.process.processIdentifier, SIGKILL)
         _ = killed.end()
         #expect(UnixSocket.occupant(of: stale.path) == .stale)
+        // Its link by process number is swept by the next look; reel control finds nothing.
+        let link = killed.runtime.appendingPathComponent("reel/\(killed.process.processIdentifier).sock")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link.path)) == stale.path)
+        let nothing = try ReelBinary.run(["control", "status"], environment: killed.environment)
+        #expect(nothing.status == 1 && nothing.stderr.contains("no recording"), "\(nothing.stderr)")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link.path)) == nil)
+        // A killed recording's default socket is swept too (its process has gone).
+        let killedDefault = try Recording(["--control", "-o", dir.url.appendingPathComponent("killed2.mp4").path], in: dir.url)
+        _ = try await killedDefault.connect()
+        kill(killedDefault.process.processIdentifier, SIGKILL)
+        _ = killedDefault.end()
+        #expect(UnixSocket.occupant(of: killedDefault.defaultSocket.path) == .stale)
+        let byNumber = try ReelBinary.run(["control", "\(killedDefault.process.processIdentifier)", "status"], environment: killedDefault.environment)
+        #expect(byNumber.status == 1 && byNumber.stderr.contains("no recording"), "\(byNumber.stderr)")
+        #expect(UnixSocket.occupant(of: killedDefault.defaultSocket.path) == .nothing)
         let next = try Recording(["--control=\(stale.path)", "--duration", "30", "-o", dir.url.appendingPathComponent("next.mp4").path], in: dir.url)
         let client = try await next.connect(stale)
         _ = try await waitForFrames(past: 5, client)

@@ -41,6 +41,12 @@ import ReelTestSupport
             let answer = try #require(try client.readObject())
             #expect(answer["ok"] as? Bool == false && answer["error"] is String, "\(answer)")
         }
+        // Valid JSON that is not an object: said as such (not "not JSON").
+        for text in ["[1,2]", #""x""#, "3", "null"] {
+            try client.send(text + "\n")
+            let answer = try #require(try client.readObject())
+            #expect(answer["error"] as? String == "a request must be a JSON object", "\(text): \(answer)")
+        }
         #expect(try client.request("echo", argument: "still here", id: 8).reply["arg"] as? String == "still here")
         // A 10 MB line: one error, and the next request is answered.
         try client.send([UInt8](repeating: UInt8(ascii: "a"), count: 10_000_000) + [10])
@@ -99,15 +105,7 @@ import ReelTestSupport
         #expect(!FileManager.default.fileExists(atPath: live.path), "removed at the end")
         // A dead recording's socket (bound, never removed): taken over.
         let stale = dir.url.appendingPathComponent("stale.sock")
-        // Bound and never removed, as a killed process leaves it.
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = try UnixSocket.address(stale.path)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        #expect(bound == 0)
-        Syscall.close(fd)
-        #expect(UnixSocket.occupant(of: stale.path) == .stale)
+        try Self.leaveStaleSocket(at: stale)
         let server = try ControlServer(path: stale, handler: Self.echo)
         #expect(try ControlClient(stale).request("echo", argument: "new", id: 1).reply["arg"] as? String == "new")
         server.close()
@@ -126,6 +124,79 @@ import ReelTestSupport
         server.close()
         #expect(ControlServer.listeningSockets(environment: environment).isEmpty)
         #expect(throws: ReelError.self) { try ControlServer.defaultPath(environment: [:]) }
+    }
+
+    /// Binds a socket at `url` and never removes it, as a killed process leaves it.
+    static func leaveStaleSocket(at url: URL) throws {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = try UnixSocket.address(url.path)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        Syscall.close(fd)
+        #expect(UnixSocket.occupant(of: url.path) == .stale)
+    }
+
+    /// The number of a process that has ended.
+    static func deadProcessID() throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/true")
+        try process.run()
+        process.waitUntilExit()
+        return process.processIdentifier
+    }
+
+    static func runtimeFolder(in dir: TemporaryDirectory) throws -> [String: String] {
+        let runtime = dir.url.appendingPathComponent("run")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return ["XDG_RUNTIME_DIR": runtime.path]
+    }
+
+    @Test func aSocketMadeElsewhereIsFoundByItsProcessNumber() throws {
+        let dir = try TemporaryDirectory()
+        let environment = try Self.runtimeFolder(in: dir)
+        let folder = try ControlServer.defaultFolder(environment: environment)
+        let path = dir.url.appendingPathComponent("elsewhere.sock")
+        let server = try ControlServer(path: path, listedIn: folder, handler: Self.echo)
+        let link = folder.appendingPathComponent("\(getpid()).sock")
+        #expect(ControlServer.listeningSockets(environment: environment) == [link])
+        #expect(try ControlClient(link).request("echo", argument: "by number").reply["arg"] as? String == "by number")
+        server.close()
+        var info = stat()
+        #expect(lstat(link.path, &info) != 0, "the link goes with the socket")
+        #expect(ControlServer.listeningSockets(environment: environment).isEmpty)
+        // A socket made in the folder itself gets no link.
+        let own = try ControlServer.defaultPath(processID: 1, environment: environment)
+        let inFolder = try ControlServer(path: own, listedIn: folder, handler: Self.echo)
+        #expect(ControlServer.listeningSockets(environment: environment) == [own])
+        inFolder.close()
+    }
+
+    @Test func whatDeadRecordingsLeftIsSweptAndNothingAliveIs() throws {
+        let dir = try TemporaryDirectory()
+        let environment = try Self.runtimeFolder(in: dir)
+        let folder = try ControlServer.defaultFolder(environment: environment)
+        try UnixSocket.prepareFolder(folder.path)
+        // A killed recording's socket, and a killed recording's link to a socket elsewhere.
+        let deadSocket = folder.appendingPathComponent("\(try Self.deadProcessID()).sock")
+        try Self.leaveStaleSocket(at: deadSocket)
+        let deadLink = folder.appendingPathComponent("\(try Self.deadProcessID()).sock")
+        let elsewhere = dir.url.appendingPathComponent("killed.sock")
+        try Self.leaveStaleSocket(at: elsewhere)
+        try FileManager.default.createSymbolicLink(atPath: deadLink.path, withDestinationPath: elsewhere.path)
+        // A socket bound by a process that is alive but not listening yet (about to): kept.
+        let starting = folder.appendingPathComponent("\(getpid()).sock")
+        try Self.leaveStaleSocket(at: starting)
+        // A recording listening: kept and listed.
+        let live = try ControlServer(path: folder.appendingPathComponent("1.sock"), handler: Self.echo)
+        defer { live.close() }
+        #expect(ControlServer.listeningSockets(environment: environment) == [live.path])
+        var info = stat()
+        #expect(lstat(deadSocket.path, &info) != 0 && lstat(deadLink.path, &info) != 0, "the dead ones' entries are gone")
+        #expect(UnixSocket.occupant(of: starting.path) == .stale, "a live process's socket is never removed")
+        #expect(UnixSocket.occupant(of: elsewhere.path) == .stale, "a socket outside the folder is not touched")
+        #expect(UnixSocket.occupant(of: live.path.path) == .listening)
     }
 
     @Test func splitsLinesAndSkipsOversizedOnes() {
