@@ -16,6 +16,10 @@ extension RecordingSession {
         /// Clips the manifest lists that were left out: missing, or cut off before they held
         /// anything.
         public var skippedClips: [String]
+        /// Clips the manifest lists as finished whose files are gone (deleted or moved away
+        /// after they were recorded): what they held is not in the merged file, which is then
+        /// incomplete. Also in ``skippedClips``.
+        public var missingClips: [String] = []
         /// The merged file's duration.
         public var duration: MediaTime
         /// Video frames in the merged file.
@@ -168,6 +172,7 @@ extension RecordingSession {
         var inputs: [MergeInput] = []
         var finalised: [URL] = []
         var skipped: [String] = []
+        var missing: [String] = []
         var unreadable = false
         var frames: Int64 = 0
         var hasAudio = false
@@ -176,6 +181,7 @@ extension RecordingSession {
             let url = folder.appendingPathComponent(entry.file)
             guard FileManager.default.fileExists(atPath: url.path) else {
                 skipped.append(entry.file)
+                if entry.finished && manifest != nil { missing.append(entry.file) }
                 continue
             }
             if Recovery.isCutOff(url) {
@@ -252,8 +258,8 @@ extension RecordingSession {
             rmdir(folder.path)  // only if empty
         }
         return RecoveredRecording(url: target, folder: folder, clipCount: inputs.count, finalisedClips: finalised,
-                                  skippedClips: skipped, duration: merged.duration, videoFrames: check.videoPackets,
-                                  removedClips: removed)
+                                  skippedClips: skipped, missingClips: missing, duration: merged.duration,
+                                  videoFrames: check.videoPackets, removedClips: removed)
     }
 
     /// The clip files in `folder` not named in `listed` that hold nothing (no packet, or not

@@ -92,6 +92,15 @@ public struct RecordingSummary: Sendable, Hashable {
     /// ``shortfalls``): the file is finalised either way, but an incomplete one misses sound or
     /// pictures that were asked for.
     public var isComplete: Bool { shortfalls.isEmpty }
+
+    /// Whether the recording delivered all that was asked of it: every source recorded all of
+    /// it (``isComplete``), no nearly full disk ended it early (``RecordingEnding/lowDiskSpace``),
+    /// and every live stream and HLS output ran to the end (no ``LiveStream/Statistics/failure``).
+    /// Dropped frames (``droppedFrames``, ``droppedAudio``) do not count: they are said, and the
+    /// file is whole without them.
+    public var isWhole: Bool {
+        isComplete && ending != .lowDiskSpace && streams.allSatisfy { $0.failure == nil }
+    }
 }
 
 /// Something a recording's source was asked to record and did not: why, and from when.

@@ -169,7 +169,7 @@ final class ProgressRenderer: @unchecked Sendable {
                 if !s.streams.isEmpty { object["streams"] = s.streams.map(StreamProgress.json) }
                 if !s.encoderSpeedChanges.isEmpty { object["encoderSpeedChanges"] = s.encoderSpeedChanges.map(Self.json) }
                 object["ending"] = s.ending.rawValue
-                object["complete"] = Self.isWhole(s)
+                object["complete"] = s.isWhole
                 if !s.isComplete { object["shortfalls"] = s.shortfalls.map { Self.json($0) } }
                 // With a save at the stop to come, `finished` waits for it: it stays the last event.
                 if holdsFinished && !finishedReleased {
@@ -291,12 +291,6 @@ final class ProgressRenderer: @unchecked Sendable {
         return folder
     }
 
-    /// Whether the recording holds all that was asked for: every source whole, and not cut off
-    /// by a nearly full disk (``RecordingEnding/lowDiskSpace``) before its end.
-    static func isWhole(_ s: RecordingSummary) -> Bool {
-        s.isComplete && s.ending != .lowDiskSpace
-    }
-
     /// Says where the file went and what it holds.
     func printSummary(_ s: RecordingSummary) {
         console.out("Saved \(s.url.path)")
@@ -337,6 +331,8 @@ final class ProgressRenderer: @unchecked Sendable {
         for shortfall in s.shortfalls { console.out("  missing   " + Self.line(shortfall)) }
         if !s.isComplete {
             console.out("  incomplete: a source did not record all it was asked to (exit status \(ExitStatus.incomplete))")
+        } else if s.streams.contains(where: { $0.failure != nil }) {
+            console.out("  incomplete: a stream stopped early (exit status \(ExitStatus.incomplete))")
         }
     }
 }

@@ -94,8 +94,9 @@ struct RecordCommand {
     source was lost or interrupted, recorded nothing (an application that never played) or
     missed part of what it was asked for (the summary's "missing" lines, and with --json the
     source events and "complete": false with "shortfalls" in "finished", say which), or when
-    --min-free stopped it early (a nearly full disk: "ending": "lowDiskSpace"); 1 for a
-    failure, 2 for a usage error.
+    --min-free stopped it early (a nearly full disk: "ending": "lowDiskSpace"), or a --stream
+    or --hls output stopped early (its "failed" in "streams"); 1 for a failure, 2 for a usage
+    error. Dropped frames do not change it: the summary and --json's "dropped" say them.
 
     Examples:
       reel record --screen --mic --app-audio
@@ -473,9 +474,9 @@ struct RecordCommand {
                 console.err("reel: error: \(failed == 1 ? "a replay" : "\(failed) replays") asked for could not be saved (the warnings above say why)")
                 return ExitStatus.failure
             }
-            // Finalised, but without all that was asked for (a source's part, or the time a
-            // nearly full disk cut off): a script can tell (exit 3).
-            return ProgressRenderer.isWhole(summary) ? ExitStatus.done : ExitStatus.incomplete
+            // Finalised, but without all that was asked for (a source's part, the time a nearly
+            // full disk cut off, a stream that stopped early): a script can tell (exit 3).
+            return summary.isWhole ? ExitStatus.done : ExitStatus.incomplete
         case .failure(let error) where error.code == .nothingRecorded && options.startsPaused:
             // `reel preview` closed without pressing record: what was asked for, not a failure.
             if options.json { console.out(ProgressRenderer.json(["event": "finished", "status": "nothingRecorded"])) }

@@ -56,6 +56,12 @@ struct RecoverCommand {
     beside NAME.mp4, or the --keep-clips folder): give the folder, or NAME.mp4 if that does
     not exist. The clips are finalised and merged into NAME.mp4 (or -o OUT), never over an
     existing file, and removed once it holds every frame of them (kept with --keep-clips).
+    A clip the recording finished that is no longer in the folder is said by name.
+
+    Exit status: 0 when every file given was recovered (or needed nothing); 3 when a clips
+    folder was merged but a clip it lists is missing (deleted or moved away: the file lacks
+    what it held; --json says "complete": false and "missingClips"); 1 when one could not be
+    recovered; 2 for a usage error.
 
     """
 
@@ -103,7 +109,9 @@ struct RecoverCommand {
                 // A clip-mode recording cut off before its clips were merged.
                 let file = folder == url ? output : output ?? url
                 if let recovered = recoverClips(in: folder, to: file, overwrite: args.has("overwrite"), json: json) {
-                    if let identity = FileIdentity(recovered) { written.append((identity, path)) }
+                    if let identity = FileIdentity(recovered.url) { written.append((identity, path)) }
+                    // Clips recorded and then gone: the file misses what they held.
+                    if !recovered.missingClips.isEmpty && status == 0 { status = ExitStatus.incomplete }
                 } else {
                     status = 1
                 }
@@ -260,18 +268,20 @@ struct RecoverCommand {
     }
 
     /// Merges the clips in `folder` into `output` (default: the file they were recorded for);
-    /// returns the file it wrote, `nil` if it failed.
-    private func recoverClips(in folder: URL, to output: URL?, overwrite: Bool, json: Bool) -> URL? {
+    /// returns what it wrote, `nil` if it failed.
+    private func recoverClips(in folder: URL, to output: URL?, overwrite: Bool, json: Bool) -> RecordingSession.RecoveredRecording? {
         let progress = WorkProgressView(console: console, json: json, subject: folder.lastPathComponent)
         defer { progress.finish() }
         do {
             let r = try RecordingSession.recover(folder: folder, to: output, overwrite: overwrite, progress: progress.handler)
             progress.finish()
             if json {
-                console.out(ProgressRenderer.json(["event": "recovered", "recording": folder.path, "file": r.url.path,
-                                                   "duration": (r.duration.seconds * 1000).rounded() / 1000, "frames": r.videoFrames,
-                                                   "clips": r.clipCount, "removedClips": r.removedClips]))
-                return r.url
+                var object: [String: Any] = ["event": "recovered", "recording": folder.path, "file": r.url.path,
+                                             "duration": (r.duration.seconds * 1000).rounded() / 1000, "frames": r.videoFrames,
+                                             "clips": r.clipCount, "removedClips": r.removedClips, "complete": r.missingClips.isEmpty]
+                if !r.missingClips.isEmpty { object["missingClips"] = r.missingClips }
+                console.out(ProgressRenderer.json(object))
+                return r
             }
             var line = String(format: "Recovered %@ from %d clip%@ in %@: %.2f s", r.url.path, r.clipCount, r.clipCount == 1 ? "" : "s",
                               folder.path, r.duration.seconds)
@@ -279,11 +289,16 @@ struct RecoverCommand {
             if !r.finalisedClips.isEmpty { line += " (\(r.finalisedClips.count) cut off, finalised first)" }
             console.out(line)
             console.out(r.removedClips ? "  the clips were removed" : "  the clips are kept in \(folder.path)")
-            if !r.skippedClips.isEmpty { console.out("  left out (missing or empty): \(r.skippedClips.joined(separator: ", "))") }
+            let empty = r.skippedClips.filter { !r.missingClips.contains($0) }
+            if !r.missingClips.isEmpty {
+                console.out("  missing: \(r.missingClips.joined(separator: ", ")) (recorded, then deleted or moved out of the folder): "
+                            + "the file does not hold what \(r.missingClips.count == 1 ? "it" : "they") held (exit status \(ExitStatus.incomplete))")
+            }
+            if !empty.isEmpty { console.out("  left out (cut off before they held anything): \(empty.joined(separator: ", "))") }
             // A merge killed before (by the recorder at its stop, or an earlier recover) left its
             // unfinished copy beside the file.
             noteLeftovers(beside: r.url, purposes: ["merging"])
-            return r.url
+            return r
         } catch {
             progress.finish()
             fail(error, of: folder, json: json)

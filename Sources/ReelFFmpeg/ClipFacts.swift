@@ -123,6 +123,12 @@ struct ClipFacts {
                   hint: "merge only complete recordings", averror: code)
     }
 
+    /// Whether this clip has a picture and no sound where `first` has both: joined by copying,
+    /// its span is filled with silence on `first`'s audio tracks.
+    func lacksAudio(of first: ClipFacts) -> Bool {
+        audio.isEmpty && !first.audio.isEmpty && video != nil && first.video != nil
+    }
+
     /// Why this clip cannot follow `first` by copying packets, or `nil` if it can.
     func incompatibility(with first: ClipFacts) -> Incompatibility? {
         func tracks(_ c: ClipFacts) -> String {
@@ -131,12 +137,16 @@ struct ClipFacts {
             return (c.video == nil ? "no video and " : "video and ") + audio
         }
         let reencode = LibraryHint.allowReencoding
-        if streams.map(\.kind) != first.streams.map(\.kind) {
+        // A clip with the picture and no sound where clip 1 has sound (one cut off by a size
+        // limit before its first sound was encoded) gets silence; see ``lacksAudio(of:)``.
+        let silent = lacksAudio(of: first)
+        if streams.map(\.kind) != first.streams.map(\.kind) && !silent {
             return Incompatibility("\(label) has \(tracks(self)) but clip 1 has \(tracks(first))",
                                    hint: "\(reencode) or merge clips with the same tracks")
         }
         var audioNumber = 0
-        for (mine, theirs) in zip(streams, first.streams) {
+        let pairs = silent ? [(video!, first.video!)] : Array(zip(streams, first.streams))
+        for (mine, theirs) in pairs {
             switch mine.kind {
             case .video:
                 if mine.codecID != theirs.codecID {

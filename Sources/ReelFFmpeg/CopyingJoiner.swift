@@ -23,9 +23,12 @@ final class CopyingJoiner {
     private(set) var videoPackets: Int64 = 0
 
     private let reservedIndexSize: Int?
+    /// The first clip: its streams are the output's.
+    private let first: ClipFacts
 
     init(url: URL, container: Container, first: ClipFacts, input: InputFile, reservedIndexSize: Int?) throws {
         self.reservedIndexSize = reservedIndexSize
+        self.first = first
         // Reopened without truncating: see ``Muxer``'s `truncating`.
         muxer = try Muxer(url: url, container: container, overwrite: false, truncating: false)
         lastDTS = Array(repeating: Int64.min, count: first.streams.count)
@@ -40,7 +43,8 @@ final class CopyingJoiner {
     }
 
     /// Copies every packet of `clip` to the end of the timeline. With `silence`, the clip's
-    /// audio packets are replaced by silent ones of the same length. `meter` hears how far
+    /// audio packets are replaced by silent ones of the same length, and a clip with no sound
+    /// where the first has some gets silence for its whole span. `meter` hears how far
     /// reading has come: `readBefore` (the earlier clips' bytes) plus the position in this one.
     func append(_ clip: ClipFacts, from input: InputFile, isFirst: Bool, silence: [SilentPacket?]?,
                 meter: ProgressMeter? = nil, readBefore: Int64 = 0, chapters: [Chapter] = []) throws {
@@ -162,7 +166,43 @@ final class CopyingJoiner {
             throw ReelError(.invalidMedia, "\(clip.label) is cut short: \(clip.url.path) holds \(read[j]) of its \(facts.packetCount) \(facts.kind == .video ? "video" : "audio") packets",
                             hint: "merge only complete recordings")
         }
-        offset += length.length(video: videoPosition, grid: videoPosition.flatMap { clip.streams[$0].inexactFrameDuration })
+        let clipLength = length.length(video: videoPosition, grid: videoPosition.flatMap { clip.streams[$0].inexactFrameDuration })
+        if clip.lacksAudio(of: first) {
+            guard let silence else {
+                throw Incompatibility("\(clip.label) has no audio, and silence cannot be slipped in without re-encoding", hint: LibraryHint.allowReencoding)
+            }
+            try fillWithSilence(silence, until: offset + clipLength)
+        }
+        offset += clipLength
+    }
+
+    /// Writes silent packets on every audio track from where its sound ends to `end` (give or
+    /// take half a packet, as at any join), for a clip that has no sound of its own.
+    private func fillWithSilence(_ silence: [SilentPacket?], until end: MediaTime) throws {
+        for (a, facts) in first.audio.enumerated() {
+            guard let j = first.streams.firstIndex(where: { $0.index == facts.index }), a < silence.count, let silent = silence[a] else { continue }
+            let tb = timeBases[j]
+            let step = av_rescale_q(silent.sampleCount, AVRational(num: 1, den: facts.sampleRate), tb)
+            guard step > 0 else { continue }
+            let stop = end.ticks(in: tb)
+            var at = decodedEnd[j] ?? offset.ticks(in: tb)
+            let out = muxer.timeBase(ofStream: j)
+            while (stop - at) * 2 > step {
+                let packet = try Packet(referencing: silent.packet.pointer)
+                var time = av_rescale_q(at, tb, out)
+                if lastDTS[j] != Int64.min && time <= lastDTS[j] { time = lastDTS[j] + 1 }
+                if let next = oggNext[j] { time = next }
+                packet.pointer.pointee.pts = time
+                packet.pointer.pointee.dts = time
+                packet.pointer.pointee.duration = av_rescale_q(step, tb, out)
+                packet.pointer.pointee.flags = AV_PKT_FLAG_KEY
+                if oggNext[j] != nil { oggNext[j] = time + packet.pointer.pointee.duration }
+                lastDTS[j] = time
+                try muxer.write(demuxed: packet.pointer, stream: j)
+                at += step
+            }
+            decodedEnd[j] = at
+        }
     }
 
     /// Writes the index (at the front of an MP4/MOV) and closes the file.

@@ -56,11 +56,12 @@ public enum Merger {
 
         var reason: Incompatibility? = clips.lazy.compactMap { $0.incompatibility(with: clips[0]) }.first
         var silence: [SilentPacket?] = []
-        if reason == nil, inputs.contains(where: \.isMuted) {
+        // Silence for the clips to be muted and for those with a picture and no sound.
+        if reason == nil, let quiet = inputs.indices.first(where: { inputs[$0].isMuted || clips[$0].lacksAudio(of: clips[0]) }) {
             do {
                 silence = try clips[0].audio.map { try SilentPacket(matching: $0) }
             } catch let needed as Incompatibility {
-                reason = Incompatibility("\(clips[inputs.firstIndex(where: \.isMuted)!].label) is to be muted, but \(needed.message)",
+                reason = Incompatibility("\(clips[quiet].label) \(inputs[quiet].isMuted ? "is to be muted" : "has no audio"), but \(needed.message)",
                                          hint: needed.hint)
             }
         }
@@ -181,7 +182,7 @@ public enum Merger {
                     if join == nil {
                         join = try CopyingJoiner(url: url, container: container, first: clip, input: input, reservedIndexSize: reserve)
                     }
-                    try join!.append(clip, from: input, isFirst: i == 0, silence: inputs[i].isMuted ? silence : nil,
+                    try join!.append(clip, from: input, isFirst: i == 0, silence: inputs[i].isMuted || clip.lacksAudio(of: clips[0]) ? silence : nil,
                                      meter: meter, readBefore: sizes[..<i].reduce(0, +), chapters: inputs[i].chapters)
                 }
                 try join!.finish()

@@ -115,6 +115,20 @@ import ReelTestSupport
         #expect(!FileManager.default.fileExists(atPath: folder.path), "the clips go once the merged file holds them")
     }
 
+    /// A clip the killed recording had finished, deleted before `reel recover`: the rest is
+    /// merged, the missing clip is named, and the exit status is 3, not a whole recovery's 0.
+    @Test func aMissingClipMakesTheRecoveryIncomplete() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("holed.mp4")
+        let folder = dir.url.appendingPathComponent("holed.clips")
+        _ = try await recordTwoClipsAndCut(url, in: dir.url, ending: [SIGKILL])
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("clip-001.mp4"))
+        let recovered = try ReelBinary.run(["recover", url.path])
+        #expect(recovered.status == 3, "\(recovered.output) \(recovered.stderr)")
+        #expect(recovered.output.contains("missing: clip-001.mp4"), "\(recovered.output)")
+        #expect(FileManager.default.fileExists(atPath: url.path))
+    }
+
     /// The clips of a killed recording whose file name is taken by then: `reel recover FOLDER`
     /// leaves the file alone and says so; with `--overwrite` (no `-o`) it replaces the file the
     /// clips were recorded for, as asked.

@@ -312,6 +312,42 @@ enum MergedFile {
         #expect(counters.count == 180 && counters.allSatisfy { $0 != nil })
     }
 
+    /// A clip with the picture and no sound where the others have sound (in clip mode, a clip
+    /// cut by the size limit before its first sound was encoded) is joined by copying, with
+    /// silence for its span: the merge used to refuse it ("clip 3 has video and no audio").
+    @Test(arguments: [1, 2])
+    func aClipWithoutSoundIsJoinedByCopyingWithSilence(_ quietClip: Int) throws {
+        let dir = try TemporaryDirectory()
+        var quiet = ClipMaker(folder: dir.url)
+        quiet.hasAudio = false
+        let loud = ClipMaker(folder: dir.url)
+        let frames = [60, 60, 60]
+        let clips = try frames.indices.map { k in
+            k == quietClip ? try quiet.make(k, frames: 60, name: "quiet.mp4") : try loud.make(k, frames: 60)
+        }
+        let output = dir.url.appendingPathComponent("merged.mp4")
+        let summary = try Merger.merge(clips.map { MergeInput(url: $0) }, to: output)
+        #expect(summary.reencodedClips.isEmpty, "joined by copying, not: \(summary.reencodingReason ?? "")")
+        #expect(summary.videoFrames == 180)
+
+        let audio = try MediaProbe.decodeAudio(output)
+        func rms(_ clip: Int) -> Double {
+            let from = Double(clip) * 2 + 0.1, to = Double(clip) * 2 + 1.9
+            return ToneAnalysis.rms(of: Array(audio[Int(from * 48_000)..<min(audio.count, Int(to * 48_000))]))
+        }
+        for k in frames.indices {
+            if k == quietClip { #expect(rms(k) < 0.001, "clip \(k + 1) is silence") } else { #expect(rms(k) > 0.05, "clip \(k + 1) is heard") }
+        }
+        #expect(abs(Double(audio.count) / 48_000 - 6) < 0.03, "the sound runs the whole length: \(Double(audio.count) / 48_000) s")
+        let beeps = MediaProbe.beepOnsets(audio)
+        let expected = frames.indices.filter { $0 != quietClip }.flatMap { [Double($0) * 2 + 0.5, Double($0) * 2 + 1.5] }
+        #expect(beeps.count == expected.count, "beeps at \(beeps)")
+        for (beep, want) in zip(beeps, expected) { #expect(abs(beep - want) < 0.040, "beep at \(beep), expected \(want)") }
+        let counters = try MediaProbe.decodeLuma(output, width: 320, height: 240).map(\.counter)
+        #expect(counters == ClipMaker.counters(frames).map { Optional($0) })
+        try MergedFile.expectRisingTimestamps(output)
+    }
+
     /// Reel's own MP4, MOV and MKV files, made with the same settings, are joined by copying in
     /// any order: an MP4 states its stereo as "2 channels" (no layout box), MOV and MKV as
     /// stereo, and those are the same thing.

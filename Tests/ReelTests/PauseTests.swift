@@ -242,6 +242,22 @@ import ReelTestSupport
         #expect(!FileManager.default.fileExists(atPath: folder.path), "\((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])")
     }
 
+    /// A clip the recording finished and listed, deleted before the recovery: the others are
+    /// merged, and the recovery says which clip is missing (it was only "left out", like an
+    /// empty one, and `reel recover` exited 0).
+    @Test func aListedClipThatIsGoneIsSaidMissing() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("holed.mp4")
+        _ = try await recordClips(to: url) { $0.mergesClipsAtEnd = false }
+        let folder = dir.url.appendingPathComponent("holed.clips")
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("clip-002.mp4"))
+        let recovered = try RecordingSession.recover(folder: folder)
+        #expect(recovered.clipCount == 2)
+        #expect(recovered.missingClips == ["clip-002.mp4"])
+        #expect(recovered.skippedClips == ["clip-002.mp4"])
+        #expect(FileManager.default.fileExists(atPath: url.path))
+    }
+
     /// A folder of clips without a manifest that all hold nothing: tidied away, saying so.
     @Test func aFolderOfEmptyClipsIsTidiedAway() throws {
         let dir = try TemporaryDirectory()
