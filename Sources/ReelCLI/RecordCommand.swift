@@ -43,7 +43,8 @@ struct RecordCommand {
 
     Replay buffer: --replay 30 keeps the last 30 s of encoded video and sound in memory and
     writes nothing until asked: r (on a terminal) or SIGUSR1 (off one; with --replay it saves
-    rather than pauses) saves them to a dated file in your videos folder (or --replay-dir DIR)
+    rather than pauses; to pause off a terminal, record with --control and run reel control
+    pause) saves them to a dated file in your videos folder (or --replay-dir DIR)
     and prints where (--json: a "saved" event). A save holds at least the last 30 s and at
     most one keyframe interval more, because it must start on a keyframe; the keyframe
     interval is 2 s unless --keyframe-interval says otherwise, which keeps that overshoot and
