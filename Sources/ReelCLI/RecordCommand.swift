@@ -63,6 +63,8 @@ struct RecordCommand {
     the recording goes on and the stream reconnects, resuming on a keyframe. --hls DIR writes
     HLS into DIR (index.m3u8 and 2 s segments: the last 6 listed, older ones deleted;
     --hls-window 0 keeps the whole event; --hls-segments fmp4 for fragmented MP4 segments).
+    FFmpeg's HLS writer keeps the segment it is making in memory until it ends (2 s, or past a
+    pause: at the resume), so a killed recording's HLS lacks that segment; the file has it.
 
     One application's sound: --app-audio=APP records only what APP plays (its name, program or
     pid, as reel devices lists them; repeatable), --app-audio-except=APP everything but it; you

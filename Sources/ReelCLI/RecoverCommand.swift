@@ -50,7 +50,9 @@ struct RecoverCommand {
     An HLS stream into a folder (--hls DIR) that was cut off has a playlist without its end:
     players wait for more segments for ever. Give the folder (or its index.m3u8): every whole
     segment stays listed, a whole segment written but not listed yet is added, a segment that
-    is missing or cut short is left out (its file stays), and the playlist gets its end.
+    is missing or cut short is left out (its file stays), and the playlist gets its end. The
+    segment that was being made when it was cut off was never written (FFmpeg keeps it in
+    memory until it ends): the recording's file (-o) holds that time.
 
     A recording in --pause-mode clips that was cut off is in its clips folder (NAME.clips
     beside NAME.mp4, or the --keep-clips folder): give the folder, or NAME.mp4 if that does
