@@ -425,6 +425,10 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         }
     }
 
+    /// Gives the take up at once, as a process does that ends without stopping it: see
+    /// ``Recorder/abort()`` (the clips stay in their folder). `nil` when not running.
+    public func abort() -> RecordingFile.AbortReport? { state.withLock { $0.recorder }?.abort() }
+
     // MARK: Progress and the take's events
 
     /// At each of the camera's pictures: progress, and the limit seen reached.

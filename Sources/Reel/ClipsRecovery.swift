@@ -266,11 +266,15 @@ extension RecordingSession {
     /// even a header: a clip the recorder had just made when it was killed).
     static func emptyUnlistedClips(in folder: URL, listed: Set<String>) -> [URL] {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { isClipName($0) && !listed.contains($0) }
-        return names.map { folder.appendingPathComponent($0) }.filter { url in
-            let bytes = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value
-            if bytes == 0 { return true }
-            guard let count = try? PacketCount.count(url) else { return Recovery.holdsNothingRecorded(url) }
-            return count.videoPackets == 0 && count.audioPackets == 0
-        }
+        return names.map { folder.appendingPathComponent($0) }.filter(clipHoldsNothing)
+    }
+
+    /// Whether the clip file `url` holds nothing recorded: it is empty, holds no packet, or
+    /// (unreadable as a whole) is the start of a recording with nothing in it yet. The one
+    /// test of a clip that may be tidied away.
+    static func clipHoldsNothing(_ url: URL) -> Bool {
+        if FileIdentity.size(of: url) == 0 { return true }
+        guard let count = try? PacketCount.count(url) else { return Recovery.holdsNothingRecorded(url) }
+        return count.videoPackets == 0 && count.audioPackets == 0
     }
 }

@@ -72,6 +72,10 @@ public final class Recorder: CaptureOutput {
         var markers = PendingMarkers()
         /// The file recorded into until the stop, for a file made then (a GIF).
         var intermediate: URL?
+        /// The file at the name before the start (one the recording replaces), and the
+        /// recording's own file once made (see `Recorder+Abort.swift`).
+        var earlierFile: FileIdentity?
+        var recordingFile: FileIdentity?
     }
     let state: Mutex<State>
     private let dropped = Atomic<Int64>(0)
@@ -216,6 +220,7 @@ public final class Recorder: CaptureOutput {
             }
         }
         do {
+            try prepareFile()
             let fed: [any PacketSink] = (replayBuffer.map { [$0] } ?? []) + sinks
             pipeline = try RecorderPipeline(url: url, settings: settings, sources: sources, session: session,
                                             sinks: fed, writesFile: writesFile)
@@ -259,6 +264,7 @@ public final class Recorder: CaptureOutput {
             state.videoSource = pipeline.plan.videoSource
             state.sourceNames = Dictionary(uniqueKeysWithValues: sources.map { ($0.id, $0.name) })
         }
+        noteRecordingFile()
         continuation.yield(.started(url))
         let worker = WorkerThread(name: "reel.recorder") { [self] _ in
             run(pipeline: pipeline, queue: queue, speed: speed)

@@ -362,11 +362,7 @@ final class RecorderPipeline: @unchecked Sendable {
 
     private func checkFreeSpace() throws {
         guard writesFile, let minimum = settings.minimumFreeSpace else { return }
-        let folder = settings.pauseMode == .clips ? session.folder : url.deletingLastPathComponent()
-        if let free = FreeSpace.of(folder)?.available, free < minimum {
-            throw ReelError(.insufficientStorage, "only \(free / 1_000_000) MB free in \(folder.path)",
-                            hint: "free some space or record elsewhere")
-        }
+        try RecordingFile.checkFreeSpace(in: settings.pauseMode == .clips ? session.folder : url.deletingLastPathComponent(), minimum: minimum)
     }
 
     /// How much of the session time `[start, end)` the recording holds (pauses and what lies

@@ -129,10 +129,7 @@ public final class RecordingSession: Sendable {
         var empty: [URL] = []
         for name in names {
             let url = folder.appendingPathComponent(name)
-            let bytes = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value
-            if bytes != 0 {
-                guard let count = try? PacketCount.count(url), count.videoPackets == 0, count.audioPackets == 0 else { return nil }
-            }
+            guard clipHoldsNothing(url) else { return nil }
             empty.append(url)
         }
         return empty

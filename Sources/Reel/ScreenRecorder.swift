@@ -209,6 +209,10 @@ public final class ScreenRecorder: Sendable {
         return try await recorder.result()
     }
 
+    /// Gives the recording up at once, as a process does that ends without stopping it: see
+    /// ``Recorder/abort()``. `nil` when the screen is not being recorded.
+    public func abortRecording() -> RecordingFile.AbortReport? { state.withLock { $0.recorder }?.abort() }
+
     /// Stops recording and removes what it wrote (ReplayKit's `discardRecording`): the
     /// file, and in clip mode the clips. Capture goes on if it runs. Does nothing when the
     /// screen is not being recorded; after ``stopRecording()`` the file is the app's to keep

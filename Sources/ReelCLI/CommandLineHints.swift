@@ -6,6 +6,10 @@ enum CommandLineHints {
     /// Each library hint and what the command line says instead.
     static let flags: [(library: String, commandLine: String)] = [
         (LibraryHint.allowOverwriting, "choose another name, or pass --overwrite"),
+        (LibraryHint.createFolderOrChooseAnother, "create it or choose another with -o"),
+        (LibraryHint.chooseAnotherFolder, "choose another with -o"),
+        (LibraryHint.overwritingDiscardsIt, "--overwrite would discard it"),
+        (LibraryHint.giveAFileName, "give a file name with -o"),
         (LibraryHint.allowReencoding, "pass --reencode"),
         (LibraryHint.useMKVOrH264, "use --format mkv or --codec h264"),
         (LibraryHint.installEncoderOrUseH264, "install a libavcodec with it, or use --codec h264"),

@@ -74,14 +74,6 @@ public enum OutputLocation {
         return ["ftyp", "moov", "moof", "mdat", "free", "skip", "wide", "styp"].contains(type)
     }
 
-    /// Whether `a` and `b` are one file: the same inode when both exist (symbolic and hard
-    /// links included), else the same path once `.`, `..` and links are resolved.
-    public static func isSameFile(_ a: URL, _ b: URL) -> Bool {
-        var sa = stat(), sb = stat()
-        if stat(a.path, &sa) == 0, stat(b.path, &sb) == 0 { return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino }
-        return a.standardizedFileURL.resolvingSymlinksInPath().path == b.standardizedFileURL.resolvingSymlinksInPath().path
-    }
-
     /// The user's videos folder: `XDG_VIDEOS_DIR` from the environment, else from
     /// `user-dirs.dirs`, else `~/Videos`.
     public static func videosDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
@@ -135,32 +127,5 @@ public enum OutputLocation {
     /// A dated file name such as `Reel 2026-11-29 at 14.05.09.mp4`.
     public static func datedName(container: Container, date: Date = Date()) -> String {
         Recorder.datedFileName(container: container, date: date)
-    }
-
-    /// Checks that `url`'s folder exists and can be written, and that `url` does not exist
-    /// unless `overwrite`; throws a `ReelError` saying what is wrong.
-    public static func check(_ url: URL, overwrite: Bool) throws {
-        let folder = url.deletingLastPathComponent()
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw ReelError(.ioFailure, "the folder \(folder.path) does not exist", hint: "create it or choose another with -o")
-        }
-        guard access(folder.path, W_OK) == 0 else {
-            throw ReelError(.permissionDenied, "cannot write to the folder \(folder.path)", hint: "choose another with -o")
-        }
-        if FileManager.default.fileExists(atPath: url.path) {
-            if !overwrite && Recovery.isCutOff(url) && !RecordingLock.isBeingWritten(url) {
-                // A crash's recording: --overwrite would throw away what it holds.
-                throw ReelError(.fileExists, "\(url.path) already exists and holds a recording that was cut off (a crash or a kill)",
-                                hint: "recover it first with: reel recover \(Shell.quoted(url.path)); or choose another name; --overwrite would discard it")
-            }
-            if !overwrite {
-                throw ReelError(.fileExists, "\(url.path) already exists", hint: "choose another name or pass --overwrite")
-            }
-            var isDir: ObjCBool = false
-            if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDir), isDir.boolValue {
-                throw ReelError(.fileExists, "\(url.path) is a folder", hint: "give a file name with -o")
-            }
-        }
     }
 }

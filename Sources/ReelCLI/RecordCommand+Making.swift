@@ -108,12 +108,12 @@ extension RecordCommand {
             let file = folder.appendingPathComponent(String(format: "%02d-%@.%@", i + 1, safe.isEmpty ? "source" : safe,
                                                             options.container.fileExtension))
             for location in options.cameras {
-                if case .file(let input) = location, OutputLocation.isSameFile(file, input) {
+                if case .file(let input) = location, RecordingFile.isSameFile(file, input) {
                     throw ReelError(.invalidConfiguration, "--each-source would write \(file.path), the file played as a camera",
                                     hint: "choose another folder for --each-source")
                 }
             }
-            try OutputLocation.check(file, overwrite: options.overwrite)
+            try RecordingFile.checkPlace(for: file, overwrite: options.overwrite)
             let recorder = Recorder(url: file, settings: own)
             try session.addOutput(recorder, connectedTo: [source])
             recorders.append((source.name, recorder))

@@ -139,7 +139,7 @@ struct RecordCommand {
                                     saveReplay: saveReplay,
                                     swap: { parts.compositor?.swap() },
                                     abortMessage: { [options, console] in
-                                        let message = parts.abandon(container: options.container)
+                                        let message = parts.abandon()
                                         // A script reading --json learns of the abort as of any other end.
                                         if options.json {
                                             console.out(ProgressRenderer.json(["event": "aborted", "message": message.replacingOccurrences(of: "reel: ", with: "")]))
@@ -155,22 +155,14 @@ struct RecordCommand {
         var replay: ReplaySaver?
         do {
             if options.writesFile { (url, reserved) = try resolveOutput() }
-            if !reserved && options.writesFile { try OutputLocation.check(url, overwrite: options.overwrite) }
-            if options.writesFile { RecordingParts.tidyLeftovers(beside: url, console: console) }
-            renderer.requestedFile = options.writesFile ? url : nil
-            // A clip recording of this name that was cut off before its merge: recording a new
-            // file there would leave its clips without a file to be merged into.
-            // (Another kind of file of the same name is free to be recorded, unless this
-            // recording's own clips need that folder.)
-            let clips = RecordingSession.defaultFolder(for: url)
-            if options.writesFile, options.keepClips == nil,
-               RecordingSession.unmergedRecordings(in: url.deletingLastPathComponent()).contains(where: { $0.path == clips.path }) {
-                let target = RecordingSession.recordedTarget(ofClipsIn: clips) ?? url
-                if target.standardizedFileURL.path == url.standardizedFileURL.path || options.pauseMode == .clips {
-                    throw ReelError(.fileExists, "\(clips.path) holds the clips of a recording of \(target.lastPathComponent) that was never merged",
-                                    hint: "merge them first with: reel recover \(Shell.quoted(clips.path)), or choose another name")
-                }
+            // Before the sources open: a bad name, folder or disk fails at once.
+            if options.writesFile {
+                try RecordingFile(url: url).preflight(overwrite: options.overwrite || reserved, pauseMode: options.pauseMode,
+                                                      clipsFolder: options.keepClips,
+                                                      minimumFreeSpace: options.minimumFreeSpace > 0 ? options.minimumFreeSpace : nil)
+                RecordingParts.tidyLeftovers(beside: url, console: console)
             }
+            renderer.requestedFile = options.writesFile ? url : nil
             replay = try makeReplaySaver(output: options.writesFile ? url : nil, renderer: renderer)
         } catch let error as ReelError {
             return fail(error)
@@ -186,7 +178,7 @@ struct RecordCommand {
         defer { if reserved { OutputLocation.releaseReservation(url) } }
 
         let session = options.virtualClock ? CaptureSession(clock: ManualClock()) : CaptureSession()
-        parts.set(url: options.writesFile ? url : nil, session: session, reserved: reserved)
+        parts.set(url: options.writesFile ? url : nil, session: session)
         let sources: [any CaptureSource]
         do {
             sources = try makeSources()
@@ -277,7 +269,7 @@ struct RecordCommand {
                         // --overwrite is for the recording; a typo must not turn a video into a log.
                         throw ReelError(.fileExists, "\(log.path) is a video file, not a frame log")
                     }
-                    try OutputLocation.check(log, overwrite: options.overwrite)
+                    try RecordingFile.checkPlace(for: log, overwrite: options.overwrite)
                 } catch var error as ReelError {
                     error.hint = Self.frameLogHint(for: error)
                     throw error
@@ -310,7 +302,6 @@ struct RecordCommand {
                 .filter { $0.path != recorder.clipsFolder?.path && !Self.isBeingRecorded($0) }
             for note in Self.leftoverNotes(cutOff: cutOff, unmerged: unmerged) { console.err("reel: note: \(note)") }
         }
-        parts.noteRecordingFile()
         signals.started()
         // In clip mode the file appears only with the merge at the stop; the clips folder, made
         // now, holds the name meanwhile (a crash leaves it, not an empty file beside it).

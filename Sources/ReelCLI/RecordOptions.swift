@@ -425,11 +425,11 @@ public struct RecordOptions: Sendable {
         let inputs = cameras.compactMap { location -> URL? in if case .file(let url) = location { url } else { nil } }
         let outputs = [output.map { ("-o", $0) }, frameLog.map { ("--frame-log", $0) }].compactMap { $0 }
         for (option, out) in outputs {
-            for input in inputs where OutputLocation.isSameFile(out, input) {
+            for input in inputs where RecordingFile.isSameFile(out, input) {
                 throw UsageError("\(option) \(out.path) is the file played as a camera (--camera=\(input.path)); write to another file")
             }
         }
-        if let output, let frameLog, OutputLocation.isSameFile(output, frameLog) {
+        if let output, let frameLog, RecordingFile.isSameFile(output, frameLog) {
             throw UsageError("--frame-log \(frameLog.path) is the recording's own file (-o); give the log another name")
         }
     }

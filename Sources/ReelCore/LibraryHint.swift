@@ -4,6 +4,14 @@
 package enum LibraryHint {
     /// A file exists where a recording or a merge was to go.
     package static let allowOverwriting = "choose another name, or allow overwriting (the overwrite setting)"
+    /// The folder a recording is to go in does not exist.
+    package static let createFolderOrChooseAnother = "create it, or give the recording a place in a folder that exists"
+    /// The folder a recording is to go in cannot be written.
+    package static let chooseAnotherFolder = "give the recording a place in a folder that can be written"
+    /// A file at a recording's name holds a recording a crash cut off.
+    package static let overwritingDiscardsIt = "overwriting (the overwrite setting) would discard it"
+    /// A folder is at a recording's name.
+    package static let giveAFileName = "give the recording the name of a file, not of a folder"
     /// Clips differ, or a muted clip's audio cannot take silence, without re-encoding.
     package static let allowReencoding = "allow re-encoding (allowsReencoding)"
     /// The container cannot hold the video codec.

@@ -45,7 +45,7 @@ public enum Recovery {
         public var leftOutFrames: Int64?
 
         /// The summary with what the cut-off `layout` leaves out.
-        fileprivate func leavingOut(_ layout: RecordingFile.Fragments) -> Summary {
+        fileprivate func leavingOut(_ layout: RecordingStructure.Fragments) -> Summary {
             var done = self
             done.leftOutBytes = layout.leftOutBytes
             if let torn = layout.torn {
@@ -65,7 +65,7 @@ public enum Recovery {
         var info = stat()
         guard stat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
         if AudioFileRecovery.kind(of: url) != nil { return AudioFileRecovery.isCutOff(url) }
-        switch (try? RecordingFile.inspect(url)) ?? .notARecording {
+        switch (try? RecordingStructure.inspect(url)) ?? .notARecording {
         case .fragmented: return true
         case .interruptedFinalise, .cutOffMatroska: return true
         case .complete, .emptyFragmented, .notARecording: return false
@@ -90,7 +90,7 @@ public enum Recovery {
             // Matroska: libavformat writes each cluster whole; the header alone is a few kilobytes.
             return head.count < 1 << 20 && head.range(of: Data([0x1F, 0x43, 0xB6, 0x75])) == nil
         }
-        return (try? RecordingFile.inspect(url)) == .emptyFragmented
+        return (try? RecordingStructure.inspect(url)) == .emptyFragmented
     }
 
     /// Whether `url` is a finished recording: an MP4/MOV with its index, or an MKV whose
@@ -99,7 +99,7 @@ public enum Recovery {
         var info = stat()
         guard stat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
         if AudioFileRecovery.kind(of: url) != nil { return (try? AudioFileRecovery.plan(url))?.isNeeded == false }
-        return (try? RecordingFile.inspect(url)) == .complete
+        return (try? RecordingStructure.inspect(url)) == .complete
     }
 
     /// Whether a recorder (of this program or another) is writing the file at `url` right now:
@@ -173,7 +173,7 @@ public enum Recovery {
         if let kind = AudioFileRecovery.kind(of: source) {
             return try recoverSound(source, kind: kind, to: destination)
         }
-        let state = try RecordingFile.inspect(source)
+        let state = try RecordingStructure.inspect(source)
         do {
             if let destination {
                 return try recover(source, state: state, to: destination, meter: meter)
@@ -213,7 +213,7 @@ public enum Recovery {
 
     // MARK: In place
 
-    private static func recoverInPlace(_ url: URL, state: RecordingFile.State, meter: ProgressMeter) throws -> Summary {
+    private static func recoverInPlace(_ url: URL, state: RecordingStructure.State, meter: ProgressMeter) throws -> Summary {
         switch state {
         case .complete:
             return try summary(of: url, finalisation: .notNeeded)
@@ -333,7 +333,7 @@ public enum Recovery {
         Destination.location(output: output, recording: url.resolvingSymlinksInPath())
     }
 
-    private static func recover(_ url: URL, state: RecordingFile.State, to destination: Destination, meter: ProgressMeter) throws -> Summary {
+    private static func recover(_ url: URL, state: RecordingStructure.State, to destination: Destination, meter: ProgressMeter) throws -> Summary {
         let container = destination.container
         switch state {
         case .complete:

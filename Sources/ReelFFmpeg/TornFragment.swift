@@ -11,7 +11,7 @@ import ReelCore
 /// only them — each run's sample count lowered to its whole samples (the entries after them
 /// stay, unread), then the `mdat` ending at the end of the file (the bytes of a sample cut
 /// short lie in it, unreferenced). Written in that order, each patch leaves a file that
-/// ``RecordingFile/inspect(_:)`` reads as the same torn fragment or as a whole one, so a
+/// ``RecordingStructure/inspect(_:)`` reads as the same torn fragment or as a whole one, so a
 /// recovery interrupted between them finds the same samples again.
 struct TornFragment: Equatable {
     /// The writes that make the fragment a whole one of its whole samples: sample counts first,

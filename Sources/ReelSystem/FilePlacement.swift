@@ -48,6 +48,18 @@ package enum FilePlacement {
         return names.sorted().filter { name in prefixes.contains { name.hasPrefix($0) } }.map { folder.appendingPathComponent($0) }
     }
 
+    /// The process that made `file`, a temporary file ``temporaryURL(beside:purpose:pathExtension:)``
+    /// made beside `destination` for `purpose` (`.NAME.PURPOSE-PID-RANDOM.EXT`); `nil` if its
+    /// name is not of that form.
+    package static func maker(of file: URL, beside destination: URL, purpose: String) -> Int32? {
+        let prefix = ".\(destination.deletingPathExtension().lastPathComponent).\(purpose)-"
+        guard file.deletingLastPathComponent().standardizedFileURL.path == destination.deletingLastPathComponent().standardizedFileURL.path,
+              file.lastPathComponent.hasPrefix(prefix) else { return nil }
+        let fields = file.lastPathComponent.dropFirst(prefix.count).split(separator: "-")
+        guard fields.count >= 2, let pid = Int32(fields[0]), pid > 0 else { return nil }
+        return pid
+    }
+
     /// Makes the complete file at `temporary` durable and gives it the name `destination`,
     /// replacing a file of that name if `replacing`, else never one (not even one that appears
     /// meanwhile). A file replaced hands its permissions and, where allowed, its owner on to

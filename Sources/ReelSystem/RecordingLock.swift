@@ -126,15 +126,16 @@ package final class RecordingLock: @unchecked Sendable {
             return .inPlace
         }
         if held.st_nlink == 0 { return .deleted }
-        let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")
         // Its name removed while another (a hard link made meanwhile) still leads to it: that
         // one is not known, so it counts as deleted from here.
-        if path?.hasSuffix(" (deleted)") == true { return .deleted }
-        guard let path, path.hasPrefix("/"),
+        guard let open = OpenFile.of(descriptor: fd) else { return .inPlace }
+        if open.isDeleted { return .deleted }
+        let path = open.path.path
+        guard path.hasPrefix("/"),
               case .success = Syscall.attempt({ stat(path, &named) }), named.st_dev == held.st_dev, named.st_ino == held.st_ino else {
             return .inPlace
         }
-        return .moved(URL(fileURLWithPath: path))
+        return .moved(open.path)
     }
 
     /// Copies the locked file's content (a file deleted while it was held) into a new file at

@@ -101,7 +101,7 @@ import ReelTestSupport
         for interrupted in [false, true] {
             let url = dir.url.appendingPathComponent("torn-\(interrupted).mp4")
             try bytes.prefix(Int(cut)).write(to: url)
-            guard case .fragmented(let layout) = try RecordingFile.inspect(url), let torn = layout.torn else {
+            guard case .fragmented(let layout) = try RecordingStructure.inspect(url), let torn = layout.torn else {
                 Issue.record("the torn fragment is not found")
                 return
             }
@@ -112,7 +112,7 @@ import ReelTestSupport
                 var countsOnly = torn
                 countsOnly.patches.removeLast()
                 try countsOnly.apply(to: url)
-                guard case .fragmented(let again) = try RecordingFile.inspect(url) else {
+                guard case .fragmented(let again) = try RecordingStructure.inspect(url) else {
                     Issue.record("not a cut-off recording after the sample counts")
                     return
                 }
@@ -123,7 +123,7 @@ import ReelTestSupport
             } else {
                 try torn.apply(to: url)
             }
-            guard case .fragmented(let whole) = try RecordingFile.inspect(url) else {
+            guard case .fragmented(let whole) = try RecordingStructure.inspect(url) else {
                 Issue.record("not a fragmented recording once made whole")
                 return
             }

@@ -4,7 +4,7 @@ import ReelCore
 /// What state a recording's file is in, told from its structure alone (box and element
 /// headers; no media data is read): complete, cut off and how far it is complete, or not a
 /// recording at all. Used by ``Recovery``.
-enum RecordingFile {
+enum RecordingStructure {
     enum State: Equatable {
         /// A regular MP4/MOV (index and media data) or an MKV whose Segment has its size.
         case complete

@@ -1,0 +1,62 @@
+import Foundation
+
+extension Recorder {
+    /// Gives the recording up at once, as a process does that ends without stopping it (a
+    /// second interrupt): nothing is finalised, and its files are left as they are on the disk,
+    /// made safe to leave (see ``RecordingFile/AbortReport``). What holds nothing recorded yet
+    /// is removed, a file deleted while it was recorded is copied back, a file it was to
+    /// replace stays as it was; the report says where the recording is and what finishes it
+    /// (``RecordingFile/AbortReport/recoveryTarget``).
+    ///
+    /// Safe to call from any thread at any moment, also while the session starts or stops:
+    /// the recorder's thread is not waited for. The process is expected to end soon after; a
+    /// session stopped instead finalises what the recorder still writes.
+    public func abort() -> RecordingFile.AbortReport {
+        let (settings, intermediate, earlier, recording, prepared) = state.withLock {
+            ($0.settings, $0.intermediate, $0.earlierFile, $0.recordingFile, $0.machine.phase != .idle)
+        }
+        let container = settings.container ?? Container(pathExtension: url.pathExtension) ?? .mp4
+        guard writesFile else {
+            return RecordingFile.AbortReport(outcome: .noFile, unchangedFile: nil, unfinishedCopies: [], container: container)
+        }
+        let file = RecordingFile(url: url)
+        guard prepared else {
+            return RecordingFile.AbortReport(outcome: .nothingRecorded, unchangedFile: (FileIdentity.size(of: url) ?? 0) > 0 ? url : nil,
+                                             unfinishedCopies: [], container: container)
+        }
+        return file.abandon(container: container, clipsFolder: clipsFolder, intermediate: intermediate,
+                            earlierFile: earlier, recordingFile: recording)
+    }
+
+    /// The checks the recorder makes before it starts (see
+    /// ``RecordingFile/preflight(overwrite:pauseMode:clipsFolder:inputs:minimumFreeSpace:)``),
+    /// with its settings: an application calls it to refuse a bad name before it opens its
+    /// sources. Does nothing for a recorder that writes no file.
+    public func preflight(inputs: [URL] = []) throws {
+        guard writesFile else { return }
+        let settings = self.settings
+        try RecordingFile(url: url).preflight(overwrite: settings.overwrite, pauseMode: settings.pauseMode,
+                                              clipsFolder: settings.clipsFolder, inputs: inputs,
+                                              minimumFreeSpace: settings.minimumFreeSpace)
+    }
+
+    /// Before the file is made: the preflight, the leftovers of killed recordings of the name
+    /// tidied, and the file at the name noted (one the recording replaces is left as it was
+    /// by an abort before the recording took the name). An empty file is nobody's recording
+    /// (an application reserving a name makes one).
+    func prepareFile() throws {
+        guard writesFile else { return }
+        try preflight()
+        RecordingFile(url: url).tidyLeftovers()
+        let earlier = (FileIdentity.size(of: url) ?? 0) > 0 ? FileIdentity(url) : nil
+        state.withLock { $0.earlierFile = earlier }
+    }
+
+    /// Once the file is made: which file the recording writes (its identity, whatever its name
+    /// becomes), the hidden file of a replacement or the name itself.
+    func noteRecordingFile() {
+        guard writesFile else { return }
+        let identity = RecordingFile.heldFile(for: url)?.identity
+        state.withLock { $0.recordingFile = identity }
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+import Reel
+import ReelTestSupport
+
+/// What `reel record` promises about its file, kept by the library for a `ScreenRecorder`
+/// (on Xvfb) and a `CameraRecorder` user: a file moved or deleted while recorded is finalised
+/// where it went or copied back (as `MovedFileTests` checks of `reel`), an abort says where the
+/// recording is and leaves it recoverable (`reel`'s second Ctrl-C), and a full disk keeps
+/// what was written (`CrashTests`, `ClipRecoveryTests`).
+@Suite(.serialized, .tags(.realTime)) struct RecordingFileSafetyTests {
+    func settings() -> Recorder.Settings {
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        return settings
+    }
+
+    /// A screen recording into `name` with `change` done to its file 1.5 s in, and 1 s more.
+    func recordScreen(_ dir: TemporaryDirectory, _ name: String, change: (URL) throws -> Void) async throws -> (ScreenRecorder, URL) {
+        let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))
+        let screen = ScreenRecorder(configuration: .init(display: xvfb.display))
+        let url = dir.url.appendingPathComponent(name)
+        try await screen.startRecording(to: url, settings: settings())
+        try await Task.sleep(for: .milliseconds(1500))
+        try change(url)
+        try await Task.sleep(for: .seconds(1))
+        return (screen, url)
+    }
+
+    /// What a copy of `file` taken now holds once recovered (what the process would leave if
+    /// it ended now): its video frames.
+    func framesRecovered(from file: URL, in dir: TemporaryDirectory) throws -> Int {
+        let copy = dir.url.appendingPathComponent("copy-" + file.lastPathComponent)
+        try? FileManager.default.removeItem(at: copy)
+        try FileManager.default.copyItem(at: file, to: copy)
+        _ = try Recovery.recover(copy)
+        return try MediaProbe.probe(copy).videoStreams.first?.frameCount ?? 0
+    }
+
+    @Test func aScreenRecordingMovedWhileRecordedIsFinalisedWhereItWent() async throws {
+        let dir = try TemporaryDirectory()
+        let moved = dir.url.appendingPathComponent("sub/renamed.mp4")
+        try FileManager.default.createDirectory(at: moved.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let (screen, url) = try await recordScreen(dir, "moving.mp4") { try FileManager.default.moveItem(at: $0, to: moved) }
+        let summary = try await screen.stopRecording()
+        #expect(summary.url.path == moved.path)
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        #expect(Recovery.isFinished(moved))
+        #expect((try MediaProbe.probe(moved).videoStreams.first?.frameCount ?? 0) >= 30)
+    }
+
+    @Test func aScreenRecordingDeletedWhileRecordedIsCopiedBack() async throws {
+        let dir = try TemporaryDirectory()
+        let (screen, url) = try await recordScreen(dir, "deleted.mp4") { try FileManager.default.removeItem(at: $0) }
+        let summary = try await screen.stopRecording()
+        #expect(summary.url.path == url.path)
+        #expect(Recovery.isFinished(url))
+        #expect((try MediaProbe.probe(url).videoStreams.first?.frameCount ?? 0) >= 30)
+    }
+
+    /// Aborted after a rename and a new file put at the name: the user's file is untouched,
+    /// and the report names where the recording went (`reel` says "(x.mp4 was moved there while
+    /// recorded) keeps what was recorded").
+    @Test func anAbortAfterAMoveNamesWhereTheRecordingIs() async throws {
+        let dir = try TemporaryDirectory()
+        let moved = dir.url.appendingPathComponent("moved.mp4"), precious = Data("someone else's".utf8)
+        let (screen, url) = try await recordScreen(dir, "x.mp4") { url in
+            try FileManager.default.moveItem(at: url, to: moved)
+            try precious.write(to: url)
+        }
+        let report = try #require(screen.abortRecording())
+        #expect(report.outcome == .kept(moved, .moved(from: url)), "\(report)")
+        #expect(report.recoveryTarget == moved)
+        #expect(try Data(contentsOf: url) == precious)
+        #expect(try framesRecovered(from: moved, in: dir) > 0)
+        _ = try? await screen.stopRecording()
+        #expect(try Data(contentsOf: url) == precious)
+    }
+
+    /// Aborted after the file was deleted: what the open file holds is copied back first.
+    @Test func anAbortAfterADeleteCopiesTheRecordingBack() async throws {
+        let dir = try TemporaryDirectory()
+        let (screen, url) = try await recordScreen(dir, "gone.mp4") { try FileManager.default.removeItem(at: $0) }
+        let report = try #require(screen.abortRecording())
+        #expect(report.outcome == .kept(url, .copiedBack(deletedFrom: url)), "\(report)")
+        #expect(try framesRecovered(from: url, in: dir) > 0)
+        _ = try? await screen.stopRecording()
+    }
+
+    /// A camera take is recorded in clips: an abort leaves them in their folder, which the
+    /// report names (`reel record --pause-mode clips` says "the recording is in the clips in").
+    @Test func anAbortedCameraTakeIsInItsClips() async throws {
+        let dir = try TemporaryDirectory()
+        let camera = TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30))
+        let recorder = CameraRecorder(camera: camera, settings: settings())
+        let url = dir.url.appendingPathComponent("take.mp4")
+        recorder.outputURL = url
+        try await recorder.start()
+        try recorder.record()
+        try await Task.sleep(for: .milliseconds(2500))
+        let report = try #require(recorder.abort())
+        let folder = RecordingSession.defaultFolder(for: url)
+        #expect(report.outcome == .clips(folder: folder), "\(report)")
+        #expect(report.recoveryTarget == folder)
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("clip-001.mp4").path))
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        _ = try? await recorder.stop()
+    }
+
+    /// The disk fills under a camera take: the error says where the clips are and how to
+    /// merge them, and the first clip keeps what was written (as `reel record --pause-mode
+    /// clips` on a full disk).
+    @Test func aCameraTakeOnAFullDiskKeepsItsClip() async throws {
+        let disk = try SmallDisk(size: "900k")
+        var settings = settings()
+        settings.video.rateControl = .crf(0)
+        settings.minimumFreeSpace = nil
+        let camera = TestPatternSource(size: PixelSize(width: 1280, height: 720), frameRate: FrameRate(30))
+        let recorder = CameraRecorder(camera: camera, settings: settings)
+        let url = disk.url.appendingPathComponent("full.mp4")
+        recorder.outputURL = url
+        recorder.maxRecordedDuration = MediaTime(seconds: 60)
+        try await recorder.start()
+        try recorder.record()
+        var failure: ReelError?
+        for _ in 0..<200 where failure == nil {
+            try await Task.sleep(for: .milliseconds(100))
+            if !recorder.isRecording {
+                do { _ = try await recorder.stop() } catch let error as ReelError { failure = error }
+                break
+            }
+        }
+        if failure == nil { do { _ = try await recorder.stop() } catch let error as ReelError { failure = error } }
+        let error = try #require(failure)
+        let folder = RecordingSession.defaultFolder(for: url)
+        #expect(error.code == .insufficientStorage, "\(error)")
+        #expect(error.hint?.contains(folder.path) == true, "\(error)")
+        let clip = folder.appendingPathComponent("clip-001.mp4")
+        #expect(Recovery.isCutOff(clip) || Recovery.isFinished(clip), "\(clip.path)")
+    }
+}
