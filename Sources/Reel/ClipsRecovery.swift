@@ -16,9 +16,9 @@ extension RecordingSession {
         /// Clips the manifest lists that were left out: missing, or cut off before they held
         /// anything.
         public var skippedClips: [String]
-        /// Clips the manifest lists as finished whose files are gone (deleted or moved away
-        /// after they were recorded): what they held is not in the merged file, which is then
-        /// incomplete. Also in ``skippedClips``.
+        /// Clips the manifest lists whose files are gone (deleted or moved away after they were
+        /// made; the one being recorded when the recording was cut off too): what they held is
+        /// not in the merged file, which is then incomplete. Also in ``skippedClips``.
         public var missingClips: [String] = []
         /// The merged file's duration.
         public var duration: MediaTime
@@ -181,7 +181,8 @@ extension RecordingSession {
             let url = folder.appendingPathComponent(entry.file)
             guard FileManager.default.fileExists(atPath: url.path) else {
                 skipped.append(entry.file)
-                if entry.finished && manifest != nil { missing.append(entry.file) }
+                // Listed once its file was made: gone since (deleted, moved away), finished or not.
+                if manifest != nil { missing.append(entry.file) }
                 continue
             }
             if Recovery.isCutOff(url) {

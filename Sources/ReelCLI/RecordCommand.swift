@@ -99,7 +99,9 @@ struct RecordCommand {
     source events and "complete": false with "shortfalls" in "finished", say which), or when
     --min-free stopped it early (a nearly full disk: "ending": "lowDiskSpace"), or a --stream
     or --hls output stopped early (its "failed" in "streams"); 1 for a failure, 2 for a usage
-    error. Dropped frames do not change it: the summary and --json's "dropped" say them.
+    error; 130 when aborted (a second Ctrl-C, reel control abort: the file is left as it is,
+    and the message says where and how to finish it). Dropped frames do not change it: the
+    summary and --json's "dropped" say them.
 
     Examples:
       reel record --screen --mic --app-audio

@@ -50,7 +50,8 @@ struct RecoverCommand {
     An HLS stream into a folder (--hls DIR) that was cut off has a playlist without its end:
     players wait for more segments for ever. Give the folder (or its index.m3u8): every whole
     segment stays listed, a whole segment written but not listed yet is added, a segment that
-    is missing or cut short is left out (its file stays), and the playlist gets its end. The
+    is missing or cut short is left out (its file stays; the segments after it stay, from a
+    discontinuity, and the exit status is 3), and the playlist gets its end. The
     segment that was being made when it was cut off was never written (FFmpeg keeps it in
     memory until it ends): the recording's file (-o) holds that time.
 
@@ -62,8 +63,8 @@ struct RecoverCommand {
 
     Exit status: 0 when every file given was recovered (or needed nothing); 3 when a clips
     folder was merged but a clip it lists is missing (deleted or moved away: the file lacks
-    what it held; --json says "complete": false and "missingClips"); 1 when one could not be
-    recovered; 2 for a usage error.
+    what it held; --json says "complete": false and "missingClips"), or an HLS playlist was
+    closed without a segment it listed; 1 when one could not be recovered; 2 for a usage error.
 
     """
 
@@ -104,7 +105,8 @@ struct RecoverCommand {
             let url = URL(fileURLWithPath: path)
             if let playlist = Self.playlist(toClose: url) {
                 // An HLS stream into a folder that was cut off: its playlist has no end.
-                if !closePlaylist(playlist, given: path, output: output, json: json) { status = 1 }
+                let closed = closePlaylist(playlist, given: path, output: output, json: json)
+                if closed != 0 && status != 1 { status = closed }
                 continue
             }
             if let folder = RecordingSession.clipsFolder(toRecover: url) {
@@ -229,30 +231,35 @@ struct RecoverCommand {
         guard stat(url.path, &info) == 0 else { return nil }
         if (info.st_mode & S_IFMT) == S_IFDIR {
             guard RecordingSession.recordedTarget(ofClipsIn: url) == nil else { return nil }
+            // An empty index.m3u8: a stream cut off before its first segment (closing it says so).
+            let index = url.appendingPathComponent("index.m3u8")
+            if stat(index.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size == 0 { return index }
             return PlaylistRecovery.playlist(inFolder: url)
         }
         return url.pathExtension.lowercased() == "m3u8" ? url : nil
     }
 
     /// Closes the HLS playlist at `url` where it is; returns whether it worked.
-    private func closePlaylist(_ url: URL, given path: String, output: URL?, json: Bool) -> Bool {
+    private func closePlaylist(_ url: URL, given path: String, output: URL?, json: Bool) -> Int32 {
         if output != nil {
             console.err("reel: error: \(path) is an HLS stream: its playlist is closed where it is, and -o does not apply to it "
                         + "(recover it on its own without -o)")
-            return false
+            return 1
         }
         do {
             let r = try PlaylistRecovery.close(url)
+            // A listed segment gone: recorded time is missing from the stream.
+            let status = r.isComplete ? 0 : ExitStatus.incomplete
             if json {
                 console.out(ProgressRenderer.json(["event": "recovered", "recording": path, "file": url.path,
                                                    "how": r.wasClosed ? "notNeeded" : "closed", "segments": r.segments,
                                                    "duration": (r.duration.seconds * 1000).rounded() / 1000, "added": r.added,
-                                                   "leftOut": r.leftOut.map(\.name)]))
-                return true
+                                                   "leftOut": r.leftOut.map(\.name), "complete": r.isComplete]))
+                return status
             }
             if r.wasClosed {
                 console.err("reel: note: \(url.path) has its end already; nothing to do")
-                return true
+                return 0
             }
             console.out(String(format: "Closed %@: %d segment%@, %.2f s, marked as ended (players no longer wait for more)",
                                url.path, r.segments, r.segments == 1 ? "" : "s", r.duration.seconds))
@@ -262,10 +269,14 @@ struct RecoverCommand {
             for segment in r.leftOut {
                 console.out("  left out: \(segment.name) (\(segment.reason))\(segment.reason == "missing" ? "" : "; its file is left as it is")")
             }
-            return true
+            if !r.isComplete {
+                console.out("  incomplete: a segment the playlist listed is left out; the segments after it play on, "
+                            + "from a discontinuity (exit status \(ExitStatus.incomplete))")
+            }
+            return status
         } catch {
             fail(error, of: url, json: json)
-            return false
+            return 1
         }
     }
 

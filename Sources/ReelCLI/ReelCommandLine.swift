@@ -13,7 +13,7 @@ enum ExitStatus {
     /// to (lost, interrupted, an application that never played or was not recorded).
     static let incomplete: Int32 = 3
     /// The sentence the help and the man page give.
-    static let text = "0 done (a recording holds all that was asked for); 1 a runtime failure (the message says what happened and what to do); 2 a usage error; 3 a recording was finalised but is incomplete: a source was lost or interrupted, recorded nothing (an application that never played) or missed part of what it was asked for (the warnings, the summary's \"missing\" lines and --json's \"complete\": false with its \"shortfalls\" say which), a nearly full disk stopped it early, a stream or HLS output stopped early, or a recovery lacks a clip that was recorded. Dropped frames do not change the status: the summary says them."
+    static let text = "0 done (a recording holds all that was asked for); 1 a runtime failure (the message says what happened and what to do); 2 a usage error; 3 a recording was finalised but is incomplete: a source was lost or interrupted, recorded nothing (an application that never played) or missed part of what it was asked for (the warnings, the summary's \"missing\" lines and --json's \"complete\": false with its \"shortfalls\" say which), a nearly full disk stopped it early, a stream or HLS output stopped early, or a recovery lacks a clip or segment that was recorded; 130 a recording aborted (a second Ctrl-C, reel control abort): its file is left as it is, and the message says how to finish it. Dropped frames do not change the status: the summary says them."
 }
 
 /// The `reel` command line: parses the arguments and runs a command.

@@ -55,7 +55,8 @@ extension LiveStream {
     /// already (a segment of another recording would be written over).
     func checkHLSFolder() throws {
         if FileManager.default.fileExists(atPath: url.path) {
-            throw ReelError(.fileExists, "\(url.path) already exists", hint: "give HLS an empty folder of its own")
+            throw ReelError(.fileExists, "\(url.path) already exists",
+                            hint: "give HLS an empty folder of its own (an empty playlist there is what a stream cut off before its first segment leaves; recovering the folder removes it)")
         }
         let stem = url.deletingPathExtension().lastPathComponent
         let folder = url.deletingLastPathComponent()

@@ -29,6 +29,11 @@ public enum PlaylistRecovery {
         /// Segments left out, each with why (missing, empty, cut short); their files, if any,
         /// are left where they are.
         public var leftOut: [LeftOutSegment] = []
+
+        /// Whether the playlist holds every segment it listed: a listed segment was whole when
+        /// listed, so one left out (deleted, damaged since) is recorded time lost. The segment
+        /// being written when the stream was cut off does not count.
+        public var isComplete: Bool { !leftOut.contains(where: \.wasListed) }
     }
 
     /// A segment that closing a playlist left out.
@@ -37,6 +42,9 @@ public enum PlaylistRecovery {
         public var name: String
         /// Why: "missing", "empty", "cut short".
         public var reason: String
+        /// Whether the playlist listed it (else it was the segment being written when the
+        /// stream was cut off).
+        public var wasListed = true
     }
 
     /// Whether `url` is an HLS media playlist (an `.m3u8` file whose first line is `#EXTM3U` and
@@ -77,31 +85,55 @@ public enum PlaylistRecovery {
         let folder = url.deletingLastPathComponent()
         let lock = try RecordingLock.lockExisting(folder, exclusive: true)
         defer { lock.release() }
+        var info = stat()
+        if stat(url.path, &info) == 0, info.st_size == 0 {
+            // The name a stream takes before its first segment: nothing was recorded into it.
+            // It goes (the folder's lock is held: no stream writes it), so that the folder can
+            // take a stream again.
+            unlink(url.path)
+            throw ReelError(.nothingRecorded, "\(url.path) was empty: the stream was cut off before its first segment, so nothing was recorded into it",
+                            hint: "nothing was lost; the empty playlist was removed, so the folder can take a stream again")
+        }
         var playlist = try HLSPlaylist(url)
         if playlist.isClosed {
             return Summary(url: url, segments: playlist.segments.count, duration: playlist.duration, wasClosed: true)
         }
         var summary = Summary(url: url, segments: 0, duration: .zero, wasClosed: false)
-        // Listed segments up to the first that is not whole: a player cannot skip a hole.
-        if let bad = playlist.segments.firstIndex(where: { check(folder.appendingPathComponent($0.name), in: playlist) != nil }) {
-            for segment in playlist.segments[bad...] {
-                let reason = check(folder.appendingPathComponent(segment.name), in: playlist) ?? "after a segment left out"
-                summary.leftOut.append(LeftOutSegment(name: segment.name, reason: reason))
+        // Every whole segment stays; one that is not is left out, and the segment after such a
+        // hole starts a discontinuity (its times jump), which players play through.
+        let listed = playlist.segments
+        var kept: [HLSPlaylist.Segment] = []
+        var afterHole = false
+        func keep(_ segment: HLSPlaylist.Segment) {
+            var segment = segment
+            if afterHole && !kept.isEmpty && !segment.tags.contains(where: { $0.hasPrefix("#EXT-X-DISCONTINUITY") }) {
+                segment.tags.insert("#EXT-X-DISCONTINUITY", at: 0)
             }
-            playlist.segments.removeSubrange(bad...)
-        } else if let next = playlist.nextSegmentName(after: playlist.segments.last?.name),
-                  FileManager.default.fileExists(atPath: folder.appendingPathComponent(next).path) {
+            afterHole = false
+            kept.append(segment)
+        }
+        for segment in listed {
+            if let reason = check(folder.appendingPathComponent(segment.name), in: playlist) {
+                summary.leftOut.append(LeftOutSegment(name: segment.name, reason: reason))
+                afterHole = true
+            } else {
+                keep(segment)
+            }
+        }
+        if let next = playlist.nextSegmentName(after: listed.last?.name),
+           FileManager.default.fileExists(atPath: folder.appendingPathComponent(next).path) {
             // Written whole, and the writer was stopped before it listed it.
             let file = folder.appendingPathComponent(next)
             if let reason = check(file, in: playlist) {
-                summary.leftOut.append(LeftOutSegment(name: next, reason: reason))
+                summary.leftOut.append(LeftOutSegment(name: next, reason: reason, wasListed: false))
             } else if let duration = try? segmentDuration(file, in: playlist) {
-                playlist.segments.append(HLSPlaylist.Segment(name: next, duration: duration))
+                keep(HLSPlaylist.Segment(name: next, duration: duration))
                 summary.added.append(next)
             } else {
-                summary.leftOut.append(LeftOutSegment(name: next, reason: "unreadable"))
+                summary.leftOut.append(LeftOutSegment(name: next, reason: "unreadable", wasListed: false))
             }
         }
+        playlist.segments = kept
         guard !playlist.segments.isEmpty else {
             throw ReelError(.nothingRecorded, "\(url.path) lists no segment that is whole: there is nothing to close",
                             hint: "the stream was cut off before its first segment was written")
