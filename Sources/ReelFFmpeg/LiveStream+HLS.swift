@@ -105,17 +105,23 @@ extension LiveStream {
             let needed = max(1 << 20, Int64(Double(rate) * options.segmentDuration.seconds * 2))
             if free < needed {
                 throw ReelError(.insufficientStorage,
-                                "the disk of \(folder.path) is nearly full (\(free / 1000) kB free, less than two more segments need)",
+                                "the disk of \(folder.path) is nearly full (\(free / 1000) kB free; HLS stops below \(needed / 1000) kB, room for two more segments and at least 1 MiB)",
                                 hint: "free some space there")
             }
         }
         guard let playlist = try? String(contentsOf: url, encoding: .utf8) else { return }  // not written yet
         for line in playlist.split(separator: "\n") where !line.hasPrefix("#") && !line.isEmpty {
-            let segment = folder.appendingPathComponent(String(line)).path
+            let name = String(line)
+            let segment = folder.appendingPathComponent(name).path
             var info = stat()
             if stat(segment, &info) != 0 || info.st_size == 0 {
+                if hlsSegmentsSeen.contains(name) {
+                    throw ReelError(.ioFailure, "HLS segment \(segment) was deleted or moved away after it was written: the playlist lists it, so players would stop there",
+                                    hint: "leave the HLS folder's files alone while it is written; the recording's file is not affected")
+                }
                 throw ReelError(.ioFailure, "HLS segment \(segment) could not be written", hint: "check the free space in \(folder.path)")
             }
+            hlsSegmentsSeen.insert(name)
         }
     }
 }

@@ -262,6 +262,8 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
 
     /// What ``checkHLSFolder()`` holds until the stream ends: the playlist's name, the folder's lock.
     var hlsClaim: HLSClaim?
+    /// The HLS segments found whole on the disk so far (a listed one missing later was deleted).
+    var hlsSegmentsSeen: Set<String> = []
 
     /// Queues `packet` for sending (never blocks on the network): ``SinkFlow/ok`` while the
     /// stream sends or reconnects (a slow link drops whole groups of pictures from its queue),

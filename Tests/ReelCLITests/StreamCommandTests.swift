@@ -359,6 +359,36 @@ import ReelTestSupport
         #expect(played.count >= 300 && played == Array(0..<Int64(played.count)), "\(played.count) frames")
     }
 
+    /// A segment deleted from the HLS folder while it is written: HLS stops, saying that the
+    /// segment was deleted (it said "could not be written, check the free space"), the file
+    /// goes on whole, and the exit status is 3.
+    @Test func aSegmentDeletedWhileWrittenIsSaidSo() async throws {
+        let dir = try TemporaryDirectory()
+        let hls = dir.url.appendingPathComponent("live")
+        let out = dir.url.appendingPathComponent("events.jsonl")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record"] + Self.recording + ["--duration", "7", "--json", "-o", dir.url.appendingPathComponent("f.mp4").path,
+                                                         "--hls", hls.path, "--hls-window", "0"]
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let playlist = hls.appendingPathComponent("index.m3u8")
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, ((try? String(contentsOf: playlist, encoding: .utf8)) ?? "").components(separatedBy: "#EXTINF").count < 3 {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try FileManager.default.removeItem(at: hls.appendingPathComponent("index-00000.ts"))
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 3)
+        let all = events(try String(contentsOf: out, encoding: .utf8))
+        let failed = all.filter { $0["event"] as? String == "streamFailed" }
+        #expect(failed.count == 1 && (failed.first?["message"] as? String ?? "").contains("was deleted or moved away after it was written"), "\(failed)")
+        #expect(try counters(dir.url.appendingPathComponent("f.mp4")).count == 210, "the file has every frame")
+    }
+
     @Test func aServerKilledAndRestartedMidStreamIsRiddenOut() throws {
         let server = try RTMPServer()
         let dir = try TemporaryDirectory()
