@@ -310,6 +310,12 @@ public struct RecordOptions: Sendable {
         if args.has("max-duration") {
             maxDuration = MediaTime(seconds: try ValueParser.duration(args.value("max-duration")!, option: "max-duration").seconds)
         }
+        // A limit shorter than one picture records nothing ("nothing was recorded" blamed the sources).
+        if videoSourceCount > 0, let limit, limit.seconds < frameRate.frameDuration.seconds {
+            let option = duration == limit ? "duration" : "max-duration"
+            throw UsageError(String(format: "--\(option) %@ is shorter than one picture at %@ fps (%.3f s): nothing would be recorded",
+                                    args.value(option)! ?? "", "\(frameRate)", frameRate.frameDuration.seconds))
+        }
         if container.isAudioOnly, let given = ["replay", "stream", "hls"].first(where: args.has) {
             throw UsageError("--\(given) works with video files only (.mp4, .mov, .mkv), not a sound-only .\(container.fileExtension)")
         }

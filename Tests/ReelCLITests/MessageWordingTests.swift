@@ -21,6 +21,15 @@ import ReelTestSupport
     }
 
     /// Every run repeated one "looks cut off" note per old file; now one line says them all.
+    /// A limit shorter than one picture is a usage error that says so ("nothing was recorded,
+    /// check that the sources deliver samples" blamed the sources); sound alone can be that short.
+    @Test func aLimitShorterThanOnePictureSaysSo() {
+        #expect(usageError(["--test-pattern", "--duration", "0.01"]) == "--duration 0.01 is shorter than one picture at 30 fps (0.033 s): nothing would be recorded")
+        #expect(usageError(["--test-pattern", "--fps", "10", "--max-duration", "0.05"])?.hasPrefix("--max-duration 0.05 is shorter than one picture at 10 fps") == true)
+        #expect(usageError(["--test-pattern", "--duration", "0.04"]) == nil)
+        #expect(usageError(["--tone", "--duration", "0.01", "-o", "x.m4a"]) == nil)
+    }
+
     @Test func leftoversAreOneNoteEach() {
         let folder = URL(fileURLWithPath: "/videos")
         let files = (1...7).map { folder.appendingPathComponent("Reel \($0).mp4") }
