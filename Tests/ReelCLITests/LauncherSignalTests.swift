@@ -60,6 +60,35 @@ import ReelTestSupport
         }
     }
 
+    /// Started in the background by a script (a non-interactive shell starts a background
+    /// command with SIGINT and SIGQUIT ignored; reel answers them all the same), a SIGINT sent
+    /// while reel loads stops it: the launcher left ignored signals unblocked, so one sent then
+    /// was dropped and the recording went on (4 of 6 runs).
+    @Test func anInterruptTheParentIgnoredIsAnsweredToo() throws {
+        let dir = try TemporaryDirectory()
+        let launcher = try Self.install(in: dir.url)
+        for delay in [0.3, 1, 3] {
+            let label = "SIGINT after \(delay) ms"
+            let url = dir.url.appendingPathComponent("i-\(delay).mp4")
+            let stderr = dir.url.appendingPathComponent("i-\(delay).err")
+            let process = try ShellSpawnedProcess(URL(fileURLWithPath: "/bin/sh"), arguments: [
+                "-c", "trap '' INT QUIT; exec \"$0\" \"$@\"", launcher.path,
+                "record", "--test-pattern", "--size", "160x120", "--preset", "ultrafast", "--duration", "6", "-o", url.path,
+            ], stderr: stderr)
+            // Timed from the launcher's first statement (which blocks SIGTERM, and SIGINT with it),
+            // not from reel's own blocking once it is loaded.
+            try #require(Self.waitUntilBlocking(SIGTERM, pid: process.pid), "\(label): the launcher never blocked the stop signals")
+            usleep(useconds_t(delay * 1000))
+            process.send(SIGINT)
+            let end = process.finish(within: 30)
+            let said = (try? String(contentsOf: stderr, encoding: .utf8)) ?? ""
+            #expect(!end.hung && end.signal == nil, "\(label): \(said)")
+            let stoppedBefore = end.status == 1 && said.contains("stopped before")
+            let stoppedEarly = end.status == 0 && ((try? MediaProbe.probe(url).duration) ?? 6) < 5
+            #expect(stoppedBefore || stoppedEarly, "\(label): the interrupt was not answered (exit \(end.status ?? -1)): \(said)")
+        }
+    }
+
     /// Waits (at most 5 s) until process `pid` blocks `signo`, as the launcher's first statement
     /// does and reel keeps it until its handlers are in place; true when it does.
     static func waitUntilBlocking(_ signo: Int32, pid: pid_t) -> Bool {

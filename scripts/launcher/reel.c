@@ -31,12 +31,11 @@ int main(int argc, char **argv) {
     static const int answered[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
     sigset_t set;
     sigemptyset(&set);
-    for (size_t i = 0; i < sizeof answered / sizeof answered[0]; i++) {
-        // A signal the parent made ignored (nohup's SIGHUP) stays as it is: reel keeps ignoring it.
-        struct sigaction current;
-        if (sigaction(answered[i], NULL, &current) == 0 && current.sa_handler == SIG_IGN) continue;
-        sigaddset(&set, answered[i]);
-    }
+    // Blocked whatever their action: a signal the parent made ignored stays ignored (reel
+    // keeps nohup's SIGHUP ignored), and one reel answers anyway (the SIGINT and SIGQUIT a
+    // script's background command starts with ignored) waits for its handler instead of being
+    // dropped (a blocked signal stays pending even while it is ignored).
+    for (size_t i = 0; i < sizeof answered / sizeof answered[0]; i++) sigaddset(&set, answered[i]);
     sigprocmask(SIG_BLOCK, &set, NULL);
 
     char self[PATH_MAX];
