@@ -39,18 +39,13 @@ package final class MovieFileSink: PacketSink {
     private enum Phase { case writing, full, finished, abandoned }
 
     let configuration: AssetWriter.Configuration
+    /// Where the file is in its life: under a name of its own beside a file it replaces until
+    /// it holds something, at its name, moved or deleted by someone, finalised
+    /// (`MovieFileSink+Placement.swift` acts on it).
+    var placement: RecordingPlacement
     /// Where the file is being written: the configured URL, or, while replacing a file that
-    /// exists, a name of its own beside it until the first packet is written.
-    package internal(set) var url: URL
-    /// The file this one replaces once it holds a packet (`MovieFileSink+Placement.swift`).
-    var replaces: URL?
-    /// That file's device and inode when the recording began: another file put at its name
-    /// meanwhile is not replaced.
-    var replacedFile: FileIdentity?
-    /// Whether another file was found at that name: the name is then taken only at the finish.
-    var nameTakenByAnother = false
-    /// The new file has replaced the one it was to replace.
-    var tookTheName = false
+    /// exists, a name of its own beside it until its first part is on the disk.
+    package var url: URL { placement.url }
     /// Where the media begins in the file (after the header and the index reservation): a file
     /// larger than this holds a complete fragment (MKV: cluster), which plays.
     var mediaStart: Int64 = 0
@@ -116,13 +111,11 @@ package final class MovieFileSink: PacketSink {
             try RecordingLock.checkNotBeingWritten(configuration.url)
             let temporary = FilePlacement.temporaryURL(beside: configuration.url, purpose: "new")
             muxer = try Muxer(url: temporary, container: configuration.container, overwrite: false, writeQueue: writeQueue)
-            url = temporary
-            replaces = configuration.url
-            replacedFile = FileIdentity(itself: configuration.url)
+            placement = RecordingPlacement(hidden: temporary, replacing: configuration.url, file: FileIdentity(itself: configuration.url))
         } else {
             muxer = try Muxer(url: configuration.url, container: configuration.container, overwrite: configuration.overwrite,
                               writeQueue: writeQueue)
-            url = configuration.url
+            placement = RecordingPlacement(named: configuration.url)
         }
         lock = muxer.takeLock()
     }
@@ -251,9 +244,8 @@ package final class MovieFileSink: PacketSink {
         // Replacing a file with a recording that has a video track but got no frame of it
         // (stopped in its first moments: a little audio at most) would lose the old file for
         // nothing the user recorded it for: that stays, and the new one goes.
-        if let target = replaces, videoStream != nil, videoFramesMuxed == 0 {
-            unlink(url.path)
-            replaces = nil
+        if let target = placement.replacing, videoStream != nil, videoFramesMuxed == 0 {
+            if case .remove(let file) = placement.abandon() { unlink(file.path) }
             throw ReelError(.nothingRecorded, "no video frame was recorded, so \(target.path) was left as it was",
                             hint: "record for longer")
         }
@@ -292,6 +284,7 @@ package final class MovieFileSink: PacketSink {
                 }
             }
         }
+        placement.finalised()
         finished = Finished(url: url, finalisation: finalisation, bytes: FileIdentity.size(of: url) ?? muxer.bytesWritten,
                             videoFrames: videoFramesMuxed, videoEnd: lastMuxedIndex + 1, audioEnds: audioMuxedEnd,
                             mediaBytes: muxer.payloadBytes, packets: muxer.packetCount)
@@ -312,7 +305,7 @@ package final class MovieFileSink: PacketSink {
         // Closing wrote what waited for the disk: a new file that now holds its first fragment
         // plays, and takes the name as it would have with its next packet.
         try? takeTheFilesName()
-        if replaces != nil { unlink(url.path) }
+        if case .remove(let file) = placement.abandon() { unlink(file.path) }
         lock?.release()
     }
 
@@ -321,11 +314,13 @@ package final class MovieFileSink: PacketSink {
     /// once the new file has taken that file's name (it is all there is then) or the sink has
     /// finished.
     package func discardWithoutPicture() -> Bool {
-        guard phase == .writing || phase == .full, !tookTheName else { return false }
+        guard phase == .writing || phase == .full, !placement.hasReplacedAFile else { return false }
         phase = .abandoned
         heldPackets = []
         muxer.abandon()
-        unlink(url.path)
+        let file = url
+        _ = placement.abandon()
+        unlink(file.path)
         lock?.release()
         return true
     }
@@ -335,9 +330,9 @@ package final class MovieFileSink: PacketSink {
     /// abandoned: its file stays.
     package func discard() {
         // Also once abandoned (an encoder abandons its sinks first): no packet, no recording.
-        let untouched = phase != .finished && muxer.packetCount == 0
+        let untouched = phase != .finished && muxer.packetCount == 0, replacing = placement.replacing != nil
         abandon()
-        if untouched && replaces == nil { unlink(url.path) }
+        if untouched && !replacing { unlink(url.path) }
     }
 
     // MARK: What it holds
