@@ -21,7 +21,7 @@ extension Recorder {
         }
         let file = RecordingFile(url: url)
         guard prepared else {
-            return RecordingFile.AbortReport(outcome: .nothingRecorded, unchangedFile: (FileIdentity.size(of: url) ?? 0) > 0 ? url : nil,
+            return RecordingFile.AbortReport(outcome: .nothingRecorded, unchangedFile: earlierFileAtTheName() == nil ? nil : url,
                                              unfinishedCopies: [], container: container)
         }
         return file.abandon(container: container, clipsFolder: clipsFolder, intermediate: intermediate,
@@ -40,16 +40,19 @@ extension Recorder {
                                               minimumFreeSpace: settings.minimumFreeSpace)
     }
 
-    /// Before the file is made: the preflight, the leftovers of killed recordings of the name
-    /// tidied, and the file at the name noted (one the recording replaces is left as it was
-    /// by an abort before the recording took the name). An empty file is nobody's recording
-    /// (an application reserving a name makes one).
+    /// Before the file is made: the preflight, and the leftovers of killed recordings of the
+    /// name tidied.
     func prepareFile() throws {
         guard writesFile else { return }
         try preflight()
         RecordingFile(url: url).tidyLeftovers()
-        let earlier = (FileIdentity.size(of: url) ?? 0) > 0 ? FileIdentity(url) : nil
-        state.withLock { $0.earlierFile = earlier }
+    }
+
+    /// The file at the name before the recording makes its own (one it replaces is left as it
+    /// was by an abort before the recording took the name). An empty file is nobody's
+    /// recording (an application reserving a name makes one).
+    func earlierFileAtTheName() -> FileIdentity? {
+        writesFile && (FileIdentity.size(of: url) ?? 0) > 0 ? FileIdentity(url) : nil
     }
 
     /// Once the file is made: which file the recording writes (its identity, whatever its name

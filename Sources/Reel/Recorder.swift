@@ -202,8 +202,12 @@ public final class Recorder: CaptureOutput {
     // MARK: CaptureOutput
 
     public func prepare(sources: [SourceDescriptor], clock: any MediaClock, origin: MediaTime) throws {
+        // The file at the name now is one the recording replaces, for an abort from now on
+        // (see `Recorder+Abort.swift`).
+        let earlier = earlierFileAtTheName()
         let settings = try state.withLock { state in
             try state.machine.prepare()
+            state.earlierFile = earlier
             return state.settings
         }
         // Outside the lock: this creates the file and opens the encoders.
