@@ -31,18 +31,24 @@ final class ProgressRenderer: @unchecked Sendable {
     /// `--pause-mode clips`: a pause ends a clip, and the line counts clips. Otherwise a pause
     /// only takes a gap out of one file, and the summary counts pauses.
     var pauseMakesClips = false
-    /// `--json` with `--replay-save-on-exit`: the `finished` event is held until
-    /// ``releaseFinished()`` (after the save at the stop), so that it is the last event.
+    /// `--json` with `--replay`: the `finished` event is held until ``releaseFinished(failedSaves:)``
+    /// (after the saves still running at the stop), so that it is the last event and says
+    /// whether every save asked for was made.
     var holdsFinished = false
     private var heldFinished: [String: Any]?
     private var finishedReleased = false
 
     /// Prints the `finished` event held back (see ``holdsFinished``), or lets it through when
-    /// it comes.
-    func releaseFinished() {
+    /// it comes. `failedSaves` replay saves asked for were not made: the recording did not
+    /// deliver all that was asked (`"complete": false`, `"replaySavesFailed"`).
+    func releaseFinished(failedSaves: Int = 0) {
         lock.lock(); defer { lock.unlock() }
         finishedReleased = true
-        if let held = heldFinished {
+        if var held = heldFinished {
+            if failedSaves > 0 {
+                held["complete"] = false
+                held["replaySavesFailed"] = failedSaves
+            }
             console.out(Self.json(held))
             heldFinished = nil
         }

@@ -130,7 +130,7 @@ struct RecordCommand {
         renderer.replay = options.replay
         renderer.writesFile = options.writesFile
         renderer.pauseMakesClips = options.pauseMode == .clips
-        renderer.holdsFinished = options.json && options.replaySavesOnExit
+        renderer.holdsFinished = options.json && options.replay != nil
         // --replay: a buffer fed by the recording's encoders, saved on request (made once -o is
         // known good: a bad -o makes no replay folder).
         if options.replay != nil && !options.writesFile { parts.setReplayOnly() }
@@ -398,7 +398,7 @@ struct RecordCommand {
             }
             await replay.waitForSaves()
         }
-        renderer.releaseFinished()
+        renderer.releaseFinished(failedSaves: replay.map { exitSave == false || $0.failed > 0 ? max($0.failed, 1) : 0 } ?? 0)
         if let error = frameLog?.error {
             console.err("reel: warning: the frame log is incomplete: \(error.description) (the recording is not affected)")
         }

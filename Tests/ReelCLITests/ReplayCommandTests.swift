@@ -244,6 +244,23 @@ extension ReplayCommandTests {
         let message = failed.first?["message"] as? String ?? ""
         #expect(message.contains("Reel ") && !message.contains(".replay-"), "the error names the replay, not a hidden file: \(message)")
         #expect(run.savedFiles.isEmpty, "no empty or partial file is left: \(run.savedFiles.map(\.lastPathComponent))")
+        // The last event says it too (it said "complete": true).
+        let finished = try #require(run.events("finished").first)
+        #expect(finished["complete"] as? Bool == false && finished["replaySavesFailed"] as? Int == 1, "\(finished)")
+    }
+
+    /// A save asked for with SIGUSR1 that fails: the run fails (exit 1) and its last event,
+    /// `finished`, says so after the save's own `saveFailed`.
+    @Test func aFailedSaveIsInTheFinishedEvent() throws {
+        let dir = try TemporaryDirectory()
+        let disk = try SmallDisk(size: "4k")
+        let run = try Run(dir, arguments: ["--replay", "2", "--min-free", "0"], replays: disk.url)
+        run.waitForRecorded(2.5)
+        kill(run.process.processIdentifier, SIGUSR1)
+        run.wait(for: "the failed save") { run.events("saveFailed").count == 1 }
+        #expect(run.stop() == 1, "\(run.errors)")
+        let finished = try #require(run.events("finished").first)
+        #expect(finished["complete"] as? Bool == false && finished["replaySavesFailed"] as? Int == 1, "\(finished)")
     }
 
     @Test func aReplayFolderThatCannotTakeFilesIsRefusedAtTheStart() throws {
