@@ -100,13 +100,7 @@ public struct VideoFrame: Sendable {
     /// side, or not even for the formats that halve the chroma (`nv12`, `yuv420p`, `yuyv`).
     public init(format: PixelFormat, size: PixelSize, presentationTime: MediaTime = .zero, sequenceNumber: Int64 = 0,
                 draw: (_ plane: Int, _ bytes: UnsafeMutableRawBufferPointer, _ stride: Int) throws -> Void) throws {
-        let limit = 16_384
-        guard size.width > 0, size.height > 0, size.width <= limit, size.height <= limit else {
-            throw ReelError(.invalidConfiguration, "a frame of \(size) cannot be made", hint: "use sizes from 2x2 to \(limit)x\(limit)")
-        }
-        if format != .bgra && (size.width % 2 != 0 || size.height % 2 != 0) {
-            throw ReelError(.invalidConfiguration, "a \(format) frame needs an even size, not \(size)")
-        }
+        try Self.checkSize(size, of: format)
         let layout = Self.layout(format: format, size: size)
         let bytes = UnsafeMutableRawPointer.allocate(byteCount: layout.byteCount, alignment: 64)
         bytes.initializeMemory(as: UInt8.self, repeating: 0, count: layout.byteCount)
@@ -115,6 +109,18 @@ public struct VideoFrame: Sendable {
                   presentationTime: presentationTime, sequenceNumber: sequenceNumber)
         for plane in 0..<format.planeCount {
             try withUnsafeMutablePlane(plane) { try draw(plane, $0, $1) }
+        }
+    }
+
+    /// Throws `invalidConfiguration` unless app code may make frames of `size` in `format`:
+    /// positive and at most 16384 on each side, even for the formats that halve the chroma.
+    package static func checkSize(_ size: PixelSize, of format: PixelFormat) throws {
+        let limit = 16_384
+        guard size.width > 0, size.height > 0, size.width <= limit, size.height <= limit else {
+            throw ReelError(.invalidConfiguration, "a frame of \(size) cannot be made", hint: "use sizes from 2x2 to \(limit)x\(limit)")
+        }
+        if format != .bgra && (size.width % 2 != 0 || size.height % 2 != 0) {
+            throw ReelError(.invalidConfiguration, "a \(format) frame needs an even size, not \(size)")
         }
     }
 

@@ -18,14 +18,16 @@ extension AssetWriter {
 
     /// ``finalise(_:container:shift:inPlace:copyWhenSmall:)`` with `fault` injected into the
     /// in-place way (tests).
-    /// `chapters` go into the finalised file.
+    /// `chapters` go into the finalised file; finalised in place, its presentation ends at `end`
+    /// (from its start), if given.
     static func finalise(_ url: URL, container: Container, shift: MediaTime, inPlace: Bool, copyWhenSmall: Bool,
-                         fault: MP4Finaliser.Fault?, chapters: [Chapter] = []) throws -> Finalisation {
+                         fault: MP4Finaliser.Fault?, chapters: [Chapter] = [], end: MediaTime? = nil) throws -> Finalisation {
         var reason = "no space was reserved for the index"
         var inPlaceWorks = false
         if inPlace {
             do {
-                let outcome = try MP4Finaliser.finalise(url, shift: shift, chapters: chapters, copyWhenSmall: copyWhenSmall, fault: fault)
+                let outcome = try MP4Finaliser.finalise(url, shift: shift, end: end, chapters: chapters, copyWhenSmall: copyWhenSmall,
+                                                        fault: fault)
                 return .inPlace(bytesWritten: outcome.bytesWritten)
             } catch let fallback as MP4Finaliser.CopyInstead {
                 reason = fallback.reason
@@ -37,7 +39,7 @@ extension AssetWriter {
         } catch let error as ReelError where inPlaceWorks && [.permissionDenied, .insufficientStorage, .ioFailure].contains(error.code) {
             // The smaller copy could not be written beside the file (its folder was made
             // read-only, the disk is full): in place after all, keeping the unused reservation.
-            let outcome = try MP4Finaliser.finalise(url, shift: shift, chapters: chapters, copyWhenSmall: false, fault: fault)
+            let outcome = try MP4Finaliser.finalise(url, shift: shift, end: end, chapters: chapters, copyWhenSmall: false, fault: fault)
             return .inPlace(bytesWritten: outcome.bytesWritten)
         }
         let bytes = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? 0

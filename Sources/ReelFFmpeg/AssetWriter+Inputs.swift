@@ -36,11 +36,11 @@ extension AssetWriter {
     /// later changes are ignored.
     public var movieFragmentInterval: MediaTime? {
         get { lock.withLock { configuration.fragmentInterval } }
-        set { lock.withLock { if state == .unknown { configuration.fragmentInterval = newValue } } }
+        set { lock.withLock { if lifecycle.status == .unknown { configuration.fragmentInterval = newValue } } }
     }
 
     /// Where the writer is in its life.
-    public var status: Status { lock.withLock { state } }
+    public var status: Status { lock.withLock { lifecycle.status } }
 
     /// Why the writer failed, when ``status`` is ``Status/failed``.
     public var error: (any Error)? { lock.withLock { failure } }
@@ -74,10 +74,7 @@ extension AssetWriter {
 
     /// Why `input` cannot be added, or `nil` if it can.
     private func whyNotAdd(_ input: AssetWriterInput) -> ReelError? {
-        guard state == .unknown else {
-            return ReelError(.alreadyRunning, "an input can be added only before startWriting()",
-                             hint: "add every input, then start writing")
-        }
+        if let error = lifecycle.addingInput().error { return error }
         if input.writer != nil || addedInputs.contains(where: { $0 === input }) {
             return ReelError(.invalidConfiguration, "the input has been added to a writer already")
         }
@@ -105,10 +102,12 @@ extension AssetWriter {
     @discardableResult
     public func startWriting() -> Bool {
         let started: Bool = lock.withLock {
-            guard state == .unknown else {
-                if state == .writing {
-                    fail(ReelError(.alreadyRunning, "startWriting() was called twice", hint: "start writing once"))
-                }
+            switch lifecycle.startingToWrite() {
+            case .proceed: break
+            case .fail(let error):
+                fail(error)
+                return false
+            case .ignore:
                 return false
             }
             guard !addedInputs.isEmpty else {
@@ -162,12 +161,9 @@ extension AssetWriter {
     /// ``finishWriting()``'s work, on the calling thread.
     private func finishWritingNow() {
         lock.withLock {
-            switch state {
-            case .writing:
-                _ = try? finish()   // the status and error say how it went
-            case .unknown:
-                fail(ReelError(.notRunning, "finishWriting() was called before startWriting()",
-                               hint: "start writing and append media before finishing"))
+            switch lifecycle.status {
+            case .writing, .unknown:
+                _ = try? finish()   // the status and error say how it went (a misuse fails the writer)
             case .completed, .failed, .cancelled:
                 break
             }
@@ -178,12 +174,11 @@ extension AssetWriter {
     /// finished into the file where it can be (else the file keeps what reached the disk).
     func fail(_ error: any Error) {
         lock.withLock {
-            guard state == .unknown || state == .writing else { return }
-            state = .failed
+            let wasActive = lifecycle.fail()
+            guard wasActive || lifecycle.status == .failed && failure == nil else { return }
             failure = error
             for input in addedInputs { input.finishedByWriter() }
-            guard !finished, let opened else { return }
-            finished = true
+            guard wasActive, let opened else { return }
             do {
                 finishedSummary = try opened.file.finishRecording(drainingInto: opened.encoder)
             } catch {
@@ -235,10 +230,10 @@ extension AssetWriter {
     /// input still taking media (one with nothing appended yet counts from the session's start).
     func isReady(_ input: AssetWriterInput, realTime: Bool) -> Bool {
         lock.withLock {
-            guard state == .writing else { return false }
-            guard !realTime, sessionStarted, let mine = input.appendedUntil else { return true }
+            guard lifecycle.isWriting else { return false }
+            guard !realTime, lifecycle.hasSession, let mine = input.appendedUntil else { return true }
             let others = addedInputs.filter { $0 !== input && !$0.isMarkedFinished && !$0.expectsMediaDataInRealTime }
-            guard let slowest = others.map({ $0.appendedUntil ?? sessionStart }).min() else { return true }
+            guard let slowest = others.map({ $0.appendedUntil ?? lifecycle.start }).min() else { return true }
             return mine <= slowest + Self.interleavingWindow
         }
     }
@@ -250,26 +245,12 @@ extension AssetWriter {
 
     /// Whether `input` may append now; a misuse fails the writer.
     private func admits(_ input: AssetWriterInput) -> Bool {
-        switch state {
-        case .unknown:
-            fail(ReelError(.notRunning, "\(input.mediaType) was appended before startWriting()",
-                           hint: "call startWriting() and startSession(atSourceTime:) before appending"))
-            return false
-        case .completed, .failed, .cancelled:
-            return false
-        case .writing:
-            break
-        }
-        if input.isMarkedFinished {
-            fail(ReelError(.notRunning, "\(input.mediaType) was appended after its input was marked finished",
-                           hint: "append everything before markAsFinished()"))
+        switch lifecycle.appending(input.mediaType, inputFinished: input.isMarkedFinished) {
+        case .proceed: return true
+        case .ignore: return false
+        case .fail(let error):
+            fail(error)
             return false
         }
-        if needsSession && !sessionStarted {
-            fail(ReelError(.notRunning, "\(input.mediaType) was appended before startSession(atSourceTime:)",
-                           hint: "start the session at the first sample's time before appending"))
-            return false
-        }
-        return true
     }
 }

@@ -59,19 +59,16 @@ public final class AssetWriter: @unchecked Sendable {
     let wrappingOutput: (any FileOutput) -> any FileOutput
     /// Serialises the writer's state and its appends, for inputs fed from several queues.
     let lock = NSRecursiveLock()
-    /// See ``status`` and ``error``.
-    var state = Status.unknown
+    /// Where the writer is in its life (see ``status``) and its session.
+    var lifecycle: AssetWriterLifecycle
+    /// Why the writer failed (see ``error``).
     var failure: (any Error)?
     /// The inputs added (``add(_:)``), in order.
     var addedInputs: [AssetWriterInput] = []
-    /// Whether the writer was made in `AVAssetWriter`'s shape: appends then need a session.
-    let needsSession: Bool
     /// What ``finishWriting()`` wrote.
     var finishedSummary: Summary?
     private var lastVideoIndex: Int64 = -1
     private var videoFrames: Int64 = 0
-    /// The encoder and file are finished or abandoned.
-    var finished = false
     /// Lays each track's audio by its timestamps (gaps silent, overlaps left out).
     private var audioAligners: [AudioTrackAligner] = []
     /// A fault injected into finalising in place (tests); `nil` in production.
@@ -136,7 +133,7 @@ public final class AssetWriter: @unchecked Sendable {
     init(pending configuration: Configuration, needsSession: Bool, wrappingOutput: @escaping (any FileOutput) -> any FileOutput) {
         FFmpeg.silenceLibraryLogging()
         self.configuration = configuration
-        self.needsSession = needsSession
+        lifecycle = AssetWriterLifecycle(needsSession: needsSession)
         self.wrappingOutput = wrappingOutput
     }
 
@@ -154,12 +151,12 @@ public final class AssetWriter: @unchecked Sendable {
         }
         audioAligners = configuration.audio.map { AudioTrackAligner(format: $0.inputFormat) }
         opened = Opened(encoder: encoder, file: file)
-        state = .writing
+        lifecycle.opened()
     }
 
     /// The encoder and file, or why there are none: not started, or finished.
     private func writing() throws -> Opened {
-        if state == .failed, let failure { throw failure }
+        if lifecycle.status == .failed, let failure { throw failure }
         guard let opened else {
             throw ReelError(.notRunning, "the writer has not started writing", hint: "call startWriting() first")
         }
@@ -185,7 +182,7 @@ public final class AssetWriter: @unchecked Sendable {
     ///   started or after the finish; what the sink's ``PacketSink/add(_:)`` throws.
     public func addSink(_ sink: any PacketSink, policy: SinkPolicy = .required) throws {
         try lock.withLock {
-            guard !finished else { throw ReelError(.alreadyRunning, "the writer has finished") }
+            guard lifecycle.isActive else { throw ReelError(.alreadyRunning, "the writer has finished") }
             try writing().encoder.addSink(sink, policy: policy)
         }
     }
@@ -209,28 +206,38 @@ public final class AssetWriter: @unchecked Sendable {
     /// `AVAssetWriter` raises an exception; what was written is kept.
     public func startSession(atSourceTime time: MediaTime) {
         lock.withLock {
-            guard state == .writing else {
-                if state == .unknown {
-                    fail(ReelError(.notRunning, "startSession(atSourceTime:) was called before startWriting()",
-                                   hint: "call startWriting(), then startSession(atSourceTime:)"))
-                }
-                return
-            }
-            guard !sessionStarted, !appendedAnything else {
-                fail(ReelError(.alreadyRunning, "the writer's session has started already",
-                               hint: "start the session once, before appending anything"))
-                return
-            }
-            sessionStarted = true
-            sessionStart = time
+            if let error = lifecycle.startSession(at: time).error { fail(error) }
+        }
+    }
+
+    /// Ends the session at source time `time`, as `AVAssetWriter`'s `endSession(atSourceTime:)`:
+    /// the file's presentation, and so its duration, ends there. Media appended afterwards at or
+    /// past `time` is left out as media before the session's start is (``appendVideo(_:at:)``
+    /// returns `false`; an input's append is no error; audio is cut at `time`). Media
+    /// appended before the call that lies past `time` is hidden as `AVAssetWriter` hides it: the
+    /// edit list of an MP4/MOV finalised in place (the default) ends at `time`, so players and
+    /// decoders present nothing after it. A file finalised by copying (no room kept for its
+    /// index: see ``Configuration/indexReservation``), written without fragments, or an MKV
+    /// keeps and shows such media; end the session before appending past its end there. A
+    /// `time` past the last media appended ends the file with its media instead. Without a call
+    /// the file ends with its last sample.
+    ///
+    /// A call before ``startWriting()`` or (for a writer made with
+    /// ``init(outputURL:fileType:overwrite:)``) before ``startSession(atSourceTime:)``, a second
+    /// call, or a `time` before the session's start fails the writer (``status``
+    /// ``Status/failed``, ``error`` says which), where `AVAssetWriter` raises an exception; what
+    /// was written is kept. After the writer has ended it does nothing.
+    public func endSession(atSourceTime time: MediaTime) {
+        lock.withLock {
+            if let error = lifecycle.endSession(at: time).error { fail(error) }
         }
     }
 
     /// The source time that is the file's zero (see ``startSession(atSourceTime:)``).
-    public private(set) var sessionStart: MediaTime = .zero
-    /// Whether ``startSession(atSourceTime:)`` has been called.
-    private(set) var sessionStarted = false
-    private var appendedAnything = false
+    public var sessionStart: MediaTime { lock.withLock { lifecycle.start } }
+
+    /// The source time the session ended at (see ``endSession(atSourceTime:)``), if it has.
+    public var sessionEnd: MediaTime? { lock.withLock { lifecycle.end } }
 
     /// Encodes a frame at its own ``VideoFrame/presentationTime`` (a source time: see
     /// ``startSession(atSourceTime:)``). As ``appendVideo(_:at:)``.
@@ -256,8 +263,9 @@ public final class AssetWriter: @unchecked Sendable {
                 throw ReelError(.invalidConfiguration, "this writer has no video track")
             }
             try video.checkFits(frame)
-            appendedAnything = true
-            let index = rate.frameIndex(at: time - sessionStart, rounding: .nearest)
+            try admit(.video)
+            if let end = lifecycle.end, time >= end { return false }
+            let index = rate.frameIndex(at: time - lifecycle.start, rounding: .nearest)
             guard index >= 0, index > lastVideoIndex else { return false }
             lastVideoIndex = index
             videoFrames += 1
@@ -282,12 +290,28 @@ public final class AssetWriter: @unchecked Sendable {
             let audio = opened.encoder.audio
             guard audio.indices.contains(track) else { throw ReelError(.invalidConfiguration, "no audio track \(track)") }
             try audio[track].checkFits(buffer)
-            appendedAnything = true
+            try admit(.audio)
             var placed = buffer
-            placed.presentationTime = buffer.presentationTime - sessionStart
+            if let end = lifecycle.end {
+                // Cut at the session's end: the samples from there on are left out.
+                guard buffer.presentationTime < end else { return }
+                let kept = Int(((end - buffer.presentationTime).seconds * Double(buffer.format.sampleRate)).rounded())
+                if kept < buffer.frameCount { placed = buffer.slice(frames: 0..<kept) }
+            }
+            placed.presentationTime = placed.presentationTime - lifecycle.start
             for piece in try audioAligners[track].place(placed) {
                 try opened.file.advisingRecoveryWhenFull { try opened.encoder.appendAudio(piece, track: track) }
             }
+        }
+    }
+
+    /// Whether `media` may be appended directly now; throws the misuse's error, or that the
+    /// writer has ended.
+    private func admit(_ media: AssetWriterInput.MediaType) throws {
+        switch lifecycle.appending(media) {
+        case .proceed: return
+        case .fail(let error): throw error
+        case .ignore: throw ReelError(.notRunning, "the writer has finished", hint: "make a new writer for more media")
         }
     }
 
@@ -328,21 +352,30 @@ public final class AssetWriter: @unchecked Sendable {
     /// the file as a regular one with its index at the front: as ``finishWriting()``, on the
     /// calling thread, with what was written.
     ///
-    /// - Throws: `.notRunning` before writing has started and after the finish (a second
-    ///   call); what the encoders and the file throw (the writer has then failed).
+    /// - Throws: `.notRunning` before writing has started (which fails the writer, as
+    ///   ``finishWriting()`` does) and after the finish (a second call); what the encoders and
+    ///   the file throw (the writer has then failed).
     public func finish() throws -> Summary {
         try lock.withLock {
-            guard !finished else { throw ReelError(.notRunning, "the writer has already finished") }
+            switch lifecycle.finishing() {
+            case .proceed: break
+            case .ignore:
+                if lifecycle.status == .failed, let failure { throw failure }
+                throw ReelError(.notRunning, "the writer has already finished")
+            case .fail(let error):
+                fail(error)
+                throw error
+            }
             let opened = try writing()
-            finished = true
             for input in addedInputs { input.finishedByWriter() }
             do {
+                if let end = lifecycle.end { opened.file.presentationEnd = end - lifecycle.start }
                 let summary = try opened.file.finishRecording(drainingInto: opened.encoder)
                 finishedSummary = summary
-                state = .completed
+                lifecycle.completed()
                 return summary
             } catch {
-                state = .failed
+                _ = lifecycle.fail()
                 failure = error
                 throw error
             }
@@ -360,11 +393,8 @@ public final class AssetWriter: @unchecked Sendable {
     /// once the writer has finished or failed.
     public func cancelWriting() {
         lock.withLock {
-            guard state == .unknown || state == .writing else { return }
-            state = .cancelled
+            guard lifecycle.cancel() else { return }
             for input in addedInputs { input.finishedByWriter() }
-            guard !finished else { return }
-            finished = true
             // The sinks keep what they took (a replay buffer can still be saved).
             opened?.encoder.abandon()
         }
@@ -375,7 +405,7 @@ public final class AssetWriter: @unchecked Sendable {
     /// before it (see ``StreamEncoder/pause()``). The stream goes on at the next append.
     package func pause() throws {
         try lock.withLock {
-            guard !finished, let opened else { return }
+            guard lifecycle.isActive, let opened else { return }
             try opened.file.advisingRecoveryWhenFull { try opened.encoder.pause() }
         }
     }
@@ -390,9 +420,8 @@ public final class AssetWriter: @unchecked Sendable {
     /// there is then) or the writer has finished.
     package func discardWithoutPicture() -> Bool {
         lock.withLock {
-            guard !finished, let opened, opened.file.discardWithoutPicture() else { return false }
-            finished = true
-            state = .cancelled
+            guard lifecycle.isActive, let opened, opened.file.discardWithoutPicture() else { return false }
+            _ = lifecycle.cancel()
             opened.encoder.abandon()
             return true
         }
@@ -403,7 +432,7 @@ public final class AssetWriter: @unchecked Sendable {
     /// writer that has written packets is only abandoned: its file stays.
     package func discard() {
         lock.withLock {
-            guard !finished else { return }
+            guard lifecycle.isActive else { return }
             opened?.file.discard()
             cancelWriting()
         }

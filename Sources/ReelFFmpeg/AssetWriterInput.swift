@@ -297,24 +297,3 @@ public final class AssetWriterInput: @unchecked Sendable {
         }
     }
 }
-
-/// Appends frames to an ``AssetWriterInput``, as `AVAssetWriterInputPixelBufferAdaptor`: the
-/// input itself takes frames of any format and size, so the adaptor only names the call that
-/// ported code makes.
-public final class AssetWriterInputPixelBufferAdaptor: Sendable {
-    /// The input frames go to.
-    public let assetWriterInput: AssetWriterInput
-
-    /// An adaptor appending to `input`, as
-    /// `AVAssetWriterInputPixelBufferAdaptor(assetWriterInput:sourcePixelBufferAttributes:)`
-    /// (frames of any format and size are taken, so there are no attributes to give).
-    public init(assetWriterInput input: AssetWriterInput) {
-        assetWriterInput = input
-    }
-
-    /// Appends `frame` at source time `time`: ``AssetWriterInput/append(_:withPresentationTime:)``.
-    @discardableResult
-    public func append(_ frame: VideoFrame, withPresentationTime time: MediaTime) -> Bool {
-        assetWriterInput.append(frame, withPresentationTime: time)
-    }
-}

@@ -136,7 +136,7 @@ enum MP4Finaliser {
     /// `copyWhenSmall` — when the unused part of the reservation would be larger than the media
     /// data, so that copying the file is both cheap and gives a smaller file. Other errors
     /// during the in-place steps leave a file that plays and that ``resume(_:fault:)`` completes.
-    static func finalise(_ url: URL, shift: MediaTime, chapters: [Chapter] = [], copyWhenSmall: Bool = false,
+    static func finalise(_ url: URL, shift: MediaTime, end: MediaTime? = nil, chapters: [Chapter] = [], copyWhenSmall: Bool = false,
                          fault: Fault? = nil) throws -> Outcome {
         let file = try MP4File(url: url, writable: true)
         defer { file.close() }
@@ -147,7 +147,7 @@ enum MP4Finaliser {
             guard layout.moov.size <= 16 << 20 else { throw CopyInstead("the moov box is implausibly large") }
             var movie = try Movie(moov: try file.read(at: layout.moov.offset, count: Int(layout.moov.size)))
             try movie.readFragments(layout, from: file)
-            index = try movie.index(shift: shift, chapters: chapters)
+            index = try movie.index(shift: shift, end: end, chapters: chapters)
         } catch let error as MP4LayoutError {
             throw CopyInstead(error.reason)
         }

@@ -255,8 +255,10 @@ struct Movie {
 
     /// The complete `moov` box: the fragments' samples in sample tables, an edit list per track
     /// that starts the presentation at `shift` on the fragmented timeline, temporary track IDs
-    /// apart from the fragments', and the old `mvex` (see ``MP4Finaliser``).
-    func index(shift: MediaTime, chapters: [Chapter] = []) throws -> [UInt8] {
+    /// apart from the fragments', and the old `mvex` (see ``MP4Finaliser``). With `end` (a time
+    /// of the presentation, from its start) the edit lists end there: what lies past it is not
+    /// presented (an asset writer's session end).
+    func index(shift: MediaTime, end presentationEnd: MediaTime? = nil, chapters: [Chapter] = []) throws -> [UInt8] {
         let firstTemporaryID = (tracks.map(\.id).max() ?? 0) + 1
         var edits: [[(duration: Int64, mediaTime: Int64)]] = []
         for track in tracks {
@@ -269,13 +271,16 @@ struct Movie {
             func movie(_ ticks: Int64) -> Int64 {
                 MediaTime(value: ticks, timescale: Int32(clamping: track.timescale)).convertedValue(to: Int32(clamping: movieTimescale))
             }
+            // The most of the presentation the track may fill, in its ticks.
+            let limit = presentationEnd.map { $0.convertedValue(to: Int32(clamping: track.timescale), rounding: .nearest) } ?? .max
             var list: [(Int64, Int64)] = []
             if start >= 0 {
                 guard end > start else { throw No("track \(track.id) ends before the recording starts") }
-                list.append((movie(end - start), start))
+                guard limit > 0 else { throw No("the presentation ends before it starts") }
+                list.append((movie(min(end - start, limit)), start))
             } else {
-                list.append((movie(-start), -1))
-                list.append((movie(end), 0))
+                list.append((movie(min(-start, limit)), -1))
+                if limit > -start { list.append((movie(min(end, limit + start)), 0)) }
             }
             edits.append(list)
         }

@@ -90,6 +90,9 @@ package final class MovieFileSink: PacketSink {
     package private(set) var finished: Finished?
     /// The chapters the file gets when it is finished, and where the last one ends.
     private var chapters: (list: [Chapter], end: MediaTime) = ([], .zero)
+    /// Where the presentation ends, from its start (an asset writer's session end): a
+    /// fragmented MP4/MOV finalised in place presents nothing past it.
+    var presentationEnd: MediaTime?
 
     /// Gives the file `chapters` (on its timeline), the last ending at `end`: written when it
     /// is finished (``finish()``). A file cut off before then has none.
@@ -275,8 +278,10 @@ package final class MovieFileSink: PacketSink {
                     finalisation = try AssetWriter.finalise(url, container: configuration.container, shift: shift,
                                                             inPlace: muxer.indexReservation != nil && fits,
                                                             // A copy's index gets no chapter list: in place, then.
-                                                            copyWhenSmall: configuration.indexReservation == nil && chapters.list.isEmpty,
-                                                            fault: finaliseFault, chapters: chapters.list)
+                                                            // Nor an end: in place, where the edit list ends it.
+                                                            copyWhenSmall: configuration.indexReservation == nil && chapters.list.isEmpty
+                                                                && presentationEnd == nil,
+                                                            fault: finaliseFault, chapters: chapters.list, end: presentationEnd)
                     break
                 } catch where attempts < 3 && lock.map({ $0.whereabouts(expected: url) != .inPlace }) == true {
                     attempts += 1

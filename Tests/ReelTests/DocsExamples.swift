@@ -126,6 +126,33 @@ enum DocsExamples {
         return writer
     }
 
+    /// Porting: drawing frames into the adaptor's pixel buffer pool, ending the session.
+    static func drawIntoThePool(to url: URL) async throws -> AssetWriter {
+        // DOCS-SNIPPET-BEGIN
+        let writer = try AssetWriter(outputURL: url, fileType: .mp4)
+        let input = AssetWriterInput(mediaType: .video,
+                                     outputSettings: VideoSettings(codec: .h264, size: PixelSize(width: 640, height: 360)))
+        let adaptor = AssetWriterInputPixelBufferAdaptor(assetWriterInput: input,
+                                                         sourcePixelBufferAttributes: .init(pixelFormat: .bgra))
+        writer.add(input)
+        writer.startWriting()
+        writer.startSession(atSourceTime: .zero)
+        guard let pool = adaptor.pixelBufferPool else { throw writer.error ?? ReelError(.notRunning, "not writing") }
+        for i in 0..<90 {
+            let time = FrameRate(30).time(ofFrame: Int64(i))
+            // CVPixelBufferPoolCreatePixelBuffer, then drawing between lock and unlock:
+            let frame = try pool.makeFrame(presentationTime: time) { _, bytes, _ in
+                bytes.initializeMemory(as: UInt8.self, repeating: UInt8(i * 2))   // BGRA: every pixel drawn
+            }
+            adaptor.append(frame, withPresentationTime: time)   // its memory serves the next frame
+        }
+        input.markAsFinished()
+        writer.endSession(atSourceTime: MediaTime(seconds: 2.5))   // frames from 2.5 s on are not shown
+        await writer.finishWriting()
+        // DOCS-SNIPPET-END
+        return writer
+    }
+
     /// Porting: merging clips (AVMutableComposition + AVAssetExportSession).
     static func merge(_ a: URL, _ b: URL, to url: URL) throws {
         // DOCS-SNIPPET-BEGIN

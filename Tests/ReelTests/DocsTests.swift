@@ -104,6 +104,23 @@ import ReelTestSupport
         #expect(counters == Array(0..<60).map { Int64($0) as Int64? } + Array(150..<210).map { Int64($0) as Int64? })
     }
 
+    /// The porting article's pool example runs: 90 frames drawn into the pool's reused memory,
+    /// the session ended at 2.5 s: a file of 75 frames lasting 2.5 s, each frame's grey as drawn.
+    @Test func thePortingArticlesPoolExampleEndsAtTheSessionEnd() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("pool.mp4")
+        let writer = try await DocsExamples.drawIntoThePool(to: url)
+        #expect(writer.status == .completed, "\(String(describing: writer.error))")
+        #expect(abs(try MediaProbe.probe(url).duration - 2.5) < 0.05)
+        let frames = try MediaProbe.decodeLuma(url, width: 640, height: 360)
+        #expect(frames.count == 75)
+        for (i, frame) in frames.enumerated() where i % 10 == 0 {
+            let wanted = Double(i * 2)   // BGRA grey, decoded to full-range grey
+            let luma = frame.meanLuma(in: PixelRect(x: 100, y: 100, width: 64, height: 64))
+            #expect(abs(luma - wanted) < 4, "frame \(i): luma \(luma), drawn \(wanted)")
+        }
+    }
+
     /// The porting article's AVAssetWriter loop runs: BGRA frames of another size and audio, from
     /// a session at 50 s, make a complete file of the input's size with every frame and the sound.
     @Test func thePortingArticlesAssetWriterLoopWritesEveryFrame() async throws {

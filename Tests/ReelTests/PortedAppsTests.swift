@@ -121,4 +121,47 @@ import ReelTestSupport
         await broken.start()
         #expect(broken.error?.code == .sourceUnavailable, "\(broken.error?.description ?? "no error")")
     }
+
+    /// The AVAssetWriter camera app: each press of the record button writes a file of the
+    /// camera's frames (the pattern's burned-in counter, every frame once, in order, at its
+    /// time) and the microphone's sound; two presses, two files, one after the other.
+    @Test func theWriterCameraRecordsFramesAndSoundWithTheRecordButton() async throws {
+        let dir = try TemporaryDirectory()
+        let size = PixelSize(width: 320, height: 240)
+        let app = try PortedWriterCamera(camera: TestPatternSource(size: size, beeps: .never), microphone: ToneSource(),
+                                         size: size, window: false)
+        try await app.start()
+        try await Task.sleep(for: .milliseconds(300))
+        var lastCounter: Int64 = -1
+        for (name, seconds) in [("first.mp4", 1.2), ("second.mp4", 0.8)] {
+            let url = dir.url.appendingPathComponent(name)
+            #expect(await app.recordButtonTapped(url: url) == nil, "the press starts a recording")
+            #expect(app.isRecording)
+            try await Task.sleep(for: .seconds(seconds))
+            let writer = try #require(await app.recordButtonTapped(url: url))
+            #expect(!app.isRecording)
+            #expect(writer.status == .completed, "\(name): \(String(describing: writer.error))")
+
+            let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter)
+            let times = try MediaProbe.frameTimes(url)
+            let first = try #require(counters.first ?? nil)
+            #expect(counters.count > 10, "\(name): \(counters.count) frames")
+            #expect(counters.allSatisfy { $0 != nil }, "\(name): every frame shows its counter")
+            #expect(zip(counters, counters.dropFirst()).allSatisfy { ($0 ?? 0) < ($1 ?? 0) }, "\(name): in order, none twice")
+            #expect(first > lastCounter, "\(name) starts after the file before ended")
+            // The session starts at the first sample, sound or picture, and the first frame is
+            // drawn from the file's start: the others are at their times from the second's.
+            let second = (counter: counters.dropFirst().first.flatMap { $0 } ?? 0, time: times.dropFirst().first ?? 0)
+            for (counter, time) in zip(counters, times).dropFirst() {
+                let wanted = second.time + Double((counter ?? 0) - second.counter) / 30
+                #expect(abs(time - wanted) < 0.02, "\(name): frame \(String(describing: counter)) at \(time) s, not \(wanted) s")
+            }
+            lastCounter = counters.last.flatMap { $0 } ?? lastCounter
+            let sound = try MediaProbe.decodeAudio(url)
+            let videoSeconds = (times.max() ?? 0)
+            #expect(abs(Double(sound.count) / 48_000 - videoSeconds) < 0.15, "\(name): \(Double(sound.count) / 48_000) s of sound for \(videoSeconds) s of video")
+            #expect(ToneAnalysis.rms(of: sound) > 0.05, "\(name): the tone")
+        }
+        await app.stopRunning()
+    }
 }
