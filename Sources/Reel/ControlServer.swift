@@ -68,10 +68,12 @@ public final class ControlServer: Sendable {
     /// Listens at `path` and serves requests with `handler` until ``close()``.
     ///
     /// - Parameters:
+    ///   - path: where the socket is made.
     ///   - folder: where the sockets of this user's recordings are found, usually
     ///     ``defaultFolder(environment:)``: a socket made elsewhere gets a link there named after
     ///     this process (`PID.sock`), removed by ``close()``, so that ``listeningSockets(environment:)``
     ///     and a client given the process number find it. `nil`: no link.
+    ///   - handler: handles each request other than `subscribe` (see ``Handler``).
     /// - Throws: `.fileExists` when something other than a stale socket of this user is at
     ///   `path` (it is left alone), `.busy` when a program listens there, `.invalidConfiguration`
     ///   for a path too long for a socket, the system's errors.
