@@ -6,6 +6,7 @@
 #include <xcb/randr.h>
 #include <xcb/composite.h>
 #include <xcb/damage.h>
+#include <xcb/xinput.h>
 #include <sys/ipc.h>
 #include <sys/shm.h>
 #endif

@@ -26,6 +26,8 @@ public final class CaptureConnection: Sendable {
     let filters = VideoFilterControl()
     /// The input's sound: its offset and filters, taken at each start.
     let sound = Mutex<(offset: MediaTime, filters: [AudioFilter])>((.zero, []))
+    /// The input's presenter overlays and their events, taken at each start.
+    let presenter = Mutex(PresenterSetting())
 
     init(input: any CaptureSource) {
         self.input = input

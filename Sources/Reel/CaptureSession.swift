@@ -255,11 +255,13 @@ public final class CaptureSession: Sendable {
                     do {
                         for entry in inputs {
                             let receivers = connected.filter { $0.sees(entry.source) }.map(\.output)
-                            try entry.source.start(context(for: entry, outputs: receivers, origin: origin))
+                            let presenter = try entry.connection.startPresenter(clock: clock, origin: origin)
+                            try entry.source.start(context(for: entry, outputs: receivers, origin: origin, presenter: presenter))
                             startedSources.append(entry)
                         }
                     } catch {
                         let toStop = startedSources
+                        for entry in inputs { entry.connection.stopPresenter() }
                         await Self.offload { for entry in toStop { entry.source.stop() } }
                         for output in connected.map(\.output) { await output.finish() }
                         throw error
@@ -333,6 +335,7 @@ public final class CaptureSession: Sendable {
     private func stopEverything(running: [Entry], outputs: [any CaptureOutput]) async {
         for output in outputs { output.sessionWillStop() }
         await Self.offload { for entry in running { entry.source.stop() } }
+        for entry in running { entry.connection.stopPresenter() }
         for output in outputs { await output.finish() }
         for entry in running { entry.connection.orientation.stopped() }
         let waiters = state.withLock { s in
@@ -344,7 +347,7 @@ public final class CaptureSession: Sendable {
         for waiter in waiters { waiter.resume(returning: StopDecision(action: .none)) }
     }
 
-    private func context(for entry: Entry, outputs: [any CaptureOutput], origin: MediaTime) -> SourceContext {
+    private func context(for entry: Entry, outputs: [any CaptureOutput], origin: MediaTime, presenter: PresenterStage?) -> SourceContext {
         let id = entry.id
         let kind = entry.source.kind
         let name = entry.source.name
@@ -352,6 +355,8 @@ public final class CaptureSession: Sendable {
         // The source's pictures go through its stages, in order, before any output sees them.
         var stages: [any FrameStage] = []
         if let camera = entry.source as? any CameraSource { stages.append(ZoomStage(zoom: camera.zoom, realTime: clock.isRealTime)) }
+        // The overlays first: the events' positions are in the source's own pixels.
+        if let presenter { stages.append(presenter) }
         if kind == .video {
             stages.append(OrientationStage(control: entry.connection.orientation, realTime: clock.isRealTime))
             stages.append(FilterStage(control: entry.filter, realTime: clock.isRealTime) { filter, error in

@@ -268,11 +268,9 @@ struct PreviewPainter {
         var pen = x
         let scale = 2
         for ch in string {
-            if let rows = Glyphs.rows[ch] ?? Glyphs.rows["?"] {
-                for (row, bits) in rows.enumerated() {
-                    for col in 0..<5 where bits & (1 << (4 - col)) != 0 {
-                        fill(pen + col * scale, y + row * scale, scale, scale)
-                    }
+            for (row, bits) in BitmapFont.glyph(ch).enumerated() {
+                for col in 0..<5 where bits & (1 << (4 - col)) != 0 {
+                    fill(pen + col * scale, y + row * scale, scale, scale)
                 }
             }
             pen += 6 * scale

@@ -1,0 +1,152 @@
+/// What typing looks like as a caption, screenkey- and KeyCastr-style: letters grouped into
+/// words, chords as `Ctrl+Shift+T`, a key pressed again and again collapsed (`⌫ ×5`), the
+/// line cleared after a pause. A value fed key presses in time order and asked for the
+/// caption at a picture's time.
+package struct KeyCaptions: Sendable {
+    /// One piece of a caption line.
+    package enum Segment: Sendable, Equatable {
+        /// Typed text (letters, digits, signs and spaces).
+        case text(String)
+        /// A key or chord shown by its name, pressed `count` times in a row.
+        case key(String, count: Int)
+    }
+
+    /// How long a caption stays whole after the last key.
+    package var holdDuration = MediaTime(seconds: 2)
+    /// How long it then takes to fade out.
+    package var fadeDuration = MediaTime(seconds: 0.5)
+    /// The most characters a line shows (older ones scroll out to the left).
+    package var maximumLength = 48
+    /// The chord that hides (and shows again) the captions: Ctrl+Alt+K.
+    package static let hideChord = KeyPress(keysym: 0x6B, modifiers: [.control, .alt])
+
+    /// The line now.
+    package private(set) var segments: [Segment] = []
+    /// Whether the hide chord hid the captions (keys pressed meanwhile are not kept).
+    package private(set) var isHidden = false
+    private var lastKey: MediaTime?
+
+    /// Captions with the default timing.
+    package init() {}
+
+    /// Takes in a key pressed at `time` (not before any key fed earlier).
+    package mutating func press(_ key: KeyPress, at time: MediaTime) {
+        if Self.isHideChord(key) {
+            isHidden.toggle()
+            segments = []
+            lastKey = nil
+            return
+        }
+        guard !isHidden, let piece = Self.piece(for: key) else { return }
+        if let last = lastKey, time - last >= holdDuration + fadeDuration { segments = [] }
+        lastKey = time
+        switch (piece, segments.last) {
+        case (.text(let typed), .text(let before)?):
+            segments[segments.count - 1] = .text(before + typed)
+        case (.key(let name, _), .key(let before, let count)?) where name == before:
+            segments[segments.count - 1] = .key(name, count: count + 1)
+        default:
+            segments.append(piece)
+        }
+        trim()
+    }
+
+    /// The caption to draw at `time` with its opacity (1 whole, fading to 0), or `nil` when
+    /// there is none.
+    package func caption(at time: MediaTime) -> (text: String, opacity: Double)? {
+        guard !isHidden, let lastKey, !segments.isEmpty else { return nil }
+        let age = (time - lastKey).seconds
+        let hold = holdDuration.seconds, fade = fadeDuration.seconds
+        guard age < hold + fade else { return nil }
+        let opacity = age <= hold ? 1 : max(0, 1 - (age - hold) / fade)
+        return (Self.render(segments), opacity)
+    }
+
+    /// The line as it is drawn.
+    package static func render(_ segments: [Segment]) -> String {
+        segments.map { segment in
+            switch segment {
+            case .text(let typed): return typed
+            case .key(let name, let count): return count > 1 ? "\(name) ×\(count)" : name
+            }
+        }.joined(separator: " ")
+    }
+
+    /// Keeps the line within ``maximumLength`` characters, dropping what was typed first.
+    private mutating func trim() {
+        while Self.render(segments).count > maximumLength {
+            guard case .text(let typed) = segments.first, typed.count > 1 else {
+                if segments.count > 1 { segments.removeFirst(); continue }
+                return
+            }
+            segments[0] = .text(String(typed.dropFirst(Self.render(segments).count - maximumLength)))
+            if case .text(let left) = segments[0], left.isEmpty { segments.removeFirst() }
+        }
+    }
+
+    private static func isHideChord(_ key: KeyPress) -> Bool {
+        let letter = key.keysym | 0x20  // K or k
+        return letter == hideChord.keysym && key.modifiers.subtracting(.shift) == hideChord.modifiers
+    }
+
+    /// What `key` adds to a line: text, a named key or chord, or nothing (a modifier alone,
+    /// a key without a name).
+    package static func piece(for key: KeyPress) -> Segment? {
+        let chord = key.modifiers.intersection([.control, .alt, .super])
+        if let character = character(of: key.keysym) {
+            if chord.isEmpty { return .text(String(character)) }
+            let shown = character == " " ? "Space" : String(character).uppercased()
+            return .key(prefix(key.modifiers) + shown, count: 1)
+        }
+        guard let name = name(of: key.keysym) else { return nil }
+        return .key(prefix(key.modifiers) + name, count: 1)
+    }
+
+    /// `Ctrl+Alt+Super+Shift+`, for the modifiers in `modifiers`.
+    private static func prefix(_ modifiers: KeyModifiers) -> String {
+        var names: [String] = []
+        if modifiers.contains(.control) { names.append("Ctrl") }
+        if modifiers.contains(.alt) { names.append("Alt") }
+        if modifiers.contains(.super) { names.append("Super") }
+        if modifiers.contains(.shift) { names.append("Shift") }
+        return names.map { $0 + "+" }.joined()
+    }
+
+    /// The character a keysym types: Latin-1, Unicode keysyms and the keypad's digits and signs.
+    private static func character(of keysym: UInt32) -> Character? {
+        switch keysym {
+        case 0x20...0x7E, 0xA0...0xFF: return Unicode.Scalar(keysym).map(Character.init)
+        case 0x0100_00A0...0x0110_FFFF: return Unicode.Scalar(keysym - 0x0100_0000).map(Character.init)
+        case 0xFFB0...0xFFB9: return Unicode.Scalar(keysym - 0xFFB0 + 0x30).map(Character.init)
+        case 0xFFAA: return "*"
+        case 0xFFAB: return "+"
+        case 0xFFAD: return "-"
+        case 0xFFAE: return "."
+        case 0xFFAF: return "/"
+        default: return nil
+        }
+    }
+
+    /// The name of a key that types nothing; `nil` for modifiers and keys without a name.
+    private static func name(of keysym: UInt32) -> String? {
+        switch keysym {
+        case 0xFF08: return "⌫"
+        case 0xFF09, 0xFE20: return "⇥"
+        case 0xFF0D, 0xFF8D: return "↵"
+        case 0xFF1B: return "Esc"
+        case 0xFFFF: return "Del"
+        case 0xFF50: return "Home"
+        case 0xFF51: return "←"
+        case 0xFF52: return "↑"
+        case 0xFF53: return "→"
+        case 0xFF54: return "↓"
+        case 0xFF55: return "PgUp"
+        case 0xFF56: return "PgDn"
+        case 0xFF57: return "End"
+        case 0xFF63: return "Ins"
+        case 0xFF61: return "Print"
+        case 0xFFBE...0xFFD5: return "F\(keysym - 0xFFBE + 1)"
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+
+/// What the presenter overlays draw on one picture, worked out from the input events up to
+/// its time: a value fed events and pictures' times in order, platform-free, so that tests
+/// check it exactly on a manual clock. The frame stage that draws it lives with the scalers.
+package struct PresenterScene: Sendable {
+    /// A ring where a button was pressed, as drawn on one picture.
+    package struct Ring: Sendable, Equatable {
+        package var x: Double
+        package var y: Double
+        package var button: MouseButton
+        /// The ring's radius in pixels.
+        package var radius: Double
+        /// 1 opaque to 0 gone.
+        package var opacity: Double
+    }
+
+    /// The part of the picture shown (scaled back to the whole picture); the whole picture
+    /// when not zoomed.
+    package struct View: Sendable, Equatable {
+        package var centerX: Double
+        package var centerY: Double
+        package var zoom: Double
+
+        /// The rectangle of a picture of `size` this view shows (on even pixels, inside the
+        /// picture); `nil` when it shows the whole picture.
+        package func crop(in size: PixelSize) -> PixelRect? {
+            ZoomControl.cropRect(for: size, factor: zoom,
+                                 centre: (centerX / Double(max(1, size.width)), centerY / Double(max(1, size.height))))
+        }
+    }
+
+    /// What to draw on one picture.
+    package struct Drawing: Sendable, Equatable {
+        package var rings: [Ring] = []
+        /// Where the pointer is, when a disc highlights it.
+        package var cursor: (x: Double, y: Double)? = nil
+        package var view: View? = nil
+        package var caption: (text: String, opacity: Double)? = nil
+
+        package static func == (a: Drawing, b: Drawing) -> Bool {
+            a.rings == b.rings && a.cursor?.x == b.cursor?.x && a.cursor?.y == b.cursor?.y && a.view == b.view
+                && a.caption?.text == b.caption?.text && a.caption?.opacity == b.caption?.opacity
+        }
+    }
+
+    /// How long a click's ring shows.
+    package static let ringDuration = MediaTime(seconds: 0.5)
+    /// The pointer counts as resting after this long without moving or clicking.
+    package static let restDelay = MediaTime(seconds: 1.5)
+    /// How fast the followed view pans, in picture widths per second, at most.
+    package static let panSpeed = 1.2
+    /// How fast the zoom changes, in factors per second, at most.
+    package static let zoomSpeed = 2.0
+    /// The longest gap between pictures the view moves over in one step (a longer gap, after
+    /// dropped pictures, moves it no further than this one would).
+    package static let longestStep = MediaTime(value: 1, timescale: 20)
+
+    package let overlays: PresenterOverlays
+    package var captions = KeyCaptions()
+    private var presses: [(time: MediaTime, x: Double, y: Double, button: MouseButton)] = []
+    private var pointer: (x: Double, y: Double)?
+    private var lastActivity: MediaTime?
+    private var view: View?
+    private var lastPicture: MediaTime?
+
+    /// A scene drawing `overlays`.
+    package init(overlays: PresenterOverlays) {
+        self.overlays = overlays
+    }
+
+    /// Takes in `event` (events in time order, timed on the pictures' timeline).
+    package mutating func take(_ event: InputEvent) {
+        switch event.kind {
+        case .pointerMoved(let x, let y):
+            if let pointer, pointer.x == x, pointer.y == y { return }
+            pointer = (x, y)
+            lastActivity = event.time
+        case .buttonPressed(let button, let x, let y):
+            pointer = (x, y)
+            lastActivity = event.time
+            if overlays.showsMouseClicks { presses.append((event.time, x, y, button)) }
+        case .keyPressed(let key):
+            if overlays.showsKeys { captions.press(key, at: event.time) }
+        }
+    }
+
+    /// What to draw on a picture of `size` at `time` (pictures in time order): moves the
+    /// followed view one step.
+    package mutating func drawing(at time: MediaTime, size: PixelSize) -> Drawing {
+        var drawing = Drawing()
+        presses.removeAll { time - $0.time >= Self.ringDuration }
+        let maximumRadius = max(12, Double(size.height) / 30)
+        drawing.rings = presses.map { press in
+            let age = max(0, (time - press.time).seconds) / Self.ringDuration.seconds
+            return Ring(x: press.x, y: press.y, button: press.button,
+                        radius: maximumRadius * (0.5 + 0.5 * age), opacity: 1 - age)
+        }
+        if overlays.highlightsCursor, let pointer { drawing.cursor = pointer }
+        if overlays.showsKeys { drawing.caption = captions.caption(at: time) }
+        if overlays.followsCursor { drawing.view = follow(at: time, size: size) }
+        lastPicture = time
+        return drawing
+    }
+
+    /// The followed view at `time`: toward the pointer, zoomed in, while it is active; back to
+    /// the whole picture once it rests; never moving faster than ``panSpeed`` and ``zoomSpeed``.
+    private mutating func follow(at time: MediaTime, size: PixelSize) -> View {
+        let width = Double(size.width), height = Double(size.height)
+        let active = lastActivity.map { time - $0 < Self.restDelay } ?? false
+        let targetZoom = active ? overlays.zoomFactor : 1
+        let target = active ? (pointer ?? (width / 2, height / 2)) : (width / 2, height / 2)
+        var current = view ?? View(centerX: width / 2, centerY: height / 2, zoom: 1)
+        let step = lastPicture.map { min(max(0, (time - $0).seconds), Self.longestStep.seconds) } ?? 0
+        // Eased: half the way there every 50 ms, capped at the top speeds.
+        let ease = 1 - exp2(-step / 0.05)
+        func approach(_ value: Double, _ goal: Double, limit: Double) -> Double {
+            let move = (goal - value) * ease
+            return value + max(-limit, min(limit, move))
+        }
+        current.zoom = approach(current.zoom, targetZoom, limit: Self.zoomSpeed * step)
+        let pan = Self.panSpeed * width * step
+        current.centerX = approach(current.centerX, target.0, limit: pan)
+        current.centerY = approach(current.centerY, target.1, limit: pan)
+        view = current
+        return current
+    }
+}

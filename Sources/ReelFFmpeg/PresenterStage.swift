@@ -1,0 +1,133 @@
+import Foundation
+import ReelCore
+
+/// The presenter overlays of one picture source (``PresenterOverlays``): the events its
+/// ``InputEventLog`` gathered up to each picture's time go into a ``PresenterScene``, and what
+/// the scene says is drawn into a new picture — the pointer's disc and the clicks' rings on the
+/// picture, then the zoom that follows the pointer, then the captions on top (so that they are
+/// not zoomed). A picture with nothing to draw goes through as it is.
+package final class PresenterStage: FrameStage, @unchecked Sendable {
+    private let log: InputEventLog
+    private let origin: MediaTime
+    private var scene: PresenterScene
+    private var marked: StageBuffers
+    private var zoomed: StageBuffers
+    private let scaler = FrameScaler()
+    /// Whether the last picture handed on was drawn on: the next unmarked one is then new
+    /// against it, whatever its source says.
+    private var lastWasDrawn = false
+    private let lock = NSLock()
+
+    /// A stage drawing `overlays` from the events in `log`, whose times are on the session's
+    /// clock; pictures' times count from `origin` on it. Off real time it waits for a free
+    /// buffer rather than drop.
+    package init(overlays: PresenterOverlays, log: InputEventLog, origin: MediaTime, realTime: Bool) {
+        self.log = log
+        self.origin = origin
+        scene = PresenterScene(overlays: overlays)
+        marked = StageBuffers(realTime: realTime)
+        zoomed = StageBuffers(realTime: realTime)
+    }
+
+    /// Click colours: yellow left, blue right, green middle, pink any other.
+    static func color(of button: MouseButton) -> PictureMarks.Color {
+        switch button {
+        case .left: return PictureMarks.Color(red: 255, green: 196, blue: 0)
+        case .right: return PictureMarks.Color(red: 64, green: 156, blue: 255)
+        case .middle: return PictureMarks.Color(red: 80, green: 220, blue: 100)
+        case .other: return PictureMarks.Color(red: 230, green: 90, blue: 230)
+        }
+    }
+
+    package func apply(to frame: VideoFrame) -> VideoFrame? {
+        lock.lock(); defer { lock.unlock() }
+        for event in log.take(through: origin + frame.presentationTime) {
+            scene.take(InputEvent(time: event.time - origin, event.kind))
+        }
+        let drawing = scene.drawing(at: frame.presentationTime, size: frame.size)
+        let crop = drawing.view?.crop(in: frame.size)
+        guard !drawing.rings.isEmpty || drawing.cursor != nil || crop != nil || drawing.caption != nil else {
+            guard lastWasDrawn else { return frame }
+            lastWasDrawn = false
+            var passed = frame
+            passed.identity = nil
+            return passed
+        }
+        var picture = frame
+        if !drawing.rings.isEmpty || drawing.cursor != nil {
+            guard let copy = copied(frame) else { return nil }
+            let marks = PictureMarks(on: copy)
+            let scale = Double(frame.height) / 1080
+            if let cursor = drawing.cursor {
+                marks.softDisc(x: cursor.x, y: cursor.y, radius: max(10, 30 * scale),
+                               color: PictureMarks.Color(red: 255, green: 230, blue: 80), opacity: 0.4)
+            }
+            for ring in drawing.rings {
+                marks.ring(x: ring.x, y: ring.y, radius: ring.radius, thickness: max(2, 5 * scale),
+                           color: Self.color(of: ring.button), opacity: 0.9 * ring.opacity)
+            }
+            picture = copy
+        }
+        if let crop {
+            guard let out = zoomed.picture(like: picture) else { return nil }
+            do {
+                try scaler.draw(picture, crop: crop, into: out, at: PixelRect(x: 0, y: 0, width: frame.width, height: frame.height))
+                picture = out
+            } catch {
+                // A size the scaler cannot cut: shown whole rather than lost.
+            }
+        }
+        if let caption = drawing.caption {
+            if picture.buffer === frame.buffer {
+                guard let copy = copied(frame) else { return nil }
+                picture = copy
+            }
+            Self.drawCaption(caption.text, opacity: caption.opacity, on: picture)
+        }
+        picture.identity = nil
+        lastWasDrawn = true
+        return picture
+    }
+
+    /// A copy of `frame` in a buffer of this stage's, to draw on.
+    private func copied(_ frame: VideoFrame) -> VideoFrame? {
+        guard let copy = marked.picture(like: frame) else { return nil }
+        for plane in 0..<frame.format.planeCount {
+            let rowBytes = frame.format.rowBytes(plane: plane, width: frame.width)
+            frame.withUnsafePlane(plane) { source, sourceStride in
+                copy.withUnsafeMutablePlane(plane) { target, targetStride in
+                    guard let from = source.baseAddress, let to = target.baseAddress else { return }
+                    if sourceStride == targetStride {
+                        to.copyMemory(from: from, byteCount: min(source.count, target.count))
+                    } else {
+                        for row in 0..<frame.format.rows(plane: plane, height: frame.height) {
+                            (to + row * targetStride).copyMemory(from: from + row * sourceStride, byteCount: rowBytes)
+                        }
+                    }
+                }
+            }
+        }
+        return copy
+    }
+
+    /// The caption's box: centred near the bottom, its text as large as a twentieth of the
+    /// picture's height allows, its oldest characters left out when it is too long to fit.
+    package static func captionLayout(_ text: String, in size: PixelSize) -> (text: String, box: PixelRect, scale: Int) {
+        let scale = max(2, size.height / 216)
+        let padding = 3 * scale
+        let fits = max(1, (size.width * 9 / 10 - 2 * padding) / PictureMarks.advance(scale: scale))
+        let shown = text.count > fits ? "…" + String(text.suffix(fits - 1)) : text
+        let width = shown.count * PictureMarks.advance(scale: scale) - scale + 2 * padding
+        let height = 7 * scale + 2 * padding
+        let box = PixelRect(x: (size.width - width) / 2, y: size.height - height - size.height / 20, width: width, height: height)
+        return (shown, box, scale)
+    }
+
+    private static func drawCaption(_ text: String, opacity: Double, on picture: VideoFrame) {
+        let layout = captionLayout(text, in: picture.size)
+        let marks = PictureMarks(on: picture)
+        marks.box(layout.box, color: PictureMarks.Color(red: 0, green: 0, blue: 0), opacity: 0.7 * opacity)
+        marks.text(layout.text, x: layout.box.x + 3 * layout.scale, y: layout.box.y + 3 * layout.scale, scale: layout.scale,
+                   color: PictureMarks.Color(red: 255, green: 255, blue: 255), opacity: opacity)
+    }
+}

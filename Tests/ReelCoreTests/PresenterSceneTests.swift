@@ -1,0 +1,55 @@
+import Testing
+import ReelCore
+
+/// The zoom that follows the pointer, on a manual timeline: it converges on the pointer, moves
+/// no more than its top speeds allow between two pictures, and goes back out once the pointer rests.
+@Suite struct PresenterSceneTests {
+    static let size = PixelSize(width: 320, height: 180)
+
+    @Test func theViewConvergesOnThePointerInBoundedStepsAndEasesOutWhenItRests() throws {
+        var scene = PresenterScene(overlays: PresenterOverlays(followsCursor: true, zoomFactor: 2))
+        let fps = 30.0
+        var events: [InputEvent] = []
+        // The pointer goes to (200, 100) and wobbles there by a pixel for two seconds.
+        for i in 0..<20 {
+            events.append(InputEvent(time: MediaTime(seconds: 0.5 + Double(i) * 0.1), .pointerMoved(x: 200 + Double(i % 2), y: 100)))
+        }
+        var views: [(time: Double, view: PresenterScene.View)] = []
+        for frame in 0..<Int(6 * fps) {
+            let time = Double(frame) / fps
+            while let next = events.first, next.time.seconds <= time { scene.take(events.removeFirst()) }
+            views.append((time, try #require(scene.drawing(at: MediaTime(seconds: time), size: Self.size).view)))
+        }
+        let step = PresenterScene.panSpeed * Double(Self.size.width) / fps
+        for (a, b) in zip(views, views.dropFirst()) {
+            #expect(abs(b.view.centerX - a.view.centerX) <= step * 1.0001 && abs(b.view.centerY - a.view.centerY) <= step * 1.0001,
+                    "jump at \(b.time): \(a.view) to \(b.view)")
+            // (times are whole microseconds: a step may be a microsecond longer than 1/30 s)
+            #expect(abs(b.view.zoom - a.view.zoom) <= PresenterScene.zoomSpeed * (b.time - a.time + 1e-6) + 1e-9)
+        }
+        // Before the pointer moves: the whole picture.
+        #expect(views[0].view.zoom == 1)
+        // At 2 s: zoomed in, centred within two pixels of the pointer.
+        let settled = views[60].view
+        #expect(abs(settled.zoom - 2) < 0.01 && abs(settled.centerX - 200.5) <= 2 && abs(settled.centerY - 100) <= 2, "\(settled)")
+        let crop = try #require(settled.crop(in: Self.size))
+        #expect(crop.width == 160 && crop.height == 90 && abs(crop.x + 80 - 200) <= 3 && abs(crop.y + 45 - 100) <= 3, "\(crop)")
+        // The pointer's last move is at 2.4 s; rested from 3.9 s; back out to the whole picture by 5.5 s.
+        #expect(views[Int(3.8 * fps)].view.zoom > 1.9)
+        #expect(views[Int(5.5 * fps)].view.zoom < 1.001 && views[Int(5.5 * fps)].view.crop(in: Self.size) == nil)
+    }
+
+    @Test func aClickWakesTheFollowAndARingGrowsAndFades() throws {
+        var follow = PresenterScene(overlays: PresenterOverlays(followsCursor: true))
+        follow.take(InputEvent(time: MediaTime(seconds: 1), .buttonPressed(.right, x: 40, y: 30)))
+        _ = follow.drawing(at: MediaTime(seconds: 1), size: Self.size)
+        #expect(try #require(follow.drawing(at: MediaTime(seconds: 1.04), size: Self.size).view).zoom > 1)
+        var fresh = PresenterScene(overlays: PresenterOverlays(showsMouseClicks: true))
+        fresh.take(InputEvent(time: MediaTime(seconds: 1), .buttonPressed(.right, x: 40, y: 30)))
+        let atPress = try #require(fresh.drawing(at: MediaTime(seconds: 1), size: Self.size).rings.first)
+        #expect(atPress.button == .right && atPress.x == 40 && atPress.y == 30 && atPress.opacity == 1 && atPress.radius == 6)
+        let later = try #require(fresh.drawing(at: MediaTime(seconds: 1.25), size: Self.size).rings.first)
+        #expect(later.opacity == 0.5 && later.radius == 9)
+        #expect(fresh.drawing(at: MediaTime(seconds: 1.5), size: Self.size).rings.isEmpty)
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+import ReelCore
+@testable import ReelFFmpeg
+
+/// The presenter stage draws what the events say into the pictures after them and not before,
+/// and takes it away again: rings at the press, captions in the caption box, the followed zoom.
+@Suite struct PresenterStageTests {
+    static let size = PixelSize(width: 320, height: 180)
+
+    /// A black BGRA picture at `time`, with a white square of `side` around `square` if given.
+    static func picture(at time: Double, square: (x: Int, y: Int, side: Int)? = nil) throws -> VideoFrame {
+        try VideoFrame(format: .bgra, size: size, presentationTime: MediaTime(seconds: time)) { _, bytes, stride in
+            for y in 0..<size.height {
+                for x in 0..<size.width {
+                    var level: UInt8 = 0
+                    if let s = square, abs(x - s.x) < s.side / 2, abs(y - s.y) < s.side / 2 { level = 255 }
+                    bytes[y * stride + x * 4] = level; bytes[y * stride + x * 4 + 1] = level
+                    bytes[y * stride + x * 4 + 2] = level; bytes[y * stride + x * 4 + 3] = 255
+                }
+            }
+        }
+    }
+
+    /// The (blue, green, red) of every pixel that is not black, by position.
+    static func lit(_ frame: VideoFrame) -> [(x: Int, y: Int, bgr: (UInt8, UInt8, UInt8))] {
+        frame.withUnsafePlane(0) { bytes, stride in
+            var found: [(Int, Int, (UInt8, UInt8, UInt8))] = []
+            for y in 0..<frame.height {
+                for x in 0..<frame.width {
+                    let i = y * stride + x * 4
+                    if bytes[i] > 8 || bytes[i + 1] > 8 || bytes[i + 2] > 8 { found.append((x, y, (bytes[i], bytes[i + 1], bytes[i + 2]))) }
+                }
+            }
+            return found
+        }
+    }
+
+    static func stage(_ overlays: PresenterOverlays, _ events: [InputEvent]) -> PresenterStage {
+        let log = InputEventLog()
+        for event in events { log.append(event) }
+        return PresenterStage(overlays: overlays, log: log, origin: .zero, realTime: false)
+    }
+
+    @Test(arguments: [(MouseButton.left, true), (.right, false)])
+    func aRingShowsAroundThePressFromItsPictureForHalfASecond(_ button: MouseButton, yellow: Bool) throws {
+        let stage = Self.stage(PresenterOverlays(showsMouseClicks: true),
+                               [InputEvent(time: MediaTime(seconds: 0.5), .buttonPressed(button, x: 100, y: 90))])
+        for tenth in 0...12 {
+            let time = Double(tenth) / 10
+            let out = try #require(stage.apply(to: try Self.picture(at: time)))
+            let lit = Self.lit(out)
+            if time < 0.5 || time >= 1.0 {
+                #expect(lit.isEmpty, "nothing at \(time)s, found \(lit.count) pixels")
+                continue
+            }
+            #expect(!lit.isEmpty, "a ring at \(time)s")
+            for pixel in lit {
+                let distance = (Double(pixel.x - 100) * Double(pixel.x - 100) + Double(pixel.y - 90) * Double(pixel.y - 90)).squareRoot()
+                #expect(distance >= 3 && distance <= 15, "a ring, not a disc: a pixel \(distance) from the press at \(time)s")
+                let (b, _, r) = pixel.bgr
+                #expect(yellow ? r > b : b > r, "\(button)'s colour: \(pixel.bgr)")
+            }
+        }
+    }
+
+    @Test func typedKeysShowInTheCaptionBoxAndAreGoneAfterThePause() throws {
+        let typed: [InputEvent] = "hi".enumerated().map { InputEvent(time: MediaTime(seconds: 1 + Double($0.offset) * 0.1), .keyPressed(KeyPress($0.element))) }
+        let stage = Self.stage(PresenterOverlays(showsKeys: true), typed)
+        let box = PresenterStage.captionLayout("hi", in: Self.size).box
+        func inBox(_ frame: VideoFrame) -> Int {
+            Self.lit(frame).filter { $0.x >= box.x && $0.x < box.x + box.width && $0.y >= box.y && $0.y < box.y + box.height }.count
+        }
+        for time in [0.0, 0.9] { #expect(Self.lit(try #require(stage.apply(to: try Self.picture(at: time)))).isEmpty) }
+        let shown = try #require(stage.apply(to: try Self.picture(at: 1.2)))
+        #expect(inBox(shown) > 20 && inBox(shown) == Self.lit(shown).count, "white letters in the box, nothing outside it")
+        #expect(inBox(try #require(stage.apply(to: try Self.picture(at: 3.0)))) > 20)
+        for time in [3.7, 5.0] { #expect(Self.lit(try #require(stage.apply(to: try Self.picture(at: time)))).isEmpty, "gone at \(time)s") }
+    }
+
+    @Test func theFollowedZoomEnlargesWhatIsAroundThePointer() throws {
+        var events: [InputEvent] = []
+        for i in 0..<30 { events.append(InputEvent(time: MediaTime(seconds: Double(i) * 0.1), .pointerMoved(x: 200 + Double(i % 2), y: 100))) }
+        let stage = Self.stage(PresenterOverlays(followsCursor: true, zoomFactor: 2), events)
+        let square = (x: 200, y: 100, side: 20)
+        var last = 0
+        for frame in 0..<60 {
+            let out = try #require(stage.apply(to: try Self.picture(at: Double(frame) / 30, square: square)))
+            last = Self.lit(out).count
+        }
+        // 19 x 19 white pixels, twice as wide and high once zoomed in.
+        #expect(last > 3 * 19 * 19 && last < 5 * 19 * 19, "\(last) white pixels")
+    }
+
+    @Test func aPictureWithNothingToDrawGoesThroughUncopied() throws {
+        let stage = Self.stage(PresenterOverlays(showsMouseClicks: true, showsKeys: true), [])
+        let frame = try Self.picture(at: 1)
+        #expect(try #require(stage.apply(to: frame)).buffer === frame.buffer)
+    }
+
+    @Test(arguments: [PixelFormat.yuv420p, .nv12, .yuyv])
+    func ringsAreDrawnOnYUVPicturesToo(_ format: PixelFormat) throws {
+        let stage = Self.stage(PresenterOverlays(showsMouseClicks: true), [InputEvent(time: .zero, .buttonPressed(.left, x: 50, y: 40))])
+        let frame = try VideoFrame(format: format, size: Self.size) { plane, bytes, _ in
+            bytes.initializeMemory(as: UInt8.self, repeating: plane == 0 || format == .yuyv ? 16 : 128)
+        }
+        let out = try #require(stage.apply(to: frame))
+        let brighter = out.withUnsafePlane(0) { bytes, stride in
+            (0..<Self.size.width).filter { x in bytes[40 * stride + (format == .yuyv ? x * 2 : x)] > 100 }
+        }
+        #expect(!brighter.isEmpty && brighter.allSatisfy { abs($0 - 50) >= 3 && abs($0 - 50) <= 15 }, "\(brighter)")
+    }
+}
