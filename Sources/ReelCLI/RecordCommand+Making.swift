@@ -155,6 +155,7 @@ extension RecordCommand {
                 if windowsSound { windowProcess = try Self.processShowing(window) }
                 sources.append(window)
             case .wayland where options.window != nil:
+                try options.refusePresenterOnWayland()
                 // The portal's dialog chooses the window: it cannot be named, and fill is X11's.
                 guard options.window == .focused || options.window == .pick else {
                     throw ReelError(.invalidConfiguration, "on Wayland --window cannot name a window: the desktop portal's dialog chooses it",
@@ -174,6 +175,7 @@ extension RecordCommand {
                 sources.append(X11ScreenSource(display: display, region: options.region, frameRate: options.frameRate,
                                                drawsCursor: options.drawsCursor))
             case .wayland:
+                try options.refusePresenterOnWayland()
                 sources.append(WaylandScreenSource(region: options.region, frameRate: options.frameRate,
                                                    drawsCursor: options.drawsCursor, choosesAgain: options.choosesScreen))
             }

@@ -73,6 +73,8 @@ public struct RecordOptions: Sendable {
     public var filters: [(source: Int?, filter: VideoFilter)] = []
     /// `--audio-offset`, `--audio-filter`, `--denoise`: each audio source's sound moved and filtered.
     public var sound: [AudioTarget: (offset: MediaTime, filters: [AudioFilter])] = [:]
+    /// `--show-clicks`, `--show-keys`, `--highlight-cursor`, `--follow-cursor`: drawn on the screen.
+    public var presenter = PresenterOverlays()
     /// `--preview[=auto]`: show what is recorded in a window; with `auto`, only where a
     /// display is.
     public var preview: PreviewMode?
@@ -345,8 +347,9 @@ public struct RecordOptions: Sendable {
             throw UsageError("--hls-segments fmp4 cannot go with --frame-mode \(video.frameMode.rawValue): fragmented MP4 segments time each picture as one frame, "
                              + "and the pictures of this mode may be seconds apart; use --hls-segments ts (the default) or --frame-mode cfr")
         }
+        try parsePresenter(args)
         try Self.refuseOptionsThatDoNothing(args, screen: screen != nil, videoSources: videoSourceCount,
-                                            zoomable: !cameras.isEmpty || testPattern,
+                                            zoomable: !cameras.isEmpty || testPattern || presenter.followsCursor,
                                             audioSources: [microphone != nil, appAudio != nil, tone].filter { $0 }.count)
     }
 
@@ -414,7 +417,7 @@ public struct RecordOptions: Sendable {
         func refuse(_ options: [String], unless ok: Bool, _ needs: String) throws {
             if !ok, let given = options.first(where: args.has) { throw UsageError("--\(given) does nothing without \(needs)") }
         }
-        try refuse(["zoom"], unless: zoomable, "a camera or the test pattern (a screen cannot be zoomed; --region records part of it)")
+        try refuse(["zoom"], unless: zoomable, "a camera, the test pattern or --follow-cursor (a screen is zoomed by --follow-cursor; --region records part of it)")
         try refuse(["size", "fps", "codec", "preset", "no-adapt", "crf", "bitrate", "keyframe-interval", "profile", "each-source", "frame-log", "filter", "preview"],
                    unless: videoSources > 0, "a video source (--screen, --camera or --test-pattern)")
         try refuse(["no-cursor"], unless: screen, "--screen")

@@ -73,7 +73,9 @@ package struct PresenterScene: Sendable {
     package mutating func take(_ event: InputEvent) {
         switch event.kind {
         case .pointerMoved(let x, let y):
-            if let pointer, pointer.x == x, pointer.y == y { return }
+            // The first position known is where the pointer rests, not a move.
+            guard let before = pointer else { pointer = (x, y); return }
+            if before.x == x, before.y == y { return }
             pointer = (x, y)
             lastActivity = event.time
         case .buttonPressed(let button, let x, let y):
@@ -103,14 +105,15 @@ package struct PresenterScene: Sendable {
         return drawing
     }
 
-    /// The followed view at `time`: toward the pointer, zoomed in, while it is active; back to
-    /// the whole picture once it rests; never moving faster than ``panSpeed`` and ``zoomSpeed``.
+    /// The followed view at `time`: toward the pointer, zoomed in, while it is active; out to
+    /// the whole picture, about where it is, once it rests; never moving faster than ``panSpeed`` and ``zoomSpeed``.
     private mutating func follow(at time: MediaTime, size: PixelSize) -> View {
         let width = Double(size.width), height = Double(size.height)
         let active = lastActivity.map { time - $0 < Self.restDelay } ?? false
         let targetZoom = active ? overlays.zoomFactor : 1
-        let target = active ? (pointer ?? (width / 2, height / 2)) : (width / 2, height / 2)
         var current = view ?? View(centerX: width / 2, centerY: height / 2, zoom: 1)
+        // Resting, the view zooms out about where it is (the picture's edges bring it home).
+        let target = active ? (pointer ?? (current.centerX, current.centerY)) : (current.centerX, current.centerY)
         let step = lastPicture.map { min(max(0, (time - $0).seconds), Self.longestStep.seconds) } ?? 0
         // Eased: half the way there every 50 ms, capped at the top speeds.
         let ease = 1 - exp2(-step / 0.05)

@@ -134,12 +134,12 @@ private final class Reader: @unchecked Sendable {
 
     private func run() {
         let fd = xcb_get_file_descriptor(connection.raw)
+        var last: (x: Double, y: Double)?
         while !stopping.load(ordering: .relaxed), !connection.hasFailed {
             var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            // Woken every tenth of a second to see whether to stop.
-            guard case .success(let ready) = Syscall.attempt({ poll(&entry, 1, 100) }) else { return }
-            guard ready > 0 else { continue }
-            var moved = false
+            // Woken at least 30 times a second, to see whether to stop and where the pointer
+            // is: a pointer moved by a program (warped) makes no raw event.
+            guard case .success = Syscall.attempt({ poll(&entry, 1, 33) }) else { return }
             while let event = xcb_poll_for_event(connection.raw) {
                 defer { free(event) }
                 guard event.pointee.response_type & 0x7F == XCB_GE_GENERIC else { continue }
@@ -148,11 +148,11 @@ private final class Reader: @unchecked Sendable {
                 let time = clock.now()
                 switch Int32(raw.event_type) {
                 case XCB_INPUT_RAW_MOTION:
-                    moved = true
+                    continue  // asked for below, once for all of them
                 case XCB_INPUT_RAW_BUTTON_PRESS:
                     guard let button = MouseButton(x11Number: Int(raw.detail)), let at = pointer() else { continue }
                     deliver(InputEvent(time: time, .buttonPressed(button, x: at.x, y: at.y)))
-                    moved = false
+                    last = at
                 case XCB_INPUT_RAW_KEY_PRESS:
                     keyPressed(raw.detail, at: time)
                 case XCB_INPUT_RAW_KEY_RELEASE:
@@ -161,7 +161,8 @@ private final class Reader: @unchecked Sendable {
                     continue
                 }
             }
-            if moved, let at = pointer() {
+            if let at = pointer(), last?.x != at.x || last?.y != at.y {
+                last = at
                 deliver(InputEvent(time: clock.now(), .pointerMoved(x: at.x, y: at.y)))
             }
         }

@@ -25,6 +25,19 @@ enum DocsExamples {
         // DOCS-SNIPPET-END
     }
 
+    /// Presenter overlays: clicks, keys and the followed view on an X11 screen.
+    static func drawClicksAndKeys() async throws {
+        // DOCS-SNIPPET-BEGIN
+        let session = CaptureSession()
+        let screen = X11ScreenSource(frameRate: FrameRate(30))
+        try session.addInput(screen)
+        let overlays = PresenterOverlays(showsMouseClicks: true, showsKeys: true, followsCursor: true, zoomFactor: 2)
+        try session.connection(for: screen)?.setPresenterOverlays(overlays, events: XInputEventSource(for: screen))
+        try session.addOutput(Recorder(url: URL(fileURLWithPath: "tutorial.mp4")))
+        try await session.start()
+        // DOCS-SNIPPET-END
+    }
+
     /// Getting started: the screen.
     static func recordTheScreen() async throws {
         // DOCS-SNIPPET-BEGIN

@@ -1,0 +1,146 @@
+import Foundation
+import Synchronization
+import Testing
+import Reel
+import ReelTestSupport
+
+/// `reel record --show-clicks --show-keys --follow-cursor` on a real X server (Xvfb) driven by
+/// xdotool: what the XInput2 events say is in the recorded file's pictures after them, not
+/// before, and gone again after its fade.
+@Suite(.serialized, .tags(.realTime)) struct PresenterRecordTests {
+    static let size = PixelSize(width: 640, height: 360)
+
+    /// Runs `reel record --json ARGS`; once it says it started, calls each step after its delay
+    /// (seconds from the start) and waits for reel to finish.
+    func record(_ args: [String], steps: [(Double, () throws -> Void)]) async throws -> (status: Int32, stderr: String) {
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record", "--json"] + args
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        let printed = Mutex("")
+        out.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            printed.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
+        try process.run()
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while !printed.withLock({ $0.contains("\"started\"") }), process.isRunning, Date() < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        var elapsed = 0.0
+        for (at, step) in steps {
+            try await Task.sleep(for: .milliseconds(Int((at - elapsed) * 1000)))
+            elapsed = at
+            try step()
+        }
+        while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        if process.isRunning { process.terminate(); Issue.record("reel did not finish") }
+        process.waitUntilExit()
+        out.fileHandleForReading.readabilityHandler = nil
+        return (process.terminationStatus, String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    }
+
+    func xdotool(_ display: String, _ arguments: [String]) throws {
+        let run = try Subprocess.run(["xdotool"] + arguments, environment: ["DISPLAY": display])
+        #expect(run.status == 0, "xdotool \(arguments): \(run.stderr)")
+    }
+
+    /// The positions in `frame` (RGB rows) where `matches` holds, within `area`.
+    static func pixels(_ frame: [UInt8], in area: PixelRect? = nil, _ matches: (UInt8, UInt8, UInt8) -> Bool) -> [(x: Int, y: Int)] {
+        let a = area ?? PixelRect(x: 0, y: 0, width: size.width, height: size.height)
+        var found: [(Int, Int)] = []
+        for y in a.y..<(a.y + a.height) {
+            for x in a.x..<(a.x + a.width) {
+                let i = (y * size.width + x) * 3
+                if matches(frame[i], frame[i + 1], frame[i + 2]) { found.append((x, y)) }
+            }
+        }
+        return found
+    }
+
+    static func isYellow(_ r: UInt8, _ g: UInt8, _ b: UInt8) -> Bool { r > 170 && g > 120 && b < 90 }
+    static func isWhite(_ r: UInt8, _ g: UInt8, _ b: UInt8) -> Bool { r > 200 && g > 200 && b > 200 }
+    static func isGrey(_ frame: [UInt8]) -> Bool { abs(Int(frame[(20 * size.width + 20) * 3]) - 100) < 25 }
+
+    @Test("a click shows a ring around its point and typed keys a caption, in the pictures after them only, gone after their fade")
+    func clicksAndKeys() async throws {
+        let xvfb = try XvfbServer(size: Self.size)
+        let painter = try ScreenPainter(display: xvfb.display)
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("presenter.mp4")
+        let click = (x: 200, y: 150)
+        // The screen turns grey before the click: pictures still black were taken before it.
+        let r = try await record(["--screen=\(xvfb.display)", "--no-cursor", "--show-clicks", "--show-keys", "--preset", "ultrafast",
+                                  "--duration", "8", "-o", url.path], steps: [
+            (0.8, { painter.fill(rect: PixelRect(x: 0, y: 0, width: 640, height: 360), red: 100, green: 100, blue: 100) }),
+            (1.3, { try xdotool(xvfb.display, ["mousemove", "\(click.x)", "\(click.y)", "click", "1"]) }),
+            (2.3, { try xdotool(xvfb.display, ["type", "--delay", "50", "hi"]) }),
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("passwords too"), "the warning that everything typed is shown: \(r.stderr)")
+        let frames = try MediaProbe.decodeRGB(url, width: Self.size.width, height: Self.size.height)
+        #expect(frames.count >= 200, "about 8 s at 30 fps: \(frames.count)")
+        let captionArea = PresenterStage.captionLayout("hi", in: Self.size).box
+        let firstGrey = try #require(frames.firstIndex(where: Self.isGrey), "the screen turned grey")
+        #expect(firstGrey >= 5, "black pictures before the paint: \(firstGrey)")
+        for index in 0..<firstGrey {
+            #expect(Self.pixels(frames[index], Self.isYellow).isEmpty, "no ring before the click: frame \(index)")
+            #expect(Self.pixels(frames[index], in: captionArea, Self.isWhite).isEmpty, "no caption before typing: frame \(index)")
+        }
+        let ringFrames = frames.indices.filter { !Self.pixels(frames[$0], Self.isYellow).isEmpty }
+        #expect(!ringFrames.isEmpty, "a ring in some picture")
+        for index in ringFrames {
+            for point in Self.pixels(frames[index], Self.isYellow) {
+                let distance = (Double((point.x - click.x) * (point.x - click.x) + (point.y - click.y) * (point.y - click.y))).squareRoot()
+                #expect(distance >= 3 && distance <= 30, "frame \(index): yellow \(distance) px from the click, not on a ring around it")
+            }
+            #expect(!Self.isYellow(frames[index][(click.y * 640 + click.x) * 3], frames[index][(click.y * 640 + click.x) * 3 + 1],
+                                   frames[index][(click.y * 640 + click.x) * 3 + 2]), "a ring, its middle left as it was")
+        }
+        let captionFrames = frames.indices.filter { Self.pixels(frames[$0], in: captionArea, Self.isWhite).count > 10 }
+        #expect(!captionFrames.isEmpty, "the typed keys in the caption box in some picture")
+        #expect(captionFrames.allSatisfy { $0 > (ringFrames.first ?? 0) }, "typed after the click")
+        // Both gone within 2.5 s of the last key; the recording goes on for 3 s more.
+        for index in (frames.count - 20)..<frames.count {
+            #expect(Self.pixels(frames[index], Self.isYellow).isEmpty && Self.pixels(frames[index], in: captionArea, Self.isWhite).isEmpty,
+                    "gone by frame \(index) of \(frames.count)")
+        }
+    }
+
+    @Test("--follow-cursor zooms in on the pointer, centred near it, without jumps between pictures, and back out once it rests")
+    func followsThePointer() async throws {
+        let xvfb = try XvfbServer(size: Self.size)
+        let painter = try ScreenPainter(display: xvfb.display)
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("follow.mp4")
+        let target = (x: 480, y: 120)
+        painter.fill(rect: PixelRect(x: target.x - 20, y: target.y - 20, width: 40, height: 40), red: 230, green: 20, blue: 20)
+        var steps: [(Double, () throws -> Void)] = []
+        for i in 0..<12 {
+            steps.append((0.5 + Double(i) * 0.25, { try xdotool(xvfb.display, ["mousemove", "\(target.x + i % 2)", "\(target.y)"]) }))
+        }
+        let r = try await record(["--screen=\(xvfb.display)", "--no-cursor", "--follow-cursor", "--zoom", "2", "--preset", "ultrafast",
+                                  "--duration", "7", "-o", url.path], steps: steps)
+        #expect(r.status == 0, "\(r.stderr)")
+        let frames = try MediaProbe.decodeRGB(url, width: Self.size.width, height: Self.size.height)
+        let red = frames.map { Self.pixels($0) { r, g, b in r > 150 && g < 90 && b < 90 } }
+        let plain = 40 * 40
+        let zoomedIn = red.indices.filter { red[$0].count > 3 * plain }
+        #expect(!zoomedIn.isEmpty, "zoomed in on the pointer in some picture: most red \(red.map(\.count).max() ?? 0) px")
+        func centre(_ points: [(x: Int, y: Int)]) -> (x: Double, y: Double) {
+            (Double(points.map(\.x).reduce(0, +)) / Double(points.count), Double(points.map(\.y).reduce(0, +)) / Double(points.count))
+        }
+        for index in zoomedIn where red[index].count > Int(3.5 * Double(plain)) {
+            let c = centre(red[index])
+            #expect(abs(c.x - 320) <= 24 && abs(c.y - 180) <= 24, "frame \(index): the pointer's square at \(c), not near the middle")
+        }
+        for index in red.indices.dropFirst() where !red[index].isEmpty && !red[index - 1].isEmpty {
+            let a = centre(red[index - 1]), b = centre(red[index])
+            #expect(abs(a.x - b.x) <= 80 && abs(a.y - b.y) <= 80, "a jump from frame \(index - 1) to \(index): \(a) to \(b)")
+        }
+        let last = try #require(red.last)
+        #expect(last.count < 2 * plain && abs(centre(last).x - Double(target.x)) <= 6, "back out once the pointer rested: \(last.count) red px")
+    }
+}
