@@ -154,7 +154,8 @@ extension RecorderPipeline {
         do {
             gif = try GIFConverter.convert(recorded, to: url, overwrite: settings.overwrite, meter: meter)
         } catch var error as ReelError {
-            error.hint = error.hint.map { "\($0); \(kept)" } ?? kept
+            // The name taken meanwhile: recovering under that name would be refused as well.
+            error.hint = error.code == .fileExists ? "\(kept); \(LibraryHint.nameTheGIF)" : error.hint.map { "\($0); \(kept)" } ?? kept
             throw error
         }
         meter.finish()

@@ -53,8 +53,8 @@ extension RecordingFile {
         /// The file that was at the recording's name before it started (one the recording was
         /// to replace): left as it was.
         public var unchangedFile: URL?
-        /// The unfinished copies a finalise by copying that the abort interrupted left beside
-        /// the recording: not needed, and safe to delete.
+        /// The unfinished copies a finalise by copying, or the making of a GIF at the stop,
+        /// that the abort interrupted left beside the recording: not needed, and safe to delete.
         public var unfinishedCopies: [URL]
         /// The container the recording was written in.
         public var container: Container
@@ -94,6 +94,8 @@ extension RecordingFile {
         }
         if let intermediate {
             report.outcome = abandon(intermediate: intermediate, unchanged: report.unchangedFile != nil)
+            // The file this process was making from it at the stop, half made.
+            report.unfinishedCopies = FilePlacement.temporaryFiles(beside: url, purposes: ["converting"], pid: getpid())
             return report
         }
         // Replacing a file, the new recording keeps a hidden name of its own until its first

@@ -10,6 +10,7 @@ enum CommandLineHints {
         (LibraryHint.chooseAnotherFolder, "choose another with -o"),
         (LibraryHint.overwritingDiscardsIt, "--overwrite would discard it"),
         (LibraryHint.giveAFileName, "give a file name with -o"),
+        (LibraryHint.nameTheGIF, "add -o OTHER.gif to make it under another name, or --overwrite to replace the file"),
         (LibraryHint.allowReencoding, "pass --reencode"),
         (LibraryHint.useMKVOrH264, "use --format mkv or --codec h264"),
         (LibraryHint.installEncoderOrUseH264, "install a libavcodec with it, or use --codec h264"),

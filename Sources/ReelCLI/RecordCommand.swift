@@ -33,7 +33,9 @@ struct RecordCommand {
                                         let message = parts.abandon()
                                         // A script reading --json learns of the abort as of any other end.
                                         if options.json {
-                                            console.out(ProgressRenderer.json(["event": "aborted", "message": message.replacingOccurrences(of: "reel: ", with: "")]))
+                                            var event: [String: Any] = ["event": "aborted", "message": message.replacingOccurrences(of: "reel: ", with: "")]
+                                            if let kept = parts.keptByAbort { event["kept"] = kept.file; event["finish"] = kept.finish }
+                                            console.out(ProgressRenderer.json(event))
                                         }
                                         return message
                                     })

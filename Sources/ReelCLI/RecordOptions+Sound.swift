@@ -71,6 +71,21 @@ extension RecordOptions {
         }
     }
 
+    /// Refuses a negative `--audio-offset` at least as long as the recording (`--duration`,
+    /// `--max-duration`): it moves the source's sound earlier by that much, so none of it would
+    /// be in the file, and the source would look as if it had failed.
+    func refuseOffsetsAsLongAsTheRecording() throws {
+        guard let limit else { return }
+        for target in AudioTarget.allCases {
+            guard let offset = sound[target]?.offset, offset < .zero, MediaTime.zero - offset >= limit else { continue }
+            let longest = Int((limit.seconds * 1000).rounded(.up)) - 1
+            throw UsageError("--audio-offset \(Int((offset.seconds * 1000).rounded())) moves the \(target.rawValue) source's sound "
+                             + "\(String(format: "%g", -offset.seconds)) s earlier, at least as long as the whole recording "
+                             + "(\(String(format: "%g", limit.seconds)) s): none of it would be recorded. For this recording the offset "
+                             + "must be between -\(longest) and 10000 ms (a late Bluetooth headset or USB microphone needs a few hundred)")
+        }
+    }
+
     /// Gives each audio source among `sources` (added to `session`) its offset and filters.
     func applySound(to sources: [any CaptureSource], in session: CaptureSession) {
         for source in sources {

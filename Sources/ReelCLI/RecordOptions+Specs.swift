@@ -36,7 +36,7 @@ extension RecordOptions {
                    help: "filter the recorded picture: a look (mono, comic, crystal) or a libavfilter graph such as 'eq=contrast=1.3', one picture for each (not fps, select…); N: filters only the Nth video source"),
         OptionSpec("zoom", value: .required, placeholder: "FACTOR[:RATE]", help: "cameras' digital zoom, e.g. 2; with RATE, ramp to it at RATE doublings per second; with --follow-cursor how far it zooms in (1.25–8, default 2)"),
         OptionSpec("show-clicks", help: "draw a ring where each mouse button is pressed, fading in half a second (yellow left, blue right, green middle); X11 only"),
-        OptionSpec("show-keys", help: "write what is typed at the bottom of the picture (words, Ctrl+Shift+T, ⌫ ×5). EVERYTHING typed is shown, passwords too: Ctrl+Alt+K hides the captions and shows them again; X11 only"),
+        OptionSpec("show-keys", help: "write what is typed at the bottom of the picture (words, chords such as Ctrl+Shift+T, repeats counted). EVERYTHING typed is shown, passwords too: Ctrl+Alt+K hides the captions and shows them again; X11 only"),
         OptionSpec("highlight-cursor", help: "draw a soft yellow disc around the pointer; X11 only"),
         OptionSpec("follow-cursor", help: "zoom in (--zoom, default 2) toward the pointer and clicks while it moves, back out when it rests; X11 only"),
         OptionSpec("tone", help: "record the built-in test tone (440 Hz with a beep each second)"),

@@ -429,6 +429,7 @@ public struct RecordOptions: Sendable {
     /// Checks what needs the other options too.
     func validateCombinations() throws {
         if virtualClock && limit == nil { throw UsageError("--faster-than-real-time needs --duration") }
+        try refuseOffsetsAsLongAsTheRecording()
         // No file reel writes may be a file it reads, nor two of its outputs one file: with
         // --overwrite the recording would destroy its own input.
         let inputs = cameras.compactMap { location -> URL? in if case .file(let url) = location { url } else { nil } }

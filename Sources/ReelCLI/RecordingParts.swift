@@ -45,6 +45,14 @@ final class RecordingParts: @unchecked Sendable {
         _compositor = compositor
     }
 
+    /// What an abort kept (the file) and the command that finishes it: for `--json`'s
+    /// "aborted" event.
+    private(set) var keptByAbort: (file: String, finish: String)? {
+        get { lock.lock(); defer { lock.unlock() }; return _keptByAbort }
+        set { lock.lock(); defer { lock.unlock() }; _keptByAbort = newValue }
+    }
+    private var _keptByAbort: (file: String, finish: String)?
+
     /// What an abort leaves on disk, and how to finish it, in words: the library decides
     /// (``Recorder/abort()``), this says it.
     func abandon() -> String {
@@ -59,13 +67,21 @@ final class RecordingParts: @unchecked Sendable {
             // Nothing made yet: a file at the name is the one that was there.
             return "reel: aborted before anything was recorded" + ((FileIdentity.size(of: url) ?? 0) > 0 ? ", and \(url.path) is unchanged" : "")
         }
-        return Self.message(recorder.abort(), name: recorder.url)
+        let report = recorder.abort()
+        // For --json's "aborted" event: the file kept, and what finishes it.
+        if case .kept(let place, _) = report.outcome, let target = report.recoveryTarget {
+            keptByAbort = (place.path, "reel recover \(Shell.quoted(target.path))")
+        }
+        return Self.message(report, name: recorder.url)
     }
 
     /// What `report` says of the recording into `url`, as `reel record` prints it.
     static func message(_ report: RecordingFile.AbortReport, name url: URL) -> String {
         let unchanged = report.unchangedFile.map { ", and \($0.path) is unchanged" } ?? ""
         let recover = report.recoveryTarget.map { "reel recover \(Shell.quoted($0.path))" } ?? ""
+        let copies = report.unfinishedCopies.isEmpty ? ""
+            : "; the unfinished copy \(report.container == .gif ? "of the GIF " : "")the abort interrupted, "
+                + "\(report.unfinishedCopies.map(\.path).joined(separator: ", ")), is not needed and can be deleted"
         switch report.outcome {
         case .noFile, .nothingRecorded:
             return "reel: aborted before anything was recorded\(unchanged)"
@@ -87,18 +103,16 @@ final class RecordingParts: @unchecked Sendable {
                 + "what was recorded is in \(place.path); finalise it with: \(recover)"
         case .kept(let place, .beingMade(let file)):
             return "reel: aborted while \(file.lastPathComponent) was being made; the recording is kept in \(place.path); "
-                + "make it into the GIF with: \(recover)"
+                + "make it into the GIF with: \(recover)\(copies)"
         case .kept(let place, .intermediate(let file)):
             return "reel: aborted; what was recorded is in \(place.path) (\(file.lastPathComponent) is made from it at the stop, and was not)\(unchanged); "
-                + "make it into the GIF with: \(recover)"
+                + "make it into the GIF with: \(recover)\(copies)"
         case .kept(let place, let placement):
             let moved = switch placement {
             case .copiedBack(let from): " (\(from.lastPathComponent) was deleted while recorded and is copied back)"
             case .moved(let from): " (\(from.lastPathComponent) was moved there while recorded)"
             default: ""
             }
-            let copies = report.unfinishedCopies.isEmpty ? ""
-                : "; the unfinished copy the finalise was making, \(report.unfinishedCopies.map(\.path).joined(separator: ", ")), is not needed and can be deleted"
             return kept(container: report.container, place: place, moved: moved, recover: recover) + copies
         }
     }

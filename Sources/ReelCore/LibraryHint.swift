@@ -25,6 +25,8 @@ package enum LibraryHint {
     /// A filter changes the frame rate or holds pictures back: the recording's frame rate says
     /// how many pictures there are.
     package static let frameRateSetsPictures = "the recording's frame rate sets how many pictures there are (the video settings' frame rate); a filter here changes each picture in its turn"
+    /// A GIF cannot be made from its recording where a file has taken its name.
+    package static let nameTheGIF = "make the GIF under another name, or allow replacing the file (overwrite)"
     /// A replay buffer kept on disk found the disk full.
     package static let replaySpillFull = "free space there, keep the buffer in memory, or give it fewer bytes (maxBytes)"
 }

@@ -32,7 +32,17 @@ public struct AudioFilter: Sendable, Hashable, CustomStringConvertible {
             throw ReelError(.invalidConfiguration, "an audio filter needs a graph", hint: "give filters such as highpass=f=80,loudnorm")
         }
         self.init(checked: trimmed)
-        _ = try AudioFilterGraph(filters: [self], format: AudioFormat())
+        // A graph that changes the sound's length (atempo, asetrate, atrim, apad) would pull
+        // the sound away from the pictures, and the recording would end waiting for sound
+        // that never comes: a second of quiet noise through it must come out a second long.
+        let format = AudioFormat()
+        let second = format.sampleRate
+        let out = try AudioFilterGraph(filters: [self], format: format).framesOut(forQuietNoise: second, limit: 3 * second)
+        guard abs(out - second) <= second / 20 else {
+            let length = out >= 3 * second ? "endless" : String(format: "%.2f s long", Double(out) / Double(second))
+            throw ReelError(.invalidConfiguration, "the audio filter '\(trimmed)' changes the sound's length (a second of sound comes out \(length)), which would pull it away from the pictures and the recording's clock",
+                            hint: "use filters that keep the length, such as highpass, lowpass, volume, loudnorm, afftdn or acompressor; not atempo, asetrate, atrim, apad or aloop")
+        }
     }
 
     /// Noise suppression for a microphone: libavfilter's `afftdn` (FFT denoising) following the
@@ -138,6 +148,38 @@ package final class AudioFilterGraph {
         }
         try FFmpeg.check(av_buffersrc_add_frame_flags(source, frame, 0), "the audio filter '\(description)' refused sound")
         return try pull(origin: origin)
+    }
+
+    /// How many frames of sound come out for `frames` frames of quiet noise in, with the end
+    /// of the sound given (so that what a filter held back to look ahead comes out too); at
+    /// most `limit` are counted. Uses up the graph.
+    package func framesOut(forQuietNoise frames: Int, limit: Int) throws -> Int {
+        var random = UInt32(1)
+        var given = 0, out = 0
+        while given < frames {
+            let count = min(1024, frames - given)
+            let samples = (0..<(count * format.channels)).map { _ -> Float in
+                random = random &* 1_664_525 &+ 1_013_904_223
+                return Float(Int32(bitPattern: random)) / Float(Int32.max) * 0.01
+            }
+            let bytes: [UInt8] = format.sampleFormat == .f32
+                ? samples.withUnsafeBytes { Array($0) }
+                : samples.map { Int16($0 * 32767) }.withUnsafeBytes { Array($0) }
+            let time = MediaTime(value: Int64(given), timescale: Int32(format.sampleRate))
+            out += try process(AudioBuffer(format: format, presentationTime: time, wholeFrames: bytes)).reduce(0) { $0 + $1.frameCount }
+            given += count
+            if out >= limit { return out }
+        }
+        try FFmpeg.check(av_buffersrc_add_frame_flags(source, nil, 0), "the audio filter '\(description)' refused the end of the sound")
+        while out < limit {
+            av_frame_unref(frame)
+            let r = av_buffersink_get_frame(sink, frame)
+            if r == FFmpeg.eagain || r == FFmpeg.eof { break }
+            try FFmpeg.check(r, "the audio filter '\(description)' failed")
+            out += Int(frame.pointee.nb_samples)
+        }
+        av_frame_unref(frame)
+        return out
     }
 
     private func pull(origin: MediaTime) throws -> [AudioBuffer] {

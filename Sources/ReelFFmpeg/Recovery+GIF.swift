@@ -73,7 +73,7 @@ extension Recovery {
         let reserved = FileIdentity.isRegularFile(gif) && FileIdentity.size(of: gif) == 0
         if !overwrite && !reserved && FileManager.default.fileExists(atPath: gif.path) {
             throw ReelError(.fileExists, "\(gif.path) exists: the cut-off recording in \(intermediate.lastPathComponent) is not made into a GIF over it",
-                            hint: "give another name for the GIF, or allow replacing the file")
+                            hint: LibraryHint.nameTheGIF)
         }
         // Finalised where it is first (one whose conversion failed is complete already).
         var recovered = try recoverRecording(intermediate, to: nil, overwrite: false, meter: meter)

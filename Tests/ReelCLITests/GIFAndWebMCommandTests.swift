@@ -92,6 +92,74 @@ import ReelTestSupport
         #expect(again.status == 0, "\(again.stderr)")
         #expect(again.stderr.contains("complete; nothing to do"), "\(again.stderr)")
     }
+
+    /// A stranger's finding: a GIF whose name another file took while it was recorded was
+    /// advised `reel recover HIDDEN`, which refused the taken name in turn. The advice now says
+    /// how to name the GIF otherwise (or replace the file), and following it works.
+    @Test func aGIFWhoseNameIsTakenMeanwhileIsAdvisedAWayThatWorks() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("taken.gif")
+        let events = dir.url.appendingPathComponent("events.jsonl")
+        let process = try await RecoverCommandTests.startRecording(url, events: events, seconds: 1.5, sound: false)
+        let mine = Data("mine".utf8)
+        try mine.write(to: url)
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        let said = try String(contentsOf: events, encoding: .utf8)
+        #expect(said.contains("-o OTHER.gif") && said.contains("--overwrite"), "\(said)")
+        #expect(try Data(contentsOf: url) == mine, "the file that took the name is left alone")
+        let hidden = try RecoverCommandTests.hiddenFiles(dir.url).filter { $0.hasSuffix(".mp4") }
+        try #require(hidden.count == 1, "\(hidden)")
+        let intermediate = dir.url.appendingPathComponent(hidden[0])
+        let refused = try ReelBinary.run(["recover", intermediate.path])
+        #expect(refused.status != 0 && refused.stderr.contains("-o OTHER.gif"), "\(refused.stderr)")
+        let other = dir.url.appendingPathComponent("other.gif")
+        let r = try ReelBinary.run(["recover", intermediate.path, "-o", other.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try MediaProbe.probe(other).videoStreams.first?.codec == "gif")
+        #expect(try Data(contentsOf: url) == mine)
+    }
+
+    /// A stranger's finding: aborting (a second Ctrl-C) while the GIF was being made at the stop
+    /// left the half-made `.NAME.converting-….gif` without naming it, and did not say, in the
+    /// JSON, what was kept. Now the message names the half-made GIF, and the "aborted" event
+    /// the recording kept and the command that finishes it, which works.
+    @Test func anAbortWhileTheGIFIsMadeSaysWhatWasKeptAndNamesTheHalfMadeGIF() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("slow.gif")
+        let events = dir.url.appendingPathComponent("events.jsonl")
+        _ = FileManager.default.createFile(atPath: events.path, contents: nil)
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record", "--test-pattern", "--size", "1280x720", "--preset", "ultrafast", "--duration", "4", "--json", "-o", url.path]
+        process.standardOutput = try FileHandle(forWritingTo: events)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(60)
+        func said() -> String { (try? String(contentsOf: events, encoding: .utf8)) ?? "" }
+        while Date() < deadline, process.isRunning, !said().contains("\"converting\"") { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(said().contains("\"converting\""), "the GIF being made: \(said())")
+        kill(process.processIdentifier, SIGINT)
+        // Past the window in which a second signal counts as the first one's echo (250 ms);
+        // a 1280x720 GIF of 4 s takes seconds to make.
+        try await Task.sleep(for: .milliseconds(600))
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        let line = try #require(said().split(separator: "\n").last { $0.contains("\"aborted\"") }, "\(said())")
+        let event = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let kept = try #require(event["kept"] as? String, "\(event)")
+        let finish = try #require(event["finish"] as? String, "\(event)")
+        #expect(FileManager.default.fileExists(atPath: kept) && URL(fileURLWithPath: kept).lastPathComponent.hasPrefix(".slow.gif-"))
+        // The half-made GIF, if it was begun, is named (not needed, safe to delete).
+        let message = try #require(event["message"] as? String)
+        for half in try RecoverCommandTests.hiddenFiles(dir.url) where half.contains("converting") {
+            #expect(message.contains(half) && message.contains("can be deleted"), "\(half) not named in: \(message)")
+        }
+        #expect(finish.hasPrefix("reel recover "))
+        let r = try ReelBinary.run(["recover", kept])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try MediaProbe.probe(url).videoStreams.first?.codec == "gif")
+    }
 }
 
 /// What `-o NAME.gif` and `-o NAME.webm` imply, and what they refuse.

@@ -83,7 +83,7 @@ import ReelTestSupport
         (["--size", "14x16"], "--size 14x16 is out of range (16x16 to 8192x8192)"),
         (["--size", "8194x100"], "--size 8194x100 is out of range (16x16 to 8192x8192)"),
         // Options that do nothing with the sources given.
-        (["--screen", "--zoom", "2"], "--zoom does nothing without a camera or the test pattern"),
+        (["--screen", "--zoom", "2"], "--zoom does nothing without a camera, the test pattern or --follow-cursor"),
         (["--screen", "--audio-codec", "opus", "--format", "mkv"], "--audio-codec does nothing without an audio source (--mic, --app-audio or --tone)"),
         (["--screen", "--audio-bitrate", "96k"], "--audio-bitrate does nothing without an audio source"),
         (["--screen", "--mix-audio"], "--mix-audio does nothing without two or more audio sources"),

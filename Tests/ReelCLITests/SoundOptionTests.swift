@@ -28,6 +28,34 @@ import ReelTestSupport
         #expect(usageError(["--tone", "--denoise"])?.contains("give --mic as well") == true)
         #expect(usageError(["--tone", "--audio-filter", "nosuchfilter"])?.contains("nosuchfilter") == true)
     }
+
+    /// A stranger's finding: `--audio-offset -3000 --duration 2` recorded, then said the tone was
+    /// "interrupted" (its sound was all moved before the start). Refused up front, with the range
+    /// this recording allows.
+    @Test func aNegativeOffsetAsLongAsTheRecordingIsRefusedWithTheRangeAllowed() throws {
+        func refusal(_ args: [String]) -> String? {
+            do { try options(args).validateCombinations(); return nil } catch { return (error as? UsageError)?.message ?? "\(error)" }
+        }
+        let message = refusal(["--tone", "--audio-offset", "-3000", "--duration", "2"])
+        #expect(message?.contains("none of it would be recorded") == true && message?.contains("between -1999 and 10000") == true,
+                "\(message ?? "accepted")")
+        #expect(refusal(["--tone", "--audio-offset", "-1500", "--duration", "2"]) == nil)
+        #expect(refusal(["--tone", "--audio-offset", "-5000"]) == nil, "no length known: a stop decides")
+    }
+
+    /// A stranger's finding: `--audio-filter atempo=2` was taken, and the recording then ended
+    /// with the tone "interrupted", as if the source had failed. Graphs that change the sound's
+    /// length are refused at once, saying so; those that only look ahead are not.
+    @Test func filtersThatChangeTheSoundsLengthAreRefusedUpFront() throws {
+        for graph in ["atempo=2", "asetrate=96000", "atrim=0:0.5", "apad", "volume=0.5,atempo=0.5"] {
+            let message = usageError(["--tone", "--audio-filter", graph])
+            #expect(message?.contains("changes the sound's length") == true, "\(graph): \(message ?? "accepted")")
+            #expect(message?.contains("atempo, asetrate") == true, "what to use instead")
+        }
+        for graph in ["loudnorm", "afftdn", "highpass=f=80,lowpass=f=8000", "acompressor", "volume=2"] {
+            #expect(usageError(["--tone", "--audio-filter", graph]) == nil, "\(graph) keeps the length")
+        }
+    }
 }
 
 /// `--audio-offset` in a recording: the beeps move against the flashes by the offset.
