@@ -22,7 +22,8 @@ public final class FrameScaler {
         /// Bicubic: sharper, slower.
         case bicubic
         /// libswscale's fast bilinear: the cheapest, a little softer; for a picture only
-        /// looked at (the preview window), never for one recorded.
+        /// looked at (the preview window) or always moving (the zoom that follows the
+        /// pointer), never for a still one recorded.
         case fastBilinear
     }
 

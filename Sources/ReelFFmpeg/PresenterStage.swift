@@ -12,7 +12,9 @@ package final class PresenterStage: FrameStage, @unchecked Sendable {
     private var scene: PresenterScene
     private var marked: StageBuffers
     private var zoomed: StageBuffers
-    private let scaler = FrameScaler()
+    /// libswscale's fast bilinear: a moving zoom hides its softness, and at 1080p it costs a
+    /// third of bilinear (5 ms a picture against 15 on the shared 2-CPU VM, bench/RESULTS.md).
+    private let scaler = FrameScaler(quality: .fastBilinear)
     /// Whether the last picture handed on was drawn on: the next unmarked one is then new
     /// against it, whatever its source says.
     private var lastWasDrawn = false
