@@ -90,15 +90,8 @@ struct ClipsManifest: Codable, Sendable, Hashable {
         // Written straight to its temporary name (FileManager.createFile writes through a
         // `.dat.nosync…` file of its own, which a kill left in the folder) and on the disk
         // before it takes the manifest's name.
-        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw RecordingSession.folderError(errno, folder) }
-        let written = data.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
-        let failure = written == data.count ? (fsync(fd) == 0 ? 0 : errno) : (written < 0 ? errno : ENOSPC)
-        close(fd)
-        guard failure == 0 else {
-            unlink(temporary.path)
-            throw RecordingSession.folderError(failure, folder)
-        }
+        let failure = FilePlacement.writeSynced(data, to: temporary)
+        guard failure == 0 else { throw RecordingSession.folderError(failure, folder) }
         if rename(temporary.path, url.path) != 0 {
             let e = errno
             unlink(temporary.path)

@@ -77,10 +77,14 @@ extension Recorder {
     /// list; MKV: Matroska chapters). A marker while paused lands where the recording resumes.
     /// In clip mode it goes into the clip it falls in, survives the merge and a recovery of
     /// the clips (``RecordingSession/recover(folder:to:overwrite:progress:)``); a single file
-    /// cut off before it is finished has none. A recorder that writes no file keeps none.
-    /// ``RecordingEvent/markerAdded(_:)`` says where it was placed. Throws `.notRunning` when
-    /// not recording.
+    /// cut off before it is finished has none. ``RecordingEvent/markerAdded(_:)`` says where it
+    /// was placed.
+    ///
+    /// - Throws: `.notRunning` when not recording; `.unsupportedFormat` when the recorder writes
+    ///   no file, or a file that cannot hold chapters (``Container/holdsChapters``: WAV, FLAC,
+    ///   Ogg, Opus, GIF): nothing is placed then.
     public func addMarker(_ title: String? = nil) throws {
+        try checkHoldsMarkers()
         try state.withLock { state in
             guard state.machine.isRecording, let clock = state.clock else {
                 throw ReelError(.notRunning, "there is no recording to mark", hint: "start recording first")
@@ -90,8 +94,22 @@ extension Recorder {
         }
     }
 
+    /// Throws `.unsupportedFormat` unless this recorder's file can keep chapter markers.
+    private func checkHoldsMarkers() throws {
+        guard writesFile else {
+            throw ReelError(.unsupportedFormat, "this recorder writes no file, so a marker has nowhere to be kept",
+                            hint: "markers go into a recording's file (MP4, MOV, M4A, MKV or WebM)")
+        }
+        let container = state.withLock { $0.settings.container(for: url) }
+        guard container.holdsChapters else {
+            throw ReelError(.unsupportedFormat, "a .\(container.fileExtension) file cannot hold chapter markers, so none was placed",
+                            hint: "record into MP4, MOV, M4A, MKV or WebM to keep markers")
+        }
+    }
+
     /// Schedules a chapter marker at `time` on the session timeline (the samples' presentation
-    /// times), as ``pause(at:)`` schedules a pause; see ``addMarker(_:)``.
+    /// times), as ``pause(at:)`` schedules a pause; see ``addMarker(_:)``. A file that cannot
+    /// hold chapters (``Container/holdsChapters``) gets none.
     public func addMarker(_ title: String? = nil, at time: MediaTime) {
         state.withLock { state in
             state.markers.add(title, at: time)

@@ -2,6 +2,14 @@ import Foundation
 import Synchronization
 import ReelFFmpeg
 
+extension Recorder.Settings {
+    /// The container of a recording into `url`: ``container``, else the one its extension
+    /// names, else MP4.
+    func container(for url: URL) -> Container {
+        container ?? Container(pathExtension: url.pathExtension) ?? .mp4
+    }
+}
+
 extension Recorder {
     /// How to record.
     public struct Settings: Sendable, Hashable {

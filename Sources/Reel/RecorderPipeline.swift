@@ -66,7 +66,7 @@ final class RecorderPipeline: @unchecked Sendable {
         if let limit, limit <= .zero { throw ReelError(.invalidConfiguration, "the maximum duration must be positive") }
         if let max = settings.maxFileSize, max <= 0 { throw ReelError(.invalidConfiguration, "the maximum file size must be positive") }
         plan = try TrackPlan(settings: settings, sources: sources)
-        let container = settings.container ?? Container(pathExtension: url.pathExtension) ?? .mp4
+        let container = settings.container(for: url)
         if writesFile, container.intermediateContainer != nil {
             try Self.checkMadeAtStop(url: url, container: container, settings: settings, plan: plan)
             intermediate = Recovery.gifIntermediate(for: url)
@@ -111,7 +111,7 @@ final class RecorderPipeline: @unchecked Sendable {
         }
     }
 
-    var container: Container { settings.container ?? Container(pathExtension: url.pathExtension) ?? .mp4 }
+    var container: Container { settings.container(for: url) }
     /// The container written while recording: the container's intermediate, if it has one.
     var fileContainer: Container { container.intermediateContainer ?? container }
 
@@ -195,15 +195,17 @@ final class RecorderPipeline: @unchecked Sendable {
     /// A pause or resume took effect: whether it paused, and the recorded time there.
     var controlApplied: ((_ paused: Bool, _ at: MediaTime) -> Void)?
 
-    /// Pauses and resumes applied, said once the machine is no longer being changed.
-    private var appliedControls: [(paused: Bool, at: MediaTime)] = []
+    /// Pauses and resumes applied, said once the machine is no longer being changed and the
+    /// session has reached the time each was scheduled at (`due`).
+    private var appliedControls: [(paused: Bool, at: MediaTime, due: MediaTime)] = []
 
-    /// Says the pauses and resumes applied.
-    private func reportAppliedControls() {
-        guard !appliedControls.isEmpty else { return }
-        let applied = appliedControls
-        appliedControls = []
-        for change in applied { controlApplied?(change.paused, change.at) }
+    /// Says the pauses and resumes applied that are due by session time `now`: one scheduled
+    /// ahead (a delayed start) is said when it happens, not when it was taken.
+    private func reportAppliedControls(upTo now: MediaTime) {
+        guard appliedControls.contains(where: { $0.due <= now }) else { return }
+        let due = appliedControls.filter { $0.due <= now }
+        appliedControls.removeAll { $0.due <= now }
+        for change in due { controlApplied?(change.paused, change.at) }
     }
 
     /// Applies the waiting requests to `machine` (the pipeline's, passed in while it is being
@@ -213,9 +215,9 @@ final class RecorderPipeline: @unchecked Sendable {
         for control in controls {
             switch control {
             case .pause(let time):
-                if let at = machine.pause(at: time) { appliedControls.append((true, at)) }
+                if let at = machine.pause(at: time) { appliedControls.append((true, at, time)) }
             case .resume(let time):
-                if let at = machine.resume(at: time) { appliedControls.append((false, at)) }
+                if let at = machine.resume(at: time) { appliedControls.append((false, at, time)) }
             case .videoSourceGone:
                 // Frames still queued are written; the limit no longer waits for more.
                 machine.videoSourceWentAway()
@@ -264,6 +266,8 @@ final class RecorderPipeline: @unchecked Sendable {
     /// chapters.
     func placeMarkers(upTo time: MediaTime?) throws {
         guard timeline.hasBegun, let due = takeMarkers?(time), !due.isEmpty else { return }
+        // Scheduled for a file that cannot keep them: none is placed (or said to be).
+        guard writesFile && container.holdsChapters else { return }
         for marker in due {
             let at = min(machine.recordedLength(from: .zero, to: marker.start), recordedDuration)
             let placed = Chapter(start: at, title: marker.title)
@@ -273,6 +277,8 @@ final class RecorderPipeline: @unchecked Sendable {
                 try session.addChapter(Chapter(start: at - start, title: marker.title), toClipAt: clipURL(clip))
             } else {
                 chapters.append(placed)
+                // Beside the file as they come, for a recovery of it cut off.
+                writer.movie?.keepChapters(chapters)
             }
             markerPlaced?(placed)
         }
@@ -282,12 +288,13 @@ final class RecorderPipeline: @unchecked Sendable {
 
     /// Handles one sample; returns true once the recording must end (a limit was reached).
     func handle(_ sample: SourcedSample) throws -> Bool {
+        let now = sample.sample.presentationTime
         applyControls(to: &machine)
-        reportAppliedControls()
+        reportAppliedControls(upTo: now)
         let encoder = writer.encoder
         let actions = machine.take(sample, keyframeDue: { encoder.keyframeDue(atGridIndex: $0) },
                                    applyControls: { [unowned self] machine in applyControls(to: &machine) })
-        reportAppliedControls()
+        reportAppliedControls(upTo: now)
         try perform(actions)
         try placeMarkers(upTo: sample.sample.presentationTime)
         if clipFiles != nil {

@@ -132,7 +132,12 @@ struct ControlCommand {
     static func describe(_ reply: [String: Any], command: String) -> String {
         switch command {
         case "status":
-            var lines = ["state     \(reply["state"] as? String ?? "?")",
+            var lines = ["state     \(reply["state"] as? String ?? "?")"]
+            if let left = reply["startsIn"] as? Double {
+                lines.append("starts in \(RecordSchedule.timeLeft(left))"
+                             + ((reply["startsAt"] as? String).map { " (at \($0))" } ?? ""))
+            }
+            lines += [
                          "elapsed   \(Format.clock(seconds: reply["elapsed"] as? Double ?? 0))"]
             if let file = reply["file"] as? String { lines.append("file      \(file)") }
             lines.append("size      \(Format.bytes((reply["bytes"] as? NSNumber)?.int64Value ?? 0))")

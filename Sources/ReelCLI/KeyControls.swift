@@ -14,7 +14,7 @@ final class KeyControls: @unchecked Sendable {
     private var cancelled = false
 
     init(recorder: Recorder, compositor: Compositor? = nil, console: Console, interactive: Bool,
-         saveReplay: (@Sendable () -> Void)? = nil, cycleFilter: (@Sendable () -> Void)? = nil, stop: @escaping @Sendable () -> Void) {
+         saveReplay: (@Sendable () -> Void)? = nil, actions: RecordKeyActions? = nil, stop: @escaping @Sendable () -> Void) {
         guard interactive, isatty(STDIN_FILENO) == 1, tcgetattr(STDIN_FILENO, &saved) == 0 else { return }
         var raw = saved
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
@@ -29,15 +29,15 @@ final class KeyControls: @unchecked Sendable {
                 guard n == 1 else { continue }
                 switch byte {
                 case UInt8(ascii: " "), UInt8(ascii: "p"):
-                    try? recorder.togglePause()
+                    if let actions { actions.togglePause() } else { try? recorder.togglePause() }
                 case UInt8(ascii: "s"):
                     compositor?.swap()
                 case UInt8(ascii: "m"):
-                    try? recorder.addMarker()
+                    if let actions { actions.mark() } else { try? recorder.addMarker() }
                 case UInt8(ascii: "r"):
                     saveReplay?()
                 case UInt8(ascii: "f"):
-                    cycleFilter?()
+                    actions?.cycleFilter?()
                 case UInt8(ascii: "q"), UInt8(ascii: "\n"), UInt8(ascii: "\r"):
                     stop()
                     return

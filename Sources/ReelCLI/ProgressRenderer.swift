@@ -31,6 +31,12 @@ final class ProgressRenderer: @unchecked Sendable {
     /// `--pause-mode clips`: a pause ends a clip, and the line counts clips. Otherwise a pause
     /// only takes a gap out of one file, and the summary counts pauses.
     var pauseMakesClips = false
+    /// `--delay`/`--start-at`: the seconds left before recording begins (`nil` once it has, or
+    /// without a schedule). While waiting, the line counts down and events say `waiting`,
+    /// not `paused`; the start is `begun`.
+    var waitingUntilStart: (@Sendable () -> Double?)?
+    /// Whether `waiting` was said and `begun` has not been yet.
+    private var waitingSaid = false
     /// `--json` with `--replay`: the `finished` event is held until ``releaseFinished(failedSaves:)``
     /// (after the saves still running at the stop), so that it is the last event and says
     /// whether every save asked for was made.
@@ -97,10 +103,12 @@ final class ProgressRenderer: @unchecked Sendable {
             if let replay { object["replay"] = rounded(replay.seconds) }
             emit(object)
         case .progress(let p):
+            let waiting = waitingUntilStart?()
             if json || eventListener != nil {
                 var object: [String: Any] = ["event": "progress", "duration": rounded(p.duration.seconds),
-                                             "frames": p.frames, "dropped": p.droppedFrames, "paused": p.isPaused,
+                                             "frames": p.frames, "dropped": p.droppedFrames, "paused": p.isPaused && waiting == nil,
                                              "clips": p.clipCount, "droppedAudio": rounded(p.droppedAudio.seconds)]
+                if let waiting { object["startsIn"] = rounded(waiting) }
                 if writesFile { object["bytes"] = p.bytes }
                 if let max = p.maxDuration { object["maxDuration"] = rounded(max.seconds) }
                 if let held = replayHolding?() {
@@ -110,7 +118,9 @@ final class ProgressRenderer: @unchecked Sendable {
                 if !p.streams.isEmpty { object["streams"] = p.streams.map(StreamProgress.json) }
                 emit(object)
             }
-            if !json && console.isTerminal {
+            if let waiting {
+                showCountdownLocked(waiting)
+            } else if !json && console.isTerminal {
                 var line = (p.isPaused ? "❚❚ PAUSED " : writesFile ? "● REC " : "● REPLAY ") + Format.clock(seconds: p.duration.seconds)
                 if let max = p.maxDuration { line += " / \(Format.clock(seconds: max.seconds))" }
                 if writesFile { line += "  \(Format.bytes(p.bytes))" }
@@ -188,9 +198,20 @@ final class ProgressRenderer: @unchecked Sendable {
         case .failed:
             break  // reported by the command
         case .paused(let recorded):
-            emit(["event": "paused", "duration": rounded(recorded.seconds)])
+            if let waiting = waitingUntilStart?() {
+                // The pause a schedule begins with is the wait.
+                waitingSaid = true
+                emit(["event": "waiting", "startsIn": rounded(waiting), "startsAt": Self.wallClock(in: waiting)])
+            } else {
+                emit(["event": "paused", "duration": rounded(recorded.seconds)])
+            }
         case .resumed(let recorded):
-            emit(["event": "resumed", "duration": rounded(recorded.seconds)])
+            if waitingSaid {
+                waitingSaid = false
+                emit(["event": "begun"])
+            } else {
+                emit(["event": "resumed", "duration": rounded(recorded.seconds)])
+            }
         case .clipStarted(let index):
             if pauseMakesClips { emit(["event": "clipStarted", "clip": index + 1]) }
         case .markerAdded(let chapter):
@@ -245,6 +266,26 @@ final class ProgressRenderer: @unchecked Sendable {
     }
 
     /// A line of its own on the terminal (the progress line is drawn again after it).
+    /// The countdown line on a terminal: `left` seconds before recording begins.
+    func showCountdown(_ left: Double) {
+        lock.lock(); defer { lock.unlock() }
+        showCountdownLocked(left)
+    }
+
+    private func showCountdownLocked(_ left: Double) {
+        guard !json && console.isTerminal else { return }
+        console.errRaw("\r\u{1B}[2K" + RecordSchedule.countdownText(left) + "… (q or Ctrl-C gives up)")
+        lineShown = true
+    }
+
+    /// The local time `seconds` from now, as ISO 8601 with its offset (`2026-12-05T14:30:00+01:00`).
+    static func wallClock(in seconds: Double) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = .current
+        // To the nearest second, so that asking again names the same moment.
+        return formatter.string(from: Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + seconds).rounded()))
+    }
+
     func note(_ text: String) {
         lock.lock(); defer { lock.unlock() }
         emit(["event": "note", "message": text]); if !json { clearLine(); console.err("reel: \(text)") }

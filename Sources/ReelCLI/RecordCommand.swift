@@ -173,6 +173,10 @@ struct RecordCommand {
                 try session.addOutput(logOutput, connectedTo: videoSources)
                 frameLog = logOutput
             }
+            if options.schedule.start != nil {
+                let schedule = options.schedule
+                renderer.waitingUntilStart = { schedule.secondsToStart(at: recorder.sessionTime) }
+            }
             if let choice = options.control {
                 control = try RecordControl(path: try choice ?? RecordControl.defaultPath(), parts: parts, signals: signals, renderer: renderer,
                                             sourceNames: sources.map(\.name), videoSources: videoSources, file: options.writesFile ? url : nil)
@@ -202,43 +206,24 @@ struct RecordCommand {
         // now, holds the name meanwhile (a crash leaves it, not an empty file beside it).
         if reserved && options.pauseMode == .clips { OutputLocation.releaseReservation(url) }
         // `f` steps the recorded picture through the looks: none, mono, comic, crystal, none…
+        // The user's own --filter for that picture comes round again in the cycle.
         let picture = videoSources.first
-        var cycleFilter: (@Sendable () -> Void)?
-        if let picture {
-            let composer = compositor
-            // The user's own --filter for that picture comes round again in the cycle.
-            let own = options.filters.last { $0.source == nil || (composer == nil && $0.source == 1) }?.filter
-            cycleFilter = {
-                let next = KeyControls.look(after: composer?.videoFilter ?? session.videoFilter(for: picture), own: own)
-                if let composer { composer.setVideoFilter(next) } else { try? session.setVideoFilter(next, for: picture) }
-                renderer.note("filter: \(next?.description ?? "none")")
-            }
-        }
+        let own = options.filters.last { $0.source == nil || (compositor == nil && $0.source == 1) }?.filter
+        let actions = RecordKeyActions(recorder: recorder, session: session, compositor: compositor, picture: picture, ownFilter: own,
+                                       renderer: renderer, waitingUntilStart: renderer.waitingUntilStart)
+        // Before the first recorded frame of `reel preview`, and before a scheduled start, the
+        // window says idle, not paused.
+        let firstState: PreviewWindow.RecordingState = options.startsPaused || options.schedule.start != nil ? .idle : .recording
         if let preview {
-            let cameras = videoSources.compactMap { $0 as? any CameraSource }
-            let composer = compositor, cycle = cycleFilter
-            preview.onKey = { key in
-                switch key {
-                case .pause: try? recorder.togglePause()
-                case .record: if let saveReplay { saveReplay() } else { try? recorder.togglePause() }
-                case .stop: signals.requestStop()
-                case .swap: composer?.swap()
-                case .filter: cycle?()
-                case .marker: try? recorder.addMarker()
-                case .zoomIn, .zoomOut:
-                    for camera in cameras {
-                        let factor = camera.videoZoomFactor * (key == .zoomIn ? 2.0.squareRoot() : 1 / 2.0.squareRoot())
-                        camera.ramp(toVideoZoomFactor: min(ZoomControl.maximumFactor, max(1, factor)), withRate: 2)
-                    }
-                }
-            }
-            preview.show(.init(state: options.startsPaused ? .idle : .recording, elapsed: .zero, maxDuration: options.maxDuration))
+            actions.attach(to: preview, cameras: videoSources.compactMap { $0 as? any CameraSource }, compositor: compositor,
+                           saveReplay: saveReplay) { signals.requestStop() }
+            preview.show(.init(state: firstState, elapsed: .zero, maxDuration: options.maxDuration))
         }
         // With --json the keys still work when typed on a terminal (its output is for programs;
         // KeyControls reads keys only from a terminal on standard input).
         let keys = KeyControls(recorder: recorder, compositor: compositor, console: console,
                                interactive: options.json || console.isTerminal,
-                               saveReplay: saveReplay, cycleFilter: cycleFilter) {
+                               saveReplay: saveReplay, actions: actions) {
             signals.requestStop()
         }
         renderer.controlsHint = keys.isInteractive
@@ -246,12 +231,16 @@ struct RecordCommand {
         renderer.filterHint = keys.isInteractive && picture != nil
         renderer.sourcesLeft = sources.count
         let controlSocket = control
-        let countdown = options.json ? nil : options.schedule.countdown(console: console, recorder: recorder)
+        // The countdown on the terminal's line and over the preview's picture.
+        let window = preview
+        let countdown = options.schedule.countdown(recorder, tick: { left in
+            renderer.showCountdown(left)
+            window?.message = RecordSchedule.countdownText(left)
+        }, done: { window?.message = nil })
         let scheduledStop = options.schedule.watchStop(recorder) { signals.requestStop() }
         defer { scheduledStop?.cancel() }
         let events = Task {
-            // Before the first recorded frame of `reel preview` the window says idle, not paused.
-            var state: PreviewWindow.RecordingState = options.startsPaused ? .idle : .recording
+            var state = firstState
             var last: RecordingProgress?
             for await event in recorder.events {
                 if case .resumed = event { countdown?.cancel() }

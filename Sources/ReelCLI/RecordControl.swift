@@ -25,11 +25,14 @@ final class RecordControl: @unchecked Sendable {
     private var stopping = false
     /// Whether a pause starts a new clip (`--pause-mode clips`); in one file there are no clips.
     private let pauseMakesClips: Bool
+    /// The seconds before a scheduled start (`--delay`, `--start-at`); `nil` once begun.
+    private let waitingUntilStart: (@Sendable () -> Double?)?
 
     /// Listens at `path` (made safely: see ``ControlServer``) for the recording of `parts`.
     init(path: URL, parts: RecordingParts, signals: RecordSignals, renderer: ProgressRenderer, sourceNames: [String],
          videoSources: [any CaptureSource], file: URL?) throws {
         pauseMakesClips = renderer.pauseMakesClips
+        waitingUntilStart = renderer.waitingUntilStart
         let owner = Owner()
         // A socket given a path is linked as PID.sock in the default folder (when there is
         // one), so that `reel control PID` and `reel control` alone find it.
@@ -76,10 +79,15 @@ final class RecordControl: @unchecked Sendable {
             switch request.command {
             case "status":
                 respond(.success(status(recorder: recorder, parts: parts, sourceNames: sourceNames, file: file)))
-            case "pause":
-                try recorder.pause()
-                respond(.success(["paused": true]))
-            case "resume":
+            case "pause", "resume":
+                // The wait for a scheduled start is not a pause: nothing to pause or resume yet.
+                if let left = waitingUntilStart?() {
+                    return fail(RecordKeyActions.notYet(left), hint: "stop gives up the scheduled recording", code: .notRunning)
+                }
+                guard request.command == "resume" else {
+                    try recorder.pause()
+                    return respond(.success(["paused": true]))
+                }
                 try recorder.record()
                 respond(.success(["paused": false]))
             case "stop":
@@ -139,11 +147,16 @@ final class RecordControl: @unchecked Sendable {
 
     private func status(recorder: Recorder, parts: RecordingParts, sourceNames: [String], file: URL?) -> [String: any Sendable] {
         let (p, ending) = { lock.lock(); defer { lock.unlock() }; return (progress, stopping) }()
-        let state = ending ? "stopping" : !recorder.isRecording ? "starting" : recorder.isPaused ? "paused" : "recording"
+        let waiting = ending ? nil : waitingUntilStart?()
+        let state = ending ? "stopping" : !recorder.isRecording ? "starting" : waiting != nil ? "waiting" : recorder.isPaused ? "paused" : "recording"
         var fields: [String: any Sendable] = ["state": state, "elapsed": Self.rounded(p?.duration.seconds ?? 0),
                                               "bytes": p?.bytes ?? 0, "frames": p?.frames ?? 0, "dropped": recorder.droppedFrames,
                                               "sources": sourceNames, "pid": Int(getpid())]
         if let file { fields["file"] = file.path }
+        if let waiting {
+            fields["startsIn"] = Self.rounded(waiting)
+            fields["startsAt"] = ProgressRenderer.wallClock(in: waiting)
+        }
         // A recording's intervals are clips only in clip mode; in one file they are the pauses.
         if let p, p.clipCount > 1 { fields[pauseMakesClips ? "clips" : "pauses"] = p.clipCount - (pauseMakesClips ? 0 : 1) }
         // Names without their keys (LiveStream.Statistics never holds one).

@@ -100,23 +100,37 @@ public struct RecordSchedule: Sendable, Equatable {
         }
     }
 
-    /// Whether the recording has not begun yet at session time `now` (a stop then writes nothing).
-    func isBeforeStart(_ now: MediaTime?) -> Bool {
-        guard let start else { return false }
-        return (now ?? .zero) < start
+    /// Seconds left before the scheduled start at session time `now` (`nil`: nothing to wait
+    /// for, or the start has come).
+    func secondsToStart(at now: MediaTime?) -> Double? {
+        guard let start else { return nil }
+        let left = (start - (now ?? .zero)).seconds
+        return left > 0 ? left : nil
     }
 
-    /// Counts down to the start on a terminal ("Recording begins in 5 s…", one line rewritten
-    /// each second) until `recorder` records; `nil` when there is nothing to count.
-    func countdown(console: Console, recorder: Recorder) -> Task<Void, Never>? {
-        guard let start, console.isTerminal else { return nil }
+    /// The countdown's words: "Recording begins in 5 s" (or in H:MM:SS).
+    static func countdownText(_ left: Double) -> String {
+        "Recording begins in " + timeLeft(left)
+    }
+
+    /// `left` seconds in whole seconds up: "5 s", or "1:02:03" from an hour.
+    static func timeLeft(_ left: Double) -> String {
+        let whole = Int(left.rounded(.up))
+        return whole >= 3600 ? Format.clock(seconds: Double(whole)) : "\(whole) s"
+    }
+
+    /// Counts down to the start: `tick` hears the seconds left four times a second until
+    /// `recorder` reaches the start (or the task is cancelled), then `done` once; `nil` when
+    /// there is no start to wait for.
+    func countdown(_ recorder: Recorder, tick: @escaping @Sendable (Double) -> Void,
+                   done: @escaping @Sendable () -> Void) -> Task<Void, Never>? {
+        guard start != nil else { return nil }
         return Task {
-            while !Task.isCancelled, let now = recorder.sessionTime ?? .some(.zero), now < start {
-                let left = Int((start - now).seconds.rounded(.up))
-                let clock = left >= 3600 ? Format.clock(seconds: Double(left)) : "\(left) s"
-                console.errRaw("\r\u{1B}[2KRecording begins in \(clock)… (q or Ctrl-C gives up)")
+            while !Task.isCancelled, let left = secondsToStart(at: recorder.sessionTime) {
+                tick(left)
                 try? await Task.sleep(for: .milliseconds(250))
             }
+            done()
         }
     }
 }

@@ -186,6 +186,16 @@ public enum Container: String, Sendable, Hashable, CaseIterable {
     /// written as they are recorded.
     public var intermediateContainer: Container? { self == .gif ? .mp4 : nil }
 
+    /// Whether a file of this kind keeps chapter markers: MP4, MOV and M4A (a chapter list),
+    /// MKV and WebM (Matroska chapters). Ogg, Opus and FLAC files put theirs in a header written
+    /// before the recording, WAV and GIF files have no place for them.
+    public var holdsChapters: Bool {
+        switch self {
+        case .mp4, .mov, .m4a, .mkv, .webm: return true
+        case .opus, .ogg, .flac, .wav, .gif: return false
+        }
+    }
+
     /// Whether the container is an ISO base media file (MP4, MOV, M4A): written fragmented
     /// while recording and finalised in place, its index at the front.
     public var isISOBaseMedia: Bool { self == .mp4 || self == .mov || self == .m4a }

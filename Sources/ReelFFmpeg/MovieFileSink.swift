@@ -100,6 +100,21 @@ package final class MovieFileSink: PacketSink {
         self.chapters = (chapters, end)
     }
 
+    /// Whether the chapters so far are kept beside the file (``keepChapters(_:)``).
+    private var keepsChapters = false
+    /// Writes the list kept beside the file, off the recording's thread (it waits for the disk).
+    private let chapterWriter = DispatchQueue(label: "reel.chapters")
+
+    /// Keeps `chapters` (all so far, on the file's timeline) beside the file as they are
+    /// placed (``ChapterSidecar``), so that a recovery of the file cut off keeps them; the list
+    /// goes once the file is finished with them. Best effort: a list that cannot be written
+    /// (a full disk) costs only what a crash would take, and the finished file has them anyway.
+    package func keepChapters(_ chapters: [Chapter]) {
+        keepsChapters = true
+        let recording = configuration.url
+        chapterWriter.async { try? ChapterSidecar.write(chapters, for: recording) }
+    }
+
     /// Creates the file (never over one that exists unless the configuration allows it; a file
     /// it replaces stays until this one holds something) and its muxer; the streams follow
     /// (``add(_:)``) and ``begin()`` writes the header.
@@ -277,10 +292,9 @@ package final class MovieFileSink: PacketSink {
                 do {
                     finalisation = try AssetWriter.finalise(url, container: configuration.container, shift: shift,
                                                             inPlace: muxer.indexReservation != nil && fits,
-                                                            // A copy's index gets no chapter list: in place, then.
-                                                            // Nor an end: in place, where the edit list ends it.
-                                                            copyWhenSmall: configuration.indexReservation == nil && chapters.list.isEmpty
-                                                                && presentationEnd == nil,
+                                                            // A copy's index gets its chapter list too (see Remuxer),
+                                                            // not an end: in place, where the edit list ends it.
+                                                            copyWhenSmall: configuration.indexReservation == nil && presentationEnd == nil,
                                                             fault: finaliseFault, chapters: chapters.list, end: presentationEnd)
                     break
                 } catch where attempts < 3 && lock.map({ $0.whereabouts(expected: url) != .inPlace }) == true {
@@ -290,6 +304,8 @@ package final class MovieFileSink: PacketSink {
             }
         }
         placement.finalised()
+        // The file holds its chapters now.
+        if keepsChapters { chapterWriter.sync { ChapterSidecar.remove(for: configuration.url) } }
         finished = Finished(url: url, finalisation: finalisation, bytes: FileIdentity.size(of: url) ?? muxer.bytesWritten,
                             videoFrames: videoFramesMuxed, videoEnd: lastMuxedIndex + 1, audioEnds: audioMuxedEnd,
                             mediaBytes: muxer.payloadBytes, packets: muxer.packetCount)
@@ -310,7 +326,10 @@ package final class MovieFileSink: PacketSink {
         // Closing wrote what waited for the disk: a new file that now holds its first fragment
         // plays, and takes the name as it would have with its next packet.
         try? takeTheFilesName()
-        if case .remove(let file) = placement.abandon() { unlink(file.path) }
+        if case .remove(let file) = placement.abandon() {
+            unlink(file.path)
+            if keepsChapters { chapterWriter.sync { ChapterSidecar.remove(for: configuration.url) } }
+        }
         lock?.release()
     }
 

@@ -178,7 +178,10 @@ public enum Recovery {
             if let destination {
                 return try recover(source, state: state, to: destination, meter: meter)
             }
-            return try recoverInPlace(source, state: state, meter: meter)
+            let recovered = try recoverInPlace(source, state: state, meter: meter)
+            // Its markers are in it now.
+            ChapterSidecar.remove(for: source)
+            return recovered
         } catch let error as ReelError where destination == nil && error.code == .permissionDenied {
             throw ReelError(.permissionDenied, "cannot finalise \(source.path) where it is: \(error.message)",
                             hint: "recover it into a folder you can write to (reel recover FILE -o FOLDER)",
@@ -214,6 +217,9 @@ public enum Recovery {
     // MARK: In place
 
     private static func recoverInPlace(_ url: URL, state: RecordingStructure.State, meter: ProgressMeter) throws -> Summary {
+        // The markers placed before the recording was cut off (a single file's are kept beside it).
+        let kept = ChapterSidecar.read(for: url)
+        let markers = kept.isEmpty ? nil : kept
         switch state {
         case .complete:
             return try summary(of: url, finalisation: .notNeeded)
@@ -228,7 +234,8 @@ public enum Recovery {
                 do {
                     // The fragment cut short stands in the way of finalising in place: copy what
                     // is whole (the original stays as it is until the copy takes its place).
-                    let copy = try write(url, view: view, shift: shift, to: Destination(replacing: url, container: container), meter: meter)
+                    let copy = try write(url, view: view, shift: shift, to: Destination(replacing: url, container: container), meter: meter,
+                                         chapters: markers)
                     return try summary(of: url, finalisation: .copied(reason: "its last fragment was cut short", bytesWritten: size(of: url)),
                                        videoPackets: copy.videoPackets).leavingOut(layout)
                 } catch let error as ReelError where error.code == .insufficientStorage {
@@ -244,16 +251,19 @@ public enum Recovery {
                             truncate(url.path, off_t(layout.completeLength))
                         }
                     }
-                    let finalisation = try AssetWriter.finalise(url, container: container, shift: shift, inPlace: true, copyWhenSmall: false)
+                    let finalisation = try AssetWriter.finalise(url, container: container, shift: shift, inPlace: true, copyWhenSmall: false,
+                                                                fault: nil, chapters: markers ?? [])
                     return try summary(of: url, finalisation: finalisation).leavingOut(layout)
                 }
             }
             // The writer started every track at one lead time and FFmpeg moved the file so that
             // the first packet decodes at zero; the first video frame's time is that lead.
-            let finalisation = try AssetWriter.finalise(url, container: container, shift: shift, inPlace: true, copyWhenSmall: true)
+            let finalisation = try AssetWriter.finalise(url, container: container, shift: shift, inPlace: true, copyWhenSmall: true,
+                                                        fault: nil, chapters: markers ?? [])
             return try summary(of: url, finalisation: finalisation)
         case .cutOffMatroska:
-            let copy = try write(url, view: nil, shift: .zero, to: Destination(replacing: url, container: matroskaContainer(of: url)), meter: meter)
+            let copy = try write(url, view: nil, shift: .zero, to: Destination(replacing: url, container: matroskaContainer(of: url)), meter: meter,
+                                 chapters: markers)
             return try summary(of: url, finalisation: .copied(reason: "an MKV is finalised by copying it", bytesWritten: size(of: url)),
                                videoPackets: copy.videoPackets)
         case .emptyFragmented:
@@ -335,6 +345,8 @@ public enum Recovery {
 
     private static func recover(_ url: URL, state: RecordingStructure.State, to destination: Destination, meter: ProgressMeter) throws -> Summary {
         let container = destination.container
+        let kept = ChapterSidecar.read(for: url)
+        let markers = kept.isEmpty ? nil : kept
         switch state {
         case .complete:
             return try summary(of: url, finalisation: .notNeeded)
@@ -359,11 +371,11 @@ public enum Recovery {
                                videoPackets: written.videoPackets)
         case .fragmented(let layout):
             let shift = try firstVideoTime(url, view: layout.readingView) ?? .zero
-            let written = try write(url, view: layout.readingView, shift: shift, to: destination, meter: meter)
+            let written = try write(url, view: layout.readingView, shift: shift, to: destination, meter: meter, chapters: markers)
             return try summary(of: destination.url, finalisation: .copied(reason: "written to another file", bytesWritten: size(of: destination.url)),
                                videoPackets: written.videoPackets).leavingOut(layout)
         case .cutOffMatroska:
-            let written = try write(url, view: nil, shift: .zero, to: destination, meter: meter)
+            let written = try write(url, view: nil, shift: .zero, to: destination, meter: meter, chapters: markers)
             return try summary(of: destination.url, finalisation: .copied(reason: "written to another file", bytesWritten: size(of: destination.url)),
                                videoPackets: written.videoPackets)
         case .emptyFragmented:
@@ -377,13 +389,15 @@ public enum Recovery {
     /// the destination's name once it is complete and on the disk; locked as being written
     /// until then. A copy without a single complete video frame (of a recording with video),
     /// or without any packet, is not a recovery: it is removed, and nothing is replaced.
+    /// `chapters`: those kept beside a cut-off recording (else the file's own).
     private static func write(_ url: URL, view: FileView?, shift: MediaTime, to destination: Destination,
-                              meter: ProgressMeter) throws -> Remuxer.Copy {
+                              meter: ProgressMeter, chapters: [Chapter]? = nil) throws -> Remuxer.Copy {
         let temporary = FilePlacement.temporaryURL(beside: destination.url, purpose: "recovering")
         let copy: Remuxer.Copy
         do {
             copy = try Remuxer.copyPackets(of: url, view: view, to: temporary, container: destination.container,
-                                           fastStart: true, overwrite: false, shift: shift, meter: meter)
+                                           fastStart: true, overwrite: false, shift: shift, meter: meter,
+                                           chapters: chapters.flatMap { destination.container.holdsChapters ? $0 : nil })
         } catch var error as ReelError {
             try? FileManager.default.removeItem(at: temporary)
             // The user knows the file they named, not the hidden copy it is written as.

@@ -31,25 +31,74 @@ public enum Remuxer {
 
     /// ``remux(_:to:container:fastStart:overwrite:shift:)`` that reads `input` as `view` shows
     /// it if given (the complete part of a file cut short) and hands over the output's lock.
-    /// `meter` hears the position read in `input`.
+    /// `meter` hears the position read in `input`. `chapters` (else the input's own) go into an
+    /// MP4/MOV as a chapter list after the index (`chaptersAsList`), or as libavformat writes them.
     static func copyPackets(of input: URL, view: FileView? = nil, to output: URL, container: Container,
                             fastStart: Bool = true, overwrite: Bool = false, shift: MediaTime = .zero,
-                            meter: ProgressMeter? = nil, chapters: [Chapter]? = nil) throws -> Copy {
+                            meter: ProgressMeter? = nil, chapters: [Chapter]? = nil, chaptersAsList: Bool = true) throws -> Copy {
         FFmpeg.silenceLibraryLogging()
         let reader = try InputFile(url: input, view: view)
         try checkFits(reader, into: container)
+        // The chapters given, else the input's own (on the copy's timeline).
+        let wanted = chapters ?? reader.chapters(from: shift)
+        // An MP4/MOV with its index at the front gets its chapters as a chapter list in room
+        // left right after the index (libavformat's own way adds a chapter text track): the
+        // room is what a first copy's index measured, and the list, so the file is as compact
+        // as one without chapters.
+        var listed: (chapters: [Chapter], room: Int)?
+        if chaptersAsList && fastStart && container.isISOBaseMedia && !wanted.isEmpty {
+            let size = try indexSize(ofCopyOf: input, view: view, beside: output, container: container, shift: shift)
+            listed = (wanted, size + MP4ChapterList.box(wanted).count + 8)
+        }
         let muxer = try Muxer(url: output, container: container, overwrite: overwrite)
         let lock = muxer.takeLock()
         do {
             let (videoPackets, packets) = try copyPackets(from: reader, to: muxer, input: input, output: output, fastStart: fastStart,
-                                                          shift: shift, meter: meter, chapters: chapters)
+                                                          shift: shift, meter: meter, chapters: listed == nil ? wanted : [],
+                                                          reservedIndexSize: listed?.room)
+            if let listed, try !MP4ChapterList.add(listed.chapters, to: output) {
+                throw ReelError(.encodingFailed, "the chapters of \(output.path) found no room after its index", hint: "try again")
+            }
             let hasVideo = av_find_best_stream(reader.context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0) >= 0
             return Copy(lock: lock, hasVideo: hasVideo, videoPackets: videoPackets, packets: packets)
+        } catch let error as ReelError where listed != nil && error.averror == reel_averror(EINVAL) {
+            // The index came out larger than measured (its chunk offsets grew past 32 bits):
+            // libavformat's own chapters, then.
+            muxer.abandon()
+            unlink(output.path)
+            lock?.release()
+            return try copyPackets(of: input, view: view, to: output, container: container, fastStart: fastStart, overwrite: overwrite,
+                                   shift: shift, meter: meter, chapters: wanted, chaptersAsList: false)
         } catch {
             muxer.abandon()
             lock?.release()
             throw error
         }
+    }
+
+    /// The size of the index (`moov`) libavformat writes for a copy of `input` without
+    /// chapters: measured by making that copy beside `output` (its index at the end: one pass)
+    /// and removing it.
+    private static func indexSize(ofCopyOf input: URL, view: FileView?, beside output: URL, container: Container,
+                                  shift: MediaTime) throws -> Int {
+        let measuring = FilePlacement.temporaryURL(beside: output, purpose: "measuring")
+        let copy: Copy
+        do {
+            copy = try copyPackets(of: input, view: view, to: measuring, container: container, fastStart: false, shift: shift, chapters: [])
+        } catch {
+            if (error as? ReelError)?.code != .fileExists { unlink(measuring.path) }
+            throw error
+        }
+        defer {
+            unlink(measuring.path)
+            copy.lock?.release()
+        }
+        let file = try MP4File(url: measuring, writable: false)
+        defer { file.close() }
+        guard let moov = try file.topLevelBoxes().boxes.first(where: { $0.type == .moov }) else {
+            throw ReelError(.encodingFailed, "a copy of \(input.path) came out without an index", hint: "try again")
+        }
+        return Int(moov.size)
     }
 
     /// Throws `.unsupportedFormat` unless `container` can hold every video and audio stream
@@ -78,7 +127,8 @@ public enum Remuxer {
     }
 
     private static func copyPackets(from reader: InputFile, to muxer: Muxer, input: URL, output: URL, fastStart: Bool,
-                                    shift: MediaTime, meter: ProgressMeter?, chapters: [Chapter]?) throws -> (video: Int64, all: Int64) {
+                                    shift: MediaTime, meter: ProgressMeter?, chapters: [Chapter],
+                                    reservedIndexSize: Int?) throws -> (video: Int64, all: Int64) {
         let ctx = reader.context
         var mapping = [Int](repeating: -1, count: Int(ctx.pointee.nb_streams))
         var inputTimeBases: [AVRational] = []
@@ -91,7 +141,7 @@ public enum Remuxer {
             inputTimeBases.append(inStream.pointee.time_base)
         }
         muxer.copyMetadata(of: reader)
-        try muxer.writeHeader(fastStart: fastStart)
+        try muxer.writeHeader(fastStart: fastStart, reservedIndexSize: reservedIndexSize)
 
         // The first packet of each audio stream is held until the second arrives, to repair
         // its time: a fragmented MP4 pulls every stream's first packet to zero.
@@ -156,8 +206,7 @@ public enum Remuxer {
             try write(first.pointer)
             held[key] = nil
         }
-        // The chapters given, else the input's own (on the copy's timeline).
-        try muxer.setChapters(chapters ?? reader.chapters(from: shift), end: end)
+        try muxer.setChapters(chapters, end: end)
         try muxer.finish()
         return (videoPackets, packets)
     }

@@ -118,6 +118,29 @@ package enum FilePlacement {
         throw ReelError(.fileExists, "\(first.deletingLastPathComponent().path) already holds files of every name for \(what) (\(first.lastPathComponent) and \(candidates.count - 1) numbered ones)")
     }
 
+    /// Writes `data` as the whole of the file at `url` (made, or emptied first) and waits until
+    /// it is on the disk; returns 0, or the errno of what failed (the file then goes). For small
+    /// files that take their real name by a rename afterwards (FileManager's writes go through
+    /// a `.dat.nosync…` file of their own, which a kill leaves behind).
+    package static func writeSynced(_ data: Data, to url: URL) -> Int32 {
+        let fd: Int32
+        switch Syscall.attempt({ open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }) {
+        case .success(let opened): fd = opened
+        case .failure(let e): return e.rawValue
+        }
+        let written = data.withUnsafeBytes { raw in Syscall.attempt { Foundation.write(fd, raw.baseAddress, raw.count) } }
+        var failure: Int32 = 0
+        switch written {
+        case .success(let n) where n == data.count:
+            if case .failure(let e) = Syscall.attempt({ fsync(fd) }) { failure = e.rawValue }
+        case .success: failure = ENOSPC
+        case .failure(let e): failure = e.rawValue
+        }
+        Syscall.close(fd)
+        if failure != 0 { unlink(url.path) }
+        return failure
+    }
+
     /// Waits until the contents of the file at `url` are on the disk.
     package static func sync(_ url: URL) throws {
         func failure(_ e: Int32) -> ReelError { Syscall.fileError(e, creating: url, action: "write") }

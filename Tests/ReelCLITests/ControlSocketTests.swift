@@ -14,7 +14,8 @@ import ReelTestSupport
         let errors: URL
         let runtime: URL
 
-        init(_ arguments: [String], in dir: URL, runtime: URL? = nil) throws {
+        /// `output`: where standard output goes (`--json`'s events), else nowhere.
+        init(_ arguments: [String], in dir: URL, runtime: URL? = nil, output: URL? = nil) throws {
             self.runtime = runtime ?? dir.appendingPathComponent("run-\(UUID().uuidString.prefix(6))")
             try FileManager.default.createDirectory(at: self.runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             errors = dir.appendingPathComponent("stderr-\(UUID().uuidString.prefix(6)).txt")
@@ -22,7 +23,8 @@ import ReelTestSupport
             process.executableURL = ReelBinary.url
             process.arguments = ["record", "--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast"] + arguments
             process.environment = ProcessInfo.processInfo.environment.merging(["XDG_RUNTIME_DIR": self.runtime.path]) { $1 }
-            process.standardOutput = FileHandle.nullDevice
+            if let output { _ = FileManager.default.createFile(atPath: output.path, contents: nil) }
+            process.standardOutput = try output.map { try FileHandle(forWritingTo: $0) } ?? FileHandle.nullDevice
             process.standardError = try FileHandle(forWritingTo: errors)
             try process.run()
         }
@@ -30,12 +32,12 @@ import ReelTestSupport
         var environment: [String: String] { ["XDG_RUNTIME_DIR": runtime.path] }
         var defaultSocket: URL { runtime.appendingPathComponent("reel/\(process.processIdentifier).sock") }
 
-        /// Connects once the socket answers (the recording has started).
-        func connect(_ path: URL? = nil) async throws -> ControlClient {
+        /// Connects once the socket answers with `state` (the recording has started).
+        func connect(_ path: URL? = nil, state: String = "recording") async throws -> ControlClient {
             let deadline = Date().addingTimeInterval(20)
             while Date() < deadline {
                 if let client = try? ControlClient(path ?? defaultSocket),
-                   let status = try? client.request("status").reply, status["state"] as? String == "recording" { return client }
+                   let status = try? client.request("status").reply, status["state"] as? String == state { return client }
                 try await Task.sleep(for: .milliseconds(20))
             }
             throw ReelError(.notRunning, "the control socket did not answer: \((try? String(contentsOf: errors, encoding: .utf8)) ?? "")")
@@ -209,6 +211,33 @@ import ReelTestSupport
         let end = next.end()
         #expect(end.status == 0, "\(end.stderr)")
         #expect(!FileManager.default.fileExists(atPath: stale.path))
+    }
+
+    /// The markers of a single file killed before it was finished are kept beside it, and
+    /// `reel recover` puts them into the file.
+    @Test(arguments: ["mp4", "mkv"])
+    func markersOfAKilledRecordingAreRecovered(ext: String) async throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("killed.\(ext)")
+        let socket = dir.url.appendingPathComponent("killed.sock")
+        let recording = try Recording(["--control=\(socket.path)", "-o", file.path], in: dir.url)
+        let client = try await recording.connect(socket)
+        var frames = try await waitForFrames(past: 10, client)
+        #expect(try client.request("marker", argument: "first").reply["ok"] as? Bool == true)
+        frames = try await waitForFrames(past: frames + 20, client)
+        #expect(try client.request("marker", argument: "second").reply["ok"] as? Bool == true)
+        // Past a fragment's end, so that the MP4 holds whole fragments after the markers.
+        _ = try await waitForFrames(past: frames + 60, client)
+        kill(recording.process.processIdentifier, SIGKILL)
+        _ = recording.end()
+        #expect(try MediaProbe.chapters(file).isEmpty || ext == "mp4", "cut off: the file holds none of its own")
+        let recovered = try ReelBinary.run(["recover", file.path])
+        #expect(recovered.status == 0, "\(recovered.stderr)")
+        let chapters = try MediaProbe.chapters(file)
+        #expect(chapters.map(\.title) == ["first", "second"], "\(chapters)")
+        #expect(chapters.count == 2 && chapters[0].start < chapters[1].start)
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent(".killed.\(ext).chapters").path),
+                "the list beside it goes once the file holds them")
     }
 
     @Test func saveReplayAnswersWithTheFile() async throws {

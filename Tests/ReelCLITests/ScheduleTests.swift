@@ -66,6 +66,58 @@ import ReelTestSupport
         #expect(zip(counters, counters.dropFirst()).allSatisfy { $1 == $0 + 1 })
     }
 
+    /// On a terminal the countdown keeps its line (no PAUSED line over it) and space says
+    /// recording has not begun instead of pausing.
+    @Test func theCountdownKeepsItsLineAndSpaceSaysNotYet() throws {
+        let driver = TerminalScript.start(["\"record\"", "\"--test-pattern\"", "\"--size\"", "\"160x120\"", "\"--preset\"", "\"ultrafast\"",
+                                           "\"--delay\"", "\"5\"", "\"--duration\"", "\"1\"", "\"-o\"", "path"]) + """
+            steps = {"countdown": read_until(rb"Recording begins in 5 s", 20)}
+            steps["counts"] = read_until(rb"Recording begins in [34] s", 20)
+            os.write(fd, b" ")
+            steps["notYet"] = read_until(rb"not recording yet; it starts in", 20)
+            steps["recording"] = read_until(rb"REC ", 30)
+            """ + TerminalScript.finish
+        let dir = try TemporaryDirectory()
+        let script = dir.url.appendingPathComponent("countdown.py")
+        try driver.write(to: script, atomically: true, encoding: .utf8)
+        let url = dir.url.appendingPathComponent("counted.mp4")
+        let run = try Subprocess.run(["python3", script.path, ReelBinary.url.path, url.path])
+        let result = try JSONSerialization.jsonObject(with: run.stdout) as? [String: Any] ?? [:]
+        let output = result["output"] as? String ?? run.stderr
+        let steps = result["steps"] as? [String: Bool] ?? [:]
+        #expect(steps["countdown"] == true && steps["notYet"] == true && steps["recording"] == true, "\(output)")
+        #expect(steps["counts"] == true, "the count goes down: \(output)")
+        #expect(!output.contains("PAUSED"), "the wait is not shown as a pause: \(output)")
+        #expect(result["status"] as? Int == 0, "\(output)")
+        #expect(try MediaProbe.decodeLuma(url, width: 160, height: 120).count >= 25, "space did not start it early nor pause it")
+    }
+
+    /// Over the control socket and in the JSON events the wait is its own state.
+    @Test func theWaitIsItsOwnStateOverTheSocketAndInEvents() async throws {
+        let dir = try TemporaryDirectory()
+        let socket = dir.url.appendingPathComponent("wait.sock")
+        let events = dir.url.appendingPathComponent("events.jsonl")
+        let recording = try ControlSocketTests.Recording(["--delay", "4", "--duration", "1", "--json", "--control=\(socket.path)",
+                                                          "-o", dir.url.appendingPathComponent("waited.mp4").path], in: dir.url, output: events)
+        let control = try await recording.connect(socket, state: "waiting")
+        let status = try control.request("status").reply
+        #expect(status["state"] as? String == "waiting", "\(status)")
+        #expect((status["startsIn"] as? Double ?? 0) > 0 && status["startsAt"] is String, "\(status)")
+        for command in ["pause", "resume"] {
+            let reply = try control.request(command).reply
+            #expect(reply["ok"] as? Bool == false && (reply["error"] as? String ?? "").contains("not recording yet; it starts in"), "\(reply)")
+        }
+        let end = recording.end()
+        #expect(end.status == 0, "\(end.stderr)")
+        let names = try String(contentsOf: events, encoding: .utf8).split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["event"] as? String
+        }
+        #expect(names.contains("waiting") && names.contains("begun"), "\(names)")
+        #expect(!names.contains("paused") && !names.contains("resumed"), "\(names)")
+        let waiting = names.firstIndex(of: "waiting") ?? .max, begun = names.firstIndex(of: "begun") ?? -1
+        #expect(waiting < begun)
+    }
+
     @Test func aStopBeforeTheStartWritesNothing() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("never.mp4")

@@ -15,13 +15,17 @@ import ReelTestSupport
     static let expected: [(Double, String)] = [(0.5, "intro"), (1.3, "Chapter 2"), (2.0, "über den Fluß"), (2.6, "Chapter 4")]
 
     func record(_ mode: Recorder.PauseMode, ext: String, in dir: TemporaryDirectory,
-                merges: Bool = true) async throws -> (URL, Recorder, [Chapter]) {
-        let url = dir.url.appendingPathComponent("marked.\(ext)")
+                merges: Bool = true, video: Bool = true, marks: Bool = true) async throws -> (URL, Recorder, [Chapter]) {
+        let url = dir.url.appendingPathComponent("\(marks ? "marked" : "unmarked").\(ext)")
         let session = CaptureSession(clock: ManualClock())
-        try session.addInput(TestPatternSource(size: PixelSize(width: 160, height: 120)))
+        if video { try session.addInput(TestPatternSource(size: PixelSize(width: 160, height: 120))) }
         try session.addInput(ToneSource())
         var settings = Recorder.Settings(pauseMode: mode)
         settings.video.preset = "ultrafast"
+        // What each kind of file holds: VP9 in WebM, PCM in WAV, FLAC, Opus in Ogg.
+        let container = try #require(Container(pathExtension: ext))
+        settings.video.codec = container.defaultVideoCodec
+        settings.audio.codec = container.defaultAudioCodec
         settings.mergesClipsAtEnd = merges
         let recorder = Recorder(url: url, settings: settings)
         for (i, (start, end)) in Self.intervals.enumerated() {
@@ -30,7 +34,7 @@ import ReelTestSupport
         }
         recorder.record(at: MediaTime(seconds: 5))
         recorder.maxRecordedDuration = MediaTime(seconds: 3)
-        for (time, title) in Self.markers { recorder.addMarker(title, at: MediaTime(seconds: time)) }
+        for (time, title) in Self.markers where marks { recorder.addMarker(title, at: MediaTime(seconds: time)) }
         let events = Task { () -> [Chapter] in
             var placed: [Chapter] = []
             for await event in recorder.events { if case .markerAdded(let chapter) = event { placed.append(chapter) } }
@@ -52,7 +56,8 @@ import ReelTestSupport
         }
     }
 
-    @Test(arguments: [("mp4", Recorder.PauseMode.singleFile), ("mov", .singleFile), ("mkv", .singleFile), ("mp4", .clips), ("mkv", .clips)])
+    @Test(arguments: [("mp4", Recorder.PauseMode.singleFile), ("mov", .singleFile), ("mkv", .singleFile), ("webm", .singleFile),
+                      ("mp4", .clips), ("mkv", .clips)])
     func markersBecomeChaptersAtTheirRecordedTimes(ext: String, mode: Recorder.PauseMode) async throws {
         let dir = try TemporaryDirectory()
         let (url, _, placed) = try await record(mode, ext: ext, in: dir)
@@ -60,6 +65,20 @@ import ReelTestSupport
         #expect(placed.map(\.title) == Self.expected.map(\.1), "each marker is said as it is placed")
         // The file's streams are only the recording's: no chapter text track.
         #expect(try MediaProbe.probe(url).streams.count == 2)
+    }
+
+    /// Chapters do not keep the space reserved for the index: a short recording with markers
+    /// is made as compact as one without (it kept about 2 MB of `free` box).
+    @Test(arguments: ["mp4", "mov", "m4a"])
+    func aFileWithChaptersIsAsCompactAsOneWithout(ext: String) async throws {
+        let dir = try TemporaryDirectory()
+        let (marked, _, _) = try await record(.singleFile, ext: ext, in: dir, video: ext != "m4a")
+        let (unmarked, _, _) = try await record(.singleFile, ext: ext, in: dir, video: ext != "m4a", marks: false)
+        let withMarkers = try #require(FileIdentity.size(of: marked)), without = try #require(FileIdentity.size(of: unmarked))
+        #expect(abs(withMarkers - without) <= 4096, "\(withMarkers) bytes with markers, \(without) without")
+        try expectChapters(in: marked, Self.expected)
+        #expect(try MediaProbe.probe(marked).streams.count == (ext == "m4a" ? 1 : 2), "no chapter text track")
+        #expect(try MediaProbe.chapters(unmarked).isEmpty)
     }
 
     @Test func markersOfClipsSurviveInTheManifestForARecovery() async throws {
@@ -82,6 +101,65 @@ import ReelTestSupport
         let second = (Self.expected.map { ($0.0 + 3, $0.1) } + [(4.0, "added")]).sorted { $0.0 < $1.0 }
         try expectChapters(in: merged, Self.expected + second)
         #expect(try MediaProbe.probe(merged).streams.count == 2, "no chapter text track")
+    }
+
+    /// Sound files: M4A keeps markers; WAV, FLAC, Ogg and Opus cannot, and say so instead of
+    /// saying a marker was placed.
+    @Test(arguments: ["m4a", "wav", "flac", "ogg", "opus"])
+    func soundFilesKeepMarkersOrSayTheyCannot(ext: String) async throws {
+        let dir = try TemporaryDirectory()
+        let (url, recorder, placed) = try await record(.singleFile, ext: ext, in: dir, video: false)
+        if ext == "m4a" {
+            try expectChapters(in: url, Self.expected)
+            #expect(placed.count == Self.expected.count)
+        } else {
+            #expect(try MediaProbe.chapters(url).isEmpty)
+            #expect(placed.isEmpty, "no marker is said to be placed in a .\(ext) file")
+            #expect { try recorder.addMarker("now") } throws: {
+                ($0 as? ReelError)?.code == .unsupportedFormat && "\($0)".contains("cannot hold chapter markers")
+            }
+        }
+    }
+
+    @Test func aGIFOrARecorderWithoutAFileHasNoPlaceForAMarker() throws {
+        #expect { try Recorder(url: URL(fileURLWithPath: "/tmp/never.gif")).addMarker() } throws: {
+            ($0 as? ReelError)?.code == .unsupportedFormat
+        }
+        let replay = Recorder(replayBuffer: try ReplayBuffer(duration: MediaTime(seconds: 5)))
+        #expect { try replay.addMarker() } throws: { ($0 as? ReelError)?.code == .unsupportedFormat }
+    }
+
+    /// A resume scheduled ahead (a delayed start) is said when the session reaches it, not
+    /// when it is taken: here after a marker placed at a second, while still waiting for 2 s
+    /// (it was said at once, before the marker, and `reel record --delay` took its wait for over).
+    @Test func aScheduledResumeIsSaidWhenItHappens() async throws {
+        let dir = try TemporaryDirectory()
+        let session = CaptureSession(clock: ManualClock())
+        try session.addInput(TestPatternSource(size: PixelSize(width: 160, height: 120)))
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        let recorder = Recorder(url: dir.url.appendingPathComponent("delayed.mp4"), settings: settings)
+        recorder.pause(at: .zero)
+        recorder.record(at: MediaTime(seconds: 2))
+        recorder.addMarker("while waiting", at: MediaTime(seconds: 1))
+        recorder.maxRecordedDuration = MediaTime(seconds: 1)
+        let events = Task { () -> [String] in
+            var said: [String] = []
+            for await event in recorder.events {
+                switch event {
+                case .paused: said.append("paused")
+                case .resumed: said.append("resumed")
+                case .markerAdded: said.append("marker")
+                default: break
+                }
+            }
+            return said
+        }
+        try session.addOutput(recorder)
+        try await session.start()
+        _ = try await recorder.result()
+        await session.stop()
+        #expect(await events.value == ["paused", "marker", "resumed"])
     }
 
     @Test func aMarkerNeedsARecording() throws {
