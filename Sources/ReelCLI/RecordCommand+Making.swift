@@ -135,7 +135,8 @@ extension RecordCommand {
         return pid
     }
 
-    func makeSources() throws -> [any CaptureSource] {
+    /// `isCancelled`: a stop came (it gives up a region being picked).
+    func makeSources(isCancelled: @escaping @Sendable () -> Bool = { false }) throws -> [any CaptureSource] {
         var sources: [any CaptureSource] = []
         // `--window --app-audio` (no name): the window's application's sound.
         var windowProcess: Int32?
@@ -172,8 +173,18 @@ extension RecordCommand {
                 }
                 sources.append(WaylandScreenSource(frameRate: options.frameRate, drawsCursor: options.drawsCursor, sharesWindow: true))
             case .x11(let display):
-                sources.append(X11ScreenSource(display: display, region: options.region, frameRate: options.frameRate,
+                var region = options.region
+                if options.picksRegion {
+                    console.err("reel: drag a rectangle over the part of the screen to record (the pointer and the keyboard are grabbed until then; Esc or Ctrl-C gives up)")
+                    let picked = try X11ScreenSource.pickRegion(display: display, isCancelled: isCancelled)
+                    console.err("reel: region \(picked) (to record it again: --region \(picked))")
+                    region = picked
+                }
+                sources.append(X11ScreenSource(display: display, region: region, frameRate: options.frameRate,
                                                drawsCursor: options.drawsCursor))
+            case .wayland where options.picksRegion:
+                throw ReelError(.invalidConfiguration, "on Wayland the desktop portal's own dialog chooses what is shared, so there is no region to drag",
+                                hint: "leave out --region pick and choose the screen or a window in the portal's dialog (--screen-choose asks again)")
             case .wayland:
                 try options.refusePresenterOnWayland()
                 sources.append(WaylandScreenSource(region: options.region, frameRate: options.frameRate,

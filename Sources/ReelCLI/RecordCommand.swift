@@ -74,7 +74,7 @@ struct RecordCommand {
         parts.set(url: options.writesFile ? url : nil, session: session)
         let sources: [any CaptureSource]
         do {
-            sources = try makeSources()
+            sources = try makeSources(isCancelled: { signals.stopCameWhileStarting })
             for source in sources { try session.addInput(source) }
             options.applySound(to: sources, in: session)
             // Said with --json too: what is typed ends up in the file.

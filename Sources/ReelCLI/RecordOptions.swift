@@ -10,6 +10,8 @@ public struct RecordOptions: Sendable {
     /// No source was given, so ``screen`` is the session's screen, as a plain `--screen`.
     public var recordsSessionScreen = false
     public var region: PixelRect?
+    /// `--region pick`: the region is dragged with the mouse when the screen is opened (X11).
+    public var picksRegion = false
     /// `--window[=ID|NAME|pick]`: `nil` when not asked for (a window of the display `screen` names).
     public var window: X11WindowSelector?
     /// `--window-size fit|fill`.
@@ -132,11 +134,15 @@ public struct RecordOptions: Sendable {
         }
         screen = args.value("screen")
         if let text = args.value("region") ?? nil {
-            guard let rect = PixelRect(geometry: text) else {
-                throw UsageError("--region needs WIDTHxHEIGHT+X+Y, e.g. 1280x720+0+0, not '\(text)'")
+            if text == "pick" {
+                picksRegion = true
+            } else {
+                guard let rect = PixelRect(geometry: text) else {
+                    throw UsageError("--region needs WIDTHxHEIGHT+X+Y, e.g. 1280x720+0+0, or pick (drag it with the mouse), not '\(text)'")
+                }
+                guard rect.width >= 16, rect.height >= 16 else { throw UsageError("--region \(text) is too small (at least 16x16)") }
+                region = rect
             }
-            guard rect.width >= 16, rect.height >= 16 else { throw UsageError("--region \(text) is too small (at least 16x16)") }
-            region = rect
             if screen == nil { screen = .some(nil) }
         }
         choosesScreen = args.has("screen-choose")
@@ -160,7 +166,7 @@ public struct RecordOptions: Sendable {
         }
         // --region alone means a part of the screen; beside another picture without --screen,
         // the screen it adds is not what was asked for (a display missing would be blamed).
-        if region != nil, !args.has("screen"), testPattern || !cameras.isEmpty {
+        if region != nil || picksRegion, !args.has("screen"), testPattern || !cameras.isEmpty {
             throw UsageError("--region records a part of the screen, and \(testPattern ? "--test-pattern" : "--camera") has none: give --screen as well to record the screen beside it\(testPattern ? ", or --size for the test pattern's size" : "")")
         }
         if screen == nil && !testPattern && cameras.isEmpty && microphone == nil && appAudio == nil && !tone {

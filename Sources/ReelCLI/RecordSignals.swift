@@ -218,6 +218,12 @@ final class RecordSignals: @unchecked Sendable {
         return lifecycle.stopWasRequested
     }
 
+    /// Whether a stop signal came while the session was being made (a region being picked).
+    var stopCameWhileStarting: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return lifecycle.phase == .starting(stopRequested: true)
+    }
+
     /// The recording is ending by itself.
     func stopping() { _ = decide { $0.stopping(); return .none } }
 

@@ -18,7 +18,7 @@ struct ShotCommand {
     ]
 
     static let help = """
-    Usage: reel shot [--screen[=DISPLAY] | --region WxH+X+Y | --window[=ID|NAME|pick] | --camera[=CAMERA]] [-o FILE.png|FILE.jpg]
+    Usage: reel shot [--screen[=DISPLAY] | --region WxH+X+Y|pick | --window[=ID|NAME|pick] | --camera[=CAMERA]] [-o FILE.png|FILE.jpg]
 
     Takes one picture of what reel record would record — the screen (the default), a part
     of it, one window or a camera — with the same options, and writes it as a PNG (lossless:

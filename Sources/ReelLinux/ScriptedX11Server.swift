@@ -95,6 +95,7 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
     private let windowList: [X11WindowInfo]
     private let focused: UInt32?
     private let picked: X11PickResult
+    private let pickedRegion: X11RegionPickResult
     private let unlistedWindows: [X11WindowInfo]
     private let composite: Bool
     private let pointerOver: Bool
@@ -126,6 +127,7 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
     ///   - unlisted: top-level windows it knows by id but does not list (unmapped, no
     ///     window manager).
     ///   - picked: what a click finds.
+    ///   - pickedRegion: what a drag for a region finds.
     ///   - composite: whether it offers the Composite extension.
     ///   - pointerOver: whether the pointer is over the captured window (not another covering it).
     ///   - windowStates: what the captured window is found as at each state query, in turn
@@ -134,7 +136,8 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
                  cursor: X11CursorImage? = nil, connections: [ConnectAnswer] = [], images: [ImageAnswer] = [],
                  windows: [X11WindowInfo] = [], unlisted: [X11WindowInfo] = [], focused: UInt32? = nil,
                  picked: X11PickResult = .cancelled, composite: Bool = true,
-                 pointerOver: Bool = true, windowStates: [WindowAnswer] = []) {
+                 pointerOver: Bool = true, windowStates: [WindowAnswer] = [], pickedRegion: X11RegionPickResult = .cancelled) {
+        self.pickedRegion = pickedRegion
         self.pointerOver = pointerOver
         self.windowList = windows
         self.focused = focused
@@ -387,6 +390,7 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
     fileprivate var windows: [X11WindowInfo] { windowList }
     fileprivate var focusedID: UInt32? { focused }
     fileprivate var pickResult: X11PickResult { picked }
+    fileprivate var regionPickResult: X11RegionPickResult { pickedRegion }
     fileprivate var unlisted: [X11WindowInfo] { unlistedWindows }
     fileprivate var offersComposite: Bool { composite }
     fileprivate var isPointerOver: Bool { pointerOver }
@@ -431,6 +435,7 @@ package final class ScriptedX11Server: X11Server, @unchecked Sendable {
         func freePixmap(_ pixmap: UInt32) { server.free(pixmap: pixmap) }
         func pointerIsOver(_ window: UInt32, root: UInt32) -> Bool { server.isPointerOver }
         func pickWindow(of root: UInt32, isCancelled: @escaping () -> Bool) -> X11PickResult { server.pickResult }
+        func pickRegion(of root: UInt32, isCancelled: @escaping () -> Bool) -> X11RegionPickResult { server.regionPickResult }
         func topLevelWindow(_ id: UInt32, of root: UInt32) -> X11WindowInfo? {
             (server.windows + server.unlisted).first { $0.id == id }
         }

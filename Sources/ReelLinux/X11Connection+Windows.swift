@@ -131,12 +131,7 @@ extension X11Connection {
     func pickWindow(of root: UInt32, isCancelled: @escaping () -> Bool) -> X11PickResult {
         let mask = UInt16(XCB_EVENT_MASK_BUTTON_PRESS.rawValue | XCB_EVENT_MASK_BUTTON_RELEASE.rawValue)
         let mode = UInt8(XCB_GRAB_MODE_ASYNC.rawValue)
-        // A crosshair from the cursor font, as xwininfo and xprop show (34: XC_crosshair).
-        let font = xcb_generate_id(raw)
-        xcb_open_font(raw, font, 6, "cursor")
-        let cursor = xcb_generate_id(raw)
-        xcb_create_glyph_cursor(raw, cursor, font, font, 34, 35, 0, 0, 0, 0xFFFF, 0xFFFF, 0xFFFF)
-        xcb_close_font(raw, font)
+        let cursor = makeCrosshairCursor()
         defer { xcb_free_cursor(raw, cursor); flush() }
         let cookie = xcb_grab_pointer(raw, 0, root, mask, mode, mode, 0, cursor, UInt32(XCB_CURRENT_TIME))
         guard let reply = xcb_grab_pointer_reply(raw, cookie, nil) else { return .cancelled }

@@ -107,6 +107,12 @@ package protocol X11Display: AnyObject, Sendable {
     /// turned true.
     func pickWindow(of root: UInt32, isCancelled: @escaping () -> Bool) -> X11PickResult
 
+    /// Grabs the pointer and the keyboard and lets the user drag a rectangle on `root` with the
+    /// first button (a crosshair; the rectangle drawn as it goes), then answers it in root
+    /// coordinates, or that Escape or Ctrl-C gave up, the grab was refused or `isCancelled`
+    /// turned true.
+    func pickRegion(of root: UInt32, isCancelled: @escaping () -> Bool) -> X11RegionPickResult
+
     /// The top-level window `id` of `root` even when ``windows(of:)`` does not list it (an
     /// unmapped window where no window manager runs); `nil` when `id` is no top-level window.
     func topLevelWindow(_ id: UInt32, of root: UInt32) -> X11WindowInfo?
@@ -126,6 +132,18 @@ package enum X11PickResult: Sendable, Equatable {
     /// The pointer could not be grabbed (another program holds it).
     case notGrabbed
     /// Given up before a click (the recording was stopped, or the connection failed).
+    case cancelled
+}
+
+/// What a drag for ``X11Display/pickRegion(of:isCancelled:)`` found.
+package enum X11RegionPickResult: Sendable, Equatable {
+    /// The rectangle dragged, in the root window's coordinates.
+    case region(PixelRect)
+    /// Escape or Ctrl-C gave up.
+    case givenUp
+    /// The pointer or the keyboard could not be grabbed (another program holds it).
+    case notGrabbed
+    /// Given up before a drag (the caller cancelled, or the connection failed).
     case cancelled
 }
 

@@ -292,3 +292,46 @@ extension WindowRecordTests {
         #expect(!FileManager.default.fileExists(atPath: hidden.path))
     }
 }
+
+extension WindowRecordTests {
+    @Test("--region pick records the rectangle dragged (xdotool drags it) and says it for reuse")
+    func regionPickedByADrag() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        let painter = try ScreenPainter(display: xvfb.display)
+        painter.openWindow(title: "Target", rect: PixelRect(x: 80, y: 180, width: 220, height: 180),
+                           red: Self.red.red, green: Self.red.green, blue: Self.red.blue)
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("dragged.mkv")
+        let drag = {
+            let result = try? Subprocess.run(["xdotool", "mousemove", "100", "200", "mousedown", "1", "mousemove", "180", "260",
+                                              "mousemove", "259", "319", "mouseup", "1"], environment: ["DISPLAY": xvfb.display])
+            #expect(result?.status == 0, "xdotool: \(result?.stderr ?? "did not run")")
+        }
+        let r = try await record(["--screen=\(xvfb.display)", "--region", "pick", "--no-cursor", "--preset", "ultrafast",
+                                  "--duration", "1", "-o", url.path], steps: [(1.5, drag)])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("drag a rectangle") && r.stderr.contains("region 160x120+100+200 (to record it again: --region 160x120+100+200)"),
+                "\(r.stderr)")
+        let video = try #require(try MediaProbe.probe(url).videoStreams.first)
+        #expect(video.width == 160 && video.height == 120)
+        let frames = try decodeCleanly(url, width: 160, height: 120)
+        #expect(!frames.isEmpty)
+        for frame in frames {
+            #expect(RGBColor.average(of: frame, width: 160, x: 80, y: 60).distance(to: Self.red) <= 40, "no rubber band left in the picture")
+        }
+    }
+
+    @Test("Escape while --region pick waits for the drag gives up, writing nothing")
+    func regionPickGivenUp() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("never.mp4")
+        let escape = {
+            let result = try? Subprocess.run(["xdotool", "key", "Escape"], environment: ["DISPLAY": xvfb.display])
+            #expect(result?.status == 0, "xdotool: \(result?.stderr ?? "did not run")")
+        }
+        let r = try await record(["--screen=\(xvfb.display)", "--region", "pick", "--duration", "1", "-o", url.path], steps: [(1.5, escape)])
+        #expect(r.status == 1 && r.stderr.contains("Escape or Ctrl-C gave up"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+    }
+}

@@ -1,0 +1,44 @@
+import ReelCore
+
+extension X11ScreenSource {
+    /// Lets the user choose a region of the screen of `display` (`$DISPLAY` when `nil`) by hand:
+    /// the pointer and the keyboard are grabbed, the cursor becomes a crosshair, and the
+    /// rectangle dragged with the first button (drawn as it goes) is the answer, in the screen's
+    /// coordinates and inside it, for ``init(display:region:frameRate:drawsCursor:)``. Blocks
+    /// until the button is released; Escape or Ctrl-C gives up. On Wayland the desktop portal's
+    /// own dialog chooses what is shared instead (``WaylandScreenSource``).
+    ///
+    /// - Throws: `.sourceUnavailable` when no X server answers, when Escape or Ctrl-C gave up or
+    ///   `isCancelled` turned true (nothing was picked), or another program holds the pointer
+    ///   or the keyboard; `.invalidConfiguration` for a rectangle under 16x16 pixels.
+    public static func pickRegion(display: String? = nil, isCancelled: @escaping @Sendable () -> Bool = { false }) throws -> PixelRect {
+        try pickRegion(display: display, server: SystemX11Server(), isCancelled: isCancelled)
+    }
+
+    /// ``pickRegion(display:isCancelled:)`` on a given server (a ``ScriptedX11Server`` in tests).
+    package static func pickRegion(display: String?, server: any X11Server, isCancelled: @escaping @Sendable () -> Bool) throws -> PixelRect {
+        let connection = try server.connect(display: display, isCancelled: isCancelled)
+        let screen = try connection.screen()
+        switch connection.pickRegion(of: screen.root, isCancelled: isCancelled) {
+        case .region(let dragged):
+            // The pointer stays on the screen; a rectangle is kept inside it all the same.
+            let x = max(0, dragged.x), y = max(0, dragged.y)
+            let rect = PixelRect(x: x, y: y, width: min(dragged.x + dragged.width, screen.size.width) - x,
+                                 height: min(dragged.y + dragged.height, screen.size.height) - y)
+            guard rect.width >= 16, rect.height >= 16 else {
+                throw ReelError(.invalidConfiguration, "the region dragged on display \(connection.name) (\(rect)) is smaller than 16x16 pixels",
+                                hint: "drag a larger rectangle")
+            }
+            return rect
+        case .givenUp:
+            throw ReelError(.sourceUnavailable, "no region was picked on display \(connection.name): Escape or Ctrl-C gave up",
+                            hint: "nothing was recorded; start again and drag a rectangle with the first button")
+        case .notGrabbed:
+            throw ReelError(.sourceUnavailable, "the pointer or the keyboard on display \(connection.name) could not be grabbed to pick a region",
+                            hint: "another program holds it (a menu or a drag may be open); close it and start again, or give the region as WxH+X+Y")
+        case .cancelled:
+            throw ReelError(.sourceUnavailable, "no region was picked on display \(connection.name)",
+                            hint: "it was stopped before a rectangle was dragged")
+        }
+    }
+}

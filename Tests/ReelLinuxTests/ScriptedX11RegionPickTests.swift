@@ -1,0 +1,30 @@
+import Foundation
+import ReelCore
+@testable import ReelLinux
+import Testing
+
+/// Picking a region by hand on a scripted server: what the drag gives, kept inside the screen,
+/// and each way it can end without one said as such.
+@Suite("X11 region picked by hand on a scripted server")
+struct ScriptedX11RegionPickTests {
+    static let screen = PixelSize(width: 640, height: 480)
+
+    func pick(_ result: X11RegionPickResult) throws -> PixelRect {
+        try X11ScreenSource.pickRegion(display: ":42", server: ScriptedX11Server(screenSize: Self.screen, pickedRegion: result),
+                                       isCancelled: { false })
+    }
+
+    @Test func theRectangleDraggedIsKeptInsideTheScreen() throws {
+        #expect(try pick(.region(PixelRect(x: 100, y: 200, width: 160, height: 120))) == PixelRect(x: 100, y: 200, width: 160, height: 120))
+        #expect(try pick(.region(PixelRect(x: -20, y: 400, width: 700, height: 200))) == PixelRect(x: 0, y: 400, width: 640, height: 80))
+    }
+
+    @Test func withoutARectangleItSaysWhy() throws {
+        #expect { try pick(.region(PixelRect(x: 0, y: 0, width: 10, height: 40))) } throws: {
+            ($0 as? ReelError)?.code == .invalidConfiguration && "\($0)".contains("smaller than 16x16")
+        }
+        #expect { try pick(.givenUp) } throws: { "\($0)".contains("Escape or Ctrl-C gave up") }
+        #expect { try pick(.notGrabbed) } throws: { "\($0)".contains("could not be grabbed") }
+        #expect { try pick(.cancelled) } throws: { ($0 as? ReelError)?.code == .sourceUnavailable }
+    }
+}
