@@ -207,7 +207,7 @@ extension RecordingSession {
             frames += count.videoPackets
             hasAudio = hasAudio || count.audioPackets > 0
             audioSeconds += count.audioSeconds
-            inputs.append(MergeInput(url: url, isMuted: entry.muted, chapters: (entry.chapters ?? []).map(\.chapter)))
+            inputs.append(MergeInput(url: url, isMuted: entry.muted, chapters: (entry.chapters ?? []).map(\.chapter), soundMayBeMissing: true))
             if manifest != nil, !entry.finished {
                 manifest!.clips[i].finished = true
                 manifest!.clips[i].frames = count.videoPackets

@@ -14,7 +14,7 @@ extension RecordingSession {
                       progress: (@Sendable (WorkProgress) -> Void)? = nil) throws -> MergeSummary {
         let clips = self.clips
         guard !clips.isEmpty else { throw ReelError(.nothingRecorded, "the session has no clips to merge") }
-        return try Merger.merge(clips.map { MergeInput(url: $0.url, isMuted: $0.isMutedOnMerge, chapters: $0.chapters) }, to: url,
+        return try Merger.merge(clips.map { MergeInput(url: $0.url, isMuted: $0.isMutedOnMerge, chapters: $0.chapters, soundMayBeMissing: true) }, to: url,
                                 options: MergeOptions(allowsReencoding: allowsReencoding, overwrite: overwrite),
                                 progress: progress ?? mergeProgress.withLock { $0 })
     }

@@ -130,7 +130,7 @@ struct ClipFacts {
     }
 
     /// Why this clip cannot follow `first` by copying packets, or `nil` if it can.
-    func incompatibility(with first: ClipFacts) -> Incompatibility? {
+    func incompatibility(with first: ClipFacts, soundMayBeMissing: Bool = false) -> Incompatibility? {
         func tracks(_ c: ClipFacts) -> String {
             let a = c.audio.count
             let audio = a == 0 ? "no audio" : a == 1 ? "one audio track" : "\(a) audio tracks"
@@ -139,7 +139,7 @@ struct ClipFacts {
         let reencode = LibraryHint.allowReencoding
         // A clip with the picture and no sound where clip 1 has sound (one cut off by a size
         // limit before its first sound was encoded) gets silence; see ``lacksAudio(of:)``.
-        let silent = lacksAudio(of: first)
+        let silent = soundMayBeMissing && lacksAudio(of: first)
         if streams.map(\.kind) != first.streams.map(\.kind) && !silent {
             return Incompatibility("\(label) has \(tracks(self)) but clip 1 has \(tracks(first))",
                                    hint: "\(reencode) or merge clips with the same tracks")

@@ -168,6 +168,7 @@ final class CopyingJoiner {
         }
         let clipLength = length.length(video: videoPosition, grid: videoPosition.flatMap { clip.streams[$0].inexactFrameDuration })
         if clip.lacksAudio(of: first) {
+            // Only a clip allowed to lack its sound gets here (see ``MergeInput/soundMayBeMissing``).
             guard let silence else {
                 throw Incompatibility("\(clip.label) has no audio, and silence cannot be slipped in without re-encoding", hint: LibraryHint.allowReencoding)
             }

@@ -54,10 +54,12 @@ public enum Merger {
         defer { for lock in locks { lock.release() } }
         for clip in clips { try checkContainer(container, holds: clip, output: output) }
 
-        var reason: Incompatibility? = clips.lazy.compactMap { $0.incompatibility(with: clips[0]) }.first
+        var reason: Incompatibility? = clips.indices.lazy.compactMap {
+            clips[$0].incompatibility(with: clips[0], soundMayBeMissing: inputs[$0].soundMayBeMissing)
+        }.first
         var silence: [SilentPacket?] = []
         // Silence for the clips to be muted and for those with a picture and no sound.
-        if reason == nil, let quiet = inputs.indices.first(where: { inputs[$0].isMuted || clips[$0].lacksAudio(of: clips[0]) }) {
+        if reason == nil, let quiet = inputs.indices.first(where: { inputs[$0].isMuted || (inputs[$0].soundMayBeMissing && clips[$0].lacksAudio(of: clips[0])) }) {
             do {
                 silence = try clips[0].audio.map { try SilentPacket(matching: $0) }
             } catch let needed as Incompatibility {
@@ -182,7 +184,7 @@ public enum Merger {
                     if join == nil {
                         join = try CopyingJoiner(url: url, container: container, first: clip, input: input, reservedIndexSize: reserve)
                     }
-                    try join!.append(clip, from: input, isFirst: i == 0, silence: inputs[i].isMuted || clip.lacksAudio(of: clips[0]) ? silence : nil,
+                    try join!.append(clip, from: input, isFirst: i == 0, silence: inputs[i].isMuted || (inputs[i].soundMayBeMissing && clip.lacksAudio(of: clips[0])) ? silence : nil,
                                      meter: meter, readBefore: sizes[..<i].reduce(0, +), chapters: inputs[i].chapters)
                 }
                 try join!.finish()

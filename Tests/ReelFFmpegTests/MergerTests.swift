@@ -312,9 +312,10 @@ enum MergedFile {
         #expect(counters.count == 180 && counters.allSatisfy { $0 != nil })
     }
 
-    /// A clip with the picture and no sound where the others have sound (in clip mode, a clip
-    /// cut by the size limit before its first sound was encoded) is joined by copying, with
-    /// silence for its span: the merge used to refuse it ("clip 3 has video and no audio").
+    /// A recording's own clip with the picture and no sound where the others have sound (in
+    /// clip mode, a clip cut by the size limit before its first sound was encoded) is joined by
+    /// copying, with silence for its span: the recording's merge used to refuse it ("clip 3 has
+    /// video and no audio"). Files from elsewhere are still refused (their sound may be damage).
     @Test(arguments: [1, 2])
     func aClipWithoutSoundIsJoinedByCopyingWithSilence(_ quietClip: Int) throws {
         let dir = try TemporaryDirectory()
@@ -326,7 +327,10 @@ enum MergedFile {
             k == quietClip ? try quiet.make(k, frames: 60, name: "quiet.mp4") : try loud.make(k, frames: 60)
         }
         let output = dir.url.appendingPathComponent("merged.mp4")
-        let summary = try Merger.merge(clips.map { MergeInput(url: $0) }, to: output)
+        // Files from elsewhere: a missing track may be damage, so it is refused as before.
+        let refused = try #require(throws: ReelError.self) { try Merger.merge(clips.map { MergeInput(url: $0) }, to: output) }
+        #expect(refused.code == .incompatibleClips && refused.message.contains("has video and no audio"), "\(refused.message)")
+        let summary = try Merger.merge(clips.map { MergeInput(url: $0, soundMayBeMissing: true) }, to: output)
         #expect(summary.reencodedClips.isEmpty, "joined by copying, not: \(summary.reencodingReason ?? "")")
         #expect(summary.videoFrames == 180)
 
