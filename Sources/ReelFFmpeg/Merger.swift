@@ -58,8 +58,9 @@ public enum Merger {
             clips[$0].incompatibility(with: clips[0], soundMayBeMissing: inputs[$0].soundMayBeMissing)
         }.first
         var silence: [SilentPacket?] = []
-        // Silence for the clips to be muted and for those with a picture and no sound.
-        if reason == nil, let quiet = inputs.indices.first(where: { inputs[$0].isMuted || (inputs[$0].soundMayBeMissing && clips[$0].lacksAudio(of: clips[0])) }) {
+        // Silence for the clips to be muted and for those allowed a picture without sound.
+        let silenced = inputs.indices.map { inputs[$0].isMuted || (inputs[$0].soundMayBeMissing && clips[$0].lacksAudio(of: clips[0])) }
+        if reason == nil, let quiet = silenced.firstIndex(of: true) {
             do {
                 silence = try clips[0].audio.map { try SilentPacket(matching: $0) }
             } catch let needed as Incompatibility {
@@ -93,7 +94,7 @@ public enum Merger {
             var frames: Int64 = 0
             if reason == nil {
                 do {
-                    (duration, frames) = try remux(clips, inputs: inputs, silence: silence, to: temporary, container: container,
+                    (duration, frames) = try remux(clips, inputs: inputs, silence: silence, silenced: silenced, to: temporary, container: container,
                                                    reserve: indexReservation.map { $0 > 0 ? $0 : nil }
                                                        ?? Self.indexReservation(for: clips, container: container,
                                                                                 withChapters: inputs.contains { !$0.chapters.isEmpty } || clips.contains { $0.chapterCount > 0 }),
@@ -171,7 +172,7 @@ public enum Merger {
 
     // MARK: Joining by copying packets
 
-    private static func remux(_ clips: [ClipFacts], inputs: [MergeInput], silence: [SilentPacket?], to url: URL,
+    private static func remux(_ clips: [ClipFacts], inputs: [MergeInput], silence: [SilentPacket?], silenced: [Bool], to url: URL,
                               container: Container, reserve: Int?, meter: ProgressMeter, sizes: [Int64]) throws -> (MediaTime, Int64) {
         var reserve = reserve
         meter.update(completed: 0)
@@ -184,7 +185,7 @@ public enum Merger {
                     if join == nil {
                         join = try CopyingJoiner(url: url, container: container, first: clip, input: input, reservedIndexSize: reserve)
                     }
-                    try join!.append(clip, from: input, isFirst: i == 0, silence: inputs[i].isMuted || (inputs[i].soundMayBeMissing && clip.lacksAudio(of: clips[0])) ? silence : nil,
+                    try join!.append(clip, from: input, isFirst: i == 0, silence: silenced[i] ? silence : nil,
                                      meter: meter, readBefore: sizes[..<i].reduce(0, +), chapters: inputs[i].chapters)
                 }
                 try join!.finish()
