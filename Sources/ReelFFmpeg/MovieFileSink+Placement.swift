@@ -28,6 +28,7 @@ extension MovieFileSink {
                 throw Syscall.fileError(errno, creating: target, action: "replace")
             }
             placement.named(target)
+            chaptersTakeTheName()
         case .placeAtFirstFree(let file, let candidates):
             placement.named(try FilePlacement.placeAtFirstFree(file, candidates: candidates, what: "the recording"))
         default:

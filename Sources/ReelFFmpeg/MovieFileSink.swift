@@ -100,8 +100,14 @@ package final class MovieFileSink: PacketSink {
         self.chapters = (chapters, end)
     }
 
-    /// Whether the chapters so far are kept beside the file (``keepChapters(_:)``).
-    private var keepsChapters = false
+    /// The file's identity (which its rename into the name keeps): the list of chapters kept
+    /// beside the name is this file's only if it says so (``ChapterSidecar``).
+    private let fileIdentity: FileIdentity?
+    /// Whether a list of this file's chapters was put beside its name (``keepChapters(_:)``).
+    private var listsChapters = false
+    /// The chapters so far while the file waits under a hidden name to replace another: the
+    /// list beside the name stays that file's until this one takes the name.
+    private var chaptersWaitingForTheName: [Chapter]?
     /// Writes the list kept beside the file, off the recording's thread (it waits for the disk).
     private let chapterWriter = DispatchQueue(label: "reel.chapters")
 
@@ -110,9 +116,37 @@ package final class MovieFileSink: PacketSink {
     /// goes once the file is finished with them. Best effort: a list that cannot be written
     /// (a full disk) costs only what a crash would take, and the finished file has them anyway.
     package func keepChapters(_ chapters: [Chapter]) {
-        keepsChapters = true
+        guard !placement.isProvisional else {
+            chaptersWaitingForTheName = chapters
+            return
+        }
+        listChapters(chapters)
+    }
+
+    private func listChapters(_ chapters: [Chapter]) {
+        guard let fileIdentity else { return }
+        listsChapters = true
         let recording = configuration.url
-        chapterWriter.async { try? ChapterSidecar.write(chapters, for: recording) }
+        chapterWriter.async { try? ChapterSidecar.write(chapters, of: fileIdentity, at: recording) }
+    }
+
+    /// The file took the name of the one it replaced: the list beside the name is now this
+    /// file's (its chapters so far), or, without one yet, of no file any more and goes.
+    func chaptersTakeTheName() {
+        if let waiting = chaptersWaitingForTheName {
+            chaptersWaitingForTheName = nil
+            listChapters(waiting)
+        } else {
+            let recording = configuration.url, file = fileIdentity
+            chapterWriter.async { ChapterSidecar.remove(for: recording, unlessOf: file) }
+        }
+    }
+
+    /// The file holds its chapters (or is gone): its list beside the name goes.
+    private func removeChapterList() {
+        guard listsChapters, let fileIdentity else { return }
+        let recording = configuration.url
+        chapterWriter.sync { ChapterSidecar.remove(for: recording, ifOf: fileIdentity) }
     }
 
     /// Creates the file (never over one that exists unless the configuration allows it; a file
@@ -136,6 +170,10 @@ package final class MovieFileSink: PacketSink {
             placement = RecordingPlacement(named: configuration.url)
         }
         lock = muxer.takeLock()
+        fileIdentity = lock?.identity ?? FileIdentity(itself: placement.url)
+        // With no file at the name, a list of chapters beside it is a leftover of an earlier
+        // recording there (killed, then deleted): it must not become this one's.
+        if !placement.isProvisional { ChapterSidecar.remove(for: configuration.url, unlessOf: fileIdentity) }
     }
 
     deinit {
@@ -305,7 +343,7 @@ package final class MovieFileSink: PacketSink {
         }
         placement.finalised()
         // The file holds its chapters now.
-        if keepsChapters { chapterWriter.sync { ChapterSidecar.remove(for: configuration.url) } }
+        removeChapterList()
         finished = Finished(url: url, finalisation: finalisation, bytes: FileIdentity.size(of: url) ?? muxer.bytesWritten,
                             videoFrames: videoFramesMuxed, videoEnd: lastMuxedIndex + 1, audioEnds: audioMuxedEnd,
                             mediaBytes: muxer.payloadBytes, packets: muxer.packetCount)
@@ -326,10 +364,8 @@ package final class MovieFileSink: PacketSink {
         // Closing wrote what waited for the disk: a new file that now holds its first fragment
         // plays, and takes the name as it would have with its next packet.
         try? takeTheFilesName()
-        if case .remove(let file) = placement.abandon() {
-            unlink(file.path)
-            if keepsChapters { chapterWriter.sync { ChapterSidecar.remove(for: configuration.url) } }
-        }
+        // A hidden file that never took the name goes, and never listed its chapters there.
+        if case .remove(let file) = placement.abandon() { unlink(file.path) }
         lock?.release()
     }
 

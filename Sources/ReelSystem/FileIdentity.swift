@@ -35,6 +35,12 @@ package struct FileIdentity: Hashable, Sendable {
         self.init(info)
     }
 
+    /// The file `inode` on `device` (an identity kept, to compare with one found).
+    package init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
+    }
+
     /// The identity `info` describes.
     package init(_ info: stat) {
         device = UInt64(info.st_dev)

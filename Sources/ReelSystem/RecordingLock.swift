@@ -101,6 +101,11 @@ package final class RecordingLock: @unchecked Sendable {
         fd = -1
     }
 
+    /// The identity of the locked file (`nil` once released).
+    package var identity: FileIdentity? {
+        fd >= 0 ? FileIdentity(descriptor: fd) : nil
+    }
+
     // MARK: Where the locked file is now
 
     /// Where the locked file is now, as its holder sees it.

@@ -240,6 +240,36 @@ import ReelTestSupport
                 "the list beside it goes once the file holds them")
     }
 
+    /// A killed recording's list of markers belongs to that file: a recording made over it
+    /// with --overwrite, killed in turn before any marker, recovers with no chapters (it got
+    /// the old recording's), and one with a marker recovers with its own only.
+    @Test(arguments: [[], ["new"]])
+    func aRecordingOverAKilledOneRecoversOnlyItsOwnMarkers(markers: [String]) async throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("again.mp4")
+        let list = dir.url.appendingPathComponent(".again.mp4.chapters")
+        for (round, titles) in [["old one", "old two"], markers].enumerated() {
+            let socket = dir.url.appendingPathComponent("again\(round).sock")
+            let recording = try Recording(["--control=\(socket.path)", "--overwrite", "-o", file.path], in: dir.url)
+            let client = try await recording.connect(socket)
+            var frames = try await waitForFrames(past: 10, client)
+            for title in titles {
+                #expect(try client.request("marker", argument: title).reply["ok"] as? Bool == true)
+                frames = try await waitForFrames(past: frames + 10, client)
+            }
+            // Past a fragment's end, so that the file at the name is this one and holds whole fragments.
+            _ = try await waitForFrames(past: frames + 60, client)
+            kill(recording.process.processIdentifier, SIGKILL)
+            _ = recording.end()
+            if round == 0 { #expect(FileManager.default.fileExists(atPath: list.path), "the killed recording's markers are kept") }
+        }
+        let recovered = try ReelBinary.run(["recover", file.path])
+        #expect(recovered.status == 0, "\(recovered.stderr)")
+        let chapters = try MediaProbe.chapters(file)
+        #expect(chapters.map(\.title) == markers, "\(chapters)")
+        #expect(!FileManager.default.fileExists(atPath: list.path))
+    }
+
     @Test func saveReplayAnswersWithTheFile() async throws {
         let dir = try TemporaryDirectory()
         let socket = dir.url.appendingPathComponent("replay.sock")

@@ -147,6 +147,32 @@ import ReelTestSupport
         }
     }
 
+    /// The list of markers beside a name (kept for a recovery) belongs to one recording: one
+    /// left by an earlier recording there (killed, its file then deleted or overwritten) is
+    /// gone once a new recording is made at the name, so a recovery of the new one never takes
+    /// those markers for its own (it did: the list stayed until the new one placed a marker).
+    @Test(arguments: [false, true])
+    func aListOfMarkersLeftBesideTheNameGoesWithANewRecording(overwriting: Bool) async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("unmarked.mp4")
+        let list = dir.url.appendingPathComponent(".unmarked.mp4.chapters")
+        if overwriting { try Data("an earlier recording".utf8).write(to: url) }
+        try Data(#"[{"microseconds":500000,"title":"earlier"}]"#.utf8).write(to: list)
+        let session = CaptureSession(clock: ManualClock())
+        try session.addInput(TestPatternSource(size: PixelSize(width: 160, height: 120)))
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        settings.overwrite = overwriting
+        let recorder = Recorder(url: url, settings: settings)
+        recorder.maxRecordedDuration = MediaTime(seconds: 2)
+        try session.addOutput(recorder)
+        try await session.start()
+        _ = try await recorder.result()
+        await session.stop()
+        #expect(!FileManager.default.fileExists(atPath: list.path))
+        #expect(try MediaProbe.chapters(url).isEmpty)
+    }
+
     @Test func aGIFOrARecorderWithoutAFileHasNoPlaceForAMarker() throws {
         #expect { try Recorder(url: URL(fileURLWithPath: "/tmp/never.gif")).addMarker() } throws: {
             ($0 as? ReelError)?.code == .unsupportedFormat
