@@ -16,7 +16,8 @@ public struct RecordingProgress: Sendable, Hashable {
     public var droppedFrames: Int64
     /// Whether the recording is paused.
     public var isPaused: Bool
-    /// Clips so far (the one being recorded included).
+    /// Clips so far (the one being recorded included); in one file (``Recorder/PauseMode/singleFile``)
+    /// the parts between pauses: one more than the pauses so far.
     public var clipCount: Int
     /// Audio the recorder could not take in time (it fell behind by seconds): the file has
     /// silence there, so sound and picture stay in sync, and the loss is counted here.
@@ -72,7 +73,8 @@ public struct RecordingSummary: Sendable, Hashable {
     public var container: Container
     /// Whether the recording stopped because it reached its maximum duration.
     public var reachedLimit: Bool
-    /// How many clips (pause-separated parts) the recording had.
+    /// How many clips (pause-separated parts) the recording had: in one file, one more than
+    /// its pauses.
     public var clipCount: Int
     /// Why the recording ended.
     public var ending: RecordingEnding

@@ -143,7 +143,7 @@ struct ControlCommand {
             lines.append("size      \(Format.bytes((reply["bytes"] as? NSNumber)?.int64Value ?? 0))")
             lines.append("frames    \(reply["frames"] as? Int ?? 0) (\(reply["dropped"] as? Int ?? 0) dropped)")
             if let clips = reply["clips"] as? Int { lines.append("clips     \(clips)") }
-            if let pauses = reply["pauses"] as? Int { lines.append("paused    \(pauses) time\(pauses == 1 ? "" : "s")") }
+            if let pauses = reply["pauses"] as? Int, pauses > 0 { lines.append("paused    \(pauses) time\(pauses == 1 ? "" : "s")") }
             if let sources = reply["sources"] as? [String] { lines.append("sources   \(sources.joined(separator: ", "))") }
             for stream in reply["streams"] as? [[String: Any]] ?? [] {
                 lines.append("stream    \(stream["name"] as? String ?? "?")")

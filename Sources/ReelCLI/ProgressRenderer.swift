@@ -31,6 +31,13 @@ final class ProgressRenderer: @unchecked Sendable {
     /// `--pause-mode clips`: a pause ends a clip, and the line counts clips. Otherwise a pause
     /// only takes a gap out of one file, and the summary counts pauses.
     var pauseMakesClips = false
+
+    /// How a recording's parts are counted for programs (`--json`'s `progress`, `reel control
+    /// status`): `clips` in clip mode (the one being recorded included), `pauses` in one file,
+    /// which has no clips.
+    static func parts(_ intervals: Int, pauseMakesClips: Bool) -> (key: String, count: Int) {
+        pauseMakesClips ? ("clips", intervals) : ("pauses", max(0, intervals - 1))
+    }
     /// `--delay`/`--start-at`: the seconds left before recording begins (`nil` once it has, or
     /// without a schedule). While waiting, the line counts down and events say `waiting`,
     /// not `paused`; the start is `begun`.
@@ -107,7 +114,9 @@ final class ProgressRenderer: @unchecked Sendable {
             if json || eventListener != nil {
                 var object: [String: Any] = ["event": "progress", "duration": rounded(p.duration.seconds),
                                              "frames": p.frames, "dropped": p.droppedFrames, "paused": p.isPaused && waiting == nil,
-                                             "clips": p.clipCount, "droppedAudio": rounded(p.droppedAudio.seconds)]
+                                             "droppedAudio": rounded(p.droppedAudio.seconds)]
+                let parts = Self.parts(p.clipCount, pauseMakesClips: pauseMakesClips)
+                object[parts.key] = parts.count
                 if let waiting { object["startsIn"] = rounded(waiting) }
                 if writesFile { object["bytes"] = p.bytes }
                 if let max = p.maxDuration { object["maxDuration"] = rounded(max.seconds) }

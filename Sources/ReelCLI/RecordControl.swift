@@ -157,8 +157,9 @@ final class RecordControl: @unchecked Sendable {
             fields["startsIn"] = Self.rounded(waiting)
             fields["startsAt"] = ProgressRenderer.wallClock(in: waiting)
         }
-        // A recording's intervals are clips only in clip mode; in one file they are the pauses.
-        if let p, p.clipCount > 1 { fields[pauseMakesClips ? "clips" : "pauses"] = p.clipCount - (pauseMakesClips ? 0 : 1) }
+        // As --json's progress counts them: clips in clip mode, pauses in one file.
+        let counted = ProgressRenderer.parts(p?.clipCount ?? 1, pauseMakesClips: pauseMakesClips)
+        fields[counted.key] = counted.count
         // Names without their keys (LiveStream.Statistics never holds one).
         fields["streams"] = (p?.streams ?? []).map { Self.sendable(StreamProgress.json($0)) }
         if let replay = parts.replay {

@@ -135,9 +135,11 @@ import ReelTestSupport
         #expect(none.status == 1 && none.stderr.contains("no recording"))
 
         let file = dir.url.appendingPathComponent("found.mkv")
-        let recording = try Recording(["--control", "-o", file.path], in: dir.url)
+        let events = dir.url.appendingPathComponent("found.json")
+        let recording = try Recording(["--control", "--json", "-o", file.path], in: dir.url, output: events)
         let client = try await recording.connect()
         // One pause in one file: no clips, one pause.
+        #expect(try client.request("status").reply["pauses"] as? Int == 0)
         let frames = try await waitForFrames(past: 5, client)
         #expect(try client.request("pause").reply["ok"] as? Bool == true)
         try await Task.sleep(for: .milliseconds(300))
@@ -170,6 +172,12 @@ import ReelTestSupport
         let end = recording.end()
         #expect(end.status == 130, "\(end.stderr)")
         #expect(!FileManager.default.fileExists(atPath: recording.defaultSocket.path), "the socket is removed at an abort too")
+        // --json's progress counts the pause as status does; a file has no clips (it said "clips": 2).
+        let progress = try String(contentsOf: events, encoding: .utf8).split(separator: "\n")
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .filter { $0["event"] as? String == "progress" }
+        #expect(!progress.isEmpty && progress.allSatisfy { $0["clips"] == nil && $0["pauses"] is Int }, "\(progress.suffix(2))")
+        #expect(progress.compactMap { $0["pauses"] as? Int }.max() == 1)
     }
 
     @Test func aTakenPathIsRefusedAndADeadRecordingsSocketReused() async throws {
