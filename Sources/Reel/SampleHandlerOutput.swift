@@ -5,45 +5,78 @@ import Synchronization
 /// ReplayKit's capture handler and `AVCaptureVideoDataOutput` deliver sample buffers.
 ///
 /// The handler runs on the output's own thread, never on a capture thread, so a slow handler
-/// cannot stall capture: under a real-time clock, samples it cannot keep up with are dropped
-/// and counted (``droppedSamples``).
+/// cannot stall capture, and it costs nothing to the recordings and other outputs beside it:
+/// under a real-time clock it loses its own late samples, counted in ``droppedSamples``.
+///
+/// - Late video frames are discarded, as `alwaysDiscardsLateVideoFrames` does on Apple's
+///   platforms: while one video frame of a source waits for the handler, later frames of that
+///   source are dropped, so the handler gets a frame at most one behind.
+/// - The frame the handler gets is the output's own copy, not the source's buffer: a handler
+///   that is slow, or keeps frames after it returns, never leaves the camera or screen short of
+///   buffers. The output has three frames per source; while the handler holds all three, further
+///   frames are dropped (and counted).
+/// - Audio waits in the queue, up to `capacity` samples in all.
 public final class SampleHandlerOutput: CaptureOutput {
     /// Receives each sample and its kind (video, app audio, microphone, other audio).
     public typealias Handler = @Sendable (Sample, SampleKind) -> Void
+
+    /// The copies of one source's frames the handler may hold at once.
+    static let framesPerSource = 3
 
     private let handler: Handler
     private let capacity: Int
     private struct State {
         var queue: BoundedQueue<SourcedSample>?
         var worker: WorkerThread?
+        var realTime = true
+        /// Video frames of each source waiting in the queue (at most one under a real-time clock).
+        var waitingFrames: [SourceID: Int] = [:]
     }
     private let state = Mutex(State())
     private let dropped = Atomic<Int64>(0)
 
-    /// Creates an output that calls `handler` for every sample; at most `capacity` samples wait.
+    /// Creates an output that calls `handler` for every sample; at most `capacity` samples
+    /// wait, of them at most one video frame per source.
     public init(capacity: Int = 64, handler: @escaping Handler) {
         self.handler = handler
         self.capacity = capacity
     }
 
-    /// Samples dropped because the handler fell behind.
+    /// Samples the handler did not get because it fell behind: late video frames discarded,
+    /// samples that found the queue full, and frames that came while the handler still held
+    /// all of its copies.
     public var droppedSamples: Int64 { dropped.load(ordering: .relaxed) }
 
     public func prepare(sources: [SourceDescriptor], clock: any MediaClock, origin: MediaTime) throws {
         try state.withLock { state in
             guard state.worker == nil else { throw ReelError(.alreadyRunning, "the sample handler output is already running") }
-            let queue = BoundedQueue<SourcedSample>(capacity: capacity, policy: clock.isRealTime ? .dropNewest : .block)
-            let handler = self.handler
+            let realTime = clock.isRealTime
+            let queue = BoundedQueue<SourcedSample>(capacity: capacity, policy: realTime ? .dropNewest : .block)
             state.queue = queue
-            state.worker = WorkerThread(name: "reel.samples") { _ in
-                while let sample = queue.pop() { handler(sample.sample, sample.kind) }
-            }
+            state.realTime = realTime
+            state.waitingFrames = [:]
+            state.worker = WorkerThread(name: "reel.samples") { [self] _ in run(queue: queue, realTime: realTime) }
         }
     }
 
     public func consume(_ sample: SourcedSample) {
-        guard let queue = state.withLock({ $0.queue }) else { return }
-        if !queue.push(sample) { dropped.add(1, ordering: .relaxed) }
+        let isVideo: Bool
+        if case .video = sample.sample { isVideo = true } else { isVideo = false }
+        let (queue, late) = state.withLock { state -> (BoundedQueue<SourcedSample>?, Bool) in
+            guard let queue = state.queue else { return (nil, false) }
+            guard isVideo else { return (queue, false) }
+            if state.realTime && state.waitingFrames[sample.source, default: 0] >= 1 { return (nil, true) }
+            state.waitingFrames[sample.source, default: 0] += 1
+            return (queue, false)
+        }
+        if late { dropped.add(1, ordering: .relaxed); return }
+        guard let queue, !queue.push(sample) else { return }
+        dropped.add(1, ordering: .relaxed)
+        if isVideo { frameLeftQueue(from: sample.source) }
+    }
+
+    private func frameLeftQueue(from source: SourceID) {
+        state.withLock { $0.waitingFrames[source, default: 1] -= 1 }
     }
 
     public func sourceEvent(_ event: SourceEvent, from source: SourceID) {}
@@ -58,5 +91,35 @@ public final class SampleHandlerOutput: CaptureOutput {
         queue?.close()
         guard let worker else { return }
         await CaptureSession.offload { worker.join() }
+    }
+
+    /// The worker: hands each sample to the handler, a video frame as the output's own copy.
+    private func run(queue: BoundedQueue<SourcedSample>, realTime: Bool) {
+        var pools: [SourceID: FramePool] = [:]
+        while let delivery = next(from: queue, pools: &pools, realTime: realTime) {
+            guard let sample = delivery.sample else { continue }
+            handler(sample, delivery.kind)
+        }
+    }
+
+    /// The next sample for the handler (`nil` for a frame dropped), with the source's frame
+    /// released before the handler runs; `nil` once the queue is closed and empty.
+    private func next(from queue: BoundedQueue<SourcedSample>, pools: inout [SourceID: FramePool],
+                      realTime: Bool) -> (sample: Sample?, kind: SampleKind)? {
+        guard let queued = queue.pop() else { return nil }
+        guard case .video(let frame) = queued.sample else { return (queued.sample, queued.kind) }
+        frameLeftQueue(from: queued.source)
+        let pool: FramePool
+        if let existing = pools[queued.source], existing.format == frame.format, existing.size == frame.size {
+            pool = existing
+        } else {
+            pool = FramePool(format: frame.format, size: frame.size, capacity: Self.framesPerSource)
+            pools[queued.source] = pool
+        }
+        guard let copy = frame.copied(into: pool, waiting: !realTime) else {
+            dropped.add(1, ordering: .relaxed)
+            return (nil, queued.kind)
+        }
+        return (.video(copy), queued.kind)
     }
 }

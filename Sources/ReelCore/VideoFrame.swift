@@ -157,6 +157,43 @@ public struct VideoFrame: Sendable {
         return (UnsafeMutableRawBufferPointer(start: buffer.bytes + offsets[plane], count: strides[plane] * rows), strides[plane])
     }
 
+    /// A copy of this frame's pixels in a frame of `pool` (of this frame's format and size),
+    /// timed and stamped like it; `nil` when the pool has no frame free (`waiting`: after
+    /// waiting for one, for a clock that is not real time). For an output that must not keep
+    /// its source's pooled buffers while it works.
+    package func copied(into pool: FramePool, waiting: Bool = false) -> VideoFrame? {
+        guard pool.format == format, pool.size == size,
+              var copy = waiting ? pool.makeFrameWaiting(presentationTime: presentationTime, sequenceNumber: sequenceNumber)
+                                 : pool.makeFrame(presentationTime: presentationTime, sequenceNumber: sequenceNumber) else {
+            return nil
+        }
+        copy.captureTime = captureTime
+        copy.identity = identity
+        copyPixels(to: copy)
+        return copy
+    }
+
+    /// Copies this frame's pixels into `target`, a frame of the same format and size that its
+    /// producer has not handed on yet.
+    package func copyPixels(to target: VideoFrame) {
+        guard target.format == format, target.size == size else { return }
+        for plane in 0..<format.planeCount {
+            let rowBytes = format.rowBytes(plane: plane, width: width)
+            withUnsafePlane(plane) { source, sourceStride in
+                target.withUnsafeMutablePlane(plane) { destination, targetStride in
+                    guard let from = source.baseAddress, let to = destination.baseAddress else { return }
+                    if sourceStride == targetStride {
+                        to.copyMemory(from: from, byteCount: min(source.count, destination.count))
+                    } else {
+                        for row in 0..<format.rows(plane: plane, height: height) {
+                            (to + row * targetStride).copyMemory(from: from + row * sourceStride, byteCount: rowBytes)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Paints `rect` (the whole frame if `nil`; even origin and size) a solid `color`. YUV
     /// formats take the colour as it is; BGRA gets its BT.709 RGB equivalent (grey levels only
     /// are exact). For the frame's producer only, before it hands the frame on.

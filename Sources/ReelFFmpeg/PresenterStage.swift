@@ -94,21 +94,7 @@ package final class PresenterStage: FrameStage, @unchecked Sendable {
     /// A copy of `frame` in a buffer of this stage's, to draw on.
     private func copied(_ frame: VideoFrame) -> VideoFrame? {
         guard let copy = marked.picture(like: frame) else { return nil }
-        for plane in 0..<frame.format.planeCount {
-            let rowBytes = frame.format.rowBytes(plane: plane, width: frame.width)
-            frame.withUnsafePlane(plane) { source, sourceStride in
-                copy.withUnsafeMutablePlane(plane) { target, targetStride in
-                    guard let from = source.baseAddress, let to = target.baseAddress else { return }
-                    if sourceStride == targetStride {
-                        to.copyMemory(from: from, byteCount: min(source.count, target.count))
-                    } else {
-                        for row in 0..<frame.format.rows(plane: plane, height: frame.height) {
-                            (to + row * targetStride).copyMemory(from: from + row * sourceStride, byteCount: rowBytes)
-                        }
-                    }
-                }
-            }
-        }
+        frame.copyPixels(to: copy)
         return copy
     }
 
