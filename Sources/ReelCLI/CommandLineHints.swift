@@ -17,6 +17,7 @@ enum CommandLineHints {
         (LibraryHint.useH264, "use --codec h264"),
         (LibraryHint.useAAC, "use --audio-codec aac"),
         (LibraryHint.frameRateSetsPictures, "--fps sets how many pictures a second there are; --frame-mode content records a picture only when it changes"),
+        (LibraryHint.nameTheWindow, "name the window with --window=ID|NAME"),
         (LibraryHint.replaySpillFull, "free space there, record without --replay-spill, or lower --replay-max-size"),
     ]
 

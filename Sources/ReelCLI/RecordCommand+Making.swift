@@ -149,7 +149,7 @@ extension RecordCommand {
             switch ScreenLocation(argument: screen, environment: environment) {
             case .x11(let display) where options.window != nil:
                 if options.window == .pick {
-                    console.err("reel: click the window to record (the pointer is grabbed until then; Ctrl-C gives up)")
+                    console.err("reel: click the window to record (the pointer and the keyboard are grabbed until then; Esc or Ctrl-C gives up)")
                 }
                 let window = X11WindowSource(display: display, window: options.window ?? .focused, resizeMode: options.windowResize,
                                              frameRate: options.frameRate, drawsCursor: options.drawsCursor)

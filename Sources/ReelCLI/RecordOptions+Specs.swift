@@ -8,7 +8,7 @@ extension RecordOptions {
         OptionSpec("screen", value: .optional, placeholder: "DISPLAY", help: "record the screen: the session's (Wayland through the desktop portal, else X11 $DISPLAY), =wayland, or an X display such as =:1"),
         OptionSpec("screen-choose", help: "on Wayland, show the portal's dialog to choose the screen again instead of reusing the last choice"),
         OptionSpec("region", value: .required, placeholder: "WxH+X+Y|pick", help: "record only this part of the screen (pick: drag it with the mouse, on X11)"),
-        OptionSpec("window", value: .optional, placeholder: "ID|NAME|pick", help: "record one window (X11, of --screen's display; on Wayland the portal's dialog chooses): the focused one, =ID (decimal or 0x hex), =NAME (in its title or class), or =pick to click it"),
+        OptionSpec("window", value: .optional, placeholder: "ID|NAME|pick", help: "record one window (X11, of --screen's display; on Wayland the portal's dialog chooses): the focused one, =ID (decimal or 0x hex), =NAME (in its title or class), or =pick to click it (Esc gives up)"),
         OptionSpec("window-size", value: .required, placeholder: "fit|fill", completion: .oneOf(WindowResizeMode.allCases.map(\.rawValue)), help: "when the --window is resized: fit (scale, black bars; the default) or fill (scale, cut the overflow)"),
         OptionSpec("no-cursor", help: "leave the mouse pointer out"),
         OptionSpec("mic", value: .optional, placeholder: "SOURCE", help: "record a microphone (default: the default source)"),

@@ -27,6 +27,8 @@ package enum LibraryHint {
     package static let frameRateSetsPictures = "the recording's frame rate sets how many pictures there are (the video settings' frame rate); a filter here changes each picture in its turn"
     /// A GIF cannot be made from its recording where a file has taken its name.
     package static let nameTheGIF = "make the GIF under another name, or allow replacing the file (overwrite)"
+    /// An X11 window to record can be named instead of clicked or focused.
+    package static let nameTheWindow = "name the window by its id or title (X11WindowSelector)"
     /// A replay buffer kept on disk found the disk full.
     package static let replaySpillFull = "free space there, keep the buffer in memory, or give it fewer bytes (maxBytes)"
 }

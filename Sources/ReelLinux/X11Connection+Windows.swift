@@ -129,35 +129,26 @@ extension X11Connection {
     }
 
     func pickWindow(of root: UInt32, isCancelled: @escaping () -> Bool) -> X11PickResult {
-        let mask = UInt16(XCB_EVENT_MASK_BUTTON_PRESS.rawValue | XCB_EVENT_MASK_BUTTON_RELEASE.rawValue)
-        let mode = UInt8(XCB_GRAB_MODE_ASYNC.rawValue)
-        let cursor = makeCrosshairCursor()
-        defer { xcb_free_cursor(raw, cursor); flush() }
-        let cookie = xcb_grab_pointer(raw, 0, root, mask, mode, mode, 0, cursor, UInt32(XCB_CURRENT_TIME))
-        guard let reply = xcb_grab_pointer_reply(raw, cookie, nil) else { return .cancelled }
-        let status = reply.pointee.status
-        free(reply)
-        guard status == UInt8(XCB_GRAB_STATUS_SUCCESS.rawValue) else { return .notGrabbed }
-        defer { xcb_ungrab_pointer(raw, UInt32(XCB_CURRENT_TIME)); flush() }
         var clicked: UInt32?
-        while !isCancelled(), !hasFailed {
-            guard let event = xcb_poll_for_event(raw) else {
-                usleep(10_000)
-                continue
-            }
-            defer { free(event) }
-            let type = event.pointee.response_type & 0x7F
-            if type == UInt8(XCB_BUTTON_PRESS) {
-                clicked = UnsafeRawPointer(event).assumingMemoryBound(to: xcb_button_press_event_t.self).pointee.child
-            } else if type == UInt8(XCB_BUTTON_RELEASE), let child = clicked {
+        let events = XCB_EVENT_MASK_BUTTON_PRESS.rawValue | XCB_EVENT_MASK_BUTTON_RELEASE.rawValue
+        let picked = pickUnderGrab(on: root, pointerEvents: events, isCancelled: isCancelled) { type, event -> X11PickResult? in
+            if type == XCB_BUTTON_PRESS {
+                clicked = event.assumingMemoryBound(to: xcb_button_press_event_t.self).pointee.child
+            } else if type == XCB_BUTTON_RELEASE, let child = clicked {
                 // The child of the root under the pointer: a client, or a window manager's frame.
                 guard child != 0 else { return .root }
                 let clients = Set(windows(of: root).map(\.id))
                 if clients.contains(child) { return .window(child) }
                 return .window(children(of: child).first(where: clients.contains) ?? child)
             }
+            return nil
         }
-        return .cancelled
+        switch picked {
+        case .answered(let window): return window
+        case .givenUp: return .givenUp
+        case .notGrabbed: return .notGrabbed
+        case .cancelled: return .cancelled
+        }
     }
 
     // MARK: - Helpers

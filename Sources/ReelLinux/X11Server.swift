@@ -102,9 +102,9 @@ package protocol X11Display: AnyObject, Sendable {
     /// Frees a pixmap named with ``nameWindowPixmap(_:)``.
     func freePixmap(_ pixmap: UInt32)
 
-    /// Grabs the pointer and waits for a click, then answers the top-level window clicked, or
-    /// that the click was on the root (the desktop), the grab was refused or `isCancelled`
-    /// turned true.
+    /// Grabs the pointer and the keyboard and waits for a click (a crosshair), then answers the
+    /// top-level window clicked, or that the click was on the root (the desktop), Escape or
+    /// Ctrl-C gave up, the grab was refused or `isCancelled` turned true.
     func pickWindow(of root: UInt32, isCancelled: @escaping () -> Bool) -> X11PickResult
 
     /// Grabs the pointer and the keyboard and lets the user drag a rectangle on `root` with the
@@ -129,6 +129,8 @@ package enum X11PickResult: Sendable, Equatable {
     case window(UInt32)
     /// The click was on the root window: the desktop, no window.
     case root
+    /// Escape or Ctrl-C gave up.
+    case givenUp
     /// The pointer could not be grabbed (another program holds it).
     case notGrabbed
     /// Given up before a click (the recording was stopped, or the connection failed).

@@ -57,7 +57,7 @@ extension X11WindowSelector {
         case .focused, .pick:
             if let focused, let window = windows.first(where: { $0.id == focused }) { return window }
             throw ReelError(.sourceUnavailable, "no window has the focus on display \(display)",
-                            hint: Self.listing(windows, prefix: "name one with --window=ID|NAME"))
+                            hint: Self.listing(windows, prefix: LibraryHint.nameTheWindow))
         case .id(let id):
             if let window = windows.first(where: { $0.id == id }) { return window }
             throw ReelError(.sourceUnavailable, "display \(display) has no top-level window 0x\(String(id, radix: 16))",

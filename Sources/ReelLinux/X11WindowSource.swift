@@ -149,7 +149,7 @@ public final class X11WindowSource: CaptureSource {
             }
             if case .pick = selector, let focused, !windows.contains(where: { $0.id == focused }) {
                 throw ReelError(.sourceUnavailable, "the window clicked on display \(connection.name) (0x\(String(focused, radix: 16))) is no top-level window",
-                                hint: X11WindowSelector.listing(windows, prefix: "click inside an application's window, or name one with --window=ID|NAME"))
+                                hint: X11WindowSelector.listing(windows, prefix: "click inside an application's window, or \(LibraryHint.nameTheWindow)"))
             }
             window = try selector.resolve(in: windows, focused: focused, display: connection.name)
             guard case .viewable(let frame, _) = connection.windowState(window.id, root: screen.root) else {
@@ -171,13 +171,16 @@ public final class X11WindowSource: CaptureSource {
             return id
         case .root:
             throw ReelError(.sourceUnavailable, "the click on display \(display) was on the desktop, not on a window",
-                            hint: "start again and click inside the window to record, or name one with --window=ID|NAME")
+                            hint: "start again and click inside the window to record, or \(LibraryHint.nameTheWindow)")
+        case .givenUp:
+            throw ReelError(.sourceUnavailable, "no window was picked on display \(display): Escape or Ctrl-C gave up",
+                            hint: "nothing was recorded; start again and click inside the window to record, or \(LibraryHint.nameTheWindow)")
         case .notGrabbed:
-            throw ReelError(.sourceUnavailable, "the pointer on display \(display) could not be grabbed to pick a window",
-                            hint: "another program holds the pointer (a menu or a drag may be open); close it and start again, or name the window with --window=ID|NAME")
+            throw ReelError(.sourceUnavailable, "the pointer or the keyboard on display \(display) could not be grabbed to pick a window",
+                            hint: "another program holds the pointer (a menu or a drag may be open); close it and start again, or \(LibraryHint.nameTheWindow)")
         case .cancelled:
             throw ReelError(.sourceUnavailable, "no window was picked on display \(display)",
-                            hint: "the recording was stopped before a click; name the window with --window=ID|NAME to skip the click")
+                            hint: "the recording was stopped before a click; to skip the click, \(LibraryHint.nameTheWindow)")
         }
     }
 

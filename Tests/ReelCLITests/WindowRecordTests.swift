@@ -321,6 +321,24 @@ extension WindowRecordTests {
         }
     }
 
+    @Test("Escape or Ctrl-C typed while --window=pick waits for the click gives up (exit 1), writing nothing",
+          arguments: ["Escape", "ctrl+c"])
+    func windowPickGivenUpByAKey(key: String) async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))
+        let painter = try ScreenPainter(display: xvfb.display)
+        painter.openWindow(title: "Target", rect: PixelRect(x: 20, y: 20, width: 120, height: 90), red: 0, green: 0, blue: 255)
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("never.mp4")
+        let press = {
+            let result = try? Subprocess.run(["xdotool", "mousemove", "60", "60", "key", key], environment: ["DISPLAY": xvfb.display])
+            #expect(result?.status == 0, "xdotool: \(result?.stderr ?? "did not run")")
+        }
+        let r = try await record(["--screen=\(xvfb.display)", "--window=pick", "--duration", "1", "-o", url.path], steps: [(1.5, press)])
+        #expect(r.status == 1 && r.stderr.contains("Escape or Ctrl-C gave up"), "\(r.stderr)")
+        #expect(r.stderr.contains("--window=ID|NAME"), "the command line's way to skip the click: \(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+    }
+
     @Test("Escape while --region pick waits for the drag gives up, writing nothing")
     func regionPickGivenUp() async throws {
         let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))

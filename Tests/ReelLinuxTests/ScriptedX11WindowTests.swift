@@ -268,7 +268,13 @@ struct ScriptedX11WindowTests {
 
         let held = ScriptedX11Server(screenSize: Self.screen, windows: Self.windows, picked: .notGrabbed, windowStates: [Self.shown(32, 24, 1)])
         let notGrabbed = #expect(throws: ReelError.self) { try Self.source(held, window: .pick).prepare() }
-        #expect(notGrabbed?.message == "the pointer on display :42 could not be grabbed to pick a window")
+        #expect(notGrabbed?.message == "the pointer or the keyboard on display :42 could not be grabbed to pick a window")
+
+        // Escape or Ctrl-C under the grab: given up, said as such, no flag named by the library.
+        let escaped = ScriptedX11Server(screenSize: Self.screen, windows: Self.windows, picked: .givenUp, windowStates: [Self.shown(32, 24, 1)])
+        let givenUp = #expect(throws: ReelError.self) { try Self.source(escaped, window: .pick).prepare() }
+        #expect(givenUp?.message == "no window was picked on display :42: Escape or Ctrl-C gave up")
+        #expect(givenUp?.hint?.contains("nothing was recorded") == true && givenUp?.hint?.contains("--") == false, "\(givenUp?.hint ?? "")")
     }
 
     @Test func theWindowIsChosenOnceAndTheClickedOneIsRecorded() throws {
