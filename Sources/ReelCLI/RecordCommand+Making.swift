@@ -177,7 +177,7 @@ extension RecordCommand {
                 if options.picksRegion {
                     console.err("reel: drag a rectangle over the part of the screen to record (the pointer and the keyboard are grabbed until then; Esc or Ctrl-C gives up)")
                     let picked = try X11ScreenSource.pickRegion(display: display, isCancelled: isCancelled)
-                    console.err("reel: region \(picked) (to record it again: --region \(picked))")
+                    console.err("reel: region \(picked) (to use it again without dragging: --region \(picked))")
                     region = picked
                 }
                 sources.append(X11ScreenSource(display: display, region: region, frameRate: options.frameRate,

@@ -41,4 +41,84 @@ import ReelTestSupport
         #expect(refused.status == 2 && refused.stderr.contains(".png or a .jpg"), "\(refused.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".") }.isEmpty)
     }
+
+    /// Runs `reel shot ARGS` in the background and `step` once it waits for the pick.
+    func shot(_ args: [String], after seconds: Double, _ step: @escaping () -> Void) async throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["shot"] + args
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+        step()
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        if process.isRunning { process.terminate(); Issue.record("reel shot did not finish") }
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
+                String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    }
+
+    /// `reel shot --region pick` under Xvfb, driven by xdotool: the rectangle dragged is the
+    /// picture (no rubber band left in it) and is said for reuse; Escape gives up, writing nothing.
+    @Test func aRegionPickedByADragOrGivenUp() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        let painter = try ScreenPainter(display: xvfb.display)
+        painter.fill(rect: PixelRect(x: 0, y: 0, width: 640, height: 480), red: 20, green: 20, blue: 200)
+        painter.fill(rect: PixelRect(x: 120, y: 90, width: 200, height: 100), red: 220, green: 30, blue: 30)
+        let dir = try TemporaryDirectory()
+        let png = dir.url.appendingPathComponent("dragged.png")
+        let drag = {
+            let result = try? Subprocess.run(["xdotool", "mousemove", "120", "90", "mousedown", "1", "mousemove", "200", "140",
+                                              "mousemove", "319", "189", "mouseup", "1"], environment: ["DISPLAY": xvfb.display])
+            #expect(result?.status == 0, "xdotool: \(result?.stderr ?? "did not run")")
+        }
+        let r = try await shot(["--screen=\(xvfb.display)", "--region", "pick", "--no-cursor", "-o", png.path], after: 1.5, drag)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("drag a rectangle") && r.stderr.contains("region 200x100+120+90 (to use it again without dragging: --region 200x100+120+90)"), "\(r.stderr)")
+        #expect(r.stdout.contains("Saved \(png.path) (200x100 PNG)"), "\(r.stdout)")
+        let rgb = try #require(try MediaProbe.decodeRGB(png, width: 200, height: 100).first)
+        // Red everywhere, its edges too: the rectangle drawn while dragging is gone.
+        for (x, y) in [(0, 0), (1, 1), (199, 0), (100, 50), (0, 99), (198, 98)] {
+            let i = (y * 200 + x) * 3
+            #expect(abs(Int(rgb[i]) - 220) <= 8 && abs(Int(rgb[i + 1]) - 30) <= 8 && abs(Int(rgb[i + 2]) - 30) <= 8, "(\(x), \(y)): \(rgb[i...i + 2])")
+        }
+
+        let never = dir.url.appendingPathComponent("never.png")
+        let escape = {
+            let result = try? Subprocess.run(["xdotool", "key", "Escape"], environment: ["DISPLAY": xvfb.display])
+            #expect(result?.status == 0, "xdotool: \(result?.stderr ?? "did not run")")
+        }
+        let givenUp = try await shot(["--screen=\(xvfb.display)", "--region", "pick", "-o", never.path], after: 1.5, escape)
+        #expect(givenUp.status == 1 && givenUp.stderr.contains("Escape or Ctrl-C gave up"), "\(givenUp.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: never.path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted() == ["dragged.png"])
+    }
+
+    /// On Wayland there is no region to drag: the portal's dialog chooses what is shared. Said
+    /// (exit 1, nothing written) before any portal is asked, by reel shot and reel record alike,
+    /// whether Wayland is named (--screen=wayland) or the session's (WAYLAND_DISPLAY).
+    @Test func onWaylandARegionPickSaysThePortalsDialogChooses() throws {
+        let dir = try TemporaryDirectory()
+        let runtime = dir.url.appendingPathComponent("run")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // No desktop answers here: the refusal must come before one is looked for.
+        let session = ["WAYLAND_DISPLAY": "wayland-none", "XDG_RUNTIME_DIR": runtime.path, "DISPLAY": "",
+                       "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(runtime.path)/no-bus"]
+        let cases: [([String], [String: String])] = [
+            (["shot", "--screen=wayland", "--region", "pick", "-o", dir.url.appendingPathComponent("a.png").path], session),
+            (["shot", "--region", "pick", "-o", dir.url.appendingPathComponent("b.png").path], session),
+            (["record", "--screen=wayland", "--region", "pick", "--duration", "1", "-o", dir.url.appendingPathComponent("c.mp4").path], session),
+        ]
+        for (arguments, environment) in cases {
+            let r = try ReelBinary.run(arguments, environment: environment)
+            #expect(r.status == 1, "\(arguments): \(r.stderr)")
+            #expect(r.stderr.contains("on Wayland the desktop portal's own dialog chooses what is shared, so there is no region to drag"),
+                    "\(arguments): \(r.stderr)")
+            #expect(r.stderr.contains("leave out --region pick"), "\(r.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["run"], "nothing written")
+    }
 }

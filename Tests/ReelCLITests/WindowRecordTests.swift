@@ -310,7 +310,7 @@ extension WindowRecordTests {
         let r = try await record(["--screen=\(xvfb.display)", "--region", "pick", "--no-cursor", "--preset", "ultrafast",
                                   "--duration", "1", "-o", url.path], steps: [(1.5, drag)])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stderr.contains("drag a rectangle") && r.stderr.contains("region 160x120+100+200 (to record it again: --region 160x120+100+200)"),
+        #expect(r.stderr.contains("drag a rectangle") && r.stderr.contains("region 160x120+100+200 (to use it again without dragging: --region 160x120+100+200)"),
                 "\(r.stderr)")
         let video = try #require(try MediaProbe.probe(url).videoStreams.first)
         #expect(video.width == 160 && video.height == 120)
