@@ -239,6 +239,7 @@ public final class Recorder: CaptureOutput {
             throw error
         }
         session.setMergeProgressHandler { continuation.yield(.merging($0)) }
+        session.setFolderChangeHandler { continuation.yield(.clipsFolderChanged($0)) }
         pipeline.onConverting = { continuation.yield(.converting($0)) }
         pipeline.onClipStarted = { continuation.yield(.clipStarted(index: $0)) }
         pipeline.onClipFinished = { continuation.yield(.clipFinished($0)) }

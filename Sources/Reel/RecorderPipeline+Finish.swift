@@ -14,7 +14,10 @@ extension RecorderPipeline {
             return try madeFromIntermediate(single)
         }
         // Clip mode: every clip is finished now; the file holds the clips the session kept
-        // (takes removed are not in it), unless a limit cut it shorter still.
+        // (takes removed are not in it), unless a limit cut it shorter still. Clips whose files
+        // went while recorded (their folder deleted) are not in it either, and are said.
+        try? session.followFolder()
+        lostClips = session.setAsideMissingClips()
         let clips = session.clips
         let kept = clips.reduce(MediaTime.zero) { $0 + $1.duration }
         recorded = ending == .maxFileSize ? min(recorded, kept) : kept
@@ -25,6 +28,11 @@ extension RecorderPipeline {
         // Counted now: merging removes the clips from the session.
         let clipCount = clips.count
         guard !clips.isEmpty else {
+            if !lostClips.isEmpty {
+                try? session.recordingEnded(merged: false)
+                throw ReelError(.ioFailure, "every clip of the recording was deleted while it was recorded (\(lostClips.map(\.lastPathComponent).joined(separator: ", "))): nothing is left to merge into \(url.path)",
+                                hint: "keep the clips folder \(session.folder.path) until the recording is merged")
+            }
             session.releaseClaim()
             throw ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
         }
@@ -101,7 +109,9 @@ extension RecorderPipeline {
         // A size limit may have left out the last packets.
         if writer.isFull || ending == .maxFileSize { duration = min(duration, file.duration) }
         finishedFramesAtEnd = file.videoFrames
-        return summary(url: file.url, duration: duration, frames: file.videoFrames, bytes: file.bytes, clipCount: timeline.intervals.count)
+        var made = summary(url: file.url, duration: duration, frames: file.videoFrames, bytes: file.bytes, clipCount: timeline.intervals.count)
+        made.relocation = movie.relocation
+        return made
     }
 
     /// Merges the clips into the recorder's file; they go only once the merged file, read back
@@ -170,9 +180,11 @@ extension RecorderPipeline {
     }
 
     private func summary(url: URL, duration: MediaTime, frames: Int64, bytes: Int64, clipCount: Int) -> RecordingSummary {
-        RecordingSummary(url: url, duration: duration, frames: frames, droppedFrames: droppedFrames, bytes: bytes,
+        var summary = RecordingSummary(url: url, duration: duration, frames: frames, droppedFrames: droppedFrames, bytes: bytes,
                          videoSize: writer.videoSize ?? plan.videoSize, video: plan.video != nil ? settings.video : nil,
                          audioTracks: plan.titles, audio: plan.titles.isEmpty ? nil : settings.audio,
                          container: container, reachedLimit: ending == .maxDuration, clipCount: clipCount, ending: ending)
+        summary.lostClips = lostClips
+        return summary
     }
 }

@@ -27,6 +27,8 @@ final class RecorderPipeline: @unchecked Sendable {
     /// In clip mode under a size limit: the clips so far leave no room for another.
     private var sizeUsedUp = false
     var ending: RecordingEnding = .requested
+    /// Clips whose files went before the merge (see ``RecordingSession/lostClips``).
+    var lostClips: [URL] = []
     private var nextSpaceCheck = MediaTime.zero
     /// Events to report, collected while handling samples.
     var onClipStarted: ((Int) -> Void)?
@@ -155,10 +157,14 @@ final class RecorderPipeline: @unchecked Sendable {
     private func clipEvents() -> ClipFileSink.Events {
         ClipFileSink.Events(
             configuration: { [unowned self] clip in
-                fileConfiguration(url: clipURL(clip), overwrite: false,
+                // A folder moved or deleted meanwhile (during a pause): followed, or made again.
+                try session.followFolder()
+                return fileConfiguration(url: clipURL(clip), overwrite: false,
                                          maximumFileSize: settings.maxFileSize.map { $0 - finishedShare - mergeHeadroom })
             },
             opened: { [unowned self] _, url in try session.clipStarted(url) },
+            // A clip deleted with its folder is copied back into the folder made again.
+            finishing: { [unowned self] _ in try session.followFolder() },
             finished: { [unowned self] clip, done in try clipFinished(clip, done) },
             discarded: { [unowned self] _, url in try session.clipDiscarded(url) })
     }
@@ -361,6 +367,9 @@ final class RecorderPipeline: @unchecked Sendable {
         }
         if recordedDuration >= nextSpaceCheck {
             nextSpaceCheck = recordedDuration + MediaTime(value: 1, timescale: 1)
+            // Said within a second: the clips folder moved or deleted (what cannot be made again
+            // fails the next clip, and the clip being recorded goes to a rescue folder).
+            if clipFiles != nil { try? session.followFolder() }
             do { try checkFreeSpace() } catch { ending = .lowDiskSpace; return true }
         }
         if machine.reachedLimit { ending = .maxDuration }

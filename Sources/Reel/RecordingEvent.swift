@@ -89,6 +89,13 @@ public struct RecordingSummary: Sendable, Hashable {
     /// never played), part of a source not recorded (see ``SourceShortfall``). Empty when every
     /// source recorded all it was asked to.
     public var shortfalls: [SourceShortfall] = []
+    /// Clips recorded and then lost before the merge, in clip mode: their files were deleted
+    /// while the recording went on (their folder deleted: ``ClipsFolderChange/remade(_:lostClips:)``).
+    /// The file holds the other clips; empty when it holds every clip kept.
+    public var lostClips: [URL] = []
+    /// What became of the file while it was recorded, if someone renamed, moved or deleted it:
+    /// ``url`` is where the recording went. `nil` when it stayed where it was made.
+    public var relocation: FileRelocation?
 
     /// Whether every source recorded all it was asked to for the whole recording (no
     /// ``shortfalls``): the file is finalised either way, but an incomplete one misses sound or
@@ -97,11 +104,12 @@ public struct RecordingSummary: Sendable, Hashable {
 
     /// Whether the recording delivered all that was asked of it: every source recorded all of
     /// it (``isComplete``), no nearly full disk ended it early (``RecordingEnding/lowDiskSpace``),
-    /// and every live stream and HLS output ran to the end (no ``LiveStream/Statistics/failure``).
+    /// every live stream and HLS output ran to the end (no ``LiveStream/Statistics/failure``),
+    /// and no clip was lost before the merge (no ``lostClips``).
     /// Dropped frames (``droppedFrames``, ``droppedAudio``) do not count: they are said, and the
     /// file is whole without them.
     public var isWhole: Bool {
-        isComplete && ending != .lowDiskSpace && streams.allSatisfy { $0.failure == nil }
+        isComplete && ending != .lowDiskSpace && streams.allSatisfy { $0.failure == nil } && lostClips.isEmpty
     }
 }
 
@@ -171,6 +179,8 @@ public enum RecordingEvent: Sendable {
     /// A chapter marker was placed (``Recorder/addMarker(_:)``): its title, and its time on the
     /// recording's timeline (recorded time, pauses left out).
     case markerAdded(Chapter)
+    /// The clips folder was renamed, moved or deleted while recorded, and what the recorder did.
+    case clipsFolderChanged(ClipsFolderChange)
     /// A source went away; the recording goes on with the others.
     case sourceLost(name: String, error: ReelError)
     /// A source stopped delivering for a while and is trying to come back; the recording goes

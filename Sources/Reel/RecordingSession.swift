@@ -45,8 +45,10 @@ public struct Clip: Sendable, Hashable {
 /// ``recover(folder:to:overwrite:progress:)`` (`reel recover`). A folder that holds another recording's
 /// clips or manifest is never used again: the recorder refuses it.
 public final class RecordingSession: Sendable {
-    /// The folder that holds the clips' files.
-    public let folder: URL
+    /// The folder that holds the clips' files: where it is now. While a recorder records into
+    /// it, a folder someone renamed or moved (on the same disk) is followed, and one deleted is
+    /// made again at its name (see ``ClipsFolderChange``).
+    public var folder: URL { state.withLock { $0.folder } }
 
     /// The name of the manifest a recorder keeps in the clips folder while it records.
     public static let manifestName = "reel-clips.json"
@@ -57,7 +59,9 @@ public final class RecordingSession: Sendable {
         url.deletingLastPathComponent().appendingPathComponent("\(url.deletingPathExtension().lastPathComponent).clips", isDirectory: true)
     }
 
-    private struct State {
+    struct State {
+        /// Where the folder is now (see ``folder``).
+        var folder: URL
         var clips: [Clip] = []
         /// Takes ended by a pause whose clips are not finished yet, and how many of them an
         /// undo (``removeLastClip()``) asked to remove when they are.
@@ -86,8 +90,15 @@ public final class RecordingSession: Sendable {
         /// The lock on the folder while a recorder records into it: the sign, for another
         /// recording or `reel recover`, that a folder with no clips yet is in use, not left over.
         var folderLock: RecordingLock?
+        /// Finished clips whose files went before the merge (their folder deleted while
+        /// recorded, or the files themselves): the merged file lacks them.
+        var lostClips: [URL] = []
+        /// Hears what became of the folder while recorded (the recorder's events).
+        var folderChanged: (@Sendable (ClipsFolderChange) -> Void)?
     }
-    private let state = Mutex(State())
+    let state: Mutex<State>
+    /// Held while the folder's whereabouts are checked and acted on, so that one thread does it.
+    let following = Mutex(())
     /// The generation of the manifest last written; held while writing, so writes keep order.
     private let written = Mutex(0)
     /// Hears the progress of a merge given no listener (see ``setMergeProgressHandler(_:)``).
@@ -95,7 +106,7 @@ public final class RecordingSession: Sendable {
 
     /// Creates a session whose clips live in `folder`.
     public init(folder: URL) {
-        self.folder = folder
+        state = Mutex(State(folder: folder))
     }
 
     deinit {
@@ -402,7 +413,7 @@ public final class RecordingSession: Sendable {
     }
 
     /// Changes the manifest, if there is one, and returns it with its new generation.
-    private static func update(_ s: inout State, _ change: (inout ClipsManifest) -> Void) -> (ClipsManifest, Int)? {
+    static func update(_ s: inout State, _ change: (inout ClipsManifest) -> Void) -> (ClipsManifest, Int)? {
         guard var manifest = s.manifest else { return nil }
         change(&manifest)
         s.manifest = manifest
@@ -411,9 +422,11 @@ public final class RecordingSession: Sendable {
     }
 
     /// Writes `manifest` unless a newer one has been written: under a new name, then renamed
-    /// over the old, so that a crash leaves one or the other whole.
-    private func write(_ manifest: (ClipsManifest, Int)?) throws {
+    /// over the old, so that a crash leaves one or the other whole. A folder gone from its
+    /// place is followed (or made again) first.
+    func write(_ manifest: (ClipsManifest, Int)?) throws {
         guard let (manifest, generation) = manifest else { return }
+        if !FileManager.default.fileExists(atPath: folder.path) { try followFolder() }
         try written.withLock { last in
             guard generation > last else { return }
             try manifest.write(into: folder)

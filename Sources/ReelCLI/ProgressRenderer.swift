@@ -25,9 +25,6 @@ final class ProgressRenderer: @unchecked Sendable {
     var replayHolding: (@Sendable () -> (bytes: Int64, video: MediaTime))?
     /// Whether a file is recorded (not with `--replay` alone: events then name no file).
     var writesFile = true
-    /// The file the recording was asked to write: the summary says so when it ended up
-    /// elsewhere because its folder was deleted while it was recorded.
-    var requestedFile: URL?
     /// `--pause-mode clips`: a pause ends a clip, and the line counts clips. Otherwise a pause
     /// only takes a gap out of one file, and the summary counts pauses.
     var pauseMakesClips = false
@@ -188,7 +185,10 @@ final class ProgressRenderer: @unchecked Sendable {
                                              "droppedAudio": rounded(s.droppedAudio.seconds)]
                 if writesFile {
                     object["file"] = s.url.path
-                    if let rescued = rescuedFrom(s.url) { object["folderDeleted"] = rescued.path }
+                    if let relocation = s.relocation {
+                        object["relocation"] = Self.json(relocation)
+                        if case .savedElsewhere(let from) = relocation { object["folderDeleted"] = from.deletingLastPathComponent().path }
+                    }
                     object["bytes"] = s.bytes
                 }
                 if !s.streams.isEmpty { object["streams"] = s.streams.map(StreamProgress.json) }
@@ -196,6 +196,7 @@ final class ProgressRenderer: @unchecked Sendable {
                 object["ending"] = s.ending.rawValue
                 object["complete"] = s.isWhole
                 if !s.isComplete { object["shortfalls"] = s.shortfalls.map { Self.json($0) } }
+                if !s.lostClips.isEmpty { object["lostClips"] = s.lostClips.map(\.path) }
                 // With a save at the stop to come, `finished` waits for it: it stays the last event.
                 if holdsFinished && !finishedReleased {
                     eventListener?(Self.json(object))
@@ -228,6 +229,17 @@ final class ProgressRenderer: @unchecked Sendable {
             if !json { clearLine(); console.err("reel: marker '\(chapter.title)' at \(Format.clock(seconds: chapter.start.seconds))") }
         case .clipFinished(let clip):
             emit(["event": "clipFinished", "file": clip.url.path, "duration": rounded(clip.duration.seconds), "frames": clip.frameCount])
+        case .clipsFolderChanged(.moved(let from, let to)):
+            emit(["event": "clipsFolderMoved", "from": from.path, "to": to.path])
+            if !json { clearLine(); console.err("reel: warning: the clips folder \(from.path) was moved to \(to.path) while recording; the recording follows it there") }
+        case .clipsFolderChanged(.remade(let folder, let lost)):
+            emit(["event": "clipsFolderDeleted", "folder": folder.path, "lostClips": lost.map(\.path)])
+            if !json {
+                clearLine()
+                let what = lost.isEmpty ? "no finished clip was in it"
+                    : "\(lost.count) finished clip\(lost.count == 1 ? "" : "s") in it \(lost.count == 1 ? "is" : "are") lost (\(lost.map(\.lastPathComponent).joined(separator: ", "))), and the merged file will lack \(lost.count == 1 ? "it" : "them")"
+                console.err("reel: warning: the clips folder \(folder.path) was deleted while recording: \(what); it is made again and the recording goes on there (the clip being recorded is kept)")
+            }
         }
     }
 
@@ -338,20 +350,31 @@ final class ProgressRenderer: @unchecked Sendable {
         return "\(shortfall.source): \(what)\(shortfall.error.message)"
     }
 
-    /// The folder the recording was asked to go into, if it was deleted and the recording
-    /// saved at `saved` in another folder instead.
-    private func rescuedFrom(_ saved: URL) -> URL? {
-        guard let folder = requestedFile?.deletingLastPathComponent(),
-              folder.standardizedFileURL.path != saved.deletingLastPathComponent().standardizedFileURL.path,
-              !FileManager.default.fileExists(atPath: folder.path) else { return nil }
-        return folder
+    /// What became of a file while it was recorded (someone moved or deleted it), as a line's
+    /// words, or `nil` if it stayed where it was made.
+    static func note(_ relocation: FileRelocation?) -> String? {
+        switch relocation {
+        case nil: nil
+        case .moved(let from)?: "\(from.path) was renamed or moved while it was recorded: it was finalised where it went"
+        case .copiedBack?: "the file was deleted while it was recorded: all of it was still held, and was copied back"
+        case .savedElsewhere(let from)?: "\(from.deletingLastPathComponent().path) was deleted while it was recorded: the recording was saved here instead"
+        }
+    }
+
+    static func json(_ relocation: FileRelocation) -> [String: Any] {
+        switch relocation {
+        case .moved(let from): ["kind": "moved", "from": from.path]
+        case .copiedBack(let to): ["kind": "copiedBack", "to": to.path]
+        case .savedElsewhere(let from): ["kind": "savedElsewhere", "from": from.path]
+        }
     }
 
     /// Says where the file went and what it holds.
     func printSummary(_ s: RecordingSummary) {
         console.out("Saved \(s.url.path)")
-        if let rescued = rescuedFrom(s.url) {
-            console.out("  note      \(rescued.path) was deleted while it was recorded: the recording was saved here instead")
+        if let note = Self.note(s.relocation) { console.out("  note      \(note)") }
+        if !s.lostClips.isEmpty {
+            console.out("  lost      \(s.lostClips.count) clip\(s.lostClips.count == 1 ? "" : "s") deleted while recorded: \(s.lostClips.map(\.lastPathComponent).joined(separator: ", ")) (not in this file)")
         }
         console.out(String(format: "  duration  %.2f s, %@", s.duration.seconds, Format.bytes(s.bytes)))
         if let v = s.video, let size = s.videoSize {

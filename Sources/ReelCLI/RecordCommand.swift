@@ -55,7 +55,6 @@ struct RecordCommand {
                                                       minimumFreeSpace: options.minimumFreeSpace > 0 ? options.minimumFreeSpace : nil)
                 RecordingParts.tidyLeftovers(beside: url, console: console)
             }
-            renderer.requestedFile = options.writesFile ? url : nil
             replay = try makeReplaySaver(output: options.writesFile ? url : nil, renderer: renderer)
         } catch let error as ReelError {
             return fail(error)
@@ -336,10 +335,13 @@ struct RecordCommand {
                 switch result {
                 case .success(let own):
                     if options.json {
-                        console.out(ProgressRenderer.json(["event": "sourceFile", "source": name, "file": own.url.path,
-                                                           "frames": own.frames, "dropped": own.droppedFrames]))
+                        var object: [String: Any] = ["event": "sourceFile", "source": name, "file": own.url.path,
+                                                     "frames": own.frames, "dropped": own.droppedFrames]
+                        if let relocation = own.relocation { object["relocation"] = ProgressRenderer.json(relocation) }
+                        console.out(ProgressRenderer.json(object))
                     } else {
-                        console.out("  \(name): \(own.url.path), \(own.frames) frames, \(own.droppedFrames) dropped")
+                        console.out("  \(name): \(own.url.path), \(own.frames) frames, \(own.droppedFrames) dropped"
+                                    + (ProgressRenderer.note(own.relocation).map { " (\($0))" } ?? ""))
                     }
                 case .failure(let error):
                     console.err("reel: warning: the recording of \(name) on its own failed: \(error.description)")

@@ -24,6 +24,9 @@ package final class ClipFileSink: ClipAudioSink {
         package var configuration: (_ clip: Int) throws -> AssetWriter.Configuration
         /// Clip `clip`'s file has been made at `url`.
         package var opened: (_ clip: Int, _ url: URL) throws -> Void
+        /// Clip `clip`'s file is about to be finished (its folder can be checked: a file
+        /// deleted while written is copied back into it).
+        package var finishing: (_ clip: Int) throws -> Void
         /// Clip `clip`'s file is finished: what it holds.
         package var finished: (_ clip: Int, _ file: MovieFileSink.Finished) throws -> Void
         /// Clip `clip`'s file held no picture of a video recording and was removed.
@@ -31,9 +34,11 @@ package final class ClipFileSink: ClipAudioSink {
 
         /// Events that call these closures; each argument is the property of the same name.
         package init(configuration: @escaping (Int) throws -> AssetWriter.Configuration, opened: @escaping (Int, URL) throws -> Void,
+                     finishing: @escaping (Int) throws -> Void = { _ in },
                      finished: @escaping (Int, MovieFileSink.Finished) throws -> Void, discarded: @escaping (Int, URL) throws -> Void) {
             self.configuration = configuration
             self.opened = opened
+            self.finishing = finishing
             self.finished = finished
             self.discarded = discarded
         }
@@ -143,6 +148,7 @@ package final class ClipFileSink: ClipAudioSink {
             try events.discarded(clip.index, file.url)
             return
         }
+        try events.finishing(clip.index)
         try file.finish()
         if let finished = file.finished { try events.finished(clip.index, finished) }
     }

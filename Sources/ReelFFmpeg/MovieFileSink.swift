@@ -46,6 +46,8 @@ package final class MovieFileSink: PacketSink {
     /// Where the file is being written: the configured URL, or, while replacing a file that
     /// exists, a name of its own beside it until its first part is on the disk.
     package var url: URL { placement.url }
+    /// What became of the file while recorded, if someone moved or deleted it.
+    package var relocation: FileRelocation? { placement.relocation }
     /// Where the media begins in the file (after the header and the index reservation): a file
     /// larger than this holds a complete fragment (MKV: cluster), which plays.
     var mediaStart: Int64 = 0

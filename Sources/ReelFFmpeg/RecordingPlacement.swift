@@ -53,6 +53,9 @@ package struct RecordingPlacement: Sendable, Equatable {
 
     /// Where the file is now.
     package private(set) var state: State
+    /// What became of the file while recorded, if someone moved or deleted it (the first
+    /// place it was moved from is kept across further moves).
+    package private(set) var relocation: FileRelocation?
 
     /// A file written at its name from the start.
     package init(named url: URL) {
@@ -114,6 +117,10 @@ package struct RecordingPlacement: Sendable, Equatable {
     /// ``Action/placeAtFirstFree(_:candidates:)``) or copied it back there (``Action/copyBack(name:folders:)``).
     package mutating func named(_ url: URL) {
         if isProvisional { hasReplacedAFile = true }
+        if case .deleted(let last) = state {
+            relocation = url.deletingLastPathComponent().standardizedFileURL == last.deletingLastPathComponent().standardizedFileURL
+                ? .copiedBack(to: url) : .savedElsewhere(from: last)
+        }
         state = .named(url)
     }
 
@@ -128,6 +135,7 @@ package struct RecordingPlacement: Sendable, Equatable {
         case .inPlace:
             return .none
         case .moved(let now):
+            if relocation == nil { relocation = .moved(from: url) }
             state = .moved(now)
             return .none
         case .deleted:

@@ -33,11 +33,12 @@ package struct OpenFile: Sendable, Equatable {
         return nil
     }
 
-    /// The regular file open as `descriptor` in this process, if it is one.
+    /// The regular file (or folder: a clips folder a recording holds) open as `descriptor` in
+    /// this process, if it is one.
     package static func of(descriptor: Int32) -> OpenFile? {
         let path = "/proc/self/fd/\(descriptor)"
         var info = stat()
-        guard case .success = Syscall.attempt({ stat(path, &info) }), (info.st_mode & S_IFMT) == S_IFREG,
+        guard case .success = Syscall.attempt({ stat(path, &info) }), [S_IFREG, S_IFDIR].contains(info.st_mode & S_IFMT),
               let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { return nil }
         // " (deleted)": no name left, or only one made meanwhile (a hard link) that is not known.
         let marked = target.hasSuffix(" (deleted)")

@@ -23,13 +23,13 @@ import ReelTestSupport
     /// Records into `name` in `dir`, does `change` after 1.5 s, stops 1 s later; returns the
     /// result and the file the summary names.
     func record(_ dir: TemporaryDirectory, _ name: String, extra: [String] = [], change: (URL) throws -> Void) throws
-        -> (result: (status: Int32, signalled: Bool, stderr: String), saved: URL?) {
+        -> (result: (status: Int32, signalled: Bool, stderr: String), saved: URL?, output: String) {
         let run = try start(dir, name, extra: extra, change: change)
         run.send(SIGINT, after: 1000)
         let result = run.finish()
         let output = (try? String(contentsOf: run.stdout, encoding: .utf8)) ?? ""
         let saved = output.split(separator: "\n").first { $0.hasPrefix("Saved ") }.map { URL(fileURLWithPath: String($0.dropFirst(6))) }
-        return (result, saved)
+        return (result, saved, output)
     }
 
     /// Every frame, once, in order: the burned-in counters run on without a gap.
@@ -44,8 +44,9 @@ import ReelTestSupport
         let dir = try TemporaryDirectory()
         let moved = dir.url.appendingPathComponent("sub/renamed.mp4")
         try FileManager.default.createDirectory(at: moved.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let (result, saved) = try record(dir, "moving.mp4") { try FileManager.default.moveItem(at: $0, to: moved) }
+        let (result, saved, output) = try record(dir, "moving.mp4") { try FileManager.default.moveItem(at: $0, to: moved) }
         #expect(result.status == 0, "\(result.stderr)")
+        #expect(output.contains("note      \(dir.url.appendingPathComponent("moving.mp4").path) was renamed or moved while it was recorded"), "\(output)")
         #expect(saved?.path == moved.path, "\(saved?.path ?? "no Saved line")")
         #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("moving.mp4").path))
         try expectWhole(moved, atLeast: 60)
@@ -83,7 +84,7 @@ import ReelTestSupport
     /// "choose a folder you can write to".
     @Test func aFileThatCannotBeWrittenAnyMoreSaysItIsKept() throws {
         let dir = try TemporaryDirectory()
-        let (result, _) = try record(dir, "frozen.mp4") { url in
+        let (result, _, _) = try record(dir, "frozen.mp4") { url in
             let frozen = try Subprocess.run(["chattr", "+i", url.path])
             try #require(frozen.status == 0, "\(frozen.stderr)")
         }
@@ -96,10 +97,35 @@ import ReelTestSupport
         #expect(recovered.status == 0, "\(recovered.stderr)")
     }
 
+    /// The clips folder deleted (`rm -rf`) after a pause, while clip 2 is recorded: it is made
+    /// again, clip 2 goes on there and is merged whole, and clip 1 — gone with the folder — is
+    /// said lost at once and in the summary (exit 3). Before, clip 2 was rescued to the home
+    /// folder without a word and the recording failed pointing at the missing folder.
+    @Test func aClipsFolderDeletedWhileRecordedIsMadeAgainAndTheLostClipSaid() throws {
+        let dir = try TemporaryDirectory()
+        let run = try SignalTests.Run(dir, name: "clips.mp4", arguments: Self.recording + ["--pause-mode", "clips"])
+        try run.waitForMain()
+        let folder = dir.url.appendingPathComponent("clips.clips")
+        run.send(SIGUSR1, after: 1000)          // pause: clip 1 ends
+        run.send(SIGUSR1, after: 500)           // resume: clip 2
+        usleep(1_000_000)
+        try FileManager.default.removeItem(at: folder)
+        run.send(SIGINT, after: 1500)
+        let result = run.finish()
+        let output = (try? String(contentsOf: run.stdout, encoding: .utf8)) ?? ""
+        #expect(result.status == 3, "\(result.stderr)")
+        #expect(result.stderr.contains("the clips folder \(folder.path) was deleted while recording") && result.stderr.contains("clip-001.mp4"), "\(result.stderr)")
+        #expect(output.contains("lost      1 clip deleted while recorded: clip-001.mp4"), "\(output)")
+        try expectWhole(run.url, atLeast: 45)
+        #expect(!FileManager.default.fileExists(atPath: folder.path), "the folder made again went once merged")
+    }
+
     @Test func aFileDeletedWhileRecordedIsCopiedBackAndFinalised() throws {
         let dir = try TemporaryDirectory()
-        let (result, saved) = try record(dir, "deleted.mp4") { try FileManager.default.removeItem(at: $0) }
+        let (result, saved, output) = try record(dir, "deleted.mp4") { try FileManager.default.removeItem(at: $0) }
         #expect(result.status == 0, "\(result.stderr)")
+        #expect(output.contains("note      the file was deleted while it was recorded: all of it was still held, and was copied back"),
+                "said, not silent: \(output)")
         let url = dir.url.appendingPathComponent("deleted.mp4")
         #expect(saved?.path == url.path, "\(saved?.path ?? "no Saved line")")
         try expectWhole(url, atLeast: 60)
@@ -111,7 +137,7 @@ import ReelTestSupport
     @Test func aFileRelinkedAndUnlinkedWhileRecordedIsCopiedBack() throws {
         let dir = try TemporaryDirectory()
         let link = dir.url.appendingPathComponent("link.mp4")
-        let (result, saved) = try record(dir, "linked.mp4") { url in
+        let (result, saved, _) = try record(dir, "linked.mp4") { url in
             try FileManager.default.linkItem(at: url, to: link)
             try FileManager.default.removeItem(at: url)
         }
@@ -130,7 +156,7 @@ import ReelTestSupport
         let url = dir.url.appendingPathComponent("x.mkv"), moved = dir.url.appendingPathComponent("old.mkv")
         try Data("the file to replace".utf8).write(to: url)
         let mine = Data("put there while recording".utf8)
-        let (result, saved) = try record(dir, "x.mkv", extra: ["--overwrite"]) { url in
+        let (result, saved, _) = try record(dir, "x.mkv", extra: ["--overwrite"]) { url in
             try FileManager.default.moveItem(at: url, to: moved)
             try mine.write(to: url)
         }
@@ -149,7 +175,7 @@ import ReelTestSupport
     @Test func aFolderMadeUnwritableWhileRecordingFinalisesInPlace() throws {
         let dir = try TemporaryDirectory()
         defer { _ = try? Subprocess.run(["chattr", "-i", dir.url.path]) }
-        let (result, saved) = try record(dir, "locked.mp4") { _ in
+        let (result, saved, _) = try record(dir, "locked.mp4") { _ in
             let locked = try Subprocess.run(["chattr", "+i", dir.url.path])
             try #require(locked.status == 0, "chattr +i failed: \(locked.stderr)")
         }
@@ -202,7 +228,7 @@ import ReelTestSupport
     /// A file deleted and its name taken by another: that one stays, the recording goes beside it.
     @Test func aDeletedFileWhoseNameWasTakenIsRescuedBesideIt() throws {
         let dir = try TemporaryDirectory()
-        let (result, saved) = try record(dir, "taken.mp4") { url in
+        let (result, saved, _) = try record(dir, "taken.mp4") { url in
             try FileManager.default.removeItem(at: url)
             try Data("someone else's".utf8).write(to: url)
         }
