@@ -62,6 +62,27 @@ import ReelSystem
         #expect(placement.state == .finalised(moved))
     }
 
+    /// What became of the file is kept, to be said: moved (from its first place), copied back
+    /// to its folder, or saved in another folder when its own took nothing more.
+    @Test func whatBecameOfTheFileIsKept() {
+        let moved = URL(fileURLWithPath: "/videos/sub/renamed.mp4"), home = URL(fileURLWithPath: "/home/me")
+        var placement = RecordingPlacement(named: target)
+        #expect(placement.relocation == nil)
+        _ = placement.found(.moved(moved), rescueFolders: [home])
+        _ = placement.found(.moved(URL(fileURLWithPath: "/videos/again.mp4")), rescueFolders: [home])
+        #expect(placement.relocation == .moved(from: target), "the place it was made at, not the last")
+
+        var copied = RecordingPlacement(named: target)
+        _ = copied.found(.deleted, rescueFolders: [home])
+        copied.named(URL(fileURLWithPath: "/videos/talk (rescued).mp4"))
+        #expect(copied.relocation == .copiedBack(to: URL(fileURLWithPath: "/videos/talk (rescued).mp4")))
+
+        var rescued = RecordingPlacement(named: target)
+        _ = rescued.found(.deleted, rescueFolders: [home])
+        rescued.named(home.appendingPathComponent("talk.mp4"))
+        #expect(rescued.relocation == .savedElsewhere(from: target))
+    }
+
     /// Before it has its name, where the file is is not followed: its writer renames it itself.
     @Test func aProvisionalFileIsNotFollowed() {
         var placement = RecordingPlacement(hidden: hidden, replacing: target, file: old)
