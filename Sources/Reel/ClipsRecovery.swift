@@ -118,8 +118,9 @@ extension RecordingSession {
             // files and the manifest (and the folder, if nothing else is in it) go, so that the
             // name is free again.
             rmdir(folder.path)
-            throw ReelError(.nothingRecorded, "\(folder.path) held no clips: its recording was cut off before anything was recorded",
-                            hint: "nothing was lost; the empty clips folder was tidied away, so \(URL(fileURLWithPath: manifest.target).lastPathComponent) can be recorded again")
+            throw ReelError(.nothingRecorded, "\(folder.path) held no clips: its recording was cut off before any part of it reached the disk, so there is nothing to recover",
+                            hint: "what it had recorded was still in memory and ended with it, as a clip's first part reaches the disk about a second in; "
+                                + "the empty clips folder was tidied away, so \(URL(fileURLWithPath: manifest.target).lastPathComponent) can be recorded again")
         }
         if let manifest, let done = try finishedMerge(folder: folder, manifest: manifest) { return done }
         if let manifest, manifest.state == .merged {
@@ -223,8 +224,8 @@ extension RecordingSession {
                emptyUnlistedClips(in: folder, listed: []).count == entries.count {
                 for entry in entries { unlink(folder.appendingPathComponent(entry.file).path) }
                 rmdir(folder.path)
-                throw ReelError(.nothingRecorded, "none of the clips in \(folder.path) holds anything: its recording was cut off before they held anything",
-                                hint: "nothing was lost; the empty clips were tidied away, so the name can be recorded again")
+                throw ReelError(.nothingRecorded, "none of the clips in \(folder.path) holds anything: its recording was cut off before any part of it reached the disk, so there is nothing to recover",
+                                hint: "the empty clips were tidied away, so the name can be recorded again")
             }
             throw ReelError(.nothingRecorded, "none of the clips in \(folder.path) holds anything",
                             hint: "the recording was cut off before its first clip held anything")

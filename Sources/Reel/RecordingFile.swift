@@ -85,6 +85,11 @@ public struct RecordingFile: Sendable, Hashable {
             throw ReelError(.fileExists, "\(url.path) already exists and holds a recording that was cut off (a crash or a kill)",
                             hint: "recover it first with: reel recover \(Shell.quoted(url.path)); or choose another name; \(LibraryHint.overwritingDiscardsIt)")
         }
+        if !overwrite && (FileIdentity.size(of: url) ?? 0) > 0 && Recovery.holdsNothingRecorded(url) && !RecordingLock.isBeingWritten(url) {
+            // A recording killed before its first part reached the disk: its header alone.
+            throw ReelError(.fileExists, "\(url.path) already exists: a recording that was cut off before any part of it reached the disk (it holds nothing recorded)",
+                            hint: "nothing is lost by replacing it: \(LibraryHint.allowOverwriting)")
+        }
         if !overwrite {
             throw ReelError(.fileExists, "\(url.path) already exists", hint: LibraryHint.allowOverwriting)
         }

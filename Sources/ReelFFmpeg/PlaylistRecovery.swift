@@ -92,7 +92,7 @@ public enum PlaylistRecovery {
             // take a stream again.
             unlink(url.path)
             throw ReelError(.nothingRecorded, "\(url.path) was empty: the stream was cut off before its first segment, so nothing was recorded into it",
-                            hint: "nothing was lost; the empty playlist was removed, so the folder can take a stream again")
+                            hint: "the empty playlist was removed, so the folder can take a stream again")
         }
         var playlist = try HLSPlaylist(url)
         if playlist.isClosed {

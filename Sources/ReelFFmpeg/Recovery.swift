@@ -426,7 +426,8 @@ public enum Recovery {
 
     private static func nothingRecorded(_ url: URL) -> ReelError {
         ReelError(.nothingRecorded, "\(url.path) was cut off before its first frames were completely written: there is nothing to recover",
-                  hint: "it holds no more than its header")
+                  hint: "it holds no more than its header: what was recorded was still in memory when the recording was cut off, and ended with it; "
+                    + "nothing is lost by deleting the file or recording over it")
     }
 
     private static func notARecording(_ url: URL) -> ReelError {

@@ -61,6 +61,27 @@ import ReelTestSupport
         #expect(refused?.code == .insufficientStorage && refused?.message.contains("MB free") == true, "\(String(describing: refused))")
     }
 
+    /// A recording killed before its first part reached the disk leaves its header alone: the
+    /// refusal says it holds nothing recorded (nothing is lost by replacing it), instead of a
+    /// bare "already exists" that sends the user looking for what it holds.
+    @Test func aFileHoldingOnlyAKilledRecordingsHeaderIsSaidToHoldNothing() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("killed.mp4")
+        let writer = try AssetWriter(configuration: AssetWriter.Configuration(
+            url: url, container: .mp4,
+            video: AssetWriter.VideoTrack(settings: VideoSettings(codec: .h264), inputFormat: .yuv420p, inputSize: PixelSize(width: 160, height: 120)),
+            audio: []))
+        writer.cancelWriting()          // as a kill leaves it: the header and the room for the index
+        #expect((FileIdentity.size(of: url) ?? 0) > 0)
+        var refused: ReelError?
+        do { try RecordingFile(url: url).preflight(overwrite: false) } catch let error as ReelError { refused = error }
+        #expect(refused?.code == .fileExists && refused?.message.contains("cut off before any part of it reached the disk (it holds nothing recorded)") == true,
+                "\(String(describing: refused))")
+        #expect(refused?.hint?.hasPrefix("nothing is lost by replacing it") == true)
+        #expect(FileManager.default.fileExists(atPath: url.path), "refused, not touched")
+        try RecordingFile(url: url).preflight(overwrite: true)
+    }
+
     /// A killed recording's hidden file that holds nothing goes; one of a process that still
     /// runs, and a file that is not a recording, stay.
     @Test func tidyingRemovesOnlyAKilledRecordingsEmptyHiddenFile() throws {
