@@ -23,7 +23,8 @@ extension Recorder {
         public var mixesAudio: Bool
         /// Replace an existing file at the URL.
         public var overwrite: Bool
-        /// How often a fragment is completed while recording MP4/MOV: what a crash can lose at
+        /// How often a fragment is completed while recording (MP4/MOV: a fragment; MKV/WebM: a
+        /// cluster; Ogg: a page): what a crash can lose at
         /// most, plus the frames the encoder still holds (its lookahead: about half a second
         /// with the default preset, so a kill loses about a second).
         public var fragmentInterval: MediaTime

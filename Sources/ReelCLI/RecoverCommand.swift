@@ -22,7 +22,9 @@ struct RecoverCommand {
     Makes recordings that were cut off (a crash, a kill, a power loss, a full disk) into
     finalised files with everything they completely held: an MP4's or MOV's complete fragments
     and every whole frame of a fragment cut short (only a frame whose end is missing is left
-    out), an MKV's complete blocks.
+    out), an MKV's complete blocks. A recording writes a fragment (MKV, WebM: a cluster; Ogg: a
+    page) every half second, and the encoder holds about half a second more, so a kill loses
+    about the last second; what is recorded while paused is written at the pause.
 
     Without -o each file is finalised in place: an MP4 or MOV gets its index written into the
     space kept for it at the front where there is room (no copy of the media data; a file

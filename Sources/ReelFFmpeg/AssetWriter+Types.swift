@@ -62,7 +62,8 @@ extension AssetWriter {
         public var video: VideoTrack?
         /// The audio tracks, in the order `appendAudio(_:track:)` numbers them.
         public var audio: [AudioTrack]
-        /// How often a fragment is completed while recording (MP4/MOV); `nil` writes a plain file.
+        /// How often a fragment is completed while recording (MP4/MOV: a fragment; MKV/WebM: a
+        /// cluster; Ogg: a page) — what a kill can lose; `nil` writes a plain file.
         public var fragmentInterval: MediaTime?
         /// Whether an existing file may be replaced.
         public var overwrite: Bool

@@ -326,6 +326,12 @@ final class Muxer: PacketSink {
             av_dict_set(&options, "movflags", "frag_keyframe+empty_moov+default_base_moof", 0)
             av_dict_set(&options, "frag_duration", String(max(1, fragmentInterval.convertedValue(to: 1_000_000))), 0)
         }
+        if let fragmentInterval, container == .mkv || container == .webm {
+            // A Matroska cluster is written whole when it closes, and libavformat closes one at
+            // a keyframe (every two seconds or more) or after five seconds: a kill lost up to
+            // that. Clusters of one fragment interval lose at a kill what MP4's fragments do.
+            av_dict_set(&options, "cluster_time_limit", String(max(1, fragmentInterval.convertedValue(to: 1000))), 0)
+        }
         if let fragmentInterval, container == .ogg || container == .opus {
             // An Ogg page is what a cut-off file keeps whole, and libavformat holds a stream's
             // last page back (to mark the end of the stream on it): pages of half a fragment

@@ -290,6 +290,18 @@ import ReelTestSupport
         #expect(try Recovery.recover(url).finalisation == .notNeeded, "recovered once is complete")
     }
 
+    /// A killed MKV or WebM loses no more than a killed MP4: its clusters close every fragment
+    /// interval (half a second), not only at keyframes (every two seconds or more), so what
+    /// reached the disk runs to within a fragment of the kill. Before, a kill lost up to 2 s.
+    @Test(arguments: [Container.mkv, .mp4])
+    func aKilledFileKeepsAllButItsLastFragment(_ container: Container) throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("killed.\(container.fileExtension)")
+        try Self.cutOff(url, frames: 150, container: container)     // 5 s, keyframes every 2 s or more
+        let kept = try MediaProbe.packetExtents(url).count
+        #expect(kept >= 150 - 20, "\(container): \(kept) of 150 frames reached the disk")
+    }
+
     /// A WebM cut off is Matroska cut off: recovered in place it stays a WebM (its DocType
     /// says so, and it still holds only VP9 and Opus), with every frame.
     @Test func aCutOffWebMRecoversAsWebM() throws {
