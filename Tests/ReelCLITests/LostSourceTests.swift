@@ -8,23 +8,10 @@ import ReelTestSupport
 @Suite(.serialized, .tags(.realTime)) struct LostSourceTests {
     /// Runs `reel record ARGS` and calls `whileRunning` after `after` seconds; returns the exit
     /// status and what it printed.
-    func record(_ args: [String], after: Double, whileRunning: () -> Void) async throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = ReelBinary.url
-        process.arguments = ["record"] + args
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        try await Task.sleep(for: .milliseconds(Int(after * 1000)))
-        whileRunning()
-        let deadline = Date(timeIntervalSinceNow: 30)
-        while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        if process.isRunning { process.terminate(); Issue.record("reel did not finish") }
-        process.waitUntilExit()
-        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return (process.terminationStatus, stdout, stderr)
+    func record(_ args: [String], after: Double, whileRunning: @escaping () -> Void) async throws -> (status: Int32, stdout: String, stderr: String) {
+        let (r, finished) = try await ReelBinary.run(["record"] + args, steps: [(after, whileRunning)])
+        if !finished { Issue.record("reel did not finish") }
+        return (r.status, r.output, r.stderr)
     }
 
     @Test func theXServerGoingAwayEndsTheScreenButTheToneGoesOn() async throws {

@@ -44,21 +44,9 @@ import ReelTestSupport
 
     /// Runs `reel shot ARGS` in the background and `step` once it waits for the pick.
     func shot(_ args: [String], after seconds: Double, _ step: @escaping () -> Void) async throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = ReelBinary.url
-        process.arguments = ["shot"] + args
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
-        step()
-        let deadline = Date(timeIntervalSinceNow: 20)
-        while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        if process.isRunning { process.terminate(); Issue.record("reel shot did not finish") }
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
-                String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        let (r, finished) = try await ReelBinary.run(["shot"] + args, steps: [(seconds, step)], timeout: 20)
+        if !finished { Issue.record("reel shot did not finish") }
+        return (r.status, r.output, r.stderr)
     }
 
     /// `reel shot --region pick` under Xvfb, driven by xdotool: the rectangle dragged is the
@@ -70,11 +58,8 @@ import ReelTestSupport
         painter.fill(rect: PixelRect(x: 120, y: 90, width: 200, height: 100), red: 220, green: 30, blue: 30)
         let dir = try TemporaryDirectory()
         let png = dir.url.appendingPathComponent("dragged.png")
-        let drag = {
-            let result = try? Subprocess.run(["xdotool", "mousemove", "120", "90", "mousedown", "1", "mousemove", "200", "140",
-                                              "mousemove", "319", "189", "mouseup", "1"], environment: ["DISPLAY": xvfb.display])
-            #expect(result?.status == 0, "xdotool: \(result?.stderr ?? "did not run")")
-        }
+        let drag = { WindowRecordTests.xdotool(["mousemove", "120", "90", "mousedown", "1", "mousemove", "200", "140",
+                                                 "mousemove", "319", "189", "mouseup", "1"], display: xvfb.display) }
         let r = try await shot(["--screen=\(xvfb.display)", "--region", "pick", "--no-cursor", "-o", png.path], after: 1.5, drag)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("drag a rectangle") && r.stderr.contains("region 200x100+120+90 (to use it again without dragging: --region 200x100+120+90)"), "\(r.stderr)")
@@ -87,10 +72,7 @@ import ReelTestSupport
         }
 
         let never = dir.url.appendingPathComponent("never.png")
-        let escape = {
-            let result = try? Subprocess.run(["xdotool", "key", "Escape"], environment: ["DISPLAY": xvfb.display])
-            #expect(result?.status == 0, "xdotool: \(result?.stderr ?? "did not run")")
-        }
+        let escape = { WindowRecordTests.xdotool(["key", "Escape"], display: xvfb.display) }
         let givenUp = try await shot(["--screen=\(xvfb.display)", "--region", "pick", "-o", never.path], after: 1.5, escape)
         #expect(givenUp.status == 1 && givenUp.stderr.contains("Escape or Ctrl-C gave up"), "\(givenUp.stderr)")
         #expect(!FileManager.default.fileExists(atPath: never.path))

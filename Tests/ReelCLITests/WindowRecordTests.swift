@@ -12,26 +12,15 @@ import ReelTestSupport
     /// Runs `reel record ARGS`, calls each step after its delay (seconds from the start), and
     /// waits for reel to finish.
     func record(_ args: [String], steps: [(Double, () -> Void)] = []) async throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = ReelBinary.url
-        process.arguments = ["record"] + args
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        var elapsed = 0.0
-        for (at, step) in steps {
-            try await Task.sleep(for: .milliseconds(Int((at - elapsed) * 1000)))
-            elapsed = at
-            step()
-        }
-        let deadline = Date(timeIntervalSinceNow: 30)
-        while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        if process.isRunning { process.terminate(); Issue.record("reel did not finish") }
-        process.waitUntilExit()
-        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return (process.terminationStatus, stdout, stderr)
+        let (r, finished) = try await ReelBinary.run(["record"] + args, steps: steps)
+        if !finished { Issue.record("reel did not finish") }
+        return (r.status, r.output, r.stderr)
+    }
+
+    /// Runs xdotool with `arguments` on `display` (a click, a drag, a key), expecting it to work.
+    static func xdotool(_ arguments: [String], display: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let result = try? Subprocess.run(["xdotool"] + arguments, environment: ["DISPLAY": display])
+        #expect(result?.status == 0, "xdotool: \(result?.stderr ?? "did not run")", sourceLocation: sourceLocation)
     }
 
     /// Decodes every frame with ffmpeg, failing on any decoding error.
@@ -177,10 +166,7 @@ extension WindowRecordTests {
                            red: Self.red.red, green: Self.red.green, blue: Self.red.blue)
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("picked.mkv")
-        let click = {
-            let result = try? Subprocess.run(["xdotool", "mousemove", "350", "250", "click", "1"], environment: ["DISPLAY": xvfb.display])
-            #expect(result?.status == 0, "xdotool: \(result?.stderr ?? "did not run")")
-        }
+        let click = { WindowRecordTests.xdotool(["mousemove", "350", "250", "click", "1"], display: xvfb.display) }
         let r = try await record(["--screen=\(xvfb.display)", "--window=pick", "--no-cursor", "--preset", "ultrafast",
                                   "--duration", "1", "-o", url.path], steps: [(1.0, click)])
         #expect(r.status == 0, "\(r.stderr)")
@@ -302,11 +288,8 @@ extension WindowRecordTests {
                            red: Self.red.red, green: Self.red.green, blue: Self.red.blue)
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("dragged.mkv")
-        let drag = {
-            let result = try? Subprocess.run(["xdotool", "mousemove", "100", "200", "mousedown", "1", "mousemove", "180", "260",
-                                              "mousemove", "259", "319", "mouseup", "1"], environment: ["DISPLAY": xvfb.display])
-            #expect(result?.status == 0, "xdotool: \(result?.stderr ?? "did not run")")
-        }
+        let drag = { WindowRecordTests.xdotool(["mousemove", "100", "200", "mousedown", "1", "mousemove", "180", "260",
+                                                 "mousemove", "259", "319", "mouseup", "1"], display: xvfb.display) }
         let r = try await record(["--screen=\(xvfb.display)", "--region", "pick", "--no-cursor", "--preset", "ultrafast",
                                   "--duration", "1", "-o", url.path], steps: [(1.5, drag)])
         #expect(r.status == 0, "\(r.stderr)")
@@ -329,10 +312,7 @@ extension WindowRecordTests {
         painter.openWindow(title: "Target", rect: PixelRect(x: 20, y: 20, width: 120, height: 90), red: 0, green: 0, blue: 255)
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("never.mp4")
-        let press = {
-            let result = try? Subprocess.run(["xdotool", "mousemove", "60", "60", "key", key], environment: ["DISPLAY": xvfb.display])
-            #expect(result?.status == 0, "xdotool: \(result?.stderr ?? "did not run")")
-        }
+        let press = { WindowRecordTests.xdotool(["mousemove", "60", "60", "key", key], display: xvfb.display) }
         let r = try await record(["--screen=\(xvfb.display)", "--window=pick", "--duration", "1", "-o", url.path], steps: [(1.5, press)])
         #expect(r.status == 1 && r.stderr.contains("Escape or Ctrl-C gave up"), "\(r.stderr)")
         #expect(r.stderr.contains("--window=ID|NAME"), "the command line's way to skip the click: \(r.stderr)")
@@ -344,10 +324,7 @@ extension WindowRecordTests {
         let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("never.mp4")
-        let escape = {
-            let result = try? Subprocess.run(["xdotool", "key", "Escape"], environment: ["DISPLAY": xvfb.display])
-            #expect(result?.status == 0, "xdotool: \(result?.stderr ?? "did not run")")
-        }
+        let escape = { WindowRecordTests.xdotool(["key", "Escape"], display: xvfb.display) }
         let r = try await record(["--screen=\(xvfb.display)", "--region", "pick", "--duration", "1", "-o", url.path], steps: [(1.5, escape)])
         #expect(r.status == 1 && r.stderr.contains("Escape or Ctrl-C gave up"), "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: url.path))
