@@ -103,7 +103,8 @@ extension RecorderPipeline {
             }
             throw ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
         }
-        movie.setChapters(chapters, end: recorded)
+        // A marker placed ahead of pictures that never came (the stop came first) is at the end.
+        movie.setChapters(chapters.map { Chapter(start: min($0.start, recorded), title: $0.title) }, end: recorded)
         guard let file = try writer.finish() else { return nil }
         var duration = recorded
         // A size limit may have left out the last packets.

@@ -275,7 +275,11 @@ final class RecorderPipeline: @unchecked Sendable {
         // Scheduled for a file that cannot keep them: none is placed (or said to be).
         guard writesFile && container.holdsChapters else { return }
         for marker in due {
-            let at = min(machine.recordedLength(from: .zero, to: marker.start), recordedDuration)
+            // Where the timeline puts it, though the pictures may not have got there yet (from a
+            // slow source they come later than the sound, which made it due): held to what was
+            // recorded, it landed where they had got to, early. At the end, within the recording.
+            var at = machine.recordedLength(from: .zero, to: marker.start)
+            if time == nil { at = min(at, recordedDuration) }
             let placed = Chapter(start: at, title: marker.title)
             if clipFiles != nil {
                 let clip = timeline.intervals.lastIndex { $0.offset <= at } ?? 0

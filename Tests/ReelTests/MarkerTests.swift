@@ -147,6 +147,43 @@ import ReelTestSupport
         }
     }
 
+    /// A marker is placed at its moment in the picture when the pictures reach the recorder
+    /// later than the sound (a slow screen or camera, a loaded machine): here each frame comes
+    /// only once half a second more of sound has. The chapters were put where the pictures had
+    /// got to when the sound passed the marker, half a second early.
+    @Test(arguments: ["mp4", "mkv"])
+    func aMarkerWaitsForThePicturesThatComeLaterThanTheSound(ext: String) async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("late pictures.\(ext)")
+        let audio = LateChunkAudioSource(firstSample: .zero, chunk: MediaTime(seconds: 0.1), lateness: .zero)
+        let video = DelayedVideoSource(start: .zero) { time in
+            audio.deliveredUpTo.load(ordering: .acquiring) >= (time + MediaTime(seconds: 0.5)).convertedValue(to: 48_000)
+        }
+        let session = CaptureSession(clock: ManualClock())
+        try session.addInput(video)
+        try session.addInput(audio)
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        settings.maxRecordedDuration = MediaTime(seconds: 3)
+        let recorder = Recorder(url: url, settings: settings)
+        recorder.addMarker("one", at: MediaTime(seconds: 1))
+        recorder.addMarker("two", at: MediaTime(seconds: 2))
+        try session.addOutput(recorder)
+        try await session.start()
+        _ = try await recorder.result()
+        await session.stop()
+        try expectChapters(in: url, [(1.0, "one"), (2.0, "two")])
+        // Where the pictures of those moments are: the burned-in counter of the frame shown at each chapter.
+        let chapters = try MediaProbe.chapters(url)
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter)
+        let first = try #require(counters.first ?? nil)
+        for chapter in chapters {
+            let index = Int((chapter.start * 30).rounded())
+            #expect(counters.indices.contains(index) && counters[index].map { $0 - first } == Int64(index),
+                    "\(chapter.title) at \(chapter.start): frame \(index) of \(counters.count) shows \(String(describing: counters.indices.contains(index) ? counters[index] : nil))")
+        }
+    }
+
     /// The list of markers beside a name (kept for a recovery) belongs to one recording: one
     /// left by an earlier recording there (killed, its file then deleted or overwritten) is
     /// gone once a new recording is made at the name, so a recovery of the new one never takes
