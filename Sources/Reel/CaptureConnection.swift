@@ -26,11 +26,23 @@ public final class CaptureConnection: Sendable {
     let filters = VideoFilterControl()
     /// The input's sound: its offset and filters, taken at each start.
     let sound = Mutex<(offset: MediaTime, filters: [AudioFilter])>((.zero, []))
+    /// The running input's sound stage (offset and filters), if it has one.
+    let soundStage = Mutex<AudioStage?>(nil)
     /// The input's presenter overlays and their events, taken at each start.
     let presenter = Mutex(PresenterSetting())
 
     init(input: any CaptureSource) {
         self.input = input
+    }
+
+    /// Gives the outputs what the input's audio filters hold back; `ended`: the input has
+    /// stopped, and its stage is let go.
+    func drainSound(ended: Bool) {
+        let stage = soundStage.withLock { stage in
+            defer { if ended { stage = nil } }
+            return stage
+        }
+        stage?.drain()
     }
 
     /// Whether the input has pictures to turn, mirror and filter (`AVCaptureConnection`'s
@@ -104,7 +116,9 @@ public final class CaptureConnection: Sendable {
 
     /// The filters the input's sound goes through, in order, after the offset (see
     /// ``AudioFilter``; ``AudioFilter/denoise`` for a microphone): none by default. A change
-    /// takes effect at the next start. A filter that fails while recording is reported as
+    /// takes effect at the next start. What a filter holds back to look ahead (`loudnorm`:
+    /// seconds) reaches the outputs when the session stops, and a recorder whose maximum
+    /// duration has passed on the clock has it at once. A filter that fails while recording is reported as
     /// ``SessionEvent/filterFailed(source:filter:error:)``, and the sound goes on unfiltered.
     public var audioFilters: [AudioFilter] {
         get { sound.withLock { $0.filters } }

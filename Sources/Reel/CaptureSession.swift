@@ -238,6 +238,10 @@ public final class CaptureSession: Sendable {
                 do {
                     for c in connected where !isCancelled() {
                         let seen = zip(inputs, descriptors).filter { c.sees($0.0.source) }.map(\.1)
+                        if let waiting = c.output as? HeldSoundOutput {
+                            let heard = inputs.filter { c.sees($0.source) }.map(\.connection)
+                            waiting.setHeldSoundDrain { for connection in heard { connection.drainSound(ended: false) } }
+                        }
                         try c.output.prepare(sources: seen, clock: clock, origin: origin)
                         preparedOutputs.append(c.output)
                     }
@@ -334,7 +338,12 @@ public final class CaptureSession: Sendable {
     /// any `stop()` waiting for a start return.
     private func stopEverything(running: [Entry], outputs: [any CaptureOutput]) async {
         for output in outputs { output.sessionWillStop() }
-        await Self.offload { for entry in running { entry.source.stop() } }
+        await Self.offload {
+            for entry in running { entry.source.stop() }
+            // The end of each input's sound: what its filters held back to look ahead reaches
+            // the outputs before they finish.
+            for entry in running { entry.connection.drainSound(ended: true) }
+        }
         for entry in running { entry.connection.stopPresenter() }
         for output in outputs { await output.finish() }
         for entry in running { entry.connection.orientation.stopped() }
@@ -377,17 +386,15 @@ public final class CaptureSession: Sendable {
         }
         let pictureStages = stages
         let sound = entry.connection.sound.withLock { $0 }
-        let audioStage = kind.isAudio ? AudioStage(offset: sound.offset, filters: sound.filters) { error in
+        let audioStage = kind.isAudio ? AudioStage(offset: sound.offset, filters: sound.filters, failure: { error in
             continuation.yield(.filterFailed(source: name, filter: sound.filters.map(\.description).joined(separator: ","), error: error))
-        } : nil
+        }, deliver: { piece in
+            let sourced = SourcedSample(source: id, kind: kind, sample: .audio(piece))
+            for output in outputs { output.consume(sourced) }
+        }) : nil
+        entry.connection.soundStage.withLock { $0 = audioStage }
         return SourceContext(id: id, clock: clock, origin: origin, deliver: { sample in
-            if let audioStage, case .audio(let buffer) = sample {
-                for piece in audioStage.apply(buffer) {
-                    let sourced = SourcedSample(source: id, kind: kind, sample: .audio(piece))
-                    for output in outputs { output.consume(sourced) }
-                }
-                return
-            }
+            if let audioStage, case .audio(let buffer) = sample { return audioStage.apply(buffer) }
             var sample = sample
             if !pictureStages.isEmpty, case .video(let frame) = sample {
                 guard let staged = applyStages(pictureStages, to: frame) else { report(.droppedFrames(1)); return }

@@ -8,10 +8,21 @@ import Synchronization
 /// clock: once that much time has passed since the first sample while it was recording and
 /// not paused, and `limitGrace` more, it ends with what the sources gave (``RecordingEnding/maxDuration``),
 /// each source that delivered nothing for the grace said to be interrupted (a shortfall).
-extension Recorder {
+///
+/// Sound an audio filter holds back to look ahead (`loudnorm` holds seconds) would come only
+/// after the grace, or never (a recording shorter than the look-ahead): half a second past the
+/// limit the filters are drained, so that the sound up to then reaches the recording at once.
+extension Recorder: HeldSoundOutput {
     /// How long past the maximum duration, on the clock, a recording whose sources delivered
     /// less is ended.
     package static let limitGrace = MediaTime(value: 2, timescale: 1)
+    /// How long past the maximum duration, on the clock, the sound the inputs' audio filters
+    /// hold is drained (sources deliver their sound within this).
+    static let drainAfterLimit = MediaTime(value: 1, timescale: 2)
+
+    func setHeldSoundDrain(_ drain: @escaping @Sendable () -> Void) {
+        state.withLock { $0.drainHeldSound = drain }
+    }
 
     /// Starts the watch on a thread of its own; it ends with the recording.
     func watchLimit(_ limit: MediaTime, clock: any MediaClock) {
@@ -27,6 +38,7 @@ extension Recorder {
         let step = MediaTime(value: 1, timescale: 4)
         var sinceStart = MediaTime.zero, sinceFirstSample = MediaTime.zero
         var last = clock.now()
+        var drained = false
         while true {
             clock.sleep(until: last + step)
             let now = clock.now()
@@ -39,7 +51,12 @@ extension Recorder {
                 if delivered { sinceFirstSample = sinceFirstSample + (now - last) }
             }
             last = now
-            guard (delivered ? sinceFirstSample : sinceStart) >= limit + Self.limitGrace else { continue }
+            let passed = delivered ? sinceFirstSample : sinceStart
+            if !drained, passed >= limit + Self.drainAfterLimit {
+                drained = true
+                state.withLock { $0.drainHeldSound }?()
+            }
+            guard passed >= limit + Self.limitGrace else { continue }
             endOnClock(limit: limit, at: now)
             return
         }

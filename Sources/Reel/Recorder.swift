@@ -68,6 +68,8 @@ public final class Recorder: CaptureOutput {
         var latestSample: [SourceID: MediaTime] = [:]
         /// Whether the maximum duration passed on the clock before the sources delivered it.
         var limitPassedOnClock = false
+        /// Has the inputs' audio filters give out what they hold (see ``HeldSoundOutput``).
+        var drainHeldSound: (@Sendable () -> Void)?
         /// Chapter markers not yet placed on the recording's timeline (see `Recorder+Markers.swift`).
         var markers = PendingMarkers()
         /// The file recorded into until the stop, for a file made then (a GIF).

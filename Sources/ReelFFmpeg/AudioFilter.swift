@@ -7,6 +7,10 @@ import ReelCore
 /// commas. Whatever rate, layout or sample type the graph makes, its sound is brought back to
 /// the input's format, and each sample keeps its time.
 ///
+/// A filter that looks ahead (`loudnorm` holds about three seconds) gives its sound later; at
+/// the end of the input's sound (the session stops, a recording reaches its maximum duration)
+/// what it holds is drained, so every sample reaches the outputs with its time.
+///
 /// A filter made with ``init(graph:)`` has been checked: libavfilter set it up for 48 kHz
 /// stereo sound, so a name it does not know, or options a filter refuses, are an error then,
 /// not while recording.
@@ -49,9 +53,7 @@ public struct AudioFilter: Sendable, Hashable, CustomStringConvertible {
     /// noise floor as it changes, taking up to 20 dB off the steady hiss, hum and fan noise
     /// between and under the words. Measured on a 1 kHz tone 2 dB above white noise (about
     /// -25 dBFS), recorded through a session: the tone's signal-to-noise ratio rises by 18 dB
-    /// and the tone keeps its level; much louder noise (-19 dBFS) is hardly reduced. The
-    /// filter looks a few milliseconds ahead: that much sound at the very end of a recording
-    /// is not in the file.
+    /// and the tone keeps its level; much louder noise (-19 dBFS) is hardly reduced.
     public static let denoise = AudioFilter(checked: "afftdn=nr=20:nf=-40:tn=1")
 
     public var description: String { graph }
@@ -147,6 +149,16 @@ package final class AudioFilterGraph {
             if let base = bytes.baseAddress { frame.pointee.data.0?.update(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count) }
         }
         try FFmpeg.check(av_buffersrc_add_frame_flags(source, frame, 0), "the audio filter '\(description)' refused sound")
+        return try pull(origin: origin)
+    }
+
+    /// Gives the end of the sound to the graph and returns everything it still held (a
+    /// filter that looks ahead, such as `loudnorm`, holds seconds), timed on the session's
+    /// timeline. The graph is spent afterwards: sound given to it later is an error, so its
+    /// owner makes a new one.
+    package func drain() throws -> [AudioBuffer] {
+        guard let origin else { return [] }
+        try FFmpeg.check(av_buffersrc_add_frame_flags(source, nil, 0), "the audio filter '\(description)' refused the end of the sound")
         return try pull(origin: origin)
     }
 

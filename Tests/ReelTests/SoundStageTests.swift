@@ -89,6 +89,87 @@ import ReelTestSupport
         #expect(tonePower[1] >= tonePower[0] * 0.7, "the tone itself stays: \(tonePower)")
     }
 
+    /// The 440 Hz tone's power in `samples` from `start` for `length` seconds.
+    static func tonePower(_ samples: [Float], from start: Double, length: Double) -> Double {
+        let from = max(0, min(samples.count, Int(start * 48_000)))
+        let to = max(from, min(samples.count, from + Int(length * 48_000)))
+        return ToneAnalysis.power(of: Array(samples[from..<to]), sampleRate: 48_000, frequency: 440)
+    }
+
+    /// Moves the stepped `clock` to `end` in tenths of a second, each step once every source
+    /// in `sources` has delivered up to it (within a frame), so that the test pattern and the
+    /// tone end together whatever the filters cost.
+    static func run(_ clock: ManualClock, to end: MediaTime, _ sources: [WatchedSource]) async throws {
+        let step = MediaTime(value: 1, timescale: 10)
+        var now = clock.now()
+        while now < end {
+            now = now + step
+            clock.advance(to: now)
+            let deadline = Date().addingTimeInterval(30)
+            while sources.contains(where: { $0.reached < now - MediaTime(value: 1, timescale: 20) }) {
+                guard Date() < deadline else { Issue.record("the sources did not reach \(now.seconds) s"); return }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+        }
+    }
+
+    /// `loudnorm` looks seconds ahead: at a stop by hand what it holds is drained into the
+    /// file, so the sound runs to the picture's end at the level it had, its beeps with the
+    /// flashes (it was the last seconds padded with silence).
+    @Test func aFilterThatLooksAheadIsDrainedAtTheStop() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("loudnorm.mp4")
+        let clock = ManualClock(mode: .stepped)
+        let session = CaptureSession(clock: clock)
+        let pattern = WatchedSource(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30)))
+        try session.addInput(pattern)
+        let tone = WatchedSource(ToneSource())
+        try session.addInput(tone)
+        try #require(session.connection(for: tone)).audioFilters = [try AudioFilter(graph: "highpass=f=80,loudnorm")]
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        let recorder = Recorder(url: url, settings: settings)
+        try session.addOutput(recorder)
+        try await session.start()
+        try await Self.run(clock, to: MediaTime(value: 6, timescale: 1), [pattern, tone])
+        await session.stop()
+        let summary = try await recorder.result()
+        #expect(summary.shortfalls.isEmpty, "\(summary.shortfalls)")
+        let samples = try MediaProbe.decodeAudio(url, onTimeline: true)
+        let length = Double(samples.count) / 48_000
+        let profile = stride(from: 0.0, to: length, by: 0.5).map { String(format: "%.1f s: %.5f", $0, Self.tonePower(samples, from: $0, length: 0.5)) }
+        let video = try #require(try MediaProbe.probe(url).videoStreams.first?.duration)
+        #expect(video > 5.5 && abs(length - video) < 0.1, "sound \(length) s, picture \(video) s")
+        let middle = Self.tonePower(samples, from: 1, length: 1)
+        let end = Self.tonePower(samples, from: length - 0.6, length: 0.5)
+        #expect(middle > 0.0001, "the tone is heard: \(profile)")
+        #expect(end > middle / 10, "the last half second holds the tone: \(profile)")
+        let (median, count) = try Self.beepsMinusFlashes(url)
+        #expect(count >= 3 && abs(median) <= Self.audioFrame, "beeps minus flashes \(median * 1000) ms (\(count) beeps)")
+    }
+
+    /// A recording shorter than what `loudnorm` holds back, stopped by hand, still has its
+    /// sound (there was none: the filter had given out nothing yet).
+    @Test func aSoundRecordingShorterThanTheLookAheadHasItsSound() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("short.wav")
+        let clock = ManualClock(mode: .stepped)
+        let session = CaptureSession(clock: clock)
+        let tone = WatchedSource(ToneSource())
+        try session.addInput(tone)
+        try #require(session.connection(for: tone)).audioFilters = [try AudioFilter(graph: "loudnorm")]
+        let recorder = Recorder(url: url, settings: Recorder.Settings(audio: AudioSettings(codec: .pcm, channels: 1)))
+        try session.addOutput(recorder)
+        try await session.start()
+        try await Self.run(clock, to: MediaTime(value: 1, timescale: 1), [tone])
+        await session.stop()
+        let summary = try await recorder.result()
+        let samples = try MediaProbe.decodeAudio(url)
+        let length = Double(samples.count) / 48_000
+        #expect(length >= 0.9 && abs(length - summary.duration.seconds) < 0.05, "\(length) s of sound, \(summary.duration.seconds) s recorded")
+        #expect(Self.tonePower(samples, from: length - 0.3, length: 0.25) > 0.0001, "the tone to the end")
+    }
+
     @Test func aGraphLibavfilterRefusesIsAnErrorNamingIt() {
         #expect(throws: ReelError.self) { try AudioFilter(graph: "") }
         let unknown = #expect(throws: ReelError.self) { try AudioFilter(graph: "highpass=f=80,nosuchfilter") }
@@ -143,4 +224,33 @@ final class NoisyTone: CaptureSource, @unchecked Sendable {
         running.withLock { $0 }?.wakeSleepers()
         if started.load(ordering: .acquiring) { done.wait() }
     }
+}
+
+/// A source as it is, with how far it has delivered (the end of its newest sample) on the
+/// session's timeline: a test on a stepped clock waits for it.
+final class WatchedSource: CaptureSource, @unchecked Sendable {
+    private let inner: any CaptureSource
+    private let reachedTicks = Mutex<Int64>(-1)
+    var name: String { inner.name }
+    var kind: SampleKind { inner.kind }
+    /// Where the newest sample ended (video: its time), in session time.
+    var reached: MediaTime { MediaTime(value: reachedTicks.withLock { $0 }, timescale: 48_000) }
+
+    init(_ inner: any CaptureSource) { self.inner = inner }
+
+    func prepare() throws -> SourceFormat { try inner.prepare() }
+
+    func start(_ context: SourceContext) throws {
+        try inner.start(SourceContext(id: context.id, clock: context.clock, origin: context.origin, deliver: { sample in
+            context.deliver(sample)
+            let end: MediaTime
+            switch sample {
+            case .audio(let buffer): end = buffer.endTime
+            case .video(let frame): end = frame.presentationTime
+            }
+            self.reachedTicks.withLock { $0 = end.convertedValue(to: 48_000, rounding: .down) }
+        }, report: context.report))
+    }
+
+    func stop() { inner.stop() }
 }
