@@ -82,8 +82,10 @@ public final class ControlClient {
         nextID = id + 1
         var object: [String: Any] = ["command": command, "id": id]
         if let argument { object["arg"] = argument }
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        try send(Array(data) + [10])
+        guard let text = JSONLine.encode(object) else {
+            throw ReelError(.invalidConfiguration, "the control request \(command) cannot be written as JSON")
+        }
+        try send(Array(text.utf8) + [10])
         while let line = try readLine(within: seconds) {
             if let reply = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], reply["event"] == nil,
                (reply["id"] as? Int) == id {

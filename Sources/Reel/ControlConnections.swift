@@ -229,9 +229,8 @@ final class ControlConnections: @unchecked Sendable {
 
     /// The JSON line of `object` (sorted keys), or `nil` if it is not a JSON object.
     static func line(_ object: [String: any Sendable]) -> [UInt8]? {
-        guard JSONSerialization.isValidJSONObject(object),
-              let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return nil }
-        return Array(data) + [10]
+        guard let text = JSONLine.encode(object) else { return nil }
+        return Array(text.utf8) + [10]
     }
 
     /// The reply line to a request whose `id` was `requestID` (a JSON text).

@@ -94,8 +94,7 @@ final class ProgressRenderer: @unchecked Sendable {
     }
 
     static func json(_ object: [String: Any]) -> String {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
+        JSONLine.encode(object) ?? "{}"
     }
 
     func render(_ event: RecordingEvent) {

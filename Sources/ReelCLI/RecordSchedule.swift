@@ -21,16 +21,18 @@ public struct RecordSchedule: Sendable, Equatable {
     }
 
     /// Reads the options; `now` is the wall-clock time the session starts at (about).
-    init(_ args: ParsedArguments, now: Date, calendar: Calendar = .current) throws {
+    /// `calendar` is read only for `--start-at`/`--stop-at`: the current calendar loads the
+    /// time-zone and locale data (ICU's tables, a few MiB of memory) that no other recording needs.
+    init(_ args: ParsedArguments, now: Date, calendar: @autoclosure () -> Calendar = .current) throws {
         if args.has("delay") && args.has("start-at") { throw UsageError("--delay and --start-at both say when to begin; give one") }
         if args.has("delay") {
             start = MediaTime(seconds: try ValueParser.duration(args.value("delay")!, option: "delay").seconds)
         }
         if let text = args.value("start-at") ?? nil {
-            start = MediaTime(seconds: try Self.seconds(until: text, option: "start-at", from: now, calendar: calendar))
+            start = MediaTime(seconds: try Self.seconds(until: text, option: "start-at", from: now, calendar: calendar()))
         }
         if let text = args.value("stop-at") ?? nil {
-            let at = try Self.seconds(until: text, option: "stop-at", from: now, calendar: calendar)
+            let at = try Self.seconds(until: text, option: "stop-at", from: now, calendar: calendar())
             if let start, MediaTime(seconds: at) <= start {
                 throw UsageError("--stop-at \(text) is not after the recording begins")
             }
