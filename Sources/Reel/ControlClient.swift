@@ -75,7 +75,9 @@ public final class ControlClient {
     }
 
     /// Sends `command` with `argument` and returns the reply to it (events that come before it
-    /// are skipped) and its line as sent.
+    /// are skipped) and its line as sent. A server that turns the connection away (too many
+    /// clients) answers before it reads any request: that refusal (`"id": null`) is the reply,
+    /// also when it closed the connection before the request could be sent.
     public func request(_ command: String, argument: String? = nil, id: Int? = nil,
                         within seconds: Double = 20) throws -> (reply: [String: Any], line: String) {
         let id = id ?? nextID
@@ -85,13 +87,30 @@ public final class ControlClient {
         guard let text = JSONLine.encode(object) else {
             throw ReelError(.invalidConfiguration, "the control request \(command) cannot be written as JSON")
         }
-        try send(Array(text.utf8) + [10])
+        do {
+            try send(Array(text.utf8) + [10])
+        } catch let error as ReelError where error.code == .notRunning {
+            // What it said before closing, if anything, says why better than a broken pipe.
+            if let refusal = try? refusal(within: 1) { return refusal }
+            throw error
+        }
         while let line = try readLine(within: seconds) {
-            if let reply = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], reply["event"] == nil,
-               (reply["id"] as? Int) == id {
+            guard let reply = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], reply["event"] == nil else { continue }
+            if (reply["id"] as? Int) == id || (reply["id"] is NSNull && reply["ok"] as? Bool == false) {
                 return (reply, String(decoding: line, as: UTF8.self))
             }
         }
         throw ReelError(.notRunning, "the recording closed the connection before answering", hint: "it has ended")
+    }
+
+    /// A refusal the server sent before reading any request (`"id": null`), if one waits.
+    private func refusal(within seconds: Double) throws -> (reply: [String: Any], line: String)? {
+        while let line = try readLine(within: seconds) {
+            if let reply = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+               reply["id"] is NSNull, reply["ok"] as? Bool == false {
+                return (reply, String(decoding: line, as: UTF8.self))
+            }
+        }
+        return nil
     }
 }

@@ -5,11 +5,32 @@ import ReelSystem
 /// The connections of a ``ControlServer``, served by one thread with `poll`: requests read and
 /// split into lines, replies and events queued for each client and written as it reads them.
 /// Every descriptor is non-blocking; only the serving thread reads, writes and closes them.
+///
+/// A connection that has sent no request within ``Patience/firstRequest`` (and so is not
+/// subscribed) is closed, so that connections left open by a careless client cannot fill the
+/// server; one that has not taken what waits for it for ``Patience/stalledReader`` (its socket
+/// full: a subscriber that stopped reading) is dropped.
 final class ControlConnections: @unchecked Sendable {
+    /// How long a connection may do nothing.
+    struct Patience: Sendable {
+        /// Seconds from connecting to a first request (or `subscribe`).
+        var firstRequest: Double = 5
+        /// Seconds a client may leave what waits for it unread (its socket full).
+        var stalledReader: Double = 10
+    }
+
     private struct Connection {
         var fd: Int32
         var output: [UInt8] = []
         var subscribed = false
+        /// When it connected, until its first request.
+        var waitingSince: Double?
+        /// Since when what waits for it has not all gone out (its socket is full).
+        var stalledSince: Double?
+        /// It closed its sending side: closed once its requests are answered (unless subscribed).
+        var inputEnded = false
+        /// Requests handed to the handler and not answered yet.
+        var unanswered = 0
         /// Closed once its output is written (a client turned away).
         var closesWhenWritten = false
         /// Closed at the next round: it did not read what waited for it, or failed.
@@ -26,11 +47,13 @@ final class ControlConnections: @unchecked Sendable {
     private let handler: ControlServer.Handler
     private let wakeRead: Int32, wakeWrite: Int32
     private let state = Mutex(State())
+    private let patience: Patience
     private let finished = DispatchSemaphore(value: 0)
     /// The serving thread's own: each connection's partial line.
     private var splitters: [Int: LineSplitter] = [:]
 
-    init(listener: UnixSocketListener, handler: @escaping ControlServer.Handler) throws {
+    init(listener: UnixSocketListener, patience: Patience = Patience(), handler: @escaping ControlServer.Handler) throws {
+        self.patience = patience
         var fds: [Int32] = [-1, -1]
         do {
             try Syscall.call("making the control socket's wake-up pipe") { pipe(&fds) }
@@ -67,6 +90,21 @@ final class ControlConnections: @unchecked Sendable {
         let line = Self.replyLine(requestID: requestID, reply)
         state.withLock { Self.queue(line, for: id, in: &$0) }
         wake()
+    }
+
+    /// ``respond(to:requestID:with:)`` for a request the handler was given.
+    private func answer(_ id: Int, requestID: String, with reply: ControlServer.Reply) {
+        state.withLock { s in
+            if let c = s.connections[id], c.unanswered > 0 { s.connections[id]?.unanswered = c.unanswered - 1 }
+        }
+        respond(to: id, requestID: requestID, with: reply)
+    }
+
+    /// Seconds on a monotonic clock.
+    private static func now() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
     }
 
     /// Ends serving and waits for the serving thread (a second call does not wait).
@@ -106,12 +144,15 @@ final class ControlConnections: @unchecked Sendable {
             let stopping = state.withLock { s -> Bool in
                 for (id, c) in s.connections {
                     ids.append(id)
-                    fds.append(pollfd(fd: c.fd, events: Int16(POLLIN) | (c.output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0))
+                    // Once its input has ended, only what waits for it matters.
+                    let reading = c.inputEnded ? 0 : Int16(POLLIN)
+                    fds.append(pollfd(fd: c.fd, events: reading | (c.output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0))
                 }
                 return s.stopRequested
             }
             if stopping { break }
-            _ = Syscall.attempt { poll(&fds, nfds_t(fds.count), -1) }
+            // With connections to watch for idleness, a look every quarter of a second.
+            _ = Syscall.attempt { poll(&fds, nfds_t(fds.count), ids.isEmpty ? -1 : 250) }
             if fds[0].revents != 0 {
                 while read(wakeRead, &buffer, buffer.count) > 0 {}
             }
@@ -140,7 +181,7 @@ final class ControlConnections: @unchecked Sendable {
             state.withLock { s in
                 let id = s.nextID
                 s.nextID += 1
-                var c = Connection(fd: fd)
+                var c = Connection(fd: fd, waitingSince: Self.now())
                 if s.connections.count >= ControlServer.maximumClients {
                     c.output = Self.replyLine(requestID: "null", .failure(ReelError(.busy, "too many clients (\(ControlServer.maximumClients)) are connected",
                                                                                      hint: "close another connection")))
@@ -161,7 +202,10 @@ final class ControlConnections: @unchecked Sendable {
             let n = buffer.withUnsafeMutableBytes { raw in Syscall.attempt { read(fd, raw.baseAddress, raw.count) } }
             switch n {
             case .success(0):
-                drop(id)
+                // The end of its input: a last request without its newline is answered, and
+                // the connection closed once its replies have gone out.
+                for piece in splitter.finish() { handle(piece, from: id) }
+                state.withLock { s in s.connections[id]?.inputEnded = true }
                 return
             case .success(let count):
                 taken += count
@@ -180,6 +224,7 @@ final class ControlConnections: @unchecked Sendable {
     }
 
     private func handle(_ piece: LineSplitter.Piece, from id: Int) {
+        state.withLock { s in s.connections[id]?.waitingSince = nil }
         switch ControlRequestParser.parse(piece) {
         case .ignore:
             break
@@ -191,7 +236,8 @@ final class ControlConnections: @unchecked Sendable {
                 respond(to: id, requestID: requestID, with: .success(["subscribed": true]))
                 return
             }
-            handler(request) { [weak self] reply in self?.respond(to: id, requestID: requestID, with: reply) }
+            state.withLock { s in s.connections[id]?.unanswered += 1 }
+            handler(request) { [weak self] reply in self?.answer(id, requestID: requestID, with: reply) }
         }
     }
 
@@ -199,6 +245,7 @@ final class ControlConnections: @unchecked Sendable {
     /// are done or dropped.
     private func writeAndClose() {
         var closing: [(Int, Int32)] = []
+        let now = Self.now()
         state.withLock { s in
             for (id, var c) in s.connections {
                 if !c.dropped && !c.output.isEmpty {
@@ -211,7 +258,18 @@ final class ControlConnections: @unchecked Sendable {
                     case .failure: c.dropped = true
                     }
                 }
-                if c.dropped || (c.closesWhenWritten && c.output.isEmpty) {
+                // A client that leaves its socket full for long has stopped reading: it goes.
+                if c.output.isEmpty {
+                    c.stalledSince = nil
+                } else if let since = c.stalledSince {
+                    if now - since > patience.stalledReader { c.dropped = true }
+                } else {
+                    c.stalledSince = now
+                }
+                // One that sends nothing for long is closed (not a subscriber: it has sent its request).
+                if let since = c.waitingSince, now - since > patience.firstRequest { c.dropped = true }
+                let answered = c.inputEnded && !c.subscribed && c.unanswered == 0 && c.output.isEmpty
+                if c.dropped || (c.closesWhenWritten && c.output.isEmpty) || answered {
                     closing.append((id, c.fd))
                     s.connections[id] = nil
                 } else {

@@ -46,6 +46,12 @@ struct LineSplitter {
         }
         return pieces
     }
+
+    /// The end of the input: a last line without its newline (`printf '{…}' | nc -U`) is a line.
+    mutating func finish() -> [Piece] {
+        defer { partial = [] }
+        return skipping || partial.isEmpty ? [] : [.line(partial)]
+    }
 }
 
 /// Reads a control request line (see ``ControlServer``).

@@ -19,8 +19,11 @@ import ReelSystem
 /// clients up to ``maximumClients`` are served by one thread with `poll`, all descriptors
 /// non-blocking: a client that sends a line that is not JSON, a request without a command, or
 /// a line longer than ``maximumLineLength`` gets an error reply and its connection stays
-/// usable; one that does not read its replies and events is dropped once
-/// ``maximumPendingBytes`` wait for it. Nothing a client does holds up the caller of
+/// usable; a last request without its newline before the client ends its input is answered.
+/// One that does not read its replies and events is dropped once ``maximumPendingBytes`` wait
+/// for it, or once its socket has stayed full for 10 seconds (a subscriber that stopped
+/// reading); one that sends no request within 5 seconds of connecting is closed, so that
+/// connections left open cannot keep others out. Nothing a client does holds up the caller of
 /// ``publish(_:)`` or the handler's responder.
 public final class ControlServer: Sendable {
     /// A request: its command and argument.
@@ -77,7 +80,12 @@ public final class ControlServer: Sendable {
     /// - Throws: `.fileExists` when something other than a stale socket of this user is at
     ///   `path` (it is left alone), `.busy` when a program listens there, `.invalidConfiguration`
     ///   for a path too long for a socket, the system's errors.
-    public init(path: URL, listedIn folder: URL? = nil, handler: @escaping Handler) throws {
+    public convenience init(path: URL, listedIn folder: URL? = nil, handler: @escaping Handler) throws {
+        try self.init(path: path, listedIn: folder, patience: ControlConnections.Patience(), handler: handler)
+    }
+
+    /// ``init(path:listedIn:handler:)`` closing idle and stalled clients after `patience`.
+    init(path: URL, listedIn folder: URL?, patience: ControlConnections.Patience, handler: @escaping Handler) throws {
         self.path = path
         let listener = try UnixSocketListener(path: path.path)
         var link: URL?
@@ -85,7 +93,7 @@ public final class ControlServer: Sendable {
             if let folder, folder.standardizedFileURL.path != path.deletingLastPathComponent().standardizedFileURL.path {
                 link = try ControlSocketFolder.link(to: path, in: folder)
             }
-            core = try ControlConnections(listener: listener, handler: handler)
+            core = try ControlConnections(listener: listener, patience: patience, handler: handler)
         } catch {
             if let link { ControlSocketFolder.removeLink(link, to: path) }
             listener.close()

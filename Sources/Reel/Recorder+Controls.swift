@@ -82,12 +82,20 @@ extension Recorder {
     ///
     /// - Throws: `.notRunning` when not recording; `.unsupportedFormat` when the recorder writes
     ///   no file, or a file that cannot hold chapters (``Container/holdsChapters``: WAV, FLAC,
-    ///   Ogg, Opus, GIF): nothing is placed then.
+    ///   Ogg, Opus, GIF); `.limitReached` when the file holds as many chapters as it can
+    ///   (``Container/maximumChapters``: 255 in MP4, MOV and M4A); `.invalidConfiguration` for a
+    ///   title longer than ``Chapter/maximumTitleBytes``: nothing is placed then.
     public func addMarker(_ title: String? = nil) throws {
         try checkHoldsMarkers()
+        try Self.checkMarkerTitle(title)
         try state.withLock { state in
             guard state.machine.isRecording, let clock = state.clock else {
                 throw ReelError(.notRunning, "there is no recording to mark", hint: "start recording first")
+            }
+            let container = state.settings.container(for: url)
+            if let most = container.maximumChapters, state.markers.count >= most {
+                throw ReelError(.limitReached, "a .\(container.fileExtension) file holds at most \(most) chapters, and this recording has \(most) markers already",
+                                hint: "record into MKV to keep more markers")
             }
             state.markers.add(title, at: clock.now() - state.origin)
             markersWaiting.add(1, ordering: .releasing)
@@ -104,6 +112,15 @@ extension Recorder {
         guard container.holdsChapters else {
             throw ReelError(.unsupportedFormat, "a .\(container.fileExtension) file cannot hold chapter markers, so none was placed",
                             hint: "record into MP4, MOV, M4A, MKV or WebM to keep markers")
+        }
+    }
+
+    /// Throws `.invalidConfiguration` for a title no file keeps whole.
+    private static func checkMarkerTitle(_ title: String?) throws {
+        let bytes = title?.utf8.count ?? 0
+        guard bytes <= Chapter.maximumTitleBytes else {
+            throw ReelError(.invalidConfiguration, "a marker's title holds at most \(Chapter.maximumTitleBytes) bytes; this one has \(bytes)",
+                            hint: "give a shorter title")
         }
     }
 
@@ -133,7 +150,8 @@ extension Recorder {
 /// times, titled in the order they were asked for.
 struct PendingMarkers {
     private var waiting: [Chapter] = []
-    private var count = 0
+    /// The markers asked for so far (placed or waiting).
+    private(set) var count = 0
 
     mutating func add(_ title: String?, at time: MediaTime) {
         count += 1

@@ -85,6 +85,8 @@ extension RecorderPipeline {
             // Our own file, created empty (a recording that never left its first pause).
             writer.abandon()
             unlink(movie.url.path)
+            // With the markers placed while it waited (a stop before a scheduled start).
+            movie.removeChaptersOfAGoneFile()
             throw ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
         }
         // No picture in a video file: the size limit left no room for its first frame (a

@@ -54,4 +54,23 @@ enum Format {
         let rest = s - Double(h * 3600 + m * 60)
         return String(format: "%02d:%02d:%04.1f", h, m, rest)
     }
+
+    /// `text` (a title someone else gave, as a marker's) safe to print on one line of a
+    /// terminal: control characters (a newline, an escape sequence's ESC, DEL, C1) shown as
+    /// `\n`, `\t`, `\u{1B}`, and a backslash doubled so the escapes are not ambiguous.
+    static func printable(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\r": out += "\\r"
+            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value):
+                out += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
 }

@@ -39,7 +39,8 @@ struct ControlCommand {
         The protocol, for programs: each line sent is a JSON object {"command": …, "id": …,
         "arg": …}; each gets one reply line with the same id, {"id": …, "ok": true, …} or
         {"id": …, "ok": false, "error": …, "hint": …}; after subscribe, every event the
-        recording's --json prints follows, one a line.
+        recording's --json prints follows, one a line. A connection that sends nothing for 5 s is
+        closed; past 64 clients a new one gets a "busy" reply, which reel control shows.
 
         Exit status: 0 the command was done; 1 it was refused or no recording answered (the
         message says why); 2 a usage error, or several recordings and none chosen.
@@ -53,7 +54,12 @@ struct ControlCommand {
         let names = RecordControl.commands.map(\.name)
         var target: URL?
         if words.count == 1, let only = words.first, !names.contains(only) {
-            console.err("reel: unknown command '\(only)' (use \(names.joined(separator: ", ")))")
+            // A recording named (its PID or socket) and no command: say what is missing.
+            if (!only.isEmpty && only.allSatisfy(\.isNumber)) || only.contains("/") || only.hasSuffix(".sock") {
+                console.err("reel: no command after '\(only)': give one of \(names.joined(separator: ", "))")
+            } else {
+                console.err("reel: unknown command '\(only)' (use \(names.joined(separator: ", ")))")
+            }
             return ExitStatus.usage
         }
         if let first = words.first, !names.contains(first) {
@@ -116,6 +122,8 @@ struct ControlCommand {
                 return ExitStatus.failure
             }
             if command == "subscribe" {
+                // --json prints every line as the socket sends it: the reply first.
+                if json { console.out(line) }
                 if !json { console.err("reel: following the events of \(target!.path) (Ctrl-C ends)") }
                 while let event = try client.readLine(within: 24 * 3600) { console.out(String(decoding: event, as: UTF8.self)) }
                 return ExitStatus.done
@@ -155,7 +163,12 @@ struct ControlCommand {
             return lines.joined(separator: "\n")
         case "pause": return "paused"
         case "resume": return "recording"
-        case "stop": return "stopping (the file is being finalised)"
+        case "stop":
+            switch reply["outcome"] as? String {
+            case "nothingWritten": return "stopping before the recording began: nothing is written"
+            case "noFile": return "stopping (this recording writes no file)"
+            default: return "stopping (the file is being finalised)"
+            }
         case "abort": return "aborted"
         case "save-replay": return "saved \(reply["file"] as? String ?? "the replay")"
         case "marker": return "marker placed"

@@ -225,7 +225,7 @@ final class ProgressRenderer: @unchecked Sendable {
             if pauseMakesClips { emit(["event": "clipStarted", "clip": index + 1]) }
         case .markerAdded(let chapter):
             emit(["event": "marker", "title": chapter.title, "time": rounded(chapter.start.seconds)])
-            if !json { clearLine(); console.err("reel: marker '\(chapter.title)' at \(Format.clock(seconds: chapter.start.seconds))") }
+            if !json { clearLine(); console.err("reel: marker '\(Format.printable(chapter.title))' at \(Format.clock(seconds: chapter.start.seconds))") }
         case .clipFinished(let clip):
             emit(["event": "clipFinished", "file": clip.url.path, "duration": rounded(clip.duration.seconds), "frames": clip.frameCount])
         case .clipsFolderChanged(.moved(let from, let to)):

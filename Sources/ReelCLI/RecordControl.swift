@@ -14,7 +14,7 @@ final class RecordControl: @unchecked Sendable {
         ("abort", nil, "stop at once without finalising, as a second Ctrl-C (the file keeps what reached the disk)"),
         ("save-replay", nil, "save the replay buffer (--replay), as r"),
         ("marker", "TITLE", "put a chapter marker here, as m"),
-        ("filter", "[N:]FILTER", "filter the picture (as --filter; none removes it)"),
+        ("filter", "[N:]FILTER", "filter the picture (as --filter; none removes every filter, N:none source N's)"),
         ("swap", nil, "swap the composed pictures, as s"),
         ("subscribe", nil, "keep the connection and receive every event --json prints"),
     ]
@@ -91,7 +91,9 @@ final class RecordControl: @unchecked Sendable {
                 try recorder.record()
                 respond(.success(["paused": false]))
             case "stop":
-                respond(.success(["stopping": true]))
+                // What the stop leads to: a file finalised, nothing (before a scheduled start), no file.
+                let outcome = waitingUntilStart?() != nil ? "nothingWritten" : file == nil ? "noFile" : "finalising"
+                respond(.success(["stopping": true, "outcome": outcome]))
                 signals.requestStop()
             case "abort":
                 respond(.success(["aborting": true]))
@@ -110,6 +112,10 @@ final class RecordControl: @unchecked Sendable {
                 }
             case "marker":
                 guard file != nil else { return fail("this recording writes no file to put a marker in") }
+                // Before a scheduled start there is no recording to mark, as there is none to pause.
+                if let left = waitingUntilStart?() {
+                    return fail(RecordKeyActions.notYet(left), hint: "place markers once it has started", code: .notRunning)
+                }
                 try recorder.addMarker(request.argument)
                 respond(.success(["marked": true]))
             case "filter":
@@ -119,7 +125,11 @@ final class RecordControl: @unchecked Sendable {
                 let (target, graph) = try RecordOptions.splitFilter(text, videoSourceCount: videoSources.count, what: "filter \(text)")
                 guard !videoSources.isEmpty else { return fail("this recording has no picture to filter") }
                 let filter = graph == "none" ? nil : try VideoFilter(parsing: graph)
-                if let target {
+                if filter == nil, target == nil {
+                    // `none` alone takes off every filter: the whole picture's and each source's.
+                    parts.compositor?.setVideoFilter(nil)
+                    for source in videoSources { try parts.session?.setVideoFilter(nil, for: source) }
+                } else if let target {
                     try parts.session?.setVideoFilter(filter, for: videoSources[target - 1])
                 } else if let compositor = parts.compositor {
                     compositor.setVideoFilter(filter)

@@ -29,6 +29,7 @@ struct RecordKeyActions: Sendable {
         }
         // The placed marker is said by its event; a file that has no place for one says so.
         mark = {
+            if let left = waitingUntilStart?() { return renderer.note(Self.notYet(left)) }
             do { try recorder.addMarker() } catch let error as ReelError { renderer.note(CommandLineHints.rephrased(error).description) } catch {}
         }
         togglePause = {

@@ -32,6 +32,10 @@ struct RecoverCommand {
     copy, only once that is complete. With -o the recording is only read; -o FOLDER keeps each
     file's name, and the extension of -o FILE chooses the format (.mp4, .mov, .mkv or .webm).
 
+    Chapter markers placed before the cut (kept beside the file as .NAME.chapters) become the
+    recovered file's chapters. A marker placed after the last of the media that could be
+    recovered (just before a kill) is left out and said (--json: "leftOutMarkers").
+
     A GIF recording (-o NAME.gif) is recorded into a hidden MP4 beside it, .NAME.gif-….mp4,
     and made into the GIF at the stop. One that was cut off (killed, or its conversion
     failed) is that file: give NAME.gif (or the hidden file) and it is finalised, made into
@@ -175,6 +179,11 @@ struct RecoverCommand {
                     console.out(String(format: "Recovered %@: %.2f s, %lld frames (%@)", summary.url.path, summary.duration.seconds,
                                        summary.videoFrames, how))
                 }
+                for marker in summary.leftOutMarkers {
+                    console.err("reel: note: marker '\(Format.printable(marker.title))' at \(Format.clock(seconds: marker.start.seconds)) "
+                        + (marker.start < summary.duration ? "cannot be kept: this kind of file holds no chapters"
+                                                           : "was placed after what could be recovered: left out"))
+                }
                 noteLeftovers(beside: summary.url)
                 if summary.url.resolvingSymlinksInPath() != url.resolvingSymlinksInPath() { noteLeftovers(beside: url) }
             } catch {
@@ -212,12 +221,16 @@ struct RecoverCommand {
     }
 
     /// `{"event": "recovered", "recording": PATH, "file": PATH, "duration": S, "frames": N,
-    /// "how": "inPlace"|"copied"|"notNeeded", "bytesWritten": N, "leftOutBytes": N}`.
+    /// "how": "inPlace"|"copied"|"notNeeded", "bytesWritten": N, "leftOutBytes": N}`, and
+    /// `"leftOutMarkers": [{"title": T, "time": S}]` for markers the file does not hold.
     static func json(_ summary: Recovery.Summary, of recording: URL) -> [String: Any] {
         var object: [String: Any] = ["event": "recovered", "recording": recording.path, "file": summary.url.path,
                                      "duration": (summary.duration.seconds * 1000).rounded() / 1000,
                                      "frames": summary.videoFrames, "leftOutBytes": summary.leftOutBytes]
         if let lost = summary.leftOutFrames { object["leftOutFrames"] = lost }
+        if !summary.leftOutMarkers.isEmpty {
+            object["leftOutMarkers"] = summary.leftOutMarkers.map { ["title": $0.title, "time": ($0.start.seconds * 1000).rounded() / 1000] as [String: Any] }
+        }
         switch summary.finalisation {
         case .inPlace(let bytes): object["how"] = "inPlace"; object["bytesWritten"] = bytes
         case .copied(let reason, let bytes): object["how"] = "copied"; object["reason"] = reason; object["bytesWritten"] = bytes

@@ -196,6 +196,12 @@ public enum Container: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// The most chapters a file of this kind holds: 255 in MP4, MOV and M4A (a chapter list
+    /// counts its chapters in one byte), no limit (`nil`) in MKV and WebM; 0 where it holds none.
+    public var maximumChapters: Int? {
+        holdsChapters ? (isISOBaseMedia ? 255 : nil) : 0
+    }
+
     /// Whether the container is an ISO base media file (MP4, MOV, M4A): written fragmented
     /// while recording and finalised in place, its index at the front.
     public var isISOBaseMedia: Bool { self == .mp4 || self == .mov || self == .m4a }

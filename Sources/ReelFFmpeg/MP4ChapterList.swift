@@ -12,7 +12,7 @@ enum MP4ChapterList {
     /// reads it, and players list): at most 255, each a start in 100 ns units and a title of
     /// at most 255 bytes (cut at a character's boundary).
     static func box(_ chapters: [Chapter]) -> [UInt8] {
-        precondition(largestBox == 8 + 12 + 1 + 255 * (8 + 1 + 255))
+        precondition(largestBox == 8 + 12 + 1 + 255 * (8 + 1 + 255) && Container.mp4.maximumChapters == 255 && Chapter.maximumTitleBytes == 255)
         var w = ByteWriter()
         w.box(.udta) { w in
             w.fullBox("chpl", version: 1) { w in

@@ -304,7 +304,9 @@ struct Movie {
                 try write(track, id: firstTemporaryID + UInt32(i), duration: trackDurations[i], edits: edits[i], into: &w)
             }
             for box in movieBoxes { w.append(box) }
-            if !chapters.isEmpty { w.append(MP4ChapterList.box(chapters)) }
+            // A chapter past the presentation's end (a marker whose media was never written) is left out.
+            let shown = Chapter.beginning(chapters, before: MediaTime(value: movieDuration, timescale: Int32(clamping: movieTimescale)))
+            if !shown.isEmpty { w.append(MP4ChapterList.box(shown)) }
             w.append(mvex)
         }
         return w.bytes

@@ -144,6 +144,11 @@ package final class MovieFileSink: PacketSink {
         }
     }
 
+    /// The file is gone (nothing was recorded into it): the list of its markers goes too.
+    package func removeChaptersOfAGoneFile() {
+        removeChapterList()
+    }
+
     /// The file holds its chapters (or is gone): its list beside the name goes.
     private func removeChapterList() {
         guard listsChapters, let fileIdentity else { return }
@@ -383,6 +388,8 @@ package final class MovieFileSink: PacketSink {
         let file = url
         _ = placement.abandon()
         unlink(file.path)
+        // The file is gone, and the markers placed in it with it.
+        removeChapterList()
         lock?.release()
         return true
     }
@@ -394,7 +401,11 @@ package final class MovieFileSink: PacketSink {
         // Also once abandoned (an encoder abandons its sinks first): no packet, no recording.
         let untouched = phase != .finished && muxer.packetCount == 0, replacing = placement.replacing != nil
         abandon()
-        if untouched && !replacing { unlink(url.path) }
+        if untouched && !replacing {
+            unlink(url.path)
+            // Nothing was recorded: the markers placed (before anything was) go with the file.
+            removeChapterList()
+        }
     }
 
     // MARK: What it holds

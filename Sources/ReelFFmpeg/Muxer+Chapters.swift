@@ -6,11 +6,11 @@ import ReelCore
 /// MKV: Matroska chapters), and read from files being copied or joined.
 extension Muxer {
     /// Sets the file's chapters, replacing any set before; each ends where the next begins,
-    /// the last at `end`. Set before ``finish()``: the trailer writes them (an MP4/MOV written
+    /// the last at `end`; one that begins at or past `end` is left out (``Chapter/beginning(_:before:)``). Set before ``finish()``: the trailer writes them (an MP4/MOV written
     /// fragmented has its index already and keeps none: ``MP4Finaliser`` writes them there).
     func setChapters(_ chapters: [Chapter], end: MediaTime) throws {
         Self.freeChapters(of: context)
-        let sorted = chapters.sorted { $0.start < $1.start }
+        let sorted = Chapter.beginning(chapters, before: end)
         guard !sorted.isEmpty else { return }
         guard let list = av_calloc(sorted.count, MemoryLayout<UnsafeMutablePointer<AVChapter>?>.stride)?
             .assumingMemoryBound(to: UnsafeMutablePointer<AVChapter>?.self) else {

@@ -45,7 +45,10 @@ package enum PictureFile {
         let bytes = try encode(picture, as: format)
         let temporary = FilePlacement.temporaryURL(beside: first, purpose: "new")
         do {
-            try Data(bytes).write(to: temporary, options: .withoutOverwriting)
+            // Through the one errno mapping: a missing folder is said as such (Foundation's
+            // write gave no errno, and so "Input/output error").
+            let failure = FilePlacement.writeSynced(Data(bytes), to: temporary)
+            guard failure == 0 else { throw Syscall.fileError(failure, creating: first, action: "write") }
             if overwrite && candidates.count == 1 {
                 try FilePlacement.place(temporary, at: first, replacing: true, what: "the picture")
                 return first

@@ -43,6 +43,11 @@ public enum Recovery {
         /// the disk; `nil` when the fragment's header was cut short too, so that nothing tells
         /// how many it held.
         public var leftOutFrames: Int64?
+        /// The markers placed before the recording was cut off that the finalised file does not
+        /// hold as chapters, in time order: those at or past its end (placed just before the
+        /// crash, their media never written), or all of them when the file's kind holds no
+        /// chapters.
+        public var leftOutMarkers: [Chapter] = []
 
         /// The summary with what the cut-off `layout` leaves out.
         fileprivate func leavingOut(_ layout: RecordingStructure.Fragments) -> Summary {
@@ -174,12 +179,14 @@ public enum Recovery {
             return try recoverSound(source, kind: kind, to: destination)
         }
         let state = try RecordingStructure.inspect(source)
+        // The markers kept beside it, to tell which of them the recovered file holds.
+        let markers = ChapterSidecar.read(for: source)
         do {
             if let destination {
-                return try recover(source, state: state, to: destination, meter: meter)
+                return try leavingOut(markers, from: recover(source, state: state, to: destination, meter: meter))
             }
-            let recovered = try recoverInPlace(source, state: state, meter: meter)
-            // Its markers are in it now.
+            let recovered = try leavingOut(markers, from: recoverInPlace(source, state: state, meter: meter))
+            // Its markers are in it now (those it can hold).
             ChapterSidecar.remove(for: source)
             return recovered
         } catch let error as ReelError where destination == nil && error.code == .permissionDenied {
@@ -192,6 +199,16 @@ public enum Recovery {
                             hint: "free as much space as the recording takes, or recover it to another disk (reel recover FILE -o FOLDER)",
                             errno: error.errno, averror: error.averror)
         }
+    }
+
+    /// `summary` with those of `markers` (kept beside the recording) that its file does not hold
+    /// as chapters: the file keeps them in time order, the first of them (those before its end).
+    private static func leavingOut(_ markers: [Chapter], from summary: Summary) throws -> Summary {
+        guard !markers.isEmpty, summary.finalisation != .notNeeded else { return summary }
+        let held = try InputFile(url: summary.url).chapters().count
+        var done = summary
+        done.leftOutMarkers = Array(markers.sorted { $0.start < $1.start }.dropFirst(held))
+        return done
     }
 
     // MARK: Sound-only files

@@ -53,10 +53,10 @@ public enum Remuxer {
         let muxer = try Muxer(url: output, container: container, overwrite: overwrite)
         let lock = muxer.takeLock()
         do {
-            let (videoPackets, packets) = try copyPackets(from: reader, to: muxer, input: input, output: output, fastStart: fastStart,
+            let (videoPackets, packets, end) = try copyPackets(from: reader, to: muxer, input: input, output: output, fastStart: fastStart,
                                                           shift: shift, meter: meter, chapters: listed == nil ? wanted : [],
                                                           reservedIndexSize: listed?.room)
-            if let listed, try !MP4ChapterList.add(listed.chapters, to: output) {
+            if let listed, try !MP4ChapterList.add(Chapter.beginning(listed.chapters, before: end), to: output) {
                 throw ReelError(.encodingFailed, "the chapters of \(output.path) found no room after its index", hint: "try again")
             }
             let hasVideo = av_find_best_stream(reader.context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0) >= 0
@@ -128,7 +128,7 @@ public enum Remuxer {
 
     private static func copyPackets(from reader: InputFile, to muxer: Muxer, input: URL, output: URL, fastStart: Bool,
                                     shift: MediaTime, meter: ProgressMeter?, chapters: [Chapter],
-                                    reservedIndexSize: Int?) throws -> (video: Int64, all: Int64) {
+                                    reservedIndexSize: Int?) throws -> (video: Int64, all: Int64, end: MediaTime) {
         let ctx = reader.context
         var mapping = [Int](repeating: -1, count: Int(ctx.pointee.nb_streams))
         var inputTimeBases: [AVRational] = []
@@ -208,6 +208,6 @@ public enum Remuxer {
         }
         try muxer.setChapters(chapters, end: end)
         try muxer.finish()
-        return (videoPackets, packets)
+        return (videoPackets, packets, end)
     }
 }

@@ -103,4 +103,13 @@ import ReelTestSupport
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["run"], "nothing written")
     }
+
+    /// A picture into a folder that does not exist is refused naming the folder, as a
+    /// recording is (it said "Input/output error").
+    @Test func aMissingFolderIsSaidAsSuch() throws {
+        let dir = try TemporaryDirectory()
+        let r = try ReelBinary.run(["shot", "--camera=test", "--size", "320x240", "-o", dir.url.appendingPathComponent("nodir/x.png").path])
+        #expect(r.status == 1 && r.stderr.contains("the folder \(dir.url.appendingPathComponent("nodir").path) does not exist"), "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).isEmpty)
+    }
 }

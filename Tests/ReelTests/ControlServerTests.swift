@@ -206,4 +206,75 @@ import ReelTestSupport
         #expect(splitter.feed(Array("abcdef".utf8)) == [.oversized])
         #expect(splitter.feed(Array("gh\nok\n".utf8)) == [.line(Array("ok".utf8))])
     }
+
+    /// A connection that sends nothing is closed after a while, so that connections left
+    /// open cannot keep others out; past the most clients, a newcomer's request gets the
+    /// server's "busy" refusal as its reply (it got a broken pipe, "the recording may have ended").
+    @Test func idleConnectionsAreClosedAndATurnedAwayClientHearsWhy() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.url.appendingPathComponent("c.sock")
+        let server = try ControlServer(path: path, listedIn: nil, patience: .init(firstRequest: 3600, stalledReader: 3600), handler: Self.echo)
+        defer { server.close() }
+        let idle = try (0..<ControlServer.maximumClients).map { _ in try ControlClient(path) }
+        while server.clientCount < ControlServer.maximumClients { usleep(10_000) }
+        let turnedAway = try ControlClient(path).request("echo", argument: "hi")
+        #expect(turnedAway.reply["code"] as? String == "busy", "\(turnedAway.line)")
+        idle.forEach { $0.close() }
+
+        let impatient = try ControlServer(path: dir.url.appendingPathComponent("i.sock"), listedIn: nil,
+                                          patience: .init(firstRequest: 0.2, stalledReader: 3600), handler: Self.echo)
+        defer { impatient.close() }
+        let silent = try ControlClient(impatient.path)
+        let talking = try ControlClient(impatient.path)
+        #expect(try talking.request("echo", argument: "1").reply["arg"] as? String == "1")
+        #expect(try silent.readLine(within: 60) == nil, "closed")
+        // One that has asked something stays.
+        usleep(400_000)
+        #expect(try talking.request("echo", argument: "2").reply["arg"] as? String == "2")
+    }
+
+    /// A subscriber that stops reading is dropped once its socket has stayed full for a while,
+    /// with far less than ``ControlServer/maximumPendingBytes`` waiting (it stayed for ever).
+    @Test func aSubscriberThatStopsReadingIsDropped() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.url.appendingPathComponent("c.sock")
+        let server = try ControlServer(path: path, listedIn: nil, patience: .init(firstRequest: 3600, stalledReader: 0.3), handler: Self.echo)
+        defer { server.close() }
+        let stuck = try ControlClient(path)
+        #expect(try stuck.request("subscribe").reply["subscribed"] as? Bool == true)
+        let event: [String: any Sendable] = ["event": "progress", "padding": String(repeating: "x", count: 4000)]
+        // Over what the socket holds (about 200 kB), under what may wait (1 MiB).
+        for _ in 0..<150 { server.publish(event) }
+        var waited = 0
+        while server.clientCount > 0 && waited < 6000 {
+            usleep(10_000)
+            waited += 1
+        }
+        #expect(server.clientCount == 0)
+    }
+
+    /// A last request without its newline, then the end of the client's input (`printf … | nc -U`),
+    /// is answered before the connection closes (it was closed unanswered).
+    @Test func aLastRequestWithoutItsNewlineIsAnswered() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.url.appendingPathComponent("c.sock")
+        let server = try ControlServer(path: path, handler: Self.echo)
+        defer { server.close() }
+        let fd = try UnixSocket.connect(to: path.path)
+        defer { close(fd) }
+        let request = Array(#"{"command":"later","id":4}"#.utf8)
+        #expect(request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == request.count)
+        shutdown(fd, Int32(SHUT_WR))
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            try #require(poll(&p, 1, 60_000) == 1, "an answer or the end within a minute")
+            let n = read(fd, &buffer, buffer.count)
+            if n <= 0 { break }
+            received += buffer[..<n]
+        }
+        let reply = try #require(try JSONSerialization.jsonObject(with: Data(received)) as? [String: Any])
+        #expect(reply["id"] as? Int == 4 && reply["late"] as? Bool == true)
+    }
 }

@@ -255,4 +255,84 @@ import ReelTestSupport
         let recorder = Recorder(url: URL(fileURLWithPath: "/tmp/never.mp4"))
         #expect(throws: ReelError.self) { try recorder.addMarker("too early") }
     }
+
+    /// Records until stopped, while `act` runs on the recorder once it has recorded half a second.
+    func recordWhile(_ url: URL, _ act: (Recorder) async throws -> Void) async throws {
+        let session = CaptureSession(clock: ManualClock())
+        try session.addInput(TestPatternSource(size: PixelSize(width: 160, height: 120)))
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        let container = try #require(Container(pathExtension: url.pathExtension))
+        settings.video.codec = container.defaultVideoCodec
+        let recorder = Recorder(url: url, settings: settings)
+        try session.addOutput(recorder)
+        try await session.start()
+        while (recorder.sessionTime ?? .zero) < MediaTime(seconds: 0.5) || !recorder.isRecording { try await Task.sleep(for: .milliseconds(5)) }
+        do { try await act(recorder) } catch {
+            await session.stop()
+            throw error
+        }
+        await session.stop()
+        _ = try await recorder.result()
+    }
+
+    /// An MP4's chapter list holds 255 chapters: the 256th marker is refused (it was answered
+    /// as placed, and silently lost); an MKV keeps them all. A title longer than a chapter keeps
+    /// is refused, not cut silently.
+    @Test(arguments: ["mp4", "mkv"])
+    func markersPastWhatTheFileHoldsAreRefused(ext: String) async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("many.\(ext)")
+        try await recordWhile(url) { recorder async throws in
+            #expect { try recorder.addMarker(String(repeating: "y", count: Chapter.maximumTitleBytes + 1)) } throws: {
+                ($0 as? ReelError)?.code == .invalidConfiguration
+            }
+            try recorder.addMarker(String(repeating: "é", count: Chapter.maximumTitleBytes / 2))
+            // A frame apart: markers at one instant make chapters of no length, which MKV leaves out.
+            func nextFrame() async throws {
+                let now = recorder.sessionTime ?? .zero
+                while (recorder.sessionTime ?? .zero) < now + MediaTime(seconds: 0.05) { try await Task.sleep(for: .milliseconds(1)) }
+            }
+            for i in 1..<255 {
+                try await nextFrame()
+                try recorder.addMarker("m\(i)")
+            }
+            try await nextFrame()
+            if ext == "mp4" {
+                #expect { try recorder.addMarker("one too many") } throws: { ($0 as? ReelError)?.code == .limitReached }
+            } else {
+                try recorder.addMarker("m255")
+            }
+        }
+        let chapters = try MediaProbe.chapters(url)
+        #expect(chapters.count == (ext == "mp4" ? 255 : 256))
+        #expect(chapters.first?.title == String(repeating: "é", count: Chapter.maximumTitleBytes / 2))
+    }
+
+    /// A recording stopped before its scheduled start writes nothing: a marker placed while it
+    /// waited leaves no list of markers behind either (`.NAME.chapters` stayed).
+    @Test func aStopBeforeTheStartLeavesNoListOfMarkers() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("never.mp4")
+        let session = CaptureSession(clock: ManualClock())
+        try session.addInput(TestPatternSource(size: PixelSize(width: 160, height: 120)))
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        let recorder = Recorder(url: url, settings: settings)
+        recorder.pause(at: .zero)
+        recorder.record(at: MediaTime(seconds: 3600))
+        recorder.addMarker("while waiting", at: MediaTime(seconds: 0.5))
+        let placed = Task { () -> Bool in
+            for await event in recorder.events { if case .markerAdded = event { return true } }
+            return false
+        }
+        try session.addOutput(recorder)
+        try await session.start()
+        while (recorder.sessionTime ?? .zero) < MediaTime(seconds: 2) { try await Task.sleep(for: .milliseconds(5)) }
+        await session.stop()
+        _ = try? await recorder.result()
+        #expect(await placed.value, "the marker was placed while waiting (its list written)")
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent(".never.mp4.chapters").path))
+    }
 }
