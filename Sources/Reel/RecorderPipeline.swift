@@ -30,6 +30,10 @@ final class RecorderPipeline: @unchecked Sendable {
     /// Clips whose files went before the merge (see ``RecordingSession/lostClips``).
     var lostClips: [URL] = []
     private var nextSpaceCheck = MediaTime.zero
+    /// The media written when the free space is next checked: every quarter megabyte as well
+    /// as every second, so that a fast recording (a busy screen, or faster than real time)
+    /// stops near the minimum, not megabytes past it.
+    private var nextSpaceCheckBytes: Int64 = 0
     /// Events to report, collected while handling samples.
     var onClipStarted: ((Int) -> Void)?
     var onClipFinished: ((Clip) -> Void)?
@@ -369,8 +373,10 @@ final class RecorderPipeline: @unchecked Sendable {
                 return true
             }
         }
-        if recordedDuration >= nextSpaceCheck {
+        let written = finishedMedia + writer.mediaBytes
+        if recordedDuration >= nextSpaceCheck || written >= nextSpaceCheckBytes {
             nextSpaceCheck = recordedDuration + MediaTime(value: 1, timescale: 1)
+            nextSpaceCheckBytes = written + 256 * 1024
             // Said within a second: the clips folder moved or deleted (what cannot be made again
             // fails the next clip, and the clip being recorded goes to a rescue folder).
             if clipFiles != nil { try? session.followFolder() }
@@ -380,9 +386,18 @@ final class RecorderPipeline: @unchecked Sendable {
         return machine.isComplete
     }
 
+    /// Throws when the free space, less what the file still has on its way to the disk (the
+    /// fragment being filled, the frames in the encoder: megabytes for a busy picture), is
+    /// below the minimum.
     private func checkFreeSpace() throws {
         guard writesFile, let minimum = settings.minimumFreeSpace else { return }
-        try RecordingFile.checkFreeSpace(in: settings.pauseMode == .clips ? session.folder : url.deletingLastPathComponent(), minimum: minimum)
+        var toCome: Int64 = 0
+        if let writer {
+            let inEncoder = writer.encoder.framesInEncoder
+            let files = writer.movie.map { [$0] } ?? clipFiles?.openFiles ?? []
+            toCome = files.reduce(0) { $0 + $1.bytesToCome(framesInEncoder: inEncoder) }
+        }
+        try RecordingFile.checkFreeSpace(in: settings.pauseMode == .clips ? session.folder : url.deletingLastPathComponent(), minimum: minimum + toCome)
     }
 
     /// How much of the session time `[start, end)` the recording holds (pauses and what lies

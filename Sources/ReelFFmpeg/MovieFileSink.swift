@@ -428,6 +428,13 @@ package final class MovieFileSink: PacketSink {
                                  packets: encoding + Int64(heldPackets.count + audioStreams.count))
     }
 
+    /// What is still to reach the disk of the file as ``projectedFileSize(framesInEncoder:)``
+    /// estimates it: the fragment being filled, the frames in the encoder, the index to come.
+    /// A free-space check counts it as used already.
+    package func bytesToCome(framesInEncoder: Int) -> Int64 {
+        max(0, projectedFileSize(framesInEncoder: framesInEncoder) - muxer.bytesOnDisk)
+    }
+
     /// The latest video packets' average size, keyframes left out (0 until one has come out).
     package var typicalFrameBytes: Int64 {
         recentVideoSizes.isEmpty ? 0 : Int64(recentVideoSizes.reduce(0, +) / recentVideoSizes.count)
