@@ -208,7 +208,9 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
     /// with ``RecordingSession/merge(to:allowsReencoding:overwrite:progress:)``.
     public var recordingSession: RecordingSession? { state.withLock { $0.recorder?.recordingSession ?? $0.clips } }
 
-    /// The clips recorded in this take so far (after ``stop()``, the last take's).
+    /// The clips recorded in this take so far (after ``stop()``, the last take's). A clip is
+    /// listed once its file is finished, a moment after the ``pause()`` that ends it, when
+    /// ``Event/clipCompleted(_:)`` comes.
     public var clips: [Clip] { recordingSession?.clips ?? [] }
 
     /// The file this take is merged into.
@@ -369,8 +371,14 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
     /// After a stop that merged the clips, the merged file is left as it is (the clip's file
     /// went with the merge): merge the rest again with ``recordingSession``.
     ///
+    /// Right after ``pause()`` the clip just ended is still being finished: it is not in
+    /// ``clips`` yet (it comes with ``Event/clipCompleted(_:)``). An undo then removes that
+    /// clip: its time leaves ``recordedDuration`` and ``progress`` at once, its file goes when
+    /// it is finished, and it is never reported completed. An app's clip list drawn from
+    /// ``clips`` (or from the completed events) and its undo button are right either way.
+    ///
     /// - Throws: `.notRunning` before the first take; `.invalidConfiguration` when the take has
-    ///   no clips.
+    ///   no clips and none being finished.
     public func removeLastClip() throws {
         guard let clips = recordingSession else {
             throw ReelError(.notRunning, "there are no clips: the camera recorder has not recorded a take", hint: "start() and record() first")
@@ -388,9 +396,9 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
     }
 
     /// Stops capture and finishes the take: the clips merged into ``currentOutputURL`` (with
-    /// ``mergesClipsAutomatically``). Returns `nil` when nothing was recorded (no file). Every
-    /// event of the take has been delivered when it returns. The recorder can ``start()``
-    /// again for a new take.
+    /// ``mergesClipsAutomatically``; without, the summary's `url` is the clips' folder and the
+    /// files are in ``clips``). Returns `nil` when nothing was recorded. Every event of the take
+    /// has been delivered when it returns. The recorder can ``start()`` again for a new take.
     public func stop() async throws -> RecordingSummary? {
         guard let (session, recorder, pump) = state.withLock({ s -> (CaptureSession, Recorder, Task<Void, Never>?)? in
             guard let session = s.session, let recorder = s.recorder else { return nil }

@@ -193,8 +193,8 @@ final class RecorderPipeline: @unchecked Sendable {
         finishedMedia += done.mediaBytes
         finishedShare += done.mediaBytes + 48 * done.packets
         let finished = Clip(url: done.url, duration: duration, frameCount: done.videoFrames, hasAudio: !plan.audioTracks.isEmpty)
-        try session.append(finished)
-        onClipFinished?(finished)
+        // A take an undo removed while it was being finished is gone, never said finished.
+        if try session.append(finished) { onClipFinished?(finished) }
     }
 
     // MARK: Controls

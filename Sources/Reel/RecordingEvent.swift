@@ -49,7 +49,8 @@ public struct RecordingProgress: Sendable, Hashable {
 
 /// What a finished recording holds.
 public struct RecordingSummary: Sendable, Hashable {
-    /// The file.
+    /// The file; for clips left unmerged (``Recorder/Settings/mergesClipsAtEnd`` off), the
+    /// folder that holds them (``RecordingSession/folder``).
     public var url: URL
     /// The recorded duration.
     public var duration: MediaTime

@@ -70,6 +70,9 @@ public final class RecordingSession: Sendable {
         /// Chapter markers of clips not finished yet, by file name.
         var pendingChapters: [String: [Chapter]] = [:]
         var current: MediaTime = .zero
+        /// An undo removed the take still being recorded before the recorder saw its pause: its
+        /// time is not counted, until the recorder says its clip ended (a duration of zero).
+        var ignoresCurrent = false
 
         /// A clip of an ended take was finished (or found empty): returns whether an undo asked
         /// for it to go.
@@ -183,11 +186,17 @@ public final class RecordingSession: Sendable {
 
     /// Removes the last clip (the last take) and its file. Right after a pause the take just
     /// ended may still be being finished (it is not in ``clips`` yet): then that take is the one
-    /// removed, as soon as it is finished, and ``clips`` never shows it.
+    /// removed, as soon as it is finished. ``clips`` never shows it, ``totalDuration`` leaves
+    /// it out at once, and the recorder never says it finished
+    /// (``RecordingEvent/clipFinished(_:)``).
+    ///
+    /// - Throws: `.invalidConfiguration` when there is neither a clip nor a take being finished.
     public func removeLastClip() throws {
         let discardsPending = state.withLock { s -> Bool in
             guard s.endedTakes > s.takesToDiscard else { return false }
             s.takesToDiscard += 1
+            s.current = .zero
+            s.ignoresCurrent = true
             return true
         }
         if discardsPending { return }
@@ -346,8 +355,10 @@ public final class RecordingSession: Sendable {
         })
     }
 
-    /// Appends a finished clip.
-    func append(_ clip: Clip) throws {
+    /// Appends a finished clip; returns `false` when an undo had asked for it to go (it is
+    /// removed, file and all, and not to be said finished).
+    @discardableResult
+    func append(_ clip: Clip) throws -> Bool {
         let discarded = state.withLock { s -> Bool in
             guard s.settleEndedTake() else { return false }
             s.current = .zero
@@ -357,7 +368,7 @@ public final class RecordingSession: Sendable {
             // An undo came while this take was being finished: it goes now.
             try write(state.withLock { s in Self.update(&s) { $0.clips.removeAll { $0.file == clip.url.lastPathComponent } } })
             try? FileManager.default.removeItem(at: clip.url)
-            return
+            return false
         }
         try write(state.withLock { s in
             var clip = clip
@@ -371,6 +382,7 @@ public final class RecordingSession: Sendable {
                 if let i = m.clips.firstIndex(where: { $0.file == entry.file }) { m.clips[i] = entry } else { m.clips.append(entry) }
             }
         })
+        return true
     }
 
     /// Puts `chapter` (its time from the clip's start) into the clip in file `url`, finished
@@ -390,7 +402,14 @@ public final class RecordingSession: Sendable {
         })
     }
 
-    func setCurrentDuration(_ duration: MediaTime) { state.withLock { $0.current = duration } }
+    /// How long the clip being recorded is, as the recorder sees it (zero once its pause is
+    /// reached); a take an undo removed before that is not counted.
+    func setCurrentDuration(_ duration: MediaTime) {
+        state.withLock { s in
+            if s.ignoresCurrent { s.ignoresCurrent = duration > .zero }
+            if !s.ignoresCurrent { s.current = duration }
+        }
+    }
 
     /// Records that the complete clips are being merged into the target now: a recording
     /// cut off before it says merged is then told from one cut off while recording.

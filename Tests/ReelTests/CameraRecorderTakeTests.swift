@@ -114,7 +114,8 @@ import ReelTestSupport
         try recorder.record()
         clock.advance(to: MediaTime(seconds: 2))
         _ = try await settled { recorder.recordedDuration }
-        _ = try await stop(recorder, clock)
+        let summary = try #require(try await stop(recorder, clock))
+        #expect(summary.url.path == recorder.recordingSession?.folder.path, "unmerged, the take's url is the clips' folder, as documented")
         let clips = recorder.clips
         #expect(clips.count == 2, "the take's clips stay listed after the stop")
         try recorder.removeLastClip()
@@ -122,6 +123,53 @@ import ReelTestSupport
         #expect(recorder.clips.first?.url == clips.first?.url)
         if let last = clips.last { #expect(!FileManager.default.fileExists(atPath: last.url.path), "its file went too") }
         #expect(abs(recorder.recordedDuration.seconds - (clips.first?.duration.seconds ?? 0)) < 0.001)
+    }
+
+    /// The porting stranger's undo right after a pause: the clip just ended is still being
+    /// finished (not in `clips` yet); the undo removes it, its time leaves `recordedDuration` at
+    /// once, and it is never said completed.
+    @Test func anUndoRightAfterAPauseRemovesTheClipInFlight() async throws {
+        let dir = try TemporaryDirectory()
+        let clock = ManualClock(mode: .stepped)
+        let recorder = recorder(dir, clock)
+        let told = Told()
+        recorder.delegate = told
+        recorder.maxRecordedDuration = MediaTime(seconds: 10)
+        try await recorder.start()
+        try recorder.record()
+        clock.advance(to: MediaTime(seconds: 1))
+        let before = try await settled { recorder.recordedDuration }.seconds
+        #expect(before > 0.9)
+        try recorder.pause()
+        #expect(recorder.clips.isEmpty, "the clip is listed once finished, a moment after the pause")
+        try recorder.removeLastClip()
+        #expect(recorder.recordedDuration == .zero, "the undone take's time goes at once: \(recorder.recordedDuration.seconds) s")
+        #expect(recorder.progress == 0)
+        clock.advance(to: MediaTime(seconds: 1.5))
+        _ = try await settled { recorder.clips.count }
+        #expect(recorder.clips.isEmpty)
+        #expect(recorder.recordedDuration == .zero)
+        #expect { try recorder.removeLastClip() } throws: { ($0 as? ReelError)?.code == .invalidConfiguration }
+
+        try recorder.record()
+        clock.advance(to: MediaTime(seconds: 2.5))
+        _ = try await settled { recorder.recordedDuration }
+        try recorder.pause()
+        clock.advance(to: MediaTime(seconds: 3))
+        #expect(try await eventually { recorder.clips.count == 1 })
+        let kept = try #require(recorder.clips.first)
+        #expect(abs(kept.duration.seconds - 1) < 0.04, "\(kept.duration.seconds) s")
+        let summary = try #require(try await stop(recorder, clock))
+        #expect(summary.clipCount == 1)
+        var names: [String] = []
+        for await event in recorder.events {
+            if case .progress = event { continue }
+            names.append(Self.name(event))
+            if case .mergeFinished = event { break }
+        }
+        #expect(names == ["started 0", "started 1", "completed", "merged"], "the undone clip is never said completed")
+        #expect(try await eventually { told.all.contains("merged") })
+        #expect(told.all.filter { $0 == "completed" }.count == 1, "\(told.all)")
     }
 
     /// What a NextLevel delegate was told, in order.
