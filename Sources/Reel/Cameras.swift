@@ -70,6 +70,12 @@ public enum Cameras {
     /// A camera source for `location`, asking for `size` and `frameRate` where the camera
     /// lets the caller choose (a device picks its closest mode and says so; a network camera
     /// or a file is scaled to `size` if given).
+    ///
+    /// A device is opened when the session starts; only its absence is said here, as
+    /// `AVCaptureDeviceInput(device:)` says it. Ask ``authorizationStatus(for:)`` first to tell
+    /// a camera in use or forbidden before the session starts.
+    ///
+    /// - Throws: `.sourceUnavailable` when there is nothing at a device's path.
     public static func source(for location: CameraLocation, size: PixelSize? = nil,
                               frameRate: FrameRate = FrameRate(30)) throws -> any CameraSource {
         switch location {
@@ -77,6 +83,9 @@ public enum Cameras {
             return TestPatternSource(size: size ?? PixelSize(width: 1280, height: 720), frameRate: frameRate,
                                      background: colour, name: location.description)
         case .device(let path):
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw ReelError(.sourceUnavailable, "there is no camera at \(path)", hint: LibraryHint.listCameras)
+            }
             return V4L2CameraSource(path: path, size: size ?? PixelSize(width: 1280, height: 720), frameRate: frameRate,
                                     decoderFactory: MJPEGDecoder.factory)
         case .url(let url):

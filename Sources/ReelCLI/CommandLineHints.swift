@@ -18,6 +18,12 @@ enum CommandLineHints {
         (LibraryHint.useAAC, "use --audio-codec aac"),
         (LibraryHint.frameRateSetsPictures, "--fps sets how many pictures a second there are; --frame-mode content records a picture only when it changes"),
         (LibraryHint.nameTheWindow, "name the window with --window=ID|NAME"),
+        (LibraryHint.listCameras, "check the path; reel devices lists the cameras"),
+        (LibraryHint.chooseCameraNode, "choose a camera node; reel devices lists them"),
+        (LibraryHint.checkCameraFormats, "check what the camera offers with reel devices"),
+        (LibraryHint.listAudioDevices, "reel devices lists the audio devices"),
+        (LibraryHint.windowsFollow, "name one with --window=ID|NAME (reel devices lists the windows)"),
+        (LibraryHint.nameOneByItsID, "name one by its id, e.g. --window="),
         (LibraryHint.replaySpillFull, "free space there, record without --replay-spill, or lower --replay-max-size"),
     ]
 

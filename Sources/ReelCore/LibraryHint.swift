@@ -29,6 +29,18 @@ package enum LibraryHint {
     package static let nameTheGIF = "make the GIF under another name, or allow replacing the file (overwrite)"
     /// An X11 window to record can be named instead of clicked or focused.
     package static let nameTheWindow = "name the window by its id or title (X11WindowSelector)"
+    /// No camera at the path asked for.
+    package static let listCameras = "check the path; CaptureDevice.devices(for: .video) lists the cameras"
+    /// A device node that is not a camera's capture node.
+    package static let chooseCameraNode = "choose a camera node; CaptureDevice.devices(for: .video) lists them"
+    /// A camera refused the format chosen from those it listed.
+    package static let checkCameraFormats = "check what the camera offers (CaptureDevice.formats)"
+    /// No audio device of the name asked for, or it went away.
+    package static let listAudioDevices = "CaptureDevice.devices(for: .audio) lists the audio devices"
+    /// A window asked for is not there: the display's windows follow.
+    package static let windowsFollow = "choose a window by its id or title (X11WindowSelector)"
+    /// Several windows match a name: one is named by its id, which follows.
+    package static let nameOneByItsID = "name one by its id (X11WindowSelector.id), e.g. "
     /// A replay buffer kept on disk found the disk full.
     package static let replaySpillFull = "free space there, keep the buffer in memory, or give it fewer bytes (maxBytes)"
 }

@@ -60,7 +60,7 @@ package struct SystemPulseAudioServer: PulseAudioServer {
         if box.found { return }
         if box.errorCode == 0 || box.errorCode == Int32(PA_ERR_NOENTITY.rawValue) {
             throw ReelError(.sourceUnavailable, request.missingDevice + connection.serverClause,
-                            hint: "list the audio devices with 'reel devices'")
+                            hint: LibraryHint.listAudioDevices)
         }
         throw PulseConnection.error(code: box.errorCode, server: request.server)
     }
@@ -162,6 +162,6 @@ final class PulseRecordStream: PulseAudioRecording {
         if !connection.isReady { return connection.connectionError() }
         let reason = String(cString: pa_strerror(code))
         return ReelError(.sourceUnavailable, "the PulseAudio record stream failed (\(reason))",
-                         hint: "the device may have been removed; list the audio devices with 'reel devices'")
+                         hint: "the device may have been removed; \(LibraryHint.listAudioDevices)")
     }
 }

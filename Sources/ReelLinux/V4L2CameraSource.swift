@@ -199,7 +199,7 @@ final class V4L2Capture: @unchecked Sendable {
             }
             guard set.fourCC == chosen.fourCC else {
                 throw ReelError(.unsupportedFormat, "\(path) refused \(chosen.fourCC) and offered \(set.fourCC) instead",
-                                hint: "check what the camera offers with reel devices or v4l2-ctl --list-formats-ext")
+                                hint: "\(LibraryHint.checkCameraFormats), or with v4l2-ctl --list-formats-ext")
             }
             if set.size != chosen.size {
                 negotiation.warnings.append("the driver adjusted \(chosen.size) to \(set.size)")

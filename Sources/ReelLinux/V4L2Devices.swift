@@ -122,7 +122,7 @@ public enum V4L2Devices {
     static func notACamera(_ device: V4L2Device) -> ReelError {
         ReelError(.unsupportedFormat,
                   "\(device.path) (\(device.card)) is not a video capture device (it offers \(device.capabilities))",
-                  hint: "choose a camera node; reel devices lists them (a UVC camera's second node carries only metadata)")
+                  hint: "\(LibraryHint.chooseCameraNode) (a UVC camera's second node carries only metadata)")
     }
 
     /// What the user can do about `errno` on the camera at `path`.
@@ -130,7 +130,7 @@ public enum V4L2Devices {
         switch code {
         case EACCES, EPERM: return permissionHint
         case EBUSY: return "another program is using \(path); close it (fuser \(path) shows which) and try again"
-        case ENOENT: return "check the path; reel devices lists the cameras"
+        case ENOENT: return LibraryHint.listCameras
         case ENODEV, ENXIO: return "the camera was disconnected; plug it back in"
         case EIO: return "the camera stopped answering; plug it in again or try another USB port"
         default: return nil

@@ -61,20 +61,20 @@ extension X11WindowSelector {
         case .id(let id):
             if let window = windows.first(where: { $0.id == id }) { return window }
             throw ReelError(.sourceUnavailable, "display \(display) has no top-level window 0x\(String(id, radix: 16))",
-                            hint: Self.listing(windows, prefix: "reel devices lists the windows"))
+                            hint: Self.listing(windows, prefix: LibraryHint.windowsFollow))
         case .name(let name):
             let needle = name.lowercased()
             let matches = matching(windows)
             if matches.count == 1 { return matches[0] }
             if matches.isEmpty {
                 throw ReelError(.sourceUnavailable, "no window on display \(display) has \"\(name)\" in its title or class",
-                                hint: Self.listing(windows, prefix: "reel devices lists the windows"))
+                                hint: Self.listing(windows, prefix: LibraryHint.windowsFollow))
             }
             // Several: one whose title or class is exactly the name wins.
             let exact = matches.filter { $0.title.lowercased() == needle || $0.className.lowercased() == needle }
             if exact.count == 1 { return exact[0] }
             throw ReelError(.invalidConfiguration, "\(matches.count) windows on display \(display) match \"\(name)\"",
-                            hint: Self.listing(matches, prefix: "name one by its id, e.g. --window=\(matches[0].hexID)"))
+                            hint: Self.listing(matches, prefix: LibraryHint.nameOneByItsID + matches[0].hexID))
         }
     }
 

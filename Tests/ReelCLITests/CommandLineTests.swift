@@ -360,9 +360,15 @@ struct DevicesAudioTests {
         #expect(CommandLineHints.rephrased(differ).hint == "pass --reencode or merge clips of one size")
         #expect(CommandLineHints.rephrased(differ).message == differ.message)
         for (library, flag) in CommandLineHints.flags {
-            #expect(!library.contains("--"), "the library's hint names no flag: \(library)")
-            #expect(flag.contains("--") || flag.contains("-o"), "the command line's names one: \(flag)")
+            #expect(!library.contains("--") && !library.contains("reel "), "the library's hint names no flag or command: \(library)")
+            #expect(flag.contains("--") || flag.contains("-o") || flag.contains("reel "), "the command line's names one: \(flag)")
         }
+        // The porting stranger's missing camera: the app's user reads the library's words, a
+        // `reel` user the command that lists the cameras.
+        let camera = ReelError(.sourceUnavailable, "there is no camera at /dev/video0", hint: LibraryHint.listCameras)
+        #expect(CommandLineHints.rephrased(camera).hint == "check the path; reel devices lists the cameras")
+        let several = ReelError(.invalidConfiguration, "2 windows match", hint: LibraryHint.nameOneByItsID + "0x400002; windows: …")
+        #expect(CommandLineHints.rephrased(several).hint == "name one by its id, e.g. --window=0x400002; windows: …")
         let plain = ReelError(.busy, "in use", hint: "close the other program")
         #expect(CommandLineHints.rephrased(plain) == plain)
     }

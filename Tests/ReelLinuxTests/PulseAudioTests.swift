@@ -212,7 +212,7 @@ struct PulseAudioTests {
         let mic = reelError { _ = try PulseAudioSource.microphone(source: "no-such-mic", server: pulse.server).prepare() }
         #expect(mic?.code == .sourceUnavailable)
         #expect(mic?.message.contains("no-such-mic") == true, "\(String(describing: mic))")
-        #expect(mic?.hint?.contains("reel devices") == true)
+        #expect(mic?.hint?.contains("CaptureDevice.devices(for: .audio)") == true, "a library hint names the library's list, not the command line's")
 
         let app = reelError { _ = try PulseAudioSource.appAudio(sink: "no-such-sink", server: pulse.server).prepare() }
         #expect(app?.code == .sourceUnavailable)

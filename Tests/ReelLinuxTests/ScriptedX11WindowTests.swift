@@ -66,6 +66,11 @@ struct ScriptedX11WindowTests {
         #expect(noFocus?.message == "no window has the focus on display :0")
         let empty = #expect(throws: ReelError.self) { try X11WindowSelector.name("x").resolve(in: [], focused: nil, display: ":0") }
         #expect(empty?.hint?.hasSuffix("there are no windows") == true)
+        // A library hint speaks to an app's user: no command of the command-line tool, no flag.
+        for hint in [several, none, noID, noFocus, empty].map({ $0?.hint ?? "" }) {
+            #expect(!hint.contains("--") && !hint.contains("reel "), "\(hint)")
+        }
+        #expect(several?.hint?.contains("X11WindowSelector.id") == true, "\(several?.hint ?? "")")
     }
 
     @Test func theLayoutKeepsTheSizeCutsAnOddEdgeAndScalesAResize() {

@@ -33,4 +33,15 @@ import ReelTestSupport
         }
         #expect(try Data(contentsOf: url) == Data("mine".utf8))
     }
+
+    /// The porting stranger's `/dev/video0` on a machine with no camera: said when the source
+    /// is made (not at the session's start), in words for an app's user.
+    @Test func aMissingCameraIsSaidWhenItsSourceIsMade() throws {
+        let error = #expect(throws: ReelError.self) { _ = try Cameras.source(for: try CameraLocation(parsing: "/dev/video-reel-none")) }
+        #expect(error?.code == .sourceUnavailable)
+        #expect(error?.message == "there is no camera at /dev/video-reel-none")
+        #expect(error?.hint == LibraryHint.listCameras)
+        let hint = error?.hint ?? ""
+        #expect(!hint.contains("reel "), "no command of the command-line tool in a library hint")
+    }
 }

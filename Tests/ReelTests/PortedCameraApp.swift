@@ -51,8 +51,11 @@ final class PortedCameraApp: Observable, Sendable {
         guard let camera else {                                     // CameraError.cameraUnavailable
             return show(ReelError(.sourceUnavailable, "there is no camera", hint: "plug one in"))
         }
-        if case .denied(let hint) = Cameras.authorizationStatus(for: camera) {   // checkPermissions()
-            return show(ReelError(.permissionDenied, "the camera may not be used", hint: hint))
+        switch Cameras.authorizationStatus(for: camera) {            // checkPermissions()
+        case .authorized: break
+        case .denied(let hint): return show(ReelError(.permissionDenied, "the camera may not be used", hint: hint))
+        case .busy: return show(ReelError(.busy, "another program is using the camera", hint: "close it and try again"))
+        case .absent: return show(ReelError(.sourceUnavailable, "the camera is not there", hint: "plug it in"))  // no Apple case
         }
         do {
             let source = try Cameras.source(for: camera, size: PixelSize(width: 1280, height: 720))
