@@ -81,6 +81,17 @@ public final class Recorder: CaptureOutput {
     }
     let state: Mutex<State>
     private let dropped = Atomic<Int64>(0)
+    private let newestProgress = Mutex<RecordingProgress?>(nil)
+
+    /// What the newest ``RecordingEvent/progress(_:)`` said (duration, bytes, frames…), `nil`
+    /// before the first: for a view that polls rather than reads ``events``.
+    public var progress: RecordingProgress? { newestProgress.withLock { $0 } }
+
+    /// Says `progress` in ``events`` and keeps it for ``progress``.
+    private func report(_ progress: RecordingProgress) {
+        newestProgress.withLock { $0 = progress }
+        continuation.yield(.progress(progress))
+    }
     /// The spans of session time whose audio the full queue refused, by source (contiguous
     /// refusals merge, so the list stays short): the summary counts those inside the recording.
     private let refusedAudio = Mutex<[SourceID: [(start: MediaTime, end: MediaTime)]]>([:])
@@ -250,7 +261,7 @@ public final class Recorder: CaptureOutput {
         pipeline.markerPlaced = { continuation.yield(.markerAdded($0)) }
         pipeline.controlApplied = { [unowned self, unowned pipeline] paused, at in
             continuation.yield(paused ? .paused(recorded: at) : .resumed(recorded: at))
-            continuation.yield(.progress(pipeline.progress(droppedAudio: self.droppedAudio)))
+            self.report(pipeline.progress(droppedAudio: self.droppedAudio))
         }
         let queue = BoundedQueue<SourcedSample>(capacity: 512, policy: clock.isRealTime ? .dropNewest : .block)
         queuedVideo.reset()
@@ -408,7 +419,7 @@ public final class Recorder: CaptureOutput {
                 dropped.store(pipeline.droppedFrames, ordering: .relaxed)
                 if pipeline.recordedDuration >= nextProgress {
                     nextProgress = pipeline.recordedDuration + MediaTime(value: 1, timescale: 2)
-                    continuation.yield(.progress(pipeline.progress(droppedAudio: self.droppedAudio)))
+                    report(pipeline.progress(droppedAudio: self.droppedAudio))
                 }
                 if done { break }
             }
@@ -446,11 +457,11 @@ public final class Recorder: CaptureOutput {
         while queue.pop() != nil {}
         switch result {
         case .success(let summary):
-            continuation.yield(.progress(RecordingProgress(duration: summary.duration, maxDuration: pipeline.limit,
-                                                           bytes: summary.bytes, frames: summary.frames,
-                                                           droppedFrames: summary.droppedFrames, clipCount: summary.clipCount,
-                                                           droppedAudio: summary.droppedAudio,
-                                                           streams: pipeline.liveStreams.map(\.statistics))))
+            report(RecordingProgress(duration: summary.duration, maxDuration: pipeline.limit,
+                                     bytes: summary.bytes, frames: summary.frames,
+                                     droppedFrames: summary.droppedFrames, clipCount: summary.clipCount,
+                                     droppedAudio: summary.droppedAudio,
+                                     streams: pipeline.liveStreams.map(\.statistics)))
             continuation.yield(.finished(summary))
         case .failure(let error):
             continuation.yield(.failed(error))

@@ -6,16 +6,22 @@ extension PreviewWindow {
     public struct Settings: Sendable {
         /// The window's title.
         public var title: String
-        /// The window's first size; `nil`: the picture's size, at most 960 pixels wide.
+        /// The window's first size; `nil`: the picture's size, at most 960 pixels wide. Either
+        /// way a window larger than the screen's usable area is scaled down, its shape kept,
+        /// until it fits.
         public var size: PixelSize?
         /// Where the window first opens on the screen; `nil`: where the window manager puts it.
+        /// Either way the window is moved until all of it (and so the message in its middle and
+        /// the record button at its foot) is on the screen.
         public var position: (x: Int, y: Int)?
         /// The most pictures drawn in a second.
         public var maximumRate: Int
         /// Whether the record button is drawn (for a window that starts and pauses recording).
         public var showsRecordButton: Bool
         /// Whether the status bar is drawn from the start (idle, 00:00:00) rather than from the
-        /// first ``PreviewWindow/show(_:)``.
+        /// first ``PreviewWindow/show(_:)``. The bar shows what the app gives it: a status of
+        /// its own (``PreviewWindow/show(_:)``), or a recorder's recording, followed as it goes
+        /// (``PreviewWindow/showStatus(of:)``); the window does not find a recorder by itself.
         public var showsStatus: Bool
         /// The X display to open on (`":1"`); `nil`: `$DISPLAY`. SDL2 reads the display from
         /// the environment, so a display given here is put into `DISPLAY` for the process.
@@ -76,6 +82,19 @@ extension PreviewWindow {
             self.bytes = bytes
             self.droppedFrames = droppedFrames
             self.maxDuration = maxDuration
+        }
+
+        /// What `recorder` is doing now: recording, paused, or idle (not begun, paused before
+        /// anything was recorded, or ended), with what its newest progress said
+        /// (``Reel/Recorder/progress``).
+        public init(of recorder: Recorder) {
+            let progress = recorder.progress
+            let recorded = (progress?.duration ?? .zero) > .zero
+            let state: RecordingState = !recorder.isRecording ? .idle : !recorder.isPaused ? .recording : recorded ? .paused : .idle
+            self.init(state: state,
+                      elapsed: progress?.duration ?? .zero, bytes: progress?.bytes ?? 0,
+                      droppedFrames: progress?.droppedFrames ?? recorder.droppedFrames,
+                      maxDuration: progress?.maxDuration ?? recorder.maxRecordedDuration)
         }
 
         /// How far the recording is toward its limit, 0…1; `nil` without a limit.

@@ -60,6 +60,8 @@ public final class PreviewWindow: CaptureOutput {
         var onKey: (@Sendable (Key) -> Void)?
         var newest: VideoFrame?
         var status: Status?
+        /// The recorder whose recording the status bar follows (``showStatus(of:)``).
+        weak var followed: Recorder?
         var message: String?
         var running = false
         var stopping = false
@@ -138,20 +140,42 @@ public final class PreviewWindow: CaptureOutput {
     /// Shows `status` in the status bar over the picture, showing the bar if it was not (from
     /// any thread).
     public func show(_ status: Status) {
-        state.withLock { $0.status = status }
+        state.withLock { s in
+            s.status = status
+            s.followed = nil
+        }
+        poke()
+    }
+
+    /// Shows the recording of `recorder` in the status bar, and follows it as it goes:
+    /// recording, paused or not yet, its time, size and dropped frames, and how far it is
+    /// toward its limit. For a preview beside a ``Reel/Recorder`` in the same session, as an
+    /// app shows its movie output's state over `AVCaptureVideoPreviewLayer`. The bar follows
+    /// the recorder (held weakly) until ``show(_:)`` or ``hideStatus()``.
+    public func showStatus(of recorder: Recorder) {
+        state.withLock { s in
+            s.followed = recorder
+            s.status = Status(of: recorder)
+        }
         poke()
     }
 
     /// Takes the status bar away (the picture alone, as in a plain preview).
     public func hideStatus() {
-        state.withLock { $0.status = nil }
+        state.withLock { s in
+            s.status = nil
+            s.followed = nil
+        }
         poke()
     }
 
     /// A message of the app's shown over the middle of the picture — why the camera shows
     /// nothing, what went wrong — in white capitals on a dark box, wrapped to the window's
     /// width; `nil` (the default) shows none. Settable from any thread, before or while the
-    /// window is open.
+    /// window is open. Capitals, because the window draws with a small built-in bitmap font
+    /// (no font files to find on the machine) that has capitals, digits and common punctuation
+    /// only; a character it lacks shows as `?`. For text in any case or script, draw your own
+    /// view over ``Reel/LiveFrames``.
     public var message: String? {
         get { state.withLock { $0.message } }
         set {
@@ -319,6 +343,8 @@ public final class PreviewWindow: CaptureOutput {
             opened.signal()
             return
         }
+        // All of the window on the screen, scaled down if it is larger.
+        PreviewPlacement.fit(window, picture: size, requested: size)
         opened.signal()
         var painter = PreviewPainter(renderer: renderer, showsRecordButton: settings.showsRecordButton)
         var sizedToPicture = settings.size != nil
@@ -330,6 +356,10 @@ public final class PreviewWindow: CaptureOutput {
         let filter = FilterStage(control: filterControl, realTime: true)
         while true {
             let windowChanged = pumpEvents(window: window, painter: painter)
+            if let recorder = state.withLock({ $0.followed }) {
+                let status = Status(of: recorder)
+                state.withLock { s in if s.followed === recorder { s.status = status } }
+            }
             let (frame, status, message, stopping) = state.withLock { s -> (VideoFrame?, Status?, String?, Bool) in
                 defer { s.newest = nil }
                 return (s.newest, s.status, s.message, s.stopping)
@@ -340,8 +370,7 @@ public final class PreviewWindow: CaptureOutput {
                 state.withLock { $0.shown += 1 }
                 if !sizedToPicture {
                     sizedToPicture = true
-                    let width = min(960, frame.width)
-                    SDL_SetWindowSize(window, Int32(width), Int32(frame.height * width / max(1, frame.width)))
+                    PreviewPlacement.fit(window, picture: frame.size, requested: nil)
                 }
             }
             // Drawn again only for a new picture, a new status or message, or a window event

@@ -210,6 +210,99 @@ import ReelTestSupport
         await session.stop()
     }
 
+    /// The window's place on the screen, as the X server has it: x, y, width, height.
+    static func geometry(_ display: String, title: String) throws -> PixelRect? {
+        let result = try Subprocess.run(["xdotool", "search", "--name", "^\(title)$", "getwindowgeometry", "--shell"],
+                                        environment: ["DISPLAY": display])
+        var values: [String: Int] = [:]
+        for line in String(decoding: result.stdout, as: UTF8.self).split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1)
+            if parts.count == 2, let value = Int(parts[1]) { values[String(parts[0])] = value }
+        }
+        guard let x = values["X"], let y = values["Y"], let w = values["WIDTH"], let h = values["HEIGHT"] else { return nil }
+        return PixelRect(x: x, y: y, width: w, height: h)
+    }
+
+    /// The porting stranger's portrait picture (720x1280) on a 1280x720 screen, here 360x640 on
+    /// 640x480: the window opens scaled down to fit, all of it on the screen; so does a window
+    /// asked to be larger than the screen, placed partly off it.
+    @Test func aWindowLargerThanTheScreenOpensScaledDownAndWhollyOnIt() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        defer { xvfb.terminate() }
+        let screen = PixelRect(x: 0, y: 0, width: 640, height: 480)
+        func inside(_ r: PixelRect) -> Bool { r.x >= 0 && r.y >= 0 && r.x + r.width <= screen.width && r.y + r.height <= screen.height }
+
+        let session = CaptureSession()
+        try session.addInput(TestPatternSource(size: PixelSize(width: 360, height: 640), frameRate: FrameRate(30), beeps: .never))
+        let portrait = PreviewWindow(settings: .init(title: "Reel portrait", display: xvfb.display))
+        try session.addOutput(portrait)
+        try await session.start()
+        var place: PixelRect?
+        #expect(try await Self.eventually {
+            place = try? Self.geometry(xvfb.display, title: "Reel portrait")
+            return portrait.picturesShown > 3 && place.map { $0.height > $0.width } == true
+        }, "the window took the picture's shape: \(String(describing: place))")
+        let sized = try #require(place)
+        #expect(inside(sized), "all of the window on the 640x480 screen: \(sized)")
+        #expect(sized.height == 480 && abs(sized.width - 270) <= 2, "scaled down to fit, its shape kept: \(sized)")
+        await session.stop()
+
+        let wide = CaptureSession()
+        try wide.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30), beeps: .never))
+        let large = PreviewWindow(settings: .init(title: "Reel large", size: PixelSize(width: 1280, height: 720),
+                                                  position: (200, 200), display: xvfb.display))
+        try wide.addOutput(large)
+        try await wide.start()
+        #expect(try await Self.eventually {
+            place = try? Self.geometry(xvfb.display, title: "Reel large")
+            return large.picturesShown > 3 && place != nil
+        })
+        let asked = try #require(place)
+        #expect(inside(asked), "moved until all of it is on the screen: \(asked)")
+        #expect(asked.width == 640 && asked.height == 360, "1280x720 scaled down to the screen's width: \(asked)")
+        await wide.stop()
+    }
+
+    /// `showsStatus` beside a recorder: the bar follows the recorder's recording (it showed
+    /// "idle 00:00:00 0KB" the whole time the stranger's recorder recorded).
+    @Test func theStatusBarFollowsARecorder() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        defer { xvfb.terminate() }
+        let painter = try ScreenPainter(display: xvfb.display)
+        let dir = try TemporaryDirectory()
+        let session = CaptureSession()
+        try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30), beeps: .never,
+                                               background: .blue, name: "blue camera"))
+        let preview = PreviewWindow(settings: .init(title: Self.title, size: PixelSize(width: 320, height: 240), position: (0, 0),
+                                                    showsStatus: true, display: xvfb.display))
+        try session.addOutput(preview)
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        let recorder = Recorder(url: dir.url.appendingPathComponent("followed.mp4"), settings: settings)
+        recorder.pause(at: .zero)
+        try session.addOutput(recorder)
+        preview.showStatus(of: recorder)
+        try await session.start()
+        var shot = painter.screenshot()
+        #expect(try await Self.eventually {
+            shot = painter.screenshot()
+            return Self.near(Self.pixel(shot, 20, 8), 200, 200, 200) && preview.picturesShown > 3
+        }, "not recording yet: the ring \(Self.pixel(shot, 20, 8))")
+        try recorder.record()
+        #expect(try await Self.eventually(10) {
+            shot = painter.screenshot()
+            return Self.near(Self.pixel(shot, 20, 16), 230, 30, 30)
+        }, "recording: the red dot \(Self.pixel(shot, 20, 16))")
+        #expect(try await Self.eventually(10) { (recorder.progress?.duration ?? .zero) > .zero }, "the recorder's time is there to show")
+        try recorder.pause()
+        #expect(try await Self.eventually(10) {
+            shot = painter.screenshot()
+            return Self.near(Self.pixel(shot, 14, 16), 255, 255, 255)
+        }, "paused: the bars \(Self.pixel(shot, 14, 16))")
+        await session.stop()
+        _ = try await recorder.result()
+    }
+
     @Test func aDisplayThatIsNotThereIsAClearError() async throws {
         let session = CaptureSession(clock: ManualClock())
         try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30)))
