@@ -149,17 +149,28 @@ import ReelTestSupport
 
     /// `--overwrite` replaces the file that was at the name when the recording began; one the
     /// user puts there after moving that one away stays, and the recording takes a free name
-    /// beside it (the new file was replaced when the recording took the name, at its first
-    /// cluster).
+    /// beside it (the new file would have been replaced when the recording took the name, at
+    /// its first cluster).
     @Test func overwriteNeverReplacesAFilePutAtTheNameWhileRecording() throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("x.mkv"), moved = dir.url.appendingPathComponent("old.mkv")
         try Data("the file to replace".utf8).write(to: url)
         let mine = Data("put there while recording".utf8)
-        let (result, saved, _) = try record(dir, "x.mkv", extra: ["--overwrite"]) { url in
-            try FileManager.default.moveItem(at: url, to: moved)
-            try mine.write(to: url)
+        // Once the recording has begun (its own file beside the name is there) and before its
+        // first cluster (half a second of recording) reaches the disk: it has not taken the name yet.
+        let run = try SignalTests.Run(dir, name: "x.mkv", arguments: Self.recording + ["--overwrite"])
+        try run.waitForMain()
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline,
+              !((try? FileManager.default.contentsOfDirectory(atPath: dir.url.path)) ?? []).contains(where: { $0.hasPrefix(".x.new-") }) {
+            usleep(5_000)
         }
+        try FileManager.default.moveItem(at: url, to: moved)
+        try mine.write(to: url)
+        run.send(SIGINT, after: 2500)
+        let result = run.finish()
+        let output = (try? String(contentsOf: run.stdout, encoding: .utf8)) ?? ""
+        let saved = output.split(separator: "\n").first { $0.hasPrefix("Saved ") }.map { URL(fileURLWithPath: String($0.dropFirst(6))) }
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try Data(contentsOf: url) == mine)
         #expect(try Data(contentsOf: moved) == Data("the file to replace".utf8))
