@@ -118,8 +118,8 @@ extension RecordingSession {
             // files and the manifest (and the folder, if nothing else is in it) go, so that the
             // name is free again.
             rmdir(folder.path)
-            throw ReelError(.nothingRecorded, "\(folder.path) held no clips: its recording was cut off before any part of it reached the disk, so there is nothing to recover",
-                            hint: "what it had recorded was still in memory and ended with it, as a clip's first part reaches the disk about a second in; "
+            throw ReelError(.nothingRecorded, "\(folder.path) held no clips: its recording was cut off before anything was recorded on the disk, so there is nothing to recover",
+                            hint: "what it may have recorded in its first second was still in memory and ended with it; "
                                 + "the empty clips folder was tidied away, so \(URL(fileURLWithPath: manifest.target).lastPathComponent) can be recorded again")
         }
         if let manifest, let done = try finishedMerge(folder: folder, manifest: manifest) { return done }
@@ -224,7 +224,7 @@ extension RecordingSession {
                emptyUnlistedClips(in: folder, listed: []).count == entries.count {
                 for entry in entries { unlink(folder.appendingPathComponent(entry.file).path) }
                 rmdir(folder.path)
-                throw ReelError(.nothingRecorded, "none of the clips in \(folder.path) holds anything: its recording was cut off before any part of it reached the disk, so there is nothing to recover",
+                throw ReelError(.nothingRecorded, "none of the clips in \(folder.path) holds anything: its recording was cut off before anything was recorded on the disk, so there is nothing to recover",
                                 hint: "the empty clips were tidied away, so the name can be recorded again")
             }
             throw ReelError(.nothingRecorded, "none of the clips in \(folder.path) holds anything",

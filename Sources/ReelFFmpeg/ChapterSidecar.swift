@@ -58,9 +58,13 @@ enum ChapterSidecar {
         return list.chapters.map { Chapter(start: MediaTime(value: $0.microseconds, timescale: 1_000_000), title: $0.title) }
     }
 
-    /// Removes the list beside `recording`, if there is one.
+    /// Removes the list beside `recording`, if there is one (nothing is unlinked when there is
+    /// none: every recording's start asks, and a file system is not to be touched for nothing).
     static func remove(for recording: URL) {
-        _ = Syscall.attempt { unlink(url(for: recording).path) }
+        let path = url(for: recording).path
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        _ = Syscall.attempt { unlink(path) }
     }
 
     /// Removes the list beside `recording` unless it is the list of `file`: what is left there

@@ -233,7 +233,7 @@ import ReelTestSupport
         #expect(FileManager.default.fileExists(atPath: folder.path))
         // Recover says nothing was recorded and frees the name.
         let recovered = try ReelBinary.run(["recover", url.path])
-        #expect(recovered.stderr.contains("before anything was recorded"), "\(recovered.stderr)")
+        #expect(recovered.stderr.contains("before anything was recorded on the disk"), "\(recovered.stderr)")
         #expect(!FileManager.default.fileExists(atPath: folder.path))
         // Killed again: the next recording takes the empty folder over.
         let second = try preview()

@@ -187,12 +187,12 @@ import ReelTestSupport
         #expect((try MediaProbe.probe(run.url).videoStreams.first?.frameCount ?? 0) >= 30)
     }
 
-    /// An MKV aborted before its first cluster (a keyframe interval) reached the disk says it
+    /// An MKV aborted before its first cluster (half a second of recording) reached the disk says it
     /// holds nothing (it said it kept what was recorded); one aborted later says what it keeps,
     /// and recovering gives it.
     @Test func anAbortedMatroskaFileSaysWhatItHolds() throws {
         let dir = try TemporaryDirectory()
-        for (delay, holds) in [(800, false), (3500, true)] {
+        for (delay, holds) in [(150, false), (3500, true)] {
             let run = try Run(dir, name: "abort-\(delay).mkv", arguments: Self.recording.dropLast(2) + ["--json"])
             try run.waitForMain()
             usleep(useconds_t(delay * 1000))
