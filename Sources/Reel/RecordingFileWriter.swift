@@ -144,7 +144,7 @@ final class RecordingFileWriter {
     var mediaBytes: Int64 {
         switch file {
         case .movie(let movie): return movie.mediaBytes
-        case .clips(let clips): return clips.openFiles.reduce(0) { $0 + $1.mediaBytes }
+        case .clips(let clips): return clips.openMediaBytes
         case .none: return 0
         }
     }

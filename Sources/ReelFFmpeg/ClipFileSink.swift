@@ -170,4 +170,8 @@ package final class ClipFileSink: ClipAudioSink {
 
     /// The files of the clips not finished yet.
     package var openFiles: [MovieFileSink] { clips.compactMap(\.file) }
+
+    /// The encoded media written into the clips not finished yet (read with every sample for
+    /// the free-space check: no array is made for it).
+    package var openMediaBytes: Int64 { clips.reduce(0) { $0 + ($1.file?.mediaBytes ?? 0) } }
 }
