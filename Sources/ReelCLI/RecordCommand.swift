@@ -15,6 +15,8 @@ struct RecordCommand {
         // The signals are answered from the first moment: a stop while the session starts stops
         // it once started, and USR1/USR2 with nothing to do yet are ignored with a note.
         let parts = RecordingParts()
+        // Named by -o: an abort from the first moment says a file there is unchanged.
+        if options.writesFile, let output = options.output { parts.set(output: output, reserved: false) }
         let renderer = ProgressRenderer(console: console, json: options.json)
         renderer.replay = options.replay
         renderer.writesFile = options.writesFile
@@ -47,7 +49,10 @@ struct RecordCommand {
         var reserved = false
         var replay: ReplaySaver?
         do {
-            if options.writesFile { (url, reserved) = try resolveOutput() }
+            if options.writesFile {
+                (url, reserved) = try resolveOutput()
+                parts.set(output: url, reserved: reserved)
+            }
             // Before the sources open: a bad name, folder or disk fails at once.
             if options.writesFile {
                 try RecordingFile(url: url).preflight(overwrite: options.overwrite || reserved, pauseMode: options.pauseMode,

@@ -28,6 +28,18 @@ final class RecordingParts: @unchecked Sendable {
         replayOnly = true
     }
 
+    /// A dated name reel reserved for the recording (an empty file of its own), until a
+    /// recorder takes it: an abort before then removes it.
+    private var reservation: URL?
+
+    /// The file asked for, known good, before anything is made (`reserved`: an empty dated
+    /// file reel made for it): an abort from now on names it (a file it would replace is unchanged).
+    func set(output url: URL, reserved: Bool) {
+        lock.lock(); defer { lock.unlock() }
+        _url = url
+        reservation = reserved ? url : nil
+    }
+
     /// The recording's file (`nil` for none) and session.
     func set(url: URL?, session: CaptureSession) {
         lock.lock(); defer { lock.unlock() }
@@ -60,11 +72,14 @@ final class RecordingParts: @unchecked Sendable {
         let url = _url
         let recorder = _recorder
         let replayOnly = self.replayOnly
+        let reservation = self.reservation
         lock.unlock()
         if replayOnly { return "reel: aborted; the replay buffer was dropped (replays saved before stay)" }
         guard let url else { return "reel: aborted before anything was recorded" }
         guard let recorder else {
-            // Nothing made yet: a file at the name is the one that was there.
+            // Nothing made yet: a file at the name is the one that was there (or reel's own
+            // empty reservation, removed).
+            if let reservation { OutputLocation.releaseReservation(reservation) }
             return "reel: aborted before anything was recorded" + ((FileIdentity.size(of: url) ?? 0) > 0 ? ", and \(url.path) is unchanged" : "")
         }
         let report = recorder.abort()
@@ -88,7 +103,8 @@ final class RecordingParts: @unchecked Sendable {
         case .nothingReachedTheDisk(removedFile: false):
             return "reel: aborted before the first part of the recording reached the disk: nothing was recorded\(unchanged)"
         case .nothingReachedTheDisk(removedFile: true):
-            let firstPart = report.container.isMatroska ? "cluster of the recording (up to a keyframe interval, 2 s by default)"
+            // MP4's fragments and Matroska's clusters both close every half second.
+            let firstPart = report.container.isMatroska ? "cluster of the recording (half a second, and what the encoder holds)"
                 : "part of the recording (half a second, and what the encoder holds)"
             return "reel: aborted before the first \(firstPart) reached the disk: nothing was recorded, and no file is left\(unchanged)"
         case .finished(let file):
