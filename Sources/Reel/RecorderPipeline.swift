@@ -80,7 +80,7 @@ final class RecorderPipeline: @unchecked Sendable {
         machine = RecordingMachine(configuration: .init(frameRate: settings.video.frameRate, frameMode: settings.video.frameMode,
                                                         videoSource: plan.video != nil ? plan.videoSource : nil,
                                                         audioInputs: plan.audioInputs, limit: limit,
-                                                        holdsAudioAheadOfVideo: settings.maxFileSize != nil))
+                                                        holdsAudioAheadOfVideo: settings.maxFileSize != nil || settings.minimumFreeSpace != nil))
         let clips = writesFile && settings.pauseMode == .clips
         if clips {
             // The merged file appears at the end; refuse now if it could not be written then.
@@ -369,7 +369,7 @@ final class RecorderPipeline: @unchecked Sendable {
             let next = 2 * (files.map(\.typicalFrameBytes).max() ?? 0)
             if sizeUsedUp || writer.isFull || projected + next >= max {
                 ending = .maxFileSize
-                machine.endAtSize()
+                machine.endEarly()
                 return true
             }
         }
@@ -380,7 +380,14 @@ final class RecorderPipeline: @unchecked Sendable {
             // Said within a second: the clips folder moved or deleted (what cannot be made again
             // fails the next clip, and the clip being recorded goes to a rescue folder).
             if clipFiles != nil { try? session.followFolder() }
-            do { try checkFreeSpace() } catch { ending = .lowDiskSpace; return true }
+            do {
+                try checkFreeSpace()
+            } catch {
+                // The sound that ran ahead of the pictures is left out: both end together.
+                ending = .lowDiskSpace
+                machine.endEarly()
+                return true
+            }
         }
         if machine.reachedLimit { ending = .maxDuration }
         return machine.isComplete

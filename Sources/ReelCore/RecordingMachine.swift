@@ -27,8 +27,8 @@ package struct RecordingMachine: Sendable {
         package var audioInputs: [SourceID: Int]
         /// The most time to record, if limited.
         package var limit: MediaTime?
-        /// Whether audio running ahead of the video waits for it (a size limit: a stop at the
-        /// limit then leaves both tracks ending together).
+        /// Whether audio running ahead of the video waits for it (a size limit or a minimum of
+        /// free space: a stop there then leaves both tracks ending together).
         package var holdsAudioAheadOfVideo: Bool
 
         /// Describes a recording; each argument is the property of the same name.
@@ -384,9 +384,9 @@ package struct RecordingMachine: Sendable {
 
     // MARK: The end
 
-    /// The recording ends at its size: audio held for the video is left out (it lies past the
-    /// video's end).
-    package mutating func endAtSize() {
+    /// The recording ends early, where the video has come (at its size, or for lack of disk
+    /// space): audio held for the video is left out (it lies past the video's end).
+    package mutating func endEarly() {
         endedBySize = true
         heldAudio = []
         heldAudioDuration = .zero

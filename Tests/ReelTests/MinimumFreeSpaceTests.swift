@@ -36,6 +36,33 @@ import ReelTestSupport
         #expect(free >= 12_000_000 - 1_000_000, "stopped with \(free) bytes free, the minimum 12000000, \(Int(perSecond)) B/s")
         #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == Int(summary.frames), "finalised, every frame in it")
     }
+
+    /// Sound comes faster than the pictures it is recorded with (noise costs the encoder more
+    /// than a tone): stopped by the disk, the file's sound and pictures end together, within a
+    /// frame. Before, the sound held for pictures that never came was written out past the
+    /// video's end (0.4 s in one run).
+    @Test func aStopForDiskSpaceEndsSoundAndPicturesTogether() async throws {
+        let disk = try SmallDisk(size: "16M")
+        let url = disk.url.appendingPathComponent("together.mp4")
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        settings.video.rateControl = .crf(0)
+        settings.minimumFreeSpace = 8_000_000
+        let recorder = Recorder(url: url, settings: settings)
+        recorder.maxRecordedDuration = MediaTime(seconds: 60)
+        let session = CaptureSession(clock: ManualClock())
+        try session.addInput(NoiseSource(size: PixelSize(width: 640, height: 360)))
+        try session.addInput(ToneSource())
+        try session.addOutput(recorder)
+        try await session.start()
+        let summary = try await recorder.result()
+        await session.stop()
+        #expect(summary.ending == .lowDiskSpace)
+        let probed = try MediaProbe.probe(url)
+        let video = try #require(probed.videoStreams.first?.duration)
+        let audio = try #require(probed.audioStreams.first?.duration)
+        #expect(abs(audio - video) <= 1.0 / 30 + 0.001, "audio \(audio) s, video \(video) s")
+    }
 }
 
 /// The test pattern's timing with noise for pictures: what no encoder can make small.
