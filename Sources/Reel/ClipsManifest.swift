@@ -78,7 +78,7 @@ struct ClipsManifest: Codable, Sendable, Hashable {
             }
             return manifest
         } catch {
-            throw ReelError(.invalidMedia, "\(url.path) is damaged", hint: "merge the clips with reel merge")
+            throw ReelError(.invalidMedia, "\(url.path) is damaged", hint: LibraryHint.mergeTheClipFiles)
         }
     }
 

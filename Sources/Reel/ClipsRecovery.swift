@@ -153,7 +153,7 @@ extension RecordingSession {
             target = output.map { $0.appendingPathComponent(recorded.lastPathComponent) } ?? recorded
             if output == nil, !FileManager.default.fileExists(atPath: recorded.deletingLastPathComponent().path) {
                 throw ReelError(.invalidConfiguration, "the clips in \(folder.path) were recorded for \(recorded.path), whose folder no longer exists",
-                                hint: "merge them elsewhere: reel recover \(Shell.quoted(folder.path)) -o FILE|FOLDER")
+                                hint: LibraryHint.mergeTheClipsElsewhere(folder.path))
             }
         } else {
             let name = folder.lastPathComponent
@@ -167,7 +167,7 @@ extension RecordingSession {
         }
         if !overwrite && FileManager.default.fileExists(atPath: target.path) {
             throw ReelError(.fileExists, "\(target.path) already exists, so the clips in \(folder.path) were not merged into it",
-                            hint: "they stay there; merge them into another file: reel recover \(Shell.quoted(folder.path)) -o FILE|FOLDER")
+                            hint: "they stay there; \(LibraryHint.mergeTheClipsElsewhere(folder.path))")
         }
 
         var inputs: [MergeInput] = []

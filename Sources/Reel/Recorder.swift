@@ -441,10 +441,10 @@ public final class Recorder: CaptureOutput {
             queue.close()
             stopAudioWaiting()
             var failure = error as? ReelError ?? ReelError(.encodingFailed, "\(error)")
-            if let folder = pipeline.abandon(), !(failure.hint ?? "").contains("reel recover \(Shell.quoted(folder.path))") {
+            if let folder = pipeline.abandon(), !(failure.hint ?? "").contains(LibraryHint.mergeTheClips(folder.path)) {
                 // Clip mode: the file is made only by the merge at the end, so the recording is
                 // the folder (a writer's hint names only its own clip).
-                let clips = "what was recorded is in the clips in \(folder.path); merge them with: reel recover \(Shell.quoted(folder.path))"
+                let clips = "what was recorded is in the clips in \(folder.path); \(LibraryHint.mergeTheClips(folder.path))"
                 if failure.code == .insufficientStorage {
                     failure.hint = "free some disk space; \(clips)"
                 } else {

@@ -127,7 +127,7 @@ extension RecorderPipeline {
             merged = try session.merge(to: url, allowsReencoding: false, overwrite: settings.overwrite)
         } catch var error as ReelError {
             try? session.recordingEnded(merged: false)
-            error.hint = "the recording is in the clips in \(session.folder.path); merge them with: reel recover \(Shell.quoted(session.folder.path)) -o FILE"
+            error.hint = "the recording is in the clips in \(session.folder.path); \(LibraryHint.mergeTheClipsElsewhere(session.folder.path))"
             throw error
         }
         let clipFrames = clips.reduce(0) { $0 + $1.frameCount }
@@ -160,7 +160,7 @@ extension RecorderPipeline {
         guard intermediate != nil, container == .gif else { return single }
         // Where the intermediate is now (someone may have moved it while it was recorded).
         let recorded = single.url
-        let kept = "the recording is kept in \(recorded.path); make it into the GIF with: reel recover \(Shell.quoted(recorded.path))"
+        let kept = "the recording is kept in \(recorded.path); \(LibraryHint.makeTheGIF(recorded.path))"
         let meter = ProgressMeter(stage: .converting, total: 2 * (FileIdentity.size(of: recorded) ?? 0), clock: HostClock(), handler: onConverting)
         meter.update(completed: 0)
         let gif: GIFConverter.Summary

@@ -57,7 +57,7 @@ public struct RecordingFile: Sendable, Hashable {
                 let target = RecordingSession.recordedTarget(ofClipsIn: clips) ?? url
                 if target.standardizedFileURL.path == url.standardizedFileURL.path || pauseMode == .clips {
                     throw ReelError(.fileExists, "\(clips.path) holds the clips of a recording of \(target.lastPathComponent) that was never merged",
-                                    hint: "merge them first with: reel recover \(Shell.quoted(clips.path)), or choose another name")
+                                    hint: "first \(LibraryHint.mergeTheClips(clips.path)), or choose another name")
                 }
             }
         }
@@ -83,7 +83,7 @@ public struct RecordingFile: Sendable, Hashable {
         if !overwrite && Recovery.isCutOff(url) && !RecordingLock.isBeingWritten(url) {
             // A crash's recording: overwriting would throw away what it holds.
             throw ReelError(.fileExists, "\(url.path) already exists and holds a recording that was cut off (a crash or a kill)",
-                            hint: "recover it first with: reel recover \(Shell.quoted(url.path)); or choose another name; \(LibraryHint.overwritingDiscardsIt)")
+                            hint: "first \(LibraryHint.finalise(url.path)); or choose another name; \(LibraryHint.overwritingDiscardsIt)")
         }
         if !overwrite && (FileIdentity.size(of: url) ?? 0) > 0 && Recovery.holdsNothingRecorded(url) && !RecordingLock.isBeingWritten(url) {
             // A recording killed before its first part reached the disk: its header alone.

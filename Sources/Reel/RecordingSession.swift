@@ -464,7 +464,7 @@ public final class RecordingSession: Sendable {
     }
 
     static func recoverHint(folder: URL, otherwise: String) -> String {
-        "merge them into their file with: reel recover \(Shell.quoted(folder.path)); \(otherwise)"
+        "\(LibraryHint.mergeTheClips(folder.path)); \(otherwise)"
     }
 
     static func folderError(_ e: Int32, _ folder: URL) -> ReelError {

@@ -10,6 +10,7 @@ enum CommandLineHints {
         (LibraryHint.chooseAnotherFolder, "choose another with -o"),
         (LibraryHint.overwritingDiscardsIt, "--overwrite would discard it"),
         (LibraryHint.giveAFileName, "give a file name with -o"),
+        (LibraryHint.giveTheMergeAFileName, "give a file name with -o"),
         (LibraryHint.nameTheGIF, "add -o OTHER.gif to make it under another name, or --overwrite to replace the file"),
         (LibraryHint.allowReencoding, "pass --reencode"),
         (LibraryHint.useMKVOrH264, "use --format mkv or --codec h264"),
@@ -25,12 +26,28 @@ enum CommandLineHints {
         (LibraryHint.windowsFollow, "name one with --window=ID|NAME (reel devices lists the windows)"),
         (LibraryHint.nameOneByItsID, "name one by its id, e.g. --window="),
         (LibraryHint.replaySpillFull, "free space there, record without --replay-spill, or lower --replay-max-size"),
+        (LibraryHint.recoverIntoWritableFolder, "recover it into a folder you can write to (reel recover FILE -o FOLDER)"),
+        (LibraryHint.recoverToAnotherDisk, "free as much space as the recording takes, or recover it to another disk (reel recover FILE -o FOLDER)"),
+        (LibraryHint.mergeTheClipFiles, "merge the clip files with reel merge"),
+        (LibraryHint.videoFiltersOnly, "--filter changes the picture; `ffmpeg -filters` marks video filters V->V"),
+        (LibraryHint.recordTheScreenInstead, "record the screen or a region of it instead (--region), or start the server with Composite"),
+    ]
+
+    /// Each library hint that names a path (or a value), and what the command line says
+    /// instead. A hint whose words end another's comes first (the GIF's before the finalising).
+    static let commands: [(library: PathHint, commandLine: @Sendable (String) -> String)] = [
+        (LibraryHint.makeTheGIF, { "make it into the GIF with: reel recover \(Shell.quoted($0))" }),
+        (LibraryHint.finalise, { "finalise it with: reel recover \(Shell.quoted($0))" }),
+        (LibraryHint.mergeTheClips, { "merge them with: reel recover \(Shell.quoted($0))" }),
+        (LibraryHint.mergeTheClipsElsewhere, { "merge them elsewhere with: reel recover \(Shell.quoted($0)) -o FILE|FOLDER" }),
+        (LibraryHint.giveTheLookAlone, { "give the look alone (--filter \($0)), or its graph" }),
     ]
 
     /// `error` with its hint in the command line's words.
     static func rephrased(_ error: ReelError) -> ReelError {
         guard var hint = error.hint else { return error }
         for (library, commandLine) in flags { hint = hint.replacingOccurrences(of: library, with: commandLine) }
+        for (library, commandLine) in commands { hint = library.replacing(in: hint, with: commandLine) }
         var rephrased = error
         rephrased.hint = hint
         return rephrased

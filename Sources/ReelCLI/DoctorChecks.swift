@@ -15,7 +15,7 @@ enum DoctorChecks {
     static func display(_ result: Result<DisplayDiagnosis, any Error>, sockets: [String]) -> [DoctorCheck] {
         switch result {
         case .failure(let error):
-            let reel = error as? ReelError
+            let reel = (error as? ReelError).map { CommandLineHints.rephrased($0) }
             var fix = reel?.hint ?? "start an X server or set DISPLAY"
             if reel?.code == .sourceUnavailable {
                 fix = sockets.isEmpty
@@ -142,7 +142,7 @@ enum DoctorChecks {
         let facts: AudioFacts
         switch result {
         case .failure(let error):
-            let reel = error as? ReelError
+            let reel = (error as? ReelError).map { CommandLineHints.rephrased($0) }
             if let pulseServer, !pulseServer.isEmpty {
                 return [DoctorCheck("audio-server", .problem,
                                     "no PulseAudio server answers at PULSE_SERVER=\(pulseServer) (\(reel?.message ?? "\(error)")): reel record --mic and --app-audio cannot record",
@@ -242,7 +242,7 @@ enum DoctorChecks {
             return DoctorCheck(name, named ? .problem : .ok, "\(device.card) is not a video capture device (\(device.capabilities)); not used",
                                fix: named ? "choose a camera node; reel devices lists them" : nil)
         case .failure(let error):
-            let reel = error as? ReelError
+            let reel = (error as? ReelError).map { CommandLineHints.rephrased($0) }
             return DoctorCheck(name, failing, reel?.message ?? "\(error)",
                                fix: reel?.hint ?? "give a camera's device node (/dev/videoN); reel devices lists the cameras")
         case nil:

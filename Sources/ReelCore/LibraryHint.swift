@@ -12,6 +12,8 @@ package enum LibraryHint {
     package static let overwritingDiscardsIt = "overwriting (the overwrite setting) would discard it"
     /// A folder is at a recording's name.
     package static let giveAFileName = "give the recording the name of a file, not of a folder"
+    /// A folder is at a merge's output.
+    package static let giveTheMergeAFileName = "give the merged file the name of a file, not of a folder"
     /// Clips differ, or a muted clip's audio cannot take silence, without re-encoding.
     package static let allowReencoding = "allow re-encoding (allowsReencoding)"
     /// The container cannot hold the video codec.
@@ -43,4 +45,67 @@ package enum LibraryHint {
     package static let nameOneByItsID = "name one by its id (X11WindowSelector.id), e.g. "
     /// A replay buffer kept on disk found the disk full.
     package static let replaySpillFull = "free space there, keep the buffer in memory, or give it fewer bytes (maxBytes)"
+    /// Recovering a file where it is cannot write there.
+    package static let recoverIntoWritableFolder = "recover it into a folder you can write to (Recovery.recover(_:to:))"
+    /// Recovering a file needs about as much free space as the recording takes.
+    package static let recoverToAnotherDisk = "free as much space as the recording takes, or recover it to another disk (Recovery.recover(_:to:))"
+    /// A clips folder's manifest is damaged: the clip files themselves can still be merged.
+    package static let mergeTheClipFiles = "merge the clip files with Merger.merge(_:to:)"
+    /// A filter of sound was given where pictures are filtered.
+    package static let videoFiltersOnly = "a VideoFilter changes the picture; `ffmpeg -filters` marks video filters V->V"
+    /// An X server without Composite cannot redirect a window: the screen can still be recorded.
+    package static let recordTheScreenInstead = "record the screen or a region of it instead (the screen source's region), or start the server with Composite"
+
+    /// A recording a crash, a full disk or a failed finish cut off, which ``Recovery`` finalises.
+    package static let finalise = PathHint(before: "finalise ", after: " with Recovery.recover(_:)")
+    /// A GIF recording's intermediate, which ``Recovery`` makes into the GIF.
+    package static let makeTheGIF = PathHint(before: "make ", after: " into the GIF with Recovery.recover(_:)")
+    /// A folder of clips, which `ClipsRecovery` merges into the file they were recorded for.
+    package static let mergeTheClips = PathHint(before: "merge the clips in ", after: " with ClipsRecovery.recover(folder:)")
+    /// A folder of clips whose file cannot be made where it was meant to go.
+    package static let mergeTheClipsElsewhere = PathHint(before: "merge the clips in ", after: " into another file with ClipsRecovery.recover(folder:to:)")
+    /// A look given inside a filter graph, where it cannot stand.
+    package static let giveTheLookAlone = PathHint(before: "give the look alone (VideoFilter.look(.", after: ")), or its graph")
+
+    /// Every hint that names a path (or a value) in its words.
+    package static let withPaths = [finalise, makeTheGIF, mergeTheClips, mergeTheClipsElsewhere, giveTheLookAlone]
+}
+
+/// A library hint that names a file, a folder (or a value) between its words:
+/// `LibraryHint.finalise(url.path)`. The words around it are fixed, so that a command line can
+/// find the hint in an error's text, take the path out and say its own command instead.
+package struct PathHint: Sendable, Hashable {
+    /// The words before the path.
+    package let before: String
+    /// The words after the path: they name the library call that does it. (A command line
+    /// replaces a hint whose words end another's first.)
+    package let after: String
+
+    /// The hint naming `path`.
+    package func callAsFunction(_ path: String) -> String { before + path + after }
+
+    /// `text` with each place this hint is said in it replaced by `replacement(path)`. The path
+    /// runs from the first `before` followed by an absolute path (a library hint's paths are)
+    /// to the next `after`; without one, from the `before` nearest `after`.
+    package func replacing(in text: String, with replacement: (String) -> String) -> String {
+        var result = ""
+        var rest = text[...]
+        while let end = rest.range(of: after) {
+            let head = rest[..<end.lowerBound]
+            var start: Range<Substring.Index>?
+            var from = head.startIndex
+            while let found = head.range(of: before, range: from..<head.endIndex) {
+                if head[found.upperBound...].hasPrefix("/") { start = found; break }
+                from = found.upperBound
+            }
+            if start == nil { start = head.range(of: before, options: .backwards) }
+            if let start {
+                result += rest[..<start.lowerBound] + replacement(String(head[start.upperBound...]))
+            } else {
+                result += rest[..<end.upperBound]
+            }
+            rest = rest[end.upperBound...]
+        }
+        return result + rest
+    }
 }

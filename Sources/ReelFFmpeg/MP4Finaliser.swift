@@ -202,7 +202,7 @@ enum MP4Finaliser {
             written += try commit(file, index: layout.reservation.offset, fault: fault)
         } catch let error as MP4LayoutError {
             throw ReelError(.invalidMedia, "cannot finish finalising \(url.lastPathComponent): \(error.reason)",
-                            hint: "the file plays as it is; reel recover finishes it")
+                            hint: "the file plays as it is; \(LibraryHint.finalise(url.path))")
         }
         return Outcome(bytesWritten: written, indexSize: index.count, reservedSize: room)
     }

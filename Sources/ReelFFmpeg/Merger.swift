@@ -137,7 +137,7 @@ public enum Merger {
         var target = stat()
         guard stat(output.path, &target) == 0 else { return }  // does not exist yet: the folder is checked on creation
         if (target.st_mode & S_IFMT) == S_IFDIR {
-            throw ReelError(.fileExists, "\(output.path) is a folder", hint: "give a file name with -o")
+            throw ReelError(.fileExists, "\(output.path) is a folder", hint: LibraryHint.giveTheMergeAFileName)
         }
         for (i, input) in inputs.enumerated() {
             var s = stat()

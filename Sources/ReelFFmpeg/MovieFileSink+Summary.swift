@@ -11,7 +11,7 @@ extension MovieFileSink {
             try advisingRecoveryWhenFull { try encoder.finish() }
         } catch var error as ReelError where error.code != .insufficientStorage && error.code != .nothingRecorded {
             if configuration.container.isISOBaseMedia || configuration.container == .mkv, Recovery.isCutOff(url) {
-                let kept = "what was recorded is kept in \(url.path); finalise it with: reel recover \(Shell.quoted(url.path))"
+                let kept = "what was recorded is kept in \(url.path); \(LibraryHint.finalise(url.path))"
                 error.hint = error.hint.map { "\($0); \(kept)" } ?? kept
             }
             throw error

@@ -472,15 +472,14 @@ package final class MovieFileSink: PacketSink {
                 error.hint = "the disk filled before anything was recorded; free some space and record again"
                 throw error
             }
-            let recover = "reel recover \(Shell.quoted(url.path))"
             error.hint = configuration.container.isISOBaseMedia
-                ? "finalise what was recorded with: \(recover) (which works on the full disk too)"
-                : "free some disk space, then finalise what was recorded with: \(recover)"
+                ? "\(LibraryHint.finalise(url.path)) (which works on the full disk too)"
+                : "free some disk space, then \(LibraryHint.finalise(url.path))"
             throw error
         } catch var error as ReelError where [.permissionDenied, .ioFailure].contains(error.code) && Recovery.isCutOff(url) {
             // The file cannot be written any more (made immutable, a failing disk): what
             // reached it is kept, and the user is told so rather than to choose another folder.
-            error.hint = "\(url.path) keeps what was recorded up to then; finalise it with: reel recover \(Shell.quoted(url.path))"
+            error.hint = "\(url.path) keeps what was recorded up to then; \(LibraryHint.finalise(url.path))"
             throw error
         }
     }

@@ -191,12 +191,12 @@ public enum Recovery {
             return recovered
         } catch let error as ReelError where destination == nil && error.code == .permissionDenied {
             throw ReelError(.permissionDenied, "cannot finalise \(source.path) where it is: \(error.message)",
-                            hint: "recover it into a folder you can write to (reel recover FILE -o FOLDER)",
+                            hint: LibraryHint.recoverIntoWritableFolder,
                             errno: error.errno, averror: error.averror)
         } catch let error as ReelError where error.code == .insufficientStorage {
             // The recording is as it was; a copy of it needs about as much space as it takes.
             throw ReelError(.insufficientStorage, "no space left to recover \(source.path): \(error.message)",
-                            hint: "free as much space as the recording takes, or recover it to another disk (reel recover FILE -o FOLDER)",
+                            hint: LibraryHint.recoverToAnotherDisk,
                             errno: error.errno, averror: error.averror)
         }
     }

@@ -110,14 +110,14 @@ public struct VideoFilter: Sendable, Hashable, CustomStringConvertible {
         for name in FilterGraphText.filterNames(in: graph) {
             if let look = Look(rawValue: name.lowercased()), avfilter_get_by_name(name) == nil {
                 throw ReelError(.invalidConfiguration, "'\(look.rawValue)' is one of reel's looks, which stand alone: it cannot be part of a graph (in '\(graph)')",
-                                hint: "give the look alone (--filter \(look.rawValue)), or its graph: \(look.graph)")
+                                hint: "\(LibraryHint.giveTheLookAlone(look.rawValue)): \(look.graph)")
             }
             guard !name.isEmpty, let filter = avfilter_get_by_name(name) else { continue }
             // A filter of sound, or one that makes pictures of its own, cannot filter a picture.
             let inputs = avfilter_filter_pad_count(filter, 0)
             if inputs > 0, avfilter_pad_get_type(filter.pointee.inputs, 0) != AVMEDIA_TYPE_VIDEO {
                 throw ReelError(.invalidConfiguration, "'\(name)' is a filter of sound, not of pictures (in '\(graph)')",
-                                hint: "--filter changes the picture; `ffmpeg -filters` marks video filters V->V")
+                                hint: LibraryHint.videoFiltersOnly)
             }
             if inputs == 0, filter.pointee.flags & AVFILTER_FLAG_DYNAMIC_INPUTS == 0 {
                 throw ReelError(.invalidConfiguration, "'\(name)' makes pictures of its own and takes none: it cannot filter the recorded picture (in '\(graph)')",

@@ -123,7 +123,7 @@ public final class X11WindowSource: CaptureSource {
         let screen = try connection.screen()
         guard connection.enableComposite() else {
             throw ReelError(.sourceUnavailable, "the X server at display \(connection.name) has no Composite extension (0.2 or later)",
-                            hint: "record the screen or a region of it instead (--region), or start the server with Composite")
+                            hint: LibraryHint.recordTheScreenInstead)
         }
         let window: X11WindowInfo, size: PixelSize
         if let known = chosen.withLock({ $0 }) {

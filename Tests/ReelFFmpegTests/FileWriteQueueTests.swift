@@ -253,7 +253,7 @@ import ReelTestSupport
         let error = try #require(failure, "1 MB filled up after \(frames) frames")
         #expect(error.code == .insufficientStorage)
         #expect(error.message.hasPrefix("cannot write to full.mp4"), "\(error.message)")
-        #expect(error.hint?.contains("reel recover") == true, "\(error.hint ?? "no hint")")
+        #expect(error.hint?.contains(LibraryHint.finalise(url.path)) == true, "\(error.hint ?? "no hint")")
         // What reached the disk stays: complete fragments, from the first frame on.
         let counters = try MediaProbe.decodeLuma(url, width: size.width, height: size.height).compactMap(\.counter)
         #expect(counters.count >= 15, "\(counters.count) frames kept of \(frames)")

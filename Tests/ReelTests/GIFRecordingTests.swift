@@ -108,7 +108,7 @@ import ReelTestSupport
         let error = await #expect(throws: ReelError.self) { _ = try await recorder.result() }
         #expect(error?.code == .fileExists)
         #expect(error?.hint?.contains("kept in \(intermediate.path)") == true, "\(String(describing: error))")
-        #expect(error?.hint?.contains("reel recover") == true)
+        #expect(error?.hint?.contains(LibraryHint.makeTheGIF(intermediate.path)) == true, "the library call that makes it into the GIF")
         #expect(try Data(contentsOf: url) == Data("mine".utf8), "the file put there stays")
         #expect(Recovery.isFinished(intermediate), "the recording is a complete MP4")
         let frames = try #require(try MediaProbe.probe(intermediate).videoStreams.first?.frameCount)
