@@ -15,9 +15,11 @@ extension CameraRecorder {
         case progress(recorded: MediaTime, progress: Double)
         /// The take reached ``CameraRecorder/maxRecordedDuration`` and ended: nothing more is
         /// recorded (``CameraRecorder/record()`` throws `limitReached`); capture goes on until
-        /// ``CameraRecorder/stop()``. The merge follows (``mergeFinished(_:)``).
+        /// ``CameraRecorder/stop()`` (or, after ``CameraRecorder/stopRecording()``, the next
+        /// ``CameraRecorder/record()`` begins a new take). The merge follows (``mergeFinished(_:)``).
         case limitReached(recorded: MediaTime)
-        /// The take's clips were merged into one file (at the limit, or at the stop, with
+        /// The take's clips were merged into one file (at the limit, at ``CameraRecorder/stopRecording()``
+        /// or at the stop, with
         /// ``CameraRecorder/mergesClipsAutomatically``): what the file holds.
         case mergeFinished(RecordingSummary)
         /// The take's recording failed; what was recorded stays on disk (the hint says where).

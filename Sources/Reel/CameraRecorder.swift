@@ -20,7 +20,9 @@ import Synchronization
 /// preview window or a live frames output) without recording; ``record()`` starts a clip and
 /// ``pause()`` ends it. ``stop()`` ends capture and, when ``mergesClipsAutomatically``, merges
 /// the clips into ``outputURL`` (a dated file in ``Recorder/defaultOutputDirectory(environment:)`` unless set);
-/// the recorder can then ``start()`` a new take. ``progress``, ``recordedDuration``,
+/// the recorder can then ``start()`` a new take. ``stopRecording()`` ends a take while the camera
+/// runs on (as `AVCaptureMovieFileOutput.stopRecording()` does): the preview and live frames go
+/// on, and the next ``record()`` begins a new take into a new file. ``progress``, ``recordedDuration``,
 /// ``isRecording``, ``isPaused`` and ``hasReachedLimit`` are observable (Observation), updated
 /// at each frame; ``events`` and the ``delegate`` say when a clip starts and ends, the limit is
 /// reached, the merge is done or the recording failed.
@@ -28,19 +30,23 @@ import Synchronization
 /// When the take reaches ``maxRecordedDuration`` it ends by itself: ``hasReachedLimit``
 /// becomes true, ``isRecording`` and ``isPaused`` false, ``Event/limitReached(recorded:)``
 /// comes, the clips are merged (``Event/mergeFinished(_:)``), and ``record()`` throws
-/// `limitReached`. Capture and the preview go on until ``stop()``, which returns the take.
+/// `limitReached`. Capture and the preview go on until ``stop()``, which returns the take, or
+/// ``stopRecording()`` returns it and the next ``record()`` begins a new one.
 public final class CameraRecorder: Observable, @unchecked Sendable {
     /// The camera.
     public let camera: any CameraSource
     /// The microphone (or any audio source), if sound is recorded.
     public let microphone: (any CaptureSource)?
 
-    private struct State {
+    struct State {
         var settings: Recorder.Settings
         var mergesClipsAutomatically = true
         var outputURL: URL?
         var previewOutputs: [any CaptureOutput] = []
         var session: CaptureSession?
+        /// The session's output the takes record through.
+        var takeOutput: TakeOutput?
+        /// The take's recorder; `nil` between takes (after ``stopRecording()``).
         var recorder: Recorder?
         /// The take's clips once its recorder made them; after ``stop()``, the last take's.
         var clips: RecordingSession?
@@ -54,16 +60,29 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         var pump: Task<Void, Never>?
         /// What observers were last told.
         var published = Published()
+
+        /// A take begins: `recorder` records it into `url`, its events passed on by `pump`.
+        mutating func begin(_ recorder: Recorder, url: URL, merges: Bool, pump: Task<Void, Never>) {
+            self.recorder = recorder
+            clips = nil
+            takeURL = url
+            takeMerges = merges
+            take.started()
+            reported = nil
+            self.pump = pump
+        }
     }
-    private struct Published: Equatable {
+    struct Published: Equatable {
         var recorded = MediaTime.zero
         var progress = 0.0
         var isRecording = false
         var isPaused = false
         var hasReachedLimit = false
     }
-    private let state: Mutex<State>
-    private let clock: any MediaClock
+    let state: Mutex<State>
+    let clock: any MediaClock
+    /// The record, pause and stop-recording buttons, one press at a time.
+    let buttons = NSLock()
     private let registrar = ObservationRegistrar()
     private let delegateBox = Mutex<WeakDelegate>(WeakDelegate())
     private struct WeakDelegate: @unchecked Sendable { weak var delegate: (any CameraRecorderDelegate)? }
@@ -111,7 +130,7 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         set { state.withLock { $0.settings.maxRecordedDuration = newValue } }
     }
 
-    /// Whether the end of a take (``stop()``, or its limit) merges the clips into one file
+    /// Whether the end of a take (``stop()``, ``stopRecording()``, or its limit) merges the clips into one file
     /// (else they stay in their folder: see ``recordingSession``).
     public var mergesClipsAutomatically: Bool {
         get { state.withLock { $0.mergesClipsAutomatically } }
@@ -119,7 +138,8 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
     }
 
     /// Where the merged file goes; `nil`: a new dated file in ``Recorder/defaultOutputDirectory(environment:)``
-    /// for each take.
+    /// for each take. Read when a take begins (``start()``, or the first ``record()`` after
+    /// ``stopRecording()``): give each take its own.
     public var outputURL: URL? {
         get { state.withLock { $0.outputURL } }
         set { state.withLock { $0.outputURL = newValue } }
@@ -151,7 +171,7 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
     public func previewModel(_ settings: LiveFrames.Settings = LiveFrames.Settings()) -> LiveFrameModel {
         live.model(settings)
     }
-    private let live = LiveFrames()
+    let live = LiveFrames()
 
     /// Adds an output that sees the camera's pictures (and sound) from ``start()`` on, recording
     /// or not: a ``SampleHandlerOutput``, a live frames output, a preview window. Before
@@ -183,7 +203,8 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         return current().isRecording
     }
 
-    /// Whether capture runs with recording paused (after ``start()`` or ``pause()``).
+    /// Whether capture runs with the take's recording paused (after ``start()`` or ``pause()``;
+    /// not between takes, after ``stopRecording()``).
     public var isPaused: Bool {
         registrar.access(self, keyPath: \.isPaused)
         return current().isPaused
@@ -197,14 +218,15 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
     }
 
     /// Whether ``record()`` would start a clip now: capture runs, no clip is being recorded, and
-    /// the take has neither reached its limit nor failed.
+    /// the take has neither reached its limit nor failed (or it has ended at
+    /// ``stopRecording()``: the next begins).
     public var canRecord: Bool { state.withLock { $0.take.canRecord } }
 
     /// Whether capture runs.
     public var isRunning: Bool { state.withLock { $0.session != nil } }
 
     /// This take's clips (NextLevel's session): from the first ``record()`` until the next
-    /// ``start()``, so after ``stop()`` too. Remove or mute clips there and merge them again
+    /// take begins, so after ``stop()`` and ``stopRecording()`` too. Remove or mute clips there and merge them again
     /// with ``RecordingSession/merge(to:allowsReencoding:overwrite:progress:)``.
     public var recordingSession: RecordingSession? { state.withLock { $0.recorder?.recordingSession ?? $0.clips } }
 
@@ -217,7 +239,7 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
     public var currentOutputURL: URL? { state.withLock { $0.takeURL } }
 
     /// The observed values now.
-    private func current() -> Published {
+    func current() -> Published {
         let (clips, take, limit) = state.withLock { s in (s.recorder?.recordingSession ?? s.clips, s.take, s.settings.maxRecordedDuration) }
         var now = Published()
         now.recorded = clips?.totalDuration ?? .zero
@@ -233,7 +255,7 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
     }
 
     /// Tells observers what changed since they were last told.
-    private func publish() {
+    func publish() {
         let now = current()
         let before = state.withLock { s -> Published in
             defer { s.published = now }
@@ -248,194 +270,12 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
     }
 
     /// Hands `event` to the stream and the delegate.
-    private func emit(_ event: Event) {
+    func emit(_ event: Event) {
         continuation.yield(event)
         if let delegate {
             delegateQueue.async { delegate.receive(event, from: self) }
         }
     }
-
-    // MARK: Taking
-
-    /// Starts capture and the preview outputs without recording.
-    ///
-    /// - Throws: `.alreadyRunning` if capture runs; the camera's or microphone's error if it
-    ///   cannot start; `.fileExists` if ``outputURL`` exists (unless the settings allow
-    ///   overwriting).
-    public func start() async throws {
-        let (settings, outputs, explicit, merges) = try state.withLock { s -> (Recorder.Settings, [any CaptureOutput], URL?, Bool) in
-            guard s.session == nil else { throw ReelError(.alreadyRunning, "the camera recorder is already running") }
-            return (s.settings, s.previewOutputs, s.outputURL, s.mergesClipsAutomatically)
-        }
-        var take = settings
-        take.pauseMode = .clips
-        take.mergesClipsAtEnd = merges
-        let url: URL
-        if let explicit {
-            url = explicit
-        } else {
-            let folder = Recorder.defaultOutputDirectory()
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            url = try Recorder.newDatedFile(in: folder, container: take.container ?? .mp4)
-        }
-        let session = CaptureSession(clock: clock)
-        try session.addInput(camera)
-        if let microphone { try session.addInput(microphone) }
-        let recorder = Recorder(url: url, settings: take)
-        // Nothing is recorded until `record()`: the first clip starts then.
-        recorder.pause(at: .zero)
-        try session.addOutput(recorder)
-        for output in outputs { try session.addOutput(output) }
-        try session.addOutput(live, connectedTo: [camera])
-        try session.addOutput(ProgressTap(owner: self), connectedTo: [camera])
-        if let connection = session.connection(for: camera) { look.attach(connection) }
-        let pump = Task { [weak self] in
-            for await event in recorder.events { self?.handle(event, merges: merges) }
-        }
-        state.withLock { s in
-            s.session = session
-            s.recorder = recorder
-            s.clips = nil
-            s.takeURL = url
-            s.takeMerges = merges
-            s.take.started()
-            s.reported = nil
-            s.pump = pump
-        }
-        publish()
-        do {
-            try await session.start()
-        } catch {
-            pump.cancel()
-            look.attach(nil)
-            state.withLock { s in
-                s.session = nil
-                s.recorder = nil
-                s.pump = nil
-                s.take.stopped()
-            }
-            publish()
-            throw error
-        }
-    }
-
-    /// Starts recording a clip (the first, or the next after a pause).
-    ///
-    /// - Throws: `.notRunning` before ``start()``; `.limitReached` once the take has reached
-    ///   ``maxRecordedDuration``; the take's error if its recording failed.
-    public func record() throws {
-        try press { try $0.record() } then: { try $0.record() }
-    }
-
-    /// ReplayKit's name for ``record()`` after a pause.
-    public func resumeRecording() throws { try record() }
-
-    /// Ends the clip being recorded; capture and the preview outputs go on.
-    ///
-    /// - Throws: `.notRunning` before ``start()``; `.limitReached` once the take has reached
-    ///   ``maxRecordedDuration``.
-    public func pause() throws {
-        try press { try $0.pause() } then: { try $0.pause() }
-    }
-
-    /// The record or pause button: the take's transition, then the recorder's. A recorder that
-    /// ended by itself before the take saw it (its limit reached between two pictures) makes
-    /// the take end too, and the error say why.
-    private func press(_ transition: (inout CameraTake) throws -> Void, then act: (Recorder) throws -> Void) throws {
-        let (recorder, before) = try state.withLock { s -> (Recorder?, CameraTake) in
-            let before = s.take
-            try transition(&s.take)
-            return (s.recorder, before)
-        }
-        do {
-            if let recorder { try act(recorder) }
-        } catch {
-            let ended = state.withLock { s -> Bool in
-                s.take = before
-                guard let limit = s.settings.maxRecordedDuration, let clips = s.recorder?.recordingSession,
-                      s.take.recorded(clips.totalDuration, limit: limit) else { return false }
-                return true
-            }
-            publish()
-            if ended {
-                emit(.limitReached(recorded: recordedDuration))
-                var take = state.withLock { $0.take }
-                try transition(&take)   // throws why: the limit
-            }
-            throw error
-        }
-        publish()
-    }
-
-    /// Removes the last clip of this take (its file too), while paused or after ``stop()``.
-    /// After a stop that merged the clips, the merged file is left as it is (the clip's file
-    /// went with the merge): merge the rest again with ``recordingSession``.
-    ///
-    /// Right after ``pause()`` the clip just ended is still being finished: it is not in
-    /// ``clips`` yet (it comes with ``Event/clipCompleted(_:)``). An undo then removes that
-    /// clip: its time leaves ``recordedDuration`` and ``progress`` at once, its file goes when
-    /// it is finished, and it is never reported completed. An app's clip list drawn from
-    /// ``clips`` (or from the completed events) and its undo button are right either way.
-    ///
-    /// - Throws: `.notRunning` before the first take; `.invalidConfiguration` when the take has
-    ///   no clips and none being finished.
-    public func removeLastClip() throws {
-        guard let clips = recordingSession else {
-            throw ReelError(.notRunning, "there are no clips: the camera recorder has not recorded a take", hint: "start() and record() first")
-        }
-        try clips.removeLastClip()
-        state.withLock { $0.reported = nil }
-        publish()
-    }
-
-    /// Removes every clip of this take (their files too).
-    public func removeAllClips() {
-        recordingSession?.removeAllClips()
-        state.withLock { $0.reported = nil }
-        publish()
-    }
-
-    /// Stops capture and finishes the take: the clips merged into ``currentOutputURL`` (with
-    /// ``mergesClipsAutomatically``; without, the summary's `url` is the clips' folder and the
-    /// files are in ``clips``). Returns `nil` when nothing was recorded. Every event of the take
-    /// has been delivered when it returns. The recorder can ``start()`` again for a new take.
-    public func stop() async throws -> RecordingSummary? {
-        guard let (session, recorder, pump) = state.withLock({ s -> (CaptureSession, Recorder, Task<Void, Never>?)? in
-            guard let session = s.session, let recorder = s.recorder else { return nil }
-            s.take.stopped()
-            return (session, recorder, s.pump)
-        }) else {
-            return nil
-        }
-        publish()
-        await session.stop()
-        defer {
-            look.attach(nil)
-            state.withLock { s in
-                s.clips = recorder.recordingSession
-                s.session = nil
-                s.recorder = nil
-                s.pump = nil
-            }
-            publish()
-        }
-        let outcome: Result<RecordingSummary, any Error>
-        do {
-            outcome = .success(try await recorder.result())
-        } catch {
-            outcome = .failure(error)
-        }
-        await pump?.value
-        switch outcome {
-        case .success(let summary): return summary
-        case .failure(let error as ReelError) where error.code == .nothingRecorded: return nil
-        case .failure(let error): throw error
-        }
-    }
-
-    /// Gives the take up at once, as a process does that ends without stopping it: see
-    /// ``Recorder/abort()`` (the clips stay in their folder). `nil` when not running.
-    public func abort() -> RecordingFile.AbortReport? { state.withLock { $0.recorder }?.abort() }
 
     // MARK: Progress and the take's events
 
@@ -463,7 +303,7 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
     }
 
     /// One of the take's recorder's events.
-    private func handle(_ event: RecordingEvent, merges: Bool) {
+    func handle(_ event: RecordingEvent, merges: Bool) {
         switch event {
         case .clipStarted(let index):
             emit(.clipStarted(index: index))
@@ -485,7 +325,7 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
 }
 
 /// Tells a camera recorder of each of the camera's pictures.
-private final class ProgressTap: CaptureOutput, @unchecked Sendable {
+final class ProgressTap: CaptureOutput, @unchecked Sendable {
     // Weak, so a tap left in a session keeps no recorder alive; set once, read on capture threads.
     private weak var owner: CameraRecorder?
     init(owner: CameraRecorder) { self.owner = owner }

@@ -2,8 +2,8 @@ import Foundation
 
 /// Where a ``CameraRecorder``'s take is, as a value whose transitions say what to do.
 ///
-/// stopped → (start) paused ⇄ recording → (limit) limitReached, or failed; any → (stop)
-/// stopped. The recorder keeps one behind its lock and calls the record button's transitions
+/// stopped → (start) paused ⇄ recording → (limit) limitReached, or failed; any of those →
+/// (stopRecording) betweenTakes → (record: a new take) paused; any → (stop) stopped. The recorder keeps one behind its lock and calls the record button's transitions
 /// (``record()``, ``pause()``) before it asks its ``Recorder``, so that a take at its limit or
 /// failed says so instead of the recorder's "not recording".
 struct CameraTake: Sendable, Equatable {
@@ -18,6 +18,9 @@ struct CameraTake: Sendable, Equatable {
         case limitReached
         /// The take's recording failed; capture runs on.
         case failed(ReelError)
+        /// Capture runs; the last take has ended (``CameraRecorder/stopRecording()``) and the
+        /// next begins at ``CameraRecorder/record()``.
+        case betweenTakes
     }
 
     private(set) var phase: Phase = .stopped
@@ -27,7 +30,7 @@ struct CameraTake: Sendable, Equatable {
     var hasReachedLimit: Bool { phase == .limitReached }
 
     /// Whether ``record()`` would start a clip.
-    var canRecord: Bool { phase == .paused }
+    var canRecord: Bool { phase == .paused || phase == .betweenTakes }
 
     /// A take began (capture runs, nothing recorded yet).
     mutating func started() { phase = .paused }
@@ -50,11 +53,11 @@ struct CameraTake: Sendable, Equatable {
             throw ReelError(.notRunning, "cannot \(what): the camera recorder is not running", hint: "call start() first")
         case .limitReached:
             throw ReelError(.limitReached, "cannot \(what): the take has reached its limit (maxRecordedDuration)",
-                            hint: "stop() to finish the take, then start() a new one, or raise maxRecordedDuration before starting")
+                            hint: "stopRecording() ends the take while capture goes on, and record() then begins a new one; or raise maxRecordedDuration before the take")
         case .failed(let error):
             throw ReelError(error.code, "cannot \(what): the take failed: \(error.message)",
-                            hint: error.hint ?? "stop() and start() a new take")
-        case .paused, .recording:
+                            hint: error.hint ?? "stopRecording(), then record() a new take")
+        case .paused, .recording, .betweenTakes:
             break
         }
     }
@@ -77,8 +80,14 @@ struct CameraTake: Sendable, Equatable {
 
     /// The recorder failed.
     mutating func failed(_ error: ReelError) {
-        guard phase != .stopped else { return }
+        guard phase != .stopped, phase != .betweenTakes else { return }
         phase = .failed(error)
+    }
+
+    /// The take ended while capture goes on.
+    mutating func ended() {
+        guard phase != .stopped else { return }
+        phase = .betweenTakes
     }
 
     /// The take was stopped.

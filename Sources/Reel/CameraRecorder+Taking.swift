@@ -1,0 +1,271 @@
+import Foundation
+
+/// Capture and takes: ``CameraRecorder/start()`` and ``CameraRecorder/stop()`` run the camera;
+/// ``CameraRecorder/record()`` and ``CameraRecorder/pause()`` make a take's clips;
+/// ``CameraRecorder/stopRecording()`` ends a take while the camera runs on, and the next
+/// ``CameraRecorder/record()`` begins another into a new file.
+extension CameraRecorder {
+    // MARK: Taking
+
+    /// Starts capture and the preview outputs without recording.
+    ///
+    /// - Throws: `.alreadyRunning` if capture runs; the camera's or microphone's error if it
+    ///   cannot start; `.fileExists` if ``outputURL`` exists (unless the settings allow
+    ///   overwriting).
+    public func start() async throws {
+        let outputs = try state.withLock { s -> [any CaptureOutput] in
+            guard s.session == nil else { throw ReelError(.alreadyRunning, "the camera recorder is already running") }
+            return s.previewOutputs
+        }
+        let (recorder, url, merges) = try newTake()
+        let session = CaptureSession(clock: clock)
+        try session.addInput(camera)
+        if let microphone { try session.addInput(microphone) }
+        let output = TakeOutput(recording: recorder)
+        try session.addOutput(output)
+        for output in outputs { try session.addOutput(output) }
+        try session.addOutput(live, connectedTo: [camera])
+        try session.addOutput(ProgressTap(owner: self), connectedTo: [camera])
+        if let connection = session.connection(for: camera) { look.attach(connection) }
+        let pump = pumpEvents(of: recorder, merges: merges)
+        state.withLock { s in
+            s.session = session
+            s.takeOutput = output
+            s.begin(recorder, url: url, merges: merges, pump: pump)
+        }
+        publish()
+        do {
+            try await session.start()
+        } catch {
+            pump.cancel()
+            look.attach(nil)
+            state.withLock { s in
+                s.session = nil
+                s.takeOutput = nil
+                s.recorder = nil
+                s.pump = nil
+                s.take.stopped()
+            }
+            publish()
+            throw error
+        }
+    }
+
+    /// A take's recorder, not yet prepared: into ``outputURL`` (or a new dated file in the
+    /// videos folder), clips on, nothing recorded until ``record()``.
+    private func newTake() throws -> (Recorder, URL, merges: Bool) {
+        let (settings, explicit, merges) = state.withLock { s in (s.settings, s.outputURL, s.mergesClipsAutomatically) }
+        var take = settings
+        take.pauseMode = .clips
+        take.mergesClipsAtEnd = merges
+        let url: URL
+        if let explicit {
+            url = explicit
+        } else {
+            let folder = Recorder.defaultOutputDirectory()
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            url = try Recorder.newDatedFile(in: folder, container: take.container ?? .mp4)
+        }
+        let recorder = Recorder(url: url, settings: take)
+        // Nothing is recorded until `record()`: the first clip starts then.
+        recorder.pause(at: .zero)
+        return (recorder, url, merges)
+    }
+
+    /// The take's recorder's events, passed on until it finishes.
+    private func pumpEvents(of recorder: Recorder, merges: Bool) -> Task<Void, Never> {
+        Task { [weak self] in
+            for await event in recorder.events { self?.handle(event, merges: merges) }
+        }
+    }
+
+    /// Starts recording a clip (the first, or the next after a pause). After
+    /// ``stopRecording()`` this begins a new take, into ``outputURL`` as it is set now (or a new
+    /// dated file in the videos folder), while the camera runs on as it did.
+    ///
+    /// - Throws: `.notRunning` before ``start()``; `.limitReached` once the take has reached
+    ///   ``maxRecordedDuration``; the take's error if its recording failed; for a new take,
+    ///   `.fileExists` if ``outputURL`` exists (unless the settings allow overwriting).
+    public func record() throws {
+        try buttons.withLock {
+            if state.withLock({ $0.take.phase == .betweenTakes }) { try beginNextTake() }
+            try press { try $0.record() } then: { try $0.record() }
+        }
+    }
+
+    /// Begins a take while capture runs: its recorder prepared in the running session.
+    private func beginNextTake() throws {
+        guard let output = state.withLock({ $0.takeOutput }) else {
+            throw ReelError(.notRunning, "the camera recorder is not running", hint: "call start() first")
+        }
+        let (recorder, url, merges) = try newTake()
+        try output.attach(recorder)
+        let pump = pumpEvents(of: recorder, merges: merges)
+        state.withLock { $0.begin(recorder, url: url, merges: merges, pump: pump) }
+        publish()
+    }
+
+    /// ReplayKit's name for ``record()`` after a pause.
+    public func resumeRecording() throws { try record() }
+
+    /// Ends the clip being recorded; capture and the preview outputs go on.
+    ///
+    /// - Throws: `.notRunning` before ``start()``; `.limitReached` once the take has reached
+    ///   ``maxRecordedDuration``.
+    public func pause() throws {
+        try buttons.withLock {
+            try press { try $0.pause() } then: { try $0.pause() }
+        }
+    }
+
+    /// The record or pause button: the take's transition, then the recorder's. A recorder that
+    /// ended by itself before the take saw it (its limit reached between two pictures) makes
+    /// the take end too, and the error say why.
+    private func press(_ transition: (inout CameraTake) throws -> Void, then act: (Recorder) throws -> Void) throws {
+        let (recorder, before) = try state.withLock { s -> (Recorder?, CameraTake) in
+            let before = s.take
+            try transition(&s.take)
+            return (s.recorder, before)
+        }
+        do {
+            if let recorder { try act(recorder) }
+        } catch {
+            let ended = state.withLock { s -> Bool in
+                s.take = before
+                guard let limit = s.settings.maxRecordedDuration, let clips = s.recorder?.recordingSession,
+                      s.take.recorded(clips.totalDuration, limit: limit) else { return false }
+                return true
+            }
+            publish()
+            if ended {
+                emit(.limitReached(recorded: recordedDuration))
+                var take = state.withLock { $0.take }
+                try transition(&take)   // throws why: the limit
+            }
+            throw error
+        }
+        publish()
+    }
+
+    /// Ends the take while the camera runs on: what `AVCaptureMovieFileOutput.stopRecording()`
+    /// does. The clip being recorded ends, the take's clips are merged into
+    /// ``currentOutputURL`` (with ``mergesClipsAutomatically``; without, the summary's `url` is
+    /// the clips' folder) and its summary returned, every event of the take delivered. Capture,
+    /// the preview outputs and ``previewFrames(_:)`` go on without a pause; ``clips`` and
+    /// ``recordingSession`` keep the ended take's clips until the next ``record()`` begins a new
+    /// take into a new file. Returns `nil` when the take recorded nothing (and leaves no file),
+    /// or when no take is going on.
+    ///
+    /// - Throws: `.notRunning` before ``start()``; the take's error if its recording failed
+    ///   (the take ends all the same, and the next ``record()`` begins a new one).
+    public func stopRecording() async throws -> RecordingSummary? {
+        let ended = try buttons.withLock {
+            try state.withLock { s -> (Recorder, Task<Void, Never>?)? in
+                guard s.session != nil, let output = s.takeOutput else {
+                    throw ReelError(.notRunning, "cannot stop recording: the camera recorder is not running", hint: "call start() first")
+                }
+                guard let recorder = s.recorder, s.take.phase != .betweenTakes else { return nil }
+                _ = output.detach()
+                s.take.ended()
+                return (recorder, s.pump)
+            }
+        }
+        guard let (recorder, pump) = ended else { return nil }
+        publish()
+        await recorder.finish()
+        let outcome: Result<RecordingSummary, any Error>
+        do {
+            outcome = .success(try await recorder.result())
+        } catch {
+            outcome = .failure(error)
+        }
+        await pump?.value
+        state.withLock { s in
+            // Unless a stop came meanwhile and took the take's clips itself.
+            if s.recorder === recorder {
+                s.clips = recorder.recordingSession
+                s.recorder = nil
+                s.pump = nil
+            }
+        }
+        publish()
+        switch outcome {
+        case .success(let summary): return summary
+        case .failure(let error as ReelError) where error.code == .nothingRecorded: return nil
+        case .failure(let error): throw error
+        }
+    }
+
+    /// Removes the last clip of this take (its file too), while paused or after ``stop()``.
+    /// After a stop that merged the clips, the merged file is left as it is (the clip's file
+    /// went with the merge): merge the rest again with ``recordingSession``.
+    ///
+    /// Right after ``pause()`` the clip just ended is still being finished: it is not in
+    /// ``clips`` yet (it comes with ``Event/clipCompleted(_:)``). An undo then removes that
+    /// clip: its time leaves ``recordedDuration`` and ``progress`` at once, its file goes when
+    /// it is finished, and it is never reported completed. An app's clip list drawn from
+    /// ``clips`` (or from the completed events) and its undo button are right either way.
+    ///
+    /// - Throws: `.notRunning` before the first take; `.invalidConfiguration` when the take has
+    ///   no clips and none being finished.
+    public func removeLastClip() throws {
+        guard let clips = recordingSession else {
+            throw ReelError(.notRunning, "there are no clips: the camera recorder has not recorded a take", hint: "start() and record() first")
+        }
+        try clips.removeLastClip()
+        state.withLock { $0.reported = nil }
+        publish()
+    }
+
+    /// Removes every clip of this take (their files too).
+    public func removeAllClips() {
+        recordingSession?.removeAllClips()
+        state.withLock { $0.reported = nil }
+        publish()
+    }
+
+    /// Stops capture and finishes the take: the clips merged into ``currentOutputURL`` (with
+    /// ``mergesClipsAutomatically``; without, the summary's `url` is the clips' folder and the
+    /// files are in ``clips``). Returns `nil` when nothing was recorded, or when the last take
+    /// ended at ``stopRecording()`` and no new one began. Every event of the take has been
+    /// delivered when it returns. The recorder can ``start()`` again for a new take.
+    public func stop() async throws -> RecordingSummary? {
+        guard let (session, recorder, pump) = state.withLock({ s -> (CaptureSession, Recorder?, Task<Void, Never>?)? in
+            guard let session = s.session else { return nil }
+            s.take.stopped()
+            return (session, s.recorder, s.pump)
+        }) else {
+            return nil
+        }
+        publish()
+        await session.stop()
+        defer {
+            look.attach(nil)
+            state.withLock { s in
+                if let recorder { s.clips = recorder.recordingSession }
+                s.session = nil
+                s.takeOutput = nil
+                s.recorder = nil
+                s.pump = nil
+            }
+            publish()
+        }
+        guard let recorder else { return nil }
+        let outcome: Result<RecordingSummary, any Error>
+        do {
+            outcome = .success(try await recorder.result())
+        } catch {
+            outcome = .failure(error)
+        }
+        await pump?.value
+        switch outcome {
+        case .success(let summary): return summary
+        case .failure(let error as ReelError) where error.code == .nothingRecorded: return nil
+        case .failure(let error): throw error
+        }
+    }
+
+    /// Gives the take up at once, as a process does that ends without stopping it: see
+    /// ``Recorder/abort()`` (the clips stay in their folder). `nil` when not running.
+    public func abort() -> RecordingFile.AbortReport? { state.withLock { $0.recorder }?.abort() }
+}
