@@ -27,7 +27,7 @@ internal import CSDL2
 /// with YUV pictures uploaded as textures as they are (BT.709, as Reel records them).
 /// Opening the window needs a display (`$DISPLAY`, or `$WAYLAND_DISPLAY` through XWayland):
 /// without one, adding it to a starting session fails with a clear error, and
-/// ``canOpen()`` tells beforehand.
+/// ``canOpen(display:)`` tells beforehand.
 public final class PreviewWindow: CaptureOutput {
     /// Called on the window's thread for each key pressed and for the window being closed
     /// (``Key/stop``). Keys that come while it is not set (a window closed at once, before
@@ -129,7 +129,7 @@ public final class PreviewWindow: CaptureOutput {
 
     /// Filters the picture in the window only (`nil`: none): what is recorded stays as it is.
     /// A filter for everything that sees a source goes on the session
-    /// (``CaptureSession/setVideoFilter(_:for:at:)``). Takes effect at the next picture.
+    /// (``Reel/CaptureSession/setVideoFilter(_:for:at:)``). Takes effect at the next picture.
     public func setVideoFilter(_ filter: VideoFilter?) {
         filterControl.setFilter(filter)
     }
