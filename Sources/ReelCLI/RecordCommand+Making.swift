@@ -173,15 +173,19 @@ extension RecordCommand {
                 }
                 sources.append(WaylandScreenSource(frameRate: options.frameRate, drawsCursor: options.drawsCursor, sharesWindow: true))
             case .x11(let display):
-                var region = options.region
                 if options.picksRegion {
                     console.err("reel: drag a rectangle over the part of the screen to record (the pointer and the keyboard are grabbed until then; Esc or Ctrl-C gives up)")
-                    let picked = try X11ScreenSource.pickRegion(display: display, isCancelled: isCancelled)
-                    console.err("reel: region \(picked) (to use it again without dragging: --region \(picked))")
-                    region = picked
+                    // The source captures on the connection the region was picked on.
+                    let picked = try X11ScreenSource.pickingRegion(display: display, frameRate: options.frameRate,
+                                                                   drawsCursor: options.drawsCursor, isCancelled: isCancelled)
+                    if let region = picked.region {
+                        console.err("reel: region \(region) (to use it again without dragging: --region \(region))")
+                    }
+                    sources.append(picked)
+                } else {
+                    sources.append(X11ScreenSource(display: display, region: options.region, frameRate: options.frameRate,
+                                                   drawsCursor: options.drawsCursor))
                 }
-                sources.append(X11ScreenSource(display: display, region: region, frameRate: options.frameRate,
-                                               drawsCursor: options.drawsCursor))
             case .wayland where options.picksRegion:
                 throw ReelError(.invalidConfiguration, "on Wayland the desktop portal's own dialog chooses what is shared, so there is no region to drag",
                                 hint: "leave out --region pick and choose the screen or a window in the portal's dialog (--screen-choose asks again)")

@@ -8,6 +8,11 @@ extension X11ScreenSource {
     /// until the button is released; Escape or Ctrl-C gives up. On Wayland the desktop portal's
     /// own dialog chooses what is shared instead (``WaylandScreenSource``).
     ///
+    /// The connection the region was picked on closes when this returns: to record or take a
+    /// picture of the region, ``pickingRegion(display:frameRate:drawsCursor:isCancelled:)``
+    /// gives a source that keeps it (a bare X server, such as an Xvfb started without
+    /// `-noreset`, resets when its last client leaves, and a connection made then fails).
+    ///
     /// - Throws: `.sourceUnavailable` when no X server answers, when Escape or Ctrl-C gave up or
     ///   `isCancelled` turned true (nothing was picked), or another program holds the pointer
     ///   or the keyboard; `.invalidConfiguration` for a rectangle under 16x16 pixels.
@@ -15,8 +20,36 @@ extension X11ScreenSource {
         try pickRegion(display: display, server: SystemX11Server(), isCancelled: isCancelled)
     }
 
+    /// Lets the user choose a region by hand as ``pickRegion(display:isCancelled:)`` does, and
+    /// returns a source for it (its ``region`` is the one picked) that captures on the
+    /// connection the region was picked on: no moment passes without this program connected
+    /// to the server between the pick and the capture, so an X server that resets when its
+    /// last client leaves (an Xvfb without `-noreset`, whose other clients may be gone once
+    /// the drag is over) is still there. The connection is let go by ``stop()``.
+    ///
+    /// - Throws: what ``pickRegion(display:isCancelled:)`` throws.
+    public static func pickingRegion(display: String? = nil, frameRate: FrameRate = FrameRate(30), drawsCursor: Bool = true,
+                                     isCancelled: @escaping @Sendable () -> Bool = { false }) throws -> X11ScreenSource {
+        try pickingRegion(display: display, frameRate: frameRate, drawsCursor: drawsCursor, server: SystemX11Server(), isCancelled: isCancelled)
+    }
+
+    /// ``pickingRegion(display:frameRate:drawsCursor:isCancelled:)`` on a given server.
+    package static func pickingRegion(display: String?, frameRate: FrameRate, drawsCursor: Bool, server: any X11Server,
+                                      isCancelled: @escaping @Sendable () -> Bool) throws -> X11ScreenSource {
+        let (region, connection) = try pick(display: display, server: server, isCancelled: isCancelled)
+        let source = X11ScreenSource(display: display, region: region, frameRate: frameRate, drawsCursor: drawsCursor, server: server)
+        source.keep(connection)
+        return source
+    }
+
     /// ``pickRegion(display:isCancelled:)`` on a given server (a ``ScriptedX11Server`` in tests).
     package static func pickRegion(display: String?, server: any X11Server, isCancelled: @escaping @Sendable () -> Bool) throws -> PixelRect {
+        try pick(display: display, server: server, isCancelled: isCancelled).region
+    }
+
+    /// The region picked and the connection it was picked on.
+    private static func pick(display: String?, server: any X11Server, isCancelled: @escaping @Sendable () -> Bool) throws
+        -> (region: PixelRect, connection: any X11Display) {
         let connection = try server.connect(display: display, isCancelled: isCancelled)
         let screen = try connection.screen()
         switch connection.pickRegion(of: screen.root, isCancelled: isCancelled) {
@@ -29,7 +62,7 @@ extension X11ScreenSource {
                 throw ReelError(.invalidConfiguration, "the region dragged on display \(connection.name) (\(rect)) is smaller than 16x16 pixels",
                                 hint: "drag a larger rectangle")
             }
-            return rect
+            return (rect, connection)
         case .givenUp:
             throw ReelError(.sourceUnavailable, "no region was picked on display \(connection.name): Escape or Ctrl-C gave up",
                             hint: "nothing was recorded; start again and drag a rectangle with the first button")

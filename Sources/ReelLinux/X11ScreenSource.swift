@@ -38,6 +38,11 @@ public final class X11ScreenSource: CaptureSource {
     private let allowsSharedMemory: Bool
     private let server: any X11Server
     private let thread = CaptureThread<X11Capture>(threadName: "reel.x11")
+    /// The connection ``prepare()`` (or the pick of ``pickingRegion(display:frameRate:drawsCursor:isCancelled:)``)
+    /// made, kept until the capture takes it over or ``stop()``: an X server started without
+    /// `-noreset` (a bare Xvfb) resets when its last client leaves, and a new connection made
+    /// meanwhile fails or is cut.
+    private let kept = Mutex<(any X11Display)?>(nil)
 
     /// How many frames may be in flight at once (captured and not yet released downstream).
     static let poolCapacity = 5
@@ -77,12 +82,15 @@ public final class X11ScreenSource: CaptureSource {
     }
 
     /// Connects to the display, checks that its screen is a 32-bit one and that the region
-    /// lies inside it, and reports the frame format.
+    /// lies inside it, and reports the frame format. The connection is kept for ``start(_:)``
+    /// (or let go by ``stop()``), so that the server is never left without this client between
+    /// the two.
     ///
     /// - Throws: `.sourceUnavailable` when no X server answers, `.invalidConfiguration` for a
     ///   region outside the screen, `.unsupportedFormat` for a screen that is not 32-bit.
     public func prepare() throws -> SourceFormat {
-        let (_, _, rect) = try open(isCancelled: { false })
+        let (connection, _, rect) = try open(isCancelled: { false }, keeping: true)
+        kept.withLock { $0 = connection }
         return .video(size: rect.size, pixelFormat: .bgra, frameRate: frameRate)
     }
 
@@ -95,7 +103,7 @@ public final class X11ScreenSource: CaptureSource {
         // Connecting and setting up the buffers happen outside any lock; a stop meanwhile
         // closes the connection.
         try thread.start(sourceName: name, open: { isCancelled in
-            let (display, root, rect) = try open(isCancelled: isCancelled)
+            let (display, root, rect) = try open(isCancelled: isCancelled, keeping: false)
             return X11Capture(display: display, root: root, rect: rect, drawsCursor: drawsCursor,
                               allowsSharedMemory: allowsSharedMemory, capacity: Self.poolCapacity)
         }, release: { capture in
@@ -109,6 +117,7 @@ public final class X11ScreenSource: CaptureSource {
     /// buffers that no frame holds any more. Safe to call twice.
     public func stop() {
         thread.stop()
+        kept.withLock { $0 = nil }
     }
 
     /// How the running capture reads frames, or `nil` when it is not running.
@@ -116,9 +125,19 @@ public final class X11ScreenSource: CaptureSource {
         thread.current?.method
     }
 
-    /// Connects and validates: the connection, the root window and the rectangle to capture.
-    private func open(isCancelled: @escaping () -> Bool) throws -> (any X11Display, UInt32, PixelRect) {
-        let connection = try server.connect(display: display, isCancelled: isCancelled)
+    /// Keeps `connection` (the one a region was picked on) for ``prepare()`` and the capture.
+    func keep(_ connection: any X11Display) {
+        kept.withLock { $0 = connection }
+    }
+
+    /// Connects (or takes the connection kept, unless it broke: leaves it kept when `keeping`)
+    /// and validates: the connection, the root window and the rectangle to capture.
+    private func open(isCancelled: @escaping () -> Bool, keeping: Bool) throws -> (any X11Display, UInt32, PixelRect) {
+        let held = kept.withLock { kept -> (any X11Display)? in
+            defer { if !keeping { kept = nil } }
+            return kept
+        }
+        let connection = try held.flatMap { $0.hasFailed ? nil : $0 } ?? server.connect(display: display, isCancelled: isCancelled)
         let screen = try connection.screen()
         let bounds = PixelRect(x: 0, y: 0, width: screen.size.width, height: screen.size.height)
         let rect = region ?? bounds

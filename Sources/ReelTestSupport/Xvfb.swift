@@ -33,9 +33,12 @@ public final class XvfbServer: Sendable {
     ///   - launcher: a command that runs Xvfb, e.g. `setpriv --reuid=65534 … --` for a server
     ///     running as another user (one that cannot attach this process's shared memory); it
     ///     must exec Xvfb, so that the process started is the server.
+    ///   - resetsWhenLastClientLeaves: start it without `-noreset`, as Xvfb runs by default:
+    ///     whenever its last client disconnects it resets (every window gone), and a connection
+    ///     made meanwhile fails or is cut.
     /// - Throws: a ``ReelError`` when Xvfb is missing or does not come up in time.
     public init(size: PixelSize = PixelSize(width: 1920, height: 1080), depth: Int = 24, timeout: Double = 10,
-                extraArguments: [String] = [], launcher: [String] = []) throws {
+                extraArguments: [String] = [], launcher: [String] = [], resetsWhenLastClientLeaves: Bool = false) throws {
         guard let executable = Self.findExecutable("Xvfb") else {
             throw ReelError(.sourceUnavailable, "Xvfb is not installed", hint: "apt-get install xvfb")
         }
@@ -45,7 +48,7 @@ public final class XvfbServer: Sendable {
             guard Date() < deadline else { break }
             let process = Process()
             let arguments = [":\(number)", "-screen", "0", "\(size.width)x\(size.height)x\(depth)",
-                             "-nolisten", "tcp", "-noreset", "-br", "-displayfd", "1"] + extraArguments
+                             "-nolisten", "tcp"] + (resetsWhenLastClientLeaves ? [] : ["-noreset"]) + ["-br", "-displayfd", "1"] + extraArguments
             if let first = launcher.first {
                 process.executableURL = URL(fileURLWithPath: first)
                 process.arguments = Array(launcher.dropFirst()) + [executable.path] + arguments

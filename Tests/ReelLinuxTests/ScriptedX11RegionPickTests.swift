@@ -27,4 +27,34 @@ struct ScriptedX11RegionPickTests {
         #expect { try pick(.notGrabbed) } throws: { "\($0)".contains("could not be grabbed") }
         #expect { try pick(.cancelled) } throws: { ($0 as? ReelError)?.code == .sourceUnavailable }
     }
+
+    /// The source of a region picked captures on the connection the pick was made on: a server
+    /// refusing every later connection (an Xvfb resetting once its other clients left) is
+    /// captured all the same, and the connection goes with the capture.
+    @Test func thePickedRegionIsCapturedOnTheConnectionItWasPickedOn() throws {
+        let server = ScriptedX11Server(screenSize: Self.screen, connections: [.connects, .refused, .refused, .refused],
+                                       images: (1...3).map { .picture(UInt32($0)) },
+                                       pickedRegion: .region(PixelRect(x: 100, y: 200, width: 160, height: 120)))
+        let source = try X11ScreenSource.pickingRegion(display: ":42", frameRate: FrameRate(30), drawsCursor: false, server: server,
+                                                       isCancelled: { false })
+        #expect(source.region == PixelRect(x: 100, y: 200, width: 160, height: 120))
+        #expect(try source.prepare() == .video(size: PixelSize(width: 160, height: 120), pixelFormat: .bgra, frameRate: FrameRate(30)))
+        let capture = ScriptedX11Tests.Capture()
+        try source.start(capture.context)
+        server.waitUntilPlayedOut()
+        source.stop()
+        #expect(capture.seen.count >= 3)
+        #expect(server.openConnections == 0, "the connection closed with the capture")
+    }
+
+    /// A screen source prepared keeps its connection for the capture, and a stop lets it go.
+    @Test func aPreparedScreenKeepsItsConnectionUntilStopped() throws {
+        let server = ScriptedX11Server(screenSize: Self.screen, connections: [.connects, .refused])
+        let source = X11ScreenSource(display: ":42", region: nil, frameRate: FrameRate(30), drawsCursor: false, server: server)
+        _ = try source.prepare()
+        _ = try source.prepare()
+        #expect(server.openConnections == 1)
+        source.stop()
+        #expect(server.openConnections == 0)
+    }
 }
