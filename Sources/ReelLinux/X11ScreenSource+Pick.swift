@@ -4,7 +4,9 @@ extension X11ScreenSource {
     /// Lets the user choose a region of the screen of `display` (`$DISPLAY` when `nil`) by hand:
     /// the pointer and the keyboard are grabbed, the cursor becomes a crosshair, and the
     /// rectangle dragged with the first button (drawn as it goes) is the answer, in the screen's
-    /// coordinates and inside it, for ``init(display:region:frameRate:drawsCursor:)``. Blocks
+    /// coordinates and inside it, for ``init(display:region:frameRate:drawsCursor:)``; its width
+    /// and height are made even (a pixel less where the drag was odd), as a recording or a
+    /// picture of it is, so that the region answered is the one they hold. Blocks
     /// until the button is released; Escape or Ctrl-C gives up. On Wayland the desktop portal's
     /// own dialog chooses what is shared instead (``WaylandScreenSource``).
     ///
@@ -55,9 +57,10 @@ extension X11ScreenSource {
         switch connection.pickRegion(of: screen.root, isCancelled: isCancelled) {
         case .region(let dragged):
             // The pointer stays on the screen; a rectangle is kept inside it all the same.
+            // Made even, as recordings and pictures are (4:2:0): the region said is the one they hold.
             let x = max(0, dragged.x), y = max(0, dragged.y)
-            let rect = PixelRect(x: x, y: y, width: min(dragged.x + dragged.width, screen.size.width) - x,
-                                 height: min(dragged.y + dragged.height, screen.size.height) - y)
+            let rect = PixelRect(x: x, y: y, width: (min(dragged.x + dragged.width, screen.size.width) - x) & ~1,
+                                 height: (min(dragged.y + dragged.height, screen.size.height) - y) & ~1)
             guard rect.width >= 16, rect.height >= 16 else {
                 throw ReelError(.invalidConfiguration, "the region dragged on display \(connection.name) (\(rect)) is smaller than 16x16 pixels",
                                 hint: "drag a larger rectangle")

@@ -59,7 +59,8 @@ import ReelTestSupport
         let dir = try TemporaryDirectory()
         let png = dir.url.appendingPathComponent("dragged.png")
         let drag = { WindowRecordTests.xdotool(["mousemove", "120", "90", "mousedown", "1", "mousemove", "200", "140",
-                                                 "mousemove", "319", "189", "mouseup", "1"], display: xvfb.display) }
+                                                 "mousemove", "320", "190", "mouseup", "1"], display: xvfb.display) }
+        // 201x101 dragged: the picture and the region said are 200x100, alike.
         let r = try await shot(["--screen=\(xvfb.display)", "--region", "pick", "--no-cursor", "-o", png.path], after: 1.5, drag)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("drag a rectangle") && r.stderr.contains("region 200x100+120+90 (to use it again without dragging: --region 200x100+120+90)"), "\(r.stderr)")

@@ -289,7 +289,8 @@ extension WindowRecordTests {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("dragged.mkv")
         let drag = { WindowRecordTests.xdotool(["mousemove", "100", "200", "mousedown", "1", "mousemove", "180", "260",
-                                                 "mousemove", "259", "319", "mouseup", "1"], display: xvfb.display) }
+                                                 "mousemove", "260", "320", "mouseup", "1"], display: xvfb.display) }
+        // 161x121 dragged: the region said is the 160x120 recorded, so that it records the same again.
         let r = try await record(["--screen=\(xvfb.display)", "--region", "pick", "--no-cursor", "--preset", "ultrafast",
                                   "--duration", "1", "-o", url.path], steps: [(1.5, drag)])
         #expect(r.status == 0, "\(r.stderr)")

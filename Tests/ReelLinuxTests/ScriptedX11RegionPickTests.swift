@@ -19,6 +19,13 @@ struct ScriptedX11RegionPickTests {
         #expect(try pick(.region(PixelRect(x: -20, y: 400, width: 700, height: 200))) == PixelRect(x: 0, y: 400, width: 640, height: 80))
     }
 
+    /// What is recorded of an odd drag is even (4:2:0): the region answered (and said for
+    /// reuse) is that, not the drag's 321x241.
+    @Test func anOddDragIsAnsweredAtTheEvenSizeRecorded() throws {
+        #expect(try pick(.region(PixelRect(x: 11, y: 21, width: 321, height: 241))) == PixelRect(x: 11, y: 21, width: 320, height: 240))
+        #expect(try pick(.region(PixelRect(x: -3, y: 401, width: 200, height: 100))) == PixelRect(x: 0, y: 401, width: 196, height: 78))
+    }
+
     @Test func withoutARectangleItSaysWhy() throws {
         #expect { try pick(.region(PixelRect(x: 0, y: 0, width: 10, height: 40))) } throws: {
             ($0 as? ReelError)?.code == .invalidConfiguration && "\($0)".contains("smaller than 16x16")
