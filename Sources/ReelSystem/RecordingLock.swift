@@ -229,7 +229,7 @@ package final class RecordingLock: @unchecked Sendable {
     package static func holder(of url: URL) -> Holder? {
         var info = stat()
         guard case .success = Syscall.attempt({ stat(url.path, &info) }),
-              let table = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
+              let table = Syscall.kernelText(atPath: "/proc/locks") else { return nil }
         let device = UInt64(info.st_dev)
         let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~UInt64(0xfff))
         let minor = (device & 0xff) | ((device >> 12) & ~UInt64(0xff))
@@ -242,7 +242,7 @@ package final class RecordingLock: @unchecked Sendable {
             guard file.count == 3, UInt64(file[0], radix: 16) == major, UInt64(file[1], radix: 16) == minor,
                   UInt64(file[2]) == UInt64(info.st_ino) else { continue }
             let pid = Int32(fields[4]).flatMap { $0 > 0 ? $0 : nil }
-            let command = pid.flatMap { try? String(contentsOfFile: "/proc/\($0)/comm", encoding: .utf8) }?
+            let command = pid.flatMap { Syscall.kernelText(atPath: "/proc/\($0)/comm") }?
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             let holder = Holder(pid: pid, command: command?.isEmpty == false ? command : nil, isWriting: fields[3] == "WRITE")
             // The writer, if there is one, rather than a reader's passing probe.

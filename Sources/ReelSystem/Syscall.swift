@@ -121,6 +121,23 @@ package enum Syscall {
         return done
     }
 
+    /// The whole text of a file the kernel makes as it is read (`/proc/locks`,
+    /// `/proc/PID/stat`), read to its end however long it is: such files say their size is 0,
+    /// and a reader that trusts the size or reads one page gets only part of them. `nil` if it
+    /// cannot be opened or read.
+    package static func kernelText(atPath path: String) -> String? {
+        guard case .success(let fd) = attempt({ open(path, O_RDONLY | O_CLOEXEC) }) else { return nil }
+        defer { close(fd) }
+        var text: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        while true {
+            guard case .success(let n) = attempt({ chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }) else { return nil }
+            if n == 0 { break }
+            text.append(contentsOf: chunk[0..<n])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
     /// Closes a file descriptor once. Unlike other calls, `close` is not retried on `EINTR`:
     /// on Linux the descriptor is released even then, and a retry could close another file
     /// that reused the number.
