@@ -17,7 +17,7 @@ extension CameraRecorder {
             guard s.session == nil else { throw ReelError(.alreadyRunning, "the camera recorder is already running") }
             return s.previewOutputs
         }
-        let (recorder, url, merges) = try newTake()
+        let (recorder, url, asked, merges) = try newTake()
         let session = CaptureSession(clock: clock)
         try session.addInput(camera)
         if let microphone { try session.addInput(microphone) }
@@ -31,7 +31,7 @@ extension CameraRecorder {
         state.withLock { s in
             s.session = session
             s.takeOutput = output
-            s.begin(recorder, url: url, merges: merges, pump: pump)
+            s.begin(recorder, url: url, askedFor: asked, merges: merges, pump: pump)
         }
         publish()
         do {
@@ -53,7 +53,7 @@ extension CameraRecorder {
 
     /// A take's recorder, not yet prepared: into ``outputURL`` (or a new dated file in the
     /// videos folder), clips on, nothing recorded until ``record()``.
-    private func newTake() throws -> (Recorder, URL, merges: Bool) {
+    private func newTake() throws -> (Recorder, URL, askedFor: URL?, merges: Bool) {
         let (settings, explicit, merges) = state.withLock { s in (s.settings, s.outputURL, s.mergesClipsAutomatically) }
         var take = settings
         take.pauseMode = .clips
@@ -69,7 +69,7 @@ extension CameraRecorder {
         let recorder = Recorder(url: url, settings: take)
         // Nothing is recorded until `record()`: the first clip starts then.
         recorder.pause(at: .zero)
-        return (recorder, url, merges)
+        return (recorder, url, explicit, merges)
     }
 
     /// The take's recorder's events, passed on until it finishes.
@@ -79,17 +79,43 @@ extension CameraRecorder {
         }
     }
 
-    /// Starts recording a clip (the first, or the next after a pause). After
-    /// ``stopRecording()`` this begins a new take, into ``outputURL`` as it is set now (or a new
-    /// dated file in the videos folder), while the camera runs on as it did.
+    /// Starts recording a clip (the first, or the next after a pause). The first clip of a
+    /// take, and the first after ``stopRecording()`` (a new take), records into ``outputURL``
+    /// as it is set now (or a new dated file in the videos folder), while the camera runs on as
+    /// it did.
     ///
     /// - Throws: `.notRunning` before ``start()``; `.limitReached` once the take has reached
-    ///   ``maxRecordedDuration``; the take's error if its recording failed; for a new take,
-    ///   `.fileExists` if ``outputURL`` exists (unless the settings allow overwriting).
+    ///   ``maxRecordedDuration``; the take's error if its recording failed; for a take's first
+    ///   clip, `.fileExists` if ``outputURL`` (changed since the take began) exists (unless the
+    ///   settings allow overwriting).
     public func record() throws {
         try buttons.withLock {
+            dropUnrecordedTakeIfRenamed()
             if state.withLock({ $0.take.phase == .betweenTakes }) { try beginNextTake() }
             try press { try $0.record() } then: { try $0.record() }
+            state.withLock { $0.takeHasRecorded = true }
+        }
+    }
+
+    /// ``outputURL`` changed since the take began (at ``start()``) and nothing was recorded
+    /// yet: that take, which holds no clip, ends without a file and the record button begins
+    /// one into ``outputURL`` as it is now.
+    private func dropUnrecordedTakeIfRenamed() {
+        let dropped = state.withLock { s -> (Recorder, Task<Void, Never>?)? in
+            guard s.take.phase == .paused, !s.takeHasRecorded, s.outputURL != s.takeAskedFor,
+                  let recorder = s.recorder, let output = s.takeOutput else { return nil }
+            _ = output.detach()
+            s.take.ended()
+            s.recorder = nil
+            defer { s.pump = nil }
+            return (recorder, s.pump)
+        }
+        guard let (recorder, pump) = dropped else { return }
+        // Its only event would be that nothing was recorded: not the app's concern.
+        pump?.cancel()
+        Task {
+            await recorder.finish()
+            _ = try? await recorder.result()
         }
     }
 
@@ -98,10 +124,10 @@ extension CameraRecorder {
         guard let output = state.withLock({ $0.takeOutput }) else {
             throw ReelError(.notRunning, "the camera recorder is not running", hint: "call start() first")
         }
-        let (recorder, url, merges) = try newTake()
+        let (recorder, url, asked, merges) = try newTake()
         try output.attach(recorder)
         let pump = pumpEvents(of: recorder, merges: merges)
-        state.withLock { $0.begin(recorder, url: url, merges: merges, pump: pump) }
+        state.withLock { $0.begin(recorder, url: url, askedFor: asked, merges: merges, pump: pump) }
         publish()
     }
 

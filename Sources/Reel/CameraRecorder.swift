@@ -51,6 +51,10 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         /// The take's clips once its recorder made them; after ``stop()``, the last take's.
         var clips: RecordingSession?
         var takeURL: URL?
+        /// The ``CameraRecorder/outputURL`` the take was made for (`nil`: a dated file).
+        var takeAskedFor: URL?
+        /// Whether the take has recorded (a ``CameraRecorder/record()`` went through).
+        var takeHasRecorded = false
         /// Whether this take's clips are merged when it ends.
         var takeMerges = true
         var take = CameraTake()
@@ -62,10 +66,12 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         var published = Published()
 
         /// A take begins: `recorder` records it into `url`, its events passed on by `pump`.
-        mutating func begin(_ recorder: Recorder, url: URL, merges: Bool, pump: Task<Void, Never>) {
+        mutating func begin(_ recorder: Recorder, url: URL, askedFor: URL?, merges: Bool, pump: Task<Void, Never>) {
             self.recorder = recorder
             clips = nil
             takeURL = url
+            takeAskedFor = askedFor
+            takeHasRecorded = false
             takeMerges = merges
             take.started()
             reported = nil
@@ -138,8 +144,9 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
     }
 
     /// Where the merged file goes; `nil`: a new dated file in ``Recorder/defaultOutputDirectory(environment:)``
-    /// for each take. Read when a take begins (``start()``, or the first ``record()`` after
-    /// ``stopRecording()``): give each take its own.
+    /// for each take. Read when a take begins, at its first ``record()`` (the first take's too:
+    /// set after ``start()``, it is the file that take records into; ``start()`` checks the one
+    /// set then), or the first ``record()`` after ``stopRecording()``: give each take its own.
     public var outputURL: URL? {
         get { state.withLock { $0.outputURL } }
         set { state.withLock { $0.outputURL = newValue } }

@@ -176,3 +176,30 @@ import ReelTestSupport
         var value: Int { lock.withLock { count } }
     }
 }
+
+/// `startRecording(to:)` ported as `outputURL = url; record()`: the first take records into
+/// the URL set after `start()` too, as the takes after `stopRecording()` do (before, it went
+/// into the name read at `start()`, silently).
+@Suite struct CameraRecorderFirstTakeURLTests {
+    @Test func theFirstTakeRecordsIntoTheURLSetAfterStart() async throws {
+        let dir = try TemporaryDirectory()
+        let clock = ManualClock(mode: .stepped)
+        let suite = CameraRecorderStopRecordingTests()
+        let recorder = suite.recorder(dir, clock)   // outputURL one.mp4 at start()
+        try await recorder.start()
+        let two = dir.url.appendingPathComponent("two.mp4")
+        recorder.outputURL = two
+        try recorder.record()
+        #expect(recorder.isRecording && recorder.currentOutputURL?.path == two.path)
+        clock.advance(to: MediaTime(seconds: 1))
+        _ = try await suite.settled { recorder.recordedDuration }
+        let take = try #require(try await recorder.stopRecording())
+        #expect(take.url.path == two.path, "the take went into \(take.url.path)")
+        #expect(abs(take.duration.seconds - 1) < 0.04, "\(take.duration.seconds) s")
+        _ = try await suite.ticking(clock) { try await recorder.stop() }
+        #expect(try suite.counters(two).count >= 29)
+        // The name read at start() is left as it was: no file, no clips folder.
+        let left = try await suite.settled { (try? FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted()) ?? [] }
+        #expect(left.contains("two.mp4") && !left.contains { $0.hasPrefix("one") }, "\(left)")
+    }
+}
