@@ -100,6 +100,10 @@ public final class ApplicationAudioSource: CaptureSource {
     private let capture: @Sendable (String?) -> any PulseAudioServer
     private let environment: [String: String]
     private let running = Mutex<Running?>(nil)
+    /// Whether ``prepare()`` paces the sinks the chosen applications play on.
+    private let pacesSinks: Bool
+    /// The monitors that pace those sinks, from ``prepare()`` until the streams were taken.
+    private let pacers = Mutex<[PulseAudioSource]>([])
 
     /// How a running source records.
     private enum Running {
@@ -131,7 +135,7 @@ public final class ApplicationAudioSource: CaptureSource {
         self.init(selection, server: server, format: format, guardCommand: guardCommand, notices: notices,
                   routing: SystemPulseAudioRouting(), audioServer: SystemPulseAudioServer(), processID: getpid(),
                   sequence: sequence, stateFile: ApplicationAudioRouter.stateFile(pid: getpid(), sequence: sequence),
-                  graph: SystemPipeWireGraph(), capture: { PipeWireSinkCapture(remote: $0) })
+                  graph: SystemPipeWireGraph(), capture: { PipeWireSinkCapture(remote: $0) }, pacesSinks: true)
     }
 
     /// A source working through the given seams (scripted ones in tests).
@@ -139,7 +143,8 @@ public final class ApplicationAudioSource: CaptureSource {
                  notices: @escaping @Sendable (String) -> Void, routing: any PulseAudioRoutingServer,
                  audioServer: any PulseAudioServer, processID: Int32, sequence: Int = 1, stateFile: URL?,
                  graph: (any PipeWireGraph)? = nil, capture: @escaping @Sendable (String?) -> any PulseAudioServer = { _ in SystemPulseAudioServer() },
-                 environment: [String: String] = ProcessInfo.processInfo.environment) {
+                 environment: [String: String] = ProcessInfo.processInfo.environment, pacesSinks: Bool = false) {
+        self.pacesSinks = pacesSinks
         self.graph = graph
         self.capture = capture
         self.environment = environment
@@ -172,8 +177,33 @@ public final class ApplicationAudioSource: CaptureSource {
             throw ReelError(.invalidConfiguration, "no application named for application audio",
                             hint: "name applications by name, program or process id (see PulseAudioDevices.applications)")
         }
-        _ = try routing.connect(server: server, clientName: "Reel").defaultSink()
+        let connection = try routing.connect(server: server, clientName: "Reel")
+        _ = try connection.defaultSink()
+        if pacesSinks { try pace(connection) }
         return .audio(format)
+    }
+
+    /// Opens a monitor on each sink a chosen application plays on now, and waits until it paces
+    /// the sink (``PulseAudioSource/prepare()``). A sink renders ahead by the lowest latency its
+    /// clients ask for, up to 2 s; what a stream had already handed to the sink it is taken from
+    /// plays there and is not recorded, so a stream taken from an unpaced sink lost up to that
+    /// much of its start (1.95 s of `paplay` in a row, a null sink). Paced, it loses about the
+    /// monitor's latency. The monitors are closed once the streams were taken.
+    private func pace(_ connection: any PulseAudioRoutingConnection) throws {
+        let choice = selection.choice
+        let sinks = Set(try connection.playingStreams()
+            .filter { !$0.isModuleStream && choice.takes(applicationName: $0.applicationName, binary: $0.binary, processID: $0.processID) }
+            .map(\.sinkName))
+        let opened = sinks.sorted().map { PulseAudioSource.appAudio(sink: $0, server: server, format: format, audioServer: audioServer) }
+        stopPacing()
+        pacers.withLock { $0 = opened }
+        // A sink that cannot be paced (gone meanwhile) only loses what it would have lost.
+        for pacer in opened { _ = try? pacer.prepare() }
+    }
+
+    /// Closes the monitors that paced the sinks.
+    private func stopPacing() {
+        for pacer in pacers.withLock({ p in defer { p = [] }; return p }) { pacer.stop() }
     }
 
     /// Routes the chosen streams, starts the guard and records the routed sound.
@@ -183,6 +213,8 @@ public final class ApplicationAudioSource: CaptureSource {
     public func start(_ context: SourceContext) throws {
         try running.withLock { state in
             guard state == nil else { throw ReelError(.alreadyRunning, "\(name) is already recording") }
+            // The streams playing now are taken (or linked) by now: the sinks need no pacing.
+            defer { stopPacing() }
             if let linked = try startLinking(context) {
                 state = .linked(linked)
             } else {
@@ -295,6 +327,7 @@ public final class ApplicationAudioSource: CaptureSource {
     /// Stops recording, puts every stream back on its sink and unloads what was loaded. Safe to
     /// call twice.
     public func stop() {
+        stopPacing()
         guard let state = running.withLock({ state -> Running? in defer { state = nil }; return state }) else { return }
         state.finish()
     }

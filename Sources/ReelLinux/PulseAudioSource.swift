@@ -47,6 +47,14 @@ public final class PulseAudioSource: CaptureSource {
     private let upstreamLatency: MediaTime
     private let audioServer: any PulseAudioServer
     private let thread: CaptureThread<Handoff<any PulseAudioRecording>>
+    /// A monitor's record stream, opened by ``prepare()`` and paced, for ``start(_:)`` to record.
+    private let prepared = Mutex<Handoff<any PulseAudioRecording>?>(nil)
+    /// Set by ``stop()``: a ``prepare()`` waiting for its monitor gives up.
+    private let stopAsked = Atomic<Bool>(false)
+
+    /// The longest ``prepare()`` waits for a monitor's first sound: a sink renders at most 2 s
+    /// ahead (PulseAudio's null and ALSA sinks when nobody asks for less).
+    static let pacingWait = MediaTime(value: 2500, timescale: 1000)
 
     /// How often a lost server is asked again.
     static let reconnectInterval = MediaTime(value: 1, timescale: 1)
@@ -121,11 +129,40 @@ public final class PulseAudioSource: CaptureSource {
 
     /// Connects once to check that the server and the device exist, and returns `.audio(format)`.
     ///
+    /// The monitor of a sink (app audio) is opened here already, and this waits (up to 2.5 s)
+    /// until its first sound arrives: a sink renders what is played ahead of time, by the
+    /// lowest latency its clients ask for (2 s when nobody asks), and a stream that opens on its
+    /// monitor gets nothing of what was rendered before it opened — the sound that plays
+    /// during the rest of that block. Opened before the recording's time zero, the monitor's
+    /// low latency paces the sink from its next block on, so the recording has all the sound
+    /// from its start (when the sink was 2 s ahead, the recording starts up to 2 s later).
+    ///
     /// - Throws: ``ReelError`` `.sourceUnavailable` when PulseAudio is not running or the device
     ///   does not exist, `.unsupportedFormat` when PulseAudio cannot deliver `format`.
     public func prepare() throws -> SourceFormat {
-        try audioServer.checkDevice(request)
+        guard kind == .appAudio else {
+            try audioServer.checkDevice(request)
+            return .audio(format)
+        }
+        stopAsked.store(false, ordering: .relaxed)
+        let stream = try audioServer.openRecording(request, isCancelled: { [self] in stopAsked.load(ordering: .relaxed) })
+        try Self.waitForFirstSound(stream, within: Self.pacingWait) { [self] in stopAsked.load(ordering: .relaxed) }
+        prepared.withLock { $0 = stopAsked.load(ordering: .relaxed) ? nil : Handoff(stream) }
         return .audio(format)
+    }
+
+    /// Reads `stream` until something arrives (and leaves it out: it is before the recording's
+    /// time zero), `limit` passes on the host clock, or `isCancelled` returns true. A sink that
+    /// delivers nothing for so long plays nothing: nothing is lost by going on.
+    private static func waitForFirstSound(_ stream: any PulseAudioRecording, within limit: MediaTime,
+                                          isCancelled: () -> Bool) throws(ReelError) {
+        let clock = HostClock()
+        let deadline = clock.now() + limit
+        var scratch: [UInt8] = []
+        while !isCancelled(), clock.now() < deadline {
+            try stream.pump(timeoutMicroseconds: 20_000)
+            if try stream.read(appendingTo: &scratch) > 0 { return }
+        }
     }
 
     /// Connects, opens the record stream and starts delivering buffers on a dedicated thread.
@@ -134,8 +171,9 @@ public final class PulseAudioSource: CaptureSource {
     public func start(_ context: SourceContext) throws {
         // Connecting and opening the stream happen outside any lock; a stop meanwhile makes
         // the connection give up.
+        let opened = prepared.withLock { p in defer { p = nil }; return p }
         try thread.start(sourceName: name, open: { isCancelled in
-            Handoff(try audioServer.openRecording(request, isCancelled: isCancelled))
+            try opened ?? Handoff(try audioServer.openRecording(request, isCancelled: isCancelled))
         }) { [self] handoff, thread in
             guard let stream = handoff.take() else { return }
             captureLoop(thread, stream: stream, context: context)
@@ -145,6 +183,8 @@ public final class PulseAudioSource: CaptureSource {
     /// Stops delivering and waits for the capture thread to end (within a few tens of
     /// milliseconds: the thread never blocks on the server for longer). Safe to call twice.
     public func stop() {
+        stopAsked.store(true, ordering: .relaxed)
+        prepared.withLock { $0 = nil }
         thread.stop()
     }
 

@@ -46,6 +46,8 @@ public final class PulseServer: Sendable {
     private let logPath: String
     private let scriptPath: String
     private let timeout: Double
+    /// Whether a keeper holds the sink at low latency (see ``init(timeout:keepsSinkLatencyLow:)``).
+    private let keepsSinkLatencyLow: Bool
     private let state = Mutex(State())
 
     private struct State {
@@ -61,10 +63,16 @@ public final class PulseServer: Sendable {
 
     /// Starts a server and waits until it accepts connections.
     ///
-    /// - Parameter timeout: how long to wait for the daemon, in seconds.
+    /// - Parameters:
+    ///   - timeout: how long to wait for the daemon, in seconds.
+    ///   - keepsSinkLatencyLow: whether a keeper plays silence into the sink at 20 ms latency
+    ///     (see `startKeeper()`), as a sound card's sink behaves; without it the sink renders as
+    ///     far ahead as its clients allow (2 s when they ask for nothing, as a desktop's null
+    ///     sink or a player with a long buffer makes it).
     /// - Throws: a ``ReelError`` when `pulseaudio` is missing or does not come up in time (the
     ///   message carries the end of its log).
-    public init(timeout: Double = 10) throws {
+    public init(timeout: Double = 10, keepsSinkLatencyLow: Bool = true) throws {
+        self.keepsSinkLatencyLow = keepsSinkLatencyLow
         // Writing to a FIFO or a pipe whose reader died must fail with EPIPE, not kill the tests.
         signal(SIGPIPE, SIG_IGN)
         // A short path: a socket path must fit in 108 bytes.
@@ -207,7 +215,11 @@ public final class PulseServer: Sendable {
             }
             state.daemon = daemon
             state.guardPipe = fds[1]
-            state.keeper = try? startKeeper()
+            if keepsSinkLatencyLow {
+                state.keeper = try? startKeeper()
+            } else {
+                _ = try? Self.run(["pactl", "--server=\(server)", "suspend-sink", Self.sinkName, "0"])
+            }
         }
     }
 
@@ -288,12 +300,15 @@ public final class PulseServer: Sendable {
     ///   - wait: whether to return only when it has played out.
     ///   - applicationName: the stream's `application.name` (by default pacat's, "reel-test-tone").
     ///   - sink: the sink to play into (by default ``sinkName``).
+    ///   - latencyMilliseconds: the latency the player asks for (20 ms; a player with a long
+    ///     buffer lets a sink render that far ahead).
     /// - Returns: the playback, to ``ToneFeed/stop()`` early or ``ToneFeed/wait()`` for.
     @discardableResult
     public func playTone(frequency: Double, seconds: Double, amplitude: Double = 0.5, wait: Bool = false,
-                         applicationName: String? = nil, sink: String = PulseServer.sinkName) throws -> ToneFeed {
+                         applicationName: String? = nil, sink: String = PulseServer.sinkName,
+                         latencyMilliseconds: Int = 20) throws -> ToneFeed {
         let feed = try Self.playTone(on: server, folder: directory, frequency: frequency, seconds: seconds, amplitude: amplitude,
-                                     applicationName: applicationName, sink: sink)
+                                     applicationName: applicationName, sink: sink, latencyMilliseconds: latencyMilliseconds)
         register(feed)
         if wait { feed.wait() }
         return feed
@@ -303,7 +318,7 @@ public final class PulseServer: Sendable {
     /// PulseAudio's protocol: pipewire-pulse too), the tone's file written into `folder`; as
     /// ``playTone(frequency:seconds:amplitude:wait:applicationName:sink:)`` does for this server.
     public static func playTone(on server: String, folder: URL, frequency: Double, seconds: Double, amplitude: Double,
-                                applicationName: String?, sink: String) throws -> ToneFeed {
+                                applicationName: String?, sink: String, latencyMilliseconds: Int = 20) throws -> ToneFeed {
         guard let pacat = Self.findExecutable("pacat") else {
             throw ReelError(.sourceUnavailable, "pacat is not installed", hint: "apt-get install pulseaudio-utils")
         }
@@ -317,7 +332,7 @@ public final class PulseServer: Sendable {
         }
         let arguments = ["--playback", "--server=\(server)", "--device=\(sink)", "--raw",
                          "--format=s16le", "--rate=\(Self.sampleRate)", "--channels=2",
-                         "--latency-msec=20", "--client-name=reel-test-tone"]
+                         "--latency-msec=\(latencyMilliseconds)", "--client-name=reel-test-tone"]
             + (applicationName.map { ["--property=application.name=\($0)"] } ?? []) + [file.path]
         let player = try SpawnedProcess(pacat.path, arguments,
                                         environment: ProcessInfo.processInfo.environment.merging(["PULSE_SERVER": server]) { $1 })

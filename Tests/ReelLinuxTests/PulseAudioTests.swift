@@ -65,6 +65,21 @@ private func expectContinuous(_ buffers: [AudioBuffer], tolerance: Double = 0.00
     }
 }
 
+/// The power of `frequency` in each quarter of the first second of `buffers` (48 kHz) on the
+/// recording's timeline, silence where nothing came.
+private func firstSecondsQuarters(_ buffers: [AudioBuffer], frequency: Double) -> [Double] {
+    let rate = 48_000
+    var timeline = [Float](repeating: 0, count: rate)
+    for buffer in buffers {
+        let mono = ToneAnalysis.mono([buffer])
+        let start = Int(buffer.presentationTime.convertedValue(to: Int32(rate), rounding: .nearest))
+        for (i, value) in mono.enumerated() where (0..<rate).contains(start + i) { timeline[start + i] = value }
+    }
+    return (0..<4).map { q in
+        ToneAnalysis.power(of: Array(timeline[(q * rate / 4)..<((q + 1) * rate / 4)]), sampleRate: rate, frequency: frequency)
+    }
+}
+
 @Suite("PulseAudio sources and devices", .tags(.realTime))
 struct PulseAudioTests {
     @Test func devicesListShowsSinkMonitorAndMicrophoneWithDefaults() throws {
@@ -145,6 +160,57 @@ struct PulseAudioTests {
         expectContinuous(buffers)
         let recent = ToneAnalysis.mono(Array(buffers.suffix(50)))
         #expect(ToneAnalysis.dominantFrequency(of: recent, sampleRate: 44_100, candidates: [440, 660, 1000]) == 660)
+    }
+
+    /// A sink renders ahead by the lowest latency its clients ask for: here a player with a
+    /// 4 s buffer alone, as a desktop's null sink or a long-buffered player makes it. A monitor
+    /// opened mid-block got nothing of that block, and lost what played in the rest of it
+    /// (0.9-1.9 s of `reel record --app-audio=SINK`'s start). Opened and paced while prepared,
+    /// before the recording's time zero, it has the sound from zero: each quarter second of the
+    /// first second holds the tone.
+    @Test func appAudioHasWhatPlaysFromTheStartWhenTheSinkRendersAhead() throws {
+        let pulse = try PulseServer(keepsSinkLatencyLow: false)
+        // The sink's latency is about half the player's buffer, at most 2 s: 2 s blocks.
+        let tone = try pulse.playTone(frequency: 660, seconds: 30, amplitude: 0.5, latencyMilliseconds: 4000)
+        defer { tone.stop() }
+        // Early in the sink's first block, which began when the player came.
+        usleep(300_000)
+        let source = PulseAudioSource.appAudio(sink: PulseServer.sinkName, server: pulse.server)
+        _ = try source.prepare()
+        // Time zero after the preparation, as a session sets it.
+        let capture = Capture()
+        try source.start(capture.context)
+        let enough = capture.wait(timeout: 10) { (capture.received.last?.endTime.seconds ?? 0) >= 1.0 }
+        source.stop()
+        #expect(enough, "\(capture.seconds) s of app audio arrived")
+
+        let quarters = firstSecondsQuarters(capture.received, frequency: 660)
+        let first = capture.received.first?.presentationTime.seconds ?? -1
+        #expect(quarters.allSatisfy { $0 > 0.05 }, "the tone's power per quarter second from zero: \(quarters); first buffer at \(first) s")
+    }
+
+    /// An application playing into such a sink when the recording starts is taken from it to
+    /// the recording's relay; what it had handed to the sink played there, unrecorded (1.95 s
+    /// of every `reel record --app-audio=APP` of a player with a 2 s buffer). The sink paced
+    /// while the source is prepared, the recording has its sound from the moment the routing
+    /// took the stream (the source's start makes its sinks first: about 0.1 s after zero here):
+    /// from a quarter second on, every quarter holds the tone.
+    @Test func applicationAudioHasWhatWasPlayingFromTheStart() throws {
+        let pulse = try PulseServer(keepsSinkLatencyLow: false)
+        let tone = try pulse.playTone(frequency: 660, seconds: 30, amplitude: 0.5, applicationName: "long-buffered",
+                                      latencyMilliseconds: 4000)
+        defer { tone.stop() }
+        usleep(300_000)
+        let source = ApplicationAudioSource(.only(["long-buffered"]), server: pulse.server)
+        _ = try source.prepare()
+        let capture = Capture()
+        try source.start(capture.context)
+        let enough = capture.wait(timeout: 10) { (capture.received.last?.endTime.seconds ?? 0) >= 1.0 }
+        source.stop()
+        #expect(enough, "\(capture.seconds) s of application audio arrived")
+        let quarters = firstSecondsQuarters(capture.received, frequency: 660)
+        let first = capture.received.first?.presentationTime.seconds ?? -1
+        #expect(quarters.dropFirst().allSatisfy { $0 > 0.05 }, "the tone's power per quarter second from zero: \(quarters); first buffer at \(first) s")
     }
 
     @Test func defaultAppAudioHasContinuousTimesStartingNearZero() throws {
