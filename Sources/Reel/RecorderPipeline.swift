@@ -332,7 +332,7 @@ final class RecorderPipeline: @unchecked Sendable {
             case .pauseReached(let interval, let time):
                 // What was recorded before the pause goes to the disk now: the encoder gives out
                 // the frames it held, the file completes its fragment.
-                try writer.pause()
+                try writer.pause(at: time)
                 if let clipFiles {
                     // The clip's sound ends there too: its audio encoders are finished once the
                     // sound reaches the pause (see `StreamEncoder+ClipAudio.swift`).

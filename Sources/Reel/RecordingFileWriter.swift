@@ -105,10 +105,10 @@ final class RecordingFileWriter {
         if mixer != nil, let rest = mixer!.flush() { try append(rest, track: 0) }
     }
 
-    /// At a pause: the encoder gives out what it holds and the sinks write it out (see
-    /// ``StreamEncoder/pause()``).
-    func pause() throws {
-        try advisingRecovery { try encoder.pause() }
+    /// At a pause at recorded time `time`: the encoder gives out what it holds and the sinks
+    /// write it out (see ``StreamEncoder/pause(endingAt:)``).
+    func pause(at time: MediaTime) throws {
+        try advisingRecovery { try encoder.pause(endingAt: time) }
     }
 
     /// In clip mode, at a pause: each audio track's encoder is finished once the track's sound

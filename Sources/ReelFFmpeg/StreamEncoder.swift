@@ -347,13 +347,22 @@ public final class StreamEncoder: @unchecked Sendable {
     /// sent). Audio is left as it is: its encoders hold a frame or two, and the sound goes on
     /// sample for sample after the pause.
     ///
+    /// The padding is sent from the grid slot of `end` (where the recording paused, on the
+    /// streams' time; without it, from the slot after the last frame). x264 times the decoding
+    /// of the frames after the pause from the frames sent before them, padding included: sent
+    /// right after the last frame when the frames before the pause were lost (a source or a
+    /// recorder that fell behind), the padding had the next frames decode that many slots
+    /// early, before the pause (a clip then began decoding before its zero: its file had a
+    /// packet timed before its first frame, and a merge could not copy it).
+    ///
     /// - Throws: encoding errors and what required sinks throw.
-    package func pause() throws {
+    package func pause(endingAt end: MediaTime? = nil) throws {
         guard phase == .encoding else { return }
         if let video, !inEncoder.isEmpty {
             // A replaced encoder's flush first: its frames were all shown before these.
             try writeFlushedVideo(waiting: true)
-            let first = lastSentSlot + 1
+            var first = lastSentSlot + 1
+            if let end, let frameRate { first = max(first, frameRate.frameIndex(at: end, rounding: .nearest) + slotOffset) }
             var slot = first
             // Bounded: an encoder that held more than 300 frames would be broken.
             while !inEncoder.isEmpty, slot - first < 300 {
