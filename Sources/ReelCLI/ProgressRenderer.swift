@@ -41,6 +41,9 @@ final class ProgressRenderer: @unchecked Sendable {
     var waitingUntilStart: (@Sendable () -> Double?)?
     /// Whether `waiting` was said and `begun` has not been yet.
     private var waitingSaid = false
+    /// `started` while a schedule waits: said when recording begins (just before `begun`), so
+    /// that `started` means recording has started; a stop during the wait never says it.
+    private var heldStarted: [String: Any]?
     /// `--json` with `--replay`: the `finished` event is held until ``releaseFinished(failedSaves:)``
     /// (after the saves still running at the stop), so that it is the last event and says
     /// whether every save asked for was made.
@@ -104,7 +107,7 @@ final class ProgressRenderer: @unchecked Sendable {
             var object: [String: Any] = ["event": "started"]
             if writesFile { object["file"] = url.path }
             if let replay { object["replay"] = rounded(replay.seconds) }
-            emit(object)
+            if waitingUntilStart?() != nil { heldStarted = object } else { emit(object) }
         case .progress(let p):
             let waiting = waitingUntilStart?()
             if json || eventListener != nil {
@@ -215,6 +218,10 @@ final class ProgressRenderer: @unchecked Sendable {
                 emit(["event": "paused", "duration": rounded(recorded.seconds)])
             }
         case .resumed(let recorded):
+            if let held = heldStarted {
+                heldStarted = nil
+                emit(held)
+            }
             if waitingSaid {
                 waitingSaid = false
                 emit(["event": "begun"])

@@ -368,11 +368,11 @@ struct RecordCommand {
             else { console.out("Nothing was recorded (r starts recording); no file was written") }
             return 0
         case .failure(let error) where error.code == .nothingRecorded && signals.stopWasRequested && options.schedule.start != nil:
-            // Stopped before the scheduled start: what was asked for, not a failure.
+            // Stopped before the scheduled start: there is no file, so not a success (a script
+            // that goes on to use the file must not), as any stop before the first frame.
             countdown?.cancel()
-            if options.json { console.out(ProgressRenderer.json(["event": "finished", "status": "nothingRecorded"])) }
-            else { console.err("\rStopped before the recording began; nothing was written") }
-            return 0
+            renderer.clearForPrint()
+            return fail(ReelError(.nothingRecorded, "stopped before the recording began (it was still waiting for its scheduled start); no file was written"))
         case .failure(let error) where error.code == .nothingRecorded && signals.stopWasRequested:
             return fail(ReelError(.nothingRecorded, "stopped before the first frame or sound was recorded; no file was written"))
         case .failure(let error) where error.code == .notRunning && signals.stopWasRequested:

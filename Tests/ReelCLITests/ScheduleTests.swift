@@ -113,27 +113,39 @@ import ReelTestSupport
             (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["event"] as? String
         }
         #expect(names.contains("waiting") && names.contains("begun"), "\(names)")
+        // `started` when recording starts: after the wait, just before `begun`.
+        let started = names.firstIndex(of: "started") ?? -1
+        #expect(started > (names.firstIndex(of: "waiting") ?? .max) && started + 1 == names.firstIndex(of: "begun"), "\(names)")
         #expect(!names.contains("paused") && !names.contains("resumed"), "\(names)")
         let waiting = names.firstIndex(of: "waiting") ?? .max, begun = names.firstIndex(of: "begun") ?? -1
         #expect(waiting < begun)
     }
 
-    @Test func aStopBeforeTheStartWritesNothing() async throws {
+    /// No file: a failure for a script (exit 1), as any stop before the first frame; with
+    /// `--json` a `failed` event, and no `started` (nothing started).
+    @Test(arguments: [false, true])
+    func aStopBeforeTheStartWritesNothingAndIsAFailure(json: Bool) async throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("never.mp4")
         let process = Process()
         process.executableURL = ReelBinary.url
-        process.arguments = ["record", "--test-pattern", "--size", "320x240", "--delay", "60", "-o", url.path]
-        let errors = Pipe()
+        process.arguments = ["record", "--test-pattern", "--size", "320x240", "--delay", "60", "-o", url.path] + (json ? ["--json"] : [])
+        let errors = Pipe(), output = Pipe()
         process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = output
         try process.run()
         try await Task.sleep(for: .seconds(2))
         kill(process.processIdentifier, SIGINT)
+        let events = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationStatus == 0, "\(text)")
-        #expect(text.contains("before the recording began"))
+        #expect(process.terminationStatus == 1, "\(text)\(events)")
+        #expect(text.contains("stopped before the recording began") && text.contains("no file was written"), "\(text)")
         #expect(!FileManager.default.fileExists(atPath: url.path))
+        guard json else { return }
+        let objects = events.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let names = objects.compactMap { $0["event"] as? String }
+        #expect(names.contains("waiting") && !names.contains("started") && !names.contains("finished"), "\(names)")
+        #expect(objects.last?["event"] as? String == "failed" && objects.last?["code"] as? String == "nothingRecorded", "\(events)")
     }
 }
