@@ -10,7 +10,19 @@ import ReelSystem
 /// subscribed) is closed, so that connections left open by a careless client cannot fill the
 /// server; one that has not taken what waits for it for ``Patience/stalledReader`` (its socket
 /// full: a subscriber that stopped reading) is dropped.
+///
+/// Fairness: no client can hold up the others. Each round takes at most ``requestsPerRound``
+/// requests of each client (the rest of what it sent waits, unread, in its socket), and none of
+/// a client that has more than ``heldReplyBytes`` of replies and events waiting or
+/// ``requestsPerRound`` requests unanswered: one that floods requests without reading the
+/// replies is served no faster than it reads, until it is dropped as a stalled reader, while
+/// every other client is answered in the next round.
 final class ControlConnections: @unchecked Sendable {
+    /// The most requests of one client handled in one round.
+    static let requestsPerRound = 16
+    /// The most bytes waiting for a client while its next requests are handled.
+    static let heldReplyBytes = 64 * 1024
+
     /// How long a connection may do nothing.
     struct Patience: Sendable {
         /// Seconds from connecting to a first request (or `subscribe`).
@@ -51,6 +63,8 @@ final class ControlConnections: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     /// The serving thread's own: each connection's partial line.
     private var splitters: [Int: LineSplitter] = [:]
+    /// The serving thread's own: each connection's requests read and not handled yet.
+    private var backlogs: [Int: [LineSplitter.Piece]] = [:]
 
     init(listener: UnixSocketListener, patience: Patience = Patience(), handler: @escaping ControlServer.Handler) throws {
         self.patience = patience
@@ -141,18 +155,23 @@ final class ControlConnections: @unchecked Sendable {
         while true {
             var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0), pollfd(fd: listener.fd, events: Int16(POLLIN), revents: 0)]
             var ids: [Int] = []
+            var servable = false
             let stopping = state.withLock { s -> Bool in
                 for (id, c) in s.connections {
                     ids.append(id)
-                    // Once its input has ended, only what waits for it matters.
-                    let reading = c.inputEnded ? 0 : Int16(POLLIN)
+                    let backlog = backlogs[id]?.isEmpty == false
+                    servable = servable || (backlog && Self.takesRequests(c))
+                    // Once its input has ended, only what waits for it matters; while requests
+                    // it sent wait to be handled, the rest waits in its socket.
+                    let reading = c.inputEnded || backlog ? 0 : Int16(POLLIN)
                     fds.append(pollfd(fd: c.fd, events: reading | (c.output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0))
                 }
                 return s.stopRequested
             }
             if stopping { break }
-            // With connections to watch for idleness, a look every quarter of a second.
-            _ = Syscall.attempt { poll(&fds, nfds_t(fds.count), ids.isEmpty ? -1 : 250) }
+            // With connections to watch for idleness, a look every quarter of a second; at once
+            // with requests to handle.
+            _ = Syscall.attempt { poll(&fds, nfds_t(fds.count), servable ? 0 : ids.isEmpty ? -1 : 250) }
             if fds[0].revents != 0 {
                 while read(wakeRead, &buffer, buffer.count) > 0 {}
             }
@@ -160,6 +179,7 @@ final class ControlConnections: @unchecked Sendable {
             for (k, id) in ids.enumerated() where fds[k + 2].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
                 readRequests(of: id, fd: fds[k + 2].fd, buffer: &buffer)
             }
+            for id in ids { handleBacklog(of: id) }
             writeAndClose()
         }
         // What waits goes out as far as the clients take it now (an abort's reply).
@@ -170,6 +190,7 @@ final class ControlConnections: @unchecked Sendable {
         }
         for fd in fds { Syscall.close(fd) }
         splitters = [:]
+        backlogs = [:]
         listener.close()
         Syscall.close(wakeRead)
         Syscall.close(wakeWrite)
@@ -192,31 +213,47 @@ final class ControlConnections: @unchecked Sendable {
         }
     }
 
-    /// Reads what `fd` has (at most a megabyte a round, so that one client cannot starve the
-    /// others) and handles the complete lines; a closed or failed connection is dropped.
+    /// Reads what `fd` has, until it gives a complete line or a buffer's worth (so that one
+    /// client cannot starve the others), into the connection's backlog; a closed or failed
+    /// connection is dropped.
     private func readRequests(of id: Int, fd: Int32, buffer: inout [UInt8]) {
-        var taken = 0
         var splitter = splitters[id] ?? LineSplitter(maximumLength: ControlServer.maximumLineLength)
         defer { splitters[id] = splitter }
-        while taken < 1 << 20 {
-            let n = buffer.withUnsafeMutableBytes { raw in Syscall.attempt { read(fd, raw.baseAddress, raw.count) } }
-            switch n {
-            case .success(0):
-                // The end of its input: a last request without its newline is answered, and
-                // the connection closed once its replies have gone out.
-                for piece in splitter.finish() { handle(piece, from: id) }
-                state.withLock { s in s.connections[id]?.inputEnded = true }
-                return
-            case .success(let count):
-                taken += count
-                for piece in splitter.feed(buffer[..<count]) { handle(piece, from: id) }
-            case .failure(let e) where e.rawValue == EAGAIN || e.rawValue == EWOULDBLOCK:
-                return
-            case .failure:
-                drop(id)
-                return
-            }
+        var backlog = backlogs[id] ?? []
+        defer { backlogs[id] = backlog }
+        let n = buffer.withUnsafeMutableBytes { raw in Syscall.attempt { read(fd, raw.baseAddress, raw.count) } }
+        switch n {
+        case .success(0):
+            // The end of its input: a last request without its newline is answered, and
+            // the connection closed once its replies have gone out.
+            backlog += splitter.finish()
+            state.withLock { s in s.connections[id]?.inputEnded = true }
+        case .success(let count):
+            backlog += splitter.feed(buffer[..<count])
+        case .failure(let e) where e.rawValue == EAGAIN || e.rawValue == EWOULDBLOCK:
+            break
+        case .failure:
+            drop(id)
         }
+    }
+
+    /// Whether a client's next requests are handled now: it takes its replies, and few of its
+    /// requests wait for an answer.
+    private static func takesRequests(_ c: Connection) -> Bool {
+        !c.dropped && c.output.count <= heldReplyBytes && c.unanswered < requestsPerRound
+    }
+
+    /// Handles up to ``requestsPerRound`` of the requests connection `id` sent, while it takes
+    /// its replies.
+    private func handleBacklog(of id: Int) {
+        guard var backlog = backlogs[id], !backlog.isEmpty else { return }
+        var handled = 0
+        while handled < Self.requestsPerRound, !backlog.isEmpty,
+              state.withLock({ s in s.connections[id].map(Self.takesRequests) ?? false }) {
+            handle(backlog.removeFirst(), from: id)
+            handled += 1
+        }
+        backlogs[id] = backlog
     }
 
     private func drop(_ id: Int) {
@@ -268,7 +305,7 @@ final class ControlConnections: @unchecked Sendable {
                 }
                 // One that sends nothing for long is closed (not a subscriber: it has sent its request).
                 if let since = c.waitingSince, now - since > patience.firstRequest { c.dropped = true }
-                let answered = c.inputEnded && !c.subscribed && c.unanswered == 0 && c.output.isEmpty
+                let answered = c.inputEnded && !c.subscribed && c.unanswered == 0 && c.output.isEmpty && backlogs[id]?.isEmpty != false
                 if c.dropped || (c.closesWhenWritten && c.output.isEmpty) || answered {
                     closing.append((id, c.fd))
                     s.connections[id] = nil
@@ -279,6 +316,7 @@ final class ControlConnections: @unchecked Sendable {
         }
         for (id, fd) in closing {
             splitters[id] = nil
+            backlogs[id] = nil
             Syscall.close(fd)
         }
     }

@@ -24,7 +24,9 @@ import ReelSystem
 /// for it, or once its socket has stayed full for 10 seconds (a subscriber that stopped
 /// reading); one that sends no request within 5 seconds of connecting is closed, so that
 /// connections left open cannot keep others out. Nothing a client does holds up the caller of
-/// ``publish(_:)`` or the handler's responder.
+/// ``publish(_:)``, the handler's responder, or another client: clients are served in turn, a
+/// few requests each a round, and one whose replies wait unread (a client that floods requests
+/// without reading) is not served until it reads them.
 public final class ControlServer: Sendable {
     /// A request: its command and argument.
     public struct Request: Sendable, Hashable {

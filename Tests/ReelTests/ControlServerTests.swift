@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Reel
 import ReelSystem
@@ -251,6 +252,42 @@ import ReelTestSupport
             waited += 1
         }
         #expect(server.clientCount == 0)
+    }
+
+    /// A client that floods requests without reading the replies holds up no other: a request
+    /// sent while the flood is served is answered after a few rounds of it, not after all the
+    /// flood that was read (a second `reel control status` timed out after 5 s), and the
+    /// flooder, served no faster than it reads, is dropped as a stalled reader.
+    @Test func aClientThatFloodsRequestsHoldsUpNoOther() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.url.appendingPathComponent("c.sock")
+        let handled = Atomic<Int>(0)
+        let server = try ControlServer(path: path, listedIn: nil, patience: .init(firstRequest: 3600, stalledReader: 1)) { _, respond in
+            handled.add(1, ordering: .relaxed)
+            usleep(100)  // a status takes some work
+            respond(.success(["state": "recording"]))
+        }
+        defer { server.close() }
+        let chunk = Array([[UInt8]](repeating: Array(#"{"command":"status","id":1}"#.utf8) + [10], count: 2000).joined())
+        let flooding = DispatchSemaphore(value: 0)
+        Thread {
+            // Sends until the server drops it (the send fails), never reading.
+            if let flooder = try? ControlClient(path) { while (try? flooder.send(chunk)) != nil {} }
+            flooding.signal()
+        }.start()
+        var waited = 0
+        while handled.load(ordering: .relaxed) < 100 && waited < 2000 {
+            usleep(10_000)
+            waited += 1
+        }
+        let other = try ControlClient(path)
+        let before = handled.load(ordering: .relaxed)
+        let reply = try other.request("status", id: 2).reply
+        let during = handled.load(ordering: .relaxed) - before
+        #expect(reply["ok"] as? Bool == true && reply["id"] as? Int == 2, "\(reply)")
+        #expect(during < 1000, "\(during) of the flooder's requests were handled before the other client's")
+        #expect(flooding.wait(timeout: .now() + 60) == .success, "the flooder is dropped")
+        #expect(try other.request("status", id: 3).reply["ok"] as? Bool == true)
     }
 
     /// A last request without its newline, then the end of the client's input (`printf … | nc -U`),
