@@ -84,7 +84,8 @@ extension Recorder {
     ///   no file, or a file that cannot hold chapters (``Container/holdsChapters``: WAV, FLAC,
     ///   Ogg, Opus, GIF); `.limitReached` when the file holds as many chapters as it can
     ///   (``Container/maximumChapters``: 255 in MP4, MOV and M4A); `.invalidConfiguration` for a
-    ///   title longer than ``Chapter/maximumTitleBytes``: nothing is placed then.
+    ///   title longer than ``Chapter/maximumTitleBytes``, or one holding a control character (a
+    ///   NUL, a line break, a tab: an MP4's title ends at a NUL): nothing is placed then.
     public func addMarker(_ title: String? = nil) throws {
         try checkHoldsMarkers()
         try Self.checkMarkerTitle(title)
@@ -117,6 +118,12 @@ extension Recorder {
 
     /// Throws `.invalidConfiguration` for a title no file keeps whole.
     private static func checkMarkerTitle(_ title: String?) throws {
+        if let title, let index = title.unicodeScalars.firstIndex(where: { $0.properties.generalCategory == .control }) {
+            let scalar = title.unicodeScalars[index]
+            let position = title.unicodeScalars.distance(from: title.unicodeScalars.startIndex, to: index) + 1
+            throw ReelError(.invalidConfiguration, String(format: "a marker's title may not hold control characters; this one has U+%04X at character %d", scalar.value, position),
+                            hint: "give a title of printable characters (a NUL would end it in an MP4 file)")
+        }
         let bytes = title?.utf8.count ?? 0
         guard bytes <= Chapter.maximumTitleBytes else {
             throw ReelError(.invalidConfiguration, "a marker's title holds at most \(Chapter.maximumTitleBytes) bytes; this one has \(bytes)",
@@ -126,7 +133,8 @@ extension Recorder {
 
     /// Schedules a chapter marker at `time` on the session timeline (the samples' presentation
     /// times), as ``pause(at:)`` schedules a pause; see ``addMarker(_:)``. A file that cannot
-    /// hold chapters (``Container/holdsChapters``) gets none.
+    /// hold chapters (``Container/holdsChapters``) gets none. Control characters in `title`,
+    /// which ``addMarker(_:)`` refuses, become spaces here.
     public func addMarker(_ title: String? = nil, at time: MediaTime) {
         state.withLock { state in
             state.markers.add(title, at: time)
@@ -155,7 +163,9 @@ struct PendingMarkers {
 
     mutating func add(_ title: String?, at time: MediaTime) {
         count += 1
-        let given = title?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        // No control character reaches a file (an MP4's title ends at a NUL).
+        let printable = (title ?? "").unicodeScalars.map { $0.properties.generalCategory == .control ? " " : String($0) }.joined()
+        let given = printable.trimmingCharacters(in: .whitespacesAndNewlines)
         waiting.append(Chapter(start: time, title: given.isEmpty ? Chapter.defaultTitle(number: count) : given))
     }
 

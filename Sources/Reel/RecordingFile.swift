@@ -99,13 +99,19 @@ public struct RecordingFile: Sendable, Hashable {
     }
 
     /// Throws `.insufficientStorage` when less than `minimum` bytes are free in `folder` (or
-    /// in the nearest folder above it that exists).
+    /// in the nearest folder above it that exists), `.permissionDenied` when it is on a file
+    /// system that keeps no files (`/proc`, `/sys`: no size at all).
     package static func checkFreeSpace(in folder: URL, minimum: Int64) throws {
         var place = folder
         while !FileManager.default.fileExists(atPath: place.path), place.path != "/" { place = place.deletingLastPathComponent() }
-        if let free = FreeSpace.of(place)?.available, free < minimum {
-            throw ReelError(.insufficientStorage, "only \(free / 1_000_000) MB free in \(folder.path)",
-                            hint: "free some space or record elsewhere")
+        guard let space = FreeSpace.of(place) else { return }
+        if space.total == 0 {
+            throw ReelError(.permissionDenied, "\(folder.path) cannot hold recordings: it is on a file system that keeps no files (such as /proc or /sys)",
+                            hint: LibraryHint.chooseAnotherFolder)
+        }
+        if space.available < minimum {
+            throw ReelError(.insufficientStorage, "only \(space.available / 1_000_000) MB free in \(folder.path), less than the \(minimum / 1_000_000) MB kept free",
+                            hint: LibraryHint.freeSpaceOrLowerMinimum)
         }
     }
 

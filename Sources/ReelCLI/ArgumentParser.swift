@@ -177,6 +177,17 @@ public struct ParsedArguments: Sendable {
 
 /// Parsing of the numbers and sizes users type.
 public enum ValueParser {
+    /// A number as written out in decimal: digits with at most one `.`, and a `-` before them
+    /// where `signed`; `nil` for anything else. What Swift's `Double(_:)` also reads, an
+    /// exponent (`1e3` is 1000), hexadecimal (`0x10`), `inf`, `nan` or a `+`, is not taken: a
+    /// number on the command line means what it shows.
+    static func decimal(_ text: some StringProtocol, signed: Bool = false) -> Double? {
+        let digits: Substring = signed && text.first == "-" ? Substring(text.dropFirst()) : Substring(text)
+        guard digits.contains(where: { $0.isASCII && $0.isNumber }),
+              digits.allSatisfy({ ($0.isASCII && $0.isNumber) || $0 == "." }), digits.filter({ $0 == "." }).count <= 1 else { return nil }
+        return Double(String(text))
+    }
+
     /// A whole number within `range`.
     public static func integer(_ text: String?, option: String, in range: ClosedRange<Int>) throws -> Int {
         guard let text, let n = Int(text) else {
@@ -194,12 +205,12 @@ public enum ValueParser {
         guard let text, !text.isEmpty else { throw UsageError("--\(option) needs a duration such as \(examples)") }
         var seconds: Double?
         if text.contains(":") {
-            let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Double($0) }
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { decimal($0) }
             // Minutes and seconds after the first field are below 60 (01:30:99 is a typo).
             if parts.count <= 3, parts.allSatisfy({ $0 != nil && $0! >= 0 }), parts.dropFirst().allSatisfy({ $0! < 60 }) {
                 seconds = parts.reduce(0) { $0 * 60 + $1! }
             }
-        } else if let plain = Double(text) {
+        } else if let plain = decimal(text, signed: true) {
             seconds = plain
         } else {
             seconds = compoundDuration(text)
@@ -226,8 +237,7 @@ public enum ValueParser {
             guard !sawFraction, let end = rest.firstIndex(where: { "hms".contains($0) }) else { return nil }
             let number = rest[..<end]
             guard let u = units[nextUnit...].firstIndex(where: { $0.0 == rest[end] }),
-                  let first = number.first, first.isNumber || first == ".",
-                  let value = Double(number), value.isFinite else { return nil }
+                  let value = decimal(number), value.isFinite else { return nil }
             sawFraction = number.contains(".")
             total += value * units[u].1
             nextUnit = u + 1
@@ -244,7 +254,7 @@ public enum ValueParser {
         var scale = 1.0
         if number.hasSuffix("k") { number = number.dropLast(); scale = 1_000 }
         else if number.hasSuffix("m") { number = number.dropLast(); scale = 1_000_000 }
-        guard let value = Double(number), value.isFinite, value > 0 else {
+        guard let value = decimal(number), value.isFinite, value > 0 else {
             throw UsageError("--\(option) needs a bit rate such as 4M or 160k, not '\(text)'")
         }
         let bits = (value * scale).rounded()

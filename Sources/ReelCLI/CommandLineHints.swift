@@ -8,6 +8,7 @@ enum CommandLineHints {
         (LibraryHint.allowOverwriting, "choose another name, or pass --overwrite"),
         (LibraryHint.createFolderOrChooseAnother, "create it or choose another with -o"),
         (LibraryHint.chooseAnotherFolder, "choose another with -o"),
+        (LibraryHint.freeSpaceOrLowerMinimum, "free some space, record elsewhere with -o, or lower --min-free (such as --min-free 10M; 0 turns the check off)"),
         (LibraryHint.overwritingDiscardsIt, "--overwrite would discard it"),
         (LibraryHint.giveAFileName, "give a file name with -o"),
         (LibraryHint.giveTheMergeAFileName, "give a file name with -o"),

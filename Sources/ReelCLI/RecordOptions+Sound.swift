@@ -45,7 +45,7 @@ extension RecordOptions {
         for text in args.all("audio-offset").compactMap({ $0 }) {
             let (targets, body) = try split(text, option: "audio-offset")
             let trimmed = body.hasSuffix("ms") ? String(body.dropLast(2)) : body
-            guard let ms = Double(trimmed), ms.isFinite, abs(ms) <= 10_000 else {
+            guard let ms = ValueParser.decimal(trimmed, signed: true), ms.isFinite, abs(ms) <= 10_000 else {
                 throw UsageError("--audio-offset needs milliseconds from -10000 to 10000, e.g. 200 or -150, not '\(body)'")
             }
             for target in targets {

@@ -184,7 +184,7 @@ public struct RecordOptions: Sendable {
         }
         if let text = args.value("pip-size") ?? nil {
             let percent = text.hasSuffix("%")
-            guard let n = Double(percent ? String(text.dropLast()) : text), n.isFinite else {
+            guard let n = ValueParser.decimal(percent ? String(text.dropLast()) : text), n.isFinite else {
                 throw UsageError("--pip-size needs a fraction such as 0.25 or a percentage such as 25%, not '\(text)'")
             }
             let fraction = percent ? n / 100 : n
@@ -214,7 +214,7 @@ public struct RecordOptions: Sendable {
         }
         if let text = args.value("zoom") ?? nil {
             let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count <= 2, let factor = Double(parts[0]), factor.isFinite else {
+            guard parts.count <= 2, let factor = ValueParser.decimal(parts[0]), factor.isFinite else {
                 throw UsageError("--zoom needs a factor such as 2, or FACTOR:RATE such as 4:1, not '\(text)'")
             }
             guard factor >= 1, factor <= ZoomControl.maximumFactor else {
@@ -222,7 +222,7 @@ public struct RecordOptions: Sendable {
             }
             var rate: Double?
             if parts.count == 2 {
-                guard let r = Double(parts[1]), r.isFinite, r > 0, r <= 100 else {
+                guard let r = ValueParser.decimal(parts[1]), r.isFinite, r > 0, r <= 100 else {
                     throw UsageError("--zoom's rate must be a positive number of doublings per second, not '\(parts[1])'")
                 }
                 rate = r
@@ -387,7 +387,7 @@ public struct RecordOptions: Sendable {
             (frames, per) = (n, d)
         } else if let n = Int64(text) {
             (frames, per) = (n, 1)
-        } else if let d = Double(text), d.isFinite, d > 0, d <= 1000, text.allSatisfy({ $0.isNumber || $0 == "." }) {
+        } else if let d = ValueParser.decimal(text), d.isFinite, d > 0, d <= 1000 {
             (frames, per) = (Int64((d * 1000).rounded()), 1000)
         } else {
             throw bad

@@ -8,6 +8,8 @@ package enum LibraryHint {
     package static let createFolderOrChooseAnother = "create it, or give the recording a place in a folder that exists"
     /// The folder a recording is to go in cannot be written.
     package static let chooseAnotherFolder = "give the recording a place in a folder that can be written"
+    /// Less than the minimum of free space is left where a recording is to go.
+    package static let freeSpaceOrLowerMinimum = "free some space, record elsewhere, or lower the minimum of free space (the minimumFreeSpace setting; nil turns the check off)"
     /// A file at a recording's name holds a recording a crash cut off.
     package static let overwritingDiscardsIt = "overwriting (the overwrite setting) would discard it"
     /// A folder is at a recording's name.

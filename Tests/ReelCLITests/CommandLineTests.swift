@@ -31,6 +31,18 @@ import ReelTestSupport
         (["--test-pattern", "--crf", "99"], "--crf must be between 0 and 51"),
         (["--test-pattern", "--duration", "soon"], "--duration needs a duration"),
         (["--test-pattern", "--duration", "-5"], "--duration must be more than zero"),
+        // Numbers are written out: an exponent, hexadecimal, inf or a + is not a number here.
+        (["--test-pattern", "--duration", "1e3"], "--duration needs a duration"),
+        (["--test-pattern", "--duration", "1e1m"], "--duration needs a duration"),
+        (["--test-pattern", "--duration", "0x10"], "--duration needs a duration"),
+        (["--test-pattern", "--duration", "00:1e1"], "--duration needs a duration"),
+        (["--test-pattern", "--delay", "+5"], "--delay needs a duration"),
+        (["--test-pattern", "--fps", "3e1"], "--fps needs a number"),
+        (["--test-pattern", "--bitrate", "4e6"], "--bitrate needs a bit rate"),
+        (["--test-pattern", "--tone", "--audio-offset", "1e2"], "--audio-offset needs milliseconds"),
+        (["--test-pattern", "--tone", "--audio-offset", "inf"], "--audio-offset needs milliseconds"),
+        (["--camera=test", "--zoom", "2e0"], "--zoom needs a factor"),
+        (["--camera=test", "--test-pattern", "--pip-size", "25e-2"], "--pip-size needs a fraction"),
         (["--test-pattern", "--bitrate", "fast"], "--bitrate needs a bit rate"),
         (["--test-pattern", "--size", "big"], "--size needs WIDTHxHEIGHT"),
         (["--screen", "--region", "100x"], "--region needs WIDTHxHEIGHT+X+Y"),
@@ -53,6 +65,8 @@ import ReelTestSupport
         #expect(try ValueParser.duration("5m", option: "d").seconds == 300)
         #expect(try ValueParser.duration("1h", option: "d").seconds == 3600)
         #expect(try ValueParser.duration("01:02:03", option: "d").seconds == 3723)
+        #expect(ValueParser.decimal("2.5") == 2.5 && ValueParser.decimal(".5") == 0.5 && ValueParser.decimal("-150", signed: true) == -150)
+        for odd in ["1e3", "1E3", "0x10", "inf", "nan", "+5", "-5", "1.2.3", ".", "", "٣"] { #expect(ValueParser.decimal(odd) == nil, "\(odd)") }
     }
 }
 
@@ -369,6 +383,9 @@ struct DevicesAudioTests {
         #expect(CommandLineHints.rephrased(camera).hint == "check the path; reel devices lists the cameras")
         let several = ReelError(.invalidConfiguration, "2 windows match", hint: LibraryHint.nameOneByItsID + "0x400002; windows: …")
         #expect(CommandLineHints.rephrased(several).hint == "name one by its id, e.g. --window=0x400002; windows: …")
+        // The default --min-free refusing on a small disk names the option that changes it.
+        let low = ReelError(.insufficientStorage, "only 31 MB free in /small", hint: LibraryHint.freeSpaceOrLowerMinimum)
+        #expect(CommandLineHints.rephrased(low).hint?.contains("lower --min-free") == true, "\(CommandLineHints.rephrased(low))")
         let plain = ReelError(.busy, "in use", hint: "close the other program")
         #expect(CommandLineHints.rephrased(plain) == plain)
     }

@@ -309,6 +309,26 @@ import ReelTestSupport
         #expect(chapters.first?.title == String(repeating: "é", count: Chapter.maximumTitleBytes / 2))
     }
 
+    /// A title with a control character is refused with what and where (a NUL cut the title
+    /// short in an MP4: "A\u{0}B" became "A"), in MP4 and MKV alike; one scheduled by time has
+    /// spaces for them.
+    @Test(arguments: ["mp4", "mkv"])
+    func aTitleWithAControlCharacterIsRefused(ext: String) async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("titles.\(ext)")
+        try await recordWhile(url) { recorder async throws in
+            for title in ["A\u{0}B", "A\nB", "A\tB", "A\u{1B}[31mB"] {
+                let error = #expect(throws: ReelError.self) { try recorder.addMarker(title) }
+                #expect(error?.code == .invalidConfiguration && error?.message.contains("control character") == true, "\(String(describing: error))")
+            }
+            try recorder.addMarker("A B")
+            recorder.addMarker("C\u{0}D", at: (recorder.sessionTime ?? .zero) + MediaTime(seconds: 0.1))
+            let end = (recorder.sessionTime ?? .zero) + MediaTime(seconds: 0.3)
+            while (recorder.sessionTime ?? .zero) < end { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        #expect(try MediaProbe.chapters(url).map(\.title) == ["A B", "C D"])
+    }
+
     /// A recording stopped before its scheduled start writes nothing: a marker placed while it
     /// waited leaves no list of markers behind either (`.NAME.chapters` stayed).
     @Test func aStopBeforeTheStartLeavesNoListOfMarkers() async throws {
