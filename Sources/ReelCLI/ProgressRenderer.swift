@@ -50,6 +50,9 @@ final class ProgressRenderer: @unchecked Sendable {
     var holdsFinished = false
     private var heldFinished: [String: Any]?
     private var finishedReleased = false
+    /// The failed saves ``releaseFinished(failedSaves:)`` was told of: for a `finished` event
+    /// that comes after it (the recorder's events arrive on their own task).
+    private var releasedFailedSaves = 0
 
     /// Prints the `finished` event held back (see ``holdsFinished``), or lets it through when
     /// it comes. `failedSaves` replay saves asked for were not made: the recording did not
@@ -57,6 +60,7 @@ final class ProgressRenderer: @unchecked Sendable {
     func releaseFinished(failedSaves: Int = 0) {
         lock.lock(); defer { lock.unlock() }
         finishedReleased = true
+        releasedFailedSaves = failedSaves
         if var held = heldFinished {
             if failedSaves > 0 {
                 held["complete"] = false
@@ -204,6 +208,11 @@ final class ProgressRenderer: @unchecked Sendable {
                     eventListener?(Self.json(object))
                     if json { heldFinished = object }
                 } else {
+                    // Released before it came: it still says the saves that failed.
+                    if holdsFinished && releasedFailedSaves > 0 {
+                        object["complete"] = false
+                        object["replaySavesFailed"] = releasedFailedSaves
+                    }
                     emit(object)
                 }
             }
