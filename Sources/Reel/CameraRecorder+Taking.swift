@@ -199,13 +199,7 @@ extension CameraRecorder {
         guard let (recorder, pump) = ended else { return nil }
         publish()
         await recorder.finish()
-        let outcome: Result<RecordingSummary, any Error>
-        do {
-            outcome = .success(try await recorder.result())
-        } catch {
-            outcome = .failure(error)
-        }
-        await pump?.value
+        let outcome = await Self.outcome(of: recorder, pump: pump)
         state.withLock { s in
             // Unless a stop came meanwhile and took the take's clips itself.
             if s.recorder === recorder {
@@ -233,6 +227,18 @@ extension CameraRecorder {
     /// ``clips`` (or from the completed events) and its undo button are right either way.
     ///
     /// - Throws: `.notRunning` before the first take; `.invalidConfiguration` when the take has
+
+    /// A take's end: its summary or its error, once its events have all been passed on.
+    private static func outcome(of recorder: Recorder, pump: Task<Void, Never>?) async -> Result<RecordingSummary, any Error> {
+        let outcome: Result<RecordingSummary, any Error>
+        do {
+            outcome = .success(try await recorder.result())
+        } catch {
+            outcome = .failure(error)
+        }
+        await pump?.value
+        return outcome
+    }
     ///   no clips and none being finished.
     public func removeLastClip() throws {
         guard let clips = recordingSession else {
@@ -277,13 +283,7 @@ extension CameraRecorder {
             publish()
         }
         guard let recorder else { return nil }
-        let outcome: Result<RecordingSummary, any Error>
-        do {
-            outcome = .success(try await recorder.result())
-        } catch {
-            outcome = .failure(error)
-        }
-        await pump?.value
+        let outcome = await Self.outcome(of: recorder, pump: pump)
         switch outcome {
         case .success(let summary): return summary
         case .failure(let error as ReelError) where error.code == .nothingRecorded: return nil
