@@ -100,9 +100,10 @@ public final class ApplicationAudioSource: CaptureSource {
     private let capture: @Sendable (String?) -> any PulseAudioServer
     private let environment: [String: String]
     private let running = Mutex<Running?>(nil)
-    /// Whether ``prepare()`` paces the sinks the chosen applications play on.
+    /// Whether ``prepare()`` paces the sinks streams play on.
     private let pacesSinks: Bool
-    /// The monitors that pace those sinks, from ``prepare()`` until the streams were taken.
+    /// The monitors that pace those sinks, from ``prepare()`` to ``stop()`` (routed), or to the
+    /// start (linked).
     private let pacers = Mutex<[PulseAudioSource]>([])
 
     /// How a running source records.
@@ -183,22 +184,53 @@ public final class ApplicationAudioSource: CaptureSource {
         return .audio(format)
     }
 
-    /// Opens a monitor on each sink a chosen application plays on now, and waits until it paces
-    /// the sink (``PulseAudioSource/prepare()``). A sink renders ahead by the lowest latency its
-    /// clients ask for, up to 2 s; what a stream had already handed to the sink it is taken from
-    /// plays there and is not recorded, so a stream taken from an unpaced sink lost up to that
-    /// much of its start (1.95 s of `paplay` in a row, a null sink). Paced, it loses about the
-    /// monitor's latency. The monitors are closed once the streams were taken.
+    /// Opens a monitor on each sink a stream may play on (every sink but the recordings'), and
+    /// on each a chosen application plays on now (another recording's relay too), and waits
+    /// until they pace their sinks (``PulseAudioSource/prepare()``, at once for all). A
+    /// sink renders ahead by the lowest latency its clients ask for, up to 2 s; what a stream
+    /// had handed to the sink it is taken from plays there and is not recorded, so a stream
+    /// taken from an unpaced sink lost up to that much: of its start when it played already
+    /// (1.95 s of `paplay` in a row, a null sink), and as much when it started during the
+    /// recording (a 5 s `paplay` kept 3.1 s, a 2 s one 0.2 s). Paced, it loses about the
+    /// monitor's latency. On a PulseAudio server the monitors pace for the whole recording (a
+    /// stream that starts later is born on a paced sink); linked on PipeWire, nothing is taken
+    /// from a sink, and they close at the start.
     private func pace(_ connection: any PulseAudioRoutingConnection) throws {
         let choice = selection.choice
-        let sinks = Set(try connection.playingStreams()
+        let playing = try connection.playingStreams()
             .filter { !$0.isModuleStream && choice.takes(applicationName: $0.applicationName, binary: $0.binary, processID: $0.processID) }
-            .map(\.sinkName))
-        let opened = sinks.sorted().map { PulseAudioSource.appAudio(sink: $0, server: server, format: format, audioServer: audioServer) }
+            .map(\.sinkName)
+        let sinks = Set(try connection.sinkNames().filter { ApplicationAudioRouter.tag(ofSink: $0) == nil } + playing).sorted()
+        let opened = sinks.map { PulseAudioSource.appAudio(sink: $0, server: server, format: Self.pacingFormat, audioServer: audioServer) }
         stopPacing()
         pacers.withLock { $0 = opened }
         // A sink that cannot be paced (gone meanwhile) only loses what it would have lost.
-        for pacer in opened { _ = try? pacer.prepare() }
+        DispatchQueue.concurrentPerform(iterations: opened.count) { _ = try? opened[$0].prepare() }
+    }
+
+    /// What the pacing monitors read (and leave): little, so that the server converts little.
+    private static let pacingFormat = AudioFormat(sampleFormat: .s16, sampleRate: 48_000, channels: 1)
+
+    /// Keeps the pacing monitors of the sinks streams are born on reading, and leaving what
+    /// they read, until ``stop()`` (a monitor that is not read fills the server's buffer and
+    /// overruns); closes those of other recordings' relays, whose streams are taken by now.
+    private func keepPacing(_ context: SourceContext) {
+        let leave = SourceContext(id: context.id, clock: context.clock, origin: context.origin, deliver: { _ in }, report: { _ in })
+        let (kept, closed) = pacers.withLock { pacers in
+            defer { pacers.removeAll(where: Self.pacesARecording) }
+            return (pacers.filter { !Self.pacesARecording($0) }, pacers.filter(Self.pacesARecording))
+        }
+        for pacer in closed { pacer.stop() }
+        for pacer in kept {
+            // A pacer that cannot start (its sink went away) paces nothing: what it would have
+            // saved a stream born there is lost as it was before.
+            if (try? pacer.start(leave)) == nil { pacer.stop() }
+        }
+    }
+
+    /// Whether `pacer` paces a sink of a recording (a relay of another).
+    private static func pacesARecording(_ pacer: PulseAudioSource) -> Bool {
+        pacer.sourceName.flatMap(ApplicationAudioRouter.tag(ofSink:)) != nil
     }
 
     /// Closes the monitors that paced the sinks.
@@ -213,12 +245,18 @@ public final class ApplicationAudioSource: CaptureSource {
     public func start(_ context: SourceContext) throws {
         try running.withLock { state in
             guard state == nil else { throw ReelError(.alreadyRunning, "\(name) is already recording") }
-            // The streams playing now are taken (or linked) by now: the sinks need no pacing.
-            defer { stopPacing() }
-            if let linked = try startLinking(context) {
-                state = .linked(linked)
-            } else {
-                state = .routed(try startRouting(context))
+            do {
+                if let linked = try startLinking(context) {
+                    // Linked, nothing is taken from a sink: the sinks need no pacing.
+                    stopPacing()
+                    state = .linked(linked)
+                } else {
+                    state = .routed(try startRouting(context))
+                    keepPacing(context)
+                }
+            } catch {
+                stopPacing()
+                throw error
             }
         }
     }
