@@ -73,8 +73,11 @@ extension Recorder {
     // MARK: Chapter markers
 
     /// Puts a chapter marker at this moment of the recording, titled `title` ("Chapter N" if
-    /// `nil` or empty): the file gets a chapter there when it is finished (MP4/MOV: a chapter
-    /// list; MKV: Matroska chapters). A marker while paused lands where the recording resumes.
+    /// `nil` or empty, N the chapter's number in the file): the file gets a chapter there when
+    /// it is finished (MP4/MOV: a chapter list; MKV: Matroska chapters). A marker while paused
+    /// lands where the recording resumes. Markers that land at one instant (several while
+    /// paused, or within one frame) make one chapter, titled with each title given, " / "
+    /// between ("A / B"; one untitled adds no title), so no chapter is empty and none is lost.
     /// In clip mode it goes into the clip it falls in, survives the merge and a recovery of
     /// the clips (``RecordingSession/recover(folder:to:overwrite:progress:)``); a single file
     /// cut off before it is finished has none. ``RecordingEvent/markerAdded(_:)`` says where it
@@ -155,7 +158,7 @@ extension Recorder {
 }
 
 /// Chapter markers asked for and not yet placed on the recording's timeline, at their session
-/// times, titled in the order they were asked for.
+/// times, with the titles given (empty for none).
 struct PendingMarkers {
     private var waiting: [Chapter] = []
     /// The markers asked for so far (placed or waiting).
@@ -165,8 +168,8 @@ struct PendingMarkers {
         count += 1
         // No control character reaches a file (an MP4's title ends at a NUL).
         let printable = (title ?? "").unicodeScalars.map { $0.properties.generalCategory == .control ? " " : String($0) }.joined()
-        let given = printable.trimmingCharacters(in: .whitespacesAndNewlines)
-        waiting.append(Chapter(start: time, title: given.isEmpty ? Chapter.defaultTitle(number: count) : given))
+        // Untitled (empty): named by its chapter's number once placed.
+        waiting.append(Chapter(start: time, title: printable.trimmingCharacters(in: .whitespacesAndNewlines)))
     }
 
     /// Takes those at or before `time` (all with `nil`), in time order.

@@ -268,35 +268,13 @@ final class RecorderPipeline: @unchecked Sendable {
     /// A marker was placed: at its recorded time.
     var markerPlaced: ((Chapter) -> Void)?
     /// The single file's chapters so far, on its timeline.
-    private(set) var chapters: [Chapter] = []
-
-    /// Places the markers due by session time `time` (all with `nil`) on the recorded timeline:
-    /// in clip mode into the clip they fall in (a marker in a pause at the end of the clip
-    /// before, which is where the next one begins in the merged file), else into the file's
-    /// chapters.
-    func placeMarkers(upTo time: MediaTime?) throws {
-        guard timeline.hasBegun, let due = takeMarkers?(time), !due.isEmpty else { return }
-        // Scheduled for a file that cannot keep them: none is placed (or said to be).
-        guard writesFile && container.holdsChapters else { return }
-        for marker in due {
-            // Where the timeline puts it, though the pictures may not have got there yet (from a
-            // slow source they come later than the sound, which made it due): held to what was
-            // recorded, it landed where they had got to, early. At the end, within the recording.
-            var at = machine.recordedLength(from: .zero, to: marker.start)
-            if time == nil { at = min(at, recordedDuration) }
-            let placed = Chapter(start: at, title: marker.title)
-            if clipFiles != nil {
-                let clip = timeline.intervals.lastIndex { $0.offset <= at } ?? 0
-                let start = timeline.intervals.indices.contains(clip) ? timeline.intervals[clip].offset : .zero
-                try session.addChapter(Chapter(start: at - start, title: marker.title), toClipAt: clipURL(clip))
-            } else {
-                chapters.append(placed)
-                // Beside the file as they come, for a recovery of it cut off.
-                writer.movie?.keepChapters(chapters)
-            }
-            markerPlaced?(placed)
-        }
-    }
+    var chapters: [Chapter] = []
+    /// The last chapter placed: its start on the recorded timeline, its clip (in clip mode) and
+    /// the titles given to the markers it holds. A marker at its instant joins it.
+    var lastChapter: (start: MediaTime, clip: Int?, titles: [String])?
+    /// How many chapters were placed (markers joined into one counted once): an untitled one
+    /// is named by its number.
+    var chaptersPlaced = 0
 
     // MARK: Samples
 

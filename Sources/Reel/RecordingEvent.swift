@@ -178,7 +178,8 @@ public enum RecordingEvent: Sendable {
     /// A clip was finished and its file finalised (clip mode).
     case clipFinished(Clip)
     /// A chapter marker was placed (``Recorder/addMarker(_:)``): its title, and its time on the
-    /// recording's timeline (recorded time, pauses left out).
+    /// recording's timeline (recorded time, pauses left out). A marker at the instant of the
+    /// one before joins its chapter: the event then gives that chapter, with both titles.
     case markerAdded(Chapter)
     /// The clips folder was renamed, moved or deleted while recorded, and what the recorder did.
     case clipsFolderChanged(ClipsFolderChange)

@@ -386,18 +386,24 @@ public final class RecordingSession: Sendable {
     }
 
     /// Puts `chapter` (its time from the clip's start) into the clip in file `url`, finished
-    /// or still being recorded, and into the manifest: a recovery keeps it.
-    func addChapter(_ chapter: Chapter, toClipAt url: URL) throws {
+    /// or still being recorded, and into the manifest: a recovery keeps it. `replacingLast`:
+    /// it takes the place of the clip's last chapter (markers joined into one).
+    func addChapter(_ chapter: Chapter, toClipAt url: URL, replacingLast: Bool = false) throws {
         let name = url.lastPathComponent
+        func put<Item>(_ item: Item, into list: inout [Item]) {
+            if replacingLast && !list.isEmpty { list[list.count - 1] = item } else { list.append(item) }
+        }
         try write(state.withLock { s in
             if let i = s.clips.lastIndex(where: { $0.url.lastPathComponent == name }) {
-                s.clips[i].chapters.append(chapter)
+                put(chapter, into: &s.clips[i].chapters)
             } else {
-                s.pendingChapters[name, default: []].append(chapter)
+                put(chapter, into: &s.pendingChapters[name, default: []])
             }
             return Self.update(&s) { m in
                 guard let i = m.clips.firstIndex(where: { $0.file == name }) else { return }
-                m.clips[i].chapters = (m.clips[i].chapters ?? []) + [ClipsManifest.ChapterEntry(chapter)]
+                var entries = m.clips[i].chapters ?? []
+                put(ClipsManifest.ChapterEntry(chapter), into: &entries)
+                m.clips[i].chapters = entries
             }
         })
     }

@@ -80,8 +80,9 @@ extension RecordCommand {
 
     One window (X11): --window records the focused window, --window=ID (as reel devices or
     xwininfo show it), --window=NAME (in its title or class) or --window=pick (click it; the
-    pointer and the keyboard are grabbed, Escape or Ctrl-C gives up: exit 1, nothing written),
-    of --screen's display. Its own picture is recorded, whatever covers it or wherever it moves,
+    pointer and the keyboard are grabbed, Escape or Ctrl-C gives up: exit 1, nothing written;
+    the window clicked is then said as --window=0x… to reuse, and with --json as a "picked"
+    event, as a region dragged with --region pick is), of --screen's display. Its own picture is recorded, whatever covers it or wherever it moves,
     at its size when the recording starts; a resize is scaled in (--window-size fit or fill),
     a minimised window's last picture is held, a closed one ends the video like a lost screen.
     On Wayland --window asks the desktop portal, whose dialog chooses the window.

@@ -135,6 +135,18 @@ extension RecordCommand {
         return pid
     }
 
+    /// `--region` as recorded on X11: made even (4:2:0 video needs an even width and height),
+    /// as a region picked by hand is, and said once when it was not: its last column or row
+    /// is left out, not the picture squeezed.
+    private func recordedRegion() -> PixelRect? {
+        guard let region = options.region else { return nil }
+        let even = region.evenSized
+        if even != region {
+            console.err("reel: note: the region \(region) is recorded as \(even): video needs an even width and height, so its last \(region.width != even.width && region.height != even.height ? "column and row are" : region.width != even.width ? "column is" : "row is") left out")
+        }
+        return even
+    }
+
     /// `isCancelled`: a stop came (it gives up a region being picked).
     func makeSources(isCancelled: @escaping @Sendable () -> Bool = { false }) throws -> [any CaptureSource] {
         var sources: [any CaptureSource] = []
@@ -176,14 +188,11 @@ extension RecordCommand {
                 if options.picksRegion {
                     console.err("reel: drag a rectangle over the part of the screen to record (the pointer and the keyboard are grabbed until then; Esc or Ctrl-C gives up)")
                     // The source captures on the connection the region was picked on.
-                    let picked = try X11ScreenSource.pickingRegion(display: display, frameRate: options.frameRate,
-                                                                   drawsCursor: options.drawsCursor, isCancelled: isCancelled)
-                    if let region = picked.region {
-                        console.err("reel: region \(region) (to use it again without dragging: --region \(region))")
-                    }
-                    sources.append(picked)
+                    // Said once the sources are prepared, with a window clicked (PickedSelection).
+                    sources.append(try X11ScreenSource.pickingRegion(display: display, frameRate: options.frameRate,
+                                                                     drawsCursor: options.drawsCursor, isCancelled: isCancelled))
                 } else {
-                    sources.append(X11ScreenSource(display: display, region: options.region, frameRate: options.frameRate,
+                    sources.append(X11ScreenSource(display: display, region: recordedRegion(), frameRate: options.frameRate,
                                                    drawsCursor: options.drawsCursor))
                 }
             case .wayland where options.picksRegion:

@@ -195,6 +195,8 @@ struct RecordCommand {
             return fail(ReelError(.sourceUnavailable, "\(error)"))
         }
 
+        // What was picked by hand (a window is clicked as the session starts), before `started`.
+        PickedSelection.say(sources, options: options, console: console, json: options.json)
         // Once recording has started, so that a failure to start is reported alone.
         for case let camera as V4L2CameraSource in sources {
             if let warning = camera.negotiation?.warning, !options.json { console.err("reel: note: \(camera.name): \(warning)") }

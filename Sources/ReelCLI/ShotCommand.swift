@@ -46,6 +46,7 @@ struct ShotCommand {
             let sources = try RecordCommand(options: options, console: console, environment: environment).makeSources()
             guard let source = sources.first(where: { $0.kind == .video }) else { throw UsageError("reel shot needs a picture to take") }
             let picture = try await Snapshot.take(of: source, clock: HostClock())
+            PickedSelection.say(sources, options: options, console: console, json: json)
             let url = try PictureFile.write(picture, toFirstFreeOf: candidates, format: format, overwrite: args.has("overwrite"))
             if json {
                 console.out(ProgressRenderer.json(["event": "saved", "file": url.path, "width": picture.width, "height": picture.height,

@@ -28,4 +28,29 @@ public struct Chapter: Sendable, Hashable {
 
     /// The title of the `number`th marker (from 1) when none was given: "Chapter 3".
     public static func defaultTitle(number: Int) -> String { "Chapter \(number)" }
+
+    /// What goes between the titles of markers that became one chapter: "A / B".
+    package static let titleSeparator = " / "
+
+    /// How close two chapters' starts are to be one instant when nothing better is known (a
+    /// recorder uses a frame): a hundredth of a second, more than the rounding of any file's
+    /// times (an MKV's are in milliseconds), less than anything a player tells apart.
+    package static let oneInstant = MediaTime(value: 1, timescale: 100)
+
+    /// `chapters` in time order, those that begin at one instant (within `tolerance` after the
+    /// one before) made one chapter at the first one's start with their titles joined ("A /
+    /// B"): chapters of no length are dropped by some readers (an MKV's ffprobe lists the
+    /// empty one and loses the other) and overlap in others (an MP4's), so no title would be
+    /// sure to be seen.
+    package static func joiningCoincident(_ chapters: [Chapter], within tolerance: MediaTime = oneInstant) -> [Chapter] {
+        var joined: [Chapter] = []
+        for chapter in chapters.sorted(by: { $0.start < $1.start }) {
+            if let last = joined.last, chapter.start < last.start + tolerance {
+                joined[joined.count - 1].title += titleSeparator + chapter.title
+            } else {
+                joined.append(chapter)
+            }
+        }
+        return joined
+    }
 }

@@ -120,6 +120,10 @@ public struct PixelRect: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(width)x\(height)+\(x)+\(y)" }
+
+    /// The rectangle at the same place with its width and height made even (a pixel less where
+    /// one is odd): what a recording or a picture of it holds, 4:2:0 video needing even sizes.
+    package var evenSized: PixelRect { PixelRect(x: x, y: y, width: width & ~1, height: height & ~1) }
 }
 
 /// A colour as 8-bit Y′CbCr in the limited range of BT.601 (Y 16–235, Cb/Cr 16–240), the way

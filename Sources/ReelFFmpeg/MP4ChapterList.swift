@@ -16,7 +16,7 @@ enum MP4ChapterList {
         var w = ByteWriter()
         w.box(.udta) { w in
             w.fullBox("chpl", version: 1) { w in
-                let kept = chapters.sorted { $0.start < $1.start }.prefix(255)
+                let kept = Chapter.joiningCoincident(chapters).prefix(255)
                 w.u32(0)
                 w.u8(UInt8(kept.count))
                 for chapter in kept {

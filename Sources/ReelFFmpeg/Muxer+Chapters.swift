@@ -10,7 +10,7 @@ extension Muxer {
     /// fragmented has its index already and keeps none: ``MP4Finaliser`` writes them there).
     func setChapters(_ chapters: [Chapter], end: MediaTime) throws {
         Self.freeChapters(of: context)
-        let sorted = Chapter.beginning(chapters, before: end)
+        let sorted = Chapter.joiningCoincident(Chapter.beginning(chapters, before: end))
         guard !sorted.isEmpty else { return }
         guard let list = av_calloc(sorted.count, MemoryLayout<UnsafeMutablePointer<AVChapter>?>.stride)?
             .assumingMemoryBound(to: UnsafeMutablePointer<AVChapter>?.self) else {

@@ -11,6 +11,10 @@ final class VideoEncoder {
     let settings: VideoSettings
     let inputFormat: PixelFormat
     let inputSize: PixelSize
+    /// The part of each input picture encoded: all of it, or for an odd width or height (a
+    /// region or a window of odd size, which 4:2:0 cannot hold) the even part at its top left,
+    /// its last column or row left out rather than the picture squeezed into the even size.
+    let usedSize: PixelSize
     let outputSize: PixelSize
     /// The encoder's pixel format: 4:2:0, 8-bit, or 10-bit for a 10-bit profile.
     let pixelFormat: AVPixelFormat
@@ -80,8 +84,10 @@ final class VideoEncoder {
         self.settings = settings
         self.inputFormat = inputFormat
         self.inputSize = inputSize
-        var out = settings.size ?? inputSize
-        // 4:2:0 needs even dimensions.
+        // 4:2:0 needs even dimensions: an odd picture is cut, not scaled, to them.
+        let used = PixelSize(width: max(2, inputSize.width & ~1), height: max(2, inputSize.height & ~1))
+        usedSize = used
+        var out = settings.size ?? used
         out.width &= ~1
         out.height &= ~1
         self.outputSize = out
@@ -182,17 +188,17 @@ final class VideoEncoder {
             // Full-range RGB in, limited-range BT.709 out. YUV input (a camera's YUYV or NV12,
             // a composed picture) is limited range already and keeps its levels.
             let converter = Scaler()
-            let shape = Scaler.Shape(sourceSize: inputSize, sourceFormat: Self.avPixelFormat(inputFormat).rawValue,
+            let shape = Scaler.Shape(sourceSize: used, sourceFormat: Self.avPixelFormat(inputFormat).rawValue,
                                      destinationSize: out, destinationFormat: pixelFormat.rawValue,
-                                     filter: inputSize == out ? SWS_POINT : SWS_BICUBIC,
+                                     filter: used == out ? SWS_POINT : SWS_BICUBIC,
                                      colour: Scaler.Colour(source: SWS_CS_ITU709, sourceFullRange: inputFormat == .bgra,
                                                            destination: SWS_CS_ITU709, destinationFullRange: false))
             guard converter.prepare(shape) else {
                 throw ReelError(.unsupportedFormat, "cannot convert \(inputFormat.rawValue) \(inputSize) to \(cString(av_get_pix_fmt_name(pixelFormat))) \(out)")
             }
             scaler = converter
-            if inputSize == out, pixelFormat == AV_PIX_FMT_YUV420P {
-                rowConverter = RowConverter(width: inputSize.width, sourceFormat: Self.avPixelFormat(inputFormat),
+            if used == out, pixelFormat == AV_PIX_FMT_YUV420P {
+                rowConverter = RowConverter(width: used.width, sourceFormat: Self.avPixelFormat(inputFormat),
                                             destinationFormat: pixelFormat, colour: shape.colour!)
             }
         }
@@ -251,12 +257,12 @@ final class VideoEncoder {
         } else if let identity, let base = identity.base, base == heldPicture, let rowConverter,
                   convertRows(identity.changedRows, of: source, with: rowConverter) {
             // Only the rows that changed since the picture the frame holds were converted.
-        } else if let rowConverter, convertRows([0..<inputSize.height], of: source, with: rowConverter) {
+        } else if let rowConverter, convertRows([0..<usedSize.height], of: source, with: rowConverter) {
             // Converted whole, by the converter that converts changed rows (the same bytes).
         } else {
             withPlanes(of: source) { srcData, srcStride in
                 if let scaler {
-                    _ = scaler.scale(srcData, strides: srcStride, rows: Int32(inputSize.height),
+                    _ = scaler.scale(srcData, strides: srcStride, rows: Int32(usedSize.height),
                                      into: &frame.pointee.data.0, strides: &frame.pointee.linesize.0)
                 } else {
                     av_image_copy(&frame.pointee.data.0, &frame.pointee.linesize.0, srcData, srcStride,
@@ -319,8 +325,10 @@ final class VideoEncoder {
 
     /// Converts `rows` of `source` into the encoder's frame; `false` when that failed (convert
     /// it all instead).
-    private func convertRows(_ rows: [Range<Int>], of source: VideoFrame, with converter: RowConverter) -> Bool {
-        guard rows.allSatisfy({ $0.lowerBound >= 0 && $0.upperBound <= inputSize.height }) else { return false }
+    private func convertRows(_ changed: [Range<Int>], of source: VideoFrame, with converter: RowConverter) -> Bool {
+        guard changed.allSatisfy({ $0.lowerBound >= 0 && $0.upperBound <= inputSize.height }) else { return false }
+        // An odd picture's last row is not encoded.
+        let rows = changed.map { $0.clamped(to: 0..<usedSize.height) }.filter { !$0.isEmpty }
         return withExtendedLifetime(source) {
             source.withUnsafePlane(0) { bytes, stride in
                 guard let bgra = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return false }

@@ -59,8 +59,8 @@ extension X11ScreenSource {
             // The pointer stays on the screen; a rectangle is kept inside it all the same.
             // Made even, as recordings and pictures are (4:2:0): the region said is the one they hold.
             let x = max(0, dragged.x), y = max(0, dragged.y)
-            let rect = PixelRect(x: x, y: y, width: (min(dragged.x + dragged.width, screen.size.width) - x) & ~1,
-                                 height: (min(dragged.y + dragged.height, screen.size.height) - y) & ~1)
+            let rect = PixelRect(x: x, y: y, width: min(dragged.x + dragged.width, screen.size.width) - x,
+                                 height: min(dragged.y + dragged.height, screen.size.height) - y).evenSized
             guard rect.width >= 16, rect.height >= 16 else {
                 throw ReelError(.invalidConfiguration, "the region dragged on display \(connection.name) (\(rect)) is smaller than 16x16 pixels",
                                 hint: "drag a larger rectangle")

@@ -67,8 +67,13 @@ public final class X11WindowSource: CaptureSource {
         self.server = server
     }
 
-    /// The window recorded, once chosen by ``prepare()`` or ``start(_:)``.
+    /// The window recorded, once chosen by ``prepare()`` or ``start(_:)``: with
+    /// ``X11WindowSelector/pick``, the one clicked (``X11WindowSelector/id(_:)`` of it records
+    /// it again without a click).
     public var windowID: UInt32? { chosen.withLock { $0?.window.id } }
+
+    /// The title of the window recorded (empty when it has none), once chosen.
+    public var windowTitle: String? { chosen.withLock { $0?.window.title } }
 
     /// The process that shows the window recorded, as the window says (`_NET_WM_PID`), once
     /// chosen; `nil` when it does not say. ``ApplicationAudioSource/Selection/processTree(_:)``

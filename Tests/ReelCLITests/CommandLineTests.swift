@@ -163,6 +163,29 @@ import ReelTestSupport
         #expect(r.output.contains("640x360") && !r.output.contains("641x361"), "\(r.output)")
     }
 
+    /// A region of odd size typed by hand is cut to the even size below it, as a region picked
+    /// is, and said once: the last column and row are left out, the picture not squeezed
+    /// (here they are red, the rest yellow: squeezed, the last column and row were red).
+    @Test func anOddRegionIsCutAndSaidOnce() throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        let painter = try ScreenPainter(display: xvfb.display)
+        painter.fill(rect: PixelRect(x: 0, y: 0, width: 640, height: 480), red: 230, green: 20, blue: 20)
+        painter.fill(rect: PixelRect(x: 10, y: 10, width: 320, height: 240), red: 240, green: 200, blue: 20)
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("odd.mkv")
+        let r = try ReelBinary.run(["record", "--screen=\(xvfb.display)", "--region", "321x241+10+10", "--preset", "ultrafast", "--no-cursor",
+                                    "--crf", "10", "--duration", "0.5", "-o", url.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let note = "reel: note: the region 321x241+10+10 is recorded as 320x240+10+10: video needs an even width and height, so its last column and row are left out"
+        #expect(r.stderr.components(separatedBy: note).count == 2, "said once: \(r.stderr)")
+        #expect(r.output.contains("320x240") && !r.output.contains("321x241"), "\(r.output)")
+        let rgb = try #require(try MediaProbe.decodeRGB(url, width: 320, height: 240, maxFrames: 1).first)
+        for (x, y) in [(319, 120), (160, 239), (319, 239)] {
+            let i = (y * 320 + x) * 3
+            #expect(abs(Int(rgb[i]) - 240) <= 30 && abs(Int(rgb[i + 1]) - 200) <= 30 && abs(Int(rgb[i + 2]) - 20) <= 30, "(\(x), \(y)): \(rgb[i...i + 2])")
+        }
+    }
+
     @Test func noXServerAtTheDisplay() throws {
         let display = XvfbServer.unusedDisplay()
         let r = try ReelBinary.run(["record", "--screen=\(display)", "--duration", "1", "-o", "/tmp/never-\(UUID()).mp4"])

@@ -80,6 +80,25 @@ import ReelTestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted() == ["dragged.png"])
     }
 
+    /// `reel shot --window=pick`: the window clicked is the picture, and is said to be given
+    /// again without a click (with --json, a `picked` event before `saved`).
+    @Test func aWindowPickedByAClickIsSaid() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        let painter = try ScreenPainter(display: xvfb.display)
+        let window = painter.openWindow(title: "Shot Me", rect: PixelRect(x: 200, y: 150, width: 120, height: 80), red: 220, green: 30, blue: 30)
+        let dir = try TemporaryDirectory()
+        let png = dir.url.appendingPathComponent("window.png")
+        let click = { WindowRecordTests.xdotool(["mousemove", "250", "190", "click", "1"], display: xvfb.display) }
+        let r = try await shot(["--screen=\(xvfb.display)", "--window=pick", "--no-cursor", "--json", "-o", png.path], after: 1.5, click)
+        #expect(r.status == 0, "\(r.stderr)")
+        let id = "0x" + String(window, radix: 16)
+        #expect(r.stderr.contains("reel: window \(id) \"Shot Me\" (to use it again without clicking: --window=\(id))"), "\(r.stderr)")
+        let events = r.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(events.map { $0["event"] as? String } == ["picked", "saved"], "\(r.stdout)")
+        #expect(events.first?["window"] as? String == id && events.first?["title"] as? String == "Shot Me", "\(r.stdout)")
+        #expect(events.last?["width"] as? Int == 120 && events.last?["height"] as? Int == 80, "\(r.stdout)")
+    }
+
     /// On Wayland there is no region to drag: the portal's dialog chooses what is shared. Said
     /// (exit 1, nothing written) before any portal is asked, by reel shot and reel record alike,
     /// whether Wayland is named (--screen=wayland) or the session's (WAYLAND_DISPLAY).

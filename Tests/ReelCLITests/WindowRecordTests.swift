@@ -162,15 +162,23 @@ extension WindowRecordTests {
         let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
         let painter = try ScreenPainter(display: xvfb.display)
         painter.openWindow(title: "Left", rect: PixelRect(x: 0, y: 0, width: 120, height: 90), red: 0, green: 0, blue: 255)
-        painter.openWindow(title: "Right", rect: PixelRect(x: 300, y: 200, width: 160, height: 100),
-                           red: Self.red.red, green: Self.red.green, blue: Self.red.blue)
+        let right = painter.openWindow(title: "Right", rect: PixelRect(x: 300, y: 200, width: 160, height: 100),
+                                       red: Self.red.red, green: Self.red.green, blue: Self.red.blue)
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("picked.mkv")
         let click = { WindowRecordTests.xdotool(["mousemove", "350", "250", "click", "1"], display: xvfb.display) }
-        let r = try await record(["--screen=\(xvfb.display)", "--window=pick", "--no-cursor", "--preset", "ultrafast",
+        let r = try await record(["--screen=\(xvfb.display)", "--window=pick", "--no-cursor", "--preset", "ultrafast", "--json",
                                   "--duration", "1", "-o", url.path], steps: [(1.0, click)])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("click the window to record"), "\(r.stderr)")
+        // The window clicked is said, to be given again without a click; with --json as the
+        // first event, before started.
+        let id = "0x" + String(right, radix: 16)
+        #expect(r.stderr.contains("reel: window \(id) \"Right\" (to use it again without clicking: --window=\(id))"), "\(r.stderr)")
+        let events = r.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(events.first?["event"] as? String == "picked" && events.first?["window"] as? String == id
+                && events.first?["title"] as? String == "Right", "\(r.stdout)")
+        #expect(events.dropFirst().first?["event"] as? String == "started", "\(r.stdout)")
         let video = try #require(try MediaProbe.probe(url).videoStreams.first)
         #expect(video.width == 160 && video.height == 100)
         let frames = try decodeCleanly(url, width: 160, height: 100)
@@ -291,11 +299,15 @@ extension WindowRecordTests {
         let drag = { WindowRecordTests.xdotool(["mousemove", "100", "200", "mousedown", "1", "mousemove", "180", "260",
                                                  "mousemove", "260", "320", "mouseup", "1"], display: xvfb.display) }
         // 161x121 dragged: the region said is the 160x120 recorded, so that it records the same again.
-        let r = try await record(["--screen=\(xvfb.display)", "--region", "pick", "--no-cursor", "--preset", "ultrafast",
+        let r = try await record(["--screen=\(xvfb.display)", "--region", "pick", "--no-cursor", "--preset", "ultrafast", "--json",
                                   "--duration", "1", "-o", url.path], steps: [(1.5, drag)])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("drag a rectangle") && r.stderr.contains("region 160x120+100+200 (to use it again without dragging: --region 160x120+100+200)"),
                 "\(r.stderr)")
+        #expect(r.stderr.components(separatedBy: "to use it again").count == 2, "said once: \(r.stderr)")
+        let first = r.stdout.split(separator: "\n").first.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(first?["event"] as? String == "picked" && first?["region"] as? String == "160x120+100+200"
+                && first?["width"] as? Int == 160 && first?["x"] as? Int == 100, "\(r.stdout)")
         let video = try #require(try MediaProbe.probe(url).videoStreams.first)
         #expect(video.width == 160 && video.height == 120)
         let frames = try decodeCleanly(url, width: 160, height: 120)

@@ -16,7 +16,7 @@ import ReelTestSupport
 
     func record(_ mode: Recorder.PauseMode, ext: String, in dir: TemporaryDirectory,
                 merges: Bool = true, video: Bool = true, marks: Bool = true,
-                stoppedByHand: Bool = false) async throws -> (URL, Recorder, [Chapter]) {
+                stoppedByHand: Bool = false, markers: [(Double, String?)] = Self.markers) async throws -> (URL, Recorder, [Chapter]) {
         let url = dir.url.appendingPathComponent("\(marks ? "marked" : "unmarked").\(ext)")
         let session = CaptureSession(clock: ManualClock())
         if video { try session.addInput(TestPatternSource(size: PixelSize(width: 160, height: 120))) }
@@ -38,7 +38,7 @@ import ReelTestSupport
         // Stopped by hand in the pause after 3.4 s, the recording has no expected length (and
         // the index its largest reservation); else at 3 s recorded.
         if !stoppedByHand { recorder.maxRecordedDuration = MediaTime(seconds: 3) }
-        for (time, title) in Self.markers where marks { recorder.addMarker(title, at: MediaTime(seconds: time)) }
+        for (time, title) in markers where marks { recorder.addMarker(title, at: MediaTime(seconds: time)) }
         let events = Task { () -> [Chapter] in
             var placed: [Chapter] = []
             for await event in recorder.events { if case .markerAdded(let chapter) = event { placed.append(chapter) } }
@@ -73,6 +73,39 @@ import ReelTestSupport
         #expect(placed.map(\.title) == Self.expected.map(\.1), "each marker is said as it is placed")
         // The file's streams are only the recording's: no chapter text track.
         #expect(try MediaProbe.probe(url).streams.count == 2)
+    }
+
+    /// Markers at one instant: two at one time, two in one pause (both land where it ends),
+    /// two within a frame. Each such pair is one chapter with the titles given (an untitled
+    /// one adds none), untitled ones numbered as the chapters are, without gaps. They were two
+    /// chapters at one time: an MKV read by ffprobe lost the one with the content, an MP4's
+    /// chapters overlapped.
+    static let coincident: [(Double, String?)] = [(0.5, "A"), (0.5, "B"), (1.05, nil), (1.15, nil), (1.5, "C"), (1.51, nil), (2.3, nil)]
+    static let coincidentChapters: [(Double, String)] = [(0.5, "A / B"), (1.0, "Chapter 2"), (1.3, "C"), (2.0, "Chapter 4")]
+
+    @Test(arguments: [("mp4", Recorder.PauseMode.singleFile), ("mkv", .singleFile), ("mp4", .clips), ("mkv", .clips)])
+    func markersAtOneInstantMakeOneChapter(ext: String, mode: Recorder.PauseMode) async throws {
+        let dir = try TemporaryDirectory()
+        let (url, recorder, placed) = try await record(mode, ext: ext, in: dir, merges: mode == .singleFile, markers: Self.coincident)
+        let file = try mode == .singleFile ? url : RecordingSession.recover(folder: #require(recorder.clipsFolder), to: dir.url.appendingPathComponent("recovered.\(ext)")).url
+        try expectChapters(in: file, Self.coincidentChapters)
+        // Each marker is said as placed: one that joins a chapter says the chapter as it is now.
+        #expect(placed.count == Self.coincident.count)
+        let lastSaid = Dictionary(placed.map { ($0.start, $0.title) }, uniquingKeysWith: { $1 })
+        #expect(lastSaid.sorted { $0.key < $1.key }.map(\.value) == Self.coincidentChapters.map(\.1))
+        if mode == .clips {
+            // Merged at the stop as well.
+            let other = try TemporaryDirectory()
+            let (merged, _, _) = try await record(mode, ext: ext, in: other, markers: Self.coincident)
+            try expectChapters(in: merged, Self.coincidentChapters)
+        } else {
+            // A merge keeps them, and chapters it is given at one instant are joined too.
+            let twice = dir.url.appendingPathComponent("twice.\(ext)")
+            let added = [Chapter(start: MediaTime(seconds: 1.6), title: "D"), Chapter(start: MediaTime(seconds: 1.6), title: "E")]
+            _ = try Merger.merge([MergeInput(url: url), MergeInput(url: url, chapters: added)], to: twice)
+            let second = (Self.coincidentChapters + [(1.6, "D / E")]).map { ($0.0 + 3, $0.1) }.sorted { $0.0 < $1.0 }
+            try expectChapters(in: twice, Self.coincidentChapters + second)
+        }
     }
 
     /// Chapters do not keep the space reserved for the index: a short recording with markers,

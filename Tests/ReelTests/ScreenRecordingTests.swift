@@ -79,6 +79,41 @@ import ReelTestSupport
         #expect(close(pixel(rgb, width: 640, x: 480, y: 120), (20, 200, 220)))
     }
 
+    /// A region of odd size (321x241) is recorded at 320x240 with its last column and row left
+    /// out: the picture is not squeezed by a pixel. Here the left-out column and row are red
+    /// and the rest yellow; squeezed, the last column and row of the recording were the red ones.
+    @Test func anOddRegionIsCutToAnEvenSizeNotSqueezed() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        let painter = try ScreenPainter(display: xvfb.display)
+        painter.fill(rect: PixelRect(x: 0, y: 0, width: 640, height: 480), red: 230, green: 20, blue: 20)
+        painter.fill(rect: PixelRect(x: 10, y: 10, width: 320, height: 240), red: 240, green: 200, blue: 20)
+        painter.fill(rect: PixelRect(x: 10, y: 10, width: 4, height: 4), red: 20, green: 200, blue: 220)
+
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("odd.mkv")
+        let session = CaptureSession(clock: ManualClock())
+        try session.addInput(X11ScreenSource(display: xvfb.display, region: PixelRect(x: 10, y: 10, width: 321, height: 241),
+                                             frameRate: FrameRate(30), drawsCursor: false))
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        settings.video.rateControl = .crf(10)
+        settings.maxRecordedDuration = MediaTime(value: 1, timescale: 2)
+        let recorder = Recorder(url: url, settings: settings)
+        try session.addOutput(recorder)
+        try await session.start()
+        let summary = try await recorder.result()
+        await session.stop()
+
+        #expect(summary.videoSize == PixelSize(width: 320, height: 240))
+        let video = try #require(try MediaProbe.probe(url).videoStreams.first)
+        #expect(video.width == 320 && video.height == 240)
+        let rgb = try #require(try MediaProbe.decodeRGB(url, width: 320, height: 240, maxFrames: 1).first)
+        for (x, y) in [(319, 120), (160, 239), (319, 239), (318, 238), (160, 120)] {
+            #expect(close(pixel(rgb, width: 320, x: x, y: y), (240, 200, 20), tolerance: 30), "(\(x), \(y)): \(pixel(rgb, width: 320, x: x, y: y))")
+        }
+        #expect(close(pixel(rgb, width: 320, x: 1, y: 1), (20, 200, 220), tolerance: 30), "the corner stays where it was")
+    }
+
     @Test func scaledRecordingUsesTheRequestedSize() async throws {
         let xvfb = try XvfbServer(size: PixelSize(width: 1280, height: 720))
         let dir = try TemporaryDirectory()
