@@ -56,6 +56,10 @@ package final class ApplicationAudioRouter {
     private var relays: [String: String] = [:]
     /// The applications asked for that played no stream yet.
     private var waitingFor: Set<ApplicationChoice.Part> = []
+    /// The sinks kept at a low latency while recording (``ApplicationAudioSource`` paces
+    /// them), or `nil` when nobody paces. A chosen stream that starts on another sink may have
+    /// lost its start (see ``unpacedLoss``): that is said.
+    package var pacedSinks: Set<String>?
 
     /// The sink whose monitor carries the chosen applications' sound.
     package var recordedSink: String { route.tag }
@@ -168,6 +172,7 @@ package final class ApplicationAudioRouter {
                     for still in choice.parts where waitingFor.contains(still) { report(.silent(still.notPlaying)) }
                 }
                 try take(stream)
+                sayLostStart(of: stream)
             case .vanished(let index):
                 if let at = route.moved.firstIndex(where: { $0.stream == index }) {
                     route.moved.remove(at: at)
@@ -177,6 +182,22 @@ package final class ApplicationAudioRouter {
                 try follow(index)
             }
         }
+    }
+
+    /// How much of a stream's start a sink may render ahead, and keep, when nobody asks it for
+    /// a low latency: PulseAudio's null and ALSA sinks render up to 2 s ahead.
+    package static let unpacedLoss = 2.0
+
+    /// Says that `stream`, just taken, may have lost its start: it started on a sink that is
+    /// not paced (one that appeared during the recording), which may have rendered up to
+    /// ``unpacedLoss`` of it ahead; that played there, unrecorded. How much exactly cannot be
+    /// told (the sink's latency at the move says what it had rendered only once it renders).
+    private func sayLostStart(of stream: PlayingStream) {
+        guard let pacedSinks, !pacedSinks.contains(stream.sinkName), Self.tag(ofSink: stream.sinkName) == nil,
+              route.moved.contains(where: { $0.stream == stream.index }) else { return }
+        report(.incomplete("'\(stream.label)' started playing on '\(stream.sinkName)', a sink that was not there when the recording started "
+            + "and that reel does not keep at a low latency: up to \(Self.unpacedLoss.formatted()) s of its start may have played there "
+            + "before reel took it, and is not recorded"))
     }
 
     /// A stream this recording moved changed: still on its sinks, or on another recording's

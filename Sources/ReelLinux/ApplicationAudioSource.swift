@@ -214,18 +214,22 @@ public final class ApplicationAudioSource: CaptureSource {
     /// Keeps the pacing monitors of the sinks streams are born on reading, and leaving what
     /// they read, until ``stop()`` (a monitor that is not read fills the server's buffer and
     /// overruns); closes those of other recordings' relays, whose streams are taken by now.
-    private func keepPacing(_ context: SourceContext) {
+    ///
+    /// - Returns: the sinks paced from now on.
+    private func keepPacing(_ context: SourceContext) -> Set<String> {
         let leave = SourceContext(id: context.id, clock: context.clock, origin: context.origin, deliver: { _ in }, report: { _ in })
         let (kept, closed) = pacers.withLock { pacers in
             defer { pacers.removeAll(where: Self.pacesARecording) }
             return (pacers.filter { !Self.pacesARecording($0) }, pacers.filter(Self.pacesARecording))
         }
         for pacer in closed { pacer.stop() }
+        var paced: Set<String> = []
         for pacer in kept {
-            // A pacer that cannot start (its sink went away) paces nothing: what it would have
-            // saved a stream born there is lost as it was before.
-            if (try? pacer.start(leave)) == nil { pacer.stop() }
+            // A pacer that cannot start (its sink went away) paces nothing.
+            guard (try? pacer.start(leave)) != nil else { pacer.stop(); continue }
+            if let monitor = pacer.sourceName { paced.insert(String(monitor.dropLast(".monitor".count))) }
         }
+        return paced
     }
 
     /// Whether `pacer` paces a sink of a recording (a relay of another).
@@ -251,8 +255,7 @@ public final class ApplicationAudioSource: CaptureSource {
                     stopPacing()
                     state = .linked(linked)
                 } else {
-                    state = .routed(try startRouting(context))
-                    keepPacing(context)
+                    state = .routed(try startRouting(context, pacedSinks: keepPacing(context)))
                 }
             } catch {
                 stopPacing()
@@ -323,7 +326,9 @@ public final class ApplicationAudioSource: CaptureSource {
     }
 
     /// Records through the routing of a PulseAudio server (`ApplicationAudioRouter`).
-    private func startRouting(_ context: SourceContext) throws -> RoutedApplicationAudio {
+    /// `pacedSinks`: the sinks kept at a low latency (a stream that starts on another may lose
+    /// its start, and that is said).
+    private func startRouting(_ context: SourceContext, pacedSinks: Set<String>?) throws -> RoutedApplicationAudio {
         let server = self.server, routing = self.routing
         let connection = try routing.connect(server: server, clientName: "Reel application audio")
         // The server as this process reaches it, so that a guard or a later run with
@@ -335,6 +340,7 @@ public final class ApplicationAudioSource: CaptureSource {
                                             report: reporter(context, silences: silences))
         let guardian = try stateFile.flatMap { file in try guardCommand.map { try RoutingGuard(command: $0, stateFile: file) } }
         router.guardPID = guardian?.processID
+        router.pacedSinks = pacesSinks ? pacedSinks : nil
         do {
             try router.setUp()
             try connection.subscribeToStreams()

@@ -249,6 +249,31 @@ struct PulseAudioTests {
         #expect(said.isEmpty, "\(said)")
     }
 
+    /// A sink that appears during the recording is not paced: an application that starts on
+    /// it may lose up to 2 s of its start before it is taken. That is said, naming the
+    /// application, the sink and the seconds (the recording is then incomplete).
+    @Test func anApplicationStartingOnASinkThatAppearedMeanwhileMayLoseItsStartAndThatIsSaid() throws {
+        let pulse = try PulseServer()
+        let source = ApplicationAudioSource(.only(["late-player"]), server: pulse.server)
+        _ = try source.prepare()
+        let capture = Capture()
+        try source.start(capture.context)
+        defer { source.stop() }
+        let connection = try SystemPulseAudioRouting().connect(server: pulse.server, clientName: "test")
+        _ = try connection.loadModule("module-null-sink", argument: "sink_name=late")
+        let tone = try pulse.playTone(frequency: 660, seconds: 3, amplitude: 0.5, applicationName: "late-player",
+                                      sink: "late", latencyMilliseconds: 4000)
+        defer { tone.stop() }
+        let incomplete = { capture.events.withLock { $0.compactMap { if case .incomplete(let e) = $0 { e.message } else { nil } } } }
+        #expect(capture.wait(timeout: 10) { !incomplete().isEmpty }, "nothing was said")
+        // The stream was taken nonetheless: the rest of it is recorded.
+        let player = try connection.playingStreams().first { $0.applicationName == "late-player" }
+        #expect(player?.sinkName.hasPrefix("reel-app-") == true, "\(String(describing: player))")
+        source.stop()
+        let said = incomplete().joined(separator: "\n")
+        #expect(said.contains("'late-player'") && said.contains("'late'") && said.contains("up to 2 s"), "\(said)")
+    }
+
     @Test func defaultAppAudioHasContinuousTimesStartingNearZero() throws {
         let pulse = try PulseServer()
         let source = PulseAudioSource.appAudio(server: pulse.server)
