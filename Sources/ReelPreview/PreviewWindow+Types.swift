@@ -21,7 +21,7 @@ extension PreviewWindow {
         /// Whether the status bar is drawn from the start (idle, 00:00:00) rather than from the
         /// first ``PreviewWindow/show(_:)``. The bar shows what the app gives it: a status of
         /// its own (``PreviewWindow/show(_:)``), or a recorder's recording, followed as it goes
-        /// (``PreviewWindow/showStatus(of:)``); the window does not find a recorder by itself.
+        /// (`showStatus(of:)`); the window does not find a recorder by itself.
         public var showsStatus: Bool
         /// The X display to open on (`":1"`); `nil`: `$DISPLAY`. SDL2 reads the display from
         /// the environment, so a display given here is put into `DISPLAY` for the process.
@@ -95,6 +95,17 @@ extension PreviewWindow {
                       elapsed: progress?.duration ?? .zero, bytes: progress?.bytes ?? 0,
                       droppedFrames: progress?.droppedFrames ?? recorder.droppedFrames,
                       maxDuration: progress?.maxDuration ?? recorder.maxRecordedDuration)
+        }
+
+        /// What the takes of `recorder` are at now: recording, paused (with something recorded
+        /// in the take), or idle (not begun, between takes, or stopped), with the time recorded
+        /// over the take's clips, the take's size and dropped frames, and its limit.
+        public init(of recorder: CameraRecorder) {
+            let recorded = recorder.recordedDuration
+            let state: RecordingState = recorder.isRecording ? .recording : recorder.isPaused && recorded > .zero ? .paused : .idle
+            let take = recorder.takeProgress
+            self.init(state: state, elapsed: recorded, bytes: take.bytes, droppedFrames: take.droppedFrames,
+                      maxDuration: recorder.maxRecordedDuration)
         }
 
         /// How far the recording is toward its limit, 0…1; `nil` without a limit.

@@ -51,7 +51,7 @@ public final class PreviewWindow: CaptureOutput {
         return s.onKey
     }
 
-    private struct State {
+    struct State {
         var delaySum = 0.0
         var delayMax = 0.0
         var delayCount = 0
@@ -60,8 +60,10 @@ public final class PreviewWindow: CaptureOutput {
         var onKey: (@Sendable (Key) -> Void)?
         var newest: VideoFrame?
         var status: Status?
-        /// The recorder whose recording the status bar follows (``showStatus(of:)``).
-        weak var followed: Recorder?
+        /// The recorder whose recording the status bar follows (`showStatus(of:)`), held
+        /// weakly, and how its status is read.
+        weak var followed: (AnyObject & Sendable)?
+        var readFollowed: (@Sendable (AnyObject & Sendable) -> Status?)?
         var message: String?
         var running = false
         var stopping = false
@@ -75,7 +77,7 @@ public final class PreviewWindow: CaptureOutput {
         var keptKeys: [Key] = []
     }
     private let settings: Settings
-    private let state = Mutex(State())
+    let state = Mutex(State())
     private let filterControl = VideoFilterControl()
     private let wake = NSCondition()
     private let finished = DispatchSemaphore(value: 0)
@@ -136,38 +138,6 @@ public final class PreviewWindow: CaptureOutput {
 
     /// The window's own filter.
     public var videoFilter: VideoFilter? { filterControl.filter }
-
-    /// Shows `status` in the status bar over the picture, showing the bar if it was not (from
-    /// any thread).
-    public func show(_ status: Status) {
-        state.withLock { s in
-            s.status = status
-            s.followed = nil
-        }
-        poke()
-    }
-
-    /// Shows the recording of `recorder` in the status bar, and follows it as it goes:
-    /// recording, paused or not yet, its time, size and dropped frames, and how far it is
-    /// toward its limit. For a preview beside a ``Reel/Recorder`` in the same session, as an
-    /// app shows its movie output's state over `AVCaptureVideoPreviewLayer`. The bar follows
-    /// the recorder (held weakly) until ``show(_:)`` or ``hideStatus()``.
-    public func showStatus(of recorder: Recorder) {
-        state.withLock { s in
-            s.followed = recorder
-            s.status = Status(of: recorder)
-        }
-        poke()
-    }
-
-    /// Takes the status bar away (the picture alone, as in a plain preview).
-    public func hideStatus() {
-        state.withLock { s in
-            s.status = nil
-            s.followed = nil
-        }
-        poke()
-    }
 
     /// A message of the app's shown over the middle of the picture — why the camera shows
     /// nothing, what went wrong — in white capitals on a dark box, wrapped to the window's
@@ -261,7 +231,7 @@ public final class PreviewWindow: CaptureOutput {
     public func sourceEvent(_ event: SourceEvent, from source: SourceID) {}
 
     /// Wakes the window's thread.
-    private func poke() {
+    func poke() {
         wake.lock(); wake.signal(); wake.unlock()
     }
 
@@ -356,10 +326,7 @@ public final class PreviewWindow: CaptureOutput {
         let filter = FilterStage(control: filterControl, realTime: true)
         while true {
             let windowChanged = pumpEvents(window: window, painter: painter)
-            if let recorder = state.withLock({ $0.followed }) {
-                let status = Status(of: recorder)
-                state.withLock { s in if s.followed === recorder { s.status = status } }
-            }
+            followStatus()
             let (frame, status, message, stopping) = state.withLock { s -> (VideoFrame?, Status?, String?, Bool) in
                 defer { s.newest = nil }
                 return (s.newest, s.status, s.message, s.stopping)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Reel
+import ReelPreview
 import ReelTestSupport
 
 /// A camera recorder's take on a stepped manual clock, exactly: the time recorded while a clip
@@ -73,6 +74,29 @@ import ReelTestSupport
         #expect(second > 1.9 && second <= 2.1, "\(second) s recorded a second into the second clip")
         #expect(abs(recorder.progress - second / 10) < 0.001, "progress \(recorder.progress) for \(second) s of 10")
         _ = try await stop(recorder, clock)
+    }
+
+    /// A preview's status bar reads a camera recorder's take as it goes (`showStatus(of:)` took
+    /// only a `Recorder`, and a ported camera app fed the bar by hand).
+    @Test func aPreviewsStatusFollowsTheTake() async throws {
+        let dir = try TemporaryDirectory()
+        let clock = ManualClock(mode: .stepped)
+        let recorder = recorder(dir, clock)
+        recorder.maxRecordedDuration = MediaTime(seconds: 10)
+        try await recorder.start()
+        #expect(PreviewWindow.Status(of: recorder) == PreviewWindow.Status(state: .idle, elapsed: .zero, maxDuration: MediaTime(seconds: 10)))
+        try recorder.record()
+        clock.advance(to: MediaTime(seconds: 1))
+        let recording = try await settled { PreviewWindow.Status(of: recorder) }
+        #expect(recording.state == .recording)
+        #expect(recording.elapsed == recorder.recordedDuration && recording.elapsed.seconds > 0.9, "\(recording.elapsed.seconds) s")
+        #expect(recording.bytes > 0, "the take's size")
+        #expect(abs((recording.progress ?? 0) - recorder.progress) < 0.001)
+        try recorder.pause()
+        let paused = try await settled { PreviewWindow.Status(of: recorder) }
+        #expect(paused.state == .paused && paused.elapsed == recorder.recordedDuration)
+        _ = try await stop(recorder, clock)
+        #expect(PreviewWindow.Status(of: recorder).state == .idle)
     }
 
     @Test func reachingTheLimitEndsTheTake() async throws {

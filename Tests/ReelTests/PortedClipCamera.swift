@@ -24,6 +24,7 @@ final class PortedClipCamera: CameraRecorderDelegate, Sendable {
         if let preview {
             camera.addPreviewOutput(preview)                     // nextLevel.previewLayer
             preview.onKey = { [weak self] key in if key == .record { self?.recordButtonTapped() } }
+            preview.showStatus(of: camera)                       // the progress ring, followed
         }
     }
 
@@ -55,10 +56,6 @@ final class PortedClipCamera: CameraRecorderDelegate, Sendable {
     }
     func cameraRecorder(_ recorder: CameraRecorder, didComplete clip: Clip) {           // didCompleteClip
         told.withLock { $0.append("clip of \(clip.frameCount) frames") }
-    }
-    func cameraRecorder(_ recorder: CameraRecorder, didUpdateProgress progress: Double, recorded: MediaTime) {
-        preview?.show(.init(state: recorder.isRecording ? .recording : .paused, elapsed: recorded,
-                            maxDuration: recorder.maxRecordedDuration))                  // the progress ring
     }
     func cameraRecorderDidReachLimit(_ recorder: CameraRecorder) {                      // didCompleteSession
         told.withLock { $0.append("limit") }
