@@ -7,6 +7,7 @@
 #include <libavutil/imgutils.h>
 #include <libavutil/channel_layout.h>
 #include <libavutil/audio_fifo.h>
+#include <libavutil/tx.h>
 #include <libavutil/error.h>
 #include <libswscale/swscale.h>
 #include <libavfilter/avfilter.h>

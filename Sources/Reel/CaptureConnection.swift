@@ -35,6 +35,14 @@ public final class CaptureConnection: Sendable {
         self.input = input
     }
 
+    /// Measures, before the input starts, how much its audio filters delay sound of `format`
+    /// (once per graph and format, a fraction of a second), so that its thread does not stop
+    /// for it at its first sound.
+    func prepareSound(_ format: SourceFormat) {
+        guard case .audio(let audio) = format else { return }
+        AudioFilterGraph.measureDelay(of: sound.withLock { $0.filters }, format: audio)
+    }
+
     /// Gives the outputs what the input's audio filters hold back; `ended`: the input has
     /// stopped, and its stage is let go.
     func drainSound(ended: Bool) {

@@ -222,6 +222,7 @@ public final class CaptureSession: Sendable {
                     var opened: [SourceDescriptor] = []
                     for entry in inputs where !isCancelled() {
                         let format = try entry.source.prepare()
+                        entry.connection.prepareSound(format)
                         // What the outputs get: the source's pictures as its connection turns them.
                         let turn = entry.connection.orientation.started()
                         opened.append(SourceDescriptor(id: entry.id, name: entry.source.name, kind: entry.source.kind,
