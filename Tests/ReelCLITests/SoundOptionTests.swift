@@ -75,4 +75,17 @@ import ReelTestSupport
         }
         print(said.joined(separator: "\n"))
     }
+
+    /// A filter that looks ahead (`alimiter=attack=80`, 80 ms) leaves the beeps with their
+    /// flashes: its delay is taken off (the beeps were 80 ms after the flashes).
+    @Test func aDelayingAudioFilterKeepsTheBeepWithTheFlash() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("limited.mp4")
+        let r = try ReelBinary.run(["record", "--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast", "--duration", "6",
+                                    "--faster-than-real-time", "--audio-filter", "alimiter=attack=80", "-o", url.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let (median, all) = try StreamSyncTests.offset(url)
+        print(String(format: "--audio-filter alimiter=attack=80: beeps minus flashes %+.1f ms (%d beeps)", median * 1000, all.count))
+        #expect(all.count >= 4 && abs(median) <= 1024.0 / 48_000, "beeps minus flashes \(median * 1000) ms (\(all.count) beeps)")
+    }
 }
