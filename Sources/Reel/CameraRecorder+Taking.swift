@@ -227,6 +227,15 @@ extension CameraRecorder {
     /// ``clips`` (or from the completed events) and its undo button are right either way.
     ///
     /// - Throws: `.notRunning` before the first take; `.invalidConfiguration` when the take has
+    ///   no clips and none being finished.
+    public func removeLastClip() throws {
+        guard let clips = recordingSession else {
+            throw ReelError(.notRunning, "there are no clips: the camera recorder has not recorded a take", hint: "start() and record() first")
+        }
+        try clips.removeLastClip()
+        state.withLock { $0.reported = nil }
+        publish()
+    }
 
     /// A take's end: its summary or its error, once its events have all been passed on.
     private static func outcome(of recorder: Recorder, pump: Task<Void, Never>?) async -> Result<RecordingSummary, any Error> {
@@ -238,15 +247,6 @@ extension CameraRecorder {
         }
         await pump?.value
         return outcome
-    }
-    ///   no clips and none being finished.
-    public func removeLastClip() throws {
-        guard let clips = recordingSession else {
-            throw ReelError(.notRunning, "there are no clips: the camera recorder has not recorded a take", hint: "start() and record() first")
-        }
-        try clips.removeLastClip()
-        state.withLock { $0.reported = nil }
-        publish()
     }
 
     /// Removes every clip of this take (their files too).
@@ -292,6 +292,24 @@ extension CameraRecorder {
     }
 
     /// Gives the take up at once, as a process does that ends without stopping it: see
-    /// ``Recorder/abort()`` (the clips stay in their folder). `nil` when not running.
-    public func abort() -> RecordingFile.AbortReport? { state.withLock { $0.recorder }?.abort() }
+    /// ``Recorder/abort()`` (the clips stay in their folder, to recover with
+    /// ``RecordingSession/recover(folder:to:overwrite:progress:)``). Capture goes on: the take ends without
+    /// a merge (``stop()`` does not finish it), and the next ``record()`` begins a new one,
+    /// which is refused at the aborted take's name while its clips are there. `nil` when no
+    /// take is going on.
+    public func abort() -> RecordingFile.AbortReport? {
+        let given = state.withLock { s -> (Recorder, Task<Void, Never>?)? in
+            guard let recorder = s.recorder else { return nil }
+            _ = s.takeOutput?.detach()
+            s.take.ended()
+            s.recorder = nil
+            s.clips = nil
+            defer { s.pump = nil }
+            return (recorder, s.pump)
+        }
+        guard let (recorder, pump) = given else { return nil }
+        pump?.cancel()
+        publish()
+        return recorder.abort()
+    }
 }

@@ -322,7 +322,9 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
             }
             if merges { emit(.mergeFinished(summary)) }
         case .failed(let error):
-            state.withLock { $0.take.failed(error) }
+            // A take the app ended (stopRecording(), stop()) before anything was recorded is
+            // no failure: it returns nil and leaves no file, as documented.
+            guard state.withLock({ $0.take.failed(error) }) || error.code != .nothingRecorded else { break }
             emit(.failed(error))
         default:
             return

@@ -78,10 +78,13 @@ struct CameraTake: Sendable, Equatable {
         return true
     }
 
-    /// The recorder failed.
-    mutating func failed(_ error: ReelError) {
-        guard phase != .stopped, phase != .betweenTakes else { return }
+    /// The recorder failed: returns whether that ends the take (else the take had ended
+    /// already: stopped, or between takes).
+    @discardableResult
+    mutating func failed(_ error: ReelError) -> Bool {
+        guard phase != .stopped, phase != .betweenTakes else { return false }
         phase = .failed(error)
+        return true
     }
 
     /// The take ended while capture goes on.

@@ -6,7 +6,8 @@ extension Recorder {
     /// made safe to leave (see ``RecordingFile/AbortReport``). What holds nothing recorded yet
     /// is removed, a file deleted while it was recorded is copied back, a file it was to
     /// replace stays as it was; the report says where the recording is and what finishes it
-    /// (``RecordingFile/AbortReport/recoveryTarget``).
+    /// (``RecordingFile/AbortReport/recoveryTarget``). Clips left in their folder are no longer
+    /// said to be in use: a recording into the name is refused with how to recover them.
     ///
     /// Safe to call from any thread at any moment, also while the session starts or stops:
     /// the recorder's thread is not waited for. The process is expected to end soon after; a
@@ -24,8 +25,12 @@ extension Recorder {
             return RecordingFile.AbortReport(outcome: .nothingRecorded, unchangedFile: earlierFileAtTheName() == nil ? nil : url,
                                              unfinishedCopies: [], container: container)
         }
-        return file.abandon(container: container, clipsFolder: clipsFolder, intermediate: intermediate,
-                            earlierFile: earlier, recordingFile: recording)
+        let report = file.abandon(container: container, clipsFolder: clipsFolder, intermediate: intermediate,
+                                  earlierFile: earlier, recordingFile: recording)
+        // The clips are given up: not in use any more, but unmerged clips to recover, which is
+        // what a recording into the name (in this process too) is told.
+        if case .clips = report.outcome { recordingSession?.releaseFolderLock() }
+        return report
     }
 
     /// The checks the recorder makes before it starts (see

@@ -51,7 +51,8 @@ extension Recorder: HeldSoundOutput {
                 if delivered { sinceFirstSample = sinceFirstSample + (now - last) }
             }
             last = now
-            let passed = delivered ? sinceFirstSample : sinceStart
+            // Clips removed (an undo) are recorded again: their time is handed back.
+            let passed = (delivered ? sinceFirstSample : sinceStart) - (recordingSession?.removedDuration ?? .zero)
             if !drained, passed >= limit + Self.drainAfterLimit {
                 drained = true
                 state.withLock { $0.drainHeldSound }?()

@@ -14,8 +14,12 @@ final class RecorderPipeline: @unchecked Sendable {
     let settings: Recorder.Settings
     let plan: TrackPlan
     let session: RecordingSession
+    /// The maximum duration asked for (the machine's limit also holds the time of clips an
+    /// undo removed, see ``handBackRemovedClips()``).
     let limit: MediaTime?
     var machine: RecordingMachine
+    /// The recorded time of removed clips handed back to the machine's limit so far.
+    private var handedBack = MediaTime.zero
     private(set) var writer: RecordingFileWriter!
     /// The clips' sink in clip mode.
     private(set) var clipFiles: ClipFileSink?
@@ -183,7 +187,7 @@ final class RecorderPipeline: @unchecked Sendable {
         guard timeline.intervals.indices.contains(clip) else { return }
         let interval = timeline.intervals[clip]
         var duration = interval.duration ?? max(.zero, machine.recordedDuration - interval.offset)
-        if let limit { duration = min(duration, max(.zero, limit - interval.offset)) }
+        if let limit = machine.configuration.limit { duration = min(duration, max(.zero, limit - interval.offset)) }
         if plan.video != nil, machine.video.videoDecidesEnd(hasAudio: !plan.audioTracks.isEmpty), done.videoEnd > 0 {
             // The frames that were written decide where the clip ends (unless the video went
             // away and the audio went on).
@@ -255,7 +259,7 @@ final class RecorderPipeline: @unchecked Sendable {
     var droppedFrames: Int64 { machine.droppedFrames }
 
     func progress(droppedAudio: MediaTime) -> RecordingProgress {
-        RecordingProgress(duration: recordedDuration, maxDuration: limit, bytes: mediaBytes, frames: framesWritten,
+        RecordingProgress(duration: max(.zero, recordedDuration - handedBack), maxDuration: limit, bytes: mediaBytes, frames: framesWritten,
                           droppedFrames: droppedFrames, isPaused: isPaused, clipCount: clipCount, droppedAudio: droppedAudio,
                           streams: liveStreams.map(\.statistics))
     }
@@ -281,6 +285,7 @@ final class RecorderPipeline: @unchecked Sendable {
     /// Handles one sample; returns true once the recording must end (a limit was reached).
     func handle(_ sample: SourcedSample) throws -> Bool {
         let now = sample.sample.presentationTime
+        handBackRemovedClips()
         applyControls(to: &machine)
         reportAppliedControls(upTo: now)
         let encoder = writer.encoder
@@ -295,6 +300,16 @@ final class RecorderPipeline: @unchecked Sendable {
             session.setCurrentDuration(current.map { max(.zero, recordedDuration - $0) } ?? .zero)
         }
         return limitReached()
+    }
+
+    /// In clip mode the limit counts the clips that remain: the time of clips removed since
+    /// (an undo while paused) is recorded again.
+    private func handBackRemovedClips() {
+        guard clipFiles != nil else { return }
+        let removed = session.removedDuration
+        guard removed > handedBack else { return }
+        machine.handBack(removed - handedBack)
+        handedBack = removed
     }
 
     /// Acts on the machine's actions, in order.

@@ -70,6 +70,9 @@ public final class RecordingSession: Sendable {
         /// Chapter markers of clips not finished yet, by file name.
         var pendingChapters: [String: [Chapter]] = [:]
         var current: MediaTime = .zero
+        /// The recorded time of the clips removed (by an undo, or ``removeClip(at:removeFile:)``):
+        /// the recorder records that much again before its limit (see ``removedDuration``).
+        var removed: MediaTime = .zero
         /// An undo removed the take still being recorded before the recorder saw its pause: its
         /// time is not counted, until the recorder says its clip ended (a duration of zero).
         var ignoresCurrent = false
@@ -116,8 +119,9 @@ public final class RecordingSession: Sendable {
         state.withLock { $0.folderLock?.release() }
     }
 
-    /// Lets go of the folder's lock (the recording into it has ended).
-    private func releaseFolderLock() {
+    /// Lets go of the folder's lock (the recording into it has ended, or was given up: an
+    /// abort leaves the clips for a recovery, not in use).
+    func releaseFolderLock() {
         state.withLock { s in
             s.folderLock?.release()
             s.folderLock = nil
@@ -168,6 +172,10 @@ public final class RecordingSession: Sendable {
         state.withLock { s in s.clips.reduce(s.current) { $0 + $1.duration } }
     }
 
+    /// The recorded time of the clips removed from the session so far: a recorder recording
+    /// into it hands that time back to its maximum duration, which counts the clips that remain.
+    var removedDuration: MediaTime { state.withLock { $0.removed } }
+
     /// How long the clip being recorded is so far (zero while paused).
     public var currentClipDuration: MediaTime { state.withLock { $0.current } }
 
@@ -178,6 +186,7 @@ public final class RecordingSession: Sendable {
                 throw ReelError(.invalidConfiguration, "there is no clip \(index + 1) (the session has \(s.clips.count))")
             }
             let clip = s.clips.remove(at: index)
+            s.removed = s.removed + clip.duration
             return (clip, Self.update(&s) { $0.clips.removeAll { $0.file == clip.url.lastPathComponent } })
         }
         try write(manifest)
@@ -215,6 +224,7 @@ public final class RecordingSession: Sendable {
         let (removed, manifest) = state.withLock { s -> ([Clip], (ClipsManifest, Int)?) in
             let all = s.clips
             s.clips = []
+            s.removed = all.reduce(s.removed) { $0 + $1.duration }
             let names = Set(all.map(\.url.lastPathComponent))
             return (all, Self.update(&s) { $0.clips.removeAll { names.contains($0.file) } })
         }
@@ -362,6 +372,7 @@ public final class RecordingSession: Sendable {
         let discarded = state.withLock { s -> Bool in
             guard s.settleEndedTake() else { return false }
             s.current = .zero
+            s.removed = s.removed + clip.duration
             return true
         }
         if discarded {

@@ -62,10 +62,10 @@ package enum LibraryHint {
     package static let finalise = PathHint(before: "finalise ", after: " with Recovery.recover(_:)")
     /// A GIF recording's intermediate, which ``Recovery`` makes into the GIF.
     package static let makeTheGIF = PathHint(before: "make ", after: " into the GIF with Recovery.recover(_:)")
-    /// A folder of clips, which `ClipsRecovery` merges into the file they were recorded for.
-    package static let mergeTheClips = PathHint(before: "merge the clips in ", after: " with ClipsRecovery.recover(folder:)")
+    /// A folder of clips, which `RecordingSession.recover(folder:to:overwrite:progress:)` merges into the file they were recorded for.
+    package static let mergeTheClips = PathHint(before: "merge the clips in ", after: " with RecordingSession.recover(folder:)")
     /// A folder of clips whose file cannot be made where it was meant to go.
-    package static let mergeTheClipsElsewhere = PathHint(before: "merge the clips in ", after: " into another file with ClipsRecovery.recover(folder:to:)")
+    package static let mergeTheClipsElsewhere = PathHint(before: "merge the clips in ", after: " into another file with RecordingSession.recover(folder:to:)")
     /// A look given inside a filter graph, where it cannot stand.
     package static let giveTheLookAlone = PathHint(before: "give the look alone (VideoFilter.look(.", after: ")), or its graph")
 

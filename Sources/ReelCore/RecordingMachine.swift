@@ -60,7 +60,7 @@ package struct RecordingMachine: Sendable {
         case intervalBegins(interval: Int, at: MediaTime)
     }
 
-    package let configuration: Configuration
+    package private(set) var configuration: Configuration
     /// The recording's timeline: where it began, its pauses.
     package private(set) var timeline: RecordingTimeline
     /// Whether frames still come and are recorded.
@@ -127,6 +127,14 @@ package struct RecordingMachine: Sendable {
     package mutating func resume(at time: MediaTime) -> MediaTime? {
         guard timeline.resume(at: time) != nil else { return nil }
         return timeline.recordedDuration(upTo: time)
+    }
+
+    /// Recorded time of clips an undo removed is recorded again: the limit moves on by
+    /// `removed`, so that what the recording keeps may reach the limit it was given. Nothing
+    /// once the limit was reached (the recording ends there).
+    package mutating func handBack(_ removed: MediaTime) {
+        guard removed > .zero, !reachedLimit, let limit = configuration.limit else { return }
+        configuration.limit = limit + removed
     }
 
     /// The video source has gone for good: frames still queued are recorded, and the limit no

@@ -57,8 +57,9 @@ import ReelTestSupport
         }
         try recorder.recordingSession?.removeLastClip()     // the 1.5 s take goes
         clock.advance(to: MediaTime(seconds: 5))
+        // Progress counts the clips that remain: 1 s, and the third take's.
         while let event = await events.next() {
-            if case .progress(let p) = event, p.duration >= MediaTime(seconds: 2.4) { break }
+            if case .progress(let p) = event, !p.isPaused, p.duration >= MediaTime(seconds: 1.9) { break }
         }
         await session.stop()
         let summary = try await recorder.result()

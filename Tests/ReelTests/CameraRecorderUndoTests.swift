@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+import Reel
+import ReelTestSupport
+
+/// Undone clips give their time back to the limit (port2 P2): the limit counts the clips that
+/// remain, as ``CameraRecorder/recordedDuration`` and ``CameraRecorder/progress`` do.
+extension CameraRecorderTakeTests {
+    @Test func undoneClipsDoNotCountTowardTheLimit() async throws {
+        let dir = try TemporaryDirectory()
+        let clock = ManualClock(mode: .stepped)
+        let recorder = recorder(dir, clock)
+        recorder.maxRecordedDuration = MediaTime(seconds: 2)
+        try await recorder.start()
+
+        // A clip undone at once after its pause (still being finished)…
+        try recorder.record()
+        clock.advance(to: MediaTime(seconds: 1))
+        _ = try await settled { recorder.recordedDuration }
+        try recorder.pause()
+        try recorder.removeLastClip()
+        clock.advance(to: MediaTime(seconds: 1.5))
+        _ = try await settled { recorder.clips.count }
+        // …and one undone once it is listed.
+        try recorder.record()
+        clock.advance(to: MediaTime(seconds: 2))
+        _ = try await settled { recorder.recordedDuration }
+        try recorder.pause()
+        clock.advance(to: MediaTime(seconds: 2.5))
+        #expect(try await eventually { recorder.clips.count == 1 })
+        try recorder.removeLastClip()
+        #expect(recorder.recordedDuration == .zero)
+
+        // 1.5 s of the 2 s were undone: the next clip may record the whole 2 s.
+        try recorder.record()
+        clock.advance(to: MediaTime(seconds: 4))
+        let recorded = try await settled { recorder.recordedDuration }.seconds
+        #expect(recorder.isRecording, "1.5 s into a take whose only clip this is, of a 2 s limit")
+        #expect(!recorder.hasReachedLimit)
+        #expect(recorded > 1.4 && recorded <= 1.54, "\(recorded) s")
+        #expect(abs(recorder.progress - recorded / 2) < 0.001, "progress \(recorder.progress) agrees with \(recorded) s of 2")
+
+        clock.advance(to: MediaTime(seconds: 5))
+        #expect(try await eventually { recorder.hasReachedLimit }, "the limit ends the take at 2 s kept")
+        let atLimit = recorder.recordedDuration.seconds
+        #expect(abs(atLimit - 2) < 0.04, "\(atLimit) s recorded at the limit")
+        #expect(recorder.progress == 1)
+        let summary = try #require(try await stop(recorder, clock))
+        #expect(summary.reachedLimit)
+        #expect(summary.clipCount == 1)
+        #expect(abs(summary.duration.seconds - 2) < 0.04, "\(summary.duration.seconds) s")
+        let probed = try MediaProbe.probe(summary.url)
+        #expect(abs(probed.duration - 2) < 0.07, "the merged file lasts \(probed.duration) s")
+    }
+}
+
+/// A take ended before its first frame is no failure (port2 P6); an aborted take's clips are
+/// said to be there, with how to recover them, to a recording into its name (port2 P4).
+extension CameraRecorderTakeTests {
+    @Test func aTakeEndedBeforeItsFirstFrameIsNoFailure() async throws {
+        let dir = try TemporaryDirectory()
+        let clock = ManualClock(mode: .stepped)
+        let recorder = recorder(dir, clock)
+        let told = Told()
+        recorder.delegate = told
+        try await recorder.start()
+        clock.advance(to: MediaTime(seconds: 0.5))
+        // The pictures up to now have come (the stepped clock lets no more through).
+        try await Task.sleep(for: .milliseconds(500))
+        try recorder.record()
+        #expect(try await recorder.stopRecording() == nil, "nothing was recorded")
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("take.mp4").path))
+
+        try recorder.record()
+        clock.advance(to: MediaTime(seconds: 1.5))
+        _ = try await settled { recorder.recordedDuration }
+        let summary = try #require(try await recorder.stopRecording())
+        #expect(abs(summary.duration.seconds - 1) < 0.04, "\(summary.duration.seconds) s")
+        var names: [String] = []
+        for await event in recorder.events {
+            if case .progress = event { continue }
+            names.append(Self.name(event))
+            if case .mergeFinished = event { break }
+        }
+        #expect(!names.contains { $0.hasPrefix("failed") }, "\(names)")
+        #expect(try await eventually { told.all.contains("merged") })
+        #expect(!told.all.contains("failed"), "\(told.all)")
+        _ = try await stop(recorder, clock)
+    }
+
+    @Test func theClipsOfAnAbortedTakeAreSaidWithHowToRecoverThem() async throws {
+        let dir = try TemporaryDirectory()
+        let clock = ManualClock(mode: .stepped)
+        let recorder = recorder(dir, clock, name: "aborted.mp4")
+        try await recorder.start()
+        try recorder.record()
+        clock.advance(to: MediaTime(seconds: 1))
+        _ = try await settled { recorder.recordedDuration }
+        try recorder.pause()
+        clock.advance(to: MediaTime(seconds: 1.5))
+        #expect(try await eventually { recorder.clips.count == 1 })
+        let report = try #require(recorder.abort())
+        let folder = dir.url.appendingPathComponent("aborted.clips", isDirectory: true)
+        guard case .clips(let left) = report.outcome else { Issue.record("the abort left \(report.outcome)"); return }
+        #expect(left.standardizedFileURL.path == folder.standardizedFileURL.path)
+        let url = dir.url.appendingPathComponent("aborted.mp4")
+
+        func saysTheClips(_ error: any Error) -> Bool {
+            guard let error = error as? ReelError else { return false }
+            return error.code == .fileExists && error.message.contains("never merged") && !error.message.contains("in use")
+                && error.hint?.contains("RecordingSession.recover(folder:)") == true && error.hint?.contains("--") == false
+        }
+        // A plain recorder into the name is refused before it writes anything…
+        #expect { try Recorder(url: url).preflight() } throws: { saysTheClips($0) }
+        // …and so is another camera recorder, with the same words (not "in use").
+        let second = self.recorder(dir, clock, name: "aborted.mp4")
+        await #expect { try await second.start() } throws: { saysTheClips($0) }
+        // The aborted recorder's next take too; its stop merges nothing over them.
+        #expect { try recorder.record() } throws: { saysTheClips($0) }
+        #expect(try await stop(recorder, clock) == nil)
+        #expect(!FileManager.default.fileExists(atPath: url.path), "the clips were not merged over the name")
+        #expect(RecordingSession.unmergedRecordings(in: dir.url).map(\.lastPathComponent) == ["aborted.clips"])
+        let recovered = try RecordingSession.recover(folder: folder)
+        #expect(FileManager.default.fileExists(atPath: recovered.url.path))
+    }
+}
