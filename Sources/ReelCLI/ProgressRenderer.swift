@@ -41,6 +41,8 @@ final class ProgressRenderer: @unchecked Sendable {
     var waitingUntilStart: (@Sendable () -> Double?)?
     /// Whether `waiting` was said and `begun` has not been yet.
     private var waitingSaid = false
+    /// Where the last marker's chapter begins (a marker there again joined it).
+    private var lastMarkerStart: MediaTime?
     /// `started` while a schedule waits: said when recording begins (just before `begun`), so
     /// that `started` means recording has started; a stop during the wait never says it.
     private var heldStarted: [String: Any]?
@@ -240,8 +242,18 @@ final class ProgressRenderer: @unchecked Sendable {
         case .clipStarted(let index):
             if pauseMakesClips { emit(["event": "clipStarted", "clip": index + 1]) }
         case .markerAdded(let chapter):
-            emit(["event": "marker", "title": chapter.title, "time": rounded(chapter.start.seconds)])
-            if !json { clearLine(); console.err("reel: marker '\(Format.printable(chapter.title))' at \(Format.clock(seconds: chapter.start.seconds))") }
+            // A marker at the instant of the one before joins its chapter, and its event carries
+            // that chapter (the same start, the titles joined): said, so that a reader counts one.
+            let joined = lastMarkerStart == chapter.start
+            lastMarkerStart = chapter.start
+            var object: [String: Any] = ["event": "marker", "title": chapter.title, "time": rounded(chapter.start.seconds)]
+            if joined { object["joined"] = true }
+            emit(object)
+            if !json {
+                clearLine()
+                console.err("reel: marker '\(Format.printable(chapter.title))' at \(Format.clock(seconds: chapter.start.seconds))"
+                            + (joined ? " (joined with the marker before, at the same moment: one chapter)" : ""))
+            }
         case .clipFinished(let clip):
             emit(["event": "clipFinished", "file": clip.url.path, "duration": rounded(clip.duration.seconds), "frames": clip.frameCount])
         case .clipsFolderChanged(.moved(let from, let to)):

@@ -100,6 +100,9 @@ import ReelTestSupport
         #expect(try client.request("pause").reply["paused"] as? Bool == true)
         try await Task.sleep(for: .milliseconds(300))
         #expect(try client.request("status").reply["state"] as? String == "paused")
+        // Two markers in one pause: one chapter, and the second's event says it joined the first.
+        #expect(try client.request("marker", argument: "p1").reply["ok"] as? Bool == true)
+        #expect(try client.request("marker", argument: "p2").reply["ok"] as? Bool == true)
         #expect(try client.request("resume").reply["paused"] as? Bool == false)
         let resumed = try await waitForFrames(past: before + 15, client)
         #expect(try client.request("marker").reply["ok"] as? Bool == true)
@@ -115,15 +118,18 @@ import ReelTestSupport
         var seen: Set<String> = []
         while !seen.contains("marker:three"), let event = try follower.readObject() {
             if let name = event["event"] as? String { seen.insert(name) }
-            if event["event"] as? String == "marker" { seen.insert("marker:\(event["title"] as? String ?? "")") }
+            if event["event"] as? String == "marker" {
+                seen.insert("\(event["joined"] as? Bool == true ? "joined" : "marker"):\(event["title"] as? String ?? "")")
+            }
         }
         #expect(seen.contains("progress") && seen.contains("paused") && seen.contains("marker:one"))
+        #expect(seen.contains("marker:p1") && seen.contains("joined:p1 / p2") && !seen.contains("joined:one"), "\(seen.sorted())")
         #expect(try client.request("stop").reply["stopping"] as? Bool == true)
         let end = recording.end()
         #expect(end.status == 0, "\(end.stderr)")
         #expect(!FileManager.default.fileExists(atPath: socket.path), "the socket is removed at the end")
         let chapters = try MediaProbe.chapters(file)
-        #expect(chapters.map(\.title) == ["one", "Chapter 2", "three"])
+        #expect(chapters.map(\.title) == ["one", "p1 / p2", "Chapter 3", "three"])
         _ = deaf
     }
 
