@@ -8,6 +8,17 @@ extension Recorder.Settings {
     func container(for url: URL) -> Container {
         container ?? Container(pathExtension: url.pathExtension) ?? .mp4
     }
+
+    /// Throws (`.invalidConfiguration`) unless a file of kind `container` can hold the sound of
+    /// `count` audio sources as these settings record it: a WAV or FLAC file holds one audio
+    /// track (``Container/maximumAudioTracks``), so two sources or more go into it only with
+    /// ``mixesAudio``. (A GIF, which holds no sound, says so itself.) A recorder checks it
+    /// before its file is made; an app can check it before it builds its session.
+    public func checkAudioSources(_ count: Int, into container: Container) throws {
+        guard let most = container.maximumAudioTracks, most > 0, count > most, !mixesAudio else { return }
+        throw ReelError(.invalidConfiguration, ".\(container.fileExtension) files hold \(most == 1 ? "one audio track" : "\(most) audio tracks"), "
+                        + "and there are \(count) audio sources", hint: LibraryHint.mixTheAudio)
+    }
 }
 
 extension Recorder {

@@ -77,6 +77,7 @@ final class RecorderPipeline: @unchecked Sendable {
         if let max = settings.maxFileSize, max <= 0 { throw ReelError(.invalidConfiguration, "the maximum file size must be positive") }
         plan = try TrackPlan(settings: settings, sources: sources)
         let container = settings.container(for: url)
+        if writesFile { try settings.checkAudioSources(plan.audioFormats.count, into: container) }
         if writesFile, container.intermediateContainer != nil {
             try Self.checkMadeAtStop(url: url, container: container, settings: settings, plan: plan)
             intermediate = Recovery.gifIntermediate(for: url)
@@ -382,7 +383,8 @@ final class RecorderPipeline: @unchecked Sendable {
                 return true
             }
         }
-        if machine.reachedLimit { ending = .maxDuration }
+        // A frame past the limit, or (sound only) every track at it.
+        if machine.reachedLimit || machine.isComplete { ending = .maxDuration }
         return machine.isComplete
     }
 

@@ -18,6 +18,7 @@ enum CommandLineHints {
         (LibraryHint.installEncoderOrUseH264, "install a libavcodec with it, or use --codec h264"),
         (LibraryHint.useH264, "use --codec h264"),
         (LibraryHint.useAAC, "use --audio-codec aac"),
+        (LibraryHint.mixTheAudio, "add --mix-audio to mix them into one track, or record into an .m4a or .opus file, which holds a track for each"),
         (LibraryHint.frameRateSetsPictures, "--fps sets how many pictures a second there are; --frame-mode content records a picture only when it changes"),
         (LibraryHint.nameTheWindow, "name the window with --window=ID|NAME"),
         (LibraryHint.listCameras, "check the path; reel devices lists the cameras"),

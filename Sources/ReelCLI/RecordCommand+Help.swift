@@ -74,7 +74,8 @@ extension RecordCommand {
 
     Sound only: with only --mic, --app-audio or --tone, -o may name a .m4a (AAC), .opus or
     .ogg (Opus), .flac or .wav (16-bit PCM) file, in that file's own codec, with the same
-    pause, clips and limits. A video source, --replay, --stream and --hls need a video file.
+    pause, clips and limits. A .flac or .wav holds one track: two sources go into it with
+    --mix-audio. A video source, --replay, --stream and --hls need a video file.
     A killed one is made whole by reel recover (M4A as MP4; WAV sizes, FLAC STREAMINFO, Ogg's
     last page).
 

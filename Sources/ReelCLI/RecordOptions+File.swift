@@ -57,6 +57,12 @@ extension RecordOptions {
                                  + "or the video into an .mp4, .mov, .mkv or .webm file")
             }
         }
+        // A WAV or FLAC holds one audio track: the library says what two sources need.
+        do {
+            try Recorder.Settings(container: container, mixesAudio: mixesAudio).checkAudioSources(audioSourceCount, into: container)
+        } catch let error as ReelError {
+            throw UsageError(error.message + (CommandLineHints.rephrased(error).hint.map { ": \($0)" } ?? ""))
+        }
         if container.isAudioOnly || container == .webm {
             // The codec the file's kind implies (Opus for .opus and .webm, FLAC for .flac…).
             audio.codec = container.defaultAudioCodec

@@ -119,6 +119,9 @@ public struct RecordOptions: Sendable {
 
     /// How many video sources the options ask for.
     public var videoSourceCount: Int { (screen != nil ? 1 : 0) + cameras.count + (testPattern ? 1 : 0) }
+    /// How many audio sources the options ask for (`--app-audio`, however many applications it
+    /// names, is one).
+    public var audioSourceCount: Int { [microphone != nil, appAudio != nil, tone].filter { $0 }.count }
 
     /// Builds options from parsed arguments, checking every value.
     public init(_ args: ParsedArguments) throws {
@@ -356,7 +359,7 @@ public struct RecordOptions: Sendable {
         try parsePresenter(args)
         try Self.refuseOptionsThatDoNothing(args, screen: screen != nil, videoSources: videoSourceCount,
                                             zoomable: !cameras.isEmpty || testPattern || presenter.followsCursor,
-                                            audioSources: [microphone != nil, appAudio != nil, tone].filter { $0 }.count)
+                                            audioSources: audioSourceCount)
     }
 
     /// `--app-audio[=APP|SINK]` (repeatable) and `--app-audio-except=APP` (repeatable).

@@ -24,6 +24,8 @@ package enum LibraryHint {
     package static let useH264 = "use the H.264 video codec"
     /// This FFmpeg lacks the video encoder asked for, which another libavcodec may have.
     package static let installEncoderOrUseH264 = "install a libavcodec with it, or use the H.264 video codec"
+    /// The file holds one audio track, and there are several audio sources.
+    package static let mixTheAudio = "mix the audio sources into one track (the mixesAudio setting), or record into an M4A or Ogg file, which holds a track for each"
     /// The container cannot hold the audio codec, or this FFmpeg lacks its encoder.
     package static let useAAC = "use the AAC audio codec"
     /// A filter changes the frame rate or holds pictures back: the recording's frame rate says

@@ -176,6 +176,16 @@ public enum Container: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// The most audio tracks a file of this kind holds: 1 in WAV and FLAC (two audio sources
+    /// or more go into one only mixed into one track), 0 in a GIF, no limit (`nil`) in the others.
+    public var maximumAudioTracks: Int? {
+        switch self {
+        case .flac, .wav: return 1
+        case .gif: return 0
+        case .mp4, .mov, .mkv, .webm, .m4a, .opus, .ogg: return nil
+        }
+    }
+
     /// Whether the container is Matroska or its WebM subset: written cluster by cluster, a
     /// Segment without its size until the clean stop.
     public var isMatroska: Bool { self == .mkv || self == .webm }

@@ -279,6 +279,33 @@ import ReelTestSupport
         }
     }
 
+    /// A stranger's finding (s2 F4): two sources into a WAV or FLAC failed with FFmpeg's
+    /// "cannot write the header … Invalid argument" (exit 1). A usage error naming --mix-audio.
+    @Test func twoSourcesIntoAFileOfOneTrackAreAUsageError() throws {
+        let dir = try TemporaryDirectory()
+        for ext in ["wav", "flac"] {
+            let url = dir.url.appendingPathComponent("two.\(ext)")
+            let r = try ReelBinary.run(["record", "--tone", "--mic", "--duration", "1", "-o", url.path])
+            #expect(r.status == 2, ".\(ext): \(r.stderr)")
+            #expect(r.stderr.contains("one audio track") && r.stderr.contains("--mix-audio"), ".\(ext): \(r.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: url.path))
+        }
+    }
+
+    /// A stranger's finding (s2 F6): a sound-only recording stopped by --duration said
+    /// `"ending":"requested"` and no "stopped at the maximum duration", unlike a video one.
+    @Test func aTimedSoundRecordingSaysItStoppedAtTheMaximumDuration() throws {
+        let dir = try TemporaryDirectory()
+        let json = try ReelBinary.run(["record", "--tone", "--duration", "1", "--json", "-o", dir.url.appendingPathComponent("d1.wav").path])
+        #expect(json.status == 0, "\(json.stderr)")
+        let finished = try #require(json.output.split(separator: "\n").first { $0.contains("\"finished\"") }, "\(json.output)")
+        let object = try JSONSerialization.jsonObject(with: Data(finished.utf8)) as? [String: Any]
+        #expect(object?["ending"] as? String == "maxDuration", "\(finished)")
+        let text = try ReelBinary.run(["record", "--tone", "--duration", "1", "-o", dir.url.appendingPathComponent("d2.flac").path])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect((text.output + text.stderr).contains("stopped at the maximum duration"), "\(text.output)\(text.stderr)")
+    }
+
     /// The check that lets clips be deleted after a merge counts seconds of sound when there is
     /// no video: a merged file short of the clips' sound does not pass.
     @Test func theMergeCheckCountsSecondsOfSound() throws {

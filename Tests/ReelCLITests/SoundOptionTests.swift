@@ -29,6 +29,21 @@ import ReelTestSupport
         #expect(usageError(["--tone", "--audio-filter", "nosuchfilter"])?.contains("nosuchfilter") == true)
     }
 
+    /// A WAV or FLAC holds one audio track (the library's rule): two sources are a usage error
+    /// that names --mix-audio, not FFmpeg's "Invalid argument" when the file is made.
+    @Test func twoSourcesIntoAFileOfOneTrackNeedMixing() throws {
+        let dir = try TemporaryDirectory()
+        for ext in ["wav", "flac"] {
+            let path = dir.url.appendingPathComponent("two.\(ext)").path
+            let message = usageError(["--tone", "--mic", "-o", path])
+            #expect(message?.contains(".\(ext) files hold one audio track, and there are 2 audio sources") == true, "\(message ?? "accepted")")
+            #expect(message?.contains("--mix-audio") == true && message?.contains("mixesAudio") == false, "\(message ?? "accepted")")
+            #expect(usageError(["--tone", "--mic", "--mix-audio", "-o", path]) == nil)
+            #expect(usageError(["--tone", "-o", path]) == nil)
+        }
+        #expect(usageError(["--tone", "--mic", "-o", dir.url.appendingPathComponent("two.m4a").path]) == nil)
+    }
+
     /// A stranger's finding: `--audio-offset -3000 --duration 2` recorded, then said the tone was
     /// "interrupted" (its sound was all moved before the start). Refused up front, with the range
     /// this recording allows.
