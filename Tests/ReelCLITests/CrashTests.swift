@@ -10,12 +10,36 @@ import ReelTestSupport
     static let killTimes: [Double] = [0.4, 0.8, 1.1, 1.25, 1.5, 1.75, 2.0, 2.2, 2.45, 2.7,
                                       0.6, 1.9, 2.9, 1.35, 0.95, 1.6, 2.05, 2.6, 1.15, 3.0]
 
+    /// How many of the recordings run at once: each is small (320x240 at ultrafast, about a
+    /// tenth of a core), and three side by side take a third of the time of one after another.
+    static let atOnce = 3
+
     @Test func killedRecordingsStayPlayableAndRecover() async throws {
         let dir = try TemporaryDirectory()
-        for (run, killAfter) in Self.killTimes.enumerated() {
-            let url = dir.url.appendingPathComponent("killed-\(run).mp4")
-            let events = dir.url.appendingPathComponent("events-\(run).jsonl")
-            _ = FileManager.default.createFile(atPath: events.path, contents: nil)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (run, killAfter) in Self.killTimes.enumerated() {
+                if run >= Self.atOnce { try await group.next() }
+                group.addTask { try await Self.killAndRecover(run: run, after: killAfter, in: dir.url) }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    /// Runs `work` on a thread of its own and gives back what it returns.
+    static func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try work() }) }.start()
+        }
+    }
+
+    /// One recording killed `killAfter` seconds after it started, read, recovered and read again.
+    static func killAndRecover(run: Int, after killAfter: Double, in folder: URL) async throws {
+        let url = folder.appendingPathComponent("killed-\(run).mp4")
+        let events = folder.appendingPathComponent("events-\(run).jsonl")
+        _ = FileManager.default.createFile(atPath: events.path, contents: nil)
+        // Started, timed and killed on a thread of its own: the test's tasks share two threads,
+        // and a wait there would make the other recordings' kills late.
+        let killedAt: Double? = try await Self.onThread {
             let process = Process()
             process.executableURL = ReelBinary.url
             process.arguments = ["record", "--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast", "--json", "-o", url.path]
@@ -27,41 +51,43 @@ import ReelTestSupport
             let deadline = Date().addingTimeInterval(10)
             while started == nil && Date() < deadline {
                 if let text = try? String(contentsOf: events, encoding: .utf8), text.contains("\"started\"") { started = Date() }
-                else { try await Task.sleep(for: .milliseconds(5)) }
+                else { usleep(5_000) }
             }
-            let zero = try #require(started, "run \(run): the recording started")
-            let wait = killAfter - Date().timeIntervalSince(zero)
-            if wait > 0 { try await Task.sleep(for: .seconds(wait)) }
+            if let zero = started {
+                let wait = killAfter - Date().timeIntervalSince(zero)
+                if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+            }
             kill(process.processIdentifier, SIGKILL)
-            let recordedAtKill = Date().timeIntervalSince(zero)
             process.waitUntilExit()
-
-            // ffprobe reads what was left, and it decodes to within a second of the kill.
-            let probe = try MediaProbe.probe(url)
-            #expect(probe.formatName.contains("mp4"), "run \(run)")
-            let packets = probe.videoStreams.first?.frameCount ?? 0
-            // Killed before its first fragment, a file holds its header and no frames yet.
-            let frames = packets == 0 ? [] : try MediaProbe.decodeLuma(url, width: 320, height: 240)
-            let counters = frames.compactMap(\.counter)
-            #expect(counters.count == frames.count, "run \(run): every frame readable")
-            #expect(zip(counters, counters.dropFirst()).allSatisfy { $1 == $0 + 1 }, "run \(run): no gaps")
-            let decodedSeconds = Double(counters.count) / 30
-            #expect(decodedSeconds >= recordedAtKill - 1.0, "run \(run): killed after \(recordedAtKill) s, \(decodedSeconds) s decode")
-
-            // reel recover makes it a finalised file with the same frames.
-            #expect(Recovery.isCutOff(url) == (counters.count > 0) || counters.isEmpty)
-            let recovered = try ReelBinary.run(["recover", url.path])
-            if counters.isEmpty {
-                continue  // killed before the first fragment: nothing to recover, and ffprobe still reads the file
-            }
-            #expect(recovered.status == 0, "run \(run): \(recovered.stderr)")
-            #expect(!Recovery.isCutOff(url))
-            let after = try MediaProbe.decodeLuma(url, width: 320, height: 240).compactMap(\.counter)
-            #expect(after == counters, "run \(run): the finalised file holds the same frames")
-            let finalised = try MediaProbe.probe(url)
-            #expect(abs((finalised.videoStreams.first?.duration ?? 0) - decodedSeconds) < 1.0 / 30 + 0.001)
-            #expect(finalised.audioStreams.count == 1)
+            return started.map { Date().timeIntervalSince($0) }
         }
+        let recordedAtKill = try #require(killedAt, "run \(run): the recording started")
+
+        // ffprobe reads what was left, and it decodes to within a second of the kill.
+        let probe = try MediaProbe.probe(url)
+        #expect(probe.formatName.contains("mp4"), "run \(run)")
+        let packets = probe.videoStreams.first?.frameCount ?? 0
+        // Killed before its first fragment, a file holds its header and no frames yet.
+        let frames = packets == 0 ? [] : try MediaProbe.decodeLuma(url, width: 320, height: 240)
+        let counters = frames.compactMap(\.counter)
+        #expect(counters.count == frames.count, "run \(run): every frame readable")
+        #expect(zip(counters, counters.dropFirst()).allSatisfy { $1 == $0 + 1 }, "run \(run): no gaps")
+        let decodedSeconds = Double(counters.count) / 30
+        #expect(decodedSeconds >= recordedAtKill - 1.0, "run \(run): killed after \(recordedAtKill) s, \(decodedSeconds) s decode")
+
+        // reel recover makes it a finalised file with the same frames.
+        #expect(Recovery.isCutOff(url) == (counters.count > 0) || counters.isEmpty)
+        let recovered = try ReelBinary.run(["recover", url.path])
+        if counters.isEmpty {
+            return  // killed before the first fragment: nothing to recover, and ffprobe still reads the file
+        }
+        #expect(recovered.status == 0, "run \(run): \(recovered.stderr)")
+        #expect(!Recovery.isCutOff(url))
+        let after = try MediaProbe.decodeLuma(url, width: 320, height: 240).compactMap(\.counter)
+        #expect(after == counters, "run \(run): the finalised file holds the same frames")
+        let finalised = try MediaProbe.probe(url)
+        #expect(abs((finalised.videoStreams.first?.duration ?? 0) - decodedSeconds) < 1.0 / 30 + 0.001)
+        #expect(finalised.audioStreams.count == 1)
     }
 
     @Test func recordNoticesCutOffRecordingsInItsFolder() async throws {
