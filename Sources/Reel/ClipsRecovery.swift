@@ -280,3 +280,17 @@ extension RecordingSession {
         return count.videoPackets == 0 && count.audioPackets == 0
     }
 }
+
+extension RecordingSession {
+    /// Whether `name` is what a recorder calls a clip file (`clip-001.mp4`).
+    static func isClipName(_ name: String) -> Bool {
+        let parts = name.split(separator: ".")
+        guard parts.count == 2, Container(pathExtension: String(parts[1])) != nil, parts[0].hasPrefix("clip-") else { return false }
+        let number = parts[0].dropFirst(5)
+        return number.count >= 3 && number.allSatisfy { $0.isASCII && $0.isNumber }
+    }
+
+    static func recoverHint(folder: URL, otherwise: String) -> String {
+        "\(LibraryHint.mergeTheClips(folder.path)); \(otherwise)"
+    }
+}
