@@ -409,7 +409,9 @@ public final class Recorder: CaptureOutput {
     private func run(pipeline: RecorderPipeline, queue: BoundedQueue<SourcedSample>, speed: EncoderSpeedControl) {
         let result: Result<RecordingSummary, ReelError>
         do {
-            var nextProgress = MediaTime(value: 1, timescale: 2)
+            // The first as soon as something is recorded (a reader learns that recording has
+            // begun), then about twice a second.
+            var nextProgress = MediaTime.zero
             while let sample = queue.pop() {
                 if case .video(let frame) = sample.sample, sample.source == pipeline.plan.videoSource,
                    let change = try speed.takeFrame(frame, pipeline: pipeline) {
@@ -417,7 +419,7 @@ public final class Recorder: CaptureOutput {
                 }
                 let done = try pipeline.handle(sample)
                 dropped.store(pipeline.droppedFrames, ordering: .relaxed)
-                if pipeline.recordedDuration >= nextProgress {
+                if pipeline.recordedDuration >= nextProgress && pipeline.recordedDuration > .zero {
                     nextProgress = pipeline.recordedDuration + MediaTime(value: 1, timescale: 2)
                     report(pipeline.progress(droppedAudio: self.droppedAudio))
                 }

@@ -167,7 +167,8 @@ public enum RecordingEnding: String, Sendable, Hashable {
 public enum RecordingEvent: Sendable {
     /// The file is open and recording has begun.
     case started(URL)
-    /// Periodic progress, about twice a second of recorded time.
+    /// Periodic progress: the first as soon as something has been recorded (the first frame or
+    /// sound), then about twice a second of recorded time.
     case progress(RecordingProgress)
     /// Recording paused; `recorded` is the recorded time at the pause.
     case paused(recorded: MediaTime)

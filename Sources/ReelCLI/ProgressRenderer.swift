@@ -43,9 +43,18 @@ final class ProgressRenderer: @unchecked Sendable {
     private var waitingSaid = false
     /// Where the last marker's chapter begins (a marker there again joined it).
     private var lastMarkerStart: MediaTime?
-    /// `started` while a schedule waits: said when recording begins (just before `begun`), so
-    /// that `started` means recording has started; a stop during the wait never says it.
+    /// `started`, held until something has been recorded (the first progress, which the
+    /// recorder says at its first sample), so that `started` means recording has started: a
+    /// stop before the first frame or sound, during a schedule's wait or while the sources
+    /// open, never says it. With a schedule it is said when recording begins (just before `begun`).
     private var heldStarted: [String: Any]?
+
+    /// Says the held `started` (see ``heldStarted``).
+    private func releaseStarted() {
+        guard let held = heldStarted else { return }
+        heldStarted = nil
+        emit(held)
+    }
     /// `--json` with `--replay`: the `finished` event is held until ``releaseFinished(failedSaves:)``
     /// (after the saves still running at the stop), so that it is the last event and says
     /// whether every save asked for was made.
@@ -113,9 +122,10 @@ final class ProgressRenderer: @unchecked Sendable {
             var object: [String: Any] = ["event": "started"]
             if writesFile { object["file"] = url.path }
             if let replay { object["replay"] = rounded(replay.seconds) }
-            if waitingUntilStart?() != nil { heldStarted = object } else { emit(object) }
+            heldStarted = object
         case .progress(let p):
             let waiting = waitingUntilStart?()
+            if waiting == nil && (p.duration > .zero || p.frames > 0) { releaseStarted() }
             if json || eventListener != nil {
                 var object: [String: Any] = ["event": "progress", "duration": rounded(p.duration.seconds),
                                              "frames": p.frames, "dropped": p.droppedFrames, "paused": p.isPaused && waiting == nil,
@@ -187,6 +197,7 @@ final class ProgressRenderer: @unchecked Sendable {
                 }
             }
         case .finished(let s):
+            releaseStarted()
             if json || eventListener != nil {
                 var object: [String: Any] = ["event": "finished", "duration": rounded(s.duration.seconds),
                                              "frames": s.frames, "dropped": s.droppedFrames,
@@ -229,10 +240,7 @@ final class ProgressRenderer: @unchecked Sendable {
                 emit(["event": "paused", "duration": rounded(recorded.seconds)])
             }
         case .resumed(let recorded):
-            if let held = heldStarted {
-                heldStarted = nil
-                emit(held)
-            }
+            releaseStarted()
             if waitingSaid {
                 waitingSaid = false
                 emit(["event": "begun"])

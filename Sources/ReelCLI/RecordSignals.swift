@@ -181,7 +181,9 @@ final class RecordSignals: @unchecked Sendable {
             console.err("Already stopping, finalising the file… (press Ctrl-C again to abort)")
         case .stopWhileStarting:
             clearLine()
-            console.err("Stopping before the recording has started… (press Ctrl-C again to abort)")
+            // Whether anything was recorded is not known yet (the first frame may come while
+            // the start ends): the end says what was kept.
+            console.err("Stopping… (press Ctrl-C again to abort)")
             stop()
         case .stop:
             clearLine()

@@ -125,6 +125,44 @@ import ReelTestSupport
         }
     }
 
+    /// A stop right after the start (s2 F7: 0.05 s in, reel said "Stopping before the recording
+    /// has started…" and then saved a frame over the --overwrite target; once it said `started`
+    /// and then `failed`): what was written decides, and the words and events agree with it.
+    /// Frames recorded: kept, `started` before `finished`, exit 0, and no word of a stop before
+    /// the start. Nothing recorded: `failed` with `nothingRecorded`, no `started`, exit 1, and
+    /// the file that was there is untouched.
+    @Test func aStopRightAfterTheStartSaysWhatWasRecorded() throws {
+        let dir = try TemporaryDirectory()
+        let earlier = Data("an earlier recording".utf8)
+        for delay in [0, 20, 50, 80, 150] {
+            let name = "soon-\(delay).mp4"
+            let url = dir.url.appendingPathComponent(name)
+            try earlier.write(to: url)
+            let run = try Run(dir, name: name, arguments: ["--test-pattern", "--size", "320x240", "--preset", "ultrafast",
+                                                           "--duration", "4", "--json", "--overwrite"])
+            try run.waitForMain()
+            run.send(SIGINT, after: delay)
+            let result = run.finish()
+            let label = "SIGINT after \(delay) ms"
+            #expect(!result.signalled, "\(label): killed")
+            #expect(!result.stderr.contains("before the recording has started"), "\(label): \(result.stderr)")
+            let names = ((try? String(contentsOf: run.stdout, encoding: .utf8)) ?? "").split(separator: "\n").compactMap {
+                (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["event"] as? String
+            }
+            if result.status == 0 {
+                #expect(names.first == "started" && names.last == "finished" && !names.contains("failed"), "\(label): \(names)")
+                let frames = try MediaProbe.decodeLuma(url, width: 320, height: 240).compactMap(\.counter)
+                #expect(!frames.isEmpty, "\(label): kept a file without a frame")
+            } else {
+                #expect(result.status == 1, "\(label): exit \(result.status): \(result.stderr)")
+                #expect(names == ["failed"], "\(label): \(names)")
+                #expect(result.stderr.contains("no file was written"), "\(label): \(result.stderr)")
+                #expect(FileManager.default.contents(atPath: url.path) == earlier, "\(label): the earlier file was changed")
+            }
+            print("\(label): exit \(result.status), events \(names)")
+        }
+    }
+
     /// Ctrl-C while a network camera is still connecting gives the start up at once (it was
     /// lost before: the sources started after it and ran on), and writes nothing.
     @Test func aStopWhileACameraConnectsGivesTheStartUp() throws {
