@@ -147,6 +147,13 @@ extension RecordCommand {
         return even
     }
 
+    /// `--size` made even (4:2:0 video needs an even width and height), said once when it was
+    /// not: the picture is recorded at the size said, not at the one given.
+    func noteEvenSize() {
+        guard let given = options.sizeAsGiven, let size = options.size else { return }
+        console.err("reel: note: --size \(given) is recorded as \(size): video needs an even width and height")
+    }
+
     /// `isCancelled`: a stop came (it gives up a region being picked).
     func makeSources(isCancelled: @escaping @Sendable () -> Bool = { false }) throws -> [any CaptureSource] {
         var sources: [any CaptureSource] = []

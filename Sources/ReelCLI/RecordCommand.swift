@@ -77,6 +77,7 @@ struct RecordCommand {
         let session = options.virtualClock ? CaptureSession(clock: ManualClock()) : CaptureSession()
         parts.set(url: options.writesFile ? url : nil, session: session)
         let sources: [any CaptureSource]
+        noteEvenSize()
         do {
             sources = try makeSources(isCancelled: { signals.stopCameWhileStarting })
             for source in sources { try session.addInput(source) }

@@ -29,6 +29,8 @@ public struct RecordOptions: Sendable {
     public var testPattern = false
     public var tone = false
     public var size: PixelSize?
+    /// `--size` as given, when it was odd and ``size`` is it made even (said once, at the start).
+    var sizeAsGiven: PixelSize?
     public var frameRate = FrameRate(30)
     public var video = VideoSettings()
     public var audio = AudioSettings()
@@ -239,6 +241,7 @@ public struct RecordOptions: Sendable {
                 throw UsageError("--size \(text) is out of range (\(low) to \(high))")
             }
             size = PixelSize(width: s.width & ~1, height: s.height & ~1)
+            sizeAsGiven = size == s ? nil : s
         }
         // What the file's kind implies (VP9 for WebM, 15 fps for a GIF), unless given.
         if let implied = Self.impliedContainer(args) {

@@ -21,6 +21,14 @@ public struct PlayingStream: Sendable, Hashable {
     /// through one), or `nil`.
     package var ownerModule: UInt32?
 
+    /// The name of sink `index` among `sinks` (the server's sinks by index), as a stream's
+    /// ``sinkName``: a sink gone by the time it is asked for (removed while the stream moved)
+    /// is said to be gone, never named by its bare index, which means nothing to a reader.
+    package static func sinkName(index: UInt32, in sinks: [UInt32: String]) -> String {
+        if let name = sinks[index], !name.isEmpty { return name }
+        return "a sink removed meanwhile (#\(index))"
+    }
+
     /// Describes a stream.
     public init(index: UInt32, applicationName: String, binary: String, processID: Int32?, sinkName: String,
                 isModuleStream: Bool = false) {

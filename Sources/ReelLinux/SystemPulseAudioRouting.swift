@@ -126,10 +126,13 @@ private final class PulseRoutingConnection: PulseAudioRoutingConnection {
 
     private func named(_ streams: [PlayingStream]) throws(ReelError) -> [PlayingStream] {
         guard !streams.isEmpty else { return [] }
-        let sinks = try sinkTable()
+        var sinks = try sinkTable()
+        // A sink made since the stream was listed (the server moved the stream onto it) is in
+        // the table asked for again.
+        if streams.contains(where: { UInt32($0.sinkName).map { sinks[$0] == nil } ?? false }) { sinks = try sinkTable() }
         return streams.map { stream in
             var stream = stream
-            stream.sinkName = UInt32(stream.sinkName).flatMap { sinks[$0] } ?? stream.sinkName
+            if let index = UInt32(stream.sinkName) { stream.sinkName = PlayingStream.sinkName(index: index, in: sinks) }
             return stream
         }
     }

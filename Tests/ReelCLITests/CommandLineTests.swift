@@ -22,6 +22,14 @@ import ReelTestSupport
         #expect(o.container == .mkv)
     }
 
+    /// An odd size is made even and remembered as given, for the note that says so.
+    @Test func anOddSizeIsMadeEvenAndKeptAsGiven() throws {
+        let odd = try options(["--test-pattern", "--size", "321x241"])
+        #expect(odd.size == PixelSize(width: 320, height: 240) && odd.sizeAsGiven == PixelSize(width: 321, height: 241))
+        let even = try options(["--test-pattern", "--size", "320x240"])
+        #expect(even.size == PixelSize(width: 320, height: 240) && even.sizeAsGiven == nil)
+    }
+
     @Test(arguments: [
         (["--test-pattern", "--codec", "xvid"], "unknown codec 'xvid'"),
         (["--test-pattern", "--preset", "superslow"], "unknown preset 'superslow'"),
@@ -184,6 +192,22 @@ import ReelTestSupport
             let i = (y * 320 + x) * 3
             #expect(abs(Int(rgb[i]) - 240) <= 30 && abs(Int(rgb[i + 1]) - 200) <= 30 && abs(Int(rgb[i + 2]) - 20) <= 30, "(\(x), \(y)): \(rgb[i...i + 2])")
         }
+    }
+
+    /// An odd `--size` is made even, and said once on stderr with the size recorded (s2 F8:
+    /// 17x17 was recorded as 16x16 without a word); an even one says nothing.
+    @Test func anOddSizeIsSaidWithTheSizeRecorded() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("odd.mp4")
+        let r = try ReelBinary.run(["record", "--test-pattern", "--size", "17x17", "--preset", "ultrafast", "--duration", "0.5", "-o", url.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let video = try #require(try MediaProbe.probe(url).videoStreams.first)
+        #expect(video.width == 16 && video.height == 16)
+        let note = "reel: note: --size 17x17 is recorded as 16x16: video needs an even width and height"
+        #expect(r.stderr.components(separatedBy: note).count == 2, "said once: \(r.stderr)")
+        let even = try ReelBinary.run(["record", "--test-pattern", "--size", "16x16", "--preset", "ultrafast", "--duration", "0.5",
+                                       "-o", dir.url.appendingPathComponent("even.mp4").path])
+        #expect(even.status == 0 && !even.stderr.contains("is recorded as"), "\(even.stderr)")
     }
 
     @Test func noXServerAtTheDisplay() throws {

@@ -25,3 +25,16 @@ import Testing
         #expect(ApplicationChoice.Part.processTree(me).notPlaying.contains("the window's application (process \(me)"))
     }
 }
+
+/// A stream's sink is said by its name, never by its bare index (s2 F8: a stream moved when its
+/// sink was unloaded was said moved "to '19'").
+@Suite struct StreamSinkNameTests {
+    @Test func aSinkIsNamedAndOneGoneIsSaidToBeGone() {
+        let sinks: [UInt32: String] = [3: "out", 19: "reel-app-42"]
+        #expect(PlayingStream.sinkName(index: 3, in: sinks) == "out")
+        #expect(PlayingStream.sinkName(index: 19, in: sinks) == "reel-app-42")
+        let gone = PlayingStream.sinkName(index: 20, in: sinks)
+        #expect(gone.contains("removed") && gone != "20", "\(gone)")
+        #expect(PlayingStream.sinkName(index: 4, in: [4: ""]).contains("removed"))
+    }
+}
