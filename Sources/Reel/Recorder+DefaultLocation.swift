@@ -1,4 +1,5 @@
 import Foundation
+import ReelSystem
 
 extension Recorder {
     /// The user's videos folder, where recordings go by default: `XDG_VIDEOS_DIR` from the
@@ -50,6 +51,47 @@ extension Recorder {
     package static func datedNames(in folder: URL, container: Container, date: Date = Date()) -> [URL] {
         let name = datedFileName(container: container, date: date)
         return numberedNames(in: folder, stem: String(name.dropLast(container.fileExtension.count + 1)), pathExtension: container.fileExtension)
+    }
+
+    /// Makes a new dated file in `folder`, empty, so that no other recording takes the name:
+    /// `Reel 2026-11-29 at 14.05.09.mp4`, or `… (2).mp4` and on when recordings start in the
+    /// same second (names whose clips folder is there are left out). Record into it with the
+    /// overwrite setting on (the file is empty and the caller's own), or give it back with
+    /// ``releaseReservation(_:)``, which a recording that records nothing must do.
+    ///
+    /// - Throws: `.permissionDenied` when the folder cannot be written, `.ioFailure` when it is
+    ///   not there, `.fileExists` when all 1000 numbered names of the moment are taken.
+    public static func reserveDatedFile(in folder: URL, container: Container, date: Date = Date()) throws -> URL {
+        let names = datedNames(in: folder, container: container, date: date)
+        for url in names {
+            let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            if fd >= 0 {
+                close(fd)
+                return url
+            }
+            let e = errno
+            if e == EEXIST { continue }
+            let kind = Syscall.code(forErrno: e, absent: .ioFailure)
+            if kind == .permissionDenied {
+                throw ReelError(.permissionDenied, "cannot write to the folder \(folder.path)", hint: LibraryHint.chooseAnotherFolder, errno: e)
+            }
+            if e == ENOENT || e == ENOTDIR {
+                throw ReelError(.ioFailure, "the folder \(folder.path) does not exist", hint: LibraryHint.createFolderOrChooseAnother, errno: e)
+            }
+            throw ReelError(kind, "cannot create a file in \(folder.path): \(Syscall.describe(e))", errno: e)
+        }
+        let stem = names.first.map { $0.deletingPathExtension().lastPathComponent } ?? datedFileName(container: container, date: date)
+        throw ReelError(.fileExists, "\(folder.path) already holds 1000 recordings named \(stem)", hint: LibraryHint.nameTheRecording)
+    }
+
+    /// Gives back a name ``reserveDatedFile(in:container:date:)`` made: removes the file if it is
+    /// still an empty regular file (a recording into it that recorded something is kept).
+    /// Returns whether it removed it.
+    @discardableResult
+    public static func releaseReservation(_ url: URL) -> Bool {
+        var info = stat()
+        guard lstat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size == 0 else { return false }
+        return unlink(url.path) == 0
     }
 
     /// The first of ``datedNames(in:container:date:)`` that nothing has now (a recorder never

@@ -87,6 +87,9 @@ public final class ScreenRecorder: Sendable {
         var handler: CaptureHandler?
         var recorder: Recorder?
         var outputDirectory: URL?
+        /// The dated name ``startRecording(settings:)`` reserved (an empty file of its own) for the
+        /// recording under way: given back if the recording ends with nothing in it.
+        var reservation: URL?
         /// The X11 window chosen by the first session (focus or click), kept for the sessions
         /// a restart builds, so that adding a recorder records the same window without asking.
         var window: UInt32?
@@ -166,13 +169,32 @@ public final class ScreenRecorder: Sendable {
 
     /// Starts recording into a new dated file in ``outputDirectory`` (the user's videos folder
     /// unless set; made if missing): `Reel 2026-11-29 at 14.05.09.mp4`, numbered when that name
-    /// is taken. ``stopRecording()`` says where it went. Returns the recorder, whose `events`
-    /// report progress.
+    /// is taken; the name is reserved as the recording starts, so that two recordings started
+    /// in the same second get a name each). ``stopRecording()`` says where it went. Returns
+    /// the recorder, whose `events` report progress.
     @discardableResult
     public func startRecording(settings: Recorder.Settings = Recorder.Settings()) async throws -> Recorder {
         let folder = outputDirectory ?? Recorder.defaultOutputDirectory()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return try await startRecording(to: Recorder.newDatedFile(in: folder, container: settings.container ?? .mp4), settings: settings)
+        let url = try Recorder.reserveDatedFile(in: folder, container: settings.container ?? .mp4)
+        // The empty file is the recording's own: it records into it.
+        var own = settings
+        own.overwrite = true
+        let recorder: Recorder
+        do {
+            recorder = try await startRecording(to: url, settings: own)
+        } catch {
+            Recorder.releaseReservation(url)
+            throw error
+        }
+        // In clip mode the file appears with the merge at the stop; the clips folder, made now,
+        // holds the name meanwhile (a crash leaves it, not an empty file beside it).
+        if own.pauseMode == .clips {
+            Recorder.releaseReservation(url)
+        } else {
+            state.withLock { $0.reservation = url }
+        }
+        return recorder
     }
 
     /// Starts recording to `url` with `settings`; samples keep flowing to a capture handler if
@@ -197,12 +219,15 @@ public final class ScreenRecorder: Sendable {
     /// Stops recording, finalises the file and returns what it holds, with where it is
     /// (``RecordingSummary/url``). Capture goes on if it runs.
     public func stopRecording() async throws -> RecordingSummary {
-        let (recorder, handler) = state.withLock { state in
-            let taken = (state.recorder, state.handler)
+        let (recorder, handler, reservation) = state.withLock { state in
+            let taken = (state.recorder, state.handler, state.reservation)
             state.recorder = nil
+            state.reservation = nil
             return taken
         }
         guard let recorder else { throw ReelError(.notRunning, "the screen is not being recorded") }
+        // A dated name that ends up with nothing recorded in it is given back.
+        defer { if let reservation { Recorder.releaseReservation(reservation) } }
         await stopSession()
         // Capture goes on without the recorder.
         if let handler { try? await restart(handler: handler, recorder: nil) }
@@ -211,7 +236,12 @@ public final class ScreenRecorder: Sendable {
 
     /// Gives the recording up at once, as a process does that ends without stopping it: see
     /// ``Recorder/abort()``. `nil` when the screen is not being recorded.
-    public func abortRecording() -> RecordingFile.AbortReport? { state.withLock { $0.recorder }?.abort() }
+    public func abortRecording() -> RecordingFile.AbortReport? {
+        let (recorder, reservation) = state.withLock { ($0.recorder, $0.reservation) }
+        guard let report = recorder?.abort() else { return nil }
+        if let reservation { Recorder.releaseReservation(reservation) }
+        return report
+    }
 
     /// Stops recording and removes what it wrote (ReplayKit's `discardRecording`): the
     /// file, and in clip mode the clips. Capture goes on if it runs. Does nothing when the

@@ -80,30 +80,15 @@ public enum OutputLocation {
         Recorder.defaultOutputDirectory(environment: environment)
     }
 
-    /// A new dated file in `folder`, created empty so that no other recording takes the name:
-    /// `Reel 2026-11-29 at 14.05.09.mp4`, or `… (2).mp4` and on when recordings start in the
-    /// same second. The caller records into it (it is empty and its own) or removes it.
+    /// A new dated file in `folder`, created empty so that no other recording takes the name
+    /// (``Recorder/reserveDatedFile(in:container:date:)``, its hints in the command line's words).
+    /// The caller records into it (it is empty and its own) or gives it back.
     public static func reserveDatedFile(in folder: URL, container: Container, date: Date = Date()) throws -> URL {
-        let name = datedName(container: container, date: date)
-        let stem = String(name.dropLast(container.fileExtension.count + 1))
-        for url in numberedNames(in: folder, stem: stem, pathExtension: container.fileExtension) {
-            let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-            if fd >= 0 {
-                close(fd)
-                return url
-            }
-            let e = errno
-            if e == EEXIST { continue }
-            let kind = Syscall.code(forErrno: e, absent: .ioFailure)
-            if kind == .permissionDenied {
-                throw ReelError(.permissionDenied, "cannot write to the folder \(folder.path)", hint: "choose another with -o", errno: e)
-            }
-            if e == ENOENT || e == ENOTDIR {
-                throw ReelError(.ioFailure, "the folder \(folder.path) does not exist", hint: "create it or choose another with -o", errno: e)
-            }
-            throw ReelError(kind, "cannot create a file in \(folder.path): \(Syscall.describe(e))", errno: e)
+        do {
+            return try Recorder.reserveDatedFile(in: folder, container: container, date: date)
+        } catch let error as ReelError {
+            throw CommandLineHints.rephrased(error)
         }
-        throw ReelError(.fileExists, "\(folder.path) already holds 1000 recordings named \(stem)", hint: "choose a name with -o")
     }
 
     /// `STEM.EXT`, then `STEM (2).EXT` up to `STEM (1000).EXT` in `folder`, leaving out those
@@ -120,8 +105,7 @@ public enum OutputLocation {
 
     /// Removes a file that ``reserveDatedFile(in:container:date:)`` made, if it is still empty.
     public static func releaseReservation(_ url: URL) {
-        var info = stat()
-        if stat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size == 0 { unlink(url.path) }
+        Recorder.releaseReservation(url)
     }
 
     /// A dated file name such as `Reel 2026-11-29 at 14.05.09.mp4`.

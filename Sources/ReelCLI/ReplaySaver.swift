@@ -49,64 +49,23 @@ final class ReplaySaver: @unchecked Sendable {
     /// The saves that failed (a moment asked for and not saved).
     var failed: Int { state.withLock { $0.failed } }
 
-    /// Makes `folder` if it is not there and checks that a file can be made in it, so that a
-    /// folder that cannot take a replay is found now rather than when a moment is lost; then
-    /// deals with what a save cut off by a kill left in it (see the type's description).
-    /// Returns whether it made the folder.
+    /// Makes `folder` ready for saves and tidies what saves cut off by a kill left in it
+    /// (``ReplayBuffer/prepareFolder(_:)``), saying what it did. Returns whether it made the folder.
     static func prepareFolder(_ folder: URL, console: Console) throws -> Bool {
-        var made = false
-        var isFolder: ObjCBool = false
-        if FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder) {
-            guard isFolder.boolValue else {
-                throw ReelError(.fileExists, "\(folder.path) is a file, not a folder for replays", hint: "choose a folder with --replay-dir")
-            }
-        } else {
-            do {
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                made = true
-            } catch {
-                let reason = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError).map { Syscall.describe(Int32($0.code)) }
-                    ?? (error as NSError).localizedDescription
-                throw ReelError(.permissionDenied, "cannot create \(folder.path) for the replays: \(reason)", hint: "choose a folder with --replay-dir")
-            }
+        let report: ReplayBuffer.FolderPreparation
+        do {
+            report = try ReplayBuffer.prepareFolder(folder)
+        } catch let error as ReelError {
+            throw CommandLineHints.rephrased(error)
         }
-        let probe = FilePlacement.temporaryURL(beside: folder.appendingPathComponent("Reel"), purpose: "replay-probe")
-        let fd = open(probe.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            let e = errno
-            if made { rmdir(folder.path) }
-            let why = e == EROFS ? "it is on a read-only file system" : Syscall.describe(e)
-            throw ReelError(Syscall.code(forErrno: e, absent: .ioFailure), "cannot save replays in \(folder.path): \(why)",
-                            hint: "choose a folder you can write to with --replay-dir", errno: e)
-        }
-        close(fd)
-        unlink(probe.path)
-        tidyLeftovers(in: folder, console: console)
-        return made
+        for line in notes(report) { console.err(line) }
+        return report.madeFolder
     }
 
-    /// What saves cut off by a kill left in the folder: a second name of a save that got its
-    /// own (removed: the save keeps its name), a complete save still under its hidden name
-    /// (given a dated name now), an unfinished one (named, for the user to delete).
-    private static func tidyLeftovers(in folder: URL, console: Console) {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        for name in names.sorted() where name.hasPrefix(".") {
-            guard let marker = name.range(of: ".replay-", options: .backwards), !name.contains(".replay-probe-") else { continue }
-            let url = folder.appendingPathComponent(name)
-            var info = stat()
-            guard lstat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, !Recovery.isBeingRecorded(url) else { continue }
-            if info.st_nlink > 1 {
-                unlink(url.path)
-            } else if Recovery.isFinished(url) {
-                let stem = String(name[name.index(after: name.startIndex)..<marker.lowerBound])
-                let candidates = OutputLocation.numberedNames(in: folder, stem: stem.isEmpty ? "Reel replay" : stem, pathExtension: url.pathExtension)
-                if let placed = try? FilePlacement.placeAtFirstFree(url, candidates: candidates, what: "the saved replay") {
-                    console.err("reel: note: a replay saved while reel was killed is now \(placed.path)")
-                }
-            } else {
-                console.err("reel: note: \(url.path) is a replay save that a kill cut short before its index was written; reel cannot make it play (it is kept)")
-            }
-        }
+    /// What the command says of a folder's leftovers (see ``prepareFolder(_:console:)``).
+    static func notes(_ report: ReplayBuffer.FolderPreparation) -> [String] {
+        report.named.map { "reel: note: a replay saved while reel was killed is now \($0.path)" }
+            + report.cutShort.map { "reel: note: \($0.path) is a replay save that a kill cut short before its index was written; reel cannot make it play (it is kept)" }
     }
 
     /// Starts saving the buffer now, without waiting for the file.
@@ -131,11 +90,8 @@ final class ReplaySaver: @unchecked Sendable {
 
     /// Saves the buffer and reports where, or why not; returns the file or the error.
     func saveReportingFile() async -> Result<URL, ReelError> {
-        // A folder removed while recording is made again rather than a moment lost.
-        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         do {
-            let summary = try await buffer.save(toFirstFreeOf: OutputLocation.datedNames(in: folder, container: container),
-                                                container: container)
+            let summary = try await buffer.save(inFolder: folder, container: container)
             state.withLock { $0.saved += 1 }
             beforePrinting()
             let event = ProgressRenderer.json(["event": "saved", "file": summary.url.path,

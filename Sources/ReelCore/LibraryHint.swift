@@ -49,6 +49,12 @@ package enum LibraryHint {
     package static let nameOneByItsID = "name one by its id (X11WindowSelector.id), e.g. "
     /// A replay buffer kept on disk found the disk full.
     package static let replaySpillFull = "free space there, keep the buffer in memory, or give it fewer bytes (maxBytes)"
+    /// A replay save's folder is a file, or cannot be made.
+    package static let chooseReplayFolder = "choose another folder for the replays"
+    /// A replay save's folder cannot be written.
+    package static let chooseWritableReplayFolder = "choose a folder for the replays that can be written"
+    /// Every numbered dated name of the moment is taken in a folder.
+    package static let nameTheRecording = "give the recording a name of your own"
     /// Recovering a file where it is cannot write there.
     package static let recoverIntoWritableFolder = "recover it into a folder you can write to (Recovery.recover(_:to:))"
     /// Recovering a file needs about as much free space as the recording takes.

@@ -83,18 +83,6 @@ import ReelTestSupport
         }
     }
 
-    @Test func manySameSecondRecordingsEachGetTheirOwnName() throws {
-        let dir = try TemporaryDirectory()
-        let date = Date()
-        let urls = try (0..<5).map { _ in try OutputLocation.reserveDatedFile(in: dir.url, container: .mkv, date: date) }
-        #expect(Set(urls).count == 5)
-        #expect(urls[1].lastPathComponent.hasSuffix(" (2).mkv"))
-        // A reservation nothing was recorded into goes again; one with bytes in it stays.
-        try Data("x".utf8).write(to: urls[0])
-        for url in urls { OutputLocation.releaseReservation(url) }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == [urls[0].lastPathComponent])
-    }
-
     @Test func theVideosFolderFromTheEnvironment() throws {
         let dir = try TemporaryDirectory()
         let videos = dir.url.appendingPathComponent("Films")

@@ -5,49 +5,18 @@ import ReelSystem
 import ReelTestSupport
 @testable import ReelCLI
 
-/// Where `reel record --replay` puts its saves, and what it does with a folder that a kill
-/// left a save in: a complete save hidden under its temporary name gets a dated name, a second
-/// name of a save that got its own goes, an unfinished one is pointed at and kept.
+/// What `reel record --replay` says of a folder that a kill left saves in (the library decides:
+/// ``ReplayFolderTests``), and its hint's words.
 @Suite struct ReplaySaverTests {
-    func names(_ folder: URL) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
-    }
-
-    @Test func aCompleteSaveLeftHiddenByAKillGetsItsDatedName() throws {
+    @Test func saysWhatAKillLeftAndWhatBecameOfIt() throws {
         let dir = try TemporaryDirectory()
-        let stem = "Reel 2026-12-01 at 03.10.00"
-        // Its dated name was taken meanwhile: it gets the next one, and nothing is replaced.
-        try Data("someone else's".utf8).write(to: dir.url.appendingPathComponent("\(stem).mp4"))
-        let hidden = dir.url.appendingPathComponent(".\(stem).replay-999999-17.mp4")
+        let hidden = dir.url.appendingPathComponent(".Reel 2026-12-01 at 03.10.00.replay-999999-17.mp4")
         try PatternFile.write(hidden, settings: VideoSettings(preset: "ultrafast"))
-        let bytes = try Data(contentsOf: hidden)
-        _ = try ReplaySaver.prepareFolder(dir.url, console: Console(isTerminal: false))
-        #expect(names(dir.url) == ["\(stem) (2).mp4", "\(stem).mp4"])
-        #expect(try Data(contentsOf: dir.url.appendingPathComponent("\(stem) (2).mp4")) == bytes, "the save, byte for byte")
-        #expect(try String(contentsOf: dir.url.appendingPathComponent("\(stem).mp4"), encoding: .utf8) == "someone else's")
-    }
-
-    @Test func aSecondNameOfAPlacedSaveGoesAndAnUnfinishedOneStays() throws {
-        let dir = try TemporaryDirectory()
-        let placed = dir.url.appendingPathComponent("Reel 2026-12-01 at 03.11.00.mp4")
-        try PatternFile.write(placed, settings: VideoSettings(preset: "ultrafast"))
-        // A kill between giving the save its name and removing the temporary one.
-        let secondName = dir.url.appendingPathComponent(".Reel 2026-12-01 at 03.11.00.replay-999999-1.mp4")
-        #expect(link(placed.path, secondName.path) == 0)
-        // A kill while writing: no index yet.
         let unfinished = dir.url.appendingPathComponent(".Reel 2026-12-01 at 03.12.00.replay-999999-2.mp4")
         try PatternFile.write(unfinished, settings: VideoSettings(preset: "ultrafast"), finish: false)
-        _ = try ReplaySaver.prepareFolder(dir.url, console: Console(isTerminal: false))
-        #expect(names(dir.url) == [unfinished.lastPathComponent, placed.lastPathComponent])
-        #expect(Recovery.isFinished(placed))
-    }
-
-    @Test func theFolderIsMadeAndTheCheckLeavesNothingInIt() throws {
-        let dir = try TemporaryDirectory()
-        let folder = dir.url.appendingPathComponent("new/replays")
-        #expect(try ReplaySaver.prepareFolder(folder, console: Console(isTerminal: false)), "made")
-        #expect(names(folder).isEmpty, "the check leaves nothing behind")
-        #expect(try !ReplaySaver.prepareFolder(folder, console: Console(isTerminal: false)), "there already")
+        let said = ReplaySaver.notes(try ReplayBuffer.prepareFolder(dir.url)).joined(separator: "\n")
+        #expect(said.contains("a replay saved while reel was killed is now \(dir.url.path)/Reel 2026-12-01 at 03.10.00.mp4"), "\(said)")
+        #expect(said.contains("\(unfinished.path) is a replay save that a kill cut short"), "\(said)")
     }
 
     @Test func aReadOnlyFolderIsRefusedAtOnceNamingReplayDir() throws {

@@ -48,6 +48,28 @@ import ReelTestSupport
         #expect(FileManager.default.fileExists(atPath: summary.url.path))
     }
 
+    @Test func twoRecordersStartedTogetherTakeANameEachAndAFailedStartLeavesNone() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))
+        let dir = try TemporaryDirectory()
+        let screens = (0..<2).map { _ in ScreenRecorder(configuration: .init(display: xvfb.display)) }
+        for screen in screens { screen.outputDirectory = dir.url }
+        async let a = screens[0].startRecording(settings: fastSettings())
+        async let b = screens[1].startRecording(settings: fastSettings())
+        _ = try await (a, b)
+        try await Task.sleep(for: .milliseconds(500))
+        let first = try await screens[0].stopRecording()
+        let second = try await screens[1].stopRecording()
+        #expect(first.url != second.url)
+        for summary in [first, second] { #expect((try MediaProbe.probe(summary.url).videoStreams.first?.frameCount ?? 0) > 0, "\(summary.url.lastPathComponent)") }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).count == 2)
+
+        // A start that fails gives its dated name back.
+        let nowhere = ScreenRecorder(configuration: .init(display: ":4999"))
+        nowhere.outputDirectory = dir.url
+        await #expect(throws: ReelError.self) { try await nowhere.startRecording(settings: fastSettings()) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).count == 2)
+    }
+
     @Test func theCaptureHandlerIsToldOfALostScreen() async throws {
         let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))
         let screen = ScreenRecorder(configuration: .init(display: xvfb.display))
