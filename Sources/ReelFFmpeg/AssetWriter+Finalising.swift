@@ -20,14 +20,16 @@ extension AssetWriter {
     /// in-place way (tests).
     /// `chapters` go into the finalised file; finalised in place, its presentation ends at `end`
     /// (from its start), if given.
-    static func finalise(_ url: URL, container: Container, shift: MediaTime, inPlace: Bool, copyWhenSmall: Bool,
-                         fault: MP4Finaliser.Fault?, chapters: [Chapter] = [], end: MediaTime? = nil) throws -> Finalisation {
+    /// `lateStarts` (by stream index, when the writer knows them) say how much later than the
+    /// earliest each stream's first packet came (see `Movie.readFragments`).
+    static func finalise(_ url: URL, container: Container, shift: MediaTime, lateStarts: [Int: MediaTime]? = nil, inPlace: Bool,
+                         copyWhenSmall: Bool, fault: MP4Finaliser.Fault?, chapters: [Chapter] = [], end: MediaTime? = nil) throws -> Finalisation {
         var reason = "no space was reserved for the index"
         var inPlaceWorks = false
         if inPlace {
             do {
-                let outcome = try MP4Finaliser.finalise(url, shift: shift, end: end, chapters: chapters, copyWhenSmall: copyWhenSmall,
-                                                        fault: fault)
+                let outcome = try MP4Finaliser.finalise(url, shift: shift, lateStarts: lateStarts, end: end, chapters: chapters,
+                                                        copyWhenSmall: copyWhenSmall, fault: fault)
                 return .inPlace(bytesWritten: outcome.bytesWritten)
             } catch let fallback as MP4Finaliser.CopyInstead {
                 reason = fallback.reason
@@ -35,11 +37,12 @@ extension AssetWriter {
             }
         }
         do {
-            try finalise(url, container: container, shift: shift, chapters: chapters)
+            try finalise(url, container: container, shift: shift, lateStarts: lateStarts, chapters: chapters)
         } catch let error as ReelError where inPlaceWorks && [.permissionDenied, .insufficientStorage, .ioFailure].contains(error.code) {
             // The smaller copy could not be written beside the file (its folder was made
             // read-only, the disk is full): in place after all, keeping the unused reservation.
-            let outcome = try MP4Finaliser.finalise(url, shift: shift, end: end, chapters: chapters, copyWhenSmall: false, fault: fault)
+            let outcome = try MP4Finaliser.finalise(url, shift: shift, lateStarts: lateStarts, end: end, chapters: chapters,
+                                                    copyWhenSmall: false, fault: fault)
             return .inPlace(bytesWritten: outcome.bytesWritten)
         }
         let bytes = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? 0
@@ -54,14 +57,14 @@ extension AssetWriter {
     }
 
     /// ``finalise(_:container:shift:)`` giving the file `chapters` (`nil`: those it holds).
-    static func finalise(_ url: URL, container: Container, shift: MediaTime, chapters: [Chapter]?) throws {
+    static func finalise(_ url: URL, container: Container, shift: MediaTime, lateStarts: [Int: MediaTime]? = nil, chapters: [Chapter]?) throws {
         // Locked as being written from its creation until it has taken the file's place.
         let temporary = FilePlacement.temporaryURL(beside: url, purpose: "finalising")
         // On failure the temporary file is a partial copy of ours, the original untouched.
         let copy: Remuxer.Copy
         do {
             copy = try Remuxer.copyPackets(of: url, to: temporary, container: container, fastStart: true, overwrite: false, shift: shift,
-                                           chapters: chapters)
+                                           lateStarts: lateStarts, chapters: chapters)
         } catch {
             // Our partial copy, unless its name was taken meanwhile (then it is not ours).
             if (error as? ReelError)?.code != .fileExists { unlink(temporary.path) }

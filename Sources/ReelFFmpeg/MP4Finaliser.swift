@@ -136,8 +136,8 @@ enum MP4Finaliser {
     /// `copyWhenSmall` — when the unused part of the reservation would be larger than the media
     /// data, so that copying the file is both cheap and gives a smaller file. Other errors
     /// during the in-place steps leave a file that plays and that ``resume(_:fault:)`` completes.
-    static func finalise(_ url: URL, shift: MediaTime, end: MediaTime? = nil, chapters: [Chapter] = [], copyWhenSmall: Bool = false,
-                         fault: Fault? = nil) throws -> Outcome {
+    static func finalise(_ url: URL, shift: MediaTime, lateStarts: [Int: MediaTime]? = nil, end: MediaTime? = nil, chapters: [Chapter] = [],
+                         copyWhenSmall: Bool = false, fault: Fault? = nil) throws -> Outcome {
         let file = try MP4File(url: url, writable: true)
         defer { file.close() }
         let layout: FragmentedLayout
@@ -146,7 +146,7 @@ enum MP4Finaliser {
             layout = try FragmentedLayout(file)
             guard layout.moov.size <= 16 << 20 else { throw CopyInstead("the moov box is implausibly large") }
             var movie = try Movie(moov: try file.read(at: layout.moov.offset, count: Int(layout.moov.size)))
-            try movie.readFragments(layout, from: file)
+            try movie.readFragments(layout, from: file, lateStarts: lateStarts)
             index = try movie.index(shift: shift, end: end, chapters: chapters)
         } catch let error as MP4LayoutError {
             throw CopyInstead(error.reason)

@@ -189,8 +189,9 @@ struct Movie {
 
     // MARK: Fragments
 
-    /// Reads the samples of every fragment.
-    mutating func readFragments(_ layout: FragmentedLayout, from file: MP4File) throws {
+    /// Reads the samples of every fragment. `lateStarts` (by track index, when the writer
+    /// knows them) says how much later than the earliest each track's first packet came.
+    mutating func readFragments(_ layout: FragmentedLayout, from file: MP4File, lateStarts: [Int: MediaTime]? = nil) throws {
         for moof in layout.fragments {
             guard moof.size <= 64 << 20 else { throw No("a fragment header is implausibly large") }
             let bytes = try file.read(at: moof.offset, count: Int(moof.size))
@@ -201,13 +202,26 @@ struct Movie {
         }
         for (i, track) in tracks.enumerated() {
             guard !track.sizes.isEmpty else { throw No("track \(track.id) has no samples") }
-            if track.handler == "soun" && track.durations.count >= 2 && track.durations[0] > track.durations[1] {
-                // A fragmented MP4 starts every track at zero: a track whose first packet came
-                // later has that packet stretched back to zero. Give it its own length back.
-                let extra = Int64(track.durations[0] - track.durations[1])
-                tracks[i].durations[0] = track.durations[1]
-                tracks[i].firstDecodeTime = (track.firstDecodeTime ?? 0) + extra
+            // A fragmented MP4 starts every track at zero: a track whose first packet came
+            // later has that packet stretched back to zero. Give it its own length back: by
+            // what the writer knew (a picture's length varies: a camera that started seconds
+            // after the sound had its first picture shown from the start), else, for sound,
+            // whose packets are all as long, by the second packet's length.
+            var extra: Int64 = 0
+            if track.handler == "soun" {
+                if track.durations.count >= 2 && track.durations[0] > track.durations[1] {
+                    extra = Int64(track.durations[0] - track.durations[1])
+                }
+            } else if let late = lateStarts?[i] {
+                // Only a first picture that was stretched: it lasts the lateness and at least
+                // half a picture more.
+                extra = late.convertedValue(to: Int32(clamping: track.timescale), rounding: .nearest)
+                let typical = Int64(track.durations.count >= 2 ? track.durations[1] : track.durations[0])
+                if Int64(track.durations[0]) < extra + typical / 2 { extra = 0 }
             }
+            guard extra > 0 else { continue }
+            tracks[i].durations[0] = UInt32(Int64(track.durations[0]) - extra)
+            tracks[i].firstDecodeTime = (track.firstDecodeTime ?? 0) + extra
         }
     }
 
@@ -279,8 +293,11 @@ struct Movie {
                 guard limit > 0 else { throw No("the presentation ends before it starts") }
                 list.append((movie(min(end - start, limit)), start))
             } else {
-                list.append((movie(min(-start, limit)), -1))
-                if limit > -start { list.append((movie(min(end, limit + start)), 0)) }
+                // The track begins after the recording: empty until its first sample is shown
+                // (a picture's composition offset past its decoding), then from there.
+                let shown = track.compositionOffsets.first.map { max(0, $0) } ?? 0
+                list.append((movie(min(-start + shown, limit)), -1))
+                if limit > -start + shown { list.append((movie(min(end - shown, limit + start - shown)), shown)) }
             }
             edits.append(list)
         }

@@ -336,7 +336,7 @@ package final class MovieFileSink: PacketSink {
             while true {
                 do {
                     finalisation = try AssetWriter.finalise(url, container: configuration.container, shift: shift,
-                                                            inPlace: muxer.indexReservation != nil && fits,
+                                                            lateStarts: muxer.lateStarts, inPlace: muxer.indexReservation != nil && fits,
                                                             // A copy's index gets its chapter list too (see Remuxer),
                                                             // not an end: in place, where the edit list ends it.
                                                             copyWhenSmall: configuration.indexReservation == nil && presentationEnd == nil,

@@ -26,6 +26,10 @@ final class Muxer: PacketSink {
     /// list that hides those, so FFmpeg moves the whole file so that this time becomes zero;
     /// finalising moves it back.
     private(set) var earliestDecodeTime: MediaTime?
+    /// The decoding time of each stream's first packet (by stream index), as the encoders gave
+    /// it: a track that began later than the earliest has its first sample stretched back to
+    /// the fragmented file's zero, and finalising gives it its start back (see ``lateStarts``).
+    private var firstDecodeTimes: [Int: MediaTime] = [:]
     private var headerWritten = false
     private var closed = false
     /// The lock that marks the file as being written (see ``RecordingLock``), until it is closed
@@ -400,6 +404,15 @@ final class Muxer: PacketSink {
         guard dts != FFmpeg.noPTS else { return }
         let time = MediaTime(value: dts * Int64(tb.num), timescale: tb.den)
         earliestDecodeTime = earliestDecodeTime.map { min($0, time) } ?? time
+        firstDecodeTimes[index] = time
+    }
+
+    /// How much later than the earliest each stream's first packet decodes, by stream index
+    /// (zero for the earliest): what FFmpeg's fragmented MP4 stretched each track's first
+    /// sample by.
+    var lateStarts: [Int: MediaTime] {
+        guard let earliest = earliestDecodeTime else { return [:] }
+        return firstDecodeTimes.mapValues { $0 - earliest }
     }
 
     /// Bytes written to the file so far (for a queued file, some may still wait to be written:

@@ -34,7 +34,7 @@ public enum Remuxer {
     /// `meter` hears the position read in `input`. `chapters` (else the input's own) go into an
     /// MP4/MOV as a chapter list after the index (`chaptersAsList`), or as libavformat writes them.
     static func copyPackets(of input: URL, view: FileView? = nil, to output: URL, container: Container,
-                            fastStart: Bool = true, overwrite: Bool = false, shift: MediaTime = .zero,
+                            fastStart: Bool = true, overwrite: Bool = false, shift: MediaTime = .zero, lateStarts: [Int: MediaTime]? = nil,
                             meter: ProgressMeter? = nil, chapters: [Chapter]? = nil, chaptersAsList: Bool = true) throws -> Copy {
         FFmpeg.silenceLibraryLogging()
         let reader = try InputFile(url: input, view: view)
@@ -54,7 +54,7 @@ public enum Remuxer {
         let lock = muxer.takeLock()
         do {
             let (videoPackets, packets, end) = try copyPackets(from: reader, to: muxer, input: input, output: output, fastStart: fastStart,
-                                                          shift: shift, meter: meter, chapters: listed == nil ? wanted : [],
+                                                          shift: shift, lateStarts: lateStarts, meter: meter, chapters: listed == nil ? wanted : [],
                                                           reservedIndexSize: listed?.room)
             if let listed, try !MP4ChapterList.add(Chapter.beginning(listed.chapters, before: end), to: output) {
                 throw ReelError(.encodingFailed, "the chapters of \(output.path) found no room after its index", hint: "try again")
@@ -68,7 +68,7 @@ public enum Remuxer {
             unlink(output.path)
             lock?.release()
             return try copyPackets(of: input, view: view, to: output, container: container, fastStart: fastStart, overwrite: overwrite,
-                                   shift: shift, meter: meter, chapters: wanted, chaptersAsList: false)
+                                   shift: shift, lateStarts: lateStarts, meter: meter, chapters: wanted, chaptersAsList: false)
         } catch {
             muxer.abandon()
             lock?.release()
@@ -127,7 +127,7 @@ public enum Remuxer {
     }
 
     private static func copyPackets(from reader: InputFile, to muxer: Muxer, input: URL, output: URL, fastStart: Bool,
-                                    shift: MediaTime, meter: ProgressMeter?, chapters: [Chapter],
+                                    shift: MediaTime, lateStarts: [Int: MediaTime]? = nil, meter: ProgressMeter?, chapters: [Chapter],
                                     reservedIndexSize: Int?) throws -> (video: Int64, all: Int64, end: MediaTime) {
         let ctx = reader.context
         var mapping = [Int](repeating: -1, count: Int(ctx.pointee.nb_streams))
@@ -183,7 +183,17 @@ public enum Remuxer {
             packet.pointee.stream_index = Int32(mapping[index])
             packet.pointee.pos = -1
             let par = muxer.codecParameters(ofStream: mapping[index])
-            if par.codec_type == AVMEDIA_TYPE_AUDIO && par.frame_size > 0 && par.sample_rate > 0 {
+            if par.codec_type == AVMEDIA_TYPE_VIDEO, let late = lateStarts?[index], late > .zero, seen.insert(index).inserted {
+                // The writer knew the picture's start: a first picture stretched back to zero goes
+                // back there (see `Movie.readFragments`).
+                let ticks = av_rescale_q(late.value, AVRational(num: 1, den: late.timescale), tb)
+                if packet.pointee.duration >= ticks + 1 {
+                    for keyPath in [\AVPacket.pts, \AVPacket.dts] where packet.pointee[keyPath: keyPath] != FFmpeg.noPTS {
+                        packet.pointee[keyPath: keyPath] += ticks
+                    }
+                    packet.pointee.duration -= ticks
+                }
+            } else if par.codec_type == AVMEDIA_TYPE_AUDIO && par.frame_size > 0 && par.sample_rate > 0 {
                 if !seen.contains(index) {
                     seen.insert(index)
                     held[index] = try Packet(referencing: packet)
