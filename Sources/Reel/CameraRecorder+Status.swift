@@ -8,3 +8,8 @@ extension CameraRecorder {
         return (recorder.progress?.bytes ?? 0, recorder.progress?.droppedFrames ?? recorder.droppedFrames)
     }
 }
+
+extension CameraRecorder {
+    /// The take's recorder now (`nil` between takes).
+    package var takeRecorder: Recorder? { state.withLock { $0.recorder } }
+}

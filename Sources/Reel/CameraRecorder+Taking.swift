@@ -31,7 +31,7 @@ extension CameraRecorder {
         state.withLock { s in
             s.session = session
             s.takeOutput = output
-            s.begin(recorder, url: url, askedFor: asked, merges: merges, pump: pump)
+            s.begin(recorder, url: url, askedFor: asked, pump: pump)
         }
         publish()
         do {
@@ -127,7 +127,7 @@ extension CameraRecorder {
         let (recorder, url, asked, merges) = try newTake()
         try output.attach(recorder)
         let pump = pumpEvents(of: recorder, merges: merges)
-        state.withLock { $0.begin(recorder, url: url, askedFor: asked, merges: merges, pump: pump) }
+        state.withLock { $0.begin(recorder, url: url, askedFor: asked, pump: pump) }
         publish()
     }
 
@@ -310,6 +310,9 @@ extension CameraRecorder {
         guard let (recorder, pump) = given else { return nil }
         pump?.cancel()
         publish()
-        return recorder.abort()
+        let report = recorder.abort()
+        // No session stops this take's recorder: its thread would wait for samples for good.
+        recorder.release()
+        return report
     }
 }

@@ -55,8 +55,6 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         var takeAskedFor: URL?
         /// Whether the take has recorded (a ``CameraRecorder/record()`` went through).
         var takeHasRecorded = false
-        /// Whether this take's clips are merged when it ends.
-        var takeMerges = true
         var take = CameraTake()
         /// The recorded time last sent in a progress event.
         var reported: MediaTime?
@@ -65,14 +63,15 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         /// What observers were last told.
         var published = Published()
 
-        /// A take begins: `recorder` records it into `url`, its events passed on by `pump`.
-        mutating func begin(_ recorder: Recorder, url: URL, askedFor: URL?, merges: Bool, pump: Task<Void, Never>) {
+        /// A take begins: `recorder` records it into `url`, its events passed on by `pump` (which
+        /// knows whether the take's clips are merged: a take's end may be passed on after the
+        /// next take began).
+        mutating func begin(_ recorder: Recorder, url: URL, askedFor: URL?, pump: Task<Void, Never>) {
             self.recorder = recorder
             clips = nil
             takeURL = url
             takeAskedFor = askedFor
             takeHasRecorded = false
-            takeMerges = merges
             take.started()
             reported = nil
             self.pump = pump

@@ -33,6 +33,24 @@ extension Recorder {
         return report
     }
 
+    /// Lets an aborted recorder go when no session will stop it (a camera recorder's take given
+    /// up while capture runs on): its thread takes no more samples and ends without finishing
+    /// or merging anything (the files stay as ``abort()`` left them), its encoders and files
+    /// are let go, and ``result()`` returns the failure. Without it the thread would wait for
+    /// samples until the process ends.
+    package func release() {
+        let queue = state.withLock { s -> BoundedQueue<SourcedSample>? in
+            s.released = true
+            return s.queue
+        }
+        stopAudioWaiting()
+        queue?.close()
+    }
+
+    /// What a released recorder's ``result()`` says.
+    static let released = ReelError(.notRunning, "the recording was aborted: nothing was finished",
+                                    hint: "what was recorded is where the abort left it")
+
     /// The checks the recorder makes before it starts (see
     /// ``RecordingFile/preflight(overwrite:pauseMode:clipsFolder:inputs:minimumFreeSpace:)``),
     /// with its settings: an application calls it to refuse a bad name before it opens its
@@ -67,4 +85,9 @@ extension Recorder {
         let identity = RecordingFile.heldFile(for: url)?.identity
         state.withLock { $0.recordingFile = identity }
     }
+}
+
+extension Recorder {
+    /// Whether the recorder's thread has ended (or never began).
+    package var workerHasEnded: Bool { state.withLock { $0.worker }?.isFinished ?? true }
 }

@@ -78,6 +78,8 @@ public final class Recorder: CaptureOutput {
         /// recording's own file once made (see `Recorder+Abort.swift`).
         var earlierFile: FileIdentity?
         var recordingFile: FileIdentity?
+        /// Given up and let go (``Recorder/release()``): the worker ends without finishing.
+        var released = false
     }
     let state: Mutex<State>
     private let dropped = Atomic<Int64>(0)
@@ -427,6 +429,7 @@ public final class Recorder: CaptureOutput {
             }
             queue.close()
             stopAudioWaiting()
+            if state.withLock({ $0.released }) { throw Self.released }
             if state.withLock({ $0.machine.sourcesWentAway }) { pipeline.sourcesWentAway() }
             if state.withLock({ $0.limitPassedOnClock }) { pipeline.limitPassedOnClock() }
             var summary = try pipeline.finish()

@@ -124,3 +124,33 @@ extension CameraRecorderTakeTests {
         #expect(FileManager.default.fileExists(atPath: recovered.url.path))
     }
 }
+
+/// An aborted take lets its recorder's thread go: nothing stops that recorder (its session runs
+/// on for the next take), and its thread waited for samples until the process ended.
+extension CameraRecorderTakeTests {
+    @Test func anAbortedTakeLetsItsRecordersThreadGo() async throws {
+        let dir = try TemporaryDirectory()
+        let clock = ManualClock(mode: .stepped)
+        let recorder = recorder(dir, clock, name: "aborted.mp4")
+        try await recorder.start()
+        try recorder.record()
+        clock.advance(to: MediaTime(seconds: 1))
+        _ = try await settled { recorder.recordedDuration }
+        let take = try #require(recorder.takeRecorder)
+        #expect(!take.workerHasEnded, "the take records")
+        _ = try #require(recorder.abort())
+
+        // The take's recorder ends, without finishing anything: its result says so.
+        let ended = CameraRecorderTests.Flag()
+        let waiting = Task {
+            do { _ = try await take.result() } catch let error as ReelError where error.code == .notRunning { ended.set() } catch {}
+        }
+        #expect(try await eventually { ended.isSet }, "the aborted take's recorder never ended")
+        #expect(try await eventually { take.workerHasEnded }, "its thread is parked")
+        waiting.cancel()
+        // Its clips are where the abort left them, not merged.
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("aborted.mp4").path))
+        #expect(RecordingSession.unmergedRecordings(in: dir.url).map(\.lastPathComponent) == ["aborted.clips"])
+        #expect(try await stop(recorder, clock) == nil)
+    }
+}
