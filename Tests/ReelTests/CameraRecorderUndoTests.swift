@@ -89,13 +89,7 @@ extension CameraRecorderTakeTests {
     }
 
     @Test func theClipsOfAnAbortedTakeAreSaidWithHowToRecoverThem() async throws {
-        let dir = try TemporaryDirectory()
-        let clock = ManualClock(mode: .stepped)
-        let recorder = recorder(dir, clock, name: "aborted.mp4")
-        try await recorder.start()
-        try recorder.record()
-        clock.advance(to: MediaTime(seconds: 1))
-        _ = try await settled { recorder.recordedDuration }
+        let (dir, clock, recorder) = try await recordingASecond(into: "aborted.mp4")
         try recorder.pause()
         clock.advance(to: MediaTime(seconds: 1.5))
         #expect(try await eventually { recorder.clips.count == 1 })
@@ -125,17 +119,25 @@ extension CameraRecorderTakeTests {
     }
 }
 
-/// An aborted take lets its recorder's thread go: nothing stops that recorder (its session runs
-/// on for the next take), and its thread waited for samples until the process ended.
 extension CameraRecorderTakeTests {
-    @Test func anAbortedTakeLetsItsRecordersThreadGo() async throws {
+    /// A recorder on a stepped clock that has recorded a second into `name`, still recording.
+    func recordingASecond(into name: String) async throws -> (TemporaryDirectory, ManualClock, CameraRecorder) {
         let dir = try TemporaryDirectory()
         let clock = ManualClock(mode: .stepped)
-        let recorder = recorder(dir, clock, name: "aborted.mp4")
+        let recorder = recorder(dir, clock, name: name)
         try await recorder.start()
         try recorder.record()
         clock.advance(to: MediaTime(seconds: 1))
         _ = try await settled { recorder.recordedDuration }
+        return (dir, clock, recorder)
+    }
+}
+
+/// An aborted take lets its recorder's thread go: nothing stops that recorder (its session runs
+/// on for the next take), and its thread waited for samples until the process ended.
+extension CameraRecorderTakeTests {
+    @Test func anAbortedTakeLetsItsRecordersThreadGo() async throws {
+        let (dir, clock, recorder) = try await recordingASecond(into: "aborted.mp4")
         let take = try #require(recorder.takeRecorder)
         #expect(!take.workerHasEnded, "the take records")
         _ = try #require(recorder.abort())
