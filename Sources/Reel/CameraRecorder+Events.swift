@@ -13,12 +13,13 @@ extension CameraRecorder {
         /// clips, and `progress`, the fraction of ``CameraRecorder/maxRecordedDuration`` (0
         /// without a limit).
         case progress(recorded: MediaTime, progress: Double)
-        /// The take reached ``CameraRecorder/maxRecordedDuration`` and ended: nothing more is
-        /// recorded (``CameraRecorder/record()`` throws `limitReached`); capture goes on until
-        /// ``CameraRecorder/stop()`` (or, after ``CameraRecorder/stopRecording()``, the next
-        /// ``CameraRecorder/record()`` begins a new take). The merge follows (``mergeFinished(_:)``).
+        /// The take reached ``CameraRecorder/maxRecordedDuration``: nothing more is recorded
+        /// (``CameraRecorder/record()`` throws `limitReached`) until
+        /// ``CameraRecorder/removeLastClip()`` gives time back (a ``progress(recorded:progress:)``
+        /// below 1 says the take is open again); ``CameraRecorder/stopRecording()`` or
+        /// ``CameraRecorder/stop()`` ends the take and merges it (``mergeFinished(_:)``).
         case limitReached(recorded: MediaTime)
-        /// The take's clips were merged into one file (at the limit, at ``CameraRecorder/stopRecording()``
+        /// The take's clips were merged into one file (at ``CameraRecorder/stopRecording()``
         /// or at the stop, with
         /// ``CameraRecorder/mergesClipsAutomatically``): what the file holds.
         case mergeFinished(RecordingSummary)

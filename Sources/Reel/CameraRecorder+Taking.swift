@@ -58,6 +58,8 @@ extension CameraRecorder {
         var take = settings
         take.pauseMode = .clips
         take.mergesClipsAtEnd = merges
+        // A take waits at its limit: removing clips gives time back and it goes on.
+        take.pausesAtLimit = true
         let url: URL
         if let explicit {
             url = explicit
@@ -226,6 +228,10 @@ extension CameraRecorder {
     /// it is finished, and it is never reported completed. An app's clip list drawn from
     /// ``clips`` (or from the completed events) and its undo button are right either way.
     ///
+    /// A take at its limit (``hasReachedLimit``) is open again once what remains is under
+    /// ``maxRecordedDuration``: ``record()`` records on, as NextLevel's session does after its
+    /// last clip is removed.
+    ///
     /// - Throws: `.notRunning` before the first take; `.invalidConfiguration` when the take has
     ///   no clips and none being finished.
     public func removeLastClip() throws {
@@ -233,8 +239,13 @@ extension CameraRecorder {
             throw ReelError(.notRunning, "there are no clips: the camera recorder has not recorded a take", hint: "start() and record() first")
         }
         try clips.removeLastClip()
-        state.withLock { $0.reported = nil }
+        let reopened = state.withLock { s -> Bool in
+            s.reported = nil
+            return s.take.reopened(recorded: clips.totalDuration, limit: s.settings.maxRecordedDuration)
+        }
         publish()
+        // The take at its limit is open again: said as progress below 1.
+        if reopened { emit(.progress(recorded: recordedDuration, progress: progress)) }
     }
 
     /// A take's end: its summary or its error, once its events have all been passed on.

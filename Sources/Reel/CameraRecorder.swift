@@ -24,14 +24,17 @@ import Synchronization
 /// runs on (as `AVCaptureMovieFileOutput.stopRecording()` does): the preview and live frames go
 /// on, and the next ``record()`` begins a new take into a new file. ``progress``, ``recordedDuration``,
 /// ``isRecording``, ``isPaused`` and ``hasReachedLimit`` are observable (Observation), updated
-/// at each frame; ``events`` and the ``delegate`` say when a clip starts and ends, the limit is
+/// at each frame (``hasReachedLimit`` once the clip that reached it is completed); ``events`` and the ``delegate`` say when a clip starts and ends, the limit is
 /// reached, the merge is done or the recording failed.
 ///
-/// When the take reaches ``maxRecordedDuration`` it ends by itself: ``hasReachedLimit``
-/// becomes true, ``isRecording`` and ``isPaused`` false, ``Event/limitReached(recorded:)``
-/// comes, the clips are merged (``Event/mergeFinished(_:)``), and ``record()`` throws
-/// `limitReached`. Capture and the preview go on until ``stop()``, which returns the take, or
-/// ``stopRecording()`` returns it and the next ``record()`` begins a new one.
+/// When the take reaches ``maxRecordedDuration`` its recording stops there, as NextLevel's
+/// does: ``hasReachedLimit`` becomes true, ``isRecording`` and ``isPaused`` false,
+/// ``Event/limitReached(recorded:)`` comes, the clip is completed, and ``record()`` throws
+/// `limitReached`. The take waits at its limit: ``removeLastClip()`` gives the clip's time back
+/// and opens it again (``hasReachedLimit`` false, a ``Event/progress(recorded:progress:)``
+/// below 1, ``record()`` records on); ``stopRecording()`` or ``stop()`` ends it, merging the
+/// clips (``Event/mergeFinished(_:)``) and returning its summary (`reachedLimit` true while
+/// it was at its limit), and the next ``record()`` after ``stopRecording()`` begins a new one.
 public final class CameraRecorder: Observable, @unchecked Sendable {
     /// The camera.
     public let camera: any CameraSource
@@ -135,7 +138,7 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         set { state.withLock { $0.settings.maxRecordedDuration = newValue } }
     }
 
-    /// Whether the end of a take (``stop()``, ``stopRecording()``, or its limit) merges the clips into one file
+    /// Whether the end of a take (``stop()`` or ``stopRecording()``) merges the clips into one file
     /// (else they stay in their folder: see ``recordingSession``).
     public var mergesClipsAutomatically: Bool {
         get { state.withLock { $0.mergesClipsAutomatically } }
@@ -216,8 +219,9 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         return current().isPaused
     }
 
-    /// Whether the take has reached ``maxRecordedDuration`` and ended (capture runs on until
-    /// ``stop()``; ``record()`` throws `limitReached`).
+    /// Whether the take has reached ``maxRecordedDuration`` and waits there: ``record()`` throws
+    /// `limitReached` until ``removeLastClip()`` gives time back, ``stopRecording()`` or
+    /// ``stop()`` ends the take (capture runs on until ``stop()``).
     public var hasReachedLimit: Bool {
         registrar.access(self, keyPath: \.hasReachedLimit)
         return current().hasReachedLimit
@@ -285,27 +289,39 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
 
     // MARK: Progress and the take's events
 
-    /// At each of the camera's pictures: progress, and the limit seen reached.
+    /// At each of the camera's pictures: progress.
     fileprivate func frameSeen() {
-        let seen = state.withLock { s -> (recorded: MediaTime, progress: Bool, reached: Bool)? in
+        let seen = state.withLock { s -> (recorded: MediaTime, progress: Bool)? in
             guard let clips = s.recorder?.recordingSession else { return nil }
             let recorded = clips.totalDuration
-            let reached = s.take.recorded(recorded, limit: s.settings.maxRecordedDuration)
             // Only forward: while a paused clip is being finished its time can read a frame
             // long for a moment (a frame is counted, then not), and a progress ring must not
             // step back for that. Removing clips starts the count again.
             let progress = recorded > (s.reported ?? .zero)
             if progress { s.reported = recorded }
-            return (recorded, progress, reached)
+            return (recorded, progress)
         }
         guard let seen else { return }
         if seen.progress {
             let limit = maxRecordedDuration
-            let fraction = seen.reached ? 1 : limit.map { $0.seconds > 0 ? min(1, seen.recorded.seconds / $0.seconds) : 0 } ?? 0
+            let fraction = limit.map { $0.seconds > 0 ? min(1, seen.recorded.seconds / $0.seconds) : 0 } ?? 0
             emit(.progress(recorded: seen.recorded, progress: fraction))
         }
-        if seen.reached { emit(.limitReached(recorded: seen.recorded)) }
         publish()
+    }
+
+    /// A clip was completed: whether the take has reached its limit with it. The recording
+    /// paused itself there (the clip ends at the limit): the take waits, the record button is
+    /// up, and an undo may open it again.
+    private func clipCompleted() {
+        let reached = state.withLock { s -> (Recorder, MediaTime)? in
+            guard let recorder = s.recorder, let clips = recorder.recordingSession,
+                  s.take.recorded(clips.totalDuration, limit: s.settings.maxRecordedDuration) else { return nil }
+            return (recorder, clips.totalDuration)
+        }
+        guard let (recorder, recorded) = reached else { return }
+        recorder.notePausedAtLimit()
+        emit(.limitReached(recorded: recorded))
     }
 
     /// One of the take's recorder's events.
@@ -315,6 +331,7 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
             emit(.clipStarted(index: index))
         case .clipFinished(let clip):
             emit(.clipCompleted(clip))
+            clipCompleted()
         case .finished(let summary):
             if summary.ending == .maxDuration, state.withLock({ $0.take.finishedAtLimit() }) {
                 emit(.limitReached(recorded: summary.duration))

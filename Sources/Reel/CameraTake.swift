@@ -2,7 +2,7 @@ import Foundation
 
 /// Where a ``CameraRecorder``'s take is, as a value whose transitions say what to do.
 ///
-/// stopped → (start) paused ⇄ recording → (limit) limitReached, or failed; any of those →
+/// stopped → (start) paused ⇄ recording → (limit) limitReached → (a clip removed) paused, or failed; any of those →
 /// (stopRecording) betweenTakes → (record: a new take) paused; any → (stop) stopped. The recorder keeps one behind its lock and calls the record button's transitions
 /// (``record()``, ``pause()``) before it asks its ``Recorder``, so that a take at its limit or
 /// failed says so instead of the recorder's "not recording".
@@ -67,6 +67,14 @@ struct CameraTake: Sendable, Equatable {
     mutating func recorded(_ recorded: MediaTime, limit: MediaTime?) -> Bool {
         guard let limit, recorded >= limit, phase == .recording || phase == .paused else { return false }
         phase = .limitReached
+        return true
+    }
+
+    /// Clips were removed from a take at its limit, which now holds `recorded` of `limit`:
+    /// returns whether that reopens it (the time was handed back; ``record()`` goes on).
+    mutating func reopened(recorded: MediaTime, limit: MediaTime?) -> Bool {
+        guard phase == .limitReached, let limit, recorded < limit else { return false }
+        phase = .paused
         return true
     }
 

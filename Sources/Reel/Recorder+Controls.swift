@@ -41,16 +41,23 @@ extension Recorder {
         }
     }
 
-    private func control(pause: Bool) throws {
+    private func control(pause: Bool, atLimit: Bool = false) throws {
         try state.withLock { state in
             let now = state.clock.map { $0.now() - state.origin } ?? .zero
             if try state.machine.request(pause: pause, at: now) {
                 pendingControls.add(1, ordering: .releasing)
                 // The take ends now, though its clip is finished a moment later: an undo until
-                // then must remove this take, not the one before.
-                if pause, state.settings.pauseMode == .clips { state.session?.takeEnded() }
+                // then must remove this take, not the one before. (At the limit the recording
+                // paused itself and the clip was finished there.)
+                if pause, !atLimit, state.settings.pauseMode == .clips { state.session?.takeEnded() }
             }
         }
+    }
+
+    /// The recording paused itself at its limit (``Settings/pausesAtLimit``): the record
+    /// button's state follows, so that ``record()`` resumes it once time was handed back.
+    package func notePausedAtLimit() {
+        try? control(pause: true, atLimit: true)
     }
 
     /// The pause and resume requests waiting, taken from the state machine (none without a

@@ -70,6 +70,9 @@ extension Recorder {
         /// Whether clip mode merges the clips into the recorder's file when it stops (else the
         /// clips stay in their folder, for ``RecordingSession/merge(to:allowsReencoding:overwrite:progress:)``).
         public var mergesClipsAtEnd: Bool
+        /// Whether the recording pauses at ``maxRecordedDuration`` instead of ending there (a
+        /// camera recorder's take, which an undo may reopen).
+        package var pausesAtLimit = false
         /// Whether a video encoder that falls behind steps to a faster preset (H.264 only: veryfast,
         /// superfast, ultrafast) instead of losing frames, and back when it has kept up for a
         /// while; each step is a ``RecordingEvent/encoderSpeedChanged(_:)``. Off, the preset is

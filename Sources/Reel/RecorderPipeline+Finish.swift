@@ -5,6 +5,8 @@ extension RecorderPipeline {
     /// Ends the recording: gives what the machine held, pads the sound to the end, finishes
     /// the encode into the file (or the clips, which are then merged into the recorder's file).
     func finish() throws -> RecordingSummary {
+        // A recording paused at its limit ends there.
+        if machine.pausedAtLimit && ending == .requested { ending = .maxDuration }
         let encoder = writer.encoder
         try perform(finishing: machine.finish(keyframeDue: { encoder.keyframeDue(atGridIndex: $0) }))
         // Markers asked for after the last sample: at the end.

@@ -85,7 +85,8 @@ final class RecorderPipeline: @unchecked Sendable {
         machine = RecordingMachine(configuration: .init(frameRate: settings.video.frameRate, frameMode: settings.video.frameMode,
                                                         videoSource: plan.video != nil ? plan.videoSource : nil,
                                                         audioInputs: plan.audioInputs, limit: limit,
-                                                        holdsAudioAheadOfVideo: settings.maxFileSize != nil || settings.minimumFreeSpace != nil))
+                                                        holdsAudioAheadOfVideo: settings.maxFileSize != nil || settings.minimumFreeSpace != nil,
+                                                        pausesAtLimit: settings.pausesAtLimit && plan.video != nil))
         let clips = writesFile && settings.pauseMode == .clips
         if clips {
             // The merged file appears at the end; refuse now if it could not be written then.

@@ -30,16 +30,20 @@ package struct RecordingMachine: Sendable {
         /// Whether audio running ahead of the video waits for it (a size limit or a minimum of
         /// free space: a stop there then leaves both tracks ending together).
         package var holdsAudioAheadOfVideo: Bool
+        /// Whether a recording with video pauses at its limit instead of ending there (a camera
+        /// recorder's take: an undo may give time back and the take goes on).
+        package var pausesAtLimit: Bool
 
         /// Describes a recording; each argument is the property of the same name.
         package init(frameRate: FrameRate, frameMode: FrameMode = .constant, videoSource: SourceID?, audioInputs: [SourceID: Int],
-                     limit: MediaTime? = nil, holdsAudioAheadOfVideo: Bool = false) {
+                     limit: MediaTime? = nil, holdsAudioAheadOfVideo: Bool = false, pausesAtLimit: Bool = false) {
             self.frameRate = frameRate
             self.frameMode = frameMode
             self.videoSource = videoSource
             self.audioInputs = audioInputs
             self.limit = limit
             self.holdsAudioAheadOfVideo = holdsAudioAheadOfVideo
+            self.pausesAtLimit = pausesAtLimit
         }
 
         var hasVideo: Bool { videoSource != nil }
@@ -67,6 +71,8 @@ package struct RecordingMachine: Sendable {
     package private(set) var video = VideoTrackState.awaitingFrames
     /// Whether a frame reached the duration limit (the recording ends there).
     package private(set) var reachedLimit = false
+    /// Whether the recording is paused at its limit (``Configuration/pausesAtLimit``).
+    package private(set) var pausedAtLimit = false
     /// Frames missing between frames written: frames the source or the recorder dropped.
     package private(set) var droppedFrames: Int64 = 0
 
@@ -126,6 +132,7 @@ package struct RecordingMachine: Sendable {
     /// not paused.
     package mutating func resume(at time: MediaTime) -> MediaTime? {
         guard timeline.resume(at: time) != nil else { return nil }
+        pausedAtLimit = false
         return timeline.recordedDuration(upTo: time)
     }
 
@@ -203,6 +210,15 @@ package struct RecordingMachine: Sendable {
         let rate = configuration.frameRate
         let slot = rate.frameIndex(at: recorded, rounding: .nearest)
         if let limit = configuration.limit, slot >= rate.frameIndex(at: limit, rounding: .nearest) {
+            if configuration.pausesAtLimit {
+                // The recording waits at its limit: a pause there, which a resume ends once
+                // time was handed back.
+                if !pausedAtLimit, timeline.pause(at: t) != nil {
+                    pausedAtLimit = true
+                    pauseIfReached(t, into: &actions)
+                }
+                return
+            }
             writeHeldRepeat(into: &actions)
             video.reachedLimit()
             reachedLimit = true

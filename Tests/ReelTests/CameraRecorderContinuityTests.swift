@@ -31,8 +31,9 @@ import ReelTestSupport
         let recorder = CameraRecorder(camera: camera, microphone: ToneSource(), settings: settings)
         try await recorder.start()
         let times = Times()
-        // As the ported app's view does: a task reading the stream, the newest picture each time.
-        let watcher = Task {
+        // As the ported app's view does: a task on the main actor reading the stream, the newest
+        // picture each time (one off it never saw a gap).
+        let watcher = Task { @MainActor in
             for await frame in recorder.previewFrames(.init(format: .bgra, size: PixelSize(width: 320, height: 180))) {
                 times.add(frame.presentationTime)
             }

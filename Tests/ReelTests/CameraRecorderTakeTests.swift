@@ -256,7 +256,8 @@ import ReelTestSupport
             names.append(Self.name(event))
             if case .mergeFinished(let s) = event { merged = s; break }
         }
-        let expected = ["started 0", "completed", "started 1", "limit", "completed", "merged"]
+        // The clip that reaches the limit ends there, then the limit is said.
+        let expected = ["started 0", "completed", "started 1", "completed", "limit", "merged"]
         #expect(names == expected)
         #expect(merged?.url == summary.url)
         #expect(!recorded.isEmpty && recorded == recorded.sorted(), "\(recorded.map(\.seconds))")

@@ -156,3 +156,51 @@ extension CameraRecorderTakeTests {
         #expect(try await stop(recorder, clock) == nil)
     }
 }
+
+/// A clip removed once the take reached its limit hands its time back and opens the take
+/// again, as NextLevel's session does: the take waited at its limit (it used to end there,
+/// merged, and `record()` kept throwing `limitReached` after the undo).
+extension CameraRecorderTakeTests {
+    @Test func anUndoAtTheLimitOpensTheTakeAgain() async throws {
+        let dir = try TemporaryDirectory()
+        let clock = ManualClock(mode: .stepped)
+        let recorder = recorder(dir, clock)
+        recorder.maxRecordedDuration = MediaTime(seconds: 1)
+        try await recorder.start()
+        try recorder.record()
+        clock.advance(to: MediaTime(seconds: 1.5))
+        #expect(try await eventually { recorder.hasReachedLimit && recorder.clips.count == 1 })
+        #expect { try recorder.record() } throws: { ($0 as? ReelError)?.code == .limitReached }
+
+        try recorder.removeLastClip()
+        #expect(!recorder.hasReachedLimit && recorder.canRecord && recorder.isPaused,
+                "the take is open again: \(recorder.clips.count) clips, \(recorder.recordedDuration.seconds) s, take \(recorder.takeRecorder == nil ? "ended" : "on")")
+        #expect(recorder.progress == 0 && recorder.recordedDuration == .zero)
+        try recorder.record()
+        #expect(recorder.isRecording)
+        clock.advance(to: MediaTime(seconds: 2))
+        _ = try await settled { recorder.recordedDuration }
+        #expect(abs(recorder.recordedDuration.seconds - 0.5) < 0.04, "\(recorder.recordedDuration.seconds) s after the undo")
+        // And at the limit again: a whole second kept.
+        clock.advance(to: MediaTime(seconds: 3))
+        #expect(try await eventually { recorder.hasReachedLimit })
+        let summary = try #require(try await stop(recorder, clock))
+        #expect(summary.reachedLimit && summary.clipCount == 1)
+        #expect(abs(summary.duration.seconds - 1) < 0.04, "\(summary.duration.seconds) s")
+
+        // The events said so: the limit, the take open again (progress below 1), the limit.
+        var said: [String] = []
+        for await event in recorder.events {
+            switch event {
+            case .limitReached: said.append("limit")
+            case .progress(_, let progress) where said.last == "limit" && progress < 1: said.append("open")
+            case .mergeFinished: said.append("merged")
+            default: continue
+            }
+            if said.last == "merged" { break }
+        }
+        #expect(said == ["limit", "open", "limit", "merged"])
+        let probed = try MediaProbe.probe(summary.url)
+        #expect(abs(probed.duration - 1) < 0.07, "the merged file lasts \(probed.duration) s")
+    }
+}

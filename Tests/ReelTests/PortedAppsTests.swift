@@ -52,8 +52,8 @@ import ReelTestSupport
         #expect(try await Self.eventually { app.told.withLock { $0.contains("limit") } })
         #expect(app.camera.hasReachedLimit && !app.camera.isRecording && app.progress == 1)
         app.recordButtonTapped()                        // nothing: the take is full
-        #expect(try await Self.eventually { app.told.withLock { $0.contains("merged 1 clips") } })
         let summary = try #require(try await app.finish())
+        #expect(try await Self.eventually { app.told.withLock { $0.contains("merged 1 clips") } })
         #expect(summary.reachedLimit && abs(summary.duration.seconds - 1) < 0.05)
     }
 

@@ -6,8 +6,8 @@ import Synchronization
 
 /// The NextLevel clip recorder on Linux: the camera shows in a window with a record button;
 /// each press records a clip until the next press, the ring (the window's progress bar) fills
-/// toward the limit, the last clip can be undone, and the clips become one movie when the
-/// limit is reached or the app stops.
+/// toward the limit, the last clip can be undone (also at the limit, which opens the take
+/// again), and the clips become one movie when the app stops.
 final class PortedClipCamera: CameraRecorderDelegate, Sendable {
     let camera: CameraRecorder
     let preview: PreviewWindow?
