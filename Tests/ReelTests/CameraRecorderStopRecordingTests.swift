@@ -104,9 +104,7 @@ import ReelTestSupport
         let dir = try TemporaryDirectory()
         let clock = ManualClock(mode: .stepped)
         let recorder = recorder(dir, clock)
-        recorder.maxRecordedDuration = MediaTime(seconds: 1)
-        try await recorder.start()
-        try recorder.record()
+        try await recorder.startRecording(limit: 1)
         clock.advance(to: MediaTime(seconds: 1.5))
         _ = try await settled { recorder.hasReachedLimit }
         #expect(recorder.hasReachedLimit)
@@ -201,5 +199,14 @@ import ReelTestSupport
         // The name read at start() is left as it was: no file, no clips folder.
         let left = try await suite.settled { (try? FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted()) ?? [] }
         #expect(left.contains("two.mp4") && !left.contains { $0.hasPrefix("one") }, "\(left)")
+    }
+}
+
+extension CameraRecorder {
+    /// With `limit` seconds as ``maxRecordedDuration``: starts, and records the first clip.
+    func startRecording(limit: Double) async throws {
+        maxRecordedDuration = MediaTime(seconds: limit)
+        try await start()
+        try record()
     }
 }

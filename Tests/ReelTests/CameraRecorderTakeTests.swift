@@ -57,9 +57,7 @@ import ReelTestSupport
         let dir = try TemporaryDirectory()
         let clock = ManualClock(mode: .stepped)
         let recorder = recorder(dir, clock)
-        recorder.maxRecordedDuration = MediaTime(seconds: 10)
-        try await recorder.start()
-        try recorder.record()
+        try await recorder.startRecording(limit: 10)
         clock.advance(to: MediaTime(seconds: 1))
         let first = try await settled { recorder.recordedDuration }.seconds
         #expect(first > 0.9 && first <= 1.04, "\(first) s recorded after a second of the first clip")

@@ -165,9 +165,7 @@ extension CameraRecorderTakeTests {
         let dir = try TemporaryDirectory()
         let clock = ManualClock(mode: .stepped)
         let recorder = recorder(dir, clock)
-        recorder.maxRecordedDuration = MediaTime(seconds: 1)
-        try await recorder.start()
-        try recorder.record()
+        try await recorder.startRecording(limit: 1)
         clock.advance(to: MediaTime(seconds: 1.5))
         #expect(try await eventually { recorder.hasReachedLimit && recorder.clips.count == 1 })
         #expect { try recorder.record() } throws: { ($0 as? ReelError)?.code == .limitReached }
