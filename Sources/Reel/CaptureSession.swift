@@ -394,6 +394,7 @@ public final class CaptureSession: Sendable {
             for output in outputs { output.consume(sourced) }
         }) : nil
         entry.connection.soundStage.withLock { $0 = audioStage }
+        let zoomed = presenter == nil ? nil : ViewResolver(realTime: clock.isRealTime)
         return SourceContext(id: id, clock: clock, origin: origin, deliver: { sample in
             if let audioStage, case .audio(let buffer) = sample { return audioStage.apply(buffer) }
             var sample = sample
@@ -402,7 +403,18 @@ public final class CaptureSession: Sendable {
                 sample = .video(staged)
             }
             let sourced = SourcedSample(source: id, kind: kind, sample: sample)
-            for output in outputs { output.consume(sourced) }
+            guard let zoomed, case .video(let frame) = sample, frame.view != nil else {
+                for output in outputs { output.consume(sourced) }
+                return
+            }
+            // A zoom left for the encoder: the recorder takes the picture as it is, every other
+            // output the zoomed picture, made once for them all (none when no buffer was free).
+            var made: SourcedSample??
+            for output in outputs {
+                if output is any DeferredViewTaker { output.consume(sourced); continue }
+                if made == nil { made = .some(zoomed.resolve(frame).map { SourcedSample(source: id, kind: kind, sample: .video($0)) }) }
+                if let picture = made ?? nil { output.consume(picture) }
+            }
         }, report: report)
     }
 

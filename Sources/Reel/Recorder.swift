@@ -492,3 +492,5 @@ public final class Recorder: CaptureOutput {
     }
 }
 
+/// The recorder's encoder crops, scales and converts a picture whose zoom was left to it.
+extension Recorder: DeferredViewTaker {}

@@ -57,7 +57,7 @@ extension RecordOptions {
             guard microphone != nil else {
                 throw UsageError("--denoise cleans the microphone's sound: give --mic as well (for another source: --audio-filter app:afftdn)")
             }
-            sound[.mic, default: (.zero, [])].filters.append(.denoise)
+            sound[.mic, default: (.zero, [])].filters.append(try Self.denoiser(args.value("denoise") ?? nil))
         }
         for text in args.all("audio-filter").compactMap({ $0 }) {
             let (targets, body) = try split(text, option: "audio-filter")
@@ -68,6 +68,20 @@ extension RecordOptions {
                 throw UsageError("--audio-filter: \(error.message)" + (CommandLineHints.rephrased(error).hint.map { " (\($0))" } ?? ""))
             }
             for target in targets { sound[target, default: (.zero, [])].filters.append(filter) }
+        }
+    }
+
+    /// What `--denoise[=rnnoise:MODEL]` asks for: afftdn, or RNNoise with the model file
+    /// (read and checked now, before anything is recorded).
+    static func denoiser(_ value: String?) throws -> AudioFilter {
+        guard let value, value != "afftdn" else { return .denoise }
+        guard value.hasPrefix("rnnoise:"), value.count > "rnnoise:".count else {
+            throw UsageError("--denoise takes nothing (afftdn) or =rnnoise:MODEL, the path of an RNNoise .rnnn model file, not '\(value)'")
+        }
+        do {
+            return try AudioFilter.rnnoise(model: URL(fileURLWithPath: String(value.dropFirst("rnnoise:".count))))
+        } catch let error as ReelError {
+            throw UsageError("--denoise: \(error.message)" + (CommandLineHints.rephrased(error).hint.map { " (\($0))" } ?? ""))
         }
     }
 

@@ -111,6 +111,11 @@ extension CaptureOutput {
     public func cancelStart() {}
 }
 
+/// An output that takes pictures whose zoom is left to it (``VideoFrame/view``): the recorder,
+/// whose encoder converts every picture anyway and crops and scales in the same pass. Every
+/// other output is handed the zoomed picture made.
+package protocol DeferredViewTaker: CaptureOutput {}
+
 /// A source as outputs see it.
 public struct SourceDescriptor: Sendable, Hashable {
     /// The source's identity within the session.

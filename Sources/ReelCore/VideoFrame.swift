@@ -80,6 +80,13 @@ public struct VideoFrame: Sendable {
     /// What the source knows of this picture against the ones before it (a damage-aware
     /// screen capture): `nil` when it knows nothing, which consumers take as "all new".
     package var identity: PictureIdentity?
+    /// A zoom left for the encoder to make (the zoom that follows the pointer): the picture is
+    /// this rectangle of the pixels (even origin and size, inside them), scaled to ``size``;
+    /// `nil` (what every source makes) when the pixels are the picture. Only an output that
+    /// converts the picture anyway (``DeferredViewTaker``) is handed such a frame: its encoder
+    /// crops, scales and converts in one pass instead of two. Everything else is handed the
+    /// picture scaled (`ViewResolver`).
+    package var view: PixelRect?
 
     package init(format: PixelFormat, size: PixelSize, strides: [Int], offsets: [Int], buffer: FrameBuffer,
                  presentationTime: MediaTime = .zero, sequenceNumber: Int64 = 0) {

@@ -61,5 +61,36 @@ public struct AudioFilter: Sendable, Hashable, CustomStringConvertible {
     /// beyond what it tells from sound and is hardly reduced.
     public static let denoise = AudioFilter(checked: "afftdn=nr=30:nf=-20:tn=1:fo=2")
 
+    /// Noise suppression for a voice by RNNoise, a small recurrent neural network trained on
+    /// speech and noise (libavfilter's `arnndn`), with the model in the file at `model`: the
+    /// `.rnnn` text format that `arnndn` reads ("rnnoise-nu model file version 1"). No model
+    /// ships with Reel or with Debian: the models published for FFmpeg's `arnndn` filter (a
+    /// few hundred kilobytes each, for speech or voice in general or recorded noise) are such
+    /// files. The filter runs at 48 kHz (other rates are resampled around it); what it does to
+    /// the sound is the model's.
+    ///
+    /// The file is read and checked now (its layers must fit together, or `arnndn` would read
+    /// past them), and read again by the filter whenever its graph is set up: keep it there
+    /// while recording.
+    ///
+    /// - Throws: `.invalidConfiguration` when the file cannot be read or is not such a model.
+    public static func rnnoise(model: URL) throws -> AudioFilter {
+        let file = model.standardizedFileURL
+        _ = try RNNoiseModel(contentsOf: file)
+        return try AudioFilter(graph: "arnndn=m=" + Self.escaped(Self.escaped(file.path)))
+    }
+
+    /// `value` with libavfilter's escaping: a backslash before each character that the
+    /// graph's or the options' parser would take for syntax (done twice for an option's value
+    /// inside a graph).
+    static func escaped(_ value: String) -> String {
+        var out = ""
+        for character in value {
+            if "\\':=[],;".contains(character) || character.isWhitespace { out.append("\\") }
+            out.append(character)
+        }
+        return out
+    }
+
     public var description: String { graph }
 }

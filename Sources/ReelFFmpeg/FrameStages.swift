@@ -148,12 +148,14 @@ package final class FilterStage: FrameStage, @unchecked Sendable {
     /// The filters last said to hold pictures back (said once for each).
     private var heldBack: Set<VideoFilter> = []
     private let realTime: Bool
+    private let zoomed: ViewResolver
     private let lock = NSLock()
 
     /// A stage following `control`; off real time it waits for a free buffer rather than drop.
     package init(control: VideoFilterControl, realTime: Bool, failed: @escaping @Sendable (VideoFilter, ReelError) -> Void = { _, _ in }) {
         self.control = control
         self.realTime = realTime
+        zoomed = ViewResolver(realTime: realTime)
         self.failed = failed
     }
 
@@ -163,7 +165,9 @@ package final class FilterStage: FrameStage, @unchecked Sendable {
         if steps.count != filters.count {
             steps = filters.map { _ in Step(graph: nil, buffers: StageBuffers(realTime: realTime)) }
         }
-        var picture = frame
+        guard !filters.isEmpty else { return frame }
+        // A zoom left for the encoder is made first: the filters see the zoomed picture.
+        guard var picture = zoomed.resolve(frame) else { return nil }
         for (index, filter) in filters.enumerated() {
             guard let next = apply(filter, step: index, to: picture) else { return nil }
             picture = next

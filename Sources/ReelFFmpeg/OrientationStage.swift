@@ -75,11 +75,13 @@ package final class OrientationStage: FrameStage, @unchecked Sendable {
     private var buffers: StageBuffers
     private var planar: StageBuffers
     private let scaler = FrameScaler()
+    private let zoomed: ViewResolver
     private let lock = NSLock()
 
     /// A stage following `control`; off real time it waits for a free buffer rather than drop.
     package init(control: OrientationControl, realTime: Bool) {
         self.control = control
+        zoomed = ViewResolver(realTime: realTime)
         buffers = StageBuffers(realTime: realTime)
         planar = StageBuffers(realTime: realTime)
     }
@@ -88,7 +90,9 @@ package final class OrientationStage: FrameStage, @unchecked Sendable {
         let (orientation, mirrored) = control.applied
         guard orientation != .upright || mirrored else { return frame }
         lock.lock(); defer { lock.unlock() }
-        var source = frame
+        // A zoom left for the encoder is made first: it is in the unturned picture's pixels.
+        guard var source = zoomed.resolve(frame) else { return nil }
+        let frame = source
         if frame.format == .yuyv {
             guard let converted = planar.picture(like: frame, format: .yuv420p, size: frame.size) else { return nil }
             do {

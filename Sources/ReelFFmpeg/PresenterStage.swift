@@ -5,16 +5,16 @@ import ReelCore
 /// ``InputEventLog`` gathered up to each picture's time go into a ``PresenterScene``, and what
 /// the scene says is drawn into a new picture — the pointer's disc and the clicks' rings on the
 /// picture, then the zoom that follows the pointer, then the captions on top (so that they are
-/// not zoomed). A picture with nothing to draw goes through as it is.
+/// not zoomed). A picture with nothing to draw goes through as it is. The zoom is only marked
+/// on the picture (``VideoFrame/view``) for the encoder to make in its own conversion, unless
+/// a caption must be drawn on the zoomed picture.
 package final class PresenterStage: FrameStage, @unchecked Sendable {
     private let log: InputEventLog
     private let origin: MediaTime
     private var scene: PresenterScene
     private var marked: StageBuffers
-    private var zoomed: StageBuffers
-    /// libswscale's fast bilinear: a moving zoom hides its softness, and at 1080p it costs a
-    /// third of bilinear (5 ms a picture against 15 on the shared 2-CPU VM, bench/RESULTS.md).
-    private let scaler = FrameScaler(quality: .fastBilinear)
+    /// Makes the zoom while a caption shows (otherwise it is left to the encoder).
+    private let zoomed: ViewResolver
     /// Whether the last picture handed on was drawn on: the next unmarked one is then new
     /// against it, whatever its source says.
     private var lastWasDrawn = false
@@ -28,10 +28,11 @@ package final class PresenterStage: FrameStage, @unchecked Sendable {
         self.origin = origin
         scene = PresenterScene(overlays: overlays)
         marked = StageBuffers(realTime: realTime)
-        zoomed = StageBuffers(realTime: realTime)
+        zoomed = ViewResolver(realTime: realTime)
     }
 
-    /// Click colours: yellow left, blue right, green middle, pink any other.
+    /// Click colours: yellow left, blue right, green middle, pink any other (each on a dark
+    /// outline).
     static func color(of button: MouseButton) -> PictureMarks.Color {
         switch button {
         case .left: return PictureMarks.Color(red: 255, green: 196, blue: 0)
@@ -39,6 +40,17 @@ package final class PresenterStage: FrameStage, @unchecked Sendable {
         case .middle: return PictureMarks.Color(red: 80, green: 220, blue: 100)
         case .other: return PictureMarks.Color(red: 230, green: 90, blue: 230)
         }
+    }
+
+    /// A click's ring: its button's colour on a dark outline a little wider, so that it shows
+    /// on a light screen as well as on a dark one.
+    private static func drawRing(_ ring: PresenterScene.Ring, scale: Double, with marks: PictureMarks) {
+        let thickness = max(2, 5 * scale)
+        let outline = max(1.5, 2 * scale)
+        marks.ring(x: ring.x, y: ring.y, radius: ring.radius, thickness: thickness + 2 * outline,
+                   color: PictureMarks.Color(red: 0, green: 0, blue: 0), opacity: 0.75 * ring.opacity)
+        marks.ring(x: ring.x, y: ring.y, radius: ring.radius, thickness: thickness,
+                   color: color(of: ring.button), opacity: 0.95 * ring.opacity)
     }
 
     package func apply(to frame: VideoFrame) -> VideoFrame? {
@@ -64,22 +76,20 @@ package final class PresenterStage: FrameStage, @unchecked Sendable {
                 marks.softDisc(x: cursor.x, y: cursor.y, radius: max(10, 30 * scale),
                                color: PictureMarks.Color(red: 255, green: 230, blue: 80), opacity: 0.4)
             }
-            for ring in drawing.rings {
-                marks.ring(x: ring.x, y: ring.y, radius: ring.radius, thickness: max(2, 5 * scale),
-                           color: Self.color(of: ring.button), opacity: 0.9 * ring.opacity)
-            }
+            for ring in drawing.rings { Self.drawRing(ring, scale: scale, with: marks) }
             picture = copy
         }
         if let crop {
-            guard let out = zoomed.picture(like: picture) else { return nil }
-            do {
-                try scaler.draw(picture, crop: crop, into: out, at: PixelRect(x: 0, y: 0, width: frame.width, height: frame.height))
-                picture = out
-            } catch {
-                // A size the scaler cannot cut: shown whole rather than lost.
-            }
+            // The zoom is left to the encoder, which crops, scales and converts in one pass
+            // (whatever else reads the picture is handed it zoomed: `ViewResolver`).
+            picture.view = crop
         }
         if let caption = drawing.caption {
+            // The captions are not zoomed: the zoom is made here, while they show.
+            if picture.view != nil {
+                guard let made = zoomed.resolve(picture) else { return nil }
+                picture = made
+            }
             if picture.buffer === frame.buffer {
                 guard let copy = copied(frame) else { return nil }
                 picture = copy

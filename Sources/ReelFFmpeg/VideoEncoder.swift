@@ -24,6 +24,9 @@ final class VideoEncoder {
     private var scaler: Scaler?
     /// Converts only the rows a screen capture says changed (BGRA in, same size out).
     private var rowConverter: RowConverter?
+    /// Crops, scales and converts pictures whose zoom is left to the encoder
+    /// (``VideoFrame/view``), in one pass.
+    private let viewScaler = Scaler()
     /// The grid slot of the last keyframe asked for (frame modes that leave pictures out).
     private var lastForcedKeyframe: Int64?
     /// The picture the encoder's frame holds now, converted (``PictureIdentity/id``).
@@ -252,7 +255,9 @@ final class VideoEncoder {
         // first (av_frame_make_writable keeps the pixels), so the picture held stays true.
         try FFmpeg.check(av_frame_make_writable(frame), "cannot reuse the encoder's frame")
         let identity = source.identity
-        if let identity, identity.id == heldPicture {
+        if let view = source.view, convertView(view, of: source) {
+            // Zoomed: the view cropped, scaled and converted at once.
+        } else if let identity, identity.id == heldPicture {
             // The same picture again (a still screen): the frame holds it converted already.
         } else if let identity, let base = identity.base, base == heldPicture, let rowConverter,
                   convertRows(identity.changedRows, of: source, with: rowConverter) {
@@ -270,7 +275,7 @@ final class VideoEncoder {
                 }
             }
         }
-        heldPicture = identity?.id
+        heldPicture = source.view == nil ? identity?.id : nil
         try sendHeldPicture(index: index, keyframe: keyframe)
     }
 
@@ -321,6 +326,29 @@ final class VideoEncoder {
         // where the next frame starts rather than where this one does.
         if packet.pointee.duration <= 0 { packet.pointee.duration = 1 }
         return .packet(try EncodedPacket(taking: packet, stream: stream))
+    }
+
+    /// Converts `view` of `source` (even, inside it) into the encoder's frame, scaled to the
+    /// output size by libswscale's fast bilinear (the zoom moves, which hides its softness);
+    /// `false` when that cannot be done (the picture is then encoded whole).
+    private func convertView(_ view: PixelRect, of source: VideoFrame) -> Bool {
+        guard view.x >= 0, view.y >= 0, view.x % 2 == 0, view.y % 2 == 0, view.width >= 2, view.height >= 2,
+              view.x + view.width <= inputSize.width, view.y + view.height <= inputSize.height else { return false }
+        let shape = Scaler.Shape(sourceSize: view.size, sourceFormat: Self.avPixelFormat(inputFormat).rawValue,
+                                 destinationSize: outputSize, destinationFormat: pixelFormat.rawValue, filter: SWS_FAST_BILINEAR,
+                                 colour: Scaler.Colour(source: SWS_CS_ITU709, sourceFullRange: inputFormat == .bgra,
+                                                       destination: SWS_CS_ITU709, destinationFullRange: false))
+        guard viewScaler.prepare(shape) else { return false }
+        var rows: Int32 = 0
+        withPlanes(of: source) { srcData, srcStride in
+            for plane in 0..<source.format.planeCount {
+                let offset = source.format.byteOffset(plane: plane, x: view.x, y: view.y, stride: Int(srcStride[plane]))
+                srcData[plane] = srcData[plane].map { $0 + offset }
+            }
+            rows = viewScaler.scale(srcData, strides: srcStride, rows: Int32(view.height),
+                                    into: &frame.pointee.data.0, strides: &frame.pointee.linesize.0)
+        }
+        return rows > 0
     }
 
     /// Converts `rows` of `source` into the encoder's frame; `false` when that failed (convert

@@ -19,6 +19,21 @@ import ReelTestSupport
         #expect(one.sound[.tone]?.filters.map(\.graph) == ["afftdn=nr=12:nf=-50"])
     }
 
+    @Test func denoiseTakesAnRNNoiseModelFileAndRefusesABadOneBeforeRecording() throws {
+        let dir = try TemporaryDirectory()
+        let model = dir.url.appendingPathComponent("voice.rnnn")
+        try RNNoiseModelText.write(to: model, gainBias: 0)
+        let rnnoise = try options(["--mic", "--denoise=rnnoise:\(model.path)"])
+        #expect(rnnoise.sound[.mic]?.filters == [try AudioFilter.rnnoise(model: model)])
+        #expect(try options(["--mic", "--denoise=afftdn"]).sound[.mic]?.filters == [.denoise])
+        let missing = usageError(["--mic", "--denoise=rnnoise:\(dir.url.path)/none.rnnn"])
+        #expect(missing?.contains("--denoise: cannot read the RNNoise model") == true && missing?.contains(".rnnn") == true, "\(missing ?? "accepted")")
+        try "not a model".write(to: model, atomically: true, encoding: .utf8)
+        #expect(usageError(["--mic", "--denoise=rnnoise:\(model.path)"])?.contains("is not an RNNoise model") == true)
+        #expect(usageError(["--mic", "--denoise=rnnoise"])?.contains("=rnnoise:MODEL") == true)
+        #expect(usageError(["--mic", "--denoise=hard"])?.contains("=rnnoise:MODEL") == true)
+    }
+
     @Test func whatCannotApplyIsRefusedClearly() {
         #expect(usageError(["--test-pattern", "--audio-offset", "200"])?.contains("give --mic, --app-audio or --tone") == true)
         #expect(usageError(["--tone", "--audio-offset", "mic:200"])?.contains("give --mic as well") == true)

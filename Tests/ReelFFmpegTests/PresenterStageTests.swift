@@ -84,12 +84,58 @@ import ReelCore
         let stage = Self.stage(PresenterOverlays(followsCursor: true, zoomFactor: 2), events)
         let square = (x: 200, y: 100, side: 20)
         var last = 0
+        let zoomed = ViewResolver(realTime: false)
         for frame in 0..<60 {
-            let out = try #require(stage.apply(to: try Self.picture(at: Double(frame) / 30, square: square)))
-            last = Self.lit(out).count
+            let picture = try Self.picture(at: Double(frame) / 30, square: square)
+            let out = try #require(stage.apply(to: picture))
+            if frame >= 10 {
+                // Zoomed in by then. The zoom is left for the encoder's conversion: the picture is the source's, marked.
+                #expect(out.buffer === picture.buffer && out.view != nil, "picture \(frame) marked, not scaled")
+            }
+            last = Self.lit(try #require(zoomed.resolve(out))).count
         }
         // 19 x 19 white pixels, twice as wide and high once zoomed in.
         #expect(last > 3 * 19 * 19 && last < 5 * 19 * 19, "\(last) white pixels")
+    }
+
+    @Test func aCaptionIsDrawnOnTheZoomedPictureNotZoomed() throws {
+        var events: [InputEvent] = []
+        for i in 0..<30 { events.append(InputEvent(time: MediaTime(seconds: Double(i) * 0.1), .pointerMoved(x: 200 + Double(i % 2), y: 100))) }
+        events.append(InputEvent(time: MediaTime(seconds: 1.5), .keyPressed(KeyPress("a"))))
+        events.sort { $0.time < $1.time }
+        let stage = Self.stage(PresenterOverlays(showsKeys: true, followsCursor: true, zoomFactor: 2), events)
+        var out: VideoFrame?
+        for frame in 0...48 { out = stage.apply(to: try Self.picture(at: Double(frame) / 30, square: (200, 100, 20))) }
+        let shown = try #require(out)
+        #expect(shown.view == nil, "made here, so that the caption is not zoomed")
+        let box = PresenterStage.captionLayout("a", in: Self.size).box
+        let inBox = Self.lit(shown).filter { $0.x >= box.x && $0.x < box.x + box.width && $0.y >= box.y && $0.y < box.y + box.height }
+        #expect(inBox.count > 10, "letters in the box")
+        // The square, zoomed twice, is still there outside the box.
+        #expect(Self.lit(shown).count - inBox.count > 3 * 19 * 19)
+    }
+
+    /// The luma (BT.709) of a BGRA pixel.
+    static func luma(_ b: UInt8, _ g: UInt8, _ r: UInt8) -> Double { 0.0722 * Double(b) + 0.7152 * Double(g) + 0.2126 * Double(r) }
+
+    @Test(arguments: [MouseButton.left, .right, .middle, .other(8)])
+    func eachRingStandsOutOnWhiteAndOnBlack(_ button: MouseButton) throws {
+        for background: UInt8 in [255, 0] {
+            let stage = Self.stage(PresenterOverlays(showsMouseClicks: true), [InputEvent(time: .zero, .buttonPressed(button, x: 160, y: 90))])
+            let plain = try VideoFrame(format: .bgra, size: Self.size) { _, bytes, _ in
+                bytes.initializeMemory(as: UInt8.self, repeating: background)
+            }
+            let out = try #require(stage.apply(to: plain))
+            // Along the row through the press, the ring's darkest and brightest pixels.
+            let row = out.withUnsafePlane(0) { bytes, stride in
+                (130..<190).map { x in Self.luma(bytes[90 * stride + x * 4], bytes[90 * stride + x * 4 + 1], bytes[90 * stride + x * 4 + 2]) }
+            }
+            if background == 255 {
+                #expect(try #require(row.min()) < 90, "\(button) on white: its darkest pixel is \(row.min()!) of 255")
+            } else {
+                #expect(try #require(row.max()) > 100, "\(button) on black: its brightest pixel is \(row.max()!) of 255")
+            }
+        }
     }
 
     @Test func aPictureWithNothingToDrawGoesThroughUncopied() throws {
