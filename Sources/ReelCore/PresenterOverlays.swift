@@ -8,7 +8,8 @@
 /// with Ctrl+Alt+K (again to show them), or pause the recording while typing a secret.
 public struct PresenterOverlays: Sendable, Hashable {
     /// Draws a ring where each mouse button is pressed, fading over half a second: yellow for
-    /// the left button, blue for the right, green for the middle (`showMouseClicks`).
+    /// the left button, blue for the right, green for the middle, each on a dark outline so
+    /// that it shows on light and dark screens (`showMouseClicks`).
     public var showsMouseClicks: Bool
     /// Writes what is typed as captions at the bottom of the picture: words, chords
     /// (`Ctrl+Shift+T`), repeats collapsed (`⌫ ×5`), gone a couple of seconds after the last key.
