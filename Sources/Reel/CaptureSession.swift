@@ -236,17 +236,26 @@ public final class CaptureSession: Sendable {
                 await Self.offload { for entry in inputs { entry.source.stop(); entry.connection.orientation.stopped() } }
             } else {
                 let origin = clock.now()
+                // An output's prepare blocks too (a file made, encoders opened, a stream's server
+                // connected for up to seconds): on a thread of its own, never on the caller's
+                // executor, so that other tasks of the app go on meanwhile.
+                let prepared = PreparedOutputs()
                 do {
-                    for c in connected where !isCancelled() {
-                        let seen = zip(inputs, descriptors).filter { c.sees($0.0.source) }.map(\.1)
-                        if let waiting = c.output as? HeldSoundOutput {
-                            let heard = inputs.filter { c.sees($0.source) }.map(\.connection)
-                            waiting.setHeldSoundDrain { for connection in heard { connection.drainSound(ended: false) } }
+                    let clock = self.clock
+                    try await Self.offload { [descriptors] in
+                        for c in connected where !isCancelled() {
+                            let seen = zip(inputs, descriptors).filter { c.sees($0.0.source) }.map(\.1)
+                            if let waiting = c.output as? HeldSoundOutput {
+                                let heard = inputs.filter { c.sees($0.source) }.map(\.connection)
+                                waiting.setHeldSoundDrain { for connection in heard { connection.drainSound(ended: false) } }
+                            }
+                            try c.output.prepare(sources: seen, clock: clock, origin: origin)
+                            prepared.append(c.output)
                         }
-                        try c.output.prepare(sources: seen, clock: clock, origin: origin)
-                        preparedOutputs.append(c.output)
                     }
+                    preparedOutputs = prepared.outputs
                 } catch {
+                    preparedOutputs = prepared.outputs
                     for output in preparedOutputs { await output.finish() }
                     preparedOutputs = []
                     // An output given up by a stop (a stream still connecting) is no error.
@@ -419,6 +428,14 @@ public final class CaptureSession: Sendable {
     }
 
     /// Runs blocking work on a plain thread and resumes when it is done.
+    /// The outputs prepared so far, written by the thread that prepares them and read once it
+    /// is done.
+    private final class PreparedOutputs: Sendable {
+        private let list = Mutex<[any CaptureOutput]>([])
+        var outputs: [any CaptureOutput] { list.withLock { $0 } }
+        func append(_ output: any CaptureOutput) { list.withLock { $0.append(output) } }
+    }
+
     static func offload<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             Thread { continuation.resume(with: Result { try work() }) }.start()
