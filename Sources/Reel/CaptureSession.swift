@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import ReelFFmpeg
 
 /// Something that happened in a capture session.
 public enum SessionEvent: Sendable {
@@ -436,9 +437,12 @@ public final class CaptureSession: Sendable {
         func append(_ output: any CaptureOutput) { list.withLock { $0.append(output) } }
     }
 
+    /// Runs `work` on a thread of its own and returns what it returns. The census of encoders
+    /// the calling task counts into (tests) goes along: an output opens its encoders there.
     static func offload<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try work() }) }.start()
+        let census = EncoderCensus.current
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try EncoderCensus.$current.withValue(census) { try work() } }) }.start()
         }
     }
 
