@@ -164,6 +164,7 @@ struct ControlCommand {
         case "pause": return "paused"
         case "resume": return "recording"
         case "stop":
+            if reply["already"] as? Bool == true { return "already stopping (the recording is ending)" }
             switch reply["outcome"] as? String {
             case "nothingWritten": return "stopping before the recording began: nothing is written"
             case "noFile": return "stopping (this recording writes no file)"

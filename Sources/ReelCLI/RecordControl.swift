@@ -93,8 +93,9 @@ final class RecordControl: @unchecked Sendable {
             case "stop":
                 // What the stop leads to: a file finalised, nothing (before a scheduled start), no file.
                 let outcome = waitingUntilStart?() != nil ? "nothingWritten" : file == nil ? "noFile" : "finalising"
-                respond(.success(["stopping": true, "outcome": outcome]))
-                signals.requestStop()
+                // A second stop while stopping is answered, not taken as an abort (abort is asked by name).
+                let first = signals.requestStop()
+                respond(.success(["stopping": true, "outcome": outcome, "already": !first]))
             case "abort":
                 respond(.success(["aborting": true]))
                 // After the reply has gone out (closing the server writes what waits).

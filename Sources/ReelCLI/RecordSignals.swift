@@ -14,6 +14,9 @@ import Reel
 ///   composed pictures; with nothing to do (not recording yet, stopping, or a single picture)
 ///   each is ignored with a note.
 /// - HUP is left ignored when the parent ignored it (`nohup`).
+/// - A stop asked for otherwise (a key, `reel control stop`, the end of `--stop-at`) is asked
+///   once: asked again while stopping it changes nothing and never aborts (only a stop signal
+///   after it, or `reel control abort`, does).
 ///
 /// The decisions are this value state machine's; ``RecordSignals`` acts on them.
 struct RecordSignalLifecycle {
@@ -71,6 +74,16 @@ struct RecordSignalLifecycle {
             phase = .stopping(signalled: true)
             return .stop
         case .finished:
+            return .none
+        }
+    }
+
+    /// A stop asked for by a request, not a signal: `.none` when one is already under way.
+    mutating func stopRequest() -> Action {
+        switch phase {
+        case .starting(stopRequested: false), .recording:
+            return stopSignal()
+        case .starting(stopRequested: true), .stopping, .finished:
             return .none
         }
     }
@@ -141,7 +154,7 @@ final class RecordSignals: @unchecked Sendable {
         self.swap = swap
         self.abortMessage = abortMessage
         let signals = ProcessSignals.shared
-        signals.setHandler(ProcessSignals.stopping) { [weak self] signo in self?.requestStop(by: signo) }
+        signals.setHandler(ProcessSignals.stopping) { [weak self] signo in self?.stopSignal(signo) }
         signals.setHandler([SIGUSR1]) { [weak self] signo in self?.act(on: signo, pause: true) }
         signals.setHandler([SIGUSR2]) { [weak self] signo in self?.act(on: signo, pause: false) }
     }
@@ -151,10 +164,18 @@ final class RecordSignals: @unchecked Sendable {
         return body(&lifecycle)
     }
 
-    /// A stop asked for by a signal, or by a key (`q`, Enter).
-    func requestStop(by signo: Int32? = nil) {
-        let action = decide { $0.stopSignal() }
-        perform(action, signo: signo ?? SIGINT, fromKey: signo == nil)
+    /// A stop asked for by a signal: a second one aborts.
+    private func stopSignal(_ signo: Int32) {
+        perform(decide { $0.stopSignal() }, signo: signo, fromKey: false)
+    }
+
+    /// A stop asked for by a key (`q`, Enter, the preview's stop), `reel control stop` or the
+    /// schedule. Asked again while stopping (an impatient second `reel control stop`), it
+    /// changes nothing: returns `false`, and the file is finalised all the same.
+    @discardableResult func requestStop() -> Bool {
+        let action = decide { $0.stopRequest() }
+        perform(action, signo: SIGINT, fromKey: true)
+        return action != .none
     }
 
     /// Aborts at once, as a second stop signal does (`reel control abort`): `before` runs first

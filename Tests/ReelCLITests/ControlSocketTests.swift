@@ -186,6 +186,30 @@ import ReelTestSupport
         #expect(progress.compactMap { $0["pauses"] as? Int }.max() == 1)
     }
 
+    /// A second `stop` (a retry, an impatient script) while the first is finalising is answered
+    /// as already under way and changes nothing: it once aborted the recording (130, the file
+    /// left unfinalised, neither request answered).
+    @Test func aSecondStopIsAnsweredAndTheFileFinalised() async throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("twice.mp4")
+        let recording = try Recording(["--control", "-o", file.path], in: dir.url)
+        let client = try await recording.connect()
+        _ = try await waitForFrames(past: 15, client)
+        // Both on one connection, in one write: the second reaches the recording while it stops.
+        try client.send(#"{"command":"stop","id":1}"# + "\n" + #"{"command":"stop","id":2}"# + "\n")
+        var replies: [Int: [String: Any]] = [:]
+        while replies.count < 2, let line = try client.readObject() {
+            if line["event"] == nil, let id = line["id"] as? Int { replies[id] = line }
+        }
+        #expect(replies[1]?["ok"] as? Bool == true && replies[1]?["already"] as? Bool == false, "\(replies)")
+        #expect(replies[2]?["ok"] as? Bool == true && replies[2]?["already"] as? Bool == true, "\(replies)")
+        let end = recording.end()
+        #expect(end.status == 0, "\(end.stderr)")
+        #expect(!Recovery.isCutOff(file), "the file is finalised")
+        let probed = try MediaProbe.probe(file)
+        #expect(probed.videoStreams.first?.frameCount ?? 0 > 15 && probed.audioStreams.count == 1)
+    }
+
     @Test func aTakenPathIsRefusedAndADeadRecordingsSocketReused() async throws {
         let dir = try TemporaryDirectory()
         let taken = dir.url.appendingPathComponent("taken.sock")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Reel
 import ReelTestSupport
+@testable import ReelCLI
 
 /// Every signal a terminal or a service manager may send, at every moment from the first
 /// millisecond of `main`: it does what the README says (stop and finalise, pause, swap) or is
@@ -421,5 +422,29 @@ import ReelTestSupport
         #expect(stderr.contains("standard output was closed"), "\(stderr)")
         let duration = try MediaProbe.probe(url).duration
         #expect(abs(duration - 1.5) < 0.05, "\(duration) s of 1.5 s recorded")
+    }
+}
+
+/// The decisions about stops: a second stop signal aborts, a second stop request never does.
+@Suite struct RecordSignalLifecycleTests {
+    @Test func aRepeatedStopRequestChangesNothingWhileASecondSignalAborts() {
+        var requests = RecordSignalLifecycle(canSwap: false)
+        _ = requests.started()
+        #expect(requests.stopRequest() == .stop)
+        #expect(requests.stopRequest() == .none, "a second request while stopping")
+        #expect(requests.stopWasRequested)
+        #expect(requests.stopSignal() == .abort, "a stop signal after a request aborts, as the message says")
+        var starting = RecordSignalLifecycle(canSwap: false)
+        #expect(starting.stopRequest() == .stopWhileStarting)
+        #expect(starting.stopRequest() == .none)
+        #expect(starting.started() == .stop)
+        var byItself = RecordSignalLifecycle(canSwap: false)
+        _ = byItself.started()
+        byItself.stopping()
+        #expect(byItself.stopRequest() == .none && !byItself.stopWasRequested, "a limit ended it, not the request")
+        var signals = RecordSignalLifecycle(canSwap: false)
+        _ = signals.started()
+        #expect(signals.stopSignal() == .stop)
+        #expect(signals.stopSignal() == .abort)
     }
 }
