@@ -90,8 +90,10 @@ extension LiveStream {
         public var droppedBytes: Int64
         /// How many times the stream connected again after losing its connection.
         public var reconnects: Int
-        /// Why the stream stopped for good before the recording did (HLS that could not be
-        /// written), if it did.
+        /// Why the stream stopped for good before the recording did, if it did: HLS that could
+        /// not be written, or a server whose connection broke and was not back when the
+        /// recording stopped (nothing after the loss reached it; an SRT listener's player that
+        /// left is not counted).
         public var failure: ReelError? = nil
         /// Whether the stream has ended (the recording stopped, or it failed).
         public var hasEnded = false
@@ -106,7 +108,8 @@ extension LiveStream {
         case resumed(name: String)
         /// The stream stopped for good and the recording goes on without it: HLS that could not
         /// be written (a full disk, say), which is not retried, since starting again would
-        /// write its playlist and segments over the ones already there.
+        /// write its playlist and segments over the ones already there. Also said at the stop
+        /// of a stream whose server was lost and had not come back (``Statistics/failure``).
         case failed(name: String, error: ReelError)
     }
 }

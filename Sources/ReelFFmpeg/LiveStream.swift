@@ -348,8 +348,8 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
 
     /// The sending thread: sends queued packets, reconnects after failures, ends the stream.
     private func run(_ streams: [EncodedStream]) {
-        var link = LiveStreamLink(connected: condition.withLock { connection != nil }, initialBackoff: options.initialBackoff,
-                                  maximumBackoff: options.maximumBackoff)
+        var link = LiveStreamLink(connected: condition.withLock { connection != nil }, isListener: isListener,
+                                  initialBackoff: options.initialBackoff, maximumBackoff: options.maximumBackoff)
         while true {
             // Take the next packet (connecting first if need be), or learn that it is over.
             condition.lock()
@@ -374,8 +374,9 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
                     }
                     if isReturn { report(.resumed(name: name)) }
                 } catch {
-                    let (reports, wait) = link.connectFailed()
-                    if reports { report(.interrupted(name: name, error: error as? ReelError ?? ReelError(.ioFailure, "\(name): \(error)"))) }
+                    let failure = error as? ReelError ?? ReelError(.ioFailure, "\(name): \(error)")
+                    let (reports, wait) = link.connectFailed(failure)
+                    if reports { report(.interrupted(name: name, error: failure)) }
                     pause(wait)
                 }
                 continue
@@ -412,7 +413,8 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
                     if !finishing { report(.failed(name: name, error: failure)) }
                     break
                 }
-                if link.broke() && !finishing { report(.interrupted(name: name, error: failure)) }
+                // A break while the stop sends what waits is no outage: the recording has ended.
+                if !finishing && link.broke(failure) { report(.interrupted(name: name, error: failure)) }
             }
         }
         // What a stop could not send in its time (or a stream down at the stop) is dropped,
@@ -432,6 +434,10 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
             }
         }
         if format == "hls" { releaseEmptyPlaylist() }
+        if let lost = link.endedEarly() {
+            condition.withLock { statistics_.failure = lost }
+            report(.failed(name: name, error: lost))
+        }
         condition.withLock {
             phase = .finished
             statistics_.isConnected = false

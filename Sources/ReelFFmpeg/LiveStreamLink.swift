@@ -8,6 +8,8 @@ import ReelCore
 /// nothing while it waits; once connected, the first failure is reported once, however many
 /// attempts follow, and the next connection is a reconnect, reported too. The pause between
 /// attempts doubles from the initial one up to the maximum, and starts over once connected.
+/// A stream to a server that is still down when the recording stops ended early
+/// (``endedEarly()``); a listener's caller that left is a player gone, not a loss.
 struct LiveStreamLink {
     /// The connection's state.
     enum State: Equatable {
@@ -26,9 +28,14 @@ struct LiveStreamLink {
     private(set) var backoff: MediaTime
     private let initialBackoff: MediaTime
     private let maximumBackoff: MediaTime
+    /// Whether the stream waits for callers (an SRT listener) rather than calling a server.
+    private let isListener: Bool
+    /// The loss reported last, while it lasts.
+    private(set) var outage: ReelError?
 
-    init(connected: Bool, initialBackoff: MediaTime, maximumBackoff: MediaTime) {
+    init(connected: Bool, isListener: Bool = false, initialBackoff: MediaTime, maximumBackoff: MediaTime) {
         state = connected ? .connected : .awaitingFirstConnection
+        self.isListener = isListener
         self.initialBackoff = initialBackoff
         self.maximumBackoff = maximumBackoff
         backoff = initialBackoff
@@ -38,6 +45,7 @@ struct LiveStreamLink {
     mutating func connected() -> Bool {
         defer {
             state = .connected
+            outage = nil
             backoff = initialBackoff
         }
         guard state == .reconnecting else { return false }
@@ -47,18 +55,25 @@ struct LiveStreamLink {
 
     /// An attempt to connect failed; returns whether to report the loss (only if it has not
     /// been) and how long to pause before the next attempt.
-    mutating func connectFailed() -> (report: Bool, pause: MediaTime) {
+    mutating func connectFailed(_ error: ReelError) -> (report: Bool, pause: MediaTime) {
         let pause = backoff
         backoff = min(backoff + backoff, maximumBackoff)
-        guard state == .connected else { return (false, pause) }
-        state = .reconnecting
-        return (true, pause)
+        return (broke(error), pause)
     }
 
-    /// Sending broke the connection; returns whether to report the loss.
-    mutating func broke() -> Bool {
+    /// Sending broke the connection (`error` says how); returns whether to report the loss.
+    mutating func broke(_ error: ReelError) -> Bool {
         guard state == .connected else { return false }
         state = .reconnecting
+        outage = error
         return true
+    }
+
+    /// At the stop: why the stream ended before the recording did — a server lost and not back
+    /// by then, so that nothing after the loss reached it — or `nil`.
+    func endedEarly() -> ReelError? {
+        guard !isListener, state == .reconnecting, let outage else { return nil }
+        return ReelError(outage.code, outage.message + "; it was not back when the recording stopped",
+                         hint: outage.hint, errno: outage.errno, averror: outage.averror)
     }
 }

@@ -389,6 +389,46 @@ import ReelTestSupport
         #expect(try counters(dir.url.appendingPathComponent("f.mp4")).count == 210, "the file has every frame")
     }
 
+    /// A server killed mid-stream that never comes back: the stream stopped early, which the
+    /// summary, `finished` and the exit status say (it said 0 and `"complete": true`).
+    @Test func aServerGoneForGoodMakesTheRecordingIncomplete() throws {
+        let server = try RTMPServer()
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("local.mp4")
+        let stdout = dir.url.appendingPathComponent("out.jsonl"), stderr = dir.url.appendingPathComponent("err.txt")
+        for f in [stdout, stderr] { _ = FileManager.default.createFile(atPath: f.path, contents: nil) }
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record"] + Self.recording + ["--duration", "6", "--json", "-o", file.path,
+                                                          "--stream", server.url(key: Self.key).absoluteString]
+        process.standardOutput = try FileHandle(forWritingTo: stdout)
+        process.standardError = try FileHandle(forWritingTo: stderr)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        func seen(_ name: String) -> [[String: Any]] {
+            events((try? String(contentsOf: stdout, encoding: .utf8)) ?? "").filter { $0["event"] as? String == name }
+        }
+        let deadline = Date().addingTimeInterval(60)
+        while !seen("progress").contains(where: { ($0["duration"] as? Double ?? 0) >= 1.5 }) && process.isRunning && Date() < deadline {
+            usleep(50_000)
+        }
+        server.kill()
+        process.waitUntilExit()
+        let errors = (try? String(contentsOf: stderr, encoding: .utf8)) ?? ""
+        #expect(process.terminationStatus == 3, "\(errors)")
+        #expect(!seen("streamInterrupted").isEmpty)
+        let failed = seen("streamFailed")
+        #expect(failed.count == 1 && (failed.first?["message"] as? String ?? "").contains("not back when the recording stopped"), "\(failed)")
+        let finished = try #require(seen("finished").first)
+        #expect(finished["complete"] as? Bool == false)
+        let stream = try #require((finished["streams"] as? [[String: Any]])?.first)
+        #expect(stream["failed"] is String && stream["connected"] as? Bool == false, "\(stream)")
+        let output = (try? String(contentsOf: stdout, encoding: .utf8)) ?? ""
+        #expect(!output.contains(Self.key) && !errors.contains(Self.key))
+        #expect(try counters(file).count == 180, "the file has every frame")
+    }
+
     @Test func aServerKilledAndRestartedMidStreamIsRiddenOut() throws {
         let server = try RTMPServer()
         let dir = try TemporaryDirectory()

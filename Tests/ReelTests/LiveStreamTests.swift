@@ -372,6 +372,36 @@ import ReelTestSupport
         #expect(!FileManager.default.fileExists(atPath: folder.path), "nothing was started over in its place")
     }
 
+    /// A server that dies and does not come back before the stop: the stream ended early, and
+    /// the summary says so (it looked whole: no failure, `isWhole` true), with the loss's words.
+    @Test func aServerGoneForGoodEndsTheStreamEarly() async throws {
+        let server = try RTMPServer()
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("local.mkv")
+        let stream = try LiveStream(url: server.url(key: Self.key))
+        let recorder = Recorder(url: file, settings: Self.settings(seconds: 5), sinks: [stream])
+        let seen = Task { () -> [String] in
+            var names: [String] = []
+            for await event in recorder.events {
+                if case .progress(let p) = event, p.duration >= MediaTime(seconds: 1), names.isEmpty {
+                    server.kill()
+                    names.append("killed")
+                }
+                if case .streamInterrupted = event { names.append("interrupted") }
+                if case .streamFailed(let name, _) = event { names.append("failed " + name) }
+            }
+            return names
+        }
+        let summary = try await record(recorder, clock: HostClock())
+        #expect(await seen.value == ["killed", "interrupted", "failed " + stream.name])
+        let statistics = try #require(summary.streams.first)
+        let failure = try #require(statistics.failure, "the stream stopped early: \(statistics)")
+        #expect(failure.message.contains("not back when the recording stopped") && !failure.description.contains(Self.key), "\(failure)")
+        #expect(!summary.isWhole && summary.isComplete, "the sources recorded everything; the stream did not carry it")
+        let local = try counters(file)
+        #expect(local.count == 150 && local == Array(local[0]...local[0] + 149), "the file is whole")
+    }
+
     @Test func keysInAddressesAreRedacted() {
         #expect(LiveStream.redacted(URL(string: "rtmp://a.example/live/abc123")!) == "rtmp://a.example/live/***")
         #expect(LiveStream.redacted(URL(string: "rtmps://u:pw@a.example:443/app/sub/abc123")!) == "rtmps://u:***@a.example:443/app/***")
