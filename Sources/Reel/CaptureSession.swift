@@ -386,7 +386,7 @@ public final class CaptureSession: Sendable {
         let report: @Sendable (SourceEvent) -> Void = { event in
             for output in outputs { output.sourceEvent(event, from: id) }
             switch event {
-            case .droppedFrames(let n): continuation.yield(.droppedFrames(source: name, count: n))
+            case .droppedFrames(let n, _): continuation.yield(.droppedFrames(source: name, count: n))
             case .lost(let error): continuation.yield(.sourceLost(source: name, error: error))
             case .interrupted(let error): continuation.yield(.sourceInterrupted(source: name, error: error))
             case .resumed: continuation.yield(.sourceResumed(source: name))
@@ -409,7 +409,7 @@ public final class CaptureSession: Sendable {
             if let audioStage, case .audio(let buffer) = sample { return audioStage.apply(buffer) }
             var sample = sample
             if !pictureStages.isEmpty, case .video(let frame) = sample {
-                guard let staged = applyStages(pictureStages, to: frame) else { report(.droppedFrames(1)); return }
+                guard let staged = applyStages(pictureStages, to: frame) else { report(.droppedFrames(1, reason: .encoderBehind)); return }
                 sample = .video(staged)
             }
             let sourced = SourcedSample(source: id, kind: kind, sample: sample)

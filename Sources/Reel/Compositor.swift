@@ -278,7 +278,11 @@ public final class Compositor: CaptureOutput {
             for output in outputs { output.sourceEvent(event, from: source) }
             return
         }
-        if case .droppedFrames(let n) = event { perSourceDrops.withLock { $0[source, default: 0] += Int64(n) } }
+        if case .droppedFrames(let n, _) = event {
+            perSourceDrops.withLock { $0[source, default: 0] += Int64(n) }
+            // The recorders count each source's losses while they record (see ``RecordingSummary/frameDropsBySource``).
+            for output in outputs { output.sourceEvent(event, from: source) }
+        }
         if let change { for output in outputs { output.sourceEvent(change, from: Self.outputID) } }
     }
 
@@ -361,7 +365,9 @@ public final class Compositor: CaptureOutput {
                 }
                 guard let canvas = realTime ? pool.makeFrame(presentationTime: pts, sequenceNumber: slot)
                                             : pool.makeFrameWaiting(presentationTime: pts, sequenceNumber: slot) else {
+                    // Every canvas is still held by the outputs: they are behind.
                     dropped.add(1, ordering: .relaxed)
+                    for output in outputs { output.sourceEvent(.droppedFrames(1, reason: .encoderBehind), from: Self.outputID) }
                     continue
                 }
                 lastIndex = slot

@@ -1,6 +1,32 @@
 import Foundation
 
 extension Recorder {
+    /// In clip mode, the folder that holds this recording's clips (and their manifest) until
+    /// they are merged into ``url`` at the stop; `nil` in single-file mode. A recording cut off
+    /// before the merge (a crash, an abort) is there, not at ``url``:
+    /// ``RecordingSession/recover(folder:to:overwrite:progress:)`` (`reel recover FOLDER`) merges it.
+    public var clipsFolder: URL? {
+        let settings = self.settings
+        guard settings.pauseMode == .clips else { return nil }
+        return recordingSession?.folder ?? settings.clipsFolder ?? RecordingSession.defaultFolder(for: url)
+    }
+
+    /// For a recording whose file is made only at the stop (a GIF: see
+    /// ``Container/intermediateContainer``), the hidden file beside ``url`` it is recorded into
+    /// until then (`.NAME.gif-PID-N.mp4`); `nil` for other recordings and before the start. It
+    /// goes once the GIF is complete; a recording cut off before (a crash, a kill, a conversion
+    /// that failed) is there, and ``recover(_:to:overwrite:progress:)`` of ``url`` (or of
+    /// this file) makes it into the GIF.
+    public var intermediateURL: URL? { state.withLock { $0.intermediate } }
+
+    /// Makes a recording cut off by a crash (a fragmented MP4/MOV, an MKV; a GIF's
+    /// intermediate, into the GIF) into a finalised file with everything it held, at `output`
+    /// or in place; `progress` hears how far it has come (see ``Recovery/recover(_:to:overwrite:progress:)``).
+    public static func recover(_ url: URL, to output: URL? = nil, overwrite: Bool = false,
+                               progress: (@Sendable (WorkProgress) -> Void)? = nil) throws -> Recovery.Summary {
+        try Recovery.recover(url, to: output, overwrite: overwrite, progress: progress)
+    }
+
     /// Gives the recording up at once, as a process does that ends without stopping it (a
     /// second interrupt): nothing is finalised, and its files are left as they are on the disk,
     /// made safe to leave (see ``RecordingFile/AbortReport``). What holds nothing recorded yet

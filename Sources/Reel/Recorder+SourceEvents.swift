@@ -4,7 +4,11 @@ import ReelFFmpeg
 /// What the sources say: named, noted among the shortfalls, and said as recording events.
 extension Recorder {
     public func sourceEvent(_ event: SourceEvent, from source: SourceID) {
-        if case .droppedFrames = event { return }  // counted as gaps between the frames written
+        // Counted as gaps between the frames written; why, noted for those gaps.
+        if case .droppedFrames(let count, let reason) = event {
+            noteSourceDrops(count, reason, from: source)
+            return
+        }
         // Named, and noted among the shortfalls at the session time it happened.
         let name = state.withLock { s in
             let name = s.sourceNames[source] ?? "source \(source)"

@@ -80,9 +80,21 @@ public final class Recorder: CaptureOutput {
         var recordingFile: FileIdentity?
         /// Given up and let go (``Recorder/release()``): the worker ends without finishing.
         var released = false
+        /// The recorded source's newest frame number seen, and what was learnt of its lost
+        /// frames (its queue refused them, the source said it skipped them), for the worker
+        /// to put the gaps down to (see ``FrameDropLedger``).
+        var lastVideoSequence: Int64?
+        var dropLedger = FrameDropLedger()
     }
     let state: Mutex<State>
-    private let dropped = Atomic<Int64>(0)
+    let dropped = Atomic<Int64>(0)
+    /// Whether ``State/dropLedger`` holds something for the worker (checked without the lock).
+    let dropsNoted = Atomic<Bool>(false)
+    /// Where the recording is, for the sources' losses counted while it records: 0 before its
+    /// first sample, 1 recording, 2 ended.
+    let recordingWindow = Atomic<Int>(0)
+    /// The losses each source said while the recording recorded.
+    let sourceDrops = Mutex<[SourceID: FrameDrops]>([:])
     private let newestProgress = Mutex<RecordingProgress?>(nil)
 
     /// What the newest ``RecordingEvent/progress(_:)`` said (duration, bytes, frames…), `nil`
@@ -96,7 +108,7 @@ public final class Recorder: CaptureOutput {
     }
     /// The spans of session time whose audio the full queue refused, by source (contiguous
     /// refusals merge, so the list stays short): the summary counts those inside the recording.
-    private let refusedAudio = Mutex<[SourceID: [(start: MediaTime, end: MediaTime)]]>([:])
+    let refusedAudio = Mutex<[SourceID: [(start: MediaTime, end: MediaTime)]]>([:])
     /// Pause/resume requests waiting for the worker; checked without the lock on every sample.
     let pendingControls = Atomic<Int>(0)
     /// Chapter markers waiting for the worker (see `Recorder+Controls.swift`).
@@ -180,40 +192,6 @@ public final class Recorder: CaptureOutput {
     /// The clips of this recording (clip mode keeps one file per clip here); `nil` before it starts.
     public var recordingSession: RecordingSession? { state.withLock { $0.session } }
 
-    /// In clip mode, the folder that holds this recording's clips (and their manifest) until
-    /// they are merged into ``url`` at the stop; `nil` in single-file mode. A recording cut off
-    /// before the merge (a crash, an abort) is there, not at ``url``:
-    /// ``RecordingSession/recover(folder:to:overwrite:progress:)`` (`reel recover FOLDER`) merges it.
-    public var clipsFolder: URL? {
-        let settings = self.settings
-        guard settings.pauseMode == .clips else { return nil }
-        return recordingSession?.folder ?? settings.clipsFolder ?? RecordingSession.defaultFolder(for: url)
-    }
-
-    /// For a recording whose file is made only at the stop (a GIF: see
-    /// ``Container/intermediateContainer``), the hidden file beside ``url`` it is recorded into
-    /// until then (`.NAME.gif-PID-N.mp4`); `nil` for other recordings and before the start. It
-    /// goes once the GIF is complete; a recording cut off before (a crash, a kill, a conversion
-    /// that failed) is there, and ``recover(_:to:overwrite:progress:)`` of ``url`` (or of
-    /// this file) makes it into the GIF.
-    public var intermediateURL: URL? { state.withLock { $0.intermediate } }
-
-    /// Makes a recording cut off by a crash (a fragmented MP4/MOV, an MKV; a GIF's
-    /// intermediate, into the GIF) into a finalised file with everything it held, at `output`
-    /// or in place; `progress` hears how far it has come (see ``Recovery/recover(_:to:overwrite:progress:)``).
-    public static func recover(_ url: URL, to output: URL? = nil, overwrite: Bool = false,
-                               progress: (@Sendable (WorkProgress) -> Void)? = nil) throws -> Recovery.Summary {
-        try Recovery.recover(url, to: output, overwrite: overwrite, progress: progress)
-    }
-
-    /// Video frames dropped so far.
-    public var droppedFrames: Int64 { dropped.load(ordering: .relaxed) }
-
-    /// Audio dropped so far because the recorder fell behind (the file has silence there).
-    public var droppedAudio: MediaTime {
-        refusedAudio.withLock { spans in spans.values.joined().reduce(MediaTime.zero) { $0 + ($1.end - $1.start) } }
-    }
-
     // MARK: CaptureOutput
 
     public func prepare(sources: [SourceDescriptor], clock: any MediaClock, origin: MediaTime) throws {
@@ -273,7 +251,12 @@ public final class Recorder: CaptureOutput {
                                         gauge: gauge, queued: queuedVideo)
         dropped.store(0, ordering: .relaxed)
         refusedAudio.withLock { $0 = [:] }
+        dropsNoted.store(false, ordering: .relaxed)
+        recordingWindow.store(0, ordering: .relaxed)
+        sourceDrops.withLock { $0 = [:] }
         state.withLock { state in
+            state.lastVideoSequence = nil
+            state.dropLedger = FrameDropLedger()
             state.machine.prepared(sources: Set(sources.map(\.id)), videoSource: pipeline.plan.videoSource)
             state.queue = queue
             state.outcome = nil
@@ -296,6 +279,7 @@ public final class Recorder: CaptureOutput {
     public func consume(_ sample: SourcedSample) {
         guard let (queue, videoSource) = state.withLock({ s in
             s.latestSample[sample.source] = sample.sample.presentationTime
+            if case .video(let frame) = sample.sample, sample.source == s.videoSource { s.lastVideoSequence = frame.sequenceNumber }
             return s.queue.map { ($0, s.videoSource) }
         }) else { return }
         switch sample.sample {
@@ -305,25 +289,19 @@ public final class Recorder: CaptureOutput {
             // recorder that falls behind (a slow disk) drops frames, which the file's timing
             // absorbs, long before it must drop audio. A refused frame shows as a gap in its
             // source's frame numbers and is counted when the next frame is written.
-            if queue.policy == .dropNewest && queue.pendingCount >= queue.capacity / 2 { return }
+            if queue.policy == .dropNewest && queue.pendingCount >= queue.capacity / 2 {
+                if sample.source == videoSource { noteRefused(frame) }
+                return
+            }
             // Counted before it can be taken, so the count never goes below the queue's.
             if sample.source == videoSource { queuedVideo.queued() }
-            if !queue.push(sample), sample.source == videoSource { queuedVideo.taken() }
+            if !queue.push(sample), sample.source == videoSource {
+                queuedVideo.taken()
+                if !queue.isClosed { noteRefused(frame) }
+            }
         case .audio(let buffer):
             if queue.policy == .block { waitForVideo(upTo: buffer.presentationTime) }
-            if !queue.push(sample), !queue.isClosed {
-                refusedAudio.withLock { spans in
-                    var list = spans[sample.source, default: []]
-                    if let last = list.last, buffer.presentationTime <= last.end + MediaTime(value: 1, timescale: 1000) {
-                        list[list.count - 1].end = max(last.end, buffer.endTime)
-                    } else if list.count < 4096 {
-                        list.append((buffer.presentationTime, buffer.endTime))
-                    } else {
-                        list[list.count - 1].end = buffer.endTime
-                    }
-                    spans[sample.source] = list
-                }
-            }
+            if !queue.push(sample), !queue.isClosed { noteRefused(buffer, from: sample.source) }
         }
     }
 
@@ -414,13 +392,28 @@ public final class Recorder: CaptureOutput {
             // The first as soon as something is recorded (a reader learns that recording has
             // begun), then about twice a second.
             var nextProgress = MediaTime.zero
+            var notices = FrameDropNotices()
+            var dropsSeen: Int64 = 0
             while let sample = queue.pop() {
+                handOverDrops(to: pipeline)
                 if case .video(let frame) = sample.sample, sample.source == pipeline.plan.videoSource,
                    let change = try speed.takeFrame(frame, pipeline: pipeline) {
                     continuation.yield(.encoderSpeedChanged(change))
                 }
                 let done = try pipeline.handle(sample)
                 dropped.store(pipeline.droppedFrames, ordering: .relaxed)
+                // Said as they are lost (a queue that refuses frames until the end leaves its gap
+                // to be counted then), counted once their gap is.
+                let soFar = pipeline.machine.dropsSoFar
+                if soFar.total != dropsSeen {
+                    dropsSeen = soFar.total
+                    for notice in notices.notices(for: soFar, at: pipeline.recordedDuration) {
+                        continuation.yield(.framesDropped(notice))
+                    }
+                }
+                if pipeline.recordedDuration > .zero && recordingWindow.load(ordering: .relaxed) == 0 {
+                    recordingWindow.store(1, ordering: .relaxed)
+                }
                 if pipeline.recordedDuration >= nextProgress && pipeline.recordedDuration > .zero {
                     nextProgress = pipeline.recordedDuration + MediaTime(value: 1, timescale: 2)
                     report(pipeline.progress(droppedAudio: self.droppedAudio))
@@ -428,10 +421,12 @@ public final class Recorder: CaptureOutput {
                 if done { break }
             }
             queue.close()
+            recordingWindow.store(2, ordering: .relaxed)
             stopAudioWaiting()
             if state.withLock({ $0.released }) { throw Self.released }
             if state.withLock({ $0.machine.sourcesWentAway }) { pipeline.sourcesWentAway() }
             if state.withLock({ $0.limitPassedOnClock }) { pipeline.limitPassedOnClock() }
+            handOverDrops(to: pipeline)
             var summary = try pipeline.finish()
             // Only what falls inside the recording (the session runs on while the recorder
             // catches up after its limit).
@@ -440,6 +435,7 @@ public final class Recorder: CaptureOutput {
             }
             summary.streams = pipeline.liveStreams.map(\.statistics)
             summary.encoderSpeedChanges = speed.changes
+            summary.frameDropsBySource = sourceDrops.withLock { $0 }
             summary.shortfalls = state.withLock { $0.shortfalls }.summary { pipeline.recordedLength(from: .zero, to: $0) }
             result = .success(summary)
         } catch {

@@ -190,6 +190,7 @@ extension RecorderPipeline {
                          audioTracks: plan.titles, audio: plan.titles.isEmpty ? nil : settings.audio,
                          container: container, reachedLimit: ending == .maxDuration, clipCount: clipCount, ending: ending)
         summary.lostClips = lostClips
+        summary.frameDrops = machine.drops
         return summary
     }
 }

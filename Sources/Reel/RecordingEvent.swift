@@ -58,6 +58,14 @@ public struct RecordingSummary: Sendable, Hashable {
     public var frames: Int64
     /// Video frames dropped while recording.
     public var droppedFrames: Int64
+    /// The frames dropped by why (encoder behind, capture late, stalled, lost by the source);
+    /// they add up to ``droppedFrames``.
+    public var frameDrops = FrameDrops()
+    /// The frames each source said it lost while the recording recorded, by why: for a
+    /// composed recording (``Compositor``), each composed source's own losses (the composed
+    /// picture then shows that source's frame before); never more than the source's frames in
+    /// that time. Empty when none said any.
+    public var frameDropsBySource: [SourceID: FrameDrops] = [:]
     /// Audio dropped while recording because the recorder fell behind (silence in the file).
     public var droppedAudio: MediaTime = .zero
     /// The finished file's size in bytes (never more than ``Recorder/Settings/maxFileSize``).
@@ -204,6 +212,12 @@ public enum RecordingEvent: Sendable {
     case streamResumed(name: String)
     /// A live stream stopped for good (HLS that could not be written); the recording goes on.
     case streamFailed(name: String, error: ReelError)
+    /// Video frames began to be lost for a reason (at least a few), or go on being lost (the
+    /// count takes in the frames the recorder knows are being lost and whose gap is counted
+    /// when the next frame comes, or at the end): said
+    /// at most every ten seconds of recorded time for each reason, with what helps
+    /// (``FrameDropReason/hint``). The summary counts them all (``RecordingSummary/frameDrops``).
+    case framesDropped(FrameDropNotice)
     /// The video encoder fell behind and steps to a faster preset, or has kept up for a while
     /// and steps back (or such a step was refused: see ``EncoderSpeedChange/refusal``).
     case encoderSpeedChanged(EncoderSpeedChange)

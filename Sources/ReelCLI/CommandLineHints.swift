@@ -35,6 +35,8 @@ enum CommandLineHints {
         (LibraryHint.recoverToAnotherDisk, "free as much space as the recording takes, or recover it to another disk (reel recover FILE -o FOLDER)"),
         (LibraryHint.mergeTheClipFiles, "merge the clip files with reel merge"),
         (LibraryHint.videoFiltersOnly, "--filter changes the picture; `ffmpeg -filters` marks video filters V->V"),
+        (LibraryHint.encodeFaster, "try a faster --preset (such as veryfast or ultrafast), a smaller --size or a lower --fps"),
+        (LibraryHint.captureLess, "try a lower --fps or a smaller --size, or leave the machine less busy"),
         (LibraryHint.recordTheScreenInstead, "record the screen or a region of it instead (--region), or start the server with Composite"),
     ]
 
@@ -50,12 +52,18 @@ enum CommandLineHints {
 
     /// `error` with its hint in the command line's words.
     static func rephrased(_ error: ReelError) -> ReelError {
-        guard var hint = error.hint else { return error }
+        guard let hint = error.hint else { return error }
+        var rephrased = error
+        rephrased.hint = Self.rephrased(hint: hint)
+        return rephrased
+    }
+
+    /// A library hint in the command line's words.
+    static func rephrased(hint: String) -> String {
+        var hint = hint
         for (library, commandLine) in flags { hint = hint.replacingOccurrences(of: library, with: commandLine) }
         for (library, commandLine) in commands { hint = library.replacing(in: hint, with: commandLine) }
-        var rephrased = error
-        rephrased.hint = hint
-        return rephrased
+        return hint
     }
 
     /// Any error, a ``ReelError``'s hint in the command line's words.

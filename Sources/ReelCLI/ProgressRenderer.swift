@@ -172,6 +172,9 @@ final class ProgressRenderer: @unchecked Sendable {
         case .streamResumed(let name):
             emit(["event": "streamResumed", "stream": name])
             if !json { clearLine(); console.err("reel: stream \(name) is back") }
+        case .framesDropped(let notice):
+            emit(FrameDropWords.json(notice))
+            if !json { clearLine(); console.err(FrameDropWords.line(notice)) }
         case .encoderSpeedChanged(let change):
             emit(Self.json(change))
             if !json { clearLine(); console.err("reel: \(change)") }
@@ -202,6 +205,7 @@ final class ProgressRenderer: @unchecked Sendable {
                 var object: [String: Any] = ["event": "finished", "duration": rounded(s.duration.seconds),
                                              "frames": s.frames, "dropped": s.droppedFrames,
                                              "droppedAudio": rounded(s.droppedAudio.seconds)]
+                if s.frameDrops.total > 0 { object["droppedBy"] = FrameDropWords.counts(s.frameDrops) }
                 if writesFile {
                     object["file"] = s.url.path
                     if let relocation = s.relocation {
@@ -420,6 +424,7 @@ final class ProgressRenderer: @unchecked Sendable {
                 console.out("  video     \(codec) \(size) at \(v.frameRate) fps, \(v.rateControl), \(s.frames) frames, \(s.droppedFrames) dropped")
             }
         }
+        for line in FrameDropWords.summaryLines(s.frameDrops) { console.out(line) }
         if let a = s.audio {
             let layout = a.channels == 1 ? "mono" : "stereo"
             // Lossless sound has no bit rate to choose: FLAC's follows the sound, PCM's the format.

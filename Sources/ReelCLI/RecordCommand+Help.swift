@@ -110,7 +110,10 @@ extension RecordCommand {
     the first frame (during --delay or before --start-at too: no file is written, and --json
     says "failed" with the code "nothingRecorded", never "started"), 2 for a usage error; 130 when aborted (a second Ctrl-C, reel control abort: the file is left as it is,
     and the message says where and how to finish it). Dropped frames do not change it: the
-    summary and --json's "dropped" say them.
+    summary says them with why (the encoder could not keep up, the capture missed their time
+    on a busy machine, reel or its source stalled, the source lost them) and what helps, a
+    warning says so while recording once a few are lost (at most every 10 s), and --json has
+    "dropped", "droppedBy" {reason: count} in "finished" and a "framesDropped" event.
 
     Examples:
       reel record --screen --mic --app-audio

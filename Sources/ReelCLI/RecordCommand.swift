@@ -314,9 +314,12 @@ struct RecordCommand {
             } else if !options.json {
                 renderer.printSummary(summary)
                 if let compositor {
+                    // Each composed source's own losses while recording (the composed picture
+                    // showed its frame before there).
                     let names = compositor.sourceNames
-                    for (id, n) in compositor.droppedFramesBySource.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where n > 0 {
-                        console.out("  \(names[id] ?? "source \(id)"): \(n) frames dropped")
+                    for (id, drops) in summary.frameDropsBySource.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                        guard let name = names[id], drops.total > 0 else { continue }
+                        console.out("  \(name): " + FrameDropWords.sourceLine(drops))
                     }
                 }
             }
@@ -346,9 +349,11 @@ struct RecordCommand {
                         var object: [String: Any] = ["event": "sourceFile", "source": name, "file": own.url.path,
                                                      "frames": own.frames, "dropped": own.droppedFrames]
                         if let relocation = own.relocation { object["relocation"] = ProgressRenderer.json(relocation) }
+                        if own.frameDrops.total > 0 { object["droppedBy"] = FrameDropWords.counts(own.frameDrops) }
                         console.out(ProgressRenderer.json(object))
                     } else {
                         console.out("  \(name): \(own.url.path), \(own.frames) frames, \(own.droppedFrames) dropped"
+                                    + FrameDropWords.why(own.frameDrops)
                                     + (ProgressRenderer.note(own.relocation).map { " (\($0))" } ?? ""))
                     }
                 case .failure(let error):

@@ -8,8 +8,11 @@ public enum SourceFormat: Sendable, Hashable {
 
 /// Something that happened to a source while it ran.
 public enum SourceEvent: Sendable {
-    /// Frames the source could not deliver because no buffer was free or it fell behind.
-    case droppedFrames(Int)
+    /// Frames the source could not deliver, and why: no buffer was free (the outputs held them
+    /// all: ``FrameDropReason/encoderBehind``), it took its picture too late
+    /// (``FrameDropReason/captureLate``), or it lost them itself (``FrameDropReason/source``,
+    /// what a source that does not say why is taken to mean).
+    case droppedFrames(Int, reason: FrameDropReason = .source)
     /// The source failed or went away; it delivers nothing more.
     case lost(ReelError)
     /// The source stopped delivering for a while (a network camera dropped, the audio server

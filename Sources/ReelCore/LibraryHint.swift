@@ -63,6 +63,10 @@ package enum LibraryHint {
     package static let mergeTheClipFiles = "merge the clip files with Merger.merge(_:to:)"
     /// A filter of sound was given where pictures are filtered.
     package static let videoFiltersOnly = "a VideoFilter changes the picture; `ffmpeg -filters` marks video filters V->V"
+    /// Frames were lost because the encoder could not keep up.
+    package static let encodeFaster = "give the encoder less to do: a faster preset (the video settings' preset), a smaller size or fewer frames a second"
+    /// Frames were lost because the capture missed their time on a busy machine.
+    package static let captureLess = "capture less (fewer frames a second, a smaller size), or leave the machine less busy"
     /// An X server without Composite cannot redirect a window: the screen can still be recorded.
     package static let recordTheScreenInstead = "record the screen or a region of it instead (the screen source's region), or start the server with Composite"
 

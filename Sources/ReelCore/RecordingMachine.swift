@@ -73,8 +73,19 @@ package struct RecordingMachine: Sendable {
     package private(set) var reachedLimit = false
     /// Whether the recording is paused at its limit (``Configuration/pausesAtLimit``).
     package private(set) var pausedAtLimit = false
+    /// Frames missing between frames written (frames the source or the recorder dropped), by why.
+    package private(set) var drops = FrameDrops()
     /// Frames missing between frames written: frames the source or the recorder dropped.
-    package private(set) var droppedFrames: Int64 = 0
+    package var droppedFrames: Int64 { drops.total }
+    /// Why frames of the video source were lost, as the recorder learnt it, until their gap is counted.
+    private var ledger = FrameDropLedger()
+    /// The frames counted lost, and those the recorder learnt are being lost whose gap is not
+    /// counted yet (the next frame has not come): what is said while recording.
+    package var dropsSoFar: FrameDrops {
+        var all = drops
+        all.add(ledger.noted(stallFrames: FrameDrops.stallFrames(at: configuration.frameRate)))
+        return all
+    }
 
     /// Audio before the first frame, waiting for it (at most 3 s).
     private var pendingAudio: [SourcedSample] = []
@@ -148,6 +159,18 @@ package struct RecordingMachine: Sendable {
     /// longer waits for more.
     package mutating func videoSourceWentAway() {
         video.sourceWentAway()
+    }
+
+    /// Takes what the recorder learnt of the video source's lost frames (see ``FrameDropLedger``),
+    /// for the gaps still to be counted.
+    package mutating func noteDrops(_ noted: inout FrameDropLedger) {
+        ledger.take(&noted)
+    }
+
+    /// Counts `missing` frames lost before the video source's frame `sequence` (`nil`: past
+    /// the last frame), with why.
+    private mutating func countLost(_ missing: Int64, before sequence: Int64?) {
+        drops.add(ledger.attribute(missing, before: sequence, stallFrames: FrameDrops.stallFrames(at: configuration.frameRate)))
     }
 
     // MARK: Samples
@@ -302,8 +325,7 @@ package struct RecordingMachine: Sendable {
         guard configuration.hasVideo, !intervalsWithPicture.contains(index), let frame = lastGiven else { return }
         let slot = configuration.frameRate.frameIndex(at: timeline.intervals[index].offset, rounding: .nearest)
         guard slot > lastSlot else { return }
-        if let last = lastWritten, slot - last.slot - 1 > 0 { droppedFrames += slot - last.slot - 1 }
-        droppedFrames += 1
+        countLost(max(0, slot - (lastWritten?.slot ?? slot) - 1) + 1, before: nil)
         give(frame, interval: index, slot: slot, into: &actions)
         lastWritten = (index, frame.sequenceNumber, slot)
     }
@@ -390,10 +412,8 @@ package struct RecordingMachine: Sendable {
     /// timeline's), so frames lost at a resume, or a whole interval's, count too; the frames
     /// of a pause, numbered but not recorded, have no slot and do not.
     private mutating func countGap(before frame: VideoFrame, interval: Int, slot: Int64) {
-        if let last = lastWritten {
-            let missing = min(frame.sequenceNumber - last.sequence - 1, slot - last.slot - 1)
-            if missing > 0 { droppedFrames += missing }
-        }
+        let missing = lastWritten.map { last in min(frame.sequenceNumber - last.sequence - 1, slot - last.slot - 1) } ?? 0
+        countLost(max(0, missing), before: frame.sequenceNumber)
         lastWritten = (interval, frame.sequenceNumber, slot)
     }
 
@@ -433,7 +453,7 @@ package struct RecordingMachine: Sendable {
         }
         if configuration.hasVideo, video != .sourceGone, let last = lastWritten {
             let end = configuration.frameRate.frameIndex(at: reach, rounding: .nearest)
-            if end - last.slot - 1 > 0 { droppedFrames += end - last.slot - 1 }
+            countLost(max(0, end - last.slot - 1), before: nil)
         }
         return actions
     }

@@ -56,13 +56,13 @@ public final class TestPatternSource: CameraSource {
                 if let frame, (try? TestPattern.draw(index: index, flash: beeps.isBeeping(at: pts), background: background, into: frame)) != nil {
                     context.deliver(.video(frame))
                 } else {
-                    context.report(.droppedFrames(1))
+                    context.report(.droppedFrames(1, reason: .encoderBehind))
                 }
                 index += 1
                 // Under a real clock, skip slots that have already passed rather than bursting.
                 if context.clock.isRealTime {
                     let now = rate.frameIndex(at: context.timelineNow())
-                    if now > index { context.report(.droppedFrames(Int(now - index))); index = now }
+                    if now > index { context.report(.droppedFrames(Int(now - index), reason: .captureLate)); index = now }
                 }
             }
         }

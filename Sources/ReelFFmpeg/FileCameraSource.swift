@@ -283,20 +283,20 @@ public final class FileCameraSource: CameraSource {
 
             if !wait(until: context.origin + pts, clock: clock, thread: thread) { return }
             if clock.isRealTime, context.timelineNow() - pts > lateness {
-                context.report(.droppedFrames(1))
+                context.report(.droppedFrames(1, reason: .captureLate))
                 continue
             }
             let made = clock.isRealTime
                 ? pool.makeFrame(presentationTime: pts, sequenceNumber: index)
                 : pool.makeFrameWaiting(presentationTime: pts, sequenceNumber: index)
             guard let frame = made else {
-                context.report(.droppedFrames(1))
+                context.report(.droppedFrames(1, reason: .encoderBehind))
                 continue
             }
             do {
                 try converter.convert(video.picture, into: frame)
             } catch {
-                context.report(.droppedFrames(1))
+                context.report(.droppedFrames(1, reason: .source))
                 continue
             }
             context.deliver(.video(frame))

@@ -312,14 +312,14 @@ public final class URLCameraSource: CameraSource {
                 : pool.makeFrameWaiting(presentationTime: arrival, sequenceNumber: sequence)
             sequence += 1
             guard var frame else {
-                context.report(.droppedFrames(1))
+                context.report(.droppedFrames(1, reason: .encoderBehind))
                 continue
             }
             do {
                 try converter.convert(input.picture, into: frame)
             } catch {
                 // One picture that does not convert (a damaged one) is dropped.
-                context.report(.droppedFrames(1))
+                context.report(.droppedFrames(1, reason: .source))
                 continue
             }
             frame.captureTime = captured

@@ -28,7 +28,7 @@ enum ConstantRateCapture {
             case .frame(let frame):
                 context.deliver(.video(frame))
             case .noBuffer:
-                context.report(.droppedFrames(1))
+                context.report(.droppedFrames(1, reason: .encoderBehind))
             case .lost(let error):
                 context.report(.lost(error))
                 return
@@ -37,7 +37,7 @@ enum ConstantRateCapture {
             if context.clock.isRealTime {
                 let due = rate.frameIndex(at: context.timelineNow())
                 if due > index {
-                    context.report(.droppedFrames(Int(due - index)))
+                    context.report(.droppedFrames(Int(due - index), reason: .captureLate))
                     index = due
                 }
             }

@@ -331,7 +331,7 @@ final class FrameSink: @unchecked Sendable {
                 // Gaps in the driver's sequence are frames it dropped.
                 if firstSequence != nil {
                     let step = buffer.sequence &- lastSequence
-                    if step > 1 && step < UInt32.max / 2 { context.report(.droppedFrames(Int(step - 1))) }
+                    if step > 1 && step < UInt32.max / 2 { context.report(.droppedFrames(Int(step - 1), reason: .source)) }
                 } else {
                     firstSequence = buffer.sequence
                 }
@@ -340,11 +340,11 @@ final class FrameSink: @unchecked Sendable {
                 let pts = captureTime - context.origin
                 if !thread.isStopRequested && pts >= .zero {
                     if buffer.isDamaged {
-                        context.report(.droppedFrames(1))
+                        context.report(.droppedFrames(1, reason: .source))
                     } else if let frame = convert(buffer, pts: pts, index: index, captureTime: captureTime) {
                         context.deliver(.video(frame))
                     } else {
-                        context.report(.droppedFrames(1))
+                        context.report(.droppedFrames(1, reason: .encoderBehind))
                     }
                 }
                 try driver.queueBuffer(fd, index: buffer.index)

@@ -253,7 +253,7 @@ import Synchronization
         let context = SourceContext(id: SourceID(1), clock: HostClock(), origin: HostClock().now(), deliver: { sample in
             if case .video(let frame) = sample { held.withLock { $0.append(frame) } }
         }, report: { event in
-            if case .droppedFrames(let n) = event { dropped.withLock { $0 += n } }
+            if case .droppedFrames(let n, _) = event { dropped.withLock { $0 += n } }
         })
         try camera.start(context)
         usleep(1_000_000)

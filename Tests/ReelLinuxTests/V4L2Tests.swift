@@ -48,7 +48,7 @@ private final class Collector: Sendable {
     var received: [FrameSummary] { summaries.withLock { $0 } }
     var kept: [VideoFrame] { frames.withLock { $0 } }
     var dropped: Int {
-        events.withLock { $0.reduce(0) { if case .droppedFrames(let n) = $1 { return $0 + n } else { return $0 } } }
+        events.withLock { $0.reduce(0) { if case .droppedFrames(let n, _) = $1 { return $0 + n } else { return $0 } } }
     }
     var lost: ReelError? {
         events.withLock { $0.compactMap { if case .lost(let e) = $0 { return e } else { return nil } }.first }

@@ -93,7 +93,7 @@ struct WaylandScreenSourceTests {
         var lost: ReelError? {
             events.withLock { for case .lost(let e) in $0 { return e }; return nil }
         }
-        var dropped: Int { events.withLock { $0.reduce(0) { if case .droppedFrames(let n) = $1 { $0 + n } else { $0 } } } }
+        var dropped: Int { events.withLock { $0.reduce(0) { if case .droppedFrames(let n, _) = $1 { $0 + n } else { $0 } } } }
 
         func waitUntilLost() -> ReelError? {
             for _ in 0..<30_000 { if let lost { return lost }; usleep(1000) }

@@ -42,7 +42,7 @@ private final class FrameSink: Sendable {
         }, report: { [self] event in
             state.withLock {
                 switch event {
-                case .droppedFrames(let n): $0.dropped += n
+                case .droppedFrames(let n, _): $0.dropped += n
                 case .lost(let error): $0.lost.append(error)
                 case .ended, .interrupted, .resumed, .silent, .incomplete: break
                 }

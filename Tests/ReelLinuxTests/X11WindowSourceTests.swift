@@ -31,7 +31,7 @@ struct X11WindowSourceTests {
                 state.withLock { $0.count += 1; $0.latest = frame }
             }, report: { [self] event in
                 state.withLock {
-                    if case .droppedFrames(let n) = event { $0.dropped += n }
+                    if case .droppedFrames(let n, _) = event { $0.dropped += n }
                     if case .lost(let error) = event { $0.lost.append(error) }
                 }
             })
