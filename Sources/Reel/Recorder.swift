@@ -393,7 +393,7 @@ public final class Recorder: CaptureOutput {
             // begun), then about twice a second.
             var nextProgress = MediaTime.zero
             var notices = FrameDropNotices()
-            var dropsSeen: Int64 = 0
+            var dropsSeen: Int64 = 0  // counted, when the notices were last looked at
             while let sample = queue.pop() {
                 handOverDrops(to: pipeline)
                 if case .video(let frame) = sample.sample, sample.source == pipeline.plan.videoSource,
@@ -404,9 +404,9 @@ public final class Recorder: CaptureOutput {
                 dropped.store(pipeline.droppedFrames, ordering: .relaxed)
                 // Said as they are lost (a queue that refuses frames until the end leaves its gap
                 // to be counted then), counted once their gap is.
-                let soFar = pipeline.machine.dropsSoFar
-                if soFar.total != dropsSeen {
-                    dropsSeen = soFar.total
+                if pipeline.droppedFrames != dropsSeen || pipeline.machine.holdsNotedDrops {
+                    let soFar = pipeline.machine.dropsSoFar
+                    dropsSeen = pipeline.droppedFrames
                     for notice in notices.notices(for: soFar, at: pipeline.recordedDuration) {
                         continuation.yield(.framesDropped(notice))
                     }

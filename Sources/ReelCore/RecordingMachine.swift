@@ -79,9 +79,12 @@ package struct RecordingMachine: Sendable {
     package var droppedFrames: Int64 { drops.total }
     /// Why frames of the video source were lost, as the recorder learnt it, until their gap is counted.
     private var ledger = FrameDropLedger()
+    /// Whether the recorder learnt of lost frames whose gap is not counted yet.
+    package var holdsNotedDrops: Bool { !ledger.isEmpty }
     /// The frames counted lost, and those the recorder learnt are being lost whose gap is not
     /// counted yet (the next frame has not come): what is said while recording.
     package var dropsSoFar: FrameDrops {
+        guard !ledger.isEmpty else { return drops }
         var all = drops
         all.add(ledger.noted(stallFrames: FrameDrops.stallFrames(at: configuration.frameRate)))
         return all
