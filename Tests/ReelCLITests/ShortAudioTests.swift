@@ -37,9 +37,12 @@ import ReelTestSupport
         let errors = Pipe()
         process.standardError = errors
         try process.run()
+        // Until reel reads the microphone (its record stream is on the server): `started` comes
+        // only with the first sample, which this microphone gives late.
         let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, !((try? String(contentsOf: events, encoding: .utf8))?.contains("\"started\"") ?? false) {
-            try await Task.sleep(for: .milliseconds(5))
+        while Date() < deadline,
+              (try? Subprocess.run(["pactl", "list", "short", "source-outputs"], environment: pulse.environment))?.stdout.isEmpty ?? true {
+            try await Task.sleep(for: .milliseconds(20))
         }
         try await Task.sleep(for: .seconds(seconds + 0.3))
         let feed = try pulse.feedMicrophone(frequency: 440, seconds: seconds + 3)
