@@ -20,6 +20,11 @@ final class RecorderPipeline: @unchecked Sendable {
     var machine: RecordingMachine
     /// The recorded time of removed clips handed back to the machine's limit so far.
     private var handedBack = MediaTime.zero
+    /// Where the clips not finished yet begin on the recorded timeline (the end of the last
+    /// clip finished or discarded).
+    private var settledUpTo = MediaTime.zero
+    /// The sound was made to reach the pause at the limit (see ``endSoundAtLimit()``).
+    private var paddedAtLimit = false
     private(set) var writer: RecordingFileWriter!
     /// The clips' sink in clip mode.
     private(set) var clipFiles: ClipFileSink?
@@ -176,7 +181,10 @@ final class RecorderPipeline: @unchecked Sendable {
             // A clip deleted with its folder is copied back into the folder made again.
             finishing: { [unowned self] _ in try session.followFolder() },
             finished: { [unowned self] clip, done in try clipFinished(clip, done) },
-            discarded: { [unowned self] _, url in try session.clipDiscarded(url) })
+            discarded: { [unowned self] clip, url in
+                settle(clip)
+                try session.clipDiscarded(url)
+            })
     }
 
     /// The file of clip `clip` (from zero) in the session's folder.
@@ -184,10 +192,18 @@ final class RecorderPipeline: @unchecked Sendable {
         session.folder.appendingPathComponent(String(format: "clip-%03d.%@", clip + 1, fileContainer.fileExtension))
     }
 
+    /// Clip `clip` is finished or discarded: the clips after it are the ones not finished.
+    private func settle(_ clip: Int) {
+        guard timeline.intervals.indices.contains(clip) else { return }
+        let interval = timeline.intervals[clip]
+        settledUpTo = max(settledUpTo, interval.offset + (interval.duration ?? max(.zero, recordedDuration - interval.offset)))
+    }
+
     /// A clip's file is finished: into the session (and its manifest), and said.
     private func clipFinished(_ clip: Int, _ done: MovieFileSink.Finished) throws {
         guard timeline.intervals.indices.contains(clip) else { return }
         let interval = timeline.intervals[clip]
+        settle(clip)
         var duration = interval.duration ?? max(.zero, machine.recordedDuration - interval.offset)
         if let limit = machine.configuration.limit { duration = min(duration, max(.zero, limit - interval.offset)) }
         if plan.video != nil, machine.video.videoDecidesEnd(hasAudio: !plan.audioTracks.isEmpty), done.videoEnd > 0 {
@@ -295,13 +311,31 @@ final class RecorderPipeline: @unchecked Sendable {
                                    applyControls: { [unowned self] machine in applyControls(to: &machine) })
         reportAppliedControls(upTo: now)
         try perform(actions)
+        try endSoundAtLimit()
         try placeMarkers(upTo: sample.sample.presentationTime)
         if clipFiles != nil {
-            // How long the clip being recorded is, for the session's progress.
+            // How long the clip being recorded is, and the clips past their pause not finished
+            // yet, for the session's progress (a clip is counted until it is listed).
             let current = timeline.intervals.last.flatMap { $0.end == nil ? $0.offset : nil }
-            session.setCurrentDuration(current.map { max(.zero, recordedDuration - $0) } ?? .zero)
+            let recorded = recordedDuration
+            session.setCurrentDuration(current.map { max(.zero, recorded - $0) } ?? .zero,
+                                       finishing: max(.zero, (current ?? recorded) - settledUpTo))
         }
         return limitReached()
+    }
+
+    /// Paused at its limit (``Settings/pausesAtLimit``), once the sound has come past the
+    /// pause: the clip's sound is made to reach its end (silence for what is missing), so that
+    /// its audio encoders are finished and the clip is completed now. No sound past the limit
+    /// comes to push it there, as more sound does at a pause asked for.
+    private func endSoundAtLimit() throws {
+        guard machine.pausedAtLimit else {
+            paddedAtLimit = false
+            return
+        }
+        guard !paddedAtLimit, machine.soundPassedPauseAtLimit, let last = timeline.intervals.last, let length = last.duration else { return }
+        paddedAtLimit = true
+        try writer.padAudio(to: last.offset + length)
     }
 
     /// In clip mode the limit counts the clips that remain: the time of clips removed since

@@ -70,12 +70,24 @@ public final class RecordingSession: Sendable {
         /// Chapter markers of clips not finished yet, by file name.
         var pendingChapters: [String: [Chapter]] = [:]
         var current: MediaTime = .zero
+        /// The recorded time of takes ended by a pause whose clips are not finished yet: still
+        /// counted (a progress ring does not dip while a clip is finished), unless an undo
+        /// asked for one of them to go.
+        var finishing: MediaTime = .zero
         /// The recorded time of the clips removed (by an undo, or ``removeClip(at:removeFile:)``):
         /// the recorder records that much again before its limit (see ``removedDuration``).
         var removed: MediaTime = .zero
         /// An undo removed the take still being recorded before the recorder saw its pause: its
         /// time is not counted, until the recorder says its clip ended (a duration of zero).
         var ignoresCurrent = false
+
+        /// A clip of `duration` is listed now: no longer counted as being finished, or (its
+        /// pause and its end came at once) as being recorded.
+        mutating func countAsFinished(_ duration: MediaTime) {
+            let fromFinishing = min(finishing, duration)
+            finishing = finishing - fromFinishing
+            current = max(.zero, current - (duration - fromFinishing))
+        }
 
         /// A clip of an ended take was finished (or found empty): returns whether an undo asked
         /// for it to go.
@@ -167,9 +179,10 @@ public final class RecordingSession: Sendable {
     /// are gone unless the recorder kept them (``Recorder/Settings/keepsClips``).
     public var clips: [Clip] { state.withLock { $0.clips } }
 
-    /// The finished clips' durations added up, plus the clip being recorded.
+    /// The finished clips' durations added up, plus the clip being recorded (and a clip whose
+    /// take a pause ended, while it is being finished).
     public var totalDuration: MediaTime {
-        state.withLock { s in s.clips.reduce(s.current) { $0 + $1.duration } }
+        state.withLock { s in s.clips.reduce(s.current + (s.takesToDiscard > 0 ? .zero : s.finishing)) { $0 + $1.duration } }
     }
 
     /// The recorded time of the clips removed from the session so far: a recorder recording
@@ -205,6 +218,7 @@ public final class RecordingSession: Sendable {
             guard s.endedTakes > s.takesToDiscard else { return false }
             s.takesToDiscard += 1
             s.current = .zero
+            s.finishing = .zero
             s.ignoresCurrent = true
             return true
         }
@@ -372,6 +386,7 @@ public final class RecordingSession: Sendable {
         let discarded = state.withLock { s -> Bool in
             guard s.settleEndedTake() else { return false }
             s.current = .zero
+            s.finishing = max(.zero, s.finishing - clip.duration)
             s.removed = s.removed + clip.duration
             return true
         }
@@ -385,7 +400,7 @@ public final class RecordingSession: Sendable {
             var clip = clip
             clip.chapters += s.pendingChapters.removeValue(forKey: clip.url.lastPathComponent) ?? []
             s.clips.append(clip)
-            s.current = .zero
+            s.countAsFinished(clip.duration)
             return Self.update(&s) { m in
                 let entry = ClipsManifest.Entry(file: clip.url.lastPathComponent, muted: clip.isMutedOnMerge, finished: true,
                                                 frames: clip.frameCount, duration: clip.duration.seconds,
@@ -396,35 +411,14 @@ public final class RecordingSession: Sendable {
         return true
     }
 
-    /// Puts `chapter` (its time from the clip's start) into the clip in file `url`, finished
-    /// or still being recorded, and into the manifest: a recovery keeps it. `replacingLast`:
-    /// it takes the place of the clip's last chapter (markers joined into one).
-    func addChapter(_ chapter: Chapter, toClipAt url: URL, replacingLast: Bool = false) throws {
-        let name = url.lastPathComponent
-        func put<Item>(_ item: Item, into list: inout [Item]) {
-            if replacingLast && !list.isEmpty { list[list.count - 1] = item } else { list.append(item) }
-        }
-        try write(state.withLock { s in
-            if let i = s.clips.lastIndex(where: { $0.url.lastPathComponent == name }) {
-                put(chapter, into: &s.clips[i].chapters)
-            } else {
-                put(chapter, into: &s.pendingChapters[name, default: []])
-            }
-            return Self.update(&s) { m in
-                guard let i = m.clips.firstIndex(where: { $0.file == name }) else { return }
-                var entries = m.clips[i].chapters ?? []
-                put(ClipsManifest.ChapterEntry(chapter), into: &entries)
-                m.clips[i].chapters = entries
-            }
-        })
-    }
-
     /// How long the clip being recorded is, as the recorder sees it (zero once its pause is
-    /// reached); a take an undo removed before that is not counted.
-    func setCurrentDuration(_ duration: MediaTime) {
+    /// reached), and how much recorded time lies in clips past their pause and not finished
+    /// yet (`finishing`); a take an undo removed before that is not counted.
+    func setCurrentDuration(_ duration: MediaTime, finishing: MediaTime = .zero) {
         state.withLock { s in
             if s.ignoresCurrent { s.ignoresCurrent = duration > .zero }
             if !s.ignoresCurrent { s.current = duration }
+            s.finishing = finishing
         }
     }
 

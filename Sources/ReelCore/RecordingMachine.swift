@@ -483,6 +483,14 @@ package struct RecordingMachine: Sendable {
         audioReached.compactMap { $0 }.max().map { timeline.recordedDuration(upTo: $0) } ?? .zero
     }
 
+    /// Whether the recording is paused at its limit (``pausedAtLimit``) and every audio input
+    /// has come past that pause: the sound its clip gets has all been given (a chunk lost on
+    /// the way, or a limit between two frames, may leave it short of the pause).
+    package var soundPassedPauseAtLimit: Bool {
+        guard pausedAtLimit, let end = timeline.intervals.last?.end else { return false }
+        return audioReached.allSatisfy { reached in reached.map { $0 >= end } ?? true }
+    }
+
     /// Whether the duration limit has been reached by every track (the recording is complete).
     package var isComplete: Bool {
         guard let limit = configuration.limit else { return false }
