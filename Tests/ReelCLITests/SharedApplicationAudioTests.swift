@@ -386,6 +386,8 @@ extension SharedApplicationAudioTests {
         guard !offsets.isEmpty else { return }
         let median = offsets[offsets.count / 2]
         print("\(kind): the application's sound minus its sink's: \(String(format: "%+.1f", median * 1000)) ms (median of \(offsets.count) beeps; \(offsets.map { String(format: "%+.0f", $0 * 1000) }.joined(separator: " ")))")
-        #expect(abs(median) <= 0.015, "\(kind): the application's sound is \(median * 1000) ms off its sink's")
+        // Within 15 ms, 15.0 included: onsets are found on a 5 ms grid, and a difference of two
+        // of them is 0.015000000000000124 when it is 15 ms.
+        #expect(abs(median) <= 0.015 + 1e-9, "\(kind): the application's sound is \(median * 1000) ms off its sink's")
     }
 }
