@@ -23,7 +23,7 @@ public enum FrameDropReason: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    /// What helps, in the library's words (see ``LibraryHint``); `nil` where nothing a
+    /// What helps, in the library's words; `nil` where nothing a
     /// recording sets does.
     public var hint: String? {
         switch self {
