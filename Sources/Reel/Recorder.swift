@@ -301,12 +301,9 @@ public final class Recorder: CaptureOutput {
             }
         case .audio(let buffer):
             if queue.policy == .block { waitForVideo(upTo: buffer.presentationTime) }
-            if !queue.push(sample), !queue.isClosed {
-                noteMissingAudio(from: sample.source, start: buffer.presentationTime, end: buffer.endTime)
-            }
+            if !queue.push(sample), !queue.isClosed { noteRefused(buffer, from: sample.source) }
         }
     }
-
 
     // Off real time every source runs as fast as it can, and audio, cheap to make, would run
     // seconds ahead of the video: a recording stopped by its size would end with seconds of
