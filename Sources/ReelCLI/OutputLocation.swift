@@ -90,26 +90,4 @@ public enum OutputLocation {
             throw CommandLineHints.rephrased(error)
         }
     }
-
-    /// `STEM.EXT`, then `STEM (2).EXT` up to `STEM (1000).EXT` in `folder`, leaving out those
-    /// that are the name of a clip recording cut off before its merge (its clips folder is
-    /// there): the names a new recording of `STEM` may take, in the order it tries them.
-    public static func numberedNames(in folder: URL, stem: String, pathExtension: String) -> [URL] {
-        Recorder.numberedNames(in: folder, stem: stem, pathExtension: pathExtension)
-    }
-
-    /// The names for a new dated file in `folder` (see ``numberedNames(in:stem:pathExtension:)``).
-    public static func datedNames(in folder: URL, container: Container, date: Date = Date()) -> [URL] {
-        Recorder.datedNames(in: folder, container: container, date: date)
-    }
-
-    /// Removes a file that ``reserveDatedFile(in:container:date:)`` made, if it is still empty.
-    public static func releaseReservation(_ url: URL) {
-        Recorder.releaseReservation(url)
-    }
-
-    /// A dated file name such as `Reel 2026-11-29 at 14.05.09.mp4`.
-    public static func datedName(container: Container, date: Date = Date()) -> String {
-        Recorder.datedFileName(container: container, date: date)
-    }
 }

@@ -72,7 +72,7 @@ struct RecordCommand {
             renderer.replayHolding = { let held = buffer.statistics; return (held.bytes, held.videoDuration) }
         }
         // A dated name reel reserved is an empty file of its own: gone again if nothing is recorded.
-        defer { if reserved { OutputLocation.releaseReservation(url) } }
+        defer { if reserved { Recorder.releaseReservation(url) } }
 
         let session = options.virtualClock ? CaptureSession(clock: ManualClock()) : CaptureSession()
         parts.set(url: options.writesFile ? url : nil, session: session)
@@ -211,7 +211,7 @@ struct RecordCommand {
         signals.started()
         // In clip mode the file appears only with the merge at the stop; the clips folder, made
         // now, holds the name meanwhile (a crash leaves it, not an empty file beside it).
-        if reserved && options.pauseMode == .clips { OutputLocation.releaseReservation(url) }
+        if reserved && options.pauseMode == .clips { Recorder.releaseReservation(url) }
         // `f` steps the recorded picture through the looks: none, mono, comic, crystal, none…
         // The user's own --filter for that picture comes round again in the cycle.
         let picture = videoSources.first

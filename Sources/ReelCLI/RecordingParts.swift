@@ -79,7 +79,7 @@ final class RecordingParts: @unchecked Sendable {
         guard let recorder else {
             // Nothing made yet: a file at the name is the one that was there (or reel's own
             // empty reservation, removed).
-            if let reservation { OutputLocation.releaseReservation(reservation) }
+            if let reservation { Recorder.releaseReservation(reservation) }
             return "reel: aborted before anything was recorded" + ((FileIdentity.size(of: url) ?? 0) > 0 ? ", and \(url.path) is unchanged" : "")
         }
         let report = recorder.abort()

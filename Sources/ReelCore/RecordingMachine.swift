@@ -74,21 +74,10 @@ package struct RecordingMachine: Sendable {
     /// Whether the recording is paused at its limit (``Configuration/pausesAtLimit``).
     package private(set) var pausedAtLimit = false
     /// Frames missing between frames written (frames the source or the recorder dropped), by why.
-    package private(set) var drops = FrameDrops()
-    /// Frames missing between frames written: frames the source or the recorder dropped.
-    package var droppedFrames: Int64 { drops.total }
-    /// Why frames of the video source were lost, as the recorder learnt it, until their gap is counted.
-    private var ledger = FrameDropLedger()
-    /// Whether the recorder learnt of lost frames whose gap is not counted yet.
-    package var holdsNotedDrops: Bool { !ledger.isEmpty }
-    /// The frames counted lost, and those the recorder learnt are being lost whose gap is not
-    /// counted yet (the next frame has not come): what is said while recording.
-    package var dropsSoFar: FrameDrops {
-        guard !ledger.isEmpty else { return drops }
-        var all = drops
-        all.add(ledger.noted(stallFrames: FrameDrops.stallFrames(at: configuration.frameRate)))
-        return all
-    }
+    package internal(set) var drops = FrameDrops()
+    /// Why frames of the video source were lost, as the recorder learnt it, until their gap is
+    /// counted (see RecordingMachine+Accounting.swift).
+    var ledger = FrameDropLedger()
 
     /// Audio before the first frame, waiting for it (at most 3 s).
     private var pendingAudio: [SourcedSample] = []
@@ -100,7 +89,7 @@ package struct RecordingMachine: Sendable {
     package private(set) var videoReached: MediaTime?
     private var audioReached: [MediaTime?]
     /// The frames of the video source written, as runs of consecutive frames and slots.
-    private var writtenRuns: [RecordedFrames.Run] = []
+    var writtenRuns: [RecordedFrames.Run] = []
     /// The last frame written: its interval, its source's frame number and its slot.
     private var lastWritten: (interval: Int, sequence: Int64, slot: Int64)?
     /// The picture last written, where and when (recorded time), for the frame modes that
@@ -164,17 +153,6 @@ package struct RecordingMachine: Sendable {
         video.sourceWentAway()
     }
 
-    /// Takes what the recorder learnt of the video source's lost frames (see ``FrameDropLedger``),
-    /// for the gaps still to be counted.
-    package mutating func noteDrops(_ noted: inout FrameDropLedger) {
-        ledger.take(&noted)
-    }
-
-    /// Counts `missing` frames lost before the video source's frame `sequence` (`nil`: past
-    /// the last frame), with why.
-    private mutating func countLost(_ missing: Int64, before sequence: Int64?) {
-        drops.add(ledger.attribute(missing, before: sequence, stallFrames: FrameDrops.stallFrames(at: configuration.frameRate)))
-    }
 
     // MARK: Samples
 
@@ -501,29 +479,4 @@ package struct RecordingMachine: Sendable {
         return videoComplete && audioComplete
     }
 
-    /// How much of the session time `[start, end)` the recording holds (pauses and what lies
-    /// past the limit taken out).
-    package func recordedLength(from start: MediaTime, to end: MediaTime) -> MediaTime {
-        var total = MediaTime.zero
-        for piece in timeline.split(from: start, to: end) {
-            var a = timeline.intervals[piece.interval].offset + (piece.start - timeline.intervals[piece.interval].start)
-            var b = a + (piece.end - piece.start)
-            if let limit = configuration.limit { a = min(a, limit); b = min(b, limit) }
-            if b > a { total += b - a }
-        }
-        return total
-    }
-
-    /// The frames written, as runs; `limitedTo` frames at most (a size limit left the last out).
-    package func writtenRuns(limitedTo frames: Int64? = nil) -> [RecordedFrames.Run] {
-        guard let frames else { return writtenRuns }
-        var runs = writtenRuns
-        var excess = runs.reduce(0) { $0 + $1.count } - frames
-        while excess > 0, let last = runs.last {
-            let cut = min(excess, last.count)
-            if cut == last.count { runs.removeLast() } else { runs[runs.count - 1].count -= cut }
-            excess -= cut
-        }
-        return runs
-    }
 }

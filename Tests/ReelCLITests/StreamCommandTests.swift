@@ -395,27 +395,14 @@ import ReelTestSupport
         let server = try RTMPServer()
         let dir = try TemporaryDirectory()
         let file = dir.url.appendingPathComponent("local.mp4")
-        let stdout = dir.url.appendingPathComponent("out.jsonl"), stderr = dir.url.appendingPathComponent("err.txt")
-        for f in [stdout, stderr] { _ = FileManager.default.createFile(atPath: f.path, contents: nil) }
-        let process = Process()
-        process.executableURL = ReelBinary.url
-        process.arguments = ["record"] + Self.recording + ["--duration", "6", "--json", "-o", file.path,
-                                                          "--stream", server.url(key: Self.key).absoluteString]
-        process.standardOutput = try FileHandle(forWritingTo: stdout)
-        process.standardError = try FileHandle(forWritingTo: stderr)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        func seen(_ name: String) -> [[String: Any]] {
-            events((try? String(contentsOf: stdout, encoding: .utf8)) ?? "").filter { $0["event"] as? String == name }
-        }
-        let deadline = Date().addingTimeInterval(60)
-        while !seen("progress").contains(where: { ($0["duration"] as? Double ?? 0) >= 1.5 }) && process.isRunning && Date() < deadline {
-            usleep(50_000)
-        }
+        let run = try RunningRecord(Self.recording + ["--duration", "6", "--json", "-o", file.path,
+                                                      "--stream", server.url(key: Self.key).absoluteString], in: dir, events: events)
+        defer { run.killIfRunning() }
+        let process = run.process, seen = run.seen
+        run.wait { seen("progress").contains(where: { ($0["duration"] as? Double ?? 0) >= 1.5 }) }
         server.kill()
         process.waitUntilExit()
-        let errors = (try? String(contentsOf: stderr, encoding: .utf8)) ?? ""
+        let errors = run.errors
         #expect(process.terminationStatus == 3, "\(errors)")
         #expect(!seen("streamInterrupted").isEmpty)
         let failed = seen("streamFailed")
@@ -424,7 +411,7 @@ import ReelTestSupport
         #expect(finished["complete"] as? Bool == false)
         let stream = try #require((finished["streams"] as? [[String: Any]])?.first)
         #expect(stream["failed"] is String && stream["connected"] as? Bool == false, "\(stream)")
-        let output = (try? String(contentsOf: stdout, encoding: .utf8)) ?? ""
+        let output = run.output
         #expect(!output.contains(Self.key) && !errors.contains(Self.key))
         #expect(try counters(file).count == 180, "the file has every frame")
     }
@@ -433,34 +420,19 @@ import ReelTestSupport
         let server = try RTMPServer()
         let dir = try TemporaryDirectory()
         let file = dir.url.appendingPathComponent("local.mkv")
-        let stdout = dir.url.appendingPathComponent("out.jsonl"), stderr = dir.url.appendingPathComponent("err.txt")
-        for f in [stdout, stderr] { _ = FileManager.default.createFile(atPath: f.path, contents: nil) }
-        let process = Process()
-        process.executableURL = ReelBinary.url
         // A keyframe a second, so the stream picks up soon after the server is back.
-        process.arguments = ["record"] + Self.recording + ["--keyframe-interval", "30", "--duration", "10", "--json", "-o", file.path,
-                                                          "--stream", server.url(key: Self.key).absoluteString]
-        process.standardOutput = try FileHandle(forWritingTo: stdout)
-        process.standardError = try FileHandle(forWritingTo: stderr)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        func seen(_ name: String) -> [[String: Any]] {
-            events((try? String(contentsOf: stdout, encoding: .utf8)) ?? "").filter { $0["event"] as? String == name }
-        }
-        func wait(for what: String, _ condition: () -> Bool) {
-            let deadline = Date().addingTimeInterval(60)
-            while !condition() && process.isRunning && Date() < deadline { usleep(50_000) }
-            if !condition() { Issue.record("never saw \(what); stderr: \((try? String(contentsOf: stderr, encoding: .utf8)) ?? "")") }
-        }
-        wait(for: "2 s recorded") { seen("progress").contains { ($0["duration"] as? Double ?? 0) >= 2 } }
+        let run = try RunningRecord(Self.recording + ["--keyframe-interval", "30", "--duration", "10", "--json", "-o", file.path,
+                                                      "--stream", server.url(key: Self.key).absoluteString], in: dir, events: events)
+        defer { run.killIfRunning() }
+        let process = run.process, seen = run.seen
+        run.wait(for: "2 s recorded") { seen("progress").contains { ($0["duration"] as? Double ?? 0) >= 2 } }
         server.kill()
-        wait(for: "the stream interrupted") { !seen("streamInterrupted").isEmpty }
+        run.wait(for: "the stream interrupted") { !seen("streamInterrupted").isEmpty }
         try server.restart()
-        wait(for: "the stream resumed") { !seen("streamResumed").isEmpty }
+        run.wait(for: "the stream resumed") { !seen("streamResumed").isEmpty }
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
-        let output = (try? String(contentsOf: stdout, encoding: .utf8)) ?? ""
+        let output = run.output
         #expect(!output.contains(Self.key))
         #expect(seen("streamInterrupted").first?["stream"] as? String == "rtmp://127.0.0.1:\(server.port)/live/***")
         // The file is whole: every frame of the 10 s (the pattern counts from the source's
@@ -484,4 +456,46 @@ import ReelTestSupport
             #expect(after == Array(after.first!...after.last!), "without a gap after resuming")
         }
     }
+}
+
+/// A `reel record` running with its standard output (JSON events) and error in files, for the
+/// tests that act on a server while it records.
+struct RunningRecord {
+    let process = Process()
+    let stdout: URL, stderr: URL
+    let parse: (String) -> [[String: Any]]
+
+    init(_ arguments: [String], in dir: TemporaryDirectory, events: @escaping (String) -> [[String: Any]]) throws {
+        stdout = dir.url.appendingPathComponent("out.jsonl")
+        stderr = dir.url.appendingPathComponent("err.txt")
+        for f in [stdout, stderr] { _ = FileManager.default.createFile(atPath: f.path, contents: nil) }
+        parse = events
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record"] + arguments
+        process.standardOutput = try FileHandle(forWritingTo: stdout)
+        process.standardError = try FileHandle(forWritingTo: stderr)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// What it printed so far.
+    var output: String { (try? String(contentsOf: stdout, encoding: .utf8)) ?? "" }
+    var errors: String { (try? String(contentsOf: stderr, encoding: .utf8)) ?? "" }
+
+    /// The events named `name` printed so far.
+    func seen(_ name: String) -> [[String: Any]] { parse(output).filter { $0["event"] as? String == name } }
+
+    /// Waits (at most a minute, or until reel ends) for `condition`.
+    func wait(_ condition: () -> Bool) {
+        let deadline = Date().addingTimeInterval(60)
+        while !condition() && process.isRunning && Date() < deadline { usleep(50_000) }
+    }
+
+    /// Waits as ``wait(_:)`` and records an issue naming `what` if it never came.
+    func wait(for what: String, _ condition: () -> Bool) {
+        wait(condition)
+        if !condition() { Issue.record("never saw \(what); stderr: \(errors)") }
+    }
+
+    func killIfRunning() { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
 }
