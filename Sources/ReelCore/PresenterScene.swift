@@ -52,6 +52,16 @@ package struct PresenterScene: Sendable {
     package static let panSpeed = 1.2
     /// How fast the zoom changes, in factors per second, at most.
     package static let zoomSpeed = 2.0
+    /// While the view follows, it holds still as long as the pointer stays in its middle part
+    /// (this fraction of its half-width and half-height around its centre), and moves once the
+    /// pointer leaves it, until the pointer is near its centre again (``settleFraction``): a
+    /// view that moves only when it must is steadier to watch, and cheaper to encode (a view
+    /// that holds still leaves the encoder unchanged pictures; one that moves, a new picture
+    /// every time).
+    package static let holdFraction = 0.6
+    /// How near the centre of the view (a fraction of its half-width and half-height) a moving
+    /// view brings the pointer before it holds still again.
+    package static let settleFraction = 0.25
     /// The longest gap between pictures the view moves over in one step (a longer gap, after
     /// dropped pictures, moves it no further than this one would).
     package static let longestStep = MediaTime(value: 1, timescale: 20)
@@ -62,6 +72,8 @@ package struct PresenterScene: Sendable {
     private var pointer: (x: Double, y: Double)?
     private var lastActivity: MediaTime?
     private var view: View?
+    /// Whether the view is moving to bring the pointer back to its centre.
+    private var moving = false
     private var lastPicture: MediaTime?
 
     /// A scene drawing `overlays`.
@@ -105,15 +117,35 @@ package struct PresenterScene: Sendable {
         return drawing
     }
 
-    /// The followed view at `time`: toward the pointer, zoomed in, while it is active; out to
-    /// the whole picture, about where it is, once it rests; never moving faster than ``panSpeed`` and ``zoomSpeed``.
+    /// The followed view at `time`: zoomed in while the pointer is active, moving to bring it
+    /// back to its centre when it leaves the view's middle (``holdFraction``), still while it
+    /// stays there; out to the whole picture, about where it is, once it rests; never moving
+    /// faster than ``panSpeed`` and ``zoomSpeed``.
     private mutating func follow(at time: MediaTime, size: PixelSize) -> View {
         let width = Double(size.width), height = Double(size.height)
         let active = lastActivity.map { time - $0 < Self.restDelay } ?? false
         let targetZoom = active ? overlays.zoomFactor : 1
         var current = view ?? View(centerX: width / 2, centerY: height / 2, zoom: 1)
         // Resting, the view zooms out about where it is (the picture's edges bring it home).
-        let target = active ? (pointer ?? (current.centerX, current.centerY)) : (current.centerX, current.centerY)
+        var target = (current.centerX, current.centerY)
+        if active, let pointer {
+            func clamp(_ value: Double, _ half: Double, _ whole: Double) -> Double { min(max(value, half), max(half, whole - half)) }
+            // The view as shown (its edges inside the picture), and where it would show the
+            // pointer in its middle at the zoom it is going to.
+            let halfWidth = width / current.zoom / 2, halfHeight = height / current.zoom / 2
+            let shown = (x: clamp(current.centerX, halfWidth, width), y: clamp(current.centerY, halfHeight, height))
+            let goal = (clamp(pointer.x, width / targetZoom / 2, width), clamp(pointer.y, height / targetZoom / 2, height))
+            let zoomingIn = current.zoom < targetZoom - 0.01
+            let left = abs(pointer.x - shown.x) > Self.holdFraction * halfWidth || abs(pointer.y - shown.y) > Self.holdFraction * halfHeight
+            if zoomingIn || left {
+                moving = true
+            } else if abs(goal.0 - current.centerX) <= Self.settleFraction * halfWidth && abs(goal.1 - current.centerY) <= Self.settleFraction * halfHeight {
+                moving = false
+            }
+            if moving { target = goal }
+        } else {
+            moving = false
+        }
         let step = lastPicture.map { min(max(0, (time - $0).seconds), Self.longestStep.seconds) } ?? 0
         // Eased: half the way there every 50 ms, capped at the top speeds.
         let ease = 1 - exp2(-step / 0.05)

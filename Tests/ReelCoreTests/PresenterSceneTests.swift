@@ -52,4 +52,32 @@ import ReelCore
         #expect(later.opacity == 0.5 && later.radius == 9)
         #expect(fresh.drawing(at: MediaTime(seconds: 1.5), size: Self.size).rings.isEmpty)
     }
+
+    /// Zoomed in, the view holds still while the pointer moves about its middle (an unchanged
+    /// picture for the encoder), moves once the pointer leaves the middle, brings it back near
+    /// its centre, and holds still again.
+    @Test func theViewHoldsStillWhileThePointerStaysInItsMiddleAndMovesWhenItLeaves() throws {
+        var scene = PresenterScene(overlays: PresenterOverlays(followsCursor: true, zoomFactor: 2))
+        // 320x180 at 2x: a view of 160x90, its middle ±48 x ±27 pixels around its centre.
+        var events = [InputEvent(time: MediaTime(seconds: 0), .pointerMoved(x: 160, y: 90))]
+        // Active from 0.1 s, wandering ±30 pixels about (160, 90) every 0.1 s until 2 s...
+        for i in 1...20 { events.append(InputEvent(time: MediaTime(seconds: Double(i) * 0.1), .pointerMoved(x: 160 + Double(i % 3 - 1) * 30, y: 90 + Double(i % 2) * 10))) }
+        // ...then to (230, 90), 70 pixels right, and wandering ±20 pixels about it until 4 s.
+        for i in 21...40 { events.append(InputEvent(time: MediaTime(seconds: Double(i) * 0.1), .pointerMoved(x: 230 + Double(i % 3 - 1) * 20, y: 90))) }
+        var views: [PresenterScene.View] = []
+        for frame in 0..<120 {
+            let time = MediaTime(seconds: Double(frame) / 30)
+            while let next = events.first, next.time <= time { scene.take(events.removeFirst()) }
+            views.append(try #require(scene.drawing(at: time, size: Self.size).view))
+        }
+        // Zoomed in by 1 s, then still until the pointer leaves the middle at 2.1 s.
+        #expect(abs(views[30].zoom - 2) < 0.01)
+        #expect(views[30...62].allSatisfy { $0.crop(in: Self.size) == views[30].crop(in: Self.size) }, "\(views[30...62].map(\.centerX))")
+        // It moves, and by 3 s it shows the pointer's new place near its middle...
+        #expect(views[70].centerX > views[62].centerX + 20)
+        let settled = views[90]
+        #expect(abs(settled.centerX - 230) <= 0.25 * 80 + 20, "\(settled)")
+        // ...and holds still from there while the pointer wanders about it.
+        #expect(views[95...119].allSatisfy { $0.crop(in: Self.size) == views[95].crop(in: Self.size) }, "\(views[95...119].map(\.centerX))")
+    }
 }
