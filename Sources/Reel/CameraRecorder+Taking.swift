@@ -37,6 +37,7 @@ extension CameraRecorder {
         do {
             try await session.start()
         } catch {
+            if asked == nil { Recorder.releaseReservation(url) }
             pump.cancel()
             look.attach(nil)
             state.withLock { s in
@@ -66,7 +67,9 @@ extension CameraRecorder {
         } else {
             let folder = Recorder.defaultOutputDirectory()
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            url = try Recorder.newDatedFile(in: folder, container: take.container ?? .mp4)
+            // Reserved (made empty) so that no other recording takes the name; the take's
+            // recorder gives it back once its clips folder holds the name.
+            url = try Recorder.reserveDatedFile(in: folder, container: take.container ?? .mp4)
         }
         let recorder = Recorder(url: url, settings: take)
         // Nothing is recorded until `record()`: the first clip starts then.
@@ -127,7 +130,12 @@ extension CameraRecorder {
             throw ReelError(.notRunning, "the camera recorder is not running", hint: "call start() first")
         }
         let (recorder, url, asked, merges) = try newTake()
-        try output.attach(recorder)
+        do {
+            try output.attach(recorder)
+        } catch {
+            if asked == nil { Recorder.releaseReservation(url) }
+            throw error
+        }
         let pump = pumpEvents(of: recorder, merges: merges)
         state.withLock { $0.begin(recorder, url: url, askedFor: asked, pump: pump) }
         publish()

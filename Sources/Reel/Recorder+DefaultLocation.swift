@@ -1,5 +1,6 @@
 import Foundation
 import ReelSystem
+import Synchronization
 
 extension Recorder {
     /// The user's videos folder, where recordings go by default: `XDG_VIDEOS_DIR` from the
@@ -55,8 +56,10 @@ extension Recorder {
 
     /// Makes a new dated file in `folder`, empty, so that no other recording takes the name:
     /// `Reel 2026-11-29 at 14.05.09.mp4`, or `… (2).mp4` and on when recordings start in the
-    /// same second (names whose clips folder is there are left out). Record into it with the
-    /// overwrite setting on (the file is empty and the caller's own), or give it back with
+    /// same second (names whose clips folder is there are left out). A recorder of this process
+    /// records into it as into a free name, without the overwrite setting: it replaces the file
+    /// only while it is still the empty file made here (so a clip recording's merge at the stop
+    /// never replaces a file that appeared at the name meanwhile). Give it back with
     /// ``releaseReservation(_:)``, which a recording that records nothing must do.
     ///
     /// - Throws: `.permissionDenied` when the folder cannot be written, `.ioFailure` when it is
@@ -66,6 +69,8 @@ extension Recorder {
         for url in names {
             let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             if fd >= 0 {
+                var info = stat()
+                if fstat(fd, &info) == 0 { reservations.withLock { $0[url.standardizedFileURL.path] = ReservedFile(info) } }
                 close(fd)
                 return url
             }
@@ -85,23 +90,40 @@ extension Recorder {
     }
 
     /// Gives back a name ``reserveDatedFile(in:container:date:)`` made: removes the file if it is
-    /// still an empty regular file (a recording into it that recorded something is kept).
-    /// Returns whether it removed it.
+    /// still the empty regular file made then (a recording into it that recorded something is
+    /// kept; so is anything else at the name). Returns whether it removed it.
     @discardableResult
     public static func releaseReservation(_ url: URL) -> Bool {
+        // Only the empty file made here: a name given back already, or a file someone put at
+        // the name since, is not this process's to remove.
+        guard let made = reservations.withLock({ $0.removeValue(forKey: url.standardizedFileURL.path) }) else { return false }
         var info = stat()
-        guard lstat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size == 0 else { return false }
+        guard lstat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size == 0, ReservedFile(info) == made else { return false }
         return unlink(url.path) == 0
     }
 
-    /// The first of ``datedNames(in:container:date:)`` that nothing has now (a recorder never
-    /// replaces a file that appears at it meanwhile: it refuses to start).
-    package static func newDatedFile(in folder: URL, container: Container, date: Date = Date()) throws -> URL {
-        let names = datedNames(in: folder, container: container, date: date)
-        guard let free = names.first(where: { !FileManager.default.fileExists(atPath: $0.path) }) else {
-            throw ReelError(.fileExists, "\(folder.path) already holds every numbered name for a recording made now",
-                            hint: "give the recording a name of your own")
+    /// The dated names ``reserveDatedFile(in:container:date:)`` made in this process and not
+    /// given back, with the identity of the empty file each is.
+    private static let reservations = Mutex<[String: ReservedFile]>([:])
+
+    /// The empty file a reservation made: its identity and when it was made (an inode number
+    /// is given again to the next file made after one is removed).
+    private struct ReservedFile: Equatable {
+        var identity: FileIdentity
+        var changed: Int64
+
+        init(_ info: stat) {
+            identity = FileIdentity(info)
+            changed = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
         }
-        return free
+    }
+
+    /// Whether the file at `url` is a reservation of this process, still as it was made (the
+    /// same empty regular file): a recorder records into it as into a free name.
+    package static func isOwnReservation(_ url: URL) -> Bool {
+        guard let made = reservations.withLock({ $0[url.standardizedFileURL.path] }) else { return false }
+        var info = stat()
+        guard lstat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size == 0 else { return false }
+        return ReservedFile(info) == made
     }
 }

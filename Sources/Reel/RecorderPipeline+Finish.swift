@@ -126,7 +126,7 @@ extension RecorderPipeline {
         let merged: MergeSummary
         do {
             try session.mergeStarting()
-            merged = try session.merge(to: url, allowsReencoding: false, overwrite: settings.overwrite)
+            merged = try session.merge(to: url, allowsReencoding: false, overwrite: replacesFile)
         } catch var error as ReelError {
             try? session.recordingEnded(merged: false)
             error.hint = "the recording is in the clips in \(session.folder.path); \(LibraryHint.mergeTheClipsElsewhere(session.folder.path))"
@@ -167,7 +167,7 @@ extension RecorderPipeline {
         meter.update(completed: 0)
         let gif: GIFConverter.Summary
         do {
-            gif = try GIFConverter.convert(recorded, to: url, overwrite: settings.overwrite, meter: meter)
+            gif = try GIFConverter.convert(recorded, to: url, overwrite: replacesFile, meter: meter)
         } catch var error as ReelError {
             // The name taken meanwhile: recovering under that name would be refused as well.
             error.hint = error.code == .fileExists ? "\(kept); \(LibraryHint.nameTheGIF)" : error.hint.map { "\($0); \(kept)" } ?? kept

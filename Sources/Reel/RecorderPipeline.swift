@@ -95,11 +95,14 @@ final class RecorderPipeline: @unchecked Sendable {
         let clips = writesFile && settings.pauseMode == .clips
         if clips {
             // The merged file appears at the end; refuse now if it could not be written then.
-            if FileManager.default.fileExists(atPath: url.path) && !settings.overwrite {
+            if FileManager.default.fileExists(atPath: url.path) && !replacesFile {
                 throw ReelError(.fileExists, "\(url.path) already exists", hint: LibraryHint.allowOverwriting)
             }
             // A folder that holds another recording's clips is refused, never reused.
             try session.claim(target: url, keepsClips: settings.keepsClips)
+            // The clips folder holds the name from now on: a dated name reserved for the
+            // recording is given back, so that a crash leaves the folder and no empty file.
+            if Recorder.isOwnReservation(url) { Recorder.releaseReservation(url) }
         }
         do {
             // What the file cannot hold (H.264 in WebM, AAC in WebM) is refused before it is made.
@@ -114,7 +117,7 @@ final class RecorderPipeline: @unchecked Sendable {
                 // Never over anything: its name is new. The file it is made into is written at the stop.
                 file = .movie(try MovieFileSink(configuration: fileConfiguration(url: intermediate, overwrite: false, maximumFileSize: nil)))
             } else if writesFile {
-                file = .movie(try MovieFileSink(configuration: fileConfiguration(url: url, overwrite: settings.overwrite,
+                file = .movie(try MovieFileSink(configuration: fileConfiguration(url: url, overwrite: replacesFile,
                                                                                  maximumFileSize: settings.maxFileSize)))
             } else {
                 file = .none
@@ -129,6 +132,10 @@ final class RecorderPipeline: @unchecked Sendable {
     }
 
     var container: Container { settings.container(for: url) }
+    /// Whether the file at the recording's URL may be replaced: the settings allow it, or it is
+    /// still the empty file of a dated name this process reserved (asked at each use: a file
+    /// that appears at a released name meanwhile is never replaced unasked).
+    var replacesFile: Bool { settings.overwrite || Recorder.isOwnReservation(url) }
     /// The container written while recording: the container's intermediate, if it has one.
     var fileContainer: Container { container.intermediateContainer ?? container }
 
@@ -152,7 +159,7 @@ final class RecorderPipeline: @unchecked Sendable {
             throw ReelError(.invalidConfiguration, "a \(kind) is made at the stop, so the size it will have cannot be kept to a limit while recording",
                             hint: "limit the duration instead")
         }
-        if !settings.overwrite && FileManager.default.fileExists(atPath: url.path) {
+        if !settings.overwrite && !Recorder.isOwnReservation(url) && FileManager.default.fileExists(atPath: url.path) {
             throw ReelError(.fileExists, "\(url.path) already exists", hint: LibraryHint.allowOverwriting)
         }
     }

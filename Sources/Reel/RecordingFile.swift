@@ -79,7 +79,8 @@ public struct RecordingFile: Sendable, Hashable {
         guard access(folder.path, W_OK) == 0 else {
             throw ReelError(.permissionDenied, "cannot write to the folder \(folder.path)", hint: LibraryHint.chooseAnotherFolder)
         }
-        guard FileManager.default.fileExists(atPath: url.path) else { return }
+        // Nothing there, or the empty file of a dated name this process reserved for it.
+        guard FileManager.default.fileExists(atPath: url.path), !Recorder.isOwnReservation(url) else { return }
         if !overwrite && Recovery.isCutOff(url) && !RecordingLock.isBeingWritten(url) {
             // A crash's recording: overwriting would throw away what it holds.
             throw ReelError(.fileExists, "\(url.path) already exists and holds a recording that was cut off (a crash or a kill)",

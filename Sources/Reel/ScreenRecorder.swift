@@ -176,24 +176,17 @@ public final class ScreenRecorder: Sendable {
     public func startRecording(settings: Recorder.Settings = Recorder.Settings()) async throws -> Recorder {
         let folder = outputDirectory ?? Recorder.defaultOutputDirectory()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // The empty file is the recording's own: the recorder records into it (in clip mode it
+        // gives it back once the clips folder holds the name).
         let url = try Recorder.reserveDatedFile(in: folder, container: settings.container ?? .mp4)
-        // The empty file is the recording's own: it records into it.
-        var own = settings
-        own.overwrite = true
         let recorder: Recorder
         do {
-            recorder = try await startRecording(to: url, settings: own)
+            recorder = try await startRecording(to: url, settings: settings)
         } catch {
             Recorder.releaseReservation(url)
             throw error
         }
-        // In clip mode the file appears with the merge at the stop; the clips folder, made now,
-        // holds the name meanwhile (a crash leaves it, not an empty file beside it).
-        if own.pauseMode == .clips {
-            Recorder.releaseReservation(url)
-        } else {
-            state.withLock { $0.reservation = url }
-        }
+        state.withLock { $0.reservation = url }
         return recorder
     }
 

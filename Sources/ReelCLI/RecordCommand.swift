@@ -55,7 +55,7 @@ struct RecordCommand {
             }
             // Before the sources open: a bad name, folder or disk fails at once.
             if options.writesFile {
-                try RecordingFile(url: url).preflight(overwrite: options.overwrite || reserved, pauseMode: options.pauseMode,
+                try RecordingFile(url: url).preflight(overwrite: options.overwrite, pauseMode: options.pauseMode,
                                                       clipsFolder: options.keepClips,
                                                       minimumFreeSpace: options.minimumFreeSpace > 0 ? options.minimumFreeSpace : nil)
                 RecordingParts.tidyLeftovers(beside: url, console: console)
@@ -91,7 +91,7 @@ struct RecordCommand {
         }
         let videoSources = sources.filter { $0.kind == .video }
         var settings = Recorder.Settings(container: options.container, video: options.video, audio: options.audio,
-                                         mixesAudio: options.mixesAudio, overwrite: options.overwrite || reserved)
+                                         mixesAudio: options.mixesAudio, overwrite: options.overwrite)
         settings.maxRecordedDuration = options.limit
         settings.adaptsEncoderSpeed = options.adaptsEncoderSpeed
         settings.pauseMode = options.pauseMode
@@ -209,9 +209,6 @@ struct RecordCommand {
             for note in Self.leftoverNotes(cutOff: cutOff, unmerged: unmerged) { console.err("reel: note: \(note)") }
         }
         signals.started()
-        // In clip mode the file appears only with the merge at the stop; the clips folder, made
-        // now, holds the name meanwhile (a crash leaves it, not an empty file beside it).
-        if reserved && options.pauseMode == .clips { Recorder.releaseReservation(url) }
         // `f` steps the recorded picture through the looks: none, mono, comic, crystal, none…
         // The user's own --filter for that picture comes round again in the cycle.
         let picture = videoSources.first

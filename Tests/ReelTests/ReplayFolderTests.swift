@@ -85,4 +85,67 @@ import ReelTestSupport
             return e?.message.contains("does not exist") == true && e?.hint?.contains("-o") == false
         }
     }
+
+    /// A recording that stops at 1 s recorded of a small test pattern and a tone into `url`.
+    func record(to url: URL, settings: Recorder.Settings, afterStart: @Sendable () throws -> Void = {}) async throws -> Result<RecordingSummary, any Error> {
+        let session = CaptureSession(clock: ManualClock())
+        try session.addInput(TestPatternSource(size: PixelSize(width: 160, height: 120)))
+        try session.addInput(ToneSource())
+        var settings = settings
+        settings.video.preset = "ultrafast"
+        let recorder = Recorder(url: url, settings: settings)
+        recorder.maxRecordedDuration = MediaTime(seconds: 1)
+        try session.addOutput(recorder)
+        try await session.start()
+        try afterStart()
+        let result: Result<RecordingSummary, any Error>
+        do { result = .success(try await recorder.result()) } catch { result = .failure(error) }
+        await session.stop()
+        return result
+    }
+
+    /// A recorder records into a dated name this process reserved without being told it may
+    /// overwrite: the empty file is the recording's own.
+    @Test func aReservedNameIsRecordedIntoWithoutOverwriting() async throws {
+        let dir = try TemporaryDirectory()
+        let url = try Recorder.reserveDatedFile(in: dir.url, container: .mp4)
+        let made = try await record(to: url, settings: Recorder.Settings()).get()
+        #expect(Int(made.frames) > 0)
+        #expect(try MediaProbe.frameTimes(url).count == Int(made.frames))
+        // Recorded into: giving the name back keeps it.
+        #expect(!Recorder.releaseReservation(url))
+        #expect(FileManager.default.fileExists(atPath: url.path))
+    }
+
+    /// In clip mode the clips folder holds the name once the recording starts, and the reserved
+    /// empty file goes then (a crash leaves no empty file beside the clips). A file that someone
+    /// puts at the name meanwhile is never replaced by the merge at the stop: it is refused and
+    /// the clips are kept.
+    @Test func aClipRecordingsMergeNeverReplacesAFileThatAppearedAtItsName() async throws {
+        let dir = try TemporaryDirectory()
+        let url = try Recorder.reserveDatedFile(in: dir.url, container: .mp4)
+        let mine = Data("someone else's file".utf8)
+        let result = try await record(to: url, settings: Recorder.Settings(pauseMode: .clips)) {
+            #expect(!FileManager.default.fileExists(atPath: url.path), "the reservation was given back once the clips folder held the name")
+            try mine.write(to: url)
+        }
+        #expect(throws: ReelError.self) { try result.get() }
+        #expect(try Data(contentsOf: url) == mine)
+        let clips = RecordingSession.defaultFolder(for: url)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: clips.path).contains { $0.hasSuffix(".mp4") })
+    }
+
+    /// Only the empty file the reservation made is given back: an empty file put at the name in
+    /// its place is someone else's.
+    @Test func givingANameBackRemovesOnlyTheFileItMade() throws {
+        let dir = try TemporaryDirectory()
+        let url = try Recorder.reserveDatedFile(in: dir.url, container: .mp4)
+        try FileManager.default.removeItem(at: url)
+        #expect(FileManager.default.createFile(atPath: url.path, contents: nil))
+        #expect(!Recorder.releaseReservation(url))
+        #expect(FileManager.default.fileExists(atPath: url.path))
+        // Given back twice (or never reserved): nothing happens.
+        #expect(!Recorder.releaseReservation(url))
+        #expect(!Recorder.releaseReservation(dir.url.appendingPathComponent("other.mp4")))
+    }
 }
