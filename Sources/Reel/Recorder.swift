@@ -269,8 +269,11 @@ public final class Recorder: CaptureOutput {
         }
         noteRecordingFile()
         continuation.yield(.started(url))
+        // The encoders the recorder's thread opens (a clip's sound at each resume) count in the
+        // census of the task that prepared it (tests), as those prepare opened do.
+        let census = EncoderCensus.current
         let worker = WorkerThread(name: "reel.recorder") { [self] _ in
-            run(pipeline: pipeline, queue: queue, speed: speed)
+            EncoderCensus.$current.withValue(census) { run(pipeline: pipeline, queue: queue, speed: speed) }
         }
         state.withLock { $0.worker = worker }
         if let limit = settings.maxRecordedDuration, clock.isRealTime { watchLimit(limit, clock: clock) }

@@ -117,8 +117,9 @@ import ReelTestSupport
     }
 
     /// Clip mode cuts the one encode into clips: the replay buffer takes the same stream
-    /// across the pauses, and the whole recording costs one video encoder (it opened one a clip,
-    /// and refused a replay buffer).
+    /// across the pauses, and the whole recording, three clips, costs one video encoder (it
+    /// opened one a clip, and refused a replay buffer). The census counts on the recorder's
+    /// own thread too, where an encoder opened at a resume would be.
     @Test func clipModeFeedsAReplayBufferFromTheOneEncode() async throws {
         let dir = try TemporaryDirectory()
         var settings = Self.settings(seconds: 4)
@@ -127,24 +128,29 @@ import ReelTestSupport
         let url = dir.url.appendingPathComponent("clips.mp4")
         let buffer = try ReplayBuffer(duration: MediaTime(seconds: 10))
         let recorder = Recorder(url: url, settings: settings, replayBuffer: buffer)
-        recorder.pause(at: MediaTime(seconds: 2))
-        recorder.record(at: MediaTime(seconds: 3))
+        recorder.pause(at: MediaTime(seconds: 1))
+        recorder.record(at: MediaTime(seconds: 2))
+        recorder.pause(at: MediaTime(seconds: 3))
+        recorder.record(at: MediaTime(seconds: 4))
         let census = EncoderCensus()
         let summary = try await record(recorder, census: census)
         #expect(census.videoEncoders == 1, "one video encoder for every clip")
-        // (Each clip's sound comes from an audio encoder of its own, opened at the resume on the
-        // recorder's thread, where this task's census does not look.)
-        #expect(summary.clipCount == 2)
+        // Each clip's sound comes from an audio encoder of its own (finished at its pause, so
+        // that a paused clip is complete then), opened at the start and at each resume.
+        #expect(census.audioEncoders == 3, "an audio encoder a clip")
+        #expect(summary.clipCount == 3)
         #expect(summary.frames == 120)
         // The merged file, each clip, and the replay buffer: every frame recorded, once.
-        #expect(try counters(url) == Array(0..<60) + Array(90..<150))
+        let recorded: [Int64] = Array(0..<30) + Array(60..<90) + Array(120..<180)
+        #expect(try counters(url) == recorded)
         let clips = try FileManager.default.contentsOfDirectory(atPath: recorder.clipsFolder!.path)
             .filter { $0.hasPrefix("clip-") }.sorted()
-        #expect(clips.count == 2)
-        #expect(try counters(recorder.clipsFolder!.appendingPathComponent(clips[0])) == Array(0..<60))
-        #expect(try counters(recorder.clipsFolder!.appendingPathComponent(clips[1])) == Array(90..<150))
+        #expect(clips.count == 3)
+        #expect(try counters(recorder.clipsFolder!.appendingPathComponent(clips[0])) == Array(0..<30))
+        #expect(try counters(recorder.clipsFolder!.appendingPathComponent(clips[1])) == Array(60..<90))
+        #expect(try counters(recorder.clipsFolder!.appendingPathComponent(clips[2])) == Array(120..<180))
         let saved = try await buffer.save(to: dir.url.appendingPathComponent("replay.mp4"))
-        #expect(try counters(saved.url) == Array(0..<60) + Array(90..<150))
+        #expect(try counters(saved.url) == recorded)
     }
 
     @Test func aReplayOnlyRecorderRefusesAFileSizeLimit() async throws {
