@@ -25,6 +25,8 @@ public final class SampleHandlerOutput: CaptureOutput {
 
     private let handler: Handler
     private let capacity: Int
+    /// Whether samples are wanted now: while not, they are let go at once (no copy, no queue).
+    private let wanted: @Sendable () -> Bool
     private struct State {
         var queue: BoundedQueue<SourcedSample>?
         var worker: WorkerThread?
@@ -40,6 +42,15 @@ public final class SampleHandlerOutput: CaptureOutput {
     public init(capacity: Int = 64, handler: @escaping Handler) {
         self.handler = handler
         self.capacity = capacity
+        self.wanted = { true }
+    }
+
+    /// An output that calls `handler` for the samples that come while `wanted()` says so: an
+    /// output that stays in a session while its handler comes and goes.
+    package init(capacity: Int = 64, wanted: @escaping @Sendable () -> Bool, handler: @escaping Handler) {
+        self.handler = handler
+        self.capacity = capacity
+        self.wanted = wanted
     }
 
     /// Samples the handler did not get because it fell behind: late video frames discarded,
@@ -60,6 +71,7 @@ public final class SampleHandlerOutput: CaptureOutput {
     }
 
     public func consume(_ sample: SourcedSample) {
+        guard wanted() else { return }
         let isVideo: Bool
         if case .video = sample.sample { isVideo = true } else { isVideo = false }
         let (queue, late) = state.withLock { state -> (BoundedQueue<SourcedSample>?, Bool) in

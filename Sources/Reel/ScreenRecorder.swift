@@ -93,6 +93,11 @@ public final class ScreenRecorder: Sendable {
         /// The X11 window chosen by the first session (focus or click), kept for the sessions
         /// a restart builds, so that adding a recorder records the same window without asking.
         var window: UInt32?
+        /// The last change of session asked for (stopped, built or rebuilt): each waits for the
+        /// one before it.
+        var changes: Task<Void, Never>?
+        /// The recorder the running session records into, if any.
+        var sessionRecorder: Recorder?
     }
     private let state: Mutex<State>
 
@@ -138,13 +143,13 @@ public final class ScreenRecorder: Sendable {
     /// `Error?`. Capture goes on with the other sources. Throws `.alreadyRunning` if capture is
     /// already on, or why the screen or audio cannot be captured.
     public func startCapture(handler: @escaping CaptureHandler) async throws {
-        let recorder = try state.withLock { state -> Recorder? in
+        try state.withLock { state in
             guard state.handler == nil else { throw ReelError(.alreadyRunning, "screen capture is already running") }
             state.handler = handler
-            return state.recorder
         }
         do {
-            try await restart(handler: handler, recorder: recorder)
+            // A session that runs (a recording's) hands its samples to the handler from now on.
+            try await settle()
         } catch {
             state.withLock { $0.handler = nil }
             throw error
@@ -153,11 +158,8 @@ public final class ScreenRecorder: Sendable {
 
     /// Stops delivering samples (a recording in progress goes on).
     public func stopCapture() async {
-        let recorder = state.withLock { state -> Recorder? in
-            state.handler = nil
-            return state.recorder
-        }
-        if recorder == nil { await stopSession() }
+        state.withLock { $0.handler = nil }
+        try? await settle()
     }
 
     /// The folder ``startRecording(settings:)`` records into; `nil` (the default): the user's
@@ -195,13 +197,12 @@ public final class ScreenRecorder: Sendable {
     @discardableResult
     public func startRecording(to url: URL, settings: Recorder.Settings = Recorder.Settings()) async throws -> Recorder {
         let recorder = Recorder(url: url, settings: settings)
-        let handler = try state.withLock { state -> CaptureHandler? in
+        try state.withLock { state in
             guard state.recorder == nil else { throw ReelError(.alreadyRunning, "the screen is already being recorded") }
             state.recorder = recorder
-            return state.handler
         }
         do {
-            try await restart(handler: handler, recorder: recorder)
+            try await settle()
         } catch {
             state.withLock { $0.recorder = nil }
             throw error
@@ -212,8 +213,8 @@ public final class ScreenRecorder: Sendable {
     /// Stops recording, finalises the file and returns what it holds, with where it is
     /// (``RecordingSummary/url``). Capture goes on if it runs.
     public func stopRecording() async throws -> RecordingSummary {
-        let (recorder, handler, reservation) = state.withLock { state in
-            let taken = (state.recorder, state.handler, state.reservation)
+        let (recorder, reservation) = state.withLock { state in
+            let taken = (state.recorder, state.reservation)
             state.recorder = nil
             state.reservation = nil
             return taken
@@ -221,9 +222,8 @@ public final class ScreenRecorder: Sendable {
         guard let recorder else { throw ReelError(.notRunning, "the screen is not being recorded") }
         // A dated name that ends up with nothing recorded in it is given back.
         defer { if let reservation { Recorder.releaseReservation(reservation) } }
-        await stopSession()
-        // Capture goes on without the recorder.
-        if let handler { try? await restart(handler: handler, recorder: nil) }
+        // The session ends (and with it the recording); capture goes on without the recorder.
+        try? await settle()
         return try await recorder.result()
     }
 
@@ -260,19 +260,55 @@ public final class ScreenRecorder: Sendable {
         }
     }
 
-    private func stopSession() async {
+    /// The capture handler now, if capture is on.
+    private var captureHandler: CaptureHandler? { state.withLock { $0.handler } }
+
+    private func stopSessionNow() async {
         let session = state.withLock { state -> CaptureSession? in
             let s = state.session
             state.session = nil
+            state.sessionRecorder = nil
             return s
         }
         await session?.stop()
     }
 
-    /// (Re)builds the session for the outputs wanted now. A session's outputs are fixed while
-    /// it runs, so adding a recorder to a running capture restarts the sources (briefly).
-    private func restart(handler: CaptureHandler?, recorder: Recorder?) async throws {
-        await stopSession()
+    /// Runs `change` (a session stopped, built or rebuilt) once every change asked for before
+    /// it is done: two starts at once each built a session, and the later one's took the place
+    /// of the earlier, which ran on unseen (its sources capturing, its handler called).
+    private func serially(_ change: @escaping @Sendable () async throws -> Void) async throws {
+        let task = state.withLock { s -> Task<Void, any Error> in
+            let previous = s.changes
+            let task = Task {
+                await previous?.value
+                try await change()
+            }
+            s.changes = Task { _ = try? await task.value }
+            return task
+        }
+        try await task.value
+    }
+
+    /// Brings the session to what is wanted when its turn comes: none when neither capture nor
+    /// a recording is on; else one that records into the recorder (if any), built anew when the
+    /// recorder changed. A session's outputs are fixed while it runs, so adding a recorder to a
+    /// running capture restarts the sources (briefly); capture starting or stopping during a
+    /// recording changes nothing but where samples go.
+    private func settle() async throws {
+        try await serially { [self] in
+            let (wanted, running, recorder, recording) = state.withLock { s in
+                (s.handler != nil || s.recorder != nil, s.session != nil, s.recorder, s.sessionRecorder)
+            }
+            if !wanted { return await stopSessionNow() }
+            if running && recording === recorder { return }
+            try await rebuild()
+        }
+    }
+
+    private func rebuild() async throws {
+        await stopSessionNow()
+        let (capturing, recorder) = state.withLock { ($0.handler != nil, $0.recorder) }
+        guard capturing || recorder != nil else { return }
         let session = CaptureSession(clock: clock)
         let c = configuration
         var kinds: [String: SampleKind] = [:]
@@ -294,20 +330,25 @@ public final class ScreenRecorder: Sendable {
             try session.addInput(source)
             kinds[source.name] = .micAudio
         }
-        if let handler { try session.addOutput(SampleHandlerOutput { sample, kind in handler(sample, kind, nil) }) }
+        // The capture handler as it is when each sample comes: capture starts and stops while a
+        // recording's session runs on (a session's outputs are fixed while it runs).
+        try session.addOutput(SampleHandlerOutput(wanted: { [weak self] in self?.captureHandler != nil }) { [weak self] sample, kind in
+            self?.captureHandler?(sample, kind, nil)
+        })
         if let recorder { try session.addOutput(recorder) }
         try await session.start()
         state.withLock {
             $0.session = session
+            $0.sessionRecorder = recorder
             if let id = windowSource?.windowID { $0.window = id }
         }
         let continuation = self.continuation
-        Task {
+        Task { [weak self] in
             for await event in session.events {
                 continuation.yield(event)
                 switch event {
                 case .sourceLost(let source, let error), .sourceInterrupted(let source, let error):
-                    handler?(nil, kinds[source] ?? .video, error)
+                    self?.captureHandler?(nil, kinds[source] ?? .video, error)
                 default:
                     break
                 }

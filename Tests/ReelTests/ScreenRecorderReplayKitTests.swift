@@ -104,4 +104,71 @@ import ReelTestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).isEmpty)
         try await screen.discardRecording()   // nothing being recorded: nothing happens
     }
+
+    /// Capture and a recording started at once (two session changes in flight): the later
+    /// one's session took the place of the earlier one's, which ran on unseen, its handler
+    /// called after both were stopped. They now take turns; once both stop, nothing runs.
+    @Test func captureAndARecordingStartedTogetherLeaveNoSessionRunning() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))
+        let dir = try TemporaryDirectory()
+        let painting = try Self.keepPainting(xvfb)
+        defer { painting.cancel() }
+        for round in 0..<3 {
+            let screen = ScreenRecorder(configuration: .init(display: xvfb.display))
+            let delivered = Mutex(0)
+            async let capture: Void = screen.startCapture { (_: Sample, _: SampleKind) in delivered.withLock { $0 += 1 } }
+            async let recording = screen.startRecording(to: dir.url.appendingPathComponent("r\(round).mp4"), settings: fastSettings())
+            _ = try await (capture, recording)
+            try await Task.sleep(for: .milliseconds(400))
+            let summary = try await screen.stopRecording()
+            #expect(summary.frames > 0)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(delivered.withLock { $0 } > 0, "capture goes on after the recording stops")
+            await screen.stopCapture()
+            #expect(!screen.isActive)
+            let stopped = delivered.withLock { $0 }
+            try await Task.sleep(for: .milliseconds(600))
+            #expect(delivered.withLock { $0 } == stopped, "round \(round): a session ran on after capture and recording stopped")
+        }
+    }
+
+    /// Capture started and stopped while a recording runs: the handler gets samples only in
+    /// between, and the recording runs on, one file, uncut (starting capture rebuilt the
+    /// session, which ended the recording and failed: "this recorder has already recorded").
+    @Test func captureComesAndGoesWhileARecordingRunsOn() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))
+        let dir = try TemporaryDirectory()
+        let painting = try Self.keepPainting(xvfb)
+        defer { painting.cancel() }
+        let screen = ScreenRecorder(configuration: .init(display: xvfb.display))
+        let started = Date()
+        try await screen.startRecording(to: dir.url.appendingPathComponent("uncut.mp4"), settings: fastSettings())
+        try await Task.sleep(for: .milliseconds(300))
+        let delivered = Mutex(0)
+        try await screen.startCapture { (_: Sample, _: SampleKind) in delivered.withLock { $0 += 1 } }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(delivered.withLock { $0 } > 0)
+        await screen.stopCapture()
+        let stopped = delivered.withLock { $0 }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(delivered.withLock { $0 } == stopped, "samples after capture stopped")
+        #expect(screen.isRecording && screen.isActive)
+        let summary = try await screen.stopRecording()
+        let ran = Date().timeIntervalSince(started)
+        #expect(summary.duration.seconds > ran - 0.6, "recorded \(summary.duration.seconds) s of \(ran) s")
+        #expect(!screen.isActive)
+    }
+
+    /// Paints the whole screen a new colour every 30 ms (a session that runs delivers pictures).
+    static func keepPainting(_ xvfb: XvfbServer) throws -> Task<Void, Never> {
+        let painter = try ScreenPainter(display: xvfb.display)
+        return Task.detached {
+            var shade: UInt8 = 0
+            while !Task.isCancelled {
+                shade &+= 37
+                painter.fill(rect: PixelRect(x: 0, y: 0, width: 320, height: 240), red: shade, green: 255 &- shade, blue: 90)
+                try? await Task.sleep(for: .milliseconds(30))
+            }
+        }
+    }
 }
