@@ -113,6 +113,9 @@ public final class ReplayBuffer: PacketSink, Sendable {
     /// Why packets are held in memory though the buffer spills to disk (its disk filled), if so.
     public var spillError: ReelError? { spill.withLock { $0.error } }
 
+    /// Spill segments made on the thread that writes (none was made ahead in time).
+    package var spillSegmentsMadeInLine: Int { spill.withLock { $0.spill?.segmentsMadeInLine ?? 0 } }
+
     // MARK: PacketSink
 
     /// Takes note of a stream whose packets will follow.

@@ -7,6 +7,7 @@ import Foundation
 internal import CFFmpeg
 import ReelCore
 import ReelSystem
+import Synchronization
 
 /// Where a ``ReplayBuffer`` with a spill folder keeps the bytes of its packets: files on disk
 /// instead of the process's memory, for windows long enough (an hour of 1080p is gigabytes)
@@ -33,6 +34,18 @@ final class ReplaySpill: @unchecked Sendable {
     /// How much of a segment is written before its pages are handed back.
     static let releaseStride = 4 << 20
     private var current: ReplaySpillSegment?
+    /// The next segment, made on a thread of its own once the current one is half full, so that
+    /// the encoder's thread, which spills, does not wait for a file to be made, its blocks
+    /// reserved and mapped (tens of milliseconds on a slow disk) when the current one fills.
+    private let ahead = Ahead()
+    /// Segments made on the spilling thread because none was ready (the first is made at once,
+    /// by ``init(folder:segmentSize:)``).
+    private(set) var segmentsMadeInLine = 0
+
+    /// The segment made ahead, or why it could not be made.
+    private final class Ahead: Sendable {
+        let state = Mutex<(making: Bool, ready: Result<ReplaySpillSegment, ReelError>?)>((false, nil))
+    }
 
     /// A spill into `folder`; checks at once that a segment can be made there.
     ///
@@ -53,9 +66,10 @@ final class ReplaySpill: @unchecked Sendable {
         if current.map({ $0.free < size }) ?? true {
             current?.releaseWritten()
             current = nil
-            current = try ReplaySpillSegment(in: folder, size: max(segmentSize, size))
+            current = try nextSegment(holding: size)
         }
         guard let segment = current else { throw ReelError(.ioFailure, "no spill segment") }
+        if segment.used + size > segment.size / 2 { makeNextAhead() }
         let storage = try Packet()
         let offset = segment.used
         packet.withUnsafeBytes { bytes in
@@ -78,6 +92,42 @@ final class ReplaySpill: @unchecked Sendable {
         packet.copyProperties(into: storage.pointer)
         segment.releaseWrittenStretches()
         return packet.replacingStorage(with: storage)
+    }
+
+    /// A segment with room for `size` bytes: the one made ahead if it is ready and large
+    /// enough (or why it could not be made: the disk is full), else one made now.
+    private func nextSegment(holding size: Int) throws -> ReplaySpillSegment {
+        let ready = ahead.state.withLock { state -> Result<ReplaySpillSegment, ReelError>? in
+            guard !state.making, let ready = state.ready else { return nil }
+            state.ready = nil
+            return ready
+        }
+        switch ready {
+        case .success(let segment) where segment.size >= size:
+            return segment
+        case .failure(let error):
+            throw error
+        default:
+            segmentsMadeInLine += 1
+            return try ReplaySpillSegment(in: folder, size: max(segmentSize, size))
+        }
+    }
+
+    /// Starts making the next segment on a thread of its own, unless one is made or being made.
+    private func makeNextAhead() {
+        let start = ahead.state.withLock { state -> Bool in
+            guard !state.making, state.ready == nil else { return false }
+            state.making = true
+            return true
+        }
+        guard start else { return }
+        let (ahead, folder, size) = (ahead, folder, segmentSize)
+        Thread.detachNewThread {
+            let made = Result { () throws(ReelError) -> ReplaySpillSegment in
+                do { return try ReplaySpillSegment(in: folder, size: size) } catch { throw error as? ReelError ?? ReelError(.ioFailure, "\(error)") }
+            }
+            ahead.state.withLock { $0 = (false, made) }
+        }
     }
 }
 

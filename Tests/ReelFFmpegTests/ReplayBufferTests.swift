@@ -256,6 +256,24 @@ final class SyntheticRecording {
         #expect(Self.used(disk.url) - before < 1 << 20)
     }
 
+    /// The encoder's thread spills; the next segment (a file made, its blocks reserved, mapped)
+    /// is made ahead on a thread of its own once the current one is half full, so the encoder
+    /// never waits for the disk at a segment's end.
+    @Test func theNextSpillSegmentIsMadeAheadOfTheEncodersThread() throws {
+        let disk = try TemporaryDirectory()
+        let buffer = try ReplayBuffer(duration: MediaTime(value: 60, timescale: 1), maxBytes: nil, spillFolder: disk.url,
+                                      spillSegmentSize: 128 << 10)
+        let recording = try SyntheticRecording(sinks: [buffer], preset: "ultrafast")
+        // A second at a time, as a recording comes (the segment made ahead has time to be ready).
+        for _ in 0..<30 {
+            try recording.feed(30)
+            usleep(100_000)
+        }
+        #expect(buffer.statistics.bytes > 6 * (128 << 10), "several segments filled: \(buffer.statistics.bytes) bytes")
+        #expect(buffer.spillSegmentsMadeInLine == 0)
+        #expect(buffer.spillError == nil)
+    }
+
     @Test func aSpillDiskThatFillsKeepsThePacketsInMemory() async throws {
         let dir = try TemporaryDirectory()
         #expect { try ReplayBuffer(duration: MediaTime(value: 10, timescale: 1), maxBytes: nil, spillFolder: dir.url.appendingPathComponent("none")) } throws: {
