@@ -21,7 +21,9 @@ extension CaptureConnection {
     /// onto the screen. Empty `overlays` turn them off.
     ///
     /// **Everything typed is drawn, passwords too**, when ``PresenterOverlays/showsKeys`` is on:
-    /// Ctrl+Alt+K hides the captions and shows them again.
+    /// Ctrl+Alt+K hides the captions and shows them again. Keys pressed while a ``Recorder``
+    /// fed by this input is paused are never drawn (nor is the line typed before the pause
+    /// after it): pausing while typing a secret keeps it out.
     ///
     /// - Throws: ``ReelError/Code/invalidConfiguration`` when the input has no pictures or the
     ///   zoom factor is out of range.
@@ -34,14 +36,18 @@ extension CaptureConnection {
     }
 
     /// Starts the input's event source for a run, on `clock`; the stage to draw with, or `nil`
-    /// when there are no overlays.
-    func startPresenter(clock: any MediaClock, origin: MediaTime) throws -> PresenterStage? {
+    /// when there are no overlays. Keys pressed while one of `recorders` is paused (before its
+    /// first frame too: a `--delay`) never go into the captions.
+    func startPresenter(clock: any MediaClock, origin: MediaTime, recorders: [Recorder] = []) throws -> PresenterStage? {
         let setting = presenter.withLock { $0 }
         guard let events = setting.events, !setting.overlays.isEmpty else { return nil }
         let log = InputEventLog()
         try events.start(clock: clock) { log.append($0) }
         presenter.withLock { $0.log = log }
-        return PresenterStage(overlays: setting.overlays, log: log, origin: origin, realTime: clock.isRealTime)
+        let hidesKeys: (@Sendable (MediaTime) -> Bool)? = recorders.isEmpty ? nil : { @Sendable time in
+            recorders.contains { $0.isPaused(atSessionTime: time) }
+        }
+        return PresenterStage(overlays: setting.overlays, log: log, origin: origin, realTime: clock.isRealTime, hidesKeys: hidesKeys)
     }
 
     /// Stops the input's event source if a run started it.

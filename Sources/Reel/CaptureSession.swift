@@ -270,7 +270,8 @@ public final class CaptureSession: Sendable {
                     do {
                         for entry in inputs {
                             let receivers = connected.filter { $0.sees(entry.source) }.map(\.output)
-                            let presenter = try entry.connection.startPresenter(clock: clock, origin: origin)
+                            let recorders = receivers.compactMap { $0 as? Recorder }
+                            let presenter = try entry.connection.startPresenter(clock: clock, origin: origin, recorders: recorders)
                             try entry.source.start(context(for: entry, outputs: receivers, origin: origin, presenter: presenter))
                             startedSources.append(entry)
                         }

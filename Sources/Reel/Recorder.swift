@@ -189,6 +189,12 @@ public final class Recorder: CaptureOutput {
         }
     }
 
+    /// Whether the recording is paused at `time` on the session timeline (before its first
+    /// frame when it starts paused; false when not recording).
+    package func isPaused(atSessionTime time: MediaTime) -> Bool {
+        state.withLock { $0.machine.isPaused(at: time) }
+    }
+
     /// The clips of this recording (clip mode keeps one file per clip here); `nil` before it starts.
     public var recordingSession: RecordingSession? { state.withLock { $0.session } }
 

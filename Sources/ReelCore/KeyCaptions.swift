@@ -51,6 +51,13 @@ package struct KeyCaptions: Sendable {
         trim()
     }
 
+    /// Forgets the line (keys pressed while a recording was paused are never drawn, nor is what
+    /// was typed before the pause drawn after it).
+    package mutating func clear() {
+        segments = []
+        lastKey = nil
+    }
+
     /// The caption to draw at `time` with its opacity (1 whole, fading to 0), or `nil` when
     /// there is none.
     package func caption(at time: MediaTime) -> (text: String, opacity: Double)? {

@@ -5,7 +5,9 @@
 ///
 /// Set it on an input's ``CaptureConnection`` with an ``InputEventSource`` that says what the
 /// pointer and keyboard do. **Everything typed is shown, passwords too**: hide the captions
-/// with Ctrl+Alt+K (again to show them), or pause the recording while typing a secret.
+/// with Ctrl+Alt+K (again to show them), or pause the recording while typing a secret: keys
+/// pressed while a ``Recorder`` fed by the input is paused (or before its first frame, when it
+/// starts paused) are never drawn.
 public struct PresenterOverlays: Sendable, Hashable {
     /// Draws a ring where each mouse button is pressed, fading over half a second: yellow for
     /// the left button, blue for the right, green for the middle, each on a dark outline so

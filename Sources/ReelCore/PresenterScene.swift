@@ -99,6 +99,9 @@ package struct PresenterScene: Sendable {
         }
     }
 
+    /// Forgets the keys typed so far (the caption line goes).
+    package mutating func forgetKeys() { captions.clear() }
+
     /// What to draw on a picture of `size` at `time` (pictures in time order): moves the
     /// followed view one step.
     package mutating func drawing(at time: MediaTime, size: PixelSize) -> Drawing {

@@ -19,11 +19,18 @@ package final class PresenterStage: FrameStage, @unchecked Sendable {
     /// against it, whatever its source says.
     private var lastWasDrawn = false
     private let lock = NSLock()
+    /// Whether keys pressed at a time (on the pictures' timeline) are kept out of the captions:
+    /// while the recording they go into is paused.
+    private let hidesKeys: (@Sendable (MediaTime) -> Bool)?
 
     /// A stage drawing `overlays` from the events in `log`, whose times are on the session's
     /// clock; pictures' times count from `origin` on it. Off real time it waits for a free
     /// buffer rather than drop.
-    package init(overlays: PresenterOverlays, log: InputEventLog, origin: MediaTime, realTime: Bool) {
+    /// Keys pressed while `hidesKeys` says so (a recording paused) are dropped, and the caption
+    /// line is cleared at each picture then: a secret typed during a pause never shows.
+    package init(overlays: PresenterOverlays, log: InputEventLog, origin: MediaTime, realTime: Bool,
+                 hidesKeys: (@Sendable (MediaTime) -> Bool)? = nil) {
+        self.hidesKeys = hidesKeys
         self.log = log
         self.origin = origin
         scene = PresenterScene(overlays: overlays)
@@ -56,8 +63,11 @@ package final class PresenterStage: FrameStage, @unchecked Sendable {
     package func apply(to frame: VideoFrame) -> VideoFrame? {
         lock.lock(); defer { lock.unlock() }
         for event in log.take(through: origin + frame.presentationTime) {
-            scene.take(InputEvent(time: event.time - origin, event.kind))
+            let time = event.time - origin
+            if case .keyPressed = event.kind, let hidesKeys, hidesKeys(time) { continue }
+            scene.take(InputEvent(time: time, event.kind))
         }
+        if let hidesKeys, hidesKeys(frame.presentationTime) { scene.forgetKeys() }
         let drawing = scene.drawing(at: frame.presentationTime, size: frame.size)
         let crop = drawing.view?.crop(in: frame.size)
         guard !drawing.rings.isEmpty || drawing.cursor != nil || crop != nil || drawing.caption != nil else {

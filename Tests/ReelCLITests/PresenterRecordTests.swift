@@ -12,7 +12,8 @@ import ReelTestSupport
 
     /// Runs `reel record --json ARGS`; once it says it started, calls each step after its delay
     /// (seconds from the start) and waits for reel to finish.
-    func record(_ args: [String], steps: [(Double, () throws -> Void)]) async throws -> (status: Int32, stderr: String) {
+    func record(_ args: [String], steps: [(Double, () throws -> Void)],
+                started: (Int32) -> Void = { _ in }) async throws -> (status: Int32, stderr: String) {
         let process = Process()
         process.executableURL = ReelBinary.url
         process.arguments = ["record", "--json"] + args
@@ -25,6 +26,7 @@ import ReelTestSupport
             printed.withLock { $0 += String(decoding: data, as: UTF8.self) }
         }
         try process.run()
+        started(process.processIdentifier)
         let deadline = Date(timeIntervalSinceNow: 30)
         while !printed.withLock({ $0.contains("\"started\"") }), process.isRunning, Date() < deadline {
             try await Task.sleep(for: .milliseconds(20))
@@ -63,6 +65,38 @@ import ReelTestSupport
     static func isYellow(_ r: UInt8, _ g: UInt8, _ b: UInt8) -> Bool { r > 170 && g > 120 && b < 90 }
     static func isWhite(_ r: UInt8, _ g: UInt8, _ b: UInt8) -> Bool { r > 200 && g > 200 && b > 200 }
     static func isGrey(_ frame: [UInt8]) -> Bool { abs(Int(frame[(20 * size.width + 20) * 3]) - 100) < 25 }
+
+    @Test("keys typed while the recording is paused never show, after the resume either (a password typed in a pause showed with the next key)")
+    func keysTypedWhilePausedNeverShow() async throws {
+        let xvfb = try XvfbServer(size: Self.size)
+        let painter = try ScreenPainter(display: xvfb.display)
+        painter.fill(rect: PixelRect(x: 0, y: 0, width: 640, height: 360), red: 100, green: 100, blue: 100)
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("paused-keys.mp4")
+        let reel = Mutex<Int32>(0)
+        // SIGUSR1 pauses and resumes; "secretword" is typed in the pause.
+        let r = try await record(["--screen=\(xvfb.display)", "--no-cursor", "--show-keys", "--preset", "ultrafast",
+                                  "--duration", "4", "-o", url.path], steps: [
+            (0.5, { try xdotool(xvfb.display, ["type", "--delay", "50", "ab"]) }),
+            (1.2, { kill(reel.withLock { $0 }, SIGUSR1) }),
+            (1.5, { try xdotool(xvfb.display, ["type", "--delay", "50", "secretword"]) }),
+            (2.7, { kill(reel.withLock { $0 }, SIGUSR1) }),
+            (3.0, { try xdotool(xvfb.display, ["type", "--delay", "50", "c"]) }),
+        ], started: { pid in reel.withLock { $0 = pid } })
+        #expect(r.status == 0, "\(r.stderr)")
+        let frames = try MediaProbe.decodeRGB(url, width: Self.size.width, height: Self.size.height)
+        let area = PresenterStage.captionLayout("absecretwordc", in: Self.size).box
+        /// How wide the caption's letters are in a picture.
+        func width(_ frame: [UInt8]) -> Int {
+            let xs = Self.pixels(frame, in: area, Self.isWhite).map(\.x)
+            return (xs.max() ?? 0) - (xs.min() ?? 0)
+        }
+        let widths = frames.map(width)
+        let ab = widths.prefix(36).max() ?? 0
+        #expect(ab > 5, "\"ab\" shows before the pause: \(widths)")
+        #expect(widths.dropFirst(36).contains { $0 > 0 }, "\"c\" shows after the resume: \(widths)")
+        #expect(widths.allSatisfy { $0 <= ab + 2 }, "no caption wider than \"ab\" (the secret would be): \(widths)")
+    }
 
     @Test("a click shows a ring around its point and typed keys a caption, in the pictures after them only, gone after their fade")
     func clicksAndKeys() async throws {

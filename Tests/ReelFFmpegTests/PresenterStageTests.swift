@@ -36,10 +36,35 @@ import ReelCore
         }
     }
 
-    static func stage(_ overlays: PresenterOverlays, _ events: [InputEvent]) -> PresenterStage {
+    static func stage(_ overlays: PresenterOverlays, _ events: [InputEvent],
+                      hidesKeys: (@Sendable (MediaTime) -> Bool)? = nil) -> PresenterStage {
         let log = InputEventLog()
         for event in events { log.append(event) }
-        return PresenterStage(overlays: overlays, log: log, origin: .zero, realTime: false)
+        return PresenterStage(overlays: overlays, log: log, origin: .zero, realTime: false, hidesKeys: hidesKeys)
+    }
+
+    /// What is typed while the recording is paused never shows: not while paused, not after the
+    /// resume (a password typed during a pause showed with the next keys), and the line typed
+    /// before the pause goes with it.
+    @Test func keysTypedWhileThePauseLastsNeverShow() throws {
+        func typed(_ text: String, at start: Double) -> [InputEvent] {
+            text.enumerated().map { InputEvent(time: MediaTime(seconds: start + Double($0.offset) * 0.05), .keyPressed(KeyPress($0.element))) }
+        }
+        // Paused from 1.5 s to 3 s (and before 0.5 s: a --delay).
+        let paused: @Sendable (MediaTime) -> Bool = { $0.seconds < 0.5 || ($0.seconds >= 1.5 && $0.seconds < 3) }
+        let stage = Self.stage(PresenterOverlays(showsKeys: true),
+                               typed("pw", at: 0.1) + typed("user", at: 1.0) + typed("hunter2", at: 2.0) + typed("x", at: 3.2), hidesKeys: paused)
+        let alone = Self.stage(PresenterOverlays(showsKeys: true), typed("user", at: 1.0) + typed("x", at: 3.2))
+        let onlyX = Self.stage(PresenterOverlays(showsKeys: true), typed("x", at: 3.2))
+        func lit(_ stage: PresenterStage, at time: Double) throws -> Int { Self.lit(try #require(stage.apply(to: try Self.picture(at: time)))).count }
+        // Before the first pause ends nothing; then "user" as it would be alone.
+        #expect(try lit(stage, at: 0.4) == 0)
+        #expect(try lit(stage, at: 1.3) == (try lit(alone, at: 1.3)) && (try lit(alone, at: 1.3)) > 20, "user")
+        // Paused: nothing, though "hunter2" is typed.
+        for time in [1.6, 2.2, 2.9] { #expect(try lit(stage, at: time) == 0, "at \(time) s") }
+        // After the resume, "x" alone: not "userhunter2x", not "userx".
+        _ = try lit(onlyX, at: 3.1)
+        #expect(try lit(stage, at: 3.3) == (try lit(onlyX, at: 3.3)) && (try lit(onlyX, at: 3.3)) > 0, "x alone")
     }
 
     @Test(arguments: [(MouseButton.left, true), (.right, false)])
