@@ -62,6 +62,9 @@ package struct PresenterScene: Sendable {
     /// How near the centre of the view (a fraction of its half-width and half-height) a moving
     /// view brings the pointer before it holds still again.
     package static let settleFraction = 0.25
+    /// About how long the view takes to reach where it goes: it speeds up and slows down
+    /// smoothly (a critically damped spring), never jumping from still to full speed.
+    package static let panSmoothing = 0.2
     /// The longest gap between pictures the view moves over in one step (a longer gap, after
     /// dropped pictures, moves it no further than this one would).
     package static let longestStep = MediaTime(value: 1, timescale: 20)
@@ -74,6 +77,10 @@ package struct PresenterScene: Sendable {
     private var view: View?
     /// Whether the view is moving to bring the pointer back to its centre.
     private var moving = false
+    /// Where the view's centre is going (it comes to rest there), and how fast it moves now,
+    /// in pixels a second.
+    private var heading: (x: Double, y: Double)?
+    private var velocity = (x: 0.0, y: 0.0)
     private var lastPicture: MediaTime?
 
     /// A scene drawing `overlays`.
@@ -145,9 +152,11 @@ package struct PresenterScene: Sendable {
             } else if abs(goal.0 - current.centerX) <= Self.settleFraction * halfWidth && abs(goal.1 - current.centerY) <= Self.settleFraction * halfHeight {
                 moving = false
             }
-            if moving { target = goal }
+            if moving { heading = goal }
+            target = heading ?? target
         } else {
             moving = false
+            target = heading ?? target
         }
         let step = lastPicture.map { min(max(0, (time - $0).seconds), Self.longestStep.seconds) } ?? 0
         // Eased: half the way there every 50 ms, capped at the top speeds.
@@ -157,10 +166,35 @@ package struct PresenterScene: Sendable {
             return value + max(-limit, min(limit, move))
         }
         current.zoom = approach(current.zoom, targetZoom, limit: Self.zoomSpeed * step)
-        let pan = Self.panSpeed * width * step
-        current.centerX = approach(current.centerX, target.0, limit: pan)
-        current.centerY = approach(current.centerY, target.1, limit: pan)
+        let pan = Self.panSpeed * width
+        current.centerX = Self.glide(current.centerX, to: target.0, velocity: &velocity.x, step: step, topSpeed: pan)
+        current.centerY = Self.glide(current.centerY, to: target.1, velocity: &velocity.y, step: step, topSpeed: pan)
         view = current
         return current
+    }
+
+    /// One step of `step` seconds of a value moving to `target` as a critically damped spring
+    /// (``panSmoothing``) at no more than `topSpeed` a second, never past the target.
+    static func glide(_ value: Double, to target: Double, velocity: inout Double, step: Double, topSpeed: Double) -> Double {
+        guard step > 0 else { return value }
+        let omega = 2 / panSmoothing
+        let x = omega * step
+        let decay = 1 / (1 + x + 0.48 * x * x + 0.235 * x * x * x)
+        let change = max(-topSpeed * panSmoothing, min(topSpeed * panSmoothing, value - target))
+        let temp = (velocity + omega * change) * step
+        velocity = (velocity - omega * temp) * decay
+        var next = value - change + (change + temp) * decay
+        // Never past the target, nor faster than the top speed in one step; and still once there
+        // (within half a pixel, slow), not creeping toward it a fraction of a pixel at a time.
+        if (target - value > 0) == (next > target) || (abs(next - target) < 0.5 && abs(velocity) < 10) {
+            next = target
+            velocity = 0
+        }
+        let limit = topSpeed * step
+        if abs(next - value) > limit {
+            next = value + (next > value ? limit : -limit)
+            velocity = (next - value) / step
+        }
+        return next
     }
 }
