@@ -44,7 +44,11 @@ int reel_connect(struct reel_pw_connection *c, const char *remote, const char *t
     pw_init(NULL, NULL);
     c->loop = pw_thread_loop_new(thread_name, NULL);
     if (c->loop == NULL) { reel_copy_text(error, error_size, "cannot make PipeWire's loop"); return -1; }
-    c->context = pw_context_new(pw_thread_loop_get_loop(c->loop), NULL, 0);
+    /* client-rt.conf loads module-rt: the data thread, where sound is taken from the graph
+     * (PW_STREAM_FLAG_RT_PROCESS), runs real-time where the system allows it (RTKit, or the
+     * rlimits of root). Under load, a client thread of normal priority came too late for the
+     * graph's cycle and PipeWire went on without it: that cycle's sound was lost. */
+    c->context = pw_context_new(pw_thread_loop_get_loop(c->loop), pw_properties_new(PW_KEY_CONFIG_NAME, "client-rt.conf", NULL), 0);
     if (c->context == NULL) { reel_copy_text(error, error_size, "cannot make a PipeWire context"); return -1; }
     if (pw_thread_loop_start(c->loop) < 0) { reel_copy_text(error, error_size, "cannot start PipeWire's thread"); return -1; }
     pw_thread_loop_lock(c->loop);
