@@ -44,7 +44,9 @@ extension RecordOptions {
         var offsetGiven: Set<AudioTarget> = []
         for text in args.all("audio-offset").compactMap({ $0 }) {
             let (targets, body) = try split(text, option: "audio-offset")
-            let trimmed = body.hasSuffix("ms") ? String(body.dropLast(2)) : body
+            var trimmed = body.hasSuffix("ms") ? String(body.dropLast(2)) : body
+            // "+200" as the help writes it (±MS): later by 200 ms.
+            if trimmed.hasPrefix("+") { trimmed.removeFirst() }
             guard let ms = ValueParser.decimal(trimmed, signed: true), ms.isFinite, abs(ms) <= 10_000 else {
                 throw UsageError("--audio-offset needs milliseconds from -10000 to 10000, e.g. 200 or -150, not '\(body)'")
             }
@@ -85,18 +87,20 @@ extension RecordOptions {
         }
     }
 
-    /// Refuses a negative `--audio-offset` at least as long as the recording (`--duration`,
-    /// `--max-duration`): it moves the source's sound earlier by that much, so none of it would
-    /// be in the file, and the source would look as if it had failed.
+    /// Refuses an `--audio-offset` at least as long as the recording (`--duration`,
+    /// `--max-duration`): it moves the source's sound earlier (or later) by that much, so none
+    /// of it would be in the file, and the source would look as if it had failed (later: a
+    /// silent track, said to be complete).
     func refuseOffsetsAsLongAsTheRecording() throws {
         guard let limit else { return }
         for target in AudioTarget.allCases {
-            guard let offset = sound[target]?.offset, offset < .zero, MediaTime.zero - offset >= limit else { continue }
+            guard let offset = sound[target]?.offset, offset != .zero, (offset < .zero ? MediaTime.zero - offset : offset) >= limit else { continue }
             let longest = Int((limit.seconds * 1000).rounded(.up)) - 1
+            let way = offset < .zero ? "earlier" : "later"
             throw UsageError("--audio-offset \(Int((offset.seconds * 1000).rounded())) moves the \(target.rawValue) source's sound "
-                             + "\(String(format: "%g", -offset.seconds)) s earlier, at least as long as the whole recording "
+                             + "\(String(format: "%g", abs(offset.seconds))) s \(way), at least as long as the whole recording "
                              + "(\(String(format: "%g", limit.seconds)) s): none of it would be recorded. For this recording the offset "
-                             + "must be between -\(longest) and 10000 ms (a late Bluetooth headset or USB microphone needs a few hundred)")
+                             + "must be between -\(longest) and \(longest) ms (a late Bluetooth headset or USB microphone needs a few hundred)")
         }
     }
 

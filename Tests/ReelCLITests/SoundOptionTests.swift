@@ -67,10 +67,16 @@ import ReelTestSupport
             do { try options(args).validateCombinations(); return nil } catch { return (error as? UsageError)?.message ?? "\(error)" }
         }
         let message = refusal(["--tone", "--audio-offset", "-3000", "--duration", "2"])
-        #expect(message?.contains("none of it would be recorded") == true && message?.contains("between -1999 and 10000") == true,
+        #expect(message?.contains("none of it would be recorded") == true && message?.contains("between -1999 and 1999") == true,
                 "\(message ?? "accepted")")
         #expect(refusal(["--tone", "--audio-offset", "-1500", "--duration", "2"]) == nil)
         #expect(refusal(["--tone", "--audio-offset", "-5000"]) == nil, "no length known: a stop decides")
+        // Later by as long (s4-31 finding 3: a silent track said to be complete), and "+200" as
+        // the help writes it.
+        let later = refusal(["--tone", "--audio-offset", "3000", "--duration", "3"])
+        #expect(later?.contains("3 s later") == true && later?.contains("none of it would be recorded") == true, "\(later ?? "accepted")")
+        #expect(refusal(["--tone", "--audio-offset", "+200", "--duration", "3"]) == nil)
+        #expect(try options(["--tone", "--audio-offset", "+200"]).sound[.tone]?.offset == MediaTime(value: 200_000, timescale: 1_000_000))
     }
 
     /// A stranger's finding: `--audio-filter atempo=2` was taken, and the recording then ended
