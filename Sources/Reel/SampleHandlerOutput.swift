@@ -28,8 +28,7 @@ public final class SampleHandlerOutput: CaptureOutput {
     /// Whether samples are wanted now: while not, they are let go at once (no copy, no queue).
     private let wanted: @Sendable () -> Bool
     private struct State {
-        var queue: BoundedQueue<SourcedSample>?
-        var worker: WorkerThread?
+        var worker: OutputWorker<SourcedSample>?
         var realTime = true
         /// Video frames of each source waiting in the queue (at most one under a real-time clock).
         var waitingFrames: [SourceID: Int] = [:]
@@ -62,11 +61,11 @@ public final class SampleHandlerOutput: CaptureOutput {
         try state.withLock { state in
             guard state.worker == nil else { throw ReelError(.alreadyRunning, "the sample handler output is already running") }
             let realTime = clock.isRealTime
-            let queue = BoundedQueue<SourcedSample>(capacity: capacity, policy: realTime ? .dropNewest : .block)
-            state.queue = queue
             state.realTime = realTime
             state.waitingFrames = [:]
-            state.worker = WorkerThread(name: "reel.samples") { [self] _ in run(queue: queue, realTime: realTime) }
+            state.worker = OutputWorker(name: "reel.samples", channel: Channel<SourcedSample>(capacity: capacity, policy: realTime ? .dropNewest : .block)) {
+                [self] queue in run(queue: queue, realTime: realTime)
+            }
         }
     }
 
@@ -74,15 +73,15 @@ public final class SampleHandlerOutput: CaptureOutput {
         guard wanted() else { return }
         let isVideo: Bool
         if case .video = sample.sample { isVideo = true } else { isVideo = false }
-        let (queue, late) = state.withLock { state -> (BoundedQueue<SourcedSample>?, Bool) in
-            guard let queue = state.queue else { return (nil, false) }
-            guard isVideo else { return (queue, false) }
+        let (worker, late) = state.withLock { state -> (OutputWorker<SourcedSample>?, Bool) in
+            guard let worker = state.worker else { return (nil, false) }
+            guard isVideo else { return (worker, false) }
             if state.realTime && state.waitingFrames[sample.source, default: 0] >= 1 { return (nil, true) }
             state.waitingFrames[sample.source, default: 0] += 1
-            return (queue, false)
+            return (worker, false)
         }
         if late { dropped.add(1, ordering: .relaxed); return }
-        guard let queue, !queue.push(sample) else { return }
+        guard let worker, !worker.send(sample) else { return }
         dropped.add(1, ordering: .relaxed)
         if isVideo { frameLeftQueue(from: sample.source) }
     }
@@ -94,19 +93,16 @@ public final class SampleHandlerOutput: CaptureOutput {
     public func sourceEvent(_ event: SourceEvent, from source: SourceID) {}
 
     public func finish() async {
-        let (queue, worker) = state.withLock { state in
-            let taken = (state.queue, state.worker)
-            state.queue = nil
-            state.worker = nil
-            return taken
+        let worker = state.withLock { state in
+            defer { state.worker = nil }
+            return state.worker
         }
-        queue?.close()
         guard let worker else { return }
-        await CaptureSession.offload { worker.join() }
+        await CaptureSession.offload { worker.finish() }
     }
 
     /// The worker: hands each sample to the handler, a video frame as the output's own copy.
-    private func run(queue: BoundedQueue<SourcedSample>, realTime: Bool) {
+    private func run(queue: Channel<SourcedSample>, realTime: Bool) {
         var pools: [SourceID: FramePool] = [:]
         while let delivery = next(from: queue, pools: &pools, realTime: realTime) {
             guard let sample = delivery.sample else { continue }
@@ -116,9 +112,9 @@ public final class SampleHandlerOutput: CaptureOutput {
 
     /// The next sample for the handler (`nil` for a frame dropped), with the source's frame
     /// released before the handler runs; `nil` once the queue is closed and empty.
-    private func next(from queue: BoundedQueue<SourcedSample>, pools: inout [SourceID: FramePool],
+    private func next(from queue: Channel<SourcedSample>, pools: inout [SourceID: FramePool],
                       realTime: Bool) -> (sample: Sample?, kind: SampleKind)? {
-        guard let queued = queue.pop() else { return nil }
+        guard let queued = queue.receive() else { return nil }
         guard case .video(let frame) = queued.sample else { return (queued.sample, queued.kind) }
         frameLeftQueue(from: queued.source)
         let pool: FramePool
