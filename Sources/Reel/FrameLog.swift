@@ -29,8 +29,7 @@ public final class FrameLog: CaptureOutput {
         let presentation: MediaTime
     }
     private struct State {
-        var queue: BoundedQueue<Row>?
-        var worker: WorkerThread?
+        var worker: OutputWorker<Row>?
         var origin = MediaTime.zero
         var started = false
     }
@@ -88,7 +87,7 @@ public final class FrameLog: CaptureOutput {
             return error
         }) { open(path.path, flags, 0o644) }
         let names = Dictionary(uniqueKeysWithValues: sources.map { ($0.id, Self.quoted($0.name)) })
-        let queue = BoundedQueue<Row>(capacity: 4096, policy: clock.isRealTime ? .dropNewest : .block)
+        let queue = Channel<Row>(capacity: 4096, policy: clock.isRealTime ? .dropNewest : .block)
         dropped.store(0, ordering: .relaxed)
         written.store(0, ordering: .relaxed)
         failure.withLock { $0 = nil }
@@ -99,28 +98,26 @@ public final class FrameLog: CaptureOutput {
             }
             s.started = true
             s.origin = origin
-            s.queue = queue
             let header = recorder == nil ? "source,name,frame,capture_time,presentation_time\n" : Self.rawHeader
-            s.worker = WorkerThread(name: "reel.framelog") { [self] _ in
+            s.worker = OutputWorker(name: "reel.framelog", channel: queue) { [self] queue in
                 write(fd: fd, queue: queue, names: names, header: header, pendingName: replaces ? path : nil)
             }
         }
     }
 
     public func consume(_ sample: SourcedSample) {
-        guard case .video(let frame) = sample.sample, let (queue, origin) = state.withLock({ s in s.queue.map { ($0, s.origin) } }) else { return }
+        guard case .video(let frame) = sample.sample, let (worker, origin) = state.withLock({ s in s.worker.map { ($0, s.origin) } }) else { return }
         let row = Row(source: sample.source, frame: frame.sequenceNumber,
                       capture: frame.captureTime ?? origin + frame.presentationTime, presentation: frame.presentationTime)
-        if !queue.push(row) { dropped.add(1, ordering: .relaxed) }
+        if !worker.send(row) { dropped.add(1, ordering: .relaxed) }
     }
 
     public func sourceEvent(_ event: SourceEvent, from source: SourceID) {}
 
     public func finish() async {
-        let (queue, worker) = state.withLock { s in (s.queue, s.worker) }
-        queue?.close()
-        if let worker { await CaptureSession.offload { worker.join() } }
-        state.withLock { s in s.queue = nil; s.worker = nil }
+        let worker = state.withLock { $0.worker }
+        if let worker { await CaptureSession.offload { worker.finish() } }
+        state.withLock { $0.worker = nil }
         // Rewritten only if this log wrote the file (it has rows) and could write all of it.
         guard worker != nil, rowsWritten > 0, error == nil, let recorder else { return }
         // Now if the recording has ended (else when it does, on its thread).
@@ -209,7 +206,7 @@ public final class FrameLog: CaptureOutput {
 
     /// Writes the rows; `pendingName` is where the file is until its first row, when it takes
     /// the log's name (without any row it goes, and a log it was to replace stays).
-    private func write(fd: Int32, queue: BoundedQueue<Row>, names: [SourceID: String], header: String, pendingName: URL?) {
+    private func write(fd: Int32, queue: Channel<Row>, names: [SourceID: String], header: String, pendingName: URL?) {
         var buffer = header
         var failed = false
         var pendingName = pendingName
@@ -221,7 +218,7 @@ public final class FrameLog: CaptureOutput {
                 report(error as? ReelError ?? ReelError(.ioFailure, "cannot write the frame log \(url.path)"))
             }
         }
-        while let row = queue.pop() {
+        while let row = queue.receive() {
             if let pending = pendingName {
                 // A rename ignores locks: a recording begun there meanwhile is never replaced.
                 if Recovery.isBeingRecorded(url) {
