@@ -60,8 +60,8 @@ public final class Compositor: CaptureOutput {
         var frames: [SourceID: [VideoFrame]] = [:]
         /// Which source drives, in what order they are drawn, whether the composed stream is out.
         var selection = CompositionDriver(sources: [], outputRate: FrameRate(30))
-        var queue: BoundedQueue<Job>?
-        var worker: WorkerThread?
+        var queue: Channel<Job>?
+        var worker: OutputWorker<Job>?
         var realTime = true
         /// The time of the last composed frame (off real time, other sources wait to stay near it).
         var composedUpTo = MediaTime.zero
@@ -209,7 +209,7 @@ public final class Compositor: CaptureOutput {
             Task { for output in done { await output.finish() } }
             throw error
         }
-        let queue = BoundedQueue<Job>(capacity: 4, policy: clock.isRealTime ? .dropNewest : .block)
+        let queue = Channel<Job>(capacity: 4, policy: clock.isRealTime ? .dropNewest : .block)
         let pool = FramePool(format: .yuv420p, size: size, capacity: 6)
         composed.store(0, ordering: .relaxed)
         dropped.store(0, ordering: .relaxed)
@@ -227,7 +227,7 @@ public final class Compositor: CaptureOutput {
             s.queue = queue
             s.realTime = clock.isRealTime
         }
-        let worker = WorkerThread(name: "reel.compositor") { [self] _ in
+        let worker = OutputWorker(name: "reel.compositor", channel: queue) { [self] queue in
             run(queue: queue, pool: pool, outputs: outputs, realTime: clock.isRealTime)
         }
         state.withLock { $0.worker = worker }
@@ -239,7 +239,7 @@ public final class Compositor: CaptureOutput {
             for output in state.withLock({ $0.outputs }) { output.consume(sample) }
         case .video(let frame):
             if !state.withLock({ $0.realTime }) { holdBack(frame, from: sample.source) }
-            let (queue, drives) = state.withLock { s -> (BoundedQueue<Job>?, Bool) in
+            let (queue, drives) = state.withLock { s -> (Channel<Job>?, Bool) in
                 guard s.selection.contains(sample.source) else { return (nil, false) }
                 var held = s.frames[sample.source, default: []]
                 held.append(frame)
@@ -248,7 +248,7 @@ public final class Compositor: CaptureOutput {
                 return (s.queue, s.selection.frameArrived(from: sample.source, at: frame.presentationTime))
             }
             arrived.lock(); arrived.broadcast(); arrived.unlock()
-            if drives, let queue, !queue.push(Job(source: sample.source, frame: frame)) { dropped.add(1, ordering: .relaxed) }
+            if drives, let queue, queue.send(Job(source: sample.source, frame: frame)) != .queued { dropped.add(1, ordering: .relaxed) }
         }
     }
 
@@ -299,7 +299,7 @@ public final class Compositor: CaptureOutput {
     public func finish() async {
         let (queue, worker, outputs) = state.withLock { s in (s.queue, s.worker, s.outputs) }
         queue?.close()
-        if let worker { await CaptureSession.offload { worker.join() } }
+        if let worker { await CaptureSession.offload { worker.finish() } }
         for output in outputs { await output.finish() }
         state.withLock { s in
             s.machine.finished()
@@ -339,11 +339,11 @@ public final class Compositor: CaptureOutput {
         }
     }
 
-    private func run(queue: BoundedQueue<Job>, pool: FramePool, outputs: [any CaptureOutput], realTime: Bool) {
+    private func run(queue: Channel<Job>, pool: FramePool, outputs: [any CaptureOutput], realTime: Bool) {
         var scalers: [SourceID: FrameScaler] = [:]
         var lastIndex = Int64.min
         let filter = FilterStage(control: filterControl, realTime: realTime) { [weak self] _, error in self?.filterFailure.withLock { $0 = error } }
-        while let job = queue.pop() {
+        while let job = queue.receive() {
             let driving = job.frame
             let rate = state.withLock { $0.settings.frameRate }
             let index = rate.frameIndex(at: driving.presentationTime, rounding: .nearest)
