@@ -65,7 +65,7 @@ extension Recorder {
     /// are let go, and ``result()`` returns the failure. Without it the thread would wait for
     /// samples until the process ends.
     package func release() {
-        let queue = state.withLock { s -> BoundedQueue<SourcedSample>? in
+        let queue = state.withLock { s -> Channel<SourcedSample>? in
             s.released = true
             return s.queue
         }
@@ -115,5 +115,5 @@ extension Recorder {
 
 extension Recorder {
     /// Whether the recorder's thread has ended (or never began).
-    package var workerHasEnded: Bool { state.withLock { $0.worker }?.isFinished ?? true }
+    package var workerHasEnded: Bool { state.withLock { $0.worker }?.hasEnded ?? true }
 }

@@ -49,8 +49,8 @@ public final class Recorder: CaptureOutput {
         var settings: Settings
         /// The lifecycle, pause requests and sources gone: decided here, acted on outside the lock.
         var machine = RecorderStateMachine()
-        var queue: BoundedQueue<SourcedSample>?
-        var worker: WorkerThread?
+        var queue: Channel<SourcedSample>?
+        var worker: OutputWorker<SourcedSample>?
         var outcome: Result<RecordingSummary, ReelError>?
         var waiters: [CheckedContinuation<Result<RecordingSummary, ReelError>, Never>] = []
         var sourceNames: [SourceID: String] = [:]
@@ -249,7 +249,7 @@ public final class Recorder: CaptureOutput {
             continuation.yield(paused ? .paused(recorded: at) : .resumed(recorded: at))
             self.report(pipeline.progress(droppedAudio: self.droppedAudio))
         }
-        let queue = BoundedQueue<SourcedSample>(capacity: 512, policy: clock.isRealTime ? .dropNewest : .block)
+        let queue = Channel<SourcedSample>(capacity: 512, policy: clock.isRealTime ? .dropNewest : .block)
         queuedVideo.reset()
         let gauge = backlogGauge
         let speed = EncoderSpeedControl(preset: pipeline.plan.video?.settings.effectivePreset ?? settings.video.effectivePreset,
@@ -278,7 +278,7 @@ public final class Recorder: CaptureOutput {
         // The encoders the recorder's thread opens (a clip's sound at each resume) count in the
         // census of the task that prepared it (tests), as those prepare opened do.
         let census = EncoderCensus.current
-        let worker = WorkerThread(name: "reel.recorder") { [self] _ in
+        let worker = OutputWorker(name: "reel.recorder", channel: queue) { [self] queue in
             EncoderCensus.$current.withValue(census) { run(pipeline: pipeline, queue: queue, speed: speed) }
         }
         state.withLock { $0.worker = worker }
@@ -298,19 +298,19 @@ public final class Recorder: CaptureOutput {
             // recorder that falls behind (a slow disk) drops frames, which the file's timing
             // absorbs, long before it must drop audio. A refused frame shows as a gap in its
             // source's frame numbers and is counted when the next frame is written.
-            if queue.policy == .dropNewest && queue.pendingCount >= queue.capacity / 2 {
+            if queue.policy == .dropNewest && Int64(queue.pendingCount) >= queue.bound / 2 {
                 if sample.source == videoSource { noteRefused(frame) }
                 return
             }
             // Counted before it can be taken, so the count never goes below the queue's.
             if sample.source == videoSource { queuedVideo.queued() }
-            if !queue.push(sample), sample.source == videoSource {
+            if queue.send(sample) != .queued, sample.source == videoSource {
                 queuedVideo.taken()
                 if !queue.isClosed { noteRefused(frame) }
             }
         case .audio(let buffer):
             if queue.policy == .block { waitForVideo(upTo: buffer.presentationTime) }
-            if !queue.push(sample), !queue.isClosed { noteRefused(buffer, from: sample.source) }
+            if queue.send(sample) != .queued, !queue.isClosed { noteRefused(buffer, from: sample.source) }
         }
     }
 
@@ -395,7 +395,7 @@ public final class Recorder: CaptureOutput {
         if case .some(let frames) = ended { handler(frames) }
     }
 
-    private func run(pipeline: RecorderPipeline, queue: BoundedQueue<SourcedSample>, speed: EncoderSpeedControl) {
+    private func run(pipeline: RecorderPipeline, queue: Channel<SourcedSample>, speed: EncoderSpeedControl) {
         let result: Result<RecordingSummary, ReelError>
         do {
             // The first as soon as something is recorded (a reader learns that recording has
@@ -403,7 +403,7 @@ public final class Recorder: CaptureOutput {
             var nextProgress = MediaTime.zero
             var notices = FrameDropNotices()
             var dropsSeen: Int64 = 0  // counted, when the notices were last looked at
-            while let sample = queue.pop() {
+            while let sample = queue.receive() {
                 handOverDrops(to: pipeline)
                 if case .video(let frame) = sample.sample, sample.source == pipeline.plan.videoSource,
                    let change = try speed.takeFrame(frame, pipeline: pipeline) {
@@ -464,7 +464,7 @@ public final class Recorder: CaptureOutput {
             result = .failure(failure)
         }
         // Drain anything left so source buffers return to their pools.
-        while queue.pop() != nil {}
+        while queue.receive() != nil {}
         switch result {
         case .success(let summary):
             report(RecordingProgress(duration: summary.duration, maxDuration: pipeline.limit,

@@ -92,20 +92,20 @@ import ReelSystem
         frame.withUnsafePlane(1) { bytes, stride in #expect(bytes.count == stride * 15) }
     }
 
-    @Test func boundedQueueDropsOrBlocks() {
-        let dropping = BoundedQueue<Int>(capacity: 2, policy: .dropNewest)
-        #expect(dropping.push(1) && dropping.push(2))
-        #expect(!dropping.push(3))
-        #expect(dropping.pop() == 1)
+    @Test func boundedChannelDropsOrBlocks() {
+        let dropping = Channel<Int>(capacity: 2, policy: .dropNewest)
+        #expect(dropping.send(1) == .queued && dropping.send(2) == .queued)
+        #expect(dropping.send(3) == .dropped)
+        #expect(dropping.receive() == 1)
         dropping.close()
-        #expect(dropping.pop() == 2)
-        #expect(dropping.pop() == nil)
+        #expect(dropping.receive() == 2)
+        #expect(dropping.receive() == nil)
 
-        let blocking = BoundedQueue<Int>(capacity: 1, policy: .block)
-        blocking.push(1)
-        Thread { Thread.sleep(forTimeInterval: 0.05); _ = blocking.pop() }.start()
-        #expect(blocking.push(2), "waits for room instead of dropping")
-        #expect(blocking.pop() == 2)
+        let blocking = Channel<Int>(capacity: 1, policy: .block)
+        blocking.send(1)
+        Thread { Thread.sleep(forTimeInterval: 0.05); _ = blocking.receive() }.start()
+        #expect(blocking.send(2) == .queued, "waits for room instead of dropping")
+        #expect(blocking.receive() == 2)
     }
 }
 
