@@ -1,6 +1,7 @@
 import Foundation
 import ReelCore
 import ReelSystem
+import Synchronization
 
 /// Where a ``FileWriteQueue`` puts its bytes: the file (``SystemFileOutput``), or in tests an
 /// output that holds or fails writes on cue.
@@ -47,7 +48,7 @@ package final class FileWriteQueue: @unchecked Sendable {
     /// for seconds costs no frame.
     package static let defaultMaxBytes: Int64 = 64 << 20
 
-    private struct Chunk {
+    private struct Chunk: Sendable {
         var offset: Int64
         var bytes: [UInt8]
     }
@@ -55,27 +56,21 @@ package final class FileWriteQueue: @unchecked Sendable {
     /// The most bytes waiting (or being written) at once before ``enqueue(_:at:)`` waits.
     package let maxBytes: Int64
     private let output: any FileOutput
-    private let condition = NSCondition()
-    // Guarded by `condition`.
-    private var chunks: [Chunk] = []
-    private var head = 0
-    private var queued: Int64 = 0
-    private var most: Int64 = 0
-    private var written: Int64 = 0
-    private var failure: Syscall.Errno?
-    private var closing = false
-    private var waitingForRoom = 0
-    private var thread: WorkerThread?
+    /// The chunks, bounded in bytes; a chunk keeps its room until it is written.
+    private let channel: Channel<Chunk>
+    private let outcome = Mutex<(written: Int64, failure: Syscall.Errno?)>((0, nil))
+    private let worker = Mutex<OutputWorker<Chunk>?>(nil)
 
     /// Starts the writer thread, writing into `output`.
     package init(output: any FileOutput, maxBytes: Int64 = FileWriteQueue.defaultMaxBytes) {
         self.output = output
         self.maxBytes = max(1, maxBytes)
-        thread = WorkerThread(name: "reel-file-write") { [self] _ in run() }
+        channel = Channel(maxBytes: self.maxBytes, policy: .block, holdsUntilDone: true)
+        worker.withLock { $0 = OutputWorker(name: "reel-file-write", channel: channel) { [self] chunks in run(chunks) } }
     }
 
     deinit {
-        assert(thread == nil, "a FileWriteQueue must be closed")
+        assert(worker.withLock { $0 == nil }, "a FileWriteQueue must be closed")
     }
 
     /// Hands `bytes`, to be written at `offset`, to the writer thread; waits while the queue is
@@ -83,30 +78,21 @@ package final class FileWriteQueue: @unchecked Sendable {
     ///
     /// - Throws: the error number of a write that failed before (nothing is taken then).
     package func enqueue(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(Syscall.Errno) {
-        let count = Int64(bytes.count)
-        condition.lock()
-        defer { condition.unlock() }
-        while failure == nil && queued > 0 && queued + count > maxBytes {
-            waitingForRoom += 1
-            condition.wait()
-            waitingForRoom -= 1
+        if let failure = error { throw failure }
+        guard !bytes.isEmpty else { return }
+        let chunk = Chunk(offset: offset, bytes: Array(bytes))
+        guard channel.send(chunk, weight: ChannelWeight(cost: Int64(bytes.count))) == .queued else {
+            // Refused only once a write has failed (the writer cancels the channel then).
+            throw error ?? Syscall.Errno(EIO)
         }
-        if let failure { throw failure }
-        guard count > 0 else { return }
-        chunks.append(Chunk(offset: offset, bytes: Array(bytes)))
-        queued += count
-        most = max(most, queued)
-        condition.broadcast()
     }
 
     /// Waits until everything taken has been written.
     ///
     /// - Throws: the error number of a write that failed.
     package func drain() throws(Syscall.Errno) {
-        condition.lock()
-        defer { condition.unlock() }
-        while failure == nil && queued > 0 { condition.wait() }
-        if let failure { throw failure }
+        channel.waitUntilIdle()
+        if let failure = error { throw failure }
     }
 
     /// Writes what waits (see ``drain()``), ends the writer thread and closes the output.
@@ -115,69 +101,40 @@ package final class FileWriteQueue: @unchecked Sendable {
     package func close() -> Syscall.Errno? {
         let result: Syscall.Errno?
         do { try drain(); result = nil } catch { result = error }
-        condition.lock()
-        closing = true
-        let thread = self.thread
-        self.thread = nil
-        condition.broadcast()
-        condition.unlock()
-        guard let thread else { return result }
-        thread.join()
+        guard let worker = self.worker.withLock({ w in defer { w = nil }; return w }) else { return result }
+        worker.finish()
         output.close()
         return result
     }
 
     /// The error number of a write that failed, if one has.
-    package var error: Syscall.Errno? { locked { failure } }
+    package var error: Syscall.Errno? { outcome.withLock { $0.failure } }
     /// The bytes waiting to be written (or being written).
-    package var queuedBytes: Int64 { locked { queued } }
+    package var queuedBytes: Int64 { channel.pendingCost }
     /// The most bytes that have waited at once.
-    package var mostQueuedBytes: Int64 { locked { most } }
+    package var mostQueuedBytes: Int64 { channel.mostPendingCost }
     /// Whether a caller of ``enqueue(_:at:)`` is waiting for room.
-    package var isFull: Bool { locked { waitingForRoom > 0 } }
+    package var isFull: Bool { channel.hasSendersWaiting }
     /// The bytes written into the output so far.
-    package var writtenBytes: Int64 { locked { written } }
+    package var writtenBytes: Int64 { outcome.withLock { $0.written } }
 
-    private func locked<T>(_ body: () -> T) -> T {
-        condition.lock()
-        defer { condition.unlock() }
-        return body()
-    }
-
-    /// The writer thread: takes the oldest chunk, writes it outside the lock, then frees its
-    /// room; after a failure, lets go of what waits.
-    private func run() {
-        condition.lock()
-        while true {
-            while head == chunks.count && !closing { condition.wait() }
-            if head == chunks.count { break }
-            let chunk = chunks[head]
-            condition.unlock()
+    /// The writer thread: takes the oldest chunk, writes it (outside any lock), then frees its
+    /// room; a failed write is kept and cancels the channel, which lets go of what waits.
+    private func run(_ chunks: Channel<Chunk>) {
+        while let taken = chunks.receiveWeighed() {
+            let chunk = taken.element
             let failed: Syscall.Errno? = chunk.bytes.withUnsafeBytes { bytes in
                 do throws(Syscall.Errno) { try output.write(bytes, at: chunk.offset) } catch { return error }
                 return nil
             }
-            condition.lock()
-            chunks[head].bytes = []
-            head += 1
-            queued -= Int64(chunk.bytes.count)
             if let failed {
-                failure = failure ?? failed
-                chunks = []
-                head = 0
-                queued = 0
+                // Kept before the cancel wakes the callers that will read it.
+                outcome.withLock { $0.failure = $0.failure ?? failed }
+                chunks.cancel()
             } else {
-                written += Int64(chunk.bytes.count)
+                outcome.withLock { $0.written += Int64(chunk.bytes.count) }
             }
-            if head == chunks.count {
-                chunks.removeAll(keepingCapacity: true)
-                head = 0
-            } else if head >= 64 && head * 2 >= chunks.count {
-                chunks.removeFirst(head)
-                head = 0
-            }
-            condition.broadcast()
+            chunks.done(taken.weight)
         }
-        condition.unlock()
     }
 }
