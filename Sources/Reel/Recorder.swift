@@ -275,8 +275,7 @@ public final class Recorder: CaptureOutput {
         }
         noteRecordingFile()
         continuation.yield(.started(url))
-        // The encoders the recorder's thread opens (a clip's sound at each resume) count in the
-        // census of the task that prepared it (tests), as those prepare opened do.
+        // Encoders opened on this thread (a clip's sound) count in the preparing task's census (tests).
         let census = EncoderCensus.current
         let worker = OutputWorker(name: "reel.recorder", channel: queue) { [self] queue in
             EncoderCensus.$current.withValue(census) { run(pipeline: pipeline, queue: queue, speed: speed) }
