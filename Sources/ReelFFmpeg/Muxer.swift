@@ -30,6 +30,11 @@ final class Muxer: PacketSink {
     /// it: a track that began later than the earliest has its first sample stretched back to
     /// the fragmented file's zero, and finalising gives it its start back (see ``lateStarts``).
     private var firstDecodeTimes: [Int: MediaTime] = [:]
+    /// Whether the output is a fragmented MP4/MOV, and where each of its streams' next packet
+    /// decodes if it follows the last without a gap (in the stream's time base, by stream
+    /// index): see ``markGaps(before:stream:)``.
+    private var writesFragments = false
+    private var nextDecodeTimes: [Int: Int64] = [:]
     private var headerWritten = false
     private var closed = false
     /// The lock that marks the file as being written (see ``RecordingLock``), until it is closed
@@ -258,6 +263,7 @@ final class Muxer: PacketSink {
         if let fragmentInterval, container.isISOBaseMedia {
             av_dict_set(&options, "movflags", "frag_keyframe+empty_moov+default_base_moof", 0)
             av_dict_set(&options, "frag_duration", String(max(1, fragmentInterval.convertedValue(to: 1_000_000))), 0)
+            writesFragments = true
         }
         if let fragmentInterval, container == .mkv || container == .webm {
             // A Matroska cluster is written whole when it closes, and libavformat closes one at
@@ -346,11 +352,30 @@ final class Muxer: PacketSink {
             noteFirstPacket(p, stream: index)
         }
         av_packet_rescale_ts(p, codecTimeBases[index], context.pointee.streams[index]!.pointee.time_base)
+        if writesFragments { markGaps(before: p, stream: index) }
         try interleave(p)
         // A keyframe ends a fragment: what it ended goes on its way to the disk now, not when
         // the buffer fills (which pictures seconds apart, or a still screen, take long to do:
         // a crash meanwhile would lose them).
         if packet.isKeyframe, let pb = context.pointee.pb { avio_flush(pb) }
+    }
+
+    /// libavformat's fragmented MP4 times a track's first sample in a fragment by where its
+    /// previous sample ended (that packet's duration), not by the packet's own time. A track
+    /// that came back after a gap while another went on (pictures lost while reel was stopped
+    /// or starved, the sound going on and ending fragments meanwhile) had its first picture
+    /// after the gap timed at the gap's start and shown a gap later (a composition offset as
+    /// long as the gap): the finalised file's presentation ran that much past its media. A
+    /// packet that does not follow its stream's last marks the next fragment discontinuous
+    /// (`frag_discont`): its tracks begin at their packets' own times, and the sample before
+    /// the gap lasts up to the one after it (see `Movie`), as within a fragment.
+    private func markGaps(before packet: UnsafeMutablePointer<AVPacket>, stream index: Int) {
+        let dts = packet.pointee.dts != FFmpeg.noPTS ? packet.pointee.dts : packet.pointee.pts
+        guard dts != FFmpeg.noPTS else { return }
+        if let expected = nextDecodeTimes[index], expected != dts {
+            av_opt_set(context.pointee.priv_data, "movflags", "+frag_discont", 0)
+        }
+        nextDecodeTimes[index] = dts + packet.pointee.duration
     }
 
     /// Writes a packet read from a file into stream `index`; its times are in that stream's
