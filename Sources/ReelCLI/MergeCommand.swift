@@ -16,7 +16,7 @@ struct MergeCommand {
         OptionSpec("reencode", help: "encode clips again when they differ (size, codec, settings) instead of refusing"),
         OptionSpec("mute", value: .required, repeatable: true, placeholder: "N",
                    help: "replace the audio of clip N (1 is the first) with silence; may be repeated"),
-        OptionSpec("overwrite", help: "replace FILE if it exists"),
+        OptionSpec("overwrite", help: "replace FILE if it exists; a symbolic link is followed (the file it leads to is replaced, the link stays); a clip is never replaced"),
         OptionSpec("json", help: "print progress and the result as JSON lines on standard output"),
         OptionSpec("help", short: "h", help: "show this help"),
     ]

@@ -66,7 +66,7 @@ extension RecordOptions {
         OptionSpec("stop-at", value: .required, placeholder: "WHEN", help: "stop recording at this local time (as --start-at)"),
         OptionSpec("format", value: .required, placeholder: "FORMAT", completion: .oneOf(Container.allCases.map(\.rawValue)), help: "mp4 (default), mov, mkv, webm, gif; sound only: m4a, opus, ogg, flac, wav"),
         OptionSpec("output", short: "o", value: .required, placeholder: "FILE", completion: .file, help: "the file (.mp4, .mov, .mkv, .webm: VP9 and Opus, .gif: made at the stop; sound only .m4a, .opus, .ogg, .flac, .wav), or a folder for a dated name in it (default: a dated name in your videos folder)"),
-        OptionSpec("overwrite", help: "replace FILE if it exists"),
+        OptionSpec("overwrite", help: "replace FILE if it exists, once the recording holds something; a symbolic link is followed (the file it leads to is replaced, the link stays); a file the recording reads is never replaced"),
         OptionSpec("json", help: "print events as JSON lines on standard output"),
         OptionSpec("control", value: .optional, placeholder: "PATH", completion: .file,
                    help: "listen for commands on a Unix socket (reel control; default $XDG_RUNTIME_DIR/reel/PID.sock)"),

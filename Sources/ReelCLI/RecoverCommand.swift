@@ -8,7 +8,7 @@ struct RecoverCommand {
     static let specs: [OptionSpec] = [
         OptionSpec("output", short: "o", value: .required, placeholder: "FILE|FOLDER", completion: .file,
                    help: "write the finalised file here (default: in place); a folder takes any number of files"),
-        OptionSpec("overwrite", help: "replace the file it writes (the -o file, or the one the clips were recorded for) if it exists"),
+        OptionSpec("overwrite", help: "replace the file it writes (the -o file, or the one the clips were recorded for) if it exists; a symbolic link is followed (the file it leads to is replaced, the link stays); the recording recovered is never replaced"),
         OptionSpec("json", help: "print progress and each result as JSON lines on standard output"),
         OptionSpec("help", short: "h", help: "show this help"),
     ]

@@ -37,6 +37,8 @@ package enum GIFConverter {
     ///   (no video, or damaged), the file system's errors. Nothing is left at `output` then.
     package static func convert(_ input: URL, to output: URL, overwrite: Bool, meter: ProgressMeter? = nil) throws -> Summary {
         FFmpeg.silenceLibraryLogging()
+        // Through a link, the file it leads to is replaced (the link stays), as a recording's is.
+        let output = overwrite ? FileIdentity.followingLinks(output) : output
         if FileIdentity.isRegularFile(output) || FileManager.default.fileExists(atPath: output.path) {
             guard overwrite else { throw Syscall.fileError(EEXIST, creating: output, action: "create") }
             try RecordingLock.checkNotBeingWritten(output)

@@ -44,6 +44,9 @@ public enum Merger {
             throw ReelError(.unsupportedFormat, "unknown file type '.\(output.pathExtension)' for \(output.lastPathComponent)",
                             hint: "name the output .mp4, .mov or .mkv")
         }
+        // Replaced through a link, the file it leads to is replaced (the link stays), as a
+        // recording's and a recovery's are: renamed over, the link itself was.
+        let output = FileIdentity.followingLinks(output)
         try checkOutput(output, overwrite: options.overwrite, inputs: inputs)
         // A clip still being recorded is not complete: refused. The clips are held with shared
         // locks while they are read, so that neither a recorder nor a recovery rewrites one

@@ -162,6 +162,12 @@ package final class MovieFileSink: PacketSink {
     ///
     /// - Throws: `.fileExists`, the folder's errors; nothing existing is touched then.
     package init(configuration: AssetWriter.Configuration, wrappingOutput: @escaping (any FileOutput) -> any FileOutput = { $0 }) throws {
+        var configuration = configuration
+        // A link at the name leads to the file replaced, which is replaced as any other: only
+        // once the recording holds something, the link staying and leading to the recording.
+        // (Opened through the link, the file it led to was emptied at the start: a recording
+        // that then recorded nothing had lost it.)
+        if configuration.overwrite { configuration.url = FileIdentity.followingLinks(configuration.url) }
         self.configuration = configuration
         let writeQueue = configuration.writeBufferSize > 0
             ? Muxer.WriteQueue(maxBytes: configuration.writeBufferSize, output: wrappingOutput) : nil

@@ -54,6 +54,16 @@ package struct FileIdentity: Hashable, Sendable {
         return (info.st_mode & S_IFMT) == S_IFREG
     }
 
+    /// Where the name `url` leads: the file its symbolic link (and the links that leads
+    /// through) points at, or `url` itself when it is no link. A file replaced through a link
+    /// (a recording, merge or recovery with overwriting allowed) is the file the link leads to:
+    /// the link stays, and leads to the new file.
+    package static func followingLinks(_ url: URL) -> URL {
+        var info = stat()
+        guard case .success = Syscall.attempt({ lstat(url.path, &info) }), (info.st_mode & S_IFMT) == S_IFLNK else { return url }
+        return url.resolvingSymlinksInPath()
+    }
+
     /// The size of the file `url` leads to, if it can be told.
     package static func size(of url: URL) -> Int64? {
         var info = stat()
