@@ -27,7 +27,8 @@ extension RecordCommand {
     its own. With no source given it records the screen of the session (Wayland or X11
     $DISPLAY), as --screen does, and says so. Stop with Ctrl-C (or SIGTERM): the file is
     finalised.
-    A second Ctrl-C aborts at once; the file then keeps everything up to its last fragment.
+    A second Ctrl-C (or SIGTERM) aborts at once, exit status 130; the file then keeps everything
+    up to its last fragment.
     On a terminal, space pauses and resumes, s swaps the composed pictures and q or Enter
     stops; otherwise SIGUSR1 toggles pause and SIGUSR2 swaps. Pausing takes the gap out of the file, or with --pause-mode clips ends a clip;
     the clips (in NAME.clips/ beside the file, or --keep-clips DIR) are merged into the file
@@ -109,7 +110,7 @@ extension RecordCommand {
     --min-free stopped it early (a nearly full disk: "ending": "lowDiskSpace"), or a --stream
     or --hls output stopped early (its "failed" in "streams"); 1 for a failure, a stop before
     the first frame (during --delay or before --start-at too: no file is written, and --json
-    says "failed" with the code "nothingRecorded", never "started"), 2 for a usage error; 130 when aborted (a second Ctrl-C, reel control abort: the file is left as it is,
+    says "failed" with the code "nothingRecorded", never "started"), 2 for a usage error; 130 when aborted (a second Ctrl-C or other stop signal, reel control abort: the file is left as it is,
     and the message says where and how to finish it). Dropped frames do not change it: the
     summary says them with why (the encoder could not keep up, the capture missed their time
     on a busy machine, reel or its source stalled, the source lost them) and what helps, a

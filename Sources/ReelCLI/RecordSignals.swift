@@ -185,8 +185,11 @@ final class RecordSignals: @unchecked Sendable {
         before()
         clearLine()
         console.err(abortMessage())
-        _exit(128 + SIGINT)
+        _exit(Self.abortedStatus)
     }
+
+    /// The exit status of an aborted recording, whatever asked for the abort.
+    static let abortedStatus: Int32 = 128 + SIGINT
 
     private func act(on signo: Int32, pause: Bool) {
         let action = decide { pause ? $0.pauseSignal() : $0.swapSignal() }
@@ -213,7 +216,10 @@ final class RecordSignals: @unchecked Sendable {
         case .abort:
             clearLine()
             console.err(abortMessage())
-            _exit(128 + signo)
+            // 130 whichever stop signal it was, as --help documents for an aborted recording:
+            // a second SIGTERM (a service manager's, a script's) exited 143, which says "killed
+            // by SIGTERM" to whoever reads it, where the file was left for `reel recover`.
+            _exit(Self.abortedStatus)
         case .togglePause:
             togglePause()
         case .saveReplay:
