@@ -180,6 +180,11 @@ public final class Recorder: CaptureOutput {
     /// Whether the recorder is recording (paused or not).
     public var isRecording: Bool { state.withLock { $0.machine.isRecording } }
 
+    /// Whether the recording has taken its last sample: it is being finished (its file
+    /// finalised, its streams ended), or has ended. What happens to a stream then happens at
+    /// the stop, not to a recording that goes on.
+    package var hasTakenItsLastSample: Bool { recordingWindow.load(ordering: .relaxed) == 2 }
+
     /// Whether the recording is paused: at once after ``pause()``, and from its time on after
     /// ``pause(at:)``. False when not recording.
     public var isPaused: Bool {

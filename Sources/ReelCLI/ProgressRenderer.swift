@@ -25,6 +25,9 @@ final class ProgressRenderer: @unchecked Sendable {
     var replayHolding: (@Sendable () -> (bytes: Int64, video: MediaTime))?
     /// Whether a file is recorded (not with `--replay` alone: events then name no file).
     var writesFile = true
+    /// Whether the recording is stopping (has taken its last sample): a stream that fails
+    /// then is not left behind by a recording that goes on, it ended early.
+    var isStopping: (@Sendable () -> Bool)?
     /// `--pause-mode clips`: a pause ends a clip, and the line counts clips. Otherwise a pause
     /// only takes a gap out of one file, and the summary counts pauses.
     var pauseMakesClips = false
@@ -168,7 +171,15 @@ final class ProgressRenderer: @unchecked Sendable {
             if !json { clearLine(); console.err("reel: warning: stream \(name) interrupted: \(error.description); recording goes on, reconnecting") }
         case .streamFailed(let name, let error):
             emit(["event": "streamFailed", "stream": name, "message": error.description])
-            if !json { clearLine(); console.err("reel: warning: \(name) stopped: \(error.description); the recording goes on without it") }
+            if !json {
+                clearLine()
+                if isStopping?() == true {
+                    // At the stop no recording goes on: the stream is what it is, incomplete.
+                    console.err("reel: warning: \(name) is incomplete: \(error.description)" + (writesFile ? " (the file is not affected)" : ""))
+                } else {
+                    console.err("reel: warning: \(name) stopped: \(error.description); the recording goes on without it")
+                }
+            }
         case .streamResumed(let name):
             emit(["event": "streamResumed", "stream": name])
             if !json { clearLine(); console.err("reel: stream \(name) is back") }

@@ -123,6 +123,7 @@ struct RecordCommand {
             recorder = Recorder(url: url, settings: settings, sinks: streams)
         }
         parts.set(recorder: recorder)
+        renderer.isStopping = { [recorder] in recorder.hasTakenItsLastSample }
         var compositor: Compositor?
         var preview: PreviewWindow?
         if let mode = options.preview, !videoSources.isEmpty {

@@ -416,6 +416,27 @@ import ReelTestSupport
         #expect(try counters(file).count == 180, "the file has every frame")
     }
 
+    /// The same on a terminal's words: the stream's failure said at the stop says the stream is
+    /// incomplete, not that "the recording goes on without it" (it had ended).
+    @Test func aStreamFailingAtTheStopIsNotSaidToBeLeftBehind() throws {
+        let server = try RTMPServer()
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("local.mp4")
+        let run = try RunningRecord(Self.recording + ["--duration", "5", "-o", file.path,
+                                                      "--stream", server.url(key: Self.key).absoluteString], in: dir, events: events)
+        defer { run.killIfRunning() }
+        // A fragment on the disk: the stream connected (at the start) and the recording runs.
+        run.wait { ((try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? Int ?? 0) > 20_000 }
+        usleep(1_500_000)
+        server.kill()
+        run.process.waitUntilExit()
+        let errors = run.errors
+        #expect(run.process.terminationStatus == 3, "\(errors)")
+        #expect(errors.contains("is incomplete: ") && errors.contains("not back when the recording stopped"), "\(errors)")
+        #expect(errors.contains("(the file is not affected)"), "\(errors)")
+        #expect(!errors.contains("goes on without it"), "\(errors)")
+    }
+
     @Test func aServerKilledAndRestartedMidStreamIsRiddenOut() throws {
         let server = try RTMPServer()
         let dir = try TemporaryDirectory()
