@@ -310,7 +310,7 @@ public final class ApplicationAudioSource: CaptureSource {
         let silences = Silences()
         let linker = ApplicationAudioLinker(choice: selection.choice, sinkName: sinkName, connection: connection,
                                             report: reporter(context, silences: silences))
-        let recording = PulseAudioSource.appAudio(sink: sinkName, server: nil, format: format, audioServer: capture(remote))
+        let recording = PulseAudioSource.appAudio(sink: sinkName, server: nil, format: format, audioServer: capture(remote), describedAs: name)
         try linker.handle(first)
         // Following the graph from now: the chosen applications are linked as soon as the
         // recording's sink appears, before its first sound is read.
@@ -346,7 +346,7 @@ public final class ApplicationAudioSource: CaptureSource {
             try connection.subscribeToStreams()
             // The sound comes through a loopback, which delays it by its latency: taken off.
             let recording = PulseAudioSource.appAudio(sink: router.recordedSink, server: server, format: format, audioServer: audioServer,
-                                                      upstreamLatency: ApplicationAudioRouter.loopbackDelay)
+                                                      upstreamLatency: ApplicationAudioRouter.loopbackDelay, describedAs: name)
             // The record stream coming back after the server restarted lets the routing start again.
             let back = ReturnFlag()
             try recording.start(Self.recordingContext(context, silences: silences, back: back))

@@ -115,14 +115,19 @@ public final class PulseAudioSource: CaptureSource {
     }
 
     /// App audio recorded through `audioServer` (a ``ScriptedPulseAudioServer`` in tests),
-    /// `upstreamLatency` after it was played (a loopback into the sink on the way).
+    /// `upstreamLatency` after it was played (a loopback into the sink on the way). `describedAs`,
+    /// if given, is what messages call it instead of the sink: the recording of one
+    /// application's sound records a sink of reel's own (`reel-app-<pid>`), a name the user
+    /// never gave, and is said as the application's (`app audio of 'firefox'`).
     package static func appAudio(sink: String?, server: String?, format: AudioFormat,
-                                 audioServer: any PulseAudioServer, upstreamLatency: MediaTime = .zero) -> PulseAudioSource {
+                                 audioServer: any PulseAudioServer, upstreamLatency: MediaTime = .zero,
+                                 describedAs: String? = nil) -> PulseAudioSource {
         let monitor = sink.map { $0.hasSuffix(".monitor") ? $0 : "\($0).monitor" } ?? "@DEFAULT_MONITOR@"
         return PulseAudioSource(
-            name: sink.map { "app audio of '\($0)'" } ?? "app audio (default)",
+            name: describedAs ?? sink.map { "app audio of '\($0)'" } ?? "app audio (default)",
             kind: .appAudio, sourceName: monitor, lookupName: monitor,
-            missingDevice: sink.map { "PulseAudio has no sink named '\($0)' (no source '\(monitor)')" }
+            missingDevice: describedAs.map { "the sink reel made to record \($0) is gone" }
+                ?? sink.map { "PulseAudio has no sink named '\($0)' (no source '\(monitor)')" }
                 ?? "PulseAudio has no default sink to record from",
             server: server, format: format, audioServer: audioServer, upstreamLatency: upstreamLatency)
     }

@@ -81,7 +81,7 @@ final class RoutedApplicationAudio: @unchecked Sendable {
                     // monitor is gone), so the source is lost rather than retried for ever; the
                     // chosen streams go back to their sinks now.
                     return giveUp(report, ReelError(.sourceUnavailable,
-                                                    "\(name) lost its recorded sink '\(sink)': it was unloaded by another program while recording",
+                                                    "\(name) can no longer be recorded: the sink reel made to record it was unloaded by another program while recording",
                                                     hint: "the chosen applications play on their own sinks again; record again to record them"))
                 } catch {
                     // The server went away (restarted): try again every second, as the record

@@ -371,7 +371,9 @@ import ReelTestSupport
             .filter { $0.lastPathComponent.hasPrefix("events-") }
             .map { try String(contentsOf: $0, encoding: .utf8) }.joined(separator: "\n")
         #expect(took < 10, "\(stderr)")
-        #expect(events.contains("lost its recorded sink 'reel-app-\(process.processIdentifier)'"), "\(events)\n\(stderr)")
+        #expect(events.contains("app audio of 'A' can no longer be recorded"), "\(events)\n\(stderr)")
+        // Said in the user's words: the application's name, never the sink reel made for it.
+        #expect(!events.contains("reel-app-") && !stderr.contains("reel-app-"), "\(events)\n\(stderr)")
         #expect(try setup.routing() == before)
         #expect(try setup.sinks(of: "A") == ["apps"])
         // What was recorded before is kept, finalised: about 1.5 s of the tone.

@@ -470,7 +470,7 @@ struct ApplicationAudioRoutingTests {
         try other.unloadModule(recorded.index)
         let deadline = Date().addingTimeInterval(5)
         while events.withLock({ $0.isEmpty }) && Date() < deadline { usleep(5_000) }
-        #expect(events.withLock { $0 } == ["app audio of 'A' lost its recorded sink 'reel-app-4242': it was unloaded by another program while recording"])
+        #expect(events.withLock { $0 } == ["app audio of 'A' can no longer be recorded: the sink reel made to record it was unloaded by another program while recording"])
         // Put back at once, not when the session stops the source.
         #expect(server.routing == before)
         source.stop()
