@@ -10,8 +10,8 @@ extension CameraRecorder {
     /// Starts capture and the preview outputs without recording.
     ///
     /// - Throws: `.alreadyRunning` if capture runs; the camera's or microphone's error if it
-    ///   cannot start; `.fileExists` if ``outputURL`` exists (unless the settings allow
-    ///   overwriting).
+    ///   cannot start; `.fileExists` if ``outputURL`` exists (an earlier take's file: set it to
+    ///   a new file, or to `nil` for a dated one; unless the settings allow overwriting).
     public func start() async throws {
         let outputs = try state.withLock { s -> [any CaptureOutput] in
             guard s.session == nil else { throw ReelError(.alreadyRunning, "the camera recorder is already running") }
@@ -63,6 +63,7 @@ extension CameraRecorder {
         take.pausesAtLimit = true
         let url: URL
         if let explicit {
+            try refuseTakenName(explicit, overwrite: take.overwrite)
             url = explicit
         } else {
             let folder = Recorder.defaultOutputDirectory()
@@ -75,6 +76,18 @@ extension CameraRecorder {
         // Nothing is recorded until `record()`: the first clip starts then.
         recorder.pause(at: .zero)
         return (recorder, url, explicit, merges)
+    }
+
+    /// A take never replaces a file at ``outputURL`` (an earlier take's recording, most often):
+    /// refused with what to do, unless the settings allow overwriting. A recording cut off by
+    /// a crash is left to the recorder's own check, which says how to recover it.
+    private func refuseTakenName(_ url: URL, overwrite: Bool) throws {
+        guard !overwrite, FileManager.default.fileExists(atPath: url.path), !Recovery.isCutOff(url) else { return }
+        let previous = state.withLock { $0.takeURL }
+        let whose = previous.map { RecordingFile.isSameFile($0, url) } == true ? ": it holds the previous take's recording" : ""
+        throw ReelError(.fileExists, "\(url.path) already exists\(whose), and a take never replaces a file",
+                        hint: "set outputURL to a new file for this take before record() (each take records into its own file, "
+                            + "as AVCaptureMovieFileOutput takes a URL for each recording), or to nil for a new dated file in the videos folder")
     }
 
     /// The take's recorder's events, passed on until it finishes.
@@ -91,14 +104,40 @@ extension CameraRecorder {
     ///
     /// - Throws: `.notRunning` before ``start()``; `.limitReached` once the take has reached
     ///   ``maxRecordedDuration``; the take's error if its recording failed; for a take's first
-    ///   clip, `.fileExists` if ``outputURL`` (changed since the take began) exists (unless the
+    ///   clip, `.fileExists` if ``outputURL`` (changed since the take began) exists: a take
+    ///   never replaces a file, so the error says to give the take a new one (unless the
     ///   settings allow overwriting).
     public func record() throws {
+        try buttons.withLock { try recordPressed() }
+    }
+
+    /// The record button, its press held.
+    private func recordPressed() throws {
+        dropUnrecordedTakeIfRenamed()
+        if state.withLock({ $0.take.phase == .betweenTakes }) { try beginNextTake() }
+        try press { try $0.record() } then: { try $0.record() }
+        state.withLock { $0.takeHasRecorded = true }
+    }
+
+    /// Begins a take into `url` and records its first clip: what
+    /// `AVCaptureMovieFileOutput.startRecording(to:recordingDelegate:)` does. It sets
+    /// ``outputURL`` to `url` and presses ``record()``; ``pause()`` and ``record()`` then make
+    /// the take's clips, and ``stopRecording()`` ends it into `url` while the camera runs on,
+    /// ready for the next `startRecording(to:)` with a new file.
+    ///
+    /// - Throws: `.alreadyRunning` while a take records (or waits at its limit) into another
+    ///   file: ``stopRecording()`` ends it first; `.fileExists` if a file is at `url` (a take
+    ///   never replaces one, unless the settings allow overwriting); what ``record()`` throws.
+    public func startRecording(to url: URL) throws {
         try buttons.withLock {
-            dropUnrecordedTakeIfRenamed()
-            if state.withLock({ $0.take.phase == .betweenTakes }) { try beginNextTake() }
-            try press { try $0.record() } then: { try $0.record() }
-            state.withLock { $0.takeHasRecorded = true }
+            try state.withLock { s in
+                if s.takeHasRecorded, s.take.phase != .betweenTakes, s.take.phase != .stopped, let current = s.takeURL {
+                    throw ReelError(.alreadyRunning, "a take is being recorded into \(current.path)",
+                                    hint: "stopRecording() ends it into its file; then startRecording(to:) begins the next")
+                }
+                s.outputURL = url
+            }
+            try recordPressed()
         }
     }
 
@@ -240,13 +279,23 @@ extension CameraRecorder {
     /// ``maxRecordedDuration``: ``record()`` records on, as NextLevel's session does after its
     /// last clip is removed.
     ///
-    /// - Throws: `.notRunning` before the first take; `.invalidConfiguration` when the take has
-    ///   no clips and none being finished.
-    public func removeLastClip() throws {
-        guard let clips = recordingSession else {
-            throw ReelError(.notRunning, "there are no clips: the camera recorder has not recorded a take", hint: "start() and record() first")
-        }
-        try clips.removeLastClip()
+    /// With no clip and none being finished (before the first take too) it does nothing and
+    /// returns `false`, as ``removeAllClips()`` does nothing then: an undo button pressed once
+    /// too often is no error.
+    ///
+    /// - Returns: whether a clip was removed.
+    /// - Throws: the error of writing the clips' manifest (a full disk): the clip is no longer
+    ///   listed, and its file is kept.
+    @discardableResult
+    public func removeLastClip() throws -> Bool {
+        guard let clips = recordingSession, try clips.removeLastClip() else { return false }
+        clipsRemoved(from: clips)
+        return true
+    }
+
+    /// Clips were removed from `clips`: progress counts again from what remains, and a take at
+    /// its limit is open again once that is under ``maxRecordedDuration``.
+    private func clipsRemoved(from clips: RecordingSession) {
         let reopened = state.withLock { s -> Bool in
             s.reported = nil
             return s.take.reopened(recorded: clips.totalDuration, limit: s.settings.maxRecordedDuration)
@@ -268,11 +317,13 @@ extension CameraRecorder {
         return outcome
     }
 
-    /// Removes every clip of this take (their files too).
+    /// Removes every clip of this take (their files too), the one being finished right after a
+    /// ``pause()`` included; a take at its limit is open again (see ``removeLastClip()``). Does
+    /// nothing when there is none (before the first take too), as ``removeLastClip()`` does.
     public func removeAllClips() {
-        recordingSession?.removeAllClips()
-        state.withLock { $0.reported = nil }
-        publish()
+        guard let clips = recordingSession else { return }
+        clips.removeAllClips()
+        clipsRemoved(from: clips)
     }
 
     /// Stops capture and finishes the take: the clips merged into ``currentOutputURL`` (with
@@ -312,7 +363,9 @@ extension CameraRecorder {
 
     /// Gives the take up at once, as a process does that ends without stopping it: see
     /// ``Recorder/abort()`` (the clips stay in their folder, to recover with
-    /// ``RecordingSession/recover(folder:to:overwrite:progress:)``). Capture goes on: the take ends without
+    /// ``RecordingSession/recover(folder:to:overwrite:progress:)``; the clip being recorded
+    /// goes if it holds no sample yet, and the folder too if no clip is left: the report then
+    /// says `nothingReachedTheDisk`). Capture goes on: the take ends without
     /// a merge (``stop()`` does not finish it), and the next ``record()`` begins a new one,
     /// which is refused at the aborted take's name while its clips are there. `nil` when no
     /// take is going on.

@@ -22,7 +22,8 @@ import Synchronization
 /// the clips into ``outputURL`` (a dated file in ``Recorder/defaultOutputDirectory(environment:)`` unless set);
 /// the recorder can then ``start()`` a new take. ``stopRecording()`` ends a take while the camera
 /// runs on (as `AVCaptureMovieFileOutput.stopRecording()` does): the preview and live frames go
-/// on, and the next ``record()`` begins a new take into a new file. ``progress``, ``recordedDuration``,
+/// on, and the next ``record()`` begins a new take into a new file (or ``startRecording(to:)``,
+/// given the take's file as `AVCaptureMovieFileOutput` is). ``progress``, ``recordedDuration``,
 /// ``isRecording``, ``isPaused`` and ``hasReachedLimit`` are observable (Observation), updated
 /// at each frame (``hasReachedLimit`` once the clip that reached it is completed); ``events`` and the ``delegate`` say when a clip starts and ends, the limit is
 /// reached, the merge is done or the recording failed.
@@ -121,7 +122,10 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         (events, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(1024))
     }
 
-    deinit { continuation.finish() }
+    deinit {
+        continuation.finish()
+        live.endStreams()
+    }
 
     // MARK: Settings
 
@@ -169,11 +173,25 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
     /// session (see ``CameraRecorder/videoFilters``).
     let look = CaptureLook()
 
-    /// The camera's pictures for the app's own view, newest only, converted as asked (see
-    /// ``LiveFrames``): they flow from ``start()`` on, recording or not, filtered as recorded.
-    /// Streams end when the recorder stops; ask again for the next take.
+    /// The camera's pictures for the app's own view, converted as asked (see ``LiveFrames``),
+    /// filtered as recorded: what an `AVCaptureVideoDataOutput`'s delegate is given.
+    ///
+    /// Pictures flow whenever capture runs — from ``start()`` to ``stop()``, recording or not,
+    /// through every take, ``stopRecording()`` and the next ``record()`` — and the stream waits
+    /// while it does not: after ``stop()`` it goes on with the pictures of the next
+    /// ``start()``, as a data output's delegate is called again when its session runs again.
+    /// It ends only when its consumer lets it go (the loop's task ends or is cancelled) or the
+    /// recorder goes away, so an app's preview loop is written once for the recorder's life.
+    ///
+    /// Buffering: one picture, the newest. A consumer slower than the camera is given the
+    /// newest picture when it next asks; those it was too slow for are left out, never queued,
+    /// so memory and latency stay flat — what an `AVCaptureVideoDataOutput` does with
+    /// `alwaysDiscardsLateVideoFrames`, its default. Nothing upstream waits for a consumer: the
+    /// recording loses nothing. (A ``SampleHandlerOutput`` given to ``addPreviewOutput(_:)``
+    /// hands over the camera's own frames with their sound, keeping the picture that waits
+    /// rather than the newest, and counting what it leaves out.)
     public func previewFrames(_ settings: LiveFrames.Settings = LiveFrames.Settings()) -> AsyncStream<LiveFrame> {
-        live.frames(settings)
+        live.frames(settings, from: nil, endsAtStop: false)
     }
 
     /// An observable model of the camera's newest picture (see ``LiveFrameModel``), for a UI to bind to.

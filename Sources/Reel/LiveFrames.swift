@@ -61,16 +61,20 @@ public final class LiveFrames: CaptureOutput {
         let deliver: @Sendable (LiveFrame) -> Void
         /// Ends a stream consumer (nil for a model).
         let end: (@Sendable () -> Void)?
+        /// Whether a stream consumer ends when the session stops (else it waits for the next
+        /// start: see `frames(_:from:endsAtStop:)`).
+        let endsAtStop: Bool
         /// For a model, whether it is still there (it is held weakly).
         let isAlive: @Sendable () -> Bool
 
         init(settings: Settings, source: SourceID?, deliver: @escaping @Sendable (LiveFrame) -> Void,
-             end: (@Sendable () -> Void)?, isAlive: @escaping @Sendable () -> Bool) {
+             end: (@Sendable () -> Void)?, endsAtStop: Bool = true, isAlive: @escaping @Sendable () -> Bool) {
             self.settings = settings
             self.source = source
             converter = LiveFrameConverter(format: settings.format, size: settings.size, scaling: settings.scaling)
             self.deliver = deliver
             self.end = end
+            self.endsAtStop = endsAtStop
             self.isAlive = isAlive
         }
 
@@ -147,12 +151,19 @@ public final class LiveFrames: CaptureOutput {
     /// The consumer goes when the stream does (its loop's task ends or is cancelled, and
     /// nothing holds the stream); the stream ends when the session stops.
     public func frames(_ settings: Settings = Settings(), from source: SourceID? = nil) -> AsyncStream<LiveFrame> {
+        frames(settings, from: source, endsAtStop: true)
+    }
+
+    /// ``frames(_:from:)``; unless `endsAtStop`, the stream outlives the session's stop: it
+    /// waits, and goes on with the frames of the next session this output is prepared for (a
+    /// camera recorder's next start), until its consumer lets it go or `endStreams()`.
+    package func frames(_ settings: Settings, from source: SourceID?, endsAtStop: Bool) -> AsyncStream<LiveFrame> {
         let (stream, continuation) = AsyncStream.makeStream(of: LiveFrame.self, bufferingPolicy: .bufferingNewest(1))
         let replaced = self.replaced
         let consumer = Consumer(settings: settings, source: source, deliver: { frame in
             // The frame the consumer has not taken yet goes: newest only.
             if case .dropped = continuation.yield(frame) { replaced.increment() }
-        }, end: { continuation.finish() }, isAlive: { true })
+        }, end: { continuation.finish() }, endsAtStop: endsAtStop, isAlive: { true })
         let key = ObjectIdentifier(consumer)
         state.withLock { $0.consumers[key] = consumer }
         continuation.onTermination = { [weak self] _ in
@@ -192,6 +203,8 @@ public final class LiveFrames: CaptureOutput {
             s.sources = sources.filter { $0.kind == .video }
             s.pending = [:]
             s.stopping = false
+            // Consumers that outlived a stop: the new session's times start again.
+            for consumer in s.consumers.values { consumer.lastTime = nil }
             s.worker = WorkerThread(name: "reel.live") { [self] _ in run() }
         }
     }
@@ -219,7 +232,7 @@ public final class LiveFrames: CaptureOutput {
     public func finish() async {
         let (worker, ended) = state.withLock { s -> (WorkerThread?, [Consumer]) in
             s.stopping = true
-            let streams = s.consumers.filter { $0.value.end != nil }
+            let streams = s.consumers.filter { $0.value.end != nil && $0.value.endsAtStop }
             for key in streams.keys { s.consumers.removeValue(forKey: key) }
             defer { s.worker = nil }
             return (s.worker, Array(streams.values))
@@ -228,6 +241,19 @@ public final class LiveFrames: CaptureOutput {
         if let worker { await CaptureSession.offload { worker.join() } }
         state.withLock { $0.pending = [:] }
         for consumer in ended { consumer.end?() }
+    }
+
+    /// Ends every stream, those that outlive a stop too (their owner goes away).
+    package func endStreams() {
+        let streams = state.withLock { s -> [Consumer] in
+            let streams = s.consumers.filter { $0.value.end != nil }
+            for key in streams.keys { s.consumers.removeValue(forKey: key) }
+            return Array(streams.values)
+        }
+        for consumer in streams {
+            consumer.close()
+            consumer.end?()
+        }
     }
 
     /// The worker: converts the newest frame of each source for each consumer that wants it.

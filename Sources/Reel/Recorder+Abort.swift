@@ -30,7 +30,9 @@ extension Recorder {
     /// Gives the recording up at once, as a process does that ends without stopping it (a
     /// second interrupt): nothing is finalised, and its files are left as they are on the disk,
     /// made safe to leave (see ``RecordingFile/AbortReport``). What holds nothing recorded yet
-    /// is removed, a file deleted while it was recorded is copied back, a file it was to
+    /// is removed (in clip mode, a clip that holds no sample, such as the one being recorded
+    /// before its first part reached the disk; and the clips folder when no clip is left), a
+    /// file deleted while it was recorded is copied back, a file it was to
     /// replace stays as it was; the report says where the recording is and what finishes it
     /// (``RecordingFile/AbortReport/recoveryTarget``). Clips left in their folder are no longer
     /// said to be in use: a recording into the name is refused with how to recover them.
@@ -51,11 +53,16 @@ extension Recorder {
             return RecordingFile.AbortReport(outcome: .nothingRecorded, unchangedFile: earlierFileAtTheName() == nil ? nil : url,
                                              unfinishedCopies: [], container: container)
         }
-        let report = file.abandon(container: container, clipsFolder: clipsFolder, intermediate: intermediate,
+        var report = file.abandon(container: container, clipsFolder: clipsFolder, intermediate: intermediate,
                                   earlierFile: earlier, recordingFile: recording)
-        // The clips are given up: not in use any more, but unmerged clips to recover, which is
-        // what a recording into the name (in this process too) is told.
-        if case .clips = report.outcome { recordingSession?.releaseFolderLock() }
+        if case .clips = report.outcome, let session = recordingSession {
+            // A clip that holds no sample yet is no recording: it goes, and with no clip left
+            // so does the folder (nothing reached the disk).
+            if session.tidyAfterAbort() { report.outcome = .nothingReachedTheDisk(removedFile: true) }
+            // The clips are given up: not in use any more, but unmerged clips to recover, which
+            // is what a recording into the name (in this process too) is told.
+            session.releaseFolderLock()
+        }
         return report
     }
 

@@ -47,7 +47,9 @@ extension RecorderPipeline {
             try session.recordingEnded(merged: false)
             url = session.folder
         }
-        return summary(url: url, duration: recorded, frames: frames, bytes: bytes, clipCount: clipCount)
+        // The frames lost in the clips kept: a take removed took its drops with it.
+        let drops = clips.reduce(into: FrameDrops()) { $0.add($1.frameDrops) }
+        return summary(url: url, duration: recorded, frames: frames, bytes: bytes, clipCount: clipCount, drops: drops)
     }
 
     /// The actions the machine gives at the end, then the sound padded to where the recording
@@ -184,13 +186,17 @@ extension RecorderPipeline {
         return made
     }
 
-    private func summary(url: URL, duration: MediaTime, frames: Int64, bytes: Int64, clipCount: Int) -> RecordingSummary {
-        var summary = RecordingSummary(url: url, duration: duration, frames: frames, droppedFrames: droppedFrames, bytes: bytes,
+    /// The summary; `drops` the frames lost in what the file holds (all the machine counted
+    /// unless given: clip mode gives those of the clips kept).
+    private func summary(url: URL, duration: MediaTime, frames: Int64, bytes: Int64, clipCount: Int,
+                         drops: FrameDrops? = nil) -> RecordingSummary {
+        let drops = drops ?? machine.drops
+        var summary = RecordingSummary(url: url, duration: duration, frames: frames, droppedFrames: drops.total, bytes: bytes,
                          videoSize: writer.videoSize ?? plan.videoSize, video: plan.video != nil ? settings.video : nil,
                          audioTracks: plan.titles, audio: plan.titles.isEmpty ? nil : settings.audio,
                          container: container, reachedLimit: ending == .maxDuration, clipCount: clipCount, ending: ending)
         summary.lostClips = lostClips
-        summary.frameDrops = machine.drops
+        summary.frameDrops = drops
         return summary
     }
 }

@@ -221,7 +221,8 @@ final class RecorderPipeline: @unchecked Sendable {
         finishedFrames += done.videoFrames
         finishedMedia += done.mediaBytes
         finishedShare += done.mediaBytes + 48 * done.packets
-        let finished = Clip(url: done.url, duration: duration, frameCount: done.videoFrames, hasAudio: !plan.audioTracks.isEmpty)
+        let finished = Clip(url: done.url, duration: duration, frameCount: done.videoFrames, hasAudio: !plan.audioTracks.isEmpty,
+                            frameDrops: machine.drops(inInterval: clip))
         // A take an undo removed while it was being finished is gone, never said finished.
         if try session.append(finished) { onClipFinished?(finished) }
     }

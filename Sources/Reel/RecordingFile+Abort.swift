@@ -11,13 +11,16 @@ extension RecordingFile {
             /// Aborted before anything was recorded: no file of the recording's is left.
             case nothingRecorded
             /// Aborted before the first part of the recording reached the disk: nothing was
-            /// recorded; `removedFile` when the recording's file (its header) was removed.
+            /// recorded; `removedFile` when the recording's file (its header) was removed (in
+            /// clip mode: its one clip, which held no sample, and the clips folder).
             case nothingReachedTheDisk(removedFile: Bool)
             /// The recording had been finished when the abort came: the file at the URL holds it.
             case finished(URL)
             /// Clip mode: the recording is in the clips in this folder (the file is made only
             /// by the merge at the stop): ``RecordingSession/recover(folder:to:overwrite:progress:)``
-            /// merges them.
+            /// merges them. Every clip left holds a part of the recording: one that held no
+            /// sample yet (the clip being recorded, before its first part reached the disk) was
+            /// removed.
             case clips(folder: URL)
             /// The file at the URL keeps what was recorded up to its last complete part (an
             /// MP4/MOV fragment, a Matroska cluster, an Ogg page, the last written samples),

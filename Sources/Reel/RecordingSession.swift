@@ -3,35 +3,6 @@ import Synchronization
 import ReelFFmpeg
 import ReelSystem
 
-/// One clip of a recording session: what was recorded between a start (or resume) and a pause
-/// (or stop), in its own file.
-public struct Clip: Sendable, Hashable {
-    /// The clip's file.
-    public var url: URL
-    /// The clip's duration.
-    public var duration: MediaTime
-    /// Video frames in the clip.
-    public var frameCount: Int64
-    /// Whether the clip has audio.
-    public var hasAudio: Bool
-    /// Whether the clip's audio is replaced by silence when the session is merged.
-    public var isMutedOnMerge: Bool
-    /// The chapter markers put into the clip (times from its start): the merged file has them
-    /// where the clip begins in it.
-    public var chapters: [Chapter]
-
-    /// Creates a clip's description; each argument is the property of the same name.
-    public init(url: URL, duration: MediaTime, frameCount: Int64, hasAudio: Bool, isMutedOnMerge: Bool = false,
-                chapters: [Chapter] = []) {
-        self.url = url
-        self.duration = duration
-        self.frameCount = frameCount
-        self.hasAudio = hasAudio
-        self.isMutedOnMerge = isMutedOnMerge
-        self.chapters = chapters
-    }
-}
-
 /// A recording as a session of clips, in the NextLevel tradition: pausing ends a clip,
 /// resuming starts the next, and at the end the clips merge into one file without re-encoding.
 ///
@@ -212,20 +183,31 @@ public final class RecordingSession: Sendable {
     /// it out at once, and the recorder never says it finished
     /// (``RecordingEvent/clipFinished(_:)``).
     ///
-    /// - Throws: `.invalidConfiguration` when there is neither a clip nor a take being finished.
-    public func removeLastClip() throws {
-        let discardsPending = state.withLock { s -> Bool in
-            guard s.endedTakes > s.takesToDiscard else { return false }
-            s.takesToDiscard += 1
-            s.current = .zero
-            s.finishing = .zero
-            s.ignoresCurrent = true
-            return true
-        }
-        if discardsPending { return }
+    /// With no clip and none being finished it does nothing and returns `false`, as
+    /// ``removeAllClips(removeFiles:)`` does nothing then: an undo button pressed once too
+    /// often is no error.
+    ///
+    /// - Returns: whether a clip (or a take being finished) was removed.
+    /// - Throws: the error of writing the clips' manifest (a full disk): the clip is no longer
+    ///   listed, and its file is kept.
+    @discardableResult
+    public func removeLastClip() throws -> Bool {
+        if state.withLock({ Self.discardOnePendingTake(&$0) }) { return true }
         let count = clips.count
-        guard count > 0 else { throw ReelError(.invalidConfiguration, "the session has no clips to remove") }
+        guard count > 0 else { return false }
         try removeClip(at: count - 1)
+        return true
+    }
+
+    /// A take a pause ended whose clip is not finished yet, if there is one, is to go once it
+    /// is: its time leaves ``totalDuration`` at once. Returns whether there was one.
+    private static func discardOnePendingTake(_ s: inout State) -> Bool {
+        guard s.endedTakes > s.takesToDiscard else { return false }
+        s.takesToDiscard += 1
+        s.current = .zero
+        s.finishing = .zero
+        s.ignoresCurrent = true
+        return true
     }
 
     /// Notes that a pause ended the take being recorded (its clip is finished later).
@@ -233,9 +215,13 @@ public final class RecordingSession: Sendable {
         state.withLock { $0.endedTakes += 1 }
     }
 
-    /// Removes every clip from the session, and their files if `removeFiles`.
+    /// Removes every clip from the session, and their files if `removeFiles`: the takes a pause
+    /// ended whose clips are still being finished too, files and all (as ``removeLastClip()``
+    /// removes such a take). Does nothing when there is none. A manifest that cannot be written (a full disk)
+    /// is left as it was: the clips are no longer listed all the same.
     public func removeAllClips(removeFiles: Bool = true) {
         let (removed, manifest) = state.withLock { s -> ([Clip], (ClipsManifest, Int)?) in
+            while Self.discardOnePendingTake(&s) {}
             let all = s.clips
             s.clips = []
             s.removed = all.reduce(s.removed) { $0 + $1.duration }

@@ -22,9 +22,20 @@ extension RecordingMachine {
     }
 
     /// Counts `missing` frames lost before the video source's frame `sequence` (`nil`: past
-    /// the last frame), with why.
-    mutating func countLost(_ missing: Int64, before sequence: Int64?) {
-        drops.add(ledger.attribute(missing, before: sequence, stallFrames: FrameDrops.stallFrames(at: configuration.frameRate)))
+    /// the last frame), with why, in interval `interval` (the one the frame after the gap, or
+    /// the end, falls in).
+    mutating func countLost(_ missing: Int64, before sequence: Int64?, interval: Int) {
+        let lost = ledger.attribute(missing, before: sequence, stallFrames: FrameDrops.stallFrames(at: configuration.frameRate))
+        drops.add(lost)
+        if lost.total > 0 { dropsByInterval[interval, default: FrameDrops()].add(lost) }
+    }
+
+    /// The frames counted lost in interval `interval` (a clip, in clip mode), by why: the gap
+    /// before each of its frames (frames lost at its resume count to it), and, for the last
+    /// interval, the slots after the last frame up to the end. They add up to ``drops`` over
+    /// all intervals.
+    package func drops(inInterval interval: Int) -> FrameDrops {
+        dropsByInterval[interval] ?? FrameDrops()
     }
 
     /// How much of the session time `[start, end)` the recording holds (pauses and what lies

@@ -75,6 +75,9 @@ package struct RecordingMachine: Sendable {
     package private(set) var pausedAtLimit = false
     /// Frames missing between frames written (frames the source or the recorder dropped), by why.
     package internal(set) var drops = FrameDrops()
+    /// ``drops`` by the interval (a clip, in clip mode) they were counted in: see
+    /// ``drops(inInterval:)``.
+    package internal(set) var dropsByInterval: [Int: FrameDrops] = [:]
     /// Why frames of the video source were lost, as the recorder learnt it, until their gap is
     /// counted (see RecordingMachine+Accounting.swift).
     var ledger = FrameDropLedger()
@@ -306,7 +309,7 @@ package struct RecordingMachine: Sendable {
         guard configuration.hasVideo, !intervalsWithPicture.contains(index), let frame = lastGiven else { return }
         let slot = configuration.frameRate.frameIndex(at: timeline.intervals[index].offset, rounding: .nearest)
         guard slot > lastSlot else { return }
-        countLost(max(0, slot - (lastWritten?.slot ?? slot) - 1) + 1, before: nil)
+        countLost(max(0, slot - (lastWritten?.slot ?? slot) - 1) + 1, before: nil, interval: index)
         give(frame, interval: index, slot: slot, into: &actions)
         lastWritten = (index, frame.sequenceNumber, slot)
     }
@@ -394,7 +397,7 @@ package struct RecordingMachine: Sendable {
     /// of a pause, numbered but not recorded, have no slot and do not.
     private mutating func countGap(before frame: VideoFrame, interval: Int, slot: Int64) {
         let missing = lastWritten.map { last in min(frame.sequenceNumber - last.sequence - 1, slot - last.slot - 1) } ?? 0
-        countLost(max(0, missing), before: frame.sequenceNumber)
+        countLost(max(0, missing), before: frame.sequenceNumber, interval: interval)
         lastWritten = (interval, frame.sequenceNumber, slot)
     }
 
@@ -434,7 +437,7 @@ package struct RecordingMachine: Sendable {
         }
         if configuration.hasVideo, video != .sourceGone, let last = lastWritten {
             let end = configuration.frameRate.frameIndex(at: reach, rounding: .nearest)
-            countLost(max(0, end - last.slot - 1), before: nil)
+            countLost(max(0, end - last.slot - 1), before: nil, interval: timeline.intervals.indices.last ?? last.interval)
         }
         return actions
     }

@@ -206,7 +206,10 @@ struct Movie {
             // later has that packet stretched back to zero. Give it its own length back: by
             // what the writer knew (a picture's length varies: a camera that started seconds
             // after the sound had its first picture shown from the start), else, for sound,
-            // whose packets are all as long, by the second packet's length.
+            // whose packets are all as long, by the second packet's length. Not for a picture
+            // without the writer's word (a recovery): a picture's length varies (frame modes
+            // leave repeats out, a lost frame lengthens the one before), so a long first one
+            // tells no late start; left stretched, every later picture keeps its time.
             var extra: Int64 = 0
             if track.handler == "soun" {
                 if track.durations.count >= 2 && track.durations[0] > track.durations[1] {

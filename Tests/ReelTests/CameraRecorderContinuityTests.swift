@@ -55,6 +55,8 @@ import ReelTestSupport
         let second = try #require(try await recorder.stopRecording())
         try await Task.sleep(for: .milliseconds(700))
         _ = try await recorder.stop()
+        // The stream outlives the stop (it goes on at the next start): the app lets it go.
+        watcher.cancel()
         _ = await watcher.value
 
         let seen = times.all
