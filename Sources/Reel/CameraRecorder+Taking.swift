@@ -82,7 +82,9 @@ extension CameraRecorder {
     /// refused with what to do, unless the settings allow overwriting. A recording cut off by
     /// a crash is left to the recorder's own check, which says how to recover it.
     private func refuseTakenName(_ url: URL, overwrite: Bool) throws {
-        guard !overwrite, FileManager.default.fileExists(atPath: url.path), !Recovery.isCutOff(url) else { return }
+        // A dated name this process reserved (an empty file) is the take's to record into.
+        guard !overwrite, FileManager.default.fileExists(atPath: url.path), !Recorder.isOwnReservation(url),
+              !Recovery.isCutOff(url) else { return }
         let previous = state.withLock { $0.takeURL }
         let whose = previous.map { RecordingFile.isSameFile($0, url) } == true ? ": it holds the previous take's recording" : ""
         throw ReelError(.fileExists, "\(url.path) already exists\(whose), and a take never replaces a file",
