@@ -4,6 +4,17 @@ import ReelFFmpeg
 /// Controls from the API while recording: pauses and resumes (now or scheduled on the session
 /// timeline) and chapter markers, handed to the recorder's thread in order with the samples.
 extension Recorder {
+    /// Whether the recording has taken its last sample: it is being finished (its file
+    /// finalised, its streams ended), or has ended. What happens to a stream then happens at
+    /// the stop, not to a recording that goes on.
+    package var hasTakenItsLastSample: Bool { recordingWindow.load(ordering: .relaxed) == 2 }
+
+    /// Whether the recording is paused at `time` on the session timeline (before its first
+    /// frame when it starts paused; false when not recording).
+    package func isPaused(atSessionTime time: MediaTime) -> Bool {
+        state.withLock { $0.machine.isPaused(at: time) }
+    }
+
     /// Pauses the recording at the next frame: that frame and the audio from the same instant
     /// on are left out until ``record()``. In clip mode this ends the current clip. Throws
     /// `.notRunning` when not recording; pausing twice is a no-op.

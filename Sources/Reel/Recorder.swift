@@ -180,11 +180,6 @@ public final class Recorder: CaptureOutput {
     /// Whether the recorder is recording (paused or not).
     public var isRecording: Bool { state.withLock { $0.machine.isRecording } }
 
-    /// Whether the recording has taken its last sample: it is being finished (its file
-    /// finalised, its streams ended), or has ended. What happens to a stream then happens at
-    /// the stop, not to a recording that goes on.
-    package var hasTakenItsLastSample: Bool { recordingWindow.load(ordering: .relaxed) == 2 }
-
     /// Whether the recording is paused: at once after ``pause()``, and from its time on after
     /// ``pause(at:)``. False when not recording.
     public var isPaused: Bool {
@@ -192,12 +187,6 @@ public final class Recorder: CaptureOutput {
             guard let clock = s.clock else { return false }
             return s.machine.isPaused(at: clock.now() - s.origin)
         }
-    }
-
-    /// Whether the recording is paused at `time` on the session timeline (before its first
-    /// frame when it starts paused; false when not recording).
-    package func isPaused(atSessionTime time: MediaTime) -> Bool {
-        state.withLock { $0.machine.isPaused(at: time) }
     }
 
     /// The clips of this recording (clip mode keeps one file per clip here); `nil` before it starts.
