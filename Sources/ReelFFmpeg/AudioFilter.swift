@@ -41,14 +41,35 @@ public struct AudioFilter: Sendable, Hashable, CustomStringConvertible {
         self.init(checked: trimmed)
         // A graph that changes the sound's length (atempo, asetrate, atrim, apad) would pull
         // the sound away from the pictures, and the recording would end waiting for sound
-        // that never comes: a second of quiet noise through it must come out a second long.
+        // that never comes: a second of quiet noise through it must come out a second long,
+        // no more while it streams (a tail given only at the end, an echo's, is no change of
+        // length), no less once ended, and not endless. Filters made to cut or stretch the
+        // sound are refused by name too: cut at exactly a second, atrim=0:1 passed the test.
+        if let named = Self.lengthChangingFilters(in: trimmed).first {
+            throw ReelError(.invalidConfiguration, "the audio filter '\(trimmed)' changes the sound's length (\(named) cuts, stretches or pads it), which would pull it away from the pictures and the recording's clock",
+                            hint: "use filters that keep the length, such as highpass, lowpass, volume, loudnorm, afftdn, aecho or acompressor; not atempo, asetrate, atrim, apad or aloop")
+        }
         let format = AudioFormat()
         let second = format.sampleRate
-        let out = try AudioFilterChain(text: trimmed, format: format).framesOut(forQuietNoise: second, limit: 3 * second)
-        guard abs(out - second) <= second / 20 else {
-            let length = out >= 3 * second ? "endless" : String(format: "%.2f s long", Double(out) / Double(second))
+        let (streamed, out) = try AudioFilterChain(text: trimmed, format: format).framesOut(forQuietNoise: second, limit: 3 * second)
+        guard streamed <= second + second / 20, out >= second - second / 20, out < 3 * second else {
+            let length = out >= 3 * second ? "endless" : String(format: "%.2f s long", Double(max(out, streamed)) / Double(second))
             throw ReelError(.invalidConfiguration, "the audio filter '\(trimmed)' changes the sound's length (a second of sound comes out \(length)), which would pull it away from the pictures and the recording's clock",
                             hint: "use filters that keep the length, such as highpass, lowpass, volume, loudnorm, afftdn or acompressor; not atempo, asetrate, atrim, apad or aloop")
+        }
+    }
+
+    /// The filters of `graph` (its `,` and `;` separated parts, by name) made to cut, stretch,
+    /// pad or reorder the sound.
+    static func lengthChangingFilters(in graph: String) -> [String] {
+        let changing: Set<String> = ["atrim", "atempo", "asetrate", "apad", "aloop", "areverse", "asetpts", "silenceremove",
+                                     "aselect", "asegment"]
+        return graph.split(whereSeparator: { $0 == "," || $0 == ";" }).compactMap { part -> String? in
+            var name = part.trimmingCharacters(in: .whitespaces)
+            // Pads' labels before the name: [in]atrim=…
+            while name.hasPrefix("["), let close = name.firstIndex(of: "]") { name = String(name[name.index(after: close)...]) }
+            name = String(name.prefix { $0 != "=" && $0 != "@" && $0 != "[" }).trimmingCharacters(in: .whitespaces)
+            return changing.contains(name) ? name : nil
         }
     }
 

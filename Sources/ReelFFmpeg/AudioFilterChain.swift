@@ -125,7 +125,7 @@ final class AudioFilterChain {
     /// How many frames of sound come out for `frames` frames of quiet noise in, with the end
     /// of the sound given (so that what a filter held back to look ahead comes out too); at
     /// most `limit` are counted. Uses up the graph.
-    func framesOut(forQuietNoise frames: Int, limit: Int) throws -> Int {
+    func framesOut(forQuietNoise frames: Int, limit: Int) throws -> (streamed: Int, total: Int) {
         var random = UInt32(1)
         var given = 0, out = 0
         while given < frames {
@@ -137,10 +137,10 @@ final class AudioFilterChain {
             try push(format.bytes(of: samples), at: Int64(given))
             out += try pull(limit: limit - out).reduce(0) { $0 + $1.bytes.count / format.bytesPerFrame }
             given += count
-            if out >= limit { return out }
+            if out >= limit { return (out, out) }
         }
         try end()
-        return out + (try pull(limit: limit - out).reduce(0) { $0 + $1.bytes.count / format.bytesPerFrame })
+        return (out, out + (try pull(limit: limit - out).reduce(0) { $0 + $1.bytes.count / format.bytesPerFrame }))
     }
 }
 

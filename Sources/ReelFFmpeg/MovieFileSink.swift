@@ -174,9 +174,13 @@ package final class MovieFileSink: PacketSink {
         if configuration.overwrite, FileIdentity.isRegularFile(configuration.url) {
             // Never one that another program is recording right now.
             try RecordingLock.checkNotBeingWritten(configuration.url)
+            // The file to replace is the one there now, known before the recording's own file
+            // appears beside it (a file put at the name once that one is there is never
+            // replaced: known after, it was, in a race a test lost under load).
+            let replaced = FileIdentity(itself: configuration.url)
             let temporary = FilePlacement.temporaryURL(beside: configuration.url, purpose: "new")
             muxer = try Muxer(url: temporary, container: configuration.container, overwrite: false, writeQueue: writeQueue)
-            placement = RecordingPlacement(hidden: temporary, replacing: configuration.url, file: FileIdentity(itself: configuration.url))
+            placement = RecordingPlacement(hidden: temporary, replacing: configuration.url, file: replaced)
         } else {
             muxer = try Muxer(url: configuration.url, container: configuration.container, overwrite: configuration.overwrite,
                               writeQueue: writeQueue)

@@ -83,12 +83,14 @@ import ReelTestSupport
     /// with the tone "interrupted", as if the source had failed. Graphs that change the sound's
     /// length are refused at once, saying so; those that only look ahead are not.
     @Test func filtersThatChangeTheSoundsLengthAreRefusedUpFront() throws {
-        for graph in ["atempo=2", "asetrate=96000", "atrim=0:0.5", "apad", "volume=0.5,atempo=0.5"] {
+        // atrim=0:1 cut exactly the one second the check gave it, and passed (s4-31 finding 4).
+        for graph in ["atempo=2", "asetrate=96000", "atrim=0:0.5", "apad", "volume=0.5,atempo=0.5", "atrim=0:1", "highpass=f=80, [a]atrim=end=2"] {
             let message = usageError(["--tone", "--audio-filter", graph])
             #expect(message?.contains("changes the sound's length") == true, "\(graph): \(message ?? "accepted")")
             #expect(message?.contains("atempo, asetrate") == true, "what to use instead")
         }
-        for graph in ["loudnorm", "afftdn", "highpass=f=80,lowpass=f=8000", "acompressor", "volume=2"] {
+        // aecho gives its tail only when the sound ends: no change of length (it was refused).
+        for graph in ["loudnorm", "afftdn", "highpass=f=80,lowpass=f=8000", "acompressor", "volume=2", "aecho=0.8:0.9:200:0.3"] {
             #expect(usageError(["--tone", "--audio-filter", graph]) == nil, "\(graph) keeps the length")
         }
     }
