@@ -26,6 +26,13 @@ struct RNNoiseModel: Equatable {
     ///   not an RNNoise model whose layers fit together.
     init(contentsOf url: URL) throws {
         let path = url.path
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            throw ReelError(.invalidConfiguration, "cannot read the RNNoise model \(path): it is a folder, not a model file", hint: Self.hint)
+        }
+        if !FileManager.default.fileExists(atPath: path) {
+            throw ReelError(.invalidConfiguration, "cannot read the RNNoise model \(path): there is no such file", hint: Self.hint)
+        }
         let data: Data
         do {
             let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
