@@ -44,7 +44,8 @@ extension CaptureConnection {
         let log = InputEventLog()
         try events.start(clock: clock) { log.append($0) }
         presenter.withLock { $0.log = log }
-        let hidesKeys: (@Sendable (MediaTime) -> Bool)? = recorders.isEmpty ? nil : { @Sendable time in
+        // Asked at every picture (a recorder's lock): only when there are keys to hide.
+        let hidesKeys: (@Sendable (MediaTime) -> Bool)? = recorders.isEmpty || !setting.overlays.showsKeys ? nil : { @Sendable time in
             recorders.contains { $0.isPaused(atSessionTime: time) }
         }
         return PresenterStage(overlays: setting.overlays, log: log, origin: origin, realTime: clock.isRealTime, hidesKeys: hidesKeys)
