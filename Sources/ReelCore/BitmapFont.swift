@@ -1,14 +1,78 @@
+import Foundation
+
 /// A 5x7 bitmap font for what Reel writes into pictures: the preview window's status bar and
-/// an app's message, the captions of typed keys. Letters, digits, ASCII signs and the arrows and
-/// key symbols captions use (anything else is drawn as `?`). Each row's five bits, the
-/// leftmost the highest.
+/// an app's message, the captions of typed keys. Letters, digits, ASCII signs, the arrows and
+/// key symbols captions use, a few Latin letters of their own (ß, æ, ø), and every letter with
+/// accents over or under a letter it has (é, ü, ñ, ç, ő, ž…: the letter with its marks drawn in
+/// the two rows above it or below the cell). Anything else is drawn as an empty box, so that a
+/// character the font lacks is seen to be there. Each row's five bits, the leftmost the highest.
 package enum BitmapFont {
-    /// The rows of `character`, or of `?` when the font has no glyph for it.
-    package static func glyph(_ character: Character) -> [UInt8] {
-        rows[character] ?? rows["?"] ?? []
+    /// One character's dots: `rows` from row `top` of the cell (the cell's rows are 0 to 6;
+    /// marks over a capital reach up to row -2, marks under a letter down to row 8).
+    package struct Glyph: Sendable, Equatable {
+        package var top: Int
+        package var rows: [UInt8]
     }
 
-    /// The glyphs, seven rows each.
+    /// What the font draws for a character it has no glyph for: an empty box.
+    package static let missing = Glyph(top: 0, rows: [0x1F, 0x11, 0x11, 0x11, 0x11, 0x11, 0x1F])
+
+    /// The dots of `character`: its own glyph, its letter with its accents, or ``missing``.
+    package static func glyph(_ character: Character) -> Glyph {
+        if let own = rows[character] { return Glyph(top: 0, rows: own) }
+        return composed(character) ?? missing
+    }
+
+    /// Whether the font draws `character` as itself (not as the box of a missing glyph).
+    package static func has(_ character: Character) -> Bool {
+        rows[character] != nil || composed(character) != nil
+    }
+
+    /// A letter with accents (in Unicode's canonical decomposition: a letter the font has and
+    /// marks it knows), drawn from the letter's glyph and its marks; `nil` otherwise.
+    private static func composed(_ character: Character) -> Glyph? {
+        let scalars = Array(String(character).decomposedStringWithCanonicalMapping.unicodeScalars)
+        guard scalars.count > 1, let base = scalars.first else { return nil }
+        let found = scalars.dropFirst().compactMap { Self.marks[$0.value] }
+        guard found.count == scalars.count - 1 else { return nil }
+        // An i or j loses its dot under a mark over it.
+        let dotless: Character? = found.contains { $0.over } ? (base == "i" ? "ı" : base == "j" ? "ȷ" : nil) : nil
+        guard let letter = rows[dotless ?? Character(base)] else { return nil }
+        var dots = Dictionary(uniqueKeysWithValues: letter.enumerated().map { ($0.offset, $0.element) })
+        // Marks over the letter go in the two rows above its first row of dots; marks under it
+        // below the cell (or below its last row, for a letter that ends higher).
+        var over = (letter.firstIndex { $0 != 0 } ?? 0) - 2
+        var under = Swift.max(7, (letter.lastIndex { $0 != 0 } ?? 6) + 1)
+        for mark in found {
+            let row = mark.over ? over : under
+            for (offset, bits) in mark.rows.enumerated() { dots[row + offset, default: 0] |= bits }
+            if mark.over { over -= 2 } else { under += 2 }
+        }
+        let top = dots.keys.min() ?? 0, bottom = dots.keys.max() ?? 6
+        guard top >= -2, bottom <= 8 else { return nil }
+        return Glyph(top: top, rows: (top...bottom).map { dots[$0] ?? 0 })
+    }
+
+    /// The combining marks the font draws: two rows each, over the letter or under it.
+    private static let marks: [UInt32: (over: Bool, rows: [UInt8])] = [
+        0x0300: (true, [0x08, 0x04]),  // grave
+        0x0301: (true, [0x02, 0x04]),  // acute
+        0x0302: (true, [0x04, 0x0A]),  // circumflex
+        0x0303: (true, [0x0D, 0x16]),  // tilde
+        0x0304: (true, [0x0E, 0x00]),  // macron
+        0x0306: (true, [0x11, 0x0E]),  // breve
+        0x0307: (true, [0x04, 0x00]),  // dot above
+        0x0308: (true, [0x0A, 0x00]),  // diaeresis
+        0x030A: (true, [0x0E, 0x0A]),  // ring above (closed by the letter's top)
+        0x030B: (true, [0x05, 0x0A]),  // double acute
+        0x030C: (true, [0x0A, 0x04]),  // caron
+        0x0327: (false, [0x04, 0x08]),  // cedilla
+        0x0328: (false, [0x02, 0x03]),  // ogonek
+        0x0326: (false, [0x04, 0x08]),  // comma below
+        0x0323: (false, [0x04, 0x00]),  // dot below
+    ]
+
+    /// The font's own glyphs, seven rows each.
     package static let rows: [Character: [UInt8]] = [
         "0": [0x0E, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0E],
         "1": [0x04, 0x0C, 0x04, 0x04, 0x04, 0x04, 0x0E],
@@ -114,5 +178,33 @@ package enum BitmapFont {
         "$": [0x04, 0x0F, 0x14, 0x0E, 0x05, 0x1E, 0x04],
         "^": [0x04, 0x0A, 0x11, 0x00, 0x00, 0x00, 0x00],
         "&": [0x0C, 0x12, 0x14, 0x08, 0x15, 0x12, 0x0D],
+        "ı": [0x00, 0x00, 0x0C, 0x04, 0x04, 0x04, 0x0E],
+        "ȷ": [0x00, 0x00, 0x06, 0x02, 0x02, 0x12, 0x0C],
+        "ß": [0x0C, 0x12, 0x12, 0x14, 0x12, 0x11, 0x16],
+        "æ": [0x00, 0x00, 0x1A, 0x05, 0x1F, 0x14, 0x0B],
+        "Æ": [0x0F, 0x14, 0x14, 0x1F, 0x14, 0x14, 0x17],
+        "ø": [0x00, 0x01, 0x0E, 0x13, 0x15, 0x19, 0x0E],
+        "Ø": [0x0F, 0x13, 0x15, 0x15, 0x15, 0x19, 0x1E],
+        "œ": [0x00, 0x00, 0x0A, 0x15, 0x17, 0x14, 0x0B],
+        "Œ": [0x0F, 0x14, 0x14, 0x17, 0x14, 0x14, 0x0F],
+        "Ł": [0x10, 0x10, 0x14, 0x18, 0x10, 0x10, 0x1F],
+        "ł": [0x0C, 0x04, 0x06, 0x0C, 0x04, 0x04, 0x0E],
+        "Đ": [0x1C, 0x12, 0x11, 0x1D, 0x11, 0x12, 0x1C],
+        "Ð": [0x1C, 0x12, 0x11, 0x1D, 0x11, 0x12, 0x1C],
+        "đ": [0x01, 0x07, 0x0D, 0x13, 0x11, 0x11, 0x0F],
+        "ð": [0x0A, 0x04, 0x0A, 0x01, 0x0F, 0x11, 0x0E],
+        "Þ": [0x10, 0x1E, 0x11, 0x11, 0x1E, 0x10, 0x10],
+        "þ": [0x00, 0x10, 0x1E, 0x11, 0x1E, 0x10, 0x10],
+        "Ħ": [0x11, 0x1F, 0x11, 0x1F, 0x11, 0x11, 0x11],
+        "ħ": [0x10, 0x1C, 0x16, 0x19, 0x11, 0x11, 0x11],
+        "Ŧ": [0x1F, 0x04, 0x0E, 0x04, 0x04, 0x04, 0x04],
+        "ŧ": [0x08, 0x08, 0x1C, 0x08, 0x1C, 0x09, 0x06],
+        "€": [0x07, 0x08, 0x1E, 0x08, 0x1E, 0x08, 0x07],
+        "£": [0x06, 0x09, 0x08, 0x1C, 0x08, 0x09, 0x1E],
+        "°": [0x0C, 0x12, 0x12, 0x0C, 0x00, 0x00, 0x00],
+        "¿": [0x04, 0x00, 0x04, 0x08, 0x10, 0x11, 0x0E],
+        "¡": [0x04, 0x00, 0x04, 0x04, 0x04, 0x04, 0x04],
+        "«": [0x00, 0x05, 0x0A, 0x14, 0x0A, 0x05, 0x00],
+        "»": [0x00, 0x14, 0x0A, 0x05, 0x0A, 0x14, 0x00],
     ]
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What typing looks like as a caption, screenkey- and KeyCastr-style: letters grouped into
 /// words, chords as `Ctrl+Shift+T`, a key pressed again and again collapsed (`⌫ ×5`), the
 /// line cleared after a pause. A value fed key presses in time order and asked for the
@@ -25,6 +27,8 @@ package struct KeyCaptions: Sendable {
     /// Whether the hide chord hid the captions (keys pressed meanwhile are not kept).
     package private(set) var isHidden = false
     private var lastKey: MediaTime?
+    /// The accent of a dead key pressed last (a combining mark), put on the next letter.
+    private var pendingAccent: (mark: Unicode.Scalar, alone: Character)?
 
     /// Captions with the default timing.
     package init() {}
@@ -37,7 +41,18 @@ package struct KeyCaptions: Sendable {
             lastKey = nil
             return
         }
-        guard !isHidden, let piece = Self.piece(for: key) else { return }
+        guard !isHidden else { return }
+        if key.modifiers.intersection([.control, .alt, .super]).isEmpty, let accent = Self.deadAccent(of: key.keysym) {
+            pendingAccent = accent
+            return
+        }
+        let accent = pendingAccent
+        pendingAccent = nil
+        guard var piece = Self.piece(for: key) else { return }
+        if let accent, case .text(let typed) = piece {
+            // A dead key's accent goes on the letter after it (before a space: the accent alone).
+            piece = .text(typed == " " ? String(accent.alone) : (typed + String(Character(accent.mark))).precomposedStringWithCanonicalMapping)
+        }
         if let last = lastKey, time - last >= holdDuration + fadeDuration { segments = [] }
         lastKey = time
         switch (piece, segments.last) {
@@ -56,6 +71,7 @@ package struct KeyCaptions: Sendable {
     package mutating func clear() {
         segments = []
         lastKey = nil
+        pendingAccent = nil
     }
 
     /// The caption to draw at `time` with its opacity (1 whole, fading to 0), or `nil` when
@@ -119,10 +135,20 @@ package struct KeyCaptions: Sendable {
         return names.map { $0 + "+" }.joined()
     }
 
-    /// The character a keysym types: Latin-1, Unicode keysyms and the keypad's digits and signs.
-    private static func character(of keysym: UInt32) -> Character? {
+    /// The character a keysym types: Latin-1, Latin-2 (Czech, Polish, Hungarian…), Cyrillic,
+    /// Greek, the euro, Unicode keysyms (what a program typing any character sends) and the
+    /// keypad's digits and signs.
+    package static func character(of keysym: UInt32) -> Character? {
         switch keysym {
         case 0x20...0x7E, 0xA0...0xFF: return Unicode.Scalar(keysym).map(Character.init)
+        case 0x1A1...0x1FF: return table(latin2, keysym - 0x1A1)
+        case 0x6C0...0x6FF: return table(cyrillic, keysym - 0x6C0)
+        case 0x6A3: return "ё"
+        case 0x6B3: return "Ё"
+        case 0x7F2: return "ς"
+        case 0x7C1...0x7D9: return table(greek, keysym - 0x7C1)
+        case 0x7E1...0x7F9: return table(greek.lowercased(), keysym - 0x7E1)
+        case 0x20AC: return "€"
         case 0x0100_00A0...0x0110_FFFF: return Unicode.Scalar(keysym - 0x0100_0000).map(Character.init)
         case 0xFFB0...0xFFB9: return Unicode.Scalar(keysym - 0xFFB0 + 0x30).map(Character.init)
         case 0xFFAA: return "*"
@@ -132,6 +158,31 @@ package struct KeyCaptions: Sendable {
         case 0xFFAF: return "/"
         default: return nil
         }
+    }
+
+    /// The keysyms 0x1A1 to 0x1FF: ISO 8859-2's upper half (a space where it has none).
+    private static let latin2 = "Ą˘Ł ĽŚ§¨ŠŞŤŹ ŽŻ°ą˛ł´ľśˇ¸šşťź˝žżŔÁÂĂÄĹĆÇČÉĘËĚÍÎĎĐŃŇÓÔŐÖ×ŘŮÚŰÜÝŢßŕáâăäĺćçčéęëěíîďđńňóôőö÷řůúűüýţ˙"
+    /// The keysyms 0x6C0 to 0x6FF: KOI8-R's letters, small then capital.
+    private static let cyrillic = "юабцдефгхийклмнопярстужвьызшэщчъЮАБЦДЕФГХИЙКЛМНОПЯРСТУЖВЬЫЗШЭЩЧЪ"
+    /// The keysyms 0x7C1 to 0x7D9 (and their small letters, 0x7E1 to 0x7F9): ISO 8859-7's
+    /// capitals.
+    private static let greek = "ΑΒΓΔΕΖΗΘΙΚΛΜΝΞΟΠΡ ΣΤΥΦΧΨΩ"
+
+    /// The `index`th character of `table`, unless it is a space (no character there).
+    private static func table(_ table: String, _ index: UInt32) -> Character? {
+        let characters = Array(table)
+        guard Int(index) < characters.count, characters[Int(index)] != " " else { return nil }
+        return characters[Int(index)]
+    }
+
+    /// The accent a dead key (dead_grave to dead_ogonek) puts on the next letter: its combining
+    /// mark, and the accent alone (what it types before a space).
+    private static func deadAccent(of keysym: UInt32) -> (mark: Unicode.Scalar, alone: Character)? {
+        let accents: [(UInt32, Character)] = [(0x300, "`"), (0x301, "´"), (0x302, "^"), (0x303, "~"), (0x304, "¯"), (0x306, "˘"), (0x307, "˙"),
+                                              (0x308, "¨"), (0x30A, "˚"), (0x30B, "˝"), (0x30C, "ˇ"), (0x327, "¸"), (0x328, "˛")]
+        guard keysym >= 0xFE50, keysym < 0xFE50 + UInt32(accents.count) else { return nil }
+        let (mark, alone) = accents[Int(keysym - 0xFE50)]
+        return Unicode.Scalar(mark).map { ($0, alone) }
     }
 
     /// The name of a key that types nothing; `nil` for modifiers and keys without a name.

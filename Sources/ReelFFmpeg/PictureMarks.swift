@@ -55,17 +55,19 @@ package struct PictureMarks {
     }
 
     /// `text` in the bitmap font, each of its dots `scale` pixels square, from (`x`, `y`) its
-    /// top left; returns how wide it is.
+    /// top left (marks over capitals reach two dots above it, marks under letters two below
+    /// its seven rows); returns how wide it is.
     @discardableResult
     package func text(_ text: String, x: Int, y: Int, scale: Int, color: Color, opacity: Double) -> Int {
         let alpha = Self.weight(opacity)
         var pen = x
         for character in text {
             guard alpha > 0 else { break }
-            for (row, bits) in BitmapFont.glyph(character).enumerated() {
+            let glyph = BitmapFont.glyph(character)
+            for (row, bits) in glyph.rows.enumerated() {
                 for column in 0..<5 where bits & (1 << (4 - column)) != 0 {
                     for dy in 0..<scale {
-                        let py = y + row * scale + dy
+                        let py = y + (glyph.top + row) * scale + dy
                         guard py >= 0, py < frame.height else { continue }
                         for dx in 0..<scale {
                             let px = pen + column * scale + dx

@@ -142,6 +142,14 @@ private final class Reader: @unchecked Sendable {
             guard case .success = Syscall.attempt({ poll(&entry, 1, 33) }) else { return }
             while let event = xcb_poll_for_event(connection.raw) {
                 defer { free(event) }
+                if event.pointee.response_type & 0x7F == XCB_MAPPING_NOTIFY {
+                    // The keyboard's mapping changed (another layout, or a program typing a
+                    // character no key has binds it to a spare key for that one key stroke):
+                    // read it again at once, before the key strokes that follow.
+                    let notify = UnsafeRawPointer(event).assumingMemoryBound(to: xcb_mapping_notify_event_t.self).pointee
+                    if notify.request == UInt8(XCB_MAPPING_KEYBOARD.rawValue) { readKeyboardMapping() }
+                    continue
+                }
                 guard event.pointee.response_type & 0x7F == XCB_GE_GENERIC else { continue }
                 let raw = UnsafeRawPointer(event).assumingMemoryBound(to: xcb_input_raw_button_press_event_t.self).pointee
                 guard raw.extension == opcode else { continue }
@@ -214,7 +222,7 @@ private final class Reader: @unchecked Sendable {
         }
     }
 
-    /// The keysyms of every key code, once at the start.
+    /// The keysyms of every key code: at the start, and again whenever the mapping changes.
     private func readKeyboardMapping() {
         let setup = connection.setup.pointee
         firstKeycode = Int(setup.min_keycode)

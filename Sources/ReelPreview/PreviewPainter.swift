@@ -268,9 +268,10 @@ struct PreviewPainter {
         var pen = x
         let scale = 2
         for ch in string {
-            for (row, bits) in BitmapFont.glyph(ch).enumerated() {
+            let glyph = BitmapFont.glyph(ch)
+            for (row, bits) in glyph.rows.enumerated() {
                 for col in 0..<5 where bits & (1 << (4 - col)) != 0 {
-                    fill(pen + col * scale, y + row * scale, scale, scale)
+                    fill(pen + col * scale, y + (glyph.top + row) * scale, scale, scale)
                 }
             }
             pen += 6 * scale

@@ -177,4 +177,49 @@ import ReelTestSupport
         let last = try #require(red.last)
         #expect(last.count < 2 * plain && abs(centre(last).x - Double(target.x)) <= 6, "back out once the pointer rested: \(last.count) red px")
     }
+
+    @Test("letters typed beyond ASCII show in the caption as typed: é drawn with its accent, 日 (which the font lacks) as a box (é was left out, or drawn as '?')")
+    func accentedLettersShowAsTyped() async throws {
+        let xvfb = try XvfbServer(size: Self.size)
+        let painter = try ScreenPainter(display: xvfb.display)
+        painter.fill(rect: PixelRect(x: 0, y: 0, width: 640, height: 360), red: 100, green: 100, blue: 100)
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("accents.mp4")
+        // xdotool types a character no key has by binding a spare key to it for one stroke.
+        let r = try await record(["--screen=\(xvfb.display)", "--no-cursor", "--show-keys", "--preset", "ultrafast",
+                                  "--duration", "3", "-o", url.path], steps: [
+            (0.8, { try xdotool(xvfb.display, ["type", "--delay", "150", "é日"]) }),
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let frames = try MediaProbe.decodeRGB(url, width: Self.size.width, height: Self.size.height)
+        let layout = PresenterStage.captionLayout("é日", in: Self.size)
+        let lit = frames.map { Self.pixels($0, in: layout.box, Self.isWhite).count }
+        let best = try #require(lit.indices.max { lit[$0] < lit[$1] })
+        #expect(lit[best] > 20, "a caption of two characters: white pixels per picture \(lit)")
+        /// Which of `candidates` the `index`th character of the caption looks like, and by how
+        /// many dots it differs from it.
+        func read(_ index: Int, among candidates: [(String, BitmapFont.Glyph)]) -> (String, Int) {
+            let scale = layout.scale
+            let left = layout.box.x + 3 * scale + index * PictureMarks.advance(scale: scale), top = layout.box.y + 3 * scale
+            func isDot(_ row: Int, _ column: Int) -> Bool {
+                let x = left + column * scale, y = top + row * scale
+                var sum = 0
+                for dy in 0..<scale { for dx in 0..<scale { sum += Int(frames[best][((y + dy) * Self.size.width + x + dx) * 3]) } }
+                return sum / (scale * scale) > 150
+            }
+            return candidates.map { name, glyph in
+                var differences = 0
+                for row in -2...8 {
+                    let bits = row >= glyph.top && row < glyph.top + glyph.rows.count ? glyph.rows[row - glyph.top] : 0
+                    for column in 0..<5 where isDot(row, column) != (bits & (1 << (4 - column)) != 0) { differences += 1 }
+                }
+                return (name, differences)
+            }.min { $0.1 < $1.1 }!
+        }
+        let glyphs = ["é", "è", "ê", "e", "?"].map { ($0, BitmapFont.glyph(Character($0))) } + [("box", BitmapFont.missing)]
+        let first = read(0, among: glyphs), second = read(1, among: glyphs)
+        #expect(first.0 == "é" && first.1 <= 3, "the first character reads as \(first)")
+        #expect(second.0 == "box" && second.1 <= 3, "the second character reads as \(second)")
+    }
 }
+
