@@ -10,6 +10,8 @@ final class ProgressRenderer: @unchecked Sendable {
     private var lineShown = false
     /// Whether making the GIF at the stop has been said.
     private var convertingSaid = false
+    /// The last quarter of a GIF's making said off a terminal.
+    private var convertingQuarter = 0
     /// Whether the progress line says which keys control the recording.
     var controlsHint = false
     /// Whether the hint names the swap key (several pictures composed).
@@ -208,6 +210,14 @@ final class ProgressRenderer: @unchecked Sendable {
                 if console.isTerminal {
                     console.errRaw("\r\u{1B}[2K" + WorkProgressView.line(progress, subject: "the GIF"))
                     lineShown = true
+                } else {
+                    // Off a terminal (a log, a pipe), a line at each quarter: not a silence that looks hung.
+                    let quarter = Int((progress.fractionCompleted * 4).rounded(.down))
+                    if quarter > convertingQuarter, !progress.isFinished {
+                        convertingQuarter = quarter
+                        let left = progress.estimatedTimeRemaining.map { ", " + WorkProgressView.timeLeft($0.seconds) } ?? ""
+                        console.err("reel: making the GIF: \(quarter * 25) %\(left)")
+                    }
                 }
             }
         case .finished(let s):

@@ -6,7 +6,9 @@ import ReelSystem
 /// Makes the video of a recording into an animated GIF, in two passes over it: the first fits
 /// one palette of 256 colours to every picture (libavfilter's `palettegen`), the second maps
 /// each picture onto it with dithering (`paletteuse`), redrawing only the part that changed
-/// (so a still screen does not shimmer), and writes the GIF. Each picture keeps its time.
+/// (so a still screen does not shimmer; what changed by no more than the intermediate's coding
+/// noise is held as it was, ``GIFStillHold``), and writes the GIF, each picture as the
+/// rectangle that changed with the rest transparent. Each picture keeps its time.
 ///
 /// Two passes rather than one graph that holds every picture until the palette is known: a
 /// minute of a 1080p screen would be gigabytes of memory.
@@ -119,7 +121,9 @@ package enum GIFConverter {
                 av_frame_unref(out)
             }
         }
+        let hold = GIFStillHold()
         try reader.forEachPicture(meter: meter, readBefore: readBefore) { picture in
+            try hold.apply(to: picture)
             if graph == nil {
                 let made = try Graph(text: mappingFilter, main: picture, timeBase: reader.timeBase, palette: true)
                 palette.pointee.pts = start

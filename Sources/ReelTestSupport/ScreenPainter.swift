@@ -60,6 +60,42 @@ public final class ScreenPainter: @unchecked Sendable {
         sync()
     }
 
+    /// Paints `rect` pixel by pixel with the colour `color` gives for each (x, y) inside it, above
+    /// everything painted before: a window whose background is a picture of them.
+    public func paint(rect: PixelRect, color: (Int, Int) -> (red: UInt8, green: UInt8, blue: UInt8)) {
+        lock.lock(); defer { lock.unlock() }
+        let depth = xcb_setup_roots_iterator(xcb_get_setup(connection)).data.pointee.root_depth
+        let pixmap = xcb_generate_id(connection)
+        xcb_create_pixmap(connection, depth, pixmap, root, UInt16(rect.width), UInt16(rect.height))
+        let gc = xcb_generate_id(connection)
+        xcb_create_gc(connection, gc, pixmap, 0, nil)
+        // In bands of rows that fit in a request (4-byte pixels, rows padded to 32 bits).
+        let rowsPerBand = max(1, 60_000 / rect.width)
+        for top in stride(from: 0, to: rect.height, by: rowsPerBand) {
+            let rows = min(rowsPerBand, rect.height - top)
+            var bytes = [UInt8](repeating: 0, count: rect.width * rows * 4)
+            for y in 0..<rows {
+                for x in 0..<rect.width {
+                    let c = color(x, top + y), i = (y * rect.width + x) * 4
+                    bytes[i] = c.blue; bytes[i + 1] = c.green; bytes[i + 2] = c.red
+                }
+            }
+            xcb_put_image(connection, UInt8(XCB_IMAGE_FORMAT_Z_PIXMAP.rawValue), pixmap, gc, UInt16(rect.width), UInt16(rows),
+                          0, Int16(top), 0, depth, UInt32(bytes.count), bytes)
+        }
+        xcb_free_gc(connection, gc)
+        let window = xcb_generate_id(connection)
+        let values: [UInt32] = [pixmap, 1]
+        let mask = XCB_CW_BACK_PIXMAP.rawValue | XCB_CW_OVERRIDE_REDIRECT.rawValue
+        xcb_create_window(connection, UInt8(XCB_COPY_FROM_PARENT), window, root, Int16(rect.x), Int16(rect.y),
+                          UInt16(rect.width), UInt16(rect.height), 0, UInt16(XCB_WINDOW_CLASS_INPUT_OUTPUT.rawValue),
+                          visual, mask, values)
+        xcb_free_pixmap(connection, pixmap)
+        xcb_map_window(connection, window)
+        windows.append(window)
+        sync()
+    }
+
     /// Opens a top-level window titled `title` (`WM_NAME` and `_NET_WM_NAME`) of class
     /// `className` (`WM_CLASS`), filled with a colour, as an application's window is (not
     /// override-redirect); returns its id.

@@ -54,6 +54,41 @@ import ReelTestSupport
         #expect(try RecoverCommandTests.hiddenFiles(dir.url).isEmpty)
     }
 
+    /// A still screen (a smooth gradient, where dithering shows every level of difference)
+    /// makes a GIF whose pictures after the first are the little that changed: the H.264
+    /// intermediate's coding noise (a level or two, anew at each keyframe) had every picture of
+    /// the first seconds and two at every keyframe re-dithered and sent whole, 40 times the size
+    /// of ffmpeg's GIF of the screen.
+    @Test func aStillScreenSendsItsPicturesOnceNotAgainAtEachKeyframe() throws {
+        let size = PixelSize(width: 640, height: 360)
+        let xvfb = try XvfbServer(size: size)
+        let painter = try ScreenPainter(display: xvfb.display)
+        painter.paint(rect: PixelRect(x: 0, y: 0, width: size.width, height: size.height)) { x, y in
+            (UInt8(x * 255 / (size.width - 1)), UInt8(y * 255 / (size.height - 1)), 128)
+        }
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("still.gif")
+        let r = try ReelBinary.run(["record", "--screen=\(xvfb.display)", "--no-cursor", "--duration", "5", "-o", url.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let sizes = try MediaProbe.packetExtents(url).map(\.size)
+        #expect(sizes.count == 75, "5 s at 15 fps: \(sizes.count)")
+        let first = try #require(sizes.first)
+        #expect(first > 50_000, "the first picture, whole: \(first) bytes")
+        let resent = sizes.dropFirst().filter { $0 > first / 50 }
+        #expect(resent.isEmpty, "pictures after the first sent again at \(resent) bytes (the first \(first)); all: \(sizes)")
+    }
+
+    /// Off a terminal (a log), the making of a GIF says how far it has come, not one line and
+    /// then silence for half a minute.
+    @Test func makingAGIFSaysHowFarItHasComeOffATerminal() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("long.gif")
+        let r = try ReelBinary.run(["record", "--test-pattern", "--size", "1280x720", "--preset", "ultrafast", "--duration", "4", "-o", url.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stderr.split(separator: "\n").filter { $0.hasPrefix("reel: making the GIF: ") }
+        #expect(lines.count >= 2 && lines.first?.contains(" 25 %") == true, "\(r.stderr)")
+    }
+
     /// `reel record -o k.gif` killed with SIGKILL leaves its hidden MP4 (k.gif is made only
     /// at the stop); `reel recover k.gif` makes it into the GIF and removes it.
     @Test func aKilledGIFRecordingIsRecoveredIntoTheGIF() async throws {
