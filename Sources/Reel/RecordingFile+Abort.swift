@@ -57,7 +57,8 @@ extension RecordingFile {
         /// to replace): left as it was.
         public var unchangedFile: URL?
         /// The unfinished copies a finalise by copying, or the making of a GIF at the stop,
-        /// that the abort interrupted left beside the recording: not needed, and safe to delete.
+        /// that the abort interrupted left beside the recording and could not remove (it
+        /// removes them): not needed, and safe to delete.
         public var unfinishedCopies: [URL]
         /// The container the recording was written in.
         public var container: Container
@@ -71,6 +72,17 @@ extension RecordingFile {
             case .kept(let place, _): return place
             default: return nil
             }
+        }
+    }
+
+    /// Removes the half-made copies this process was making beside `url` for `purpose` (its
+    /// own by their names, which carry its process id): nothing needs them, and one left
+    /// behind (empty, when the abort came as it began) was only in the way. Returns those it
+    /// could not remove.
+    private static func removeOwnCopies(beside url: URL, purpose: String) -> [URL] {
+        FilePlacement.temporaryFiles(beside: url, purposes: [purpose], pid: getpid()).filter { copy in
+            if case .failure(let error) = Syscall.attempt({ unlink(copy.path) }) { return error.rawValue != ENOENT }
+            return false
         }
     }
 
@@ -98,7 +110,7 @@ extension RecordingFile {
         if let intermediate {
             report.outcome = abandon(intermediate: intermediate, unchanged: report.unchangedFile != nil)
             // The file this process was making from it at the stop, half made.
-            report.unfinishedCopies = FilePlacement.temporaryFiles(beside: url, purposes: ["converting"], pid: getpid())
+            report.unfinishedCopies = Self.removeOwnCopies(beside: url, purpose: "converting")
             return report
         }
         // Replacing a file, the new recording keeps a hidden name of its own until its first
@@ -141,7 +153,7 @@ extension RecordingFile {
             placement = place.path == url.path ? .atItsName : .moved(from: url)
         }
         report.outcome = .kept(place, placement)
-        report.unfinishedCopies = FilePlacement.temporaryFiles(beside: place, purposes: ["finalising"], pid: getpid())
+        report.unfinishedCopies = Self.removeOwnCopies(beside: place, purpose: "finalising")
         return report
     }
 

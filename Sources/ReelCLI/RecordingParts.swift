@@ -84,16 +84,29 @@ final class RecordingParts: @unchecked Sendable {
         }
         let report = recorder.abort()
         // For --json's "aborted" event: the file kept, and what finishes it.
-        if case .kept(let place, _) = report.outcome, let target = report.recoveryTarget {
-            keptByAbort = (place.path, "reel recover \(Shell.quoted(target.path))")
+        if case .kept(let place, _) = report.outcome, let recover = Self.recoverCommand(report) {
+            keptByAbort = (place.path, recover)
         }
         return Self.message(report, name: recorder.url)
+    }
+
+    /// The command that finishes what `report` kept: `reel recover TARGET`, with `--overwrite`
+    /// where the recording was to replace the file still at the name it makes (a GIF made at
+    /// the stop; recover refuses to replace a file unless told).
+    static func recoverCommand(_ report: RecordingFile.AbortReport) -> String? {
+        guard let target = report.recoveryTarget else { return nil }
+        let replaces: Bool
+        switch report.outcome {
+        case .kept(_, .intermediate(let of)), .kept(_, .beingMade(let of)): replaces = report.unchangedFile?.path == of.path
+        default: replaces = false
+        }
+        return "reel recover \(Shell.quoted(target.path))" + (replaces ? " --overwrite" : "")
     }
 
     /// What `report` says of the recording into `url`, as `reel record` prints it.
     static func message(_ report: RecordingFile.AbortReport, name url: URL) -> String {
         let unchanged = report.unchangedFile.map { ", and \($0.path) is unchanged" } ?? ""
-        let recover = report.recoveryTarget.map { "reel recover \(Shell.quoted($0.path))" } ?? ""
+        let recover = recoverCommand(report) ?? ""
         let copies = report.unfinishedCopies.isEmpty ? ""
             : "; the unfinished copy \(report.container == .gif ? "of the GIF " : "")the abort interrupted, "
                 + "\(report.unfinishedCopies.map(\.path).joined(separator: ", ")), is not needed and can be deleted"

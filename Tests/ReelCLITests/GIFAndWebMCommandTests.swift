@@ -159,14 +159,25 @@ import ReelTestSupport
     /// left the half-made `.NAME.converting-….gif` without naming it, and did not say, in the
     /// JSON, what was kept. Now the message names the half-made GIF, and the "aborted" event
     /// the recording kept and the command that finishes it, which works.
-    @Test func anAbortWhileTheGIFIsMadeSaysWhatWasKeptAndNamesTheHalfMadeGIF() async throws {
+    /// A second Ctrl-C while the GIF is made keeps the recording, removes the half-made GIF
+    /// (an empty one was left, said to be deletable) and says a command that finishes it: with
+    /// --overwrite when the GIF was to replace a file still there (the command said was refused,
+    /// the file existing).
+    @Test(arguments: [false, true])
+    func anAbortWhileTheGIFIsMadeKeepsTheRecordingAndSaysACommandThatFinishesIt(replacing: Bool) async throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("slow.gif")
+        if replacing {
+            let made = try Subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "color=red:s=16x16", "-frames:v", "1", url.path])
+            try #require(made.status == 0, "\(made.stderr)")
+        }
+        let old = try? Data(contentsOf: url)
         let events = dir.url.appendingPathComponent("events.jsonl")
         _ = FileManager.default.createFile(atPath: events.path, contents: nil)
         let process = Process()
         process.executableURL = ReelBinary.url
         process.arguments = ["record", "--test-pattern", "--size", "1280x720", "--preset", "ultrafast", "--duration", "4", "--json", "-o", url.path]
+            + (replacing ? ["--overwrite"] : [])
         process.standardOutput = try FileHandle(forWritingTo: events)
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -185,15 +196,21 @@ import ReelTestSupport
         let kept = try #require(event["kept"] as? String, "\(event)")
         let finish = try #require(event["finish"] as? String, "\(event)")
         #expect(FileManager.default.fileExists(atPath: kept) && URL(fileURLWithPath: kept).lastPathComponent.hasPrefix(".slow.gif-"))
-        // The half-made GIF, if it was begun, is named (not needed, safe to delete).
+        let now = try? Data(contentsOf: url)
+        #expect(now == old, "the file at the name is as it was")
+        // Nothing half made is left, and none is named.
         let message = try #require(event["message"] as? String)
-        for half in try RecoverCommandTests.hiddenFiles(dir.url) where half.contains("converting") {
-            #expect(message.contains(half) && message.contains("can be deleted"), "\(half) not named in: \(message)")
-        }
-        #expect(finish.hasPrefix("reel recover "))
-        let r = try ReelBinary.run(["recover", kept])
+        let hidden = try RecoverCommandTests.hiddenFiles(dir.url)
+        #expect(hidden.filter { $0.contains("converting") }.isEmpty, "\(hidden)")
+        #expect(!message.contains("can be deleted"), "\(message)")
+        // The command said, as said: it makes the GIF.
+        #expect(finish == "reel recover \(Shell.quoted(url.path))" + (replacing ? " --overwrite" : ""), "\(finish)")
+        #expect(message.contains(finish), "\(message)")
+        let r = try ReelBinary.run(["recover", url.path] + (replacing ? ["--overwrite"] : []))
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(try MediaProbe.probe(url).videoStreams.first?.codec == "gif")
+        #expect(try MediaProbe.probe(url).videoStreams.first?.width == 1280)
+        let left = try RecoverCommandTests.hiddenFiles(dir.url)
+        #expect(left.isEmpty, "\(left)")
     }
 }
 
