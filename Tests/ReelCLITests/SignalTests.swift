@@ -67,6 +67,27 @@ import ReelTestSupport
             _ = try Subprocess.run(["sh", "-c", "kill -INT \(pid)"])
         }
 
+        /// Waits until no `signo` is pending for reel (its handler has taken it), polling
+        /// `/proc/PID/status` (the process's pending set, and each thread's).
+        func waitUntilTaken(_ signo: Int32) throws {
+            let bit: UInt64 = 1 << UInt64(signo - 1)
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline {
+                let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+                let files = ["/proc/\(pid)/status"] + tasks.map { "/proc/\(pid)/task/\($0)/status" }
+                let pending = files.contains { file in
+                    let status = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+                    return status.split(separator: "\n").contains { line in
+                        (line.hasPrefix("ShdPnd:") || line.hasPrefix("SigPnd:"))
+                            && (UInt64(line.split(separator: "\t").last ?? "", radix: 16) ?? 0) & bit != 0
+                    }
+                }
+                if !pending { return }
+                usleep(100)
+            }
+            Issue.record("reel did not take signal \(signo) within 10 s")
+        }
+
         /// The exit status of an abort, whichever stop signals asked for it: 130, as --help says.
         static let aborted: Set<Int32> = [128 + SIGINT]
 
@@ -242,10 +263,16 @@ import ReelTestSupport
         let run = try Run(dir, name: "abort.webm", arguments: ["--test-pattern", "--tone", "--size", "320x240"])
         try run.waitForMain()
         usleep(2_000_000)
-        // Held still while both come, so that the second reaches reel while the first's stop
-        // finalises (two processes: one process's signal sent twice at once is one request).
+        // Two of the same signal pending at once are one (the kernel keeps a bit per signal,
+        // and this failed on CI where reel was stopped before the first came): the first is
+        // let in and taken, then reel is held still while the second is sent from another
+        // process (one process's signal sent twice at once is one request), so that it comes
+        // while the first's stop finalises.
         kill(run.pid, SIGSTOP)
         kill(run.pid, SIGTERM)
+        kill(run.pid, SIGCONT)
+        try run.waitUntilTaken(SIGTERM)
+        kill(run.pid, SIGSTOP)
         _ = try Subprocess.run(["sh", "-c", "kill -TERM \(run.pid)"])
         kill(run.pid, SIGCONT)
         let result = run.finish()
