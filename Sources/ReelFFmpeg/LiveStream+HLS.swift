@@ -58,10 +58,8 @@ extension LiveStream {
             throw ReelError(.fileExists, "\(url.path) already exists",
                             hint: "give HLS an empty folder of its own (an empty playlist there is what a stream cut off before its first segment leaves; recovering the folder removes it)")
         }
-        let stem = url.deletingPathExtension().lastPathComponent
         let folder = url.deletingLastPathComponent()
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        if let taken = names.sorted().first(where: { $0.hasPrefix(stem + "-") && ["ts", "m4s", "mp4"].contains(($0 as NSString).pathExtension) }) {
+        if let taken = writtenSegments().first {
             throw ReelError(.fileExists, "\(folder.appendingPathComponent(taken).path) already exists, and HLS would write over it",
                             hint: "give HLS an empty folder of its own")
         }
@@ -83,14 +81,50 @@ extension LiveStream {
         hlsClaim = HLSClaim(folderLock: try? RecordingLock.lockExisting(folder, exclusive: true))
     }
 
-    /// Removes the playlist's placeholder if nothing was ever written into it, and lets the
-    /// folder go.
+    /// Removes the playlist's placeholder if nothing was ever written into it and no segment
+    /// beside it holds anything (segments without their playlist are kept, and their stream
+    /// has failed saying so), and lets the folder go.
     func releaseEmptyPlaylist() {
         guard let claim = hlsClaim else { return }
         hlsClaim = nil
         var info = stat()
-        if stat(url.path, &info) == 0 && info.st_size == 0 { unlink(url.path) }
+        let folder = url.deletingLastPathComponent()
+        let holding = writtenSegments().filter { name in
+            var segment = stat()
+            return stat(folder.appendingPathComponent(name).path, &segment) == 0 && segment.st_size > 0
+        }
+        if stat(url.path, &info) == 0 && info.st_size == 0 && holding.isEmpty { unlink(url.path) }
         claim.folderLock?.release()
+    }
+
+    /// The names of this stream's segment files in its folder (the numbered names FFmpeg
+    /// gives them beside the playlist, and the initialisation segment).
+    func writtenSegments() -> [String] {
+        let stem = url.deletingPathExtension().lastPathComponent
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path)) ?? []
+        return names.filter { $0.hasPrefix(stem + "-") && ["ts", "m4s", "mp4"].contains(($0 as NSString).pathExtension) }.sorted()
+    }
+
+    /// Throws unless the playlist on disk has its end (`#EXT-X-ENDLIST`, which FFmpeg's HLS
+    /// writer writes last at the trailer and reports no failure of).
+    func checkPlaylistEnded() throws {
+        let text = (try? String(contentsOf: url, encoding: .utf8)) ?? ""
+        guard !text.hasSuffix("#EXT-X-ENDLIST\n") else { return }
+        throw explainUnfinishedPlaylist(ReelError(.ioFailure, text.isEmpty ? "the playlist is empty" : "the playlist has no end"))
+    }
+
+    /// What a stream whose end could not be written says: its playlist, if FFmpeg wrote one,
+    /// lists the segments before the last, and the last segment may be cut short.
+    func explainUnfinishedPlaylist(_ error: ReelError) -> ReelError {
+        let segments = writtenSegments()
+        var info = stat()
+        let listed = stat(url.path, &info) == 0 && info.st_size > 0
+        let what = listed ? "its playlist \(url.path) lacks its end and its last segment"
+                          : segments.isEmpty ? "nothing of it was written" : "its playlist \(url.path) was never written (\(segments.count) segment(s) beside it are not listed)"
+        return ReelError(error.code == .insufficientStorage ? .insufficientStorage : .ioFailure,
+                         "the end of HLS stream \(url.path) could not be written: \(what) (\(error.message))",
+                         hint: listed ? "reel recover \(url.path) closes the playlist" : "check the free space and permissions of \(url.deletingLastPathComponent().path)",
+                         averror: error.averror)
     }
 
     /// FFmpeg 5.1's HLS writer only logs a segment it cannot open (a full disk, a folder

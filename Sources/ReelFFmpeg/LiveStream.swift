@@ -280,16 +280,19 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
     /// Sends what waits (for at most ``Options/timeout``), ends the stream and closes the
     /// connection. Returns once the sending thread is done.
     public func finish() throws {
-        let wasSending = condition.withLock {
+        // Whether there is anybody to send to is read with the phase, under one lock: read
+        // after it, the sending thread could already have taken the connection to write the
+        // trailer, which the cancel below then cut off (an HLS playlist emptied at the stop).
+        let (wasSending, unconnected) = condition.withLock { () -> (Bool, Bool) in
             defer { if phase == .configuring { phase = .finished } }
-            guard phase == .sending else { return false }
+            guard phase == .sending else { return (false, false) }
             phase = .finishing
             condition.signal()
-            return true
+            return (true, connection == nil)
         }
         guard wasSending else { return }
         // Nobody to send to (a listener without a caller, a server away): stop waiting at once.
-        if condition.withLock({ connection == nil }) { gate.cancel() }
+        if unconnected { gate.cancel() }
         done.wait()
     }
 
@@ -423,10 +426,22 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         // The end of the stream: the trailer, then closing says goodbye to the server (in
         // what is left of the stop's time, at least a moment).
         if let last = condition.withLock({ () -> Muxer? in defer { connection = nil }; return connection }) {
-            if !armGate(finishing: true) { gate.arm(MediaTime(value: 1, timescale: 2)) }
-            if (try? last.finish()) == nil { last.abandon() }
+            // HLS's trailer writes the playlist's end (the whole playlist, when no segment was
+            // cut before the stop) into a local folder: it gets a time of its own, not what the
+            // sending left (with a moment left it was cut off, and the playlist never written).
+            if format == "hls" { gate.arm(options.timeout) } else if !armGate(finishing: true) { gate.arm(MediaTime(value: 1, timescale: 2)) }
+            var ended: ReelError?
+            do { try last.finish() } catch {
+                last.abandon()
+                ended = error as? ReelError ?? ReelError(.ioFailure, "\(name): \(error)")
+            }
             if format == "hls" {
-                do { try checkHLSSegments() } catch {
+                do {
+                    if let ended { throw explainUnfinishedPlaylist(ended) }
+                    // FFmpeg's HLS writer does not report a playlist it could not write at the end.
+                    try checkPlaylistEnded()
+                    try checkHLSSegments()
+                } catch {
                     let failure = error as? ReelError ?? ReelError(.ioFailure, "\(error)")
                     condition.withLock { statistics_.failure = failure }
                     report(.failed(name: name, error: failure))

@@ -42,6 +42,8 @@ import ReelTestSupport
         process.waitUntilExit()
         let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 0, "\(stderr)")
+        // Kept beside the file for a check that fails later (what reel said then).
+        try? Data(stderr.utf8).write(to: url.appendingPathExtension("stderr"))
         return url
     }
 
@@ -67,7 +69,9 @@ import ReelTestSupport
         let hls = dir.url.appendingPathComponent("hls")
         let url = try await record(mode, extra: ["--hls", hls.path, "--hls-window", "0"], into: dir)
         let playlist = hls.appendingPathComponent("index.m3u8")
-        let text = try String(contentsOf: playlist, encoding: .utf8)
+        let said = (try? String(contentsOf: url.appendingPathExtension("stderr"), encoding: .utf8)) ?? ""
+        let folder = (try? FileManager.default.contentsOfDirectory(atPath: hls.path).sorted()) ?? []
+        let text = try #require(try? String(contentsOf: playlist, encoding: .utf8), "\(mode): no playlist; the folder holds \(folder); reel said:\n\(said)")
         let listed = text.split(separator: "\n").filter { $0.hasPrefix("#EXTINF:") }
             .compactMap { Double($0.dropFirst("#EXTINF:".count).prefix { $0 != "," }) }.reduce(0, +)
         let file = try MediaProbe.probe(url).duration

@@ -42,8 +42,14 @@ import ReelTestSupport
         #expect(r.status == 0, "\(r.stderr)")
         let recordings = server.recordings(count: 1) { ((try? MediaProbe.probe($0))?.videoStreams.first?.frameCount ?? 0) >= 170 }
         let received = try #require(recordings.first, "nginx log:\n\(server.log)")
+        let playlist = hls.appendingPathComponent("index.m3u8")
+        let folder = ((try? FileManager.default.contentsOfDirectory(atPath: hls.path)) ?? []).sorted().map { name in
+            "\(name) \(((try? FileManager.default.attributesOfItem(atPath: hls.appendingPathComponent(name).path))?[.size] as? Int) ?? -1)"
+        }
+        try #require(!((try? String(contentsOf: playlist, encoding: .utf8)) ?? "").isEmpty,
+                     "no playlist: the folder holds \(folder); reel said:\n\(r.stderr)")
         var said: [String] = []
-        for (name, url) in [("file", file), ("rtmp", received), ("hls", hls.appendingPathComponent("index.m3u8"))] {
+        for (name, url) in [("file", file), ("rtmp", received), ("hls", playlist)] {
             let (median, all) = try Self.offset(url)
             said.append("\(name): beeps minus flashes \(String(format: "%+.1f", median * 1000)) ms (\(all.count) beeps)")
             let onsets = try Self.onsets(url)

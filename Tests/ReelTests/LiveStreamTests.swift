@@ -245,6 +245,25 @@ import ReelTestSupport
         #expect(try MediaProbe.probe(playlist).audioStreams.first?.codec == "aac")
     }
 
+    /// The stop never cuts off HLS's end: `finish()` asked whether the stream had a connection
+    /// after letting the sending thread go, which by then could have taken it to write the
+    /// trailer; taken for "nobody to send to", the stream was cancelled mid-trailer and FFmpeg
+    /// wrote the playlist empty, without a word (CI: a 3 s recording's playlist missing, 1 run
+    /// in 40 here; this test without the fix: 1 run in 2). Many short recordings, each stopped with nothing left to send.
+    @Test func everyStopEndsThePlaylist() async throws {
+        let dir = try TemporaryDirectory()
+        for run in 0..<100 {
+            let playlist = dir.url.appendingPathComponent("\(run)/index.m3u8")
+            try FileManager.default.createDirectory(at: playlist.deletingLastPathComponent(), withIntermediateDirectories: true)
+            let hls = try LiveStream(url: playlist, options: .init(segmentDuration: MediaTime(seconds: 2), playlistWindow: nil))
+            let settings = Self.settings(seconds: 0.2)
+            _ = try await record(Recorder(sinks: [hls], settings: settings))
+            let text = (try? String(contentsOf: playlist, encoding: .utf8)) ?? "(none)"
+            #expect(text.hasSuffix("#EXT-X-ENDLIST\n"), "run \(run): \(text)")
+            #expect(hls.statistics.failure == nil, "run \(run): \(String(describing: hls.statistics.failure))")
+        }
+    }
+
     @Test func hlsWithARollingWindowKeepsTheNewestSegmentsAndDeletesTheRest() async throws {
         let dir = try TemporaryDirectory()
         let playlist = dir.url.appendingPathComponent("index.m3u8")
