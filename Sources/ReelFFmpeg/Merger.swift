@@ -143,8 +143,7 @@ public enum Merger {
             throw ReelError(.fileExists, "\(output.path) is a folder", hint: LibraryHint.giveTheMergeAFileName)
         }
         for (i, input) in inputs.enumerated() {
-            var s = stat()
-            if stat(input.url.path, &s) == 0, s.st_dev == target.st_dev, s.st_ino == target.st_ino {
+            if FileIdentity(input.url) == FileIdentity(target) {
                 throw ReelError(.invalidConfiguration, "the output \(output.path) is clip \(i + 1) (\(input.url.lastPathComponent)) itself",
                                 hint: "write the merged file under a new name")
             }

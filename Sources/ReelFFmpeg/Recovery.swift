@@ -318,8 +318,7 @@ public enum Recovery {
             }
             var existing = stat()
             if stat(url.path, &existing) == 0 {
-                var source = stat()
-                if stat(recording.path, &source) == 0, source.st_dev == existing.st_dev, source.st_ino == existing.st_ino {
+                if FileIdentity(recording) == FileIdentity(existing) {
                     throw ReelError(.invalidConfiguration, "the output \(url.path) is the recording \(recording.lastPathComponent) itself",
                                     hint: "to finalise the recording where it is, give no output; else give a new name")
                 }

@@ -51,13 +51,13 @@ package struct OpenFile: Sendable, Equatable {
     /// `NAME (rescued).EXT` beside it; returns where. A file the stop copied back already is
     /// not copied again.
     package static func copyBack(_ file: OpenFile, to url: URL) throws -> URL {
-        if let copy = RecordingLock.rescuedCopy(device: file.identity.device, inode: file.identity.inode),
+        if let copy = RecordingLock.rescuedCopy(of: file.identity),
            FileManager.default.fileExists(atPath: copy.path) {
             return copy
         }
         let rescue = FilePlacement.rescueName(for: url)
         try Syscall.copyFile(file.descriptorPath, to: rescue)
-        RecordingLock.noteRescuedCopy(device: file.identity.device, inode: file.identity.inode, at: rescue)
+        RecordingLock.noteRescuedCopy(of: file.identity, at: rescue)
         return rescue
     }
 }

@@ -125,21 +125,16 @@ package final class RecordingLock: @unchecked Sendable {
     /// kernel's name for the descriptor (`/proc/self/fd`).
     package func whereabouts(expected: URL) -> Whereabouts {
         guard fd >= 0 else { return .inPlace }
-        var held = stat(), named = stat()
+        var held = stat()
         guard case .success = Syscall.attempt({ fstat(fd, &held) }) else { return .inPlace }
-        if case .success = Syscall.attempt({ stat(expected.path, &named) }), named.st_dev == held.st_dev, named.st_ino == held.st_ino {
-            return .inPlace
-        }
+        let identity = FileIdentity(held)
+        if FileIdentity(expected) == identity { return .inPlace }
         if held.st_nlink == 0 { return .deleted }
         // Its name removed while another (a hard link made meanwhile) still leads to it: that
         // one is not known, so it counts as deleted from here.
         guard let open = OpenFile.of(descriptor: fd) else { return .inPlace }
         if open.isDeleted { return .deleted }
-        let path = open.path.path
-        guard path.hasPrefix("/"),
-              case .success = Syscall.attempt({ stat(path, &named) }), named.st_dev == held.st_dev, named.st_ino == held.st_ino else {
-            return .inPlace
-        }
+        guard open.path.path.hasPrefix("/"), FileIdentity(open.path) == identity else { return .inPlace }
         return .moved(open.path)
     }
 
@@ -147,25 +142,22 @@ package final class RecordingLock: @unchecked Sendable {
     /// `destination`, which must not exist; the copy is synced. Returns the bytes copied.
     package func copyContent(to destination: URL) throws -> Int64 {
         let bytes = try Syscall.copyFile(URL(fileURLWithPath: "/proc/self/fd/\(fd)"), to: destination)
-        var held = stat()
-        if case .success = Syscall.attempt({ fstat(fd, &held) }) {
-            Self.noteRescuedCopy(device: UInt64(held.st_dev), inode: UInt64(held.st_ino), at: destination)
-        }
+        if let held = FileIdentity(descriptor: fd) { Self.noteRescuedCopy(of: held, at: destination) }
         return bytes
     }
 
-    /// The copies made of files deleted while they were written, by device and inode: the
+    /// The copies made of files deleted while they were written, by the file's identity: the
     /// stop and an abort that comes during it copy a file back once between them.
-    private static let rescuedCopies = Mutex<[[UInt64]: URL]>([:])
+    private static let rescuedCopies = Mutex<[FileIdentity: URL]>([:])
 
-    /// Notes that the deleted file `device`/`inode` was copied back to `url`.
-    package static func noteRescuedCopy(device: UInt64, inode: UInt64, at url: URL) {
-        rescuedCopies.withLock { $0[[device, inode]] = url }
+    /// Notes that the deleted file `file` was copied back to `url`.
+    package static func noteRescuedCopy(of file: FileIdentity, at url: URL) {
+        rescuedCopies.withLock { $0[file] = url }
     }
 
-    /// Where the deleted file `device`/`inode` was copied back to, if it was.
-    package static func rescuedCopy(device: UInt64, inode: UInt64) -> URL? {
-        rescuedCopies.withLock { $0[[device, inode]] }
+    /// Where the deleted file `file` was copied back to, if it was.
+    package static func rescuedCopy(of file: FileIdentity) -> URL? {
+        rescuedCopies.withLock { $0[file] }
     }
 
     // MARK: Asking whether a file is being written
@@ -227,10 +219,8 @@ package final class RecordingLock: @unchecked Sendable {
     /// Who holds a lock on the file at `url`, from `/proc/locks` (which names files by device
     /// and inode). `nil` if nobody does or it cannot be told.
     package static func holder(of url: URL) -> Holder? {
-        var info = stat()
-        guard case .success = Syscall.attempt({ stat(url.path, &info) }),
-              let table = Syscall.kernelText(atPath: "/proc/locks") else { return nil }
-        let device = UInt64(info.st_dev)
+        guard let identity = FileIdentity(url), let table = Syscall.kernelText(atPath: "/proc/locks") else { return nil }
+        let device = identity.device
         let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~UInt64(0xfff))
         let minor = (device & 0xff) | ((device >> 12) & ~UInt64(0xff))
         // "1: FLOCK  ADVISORY  WRITE 1234 00:2a:5678 0 EOF"; waiters have "->" after the number.
@@ -240,7 +230,7 @@ package final class RecordingLock: @unchecked Sendable {
             guard fields.count >= 6, fields[1] == "FLOCK" else { continue }
             let file = fields[5].split(separator: ":")
             guard file.count == 3, UInt64(file[0], radix: 16) == major, UInt64(file[1], radix: 16) == minor,
-                  UInt64(file[2]) == UInt64(info.st_ino) else { continue }
+                  UInt64(file[2]) == identity.inode else { continue }
             let pid = Int32(fields[4]).flatMap { $0 > 0 ? $0 : nil }
             let command = pid.flatMap { Syscall.kernelText(atPath: "/proc/\($0)/comm") }?
                 .trimmingCharacters(in: .whitespacesAndNewlines)
