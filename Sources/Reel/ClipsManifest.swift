@@ -82,7 +82,8 @@ struct ClipsManifest: Codable, Sendable, Hashable {
         }
     }
 
-    /// Writes the manifest into `folder` under a new name, then renames it over the old one.
+    /// Writes the manifest into `folder` under a new name, then renames it over the old one
+    /// (`FilePlacement.replaceDurably`).
     func write(into folder: URL) throws {
         let url = folder.appendingPathComponent(RecordingSession.manifestName)
         let temporary = folder.appendingPathComponent(".\(RecordingSession.manifestName).\(getpid()).new")
@@ -90,13 +91,6 @@ struct ClipsManifest: Codable, Sendable, Hashable {
         // Written straight to its temporary name (FileManager.createFile writes through a
         // `.dat.nosync…` file of its own, which a kill left in the folder) and on the disk
         // before it takes the manifest's name.
-        let failure = FilePlacement.writeSynced(data, to: temporary)
-        guard failure == 0 else { throw RecordingSession.folderError(failure, folder) }
-        if rename(temporary.path, url.path) != 0 {
-            let e = errno
-            unlink(temporary.path)
-            throw Syscall.fileError(e, at: url, action: "update")
-        }
-        FilePlacement.syncFolder(of: url)
+        try FilePlacement.replaceDurably(url, with: data, through: temporary) { RecordingSession.folderError($0, folder) }
     }
 }

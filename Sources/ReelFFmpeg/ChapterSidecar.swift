@@ -43,12 +43,7 @@ enum ChapterSidecar {
         }
         let target = url(for: recording)
         let temporary = target.deletingLastPathComponent().appendingPathComponent("\(target.lastPathComponent).\(getpid()).new")
-        let failure = FilePlacement.writeSynced(data, to: temporary)
-        guard failure == 0 else { throw Syscall.fileError(failure, creating: target, action: "write") }
-        try Syscall.call(orThrow: { e in
-            unlink(temporary.path)
-            return Syscall.fileError(e, at: target, action: "update")
-        }) { rename(temporary.path, target.path) }
+        try FilePlacement.replaceDurably(target, with: data, through: temporary) { Syscall.fileError($0, creating: target, action: "write") }
     }
 
     /// The chapters kept for the recording at `recording`: none when there is no list, it is

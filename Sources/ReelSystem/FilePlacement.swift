@@ -141,6 +141,23 @@ package enum FilePlacement {
         return failure
     }
 
+    /// Replaces the small file at `url` with `data`, so that a crash leaves the old file or the
+    /// new one whole: written to `temporary` (beside it) and onto the disk, renamed over it, and
+    /// the rename made durable. What a manifest or a list kept beside a recording is written by.
+    ///
+    /// - Throws: `writeFailure(errno)` when the data cannot be written; an `update` error of
+    ///   `url` when the rename fails. The temporary file never stays.
+    package static func replaceDurably(_ url: URL, with data: Data, through temporary: URL,
+                                       writeFailure: (Int32) -> ReelError) throws {
+        let failure = writeSynced(data, to: temporary)
+        guard failure == 0 else { throw writeFailure(failure) }
+        try Syscall.call(orThrow: { e in
+            unlink(temporary.path)
+            return Syscall.fileError(e, at: url, action: "update")
+        }) { rename(temporary.path, url.path) }
+        syncFolder(of: url)
+    }
+
     /// Waits until the contents of the file at `url` are on the disk.
     package static func sync(_ url: URL) throws {
         func failure(_ e: Int32) -> ReelError { Syscall.fileError(e, creating: url, action: "write") }
