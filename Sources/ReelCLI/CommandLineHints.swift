@@ -47,6 +47,7 @@ enum CommandLineHints {
         (LibraryHint.finalise, { "finalise it with: reel recover \(Shell.quoted($0))" }),
         (LibraryHint.mergeTheClips, { "merge them with: reel recover \(Shell.quoted($0))" }),
         (LibraryHint.mergeTheClipsElsewhere, { "merge them elsewhere with: reel recover \(Shell.quoted($0)) -o FILE|FOLDER" }),
+        (LibraryHint.closeThePlaylist, { "end it with: reel recover \(Shell.quoted($0))" }),
         (LibraryHint.giveTheLookAlone, { "give the look alone (--filter \($0)), or its graph" }),
     ]
 

@@ -171,7 +171,8 @@ final class ProgressRenderer: @unchecked Sendable {
         case .streamInterrupted(let name, let error):
             emit(["event": "streamInterrupted", "stream": name, "message": error.description])
             if !json { clearLine(); console.err("reel: warning: stream \(name) interrupted: \(error.description); recording goes on, reconnecting") }
-        case .streamFailed(let name, let error):
+        case .streamFailed(let name, let failure):
+            let error = CommandLineHints.rephrased(failure)
             emit(["event": "streamFailed", "stream": name, "message": error.description])
             if !json {
                 clearLine()
@@ -182,6 +183,12 @@ final class ProgressRenderer: @unchecked Sendable {
                     console.err("reel: warning: \(name) stopped: \(error.description); the recording goes on without it")
                 }
             }
+        case .sinkDropped(let name, let error):
+            // reel adds no sink of its own kind; said all the same, as a library user would be.
+            var event: [String: Any] = ["event": "sinkDropped", "sink": name]
+            if let error { event["message"] = error.description }
+            emit(event)
+            if !json { clearLine(); console.err("reel: warning: \(name) stopped taking the recording" + (error.map { ": \($0.description)" } ?? "") + "; the recording goes on without it") }
         case .streamResumed(let name):
             emit(["event": "streamResumed", "stream": name])
             if !json { clearLine(); console.err("reel: stream \(name) is back") }

@@ -78,11 +78,13 @@ package enum LibraryHint {
     package static let mergeTheClips = PathHint(before: "merge the clips in ", after: " with RecordingSession.recover(folder:)")
     /// A folder of clips whose file cannot be made where it was meant to go.
     package static let mergeTheClipsElsewhere = PathHint(before: "merge the clips in ", after: " into another file with RecordingSession.recover(folder:to:)")
+    /// An HLS playlist without its end, which `PlaylistRecovery.close(_:)` ends.
+    package static let closeThePlaylist = PathHint(before: "end the playlist ", after: " with PlaylistRecovery.close(_:)")
     /// A look given inside a filter graph, where it cannot stand.
     package static let giveTheLookAlone = PathHint(before: "give the look alone (VideoFilter.look(.", after: ")), or its graph")
 
     /// Every hint that names a path (or a value) in its words.
-    package static let withPaths = [finalise, makeTheGIF, mergeTheClips, mergeTheClipsElsewhere, giveTheLookAlone]
+    package static let withPaths = [finalise, makeTheGIF, mergeTheClips, mergeTheClipsElsewhere, closeThePlaylist, giveTheLookAlone]
 }
 
 /// A library hint that names a file, a folder (or a value) between its words:

@@ -123,7 +123,7 @@ extension LiveStream {
                           : segments.isEmpty ? "nothing of it was written" : "its playlist \(url.path) was never written (\(segments.count) segment(s) beside it are not listed)"
         return ReelError(error.code == .insufficientStorage ? .insufficientStorage : .ioFailure,
                          "the end of HLS stream \(url.path) could not be written: \(what) (\(error.message))",
-                         hint: listed ? "reel recover \(url.path) closes the playlist" : "check the free space and permissions of \(url.deletingLastPathComponent().path)",
+                         hint: listed ? LibraryHint.closeThePlaylist(url.path) : "check the free space and permissions of \(url.deletingLastPathComponent().path)",
                          averror: error.averror)
     }
 
