@@ -231,6 +231,11 @@ public final class Recorder: CaptureOutput {
             for waiter in waiters { waiter.resume(returning: .failure(failure)) }
             throw error
         }
+        pipeline.writer.encoder.onSinkDropped = { sink, error in
+            guard !(sink is LiveStream) else { return }  // a stream says so in its own events
+            let name = (sink as? CustomStringConvertible)?.description ?? String(describing: type(of: sink))
+            continuation.yield(.sinkDropped(name: name, error: error.map { $0 as? ReelError ?? ReelError(.ioFailure, "\($0)") }))
+        }
         session.setMergeProgressHandler { continuation.yield(.merging($0)) }
         session.setFolderChangeHandler { continuation.yield(.clipsFolderChanged($0)) }
         pipeline.onConverting = { continuation.yield(.converting($0)) }

@@ -212,6 +212,13 @@ public enum RecordingEvent: Sendable {
     case streamResumed(name: String)
     /// A live stream stopped for good (HLS that could not be written); the recording goes on.
     case streamFailed(name: String, error: ReelError)
+    /// One of the recorder's ``Recorder/sinks`` that the recording does not depend on (its
+    /// ``PacketSink/policy`` is ``SinkPolicy/optional``) failed, was full or went, and was
+    /// finished and dropped: it takes no more packets, and the recording goes on. `name` is
+    /// the sink's description (its type's name unless it is `CustomStringConvertible`);
+    /// `error` is what it threw, `nil` when it answered ``SinkFlow/full`` or ``SinkFlow/gone``.
+    /// (Live streams say so by ``streamFailed(name:error:)``.)
+    case sinkDropped(name: String, error: ReelError?)
     /// Video frames began to be lost for a reason (at least a few), or go on being lost (the
     /// count takes in the frames the recorder knows are being lost and whose gap is counted
     /// when the next frame comes, or at the end): said

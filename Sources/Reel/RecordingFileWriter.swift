@@ -40,19 +40,12 @@ final class RecordingFileWriter {
             case .clips(let clips): try encoder.addSink(clips, policy: .required)
             case .none: break
             }
-            for sink in sinks { try encoder.addSink(sink, policy: Self.policy(of: sink)) }
+            for sink in sinks { try encoder.addSink(sink, policy: sink.policy) }
         } catch {
             if case .movie(let movie) = file { movie.discard() }  // nothing was recorded: the new file goes
             encoder.abandon()
             throw error
         }
-    }
-
-    /// What a sink's end does to the recording: a live stream that fails for good (or a replay
-    /// buffer) is dropped and the recording goes on (the stream says so in its own events); an
-    /// application's own sink is one the recording depends on, as it always was.
-    static func policy(of sink: any PacketSink) -> SinkPolicy {
-        sink is LiveStream || sink is ReplayBuffer ? .optional : .required
     }
 
     /// The single file, if the recording writes one.

@@ -209,6 +209,10 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
 
     // MARK: PacketSink
 
+    /// ``SinkPolicy/optional``: a recording goes on without a stream that failed for good (the
+    /// stream says so in its own events).
+    public var policy: SinkPolicy { .optional }
+
     /// Takes note of a stream to send.
     ///
     /// - Throws: `.unsupportedFormat` for a codec the address's protocol cannot carry (RTMP:

@@ -37,6 +37,12 @@ public protocol PacketSink: AnyObject {
     /// was taken, do nothing more (a file is left as it is on the disk, not finalised).
     /// Optional: by default ``finish()``, its error ignored.
     func abandon()
+    /// What the sink's end does to a recording that feeds it, when the recording is not told
+    /// otherwise (a ``StreamEncoder`` or ``AssetWriter`` is told in `addSink(_:policy:)`; a
+    /// `Recorder` takes this). By default ``SinkPolicy/required``: the recording depends on
+    /// the sink. A sink the recording can go on without (a preview, an upload, a log) says
+    /// ``SinkPolicy/optional``; live streams and replay buffers do.
+    var policy: SinkPolicy { get }
 }
 
 extension PacketSink {
@@ -48,6 +54,9 @@ extension PacketSink {
 
     /// Finishes the sink, ignoring its error: most sinks keep what they took either way.
     public func abandon() { try? finish() }
+
+    /// ``SinkPolicy/required``: what a sink is unless it says otherwise.
+    public var policy: SinkPolicy { .required }
 }
 
 /// How a sink took a packet (see ``PacketSink/write(_:)``).
@@ -64,9 +73,11 @@ public enum SinkFlow: Sendable, Hashable {
 /// What a sink's end does to the recording that feeds it (see ``StreamEncoder/addSink(_:policy:)``).
 public enum SinkPolicy: Sendable, Hashable {
     /// The recording depends on the sink: its failure ends the recording with its error, and
-    /// its being full ends the recording as having reached its size (a recording's file).
+    /// its being full ends the recording as having reached its size (a recording's file; an
+    /// application's sink unless its ``PacketSink/policy`` says otherwise).
     case required
-    /// The recording goes on without the sink: a failure or a `gone` is reported and the sink
-    /// is finished and dropped (a live stream, a replay buffer, an application's extra sink).
+    /// The recording goes on without the sink: a failure, a `full` or a `gone` is reported and
+    /// the sink is finished and dropped (a live stream, a replay buffer, an application's sink
+    /// whose ``PacketSink/policy`` says so).
     case optional
 }

@@ -118,6 +118,9 @@ public final class ReplayBuffer: PacketSink, Sendable {
 
     // MARK: PacketSink
 
+    /// ``SinkPolicy/optional``: a recording goes on without its replay buffer.
+    public var policy: SinkPolicy { .optional }
+
     /// Takes note of a stream whose packets will follow.
     public func add(_ stream: EncodedStream) throws {
         window.withLock { $0.add(stream) }
