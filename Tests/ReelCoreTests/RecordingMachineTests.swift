@@ -21,8 +21,19 @@ import Testing
                       sample: .audio(.silence(format: format, frameCount: frames, at: MediaTime(seconds: seconds))))
     }
 
-    static func machine(limit: MediaTime? = nil, audio: Bool = true) -> RecordingMachine {
-        RecordingMachine(configuration: .init(frameRate: rate, videoSource: video, audioInputs: audio ? [mic: 0] : [:], limit: limit))
+    static func machine(limit: MediaTime? = nil, audio: Bool = true, frameMode: FrameMode = .constant,
+                        holdsAudio: Bool = false, pausesAtLimit: Bool = false) -> RecordingMachine {
+        RecordingMachine(configuration: .init(frameRate: rate, frameMode: frameMode, videoSource: video, audioInputs: audio ? [mic: 0] : [:],
+                                              limit: limit, holdsAudioAheadOfVideo: holdsAudio, pausesAtLimit: pausesAtLimit))
+    }
+
+    /// Frame `n` showing picture `picture` (equal numbers: equal pixels, as a source says).
+    static func frame(_ n: Int64, picture: UInt64) throws -> SourcedSample {
+        var sample = try frame(n)
+        guard case .video(var frame) = sample.sample else { return sample }
+        frame.identity = PictureIdentity(id: 1_000_000 + picture, base: nil, changedRows: [])
+        sample = SourcedSample(source: video, kind: .video, sample: .video(frame))
+        return sample
     }
 
     /// What the actions say, in order: `v<seconds>`, `a<start>+<duration>`, `pause<i>@<s>`, `begin<i>@<s>`.
@@ -146,5 +157,99 @@ import Testing
         #expect(said.filter { $0.hasPrefix("a") } == ["a0.000+0.500"], "\(said)")
         #expect(m.reachedLimit)
         #expect(m.recordedDuration == MediaTime(seconds: 0.5))
+    }
+
+    /// Content mode writes a picture when it changes: a repeat is left out (accounted for, not
+    /// lost), the last one is written where its interval ends (the pause) and where the
+    /// recording ends, so the file lasts as long as it was recorded; a repeat at a slot where
+    /// the encoder makes a keyframe is written.
+    @Test func contentModeLeavesRepeatsOutAndWritesTheLastWhereItsIntervalEnds() throws {
+        var m = Self.machine(audio: false, frameMode: .content)
+        var said: [String] = []
+        // Pictures: 0–9 the same, 10–19 another; a pause at 20, resumed at 30; 30–39 the same.
+        for n in Int64(0)..<40 {
+            if n == 20 { _ = m.pause(at: Self.rate.time(ofFrame: 20)) }
+            if n == 30 { _ = m.resume(at: Self.rate.time(ofFrame: 30)) }
+            said += Self.describe(m.take(try Self.frame(n, picture: n < 10 ? 1 : n < 20 ? 2 : 3), keyframeDue: { $0 == 25 }))
+        }
+        said += Self.describe(m.finish(keyframeDue: { _ in false }))
+        let videos = said.filter { $0.hasPrefix("v") }
+        // Slots: 0 (the first picture), 10 (it changed), 19 (the repeat written where its
+        // interval ends), 20 (the next interval's first: frame 30), 25 (a keyframe is due),
+        // 29 (the repeat written where the recording ends).
+        #expect(videos == ["v0.000", "v0.333", "v0.633", "v0.667", "v0.833", "v0.967"], "\(said)")
+        #expect(said.firstIndex(of: "v0.633")! < said.firstIndex(of: "pause0@0.667")!, "the repeat before its pause: \(said)")
+        #expect(m.droppedFrames == 0, "left out is not lost")
+        #expect(m.recordedDuration == MediaTime(seconds: 1), "the file lasts the 30 slots recorded")
+    }
+
+    /// Variable rate keeps one picture a second when nothing changes (players and seeking need
+    /// them), and leaves the other repeats out.
+    @Test func variableRateKeepsAPictureASecondOfAStillScreen() throws {
+        var m = Self.machine(audio: false, frameMode: .variable)
+        var said: [String] = []
+        for n in Int64(0)..<90 { said += Self.describe(m.take(try Self.frame(n, picture: 7), keyframeDue: { _ in false })) }
+        said += Self.describe(m.finish(keyframeDue: { _ in false }))
+        let times = said.filter { $0.hasPrefix("v") }.compactMap { Double($0.dropFirst()) }
+        let gaps = zip(times, times.dropFirst()).map { $1 - $0 }
+        #expect(times.first == 0 && abs((times.last ?? 0) - 89.0 / 30) < 0.001, "from the first slot to the last: \(times)")
+        #expect(times.count >= 3 && times.count <= 5, "about one a second: \(times)")
+        #expect(gaps.allSatisfy { $0 <= 1.0 + 0.001 }, "never more than a second apart: \(gaps)")
+        #expect(m.droppedFrames == 0)
+    }
+
+    /// A take that pauses at its limit (a camera recorder): frames past it are not given, the
+    /// machine pauses there and says the pause reached; time handed back (an undo) lets a
+    /// resume record on, up to the limit moved on by it. Time handed back once the limit
+    /// ended a recording changes nothing.
+    @Test func aTakePausesAtItsLimitAndTimeHandedBackRecordsOn() throws {
+        var m = Self.machine(limit: MediaTime(seconds: 0.5), audio: false, pausesAtLimit: true)
+        var said: [String] = []
+        for n in Int64(0)..<30 { said += Self.describe(m.take(try Self.frame(n), keyframeDue: { _ in false })) }
+        #expect(said.filter { $0.hasPrefix("v") }.count == 15, "\(said)")
+        #expect(said.contains("pause0@0.500"), "\(said)")
+        #expect(m.pausedAtLimit && !m.reachedLimit)
+        #expect(m.recordedDuration == MediaTime(seconds: 0.5))
+        // An undo gives 0.2 s back; the app resumes.
+        m.handBack(MediaTime(seconds: 0.2))
+        #expect(m.resume(at: Self.rate.time(ofFrame: 40)) != nil)
+        #expect(!m.pausedAtLimit)
+        var after: [String] = []
+        for n in Int64(40)..<60 { after += Self.describe(m.take(try Self.frame(n), keyframeDue: { _ in false })) }
+        let videos = after.filter { $0.hasPrefix("v") }
+        #expect(videos == (15..<21).map { String(format: "v%.3f", Double($0) / 30) }, "six more slots, to 0.7 s: \(after)")
+        #expect(after.contains("begin1@0.500") && after.contains("pause1@0.700"), "\(after)")
+
+        var ended = Self.machine(limit: MediaTime(seconds: 0.5), audio: false)
+        for n in Int64(0)..<30 { _ = ended.take(try Self.frame(n), keyframeDue: { _ in false }) }
+        #expect(ended.reachedLimit)
+        ended.handBack(MediaTime(seconds: 1))
+        #expect(ended.configuration.limit == MediaTime(seconds: 0.5), "a recording that ended at its limit stays ended")
+    }
+
+    /// Under a size limit, audio ahead of the video waits for it (at most 3 s), and goes with
+    /// the frames that reach its time; a recording that ends at its size leaves the held audio
+    /// out (both tracks end together).
+    @Test func audioAheadOfTheVideoWaitsForItUnderASizeLimit() throws {
+        var m = Self.machine(holdsAudio: true)
+        _ = m.take(try Self.frame(0), keyframeDue: { _ in false })
+        // A second of sound from 0.2 s arrives while the video is at its first frame.
+        let held = Self.describe(m.take(Self.audio(from: 0.2, frames: 48_000), keyframeDue: { _ in false }))
+        #expect(held.filter { $0.hasPrefix("a") }.isEmpty, "held for the video: \(held)")
+        var said: [String] = []
+        for n in Int64(1)..<45 { said += Self.describe(m.take(try Self.frame(n), keyframeDue: { _ in false })) }
+        #expect(said.contains { $0.hasPrefix("a") }, "released once the video reached it: \(said)")
+        // Then more sound, and the recording ends at its size: what is held is left out.
+        _ = m.take(Self.audio(from: 1.2, frames: 48_000), keyframeDue: { _ in false })
+        m.endEarly()
+        let end = Self.describe(m.finish(keyframeDue: { _ in false }))
+        #expect(!end.contains { $0.hasPrefix("a") }, "the sound past the video's end is left out: \(end)")
+
+        // Never more than 3 s held: a video that stalls does not hold the sound for ever.
+        var stalled = Self.machine(holdsAudio: true)
+        _ = stalled.take(try Self.frame(0), keyframeDue: { _ in false })
+        var given: [String] = []
+        for second in 0..<5 { given += Self.describe(stalled.take(Self.audio(from: Double(second) + 0.1, frames: 48_000), keyframeDue: { _ in false })) }
+        #expect(given.filter { $0.hasPrefix("a") }.count >= 2, "past 3 s held, the oldest goes: \(given)")
     }
 }
