@@ -127,13 +127,17 @@ package struct PresenterScene: Sendable {
         return drawing
     }
 
-    /// The followed view at `time`: zoomed in while the pointer is active, moving to bring it
-    /// back to its centre when it leaves the view's middle (``holdFraction``), still while it
-    /// stays there; out to the whole picture, about where it is, once it rests; never moving
-    /// faster than ``panSpeed`` and ``zoomSpeed``.
+    /// The followed view at `time`: zoomed in while the pointer is active in the picture,
+    /// moving to bring it back to its centre when it leaves the view's middle (``holdFraction``),
+    /// still while it stays there; out to the whole picture, about where it is, once it rests or
+    /// leaves the picture; never moving faster than ``panSpeed`` and ``zoomSpeed``.
     private mutating func follow(at time: MediaTime, size: PixelSize) -> View {
         let width = Double(size.width), height = Double(size.height)
-        let active = lastActivity.map { time - $0 < Self.restDelay } ?? false
+        // A pointer outside the picture (a region's or a window's) is not followed: there is
+        // nothing of it to show, and the view clamped to the edge nearest it showed an empty
+        // corner, zoomed. The view eases out as when the pointer rests.
+        let inside = pointer.map { $0.x >= 0 && $0.y >= 0 && $0.x < width && $0.y < height } ?? false
+        let active = inside && (lastActivity.map { time - $0 < Self.restDelay } ?? false)
         let targetZoom = active ? overlays.zoomFactor : 1
         var current = view ?? View(centerX: width / 2, centerY: height / 2, zoom: 1)
         // Resting, the view zooms out about where it is (the picture's edges bring it home).

@@ -84,4 +84,33 @@ import ReelCore
         // ...and holds still from there while the pointer wanders about it.
         #expect(views[100...119].allSatisfy { $0.crop(in: Self.size) == views[100].crop(in: Self.size) }, "\(views[95...119].map(\.centerX))")
     }
+
+    /// A region's (or a window's) pointer that leaves the picture is not chased: the view eases
+    /// back out to the whole picture while the pointer moves about outside, and follows it again
+    /// once it comes back (it zoomed on the corner nearest the pointer, where nothing was).
+    @Test func aPointerOutsideThePictureIsNotFollowed() throws {
+        var scene = PresenterScene(overlays: PresenterOverlays(followsCursor: true, zoomFactor: 2))
+        let fps = 30.0
+        var events: [InputEvent] = []
+        // In the picture until 1.5 s, then outside it past its bottom right, moving all the while
+        // (never resting), and back in at 4.5 s.
+        for i in 0..<60 {
+            let t = 0.5 + Double(i) * 0.1
+            let outside = t >= 1.5 && t < 4.5
+            events.append(InputEvent(time: MediaTime(seconds: t), .pointerMoved(x: outside ? 400 + Double(i) : 150 + Double(i % 3),
+                                                                                 y: outside ? 250 : 90)))
+        }
+        var zooms: [Double] = []
+        for frame in 0..<Int(6 * fps) {
+            let time = Double(frame) / fps
+            while let next = events.first, next.time.seconds <= time { scene.take(events.removeFirst()) }
+            zooms.append(try #require(scene.drawing(at: MediaTime(seconds: time), size: Self.size).view).zoom)
+        }
+        #expect(zooms[Int(1.4 * fps)] > 1.5, "zoomed in on the pointer in the picture: \(zooms[Int(1.4 * fps)])")
+        // Out again within a second of leaving, and out while it stays outside.
+        for index in Int(2.6 * fps)..<Int(4.5 * fps) {
+            #expect(zooms[index] < 1.001, "at \(Double(index) / fps) s the pointer is outside and the view zoomed \(zooms[index])")
+        }
+        #expect(zooms[Int(5.8 * fps)] > 1.5, "followed again once back: \(zooms[Int(5.8 * fps)])")
+    }
 }
