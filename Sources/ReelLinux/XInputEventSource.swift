@@ -13,7 +13,8 @@ import ReelSystem
 /// written anywhere.
 ///
 /// Positions are in pixels of what `source` records: the screen, its region, or its window
-/// (asked of the server at each event, so a window that moves is followed).
+/// (asked of the server at each event, so a window that moves is followed). Recording a window,
+/// only presses that land on it are passed on: not those on another window covering it.
 public final class XInputEventSource: InputEventSource {
     /// The display, or `nil` for `$DISPLAY`.
     public let display: String?
@@ -159,6 +160,8 @@ private final class Reader: @unchecked Sendable {
                     continue  // asked for below, once for all of them
                 case XCB_INPUT_RAW_BUTTON_PRESS:
                     guard let button = MouseButton(x11Number: Int(raw.detail)), let at = pointer() else { continue }
+                    // A window's recording shows its own clicks, not those of a window over it.
+                    guard pointerIsOverRecordedWindow() else { last = at; continue }
                     deliver(InputEvent(time: time, .buttonPressed(button, x: at.x, y: at.y)))
                     last = at
                 case XCB_INPUT_RAW_KEY_PRESS:
@@ -189,6 +192,33 @@ private final class Reader: @unchecked Sendable {
         case .screen(let x, let y):
             return (Double(Int(reply.pointee.root_x) - x), Double(Int(reply.pointee.root_y) - y))
         }
+    }
+
+    /// Whether a press now lands on the recorded window (always, recording the screen or a
+    /// region): the top-level window under the pointer is the one that holds it. A press on
+    /// another window covering it went to that window, and is not drawn.
+    private func pointerIsOverRecordedWindow() -> Bool {
+        guard case .window(let id) = place else { return true }
+        let cookie = xcb_query_pointer(connection.raw, root)
+        guard let reply = xcb_query_pointer_reply(connection.raw, cookie, nil) else { return false }
+        let under = reply.pointee.child
+        free(reply)
+        return under != 0 && under == topLevel(of: id)
+    }
+
+    /// The child of the root window that holds `window` (itself, unless a window manager's frame
+    /// does); `nil` if it is gone.
+    private func topLevel(of window: UInt32) -> UInt32? {
+        var current = window
+        for _ in 0..<32 {
+            let cookie = xcb_query_tree(connection.raw, current)
+            guard let reply = xcb_query_tree_reply(connection.raw, cookie, nil) else { return nil }
+            let parent = reply.pointee.parent
+            free(reply)
+            if parent == root || parent == 0 { return current }
+            current = parent
+        }
+        return nil
     }
 
     private func keyPressed(_ keycode: UInt32, at time: MediaTime) {

@@ -221,5 +221,40 @@ import ReelTestSupport
         #expect(first.0 == "é" && first.1 <= 3, "the first character reads as \(first)")
         #expect(second.0 == "box" && second.1 <= 3, "the second character reads as \(second)")
     }
+
+    @Test("--show-clicks on a window draws the clicks that land on it, not those on a window covering it (a click on the window over it was drawn)")
+    func clicksOnAWindowCoveringTheRecordedOneAreNotDrawn() async throws {
+        let xvfb = try XvfbServer(size: Self.size)
+        let painter = try ScreenPainter(display: xvfb.display)
+        painter.openWindow(title: "Under", rect: PixelRect(x: 100, y: 100, width: 400, height: 200), red: 100, green: 100, blue: 100)
+        painter.openWindow(title: "Over", rect: PixelRect(x: 150, y: 120, width: 300, height: 150), red: 200, green: 0, blue: 0)
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("covered.mp4")
+        // One click on Over (where it covers Under), one on Under where nothing covers it.
+        let covered = (x: 250, y: 200), open = (x: 480, y: 285)
+        let r = try await record(["--screen=\(xvfb.display)", "--window=Under", "--no-cursor", "--show-clicks", "--preset", "ultrafast",
+                                  "--duration", "3", "-o", url.path], steps: [
+            (0.8, { try xdotool(xvfb.display, ["mousemove", "\(covered.x)", "\(covered.y)", "click", "1"]) }),
+            (1.6, { try xdotool(xvfb.display, ["mousemove", "\(open.x)", "\(open.y)", "click", "1"]) }),
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let frames = try MediaProbe.decodeRGB(url, width: 400, height: 200)
+        #expect(frames.count >= 60, "\(frames.count) pictures")
+        /// Yellow (a left click's ring) within 30 px of (`x`, `y`) in the window, in any picture.
+        func ringNear(_ x: Int, _ y: Int) -> Int {
+            var found = 0
+            for frame in frames {
+                for dy in -30...30 {
+                    for dx in -30...30 where x + dx >= 0 && x + dx < 400 && y + dy >= 0 && y + dy < 200 {
+                        let i = ((y + dy) * 400 + x + dx) * 3
+                        if Self.isYellow(frame[i], frame[i + 1], frame[i + 2]) { found += 1 }
+                    }
+                }
+            }
+            return found
+        }
+        #expect(ringNear(open.x - 100, open.y - 100) > 20, "the click on the window shows")
+        #expect(ringNear(covered.x - 100, covered.y - 100) == 0, "the click on the window over it does not")
+    }
 }
 
