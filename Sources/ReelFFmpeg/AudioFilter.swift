@@ -73,14 +73,15 @@ public struct AudioFilter: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Noise suppression for a microphone: libavfilter's `afftdn` (FFT denoising) following the
-    /// noise floor as it changes, taking up to 30 dB off the steady hiss, hum and fan noise
-    /// between and under the words. Measured on a 1 kHz tone at -23 dBFS in white noise,
-    /// recorded through a session: with the noise at -25 dBFS the tone's signal-to-noise ratio
-    /// rises by about 20 dB, with the noise at -19 dBFS (louder than the tone) by about 12 dB,
-    /// and the tone keeps its level (within 3 %). Noise louder still (-13 dBFS) is
-    /// beyond what it tells from sound and is hardly reduced.
-    public static let denoise = AudioFilter(checked: "afftdn=nr=30:nf=-20:tn=1:fo=2")
+    /// Noise suppression for a microphone: libavfilter's `afftdn` (FFT denoising) taking up to
+    /// 30 dB off the steady hiss, hum and fan noise under a noise floor of -20 dB a band, between
+    /// and under the words. Measured through a session on a tone at -23 dBFS (steady, or beeps
+    /// with the noise alone between them) in white noise: noise at -25 dBFS comes down by about
+    /// 30 dB and noise at -19 dBFS (louder than the tone) by about 12 dB, and the tone keeps its
+    /// level within 10 %. afftdn's tracking of the noise floor is left off: on steady noise it
+    /// drifted down to about -60 dB within seconds, after which it took nothing off (a hiss at
+    /// -31 dBFS stayed at -31 dBFS).
+    public static let denoise = AudioFilter(checked: "afftdn=nr=30:nf=-20")
 
     /// Noise suppression for a voice by RNNoise, a small recurrent neural network trained on
     /// speech and noise (libavfilter's `arnndn`), with the model in the file at `model`: the
