@@ -219,11 +219,16 @@ public struct RecordOptions: Sendable {
         }
         if let text = args.value("zoom") ?? nil {
             let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count <= 2, let factor = ValueParser.decimal(parts[0]), factor.isFinite else {
-                throw UsageError("--zoom needs a factor such as 2, or FACTOR:RATE such as 4:1, not '\(text)'")
+            // One range said in every message: the followed zoom's with --follow-cursor.
+            let follows = args.has("follow-cursor")
+            let range = follows ? "between \(PresenterOverlays.zoomFactors.lowerBound) and \(Int(PresenterOverlays.zoomFactors.upperBound))"
+                : "between 1 and \(Int(ZoomControl.maximumFactor))"
+            let negative = parts[0].hasPrefix("-") && ValueParser.decimal(parts[0].dropFirst()) != nil
+            guard parts.count <= 2, let factor = negative ? -1 : ValueParser.decimal(parts[0]), factor.isFinite else {
+                throw UsageError("--zoom needs a factor such as 2\(follows ? "" : ", or FACTOR:RATE such as 4:1"), not '\(text)'")
             }
-            guard factor >= 1, factor <= ZoomControl.maximumFactor else {
-                throw UsageError("--zoom must be between 1 and \(Int(ZoomControl.maximumFactor)), not \(parts[0])")
+            guard follows ? PresenterOverlays.zoomFactors.contains(factor) : factor >= 1 && factor <= ZoomControl.maximumFactor else {
+                throw UsageError("--zoom\(follows ? " with --follow-cursor" : "") must be \(range), not \(parts[0])")
             }
             var rate: Double?
             if parts.count == 2 {

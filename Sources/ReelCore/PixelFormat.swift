@@ -121,6 +121,23 @@ public struct PixelRect: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { "\(width)x\(height)+\(x)+\(y)" }
 
+    /// Why this region cannot be taken from a screen of `size` at the origin, in words that say
+    /// where the screen ends (and the part of the region on it, when there is one); `nil` when
+    /// it lies on the screen.
+    package func placement(on size: PixelSize) -> (problem: String, hint: String)? {
+        let screen = PixelRect(x: 0, y: 0, width: size.width, height: size.height)
+        guard !screen.contains(self) else { return nil }
+        let left = max(x, 0), top = max(y, 0)
+        let right = min(x + width, size.width), bottom = min(y + height, size.height)
+        let bounds = "the \(size) screen (x from 0 to \(size.width - 1), y from 0 to \(size.height - 1))"
+        guard right > left, bottom > top else {
+            return ("region \(self) lies outside \(bounds)", "choose a region within \(screen)")
+        }
+        let onScreen = PixelRect(x: left, y: top, width: right - left, height: bottom - top)
+        return ("region \(self) extends past \(bounds), to x \(x + width - 1) and y \(y + height - 1)",
+                "choose a region within \(screen); the part of this one on the screen is \(onScreen)")
+    }
+
     /// The rectangle at the same place with its width and height made even (a pixel less where
     /// one is odd): what a recording or a picture of it holds, 4:2:0 video needing even sizes.
     package var evenSized: PixelRect { PixelRect(x: x, y: y, width: width & ~1, height: height & ~1) }

@@ -188,9 +188,8 @@ public final class WaylandScreenSource: CaptureSource {
                 guard region.width > 0, region.height > 0 else {
                     throw ReelError(.invalidConfiguration, "region \(region) is empty", hint: "give a region of at least 1x1 pixels")
                 }
-                guard bounds.contains(region) else {
-                    throw ReelError(.invalidConfiguration, "region \(region) lies outside the \(screen) screen",
-                                    hint: "choose a region inside the \(screen) screen the portal shares")
+                if let (problem, hint) = region.placement(on: bounds.size) {
+                    throw ReelError(.invalidConfiguration, problem, hint: hint)
                 }
             }
             let fitter = ScreenPictureFitter(screenSize: screen, region: region)

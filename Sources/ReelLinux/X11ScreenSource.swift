@@ -145,9 +145,8 @@ public final class X11ScreenSource: CaptureSource {
             throw ReelError(.invalidConfiguration, "region \(rect) is empty",
                             hint: "give a region of at least 1x1 pixels")
         }
-        guard bounds.contains(rect) else {
-            throw ReelError(.invalidConfiguration, "region \(rect) lies outside the \(bounds.size) screen",
-                            hint: "choose a region inside the \(bounds.size) screen of display \(connection.name)")
+        if let (problem, hint) = rect.placement(on: bounds.size) {
+            throw ReelError(.invalidConfiguration, problem, hint: hint)
         }
         return (connection, screen.root, rect)
     }

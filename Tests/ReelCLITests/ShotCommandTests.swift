@@ -42,6 +42,17 @@ import ReelTestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".") }.isEmpty)
     }
 
+    /// A region partly off the screen is refused with where the screen ends and the part of it
+    /// on the screen ('lies outside' said neither).
+    @Test func aRegionPastTheScreenSaysWhereItEnds() throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        let dir = try TemporaryDirectory()
+        let past = try ReelBinary.run(["shot", "--screen=\(xvfb.display)", "--region", "100x100+600+420", "-o", dir.url.appendingPathComponent("past.png").path])
+        #expect(past.status != 0)
+        #expect(past.stderr.contains("region 100x100+600+420 extends past the 640x480 screen (x from 0 to 639, y from 0 to 479)")
+                && past.stderr.contains("40x60+600+420"), "\(past.stderr)")
+    }
+
     /// Runs `reel shot ARGS` in the background and `step` once it waits for the pick.
     func shot(_ args: [String], after seconds: Double, _ step: @escaping () -> Void) async throws -> (status: Int32, stdout: String, stderr: String) {
         let (r, finished) = try await ReelBinary.run(["shot"] + args, steps: [(seconds, step)], timeout: 20)

@@ -259,13 +259,17 @@ struct X11ScreenSourceTests {
         #expect(drops.last == 0, "dropped frames in each window: \(drops)")
     }
 
-    @Test("a region outside the screen is an invalid configuration that names the screen size")
+    @Test("a region outside the screen is an invalid configuration that says where the screen ends, and the part on it of one partly outside")
     func regionOutside() throws {
         let server = try XvfbServer(size: fullHD)
         let source = X11ScreenSource(display: server.display, region: PixelRect(x: 1500, y: 900, width: 800, height: 600))
         let error = #expect(throws: ReelError.self) { try source.prepare() }
         #expect(error?.code == .invalidConfiguration)
-        #expect(error?.message == "region 800x600+1500+900 lies outside the 1920x1080 screen")
+        // Partly outside it 'lay outside the screen', which did not say where it ended.
+        #expect(error?.message == "region 800x600+1500+900 extends past the 1920x1080 screen (x from 0 to 1919, y from 0 to 1079), to x 2299 and y 1499")
+        #expect(error?.hint == "choose a region within 1920x1080+0+0; the part of this one on the screen is 420x180+1500+900")
+        let away = #expect(throws: ReelError.self) { try X11ScreenSource(display: server.display, region: PixelRect(x: 2000, y: 0, width: 100, height: 100)).prepare() }
+        #expect(away?.message == "region 100x100+2000+0 lies outside the 1920x1080 screen (x from 0 to 1919, y from 0 to 1079)")
         #expect(throws: ReelError.self) { try source.start(FrameSink().context) }
         #expect(source.captureMethod == nil)
     }
