@@ -394,6 +394,8 @@ public final class CaptureSession: Sendable {
             case .ended: continuation.yield(.sourceEnded(source: name))
             case .silent(let error): continuation.yield(.sourceSilent(source: name, error: error))
             case .incomplete(let error): continuation.yield(.sourceIncomplete(source: name, error: error))
+            case .droppedAudio(_, let duration):
+                continuation.yield(.sourceIncomplete(source: name, error: SourceEvent.droppedAudioError(duration: duration)))
             }
         }
         let pictureStages = stages

@@ -8,22 +8,23 @@ extension Recorder {
     /// Video frames dropped so far.
     public var droppedFrames: Int64 { dropped.load(ordering: .relaxed) }
 
-    /// Audio dropped so far because the recorder fell behind (the file has silence there).
+    /// Audio dropped so far because the recorder fell behind, or lost because a source could
+    /// not read it in time (the file has silence there).
     public var droppedAudio: MediaTime {
         refusedAudio.withLock { spans in spans.values.joined().reduce(MediaTime.zero) { $0 + ($1.end - $1.start) } }
     }
 
-    /// The queue refused `buffer` of `source`: its span of session time is noted (contiguous
-    /// refusals merge, so the list stays short).
-    func noteRefused(_ buffer: AudioBuffer, from source: SourceID) {
+    /// Counts the sound of `source` from `start` to `end` (session times) as missing from the
+    /// file (``droppedAudio``): refused by a full queue, or lost before it reached the recorder.
+    func noteMissingAudio(from source: SourceID, start: MediaTime, end: MediaTime) {
         refusedAudio.withLock { spans in
             var list = spans[source, default: []]
-            if let last = list.last, buffer.presentationTime <= last.end + MediaTime(value: 1, timescale: 1000) {
-                list[list.count - 1].end = max(last.end, buffer.endTime)
+            if let last = list.last, start <= last.end + MediaTime(value: 1, timescale: 1000), start >= last.start {
+                list[list.count - 1].end = max(last.end, end)
             } else if list.count < 4096 {
-                list.append((buffer.presentationTime, buffer.endTime))
+                list.append((start, end))
             } else {
-                list[list.count - 1].end = buffer.endTime
+                list[list.count - 1].end = max(list[list.count - 1].end, end)
             }
             spans[source] = list
         }

@@ -32,6 +32,9 @@ extension Recorder {
             continuation.yield(.sourceSilent(name: name, error: error))
         case .incomplete(let error):
             continuation.yield(.sourceIncomplete(name: name, error: error))
+        case .droppedAudio(let start, let duration):
+            noteMissingAudio(from: source, start: start, end: start + duration)
+            continuation.yield(.sourceIncomplete(name: name, error: SourceEvent.droppedAudioError(duration: duration)))
         }
     }
 

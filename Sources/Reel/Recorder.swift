@@ -308,7 +308,9 @@ public final class Recorder: CaptureOutput {
             }
         case .audio(let buffer):
             if queue.policy == .block { waitForVideo(upTo: buffer.presentationTime) }
-            if queue.send(sample) != .queued, !queue.isClosed { noteRefused(buffer, from: sample.source) }
+            if queue.send(sample) != .queued, !queue.isClosed {
+                noteMissingAudio(from: sample.source, start: buffer.presentationTime, end: buffer.endTime)
+            }
         }
     }
 

@@ -19,8 +19,9 @@ public struct RecordingProgress: Sendable, Hashable {
     /// Clips so far (the one being recorded included); in one file (``Recorder/PauseMode/singleFile``)
     /// the parts between pauses: one more than the pauses so far.
     public var clipCount: Int
-    /// Audio the recorder could not take in time (it fell behind by seconds): the file has
-    /// silence there, so sound and picture stay in sync, and the loss is counted here.
+    /// Audio the recorder could not take in time (it fell behind by seconds), or that a source
+    /// could not read in time and lost (``SourceEvent/droppedAudio(at:duration:)``): the file
+    /// has silence there, so sound and picture stay in sync, and the loss is counted here.
     public var droppedAudio: MediaTime
     /// Each live stream's state: bytes sent, rate, frames dropped for the network (the file has
     /// them), reconnects; in the order the streams were given.
@@ -66,7 +67,9 @@ public struct RecordingSummary: Sendable, Hashable {
     /// picture then shows that source's frame before); never more than the source's frames in
     /// that time. Empty when none said any.
     public var frameDropsBySource: [SourceID: FrameDrops] = [:]
-    /// Audio dropped while recording because the recorder fell behind (silence in the file).
+    /// Audio dropped while recording because the recorder fell behind, or lost because a
+    /// source could not read it in time (silence in the file; the latter also makes the
+    /// recording incomplete: see ``shortfalls``).
     public var droppedAudio: MediaTime = .zero
     /// The finished file's size in bytes (never more than ``Recorder/Settings/maxFileSize``).
     public var bytes: Int64

@@ -24,6 +24,9 @@ struct SourceShortfalls: Sendable {
         case .lost(let error): noted.append(Noted(source: name, kind: .lost, error: error, at: at))
         case .interrupted(let error): noted.append(Noted(source: name, kind: .interrupted, error: error, at: at))
         case .incomplete(let error): noted.append(Noted(source: name, kind: .incomplete, error: error, at: at))
+        case .droppedAudio(let start, let duration):
+            // From where the sound is missing, not from when that was found out.
+            noted.append(Noted(source: name, kind: .incomplete, error: SourceEvent.droppedAudioError(duration: duration), at: start))
         case .silent(let error):
             silent[id, default: [:]][error.message] = silent[id]?[error.message] ?? Noted(source: name, kind: .silent, error: error, at: at)
         case .resumed:

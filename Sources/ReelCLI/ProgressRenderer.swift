@@ -466,7 +466,7 @@ final class ProgressRenderer: @unchecked Sendable {
         // "encoder   overloaded at 00:12: preset veryfast → superfast"
         for change in s.encoderSpeedChanges { console.out("  encoder   " + String(change.description.dropFirst("encoder ".count))) }
         if s.droppedAudio > .zero {
-            console.out("  warning   \(String(format: "%.2f", s.droppedAudio.seconds)) s of audio could not be written in time (silence in the file)")
+            console.out("  warning   \(String(format: "%.2f", s.droppedAudio.seconds)) s of audio lost: not read or not written in time (silence in the file)")
         }
         switch s.ending {
         case .maxDuration: console.out("  stopped at the maximum duration")

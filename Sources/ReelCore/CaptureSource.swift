@@ -33,6 +33,21 @@ public enum SourceEvent: Sendable {
     /// application's stream that was moved away, or that another program keeps where it is);
     /// the recording goes on, and its summary says so.
     case incomplete(ReelError)
+    /// Sound the source could not read in time and lost: `duration` of it from `at` on the
+    /// session timeline, where the recording has silence (the source's reader was stalled for
+    /// longer than its audio server holds sound). The recording goes on; its summary counts
+    /// the loss and says the source is incomplete.
+    case droppedAudio(at: MediaTime, duration: MediaTime)
+}
+
+extension SourceEvent {
+    /// What ``droppedAudio(at:duration:)`` says, as the error its source is incomplete with.
+    package static func droppedAudioError(duration: MediaTime) -> ReelError {
+        let seconds = (duration.seconds * 10).rounded() / 10
+        return ReelError(.sourceUnavailable,
+                         "\(seconds) s of its sound was lost: it was not read for longer than the audio server keeps sound (the process was stopped or the system too busy), so the recording has silence there",
+                         hint: "keep the system less busy while recording")
+    }
 }
 
 /// The session's side of a running source: where to deliver samples and the shared clock.

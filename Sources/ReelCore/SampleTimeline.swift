@@ -2,9 +2,12 @@
 /// re-anchored when the two disagree by more than `tolerance`.
 ///
 /// Each observation says when, by the clock, the newest frame that arrived was captured. Data
-/// can arrive late (the capture thread was not scheduled at once) but never early, so the
-/// anchor is the earliest that recent observations allow: the minimum over about a second of
-/// the clock time less the count time. A late arrival moves nothing; a lasting disagreement
+/// can arrive late (the capture thread was not scheduled at once, or was stopped and now reads
+/// what the server held meanwhile) but never early, so the anchor is the earliest that recent
+/// observations allow: the minimum over about a second of the clock of the clock time less the
+/// count time. The second is counted on the clock, not in frames, and does not move on while
+/// frames arrive faster than the clock runs: a backlog read after a stall (seconds of frames
+/// in a moment, or over seconds on a busy machine) is late arrivals, and moves nothing. A late arrival moves nothing; a lasting disagreement
 /// (the device's clock drifts, the server dropped data) moves the minimum, and when it has moved
 /// more than `tolerance` the count is re-anchored there. Data that arrives earlier than the
 /// anchor allows re-anchors at once.
@@ -16,15 +19,17 @@ package struct SampleTimeline: Sendable {
     package let sampleRate: Int32
     /// How far the count may stray from the clock before it is re-anchored, in ticks.
     package let toleranceTicks: Int64
-    /// The span, in frames, of each of the two buckets the minimum is taken over.
-    package let bucketFrames: Int64
+    /// The span of the clock, in ticks, of each of the two buckets the minimum is taken over.
+    package let bucketTicks: Int64
     /// The presentation time of frame 0, in ticks.
     private var anchor: Int64?
     /// The minimum offset seen in the current and the previous bucket.
     private var currentMinimum = Int64.max
     private var previousMinimum = Int64.max
-    /// The first frame of the current bucket.
-    private var bucketStart: Int64 = 0
+    /// When (on the clock, in ticks) the current bucket began; `nil` before the first observation.
+    private var bucketStart: Int64?
+    /// The previous observation: its clock time in ticks and its count.
+    private var last: (clock: Int64, frames: Int64)?
     /// How many times the count was re-anchored after the first anchoring.
     package private(set) var reanchorCount = 0
 
@@ -34,7 +39,7 @@ package struct SampleTimeline: Sendable {
          window: MediaTime = MediaTime(value: 1, timescale: 1)) {
         self.sampleRate = sampleRate
         self.toleranceTicks = max(1, tolerance.convertedValue(to: sampleRate))
-        self.bucketFrames = max(1, window.convertedValue(to: sampleRate) / 2)
+        self.bucketTicks = max(1, window.convertedValue(to: sampleRate) / 2)
     }
 
     /// Whether an anchor has been set.
@@ -43,23 +48,34 @@ package struct SampleTimeline: Sendable {
     /// Records that `framesReceived` frames have arrived in all (counted since the stream
     /// opened), the newest of them captured at `time` on the timeline, so that frame
     /// `framesReceived` begins at `time`.
-    package mutating func observe(framesReceived: Int64, capturedAt time: MediaTime) {
-        let offset = time.convertedValue(to: sampleRate) - framesReceived
-        if framesReceived - bucketStart >= bucketFrames {
+    ///
+    /// - Returns: how far the count was moved, in ticks: positive when it was re-anchored later
+    ///   (frames the clock says were captured did not arrive: a gap), negative when earlier,
+    ///   zero when it was not re-anchored (the first anchoring included).
+    @discardableResult
+    package mutating func observe(framesReceived: Int64, capturedAt time: MediaTime) -> Int64 {
+        let clockTicks = time.convertedValue(to: sampleRate)
+        let offset = clockTicks - framesReceived
+        // More frames than the clock ran since the last observation: a backlog is being read.
+        let catchingUp = last.map { (framesReceived - $0.frames) - (clockTicks - $0.clock) > toleranceTicks } ?? false
+        last = (clockTicks, framesReceived)
+        if let start = bucketStart, clockTicks - start < bucketTicks || catchingUp {
+            // Still in the current bucket.
+        } else {
             previousMinimum = currentMinimum
             currentMinimum = .max
-            bucketStart = framesReceived
+            bucketStart = clockTicks
         }
         currentMinimum = min(currentMinimum, offset)
         guard let anchor else {
             anchor = offset
-            return
+            return 0
         }
         let estimate = min(currentMinimum, previousMinimum)
-        if abs(estimate - anchor) > toleranceTicks {
-            self.anchor = estimate
-            reanchorCount += 1
-        }
+        guard abs(estimate - anchor) > toleranceTicks else { return 0 }
+        self.anchor = estimate
+        reanchorCount += 1
+        return estimate - anchor
     }
 
     /// The presentation time of frame `frame`, in ticks of the sample rate. Call after the first
@@ -73,6 +89,7 @@ package struct SampleTimeline: Sendable {
         anchor = nil
         currentMinimum = .max
         previousMinimum = .max
-        bucketStart = 0
+        bucketStart = nil
+        last = nil
     }
 }

@@ -32,6 +32,10 @@ package protocol PulseAudioRecording: AnyObject {
 
     /// How long ago the newest sample that has arrived was captured (zero until known).
     var latency: MediaTime { get }
+
+    /// Whether the device is the monitor of a sink: it delivers what the sink renders, and the
+    /// sink renders ahead of time by the lowest latency its clients ask for.
+    var isMonitor: Bool { get }
 }
 
 /// What to record: the server, the device and the format.

@@ -6,9 +6,9 @@ import Synchronization
 /// Records a PulseAudio source: a microphone, or the monitor of a sink (the audio that
 /// applications play), in the spirit of ReplayKit's `.audioMic` and `.audioApp` buffers.
 ///
-/// The source reads the server in 10 ms buffers on its own thread (the asynchronous API on a
-/// private main loop that never blocks for more than 20 ms, so ``stop()`` is prompt even when the
-/// device delivers nothing). Presentation times come from the count of samples, anchored to the
+/// The source reads the server in 10 ms buffers (a backlog in buffers of 100 ms) on its own
+/// thread (the asynchronous API on a private main loop that never blocks for more than 20 ms,
+/// so ``stop()`` is prompt even when the device delivers nothing). Presentation times come from the count of samples, anchored to the
 /// session clock: the newest sample that arrived was captured "now, minus the latency the server
 /// reports". Arrivals can be late but never early, so the anchor follows the earliest of the
 /// last second's arrivals; when that disagrees with the count by more than 30 ms — the device's
@@ -16,6 +16,12 @@ import Synchronization
 /// stays in sync with video, while scheduling jitter moves nothing.
 /// Buffers never overlap and never start before the session timeline's zero: samples that
 /// would are discarded.
+///
+/// When the capture thread cannot read for a while (the process was stopped, the system
+/// swapped), the server holds the sound (about 10 s of 48 kHz 32-bit stereo), and the backlog
+/// keeps its place on the timeline. What the server dropped beyond that is silence in the
+/// recording, reported as ``SourceEvent/droppedAudio(at:duration:)``; a device that delivers
+/// nothing while it is read (a suspended sink) is a gap, and no loss.
 ///
 /// If the server goes away while recording (it was restarted), the source reports
 /// ``SourceEvent/lost(_:)``, tries to reconnect every second until it is stopped, and when the
@@ -47,7 +53,7 @@ public final class PulseAudioSource: CaptureSource {
     private let upstreamLatency: MediaTime
     private let audioServer: any PulseAudioServer
     private let thread: CaptureThread<Handoff<any PulseAudioRecording>>
-    /// A monitor's record stream, opened by ``prepare()`` and paced, for ``start(_:)`` to record.
+    /// The record stream opened by ``prepare()`` (a monitor's paced), for ``start(_:)`` to record.
     private let prepared = Mutex<Handoff<any PulseAudioRecording>?>(nil)
     /// Set by ``stop()``: a ``prepare()`` waiting for its monitor gives up.
     private let stopAsked = Atomic<Bool>(false)
@@ -60,6 +66,11 @@ public final class PulseAudioSource: CaptureSource {
     static let reconnectInterval = MediaTime(value: 1, timescale: 1)
     /// The longest nap while waiting to ask again, so that ``stop()`` stays prompt.
     static let reconnectNap = MediaTime(value: 50, timescale: 1000)
+
+    /// How many buffers' worth a buffer of a backlog holds.
+    static let backlogChunks = 10
+    /// How far behind the clock what arrives must be to be a backlog.
+    static let backlogLag = MediaTime(value: 200, timescale: 1000)
 
     /// The length of a delivered buffer, and of the server's fragments.
     private var framesPerBuffer: Int { max(1, format.sampleRate / 100) }
@@ -132,12 +143,14 @@ public final class PulseAudioSource: CaptureSource {
             server: server, format: format, audioServer: audioServer, upstreamLatency: upstreamLatency)
     }
 
-    /// Connects once to check that the server and the device exist, and returns `.audio(format)`.
+    /// Connects, checks that the server and the device exist, opens the record stream for
+    /// ``start(_:)`` and returns `.audio(format)`: the device delivers from before the
+    /// recording's time zero, so the recording has its sound from the start.
     ///
-    /// The monitor of a sink (app audio) is opened here already, and this waits (up to 2.5 s)
-    /// until its first sound arrives: a sink renders what is played ahead of time, by the
-    /// lowest latency its clients ask for (2 s when nobody asks), and a stream that opens on its
-    /// monitor gets nothing of what was rendered before it opened — the sound that plays
+    /// For the monitor of a sink (app audio, or a microphone that is one) this also waits (up
+    /// to 2.5 s) until its first sound arrives: a sink renders what is played ahead of time, by
+    /// the lowest latency its clients ask for (2 s when nobody asks), and a stream that opens
+    /// on its monitor gets nothing of what was rendered before it opened — the sound that plays
     /// during the rest of that block. Opened before the recording's time zero, the monitor's
     /// low latency paces the sink from its next block on, so the recording has all the sound
     /// from its start (when the sink was 2 s ahead, the recording starts up to 2 s later).
@@ -145,13 +158,11 @@ public final class PulseAudioSource: CaptureSource {
     /// - Throws: ``ReelError`` `.sourceUnavailable` when PulseAudio is not running or the device
     ///   does not exist, `.unsupportedFormat` when PulseAudio cannot deliver `format`.
     public func prepare() throws -> SourceFormat {
-        guard kind == .appAudio else {
-            try audioServer.checkDevice(request)
-            return .audio(format)
-        }
         stopAsked.store(false, ordering: .relaxed)
         let stream = try audioServer.openRecording(request, isCancelled: { [self] in stopAsked.load(ordering: .relaxed) })
-        try Self.waitForFirstSound(stream, within: Self.pacingWait) { [self] in stopAsked.load(ordering: .relaxed) }
+        if kind == .appAudio || stream.isMonitor {
+            try Self.waitForFirstSound(stream, within: Self.pacingWait) { [self] in stopAsked.load(ordering: .relaxed) }
+        }
         prepared.withLock { $0 = stopAsked.load(ordering: .relaxed) ? nil : Handoff(stream) }
         return .audio(format)
     }
@@ -207,7 +218,9 @@ public final class PulseAudioSource: CaptureSource {
         let bytesPerFrame = format.bytesPerFrame
         let chunkFrames = framesPerBuffer
         let chunkBytes = chunkFrames * bytesPerFrame
-        var timeline = SampleTimeline(sampleRate: Int32(format.sampleRate))
+        let rate = Int32(format.sampleRate)
+        var timeline = SampleTimeline(sampleRate: rate)
+        var stalls = ReaderStallWatch()
         var pending: [UInt8] = []
         pending.reserveCapacity(chunkBytes * 8)
         // The index of the first frame in `pending`, counted since the stream was opened.
@@ -231,30 +244,46 @@ public final class PulseAudioSource: CaptureSource {
                     stream = reopened
                     context.report(.resumed)
                     timeline.reset()
+                    stalls.reset()
                     pending.removeAll(keepingCapacity: true)
                     nextFrame = 0
                 }
                 continue
             }
             do {
+                stalls.reading(at: clock.now())
                 try current.pump(timeoutMicroseconds: 20_000)
                 guard try current.read(appendingTo: &pending) > 0 else { continue }
+                stalls.delivered(at: clock.now())
                 // The end of what has arrived was captured `latency` ago.
                 let received = nextFrame + Int64(pending.count / bytesPerFrame)
-                timeline.observe(framesReceived: received, capturedAt: context.timelineNow() - current.latency - upstreamLatency)
+                let capturedAt = context.timelineNow() - current.latency - upstreamLatency
+                let shift = timeline.observe(framesReceived: received, capturedAt: capturedAt)
+                // Far behind the clock: a backlog (read after a stall), which comes a fragment
+                // at a time, goes in buffers of 100 ms, so that seconds of it fit the
+                // recorder's queue.
+                let inBacklog = capturedAt - MediaTime(value: timeline.ticks(ofFrame: received), timescale: rate) > Self.backlogLag
+                if shift != 0, let lost = stalls.reanchored(by: MediaTime(value: shift, timescale: rate), at: clock.now()) {
+                    // What the server dropped while this thread did not read: silence from
+                    // where the last buffer ended.
+                    context.report(.droppedAudio(at: MediaTime(value: deliveredEnd, timescale: rate), duration: lost))
+                }
                 var consumed = 0
                 while pending.count - consumed >= chunkBytes {
+                    let chunks = (pending.count - consumed) / chunkBytes
+                    if inBacklog && chunks < Self.backlogChunks { break }
+                    let frames = chunkFrames * (chunks >= Self.backlogChunks ? Self.backlogChunks : 1)
                     let start = timeline.ticks(ofFrame: nextFrame)
-                    let end = start + Int64(chunkFrames)
+                    let end = start + Int64(frames)
                     if end > deliveredEnd {
                         let skip = Int(max(0, deliveredEnd - start))
-                        let bytes = Array(pending[(consumed + skip * bytesPerFrame)..<(consumed + chunkBytes)])
-                        let pts = MediaTime(value: start + Int64(skip), timescale: Int32(format.sampleRate))
+                        let bytes = Array(pending[(consumed + skip * bytesPerFrame)..<(consumed + frames * bytesPerFrame)])
+                        let pts = MediaTime(value: start + Int64(skip), timescale: rate)
                         context.deliver(.audio(AudioBuffer(format: format, presentationTime: pts, wholeFrames: bytes)))
                         deliveredEnd = end
                     }
-                    consumed += chunkBytes
-                    nextFrame += Int64(chunkFrames)
+                    consumed += frames * bytesPerFrame
+                    nextFrame += Int64(frames)
                 }
                 pending.removeFirst(consumed)
             } catch {

@@ -7,7 +7,8 @@ import ReelCore
 ///
 /// Each connection attempt takes the next ``Answer``: a refusal, or a stream that plays its
 /// ``Step``s. A step moves the session's ``ManualClock`` on by its `after` before it happens, so
-/// the source reads the clock as a real one would read it when the data arrived. Each frame's
+/// the source reads the clock as a real one would read it when the data arrived; a wait for data
+/// ends with nothing after the time the source asked to wait at most, as a real one does. Each frame's
 /// samples all hold the frame's number counted over the whole script (as `Float`, exact to 2²⁴),
 /// so a test can tell exactly which frames were delivered. Once the script has played out,
 /// ``waitUntilPlayedOut()`` returns and the connection is left idle.
@@ -19,6 +20,9 @@ package final class ScriptedPulseAudioServer: PulseAudioServer, @unchecked Senda
         case data(frames: Int, after: MediaTime, latency: MediaTime = .zero)
         /// The server goes away, `after` the previous step.
         case serverGone(after: MediaTime)
+        /// The reader does not read for `duration` (its process was stopped, the system too
+        /// busy): the clock moves on within one wait for data, however short that wait was.
+        case readerStalls(for: MediaTime)
     }
 
     /// What a connection attempt meets.
@@ -108,7 +112,8 @@ package final class ScriptedPulseAudioServer: PulseAudioServer, @unchecked Senda
             throw ReelError(.notRunning, "connecting was cancelled")
         case .stream(let steps)?:
             locked { open += 1 }
-            return Recording(server: self, steps: steps, format: request.format)
+            let monitor = request.device.map { $0.hasSuffix(".monitor") || $0 == "@DEFAULT_MONITOR@" } ?? false
+            return Recording(server: self, steps: steps, format: request.format, isMonitor: monitor)
         }
     }
 
@@ -148,7 +153,11 @@ package final class ScriptedPulseAudioServer: PulseAudioServer, @unchecked Senda
         private var gone = false
         private var reportedEnd = false
 
-        init(server: ScriptedPulseAudioServer, steps: [Step], format: AudioFormat) {
+        /// A device named as a monitor is one.
+        let isMonitor: Bool
+
+        init(server: ScriptedPulseAudioServer, steps: [Step], format: AudioFormat, isMonitor: Bool) {
+            self.isMonitor = isMonitor
             self.server = server
             self.steps = steps[...]
             self.format = format
@@ -165,13 +174,28 @@ package final class ScriptedPulseAudioServer: PulseAudioServer, @unchecked Senda
             }
             switch step {
             case .data(let frames, let after, let latency):
+                let timeout = MediaTime(value: Int64(timeoutMicroseconds), timescale: 1_000_000)
+                if after > timeout {
+                    // Nothing arrives within the wait: the reader asks again.
+                    server.advance(by: timeout)
+                    steps.insert(.data(frames: frames, after: after - timeout, latency: latency), at: steps.startIndex)
+                    return
+                }
                 server.advance(by: after)
                 self.latency = latency
                 let first = server.takeFrames(frames)
                 for frame in first..<(first + Int64(frames)) {
                     for _ in 0..<format.channels { append(Float(frame)) }
                 }
+            case .readerStalls(let duration):
+                server.advance(by: duration)
             case .serverGone(let after):
+                let timeout = MediaTime(value: Int64(timeoutMicroseconds), timescale: 1_000_000)
+                if after > timeout {
+                    server.advance(by: timeout)
+                    steps.insert(.serverGone(after: after - timeout), at: steps.startIndex)
+                    return
+                }
                 server.advance(by: after)
                 gone = true
                 throw Self.lost

@@ -112,6 +112,8 @@ private final class SinkRecording: PulseAudioRecording {
     private var chunk = [UInt8](repeating: 0, count: 65_536)
     /// When the newest sound taken arrived (CLOCK_MONOTONIC nanoseconds).
     private var newest: UInt64 = 0
+    /// Reel's sink is captured as a monitor is: what it renders.
+    let isMonitor = true
 
     init(_ capture: OpaquePointer, bytesPerFrame: Int) {
         self.capture = capture

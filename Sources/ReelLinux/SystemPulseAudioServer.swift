@@ -18,10 +18,10 @@ package struct SystemPulseAudioServer: PulseAudioServer {
                                isCancelled: @escaping () -> Bool) throws(ReelError) -> any PulseAudioRecording {
         var spec = try Self.sampleSpec(request.format)
         let connection = try PulseConnection(server: request.server, clientName: "Reel", isCancelled: isCancelled)
-        try Self.checkDevice(request, on: connection)
+        let isMonitor = try Self.checkDevice(request, on: connection)
         return try PulseRecordStream(connection: connection, device: request.device, spec: &spec,
                                      fragmentBytes: request.fragmentFrames * request.format.bytesPerFrame,
-                                     description: request.description)
+                                     description: request.description, isMonitor: isMonitor)
     }
 
     /// The PulseAudio sample spec of `format`, or `.unsupportedFormat`.
@@ -43,21 +43,26 @@ package struct SystemPulseAudioServer: PulseAudioServer {
         return spec
     }
 
-    /// Throws `.sourceUnavailable` naming the device when the server does not have it.
-    private static func checkDevice(_ request: PulseRecordRequest, on connection: PulseConnection) throws(ReelError) {
+    /// Throws `.sourceUnavailable` naming the device when the server does not have it; returns
+    /// whether it is the monitor of a sink.
+    @discardableResult
+    private static func checkDevice(_ request: PulseRecordRequest, on connection: PulseConnection) throws(ReelError) -> Bool {
         let box = LookupBox()
         let lookupName = request.lookupName
         try withExtendedLifetime(box) { () throws(ReelError) in
             let op = pa_context_get_source_info_by_name(connection.context, lookupName, { context, info, eol, userdata in
                 guard let userdata else { return }
                 let box = Unmanaged<LookupBox>.fromOpaque(userdata).takeUnretainedValue()
-                if info != nil { box.found = true }
+                if let info {
+                    box.found = true
+                    box.isMonitor = info.pointee.monitor_of_sink != UInt32.max  // PA_INVALID_INDEX
+                }
                 if eol < 0 { box.errorCode = pa_context_errno(context) }
                 if eol != 0 { box.done = true }
             }, Unmanaged.passUnretained(box).toOpaque())
             try connection.run([op], what: "looking up '\(lookupName)'") { box.done }
         }
-        if box.found { return }
+        if box.found { return box.isMonitor }
         if box.errorCode == 0 || box.errorCode == Int32(PA_ERR_NOENTITY.rawValue) {
             throw ReelError(.sourceUnavailable, request.missingDevice + connection.serverClause,
                             hint: LibraryHint.listAudioDevices)
@@ -69,6 +74,7 @@ package struct SystemPulseAudioServer: PulseAudioServer {
 /// What a device lookup's callback found. Touched only on the thread iterating the main loop.
 private final class LookupBox {
     var found = false
+    var isMonitor = false
     var done = false
     var errorCode: Int32 = 0
 }
@@ -80,16 +86,18 @@ private final class LookupBox {
 final class PulseRecordStream: PulseAudioRecording {
     let connection: PulseConnection
     let stream: OpaquePointer
+    let isMonitor: Bool
 
     /// Creates a record stream on `device` (`nil`: the default source) with fragments of
     /// `fragmentBytes`, and waits until it is recording.
     init(connection: PulseConnection, device: String?, spec: inout pa_sample_spec,
-         fragmentBytes: Int, description: String) throws(ReelError) {
+         fragmentBytes: Int, description: String, isMonitor: Bool) throws(ReelError) {
         guard let stream = pa_stream_new(connection.context, "Reel: \(description)", &spec, nil) else {
             throw connection.connectionError()
         }
         self.connection = connection
         self.stream = stream
+        self.isMonitor = isMonitor
         // Small fragments keep latency low; the server's defaults for the rest.
         var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max,
                                   minreq: UInt32.max, fragsize: UInt32(fragmentBytes))

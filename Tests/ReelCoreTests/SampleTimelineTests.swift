@@ -62,12 +62,15 @@ import ReelCore
         // The server dropped 100 ms: the clock moves on without the count.
         clock += 4_800
         var caughtUpAfter: Int64?
+        var moves: [Int64] = []
         for step in 1...200 {
             received += 480; clock += 480
-            timeline.observe(framesReceived: received, capturedAt: at(clock))
+            let shift = timeline.observe(framesReceived: received, capturedAt: at(clock))
+            if shift != 0 { moves.append(shift) }
             if caughtUpAfter == nil, timeline.ticks(ofFrame: received) == clock { caughtUpAfter = Int64(step) * 480 }
         }
         #expect(timeline.reanchorCount == 1)
+        #expect(moves == [4_800], "the re-anchoring says how far it moved the count")
         #expect(timeline.ticks(ofFrame: received) == clock)
         // The minimum is taken over two half-second buckets: caught up within a second.
         #expect((caughtUpAfter ?? .max) <= 48_000, "caught up after \(caughtUpAfter.map(String.init) ?? "never") ticks")
@@ -104,5 +107,29 @@ import ReelCore
         }
         #expect(timeline.ticks(ofFrame: 0) == 240_000)
         #expect(timeline.reanchorCount == 0)
+    }
+
+    @Test func aBacklogReadAfterAStallMovesNothing() {
+        var timeline = SampleTimeline(sampleRate: rate)
+        var received: Int64 = 0
+        var clock: Int64 = 0
+        for _ in 1...100 {
+            received += 480; clock += 480
+            #expect(timeline.observe(framesReceived: received, capturedAt: at(clock)) == 0)
+        }
+        // The reader was stopped for 5 s; the server held it all. It is read in 100 ms pieces,
+        // a millisecond apart (seconds of frames in a moment), then on time again.
+        clock += 240_000
+        for _ in 1...50 {
+            received += 4_800; clock += 48
+            #expect(timeline.observe(framesReceived: received, capturedAt: at(clock)) == 0)
+        }
+        received = clock  // what was captured while the backlog was read arrives too
+        for _ in 1...300 {
+            received += 480; clock += 480
+            #expect(timeline.observe(framesReceived: received, capturedAt: at(clock)) == 0)
+        }
+        #expect(timeline.reanchorCount == 0)
+        #expect(timeline.ticks(ofFrame: received) == clock)
     }
 }

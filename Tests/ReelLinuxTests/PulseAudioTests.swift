@@ -319,6 +319,35 @@ struct PulseAudioTests {
         source.stop()  // twice is fine
     }
 
+    /// A sink suspended for 2 s while it is recorded: its monitor delivers nothing, and the
+    /// source reads on time all along. The recording has a gap there, and no sound is said
+    /// lost (nothing played that was not recorded).
+    @Test func aSuspendedSinkIsAGapNotLostSound() throws {
+        let pulse = try PulseServer()
+        let tone = try pulse.playTone(frequency: 660, seconds: 30, amplitude: 0.5)
+        defer { tone.stop() }
+        let source = PulseAudioSource.appAudio(sink: PulseServer.sinkName, server: pulse.server)
+        _ = try source.prepare()
+        let capture = Capture()
+        try source.start(capture.context)
+        let suspend = { (on: Bool) in
+            let r = try Subprocess.run(["pactl", "suspend-sink", PulseServer.sinkName, on ? "1" : "0"], environment: pulse.environment)
+            #expect(r.status == 0, "pactl: \(r.stderr)")
+        }
+        let started = capture.wait(timeout: 10) { (capture.received.last?.endTime.seconds ?? 0) >= 1 }
+        try suspend(true)
+        usleep(2_000_000)
+        try suspend(false)
+        let resumed = capture.context.timelineNow().seconds
+        let after = capture.wait(timeout: 10) { (capture.received.last?.endTime.seconds ?? 0) >= resumed + 2 }
+        source.stop()
+        #expect(started && after, "\(capture.seconds) s of app audio arrived")
+        let gaps = zip(capture.received, capture.received.dropFirst()).map { ($1.presentationTime - $0.endTime).seconds }
+        #expect(gaps.contains { $0 > 1 }, "the suspended sink is a gap: \(gaps.filter { $0 > 0.01 })")
+        let lost = capture.events.withLock { $0.filter { if case .droppedAudio = $0 { true } else { false } } }
+        #expect(lost.isEmpty, "nothing was lost: \(lost)")
+    }
+
     @Test func noServerIsSourceUnavailableWithAHint() throws {
         let missing = "unix:/tmp/reel-no-such-pulse-\(UUID().uuidString.prefix(8))/native"
         let prepare = reelError { _ = try PulseAudioSource.microphone(server: missing).prepare() }

@@ -1,0 +1,97 @@
+import Foundation
+import ReelCore
+@testable import ReelLinux
+import Testing
+
+/// A reader that stalls (its process stopped, the system too busy) on a scripted server: what
+/// the server held keeps its place, what it dropped is reported as lost, and a device that
+/// delivers nothing for a while is not loss.
+extension ScriptedPulseAudioTests {
+    static func seconds(_ value: Int64) -> MediaTime { MediaTime(value: value, timescale: 1) }
+
+    /// The sound lost that the source reported: (from, duration) on the timeline.
+    static func droppedAudio(_ capture: Capture) -> [(MediaTime, MediaTime)] {
+        capture.events.withLock { $0.compactMap { if case .droppedAudio(let at, let duration) = $0.0 { (at, duration) } else { nil } } }
+    }
+
+    /// How many frames `buffers` hold.
+    static func frames(_ buffers: [AudioBuffer]) -> Int { buffers.reduce(0) { $0 + $1.frameCount } }
+
+    /// The gaps between consecutive buffers, in ticks, with where each begins; overlaps fail.
+    static func gaps(_ buffers: [AudioBuffer]) -> [(at: Int64, length: Int64)] {
+        var gaps: [(at: Int64, length: Int64)] = []
+        for (previous, next) in zip(buffers, buffers.dropFirst()) {
+            let gap = ticks(next.presentationTime) - ticks(previous.endTime)
+            #expect(gap >= 0, "buffers overlap by \(-gap) ticks at \(next.presentationTime)")
+            #expect(firstFrame(of: next) > firstFrame(of: previous), "no frame is delivered twice")
+            if gap != 0 { gaps.append((ticks(previous.endTime), gap)) }
+        }
+        return gaps
+    }
+
+    @Test func soundTheServerHeldThroughAStallKeepsItsPlace() throws {
+        // 1 s on time; the reader stops for 5 s; the server held all of it, which arrives at
+        // once; 2 s on time.
+        let steps = Self.steady(100) + [.readerStalls(for: Self.seconds(5)), .data(frames: 240_000, after: .zero)] + Self.steady(200)
+        let (capture, _) = try Self.record([.stream(steps)])
+        let buffers = capture.received
+        #expect(Self.frames(buffers) == (100 + 500 + 200) * 480, "every frame is delivered")
+        #expect(Self.gaps(buffers).isEmpty, "no gap: the backlog follows what came before it")
+        #expect(buffers.last?.endTime == capture.clock.now())
+        #expect(Self.droppedAudio(capture).isEmpty)
+    }
+
+    @Test func aBacklogReadSlowlyKeepsItsPlaceToo() throws {
+        // The reader stops for 5 s; the server held all of it, which takes 2 s to read on a busy
+        // machine (100 ms of sound every 40 ms).
+        var steps = Self.steady(100) + [.readerStalls(for: Self.seconds(5))]
+        steps += Array(repeating: .data(frames: 4_800, after: Self.milliseconds(40)), count: 50)
+        steps += [.data(frames: 96_000, after: .zero)] + Self.steady(200)
+        let (capture, _) = try Self.record([.stream(steps)])
+        let buffers = capture.received
+        #expect(Self.frames(buffers) == (100 + 500 + 200 + 200) * 480)
+        #expect(Self.gaps(buffers).isEmpty, "no gap: the backlog follows what came before it")
+        #expect(buffers.last?.endTime == capture.clock.now())
+        #expect(Self.droppedAudio(capture).isEmpty)
+    }
+
+    @Test func soundTheServerDroppedInAStallIsReportedWhereTheFileHasSilence() throws {
+        // 1 s on time; the reader stops for 5 s; the server held the first 3 s of it and
+        // dropped the newest 2 s; 2 s on time.
+        let steps = Self.steady(100) + [.readerStalls(for: Self.seconds(5)), .data(frames: 144_000, after: .zero)] + Self.steady(200)
+        let (capture, _) = try Self.record([.stream(steps)])
+        let buffers = capture.received
+        #expect(Self.frames(buffers) == (100 + 300 + 200) * 480, "every frame the server kept is delivered")
+        #expect(buffers.count < 100 + 300 + 200, "the backlog goes in larger buffers")
+        let gaps = Self.gaps(buffers)
+        let reported = Self.droppedAudio(capture)
+        #expect(gaps.map(\.length) == [96_000], "one gap, of the 2 s the server dropped")
+        #expect(reported.count == 1)
+        guard let gap = gaps.first, let (at, duration) = reported.first else { return }
+        #expect(duration == Self.seconds(2))
+        #expect(Self.ticks(at) == gap.at, "said where the silence is")
+        // The sound kept ends at 5 s (the clock starts at 1 s); the gap is within the second
+        // after it (the timeline follows the clock within a second).
+        #expect(at >= Self.seconds(5) && at <= Self.seconds(6), "at \(at)")
+        #expect(buffers.last?.endTime == capture.clock.now())
+    }
+
+    @Test func aDeviceThatDeliversNothingForAWhileLosesNothing() throws {
+        // 1 s on time; the device delivers nothing for 3 s while it is read on time (a
+        // suspended sink's monitor, an idle pipe); 2 s on time.
+        let steps = Self.steady(100) + [.data(frames: 480, after: MediaTime(value: 3_010, timescale: 1000))] + Self.steady(200)
+        let (capture, _) = try Self.record([.stream(steps)])
+        #expect(Self.gaps(capture.received).map(\.length) == [144_000], "the 3 s without sound are a gap")
+        #expect(Self.droppedAudio(capture).isEmpty, "nothing was lost")
+    }
+
+    @Test func aStallWhileTheDeviceDeliversNothingLosesNothing() throws {
+        // The reader stops for 2 s, and then the device delivers nothing for 2 s more: only
+        // what the clock says, not what the stall could explain.
+        let steps = Self.steady(100) + [.readerStalls(for: Self.seconds(2)), .data(frames: 96_000, after: .zero),
+                                        .data(frames: 480, after: MediaTime(value: 2_010, timescale: 1000))] + Self.steady(200)
+        let (capture, _) = try Self.record([.stream(steps)])
+        #expect(Self.gaps(capture.received).map(\.length) == [96_000])
+        #expect(Self.droppedAudio(capture).isEmpty, "the stall lost nothing")
+    }
+}
