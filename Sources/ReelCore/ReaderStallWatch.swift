@@ -46,6 +46,10 @@ package struct ReaderStallWatch: Sendable {
         }
     }
 
+    /// Whether the reader stalled and what it read since has not been put down to it yet:
+    /// what arrives may be the backlog the server held.
+    package var hasStalled: Bool { stall != nil }
+
     /// Something arrived, at `now`.
     package mutating func delivered(at now: MediaTime) {
         lastData = now

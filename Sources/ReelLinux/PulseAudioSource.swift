@@ -259,10 +259,10 @@ public final class PulseAudioSource: CaptureSource {
                 let received = nextFrame + Int64(pending.count / bytesPerFrame)
                 let capturedAt = context.timelineNow() - current.latency - upstreamLatency
                 let shift = timeline.observe(framesReceived: received, capturedAt: capturedAt)
-                // Far behind the clock: a backlog (read after a stall), which comes a fragment
+                // Far behind the clock after a stall: a backlog, which comes a fragment
                 // at a time, goes in buffers of 100 ms, so that seconds of it fit the
                 // recorder's queue.
-                let inBacklog = capturedAt - MediaTime(value: timeline.ticks(ofFrame: received), timescale: rate) > Self.backlogLag
+                let inBacklog = stalls.hasStalled && capturedAt - MediaTime(value: timeline.ticks(ofFrame: received), timescale: rate) > Self.backlogLag
                 if shift != 0, let lost = stalls.reanchored(by: MediaTime(value: shift, timescale: rate), at: clock.now()) {
                     // What the server dropped while this thread did not read: silence from
                     // where the last buffer ended.

@@ -129,7 +129,7 @@ struct PulseAudioTests {
         let buffers = capture.received
         #expect(buffers.allSatisfy { $0.format == AudioFormat(sampleFormat: .f32, sampleRate: 48_000, channels: 2) })
         // The first buffer may be cut at the timeline's zero.
-        #expect(buffers.dropFirst().allSatisfy { $0.frameCount == 480 })
+        #expect(buffers.dropFirst().allSatisfy { $0.frameCount % 480 == 0 })
         expectContinuous(buffers)
         let samples = ToneAnalysis.mono(buffers)
         #expect(ToneAnalysis.dominantFrequency(of: samples, sampleRate: 48_000, candidates: [440, 660, 1000, 1500, 2500]) == 1000)
@@ -163,7 +163,7 @@ struct PulseAudioTests {
 
         let buffers = capture.received
         #expect(buffers.allSatisfy { $0.format == format })
-        #expect(buffers.dropFirst().allSatisfy { $0.frameCount == 441 })
+        #expect(buffers.dropFirst().allSatisfy { $0.frameCount % 441 == 0 })
         expectContinuous(buffers)
         let recent = ToneAnalysis.mono(Array(buffers.suffix(50)))
         #expect(ToneAnalysis.dominantFrequency(of: recent, sampleRate: 44_100, candidates: [440, 660, 1000]) == 660)
