@@ -10,7 +10,10 @@
 /// in a moment, or over seconds on a busy machine) is late arrivals, and moves nothing. A late arrival moves nothing; a lasting disagreement
 /// (the device's clock drifts, the server dropped data) moves the minimum, and when it has moved
 /// more than `tolerance` the count is re-anchored there. Data that arrives earlier than the
-/// anchor allows re-anchors at once.
+/// anchor allows re-anchors at once. The first anchoring settles over half a window (longer
+/// while a backlog is read): until then the anchor follows the earliest observation by more
+/// than a sixth of `tolerance`, so that a late first arrival (a stream opened before it is read delivers its backlog
+/// over several reads) does not leave the count late by up to `tolerance` for good.
 ///
 /// Times are kept in ticks of the sample rate, so consecutive buffers follow each other exactly
 /// between re-anchorings.
@@ -30,7 +33,9 @@ package struct SampleTimeline: Sendable {
     private var bucketStart: Int64?
     /// The previous observation: its clock time in ticks and its count.
     private var last: (clock: Int64, frames: Int64)?
-    /// How many times the count was re-anchored after the first anchoring.
+    /// Until when (on the clock, in ticks) the first anchoring is still settling; `nil` once settled.
+    private var settlingUntil: Int64?
+    /// How many times the count was re-anchored after the first anchoring (and its settling).
     package private(set) var reanchorCount = 0
 
     /// Creates a timeline for `sampleRate` that re-anchors when the count strays more than
@@ -50,8 +55,9 @@ package struct SampleTimeline: Sendable {
     /// `framesReceived` begins at `time`.
     ///
     /// - Returns: how far the count was moved, in ticks: positive when it was re-anchored later
-    ///   (frames the clock says were captured did not arrive: a gap), negative when earlier,
-    ///   zero when it was not re-anchored (the first anchoring included).
+    ///   (frames the clock says were captured did not arrive: a gap), negative when earlier
+    ///   (the first anchoring settling included), zero when it was not re-anchored (the first
+    ///   anchoring included).
     @discardableResult
     package mutating func observe(framesReceived: Int64, capturedAt time: MediaTime) -> Int64 {
         let clockTicks = time.convertedValue(to: sampleRate)
@@ -69,9 +75,25 @@ package struct SampleTimeline: Sendable {
         currentMinimum = min(currentMinimum, offset)
         guard let anchor else {
             anchor = offset
+            settlingUntil = clockTicks + bucketTicks
             return 0
         }
         let estimate = min(currentMinimum, previousMinimum)
+        if let until = settlingUntil {
+            // A stream opened before it is read (to have its sound from the start) has a
+            // backlog, which arrives over several reads, late: the first observation is the
+            // latest of them. Until the backlog is read and half a window has passed, the anchor
+            // follows the earliest observation by more than 5 ms, not only beyond the
+            // tolerance, which would leave the count up to the tolerance late for good.
+            if clockTicks >= until && !catchingUp {
+                settlingUntil = nil
+            } else if anchor - estimate > toleranceTicks / 6 {
+                // (By more than a sixth of the tolerance, 5 ms: each move earlier cuts a buffer
+                // already stamped, and arrivals jitter by a few milliseconds.)
+                self.anchor = estimate
+                return estimate - anchor
+            }
+        }
         guard abs(estimate - anchor) > toleranceTicks else { return 0 }
         self.anchor = estimate
         reanchorCount += 1
@@ -91,5 +113,6 @@ package struct SampleTimeline: Sendable {
         previousMinimum = .max
         bucketStart = nil
         last = nil
+        settlingUntil = nil
     }
 }

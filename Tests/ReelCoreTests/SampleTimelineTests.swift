@@ -78,14 +78,61 @@ import ReelCore
 
     @Test func dataEarlierThanTheAnchorAllowsReanchorsAtOnce() {
         var timeline = SampleTimeline(sampleRate: rate)
-        timeline.observe(framesReceived: 480, capturedAt: at(48_000))
-        // 50 ms earlier than the count allows: the first anchor was a late arrival.
-        timeline.observe(framesReceived: 960, capturedAt: at(48_480 - 2_400))
+        var received: Int64 = 0
+        var clock: Int64 = 48_000
+        for _ in 1...60 {  // settled: 600 ms on time
+            received += 480; clock += 480
+            timeline.observe(framesReceived: received, capturedAt: at(clock))
+        }
+        // 50 ms earlier than the count allows: the anchor came from late arrivals.
+        received += 480; clock += 480
+        #expect(timeline.observe(framesReceived: received, capturedAt: at(clock - 2_400)) == -2_400)
         #expect(timeline.reanchorCount == 1)
-        #expect(timeline.ticks(ofFrame: 960) == 48_480 - 2_400)
-        // 20 ms earlier is within the tolerance: no change.
-        timeline.observe(framesReceived: 1_440, capturedAt: at(48_960 - 2_400 - 960))
+        #expect(timeline.ticks(ofFrame: received) == clock - 2_400)
+        // 20 ms earlier still is within the tolerance once settled: no change.
+        received += 480; clock += 480
+        #expect(timeline.observe(framesReceived: received, capturedAt: at(clock - 2_400 - 960)) == 0)
         #expect(timeline.reanchorCount == 1)
+    }
+
+    /// A stream opened before it is read (a monitor, to have its sound from the start) delivers
+    /// its backlog over several reads: the first observation is late by what had not arrived
+    /// yet, here 25 ms (within the tolerance). The anchor settles on the earliest observation
+    /// of the first half second, so the count is on the clock, not 25 ms late for good (an
+    /// application's sound measured 15-25 ms off its sink's monitor this way).
+    @Test func aLateFirstObservationSettlesOnTheClock() {
+        var timeline = SampleTimeline(sampleRate: rate)
+        // The first read got 100 ms of the backlog while 125 ms were captured: 25 ms (1,200
+        // ticks) more were on their way.
+        #expect(timeline.observe(framesReceived: 4_800, capturedAt: at(6_000)) == 0)
+        #expect(timeline.ticks(ofFrame: 4_800) == 6_000)
+        // The rest arrives 5 ms later by the clock; from then on 10 ms buffers on time.
+        var received: Int64 = 6_240
+        var clock: Int64 = 6_240
+        #expect(timeline.observe(framesReceived: received, capturedAt: at(clock)) == -1_200)
+        for _ in 1...200 {
+            received += 480; clock += 480
+            #expect(timeline.observe(framesReceived: received, capturedAt: at(clock)) == 0)
+        }
+        #expect(timeline.ticks(ofFrame: received) == clock)
+        #expect(timeline.reanchorCount == 0, "settling is the first anchoring")
+        // Settled, the same early arrival within the tolerance moves nothing.
+        received += 480; clock += 480
+        #expect(timeline.observe(framesReceived: received, capturedAt: at(clock - 960)) == 0)
+    }
+
+    /// While settling, late arrivals (a thread not scheduled at once) still move nothing.
+    @Test func settlingFollowsOnlyEarlierArrivals() {
+        var timeline = SampleTimeline(sampleRate: rate)
+        var received: Int64 = 480
+        var clock: Int64 = 480
+        timeline.observe(framesReceived: received, capturedAt: at(clock))
+        for step in 1...40 {
+            received += 480; clock += 480
+            let late: Int64 = step % 4 == 0 ? 1_200 : 0
+            #expect(timeline.observe(framesReceived: received, capturedAt: at(clock + late)) == 0)
+            #expect(timeline.ticks(ofFrame: received) == clock)
+        }
     }
 
     @Test func aServerRestartStartsTheCountAgain() {
