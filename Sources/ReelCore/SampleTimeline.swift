@@ -10,10 +10,14 @@
 /// in a moment, or over seconds on a busy machine) is late arrivals, and moves nothing. A late arrival moves nothing; a lasting disagreement
 /// (the device's clock drifts, the server dropped data) moves the minimum, and when it has moved
 /// more than `tolerance` the count is re-anchored there. Data that arrives earlier than the
-/// anchor allows re-anchors at once. The first anchoring settles over half a window (longer
-/// while a backlog is read): until then the anchor follows the earliest observation by more
-/// than a sixth of `tolerance`, so that a late first arrival (a stream opened before it is read delivers its backlog
-/// over several reads) does not leave the count late by up to `tolerance` for good.
+/// anchor allows re-anchors at once. For a stream opened before it is read
+/// (``hasBacklog``), the first anchoring settles over half a window (longer while the backlog is
+/// read): until then the anchor follows the earliest observation by more than a sixth of
+/// `tolerance`, so that a late first arrival (the backlog comes over several reads) does not
+/// leave the count late by up to `tolerance` for good. A stream read from its opening has no
+/// backlog, and its first observations are not late: it does not settle, since an earlier
+/// observation within the tolerance there is the latency's noise (a server's timing report is
+/// a snapshot, 10 ms and more off for a moment) and following it would skip sound under way.
 ///
 /// Times are kept in ticks of the sample rate, so consecutive buffers follow each other exactly
 /// between re-anchorings.
@@ -37,11 +41,15 @@ package struct SampleTimeline: Sendable {
     private var settlingUntil: Int64?
     /// How many times the count was re-anchored after the first anchoring (and its settling).
     package private(set) var reanchorCount = 0
+    /// Whether the stream was opened before it is read, so that its first observations come
+    /// from a backlog and the first anchoring settles.
+    package var hasBacklog: Bool
 
     /// Creates a timeline for `sampleRate` that re-anchors when the count strays more than
     /// `tolerance` from the clock, taking the minimum over `window`.
     package init(sampleRate: Int32, tolerance: MediaTime = MediaTime(value: 30, timescale: 1000),
-         window: MediaTime = MediaTime(value: 1, timescale: 1)) {
+         window: MediaTime = MediaTime(value: 1, timescale: 1), hasBacklog: Bool = true) {
+        self.hasBacklog = hasBacklog
         self.sampleRate = sampleRate
         self.toleranceTicks = max(1, tolerance.convertedValue(to: sampleRate))
         self.bucketTicks = max(1, window.convertedValue(to: sampleRate) / 2)
@@ -75,7 +83,7 @@ package struct SampleTimeline: Sendable {
         currentMinimum = min(currentMinimum, offset)
         guard let anchor else {
             anchor = offset
-            settlingUntil = clockTicks + bucketTicks
+            settlingUntil = hasBacklog ? clockTicks + bucketTicks : nil
             return 0
         }
         let estimate = min(currentMinimum, previousMinimum)

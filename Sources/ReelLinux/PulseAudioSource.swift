@@ -192,7 +192,7 @@ public final class PulseAudioSource: CaptureSource {
             try opened ?? Handoff(try audioServer.openRecording(request, isCancelled: isCancelled))
         }) { [self] handoff, thread in
             guard let stream = handoff.take() else { return }
-            captureLoop(thread, stream: stream, context: context)
+            captureLoop(thread, stream: stream, hasBacklog: opened != nil, context: context)
         }
     }
 
@@ -212,14 +212,16 @@ public final class PulseAudioSource: CaptureSource {
                            format: format, fragmentFrames: framesPerBuffer, description: name)
     }
 
-    private func captureLoop(_ thread: WorkerThread, stream initial: any PulseAudioRecording, context: SourceContext) {
+    /// Reads `initial` (opened by ``prepare()`` when `hasBacklog`: what arrived since comes
+    /// first, late) and delivers buffers until the thread is asked to stop.
+    private func captureLoop(_ thread: WorkerThread, stream initial: any PulseAudioRecording, hasBacklog: Bool, context: SourceContext) {
         var stream: (any PulseAudioRecording)? = initial
         let format = self.format
         let bytesPerFrame = format.bytesPerFrame
         let chunkFrames = framesPerBuffer
         let chunkBytes = chunkFrames * bytesPerFrame
         let rate = Int32(format.sampleRate)
-        var timeline = SampleTimeline(sampleRate: rate)
+        var timeline = SampleTimeline(sampleRate: rate, hasBacklog: hasBacklog)
         var stalls = ReaderStallWatch()
         var pending: [UInt8] = []
         pending.reserveCapacity(chunkBytes * 8)
@@ -244,6 +246,8 @@ public final class PulseAudioSource: CaptureSource {
                     stream = reopened
                     context.report(.resumed)
                     timeline.reset()
+                    // Opened to be read at once: no backlog.
+                    timeline.hasBacklog = false
                     stalls.reset()
                     pending.removeAll(keepingCapacity: true)
                     nextFrame = 0

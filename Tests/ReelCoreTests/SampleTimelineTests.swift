@@ -135,6 +135,29 @@ import ReelCore
         }
     }
 
+    /// A stream read from its opening has no backlog, and does not settle: an earlier
+    /// observation within the tolerance there is the latency's noise (a server's timing report
+    /// is a snapshot: PulseAudio's FIFO microphone said 10 ms for a moment, a routed
+    /// application's sink monitor 11 ms, while sound came on time) and moves nothing. Followed,
+    /// it skipped 10 ms of sound under way in the first half second.
+    @Test func aStreamWithoutABacklogDoesNotSettle() {
+        var timeline = SampleTimeline(sampleRate: rate, hasBacklog: false)
+        var received: Int64 = 480
+        var clock: Int64 = 480
+        timeline.observe(framesReceived: received, capturedAt: at(clock))
+        for _ in 1...10 {  // 100 ms on time
+            received += 480; clock += 480
+            #expect(timeline.observe(framesReceived: received, capturedAt: at(clock)) == 0)
+        }
+        // 110 ms in, the latency is said to be 10 ms more for 50 ms.
+        for _ in 1...5 {
+            received += 480; clock += 480
+            #expect(timeline.observe(framesReceived: received, capturedAt: at(clock - 480)) == 0)
+            #expect(timeline.ticks(ofFrame: received) == clock)
+        }
+        #expect(timeline.reanchorCount == 0)
+    }
+
     @Test func aServerRestartStartsTheCountAgain() {
         var timeline = SampleTimeline(sampleRate: rate)
         var received: Int64 = 0

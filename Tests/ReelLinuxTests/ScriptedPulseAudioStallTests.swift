@@ -94,4 +94,17 @@ extension ScriptedPulseAudioTests {
         #expect(Self.gaps(capture.received).map(\.length) == [96_000])
         #expect(Self.droppedAudio(capture).isEmpty, "the stall lost nothing")
     }
+
+    /// A microphone read from the moment its stream opens (no backlog) whose latency is said
+    /// 10 ms more for 50 ms, 300 ms in (a server's timing report is a snapshot): every frame is
+    /// delivered once, in whole buffers, without a gap. Its count followed that as if it were a
+    /// backlog's and cut 10 ms of the sound under way.
+    @Test func latencyNoiseCutsNothing() throws {
+        let steps = Self.steady(30) + Self.steady(5, latency: Self.milliseconds(10)) + Self.steady(100)
+        let (capture, _) = try Self.record([.stream(steps)])
+        let buffers = capture.received
+        #expect(Self.frames(buffers) == 135 * 480, "every frame is delivered")
+        #expect(buffers.dropFirst().allSatisfy { $0.frameCount == 480 }, "\(buffers.map(\.frameCount).filter { $0 != 480 })")
+        #expect(Self.gaps(buffers).isEmpty)
+    }
 }
