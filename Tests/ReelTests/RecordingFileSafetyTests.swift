@@ -87,6 +87,31 @@ import ReelTestSupport
         _ = try? await screen.stopRecording()
     }
 
+    /// The disk fills under a screen recording (its free-space guard off): the stop says the
+    /// disk is full and where the recording is, and the file keeps what reached the disk
+    /// (recovering it gives its frames), as `reel record` on a full disk.
+    @Test func aScreenRecordingOnAFullDiskKeepsWhatWasWritten() async throws {
+        let disk = try SmallDisk(size: "2m")
+        let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))
+        let screen = ScreenRecorder(configuration: .init(display: xvfb.display))
+        var settings = settings()
+        settings.minimumFreeSpace = nil
+        let url = disk.url.appendingPathComponent("full.mp4")
+        try await screen.startRecording(to: url, settings: settings)
+        try await Task.sleep(for: .milliseconds(1500))
+        // Everything left on the disk taken by someone else's file.
+        _ = try Subprocess.run(["sh", "-c", "cat /dev/zero > '\(disk.url.appendingPathComponent("filler").path)'"])
+        try await Task.sleep(for: .seconds(1.5))
+        var failure: ReelError?
+        do { _ = try await screen.stopRecording() } catch let error as ReelError { failure = error }
+        let error = try #require(failure, "the stop says the disk filled")
+        #expect(error.code == .insufficientStorage, "\(error)")
+        #expect(error.description.contains(url.path), "it says where the recording is: \(error)")
+        #expect(FileManager.default.fileExists(atPath: url.path), "the recording is never deleted")
+        let dir = try TemporaryDirectory()
+        #expect(try framesRecovered(from: url, in: dir) >= 30, "the frames that reached the disk are kept")
+    }
+
     /// A camera take is recorded in clips: an abort leaves them in their folder, which the
     /// report names (`reel record --pause-mode clips` says "the recording is in the clips in").
     @Test func anAbortedCameraTakeIsInItsClips() async throws {
