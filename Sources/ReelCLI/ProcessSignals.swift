@@ -119,8 +119,11 @@ public final class ProcessSignals: @unchecked Sendable {
     /// The stop signal last answered, who sent it and when (see ``isEcho(_:)``).
     private var lastStop: (record: SignalRecord, at: ContinuousClock.Instant)?
 
-    /// How close together two stop signals from one process are one request (see ``isEcho(_:)``).
-    static let echoWindow = Duration.milliseconds(250)
+    /// How close together two stop signals from one process are one request (see ``isEcho(_:)``):
+    /// long enough for two signals sent back to back to be read on a busy machine, short
+    /// enough that a script's `kill; sleep 0.1; kill` is the abort it asks for (at 250 ms the
+    /// second was taken for an echo and dropped: s5 F3).
+    static let echoWindow = Duration.milliseconds(40)
 
     /// Whether `record` repeats the stop signal just answered: a stop signal from the same
     /// process within ``echoWindow``. `timeout(1)` sends its signal twice, to reel and to its

@@ -408,11 +408,41 @@ import ReelTestSupport
         try run.waitForMain()
         usleep(1_500_000)
         run.send(SIGTERM, after: 0)
-        run.send(second, after: 20)
+        run.send(second, after: 0)
         let result = run.finish()
         #expect(result.status == 0 && !result.signalled, "\(result.stderr)")
         #expect(!Recovery.isCutOff(run.url), "the file was not finalised: \(result.stderr)")
         #expect((try MediaProbe.probe(run.url).videoStreams.first?.frameCount ?? 0) >= 30)
+    }
+
+    /// One process sending the stop again a tenth of a second later (a script's `kill; sleep
+    /// 0.1; kill`) asks for the abort --help promises: exit 130 (it was taken for an echo of
+    /// the first and dropped: the file was finalised, exit 0). reel is held still between the
+    /// two, so that the stop is still under way when the second comes.
+    @Test func oneProcessSendingTheStopAgainLaterAborts() throws {
+        let dir = try TemporaryDirectory()
+        let run = try Run(dir, name: "again.mp4", arguments: Self.recording.dropLast(2))
+        try run.waitForMain()
+        usleep(1_500_000)
+        // One shell sends both: the first now, the second when told.
+        let sender = Process()
+        sender.executableURL = URL(fileURLWithPath: "/bin/sh")
+        sender.arguments = ["-c", "kill -TERM \(run.pid); read line; kill -TERM \(run.pid)"]
+        let told = Pipe()
+        sender.standardInput = told
+        kill(run.pid, SIGSTOP)
+        try sender.run()
+        kill(run.pid, SIGCONT)
+        // Answered (reel says it is stopping), not only taken from the kernel.
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, !((try? String(contentsOf: run.stderr, encoding: .utf8)) ?? "").contains("Stopping") { usleep(200) }
+        kill(run.pid, SIGSTOP)
+        usleep(100_000)
+        told.fileHandleForWriting.write(Data("again\n".utf8))
+        sender.waitUntilExit()
+        kill(run.pid, SIGCONT)
+        let result = run.finish()
+        #expect(result.status == 130 && !result.signalled, "exit \(result.status): \(result.stderr)")
     }
 
     @Test func underTimeoutTheRecordingIsFinalised() throws {
