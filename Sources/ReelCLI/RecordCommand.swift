@@ -182,6 +182,8 @@ struct RecordCommand {
             if options.schedule.start != nil {
                 let schedule = options.schedule
                 renderer.waitingUntilStart = { schedule.secondsToStart(at: recorder.sessionTime) }
+                // SIGUSR1 before the start pauses nothing, as space does not: the wait is no pause.
+                signals.waiting = { [renderer] in renderer.waitingUntilStart?().map(RecordKeyActions.notYet) }
             }
             if let choice = options.control {
                 control = try RecordControl(path: try choice ?? RecordControl.defaultPath(), parts: parts, signals: signals, renderer: renderer,

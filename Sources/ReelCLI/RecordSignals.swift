@@ -139,6 +139,15 @@ final class RecordSignals: @unchecked Sendable {
     /// Hears a signal ignored and why (the renderer says it as a JSON event too: a script
     /// that sent it can tell nothing happened).
     var ignored: (@Sendable (_ signal: String, _ reason: String) -> Void)?
+    /// Before a scheduled start (`--delay`, `--start-at`): what pausing or resuming answers
+    /// ("not recording yet; it starts in 2 s"); `nil` once recording has begun. SIGUSR1 then
+    /// changes nothing (it toggled the recorder's pause during the countdown, and the recording
+    /// came out shorter than its --duration, said complete: s5 F8).
+    var waiting: (@Sendable () -> String?)? {
+        get { lock.withLock { waitingAnswer } }
+        set { lock.withLock { waitingAnswer = newValue } }
+    }
+    private var waitingAnswer: (@Sendable () -> String?)?
 
     /// Takes over the signals. `stop` stops the session; `abortMessage` says, at the moment of
     /// an abort, what is on disk and how to finish it; `saveReplay`, if given, is what USR1
@@ -192,7 +201,10 @@ final class RecordSignals: @unchecked Sendable {
     static let abortedStatus: Int32 = 128 + SIGINT
 
     private func act(on signo: Int32, pause: Bool) {
-        let action = decide { pause ? $0.pauseSignal() : $0.swapSignal() }
+        var action = decide { pause ? $0.pauseSignal() : $0.swapSignal() }
+        if pause, action == .togglePause || action == .saveReplay, let reason = waiting?() {
+            action = .ignore(reason: reason)
+        }
         perform(action, signo: signo, fromKey: false)
     }
 

@@ -445,6 +445,21 @@ import ReelTestSupport
         #expect(result.status == 130 && !result.signalled, "exit \(result.status): \(result.stderr)")
     }
 
+    /// SIGUSR1 during a --delay countdown pauses nothing (the wait is no pause) and says so;
+    /// the recording then lasts its --duration (it came out shorter, said complete: s5 F8).
+    @Test func aPauseSignalBeforeAScheduledStartIsIgnoredAndTheRecordingLastsItsDuration() throws {
+        let dir = try TemporaryDirectory()
+        let run = try Run(dir, name: "delayed.mp4", arguments: ["--test-pattern", "--size", "320x240", "--preset", "ultrafast",
+                                                                  "--delay", "3", "--duration", "2"])
+        try run.waitForMain()
+        run.send(SIGUSR1, after: 1500)
+        let result = run.finish()
+        #expect(result.status == 0 && !result.signalled, "\(result.stderr)")
+        #expect(result.stderr.contains("SIGUSR1 ignored: not recording yet"), "\(result.stderr)")
+        let duration = try MediaProbe.probe(run.url).duration
+        #expect(abs(duration - 2) < 0.05, "\(duration) s of the 2 s asked for")
+    }
+
     @Test func underTimeoutTheRecordingIsFinalised() throws {
         let timeout = try #require(Subprocess.which("timeout"))
         let dir = try TemporaryDirectory()
