@@ -27,6 +27,25 @@ struct ClipsManifest: Codable, Sendable, Hashable {
         /// The chapter markers in the clip: microseconds from its start, and titles (absent in
         /// manifests of recorders before markers, and in clips without any).
         var chapters: [ChapterEntry]?
+        /// The video frames lost while the clip was recorded, by why (``FrameDropReason`` raw
+        /// values): absent in manifests of recorders before drops were kept, in clips that lost
+        /// none, and in clips not finished.
+        var drops: [String: Int64]?
+
+        /// The frames the clip lost, by why (none when the manifest does not say; a reason this
+        /// recorder does not know is left out).
+        var frameDrops: FrameDrops {
+            var all = FrameDrops()
+            for (name, count) in drops ?? [:] {
+                if let reason = FrameDropReason(rawValue: name), count > 0 { all.add(count, reason) }
+            }
+            return all
+        }
+
+        /// What the manifest keeps of `drops` (nothing when none was lost).
+        static func kept(_ drops: FrameDrops) -> [String: Int64]? {
+            drops.total > 0 ? Dictionary(uniqueKeysWithValues: drops.counts.map { ($0.key.rawValue, $0.value) }) : nil
+        }
     }
 
     /// A chapter marker of a clip, as the manifest keeps it.

@@ -28,6 +28,14 @@ extension RecordingSession {
         /// to hold every frame of them). They stay when the recording asked to keep them, when
         /// the folder has no manifest, or when a clip could not be read.
         public var removedClips: Bool
+        /// The video frames the merged clips lost while they were recorded, by why, as their
+        /// recorder kept them in the manifest, as ``Clip/frameDrops`` said them then: none for
+        /// a clip the recorder did not finish (cut off while it was recorded), nor for a
+        /// folder without a manifest or whose recorder kept no drops.
+        public var frameDrops = FrameDrops()
+
+        /// The video frames the merged clips lost while they were recorded (``frameDrops`` in all).
+        public var droppedFrames: Int64 { frameDrops.total }
     }
 
     /// The clips folder that `url` stands for in `reel recover`: `url` itself if it is a
@@ -86,7 +94,8 @@ extension RecordingSession {
         rmdir(folder.path)
         return RecoveredRecording(url: target, folder: folder, clipCount: manifest.clips.count, finalisedClips: [], skippedClips: [],
                                   duration: MediaTime(seconds: seconds),
-                                  videoFrames: count.videoPackets, removedClips: !manifest.keepsClips)
+                                  videoFrames: count.videoPackets, removedClips: !manifest.keepsClips,
+                                  frameDrops: manifest.clips.reduce(into: FrameDrops()) { $0.add($1.frameDrops) })
     }
 
     /// Makes the clips of a recording cut off in clip mode (a crash, a kill, an abort, a failed
@@ -178,6 +187,7 @@ extension RecordingSession {
         var frames: Int64 = 0
         var hasAudio = false
         var audioSeconds = 0.0
+        var drops = FrameDrops()
         for (i, entry) in entries.enumerated() {
             let url = folder.appendingPathComponent(entry.file)
             guard FileManager.default.fileExists(atPath: url.path) else {
@@ -209,6 +219,7 @@ extension RecordingSession {
             hasAudio = hasAudio || count.audioPackets > 0
             audioSeconds += count.audioSeconds
             inputs.append(MergeInput(url: url, isMuted: entry.muted, chapters: (entry.chapters ?? []).map(\.chapter), soundMayBeMissing: true))
+            drops.add(entry.frameDrops)
             if manifest != nil, !entry.finished {
                 manifest!.clips[i].finished = true
                 manifest!.clips[i].frames = count.videoPackets
@@ -261,7 +272,7 @@ extension RecordingSession {
         }
         return RecoveredRecording(url: target, folder: folder, clipCount: inputs.count, finalisedClips: finalised,
                                   skippedClips: skipped, missingClips: missing, duration: merged.duration,
-                                  videoFrames: check.videoPackets, removedClips: removed)
+                                  videoFrames: check.videoPackets, removedClips: removed, frameDrops: drops)
     }
 
     /// The clip files in `folder` not named in `listed` that hold nothing (no packet, or not

@@ -23,6 +23,10 @@ final class RecorderPipeline: @unchecked Sendable {
     /// Where the clips not finished yet begin on the recorded timeline (the end of the last
     /// clip finished or discarded).
     private var settledUpTo = MediaTime.zero
+    /// The clips finished or discarded (by index) from `firstUnsettled` on; every clip before
+    /// it is.
+    private var settledClips = Set<Int>()
+    private var firstUnsettled = 0
     /// The sound was made to reach the pause at the limit (see ``endSoundAtLimit()``).
     private var paddedAtLimit = false
     private(set) var writer: RecordingFileWriter!
@@ -201,6 +205,8 @@ final class RecorderPipeline: @unchecked Sendable {
 
     /// Clip `clip` is finished or discarded: the clips after it are the ones not finished.
     private func settle(_ clip: Int) {
+        settledClips.insert(clip)
+        while settledClips.remove(firstUnsettled) != nil { firstUnsettled += 1 }
         guard timeline.intervals.indices.contains(clip) else { return }
         let interval = timeline.intervals[clip]
         settledUpTo = max(settledUpTo, interval.offset + (interval.duration ?? max(.zero, recordedDuration - interval.offset)))
@@ -285,8 +291,9 @@ final class RecorderPipeline: @unchecked Sendable {
     var droppedFrames: Int64 { machine.droppedFrames }
 
     func progress(droppedAudio: MediaTime) -> RecordingProgress {
+        // In clip mode, what the clips kept lost: a clip removed takes its drops with it.
         RecordingProgress(duration: max(.zero, recordedDuration - handedBack), maxDuration: limit, bytes: mediaBytes, frames: framesWritten,
-                          droppedFrames: droppedFrames, isPaused: isPaused, clipCount: clipCount, droppedAudio: droppedAudio,
+                          droppedFrames: clipFiles != nil ? session.frameDrops.total : droppedFrames, isPaused: isPaused, clipCount: clipCount, droppedAudio: droppedAudio,
                           streams: liveStreams.map(\.statistics))
     }
 
@@ -327,9 +334,22 @@ final class RecorderPipeline: @unchecked Sendable {
             let current = timeline.intervals.last.flatMap { $0.end == nil ? $0.offset : nil }
             let recorded = recordedDuration
             session.setCurrentDuration(current.map { max(.zero, recorded - $0) } ?? .zero,
-                                       finishing: max(.zero, (current ?? recorded) - settledUpTo))
+                                       finishing: max(.zero, (current ?? recorded) - settledUpTo),
+                                       drops: unfinishedClipDrops(recording: current != nil))
         }
         return limitReached()
+    }
+
+    /// The frames lost in the clip being recorded (if `recording`), and in the clips past their
+    /// pause that are not finished yet: the session counts them until the clips are listed.
+    private func unfinishedClipDrops(recording: Bool) -> (current: FrameDrops, finishing: FrameDrops) {
+        let count = timeline.intervals.count
+        let ended = recording ? count - 1 : count
+        var finishing = FrameDrops()
+        if firstUnsettled < ended {
+            for clip in firstUnsettled..<ended where !settledClips.contains(clip) { finishing.add(machine.drops(inInterval: clip)) }
+        }
+        return (recording && count > 0 ? machine.drops(inInterval: count - 1) : FrameDrops(), finishing)
     }
 
     /// Paused at its limit (``Settings/pausesAtLimit``), once the sound has come past the

@@ -12,7 +12,9 @@ public struct RecordingProgress: Sendable, Hashable {
     public var bytes: Int64
     /// Video frames written so far.
     public var frames: Int64
-    /// Video frames dropped so far (sources that fell behind, or a recorder that could not keep up).
+    /// Video frames dropped so far (sources that fell behind, or a recorder that could not keep
+    /// up); in clip mode, those of the clips kept (``RecordingSession/frameDrops``: a clip
+    /// removed takes its drops with it, as ``duration`` leaves out its time).
     public var droppedFrames: Int64
     /// Whether the recording is paused.
     public var isPaused: Bool

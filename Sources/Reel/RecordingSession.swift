@@ -45,6 +45,10 @@ public final class RecordingSession: Sendable {
         /// counted (a progress ring does not dip while a clip is finished), unless an undo
         /// asked for one of them to go.
         var finishing: MediaTime = .zero
+        /// The frames lost in the clip being recorded, and in those counted in `finishing`: a
+        /// clip is counted until it is listed, drops and all, as its time is.
+        var currentDrops = FrameDrops()
+        var finishingDrops = FrameDrops()
         /// The recorded time of the clips removed (by an undo, or ``removeClip(at:removeFile:)``):
         /// the recorder records that much again before its limit (see ``removedDuration``).
         var removed: MediaTime = .zero
@@ -54,10 +58,11 @@ public final class RecordingSession: Sendable {
 
         /// A clip of `duration` is listed now: no longer counted as being finished, or (its
         /// pause and its end came at once) as being recorded.
-        mutating func countAsFinished(_ duration: MediaTime) {
+        mutating func countAsFinished(_ duration: MediaTime, drops: FrameDrops) {
             let fromFinishing = min(finishing, duration)
             finishing = finishing - fromFinishing
             current = max(.zero, current - (duration - fromFinishing))
+            currentDrops.remove(finishingDrops.remove(drops))
         }
 
         /// A clip of an ended take was finished (or found empty): returns whether an undo asked
@@ -156,6 +161,19 @@ public final class RecordingSession: Sendable {
         state.withLock { s in s.clips.reduce(s.current + (s.takesToDiscard > 0 ? .zero : s.finishing)) { $0 + $1.duration } }
     }
 
+    /// The video frames lost in the clips kept, by why: those of the finished clips
+    /// (``Clip/frameDrops``) plus the clip being recorded (and a clip whose take a pause ended,
+    /// while it is being finished), as ``totalDuration`` counts their time. A clip removed
+    /// takes its drops with it (an undo right after a pause, at once): what the recording keeps
+    /// has lost this many, and a merge's summary says so.
+    public var frameDrops: FrameDrops {
+        state.withLock { s in
+            var all = s.clips.reduce(into: s.currentDrops) { $0.add($1.frameDrops) }
+            if s.takesToDiscard == 0 { all.add(s.finishingDrops) }
+            return all
+        }
+    }
+
     /// The recorded time of the clips removed from the session so far: a recorder recording
     /// into it hands that time back to its maximum duration, which counts the clips that remain.
     var removedDuration: MediaTime { state.withLock { $0.removed } }
@@ -206,6 +224,8 @@ public final class RecordingSession: Sendable {
         s.takesToDiscard += 1
         s.current = .zero
         s.finishing = .zero
+        s.currentDrops = FrameDrops()
+        s.finishingDrops = FrameDrops()
         s.ignoresCurrent = true
         return true
     }
@@ -373,6 +393,7 @@ public final class RecordingSession: Sendable {
             guard s.settleEndedTake() else { return false }
             s.current = .zero
             s.finishing = max(.zero, s.finishing - clip.duration)
+            s.finishingDrops.remove(clip.frameDrops)
             s.removed = s.removed + clip.duration
             return true
         }
@@ -386,11 +407,12 @@ public final class RecordingSession: Sendable {
             var clip = clip
             clip.chapters += s.pendingChapters.removeValue(forKey: clip.url.lastPathComponent) ?? []
             s.clips.append(clip)
-            s.countAsFinished(clip.duration)
+            s.countAsFinished(clip.duration, drops: clip.frameDrops)
             return Self.update(&s) { m in
                 let entry = ClipsManifest.Entry(file: clip.url.lastPathComponent, muted: clip.isMutedOnMerge, finished: true,
                                                 frames: clip.frameCount, duration: clip.duration.seconds,
-                                                chapters: clip.chapters.isEmpty ? nil : clip.chapters.map(ClipsManifest.ChapterEntry.init))
+                                                chapters: clip.chapters.isEmpty ? nil : clip.chapters.map(ClipsManifest.ChapterEntry.init),
+                                                drops: ClipsManifest.Entry.kept(clip.frameDrops))
                 if let i = m.clips.firstIndex(where: { $0.file == entry.file }) { m.clips[i] = entry } else { m.clips.append(entry) }
             }
         })
@@ -399,12 +421,18 @@ public final class RecordingSession: Sendable {
 
     /// How long the clip being recorded is, as the recorder sees it (zero once its pause is
     /// reached), and how much recorded time lies in clips past their pause and not finished
-    /// yet (`finishing`); a take an undo removed before that is not counted.
-    func setCurrentDuration(_ duration: MediaTime, finishing: MediaTime = .zero) {
+    /// yet (`finishing`), with the frames each lost (`drops`); a take an undo removed before
+    /// that is not counted.
+    func setCurrentDuration(_ duration: MediaTime, finishing: MediaTime = .zero,
+                            drops: (current: FrameDrops, finishing: FrameDrops) = (FrameDrops(), FrameDrops())) {
         state.withLock { s in
             if s.ignoresCurrent { s.ignoresCurrent = duration > .zero }
-            if !s.ignoresCurrent { s.current = duration }
+            if !s.ignoresCurrent {
+                s.current = duration
+                s.currentDrops = drops.current
+            }
             s.finishing = finishing
+            s.finishingDrops = drops.finishing
         }
     }
 

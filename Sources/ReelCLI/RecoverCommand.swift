@@ -308,6 +308,9 @@ struct RecoverCommand {
                                              "duration": (r.duration.seconds * 1000).rounded() / 1000, "frames": r.videoFrames,
                                              "clips": r.clipCount, "removedClips": r.removedClips, "complete": r.missingClips.isEmpty]
                 if !r.missingClips.isEmpty { object["missingClips"] = r.missingClips }
+                // As the recording's `finished` says them: what the clips lost while recorded.
+                object["dropped"] = r.droppedFrames
+                if r.droppedFrames > 0 { object["droppedBy"] = FrameDropWords.counts(r.frameDrops) }
                 console.out(ProgressRenderer.json(object))
                 return r
             }
@@ -316,6 +319,7 @@ struct RecoverCommand {
             line += Container(pathExtension: r.url.pathExtension)?.isAudioOnly == true ? " of sound" : ", \(r.videoFrames) frames"
             if !r.finalisedClips.isEmpty { line += " (\(r.finalisedClips.count) cut off, finalised first)" }
             console.out(line)
+            for drop in FrameDropWords.summaryLines(r.frameDrops) { console.out(drop) }
             console.out(r.removedClips ? "  the clips were removed" : "  the clips are kept in \(folder.path)")
             let empty = r.skippedClips.filter { !r.missingClips.contains($0) }
             if !r.missingClips.isEmpty {

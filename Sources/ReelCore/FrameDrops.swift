@@ -65,6 +65,20 @@ public struct FrameDrops: Sendable, Hashable {
         for (reason, count) in other.counts { add(count, reason) }
     }
 
+    /// Takes `other` away, reason by reason, as far as these counts hold it; returns what they
+    /// did not hold.
+    @discardableResult
+    package mutating func remove(_ other: FrameDrops) -> FrameDrops {
+        var rest = FrameDrops()
+        for (reason, count) in other.counts {
+            let have = counts[reason] ?? 0
+            let held = min(count, have)
+            counts[reason] = have > held ? have - held : nil
+            rest.add(count - held, reason)
+        }
+        return rest
+    }
+
     /// The frames a run of missed slots must reach to be a stall at `rate`: half a second.
     package static func stallFrames(at rate: FrameRate) -> Int64 {
         max(2, rate.frameIndex(at: MediaTime(value: 1, timescale: 2), rounding: .up))

@@ -90,10 +90,13 @@ extension PreviewWindow {
         public init(of recorder: Recorder) {
             let progress = recorder.progress
             let recorded = (progress?.duration ?? .zero) > .zero
+            // In clip mode, what the clips kept lost (a clip removed while paused leaves the
+            // count at once; the progress says so only as the recording goes on).
+            let kept = recorder.settings.pauseMode == .clips ? recorder.recordingSession?.frameDrops.total : nil
             let state: RecordingState = !recorder.isRecording ? .idle : !recorder.isPaused ? .recording : recorded ? .paused : .idle
             self.init(state: state,
                       elapsed: progress?.duration ?? .zero, bytes: progress?.bytes ?? 0,
-                      droppedFrames: progress?.droppedFrames ?? recorder.droppedFrames,
+                      droppedFrames: kept ?? progress?.droppedFrames ?? recorder.droppedFrames,
                       maxDuration: progress?.maxDuration ?? recorder.maxRecordedDuration)
         }
 
