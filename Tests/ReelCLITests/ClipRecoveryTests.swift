@@ -151,9 +151,10 @@ import ReelTestSupport
     }
 
     /// An abort while the stop finalises by copying (a short recording's index fits at its
-    /// front in a smaller copy; the copy's disk is slow here) names the unfinished copy it
-    /// leaves beside the recording.
-    @Test func anAbortDuringTheFinaliseNamesTheUnfinishedCopy() async throws {
+    /// front in a smaller copy; the copy's disk is slow here) removes the unfinished copy (this
+    /// process's own, half made: the recording keeps everything) and says how to finish the
+    /// recording.
+    @Test func anAbortDuringTheFinaliseRemovesTheUnfinishedCopy() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("t.mp4")
         let shim = try SlowDiskTests.buildShim(in: dir.url)
@@ -170,7 +171,9 @@ import ReelTestSupport
         let (status, stderr) = recording.end()
         try #require(!copies.isEmpty, "the stop finalised in place: \(stderr)")
         #expect(status == 130, "\(stderr)")
-        #expect(stderr.contains(copies[0].path) && stderr.contains("can be deleted"), "\(stderr)")
+        #expect(!FileManager.default.fileExists(atPath: copies[0].path), "the half-made copy is left: \(stderr)")
+        #expect(stderr.contains("reel recover \"\(url.path)\""), "\(stderr)")
+        #expect(try Recovery.recover(url).videoFrames >= 30, "the recording keeps what was recorded")
     }
 
     /// Clips cut off on a disk that is full by now: `reel recover FOLDER -o ELSEWHERE` merges
