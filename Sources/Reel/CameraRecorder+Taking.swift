@@ -268,8 +268,10 @@ extension CameraRecorder {
     }
 
     /// Removes the last clip of this take (its file too), while paused or after ``stop()``.
-    /// After a stop that merged the clips, the merged file is left as it is (the clip's file
-    /// went with the merge): merge the rest again with ``recordingSession``.
+    /// After a stop that merged the clips (``mergesClipsAutomatically``) the clips' files went
+    /// with the merge, and the merged file is left as it is: there is nothing left to merge
+    /// again. To undo after a stop and merge what remains, stop without the automatic merge
+    /// (`mergesClipsAutomatically = false`), then remove and merge with ``recordingSession``.
     ///
     /// Right after ``pause()`` the clip just ended is still being finished: it is not in
     /// ``clips`` yet (it comes with ``Event/clipCompleted(_:)``). An undo then removes that
@@ -285,11 +287,20 @@ extension CameraRecorder {
     /// returns `false`, as ``removeAllClips()`` does nothing then: an undo button pressed once
     /// too often is no error.
     ///
+    /// While a clip is being recorded it removes nothing and throws: the last clip is then the
+    /// one being recorded, and the clip finished before it is not what an undo pressed
+    /// mid-clip means (it removed that one, and the merge lost it: p5).
+    ///
     /// - Returns: whether a clip was removed.
-    /// - Throws: the error of writing the clips' manifest (a full disk): the clip is no longer
-    ///   listed, and its file is kept.
+    /// - Throws: `.alreadyRunning` while a clip is being recorded (``pause()`` first); the
+    ///   error of writing the clips' manifest (a full disk): the clip is no longer listed, and
+    ///   its file is kept.
     @discardableResult
     public func removeLastClip() throws -> Bool {
+        if isRecording {
+            throw ReelError(.alreadyRunning, "a clip is being recorded: the last clip is the one still being recorded",
+                            hint: "pause() first; the undo then removes the clip it ended")
+        }
         guard let clips = recordingSession, try clips.removeLastClip() else { return false }
         clipsRemoved(from: clips)
         return true

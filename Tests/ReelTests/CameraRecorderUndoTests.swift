@@ -54,6 +54,34 @@ extension CameraRecorderTakeTests {
     }
 }
 
+/// An undo while a clip is being recorded removes nothing and says to pause first (p5: it
+/// removed the clip finished before, and the merge lost it).
+extension CameraRecorderTakeTests {
+    @Test func anUndoWhileRecordingRemovesNothing() async throws {
+        let dir = try TemporaryDirectory()
+        let clock = ManualClock(mode: .stepped)
+        let recorder = recorder(dir, clock)
+        try await recorder.start()
+        try recorder.record()
+        clock.advance(to: MediaTime(seconds: 1))
+        _ = try await settled { recorder.recordedDuration }
+        try recorder.pause()
+        clock.advance(to: MediaTime(seconds: 1.5))
+        #expect(try await eventually { recorder.clips.count == 1 })
+        try recorder.record()
+        clock.advance(to: MediaTime(seconds: 2))
+        _ = try await settled { recorder.recordedDuration }
+        #expect(recorder.isRecording)
+        let thrown = #expect(throws: ReelError.self) { try recorder.removeLastClip() }
+        #expect(thrown?.code == .alreadyRunning && thrown?.hint?.contains("pause()") == true, "\(String(describing: thrown))")
+        #expect(recorder.clips.count == 1, "the finished clip stays")
+        #expect(FileManager.default.fileExists(atPath: recorder.clips[0].url.path))
+        let summary = try #require(try await stop(recorder, clock))
+        #expect(summary.clipCount == 2, "both clips merged")
+        #expect(abs(summary.duration.seconds - 1.5) < 0.07, "\(summary.duration.seconds) s")
+    }
+}
+
 /// A take ended before its first frame is no failure (port2 P6); an aborted take's clips are
 /// said to be there, with how to recover them, to a recording into its name (port2 P4).
 extension CameraRecorderTakeTests {
