@@ -50,3 +50,13 @@ extension Recorder {
         if action.endRecording { queue?.close() }
     }
 }
+
+extension Recorder {
+    /// What says that one of the ``sinks`` the recording does not depend on was dropped: a
+    /// live stream says so in its own events, so only other sinks are named here.
+    static func sinkDropped(_ sink: any PacketSink, error: (any Error)?) -> RecordingEvent? {
+        guard !(sink is LiveStream) else { return nil }
+        let name = (sink as? CustomStringConvertible)?.description ?? String(describing: type(of: sink))
+        return .sinkDropped(name: name, error: error.map { $0 as? ReelError ?? ReelError(.ioFailure, "\($0)") })
+    }
+}

@@ -231,11 +231,7 @@ public final class Recorder: CaptureOutput {
             for waiter in waiters { waiter.resume(returning: .failure(failure)) }
             throw error
         }
-        pipeline.writer.encoder.onSinkDropped = { sink, error in
-            guard !(sink is LiveStream) else { return }  // a stream says so in its own events
-            let name = (sink as? CustomStringConvertible)?.description ?? String(describing: type(of: sink))
-            continuation.yield(.sinkDropped(name: name, error: error.map { $0 as? ReelError ?? ReelError(.ioFailure, "\($0)") }))
-        }
+        pipeline.writer.encoder.onSinkDropped = { if let event = Self.sinkDropped($0, error: $1) { continuation.yield(event) } }
         session.setMergeProgressHandler { continuation.yield(.merging($0)) }
         session.setFolderChangeHandler { continuation.yield(.clipsFolderChanged($0)) }
         pipeline.onConverting = { continuation.yield(.converting($0)) }
