@@ -75,7 +75,10 @@ extension AssetWriter {
         /// The bytes kept at the front of a fragmented MP4/MOV for its final index, instead of
         /// the estimate from `expectedDuration`; 0 keeps none (``finish()`` then copies). Given
         /// explicitly, the space is used whatever the size of the recording; estimated, a
-        /// recording smaller than the unused space is copied instead (cheap, and smaller).
+        /// recording smaller than the unused space is copied instead (cheap, and smaller: a
+        /// few seconds' file is about the size of its media), unless
+        /// ``AssetWriter/endSession(atSourceTime:)`` cut media appended past the end off, which
+        /// only the index written in place can hide.
         public var indexReservation: Int?
         /// The most bytes the finished file may have. Packets that would take it past this are
         /// not written (video in whole groups, so that the file never misses a frame before

@@ -134,19 +134,22 @@ enum MP4Finaliser {
     /// Throws ``CopyInstead`` (having changed nothing the file means) when the file is not laid
     /// out as ``AssetWriter`` writes it, has no reserved space or too little, or — with
     /// `copyWhenSmall` — when the unused part of the reservation would be larger than the media
-    /// data, so that copying the file is both cheap and gives a smaller file. Other errors
+    /// data, so that copying the file is both cheap and gives a smaller file (unless `end` cuts
+    /// media off, which a copy would show). Other errors
     /// during the in-place steps leave a file that plays and that ``resume(_:fault:)`` completes.
     static func finalise(_ url: URL, shift: MediaTime, lateStarts: [Int: MediaTime]? = nil, end: MediaTime? = nil, chapters: [Chapter] = [],
                          copyWhenSmall: Bool = false, fault: Fault? = nil) throws -> Outcome {
         let file = try MP4File(url: url, writable: true)
         defer { file.close() }
         let layout: FragmentedLayout
+        let movie: Movie
         let index: [UInt8]
         do {
             layout = try FragmentedLayout(file)
             guard layout.moov.size <= 16 << 20 else { throw CopyInstead("the moov box is implausibly large") }
-            var movie = try Movie(moov: try file.read(at: layout.moov.offset, count: Int(layout.moov.size)))
-            try movie.readFragments(layout, from: file, lateStarts: lateStarts)
+            var read = try Movie(moov: try file.read(at: layout.moov.offset, count: Int(layout.moov.size)))
+            try read.readFragments(layout, from: file, lateStarts: lateStarts)
+            movie = read
             index = try movie.index(shift: shift, end: end, chapters: chapters)
         } catch let error as MP4LayoutError {
             throw CopyInstead(error.reason)
@@ -157,7 +160,11 @@ enum MP4Finaliser {
             throw CopyInstead("the index needs \(index.count) bytes, \(room) were reserved")
         }
         let unused = room - Int64(index.count)
-        if copyWhenSmall && unused > layout.mediaBytes {
+        // A copy has no end of its own (see `Remuxer`): with one that cuts media off (an asset
+        // writer's session ended before media appended past it), only this index can hide that.
+        // An end that cuts nothing (the usual session end, with the media) gives the index it
+        // would have without one, and does not stand in the copy's way.
+        if copyWhenSmall && unused > layout.mediaBytes, try end == nil || index == movie.index(shift: shift, end: nil, chapters: chapters) {
             throw CopyInstead("the recording is small: copying its \(layout.mediaBytes) bytes beats keeping \(unused) unused bytes of reservation",
                               isChoice: true)
         }

@@ -348,8 +348,9 @@ package final class MovieFileSink: PacketSink {
                     finalisation = try AssetWriter.finalise(url, container: configuration.container, shift: shift,
                                                             lateStarts: muxer.lateStarts, inPlace: muxer.indexReservation != nil && fits,
                                                             // A copy's index gets its chapter list too (see Remuxer),
-                                                            // not an end: in place, where the edit list ends it.
-                                                            copyWhenSmall: configuration.indexReservation == nil && presentationEnd == nil,
+                                                            // not an end: a small file with an end that cuts media off
+                                                            // stays in place, where the edit list ends it (MP4Finaliser).
+                                                            copyWhenSmall: configuration.indexReservation == nil,
                                                             fault: finaliseFault, chapters: chapters.list, end: presentationEnd)
                     break
                 } catch where attempts < 3 && lock.map({ $0.whereabouts(expected: url) != .inPlace }) == true {
