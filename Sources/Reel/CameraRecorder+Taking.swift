@@ -9,36 +9,48 @@ extension CameraRecorder {
 
     /// Starts capture and the preview outputs without recording.
     ///
+    /// Nothing is written until ``record()``, so a file at ``outputURL`` (the last take's,
+    /// after a ``stop()``) is no reason to refuse: capture starts, and ``record()`` refuses the
+    /// name, saying what to do, unless ``outputURL`` is set to a new file first (or
+    /// ``startRecording(to:)`` is given one), as `AVCaptureSession.startRunning()` is followed
+    /// by `startRecording(to:)` with each recording's own file.
+    ///
     /// - Throws: `.alreadyRunning` if capture runs; the camera's or microphone's error if it
-    ///   cannot start; `.fileExists` if ``outputURL`` exists (an earlier take's file: set it to
-    ///   a new file, or to `nil` for a dated one; unless the settings allow overwriting).
+    ///   cannot start.
     public func start() async throws {
-        let outputs = try state.withLock { s -> [any CaptureOutput] in
+        let (outputs, explicit, overwrite) = try state.withLock { s -> ([any CaptureOutput], URL?, Bool) in
             guard s.session == nil else { throw ReelError(.alreadyRunning, "the camera recorder is already running") }
-            return s.previewOutputs
+            return (s.previewOutputs, s.outputURL, s.settings.overwrite)
         }
-        let (recorder, url, asked, merges) = try newTake()
+        // A take begins now unless its file is taken (p5: start() refused, though it writes
+        // nothing); then it begins at record(), which refuses the name or takes a new one.
+        let take: (recorder: Recorder, url: URL, askedFor: URL?, merges: Bool)?
+        if explicit.flatMap({ refusal(ofName: $0, overwrite: overwrite) }) == nil { take = try newTake() } else { take = nil }
         let session = CaptureSession(clock: clock)
         try session.addInput(camera)
         if let microphone { try session.addInput(microphone) }
-        let output = TakeOutput(recording: recorder)
+        let output = TakeOutput(recording: take?.recorder)
         try session.addOutput(output)
         for output in outputs { try session.addOutput(output) }
         try session.addOutput(live, connectedTo: [camera])
         try session.addOutput(ProgressTap(owner: self), connectedTo: [camera])
         if let connection = session.connection(for: camera) { look.attach(connection) }
-        let pump = pumpEvents(of: recorder, merges: merges)
+        let pump = take.map { pumpEvents(of: $0.recorder, merges: $0.merges) }
         state.withLock { s in
             s.session = session
             s.takeOutput = output
-            s.begin(recorder, url: url, askedFor: asked, pump: pump)
+            if let take, let pump {
+                s.begin(take.recorder, url: take.url, askedFor: take.askedFor, pump: pump)
+            } else {
+                s.take.startedBetweenTakes()
+            }
         }
         publish()
         do {
             try await session.start()
         } catch {
-            if asked == nil { Recorder.releaseReservation(url) }
-            pump.cancel()
+            if let take, take.askedFor == nil { Recorder.releaseReservation(take.url) }
+            pump?.cancel()
             look.attach(nil)
             state.withLock { s in
                 s.session = nil
@@ -54,7 +66,7 @@ extension CameraRecorder {
 
     /// A take's recorder, not yet prepared: into ``outputURL`` (or a new dated file in the
     /// videos folder), clips on, nothing recorded until ``record()``.
-    private func newTake() throws -> (Recorder, URL, askedFor: URL?, merges: Bool) {
+    private func newTake() throws -> (recorder: Recorder, url: URL, askedFor: URL?, merges: Bool) {
         let (settings, explicit, merges) = state.withLock { s in (s.settings, s.outputURL, s.mergesClipsAutomatically) }
         var take = settings
         take.pauseMode = .clips
@@ -82,14 +94,22 @@ extension CameraRecorder {
     /// refused with what to do, unless the settings allow overwriting. A recording cut off by
     /// a crash is left to the recorder's own check, which says how to recover it.
     private func refuseTakenName(_ url: URL, overwrite: Bool) throws {
+        if let refusal = refusal(ofName: url, overwrite: overwrite) { throw refusal }
+    }
+
+    /// Why a take may not record into `url` (see ``refuseTakenName(_:overwrite:)``), if it may
+    /// not; `given` when `url` was given to ``startRecording(to:)``, whose error then says to
+    /// give it another.
+    private func refusal(ofName url: URL, overwrite: Bool, given: Bool = false) -> ReelError? {
         // A dated name this process reserved (an empty file) is the take's to record into.
         guard !overwrite, FileManager.default.fileExists(atPath: url.path), !Recorder.isOwnReservation(url),
-              !Recovery.isCutOff(url) else { return }
+              !Recovery.isCutOff(url) else { return nil }
         let previous = state.withLock { $0.takeURL }
         let whose = previous.map { RecordingFile.isSameFile($0, url) } == true ? ": it holds the previous take's recording" : ""
-        throw ReelError(.fileExists, "\(url.path) already exists\(whose), and a take never replaces a file",
-                        hint: "set outputURL to a new file for this take before record() (each take records into its own file, "
-                            + "as AVCaptureMovieFileOutput takes a URL for each recording), or to nil for a new dated file in the videos folder")
+        let why = "each take records into its own file, as AVCaptureMovieFileOutput takes a URL for each recording"
+        return ReelError(.fileExists, "\(url.path) already exists\(whose), and a take never replaces a file",
+                         hint: given ? "give startRecording(to:) a new file (\(why))"
+                             : "set outputURL to a new file for this take before record() (\(why)), or to nil for a new dated file in the videos folder")
     }
 
     /// The take's recorder's events, passed on until it finishes.
@@ -132,6 +152,8 @@ extension CameraRecorder {
     ///   never replaces one, unless the settings allow overwriting); what ``record()`` throws.
     public func startRecording(to url: URL) throws {
         try buttons.withLock {
+            // Refused before anything changes: the take going on, and outputURL, stay as they are.
+            if let refusal = refusal(ofName: url, overwrite: settings.overwrite, given: true) { throw refusal }
             try state.withLock { s in
                 if s.takeHasRecorded, s.take.phase != .betweenTakes, s.take.phase != .stopped, let current = s.takeURL {
                     throw ReelError(.alreadyRunning, "a take is being recorded into \(current.path)",

@@ -151,8 +151,10 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
 
     /// Where the merged file goes; `nil`: a new dated file in ``Recorder/defaultOutputDirectory(environment:)``
     /// for each take. Read when a take begins, at its first ``record()`` (the first take's too:
-    /// set after ``start()``, it is the file that take records into; ``start()`` checks the one
-    /// set then), or the first ``record()`` after ``stopRecording()``: give each take its own.
+    /// set after ``start()``, it is the file that take records into), or the first ``record()``
+    /// after ``stopRecording()``: give each take its own. A take never replaces a file: at a
+    /// name that is taken (the last take's, after ``stop()``) ``start()`` starts all the same,
+    /// and ``record()`` throws `.fileExists`, saying to set a new one.
     public var outputURL: URL? {
         get { state.withLock { $0.outputURL } }
         set { state.withLock { $0.outputURL = newValue } }

@@ -18,8 +18,9 @@ struct CameraTake: Sendable, Equatable {
         case limitReached
         /// The take's recording failed; capture runs on.
         case failed(ReelError)
-        /// Capture runs; the last take has ended (``CameraRecorder/stopRecording()``) and the
-        /// next begins at ``CameraRecorder/record()``.
+        /// Capture runs without a take: the last has ended (``CameraRecorder/stopRecording()``),
+        /// or ``CameraRecorder/start()`` found ``CameraRecorder/outputURL`` taken; the next
+        /// begins at ``CameraRecorder/record()``.
         case betweenTakes
     }
 
@@ -34,6 +35,9 @@ struct CameraTake: Sendable, Equatable {
 
     /// A take began (capture runs, nothing recorded yet).
     mutating func started() { phase = .paused }
+
+    /// Capture started without a take (its file was taken): the first begins at ``record()``.
+    mutating func startedBetweenTakes() { phase = .betweenTakes }
 
     /// The record button: throws what stands in the way, else the take records.
     mutating func record() throws {

@@ -25,8 +25,9 @@ final class TakeOutput: CaptureOutput, @unchecked Sendable {
     }
     private let state: Mutex<State>
 
-    /// An output that records into `recorder` once the session prepares it.
-    init(recording recorder: Recorder) {
+    /// An output that records into `recorder` once the session prepares it (`nil`: no take
+    /// until one is attached).
+    init(recording recorder: Recorder?) {
         state = Mutex(State(recorder: recorder))
     }
 

@@ -183,10 +183,28 @@ extension CameraRecorderTakeTests {
         let second = try #require(try await stop(recorder, clock))
         #expect(second.url.lastPathComponent == "two.mp4")
 
-        // At the start too: the name of an earlier take's file.
+        // start() after stop() with the name of an earlier take's file: it writes nothing, so
+        // capture starts (p5 F4: it threw, and an AVFoundation port never reached its
+        // startRecording(to:) with a new file); record(), where a file would be written, refuses.
         recorder.outputURL = first.url
-        await #expect { try await recorder.start() } throws: { saysWhatToDo($0, previous: false) }
-        #expect(!recorder.isRunning)
+        try await recorder.start()
+        #expect(recorder.isRunning && recorder.canRecord && !recorder.isRecording && !recorder.isPaused)
+        #expect { try recorder.record() } throws: { saysWhatToDo($0, previous: false) }
+        // Given to startRecording(to:), the error says to give it another (not outputURL), and nothing changes.
+        #expect { try recorder.startRecording(to: second.url) } throws: { error in
+            guard let error = error as? ReelError, error.code == .fileExists, let hint = error.hint else { return false }
+            return hint.contains("give startRecording(to:) a new file") && !hint.contains("outputURL")
+        }
+        #expect(recorder.outputURL == first.url && recorder.isRunning && !recorder.isRecording)
+        try recorder.startRecording(to: dir.url.appendingPathComponent("three.mp4"))
+        #expect(recorder.isRecording)
+        try await step(clock, to: clock.now() + MediaTime(seconds: 1))
+        let third = try #require(try await stop(recorder, clock))
+        #expect(third.url.lastPathComponent == "three.mp4")
+        for summary in [first, second] {
+            let probed = try MediaProbe.probe(summary.url)
+            #expect(abs(probed.duration - summary.duration.seconds) < 0.07, "\(summary.url.lastPathComponent) is as it was")
+        }
     }
 
     /// Removing the last clip when there is none does nothing, as removing all does (it threw
