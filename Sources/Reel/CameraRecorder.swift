@@ -232,8 +232,10 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         return current().isRecording
     }
 
-    /// Whether capture runs with the take's recording paused (after ``start()`` or ``pause()``;
-    /// not between takes, after ``stopRecording()``).
+    /// Whether the take's recording is paused: after ``pause()`` ended a clip, until
+    /// ``record()``. Not after ``start()`` before the first ``record()`` (neither recording nor
+    /// paused, as with NextLevel and `AVCaptureMovieFileOutput`), nor between takes, after
+    /// ``stopRecording()``, nor at the limit (``hasReachedLimit``).
     public var isPaused: Bool {
         registrar.access(self, keyPath: \.isPaused)
         return current().isPaused
@@ -270,11 +272,14 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
 
     /// The observed values now.
     func current() -> Published {
-        let (clips, take, limit) = state.withLock { s in (s.recorder?.recordingSession ?? s.clips, s.take, s.settings.maxRecordedDuration) }
+        let (clips, take, limit, recorded) = state.withLock { s in
+            (s.recorder?.recordingSession ?? s.clips, s.take, s.settings.maxRecordedDuration, s.takeHasRecorded)
+        }
         var now = Published()
         now.recorded = clips?.totalDuration ?? .zero
         now.isRecording = take.isRecording
-        now.isPaused = take.isPaused
+        // Waiting for the first record() of the take is not a pause.
+        now.isPaused = take.isPaused && recorded
         now.hasReachedLimit = take.hasReachedLimit
         if take.hasReachedLimit {
             now.progress = 1

@@ -37,7 +37,7 @@ import ReelTestSupport
         let firstFrame = Task { () -> LiveFrame? in for await frame in preview { return frame }; return nil }
         try await recorder.start()
         try await Task.sleep(for: .milliseconds(500))
-        #expect(recorder.isRunning && recorder.isPaused && !recorder.isRecording)
+        #expect(recorder.isRunning && !recorder.isPaused && !recorder.isRecording, "before the first record(), not paused (p5)")
         let shown = try #require(await firstFrame.value, "preview frames flow before recording")
         let p = shown.pixel(x: 80, y: 90)
         #expect(p.count == 4 && abs(Int(p[0]) - Int(p[2])) <= 8, "the preview frame is filtered (mono) as recorded: \(p)")
