@@ -5,7 +5,10 @@ extension CameraRecorder {
     /// delegates are told. Delivered in order, on ``CameraRecorder/events`` and to the
     /// ``CameraRecorder/delegate``.
     public enum Event: Sendable {
-        /// A clip began (clip `index` of the take, from zero): the record button took effect.
+        /// A clip began: the record button took effect. `index` is its place among the take's
+        /// clips (from zero): its index in ``CameraRecorder/clips`` once completed. Clips
+        /// undone before it are not counted, as NextLevel's clip count after an undo: after
+        /// clips 0 and 1 and an undo, the next clip is 1 again.
         case clipStarted(index: Int)
         /// A clip ended (a pause, the limit or the stop) and its file is finished.
         case clipCompleted(Clip)

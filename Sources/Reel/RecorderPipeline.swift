@@ -410,7 +410,7 @@ final class RecorderPipeline: @unchecked Sendable {
                     try writer.endClipAudio(at: time)
                 }
                 clipFiles.cut(clip: interval, at: time)
-                onClipStarted?(interval)
+                onClipStarted?(session.index(ofClipBegun: interval))
             }
         }
     }

@@ -187,7 +187,9 @@ public enum RecordingEvent: Sendable {
     case paused(recorded: MediaTime)
     /// Recording resumed after a pause.
     case resumed(recorded: MediaTime)
-    /// A clip began (clip `index`, from zero).
+    /// A clip began: `index` is where it stands among the clips kept (from zero; its index in
+    /// ``RecordingSession/clips`` once finished). Clips removed before it (an undo) or found
+    /// empty are not counted, so it is not the number in the clip's file name.
     case clipStarted(index: Int)
     /// A clip was finished and its file finalised (clip mode).
     case clipFinished(Clip)

@@ -55,6 +55,10 @@ public final class RecordingSession: Sendable {
         /// An undo removed the take still being recorded before the recorder saw its pause: its
         /// time is not counted, until the recorder says its clip ended (a duration of zero).
         var ignoresCurrent = false
+        /// The clips begun that are not kept: removed (an undo, ``removeClip(at:removeFile:)``),
+        /// or found empty. A clip begun as the recording's `n`th (from zero) is the
+        /// `n - dropped`th of those kept (see ``index(ofClipBegun:)``).
+        var dropped = 0
 
         /// A clip of `duration` is listed now: no longer counted as being finished, or (its
         /// pause and its end came at once) as being recorded.
@@ -189,6 +193,7 @@ public final class RecordingSession: Sendable {
             }
             let clip = s.clips.remove(at: index)
             s.removed = s.removed + clip.duration
+            s.dropped += 1
             return (clip, Self.update(&s) { $0.clips.removeAll { $0.file == clip.url.lastPathComponent } })
         }
         try write(manifest)
@@ -222,6 +227,7 @@ public final class RecordingSession: Sendable {
     private static func discardOnePendingTake(_ s: inout State) -> Bool {
         guard s.endedTakes > s.takesToDiscard else { return false }
         s.takesToDiscard += 1
+        s.dropped += 1
         s.current = .zero
         s.finishing = .zero
         s.currentDrops = FrameDrops()
@@ -245,6 +251,7 @@ public final class RecordingSession: Sendable {
             let all = s.clips
             s.clips = []
             s.removed = all.reduce(s.removed) { $0 + $1.duration }
+            s.dropped += all.count
             let names = Set(all.map(\.url.lastPathComponent))
             return (all, Self.update(&s) { $0.clips.removeAll { names.contains($0.file) } })
         }
@@ -380,9 +387,17 @@ public final class RecordingSession: Sendable {
     /// Notes a clip file the recorder removed again because nothing was written into it.
     func clipDiscarded(_ url: URL) throws {
         try write(state.withLock { s in
-            s.settleEndedTake()
+            // A take an undo removed was counted then.
+            if !s.settleEndedTake() { s.dropped += 1 }
             return Self.update(&s) { $0.clips.removeAll { $0.file == url.lastPathComponent } }
         })
+    }
+
+    /// Where the recording's clip `interval` (from zero, every clip begun counted), begun now,
+    /// stands among the clips kept: after those before it that were not removed, as NextLevel
+    /// counts its session's clips after an undo.
+    func index(ofClipBegun interval: Int) -> Int {
+        state.withLock { max(0, interval - $0.dropped) }
     }
 
     /// Appends a finished clip; returns `false` when an undo had asked for it to go (it is

@@ -230,3 +230,50 @@ extension CameraRecorderTakeTests {
         #expect(abs(probed.duration - 1) < 0.07, "the merged file lasts \(probed.duration) s")
     }
 }
+
+/// A clip's started index is its place among the clips kept, as NextLevel counts its clips
+/// after an undo (p5 F7: it counted the undone clips, so `clips[index]` or "Clip \(index + 1)"
+/// was wrong after any undo).
+extension CameraRecorderTakeTests {
+    @Test func aClipStartedAfterAnUndoIsNumberedAmongTheClipsKept() async throws {
+        let dir = try TemporaryDirectory()
+        let clock = ManualClock(mode: .stepped)
+        let recorder = recorder(dir, clock)
+        let told = Told()
+        recorder.delegate = told
+        try await recorder.start()
+        var now = 0.0
+        /// Records a clip of half a second; waits until it is listed, unless `undoAtOnce`
+        /// (the undo comes while it is being finished).
+        func clip(undoAtOnce: Bool = false) async throws {
+            let listed = recorder.clips.count
+            try recorder.record()
+            now += 0.5
+            clock.advance(to: MediaTime(seconds: now))
+            _ = try await settled { recorder.recordedDuration }
+            try recorder.pause()
+            if undoAtOnce { #expect(try recorder.removeLastClip()) }
+            now += 0.2
+            clock.advance(to: MediaTime(seconds: now))
+            #expect(try await eventually { recorder.clips.count == (undoAtOnce ? listed : listed + 1) })
+        }
+        try await clip()                        // clips[0]
+        try await clip()                        // clips[1]
+        #expect(try recorder.removeLastClip())
+        try await clip()                        // clips[1] again
+        try await clip(undoAtOnce: true)        // would be clips[2]; undone while finished
+        try await clip()                        // clips[2]
+        #expect(try recorder.removeLastClip() && recorder.removeLastClip())
+        try await clip()                        // clips[1]
+        #expect(recorder.clips.count == 2)
+        _ = try await stop(recorder, clock)
+        var started: [Int] = []
+        for await event in recorder.events {
+            if case .clipStarted(let index) = event { started.append(index) }
+            if case .mergeFinished = event { break }
+        }
+        #expect(started == [0, 1, 1, 2, 2, 1], "each clip's index among the clips kept: \(started)")
+        #expect(try await eventually { told.all.contains("merged") })
+        #expect(told.all.filter { $0.hasPrefix("started") } == started.map { "started \($0)" }, "the delegate is told the same")
+    }
+}
