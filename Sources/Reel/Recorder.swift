@@ -419,8 +419,11 @@ public final class Recorder: CaptureOutput {
                 if pipeline.recordedDuration > .zero && recordingWindow.load(ordering: .relaxed) == 0 {
                     recordingWindow.store(1, ordering: .relaxed)
                 }
+                let clipsRemoved = pipeline.takeClipsRemoved()
                 if pipeline.recordedDuration >= nextProgress && pipeline.recordedDuration > .zero {
                     nextProgress = pipeline.recordedDuration + MediaTime(value: 1, timescale: 2)
+                    report(pipeline.progress(droppedAudio: self.droppedAudio))
+                } else if clipsRemoved {
                     report(pipeline.progress(droppedAudio: self.droppedAudio))
                 }
                 if done { break }

@@ -36,6 +36,9 @@ final class RecorderPipeline: @unchecked Sendable {
     /// at most (media and index).
     private(set) var finishedFrames: Int64 = 0
     private var finishedMedia: Int64 = 0
+    /// The media bytes of each finished clip, by file name: progress counts those of the clips
+    /// kept (an undone clip takes its bytes with it).
+    private var mediaOfClips: [String: Int64] = [:]
     private var finishedShare: Int64 = 0
     /// In clip mode under a size limit: the clips so far leave no room for another.
     private var sizeUsedUp = false
@@ -226,6 +229,7 @@ final class RecorderPipeline: @unchecked Sendable {
         }
         finishedFrames += done.videoFrames
         finishedMedia += done.mediaBytes
+        mediaOfClips[done.url.lastPathComponent] = done.mediaBytes
         finishedShare += done.mediaBytes + 48 * done.packets
         let finished = Clip(url: done.url, duration: duration, frameCount: done.videoFrames, hasAudio: !plan.audioTracks.isEmpty,
                             frameDrops: machine.drops(inInterval: clip))
@@ -277,8 +281,12 @@ final class RecorderPipeline: @unchecked Sendable {
     var recordedDuration: MediaTime { machine.recordedDuration }
 
     /// The encoded media written so far (what progress reports as bytes: not the container's
-    /// boxes, not the space kept for the index).
-    var mediaBytes: Int64 { finishedMedia + writer.mediaBytes }
+    /// boxes, not the space kept for the index); in clip mode, of the clips kept and those
+    /// still being written.
+    var mediaBytes: Int64 {
+        let finished = clipFiles == nil ? finishedMedia : session.clips.reduce(0) { $0 + (mediaOfClips[$1.url.lastPathComponent] ?? 0) }
+        return finished + writer.mediaBytes
+    }
 
     /// What merging the clips may add beyond their media and index: the merger keeps space for
     /// the index at the front of files of 6.5 MB and more (see `Merger.indexReservation`).
@@ -374,7 +382,17 @@ final class RecorderPipeline: @unchecked Sendable {
         guard removed > handedBack else { return }
         machine.handBack(removed - handedBack)
         handedBack = removed
+        clipsRemoved = true
     }
+
+    /// Whether clips were removed (their time handed back) since the last call: progress then
+    /// says so at once (the bytes of the clips kept, their time), not at the next half second
+    /// recorded, which may be long in coming while paused.
+    func takeClipsRemoved() -> Bool {
+        defer { clipsRemoved = false }
+        return clipsRemoved
+    }
+    private var clipsRemoved = false
 
     /// Acts on the machine's actions, in order.
     private func perform(_ actions: [RecordingMachine.Action]) throws {

@@ -8,7 +8,8 @@ public struct RecordingProgress: Sendable, Hashable {
     public var maxDuration: MediaTime?
     /// The encoded video and audio written so far, in bytes: the media the file holds, without
     /// its container's boxes and index and without the space kept at its front for the index
-    /// (the finished file's size is ``RecordingSummary/bytes``).
+    /// (the finished file's size is ``RecordingSummary/bytes``). In clip mode, that of the
+    /// clips kept: a clip removed takes its bytes with it, as ``duration`` leaves out its time.
     public var bytes: Int64
     /// Video frames written so far.
     public var frames: Int64
