@@ -127,7 +127,7 @@ struct RecordCommand {
         var compositor: Compositor?
         var preview: PreviewWindow?
         if let mode = options.preview, !videoSources.isEmpty {
-            if let problem = PreviewWindow.canOpen() {
+            if let problem = PreviewWindow.unavailability() {
                 guard mode == .auto else { return fail(problem) }
                 if !options.json { console.err("reel: note: no display, so no preview window (\(problem.message))") }
             } else {

@@ -27,7 +27,7 @@ internal import CSDL2
 /// with YUV pictures uploaded as textures as they are (BT.709, as Reel records them).
 /// Opening the window needs a display (`$DISPLAY`, or `$WAYLAND_DISPLAY` through XWayland):
 /// without one, adding it to a starting session fails with a clear error, and
-/// ``canOpen(display:)`` tells beforehand.
+/// ``isAvailable(display:)`` and ``unavailability(display:)`` tell beforehand.
 public final class PreviewWindow: CaptureOutput {
     /// Called on the window's thread for each key pressed and for the window being closed
     /// (``Key/stop``). Keys that come while it is not set (a window closed at once, before
@@ -154,9 +154,25 @@ public final class PreviewWindow: CaptureOutput {
         }
     }
 
-    /// Why a window cannot be opened here, or `nil` if it can: no display, or a display SDL2
-    /// cannot use.
+    /// Whether a window can be opened here (on `display`, else `$DISPLAY` or
+    /// `$WAYLAND_DISPLAY`), as `ScreenRecorder.isAvailable`; ``unavailability(display:)``
+    /// says why not, with what to do.
+    public static func isAvailable(display: String? = nil) -> Bool {
+        unavailability(display: display) == nil
+    }
+
+    /// Why a window cannot be opened here, `nil` meaning it can: the name read as a yes or no
+    /// the other way round. Use ``isAvailable(display:)`` or ``unavailability(display:)``.
+    @available(*, deprecated, renamed: "unavailability(display:)",
+               message: "it returns why a window cannot be opened (nil: it can); isAvailable(display:) says whether it can")
     public static func canOpen(display: String? = nil) -> ReelError? {
+        unavailability(display: display)
+    }
+
+    /// Why a window cannot be opened here (on `display`, else `$DISPLAY` or
+    /// `$WAYLAND_DISPLAY`), with what to do: no display, or a display SDL2 cannot use; `nil`
+    /// when it can (see ``isAvailable(display:)``).
+    public static func unavailability(display: String? = nil) -> ReelError? {
         if XDisplayLoss.connectionBroke.load(ordering: .sequentiallyConsistent) {
             return ReelError(.sourceUnavailable, "cannot open another preview window: an earlier one's display went away, or its window was destroyed, in this program",
                              hint: "SDL2 keeps the broken connection; start the program again to show a window")
@@ -184,7 +200,7 @@ public final class PreviewWindow: CaptureOutput {
     }
 
     public func prepare(sources: [SourceDescriptor], clock: any MediaClock, origin: MediaTime) throws {
-        if let problem = Self.canOpen(display: settings.display) { throw problem }
+        if let problem = Self.unavailability(display: settings.display) { throw problem }
         // With the composed picture among the sources, show it; else the first picture source.
         let video = sources.filter { $0.kind == .video }
         guard let shown = video.first(where: { $0.id == Compositor.outputID }) ?? video.first else {
@@ -362,7 +378,7 @@ public final class PreviewWindow: CaptureOutput {
             // The window was destroyed under it (or its display went): destroying it again would
             // raise an X error after SDL has put Xlib's own handler back, which ends the process
             // (exit 1) while the recording may still be finishing. SDL is left as it is; no
-            // other window can be opened in this program (see canOpen).
+            // other window can be opened in this program (see unavailability(display:)).
             XDisplayLoss.connectionBroke.store(true, ordering: .sequentiallyConsistent)
             finished.signal()
             return
