@@ -38,12 +38,19 @@ extension CameraRecorder {
 /// The methods are called in the order things happened, one at a time, on a serial queue of
 /// the recorder's (not the main thread): hop to the main actor for UI work
 /// (`Task { @MainActor in … }`). The recorder holds its delegate weakly.
+///
+/// Each method has a default that does nothing, so a delegate implements those it needs; a
+/// method whose name is not quite one of these (`cameraRecorder(_:didUpdateProgress:)`
+/// without `recorded:`) is then taken for one of the delegate's own, without a word, and
+/// never called. Copy the names, or switch over ``CameraRecorder/events``: a `switch` over
+/// ``CameraRecorder/Event`` is checked by the compiler, case by case.
 public protocol CameraRecorderDelegate: AnyObject, Sendable {
     /// A clip began (``CameraRecorder/Event/clipStarted(index:)``).
     func cameraRecorder(_ recorder: CameraRecorder, didStartClipAt index: Int)
     /// A clip ended and its file is finished (``CameraRecorder/Event/clipCompleted(_:)``).
     func cameraRecorder(_ recorder: CameraRecorder, didComplete clip: Clip)
-    /// The recorded time changed (``CameraRecorder/Event/progress(recorded:progress:)``).
+    /// The recorded time changed, at each recorded frame: `progress` is its fraction of
+    /// ``CameraRecorder/maxRecordedDuration`` (``CameraRecorder/Event/progress(recorded:progress:)``).
     func cameraRecorder(_ recorder: CameraRecorder, didUpdateProgress progress: Double, recorded: MediaTime)
     /// The take reached its limit and ended (``CameraRecorder/Event/limitReached(recorded:)``).
     func cameraRecorderDidReachLimit(_ recorder: CameraRecorder)

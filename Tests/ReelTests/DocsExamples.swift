@@ -166,6 +166,45 @@ enum DocsExamples {
         return writer
     }
 
+    /// Porting: a second of a tone made by the app, as AudioBuffers (CMSampleBufferCreate).
+    static func appendATone(to audioInput: AssetWriterInput) throws {
+        // DOCS-SNIPPET-BEGIN
+        let format = AudioFormat(sampleFormat: .f32, sampleRate: 48_000, channels: 2)   // or .s16: Int16 samples
+        var frame = 0
+        while frame < 48_000 {
+            let count = min(1024, 48_000 - frame)
+            var samples: [Float] = []                                   // interleaved: left, right, left, right…
+            for n in frame..<(frame + count) {
+                let value = Float(0.3 * sin(2 * Double.pi * 440 * Double(n) / 48_000))
+                samples += [value, value]
+            }
+            let buffer = try AudioBuffer(format: format,
+                                         presentationTime: MediaTime(value: Int64(frame), timescale: 48_000),   // its first sample's time
+                                         data: samples.withUnsafeBytes { Array($0) })
+            audioInput.append(buffer)
+            frame += count
+        }
+        // DOCS-SNIPPET-END
+    }
+
+    /// Porting NextLevel: a camera recorder's events, every case checked by the compiler.
+    static func switchOverTheEvents(of camera: CameraRecorder) {
+        // DOCS-SNIPPET-BEGIN
+        Task {
+            for await event in camera.events {
+                switch event {
+                case .clipStarted(let index): print("clip \(index) started")          // its index in camera.clips
+                case .clipCompleted(let clip): print("clip of \(clip.duration.seconds) s")
+                case .progress(let recorded, let progress): print("\(recorded.seconds) s, \(Int(progress * 100)) %")
+                case .limitReached(let recorded): print("full at \(recorded.seconds) s")
+                case .mergeFinished(let summary): print("merged into \(summary.url.path)")
+                case .failed(let error): print(error)
+                }
+            }
+        }
+        // DOCS-SNIPPET-END
+    }
+
     /// Porting: merging clips (AVMutableComposition + AVAssetExportSession).
     static func merge(_ a: URL, _ b: URL, to url: URL) throws {
         // DOCS-SNIPPET-BEGIN

@@ -125,6 +125,29 @@ import ReelTestSupport
         }
     }
 
+    /// The porting article's sound made by hand (p5: no article showed how) is a second of the
+    /// 440 Hz tone, as drawn, in a file of an AVAssetWriter-style writer.
+    @Test func thePortingArticlesHandMadeSoundIsASecondOfTheTone() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("tone.mp4")
+        let writer = try AssetWriter(outputURL: url, fileType: .mp4)
+        let audioInput = AssetWriterInput(mediaType: .audio, outputSettings: AudioSettings(codec: .aac))
+        writer.add(audioInput)
+        #expect(writer.startWriting())
+        writer.startSession(atSourceTime: .zero)
+        try DocsExamples.appendATone(to: audioInput)
+        audioInput.markAsFinished()
+        await writer.finishWriting()
+        #expect(writer.status == .completed, "\(String(describing: writer.error))")
+        let sound = try MediaProbe.decodeAudio(url)
+        #expect(abs(Double(sound.count) / 48_000 - 1) < 0.03, "\(Double(sound.count) / 48_000) s")
+        // 880 zero crossings a second (decoded to mono, its level depends on the downmix).
+        let middle = sound[4_800..<min(sound.count, 43_200)]
+        let crossings = zip(middle, middle.dropFirst()).filter { ($0 < 0) != ($1 < 0) }.count
+        #expect(abs(crossings - 704) <= 6, "\(crossings) zero crossings in 0.8 s")
+        #expect((sound.map { abs($0) }.max() ?? 0) > 0.2, "a tone, not silence")
+    }
+
     /// The porting article's AVAssetWriter loop runs: BGRA frames of another size and audio, from
     /// a session at 50 s, make a complete file of the input's size with every frame and the sound.
     @Test func thePortingArticlesAssetWriterLoopWritesEveryFrame() async throws {

@@ -30,6 +30,7 @@ import ReelTestSupport
         app.recordButtonTapped()
         #expect(try await Self.eventually { app.clips.count == 2 })
         #expect(app.progress > 0 && app.progress < 0.2, "\(app.progress) of 15 s")
+        #expect(try await Self.eventually { abs(app.ring.withLock { $0 } - app.progress) < 0.01 }, "the delegate's progress is the recorder's")
         try app.undo()                                  // the second clip goes
         #expect(app.clips.count == 1)
         let summary = try #require(try await app.finish())

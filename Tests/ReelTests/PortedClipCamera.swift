@@ -12,6 +12,7 @@ final class PortedClipCamera: CameraRecorderDelegate, Sendable {
     let camera: CameraRecorder
     let preview: PreviewWindow?
     let told = Mutex<[String]>([])                               // what the delegate heard
+    let ring = Mutex(0.0)                                        // the progress ring, 0…1
 
     init(camera source: any CameraSource, microphone: any CaptureSource, movie: URL, window: Bool) {
         var settings = Recorder.Settings()
@@ -56,6 +57,9 @@ final class PortedClipCamera: CameraRecorderDelegate, Sendable {
     }
     func cameraRecorder(_ recorder: CameraRecorder, didComplete clip: Clip) {           // didCompleteClip
         told.withLock { $0.append("clip of \(clip.frameCount) frames") }
+    }
+    func cameraRecorder(_ recorder: CameraRecorder, didUpdateProgress progress: Double, recorded: MediaTime) {
+        ring.withLock { $0 = progress }          // didAppendVideoSampleBuffer: totalDuration / maximumCaptureDuration
     }
     func cameraRecorderDidReachLimit(_ recorder: CameraRecorder) {                      // didCompleteSession
         told.withLock { $0.append("limit") }
