@@ -31,7 +31,8 @@ public final class LiveFrames: CaptureOutput {
     public struct Settings: Sendable, Hashable {
         /// The pixel format of the frames.
         public var format: LiveFrame.Format
-        /// The size to fit or fill; `nil` keeps the source's size (made even).
+        /// The size to fit or fill; `nil` keeps the source's size (made even for ``LiveFrame/Format/nv12``,
+        /// whose chroma is half size).
         public var size: PixelSize?
         /// How the picture is fitted into ``size``.
         public var scaling: LiveFrame.Scaling

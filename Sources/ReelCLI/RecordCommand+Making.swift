@@ -137,9 +137,10 @@ extension RecordCommand {
 
     /// `--region` as recorded on X11: made even (4:2:0 video needs an even width and height),
     /// as a region picked by hand is, and said once when it was not: its last column or row
-    /// is left out, not the picture squeezed.
-    private func recordedRegion() -> PixelRect? {
+    /// is left out, not the picture squeezed. A `still` (`reel shot`) is the region as given.
+    private func recordedRegion(still: Bool) -> PixelRect? {
         guard let region = options.region else { return nil }
+        guard !still else { return region }
         let even = region.evenSized
         if even != region {
             console.err("reel: note: the region \(region) is recorded as \(even): video needs an even width and height, so its last \(region.width != even.width && region.height != even.height ? "column and row are" : region.width != even.width ? "column is" : "row is") left out")
@@ -154,8 +155,9 @@ extension RecordCommand {
         console.err("reel: note: --size \(given) is recorded as \(size): video needs an even width and height")
     }
 
-    /// `isCancelled`: a stop came (it gives up a region being picked).
-    func makeSources(isCancelled: @escaping @Sendable () -> Bool = { false }) throws -> [any CaptureSource] {
+    /// `isCancelled`: a stop came (it gives up a region being picked). `still`: for one picture
+    /// (`reel shot`), which needs no even size.
+    func makeSources(still: Bool = false, isCancelled: @escaping @Sendable () -> Bool = { false }) throws -> [any CaptureSource] {
         var sources: [any CaptureSource] = []
         // `--window --app-audio` (no name): the window's application's sound.
         var windowProcess: Int32?
@@ -199,7 +201,7 @@ extension RecordCommand {
                     sources.append(try X11ScreenSource.pickingRegion(display: display, frameRate: options.frameRate,
                                                                      drawsCursor: options.drawsCursor, isCancelled: isCancelled))
                 } else {
-                    sources.append(X11ScreenSource(display: display, region: recordedRegion(), frameRate: options.frameRate,
+                    sources.append(X11ScreenSource(display: display, region: recordedRegion(still: still), frameRate: options.frameRate,
                                                    drawsCursor: options.drawsCursor))
                 }
             case .wayland where options.picksRegion:

@@ -43,7 +43,7 @@ struct ShotCommand {
             guard options.videoSourceCount == 1 else {
                 throw UsageError("reel shot takes one picture: give one of --screen, --region, --window, --camera or --test-pattern")
             }
-            let sources = try RecordCommand(options: options, console: console, environment: environment).makeSources()
+            let sources = try RecordCommand(options: options, console: console, environment: environment).makeSources(still: true)
             guard let source = sources.first(where: { $0.kind == .video }) else { throw UsageError("reel shot needs a picture to take") }
             let picture = try await Snapshot.take(of: source, clock: HostClock())
             PickedSelection.say(sources, options: options, console: console, json: json)

@@ -40,11 +40,12 @@ public struct LiveFrame: Sendable {
 
         /// The part of a `source`-sized picture to take and the size to scale it to, to fit or
         /// fill `target` (`nil`: all of it, at its own size). Positions and sizes are even when
-        /// `evenSize` is (as 4:2:0 pictures need), and at least 2x2.
+        /// `evenSize` is (as 4:2:0 pictures need), and at least 2x2; otherwise an odd-sized
+        /// picture is taken whole.
         public func layout(source: PixelSize, into target: PixelSize?, evenSize: Bool) -> (crop: PixelRect, size: PixelSize) {
             func even(_ v: Int) -> Int { max(2, v & ~1) }
             func fitted(_ v: Int) -> Int { evenSize ? even(v) : max(2, v) }
-            let whole = PixelRect(x: 0, y: 0, width: even(source.width), height: even(source.height))
+            let whole = PixelRect(x: 0, y: 0, width: fitted(source.width), height: fitted(source.height))
             guard let target, target.width > 0, target.height > 0 else {
                 return (whole, PixelSize(width: fitted(source.width), height: fitted(source.height)))
             }

@@ -45,7 +45,8 @@ package final class LiveFrameConverter {
     ///
     /// - Throws: `.unsupportedFormat` when libswscale cannot make the conversion.
     package func convert(_ frame: VideoFrame, source: SourceID) throws -> LiveFrame {
-        let (crop, outSize) = scaling.layout(source: frame.size, into: size, evenSize: true)
+        // Only NV12's half-size chroma needs an even size: RGB and gray pictures keep an odd one.
+        let (crop, outSize) = scaling.layout(source: frame.size, into: size, evenSize: format == .nv12)
         let sourceIsRGB = frame.format == .bgra
         let destinationIsYUV = format == .nv12
         let colour = Scaler.Colour(source: SWS_CS_ITU709, sourceFullRange: sourceIsRGB,

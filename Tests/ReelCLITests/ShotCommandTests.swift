@@ -42,6 +42,34 @@ import ReelTestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".") }.isEmpty)
     }
 
+    /// A region of odd size is the picture exactly, PNG and JPEG alike: a still has no 4:2:0
+    /// chroma to need an even size (it came out 100x50, its last column and row left out).
+    @Test func anOddRegionIsThePictureExactly() throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        let painter = try ScreenPainter(display: xvfb.display)
+        painter.fill(rect: PixelRect(x: 0, y: 0, width: 640, height: 480), red: 20, green: 20, blue: 200)
+        // The region's last column and row are red: they are in the picture.
+        painter.fill(rect: PixelRect(x: 110, y: 20, width: 1, height: 51), red: 220, green: 30, blue: 30)
+        painter.fill(rect: PixelRect(x: 10, y: 70, width: 101, height: 1), red: 220, green: 30, blue: 30)
+        let dir = try TemporaryDirectory()
+        for name in ["odd.png", "odd.jpg"] {
+            let file = dir.url.appendingPathComponent(name)
+            let r = try ReelBinary.run(["shot", "--screen=\(xvfb.display)", "--region", "101x51+10+20", "--no-cursor", "-o", file.path])
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(!r.stderr.contains("note"), "nothing left out to say: \(r.stderr)")
+            let format = name.hasSuffix("png") ? "PNG" : "JPEG"
+            #expect(r.output.contains("Saved \(file.path) (101x51 \(format))"), "\(r.output)")
+            let video = try #require(try MediaProbe.probe(file).videoStreams.first)
+            #expect(video.width == 101 && video.height == 51, "\(name): \(video.width)x\(video.height)")
+            guard name.hasSuffix("png") else { continue }
+            let rgb = try #require(try MediaProbe.decodeRGB(file, width: 101, height: 51).first)
+            for (x, y, red) in [(100, 10, true), (50, 50, true), (100, 50, true), (99, 10, false), (50, 49, false)] {
+                let i = (y * 101 + x) * 3
+                #expect((rgb[i] > 150 && rgb[i + 2] < 80) == red, "(\(x), \(y)): \(rgb[i...i + 2])")
+            }
+        }
+    }
+
     /// A region partly off the screen is refused with where the screen ends and the part of it
     /// on the screen ('lies outside' said neither).
     @Test func aRegionPastTheScreenSaysWhereItEnds() throws {

@@ -276,4 +276,13 @@ import ReelSystem
         #expect(size == PixelSize(width: 640, height: 480))
         #expect(crop.size == size)
     }
+
+    /// Without the even rule (RGB and gray live frames, still pictures) an odd picture is taken
+    /// whole: it lost its last column and row.
+    @Test func withoutTheEvenRuleAnOddSourceIsTakenWhole() {
+        let odd = PixelSize(width: 101, height: 51)
+        let (crop, size) = LiveFrame.Scaling.fit.layout(source: odd, into: nil, evenSize: false)
+        #expect(size == odd)
+        #expect(crop == PixelRect(x: 0, y: 0, width: 101, height: 51))
+    }
 }

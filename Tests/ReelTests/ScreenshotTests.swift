@@ -57,4 +57,24 @@ import ReelTestSupport
         #expect(bmp?.code == .unsupportedFormat)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".") }.isEmpty)
     }
+
+    /// A region of odd size is taken and written whole (it came out 100x50: the live frame was
+    /// made even, as 4:2:0 video needs and a still does not).
+    @Test func anOddRegionIsTakenWhole() async throws {
+        let xvfb = try XvfbServer(size: PixelSize(width: 640, height: 480))
+        let painter = try ScreenPainter(display: xvfb.display)
+        painter.fill(rect: PixelRect(x: 0, y: 0, width: 640, height: 480), red: 20, green: 20, blue: 200)
+        painter.fill(rect: PixelRect(x: 110, y: 20, width: 1, height: 51), red: 220, green: 30, blue: 30)
+        let screen = ScreenRecorder(configuration: .init(display: xvfb.display, region: PixelRect(x: 10, y: 20, width: 101, height: 51), capturesCursor: false))
+        let picture = try await screen.screenshot()
+        #expect(picture.width == 101 && picture.height == 51)
+        let last = picture.withUnsafePlane(0) { bytes, stride in (Int(bytes[50 * stride + 100 * 4]), Int(bytes[50 * stride + 100 * 4 + 2])) }
+        #expect(last.0 > 150 && last.1 < 80, "the last column is the region's: \(last)")
+        let dir = try TemporaryDirectory()
+        for name in ["odd.png", "odd.jpg"] {
+            let file = try await screen.screenshot(to: dir.url.appendingPathComponent(name))
+            let video = try #require(try MediaProbe.probe(file).videoStreams.first)
+            #expect(video.width == 101 && video.height == 51, "\(name): \(video.width)x\(video.height)")
+        }
+    }
 }
