@@ -73,4 +73,8 @@ final class AudioStage: @unchecked Sendable {
 protocol HeldSoundOutput: AnyObject, Sendable {
     /// Keeps `drain`, which gives the output at once the sound its inputs' filters hold.
     func setHeldSoundDrain(_ drain: @escaping @Sendable () -> Void)
+    /// Keeps how much later than the pictures its inputs' sound is moved at most (the largest
+    /// positive ``CaptureConnection/audioOffset`` of those it hears; zero for none): sound that
+    /// far ahead waits for the pictures, and a stop leaves out what lies past the last one.
+    func setSoundLead(_ lead: MediaTime)
 }

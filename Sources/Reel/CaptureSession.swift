@@ -249,6 +249,7 @@ public final class CaptureSession: Sendable {
                             if let waiting = c.output as? HeldSoundOutput {
                                 let heard = inputs.filter { c.sees($0.source) }.map(\.connection)
                                 waiting.setHeldSoundDrain { for connection in heard { connection.drainSound(ended: false) } }
+                                waiting.setSoundLead(heard.map(\.audioOffset).reduce(.zero) { max($0, $1) })
                             }
                             try c.output.prepare(sources: seen, clock: clock, origin: origin)
                             prepared.append(c.output)

@@ -24,6 +24,10 @@ extension Recorder: HeldSoundOutput {
         state.withLock { $0.drainHeldSound = drain }
     }
 
+    func setSoundLead(_ lead: MediaTime) {
+        state.withLock { $0.soundLead = lead }
+    }
+
     /// Starts the watch on a thread of its own; it ends with the recording.
     func watchLimit(_ limit: MediaTime, clock: any MediaClock) {
         let thread = Thread { [self] in runLimitWatch(limit, clock: clock) }

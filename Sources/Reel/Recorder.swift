@@ -68,8 +68,9 @@ public final class Recorder: CaptureOutput {
         var latestSample: [SourceID: MediaTime] = [:]
         /// Whether the maximum duration passed on the clock before the sources delivered it.
         var limitPassedOnClock = false
-        /// Has the inputs' audio filters give out what they hold (see ``HeldSoundOutput``).
-        var drainHeldSound: (@Sendable () -> Void)?
+        /// Has the inputs' audio filters give out what they hold, and how much later than the
+        /// pictures their sound is moved at most (see ``HeldSoundOutput``).
+        var drainHeldSound: (@Sendable () -> Void)?, soundLead = MediaTime.zero
         /// Chapter markers not yet placed on the recording's timeline (see `Recorder+Markers.swift`).
         var markers = PendingMarkers()
         /// The file recorded into until the stop, for a file made then (a GIF).
@@ -198,10 +199,10 @@ public final class Recorder: CaptureOutput {
         // The file at the name now is one the recording replaces, for an abort from now on
         // (see `Recorder+Abort.swift`).
         let earlier = earlierFileAtTheName()
-        let settings = try state.withLock { state in
+        let (settings, soundLead) = try state.withLock { state in
             try state.machine.prepare()
             state.earlierFile = earlier
-            return state.settings
+            return (state.settings, state.soundLead)
         }
         // Outside the lock: this creates the file and opens the encoders.
         let session = RecordingSession(folder: settings.clipsFolder ?? RecordingSession.defaultFolder(for: url))
@@ -220,7 +221,7 @@ public final class Recorder: CaptureOutput {
             try prepareFile()
             let fed: [any PacketSink] = (replayBuffer.map { [$0] } ?? []) + sinks
             pipeline = try RecorderPipeline(url: url, settings: settings, sources: sources, session: session,
-                                            sinks: fed, writesFile: writesFile)
+                                            sinks: fed, writesFile: writesFile, soundLead: soundLead)
         } catch {
             let failure = error as? ReelError ?? ReelError(.encodingFailed, "\(error)")
             let waiters = state.withLock { state in

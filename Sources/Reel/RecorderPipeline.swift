@@ -68,7 +68,7 @@ final class RecorderPipeline: @unchecked Sendable {
     var timeline: RecordingTimeline { machine.timeline }
 
     init(url: URL, settings: Recorder.Settings, sources: [SourceDescriptor], session: RecordingSession,
-         sinks: [any PacketSink] = [], writesFile: Bool = true) throws {
+         sinks: [any PacketSink] = [], writesFile: Bool = true, soundLead: MediaTime = .zero) throws {
         self.url = url
         self.settings = settings
         self.session = session
@@ -98,6 +98,7 @@ final class RecorderPipeline: @unchecked Sendable {
                                                         videoSource: plan.video != nil ? plan.videoSource : nil,
                                                         audioInputs: plan.audioInputs, limit: limit,
                                                         holdsAudioAheadOfVideo: settings.maxFileSize != nil || settings.minimumFreeSpace != nil,
+                                                        audioLead: soundLead,
                                                         pausesAtLimit: settings.pausesAtLimit && plan.video != nil))
         let clips = writesFile && settings.pauseMode == .clips
         if clips {

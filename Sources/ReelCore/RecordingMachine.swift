@@ -5,7 +5,8 @@
 /// pauses taken out, placed on the frame grid), which audio (cut at the pauses and the duration
 /// limit), where a pause has been reached (everything before it can go to the disk) and where a
 /// clip begins. It holds what must wait: audio before the first frame (the recording begins
-/// with its picture), audio running ahead of the video under a size limit, and the repeated
+/// with its picture), audio running ahead of the video under a size limit or moved later by an
+/// offset, and the repeated
 /// picture a frame mode leaves out until its interval ends. It counts the frames lost between
 /// those written and knows which frame went to which slot (``RecordedFrames``).
 ///
@@ -30,19 +31,26 @@ package struct RecordingMachine: Sendable {
         /// Whether audio running ahead of the video waits for it (a size limit or a minimum of
         /// free space: a stop there then leaves both tracks ending together).
         package var holdsAudioAheadOfVideo: Bool
+        /// How much later than the pictures the sound of an input may be timed (the largest
+        /// positive audio offset of the inputs): sound ahead of the video waits for it up to
+        /// this (and 3 s) longer, and what lies past the last picture at the end is left out,
+        /// so that a stop ends every track together.
+        package var audioLead: MediaTime
         /// Whether a recording with video pauses at its limit instead of ending there (a camera
         /// recorder's take: an undo may give time back and the take goes on).
         package var pausesAtLimit: Bool
 
         /// Describes a recording; each argument is the property of the same name.
         package init(frameRate: FrameRate, frameMode: FrameMode = .constant, videoSource: SourceID?, audioInputs: [SourceID: Int],
-                     limit: MediaTime? = nil, holdsAudioAheadOfVideo: Bool = false, pausesAtLimit: Bool = false) {
+                     limit: MediaTime? = nil, holdsAudioAheadOfVideo: Bool = false, audioLead: MediaTime = .zero,
+                     pausesAtLimit: Bool = false) {
             self.frameRate = frameRate
             self.frameMode = frameMode
             self.videoSource = videoSource
             self.audioInputs = audioInputs
             self.limit = limit
             self.holdsAudioAheadOfVideo = holdsAudioAheadOfVideo
+            self.audioLead = max(.zero, audioLead)
             self.pausesAtLimit = pausesAtLimit
         }
 
@@ -85,9 +93,9 @@ package struct RecordingMachine: Sendable {
     /// Audio before the first frame, waiting for it (at most 3 s).
     private var pendingAudio: [SourcedSample] = []
     private var pendingAudioDuration = MediaTime.zero
-    /// Audio ahead of the video under a size limit (at most 3 s).
-    private var heldAudio: [SourcedSample] = []
-    private var heldAudioDuration = MediaTime.zero
+    /// Audio ahead of the video under a size limit or an audio lead (spanning at most
+    /// ``heldAudioSpan``), in the order it came; each input's in time order.
+    var heldAudio: [SourcedSample] = []
     /// The latest session time each input has delivered up to (video: frame time; audio: end).
     package private(set) var videoReached: MediaTime?
     private var audioReached: [MediaTime?]
@@ -115,7 +123,7 @@ package struct RecordingMachine: Sendable {
     private var begunIntervals = Set<Int>()
     private var pausesSaid = Set<Int>()
     /// The recording ended at its size: audio held for the video is left out.
-    private var endedBySize = false
+    var endedBySize = false
 
     /// A machine for `configuration`, nothing recorded yet.
     package init(configuration: Configuration) {
@@ -194,13 +202,7 @@ package struct RecordingMachine: Sendable {
                 return actions
             }
             if !holdsAudioForVideo { while !heldAudio.isEmpty { releaseFirstHeldAudio(into: &actions) } }
-            let videoAt = (videoReached ?? timeline.zero ?? .zero) + configuration.frameRate.frameDuration
-            if holdsAudioForVideo, !heldAudio.isEmpty || buffer.presentationTime >= videoAt {
-                heldAudio.append(sample)
-                heldAudioDuration += buffer.duration
-                while heldAudioDuration > MediaTime(value: 3, timescale: 1), !heldAudio.isEmpty { releaseFirstHeldAudio(into: &actions) }
-                return actions
-            }
+            if hold(sample, into: &actions) { return actions }
             place(buffer, input: input, into: &actions)
             if !configuration.hasVideo { pauseIfReached(buffer.endTime, into: &actions) }
         }
@@ -322,25 +324,6 @@ package struct RecordingMachine: Sendable {
         give(held.frame, interval: held.interval, slot: held.slot, into: &actions)
     }
 
-    /// Whether audio ahead of the video waits for it (under a size limit, while video comes).
-    private var holdsAudioForVideo: Bool {
-        configuration.holdsAudioAheadOfVideo && configuration.hasVideo && video.expectsFrames && !endedBySize
-    }
-
-    /// Gives the held audio that starts before `time`.
-    private mutating func releaseHeldAudio(upTo time: MediaTime, into actions: inout [Action]) {
-        while let first = heldAudio.first, case .audio(let buffer) = first.sample, buffer.presentationTime < time {
-            releaseFirstHeldAudio(into: &actions)
-        }
-    }
-
-    private mutating func releaseFirstHeldAudio(into actions: inout [Action]) {
-        let sample = heldAudio.removeFirst()
-        guard case .audio(let buffer) = sample.sample, let input = configuration.audioInputs[sample.source] else { return }
-        heldAudioDuration -= buffer.duration
-        place(buffer, input: input, into: &actions)
-    }
-
     /// Begins the recording with the audio held so far (no frame came): at the earliest of it.
     /// A recording of audio alone begins with its first samples, not at the session's zero: a
     /// server with a large latency may deliver them later than a short recording lasts.
@@ -361,7 +344,7 @@ package struct RecordingMachine: Sendable {
     }
 
     /// Gives the recorded parts of `buffer`, each at its recorded time, cut at the limit.
-    private mutating func place(_ buffer: AudioBuffer, input: Int, into actions: inout [Action]) {
+    mutating func place(_ buffer: AudioBuffer, input: Int, into actions: inout [Action]) {
         let start = buffer.presentationTime, end = buffer.endTime
         audioReached[input] = max(audioReached[input] ?? end, end)
         let rate = Int32(buffer.format.sampleRate)
@@ -417,7 +400,6 @@ package struct RecordingMachine: Sendable {
     package mutating func endEarly() {
         endedBySize = true
         heldAudio = []
-        heldAudioDuration = .zero
     }
 
     /// Ends the recording: what is held is given (audio that waited for a frame that never came,
@@ -426,6 +408,11 @@ package struct RecordingMachine: Sendable {
     package mutating func finish(keyframeDue: (Int64) -> Bool) -> [Action] {
         var actions: [Action] = []
         if !timeline.hasBegun, !pendingAudio.isEmpty { beginWithPendingAudio(applyControls: { _ in }, into: &actions) }
+        if configuration.audioLead > .zero, holdsAudioForVideo, let videoReached {
+            // Sound moved later than the pictures: what lies past the last one is left out
+            // (it would run on past the video's end by the offset).
+            releaseHeldAudio(cutAt: videoReached + configuration.frameRate.frameDuration, into: &actions)
+        }
         while !heldAudio.isEmpty { releaseFirstHeldAudio(into: &actions) }
         writeHeldRepeat(into: &actions)
         // The last interval, if sound began it and no frame reached it: it lasts as long as

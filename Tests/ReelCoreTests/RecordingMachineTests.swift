@@ -252,4 +252,40 @@ import Testing
         for second in 0..<5 { given += Self.describe(stalled.take(Self.audio(from: Double(second) + 0.1, frames: 48_000), keyframeDue: { _ in false })) }
         #expect(given.filter { $0.hasPrefix("a") }.count >= 2, "past 3 s held, the oldest goes: \(given)")
     }
+
+    /// A microphone moved 2 s later (an audio lead): its sound, ahead of the video, waits for
+    /// the frames; another input's sound that is not ahead goes on meanwhile; at the end the
+    /// sound past the last picture is left out, a buffer across it cut there, so that a stop
+    /// ends both tracks together (the last 2 s of the moved sound ran on past the video).
+    @Test func soundMovedLaterWaitsForThePicturesAndEndsWithThem() throws {
+        let app = SourceID(3)
+        var m = RecordingMachine(configuration: .init(frameRate: Self.rate, videoSource: Self.video, audioInputs: [Self.mic: 0, app: 1],
+                                                      audioLead: MediaTime(seconds: 2)))
+        func appSound(from seconds: Double) -> SourcedSample {
+            SourcedSample(source: app, kind: .audio, sample: .audio(.silence(format: Self.format, frameCount: 4_800, at: MediaTime(seconds: seconds))))
+        }
+        var given: [RecordingMachine.Action] = []
+        _ = m.take(try Self.frame(0), keyframeDue: { _ in false })
+        // Each 0.1 s: three frames, the application's 0.1 s of sound and the microphone's, 2 s later.
+        for step in 0..<30 {
+            let t = Double(step) / 10
+            for n in Int64(3 * step + 1)...Int64(3 * step + 3) { given += m.take(try Self.frame(n), keyframeDue: { _ in false }) }
+            given += m.take(Self.audio(from: t + 2, frames: 4_800), keyframeDue: { _ in false })
+            given += m.take(appSound(from: t), keyframeDue: { _ in false })
+        }
+        func sound(_ actions: [RecordingMachine.Action], input: Int) -> [(MediaTime, MediaTime)] {
+            actions.compactMap { if case .audio(let b, let i) = $0, i == input { (b.presentationTime, b.endTime) } else { nil } }
+        }
+        // The video is at 3.0 s: the application's sound has gone with it, the microphone's up to it.
+        #expect(sound(given, input: 1).last?.1 == MediaTime(seconds: 3), "\(Self.describe(given))")
+        #expect(sound(given, input: 0).last?.1 == MediaTime(seconds: 3), "\(Self.describe(given))")
+        // The stop: the last frame is 90 (3.0 s), the video ends at 3.033 s; the microphone's
+        // sound, given to 4.9 s, is cut there.
+        let end = m.finish(keyframeDue: { _ in false })
+        let mic = sound(given + end, input: 0)
+        let videoEnd = Self.rate.time(ofFrame: 91)
+        let last = try #require(mic.last?.1)
+        #expect(abs((last - videoEnd).seconds) < 1.0 / 48_000, "the microphone ends with the pictures: \(last.seconds) s, video \(videoEnd.seconds) s")
+        #expect(zip(mic, mic.dropFirst()).allSatisfy { $0.1 == $1.0 }, "nothing of it before the end is left out")
+    }
 }
