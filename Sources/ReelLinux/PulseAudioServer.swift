@@ -36,6 +36,27 @@ package protocol PulseAudioRecording: AnyObject {
     /// Whether the device is the monitor of a sink: it delivers what the sink renders, and the
     /// sink renders ahead of time by the lowest latency its clients ask for.
     var isMonitor: Bool { get }
+
+    /// Takes the losses the recording noted since the last call, oldest first: sound it knows
+    /// it lost before it was read, where ``read(appendingTo:)`` delivers silence instead.
+    func takeLosses() -> [RecordedLoss]
+}
+
+extension PulseAudioRecording {
+    /// None: the server says nothing of what it dropped (the source finds it from the clock).
+    package func takeLosses() -> [RecordedLoss] { [] }
+}
+
+/// Sound a recording lost before it was read: `frames` frames from frame `start`, counted since
+/// the recording opened as ``PulseAudioRecording/read(appendingTo:)`` delivers them.
+package struct RecordedLoss: Sendable, Equatable {
+    package var start: Int64
+    package var frames: Int64
+
+    package init(start: Int64, frames: Int64) {
+        self.start = start
+        self.frames = frames
+    }
 }
 
 /// What to record: the server, the device and the format.

@@ -21,7 +21,10 @@ import Synchronization
 /// swapped), the server holds the sound (about 10 s of 48 kHz 32-bit stereo), and the backlog
 /// keeps its place on the timeline. What the server dropped beyond that is silence in the
 /// recording, reported as ``SourceEvent/droppedAudio(at:duration:)``; a device that delivers
-/// nothing while it is read (a suspended sink) is a gap, and no loss.
+/// nothing while it is read (a suspended sink) is a gap, and no loss. A recording that knows
+/// what it lost (application audio linked on PipeWire: graph cycles it missed, sound its buffer
+/// could not hold) delivers silence in its place, and that is reported too, at most once a
+/// second.
 ///
 /// If the server goes away while recording (it was restarted), the source reports
 /// ``SourceEvent/lost(_:)``, tries to reconnect every second until it is stopped, and when the
@@ -223,6 +226,7 @@ public final class PulseAudioSource: CaptureSource {
         let rate = Int32(format.sampleRate)
         var timeline = SampleTimeline(sampleRate: rate, hasBacklog: hasBacklog)
         var stalls = ReaderStallWatch()
+        var losses = LossReport()
         var pending: [UInt8] = []
         pending.reserveCapacity(chunkBytes * 8)
         // The index of the first frame in `pending`, counted since the stream was opened.
@@ -272,6 +276,11 @@ public final class PulseAudioSource: CaptureSource {
                     // where the last buffer ended.
                     context.report(.droppedAudio(at: MediaTime(value: deliveredEnd, timescale: rate), duration: lost))
                 }
+                // What the recording says it lost (silence in what it delivers), at its place.
+                for loss in current.takeLosses() {
+                    losses.add(start: timeline.ticks(ofFrame: loss.start), frames: loss.frames)
+                }
+                if let (at, duration) = losses.due(at: clock.now(), rate: rate) { context.report(.droppedAudio(at: at, duration: duration)) }
                 var consumed = 0
                 while pending.count - consumed >= chunkBytes {
                     let chunks = (pending.count - consumed) / chunkBytes
@@ -299,6 +308,35 @@ public final class PulseAudioSource: CaptureSource {
                 lastAttempt = clock.now()
             }
         }
+        if let (at, duration) = losses.due(at: nil, rate: rate) { context.report(.droppedAudio(at: at, duration: duration)) }
+    }
+}
+
+/// The losses a recording says it had, said at most once a second: a busy machine's missed
+/// cycles come tens of milliseconds at a time, and each would be an event of its own.
+private struct LossReport {
+    /// Where (ticks on the timeline) the first loss not said yet began, and how many frames
+    /// are lost since (within the recording: what was lost before its zero is not).
+    private var start: Int64?
+    private var frames: Int64 = 0
+    private var since: MediaTime?
+
+    mutating func add(start lossStart: Int64, frames count: Int64) {
+        let end = lossStart + count
+        guard end > 0 else { return }
+        start = start ?? max(0, lossStart)
+        frames += end - max(0, lossStart)
+    }
+
+    /// What to say now (`at` the host clock's time; `nil`: at the end, all of it).
+    mutating func due(at now: MediaTime?, rate: Int32) -> (MediaTime, MediaTime)? {
+        guard let first = start else { return nil }
+        if let now {
+            guard let since else { self.since = now; return nil }
+            guard now - since >= MediaTime(value: 1, timescale: 1) else { return nil }
+        }
+        defer { start = nil; frames = 0; since = nil }
+        return (MediaTime(value: first, timescale: rate), MediaTime(value: frames, timescale: rate))
     }
 }
 

@@ -23,6 +23,10 @@ package final class ScriptedPulseAudioServer: PulseAudioServer, @unchecked Senda
         /// The reader does not read for `duration` (its process was stopped, the system too
         /// busy): the clock moves on within one wait for data, however short that wait was.
         case readerStalls(for: MediaTime)
+        /// `frames` frames are lost before they are read, `after` the previous step (a graph
+        /// cycle the capture missed): the recording delivers silence for them and says so
+        /// (``PulseAudioRecording/takeLosses()``), as PipeWire's capture of Reel's sink does.
+        case lost(frames: Int, after: MediaTime)
     }
 
     /// What a connection attempt meets.
@@ -152,6 +156,9 @@ package final class ScriptedPulseAudioServer: PulseAudioServer, @unchecked Senda
         private(set) var latency: MediaTime = .zero
         private var gone = false
         private var reportedEnd = false
+        /// Frames delivered or lost since the stream opened, and the losses not yet taken.
+        private var count: Int64 = 0
+        private var losses: [RecordedLoss] = []
 
         /// A device named as a monitor is one.
         let isMonitor: Bool
@@ -187,6 +194,13 @@ package final class ScriptedPulseAudioServer: PulseAudioServer, @unchecked Senda
                 for frame in first..<(first + Int64(frames)) {
                     for _ in 0..<format.channels { append(Float(frame)) }
                 }
+                count += Int64(frames)
+            case .lost(let frames, let after):
+                server.advance(by: after)
+                _ = server.takeFrames(frames)
+                for _ in 0..<(frames * format.channels) { append(0) }
+                losses.append(RecordedLoss(start: count, frames: Int64(frames)))
+                count += Int64(frames)
             case .readerStalls(let duration):
                 server.advance(by: duration)
             case .serverGone(let after):
@@ -207,6 +221,11 @@ package final class ScriptedPulseAudioServer: PulseAudioServer, @unchecked Senda
             case .f32: withUnsafeBytes(of: value.bitPattern.littleEndian) { arrived.append(contentsOf: $0) }
             case .s16: withUnsafeBytes(of: Int16(truncatingIfNeeded: Int(value)).littleEndian) { arrived.append(contentsOf: $0) }
             }
+        }
+
+        func takeLosses() -> [RecordedLoss] {
+            defer { losses = [] }
+            return losses
         }
 
         func read(appendingTo buffer: inout [UInt8]) throws(ReelError) -> Int {

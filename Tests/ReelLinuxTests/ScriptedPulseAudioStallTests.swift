@@ -107,4 +107,26 @@ extension ScriptedPulseAudioTests {
         #expect(buffers.dropFirst().allSatisfy { $0.frameCount == 480 }, "\(buffers.map(\.frameCount).filter { $0 != 480 })")
         #expect(Self.gaps(buffers).isEmpty)
     }
+
+    /// A recording that knows what it lost (PipeWire's capture of Reel's sink: graph cycles its
+    /// thread missed, sound its buffer could not hold) delivers silence in its place: the count
+    /// stays on the clock (no gap, no re-anchoring), and the loss is said where the silence is,
+    /// as long as it is, losses within a second in one event.
+    @Test func soundARecordingSaysItLostIsSaidWhereItsSilenceIs() throws {
+        // 1 s on time; 30 ms missed; 200 ms on time; 50 ms missed; 2 s on time.
+        let steps = Self.steady(100) + [.lost(frames: 1_440, after: Self.milliseconds(30))] + Self.steady(20)
+            + [.lost(frames: 2_400, after: Self.milliseconds(50))] + Self.steady(200)
+        let (capture, _) = try Self.record([.stream(steps)])
+        let buffers = capture.received
+        #expect(Self.frames(buffers) == (100 + 3 + 20 + 5 + 200) * 480, "silence takes the place of what was lost")
+        // (The silence is not numbered as the script's frames are: times only.)
+        #expect(zip(buffers, buffers.dropFirst()).allSatisfy { $1.presentationTime == $0.endTime }, "no gap, no overlap")
+        #expect(buffers.last?.endTime == capture.clock.now(), "the count is on the clock")
+        let reported = Self.droppedAudio(capture)
+        #expect(reported.count == 1, "\(reported)")
+        let before = buffers.first { Self.firstFrame(of: $0) == 47_520 }
+        guard let (at, duration) = reported.first, let before else { return }
+        #expect(duration == Self.milliseconds(80))
+        #expect(at == before.endTime, "said from where the first silence begins")
+    }
 }
