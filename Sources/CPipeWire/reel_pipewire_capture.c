@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include <pipewire/pipewire.h>
+#include <spa/node/io.h>
 #include <spa/param/audio/format-utils.h>
 #include <spa/pod/builder.h>
 #include <spa/utils/result.h>
@@ -27,11 +28,28 @@ struct reel_pw_capture {
     uint32_t sink_id;
     uint32_t channels, bytes_per_frame, rate;
 
+    /* The graph's position, as the stream's io gives it (read on the data thread), and the
+     * driver's clock as the previous cycle saw it: a cycle the stream missed shows as the
+     * clock having run further than the previous cycle lasted. */
+    struct spa_io_position *position;
+    int has_cycle;
+    uint32_t cycle_clock;
+    uint64_t cycle_position, cycle_duration;
+
     /* The sound that arrived and the state, under `lock` (the loop's threads write it). */
     pthread_mutex_t lock;
     pthread_cond_t arrived;
     uint8_t *ring;
     size_t ring_size, ring_start, ring_count;
+    /* Silence owed after what the ring holds, in frames: sound lost (cycles missed, or a full
+     * ring). Nothing newer enters the ring while any is owed, so the count of frames the reader
+     * gets is the graph's, and each loss is at its place. */
+    uint64_t owed;
+    /* Frames put in stream order since the open (sound and silence owed), and the losses not
+     * yet taken by the reader: where each began (in that count) and how long it is. */
+    uint64_t written;
+    reel_pw_loss losses[REEL_PW_LOSSES];
+    int loss_count;
     uint64_t newest_ns;
     int flowing;
     int failed;
@@ -105,8 +123,69 @@ static void on_capture_state(void *data, enum pw_stream_state old, enum pw_strea
     pw_thread_loop_signal(c->c.loop, false);
 }
 
+static void on_capture_io_changed(void *data, uint32_t id, void *area, uint32_t size) {
+    struct reel_pw_capture *c = data;
+    if (id == SPA_IO_Position) {
+        c->position = size >= sizeof(struct spa_io_position) ? area : NULL;
+        c->has_cycle = 0;
+    }
+}
+
+/* Notes `frames` lost at the end of what was put in stream order. Under `lock`. */
+static void note_loss(struct reel_pw_capture *c, uint64_t frames) {
+    if (frames == 0) return;
+    reel_pw_loss *last = c->loss_count > 0 ? &c->losses[c->loss_count - 1] : NULL;
+    if (last && last->start + last->frames == c->written) {
+        last->frames += frames;
+    } else if (c->loss_count < REEL_PW_LOSSES) {
+        c->losses[c->loss_count++] = (reel_pw_loss){ .start = c->written, .frames = frames };
+    } else {
+        /* The reader has not taken them for long: the last one grows (its place is then
+         * approximate; the count of frames stays exact). */
+        last->frames += frames;
+    }
+    c->owed += frames;
+    c->written += frames;
+}
+
+/* Puts what is owed into the ring while there is room. Under `lock`. */
+static void pay_owed(struct reel_pw_capture *c) {
+    while (c->owed > 0 && c->ring_count + c->bytes_per_frame <= c->ring_size) {
+        for (uint32_t i = 0; i < c->bytes_per_frame; i++) c->ring[(c->ring_start + c->ring_count + i) % c->ring_size] = 0;
+        c->ring_count += c->bytes_per_frame;
+        c->owed--;
+    }
+}
+
+/* How many frames of this stream the graph's driver ran past since the previous cycle
+ * without this stream (0 for the first cycle, or when the driver changed). */
+static uint64_t missed_frames(struct reel_pw_capture *c) {
+    struct spa_io_position *p = c->position;
+    if (p == NULL) return 0;
+    uint32_t clock = p->clock.id;
+    uint64_t position = p->clock.position, duration = p->clock.duration;
+    struct spa_fraction rate = p->clock.rate;
+    uint64_t missed = 0;
+    if (c->has_cycle && clock == c->cycle_clock && rate.num > 0 && rate.denom > 0
+        && position > c->cycle_position + c->cycle_duration) {
+        uint64_t ticks = position - (c->cycle_position + c->cycle_duration);
+        missed = ticks * rate.num * c->rate / rate.denom;
+    }
+    c->has_cycle = 1;
+    c->cycle_clock = clock;
+    c->cycle_position = position;
+    c->cycle_duration = duration;
+    return missed;
+}
+
 static void on_capture_process(void *data) {
     struct reel_pw_capture *c = data;
+    uint64_t missed = missed_frames(c);
+    if (missed > 0) {
+        pthread_mutex_lock(&c->lock);
+        note_loss(c, missed);
+        pthread_mutex_unlock(&c->lock);
+    }
     struct pw_buffer *b = pw_stream_dequeue_buffer(c->stream);
     if (b == NULL) return;
     struct spa_buffer *buf = b->buffer;
@@ -129,15 +208,15 @@ static void on_capture_process(void *data) {
             if (newest > 0 && (uint64_t)newest < now + 1000000000ull) now = (uint64_t)newest;
         }
         pthread_mutex_lock(&c->lock);
-        for (uint32_t i = 0; i < size; i++) {
-            if (c->ring_count == c->ring_size) {
-                /* Nobody read for seconds: the oldest goes. */
-                c->ring_start = (c->ring_start + c->bytes_per_frame) % c->ring_size;
-                c->ring_count -= c->bytes_per_frame;
-            }
-            c->ring[(c->ring_start + c->ring_count) % c->ring_size] = bytes[i];
-            c->ring_count++;
-        }
+        pay_owed(c);
+        /* Nobody read for seconds: what does not fit is lost, and owed as silence. */
+        size_t room = c->owed > 0 ? 0 : c->ring_size - c->ring_count;
+        size_t fits = size < room ? size : room;
+        fits -= fits % c->bytes_per_frame;
+        for (size_t i = 0; i < fits; i++) c->ring[(c->ring_start + c->ring_count + i) % c->ring_size] = bytes[i];
+        c->ring_count += fits;
+        c->written += fits / c->bytes_per_frame;
+        note_loss(c, (size - fits) / c->bytes_per_frame);
         if (size > 0) {
             c->newest_ns = now;
             c->flowing = 1;
@@ -151,6 +230,7 @@ static void on_capture_process(void *data) {
 static const struct pw_stream_events capture_stream_events = {
     PW_VERSION_STREAM_EVENTS,
     .state_changed = on_capture_state,
+    .io_changed = on_capture_io_changed,
     .process = on_capture_process,
 };
 
@@ -252,8 +332,8 @@ reel_pw_capture *reel_pw_capture_open(const char *remote, const char *sink_name,
 
 int reel_pw_capture_wait(reel_pw_capture *c, int32_t timeout_us, char *error, size_t error_size) {
     pthread_mutex_lock(&c->lock);
-    if (c->ring_count == 0 && !c->failed) reel_wait_for(&c->arrived, &c->lock, timeout_us);
-    int result = c->ring_count > 0 ? 1 : c->failed ? -1 : 0;
+    if (c->ring_count == 0 && c->owed == 0 && !c->failed) reel_wait_for(&c->arrived, &c->lock, timeout_us);
+    int result = c->ring_count > 0 || c->owed > 0 ? 1 : c->failed ? -1 : 0;
     if (result < 0) reel_copy_text(error, error_size, c->message);
     pthread_mutex_unlock(&c->lock);
     return result;
@@ -266,9 +346,27 @@ size_t reel_pw_capture_read(reel_pw_capture *c, uint8_t *buffer, size_t capacity
     for (size_t i = 0; i < take; i++) buffer[i] = c->ring[(c->ring_start + i) % c->ring_size];
     c->ring_start = (c->ring_start + take) % c->ring_size;
     c->ring_count -= take;
+    /* Read to the end of the ring: the silence owed comes next. */
+    if (c->ring_count == 0 && c->owed > 0 && take < capacity) {
+        uint64_t frames = (capacity - take) / c->bytes_per_frame;
+        if (frames > c->owed) frames = c->owed;
+        memset(buffer + take, 0, frames * c->bytes_per_frame);
+        take += frames * c->bytes_per_frame;
+        c->owed -= frames;
+    }
     if (newest_ns) *newest_ns = c->newest_ns;
     pthread_mutex_unlock(&c->lock);
     return take;
+}
+
+int reel_pw_capture_take_losses(reel_pw_capture *c, reel_pw_loss *losses, int capacity) {
+    pthread_mutex_lock(&c->lock);
+    int count = c->loss_count < capacity ? c->loss_count : capacity;
+    memcpy(losses, c->losses, (size_t)count * sizeof *losses);
+    memmove(c->losses, c->losses + count, (size_t)(c->loss_count - count) * sizeof *c->losses);
+    c->loss_count -= count;
+    pthread_mutex_unlock(&c->lock);
+    return count;
 }
 
 void reel_pw_capture_close(reel_pw_capture *c) {

@@ -139,6 +139,12 @@ private final class SinkRecording: PulseAudioRecording {
         }
     }
 
+    func takeLosses() -> [RecordedLoss] {
+        var losses = [reel_pw_loss](repeating: reel_pw_loss(), count: Int(REEL_PW_LOSSES))
+        let count = losses.withUnsafeMutableBufferPointer { reel_pw_capture_take_losses(capture, $0.baseAddress, Int32($0.count)) }
+        return losses.prefix(Int(max(0, count))).map { RecordedLoss(start: Int64($0.start), frames: Int64($0.frames)) }
+    }
+
     /// The newest sound was rendered into the sink when it arrived (the monitor is read in the
     /// same cycle): how long ago that was.
     var latency: MediaTime {

@@ -76,9 +76,25 @@ reel_pw_capture *reel_pw_capture_open(const char *remote, const char *sink_name,
  * `error`). */
 int reel_pw_capture_wait(reel_pw_capture *capture, int32_t timeout_us, char *error, size_t error_size);
 
-/* Takes up to `capacity` bytes of what has arrived (whole frames), and the CLOCK_MONOTONIC time
- * in nanoseconds at which the newest of them arrived. Returns the bytes taken. */
+/* Takes up to `capacity` bytes of what has arrived (whole frames), silence where sound was lost
+ * (see reel_pw_capture_take_losses), and the CLOCK_MONOTONIC time in nanoseconds at which the
+ * newest sound arrived. Returns the bytes taken. */
 size_t reel_pw_capture_read(reel_pw_capture *capture, uint8_t *buffer, size_t capacity, uint64_t *newest_ns);
+
+/* Sound the capture lost before it was read: `frames` frames from frame `start` (counted
+ * since the open, as reel_pw_capture_read delivers them), where it delivers silence. */
+typedef struct reel_pw_loss {
+    uint64_t start;
+    uint64_t frames;
+} reel_pw_loss;
+
+/* How many losses the capture keeps until they are taken (later ones join the last). */
+#define REEL_PW_LOSSES 64
+
+/* Takes up to `capacity` of the losses noted since the last call, oldest first: cycles of the
+ * graph the stream missed (its thread came too late, or the process was stopped) and sound
+ * that did not fit the capture's buffer (about 4 s) because nobody read it. Returns how many. */
+int reel_pw_capture_take_losses(reel_pw_capture *capture, reel_pw_loss *losses, int capacity);
 
 /* Disconnects: the sink and the stream go. */
 void reel_pw_capture_close(reel_pw_capture *capture);
