@@ -132,17 +132,19 @@ static void on_capture_io_changed(void *data, uint32_t id, void *area, uint32_t 
 }
 
 /* Notes `frames` lost at the end of what was put in stream order. Under `lock`. */
-static void note_loss(struct reel_pw_capture *c, uint64_t frames) {
+static void note_loss(struct reel_pw_capture *c, uint64_t frames, reel_pw_loss_kind kind) {
     if (frames == 0) return;
     reel_pw_loss *last = c->loss_count > 0 ? &c->losses[c->loss_count - 1] : NULL;
-    if (last && last->start + last->frames == c->written) {
+    if (last && last->kind == kind && last->start + last->frames == c->written) {
         last->frames += frames;
     } else if (c->loss_count < REEL_PW_LOSSES) {
-        c->losses[c->loss_count++] = (reel_pw_loss){ .start = c->written, .frames = frames };
+        c->losses[c->loss_count++] = (reel_pw_loss){ .start = c->written, .frames = frames, .kind = kind };
     } else {
         /* The reader has not taken them for long: the last one grows (its place is then
-         * approximate; the count of frames stays exact). */
+         * approximate; the count of frames stays exact), an overflow if either was (a loss
+         * the recording cannot do without is not said as a busy machine's). */
         last->frames += frames;
+        if (kind == REEL_PW_LOSS_OVERFLOW) last->kind = kind;
     }
     c->owed += frames;
     c->written += frames;
@@ -182,8 +184,12 @@ static void on_capture_process(void *data) {
     struct reel_pw_capture *c = data;
     uint64_t missed = missed_frames(c);
     if (missed > 0) {
+        /* Cycles missed on a busy machine come a few milliseconds at a time; a gap longer than
+         * the ring holds is reel not run for longer than its capture keeps sound (the process
+         * was stopped): a stall, lost as sound that overflowed the ring is. */
+        reel_pw_loss_kind kind = missed * c->bytes_per_frame > c->ring_size ? REEL_PW_LOSS_OVERFLOW : REEL_PW_LOSS_MISSED_CYCLES;
         pthread_mutex_lock(&c->lock);
-        note_loss(c, missed);
+        note_loss(c, missed, kind);
         pthread_mutex_unlock(&c->lock);
     }
     struct pw_buffer *b = pw_stream_dequeue_buffer(c->stream);
@@ -216,7 +222,7 @@ static void on_capture_process(void *data) {
         for (size_t i = 0; i < fits; i++) c->ring[(c->ring_start + c->ring_count + i) % c->ring_size] = bytes[i];
         c->ring_count += fits;
         c->written += fits / c->bytes_per_frame;
-        note_loss(c, (size - fits) / c->bytes_per_frame);
+        note_loss(c, (size - fits) / c->bytes_per_frame, REEL_PW_LOSS_OVERFLOW);
         if (size > 0) {
             c->newest_ns = now;
             c->flowing = 1;

@@ -6,6 +6,10 @@ import ReelFFmpeg
 public enum SessionEvent: Sendable {
     /// A source dropped frames (it fell behind, or its consumers did).
     case droppedFrames(source: String, count: Int)
+    /// A source's capture missed `duration` of sound while the machine was busy (see
+    /// ``SourceEvent/missedAudio(at:duration:)``): silence is in its place; like dropped
+    /// frames it is counted, and the source is not incomplete.
+    case missedAudio(source: String, duration: MediaTime)
     /// A source failed or went away; the session goes on with the others.
     case sourceLost(source: String, error: ReelError)
     /// A source stopped delivering for a while and is trying to come back.
@@ -397,6 +401,7 @@ public final class CaptureSession: Sendable {
             case .incomplete(let error): continuation.yield(.sourceIncomplete(source: name, error: error))
             case .droppedAudio(_, let duration):
                 continuation.yield(.sourceIncomplete(source: name, error: SourceEvent.droppedAudioError(duration: duration)))
+            case .missedAudio(_, let duration): continuation.yield(.missedAudio(source: name, duration: duration))
             }
         }
         let pictureStages = stages

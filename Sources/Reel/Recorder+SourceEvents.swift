@@ -9,6 +9,16 @@ extension Recorder {
             noteSourceDrops(count, reason, from: source)
             return
         }
+        // Counted as dropped audio and said now and then, as dropped frames are: no shortfall.
+        if case .missedAudio(let start, let duration) = event {
+            noteMissingAudio(from: source, start: start, end: start + duration)
+            let due = state.withLock { s -> (String, MediaTime)? in
+                let now = s.clock.map { $0.now() - s.origin } ?? start
+                return s.audioMisses.missed(duration, by: source, at: now).map { (s.sourceNames[source] ?? "source \(source)", $0) }
+            }
+            if let (name, said) = due { continuation.yield(.audioMissed(name: name, duration: said)) }
+            return
+        }
         // Named, and noted among the shortfalls at the session time it happened.
         let name = state.withLock { s in
             let name = s.sourceNames[source] ?? "source \(source)"
@@ -16,7 +26,7 @@ extension Recorder {
             return name
         }
         switch event {
-        case .droppedFrames:
+        case .droppedFrames, .missedAudio:
             break
         case .lost(let error):
             continuation.yield(.sourceLost(name: name, error: error))
@@ -58,5 +68,29 @@ extension Recorder {
         guard !(sink is LiveStream) else { return nil }
         let name = (sink as? CustomStringConvertible)?.description ?? String(describing: type(of: sink))
         return .sinkDropped(name: name, error: error.map { $0 as? ReelError ?? ReelError(.ioFailure, "\($0)") })
+    }
+}
+
+/// When sound a source's capture missed on a busy machine is said while recording
+/// (``RecordingEvent/audioMissed(name:duration:)``): at once the first time, then not again for
+/// ``interval`` of session time for that source, what it missed meanwhile said with the next.
+struct AudioMissNotices: Sendable {
+    /// The session time between two notices of one source.
+    static let interval = MediaTime(value: 10, timescale: 1)
+
+    private var lastSaid: [SourceID: MediaTime] = [:]
+    private var unsaid: [SourceID: MediaTime] = [:]
+
+    /// Notes that `source` missed `duration` of sound, found at session time `now`: what to
+    /// say now (all it missed since it was last said), or `nil` if it was said too recently.
+    mutating func missed(_ duration: MediaTime, by source: SourceID, at now: MediaTime) -> MediaTime? {
+        let total = unsaid[source, default: .zero] + duration
+        if let last = lastSaid[source], now - last < Self.interval {
+            unsaid[source] = total
+            return nil
+        }
+        lastSaid[source] = now
+        unsaid[source] = nil
+        return total
     }
 }

@@ -86,6 +86,8 @@ public final class Recorder: CaptureOutput {
         /// to put the gaps down to (see ``FrameDropLedger``).
         var lastVideoSequence: Int64?
         var dropLedger = FrameDropLedger()
+        /// When each source's missed sound was last said (see ``AudioMissNotices``).
+        var audioMisses = AudioMissNotices()
     }
     let state: Mutex<State>
     let dropped = Atomic<Int64>(0)

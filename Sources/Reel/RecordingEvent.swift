@@ -213,6 +213,12 @@ public enum RecordingEvent: Sendable {
     /// Part of what a source was asked to record plays but is not recorded; the recording goes
     /// on (see ``SourceEvent/incomplete(_:)``).
     case sourceIncomplete(name: String, error: ReelError)
+    /// A source's capture missed sound because the machine was busy (see
+    /// ``SourceEvent/missedAudio(at:duration:)``): the recording has silence there and goes on,
+    /// complete. Like dropped frames it is counted (``RecordingProgress/droppedAudio``,
+    /// ``RecordingSummary/droppedAudio``) and said at most every ten seconds for each source:
+    /// `duration` is what it missed since it was last said (the first time, at once).
+    case audioMissed(name: String, duration: MediaTime)
     /// A live stream lost its connection (or could not connect again); it keeps trying and the
     /// recording goes on. `name` is its address without the key.
     case streamInterrupted(name: String, error: ReelError)

@@ -31,7 +31,8 @@ struct SourceShortfalls: Sendable {
             silent[id, default: [:]][error.message] = silent[id]?[error.message] ?? Noted(source: name, kind: .silent, error: error, at: at)
         case .resumed:
             silent[id] = nil
-        case .droppedFrames, .ended:
+        case .droppedFrames, .ended, .missedAudio:
+            // Counted, as dropped frames are: the source is not incomplete for them.
             break
         }
     }

@@ -195,6 +195,14 @@ final class ProgressRenderer: @unchecked Sendable {
         case .framesDropped(let notice):
             emit(FrameDropWords.json(notice))
             if !json { clearLine(); console.err(FrameDropWords.line(notice)) }
+        case .audioMissed(let name, let duration):
+            let hint = CommandLineHints.rephrased(hint: SourceEvent.missedAudioHint)
+            emit(["event": "audioMissed", "source": name, "duration": rounded(duration.seconds),
+                  "message": SourceEvent.missedAudioExplanation, "hint": hint])
+            if !json {
+                clearLine()
+                console.err("reel: warning: \(name): \(SourceEvent.lengthWords(duration)) of sound missed: \(SourceEvent.missedAudioExplanation); \(hint) (the recording goes on, complete)")
+            }
         case .encoderSpeedChanged(let change):
             emit(Self.json(change))
             if !json { clearLine(); console.err("reel: \(change)") }
@@ -337,8 +345,8 @@ final class ProgressRenderer: @unchecked Sendable {
         case .filterFailed(let name, let filter, let error):
             emit(["event": "filterFailed", "source": name, "filter": filter, "message": error.description])
             if !json { clearLine(); console.err("reel: warning: the filter '\(filter)' cannot be applied to \(name): \(error.description); its pictures are recorded unfiltered") }
-        case .droppedFrames:
-            break  // counted in progress
+        case .droppedFrames, .missedAudio:
+            break  // counted in progress; the recorder says them (framesDropped, audioMissed)
         }
     }
 
@@ -466,7 +474,7 @@ final class ProgressRenderer: @unchecked Sendable {
         // "encoder   overloaded at 00:12: preset veryfast → superfast"
         for change in s.encoderSpeedChanges { console.out("  encoder   " + String(change.description.dropFirst("encoder ".count))) }
         if s.droppedAudio > .zero {
-            console.out("  warning   \(String(format: "%.2f", s.droppedAudio.seconds)) s of audio lost: not read or not written in time (silence in the file)")
+            console.out("  warning   \(SourceEvent.lengthWords(s.droppedAudio)) of audio lost, silence in the file: not read or not written in time (the machine was busy, or reel was stopped); \(CommandLineHints.rephrased(hint: SourceEvent.missedAudioHint))")
         }
         switch s.ending {
         case .maxDuration: console.out("  stopped at the maximum duration")

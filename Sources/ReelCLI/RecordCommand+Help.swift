@@ -115,7 +115,13 @@ extension RecordCommand {
     summary says them with why (the encoder could not keep up, the capture missed their time
     on a busy machine, reel or its source stalled, the source lost them) and what helps, a
     warning says so while recording once a few are lost (at most every 10 s), and --json has
-    "dropped", "droppedBy" {reason: count} in "finished" and a "framesDropped" event.
+    "dropped", "droppedBy" {reason: count} in "finished" and a "framesDropped" event. Sound a
+    source's capture missed on a busy machine (application audio on PipeWire: the audio
+    server's cycles, a few ms each) is the same: silence in the file, not missing, said in the
+    summary's "audio lost" warning, while recording (at most every 10 s), and with --json in
+    "droppedAudio" of "progress" and "finished" and an "audioMissed" event. Sound lost because
+    reel was not run for longer than the audio server or its capture keeps sound (about 10 s on
+    PulseAudio, 4 s on PipeWire) is missing (a "sourceIncomplete" event, 3).
 
     Examples:
       reel record --screen --mic --app-audio

@@ -38,15 +38,33 @@ public enum SourceEvent: Sendable {
     /// longer than its audio server holds sound). The recording goes on; its summary counts
     /// the loss and says the source is incomplete.
     case droppedAudio(at: MediaTime, duration: MediaTime)
+    /// Sound the source's capture missed because the machine was busy: `duration` of it from
+    /// `at` on the session timeline, where the recording has silence (the audio server ran its
+    /// cycles, a few milliseconds each, without the capture, whose thread came too late). Like
+    /// ``droppedFrames(_:reason:)`` it is counted (``RecordingSummary/droppedAudio``) and said
+    /// while recording, and the source is not incomplete.
+    case missedAudio(at: MediaTime, duration: MediaTime)
 }
 
 extension SourceEvent {
     /// What ``droppedAudio(at:duration:)`` says, as the error its source is incomplete with.
     package static func droppedAudioError(duration: MediaTime) -> ReelError {
-        let seconds = (duration.seconds * 10).rounded() / 10
-        return ReelError(.sourceUnavailable,
-                         "\(seconds) s of its sound was lost: it was not read for longer than the audio server keeps sound (the process was stopped or the system too busy), so the recording has silence there",
-                         hint: "keep the system less busy while recording")
+        ReelError(.sourceUnavailable,
+                  "\(lengthWords(duration)) of its sound was lost: it was not read for longer than the audio server keeps sound (the process was stopped or the system too busy), so the recording has silence there",
+                  hint: "keep the system less busy while recording")
+    }
+
+    /// Why sound was missed (``missedAudio(at:duration:)``), in words for a reader.
+    package static let missedAudioExplanation = "its capture missed the audio server's cycles while the machine was busy, so the recording has silence there"
+    /// What helps against missed sound, in the library's words.
+    package static let missedAudioHint = "keep the machine less busy while recording (what loads its processors)"
+
+    /// A length of lost sound in words: milliseconds under a tenth of a second (`8 ms`), else
+    /// seconds to a tenth (`1.5 s`), so that a short loss never reads `0.0 s`.
+    package static func lengthWords(_ length: MediaTime) -> String {
+        let seconds = length.seconds
+        if seconds < 0.0995 { return "\(max(1, Int((seconds * 1000).rounded()))) ms" }
+        return String(format: "%.1f s", seconds)
     }
 }
 

@@ -40,22 +40,43 @@ package protocol PulseAudioRecording: AnyObject {
     /// Takes the losses the recording noted since the last call, oldest first: sound it knows
     /// it lost before it was read, where ``read(appendingTo:)`` delivers silence instead.
     func takeLosses() -> [RecordedLoss]
+
+    /// Whether the recording says all it loses (``takeLosses()``): what it could not hold
+    /// while it was not read is among them, so a gap the count shows after a stall of the
+    /// reader is no sound the server dropped.
+    var saysItsLosses: Bool { get }
 }
 
 extension PulseAudioRecording {
     /// None: the server says nothing of what it dropped (the source finds it from the clock).
     package func takeLosses() -> [RecordedLoss] { [] }
+    /// No: PulseAudio's own stream does not.
+    package var saysItsLosses: Bool { false }
 }
 
 /// Sound a recording lost before it was read: `frames` frames from frame `start`, counted since
 /// the recording opened as ``PulseAudioRecording/read(appendingTo:)`` delivers them.
 package struct RecordedLoss: Sendable, Equatable {
+    /// Why it was lost.
+    package enum Kind: Sendable, Equatable {
+        /// The audio graph ran cycles without the capture (its thread came too late on a busy
+        /// machine, a few milliseconds at a time): like dropped frames, counted and said, and
+        /// the recording is still complete (``SourceEvent/missedAudio(at:duration:)``).
+        case missedCycles
+        /// What arrived did not fit what the capture holds, because nothing read it for longer
+        /// (or the process was stopped for longer than the capture holds, about 4 s): the
+        /// recording misses it (``SourceEvent/droppedAudio(at:duration:)``).
+        case overflow
+    }
+
     package var start: Int64
     package var frames: Int64
+    package var kind: Kind
 
-    package init(start: Int64, frames: Int64) {
+    package init(start: Int64, frames: Int64, kind: Kind) {
         self.start = start
         self.frames = frames
+        self.kind = kind
     }
 }
 

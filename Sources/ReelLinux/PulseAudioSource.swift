@@ -22,9 +22,10 @@ import Synchronization
 /// keeps its place on the timeline. What the server dropped beyond that is silence in the
 /// recording, reported as ``SourceEvent/droppedAudio(at:duration:)``; a device that delivers
 /// nothing while it is read (a suspended sink) is a gap, and no loss. A recording that knows
-/// what it lost (application audio linked on PipeWire: graph cycles it missed, sound its buffer
-/// could not hold) delivers silence in its place, and that is reported too, at most once a
-/// second.
+/// what it lost (application audio linked on PipeWire) delivers silence in its place, and that
+/// is reported too, at most once a second: sound its buffer could not hold as
+/// ``SourceEvent/droppedAudio(at:duration:)``, the graph's cycles it missed while the machine
+/// was busy as ``SourceEvent/missedAudio(at:duration:)`` (counted as dropped frames are).
 ///
 /// If the server goes away while recording (it was restarted), the source reports
 /// ``SourceEvent/lost(_:)``, tries to reconnect every second until it is stopped, and when the
@@ -226,7 +227,10 @@ public final class PulseAudioSource: CaptureSource {
         let rate = Int32(format.sampleRate)
         var timeline = SampleTimeline(sampleRate: rate, hasBacklog: hasBacklog)
         var stalls = ReaderStallWatch()
-        var losses = LossReport()
+        // What the recording says it lost: cycles missed on a busy machine, and sound that
+        // did not fit its buffer.
+        var missed = LossReport()
+        var overflowed = LossReport()
         var pending: [UInt8] = []
         pending.reserveCapacity(chunkBytes * 8)
         // The index of the first frame in `pending`, counted since the stream was opened.
@@ -273,14 +277,22 @@ public final class PulseAudioSource: CaptureSource {
                 let inBacklog = stalls.hasStalled && capturedAt - MediaTime(value: timeline.ticks(ofFrame: received), timescale: rate) > Self.backlogLag
                 if shift != 0, let lost = stalls.reanchored(by: MediaTime(value: shift, timescale: rate), at: clock.now()) {
                     // What the server dropped while this thread did not read: silence from
-                    // where the last buffer ended.
-                    context.report(.droppedAudio(at: MediaTime(value: deliveredEnd, timescale: rate), duration: lost))
+                    // where the last buffer ended. A recording that says its losses held what
+                    // was not read (it says what it could not): the gap is cycles it missed
+                    // unseen on a busy machine (the graph changed its driver meanwhile).
+                    let at = MediaTime(value: deliveredEnd, timescale: rate)
+                    context.report(current.saysItsLosses ? .missedAudio(at: at, duration: lost) : .droppedAudio(at: at, duration: lost))
                 }
                 // What the recording says it lost (silence in what it delivers), at its place.
                 for loss in current.takeLosses() {
-                    losses.add(start: timeline.ticks(ofFrame: loss.start), frames: loss.frames)
+                    let start = timeline.ticks(ofFrame: loss.start)
+                    switch loss.kind {
+                    case .missedCycles: missed.add(start: start, frames: loss.frames)
+                    case .overflow: overflowed.add(start: start, frames: loss.frames)
+                    }
                 }
-                if let (at, duration) = losses.due(at: clock.now(), rate: rate) { context.report(.droppedAudio(at: at, duration: duration)) }
+                if let (at, duration) = missed.due(at: clock.now(), rate: rate) { context.report(.missedAudio(at: at, duration: duration)) }
+                if let (at, duration) = overflowed.due(at: clock.now(), rate: rate) { context.report(.droppedAudio(at: at, duration: duration)) }
                 var consumed = 0
                 while pending.count - consumed >= chunkBytes {
                     let chunks = (pending.count - consumed) / chunkBytes
@@ -308,7 +320,8 @@ public final class PulseAudioSource: CaptureSource {
                 lastAttempt = clock.now()
             }
         }
-        if let (at, duration) = losses.due(at: nil, rate: rate) { context.report(.droppedAudio(at: at, duration: duration)) }
+        if let (at, duration) = missed.due(at: nil, rate: rate) { context.report(.missedAudio(at: at, duration: duration)) }
+        if let (at, duration) = overflowed.due(at: nil, rate: rate) { context.report(.droppedAudio(at: at, duration: duration)) }
     }
 }
 

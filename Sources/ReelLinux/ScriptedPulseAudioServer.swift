@@ -23,10 +23,11 @@ package final class ScriptedPulseAudioServer: PulseAudioServer, @unchecked Senda
         /// The reader does not read for `duration` (its process was stopped, the system too
         /// busy): the clock moves on within one wait for data, however short that wait was.
         case readerStalls(for: MediaTime)
-        /// `frames` frames are lost before they are read, `after` the previous step (a graph
-        /// cycle the capture missed): the recording delivers silence for them and says so
-        /// (``PulseAudioRecording/takeLosses()``), as PipeWire's capture of Reel's sink does.
-        case lost(frames: Int, after: MediaTime)
+        /// `frames` frames are lost before they are read, `after` the previous step, for
+        /// `kind` (a graph cycle the capture missed, or sound its buffer could not hold): the
+        /// recording delivers silence for them and says so (``PulseAudioRecording/takeLosses()``),
+        /// as PipeWire's capture of Reel's sink does.
+        case lost(frames: Int, after: MediaTime, kind: RecordedLoss.Kind = .missedCycles)
     }
 
     /// What a connection attempt meets.
@@ -195,11 +196,11 @@ package final class ScriptedPulseAudioServer: PulseAudioServer, @unchecked Senda
                     for _ in 0..<format.channels { append(Float(frame)) }
                 }
                 count += Int64(frames)
-            case .lost(let frames, let after):
+            case .lost(let frames, let after, let kind):
                 server.advance(by: after)
                 _ = server.takeFrames(frames)
                 for _ in 0..<(frames * format.channels) { append(0) }
-                losses.append(RecordedLoss(start: count, frames: Int64(frames)))
+                losses.append(RecordedLoss(start: count, frames: Int64(frames), kind: kind))
                 count += Int64(frames)
             case .readerStalls(let duration):
                 server.advance(by: duration)

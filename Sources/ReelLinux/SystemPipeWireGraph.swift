@@ -114,6 +114,8 @@ private final class SinkRecording: PulseAudioRecording {
     private var newest: UInt64 = 0
     /// Reel's sink is captured as a monitor is: what it renders.
     let isMonitor = true
+    /// It notes the cycles it missed and what did not fit its buffer.
+    let saysItsLosses = true
 
     init(_ capture: OpaquePointer, bytesPerFrame: Int) {
         self.capture = capture
@@ -142,7 +144,7 @@ private final class SinkRecording: PulseAudioRecording {
     func takeLosses() -> [RecordedLoss] {
         var losses = [reel_pw_loss](repeating: reel_pw_loss(), count: Int(REEL_PW_LOSSES))
         let count = losses.withUnsafeMutableBufferPointer { reel_pw_capture_take_losses(capture, $0.baseAddress, Int32($0.count)) }
-        return losses.prefix(Int(max(0, count))).map { RecordedLoss(start: Int64($0.start), frames: Int64($0.frames)) }
+        return losses.prefix(Int(max(0, count))).map { RecordedLoss(start: Int64($0.start), frames: Int64($0.frames), kind: $0.kind == REEL_PW_LOSS_OVERFLOW ? .overflow : .missedCycles) }
     }
 
     /// The newest sound was rendered into the sink when it arrived (the monitor is read in the

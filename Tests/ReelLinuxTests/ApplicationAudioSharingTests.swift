@@ -132,7 +132,7 @@ import Testing
                 case .lost(let error): "lost: \(error.message)"
                 case .silent: "silent"
                 case .incomplete(let error): "incomplete: \(error.message)"
-                case .droppedFrames, .ended, .droppedAudio: "other"
+                case .droppedFrames, .ended, .droppedAudio, .missedAudio: "other"
                 }
                 events.add(word)
             }))

@@ -35,7 +35,8 @@ import Testing
             if read >= (clock.now() - from).convertedValue(to: 48_000) { break }
         }
         let passed = (clock.now() - from).seconds
-        let losses = recording.takeLosses()
+        // (A busy machine's missed cycles may be among them: only what did not fit is looked at.)
+        let losses = recording.takeLosses().filter { $0.kind == .overflow }
         let lost = Double(losses.reduce(0) { $0 + $1.frames }) / 48_000
         #expect(abs(Double(read) / 48_000 - passed) < 0.1, "read \(Double(read) / 48_000) s in \(passed) s")
         #expect(lost > 1.5 && lost < 2.6, "said lost: \(lost) s (\(losses))")

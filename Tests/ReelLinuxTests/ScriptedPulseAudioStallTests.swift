@@ -14,6 +14,11 @@ extension ScriptedPulseAudioTests {
         capture.events.withLock { $0.compactMap { if case .droppedAudio(let at, let duration) = $0.0 { (at, duration) } else { nil } } }
     }
 
+    /// The sound the source reported its capture missed on a busy machine: (from, duration).
+    static func missedAudio(_ capture: Capture) -> [(MediaTime, MediaTime)] {
+        capture.events.withLock { $0.compactMap { if case .missedAudio(let at, let duration) = $0.0 { (at, duration) } else { nil } } }
+    }
+
     /// How many frames `buffers` hold.
     static func frames(_ buffers: [AudioBuffer]) -> Int { buffers.reduce(0) { $0 + $1.frameCount } }
 
@@ -111,19 +116,24 @@ extension ScriptedPulseAudioTests {
     /// A recording that knows what it lost (PipeWire's capture of Reel's sink: graph cycles its
     /// thread missed, sound its buffer could not hold) delivers silence in its place: the count
     /// stays on the clock (no gap, no re-anchoring), and the loss is said where the silence is,
-    /// as long as it is, losses within a second in one event.
-    @Test func soundARecordingSaysItLostIsSaidWhereItsSilenceIs() throws {
-        // 1 s on time; 30 ms missed; 200 ms on time; 50 ms missed; 2 s on time.
-        let steps = Self.steady(100) + [.lost(frames: 1_440, after: Self.milliseconds(30))] + Self.steady(20)
-            + [.lost(frames: 2_400, after: Self.milliseconds(50))] + Self.steady(200)
+    /// as long as it is, losses of a kind within a second in one event: cycles missed on a busy
+    /// machine as missed audio (counted, as dropped frames are), sound that did not fit as
+    /// dropped audio (the source is incomplete).
+    @Test(arguments: [RecordedLoss.Kind.missedCycles, .overflow])
+    func soundARecordingSaysItLostIsSaidWhereItsSilenceIs(kind: RecordedLoss.Kind) throws {
+        // 1 s on time; 30 ms lost; 200 ms on time; 50 ms lost; 2 s on time.
+        let steps = Self.steady(100) + [.lost(frames: 1_440, after: Self.milliseconds(30), kind: kind)] + Self.steady(20)
+            + [.lost(frames: 2_400, after: Self.milliseconds(50), kind: kind)] + Self.steady(200)
         let (capture, _) = try Self.record([.stream(steps)])
         let buffers = capture.received
         #expect(Self.frames(buffers) == (100 + 3 + 20 + 5 + 200) * 480, "silence takes the place of what was lost")
         // (The silence is not numbered as the script's frames are: times only.)
         #expect(zip(buffers, buffers.dropFirst()).allSatisfy { $1.presentationTime == $0.endTime }, "no gap, no overlap")
         #expect(buffers.last?.endTime == capture.clock.now(), "the count is on the clock")
-        let reported = Self.droppedAudio(capture)
+        let reported = kind == .missedCycles ? Self.missedAudio(capture) : Self.droppedAudio(capture)
+        let other = kind == .missedCycles ? Self.droppedAudio(capture) : Self.missedAudio(capture)
         #expect(reported.count == 1, "\(reported)")
+        #expect(other.isEmpty, "said as the other kind: \(other)")
         let before = buffers.first { Self.firstFrame(of: $0) == 47_520 }
         guard let (at, duration) = reported.first, let before else { return }
         #expect(duration == Self.milliseconds(80))

@@ -84,4 +84,45 @@ final class SayingToneSource: CaptureSource {
         #expect(complete.isComplete)
         #expect(complete.shortfalls.isEmpty)
     }
+
+    static func milliseconds(_ value: Int64) -> MediaTime { MediaTime(value: value, timescale: 1000) }
+
+    /// Sound a capture missed while the machine was busy is counted as dropped frames are
+    /// (``RecordingSummary/droppedAudio``, one ``RecordingEvent/audioMissed(name:duration:)``
+    /// in ten seconds) and the recording is complete; sound lost because nothing read it for
+    /// longer than the server holds is a shortfall, said in milliseconds when short.
+    @Test func missedSoundIsCountedAndLostSoundIsMissing() async throws {
+        let missed: [SourceEvent] = [.missedAudio(at: Self.milliseconds(200), duration: Self.milliseconds(8)),
+                                     .missedAudio(at: Self.milliseconds(400), duration: Self.milliseconds(5))]
+        let (busy, events) = try await recordSaying(missed)
+        #expect(busy.isComplete, "\(busy.shortfalls)")
+        #expect(busy.droppedAudio == Self.milliseconds(13))
+        let said = events.compactMap { if case .audioMissed(let name, let duration) = $0 { (name, duration) } else { nil } }
+        #expect(said.count == 1 && said.first?.0 == "busy" && said.first?.1 == Self.milliseconds(8), "\(said)")
+        #expect(!events.contains { if case .sourceIncomplete = $0 { true } else { false } })
+
+        let (stalled, _) = try await recordSaying([.droppedAudio(at: Self.milliseconds(200), duration: Self.milliseconds(8))])
+        #expect(!stalled.isComplete)
+        #expect(stalled.droppedAudio == Self.milliseconds(8))
+        #expect(stalled.shortfalls.map(\.kind) == [.incomplete])
+        let message = stalled.shortfalls.first?.error.message ?? ""
+        #expect(message.hasPrefix("8 ms of its sound was lost"), "\(message)")
+    }
+
+    /// Records 1 s of a tone named "busy" that says `words` at its start: the summary and the
+    /// recorder's events.
+    func recordSaying(_ words: [SourceEvent]) async throws -> (RecordingSummary, [RecordingEvent]) {
+        let dir = try TemporaryDirectory()
+        let session = CaptureSession(clock: ManualClock())
+        try session.addInput(SayingToneSource(name: "busy", saying: words))
+        var settings = Recorder.Settings()
+        settings.maxRecordedDuration = MediaTime(seconds: 1)
+        let recorder = Recorder(url: dir.url.appendingPathComponent("s.m4a"), settings: settings)
+        try session.addOutput(recorder)
+        let events = Task { var all: [RecordingEvent] = []; for await event in recorder.events { all.append(event) }; return all }
+        try await session.start()
+        let summary = try await recorder.result()
+        await session.stop()
+        return (summary, await events.value)
+    }
 }

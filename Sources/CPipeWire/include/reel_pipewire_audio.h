@@ -81,14 +81,25 @@ int reel_pw_capture_wait(reel_pw_capture *capture, int32_t timeout_us, char *err
  * newest sound arrived. Returns the bytes taken. */
 size_t reel_pw_capture_read(reel_pw_capture *capture, uint8_t *buffer, size_t capacity, uint64_t *newest_ns);
 
+/* Why the capture lost sound: the graph ran cycles without the stream (its thread came too
+ * late on a busy machine, or the process was stopped for a moment), or what arrived did not
+ * fit the capture's buffer (about 4 s) because nobody read it for longer, or the process did
+ * not run for longer (a gap of missed cycles longer than the buffer holds). */
+typedef enum reel_pw_loss_kind {
+    REEL_PW_LOSS_MISSED_CYCLES = 0,
+    REEL_PW_LOSS_OVERFLOW = 1,
+} reel_pw_loss_kind;
+
 /* Sound the capture lost before it was read: `frames` frames from frame `start` (counted
  * since the open, as reel_pw_capture_read delivers them), where it delivers silence. */
 typedef struct reel_pw_loss {
     uint64_t start;
     uint64_t frames;
+    reel_pw_loss_kind kind;
 } reel_pw_loss;
 
-/* How many losses the capture keeps until they are taken (later ones join the last). */
+/* How many losses the capture keeps until they are taken (later ones join the last, which is
+ * then an overflow if either was). */
 #define REEL_PW_LOSSES 64
 
 /* Takes up to `capacity` of the losses noted since the last call, oldest first: cycles of the
