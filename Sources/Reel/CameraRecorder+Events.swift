@@ -28,6 +28,23 @@ extension CameraRecorder {
         case mergeFinished(RecordingSummary)
         /// The take's recording failed; what was recorded stays on disk (the hint says where).
         case failed(ReelError)
+        /// The take's clips folder was moved (followed: nothing lost) or deleted (made again;
+        /// the finished clips it held are lost, and the merged file leaves them out:
+        /// ``RecordingSummary/lostClips``), as ``RecordingEvent/clipsFolderChanged(_:)`` says.
+        case clipsFolderChanged(ClipsFolderChange)
+        /// The camera or the microphone went away; the take goes on with the other, if any
+        /// (AVCaptureSession's runtime error; ``RecordingEvent/sourceLost(name:error:)``).
+        case sourceLost(name: String, error: ReelError)
+        /// The camera or the microphone stopped delivering for a while, or has nothing to deliver,
+        /// and is trying to come back (AVCaptureSession's `wasInterrupted`;
+        /// ``RecordingEvent/sourceInterrupted(name:error:)`` and ``RecordingEvent/sourceSilent(name:error:)``).
+        case sourceInterrupted(name: String, error: ReelError)
+        /// An interrupted source delivers again (AVCaptureSession's `interruptionEnded`).
+        case sourceResumed(name: String)
+        /// Part of what a source delivers is not recorded, for instance sound lost while the
+        /// machine did not read it (``RecordingEvent/sourceIncomplete(name:error:)``); the take
+        /// goes on.
+        case sourceIncomplete(name: String, error: ReelError)
     }
 }
 
@@ -58,6 +75,16 @@ public protocol CameraRecorderDelegate: AnyObject, Sendable {
     func cameraRecorder(_ recorder: CameraRecorder, didFinishMerging summary: RecordingSummary)
     /// The take's recording failed (``CameraRecorder/Event/failed(_:)``).
     func cameraRecorder(_ recorder: CameraRecorder, didFailWith error: ReelError)
+    /// The clips folder was moved or deleted (``CameraRecorder/Event/clipsFolderChanged(_:)``).
+    func cameraRecorder(_ recorder: CameraRecorder, clipsFolderDidChange change: ClipsFolderChange)
+    /// A source went away (``CameraRecorder/Event/sourceLost(name:error:)``).
+    func cameraRecorder(_ recorder: CameraRecorder, didLoseSource name: String, error: ReelError)
+    /// A source was interrupted (``CameraRecorder/Event/sourceInterrupted(name:error:)``).
+    func cameraRecorder(_ recorder: CameraRecorder, sourceWasInterrupted name: String, error: ReelError)
+    /// An interrupted source delivers again (``CameraRecorder/Event/sourceResumed(name:)``).
+    func cameraRecorder(_ recorder: CameraRecorder, sourceInterruptionEnded name: String)
+    /// Part of a source's sound or pictures is not recorded (``CameraRecorder/Event/sourceIncomplete(name:error:)``).
+    func cameraRecorder(_ recorder: CameraRecorder, sourceIsIncomplete name: String, error: ReelError)
 }
 
 extension CameraRecorderDelegate {
@@ -73,6 +100,16 @@ extension CameraRecorderDelegate {
     public func cameraRecorder(_ recorder: CameraRecorder, didFinishMerging summary: RecordingSummary) {}
     /// Does nothing.
     public func cameraRecorder(_ recorder: CameraRecorder, didFailWith error: ReelError) {}
+    /// Does nothing.
+    public func cameraRecorder(_ recorder: CameraRecorder, clipsFolderDidChange change: ClipsFolderChange) {}
+    /// Does nothing.
+    public func cameraRecorder(_ recorder: CameraRecorder, didLoseSource name: String, error: ReelError) {}
+    /// Does nothing.
+    public func cameraRecorder(_ recorder: CameraRecorder, sourceWasInterrupted name: String, error: ReelError) {}
+    /// Does nothing.
+    public func cameraRecorder(_ recorder: CameraRecorder, sourceInterruptionEnded name: String) {}
+    /// Does nothing.
+    public func cameraRecorder(_ recorder: CameraRecorder, sourceIsIncomplete name: String, error: ReelError) {}
 }
 
 extension CameraRecorderDelegate {
@@ -85,6 +122,11 @@ extension CameraRecorderDelegate {
         case .limitReached: cameraRecorderDidReachLimit(recorder)
         case .mergeFinished(let summary): cameraRecorder(recorder, didFinishMerging: summary)
         case .failed(let error): cameraRecorder(recorder, didFailWith: error)
+        case .clipsFolderChanged(let change): cameraRecorder(recorder, clipsFolderDidChange: change)
+        case .sourceLost(let name, let error): cameraRecorder(recorder, didLoseSource: name, error: error)
+        case .sourceInterrupted(let name, let error): cameraRecorder(recorder, sourceWasInterrupted: name, error: error)
+        case .sourceResumed(let name): cameraRecorder(recorder, sourceInterruptionEnded: name)
+        case .sourceIncomplete(let name, let error): cameraRecorder(recorder, sourceIsIncomplete: name, error: error)
         }
     }
 }

@@ -367,6 +367,16 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
             // no failure: it returns nil and leaves no file, as documented.
             guard state.withLock({ $0.take.failed(error) }) || error.code != .nothingRecorded else { break }
             emit(.failed(error))
+        case .clipsFolderChanged(let change):
+            emit(.clipsFolderChanged(change))
+        case .sourceLost(let name, let error):
+            emit(.sourceLost(name: name, error: error))
+        case .sourceInterrupted(let name, let error), .sourceSilent(let name, let error):
+            emit(.sourceInterrupted(name: name, error: error))
+        case .sourceResumed(let name):
+            emit(.sourceResumed(name: name))
+        case .sourceIncomplete(let name, let error):
+            emit(.sourceIncomplete(name: name, error: error))
         default:
             return
         }

@@ -218,6 +218,8 @@ import ReelTestSupport
         case .limitReached: "limit"
         case .mergeFinished: "merged"
         case .failed: "failed"
+        case .clipsFolderChanged: "folder"
+        case .sourceLost, .sourceInterrupted, .sourceResumed, .sourceIncomplete: "source"
         }
     }
 

@@ -199,6 +199,10 @@ enum DocsExamples {
                 case .limitReached(let recorded): print("full at \(recorded.seconds) s")
                 case .mergeFinished(let summary): print("merged into \(summary.url.path)")
                 case .failed(let error): print(error)
+                case .sourceInterrupted(let name, let error), .sourceLost(let name, let error),
+                     .sourceIncomplete(let name, let error): print("\(name): \(error)")
+                case .sourceResumed(let name): print("\(name) is back")
+                case .clipsFolderChanged(let change): print(change)
                 }
             }
         }
