@@ -52,4 +52,10 @@ extension StreamEncoder {
         videoFlush = VideoEncoderFlush(video, beforeFlush: beforeVideoFlush)
         return .changed
     }
+
+    /// Waits for the flush of an earlier change, if one runs, and writes what it gave (tests:
+    /// the next ``changeVideoPreset(to:)`` is then not deferred for it, however slow the machine).
+    package func waitForVideoFlush() throws {
+        try writeFlushedVideo(waiting: true)
+    }
 }
