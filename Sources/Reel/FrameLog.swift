@@ -178,14 +178,19 @@ public final class FrameLog: CaptureOutput {
         }
         if !pending.isEmpty { take(Substring(String(decoding: pending, as: UTF8.self))) }
         flush()
+        // On the disk before it takes the log's name: a crash then leaves the raw rows or the
+        // rewritten ones, never an empty log.
+        if failed == nil, case .failure(let e) = Syscall.attempt({ fsync(fd) }) {
+            failed = Syscall.fileError(e.rawValue, creating: temporary, action: "rewrite the frame log as")
+        }
         Syscall.close(fd)
         if failed == nil, Recovery.isBeingRecorded(url) {
             // A recording begun at the log's name meanwhile is never replaced.
             failed = ReelError(.busy, "the frame log's rows were not given the recording's times: \(url.path) is being recorded right now by another program")
-        } else if failed == nil, case .failure(let e) = Syscall.attempt({ rename(temporary.path, url.path) }) {
-            failed = Syscall.fileError(e.rawValue, creating: url, action: "replace the frame log")
         }
-        guard let failed else { return }
+        guard let failed else {
+            return try FilePlacement.replaceDurably(url, withSynced: temporary, action: "replace the frame log")
+        }
         _ = Syscall.attempt { unlink(temporary.path) }
         throw failed
     }

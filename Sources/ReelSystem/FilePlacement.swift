@@ -151,9 +151,16 @@ package enum FilePlacement {
                                        writeFailure: (Int32) -> ReelError) throws {
         let failure = writeSynced(data, to: temporary)
         guard failure == 0 else { throw writeFailure(failure) }
+        try replaceDurably(url, withSynced: temporary, action: "update")
+    }
+
+    /// Puts `temporary`, written whole and on the disk already (`fsync`), in place of `url`,
+    /// and the rename on the disk too, so that a crash leaves the old file or the new one, never
+    /// an empty one. On failure the temporary file goes; `action` says what was being done.
+    package static func replaceDurably(_ url: URL, withSynced temporary: URL, action: String) throws {
         try Syscall.call(orThrow: { e in
             unlink(temporary.path)
-            return Syscall.fileError(e, at: url, action: "update")
+            return Syscall.fileError(e, at: url, action: action)
         }) { rename(temporary.path, url.path) }
         syncFolder(of: url)
     }
