@@ -37,8 +37,10 @@ extension CaptureConnection {
 
     /// Starts the input's event source for a run, on `clock`; the stage to draw with, or `nil`
     /// when there are no overlays. Keys pressed while one of `recorders` is paused (before its
-    /// first frame too: a `--delay`) never go into the captions.
-    func startPresenter(clock: any MediaClock, origin: MediaTime, recorders: [Recorder] = []) throws -> PresenterStage? {
+    /// first frame too: a `--delay`) never go into the captions. `captionsToggled` is told when
+    /// the hide chord hides (`true`) or shows the captions.
+    func startPresenter(clock: any MediaClock, origin: MediaTime, recorders: [Recorder] = [],
+                        captionsToggled: (@Sendable (Bool) -> Void)? = nil) throws -> PresenterStage? {
         let setting = presenter.withLock { $0 }
         guard let events = setting.events, !setting.overlays.isEmpty else { return nil }
         let log = InputEventLog()
@@ -48,7 +50,8 @@ extension CaptureConnection {
         let hidesKeys: (@Sendable (MediaTime) -> Bool)? = recorders.isEmpty || !setting.overlays.showsKeys ? nil : { @Sendable time in
             recorders.contains { $0.isPaused(atSessionTime: time) }
         }
-        return PresenterStage(overlays: setting.overlays, log: log, origin: origin, realTime: clock.isRealTime, hidesKeys: hidesKeys)
+        return PresenterStage(overlays: setting.overlays, log: log, origin: origin, realTime: clock.isRealTime, hidesKeys: hidesKeys,
+                              captionsToggled: captionsToggled)
     }
 
     /// Stops the input's event source if a run started it.

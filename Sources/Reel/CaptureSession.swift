@@ -27,6 +27,12 @@ public enum SessionEvent: Sendable {
     /// A source's filter cannot be applied to its pictures (a crop larger than the picture,
     /// say); its pictures go on unfiltered, so nothing is lost.
     case filterFailed(source: String, filter: String, error: ReelError)
+    /// The person typing pressed Ctrl+Alt+K: the input's key captions
+    /// (``PresenterOverlays/showsKeys``) are hidden, and what is typed is not drawn until
+    /// ``keyCaptionsShown(source:)``. They see their screen, not the recording: tell them.
+    case keyCaptionsHidden(source: String)
+    /// Ctrl+Alt+K again: what is typed is drawn into the input's pictures again.
+    case keyCaptionsShown(source: String)
 }
 
 /// A capture session: inputs (screens, cameras, microphones, synthetic sources) whose samples
@@ -276,7 +282,10 @@ public final class CaptureSession: Sendable {
                         for entry in inputs {
                             let receivers = connected.filter { $0.sees(entry.source) }.map(\.output)
                             let recorders = receivers.compactMap { $0 as? Recorder }
-                            let presenter = try entry.connection.startPresenter(clock: clock, origin: origin, recorders: recorders)
+                            let (continuation, name) = (self.continuation, entry.source.name)
+                            let presenter = try entry.connection.startPresenter(clock: clock, origin: origin, recorders: recorders) { hidden in
+                                continuation.yield(hidden ? .keyCaptionsHidden(source: name) : .keyCaptionsShown(source: name))
+                            }
                             try entry.source.start(context(for: entry, outputs: receivers, origin: origin, presenter: presenter))
                             startedSources.append(entry)
                         }

@@ -345,6 +345,12 @@ final class ProgressRenderer: @unchecked Sendable {
         case .filterFailed(let name, let filter, let error):
             emit(["event": "filterFailed", "source": name, "filter": filter, "message": error.description])
             if !json { clearLine(); console.err("reel: warning: the filter '\(filter)' cannot be applied to \(name): \(error.description); its pictures are recorded unfiltered") }
+        case .keyCaptionsHidden(let name):
+            emit(["event": "keyCaptionsHidden", "source": name])
+            if !json { clearLine(); console.err("reel: key captions hidden on \(name) (Ctrl+Alt+K): what is typed is not drawn until Ctrl+Alt+K again") }
+        case .keyCaptionsShown(let name):
+            emit(["event": "keyCaptionsShown", "source": name])
+            if !json { clearLine(); console.err("reel: key captions shown again on \(name): everything typed is drawn, passwords too") }
         case .droppedFrames, .missedAudio:
             break  // counted in progress; the recorder says them (framesDropped, audioMissed)
         }

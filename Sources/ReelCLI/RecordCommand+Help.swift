@@ -98,7 +98,7 @@ extension RecordCommand {
     drawn into the recording only, in screen, region and window recordings, from XInput2's raw
     events (seen also while another program grabs the pointer). --show-keys SHOWS EVERYTHING
     TYPED, PASSWORDS TOO: Ctrl+Alt+K hides the captions (keys typed meanwhile are not kept) and
-    shows them again; space or reel control pause pauses the recording, and what is typed
+    shows them again, and reel says each (--json: "keyCaptionsHidden", "keyCaptionsShown"); space or reel control pause pauses the recording, and what is typed
     while it is paused (or before it starts, in --delay) is never shown, nor is the line typed
     before the pause after it. Keys are never written anywhere else. Wayland gives no program the clicks and keys meant for others, so there
     these options are refused.

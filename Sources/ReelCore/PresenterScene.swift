@@ -106,6 +106,9 @@ package struct PresenterScene: Sendable {
         }
     }
 
+    /// Whether the hide chord (Ctrl+Alt+K) has hidden the captions.
+    package var captionsHidden: Bool { captions.isHidden }
+
     /// Forgets the keys typed so far (the caption line goes).
     package mutating func forgetKeys() { captions.clear() }
 

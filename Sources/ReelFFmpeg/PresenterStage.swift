@@ -22,15 +22,20 @@ package final class PresenterStage: FrameStage, @unchecked Sendable {
     /// Whether keys pressed at a time (on the pictures' timeline) are kept out of the captions:
     /// while the recording they go into is paused.
     private let hidesKeys: (@Sendable (MediaTime) -> Bool)?
+    /// Told when the hide chord hides the captions (`true`) or shows them again (`false`).
+    private let captionsToggled: (@Sendable (Bool) -> Void)?
 
     /// A stage drawing `overlays` from the events in `log`, whose times are on the session's
     /// clock; pictures' times count from `origin` on it. Off real time it waits for a free
     /// buffer rather than drop.
     /// Keys pressed while `hidesKeys` says so (a recording paused) are dropped, and the caption
     /// line is cleared at each picture then: a secret typed during a pause never shows.
+    /// `captionsToggled` is told each time the hide chord hides or shows the captions, so that
+    /// the person typing can be told (they see the screen, not the recording).
     package init(overlays: PresenterOverlays, log: InputEventLog, origin: MediaTime, realTime: Bool,
-                 hidesKeys: (@Sendable (MediaTime) -> Bool)? = nil) {
+                 hidesKeys: (@Sendable (MediaTime) -> Bool)? = nil, captionsToggled: (@Sendable (Bool) -> Void)? = nil) {
         self.hidesKeys = hidesKeys
+        self.captionsToggled = captionsToggled
         self.log = log
         self.origin = origin
         scene = PresenterScene(overlays: overlays)
@@ -65,7 +70,9 @@ package final class PresenterStage: FrameStage, @unchecked Sendable {
         for event in log.take(through: origin + frame.presentationTime) {
             let time = event.time - origin
             if case .keyPressed = event.kind, let hidesKeys, hidesKeys(time) { continue }
+            let hidden = scene.captionsHidden
             scene.take(InputEvent(time: time, event.kind))
+            if scene.captionsHidden != hidden { captionsToggled?(scene.captionsHidden) }
         }
         if let hidesKeys, hidesKeys(frame.presentationTime) { scene.forgetKeys() }
         let drawing = scene.drawing(at: frame.presentationTime, size: frame.size)

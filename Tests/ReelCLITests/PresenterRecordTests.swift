@@ -13,7 +13,7 @@ import ReelTestSupport
     /// Runs `reel record --json ARGS`; once it says it started, calls each step after its delay
     /// (seconds from the start) and waits for reel to finish.
     func record(_ args: [String], steps: [(Double, () throws -> Void)],
-                started: (Int32) -> Void = { _ in }) async throws -> (status: Int32, stderr: String) {
+                started: (Int32) -> Void = { _ in }) async throws -> (status: Int32, stderr: String, stdout: String) {
         let process = Process()
         process.executableURL = ReelBinary.url
         process.arguments = ["record", "--json"] + args
@@ -41,7 +41,7 @@ import ReelTestSupport
         if process.isRunning { process.terminate(); Issue.record("reel did not finish") }
         process.waitUntilExit()
         out.fileHandleForReading.readabilityHandler = nil
-        return (process.terminationStatus, String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        return (process.terminationStatus, String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), printed.withLock { $0 })
     }
 
     func xdotool(_ display: String, _ arguments: [String]) throws {
@@ -96,6 +96,29 @@ import ReelTestSupport
         #expect(ab > 5, "\"ab\" shows before the pause: \(widths)")
         #expect(widths.dropFirst(36).contains { $0 > 0 }, "\"c\" shows after the resume: \(widths)")
         #expect(widths.allSatisfy { $0 <= ab + 2 }, "no caption wider than \"ab\" (the secret would be): \(widths)")
+    }
+
+    @Test("Ctrl+Alt+K is said when it hides the captions and when it shows them again (the person typing sees the screen, not the recording, and was told nothing)")
+    func theHideChordIsSaid() async throws {
+        let xvfb = try XvfbServer(size: Self.size)
+        let painter = try ScreenPainter(display: xvfb.display)
+        painter.fill(rect: PixelRect(x: 0, y: 0, width: 640, height: 360), red: 100, green: 100, blue: 100)
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("hidden-keys.mp4")
+        let r = try await record(["--screen=\(xvfb.display)", "--no-cursor", "--show-keys", "--preset", "ultrafast",
+                                  "--duration", "3", "-o", url.path], steps: [
+            (0.5, { try xdotool(xvfb.display, ["key", "ctrl+alt+k"]) }),
+            (1.0, { try xdotool(xvfb.display, ["type", "--delay", "50", "secret"]) }),
+            (1.8, { try xdotool(xvfb.display, ["key", "ctrl+alt+k"]) }),
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let said = r.stdout.split(separator: "\n").compactMap { line -> String? in
+            line.contains("\"keyCaptionsHidden\"") ? "hidden" : line.contains("\"keyCaptionsShown\"") ? "shown" : nil
+        }
+        #expect(said == ["hidden", "shown"], "\(r.stdout)")
+        let frames = try MediaProbe.decodeRGB(url, width: Self.size.width, height: Self.size.height)
+        let area = PresenterStage.captionLayout("secret", in: Self.size).box
+        #expect(frames.allSatisfy { Self.pixels($0, in: area, Self.isWhite).isEmpty }, "nothing typed while hidden is drawn")
     }
 
     @Test("a click shows a ring around its point and typed keys a caption, in the pictures after them only, gone after their fade")

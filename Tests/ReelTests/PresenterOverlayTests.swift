@@ -34,4 +34,44 @@ import ReelTestSupport
             #expect(picture.yellow == (picture.time >= 1 && picture.time < 1.5), "at \(picture.time) s: \(picture.yellow ? "a ring" : "none")")
         }
     }
+
+    /// Ctrl+Alt+K hides the captions: the person typing sees their screen, not the recording,
+    /// so the session says when the chord hid them and when it showed them again, in the order
+    /// pressed, at the pictures that follow each press (issue 31).
+    @Test func theHideChordIsSaidEachTimeItIsPressed() async throws {
+        let clock = ManualClock()
+        let session = CaptureSession(clock: clock)
+        let camera = TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(10), beeps: .never, name: "camera")
+        try session.addInput(camera)
+        let start = clock.now()
+        func key(_ seconds: Double, _ keysym: UInt32, _ modifiers: KeyModifiers = []) -> InputEvent {
+            InputEvent(time: start + MediaTime(seconds: seconds), .keyPressed(KeyPress(keysym: keysym, modifiers: modifiers)))
+        }
+        let chord: KeyModifiers = [.control, .alt]
+        try #require(session.connection(for: camera)).setPresenterOverlays(
+            PresenterOverlays(showsKeys: true),
+            events: RecordedInputEvents([key(0.3, 0x61), key(0.5, 0x6B, chord), key(0.8, 0x62), key(1.2, 0x4B, chord.union(.shift)), key(1.4, 0x6B)]))
+        let pictures = Mutex(0)
+        try session.addOutput(SampleHandlerOutput { sample, _ in
+            if case .video = sample { pictures.withLock { $0 += 1 } }
+        })
+        let said = Mutex<[String]>([])
+        let listening = Task {
+            for await event in session.events {
+                switch event {
+                case .keyCaptionsHidden(let source): said.withLock { $0.append("hidden \(source)") }
+                case .keyCaptionsShown(let source): said.withLock { $0.append("shown \(source)") }
+                default: break
+                }
+            }
+        }
+        defer { listening.cancel() }
+        try await session.start()
+        while pictures.withLock({ $0 }) < 20 { try await Task.sleep(for: .milliseconds(5)) }
+        await session.stop()
+        // The events come on the session's stream, which goes on after a stop (a session starts again).
+        let end = Date().addingTimeInterval(5)
+        while said.withLock({ $0.count }) < 2 && Date() < end { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(said.withLock { $0 } == ["hidden camera", "shown camera"], "a plain k (1.4 s) is no chord")
+    }
 }
