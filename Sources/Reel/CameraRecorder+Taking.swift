@@ -204,7 +204,7 @@ extension CameraRecorder {
         publish()
     }
 
-    /// ReplayKit's name for ``record()`` after a pause.
+    /// `AVCaptureMovieFileOutput`'s name for ``record()`` after a pause.
     public func resumeRecording() throws { try record() }
 
     /// Ends the clip being recorded; capture and the preview outputs go on.

@@ -87,6 +87,8 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         var isRecording = false
         var isPaused = false
         var hasReachedLimit = false
+        var canRecord = false
+        var isRunning = false
     }
     let state: Mutex<State>
     let clock: any MediaClock
@@ -252,14 +254,23 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
     /// Whether ``record()`` would start a clip now: capture runs, no clip is being recorded, and
     /// the take has neither reached its limit nor failed (or it has ended at
     /// ``stopRecording()``: the next begins).
-    public var canRecord: Bool { state.withLock { $0.take.canRecord } }
+    public var canRecord: Bool {
+        registrar.access(self, keyPath: \.canRecord)
+        return state.withLock { $0.take.canRecord }
+    }
 
     /// Whether capture runs.
-    public var isRunning: Bool { state.withLock { $0.session != nil } }
+    public var isRunning: Bool {
+        registrar.access(self, keyPath: \.isRunning)
+        return state.withLock { $0.session != nil }
+    }
 
     /// This take's clips (NextLevel's session): from the first ``record()`` until the next
-    /// take begins, so after ``stop()`` and ``stopRecording()`` too. Remove or mute clips there and merge them again
-    /// with ``RecordingSession/merge(to:allowsReencoding:overwrite:progress:)``.
+    /// take begins, so after ``stop()`` and ``stopRecording()`` too. To remove or mute clips
+    /// after the take and merge them yourself with
+    /// ``RecordingSession/merge(to:allowsReencoding:overwrite:progress:)``, turn
+    /// ``mergesClipsAutomatically`` off: the automatic merge removes the clip files once they are
+    /// in the merged file, and the clips listed then say what it holds (their files are gone).
     public var recordingSession: RecordingSession? { state.withLock { $0.recorder?.recordingSession ?? $0.clips } }
 
     /// The clips recorded in this take so far (after ``stop()``, the last take's). A clip is
@@ -272,10 +283,12 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
 
     /// The observed values now.
     func current() -> Published {
-        let (clips, take, limit, recorded) = state.withLock { s in
-            (s.recorder?.recordingSession ?? s.clips, s.take, s.settings.maxRecordedDuration, s.takeHasRecorded)
+        let (clips, take, limit, recorded, running) = state.withLock { s in
+            (s.recorder?.recordingSession ?? s.clips, s.take, s.settings.maxRecordedDuration, s.takeHasRecorded, s.session != nil)
         }
         var now = Published()
+        now.canRecord = take.canRecord
+        now.isRunning = running
         now.recorded = clips?.totalDuration ?? .zero
         now.isRecording = take.isRecording
         // Waiting for the first record() of the take is not a pause.
@@ -302,6 +315,8 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         if now.isRecording != before.isRecording { registrar.withMutation(of: self, keyPath: \.isRecording) {} }
         if now.isPaused != before.isPaused { registrar.withMutation(of: self, keyPath: \.isPaused) {} }
         if now.hasReachedLimit != before.hasReachedLimit { registrar.withMutation(of: self, keyPath: \.hasReachedLimit) {} }
+        if now.canRecord != before.canRecord { registrar.withMutation(of: self, keyPath: \.canRecord) {} }
+        if now.isRunning != before.isRunning { registrar.withMutation(of: self, keyPath: \.isRunning) {} }
     }
 
     /// Hands `event` to the stream and the delegate.

@@ -68,7 +68,10 @@ public struct RecordingSummary: Sendable, Hashable {
     /// The frames each source said it lost while the recording recorded, by why: for a
     /// composed recording (``Compositor``), each composed source's own losses (the composed
     /// picture then shows that source's frame before); never more than the source's frames in
-    /// that time. Empty when none said any.
+    /// that time. Empty when none said any. It is what the sources said, not what the file
+    /// lacks, so it can differ from ``droppedFrames``: it counts losses in clips removed later
+    /// (``RecordingSession/removeLastClip()``) too, and losses the recorder made up for
+    /// (a picture repeated in a composed frame).
     public var frameDropsBySource: [SourceID: FrameDrops] = [:]
     /// Audio dropped while recording because the recorder fell behind, or lost because a
     /// source could not read it in time (silence in the file; the latter also makes the
@@ -78,7 +81,8 @@ public struct RecordingSummary: Sendable, Hashable {
     public var bytes: Int64
     /// The video size, if the file has video.
     public var videoSize: PixelSize?
-    /// The video settings, if the file has video.
+    /// The video settings the recording was made with, if the file has video: as given, so
+    /// their `size` is `nil` when the source's size was kept (``videoSize`` is the size recorded).
     public var video: VideoSettings?
     /// The audio tracks' titles, in order.
     public var audioTracks: [String]

@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 import Synchronization
 import Testing
 import Reel
@@ -48,6 +49,9 @@ final class InterruptedCamera: CameraSource, @unchecked Sendable {
         }
         func cameraRecorder(_ recorder: CameraRecorder, sourceInterruptionEnded name: String) {
             calls.withLock { $0.append("sourceInterruptionEnded \(name)") }
+        }
+        func cameraRecorder(_ recorder: CameraRecorder, didFailWith error: ReelError) {
+            calls.withLock { $0.append("didFailWith \(error.code)") }
         }
     }
 
@@ -138,5 +142,59 @@ final class InterruptedCamera: CameraSource, @unchecked Sendable {
         let end = Date().addingTimeInterval(20)
         while !condition() && Date() < end { try await Task.sleep(for: .milliseconds(50)) }
         return condition()
+    }
+
+    /// A take that fails (its disk fills) says so on the events and to the delegate, with the
+    /// error: `NextLevelDelegate`'s and `AVCaptureFileOutputRecordingDelegate`'s error callback
+    /// (the stranger porting a camera app never saw it called: nothing had tested it).
+    @Test func aTakeThatFailsSaysSoOnTheEventsAndToTheDelegate() async throws {
+        let disk = try SmallDisk(size: "900k")
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        settings.video.rateControl = .crf(0)
+        settings.minimumFreeSpace = nil
+        let camera = TestPatternSource(size: PixelSize(width: 1280, height: 720), frameRate: FrameRate(30))
+        let recorder = CameraRecorder(camera: camera, settings: settings)
+        recorder.outputURL = disk.url.appendingPathComponent("full.mp4")
+        let told = Told()
+        recorder.delegate = told
+        let failures = Mutex<[ReelError.Code]>([])
+        let listening = Task {
+            for await event in recorder.events { if case .failed(let error) = event { failures.withLock { $0.append(error.code) } } }
+        }
+        defer { listening.cancel() }
+        try await recorder.start()
+        try recorder.record()
+        #expect(try await eventually { !failures.withLock { $0 }.isEmpty }, "the full disk fails the take")
+        _ = try? await recorder.stop()
+        #expect(failures.withLock { $0 } == [.insufficientStorage])
+        #expect(try await eventually { told.calls.withLock { $0 }.contains("didFailWith insufficientStorage") }, "\(told.calls.withLock { $0 })")
+    }
+
+    /// The record button's state is observed as `isRecording` is: a SwiftUI button bound to
+    /// `canRecord` (or to `isRunning`) is redrawn when it changes (it read them, and was never told).
+    @Test func canRecordAndIsRunningAreObserved() async throws {
+        let dir = try TemporaryDirectory()
+        let clock = ManualClock(mode: .stepped)
+        let recorder = recorder(dir, clock, camera: TestPatternSource(size: PixelSize(width: 160, height: 120), frameRate: FrameRate(30), beeps: .never, name: "camera"))
+        let changes = Mutex<[String]>([])
+        func watch() {
+            withObservationTracking { _ = recorder.canRecord } onChange: { changes.withLock { $0.append("canRecord") } }
+            withObservationTracking { _ = recorder.isRunning } onChange: { changes.withLock { $0.append("isRunning") } }
+        }
+        watch()
+        try await recorder.start()
+        #expect(recorder.canRecord && recorder.isRunning)
+        #expect(Set(changes.withLock { $0 }) == ["canRecord", "isRunning"], "start() is observed: \(changes.withLock { $0 })")
+        changes.withLock { $0 = [] }
+        watch()
+        try recorder.record()
+        #expect(!recorder.canRecord)
+        #expect(changes.withLock { $0 } == ["canRecord"], "record() is observed: \(changes.withLock { $0 })")
+        var events = recorder.events.makeAsyncIterator()
+        var seen: [CameraRecorder.Event] = []
+        await next(&events, clock, seen: &seen) { if case .progress = $0 { true } else { false } }
+        _ = try await recorder.stopRecording()
+        _ = try await recorder.stop()
     }
 }
