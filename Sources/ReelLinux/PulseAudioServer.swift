@@ -45,6 +45,10 @@ package protocol PulseAudioRecording: AnyObject {
     /// while it was not read is among them, so a gap the count shows after a stall of the
     /// reader is no sound the server dropped.
     var saysItsLosses: Bool { get }
+
+    /// Whether the device was muted (its mute switch on) when the recording opened: it
+    /// delivers silence, every sample zero.
+    var isMuted: Bool { get }
 }
 
 extension PulseAudioRecording {
@@ -52,6 +56,8 @@ extension PulseAudioRecording {
     package func takeLosses() -> [RecordedLoss] { [] }
     /// No: PulseAudio's own stream does not.
     package var saysItsLosses: Bool { false }
+    /// Not known: not muted.
+    package var isMuted: Bool { false }
 }
 
 /// Sound a recording lost before it was read: `frames` frames from frame `start`, counted since

@@ -241,6 +241,9 @@ public final class PulseAudioSource: CaptureSource {
         let clock = context.clock
         let upstreamLatency = self.upstreamLatency
         var lastAttempt = clock.now()
+        // A microphone that delivers only digital silence records nothing: said (silent).
+        var silence = DigitalSilenceWatch(enabled: kind == .micAudio, rate: rate)
+        if kind == .micAudio, initial.isMuted { context.report(.silent(mutedError)); silence.saidMuted() }
 
         while !thread.isStopRequested {
             guard let current = stream else {
@@ -253,6 +256,8 @@ public final class PulseAudioSource: CaptureSource {
                 if let reopened = try? audioServer.openRecording(request, isCancelled: { thread.isStopRequested }) {
                     stream = reopened
                     context.report(.resumed)
+                    silence = DigitalSilenceWatch(enabled: kind == .micAudio, rate: rate)
+                    if kind == .micAudio, reopened.isMuted { context.report(.silent(mutedError)); silence.saidMuted() }
                     timeline.reset()
                     // Opened to be read at once: no backlog.
                     timeline.hasBacklog = false
@@ -304,6 +309,11 @@ public final class PulseAudioSource: CaptureSource {
                         let skip = Int(max(0, deliveredEnd - start))
                         let bytes = Array(pending[(consumed + skip * bytesPerFrame)..<(consumed + frames * bytesPerFrame)])
                         let pts = MediaTime(value: start + Int64(skip), timescale: rate)
+                        switch silence.delivered(bytes, frames: bytes.count / bytesPerFrame) {
+                        case .silent?: context.report(.silent(Self.digitalSilence))
+                        case .sounds?: context.report(.resumed)
+                        case nil: break
+                        }
                         context.deliver(.audio(AudioBuffer(format: format, presentationTime: pts, wholeFrames: bytes)))
                         deliveredEnd = end
                     }
@@ -322,7 +332,60 @@ public final class PulseAudioSource: CaptureSource {
         }
         if let (at, duration) = missed.due(at: nil, rate: rate) { context.report(.missedAudio(at: at, duration: duration)) }
         if let (at, duration) = overflowed.due(at: nil, rate: rate) { context.report(.droppedAudio(at: at, duration: duration)) }
+        if silence.endsSilent { context.report(.silent(Self.digitalSilence)) }
     }
+
+    /// What a microphone that delivered only digital silence says.
+    static let digitalSilence = ReelError(
+        .sourceUnavailable,
+        "every sample it delivered was digital silence (exactly zero): it recorded nothing. A microphone's own noise is never exactly zero: the device is muted, or is the monitor of a sink that plays nothing",
+        hint: "unmute it or choose another (see the audio sources the server lists)")
+
+    /// What a microphone whose device is muted says at once.
+    private var mutedError: ReelError {
+        let device = sourceName ?? "@DEFAULT_SOURCE@"
+        return ReelError(.sourceUnavailable, "the PulseAudio source '\(device)' is muted: it records silence until it is unmuted",
+                         hint: "unmute it (pactl set-source-mute \(device) 0, or in the sound settings)")
+    }
+}
+
+/// Whether a microphone has delivered only digital silence (every sample exactly zero) since
+/// it started: a muted device, or the monitor of a sink that plays nothing. A real
+/// microphone's noise floor is never exactly zero, so this is no quiet room: it records nothing.
+/// Said once a second of it has been delivered (or at the end, if shorter), and ended by the
+/// first sound.
+struct DigitalSilenceWatch {
+    enum Change { case silent, sounds }
+    private let enabled: Bool
+    private let patience: Int
+    private var heard = false
+    private var silentFrames = 0
+    private var said = false
+
+    init(enabled: Bool, rate: Int32) {
+        self.enabled = enabled
+        patience = Int(rate)
+    }
+
+    /// A silence was said already (the device is muted).
+    mutating func saidMuted() { said = true }
+
+    /// `bytes` (`frames` frames) were delivered: whether the source is now to say it is
+    /// silent, or that it sounds after it said so.
+    mutating func delivered(_ bytes: [UInt8], frames: Int) -> Change? {
+        guard enabled, !heard else { return nil }
+        if bytes.contains(where: { $0 != 0 }) {
+            heard = true
+            return said ? .sounds : nil
+        }
+        silentFrames += frames
+        guard !said, silentFrames >= patience else { return nil }
+        said = true
+        return .silent
+    }
+
+    /// Whether the source ends having delivered only digital silence, not said yet.
+    var endsSilent: Bool { enabled && !heard && !said && silentFrames > 0 }
 }
 
 /// The losses a recording says it had, said at most once a second: a busy machine's missed

@@ -18,10 +18,12 @@ package struct SystemPulseAudioServer: PulseAudioServer {
                                isCancelled: @escaping () -> Bool) throws(ReelError) -> any PulseAudioRecording {
         var spec = try Self.sampleSpec(request.format)
         let connection = try PulseConnection(server: request.server, clientName: "Reel", isCancelled: isCancelled)
-        let isMonitor = try Self.checkDevice(request, on: connection)
-        return try PulseRecordStream(connection: connection, device: request.device, spec: &spec,
-                                     fragmentBytes: request.fragmentFrames * request.format.bytesPerFrame,
-                                     description: request.description, isMonitor: isMonitor)
+        let device = try Self.checkDevice(request, on: connection)
+        let stream = try PulseRecordStream(connection: connection, device: request.device, spec: &spec,
+                                           fragmentBytes: request.fragmentFrames * request.format.bytesPerFrame,
+                                           description: request.description, isMonitor: device.isMonitor)
+        stream.isMuted = device.isMuted
+        return stream
     }
 
     /// The PulseAudio sample spec of `format`, or `.unsupportedFormat`.
@@ -44,9 +46,9 @@ package struct SystemPulseAudioServer: PulseAudioServer {
     }
 
     /// Throws `.sourceUnavailable` naming the device when the server does not have it; returns
-    /// whether it is the monitor of a sink.
+    /// whether it is the monitor of a sink, and whether it is muted.
     @discardableResult
-    private static func checkDevice(_ request: PulseRecordRequest, on connection: PulseConnection) throws(ReelError) -> Bool {
+    private static func checkDevice(_ request: PulseRecordRequest, on connection: PulseConnection) throws(ReelError) -> (isMonitor: Bool, isMuted: Bool) {
         let box = LookupBox()
         let lookupName = request.lookupName
         try withExtendedLifetime(box) { () throws(ReelError) in
@@ -56,13 +58,14 @@ package struct SystemPulseAudioServer: PulseAudioServer {
                 if let info {
                     box.found = true
                     box.isMonitor = info.pointee.monitor_of_sink != UInt32.max  // PA_INVALID_INDEX
+                    box.isMuted = info.pointee.mute != 0
                 }
                 if eol < 0 { box.errorCode = pa_context_errno(context) }
                 if eol != 0 { box.done = true }
             }, Unmanaged.passUnretained(box).toOpaque())
             try connection.run([op], what: "looking up '\(lookupName)'") { box.done }
         }
-        if box.found { return box.isMonitor }
+        if box.found { return (box.isMonitor, box.isMuted) }
         if box.errorCode == 0 || box.errorCode == Int32(PA_ERR_NOENTITY.rawValue) {
             throw ReelError(.sourceUnavailable, request.missingDevice + connection.serverClause,
                             hint: LibraryHint.listAudioDevices)
@@ -75,6 +78,7 @@ package struct SystemPulseAudioServer: PulseAudioServer {
 private final class LookupBox {
     var found = false
     var isMonitor = false
+    var isMuted = false
     var done = false
     var errorCode: Int32 = 0
 }
@@ -87,6 +91,8 @@ final class PulseRecordStream: PulseAudioRecording {
     let connection: PulseConnection
     let stream: OpaquePointer
     let isMonitor: Bool
+    /// Whether the device was muted when the stream opened.
+    var isMuted = false
 
     /// Creates a record stream on `device` (`nil`: the default source) with fragments of
     /// `fragmentBytes`, and waits until it is recording.
