@@ -18,6 +18,8 @@ package final class PresenterStage: FrameStage, @unchecked Sendable {
     /// Whether the last picture handed on was drawn on: the next unmarked one is then new
     /// against it, whatever its source says.
     private var lastWasDrawn = false
+    /// The view of the last picture if it was only zoomed (nothing drawn on it).
+    private var lastView: PixelRect?
     private let lock = NSLock()
     /// Whether keys pressed at a time (on the pictures' timeline) are kept out of the captions:
     /// while the recording they go into is paused.
@@ -78,6 +80,7 @@ package final class PresenterStage: FrameStage, @unchecked Sendable {
         let drawing = scene.drawing(at: frame.presentationTime, size: frame.size)
         let crop = drawing.view?.crop(in: frame.size)
         guard !drawing.rings.isEmpty || drawing.cursor != nil || crop != nil || drawing.caption != nil else {
+            lastView = nil
             guard lastWasDrawn else { return frame }
             lastWasDrawn = false
             var passed = frame
@@ -113,7 +116,13 @@ package final class PresenterStage: FrameStage, @unchecked Sendable {
             }
             Self.drawCaption(caption.text, opacity: caption.opacity, on: picture)
         }
-        picture.identity = nil
+        // A picture only zoomed, through the view the last one had (a view that holds still),
+        // keeps its source's identity: the same picture again is the same, and the rows that
+        // changed are all that changed (the encoder converts only what they feed). Otherwise
+        // it is new.
+        let onlyZoomed = crop != nil && drawing.rings.isEmpty && drawing.cursor == nil && drawing.caption == nil
+        if !(onlyZoomed && crop == lastView) { picture.identity = nil }
+        lastView = onlyZoomed ? crop : nil
         lastWasDrawn = true
         return picture
     }

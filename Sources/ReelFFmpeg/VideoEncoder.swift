@@ -31,6 +31,12 @@ final class VideoEncoder {
     private var lastForcedKeyframe: Int64?
     /// The picture the encoder's frame holds now, converted (``PictureIdentity/id``).
     private var heldPicture: UInt64?
+    /// The picture the encoder's frame holds made through a view (``VideoFrame/view``): the
+    /// view and the identity of the source's picture, while both are known.
+    private var heldView: (view: PixelRect, picture: UInt64)?
+    /// Output rows made through views so far (a whole picture's height each, or the rows a
+    /// change fed): what a test reads.
+    private(set) var viewRowsMade = 0
     /// The stream of the packets this encoder gives; set once the encoder is open (a
     /// replacement encoder takes over its predecessor's: see `VideoEncoder+Speed.swift`).
     var openedStream: EncodedStream?
@@ -255,8 +261,11 @@ final class VideoEncoder {
         // first (av_frame_make_writable keeps the pixels), so the picture held stays true.
         try FFmpeg.check(av_frame_make_writable(frame), "cannot reuse the encoder's frame")
         let identity = source.identity
+        var viewHeld: (view: PixelRect, picture: UInt64)?
         if let view = source.view, convertView(view, of: source) {
-            // Zoomed: the view cropped, scaled and converted at once.
+            // Zoomed: the view cropped, scaled and converted at once (of a view that held
+            // still, only the rows that changed).
+            viewHeld = identity.map { (view, $0.id) }
         } else if let identity, identity.id == heldPicture {
             // The same picture again (a still screen): the frame holds it converted already.
         } else if let identity, let base = identity.base, base == heldPicture, let rowConverter,
@@ -276,6 +285,7 @@ final class VideoEncoder {
             }
         }
         heldPicture = source.view == nil ? identity?.id : nil
+        heldView = viewHeld
         try sendHeldPicture(index: index, keyframe: keyframe)
     }
 
@@ -339,6 +349,15 @@ final class VideoEncoder {
                                  colour: Scaler.Colour(source: SWS_CS_ITU709, sourceFullRange: inputFormat == .bgra,
                                                        destination: SWS_CS_ITU709, destinationFullRange: false))
         guard viewScaler.prepare(shape) else { return false }
+        if let held = heldView, held.view == view, let identity = source.identity {
+            // The view held still: the frame holds its picture made from `held.picture`.
+            if identity.id == held.picture { return true }
+            let rows = viewScaler.destinationRows(fedBy: rowsOf(identity.changedRows, in: view))
+            if identity.base == held.picture, inputFormat == .bgra, convertViewRows(rows, of: view, in: source) {
+                viewRowsMade += rows.reduce(0) { $0 + $1.count }
+                return true
+            }
+        }
         var rows: Int32 = 0
         withPlanes(of: source) { srcData, srcStride in
             for plane in 0..<source.format.planeCount {
@@ -348,7 +367,27 @@ final class VideoEncoder {
             rows = viewScaler.scale(srcData, strides: srcStride, rows: Int32(view.height),
                                     into: &frame.pointee.data.0, strides: &frame.pointee.linesize.0)
         }
+        if rows > 0 { viewRowsMade += outputSize.height }
         return rows > 0
+    }
+
+    /// `rows` of a picture as rows of `view` of it: those inside it, counted from its top.
+    private func rowsOf(_ rows: [Range<Int>], in view: PixelRect) -> [Range<Int>] {
+        rows.map { ($0.lowerBound - view.y)..<($0.upperBound - view.y) }.map { $0.clamped(to: 0..<view.height) }.filter { !$0.isEmpty }
+    }
+
+    /// Makes only the output rows `rows` of `view` of `source` (a BGRA picture) in the
+    /// encoder's frame, the rest held: what the whole conversion makes there. `false` when
+    /// libswscale refused (convert it all instead).
+    private func convertViewRows(_ rows: [Range<Int>], of view: PixelRect, in source: VideoFrame) -> Bool {
+        guard !rows.isEmpty else { return true }
+        return withExtendedLifetime(source) {
+            source.withUnsafePlane(0) { bytes, stride in
+                guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return false }
+                let corner = base + source.format.byteOffset(plane: 0, x: view.x, y: view.y, stride: stride)
+                return viewScaler.scale(UnsafePointer(corner), stride: stride, into: frame, rows: rows)
+            }
+        }
     }
 
     /// Converts `rows` of `source` into the encoder's frame; `false` when that failed (convert

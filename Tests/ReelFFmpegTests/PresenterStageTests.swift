@@ -123,6 +123,30 @@ import ReelCore
         #expect(last > 3 * 19 * 19 && last < 5 * 19 * 19, "\(last) white pixels")
     }
 
+    /// While the followed view holds still a picture only zoomed keeps its source's identity
+    /// (the same picture again is a repeat, and the rows that changed are known), so that the
+    /// encoder converts only what changed; the first through a view, and any drawn on, is new.
+    /// Every zoomed picture's identity was dropped: each was converted whole.
+    @Test func aViewThatHoldsStillKeepsThePicturesIdentity() throws {
+        // The pointer moves a little around (200, 100): the view moves in, then holds still.
+        let stage = Self.stage(PresenterOverlays(followsCursor: true, zoomFactor: 2), (0..<30).map {
+            InputEvent(time: MediaTime(seconds: Double($0) * 0.1), .pointerMoved(x: 200 + Double($0 % 2), y: 100))
+        })
+        var kept: [Int] = [], views: [PixelRect?] = []
+        for frame in 0..<90 {
+            var picture = try Self.picture(at: Double(frame) / 30)
+            picture.identity = PictureIdentity(id: UInt64(1000 + frame), base: frame == 0 ? nil : UInt64(999 + frame), changedRows: [10..<12])
+            let out = try #require(stage.apply(to: picture))
+            views.append(out.view)
+            if let identity = out.identity, out.view != nil {
+                #expect(identity == picture.identity && out.view != nil && out.view == views.dropLast().last ?? nil, "picture \(frame)")
+                kept.append(frame)
+            }
+        }
+        #expect(kept.count > 30, "the view held still for a second or more: kept \(kept), views \(views.map { $0.map { "\($0)" } ?? "-" })")
+        #expect(kept.allSatisfy { views[$0 - 1] == views[$0] }, "kept only through the view the last picture had")
+    }
+
     @Test func aCaptionIsDrawnOnTheZoomedPictureNotZoomed() throws {
         var events: [InputEvent] = []
         for i in 0..<30 { events.append(InputEvent(time: MediaTime(seconds: Double(i) * 0.1), .pointerMoved(x: 200 + Double(i % 2), y: 100))) }
