@@ -21,7 +21,9 @@
  *          WxH+X+Y (a video playing in a window) with the barcode over the region's top 16
  *          rows, and the pointer is warped one step along an ellipse (centre (W/2, 0.6 H),
  *          radii 0.4 W and 0.3 H of the screen, one lap in LAP_S seconds), so the cursor moves
- *          every paint. The pointer gets the usual arrow (left_ptr). Logged like motion.
+ *          every paint. With MOVE_S and REST_S it moves for MOVE_S seconds, then rests for
+ *          REST_S (not warped), and so on, as a presenter's pointer does; the lap counts the
+ *          moving time only. The pointer gets the usual arrow (left_ptr). Logged like motion.
  *
  * Barcode: 24 blocks of BLOCK_W x 16 pixels (64 in motion) from the left edge of the painted
  * area: block 0 white, block 1 black (markers), blocks 2..23 the index, most significant bit
@@ -144,7 +146,7 @@ static void draw_barcode(uint32_t *bar, int block_w, int64_t index) {
 int main(int argc, char **argv) {
     if (argc < 6) {
         fprintf(stderr, "usage: painter DISPLAY still|motion FRAMES.bgra COUNT LOG [RATE]\n"
-                        "       painter DISPLAY desktop FRAMES.bgra COUNT LOG RATE BACKGROUND.bgra WxH+X+Y BLOCK_W LAP_S\n");
+                        "       painter DISPLAY desktop FRAMES.bgra COUNT LOG RATE BACKGROUND.bgra WxH+X+Y BLOCK_W LAP_S [MOVE_S REST_S]\n");
         return 2;
     }
     const char *display = argv[1];
@@ -171,7 +173,7 @@ int main(int argc, char **argv) {
 
     /* The painted area: the whole screen (motion) or the region (desktop). */
     int area_x = 0, area_y = 0, area_w = width, area_h = height, block_w = BAR_BLOCK_W;
-    double lap = 8;
+    double lap = 8, move_s = 0, rest_s = 0;
     const char *background_path = NULL;
     if (desktop) {
         if (argc < 11) die("desktop needs RATE BACKGROUND.bgra WxH+X+Y BLOCK_W LAP_S");
@@ -179,6 +181,11 @@ int main(int argc, char **argv) {
         if (sscanf(argv[8], "%dx%d+%d+%d", &area_w, &area_h, &area_x, &area_y) != 4) die("bad region WxH+X+Y");
         block_w = atoi(argv[9]);
         lap = atof(argv[10]);
+        if (argc > 12) {
+            move_s = atof(argv[11]);
+            rest_s = atof(argv[12]);
+            if (move_s <= 0 || rest_s < 0) die("bad MOVE_S REST_S");
+        }
         if (area_w < 1 || area_h <= BAR_H || area_x < 0 || area_y < 0 || area_x + area_w > width ||
             area_y + area_h > height)
             die("the region must lie inside the screen and be more than 16 rows high");
@@ -231,10 +238,17 @@ int main(int argc, char **argv) {
         if (desktop) {
             /* The pointer's next step along its ellipse, from the paint index (so a late paint
              * puts it where it should be by now). */
-            double angle = 2 * M_PI * (double)index / (rate * lap);
+            double t = (double)index / rate, moving = t;
+            int rests = 0;
+            if (rest_s > 0) {
+                double cycle = move_s + rest_s, within = fmod(t, cycle);
+                moving = floor(t / cycle) * move_s + fmin(within, move_s);
+                rests = within > move_s && within - move_s > 1.0 / rate;
+            }
+            double angle = 2 * M_PI * moving / lap;
             int16_t px = (int16_t)lround(width * (0.5 + 0.4 * cos(angle)));
             int16_t py = (int16_t)lround(height * (0.6 + 0.3 * sin(angle)));
-            xcb_warp_pointer(c, XCB_NONE, root, 0, 0, 0, 0, px, py);
+            if (!rests) xcb_warp_pointer(c, XCB_NONE, root, 0, 0, 0, 0, px, py);
         }
         int64_t sent = now_ns();
         /* One round trip per paint: the queue never grows, and the paint is on screen now. */

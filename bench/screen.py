@@ -735,6 +735,8 @@ class Screen:
             cmd = [str(self.painter_bin), f":{self.display}", "desktop", str(region_frames), str(count),
                    str(self.paint_log), rate, str(background), str(region), str(desktop_block_width(region)),
                    str(CURSOR_LAP_S)]
+            if self.args.pointer_rests:
+                cmd += [str(s) for s in self.args.pointer_rests]
         else:
             frames = self.frames[scenario]
             count = frames.stat().st_size // (self.args.width * self.args.height * 4) if scenario == "motion" else 1
@@ -1062,6 +1064,10 @@ def main() -> int:
                    help="a recorder NAME that is reel with ARGS added (after --reel-args), to put several reel "
                         "configurations in one table: --reel-variant reel-content=\"--frame-mode content\" "
                         "--recorders reel,reel-content,ffmpeg. Repeatable")
+    p.add_argument("--pointer-rests", metavar="MOVE,REST", default=None,
+                   type=lambda text: tuple(float(s) for s in text.split(",")),
+                   help="desktop: the pointer moves for MOVE seconds, then rests for REST, and so on "
+                        "(as a presenter's does; default: it never rests)")
     p.add_argument("--no-cursor", action="store_true",
                    help="leave the pointer out of both recordings (reel --no-cursor, ffmpeg -draw_mouse 0); "
                         "by default both draw it")
