@@ -79,7 +79,15 @@ extension CameraRecorderTakeTests {
         let kept = recorder.clips.reduce(into: FrameDrops()) { $0.add($1.frameDrops) }
         let folder = dir.url.appendingPathComponent("take.clips", isDirectory: true)
         let manifestURL = folder.appendingPathComponent(RecordingSession.manifestName)
-        let manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: manifestURL)) as? [String: Any])
+        // A clip is listed a moment before the manifest that says it finished is on the disk
+        // (written after the list is updated, outside its lock): read it once it says so.
+        func readManifest() -> [String: Any]? {
+            (try? Data(contentsOf: manifestURL)).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+        }
+        _ = try await eventually {
+            ((readManifest()?["clips"] as? [[String: Any]]) ?? []).filter { $0["finished"] as? Bool == true }.count == 2
+        }
+        let manifest = try #require(readManifest())
         let entries = try #require(manifest["clips"] as? [[String: Any]])
         let written = entries.map { ($0["drops"] as? [String: Int64])?.values.reduce(0, +) ?? 0 }
         #expect(written == [2, 5], "the manifest's drops: \(entries)")
