@@ -197,3 +197,14 @@ struct PendingMarkers {
         return due
     }
 }
+
+extension Recorder {
+    /// Gives up connecting to the live streams: a stop while a server is slow to answer ends
+    /// the start at once, and no file is left.
+    public func cancelStart() {
+        for case let stream as LiveStream in sinks { stream.cancel() }
+    }
+}
+
+/// The recorder's encoder crops, scales and converts a picture whose zoom was left to it.
+extension Recorder: DeferredViewTaker {}

@@ -347,12 +347,6 @@ public final class Recorder: CaptureOutput {
 
     public func sessionWillStop() { stopAudioWaiting() }
 
-    /// Gives up connecting to the live streams: a stop while a server is slow to answer ends
-    /// the start at once, and no file is left.
-    public func cancelStart() {
-        for case let stream as LiveStream in sinks { stream.cancel() }
-    }
-
     public func finish() async {
         stopAudioWaiting()
         let queue = state.withLock { $0.queue }
@@ -498,6 +492,3 @@ public final class Recorder: CaptureOutput {
         for waiter in waiters { waiter.resume(returning: result) }
     }
 }
-
-/// The recorder's encoder crops, scales and converts a picture whose zoom was left to it.
-extension Recorder: DeferredViewTaker {}
