@@ -121,12 +121,15 @@ final class Scaler {
         source.pointee.height = Int32(shape.sourceSize.height)
         source.pointee.format = shape.sourceFormat
         guard let placement = Self.sliceRowPlacement else { return false }
+        // Each slice into a frame over the destination's buffers (one frame, referenced again
+        // for each), its luma moved where this libswscale puts the slice's luma rows (see
+        // sliceRowPlacement).
+        var slice = av_frame_alloc()
+        defer { av_frame_free(&slice) }
+        guard let target = slice else { return false }
         for range in rows where !range.isEmpty {
-            // Each slice into a frame of its own over the destination's buffers, its luma
-            // moved where this libswscale puts the slice's luma rows (see sliceRowPlacement).
-            var target = av_frame_alloc()
-            defer { av_frame_free(&target) }
-            guard let target, av_frame_ref(target, destination) >= 0 else { return false }
+            av_frame_unref(target)
+            guard av_frame_ref(target, destination) >= 0 else { return false }
             if placement == .halved, let luma = target.pointee.data.0 {
                 target.pointee.data.0 = luma + Int(target.pointee.linesize.0) * (range.lowerBound - range.lowerBound / 2)
             }

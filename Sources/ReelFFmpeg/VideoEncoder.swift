@@ -373,7 +373,10 @@ final class VideoEncoder {
 
     /// `rows` of a picture as rows of `view` of it: those inside it, counted from its top.
     private func rowsOf(_ rows: [Range<Int>], in view: PixelRect) -> [Range<Int>] {
-        rows.map { ($0.lowerBound - view.y)..<($0.upperBound - view.y) }.map { $0.clamped(to: 0..<view.height) }.filter { !$0.isEmpty }
+        rows.compactMap { row in
+            let inView = ((row.lowerBound - view.y)..<(row.upperBound - view.y)).clamped(to: 0..<view.height)
+            return inView.isEmpty ? nil : inView
+        }
     }
 
     /// Makes only the output rows `rows` of `view` of `source` (a BGRA picture) in the

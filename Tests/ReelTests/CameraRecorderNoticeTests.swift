@@ -55,11 +55,15 @@ final class InterruptedCamera: CameraSource, @unchecked Sendable {
         }
     }
 
-    func recorder(_ dir: TemporaryDirectory, _ clock: ManualClock, camera: any CameraSource) -> CameraRecorder {
+    /// A camera recorder of `camera` (the test pattern by default) into `take.mp4`, telling `told`.
+    func recorder(_ dir: TemporaryDirectory, _ clock: ManualClock,
+                  camera: any CameraSource = TestPatternSource(size: PixelSize(width: 160, height: 120), frameRate: FrameRate(30), beeps: .never, name: "camera"),
+                  telling told: Told? = nil) -> CameraRecorder {
         var settings = Recorder.Settings()
         settings.video.preset = "ultrafast"
         let recorder = CameraRecorder(camera: camera, settings: settings, clock: clock)
         recorder.outputURL = dir.url.appendingPathComponent("take.mp4")
+        recorder.delegate = told
         return recorder
     }
 
@@ -82,9 +86,8 @@ final class InterruptedCamera: CameraSource, @unchecked Sendable {
     @Test func aDeletedClipsFolderIsSaidWithTheClipsItLost() async throws {
         let dir = try TemporaryDirectory()
         let clock = ManualClock(mode: .stepped)
-        let recorder = recorder(dir, clock, camera: TestPatternSource(size: PixelSize(width: 160, height: 120), frameRate: FrameRate(30), beeps: .never, name: "camera"))
         let told = Told()
-        recorder.delegate = told
+        let recorder = recorder(dir, clock, telling: told)
         var events = recorder.events.makeAsyncIterator()
         var seen: [CameraRecorder.Event] = []
         try await recorder.start()
@@ -113,9 +116,8 @@ final class InterruptedCamera: CameraSource, @unchecked Sendable {
     @Test func aCameraThatDropsAndComesBackIsSaid() async throws {
         let dir = try TemporaryDirectory()
         let clock = ManualClock(mode: .stepped)
-        let recorder = recorder(dir, clock, camera: InterruptedCamera(interruptAt: 15, resumeAt: 30))
         let told = Told()
-        recorder.delegate = told
+        let recorder = recorder(dir, clock, camera: InterruptedCamera(interruptAt: 15, resumeAt: 30), telling: told)
         var events = recorder.events.makeAsyncIterator()
         var seen: [CameraRecorder.Event] = []
         try await recorder.start()
@@ -176,7 +178,7 @@ final class InterruptedCamera: CameraSource, @unchecked Sendable {
     @Test func canRecordIsObserved() async throws {
         let dir = try TemporaryDirectory()
         let clock = ManualClock(mode: .stepped)
-        let recorder = recorder(dir, clock, camera: TestPatternSource(size: PixelSize(width: 160, height: 120), frameRate: FrameRate(30), beeps: .never, name: "camera"))
+        let recorder = recorder(dir, clock)
         let changes = Mutex<[String]>([])
         func watch() {
             withObservationTracking { _ = recorder.canRecord } onChange: { changes.withLock { $0.append("canRecord") } }
