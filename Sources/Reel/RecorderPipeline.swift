@@ -18,30 +18,15 @@ final class RecorderPipeline: @unchecked Sendable {
     /// undo removed, see ``handBackRemovedClips()``).
     let limit: MediaTime?
     var machine: RecordingMachine
-    /// The recorded time of removed clips handed back to the machine's limit so far.
-    private var handedBack = MediaTime.zero
-    /// Where the clips not finished yet begin on the recorded timeline (the end of the last
-    /// clip finished or discarded).
-    private var settledUpTo = MediaTime.zero
-    /// The clips finished or discarded (by index) from `firstUnsettled` on; every clip before
-    /// it is.
-    private var settledClips = Set<Int>()
-    private var firstUnsettled = 0
+    /// What the clips finished so far hold, and which are (clip mode).
+    var clipAccount = ClipAccounting()
+    /// Clips were removed (their time handed back) since progress last heard (see ``takeClipsRemoved()``).
+    var clipsRemoved = false
     /// The sound was made to reach the pause at the limit (see ``endSoundAtLimit()``).
     private var paddedAtLimit = false
     private(set) var writer: RecordingFileWriter!
     /// The clips' sink in clip mode.
     private(set) var clipFiles: ClipFileSink?
-    /// What the finished clips hold: frames, media bytes, and what they add to the merged file
-    /// at most (media and index).
-    private(set) var finishedFrames: Int64 = 0
-    private var finishedMedia: Int64 = 0
-    /// The media bytes of each finished clip, by file name: progress counts those of the clips
-    /// kept (an undone clip takes its bytes with it).
-    private var mediaOfClips: [String: Int64] = [:]
-    private var finishedShare: Int64 = 0
-    /// In clip mode under a size limit: the clips so far leave no room for another.
-    private var sizeUsedUp = false
     var ending: RecordingEnding = .requested
     /// Clips whose files went before the merge (see ``RecordingSession/lostClips``).
     var lostClips: [URL] = []
@@ -173,69 +158,12 @@ final class RecorderPipeline: @unchecked Sendable {
     }
 
     /// The configuration of a file of the recording: the single file, or a clip's.
-    private func fileConfiguration(url: URL, overwrite: Bool, maximumFileSize: Int64?) -> AssetWriter.Configuration {
+    func fileConfiguration(url: URL, overwrite: Bool, maximumFileSize: Int64?) -> AssetWriter.Configuration {
         var configuration = AssetWriter.Configuration(url: url, container: fileContainer, video: plan.video, audio: plan.audioTracks,
                                                       fragmentInterval: settings.fragmentInterval, overwrite: overwrite,
                                                       expectedDuration: settings.maxRecordedDuration, maximumFileSize: maximumFileSize)
         configuration.writeBufferSize = settings.writeBufferSize
         return configuration
-    }
-
-    /// How the clips' sink makes its files and says what they hold: a file per clip in the
-    /// session's folder, never over one that is there (the folder was claimed empty of clips),
-    /// each with the room the clips before it left in the merged file.
-    private func clipEvents() -> ClipFileSink.Events {
-        ClipFileSink.Events(
-            configuration: { [unowned self] clip in
-                // A folder moved or deleted meanwhile (during a pause): followed, or made again.
-                try session.followFolder()
-                return fileConfiguration(url: clipURL(clip), overwrite: false,
-                                         maximumFileSize: settings.maxFileSize.map { $0 - finishedShare - mergeHeadroom })
-            },
-            opened: { [unowned self] _, url in try session.clipStarted(url) },
-            // A clip deleted with its folder is copied back into the folder made again.
-            finishing: { [unowned self] _ in try session.followFolder() },
-            finished: { [unowned self] clip, done in try clipFinished(clip, done) },
-            discarded: { [unowned self] clip, url in
-                settle(clip)
-                try session.clipDiscarded(url)
-            })
-    }
-
-    /// The file of clip `clip` (from zero) in the session's folder.
-    func clipURL(_ clip: Int) -> URL {
-        session.folder.appendingPathComponent(String(format: "clip-%03d.%@", clip + 1, fileContainer.fileExtension))
-    }
-
-    /// Clip `clip` is finished or discarded: the clips after it are the ones not finished.
-    private func settle(_ clip: Int) {
-        settledClips.insert(clip)
-        while settledClips.remove(firstUnsettled) != nil { firstUnsettled += 1 }
-        guard timeline.intervals.indices.contains(clip) else { return }
-        let interval = timeline.intervals[clip]
-        settledUpTo = max(settledUpTo, interval.offset + (interval.duration ?? max(.zero, recordedDuration - interval.offset)))
-    }
-
-    /// A clip's file is finished: into the session (and its manifest), and said.
-    private func clipFinished(_ clip: Int, _ done: MovieFileSink.Finished) throws {
-        guard timeline.intervals.indices.contains(clip) else { return }
-        let interval = timeline.intervals[clip]
-        settle(clip)
-        var duration = interval.duration ?? max(.zero, machine.recordedDuration - interval.offset)
-        if let limit = machine.configuration.limit { duration = min(duration, max(.zero, limit - interval.offset)) }
-        if plan.video != nil, machine.video.videoDecidesEnd(hasAudio: !plan.audioTracks.isEmpty), done.videoEnd > 0 {
-            // The frames that were written decide where the clip ends (unless the video went
-            // away and the audio went on).
-            duration = min(duration, settings.video.frameRate.time(ofFrame: done.videoEnd))
-        }
-        finishedFrames += done.videoFrames
-        finishedMedia += done.mediaBytes
-        mediaOfClips[done.url.lastPathComponent] = done.mediaBytes
-        finishedShare += done.mediaBytes + 48 * done.packets
-        let finished = Clip(url: done.url, duration: duration, frameCount: done.videoFrames, hasAudio: !plan.audioTracks.isEmpty,
-                            frameDrops: machine.drops(inInterval: clip))
-        // A take an undo removed while it was being finished is gone, never said finished.
-        if try session.append(finished) { onClipFinished?(finished) }
     }
 
     // MARK: Controls
@@ -285,23 +213,17 @@ final class RecorderPipeline: @unchecked Sendable {
     /// boxes, not the space kept for the index); in clip mode, of the clips kept and those
     /// still being written.
     var mediaBytes: Int64 {
-        let finished = clipFiles == nil ? finishedMedia : session.clips.reduce(0) { $0 + (mediaOfClips[$1.url.lastPathComponent] ?? 0) }
+        let finished = clipFiles == nil ? clipAccount.finishedMedia : clipAccount.media(of: session.clips)
         return finished + writer.mediaBytes
     }
 
-    /// What merging the clips may add beyond their media and index: the merger keeps space for
-    /// the index at the front of files of 6.5 MB and more (see `Merger.indexReservation`).
-    private var mergeHeadroom: Int64 {
-        guard settings.pauseMode == .clips, let max = settings.maxFileSize, max >= 6_500_000 else { return 0 }
-        return 70_000
-    }
     var framesWritten: Int64 { writer.framesEncoded }
     var clipCount: Int { clipFiles != nil ? session.clips.count + (clipFiles?.openFiles.count ?? 0) : timeline.intervals.count }
     var droppedFrames: Int64 { machine.droppedFrames }
 
     func progress(droppedAudio: MediaTime) -> RecordingProgress {
         // In clip mode, what the clips kept lost: a clip removed takes its drops with it.
-        RecordingProgress(duration: max(.zero, recordedDuration - handedBack), maxDuration: limit, bytes: mediaBytes, frames: framesWritten,
+        RecordingProgress(duration: max(.zero, recordedDuration - clipAccount.handedBack), maxDuration: limit, bytes: mediaBytes, frames: framesWritten,
                           droppedFrames: clipFiles != nil ? session.frameDrops.total : droppedFrames, isPaused: isPaused, clipCount: clipCount, droppedAudio: droppedAudio,
                           streams: liveStreams.map(\.statistics))
     }
@@ -337,28 +259,8 @@ final class RecorderPipeline: @unchecked Sendable {
         try perform(actions)
         try endSoundAtLimit()
         try placeMarkers(upTo: sample.sample.presentationTime)
-        if clipFiles != nil {
-            // How long the clip being recorded is, and the clips past their pause not finished
-            // yet, for the session's progress (a clip is counted until it is listed).
-            let current = timeline.intervals.last.flatMap { $0.end == nil ? $0.offset : nil }
-            let recorded = recordedDuration
-            session.setCurrentDuration(current.map { max(.zero, recorded - $0) } ?? .zero,
-                                       finishing: max(.zero, (current ?? recorded) - settledUpTo),
-                                       drops: unfinishedClipDrops(recording: current != nil))
-        }
+        if clipFiles != nil { reportUnfinishedClips() }
         return limitReached()
-    }
-
-    /// The frames lost in the clip being recorded (if `recording`), and in the clips past their
-    /// pause that are not finished yet: the session counts them until the clips are listed.
-    private func unfinishedClipDrops(recording: Bool) -> (current: FrameDrops, finishing: FrameDrops) {
-        let count = timeline.intervals.count
-        let ended = recording ? count - 1 : count
-        var finishing = FrameDrops()
-        if firstUnsettled < ended {
-            for clip in firstUnsettled..<ended where !settledClips.contains(clip) { finishing.add(machine.drops(inInterval: clip)) }
-        }
-        return (recording && count > 0 ? machine.drops(inInterval: count - 1) : FrameDrops(), finishing)
     }
 
     /// Paused at its limit (``Settings/pausesAtLimit``), once the sound has come past the
@@ -375,31 +277,11 @@ final class RecorderPipeline: @unchecked Sendable {
         try writer.padAudio(to: last.offset + length)
     }
 
-    /// In clip mode the limit counts the clips that remain: the time of clips removed since
-    /// (an undo while paused) is recorded again.
-    private func handBackRemovedClips() {
-        guard clipFiles != nil else { return }
-        let removed = session.removedDuration
-        guard removed > handedBack else { return }
-        machine.handBack(removed - handedBack)
-        handedBack = removed
-        clipsRemoved = true
-    }
-
-    /// Whether clips were removed (their time handed back) since the last call: progress then
-    /// says so at once (the bytes of the clips kept, their time), not at the next half second
-    /// recorded, which may be long in coming while paused.
-    func takeClipsRemoved() -> Bool {
-        defer { clipsRemoved = false }
-        return clipsRemoved
-    }
-    private var clipsRemoved = false
-
     /// Acts on the machine's actions, in order.
     private func perform(_ actions: [RecordingMachine.Action]) throws {
         for action in actions {
             // No room for another clip: the recording ends at its size, there.
-            if sizeUsedUp { return }
+            if clipAccount.sizeUsedUp { return }
             switch action {
             case .video(let frame, let time):
                 try writer.appendVideo(frame, at: time)
@@ -419,8 +301,8 @@ final class RecorderPipeline: @unchecked Sendable {
                 guard let clipFiles else { continue }
                 if interval > 0 {
                     // No room left for another clip in the merged file: the recording ends at its size.
-                    if let max = settings.maxFileSize, finishedShare + mergeHeadroom + 8192 >= max {
-                        sizeUsedUp = true
+                    if let max = settings.maxFileSize, clipAccount.finishedShare + mergeHeadroom + 8192 >= max {
+                        clipAccount.sizeUsedUp = true
                         return
                     }
                     writer.encoder.requestKeyframe(atGridIndex: settings.video.frameRate.frameIndex(at: time, rounding: .nearest))
@@ -441,15 +323,15 @@ final class RecorderPipeline: @unchecked Sendable {
             // is left out at this stop).
             let inEncoder = writer.encoder.framesInEncoder
             let files = writer.movie.map { [$0] } ?? clipFiles?.openFiles ?? []
-            let projected = finishedShare + mergeHeadroom + files.reduce(0) { $0 + $1.projectedFileSize(framesInEncoder: inEncoder) }
+            let projected = clipAccount.finishedShare + mergeHeadroom + files.reduce(0) { $0 + $1.projectedFileSize(framesInEncoder: inEncoder) }
             let next = 2 * (files.map(\.typicalFrameBytes).max() ?? 0)
-            if sizeUsedUp || writer.isFull || projected + next >= max {
+            if clipAccount.sizeUsedUp || writer.isFull || projected + next >= max {
                 ending = .maxFileSize
                 machine.endEarly()
                 return true
             }
         }
-        let written = finishedMedia + writer.mediaBytes
+        let written = clipAccount.finishedMedia + writer.mediaBytes
         if recordedDuration >= nextSpaceCheck || written >= nextSpaceCheckBytes {
             nextSpaceCheck = recordedDuration + MediaTime(value: 1, timescale: 1)
             nextSpaceCheckBytes = written + 256 * 1024
