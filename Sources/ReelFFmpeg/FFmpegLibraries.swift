@@ -28,9 +28,15 @@ public enum FFmpegLibraries {
     /// soname is its build number (`libx264.so.164`: build 164), so the number is read from
     /// the file libavcodec loaded.
     public static var x264Build: X264Build? {
+        // The loaded file first: a libavcodec that loads libx264 has the encoder, and finding
+        // the encoder by name walks every codec libavcodec has, which made 1.3 MiB of its pages
+        // resident for `reel --version` alone (bench/RESULTS.md, "Memory"). The walk is left for
+        // a libavcodec that loads no libx264 (none, or x264 linked into it statically).
+        if let file = LoadedLibraries.fileName(startingWith: "libx264.so.") {
+            return X264Build(build: Int(file.dropFirst("libx264.so.".count).prefix { $0.isNumber }), file: file)
+        }
         guard avcodec_find_encoder_by_name("libx264") != nil else { return nil }
-        let file = LoadedLibraries.fileName(startingWith: "libx264.so.")
-        return X264Build(build: file.flatMap { Int($0.dropFirst("libx264.so.".count).prefix { $0.isNumber }) }, file: file)
+        return X264Build(build: nil, file: nil)
     }
 
     /// What is known of the x264 behind libavcodec.
