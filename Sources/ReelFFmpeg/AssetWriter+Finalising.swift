@@ -24,29 +24,46 @@ extension AssetWriter {
     /// earliest each stream's first packet came (see `Movie.readFragments`).
     static func finalise(_ url: URL, container: Container, shift: MediaTime, lateStarts: [Int: MediaTime]? = nil, inPlace: Bool,
                          copyWhenSmall: Bool, fault: MP4Finaliser.Fault?, chapters: [Chapter] = [], end: MediaTime? = nil) throws -> Finalisation {
+        try finalise(url, held: nil, container: container, shift: shift, lateStarts: lateStarts, inPlace: inPlace,
+                     copyWhenSmall: copyWhenSmall, fault: fault, chapters: chapters, end: end).finalisation
+    }
+
+    /// ``finalise(_:container:shift:lateStarts:inPlace:copyWhenSmall:fault:chapters:end:)`` of
+    /// the file its writer holds as `held` (expected at `url`): read and written through the
+    /// writer's descriptor, never by its name, so a file renamed or moved by someone as the
+    /// recording stops is finalised all the same, and one whose folder was made read-only
+    /// (where no copy can be made beside it) in place. A compact copy takes the name the file
+    /// has when the copy is complete (``RecordingLock/replace(with:expected:what:)``). Returns
+    /// where the finalised file is.
+    static func finalise(_ url: URL, held: RecordingLock?, container: Container, shift: MediaTime, lateStarts: [Int: MediaTime]? = nil,
+                         inPlace: Bool, copyWhenSmall: Bool, fault: MP4Finaliser.Fault?, chapters: [Chapter] = [],
+                         end: MediaTime? = nil, beforePlacing: (() -> Void)? = nil) throws -> (finalisation: Finalisation, url: URL) {
+        let path = held?.descriptorPath
         var reason = "no space was reserved for the index"
         var inPlaceWorks = false
         if inPlace {
             do {
-                let outcome = try MP4Finaliser.finalise(url, shift: shift, lateStarts: lateStarts, end: end, chapters: chapters,
+                let outcome = try MP4Finaliser.finalise(url, opening: path, shift: shift, lateStarts: lateStarts, end: end, chapters: chapters,
                                                         copyWhenSmall: copyWhenSmall, fault: fault)
-                return .inPlace(bytesWritten: outcome.bytesWritten)
+                return (.inPlace(bytesWritten: outcome.bytesWritten), url)
             } catch let fallback as MP4Finaliser.CopyInstead {
                 reason = fallback.reason
                 inPlaceWorks = fallback.isChoice
             }
         }
+        let placed: URL
         do {
-            try finalise(url, container: container, shift: shift, lateStarts: lateStarts, chapters: chapters)
+            placed = try finalise(url, held: held, container: container, shift: shift, lateStarts: lateStarts, chapters: chapters,
+                                  beforePlacing: beforePlacing)
         } catch let error as ReelError where inPlaceWorks && [.permissionDenied, .insufficientStorage, .ioFailure].contains(error.code) {
             // The smaller copy could not be written beside the file (its folder was made
             // read-only, the disk is full): in place after all, keeping the unused reservation.
-            let outcome = try MP4Finaliser.finalise(url, shift: shift, lateStarts: lateStarts, end: end, chapters: chapters,
+            let outcome = try MP4Finaliser.finalise(url, opening: path, shift: shift, lateStarts: lateStarts, end: end, chapters: chapters,
                                                     copyWhenSmall: false, fault: fault)
-            return .inPlace(bytesWritten: outcome.bytesWritten)
+            return (.inPlace(bytesWritten: outcome.bytesWritten), url)
         }
-        let bytes = ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value ?? 0
-        return .copied(reason: reason, bytesWritten: bytes)
+        let bytes = FileIdentity.size(of: placed) ?? 0
+        return (.copied(reason: reason, bytesWritten: bytes), placed)
     }
 
     /// Rewrites a fragmented MP4/MOV at `url` as a regular one with its index at the front, by
@@ -58,21 +75,38 @@ extension AssetWriter {
 
     /// ``finalise(_:container:shift:)`` giving the file `chapters` (`nil`: those it holds).
     static func finalise(_ url: URL, container: Container, shift: MediaTime, lateStarts: [Int: MediaTime]? = nil, chapters: [Chapter]?) throws {
+        _ = try finalise(url, held: nil, container: container, shift: shift, lateStarts: lateStarts, chapters: chapters, beforePlacing: nil)
+    }
+
+    /// ``finalise(_:container:shift:lateStarts:chapters:)`` of the file its writer holds as
+    /// `held`, if given: read through the writer's descriptor, the copy made beside where the
+    /// file is now and put in its place wherever it is when the copy is complete. Returns
+    /// where the copy is. `beforePlacing` runs once the copy is complete (tests).
+    private static func finalise(_ url: URL, held: RecordingLock?, container: Container, shift: MediaTime, lateStarts: [Int: MediaTime]?,
+                                 chapters: [Chapter]?, beforePlacing: (() -> Void)?) throws -> URL {
+        // Beside the file where it is now.
+        var beside = url
+        if case .moved(let now)? = held?.whereabouts(expected: url) { beside = now }
         // Locked as being written from its creation until it has taken the file's place.
-        let temporary = FilePlacement.temporaryURL(beside: url, purpose: "finalising")
+        let temporary = FilePlacement.temporaryURL(beside: beside, purpose: "finalising")
         // On failure the temporary file is a partial copy of ours, the original untouched.
         let copy: Remuxer.Copy
         do {
-            copy = try Remuxer.copyPackets(of: url, to: temporary, container: container, fastStart: true, overwrite: false, shift: shift,
-                                           lateStarts: lateStarts, chapters: chapters)
+            copy = try Remuxer.copyPackets(of: held?.descriptorPath ?? url, to: temporary, container: container, fastStart: true,
+                                           overwrite: false, shift: shift, lateStarts: lateStarts, chapters: chapters)
         } catch {
             // Our partial copy, unless its name was taken meanwhile (then it is not ours).
             if (error as? ReelError)?.code != .fileExists { unlink(temporary.path) }
             throw error
         }
         defer { copy.lock?.release() }
+        beforePlacing?()
         do {
-            try FilePlacement.place(temporary, at: url, replacing: true, what: "the finalised file")
+            guard let held else {
+                try FilePlacement.place(temporary, at: url, replacing: true, what: "the finalised file")
+                return url
+            }
+            return try held.replace(with: temporary, expected: url, what: "the finalised file")
         } catch {
             // Our copy, unless its name was taken (then it is not ours to remove).
             if (error as? ReelError)?.code != .fileExists { unlink(temporary.path) }

@@ -86,6 +86,12 @@ public final class AssetWriter: @unchecked Sendable {
         get { opened?.file.beforeFinalising }
         set { opened?.file.beforeFinalising = newValue }
     }
+    /// Runs once a compact copy of the file is complete, right before it takes the file's
+    /// place (tests: to move the file then); `nil` in production.
+    var beforePlacingACopy: (() -> Void)? {
+        get { opened?.file.beforePlacingACopy }
+        set { opened?.file.beforePlacingACopy = newValue }
+    }
 
     /// Checks what this build can write without opening anything.
     public static func validate(_ configuration: Configuration) throws {

@@ -165,10 +165,12 @@ final class MP4File {
     let url: URL
     private var fd: Int32
 
-    init(url: URL, writable: Bool) throws {
+    /// Opens the file `url`, through `path` if given (a path that leads to the file whatever
+    /// its name is now: ``RecordingLock/descriptorPath``); errors name `url`.
+    init(url: URL, opening path: URL? = nil, writable: Bool) throws {
         self.url = url
         fd = try Syscall.call(orThrow: { Syscall.fileError($0, at: url, action: "open") }) {
-            open(url.path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC)
+            open((path ?? url).path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC)
         }
     }
 

@@ -137,9 +137,10 @@ enum MP4Finaliser {
     /// data, so that copying the file is both cheap and gives a smaller file (unless `end` cuts
     /// media off, which a copy would show). Other errors
     /// during the in-place steps leave a file that plays and that ``resume(_:fault:)`` completes.
-    static func finalise(_ url: URL, shift: MediaTime, lateStarts: [Int: MediaTime]? = nil, end: MediaTime? = nil, chapters: [Chapter] = [],
-                         copyWhenSmall: Bool = false, fault: Fault? = nil) throws -> Outcome {
-        let file = try MP4File(url: url, writable: true)
+    /// The file is opened through `path` if given (see ``MP4File``).
+    static func finalise(_ url: URL, opening path: URL? = nil, shift: MediaTime, lateStarts: [Int: MediaTime]? = nil, end: MediaTime? = nil,
+                         chapters: [Chapter] = [], copyWhenSmall: Bool = false, fault: Fault? = nil) throws -> Outcome {
+        let file = try MP4File(url: url, opening: path, writable: true)
         defer { file.close() }
         let layout: FragmentedLayout
         let movie: Movie

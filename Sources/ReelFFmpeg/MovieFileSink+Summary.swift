@@ -10,7 +10,9 @@ extension MovieFileSink {
         do {
             try advisingRecoveryWhenFull { try encoder.finish() }
         } catch var error as ReelError where error.code != .insufficientStorage && error.code != .nothingRecorded {
-            if configuration.container.isISOBaseMedia || configuration.container == .mkv, Recovery.isCutOff(url) {
+            // Said once: a hint that says how to finalise the file already (advisingRecoveryWhenFull's) is not repeated.
+            if configuration.container.isISOBaseMedia || configuration.container == .mkv, Recovery.isCutOff(url),
+               error.hint?.contains(LibraryHint.finalise(url.path)) != true {
                 let kept = "what was recorded is kept in \(url.path); \(LibraryHint.finalise(url.path))"
                 error.hint = error.hint.map { "\($0); \(kept)" } ?? kept
             }

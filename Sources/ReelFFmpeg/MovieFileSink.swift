@@ -62,6 +62,9 @@ package final class MovieFileSink: PacketSink {
     /// Runs once the file has been looked for, right before it is finalised (tests: to move it
     /// then); `nil` in production.
     var beforeFinalising: (() -> Void)?
+    /// Runs once a compact copy of the file is complete, right before it takes the file's place
+    /// (tests: to move the file then); `nil` in production.
+    var beforePlacingACopy: (() -> Void)?
     /// Where the recording is copied if it was deleted and its folder takes nothing more (see
     /// ``defaultRescueFolders``; tests set their own).
     var rescueFolders = MovieFileSink.defaultRescueFolders
@@ -339,25 +342,34 @@ package final class MovieFileSink: PacketSink {
             // a compact one instead.
             let size = FileIdentity.size(of: url) ?? muxer.bytesWritten
             let fits = configuration.maximumFileSize.map { size <= $0 } ?? true
-            // Finalising opens the file by its name: one renamed or deleted after it was
-            // looked for (a user tidying up as the recording stops) is looked for again.
+            // The writer's own file is finalised through its descriptor, never by its name: one
+            // renamed or moved as the recording stops (a user tidying up) is finalised all the
+            // same, and one whose folder was made read-only in place (its last fragment was
+            // written through the descriptor already). A copy made back of a deleted file is
+            // a file of its own, finalised at its name.
+            let held = placement.isCopy ? nil : lock
             beforeFinalising?()
             var attempts = 0
             while true {
                 do {
-                    finalisation = try AssetWriter.finalise(url, container: configuration.container, shift: shift,
-                                                            lateStarts: muxer.lateStarts, inPlace: muxer.indexReservation != nil && fits,
-                                                            // A copy's index gets its chapter list too (see Remuxer),
-                                                            // not an end: a small file with an end that cuts media off
-                                                            // stays in place, where the edit list ends it (MP4Finaliser).
-                                                            copyWhenSmall: configuration.indexReservation == nil,
-                                                            fault: finaliseFault, chapters: chapters.list, end: presentationEnd)
+                    let done = try AssetWriter.finalise(url, held: held, container: configuration.container, shift: shift,
+                                                        lateStarts: muxer.lateStarts, inPlace: muxer.indexReservation != nil && fits,
+                                                        // A copy's index gets its chapter list too (see Remuxer),
+                                                        // not an end: a small file with an end that cuts media off
+                                                        // stays in place, where the edit list ends it (MP4Finaliser).
+                                                        copyWhenSmall: configuration.indexReservation == nil,
+                                                        fault: finaliseFault, chapters: chapters.list, end: presentationEnd,
+                                                        beforePlacing: beforePlacingACopy)
+                    finalisation = done.finalisation
+                    if done.url != url { placement.found(movedTo: done.url) }
                     break
-                } catch where attempts < 3 && lock.map({ $0.whereabouts(expected: url) != .inPlace }) == true {
+                } catch where held == nil && attempts < 3 && lock.map({ $0.whereabouts(expected: url) != .inPlace }) == true {
                     attempts += 1
                     try followTheFile()
                 }
             }
+            // Finalised in place, it may have been moved meanwhile: it is said where it is now.
+            if let held, case .moved(let now) = held.whereabouts(expected: url) { placement.found(movedTo: now) }
         }
         placement.finalised()
         // The file holds its chapters now.

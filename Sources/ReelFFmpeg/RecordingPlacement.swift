@@ -145,6 +145,27 @@ package struct RecordingPlacement: Sendable, Equatable {
         }
     }
 
+    /// Whether the file is a copy made back of the one recorded (deleted while recorded), not
+    /// the file the writer holds.
+    package var isCopy: Bool {
+        switch relocation {
+        case .copiedBack?, .savedElsewhere?: return true
+        case .moved?, nil: return false
+        }
+    }
+
+    /// The file was found at `url` as it was being finalised (someone renamed or moved it
+    /// then): it is finalised there, and said to have moved.
+    package mutating func found(movedTo url: URL) {
+        switch state {
+        case .named, .moved: break
+        default: return
+        }
+        guard url != self.url else { return }
+        if relocation == nil { relocation = .moved(from: self.url) }
+        state = .moved(url)
+    }
+
     /// The file is finalised where it is.
     package mutating func finalised() {
         switch state {

@@ -92,6 +92,47 @@ package enum FilePlacement {
         syncFolder(of: destination)
     }
 
+    /// Makes the complete file at `temporary` durable and puts it at `destination` in place of
+    /// the file `file`, if that is the file there: the two are swapped in one step
+    /// (`renameat2` with `RENAME_EXCHANGE`), the file that comes out is checked to be `file` and
+    /// removed. Returns `false`, with `temporary` as it was, if `destination` led to another
+    /// file by then (it is swapped back: nobody's file is replaced) or to none. Where the file
+    /// system cannot swap, the file at `destination` is checked, then replaced by a rename.
+    package static func place(_ temporary: URL, over file: FileIdentity, at destination: URL, what: String) throws -> Bool {
+        func failure(_ e: Int32) -> ReelError { Syscall.fileError(e, creating: destination, action: "name \(what)") }
+        try sync(temporary)
+        switch exchange(temporary, destination) {
+        case .success:
+            guard FileIdentity(itself: temporary) == file else {
+                // Another file took the name meanwhile: it goes back.
+                if case .failure(let e) = exchange(temporary, destination) { throw failure(e.rawValue) }
+                return false
+            }
+            _ = Syscall.attempt { unlink(temporary.path) }
+        case .failure(let e) where e.rawValue == ENOENT:
+            return false
+        case .failure(let e) where ![EINVAL, ENOSYS, EOPNOTSUPP].contains(e.rawValue):
+            throw failure(e.rawValue)
+        case .failure:
+            guard FileIdentity(itself: destination) == file else { return false }
+            try Syscall.call(orThrow: failure) { rename(temporary.path, destination.path) }
+        }
+        syncFolder(of: destination)
+        return true
+    }
+
+    /// `renameat2(…, RENAME_EXCHANGE)`: swaps the files at `a` and `b` (looked up at run time,
+    /// as Glibc's module does not declare it).
+    private static func exchange(_ a: URL, _ b: URL) -> Result<Int32, Syscall.Errno> {
+        typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
+        guard let symbol = renameAt2 else { return .failure(Syscall.Errno(ENOSYS)) }
+        let call = unsafeBitCast(symbol, to: RenameAt2.self)
+        let exchange: UInt32 = 1 << 1
+        return Syscall.attempt { call(AT_FDCWD, a.path, AT_FDCWD, b.path, exchange) }
+    }
+
+    private nonisolated(unsafe) static let renameAt2 = dlsym(nil, "renameat2")
+
     /// Makes the complete file at `temporary` durable and gives it the first of `candidates`
     /// that no file (nor anything else) has, never replacing one; returns that name. The name
     /// is chosen only now, when the file is whole: a crash before leaves no empty name behind,

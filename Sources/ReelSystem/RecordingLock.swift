@@ -138,6 +138,49 @@ package final class RecordingLock: @unchecked Sendable {
         return .moved(open.path)
     }
 
+    /// A path that opens the locked file itself, wherever it is now (`/proc/self/fd/N`, while
+    /// the lock is held): renamed or moved by someone, deleted, or in a folder that was made
+    /// read-only since (a read-only bind mount over it: the descriptor keeps the mount it was
+    /// opened through). Opening it for writing needs only the file's own permissions. What
+    /// finishes a recording reads and writes the file through it, never by its name, which
+    /// can lead elsewhere by then.
+    package var descriptorPath: URL? {
+        fd >= 0 ? URL(fileURLWithPath: "/proc/self/fd/\(fd)") : nil
+    }
+
+    /// Gives the complete file `temporary` (a finalised copy of the locked file) the name the
+    /// locked file has now, replacing it, and returns that name; the locked file was expected
+    /// at `expected`. Someone may rename the locked file at any moment (a user tidying up as
+    /// the recording stops): the name is looked for by the file's identity, and the two are
+    /// swapped in one step, then checked, so the copy never takes a name that another file
+    /// had meanwhile (that file is swapped back) and the locked file never stays beside it
+    /// unfinalised. A locked file deleted meanwhile leaves the copy at `expected` if that is
+    /// free, else beside it (``FilePlacement/rescueName(for:)``).
+    package func replace(with temporary: URL, expected: URL, what: String) throws -> URL {
+        guard let held = identity else { throw ReelError(.ioFailure, "the lock of \(url.path) was released before \(what) was placed") }
+        var info = stat()
+        try Syscall.call(orThrow: { Syscall.fileError($0, at: expected, action: "read") }) { fstat(fd, &info) }
+        // The copy takes the file's permissions and, where allowed, its owner.
+        _ = Syscall.attempt { chown(temporary.path, info.st_uid, info.st_gid) }
+        try Syscall.call(orThrow: { Syscall.fileError($0, creating: expected, action: "name \(what)") }) {
+            chmod(temporary.path, info.st_mode & 0o7777)
+        }
+        for _ in 0..<5 {
+            let now: URL
+            switch whereabouts(expected: expected) {
+            case .inPlace: now = expected
+            case .moved(let path): now = path
+            case .deleted:
+                let name = FilePlacement.rescueName(for: expected)
+                try FilePlacement.place(temporary, at: name, replacing: false, what: what)
+                return name
+            }
+            if try FilePlacement.place(temporary, over: held, at: now, what: what) { return now }
+        }
+        throw ReelError(.busy, "\(expected.path) kept being renamed while \(what) was placed",
+                        hint: "it holds everything recorded as it is; \(LibraryHint.finalise(expected.path))")
+    }
+
     /// Copies the locked file's content (a file deleted while it was held) into a new file at
     /// `destination`, which must not exist; the copy is synced. Returns the bytes copied.
     package func copyContent(to destination: URL) throws -> Int64 {

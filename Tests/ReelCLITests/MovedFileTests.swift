@@ -197,6 +197,42 @@ import ReelTestSupport
         try expectWhole(url, atLeast: 60)
     }
 
+    /// The folder made read-only just before the stop (a read-only bind mount over it; as root
+    /// `chmod a-w` is no test): the file, whose descriptor reaches it still, holds every frame
+    /// recorded and is finalised in place. Before, the stop opened it by its name, failed with
+    /// "cannot open …: Read-only file system" (the advice to recover it said twice), exit 1,
+    /// and left it fragmented.
+    @Test func aFolderMountedReadOnlyAsItStopsKeepsEveryFrame() throws {
+        let dir = try TemporaryDirectory()
+        let folder = dir.url.appendingPathComponent("sub")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let run = try SignalTests.Run(dir, name: "sub/ro.mp4", arguments: Self.recording)
+        try run.waitForMain()
+        usleep(2_000_000)
+        defer { _ = try? Subprocess.run(["umount", folder.path]) }
+        let bound = try Subprocess.run(["mount", "--bind", folder.path, folder.path])
+        try #require(bound.status == 0, "mount --bind failed: \(bound.stderr)")
+        let readOnly = try Subprocess.run(["mount", "-o", "remount,ro,bind", folder.path])
+        try #require(readOnly.status == 0, "remount ro failed: \(readOnly.stderr)")
+        run.send(SIGINT, after: 50)
+        let result = run.finish()
+        let output = (try? String(contentsOf: run.stdout, encoding: .utf8)) ?? ""
+        _ = try Subprocess.run(["umount", folder.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let url = folder.appendingPathComponent("ro.mp4")
+        #expect(output.contains("Saved \(url.path)"), "\(output)")
+        // Every frame the summary counts is in the file, in order.
+        let said = output.split(separator: "\n").first { $0.contains(" frames, ") }
+            .flatMap { $0.split(separator: ",").first { $0.hasSuffix(" frames") } }
+            .flatMap { Int($0.split(separator: " ").last { Int($0) != nil } ?? "") }
+        try #require(said != nil, "\(output)")
+        #expect(Recovery.isFinished(url), "\(url.path) is not finalised")
+        // (A loaded machine's capture may miss a frame; the file loses none of those recorded.)
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter)
+        #expect(counters.count == said && (said ?? 0) >= 45, "\(counters.count) frames in the file, \(said ?? 0) said")
+        #expect(zip(counters, counters.dropFirst()).allSatisfy { a, b in a.flatMap { a in b.map { $0 > a } } == true }, "\(counters)")
+    }
+
     /// Aborts the recording in `name` after `change` (at 1.5 s) and 1 s more: a stop signal
     /// and a second one from another process.
     func abort(_ dir: TemporaryDirectory, _ name: String, change: (URL) throws -> Void) throws -> (status: Int32, stderr: String) {

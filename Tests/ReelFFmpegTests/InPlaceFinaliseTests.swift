@@ -263,6 +263,44 @@ import ReelTestSupport
         #expect(try MediaProbe.decodeLuma(moved, width: 320, height: 240).map(\.counter) == (0..<30).map { Int64($0) })
     }
 
+    /// The file renamed while its compact copy is being made (a user tidying up 40–60 ms into
+    /// the stop): the copy takes the file's place at its new name, and nothing is left beside
+    /// it (the copy took the old name, which was free by then, and left the renamed file
+    /// fragmented, 3 MB of reservation and all, with no word about it).
+    @Test func aFileRenamedWhileItsCopyIsMadeIsReplacedAtItsNewName() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("stopping.mp4")
+        let moved = dir.url.appendingPathComponent("tidied.mp4")
+        let writer = try Self.writer(url)
+        writer.beforePlacingACopy = { rename(url.path, moved.path) }
+        try Self.feed(writer, frames: 30)
+        let summary = try writer.finish()
+        #expect(!summary.finalisation.isInPlace, "\(summary.finalisation)")
+        #expect(summary.url.path == moved.path, "\(summary.url.path)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["tidied.mp4"])
+        #expect(Recovery.isFinished(moved))
+        #expect(try MediaProbe.decodeLuma(moved, width: 320, height: 240).map(\.counter) == (0..<30).map { Int64($0) })
+    }
+
+    /// Renamed while its copy is made, and another file put at its old name: that file is not
+    /// the recording's and stays as it was; the recording is finalised at its new name.
+    @Test func aFilePutAtTheOldNameWhileTheCopyIsMadeStays() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("stopping.mp4")
+        let moved = dir.url.appendingPathComponent("tidied.mp4")
+        let writer = try Self.writer(url)
+        writer.beforePlacingACopy = {
+            rename(url.path, moved.path)
+            _ = FileManager.default.createFile(atPath: url.path, contents: Data("someone else's".utf8))
+        }
+        try Self.feed(writer, frames: 30)
+        let summary = try writer.finish()
+        #expect(summary.url.path == moved.path, "\(summary.url.path)")
+        #expect(try Data(contentsOf: url) == Data("someone else's".utf8))
+        #expect(Recovery.isFinished(moved))
+        #expect(try MediaProbe.decodeLuma(moved, width: 320, height: 240).map(\.counter) == (0..<30).map { Int64($0) })
+    }
+
     /// The file deleted with its folder while it was recorded (nowhere left to write beside it):
     /// what was recorded is copied to a rescue folder and finalised there, rather than lost.
     @Test func aFileDeletedWithItsFolderIsRescuedElsewhere() throws {
