@@ -187,6 +187,13 @@ FFMPEG_LIBS = ("libavcodec", "libavformat", "libavutil", "libavfilter", "libavde
                "libswresample", "libpostproc")
 
 
+# A reel built with `swift build` (not scripts/build-release) loads the Swift toolchain's libraries.
+FOUNDATION_LIBS = ("libFoundation.so", "libFoundationInternationalization.so", "lib_FoundationICU.so",
+                   "libFoundationXML.so", "libFoundationNetworking.so")
+SWIFT_LIBS = ("libswiftCore.so", "libswift_", "libswiftGlibc.so", "libswiftSynchronization.so",
+              "libswiftObservation.so", "libswiftDispatch.so", "libdispatch.so", "libBlocksRuntime.so")
+
+
 def group(path: str, binary: str) -> str:
     name = os.path.basename(path)
     if path == binary:
@@ -195,6 +202,12 @@ def group(path: str, binary: str) -> str:
         return "shared memory (MIT-SHM capture buffers)"
     if name.startswith(FFMPEG_LIBS):
         return "FFmpeg libraries (files)"
+    if name.startswith(FOUNDATION_LIBS):
+        return "Foundation, FoundationInternationalization, ICU (toolchain files)"
+    if name.startswith("libFoundationEssentials.so"):
+        return "FoundationEssentials (toolchain file)"
+    if name.startswith(SWIFT_LIBS):
+        return "Swift runtime, standard library, Concurrency, Dispatch (toolchain files)"
     if name.startswith("libx264"):
         return "x264 (file)"
     if path.startswith("/") and ".so" in name:
@@ -406,7 +419,7 @@ def main() -> int:
     # What screen.py's helpers read from its own arguments.
     args.crf, args.gop, args.paint_rate, args.display, args.nice = 23, 60, 60, 77, -5
     args.no_cursor, args.replay, args.reel_args, args.variants, args.frames_budget = False, 30, "", {}, 1024
-    args.region = None
+    args.region, args.pointer_rests = None, None
     scenarios = [s for s in args.scenarios.split(",") if s]
     recorders = [r for r in args.recorders.split(",") if r]
     reel = Path(args.reel or os.environ.get("REEL") or screen.ROOT / ".build/release/reel").resolve()
