@@ -9,7 +9,9 @@ extension MovieFileSink {
     package func finishRecording(drainingInto encoder: StreamEncoder) throws -> AssetWriter.Summary {
         do {
             try advisingRecoveryWhenFull { try encoder.finish() }
-        } catch var error as ReelError where error.code != .insufficientStorage && error.code != .nothingRecorded {
+        } catch let error as ReelError where error.code == .insufficientStorage {
+            throw finaliseWhatTheFullDiskKept(error)
+        } catch var error as ReelError where error.code != .nothingRecorded {
             // Said once: a hint that says how to finalise the file already (advisingRecoveryWhenFull's) is not repeated.
             if configuration.container.isISOBaseMedia || configuration.container == .mkv, Recovery.isCutOff(url),
                error.hint?.contains(LibraryHint.finalise(url.path)) != true {
@@ -20,6 +22,36 @@ extension MovieFileSink {
         }
         guard let done = finished else { throw ReelError(.encodingFailed, "\(url.path) was not finished") }
         return summary(of: done, encoder: encoder)
+    }
+
+    /// The disk filled as the recording stopped: its last part could not be written. What
+    /// reached the disk (its complete fragments, and the whole samples of one cut short) is
+    /// finalised in place as a recovery does, which needs no room (the index goes into the
+    /// space reserved for it), so the file plays as a regular one; the error says what it
+    /// keeps and what was lost. (It failed with the advice to recover the file, which the
+    /// stop could do itself.) An MKV plays as it is; anything else is left to the advice.
+    private func finaliseWhatTheFullDiskKept(_ error: ReelError) -> ReelError {
+        guard configuration.container.isISOBaseMedia, configuration.fragmentInterval != nil else { return error }
+        let recorded = recordedDuration
+        // Closed with what reached the disk; the recovery takes a lock of its own.
+        abandon()
+        guard Recovery.isCutOff(url), let kept = try? Recovery.recover(url) else { return error }
+        let lost = max(0, recorded.seconds - kept.duration.seconds)
+        let frames = configuration.video == nil ? "" : ", \(kept.videoFrames) frames"
+        return ReelError(.insufficientStorage,
+                         "the disk filled as \(url.path) was finished: it keeps the first \(String(format: "%.2f", kept.duration.seconds)) s"
+                            + "\(frames) and plays; the last \(String(format: "%.2f", lost)) s recorded could not be written",
+                         hint: "free some disk space or record to another disk", errno: error.errno)
+    }
+
+    /// How long the media handed to the file lasts: its video frames, or its longest audio track.
+    private var recordedDuration: MediaTime {
+        var duration = MediaTime.zero
+        if let rate = configuration.video?.settings.frameRate, videoEndIndex > 0 { duration = rate.time(ofFrame: videoEndIndex) }
+        for (track, end) in zip(configuration.audio, audioEndSamples) {
+            duration = max(duration, MediaTime(value: end, timescale: Int32(track.settings.sampleRate)))
+        }
+        return duration
     }
 
     /// What `done` holds, with the audio `encoder` encoded: all of it unless the size limit

@@ -33,4 +33,36 @@ import ReelTestSupport
         #expect(Recovery.isFinished(url))
         #expect((try MediaProbe.probe(url).videoStreams.first?.frameCount ?? 0) >= 30)
     }
+
+    /// The disk filled a moment before the stop (something else took the space; no `--min-free`
+    /// to stop first): the stop cannot write the last fragment, and finalises what reached the
+    /// disk in place, as a recovery would on the full disk; it says how much the file keeps and
+    /// how much was lost. Before, it failed with the advice to recover the file, left fragmented
+    /// with its last fragment torn.
+    @Test func aDiskThatFillsAtTheStopLeavesAFinalisedFileAndSaysWhatWasLost() throws {
+        let disk = try SmallDisk(size: "20M")
+        let url = disk.url.appendingPathComponent("full.mp4")
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record", "--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast", "--min-free", "0",
+                             "-o", url.path]
+        let stderr = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = stderr
+        try process.run()
+        usleep(3_000_000)
+        let free = try FileManager.default.attributesOfFileSystem(forPath: disk.url.path)[.systemFreeSize] as? Int ?? 0
+        try Data(count: max(0, free - 20_000)).write(to: disk.url.appendingPathComponent("filler"))
+        usleep(500_000)
+        kill(process.processIdentifier, SIGTERM)
+        let said = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1, "\(said)")
+        #expect(said.contains("the disk filled as \(url.path) was finished: it keeps the first "), "\(said)")
+        #expect(said.contains("s recorded could not be written"), "\(said)")
+        #expect(Recovery.isFinished(url), "\(said)")
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter)
+        #expect(counters.count >= 45 && said.contains(", \(counters.count) frames and plays"), "\(counters.count) frames: \(said)")
+        #expect(zip(counters, counters.dropFirst()).allSatisfy { a, b in a.flatMap { a in b.map { $0 > a } } == true }, "\(counters)")
+    }
 }
