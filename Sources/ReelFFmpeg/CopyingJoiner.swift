@@ -49,23 +49,14 @@ final class CopyingJoiner {
     func append(_ clip: ClipFacts, from input: InputFile, isFirst: Bool, silence: [SilentPacket?]?,
                 meter: ProgressMeter? = nil, readBefore: Int64 = 0, chapters: [Chapter] = []) throws {
         self.chapters += input.chapters(ofClipAt: clip.zero, adding: chapters, joinedAt: offset)
-        let ctx = input.context
-        var position = [Int](repeating: -1, count: Int(ctx.pointee.nb_streams))
-        for (i, s) in clip.streams.enumerated() { position[s.index] = i }
-        var read = [Int64](repeating: 0, count: clip.streams.count)
+        var packets = ClipReader(clip, from: input, meter: meter, readBefore: readBefore)
         var started = [Bool](repeating: false, count: clip.streams.count)
         var shorterPackets = [Int](repeating: 0, count: clip.streams.count)
         var guesses = clip.streams.map { DecodeTimeGuess(delay: $0.kind == .video ? $0.videoDelay : 0) }
         var length = ClipLength()
         let videoPosition = clip.streams.firstIndex { $0.kind == .video }
 
-        while let packet = try input.next(failing: clip.damaged) {
-            let index = Int(packet.pointee.stream_index)
-            guard index < position.count, position[index] >= 0 else { continue }
-            let j = position[index]
-            read[j] += 1
-            if packet.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 { throw clip.damaged(FFmpeg.invalidData) }
-            if let meter, packet.pointee.pos >= 0 { meter.update(completed: readBefore + packet.pointee.pos) }
+        while let (packet, j) = try packets.next() {
             let facts = clip.streams[j]
             let tb = timeBases[j]
             // Times relative to the clip's zero, in the timeline's time base.
@@ -160,11 +151,6 @@ final class CopyingJoiner {
             packet.pointee.duration = outDuration
             if facts.kind == .video { videoPackets += 1 }
             try muxer.write(demuxed: packet, stream: j)
-        }
-        // A file cut short may end without an error: it then holds fewer packets than its index says.
-        for (j, facts) in clip.streams.enumerated() where facts.packetCount > 0 && read[j] < facts.packetCount {
-            throw ReelError(.invalidMedia, "\(clip.label) is cut short: \(clip.url.path) holds \(read[j]) of its \(facts.packetCount) \(facts.kind == .video ? "video" : "audio") packets",
-                            hint: "merge only complete recordings")
         }
         let clipLength = length.length(video: videoPosition, grid: videoPosition.flatMap { clip.streams[$0].inexactFrameDuration })
         if clip.lacksAudio(of: first) {

@@ -56,9 +56,6 @@ final class ReencodingJoiner {
     func append(_ clip: ClipFacts, from input: InputFile, muted: Bool, meter: ProgressMeter? = nil, readBefore: Int64 = 0,
                 chapters: [Chapter] = []) throws {
         self.chapters += input.chapters(ofClipAt: clip.zero, adding: chapters, joinedAt: offset)
-        let ctx = input.context
-        var position = [Int](repeating: -1, count: Int(ctx.pointee.nb_streams))
-        for (i, s) in clip.streams.enumerated() { position[s.index] = i }
         let videoPosition = clip.streams.firstIndex { $0.kind == .video }
         if picture != nil && videoPosition == nil {
             throw ReelError(.incompatibleClips, "\(clip.label) has no video but clip 1 has", hint: "merge clips that all have video")
@@ -76,7 +73,6 @@ final class ReencodingJoiner {
                                          limit: clip.plausibleLength, label: clip.label))
         }
         var length = ClipLength()
-        var read = [Int64](repeating: 0, count: clip.streams.count)
         let videoZero = videoPosition.map { clip.zero.ticks(in: clip.streams[$0].timeBase) } ?? 0
 
         func drainVideo() throws {
@@ -101,13 +97,8 @@ final class ReencodingJoiner {
             }
         }
 
-        while let packet = try input.next(failing: clip.damaged) {
-            let index = Int(packet.pointee.stream_index)
-            guard index < position.count, position[index] >= 0 else { continue }
-            let j = position[index]
-            read[j] += 1
-            if packet.pointee.flags & AV_PKT_FLAG_CORRUPT != 0 { throw clip.damaged(FFmpeg.invalidData) }
-            if let meter, packet.pointee.pos >= 0 { meter.update(completed: readBefore + packet.pointee.pos) }
+        var packets = ClipReader(clip, from: input, meter: meter, readBefore: readBefore)
+        while let (packet, j) = try packets.next() {
             let facts = clip.streams[j]
             let zero = clip.zero.ticks(in: facts.timeBase)
             let pts = packet.pointee.pts != FFmpeg.noPTS ? packet.pointee.pts : packet.pointee.dts
@@ -123,10 +114,6 @@ final class ReencodingJoiner {
                 try decoder.send(packet)
                 try drainAudio(t)
             }
-        }
-        for (j, facts) in clip.streams.enumerated() where facts.packetCount > 0 && read[j] < facts.packetCount {
-            throw ReelError(.invalidMedia, "\(clip.label) is cut short: \(clip.url.path) holds \(read[j]) of its \(facts.packetCount) packets",
-                            hint: "merge only complete recordings")
         }
         if let videoDecoder {
             try videoDecoder.send(nil)
