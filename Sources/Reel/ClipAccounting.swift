@@ -14,8 +14,9 @@ struct ClipAccounting {
     /// The clips settled (by index) from ``firstUnsettled`` on; every clip before it is.
     private var settledClips = Set<Int>()
     private(set) var firstUnsettled = 0
-    /// The media bytes of the finished clips.
+    /// The media bytes of the finished clips, and their files' sizes.
     private(set) var finishedMedia: Int64 = 0
+    private(set) var finishedBytes: Int64 = 0
     /// The media bytes of each finished clip, by file name: progress counts those of the clips
     /// kept (an undone clip takes its bytes with it).
     private var mediaOfClips: [String: Int64] = [:]
@@ -44,6 +45,7 @@ struct ClipAccounting {
     /// Counts what a finished clip's file holds.
     mutating func add(_ done: MovieFileSink.Finished) {
         finishedMedia += done.mediaBytes
+        finishedBytes += done.bytes
         mediaOfClips[done.url.lastPathComponent] = done.mediaBytes
         finishedShare += done.mediaBytes + 48 * done.packets
     }

@@ -73,6 +73,8 @@ public final class Recorder: CaptureOutput {
         var drainHeldSound: (@Sendable () -> Void)?, soundLead = MediaTime.zero
         /// Chapter markers not yet placed on the recording's timeline (see `Recorder+Markers.swift`).
         var markers = PendingMarkers()
+        /// What reads the disk's free space instead of the disk (tests: see `FreeSpaceWatch.swift`).
+        var freeSpaceReader: FreeSpaceWatch.Reader?
         /// The file recorded into until the stop, for a file made then (a GIF).
         var intermediate: URL?
         /// The file at the name before the start (one the recording replaces), and the
@@ -201,10 +203,10 @@ public final class Recorder: CaptureOutput {
         // The file at the name now is one the recording replaces, for an abort from now on
         // (see `Recorder+Abort.swift`).
         let earlier = earlierFileAtTheName()
-        let (settings, soundLead) = try state.withLock { state in
+        let (settings, soundLead, freeSpaceReader) = try state.withLock { state in
             try state.machine.prepare()
             state.earlierFile = earlier
-            return (state.settings, state.soundLead)
+            return (state.settings, state.soundLead, state.freeSpaceReader)
         }
         // Outside the lock: this creates the file and opens the encoders.
         let session = RecordingSession(folder: settings.clipsFolder ?? RecordingSession.defaultFolder(for: url))
@@ -223,7 +225,7 @@ public final class Recorder: CaptureOutput {
             try prepareFile()
             let fed: [any PacketSink] = (replayBuffer.map { [$0] } ?? []) + sinks
             pipeline = try RecorderPipeline(url: url, settings: settings, sources: sources, session: session,
-                                            sinks: fed, writesFile: writesFile, soundLead: soundLead)
+                                            sinks: fed, writesFile: writesFile, soundLead: soundLead, freeSpaceReader: freeSpaceReader)
         } catch {
             let failure = error as? ReelError ?? ReelError(.encodingFailed, "\(error)")
             let waiters = state.withLock { state in

@@ -30,11 +30,10 @@ final class RecorderPipeline: @unchecked Sendable {
     var ending: RecordingEnding = .requested
     /// Clips whose files went before the merge (see ``RecordingSession/lostClips``).
     var lostClips: [URL] = []
-    private var nextSpaceCheck = MediaTime.zero
-    /// The media written when the free space is next checked: every quarter megabyte as well
-    /// as every second, so that a fast recording (a busy screen, or faster than real time)
-    /// stops near the minimum, not megabytes past it.
-    private var nextSpaceCheckBytes: Int64 = 0
+    /// When the disk is looked at, and whether the free space leaves the minimum.
+    private var spaceGuard: FreeSpaceGuard
+    /// Reads the free space on its own queue (with a minimum of free space).
+    private var freeSpace: FreeSpaceWatch?
     /// Events to report, collected while handling samples.
     var onClipStarted: ((Int) -> Void)?
     var onClipFinished: ((Clip) -> Void)?
@@ -53,7 +52,8 @@ final class RecorderPipeline: @unchecked Sendable {
     var timeline: RecordingTimeline { machine.timeline }
 
     init(url: URL, settings: Recorder.Settings, sources: [SourceDescriptor], session: RecordingSession,
-         sinks: [any PacketSink] = [], writesFile: Bool = true, soundLead: MediaTime = .zero) throws {
+         sinks: [any PacketSink] = [], writesFile: Bool = true, soundLead: MediaTime = .zero,
+         freeSpaceReader: FreeSpaceWatch.Reader? = nil) throws {
         self.url = url
         self.settings = settings
         self.session = session
@@ -61,6 +61,7 @@ final class RecorderPipeline: @unchecked Sendable {
         liveStreams = sinks.compactMap { $0 as? LiveStream }
         self.writesFile = writesFile
         limit = settings.maxRecordedDuration
+        spaceGuard = FreeSpaceGuard(minimum: writesFile ? settings.minimumFreeSpace : nil)
         if settings.video.frameMode != .constant, let stream = liveStreams.first(where: \.timesPicturesByDuration) {
             throw ReelError(.invalidConfiguration, "\(stream.name) writes HLS in fragmented MP4 segments, which time each picture as one frame: "
                             + "a recording that leaves out pictures that did not change (the \(settings.video.frameMode.rawValue) frame mode) would play at the wrong times in it",
@@ -100,7 +101,11 @@ final class RecorderPipeline: @unchecked Sendable {
         do {
             // What the file cannot hold (H.264 in WebM, AAC in WebM) is refused before it is made.
             if writesFile { try AssetWriter.validate(fileConfiguration(url: intermediate ?? url, overwrite: false, maximumFileSize: nil)) }
-            try checkFreeSpace()
+            if let minimum = spaceGuard.minimum {
+                // Said now with what to do; while recording, the disk is read on a queue of its own.
+                try RecordingFile.checkFreeSpace(in: spaceFolder, minimum: minimum)
+                freeSpace = FreeSpaceWatch(folder: spaceFolder, reader: freeSpaceReader)
+            }
             // The file (or the clips' sink) and the encoders now, so that a bad path or codec
             // fails before the session starts.
             let file: RecordingFileWriter.File
@@ -331,16 +336,11 @@ final class RecorderPipeline: @unchecked Sendable {
                 return true
             }
         }
-        let written = clipAccount.finishedMedia + writer.mediaBytes
-        if recordedDuration >= nextSpaceCheck || written >= nextSpaceCheckBytes {
-            nextSpaceCheck = recordedDuration + MediaTime(value: 1, timescale: 1)
-            nextSpaceCheckBytes = written + 256 * 1024
+        if spaceGuard.isDue(recorded: recordedDuration, written: clipAccount.finishedMedia + writer.mediaBytes) {
             // Said within a second: the clips folder moved or deleted (what cannot be made again
             // fails the next clip, and the clip being recorded goes to a rescue folder).
             if clipFiles != nil { try? session.followFolder() }
-            do {
-                try checkFreeSpace()
-            } catch {
+            if runsOutOfSpace() {
                 // The sound that ran ahead of the pictures is left out: both end together.
                 ending = .lowDiskSpace
                 machine.endEarly()
@@ -352,18 +352,23 @@ final class RecorderPipeline: @unchecked Sendable {
         return machine.isComplete
     }
 
-    /// Throws when the free space, less what the file still has on its way to the disk (the
-    /// fragment being filled, the frames in the encoder: megabytes for a busy picture), is
-    /// below the minimum.
-    private func checkFreeSpace() throws {
-        guard writesFile, let minimum = settings.minimumFreeSpace else { return }
-        var toCome: Int64 = 0
-        if let writer {
-            let inEncoder = writer.encoder.framesInEncoder
-            let files = writer.movie.map { [$0] } ?? clipFiles?.openFiles ?? []
-            toCome = files.reduce(0) { $0 + $1.bytesToCome(framesInEncoder: inEncoder) }
-        }
-        try RecordingFile.checkFreeSpace(in: settings.pauseMode == .clips ? session.folder : url.deletingLastPathComponent(), minimum: minimum + toCome)
+    /// Whether the free space last read, less what reached the disk since and what the file
+    /// still has on its way to it (the fragment being filled, the frames in the encoder:
+    /// megabytes for a busy picture), is below the minimum. Decided from the watch's figure;
+    /// the disk is read again on the watch's queue, for the next time.
+    private func runsOutOfSpace() -> Bool {
+        guard let freeSpace else { return false }
+        let inEncoder = writer.encoder.framesInEncoder
+        let files = writer.movie.map { [$0] } ?? clipFiles?.openFiles ?? []
+        let toCome = files.reduce(0) { $0 + $1.bytesToCome(framesInEncoder: inEncoder) }
+        let onDisk = clipAccount.finishedBytes + files.reduce(0) { $0 + $1.bytesOnDisk }
+        defer { freeSpace.refresh(in: spaceFolder, onDisk: onDisk) }
+        return spaceGuard.leavesTooLittle(freeSpace.latest, onDisk: onDisk, toCome: toCome)
+    }
+
+    /// The folder whose disk the recording fills: the clips folder's in clip mode, else the file's.
+    private var spaceFolder: URL {
+        settings.pauseMode == .clips ? session.folder : url.deletingLastPathComponent()
     }
 
     /// How much of the session time `[start, end)` the recording holds (pauses and what lies

@@ -103,9 +103,7 @@ public struct RecordingFile: Sendable, Hashable {
     /// in the nearest folder above it that exists), `.permissionDenied` when it is on a file
     /// system that keeps no files (`/proc`, `/sys`: no size at all).
     package static func checkFreeSpace(in folder: URL, minimum: Int64) throws {
-        var place = folder
-        while !FileManager.default.fileExists(atPath: place.path), place.path != "/" { place = place.deletingLastPathComponent() }
-        guard let space = FreeSpace.of(place) else { return }
+        guard let space = FreeSpace.ofNearest(folder) else { return }
         if space.total == 0 {
             throw ReelError(.permissionDenied, "\(folder.path) cannot hold recordings: it is on a file system that keeps no files (such as /proc or /sys)",
                             hint: LibraryHint.chooseAnotherFolder)

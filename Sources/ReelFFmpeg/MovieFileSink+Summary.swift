@@ -69,3 +69,9 @@ extension MovieFileSink {
                                    bytes: done.bytes, finalisation: done.finalisation)
     }
 }
+
+extension MovieFileSink {
+    /// The bytes the file holds on the disk so far (handed to the system): a free-space check
+    /// counts what reached the disk since it read the free space.
+    package var bytesOnDisk: Int64 { muxer.bytesOnDisk }
+}

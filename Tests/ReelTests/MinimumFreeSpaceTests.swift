@@ -14,21 +14,32 @@ import ReelTestSupport
         return Int64(info.f_bavail) * Int64(info.f_frsize)
     }
 
-    @Test func aFastRecordingStopsNearTheMinimumFreeSpace() async throws {
-        let disk = try SmallDisk(size: "24M")
-        let url = disk.url.appendingPathComponent("fast.mp4")
+    /// Records lossless noise (and a tone, if asked) into `url` on a manual clock, faster than
+    /// real time, keeping `minimum` bytes free, for at most a minute; `prepare` sets up the
+    /// recorder before its session starts.
+    static func recordNoise(into url: URL, keepingFree minimum: Int64, tone: Bool = false,
+                            prepare: (Recorder) -> Void = { _ in }) async throws -> RecordingSummary {
         var settings = Recorder.Settings()
         settings.video.preset = "ultrafast"
         settings.video.rateControl = .crf(0)       // lossless: megabytes per recorded second
-        settings.minimumFreeSpace = 12_000_000
+        settings.minimumFreeSpace = minimum
         let recorder = Recorder(url: url, settings: settings)
         recorder.maxRecordedDuration = MediaTime(seconds: 60)
+        prepare(recorder)
         let session = CaptureSession(clock: ManualClock())
         try session.addInput(NoiseSource(size: PixelSize(width: 640, height: 360)))
+        if tone { try session.addInput(ToneSource()) }
         try session.addOutput(recorder)
         try await session.start()
         let summary = try await recorder.result()
         await session.stop()
+        return summary
+    }
+
+    @Test func aFastRecordingStopsNearTheMinimumFreeSpace() async throws {
+        let disk = try SmallDisk(size: "24M")
+        let url = disk.url.appendingPathComponent("fast.mp4")
+        let summary = try await Self.recordNoise(into: url, keepingFree: 12_000_000)
         #expect(summary.ending == .lowDiskSpace)
         let free = Self.freeBytes(disk.url)
         let perSecond = Double(summary.bytes) / max(summary.duration.seconds, 0.001)
@@ -44,19 +55,7 @@ import ReelTestSupport
     @Test func aStopForDiskSpaceEndsSoundAndPicturesTogether() async throws {
         let disk = try SmallDisk(size: "16M")
         let url = disk.url.appendingPathComponent("together.mp4")
-        var settings = Recorder.Settings()
-        settings.video.preset = "ultrafast"
-        settings.video.rateControl = .crf(0)
-        settings.minimumFreeSpace = 8_000_000
-        let recorder = Recorder(url: url, settings: settings)
-        recorder.maxRecordedDuration = MediaTime(seconds: 60)
-        let session = CaptureSession(clock: ManualClock())
-        try session.addInput(NoiseSource(size: PixelSize(width: 640, height: 360)))
-        try session.addInput(ToneSource())
-        try session.addOutput(recorder)
-        try await session.start()
-        let summary = try await recorder.result()
-        await session.stop()
+        let summary = try await Self.recordNoise(into: url, keepingFree: 8_000_000, tone: true)
         #expect(summary.ending == .lowDiskSpace)
         let probed = try MediaProbe.probe(url)
         let video = try #require(probed.videoStreams.first?.duration)
