@@ -5,10 +5,13 @@ import ReelCore
 struct ClipLength {
     private var ends: [Int: MediaTime] = [:]
     private var longestPacket: [Int: MediaTime] = [:]
+    /// Where each stream's last packet (the latest to begin) begins.
+    private var lastStarts: [Int: MediaTime] = [:]
 
     /// Notes a packet of stream `index` from `start` (relative to the clip's zero) lasting `duration`.
     mutating func note(stream index: Int, start: MediaTime, duration: MediaTime) {
         let end = start + duration
+        if let current = lastStarts[index] { if current < start { lastStarts[index] = start } } else { lastStarts[index] = start }
         if let current = ends[index] { if current < end { ends[index] = end } } else { ends[index] = end }
         if let current = longestPacket[index] { if current < duration { longestPacket[index] = duration } } else { longestPacket[index] = duration }
     }
@@ -25,7 +28,10 @@ struct ClipLength {
         if let grid, grid > .zero, video != nil {
             let frames = length.convertedValue(to: grid.timescale, rounding: .nearest) / max(grid.value, 1)
             let snapped = MediaTime(value: frames * grid.value, timescale: grid.timescale)
-            if (length - snapped).seconds.magnitude < grid.seconds / 4 { length = snapped }
+            // Never before the last frame's start: the next clip's first frame would fall on or
+            // before it (a grid from an average frame rate once put it 37 ticks too early).
+            let lastStart = video.flatMap { lastStarts[$0] } ?? .zero
+            if (length - snapped).seconds.magnitude < grid.seconds / 4, snapped > lastStart { length = snapped }
         }
         for (index, end) in ends where index != video {
             let slack = video == nil ? .zero : (longestPacket[index] ?? .zero)

@@ -130,7 +130,9 @@ final class CopyingJoiner {
                 outDTS = lastDTS[j] + 1
                 if facts.kind == .audio { outPTS = max(outPTS, outDTS) }
                 guard outDTS <= outPTS else {
-                    throw Incompatibility("\(clip.label) cannot follow the clip before it without re-encoding: its frames would be decoded before the previous clip's last",
+                    // The times say which edge is wrong if this is ever seen in a recording's own clips.
+                    let at = MediaTime(ticks: outPTS, out), before = MediaTime(ticks: lastDTS[j], out)
+                    throw Incompatibility("\(clip.label) cannot follow the clip before it without re-encoding: its frames would be decoded before the previous clip's last (its \(facts.kind == .video ? "video" : "audio") at \(at.seconds) s of the joined file; the clip before decodes until \(before.seconds) s)",
                                           hint: LibraryHint.allowReencoding)
                 }
             }

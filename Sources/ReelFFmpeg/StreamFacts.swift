@@ -126,9 +126,14 @@ struct StreamFacts {
         return shortFrames == 1 ? 960 : 1024
     }
 
-    /// The length of one frame when the time base cannot count it exactly, else `nil`.
+    /// The length of one frame when the time base cannot count it exactly, else `nil`: a coarse
+    /// time base (Matroska's milliseconds), whose rounding would add up from clip to clip. A fine
+    /// one (MP4's, 10,000 ticks a second or more) rounds by less than 0.1 ms a clip, and its
+    /// frame rate as read is often an average (an MP4's frames over its duration: a clip that
+    /// lost frames, or ends a few ticks after its last frame), no grid to put frames on.
     var inexactFrameDuration: MediaTime? {
-        guard kind == .video, frameRate.num > 0, frameRate.den > 0 else { return nil }
+        guard kind == .video, frameRate.num > 0, frameRate.den > 0, timeBase.num > 0 else { return nil }
+        guard Int64(timeBase.den) / Int64(timeBase.num) < 10_000 else { return nil }
         let exact = (Int64(timeBase.den) * Int64(frameRate.den)) % (Int64(timeBase.num) * Int64(frameRate.num)) == 0
         return exact ? nil : MediaTime(value: Int64(frameRate.den), timescale: frameRate.num)
     }
