@@ -88,6 +88,7 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         var isPaused = false
         var hasReachedLimit = false
         var canRecord = false
+        var isRunning = false
     }
     let state: Mutex<State>
     let clock: any MediaClock
@@ -259,7 +260,10 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
     }
 
     /// Whether capture runs.
-    public var isRunning: Bool { state.withLock { $0.session != nil } }
+    public var isRunning: Bool {
+        registrar.access(self, keyPath: \.isRunning)
+        return state.withLock { $0.session != nil }
+    }
 
     /// This take's clips (NextLevel's session): from the first ``record()`` until the next
     /// take begins, so after ``stop()`` and ``stopRecording()`` too. To remove or mute clips
@@ -279,11 +283,12 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
 
     /// The observed values now.
     func current() -> Published {
-        let (clips, take, limit, recorded) = state.withLock { s in
-            (s.recorder?.recordingSession ?? s.clips, s.take, s.settings.maxRecordedDuration, s.takeHasRecorded)
+        let (clips, take, limit, recorded, running) = state.withLock { s in
+            (s.recorder?.recordingSession ?? s.clips, s.take, s.settings.maxRecordedDuration, s.takeHasRecorded, s.session != nil)
         }
         var now = Published()
         now.canRecord = take.canRecord
+        now.isRunning = running
         now.recorded = clips?.totalDuration ?? .zero
         now.isRecording = take.isRecording
         // Waiting for the first record() of the take is not a pause.
@@ -311,6 +316,7 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         if now.isPaused != before.isPaused { registrar.withMutation(of: self, keyPath: \.isPaused) {} }
         if now.hasReachedLimit != before.hasReachedLimit { registrar.withMutation(of: self, keyPath: \.hasReachedLimit) {} }
         if now.canRecord != before.canRecord { registrar.withMutation(of: self, keyPath: \.canRecord) {} }
+        if now.isRunning != before.isRunning { registrar.withMutation(of: self, keyPath: \.isRunning) {} }
     }
 
     /// Hands `event` to the stream and the delegate.

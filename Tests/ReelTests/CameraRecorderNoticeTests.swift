@@ -174,19 +174,20 @@ final class InterruptedCamera: CameraSource, @unchecked Sendable {
     }
 
     /// The record button's state is observed as `isRecording` is: a SwiftUI button bound to
-    /// `canRecord` is redrawn when it changes (it read it, and was never told).
-    @Test func canRecordIsObserved() async throws {
+    /// `canRecord` (or to `isRunning`) is redrawn when it changes (it read them, and was never told).
+    @Test func canRecordAndIsRunningAreObserved() async throws {
         let dir = try TemporaryDirectory()
         let clock = ManualClock(mode: .stepped)
         let recorder = recorder(dir, clock)
         let changes = Mutex<[String]>([])
         func watch() {
             withObservationTracking { _ = recorder.canRecord } onChange: { changes.withLock { $0.append("canRecord") } }
+            withObservationTracking { _ = recorder.isRunning } onChange: { changes.withLock { $0.append("isRunning") } }
         }
         watch()
         try await recorder.start()
         #expect(recorder.canRecord && recorder.isRunning)
-        #expect(changes.withLock { $0 } == ["canRecord"], "start() is observed: \(changes.withLock { $0 })")
+        #expect(Set(changes.withLock { $0 }) == ["canRecord", "isRunning"], "start() is observed: \(changes.withLock { $0 })")
         changes.withLock { $0 = [] }
         watch()
         try recorder.record()
