@@ -237,14 +237,32 @@ package final class ApplicationAudioRouter {
         let relay = try relay(for: stream.sinkName)
         route.moved.append(.init(stream: stream.index, originalSink: stream.sinkName))
         try save()
+        // Who records the monitor of the stream's sink now: PulseAudio ends a recording of the
+        // stream alone when it moves, and that is said (it ended another program's recording
+        // without a word).
+        let listening = ((try? connection.recordingStreams()) ?? []).filter { $0.monitoredSink == stream.sinkName }
         do {
             try connection.moveStream(stream.index, toSink: relay)
+            if !listening.isEmpty { sayEndedRecordings(listening, of: stream) }
         } catch {
             route.moved.removeLast()
             try save()
             // A stream that ended meanwhile is no news; one that refuses to move is.
             guard try connection.playingStream(stream.index) != nil else { return }
             report(.incomplete("the stream of '\(stream.label)' (\(stream.index)) cannot be moved (it was opened not to be moved): it plays on '\(stream.sinkName)' and is not recorded (\(error.message))"))
+        }
+    }
+
+    /// Says which of `listening` (recording the monitor of `stream`'s sink before it moved) the
+    /// move ended: a recording of that stream alone.
+    private func sayEndedRecordings(_ listening: [RecordingStream], of stream: PlayingStream) {
+        guard let now = try? connection.recordingStreams() else { return }
+        let still = Set(now.map(\.index))
+        for ended in listening where !still.contains(ended.index) {
+            let who = ended.label.isEmpty ? "another program" : "'\(ended.label)'"
+            report(.note("recording the stream of '\(stream.label)' (\(stream.index)) moved it into reel's relay, and PulseAudio ended "
+                + "the recording of that stream alone by \(who) (record stream \(ended.index)): it records nothing more of it "
+                + "(a recording of the whole sink '\(stream.sinkName)' goes on)"))
         }
     }
 

@@ -57,6 +57,24 @@ public struct PlayingStream: Sendable, Hashable {
 }
 
 /// A change to the server's streams, as a subscription reports it.
+/// A program recording from the server (a source output): what a move of a playing stream can
+/// end. PulseAudio ends a recording of one stream (`parec --monitor-stream`, which records the
+/// monitor of that stream's sink, of that stream only) when the stream is moved.
+package struct RecordingStream: Sendable, Hashable {
+    /// Its index on the server.
+    package var index: UInt32
+    /// The program recording: its application name, else its binary.
+    package var label: String
+    /// The sink whose monitor it records, if it records a monitor.
+    package var monitoredSink: String?
+
+    package init(index: UInt32, label: String, monitoredSink: String?) {
+        self.index = index
+        self.label = label
+        self.monitoredSink = monitoredSink
+    }
+}
+
 package enum StreamEvent: Sendable, Equatable {
     /// A stream started (it may already be gone when it is looked up).
     case appeared(UInt32)
@@ -116,6 +134,8 @@ package protocol PulseAudioRoutingConnection: AnyObject {
     /// Moves a stream to a sink. Throws when the stream refuses (it was opened "dont-move") or
     /// is gone.
     func moveStream(_ index: UInt32, toSink sink: String) throws(ReelError)
+    /// The programs recording from the server now (its source outputs).
+    func recordingStreams() throws(ReelError) -> [RecordingStream]
     /// Suspends or resumes a sink. A null sink that was suspended while its first clients
     /// attached renders small blocks from the start (one that runs with none renders seconds
     /// ahead, and a monitor of it gets its first sound that late).

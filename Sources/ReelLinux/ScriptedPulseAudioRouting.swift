@@ -21,6 +21,9 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
     private var defaultSinkName: String?
     private var streamList: [PlayingStream] = []
     private var unmovable: Set<UInt32> = []
+    /// Programs recording: each records the monitor of a sink, or only one stream of it.
+    private var recordingList: [(stream: RecordingStream, onlyOf: UInt32?)] = []
+    private var nextRecording: UInt32 = 500
     private var moduleList: [LoadedModule] = []
     /// The module stream of each remap sink and loopback, by module.
     private var moduleStreams: [UInt32: UInt32] = [:]
@@ -149,6 +152,23 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
             for subscriber in subscribers { subscriber.queue(.changed(index)) }
         }
     }
+
+    /// A program starts recording the monitor of `sink`, or, with `onlyOf`, of the sink that
+    /// stream plays on and that stream only (`parec --monitor-stream`): the server ends such a
+    /// recording when the stream is moved, as PulseAudio does.
+    @discardableResult
+    package func record(_ program: String, monitorOf sink: String? = nil, onlyOf stream: UInt32? = nil) -> UInt32 {
+        locked {
+            let index = nextRecording
+            nextRecording += 1
+            let monitored = stream.flatMap { s in streamList.first { $0.index == s }?.sinkName } ?? sink
+            recordingList.append((RecordingStream(index: index, label: program, monitoredSink: monitored), stream))
+            return index
+        }
+    }
+
+    /// The programs recording now.
+    package var recordings: [RecordingStream] { locked { recordingList.map(\.stream) } }
 
     /// A stream ends; subscribers hear of it.
     package func end(_ index: UInt32) {
@@ -316,8 +336,15 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
                 }
                 server.streamList[at].sinkName = sink
                 server.changes += 1
+                // A recording of that stream alone ends with the move.
+                server.recordingList.removeAll { $0.onlyOf == index }
                 for subscriber in server.subscribers { subscriber.queue(.changed(index)) }
             }
+        }
+
+        func recordingStreams() throws(ReelError) -> [RecordingStream] {
+            try checkRunning()
+            return server.recordings
         }
 
         func suspendSink(_ sink: String, _ suspended: Bool) throws(ReelError) {

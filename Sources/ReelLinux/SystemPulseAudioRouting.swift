@@ -25,6 +25,9 @@ private final class RoutingBox {
     var defaultSink: String?
     var product = ""
     var events: [StreamEvent] = []
+    var recordings: [RecordingStream] = []
+    /// For each source, the sink it is the monitor of (monitor sources only).
+    var monitors: [UInt32: String] = [:]
 }
 
 private func box(_ userdata: UnsafeMutableRawPointer?) -> RoutingBox? {
@@ -196,6 +199,31 @@ private final class PulseRoutingConnection: PulseAudioRoutingConnection {
             pa_context_move_sink_input_by_name(context, index, sink, Self.successCallback, userdata)
         }
         guard result.success else { throw failure(result, "to move stream \(index) to '\(sink)'") }
+    }
+
+    func recordingStreams() throws(ReelError) -> [RecordingStream] {
+        let monitors = try run("listing the sources") { userdata in
+            pa_context_get_source_info_list(context, { _, info, eol, userdata in
+                guard let box = box(userdata) else { return }
+                if eol != 0 { box.done = true; return }
+                guard let i = info?.pointee, let sink = i.monitor_of_sink_name else { return }
+                box.monitors[i.index] = String(cString: sink)
+            }, userdata)
+        }.monitors
+        return try run("listing the recording streams") { userdata in
+            pa_context_get_source_output_info_list(context, { _, info, eol, userdata in
+                guard let box = box(userdata) else { return }
+                if eol != 0 { box.done = true; return }
+                guard let i = info?.pointee else { return }
+                let label = property(i.proplist, "application.name") ?? property(i.proplist, "application.process.binary") ?? ""
+                // The source's index for now; the sink it monitors below.
+                box.recordings.append(RecordingStream(index: i.index, label: label, monitoredSink: String(i.source)))
+            }, userdata)
+        }.recordings.map { recording in
+            var recording = recording
+            recording.monitoredSink = recording.monitoredSink.flatMap(UInt32.init).flatMap { monitors[$0] }
+            return recording
+        }
     }
 
     func suspendSink(_ sink: String, _ suspended: Bool) throws(ReelError) {

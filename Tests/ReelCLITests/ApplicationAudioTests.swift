@@ -110,6 +110,46 @@ import ReelTestSupport
         return Dictionary(uniqueKeysWithValues: frequencies.map { ($0, ToneAnalysis.meanPower(of: slice, sampleRate: 48_000, frequency: $0)) })
     }
 
+    /// Another program records application A's stream alone (`parec --monitor-stream`, as a
+    /// per-application recorder does): reel's move of the stream into its relay ends that
+    /// recording (PulseAudio's doing), and reel says so, naming the record stream. It said
+    /// nothing; the other program's file just stopped growing (s5 F14).
+    @Test func aRecordingOfTheStreamAloneThatTheMoveEndsIsSaid() throws {
+        let setup = try Setup()
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 20, amplitude: 0.4, applicationName: "A")
+        defer { a.stop() }
+        usleep(300_000)
+        var stream: String?
+        var index: String?
+        for line in try setup.pactl(["list", "sink-inputs"]).split(separator: "\n") {
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if text.hasPrefix("Sink Input #") { index = String(text.dropFirst("Sink Input #".count)) }
+            if text == "application.name = \"A\"" { stream = index }
+        }
+        let streams = try setup.pactl(["list", "short", "sink-inputs"])
+        let id = try #require(stream, "A's stream: \(streams)")
+        let parec = Process()
+        parec.executableURL = URL(fileURLWithPath: "/usr/bin/parec")
+        parec.arguments = ["--monitor-stream=\(id)", "--raw", "--format=s16le", "--rate=48000", "--channels=2"]
+        parec.environment = ProcessInfo.processInfo.environment.merging(setup.environment) { $1 }
+        parec.standardOutput = FileHandle.nullDevice
+        parec.standardError = FileHandle.nullDevice
+        try parec.run()
+        defer { if parec.isRunning { parec.terminate() } }
+        usleep(500_000)
+        try #require(parec.isRunning)
+        let recordings = try setup.pactl(["list", "short", "source-outputs"])
+        let recording = try #require(recordings.split(separator: "\n").first.flatMap { $0.split(separator: "\t").first }.map(String.init),
+                                     "\(recordings)")
+        let url = setup.dir.url.appendingPathComponent("a.m4a")
+        let (process, errors) = try setup.startRecording(["--app-audio=A", "--duration", "2"], output: url)
+        process.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(stderr.contains("PulseAudio ended the recording of that stream alone by ")
+                && stderr.contains("(record stream \(recording))"), "\(stderr)")
+    }
+
     @Test func onlyTheNamedApplicationIsRecordedAndOneStartedLaterIsFollowed() throws {
         let setup = try Setup()
         let a = try setup.pulse.playTone(frequency: 440, seconds: 20, amplitude: 0.4, applicationName: "A")

@@ -119,6 +119,26 @@ struct ApplicationAudioRoutingTests {
         #expect(server.modules.isEmpty)
     }
 
+    /// Another program records the chosen stream alone (`parec --monitor-stream`): the move
+    /// into the relay ends that recording (the server's doing), and that is said, naming it; a
+    /// program recording the whole sink goes on and is not named. It ended without a word.
+    @Test func aRecordingOfTheStreamAloneThatTheMoveEndsIsSaid() throws {
+        let server = ScriptedPulseAudioRouting(sinks: ["speakers"])
+        let stream = server.play("A")
+        let alone = server.record("parec", onlyOf: stream)
+        server.record("whole", monitorOf: "speakers")
+        let notices = Notices()
+        let (router, _) = try Self.router(server, names: ["A"], notices: notices)
+        try router.setUp()
+        try router.startRouting()
+        #expect(server.recordings.map(\.label) == ["whole"])
+        let said = notices.all.filter { $0.contains("ended") }
+        #expect(said.count == 1, "\(notices.all)")
+        #expect(said.first?.contains("the recording of that stream alone by 'parec' (record stream \(alone))") == true, "\(said)")
+        #expect(!(said.first?.contains("by 'whole'") ?? true), "\(said)")
+        router.restore()
+    }
+
     @Test func restoringFromTheStateFileInAnotherProcessPutsEverythingBack() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("reel-route-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
