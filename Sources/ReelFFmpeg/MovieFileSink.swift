@@ -485,29 +485,4 @@ package final class MovieFileSink: PacketSink {
                                         frameRate: rate, audioPacketRates: audioPacketRates, fragmentInterval: interval,
                                         keyframeInterval: keyframes, baseIndexSize: headerSize)
     }
-
-    /// Runs `body`, adding to a full disk's error how to get the recording back: the file keeps
-    /// what was completely written (for MP4/MOV the complete fragments), which recovering it
-    /// finalises: an MP4/MOV on the full disk too, another file once there is space.
-    package func advisingRecoveryWhenFull<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch var error as ReelError where error.code == .insufficientStorage {
-            // A file that holds nothing yet (the disk filled before its first fragment, or a
-            // replacement's hidden file that is gone) is nothing to recover.
-            guard Recovery.isCutOff(url) else {
-                error.hint = "the disk filled before anything was recorded; free some space and record again"
-                throw error
-            }
-            error.hint = configuration.container.isISOBaseMedia
-                ? "\(LibraryHint.finalise(url.path)) (which works on the full disk too)"
-                : "free some disk space, then \(LibraryHint.finalise(url.path))"
-            throw error
-        } catch var error as ReelError where [.permissionDenied, .ioFailure].contains(error.code) && Recovery.isCutOff(url) {
-            // The file cannot be written any more (made immutable, a failing disk): what
-            // reached it is kept, and the user is told so rather than to choose another folder.
-            error.hint = "\(url.path) keeps what was recorded up to then; \(LibraryHint.finalise(url.path))"
-            throw error
-        }
-    }
 }
