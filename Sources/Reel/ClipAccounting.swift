@@ -37,9 +37,10 @@ struct ClipAccounting {
         settledUpTo = max(settledUpTo, interval.offset + (interval.duration ?? max(.zero, recorded - interval.offset)))
     }
 
-    /// The clips before `end` (an interval index) that are not settled yet.
-    func unsettled(before end: Int) -> [Int] {
-        firstUnsettled < end ? (firstUnsettled..<end).filter { !settledClips.contains($0) } : []
+    /// The clips before `end` (an interval index) that are not settled yet (looked at with
+    /// every sample: no array is made).
+    func unsettled(before end: Int) -> some Sequence<Int> {
+        (firstUnsettled..<max(firstUnsettled, end)).lazy.filter { [settledClips] in !settledClips.contains($0) }
     }
 
     /// Counts what a finished clip's file holds.

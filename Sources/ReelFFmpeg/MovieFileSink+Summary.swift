@@ -48,7 +48,7 @@ extension MovieFileSink {
     private var recordedDuration: MediaTime {
         var duration = MediaTime.zero
         if let rate = configuration.video?.settings.frameRate, videoEndIndex > 0 { duration = rate.time(ofFrame: videoEndIndex) }
-        for (track, end) in zip(configuration.audio, audioEndSamples) {
+        for (track, end) in zip(configuration.audio, audioMuxedEnd) {
             duration = max(duration, MediaTime(value: end, timescale: Int32(track.settings.sampleRate)))
         }
         return duration

@@ -90,11 +90,10 @@ package final class MovieFileSink: PacketSink {
     package private(set) var videoFramesMuxed: Int64 = 0
     private var lastMuxedIndex: Int64 = -1
     /// The end of the audio written to each track, in samples of its real audio.
-    private var audioMuxedEnd: [Int64] = []
-    /// The grid slot after the last video frame written (0 before one), and where each audio
-    /// track's written audio ends: what the file would hold if all reached the disk.
+    private(set) var audioMuxedEnd: [Int64] = []
+    /// The grid slot after the last video frame written (0 before one): with ``audioMuxedEnd``,
+    /// what the file would hold if all reached the disk.
     var videoEndIndex: Int64 { lastMuxedIndex + 1 }
-    var audioEndSamples: [Int64] { audioMuxedEnd }
     /// What the finished file holds.
     package private(set) var finished: Finished?
     /// The chapters the file gets when it is finished, and where the last one ends.
@@ -379,7 +378,7 @@ package final class MovieFileSink: PacketSink {
         // The file holds its chapters now.
         removeChapterList()
         finished = Finished(url: url, finalisation: finalisation, bytes: FileIdentity.size(of: url) ?? muxer.bytesWritten,
-                            videoFrames: videoFramesMuxed, videoEnd: lastMuxedIndex + 1, audioEnds: audioMuxedEnd,
+                            videoFrames: videoFramesMuxed, videoEnd: videoEndIndex, audioEnds: audioMuxedEnd,
                             mediaBytes: muxer.payloadBytes, packets: muxer.packetCount)
     }
 

@@ -25,7 +25,8 @@ private final class RoutingBox {
     var defaultSink: String?
     var product = ""
     var events: [StreamEvent] = []
-    var recordings: [RecordingStream] = []
+    /// The programs recording: each source output's index, program and source.
+    var recorders: [(index: UInt32, label: String, source: UInt32)] = []
     /// For each source, the sink it is the monitor of (monitor sources only).
     var monitors: [UInt32: String] = [:]
 }
@@ -216,14 +217,9 @@ private final class PulseRoutingConnection: PulseAudioRoutingConnection {
                 if eol != 0 { box.done = true; return }
                 guard let i = info?.pointee else { return }
                 let label = property(i.proplist, "application.name") ?? property(i.proplist, "application.process.binary") ?? ""
-                // The source's index for now; the sink it monitors below.
-                box.recordings.append(RecordingStream(index: i.index, label: label, monitoredSink: String(i.source)))
+                box.recorders.append((i.index, label, i.source))
             }, userdata)
-        }.recordings.map { recording in
-            var recording = recording
-            recording.monitoredSink = recording.monitoredSink.flatMap(UInt32.init).flatMap { monitors[$0] }
-            return recording
-        }
+        }.recorders.map { RecordingStream(index: $0.index, label: $0.label, monitoredSink: monitors[$0.source]) }
     }
 
     func suspendSink(_ sink: String, _ suspended: Bool) throws(ReelError) {
