@@ -24,6 +24,9 @@ public enum SessionEvent: Sendable {
     /// Part of what a source was asked to record plays but is not recorded (see
     /// ``SourceEvent/incomplete(_:)``).
     case sourceIncomplete(source: String, error: ReelError)
+    /// A source's start ended another program's recording, as `message` says (see
+    /// ``SourceEvent/endedAnotherRecording(_:)``); the source records all it was asked to.
+    case anotherRecordingEnded(source: String, message: String)
     /// A source's filter cannot be applied to its pictures (a crop larger than the picture,
     /// say); its pictures go on unfiltered, so nothing is lost.
     case filterFailed(source: String, filter: String, error: ReelError)
@@ -411,6 +414,7 @@ public final class CaptureSession: Sendable {
             case .droppedAudio(_, let duration):
                 continuation.yield(.sourceIncomplete(source: name, error: SourceEvent.droppedAudioError(duration: duration)))
             case .missedAudio(_, let duration): continuation.yield(.missedAudio(source: name, duration: duration))
+            case .endedAnotherRecording(let message): continuation.yield(.anotherRecordingEnded(source: name, message: message))
             }
         }
         let pictureStages = stages

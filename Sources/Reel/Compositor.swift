@@ -262,7 +262,7 @@ public final class Compositor: CaptureOutput {
             case .resumed: presence = .live
             case .droppedFrames: return (true, s.outputs, nil)
             // Sound that is silent, incomplete or lost is the recorder's to count, as it comes.
-            case .silent, .incomplete, .droppedAudio, .missedAudio: return (false, s.outputs, nil)
+            case .silent, .incomplete, .droppedAudio, .missedAudio, .endedAnotherRecording: return (false, s.outputs, nil)
             }
             if presence != .live { s.frames[source] = [] }
             // What the composed stream itself went through.

@@ -45,6 +45,8 @@ extension Recorder {
         case .droppedAudio(let start, let duration):
             noteMissingAudio(from: source, start: start, end: start + duration)
             continuation.yield(.sourceIncomplete(name: name, error: SourceEvent.droppedAudioError(duration: duration)))
+        case .endedAnotherRecording(let message):
+            continuation.yield(.anotherRecordingEnded(name: name, message: message))
         }
     }
 

@@ -443,7 +443,9 @@ public final class Recorder: CaptureOutput {
             summary.streams = pipeline.liveStreams.map(\.statistics)
             summary.encoderSpeedChanges = speed.changes
             summary.frameDropsBySource = sourceDrops.withLock { $0 }
-            summary.shortfalls = state.withLock { $0.shortfalls }.summary { pipeline.recordedLength(from: .zero, to: $0) }
+            let shortfalls = state.withLock { $0.shortfalls }
+            summary.shortfalls = shortfalls.summary { pipeline.recordedLength(from: .zero, to: $0) }
+            summary.endedRecordings = shortfalls.ended
             result = .success(summary)
         } catch {
             queue.close()

@@ -108,6 +108,11 @@ public struct RecordingSummary: Sendable, Hashable {
     /// never played), part of a source not recorded (see ``SourceShortfall``). Empty when every
     /// source recorded all it was asked to.
     public var shortfalls: [SourceShortfall] = []
+    /// Other programs' recordings that this recording's sources ended as they started, in the
+    /// order it happened: what each source said (``SourceEvent/endedAnotherRecording(_:)``),
+    /// after its name and a colon. They do not make the recording incomplete: it recorded
+    /// all it was asked to.
+    public var endedRecordings: [String] = []
     /// Clips recorded and then lost before the merge, in clip mode: their files were deleted
     /// while the recording went on (their folder deleted: ``ClipsFolderChange/remade(_:lostClips:)``).
     /// The file holds the other clips; empty when it holds every clip kept.
@@ -217,6 +222,10 @@ public enum RecordingEvent: Sendable {
     /// Part of what a source was asked to record plays but is not recorded; the recording goes
     /// on (see ``SourceEvent/incomplete(_:)``).
     case sourceIncomplete(name: String, error: ReelError)
+    /// A source's start ended another program's recording, as `message` says (see
+    /// ``SourceEvent/endedAnotherRecording(_:)``): the recording goes on, complete, and its
+    /// summary lists it (``RecordingSummary/endedRecordings``).
+    case anotherRecordingEnded(name: String, message: String)
     /// A source's capture missed sound because the machine was busy (see
     /// ``SourceEvent/missedAudio(at:duration:)``): the recording has silence there and goes on,
     /// complete. Like dropped frames it is counted (``RecordingProgress/droppedAudio``,

@@ -17,6 +17,9 @@ struct SourceShortfalls: Sendable {
     private var noted: [Noted] = []
     /// The silences said and not ended, by source and by what was said.
     private var silent: [SourceID: [String: Noted]] = [:]
+    /// What the sources said of other programs' recordings they ended, in order: not a
+    /// shortfall (``RecordingSummary/endedRecordings``).
+    private(set) var ended: [String] = []
 
     /// Notes what `event` says about the source `id`, named `name`, at session time `at`.
     mutating func note(_ event: SourceEvent, from id: SourceID, name: String, at: MediaTime) {
@@ -31,6 +34,8 @@ struct SourceShortfalls: Sendable {
             silent[id, default: [:]][error.message] = silent[id]?[error.message] ?? Noted(source: name, kind: .silent, error: error, at: at)
         case .resumed:
             silent[id] = nil
+        case .endedAnotherRecording(let message):
+            ended.append("\(name): \(message)")
         case .droppedFrames, .ended, .missedAudio:
             // Counted, as dropped frames are: the source is not incomplete for them.
             break

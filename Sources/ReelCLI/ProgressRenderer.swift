@@ -4,7 +4,7 @@ import Reel
 /// Draws recording progress: a live line on a terminal, JSON lines with `--json`, nothing
 /// otherwise; and the closing summary.
 final class ProgressRenderer: @unchecked Sendable {
-    private let console: Console
+    let console: Console
     private let json: Bool
     private let lock = NSLock()
     private var lineShown = false
@@ -166,7 +166,7 @@ final class ProgressRenderer: @unchecked Sendable {
                 console.errRaw("\r\u{1B}[2K" + line)
                 lineShown = true
             }
-        case .sourceLost, .sourceInterrupted, .sourceResumed, .sourceSilent, .sourceIncomplete:
+        case .sourceLost, .sourceInterrupted, .sourceResumed, .sourceSilent, .sourceIncomplete, .anotherRecordingEnded:
             break  // the session's own events report every source, once
         case .streamInterrupted(let name, let error):
             emit(["event": "streamInterrupted", "stream": name, "message": error.description])
@@ -256,6 +256,7 @@ final class ProgressRenderer: @unchecked Sendable {
                 object["complete"] = s.isWhole
                 if !s.isComplete { object["shortfalls"] = s.shortfalls.map { Self.json($0) } }
                 if !s.lostClips.isEmpty { object["lostClips"] = s.lostClips.map(\.path) }
+                if !s.endedRecordings.isEmpty { object["endedRecordings"] = s.endedRecordings }
                 // With a save at the stop to come, `finished` waits for it: it stays the last event.
                 if holdsFinished && !finishedReleased {
                     eventListener?(Self.json(object))
@@ -342,6 +343,9 @@ final class ProgressRenderer: @unchecked Sendable {
         case .sourceIncomplete(let name, let error):
             emit(["event": "sourceIncomplete", "source": name, "message": error.description])
             if !json { clearLine(); console.err("reel: warning: \(name): \(error.description)") }
+        case .anotherRecordingEnded(let name, let message):
+            emit(["event": "anotherRecordingEnded", "source": name, "message": message])
+            if !json { clearLine(); console.err("reel: warning: \(name): \(message)") }
         case .filterFailed(let name, let filter, let error):
             emit(["event": "filterFailed", "source": name, "filter": filter, "message": error.description])
             if !json { clearLine(); console.err("reel: warning: the filter '\(filter)' cannot be applied to \(name): \(error.description); its pictures are recorded unfiltered") }
@@ -397,103 +401,5 @@ final class ProgressRenderer: @unchecked Sendable {
         if lineShown { console.errRaw("\r\u{1B}[2K"); lineShown = false }
     }
 
-    private func rounded(_ x: Double) -> Double { (x * 1000).rounded() / 1000 }
-
-    /// An encoder speed step as a JSON event: `{"event": "encoderSpeed", "reason": "overloaded",
-    /// "at": 12.5, "from": "veryfast", "to": "superfast", "waiting": 3}`, with `"refused"` (why)
-    /// when the step was not taken.
-    static func json(_ change: EncoderSpeedChange) -> [String: Any] {
-        var object: [String: Any] = ["event": "encoderSpeed", "reason": change.reason.rawValue,
-                                     "at": (change.time.seconds * 1000).rounded() / 1000,
-                                     "from": change.fromPreset, "to": change.toPreset, "waiting": change.framesWaiting]
-        if let refusal = change.refusal { object["refused"] = refusal }
-        return object
-    }
-
-    /// A shortfall as JSON: `{"source": "app audio of 'A'", "kind": "silent", "at": 0,
-    /// "message": "…"}`.
-    static func json(_ shortfall: SourceShortfall) -> [String: Any] {
-        ["source": shortfall.source, "kind": shortfall.kind.rawValue, "at": (shortfall.at.seconds * 1000).rounded() / 1000,
-         "message": shortfall.error.description]
-    }
-
-    /// A shortfall as the summary's line: "screen: lost at 00:00:01.5: …", or for one that
-    /// had nothing to record from start to end its message alone ("app audio of 'A': no
-    /// application 'A' has played …").
-    static func line(_ shortfall: SourceShortfall) -> String {
-        let when = shortfall.at > .zero ? " at \(Format.clock(seconds: shortfall.at.seconds))" : ""
-        let what = switch shortfall.kind {
-        case .lost: "lost\(when): "
-        case .interrupted: "interrupted\(when): "
-        case .silent: ""
-        case .incomplete: "incomplete\(when): "
-        }
-        return "\(shortfall.source): \(what)\(shortfall.error.message)"
-    }
-
-    /// What became of a file while it was recorded (someone moved or deleted it), as a line's
-    /// words, or `nil` if it stayed where it was made.
-    static func note(_ relocation: FileRelocation?) -> String? {
-        switch relocation {
-        case nil: nil
-        case .moved(let from)?: "\(from.path) was renamed or moved while it was recorded: it was finalised where it went"
-        case .copiedBack?: "the file was deleted while it was recorded: all of it was still held, and was copied back"
-        case .savedElsewhere(let from)?: "\(from.deletingLastPathComponent().path) was deleted while it was recorded: the recording was saved here instead"
-        }
-    }
-
-    static func json(_ relocation: FileRelocation) -> [String: Any] {
-        switch relocation {
-        case .moved(let from): ["kind": "moved", "from": from.path]
-        case .copiedBack(let to): ["kind": "copiedBack", "to": to.path]
-        case .savedElsewhere(let from): ["kind": "savedElsewhere", "from": from.path]
-        }
-    }
-
-    /// Says where the file went and what it holds.
-    func printSummary(_ s: RecordingSummary) {
-        console.out("Saved \(s.url.path)")
-        if let note = Self.note(s.relocation) { console.out("  note      \(note)") }
-        if !s.lostClips.isEmpty {
-            console.out("  lost      \(s.lostClips.count) clip\(s.lostClips.count == 1 ? "" : "s") deleted while recorded: \(s.lostClips.map(\.lastPathComponent).joined(separator: ", ")) (not in this file)")
-        }
-        console.out(String(format: "  duration  %.2f s, %@", s.duration.seconds, Format.bytes(s.bytes)))
-        if let v = s.video, let size = s.videoSize {
-            let codec = ["h264": "H.264", "hevc": "HEVC", "vp9": "VP9", "av1": "AV1"][v.codec.rawValue] ?? v.codec.rawValue
-            if s.container == .gif {
-                console.out("  video     GIF \(size) at \(v.frameRate) fps, a palette of 256 colours, \(s.frames) frames, \(s.droppedFrames) dropped")
-            } else {
-                console.out("  video     \(codec) \(size) at \(v.frameRate) fps, \(v.rateControl), \(s.frames) frames, \(s.droppedFrames) dropped")
-            }
-        }
-        for line in FrameDropWords.summaryLines(s.frameDrops) { console.out(line) }
-        if let a = s.audio {
-            let layout = a.channels == 1 ? "mono" : "stereo"
-            // Lossless sound has no bit rate to choose: FLAC's follows the sound, PCM's the format.
-            let rate = a.codec == .flac || a.codec == .pcm ? "lossless" : "\(a.bitRate / 1000) kb/s"
-            console.out("  audio     \(a.codec.rawValue.uppercased()) \(a.sampleRate / 1000) kHz \(layout) \(rate): \(s.audioTracks.joined(separator: ", "))")
-        }
-        if s.clipCount > 1 {
-            console.out(pauseMakesClips ? "  clips     \(s.clipCount)" : "  paused    \(s.clipCount - 1) time\(s.clipCount == 2 ? "" : "s") (the gaps are not in the file)")
-        }
-        for stream in s.streams { console.out("  stream    " + StreamProgress.summary(stream)) }
-        // "encoder   overloaded at 00:12: preset veryfast → superfast"
-        for change in s.encoderSpeedChanges { console.out("  encoder   " + String(change.description.dropFirst("encoder ".count))) }
-        if s.droppedAudio > .zero {
-            console.out("  warning   \(SourceEvent.lengthWords(s.droppedAudio)) of audio lost, silence in the file: not read or not written in time (the machine was busy, or reel was stopped); \(CommandLineHints.rephrased(hint: SourceEvent.missedAudioHint))")
-        }
-        switch s.ending {
-        case .maxDuration: console.out("  stopped at the maximum duration")
-        case .maxFileSize: console.out("  stopped at the maximum file size")
-        case .lowDiskSpace: console.out("  stopped: the disk is nearly full")
-        case .sourcesGone: console.out("  stopped: every source was lost or ended")
-        case .requested: break
-        }
-        for shortfall in s.shortfalls { console.out("  missing   " + Self.line(shortfall)) }
-        if !s.isComplete {
-            console.out("  incomplete: a source did not record all it was asked to (exit status \(ExitStatus.incomplete))")
-        } else if s.streams.contains(where: { $0.failure != nil }) {
-            console.out("  incomplete: a stream stopped early (exit status \(ExitStatus.incomplete))")
-        }
-    }
+    func rounded(_ x: Double) -> Double { (x * 1000).rounded() / 1000 }
 }

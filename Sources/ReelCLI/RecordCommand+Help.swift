@@ -65,7 +65,9 @@ extension RecordCommand {
     reel's own: nothing is moved or lost at the start, and nothing is left to restore. On
     PulseAudio the chosen streams are moved through a relay onto the sink they played on, and
     put back when the recording ends, fails or is killed (a guard process restores them even
-    after kill -9; the next reel run or reel doctor does if the guard died too). reel doctor
+    after kill -9; the next reel run or reel doctor does if the guard died too); a move ends
+    another program's recording of that stream alone (parec --monitor-stream), and reel says
+    so (an "anotherRecordingEnded" event; exit status unchanged). reel doctor
     --app-audio=APP says which way this machine gets. Any number of recordings may record one
     application at once; streams that start later are followed, and an application not playing
     yet is recorded when it starts (one that never plays makes the exit status 3).

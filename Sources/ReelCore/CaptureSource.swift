@@ -44,6 +44,12 @@ public enum SourceEvent: Sendable {
     /// ``droppedFrames(_:reason:)`` it is counted (``RecordingSummary/droppedAudio``) and said
     /// while recording, and the source is not incomplete.
     case missedAudio(at: MediaTime, duration: MediaTime)
+    /// Starting to record ended another program's recording, as `message` says: on a
+    /// PulseAudio server, moving an application's stream to record it ends every recording of
+    /// that stream alone (`parec --monitor-stream`, another program's per-application
+    /// recorder). The source records all it was asked to, so the recording is complete; its
+    /// summary lists what it ended (``RecordingSummary/endedRecordings``).
+    case endedAnotherRecording(String)
 }
 
 extension SourceEvent {

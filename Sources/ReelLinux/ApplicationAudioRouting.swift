@@ -13,6 +13,9 @@ package enum ApplicationAudioReport: Sendable, Equatable {
     case playing
     /// A chosen application's stream plays and is not recorded.
     case incomplete(String)
+    /// Moving a chosen stream ended another program's recording of it (see
+    /// ``SourceEvent/endedAnotherRecording(_:)``).
+    case endedAnotherRecording(String)
 }
 
 /// Routes the streams of chosen applications into a sink that is recorded, so that the user
@@ -260,7 +263,7 @@ package final class ApplicationAudioRouter {
         let still = Set(now.map(\.index))
         for ended in listening where !still.contains(ended.index) {
             let who = ended.label.isEmpty ? "another program" : "'\(ended.label)'"
-            report(.note("recording the stream of '\(stream.label)' (\(stream.index)) moved it into reel's relay, and PulseAudio ended "
+            report(.endedAnotherRecording("recording the stream of '\(stream.label)' (\(stream.index)) moved it into reel's relay, and PulseAudio ended "
                 + "the recording of that stream alone by \(who) (record stream \(ended.index)): it records nothing more of it "
                 + "(a recording of the whole sink '\(stream.sinkName)' goes on)"))
         }

@@ -128,9 +128,7 @@ public final class ApplicationAudioSource: CaptureSource {
     ///   - guardCommand: a program and its arguments that restores the routing if this process
     ///     dies while recording (see above); `nil` leaves that to ``restoreLeftovers(environment:scanningServer:)``.
     ///   - notices: told what the user should know besides the source's events: an application
-    ///     that starts playing, the audio server being back, another program's recording of a
-    ///     chosen stream alone that moving the stream ended (PulseAudio). Called on the source's
-    ///     threads.
+    ///     that starts playing, the audio server being back. Called on the source's threads.
     public convenience init(_ selection: Selection, server: String? = nil,
                             format: AudioFormat = AudioFormat(sampleFormat: .f32, sampleRate: 48_000, channels: 2),
                             guardCommand: [String]? = nil, notices: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -283,6 +281,7 @@ public final class ApplicationAudioSource: CaptureSource {
                 silences.clear()
                 context.report(.resumed)
             case .incomplete(let text): context.report(.incomplete(ReelError(.sourceUnavailable, text)))
+            case .endedAnotherRecording(let text): context.report(.endedAnotherRecording(text))
             }
         }
     }

@@ -112,8 +112,10 @@ import ReelTestSupport
 
     /// Another program records application A's stream alone (`parec --monitor-stream`, as a
     /// per-application recorder does): reel's move of the stream into its relay ends that
-    /// recording (PulseAudio's doing), and reel says so, naming the record stream. It said
-    /// nothing; the other program's file just stopped growing (s5 F14).
+    /// recording (PulseAudio's doing), and reel says so, naming the record stream: an
+    /// `anotherRecordingEnded` event and `endedRecordings` in `finished`, the recording itself
+    /// complete (exit 0). It said nothing; the other program's file just stopped growing (s5
+    /// F14); then only a line on stderr, no event.
     @Test func aRecordingOfTheStreamAloneThatTheMoveEndsIsSaid() throws {
         let setup = try Setup()
         let a = try setup.pulse.playTone(frequency: 440, seconds: 20, amplitude: 0.4, applicationName: "A")
@@ -146,8 +148,16 @@ import ReelTestSupport
         process.waitUntilExit()
         let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 0, "\(stderr)")
-        #expect(stderr.contains("PulseAudio ended the recording of that stream alone by ")
-                && stderr.contains("(record stream \(recording))"), "\(stderr)")
+        let events = setup.events(process).split(separator: "\n")
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let ended = events.filter { $0["event"] as? String == "anotherRecordingEnded" }
+        let said = ended.first?["message"] as? String ?? ""
+        #expect(ended.count == 1 && said.contains("PulseAudio ended the recording of that stream alone by ")
+                && said.contains("(record stream \(recording))"), "\(events)")
+        let finished = try #require(events.first { $0["event"] as? String == "finished" }, "\(events)")
+        #expect(finished["complete"] as? Bool == true, "\(finished)")
+        let listed = finished["endedRecordings"] as? [String] ?? []
+        #expect(listed.count == 1 && listed[0].contains("(record stream \(recording))"), "\(finished)")
     }
 
     @Test func onlyTheNamedApplicationIsRecordedAndOneStartedLaterIsFollowed() throws {

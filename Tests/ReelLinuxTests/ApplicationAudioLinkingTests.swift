@@ -20,6 +20,7 @@ import Testing
             case .silent(let text): reports.add("silent: \(text)")
             case .playing: reports.add("playing")
             case .incomplete(let text): reports.add("incomplete: \(text)")
+            case .endedAnotherRecording(let text): reports.add("ended: \(text)")
             }
         }
         try linker.handle(try connection.nextEvents(timeoutMicroseconds: 0))

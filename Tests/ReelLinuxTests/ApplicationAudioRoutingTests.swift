@@ -17,6 +17,7 @@ struct ApplicationAudioRoutingTests {
             case .silent(let text): "silent: \(text)"
             case .playing: "playing"
             case .incomplete(let text): "incomplete: \(text)"
+            case .endedAnotherRecording(let text): "ended: \(text)"
             }
             lines.withLock { $0.append(line) }
         }
@@ -132,7 +133,8 @@ struct ApplicationAudioRoutingTests {
         try router.setUp()
         try router.startRouting()
         #expect(server.recordings.map(\.label) == ["whole"])
-        let said = notices.all.filter { $0.contains("ended") }
+        // An event of the source, not a note: it reaches the recording's events and summary.
+        let said = notices.all.filter { $0.hasPrefix("ended: ") }
         #expect(said.count == 1, "\(notices.all)")
         #expect(said.first?.contains("the recording of that stream alone by 'parec' (record stream \(alone))") == true, "\(said)")
         #expect(!(said.first?.contains("by 'whole'") ?? true), "\(said)")

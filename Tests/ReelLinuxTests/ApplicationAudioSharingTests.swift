@@ -132,6 +132,7 @@ import Testing
                 case .lost(let error): "lost: \(error.message)"
                 case .silent: "silent"
                 case .incomplete(let error): "incomplete: \(error.message)"
+                case .endedAnotherRecording(let text): "ended another: \(text)"
                 case .droppedFrames, .ended, .droppedAudio, .missedAudio: "other"
                 }
                 events.add(word)
@@ -143,6 +144,22 @@ import Testing
             while !done() && Date() < deadline { usleep(10_000) }
             #expect(done(), "\(what): \(events.all) \(notices.all)")
         }
+    }
+
+    /// Another program records the chosen stream alone: the source's start, moving the stream,
+    /// ends that recording, and the source says so as its event (for the recording's events
+    /// and summary), not as a notice only a command-line tool prints (s5 F14).
+    @Test func aRecordingTheMoveEndsIsTheSourcesEvent() throws {
+        let server = ScriptedPulseAudioRouting(sinks: ["speakers"])
+        let stream = server.play("A")
+        let alone = server.record("parec", onlyOf: stream)
+        let steady = Array(repeating: ScriptedPulseAudioServer.Step.data(frames: 480, after: MediaTime(value: 10, timescale: 1000)), count: 5)
+        let recording = try Source(server, audio: [.stream(steady)])
+        recording.wait("said as an event") { recording.events.all.contains { $0.hasPrefix("ended another: ") } }
+        let said = recording.events.all.filter { $0.hasPrefix("ended another: ") }
+        #expect(said.count == 1 && said[0].contains("by 'parec' (record stream \(alone))"), "\(said)")
+        #expect(!recording.notices.all.contains { $0.contains("parec") }, "\(recording.notices.all)")
+        recording.source.stop()
     }
 
     @Test func afterTheServerRestartsTheApplicationIsRoutedAgainAndTheSourceResumes() throws {

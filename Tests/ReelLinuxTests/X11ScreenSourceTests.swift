@@ -44,7 +44,7 @@ private final class FrameSink: Sendable {
                 switch event {
                 case .droppedFrames(let n, _): $0.dropped += n
                 case .lost(let error): $0.lost.append(error)
-                case .ended, .interrupted, .resumed, .silent, .incomplete, .droppedAudio, .missedAudio: break
+                case .ended, .interrupted, .resumed, .silent, .incomplete, .droppedAudio, .missedAudio, .endedAnotherRecording: break
                 }
             }
         })

@@ -109,6 +109,37 @@ final class SayingToneSource: CaptureSource {
         #expect(message.hasPrefix("8 ms of its sound was lost"), "\(message)")
     }
 
+    /// A source whose start ended another program's recording (moving an application's stream
+    /// on PulseAudio ends a recording of that stream alone) says so: a session event (what a
+    /// ScreenRecorder's events are), a recording event, and a line of the summary; the
+    /// recording is complete, it recorded all it was asked to. It was a notice on stderr only
+    /// (s5 F14).
+    @Test func anotherProgramsRecordingEndedIsAnEventAndInTheSummary() async throws {
+        let said = "moving the stream of 'A' ended the recording of it by 'parec' (record stream 7)"
+        let dir = try TemporaryDirectory()
+        let session = CaptureSession(clock: ManualClock())
+        try session.addInput(SayingToneSource(name: "busy", saying: [.endedAnotherRecording(said)]))
+        var settings = Recorder.Settings()
+        settings.maxRecordedDuration = MediaTime(seconds: 1)
+        let recorder = Recorder(url: dir.url.appendingPathComponent("s.m4a"), settings: settings)
+        try session.addOutput(recorder)
+        let sessionEvents = Task {
+            var all: [String] = []
+            for await event in session.events { if case .anotherRecordingEnded(let source, let message) = event { all.append("\(source): \(message)") } }
+            return all
+        }
+        let events = Task { var all: [RecordingEvent] = []; for await event in recorder.events { all.append(event) }; return all }
+        try await session.start()
+        let summary = try await recorder.result()
+        await session.stop()
+        let recorded = await events.value.compactMap { if case .anotherRecordingEnded(let name, let message) = $0 { "\(name): \(message)" } else { nil } }
+        #expect(recorded == ["busy: \(said)"], "\(recorded)")
+        #expect(summary.endedRecordings == ["busy: \(said)"], "\(summary.endedRecordings)")
+        #expect(summary.isComplete && summary.isWhole, "\(summary.shortfalls)")
+        sessionEvents.cancel()
+        #expect(await sessionEvents.value == ["busy: \(said)"])
+    }
+
     /// Records 1 s of a tone named "busy" that says `words` at its start: the summary and the
     /// recorder's events.
     func recordSaying(_ words: [SourceEvent]) async throws -> (RecordingSummary, [RecordingEvent]) {
