@@ -18,6 +18,7 @@ extension RecorderPipeline {
         // Clip mode: every clip is finished now; the file holds the clips the session kept
         // (takes removed are not in it), unless a limit cut it shorter still. Clips whose files
         // went while recorded (their folder deleted) are not in it either, and are said.
+        freeSpace?.settle()
         try? session.followFolder()
         lostClips = session.setAsideMissingClips()
         let clips = session.clips

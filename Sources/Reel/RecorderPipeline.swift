@@ -32,8 +32,9 @@ final class RecorderPipeline: @unchecked Sendable {
     var lostClips: [URL] = []
     /// When the disk is looked at, and whether the free space leaves the minimum.
     private var spaceGuard: FreeSpaceGuard
-    /// Reads the free space on its own queue (with a minimum of free space).
-    private var freeSpace: FreeSpaceWatch?
+    /// Reads the free space (with a minimum of free space) and follows the clips folder (clip
+    /// mode) on its own queue.
+    private(set) var freeSpace: FreeSpaceWatch?
     /// Events to report, collected while handling samples.
     var onClipStarted: ((Int) -> Void)?
     var onClipFinished: ((Clip) -> Void)?
@@ -101,10 +102,16 @@ final class RecorderPipeline: @unchecked Sendable {
         do {
             // What the file cannot hold (H.264 in WebM, AAC in WebM) is refused before it is made.
             if writesFile { try AssetWriter.validate(fileConfiguration(url: intermediate ?? url, overwrite: false, maximumFileSize: nil)) }
-            if let minimum = spaceGuard.minimum {
-                // Said now with what to do; while recording, the disk is read on a queue of its own.
-                try RecordingFile.checkFreeSpace(in: spaceFolder, minimum: minimum)
-                freeSpace = FreeSpaceWatch(folder: spaceFolder, reader: freeSpaceReader)
+            // Said now with what to do; while recording, the disk is looked at on a queue of its own.
+            if let minimum = spaceGuard.minimum { try RecordingFile.checkFreeSpace(in: spaceFolder, minimum: minimum) }
+            if spaceGuard.minimum != nil || clips {
+                let session = session, fileFolder = url.deletingLastPathComponent()
+                let folder: @Sendable () -> URL = { clips ? session.folder : fileFolder }
+                // In clip mode the clips folder is followed there too (renamed, moved or deleted
+                // while recorded: said within a second), before its free space is read.
+                var follow: (@Sendable () -> Void)?
+                if clips { follow = { try? session.followFolder() } }
+                freeSpace = FreeSpaceWatch(folder: folder, reads: spaceGuard.minimum != nil, reader: freeSpaceReader, follow: follow)
             }
             // The file (or the clips' sink) and the encoders now, so that a bad path or codec
             // fails before the session starts.
@@ -337,9 +344,9 @@ final class RecorderPipeline: @unchecked Sendable {
             }
         }
         if spaceGuard.isDue(recorded: recordedDuration, written: clipAccount.finishedMedia + writer.mediaBytes) {
-            // Said within a second: the clips folder moved or deleted (what cannot be made again
-            // fails the next clip, and the clip being recorded goes to a rescue folder).
-            if clipFiles != nil { try? session.followFolder() }
+            // The disk is looked at again on the watch's queue: the clips folder moved or deleted
+            // is said within a second (what cannot be made again fails the next clip, and the
+            // clip being recorded goes to a rescue folder).
             if runsOutOfSpace() {
                 // The sound that ran ahead of the pictures is left out: both end together.
                 ending = .lowDiskSpace
@@ -362,7 +369,7 @@ final class RecorderPipeline: @unchecked Sendable {
         let files = writer.movie.map { [$0] } ?? clipFiles?.openFiles ?? []
         let toCome = files.reduce(0) { $0 + $1.bytesToCome(framesInEncoder: inEncoder) }
         let onDisk = clipAccount.finishedBytes + files.reduce(0) { $0 + $1.bytesOnDisk }
-        defer { freeSpace.refresh(in: spaceFolder, onDisk: onDisk) }
+        defer { freeSpace.refresh(onDisk: onDisk) }
         return spaceGuard.leavesTooLittle(freeSpace.latest, onDisk: onDisk, toCome: toCome)
     }
 
@@ -407,6 +414,7 @@ final class RecorderPipeline: @unchecked Sendable {
     /// Stops without finishing: what is on disk stays (fragmented, playable). Returns the
     /// clips folder if the recording is in clips there (clip mode), for the error to say so.
     func abandon() -> URL? {
+        freeSpace?.settle()
         writer.abandon()
         guard clipFiles != nil, writer.wroteSomething || !session.clips.isEmpty else { return nil }
         return session.folder

@@ -46,11 +46,38 @@ import ReelTestSupport
         #expect(watch.latest == FreeSpaceGuard.Reading(available: 50_000_000, total: 1_000_000_000, onDisk: 0), "read once when made")
         readOnAsker.store(0, ordering: .relaxed)
         available.store(40_000_000, ordering: .relaxed)
-        watch.refresh(in: URL(fileURLWithPath: "/tmp"), onDisk: 7_000_000)
+        watch.refresh(onDisk: 7_000_000)
         watch.settle()
         #expect(watch.latest == FreeSpaceGuard.Reading(available: 40_000_000, total: 1_000_000_000, onDisk: 7_000_000))
         #expect(readOnAsker.load(ordering: .relaxed) == 0, "a refresh reads on the watch's queue")
         #expect(reads.load(ordering: .relaxed) == 2)
+    }
+
+    @Test func theClipsFolderIsFollowedOnTheWatchsQueueBeforeItsDiskIsRead() throws {
+        let asker = pthread_self()
+        let steps = Mutex<[String]>([])
+        let onAsker = Atomic<Int>(0)
+        let watch = FreeSpaceWatch(folder: { URL(fileURLWithPath: "/tmp") }, reader: { _ in
+            steps.withLock { $0.append("read") }
+            if pthread_equal(pthread_self(), asker) != 0 { onAsker.add(1, ordering: .relaxed) }
+            return (1, 1)
+        }, follow: {
+            steps.withLock { $0.append("follow") }
+            if pthread_equal(pthread_self(), asker) != 0 { onAsker.add(1, ordering: .relaxed) }
+        })
+        #expect(steps.withLock { $0 } == ["read"], "read once when made, not followed")
+        onAsker.store(0, ordering: .relaxed)
+        watch.refresh(onDisk: 0)
+        watch.settle()
+        #expect(steps.withLock { $0 } == ["read", "follow", "read"], "followed, then read")
+        #expect(onAsker.load(ordering: .relaxed) == 0, "neither on the thread that asked")
+
+        let followed = Atomic<Int>(0)
+        let onlyFollows = FreeSpaceWatch(folder: { URL(fileURLWithPath: "/tmp") }, reads: false, follow: { followed.add(1, ordering: .relaxed) })
+        #expect(onlyFollows.latest == nil, "no minimum: the disk is not read")
+        onlyFollows.refresh(onDisk: 0)
+        onlyFollows.settle()
+        #expect(followed.load(ordering: .relaxed) == 1 && onlyFollows.latest == nil)
     }
 
     /// A recording faster than real time on a disk whose free space the test supplies (what
