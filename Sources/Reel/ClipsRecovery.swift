@@ -60,13 +60,16 @@ extension RecordingSession {
     /// crash or an abort, or a merge that failed) and whose file does not exist.
     public static func unmergedRecordings(in folder: URL) -> [URL] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        return names.sorted().compactMap { name in
-            let candidate = folder.appendingPathComponent(name, isDirectory: true)
-            guard let manifest = try? ClipsManifest.read(in: candidate), manifest.state != .merged,
-                  !FileManager.default.fileExists(atPath: manifest.target),
-                  !isInUse(candidate), emptyLeftoverClips(candidate, manifest: manifest) == nil else { return nil }
-            return candidate
-        }
+        return names.sorted().map { folder.appendingPathComponent($0, isDirectory: true) }.filter(holdsUnmergedRecording)
+    }
+
+    /// Whether `candidate` is a clips folder whose recording was never merged and whose file
+    /// does not exist: ``unmergedRecordings(in:)`` for one folder, which a recording's
+    /// preflight asks about its own clips folder without reading every folder beside it.
+    static func holdsUnmergedRecording(_ candidate: URL) -> Bool {
+        guard let manifest = try? ClipsManifest.read(in: candidate), manifest.state != .merged,
+              !FileManager.default.fileExists(atPath: manifest.target) else { return false }
+        return !isInUse(candidate) && emptyLeftoverClips(candidate, manifest: manifest) == nil
     }
 
     /// A recorder cut off after its merge's file took its name but before it said so: the

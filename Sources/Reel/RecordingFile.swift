@@ -51,7 +51,7 @@ public struct RecordingFile: Sendable, Hashable {
         try Self.checkPlace(for: url, overwrite: overwrite)
         if clipsFolder == nil {
             let clips = RecordingSession.defaultFolder(for: url)
-            if RecordingSession.unmergedRecordings(in: url.deletingLastPathComponent()).contains(where: { $0.path == clips.path }) {
+            if RecordingSession.holdsUnmergedRecording(clips) {
                 // Another kind of file of the same name is free to be recorded, unless this
                 // recording's own clips need that folder.
                 let target = RecordingSession.recordedTarget(ofClipsIn: clips) ?? url
