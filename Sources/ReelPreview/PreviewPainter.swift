@@ -6,7 +6,7 @@ internal import CSDL2
 /// status bar (indicator, elapsed time, size, dropped frames) and the progress bar when there
 /// is a status, the record button, and the app's message. Lives on the window's thread.
 struct PreviewPainter {
-    private let renderer: OpaquePointer
+    private let canvas: PreviewCanvas
     private let showsRecordButton: Bool
     private var texture: OpaquePointer?
     private var textureShape: (format: PixelFormat, size: PixelSize)?
@@ -29,8 +29,8 @@ struct PreviewPainter {
     /// The record button's radius.
     static let buttonRadius = 22
 
-    init(renderer: OpaquePointer, showsRecordButton: Bool) {
-        self.renderer = renderer
+    init(canvas: PreviewCanvas, showsRecordButton: Bool) {
+        self.canvas = canvas
         self.showsRecordButton = showsRecordButton
     }
 
@@ -68,16 +68,37 @@ struct PreviewPainter {
         return r
     }
 
+    /// ``evenFit(_:in:)`` a multiple of 16 wide (its height following, aspect kept), which
+    /// libswscale can make in the window's framebuffer directly; another width is made apart
+    /// and copied in.
+    static func framebufferFit(_ size: PixelSize, in window: PixelSize) -> PixelRect {
+        var r = evenFit(size, in: window)
+        guard r.width > 16, r.width % 16 != 0, size.width > 0 else { return r }
+        let width = r.width / 16 * 16
+        let height = max(2, Int((Double(width) * Double(size.height) / Double(size.width)).rounded()) & ~1)
+        r = PixelRect(x: (window.width - width) / 2, y: (window.height - height) / 2, width: width, height: min(height, r.height))
+        return r
+    }
+
     mutating func draw(_ frame: VideoFrame?, status: PreviewWindow.Status?, message: String?) {
-        var w: Int32 = 0, h: Int32 = 0
-        SDL_GetRendererOutputSize(renderer, &w, &h)
-        outputSize = PixelSize(width: Int(max(1, w)), height: Int(max(1, h)))
-        SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_NONE)
-        SDL_SetRenderDrawColor(renderer, 0, 0, 0, 255)
-        SDL_RenderClear(renderer)
-        if let frame, case let place = Self.evenFit(frame.size, in: outputSize), upload(frame, into: place) {
-            var rect = SDL_Rect(x: Int32(place.x), y: Int32(place.y), w: Int32(place.width), h: Int32(place.height))
-            SDL_RenderCopy(renderer, texture, nil, &rect)
+        guard canvas.begin() else { return }
+        outputSize = canvas.size
+        let place = frame.map { frame -> PixelRect in
+            if case .surface = canvas.target { return Self.framebufferFit(frame.size, in: outputSize) }
+            return Self.evenFit(frame.size, in: outputSize)
+        }
+        canvas.clear(around: place)
+        if let frame, let place {
+            switch canvas.target {
+            case .renderer(let renderer):
+                if upload(frame, into: place, renderer: renderer) {
+                    var rect = SDL_Rect(x: Int32(place.x), y: Int32(place.y), w: Int32(place.width), h: Int32(place.height))
+                    SDL_RenderCopy(renderer, texture, nil, &rect)
+                }
+            case .surface:
+                // Made in the window where it is shown; black if it cannot be.
+                if !canvas.drawInPlace(frame, at: place, scaler: scaler) { canvas.fill(place.x, place.y, place.width, place.height) }
+            }
         }
         if let status {
             drawBar(status)
@@ -85,7 +106,7 @@ struct PreviewPainter {
         }
         if showsRecordButton { drawRecordButton(status?.state ?? .idle) }
         if let message, !message.isEmpty { drawMessage(message) }
-        SDL_RenderPresent(renderer)
+        canvas.present()
     }
 
     // MARK: The picture
@@ -93,7 +114,7 @@ struct PreviewPainter {
     /// Scales and converts `frame` to BGRA at exactly `place`'s size with libswscale (one
     /// pass, SIMD; BT.709 as Reel records), and uploads that: the renderer then only copies
     /// pixels. Letting SDL convert YUV and scale costs several times more without a GPU.
-    private mutating func upload(_ frame: VideoFrame, into place: PixelRect) -> Bool {
+    private mutating func upload(_ frame: VideoFrame, into place: PixelRect, renderer: OpaquePointer) -> Bool {
         let size = PixelSize(width: place.width, height: place.height)
         let key = FrameKey(time: frame.presentationTime, sequence: frame.sequenceNumber, size: size)
         if textureShape?.size != size || texture == nil {
@@ -122,12 +143,11 @@ struct PreviewPainter {
     // MARK: The overlay
 
     private func color(_ r: UInt8, _ g: UInt8, _ b: UInt8, _ a: UInt8 = 255) {
-        SDL_SetRenderDrawColor(renderer, r, g, b, a)
+        canvas.color(r, g, b, a)
     }
 
     private func fill(_ x: Int, _ y: Int, _ w: Int, _ h: Int) {
-        var rect = SDL_Rect(x: Int32(x), y: Int32(y), w: Int32(w), h: Int32(h))
-        SDL_RenderFillRect(renderer, &rect)
+        canvas.fill(x, y, w, h)
     }
 
     private func disc(cx: Int, cy: Int, r: Int) {
@@ -152,10 +172,10 @@ struct PreviewPainter {
     }
 
     private func drawBar(_ status: PreviewWindow.Status) {
-        SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_BLEND)
+        canvas.blend(true)
         color(0, 0, 0, 150)
         fill(0, 0, outputSize.width, Self.barHeight)
-        SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_NONE)
+        canvas.blend(false)
         // The indicator: a red dot, two bars, or a hollow circle.
         switch status.state {
         case .recording:
@@ -207,10 +227,10 @@ struct PreviewPainter {
         let boxWidth = min(outputSize.width, longest * advance + 2 * margin - scale)
         let boxHeight = lines.count * lineHeight + 2 * margin - 3 * scale
         let x = (outputSize.width - boxWidth) / 2, y = (outputSize.height - boxHeight) / 2
-        SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_BLEND)
+        canvas.blend(true)
         color(0, 0, 0, 190)
         fill(x, y, boxWidth, boxHeight)
-        SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_NONE)
+        canvas.blend(false)
         color(255, 255, 255)
         for (row, line) in lines.enumerated() {
             let left = (outputSize.width - (line.count * advance - scale)) / 2

@@ -284,7 +284,8 @@ public final class PreviewWindow: CaptureOutput {
         // Without a GPU (no DRI render node), OpenGL is drawn by the CPU (Mesa's llvmpipe, with
         // threads of its own): SDL's software renderer on the window's own framebuffer does the
         // same for a third of the cost (bench/preview.py). `SDL_RENDER_DRIVER` chooses otherwise.
-        if Self.hasNoGPU && ProcessInfo.processInfo.environment["SDL_RENDER_DRIVER"] == nil {
+        let withoutGPU = Self.hasNoGPU && ProcessInfo.processInfo.environment["SDL_RENDER_DRIVER"] == nil
+        if withoutGPU {
             SDL_SetHint(SDL_HINT_RENDER_DRIVER, "software")
             SDL_SetHint(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0")
         }
@@ -321,7 +322,13 @@ public final class PreviewWindow: CaptureOutput {
             opened.signal()
             return
         }
-        guard let renderer = Self.makeRenderer(for: window) else {
+        // Without a GPU, the window's own framebuffer: cheaper again than SDL's software renderer.
+        let canvas: PreviewCanvas
+        if withoutGPU && PreviewCanvas.supportsSurface(of: window) {
+            canvas = PreviewCanvas(.surface(window: window))
+        } else if let renderer = Self.makeRenderer(for: window) {
+            canvas = PreviewCanvas(.renderer(renderer))
+        } else {
             let reason = String(cString: SDL_GetError())
             SDL_DestroyWindow(window)
             SDL_QuitSubSystem(SDL_INIT_VIDEO)
@@ -332,7 +339,7 @@ public final class PreviewWindow: CaptureOutput {
         // All of the window on the screen, scaled down if it is larger.
         PreviewPlacement.fit(window, picture: size, requested: size)
         opened.signal()
-        var painter = PreviewPainter(renderer: renderer, showsRecordButton: settings.showsRecordButton)
+        var painter = PreviewPainter(canvas: canvas, showsRecordButton: settings.showsRecordButton)
         var sizedToPicture = settings.size != nil
         let interval = 1.0 / Double(max(1, settings.maximumRate))
         var lastDraw = 0.0
@@ -384,7 +391,7 @@ public final class PreviewWindow: CaptureOutput {
             return
         }
         painter.release()
-        SDL_DestroyRenderer(renderer)
+        if case .renderer(let renderer) = canvas.target { SDL_DestroyRenderer(renderer) }
         SDL_DestroyWindow(window)
         SDL_QuitSubSystem(SDL_INIT_VIDEO)
         finished.signal()

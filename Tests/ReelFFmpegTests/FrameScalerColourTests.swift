@@ -46,4 +46,51 @@ import ReelFFmpeg
         let got = bgr(back)
         #expect(got.r >= 250 && got.g <= 5 && got.b <= 5, "red came back as BGR \(got)")
     }
+
+    /// The preview window's framebuffer: a picture drawn into packed RGB memory the caller owns,
+    /// scaled (two steps for 4:2:0: the planes, then the colours) or not, in either byte order,
+    /// is the picture ``FrameScaler/draw(_:crop:into:at:)`` makes into a BGRA frame, and has
+    /// its colours where they were (red left, blue right).
+    @Test(arguments: [PixelSize(width: 48, height: 36), PixelSize(width: 64, height: 48), PixelSize(width: 32, height: 24),
+                      PixelSize(width: 38, height: 28), PixelSize(width: 64 + 22, height: 64)])
+    func aPictureDrawnIntoPackedMemoryIsTheOneDrawnIntoAFrame(size: PixelSize) throws {
+        let source = try VideoFrame(format: .yuv420p, size: PixelSize(width: 64, height: 48)) { _, _, _ in }
+        source.fill(with: .blue)
+        source.fill(PixelRect(x: 0, y: 0, width: 32, height: 48), with: .red)
+        let reference = try VideoFrame(format: .bgra, size: size) { _, _, _ in }
+        try FrameScaler(quality: .fastBilinear).draw(source, into: reference, at: PixelRect(x: 0, y: 0, width: size.width, height: size.height))
+        let stride = size.width * 4 + 64   // rows further apart than the picture is wide, as a window's are
+        for order in [FrameScaler.PackedOrder.bgra, .rgba] {
+            // A row of guard bytes after the last: nothing is written past the picture's end.
+            let memory = UnsafeMutableRawPointer.allocate(byteCount: stride * (size.height + 1), alignment: 64)
+            defer { memory.deallocate() }
+            memory.initializeMemory(as: UInt8.self, repeating: 7, count: stride * (size.height + 1))
+            let scaler = FrameScaler(quality: .fastBilinear)
+            for _ in 0..<2 {   // drawn again with the same shape: the same picture
+                try scaler.draw(source, intoPacked: memory, order: order, stride: stride, size: size)
+            }
+            let bytes = memory.assumingMemoryBound(to: UInt8.self)
+            var largest = 0
+            reference.withUnsafePlane(0) { ref, refStride in
+                for y in 0..<size.height {
+                    for x in 0..<size.width {
+                        let (b, g, r) = (Int(ref[y * refStride + x * 4]), Int(ref[y * refStride + x * 4 + 1]), Int(ref[y * refStride + x * 4 + 2]))
+                        let at = y * stride + x * 4
+                        let got = order == .bgra ? (Int(bytes[at]), Int(bytes[at + 1]), Int(bytes[at + 2]))
+                                                 : (Int(bytes[at + 2]), Int(bytes[at + 1]), Int(bytes[at]))
+                        largest = max(largest, abs(got.0 - b), abs(got.1 - g), abs(got.2 - r))
+                    }
+                    // Nothing past the picture's width is touched.
+                    #expect((size.width * 4..<stride).allSatisfy { bytes[y * stride + $0] == 7 }, "row \(y) written past its width")
+                }
+            }
+            #expect((0..<stride).allSatisfy { bytes[size.height * stride + $0] == 7 }, "written past the picture's last row")
+            #expect(largest <= 24, "\(order) at \(size): differs from the frame's picture by up to \(largest)")
+            let left = order == .bgra ? (Int(bytes[4 * stride + 8]), Int(bytes[4 * stride + 10])) : (Int(bytes[4 * stride + 10]), Int(bytes[4 * stride + 8]))
+            let rightAt = 4 * stride + (size.width - 3) * 4
+            let right = order == .bgra ? (Int(bytes[rightAt]), Int(bytes[rightAt + 2])) : (Int(bytes[rightAt + 2]), Int(bytes[rightAt]))
+            #expect(left.1 > 230 && left.0 < 25, "\(order): red on the left, (B, R) \(left)")
+            #expect(right.0 > 230 && right.1 < 25, "\(order): blue on the right, (B, R) \(right)")
+        }
+    }
 }
