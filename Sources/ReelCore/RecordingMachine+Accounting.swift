@@ -7,9 +7,11 @@ extension RecordingMachine {
     /// Whether the recorder learnt of lost frames whose gap is not counted yet.
     package var holdsNotedDrops: Bool { !ledger.isEmpty }
     /// The frames counted lost, and those the recorder learnt are being lost whose gap is not
-    /// counted yet (the next frame has not come): what is said while recording.
+    /// counted yet (the next frame has not come): what is said while recording. Only while it
+    /// records: frames lost in a pause (a schedule's wait, a preview not recording) have no
+    /// slot and are never counted, so they are not said either.
     package var dropsSoFar: FrameDrops {
-        guard !ledger.isEmpty else { return drops }
+        guard !ledger.isEmpty, timeline.hasBegun, !timeline.isPaused else { return drops }
         var all = drops
         all.add(ledger.noted(stallFrames: FrameDrops.stallFrames(at: configuration.frameRate)))
         return all
@@ -19,6 +21,14 @@ extension RecordingMachine {
     /// for the gaps still to be counted.
     package mutating func noteDrops(_ noted: inout FrameDropLedger) {
         ledger.take(&noted)
+    }
+
+    /// Forgets what was noted of frames lost before the video source's frame `sequence`, which
+    /// leaves no gap: it came in a pause (the frames lost had no slot), or the frame mode
+    /// leaves it out as a repeat (their slots repeat the picture before, as its does).
+    mutating func forgetLost(before sequence: Int64) {
+        guard !ledger.isEmpty else { return }
+        _ = ledger.attribute(0, before: sequence, stallFrames: FrameDrops.stallFrames(at: configuration.frameRate))
     }
 
     /// Counts `missing` frames lost before the video source's frame `sequence` (`nil`: past

@@ -215,7 +215,7 @@ package struct RecordingMachine: Sendable {
         let interval = timeline.intervalIndex(containing: t)
         // A repeat held for the end of its interval: the interval ended.
         if let held = heldRepeat, held.interval != interval { writeHeldRepeat(into: &actions) }
-        guard let i = interval, let recorded = timeline.recordedTime(for: t) else { return }
+        guard let i = interval, let recorded = timeline.recordedTime(for: t) else { return forgetLost(before: frame.sequenceNumber) }
         let rate = configuration.frameRate
         let slot = rate.frameIndex(at: recorded, rounding: .nearest)
         if let limit = configuration.limit, slot >= rate.frameIndex(at: limit, rounding: .nearest) {
@@ -237,7 +237,9 @@ package struct RecordingMachine: Sendable {
         // A second frame in one slot (a source faster than the rate) adds nothing.
         guard slot > lastSlot else { return }
         if leavesOut(frame, interval: i, recorded: recorded, slot: slot, keyframeDue: keyframeDue) {
-            // Accounted for, not lost: the slot repeats the picture before.
+            // Accounted for, not lost: the slot repeats the picture before (and so do those of
+            // the frames lost just before it: they are not said either).
+            forgetLost(before: frame.sequenceNumber)
             lastWritten = (i, frame.sequenceNumber, slot)
             heldRepeat = (frame, i, rate.time(ofFrame: slot), slot)
             return

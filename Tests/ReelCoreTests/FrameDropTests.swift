@@ -80,6 +80,50 @@ import Testing
         #expect(m.drops[.encoderBehind] == 1 && m.drops[.stalled] == 29 && m.drops.total == 30, "\(m.drops)")
     }
 
+    /// Frames lost while nothing is recorded (a pause: the wait of `--delay`, a preview before
+    /// recording) are neither counted nor said, also before a frame comes to settle them: said
+    /// while paused, they were warnings at 00:00:00.0 of nothing recorded (s5 F6).
+    @Test func framesLostWhileNothingIsRecordedAreNotSaid() throws {
+        var m = M.machine(audio: false)
+        try take(&m, [0, 1])
+        _ = m.pause(at: M.rate.time(ofFrame: 2))
+        var noted = FrameDropLedger()
+        noted.note(6, .encoderBehind, after: 3)         // 4–9 lost in the pause
+        m.noteDrops(&noted)
+        #expect(m.dropsSoFar.total == 0, "\(m.dropsSoFar)")
+        try take(&m, [10, 11])                          // still paused: 4–9 had no slot
+        _ = m.resume(at: M.rate.time(ofFrame: 12))
+        try take(&m, [12, 13])
+        #expect(m.droppedFrames == 0 && m.dropsSoFar.total == 0, "\(m.dropsSoFar)")
+        // Before the first frame, with the recording begun paused (a schedule's wait) as a
+        // preview's and --delay's are: not said either.
+        var waiting = M.machine(audio: false)
+        try take(&waiting, [0])
+        _ = waiting.pause(at: M.rate.time(ofFrame: 0))
+        noted.note(6, .captureLate, after: 0)
+        waiting.noteDrops(&noted)
+        #expect(waiting.dropsSoFar.total == 0, "\(waiting.dropsSoFar)")
+    }
+
+    /// With `--frame-mode content|vfr`, frames lost before a repeat the mode leaves out are not
+    /// counted (the slot repeats the picture before: the file lacks nothing), and what is said
+    /// while recording agrees: a still screen said "5 frames dropped" live and 0 in the summary
+    /// (s5 F6). Lost before a changed picture, they are counted and said.
+    @Test(arguments: [FrameMode.content, .variable])
+    func framesLostBeforeALeftOutRepeatAreNeitherCountedNorSaid(mode: FrameMode) throws {
+        var m = M.machine(audio: false, frameMode: mode)
+        for n in Int64(0)..<3 { _ = m.take(try M.frame(n, picture: 1), keyframeDue: { $0 == 0 }) }
+        var noted = FrameDropLedger()
+        noted.note(5, .captureLate, after: 2)           // 3–7 missed; 8 shows the same picture
+        m.noteDrops(&noted)
+        _ = m.take(try M.frame(8, picture: 1), keyframeDue: { _ in false })
+        #expect(m.droppedFrames == 0 && m.dropsSoFar.total == 0, "\(mode): \(m.dropsSoFar)")
+        noted.note(2, .captureLate, after: 8)           // 9–10 missed; 11 shows a new picture
+        m.noteDrops(&noted)
+        _ = m.take(try M.frame(11, picture: 2), keyframeDue: { _ in false })
+        #expect(m.droppedFrames == 2 && m.dropsSoFar.total == 2, "\(mode): \(m.dropsSoFar)")
+    }
+
     /// The notices said while recording: a reason once it lost a few frames, then at most every
     /// ten seconds of recorded time, each with the frames since the last.
     @Test func noticesSayEachReasonOnceItLosesAFewAndThenEveryTenSeconds() {
