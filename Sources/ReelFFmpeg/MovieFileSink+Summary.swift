@@ -1,4 +1,5 @@
 import Foundation
+internal import CFFmpeg
 import ReelCore
 
 extension MovieFileSink {
@@ -8,9 +9,9 @@ extension MovieFileSink {
     /// to finish them; a full disk's says how to recover.
     package func finishRecording(drainingInto encoder: StreamEncoder) throws -> AssetWriter.Summary {
         do {
-            try advisingRecoveryWhenFull { try encoder.finish() }
+            try advisingRecoveryWhenFull(stopping: true) { try encoder.finish() }
         } catch let error as ReelError where error.code == .insufficientStorage {
-            throw finaliseWhatTheFullDiskKept(error)
+            throw error
         } catch var error as ReelError where error.code != .nothingRecorded {
             // Said once: a hint that says how to finalise the file already (advisingRecoveryWhenFull's) is not repeated.
             if configuration.container.isISOBaseMedia || configuration.container == .mkv, Recovery.isCutOff(url),
@@ -24,34 +25,60 @@ extension MovieFileSink {
         return summary(of: done, encoder: encoder)
     }
 
-    /// The disk filled as the recording stopped: its last part could not be written. What
-    /// reached the disk (its complete fragments, and the whole samples of one cut short) is
-    /// finalised in place as a recovery does, which needs no room (the index goes into the
-    /// space reserved for it), so the file plays as a regular one; the error says what it
-    /// keeps and what was lost. (It failed with the advice to recover the file, which the
-    /// stop could do itself.) An MKV plays as it is; anything else is left to the advice.
-    private func finaliseWhatTheFullDiskKept(_ error: ReelError) -> ReelError {
-        guard configuration.container.isISOBaseMedia, configuration.fragmentInterval != nil else { return error }
-        let recorded = recordedDuration
+    /// The disk filled while recording or as the recording stopped (`stopping`): its last part
+    /// could not be written. What reached the disk (its complete fragments, and the whole
+    /// samples of one cut short) is finalised in place as a recovery does, which needs no room
+    /// (the index goes into the space reserved for it), so the file plays as a regular one; the
+    /// error says what it keeps and what was lost, the pictures' and the sound's apart when
+    /// they differ. (It failed with the advice to recover the file, which the recorder could
+    /// do itself.) `nil` for what cannot be finalised so (an MKV plays as it is; anything else
+    /// is left to the advice).
+    private func finaliseWhatTheFullDiskKept(_ error: ReelError, stopping: Bool) -> ReelError? {
+        guard configuration.container.isISOBaseMedia, configuration.fragmentInterval != nil else { return nil }
+        let videoRecorded = configuration.video.flatMap { video in videoEndIndex > 0 ? video.settings.frameRate.time(ofFrame: videoEndIndex) : nil }
+        let soundRecorded = zip(configuration.audio, audioMuxedEnd).map { MediaTime(value: $1, timescale: Int32($0.settings.sampleRate)) }.max()
         // Closed with what reached the disk; the recovery takes a lock of its own.
         abandon()
-        guard Recovery.isCutOff(url), let kept = try? Recovery.recover(url) else { return error }
-        let lost = max(0, recorded.seconds - kept.duration.seconds)
+        guard Recovery.isCutOff(url), let kept = try? Recovery.recover(url) else { return nil }
+        let tracks = Self.trackLengths(url)
+        func lost(_ recorded: MediaTime?, _ kept: MediaTime?) -> Double? {
+            recorded.map { max(0, $0.seconds - (kept ?? .zero).seconds) }
+        }
+        let pictures = lost(videoRecorded, tracks.video), sound = lost(soundRecorded, tracks.audio)
+        let seconds = { (x: Double) in String(format: "%.2f", x) }
+        let what: String
+        if let pictures, let sound, seconds(pictures) != seconds(sound) {
+            // The sound's lost end and the pictures' apart: one may have reached the disk whole.
+            what = seconds(pictures) == seconds(0) ? "every picture was written, but the last \(seconds(sound)) s of the sound could not be written"
+                : seconds(sound) == seconds(0) ? "the last \(seconds(pictures)) s of the pictures could not be written (all the sound was)"
+                : "the last \(seconds(pictures)) s of the pictures and \(seconds(sound)) s of the sound recorded could not be written"
+        } else {
+            let recorded = max(videoRecorded ?? .zero, soundRecorded ?? .zero)
+            what = "the last \(seconds(max(0, recorded.seconds - kept.duration.seconds))) s recorded could not be written"
+        }
         let frames = configuration.video == nil ? "" : ", \(kept.videoFrames) frames"
+        let when = stopping ? "as \(url.path) was finished" : "while \(url.path) was recorded, which ended the recording"
         return ReelError(.insufficientStorage,
-                         "the disk filled as \(url.path) was finished: it keeps the first \(String(format: "%.2f", kept.duration.seconds)) s"
-                            + "\(frames) and plays; the last \(String(format: "%.2f", lost)) s recorded could not be written",
+                         "the disk filled \(when): it keeps the first \(seconds(kept.duration.seconds)) s\(frames) and plays; \(what)",
                          hint: "free some disk space or record to another disk", errno: error.errno)
     }
 
-    /// How long the media handed to the file lasts: its video frames, or its longest audio track.
-    private var recordedDuration: MediaTime {
-        var duration = MediaTime.zero
-        if let rate = configuration.video?.settings.frameRate, videoEndIndex > 0 { duration = rate.time(ofFrame: videoEndIndex) }
-        for (track, end) in zip(configuration.audio, audioMuxedEnd) {
-            duration = max(duration, MediaTime(value: end, timescale: Int32(track.settings.sampleRate)))
+    /// How long the video track and the longest audio track of the finished file at `url` last
+    /// (`nil` for a kind it lacks or that cannot be read).
+    private static func trackLengths(_ url: URL) -> (video: MediaTime?, audio: MediaTime?) {
+        guard let input = try? InputFile(url: url, readsStreamInfo: false) else { return (nil, nil) }
+        var video: MediaTime?, audio: MediaTime?
+        for i in 0..<Int(input.context.pointee.nb_streams) {
+            let stream = input.context.pointee.streams[i]!.pointee
+            guard stream.duration > 0, stream.time_base.den > 0 else { continue }
+            let length = MediaTime(seconds: Double(stream.duration) * Double(stream.time_base.num) / Double(stream.time_base.den))
+            switch stream.codecpar.pointee.codec_type {
+            case AVMEDIA_TYPE_VIDEO: video = max(video ?? .zero, length)
+            case AVMEDIA_TYPE_AUDIO: audio = max(audio ?? .zero, length)
+            default: break
+            }
         }
-        return duration
+        return (video, audio)
     }
 
     /// What `done` holds, with the audio `encoder` encoded: all of it unless the size limit
@@ -78,7 +105,10 @@ extension MovieFileSink {
     /// Runs `body`, adding to a full disk's error how to get the recording back: the file keeps
     /// what was completely written (for MP4/MOV the complete fragments), which recovering it
     /// finalises: an MP4/MOV on the full disk too, another file once there is space.
-    package func advisingRecoveryWhenFull<T>(_ body: () throws -> T) throws -> T {
+    /// An MP4/MOV is finalised in place there and then, and the error says what it keeps
+    /// (see finaliseWhatTheFullDiskKept): as the recording stops
+    /// (`stopping`), or while it records.
+    package func advisingRecoveryWhenFull<T>(stopping: Bool = false, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch var error as ReelError where error.code == .insufficientStorage {
@@ -88,6 +118,7 @@ extension MovieFileSink {
                 error.hint = "the disk filled before anything was recorded; free some space and record again"
                 throw error
             }
+            if let finalised = finaliseWhatTheFullDiskKept(error, stopping: stopping) { throw finalised }
             error.hint = configuration.container.isISOBaseMedia
                 ? "\(LibraryHint.finalise(url.path)) (which works on the full disk too)"
                 : "free some disk space, then \(LibraryHint.finalise(url.path))"

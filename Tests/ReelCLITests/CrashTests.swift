@@ -118,8 +118,10 @@ import ReelTestSupport
         let r = try ReelBinary.run(["record", "--test-pattern", "--tone", "--size", "1280x720", "--crf", "0", "--preset", "ultrafast",
                                     "--min-free", "0", "--duration", "60", "-o", url.path])
         #expect(r.status == 1)
-        #expect(r.stderr.contains("No space left on device"), "\(r.stderr)")
+        // Finalised in place with what reached the disk, and said so (it advised a recovery).
+        #expect(r.stderr.contains("the disk filled while \(url.path) was recorded, which ended the recording: it keeps the first "), "\(r.stderr)")
         #expect(r.stderr.split(separator: "\n").count == 1)
+        #expect(Recovery.isFinished(url), "\(r.stderr)")
         let probe = try MediaProbe.probe(url)
         let frames = try #require(probe.videoStreams.first?.frameCount)
         #expect(frames > 0)

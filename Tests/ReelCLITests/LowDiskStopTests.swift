@@ -59,7 +59,8 @@ import ReelTestSupport
         process.waitUntilExit()
         #expect(process.terminationStatus == 1, "\(said)")
         #expect(said.contains("the disk filled as \(url.path) was finished: it keeps the first "), "\(said)")
-        #expect(said.contains("s recorded could not be written"), "\(said)")
+        // What could not be written, the pictures' and the sound's apart when they differ.
+        #expect(said.contains(" could not be written"), "\(said)")
         #expect(Recovery.isFinished(url), "\(said)")
         let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter)
         #expect(counters.count >= 45 && said.contains(", \(counters.count) frames and plays"), "\(counters.count) frames: \(said)")

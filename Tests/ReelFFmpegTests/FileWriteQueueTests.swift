@@ -229,8 +229,8 @@ import ReelTestSupport
     }
 
     /// A full disk, with the file written on the encoding thread (0) and by the writer thread:
-    /// the same error (code, message, the hint to recover), and the frames written before it
-    /// stay in the file.
+    /// the same error (code, message: the file finalised in place with what reached the disk,
+    /// what it keeps), and the frames written before it stay in the file, which plays.
     @Test(arguments: [0, FileWriteQueue.defaultMaxBytes])
     func aFullDiskEndsTheRecordingWithTheSameError(_ writeBufferSize: Int64) throws {
         let disk = try SmallDisk(size: "1M")
@@ -252,8 +252,9 @@ import ReelTestSupport
         writer.cancelWriting()
         let error = try #require(failure, "1 MB filled up after \(frames) frames")
         #expect(error.code == .insufficientStorage)
-        #expect(error.message.hasPrefix("cannot write to full.mp4"), "\(error.message)")
-        #expect(error.hint?.contains(LibraryHint.finalise(url.path)) == true, "\(error.hint ?? "no hint")")
+        #expect(error.message.hasPrefix("the disk filled while \(url.path) was recorded, which ended the recording: it keeps the first "), "\(error.message)")
+        #expect(error.hint == "free some disk space or record to another disk", "\(error.hint ?? "no hint")")
+        #expect(Recovery.isFinished(url))
         // What reached the disk stays: complete fragments, from the first frame on.
         let counters = try MediaProbe.decodeLuma(url, width: size.width, height: size.height).compactMap(\.counter)
         #expect(counters.count >= 15, "\(counters.count) frames kept of \(frames)")

@@ -112,6 +112,45 @@ import ReelTestSupport
         #expect(try framesRecovered(from: url, in: dir) >= 30, "the frames that reached the disk are kept")
     }
 
+    /// The disk fills while a recording goes on (something else took the space; no minimum
+    /// free space to stop it first): the recording ends there, its file finalised in place with
+    /// what reached the disk, as a recovery would (that needs no room), and the error says what
+    /// it keeps (its length and frames, which the file holds) and what could not be written,
+    /// never to recover the file. It failed with the advice to run a recovery, as `reel record`
+    /// did (s5: a disk that fills mid-recording; at the stop that was done already).
+    @Test func aDiskThatFillsWhileRecordingLeavesAFinalisedFileAndSaysWhatWasLost() async throws {
+        let disk = try SmallDisk(size: "20m")
+        let session = CaptureSession()
+        try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30)))
+        try session.addInput(ToneSource())
+        var settings = settings()
+        settings.minimumFreeSpace = nil
+        let url = disk.url.appendingPathComponent("full.mp4")
+        let recorder = Recorder(url: url, settings: settings)
+        try session.addOutput(recorder)
+        try await session.start()
+        let outcome = Task { () -> ReelError? in
+            do { _ = try await recorder.result(); return nil } catch { return error as? ReelError }
+        }
+        try await Task.sleep(for: .seconds(2))
+        let free = try FileManager.default.attributesOfFileSystem(forPath: disk.url.path)[.systemFreeSize] as? Int ?? 0
+        try Data(count: max(0, free - 20_000)).write(to: disk.url.appendingPathComponent("filler"))
+        // The recording ends by itself once the disk is full; stopped after 15 s if it did not
+        // (then it would say so as a stop's, and fail below).
+        for _ in 0..<150 where recorder.isRecording { try await Task.sleep(for: .milliseconds(100)) }
+        await session.stop()
+        let error = try #require(await outcome.value, "the recording fails: the disk is full")
+        #expect(error.code == .insufficientStorage, "\(error)")
+        #expect(error.message.contains("the disk filled while \(url.path) was recorded, which ended the recording: it keeps the first "), "\(error)")
+        #expect(error.message.contains("could not be written") && !error.description.contains("recover"), "\(error)")
+        #expect(Recovery.isFinished(url), "finalised in place: \(error)")
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter)
+        #expect(counters.count >= 30 && error.message.contains(" s, \(counters.count) frames and plays"), "\(counters.count) frames: \(error)")
+        #expect(zip(counters, counters.dropFirst()).allSatisfy { a, b in a.flatMap { a in b.map { $0 > a } } == true }, "\(counters)")
+        let kept = try #require(error.message.components(separatedBy: "keeps the first ").last?.split(separator: " ").first.flatMap { Double($0) })
+        #expect(abs(try MediaProbe.probe(url).duration - kept) < 0.1, "\(error)")
+    }
+
     /// A camera take is recorded in clips: an abort leaves them in their folder, which the
     /// report names (`reel record --pause-mode clips` says "the recording is in the clips in").
     @Test func anAbortedCameraTakeIsInItsClips() async throws {
