@@ -148,7 +148,11 @@ struct RecoverCommand {
                 progress.finish()
                 if summary.finalisation != .notNeeded, let file = FileIdentity(summary.url) { written.append((file, path)) }
                 if json {
-                    console.out(ProgressRenderer.json(Self.json(summary, of: url)))
+                    var object = Self.json(summary, of: url)
+                    // The unfinished copies an interrupted finalise or recovery left beside it.
+                    let leftovers = Self.leftovers(beside: summary.url, or: url)
+                    if !leftovers.isEmpty { object["leftovers"] = leftovers.map(\.copy.path) }
+                    console.out(ProgressRenderer.json(object))
                     continue
                 }
                 var how: String
@@ -157,6 +161,8 @@ struct RecoverCommand {
                 case .copied(let reason, let bytes): how = "copied, \(bytes) bytes written: \(reason)"
                 case .notNeeded:
                     console.err("reel: note: \(url.path) is complete; nothing to do")
+                    // A stop killed as it finalised can leave the file complete and its copy beside it.
+                    noteLeftovers(Self.leftovers(beside: summary.url, or: url))
                     continue
                 }
                 let soundOnly = Container(pathExtension: summary.url.pathExtension)?.isAudioOnly == true
@@ -184,8 +190,7 @@ struct RecoverCommand {
                         + (marker.start < summary.duration ? "cannot be kept: this kind of file holds no chapters"
                                                            : "was placed after what could be recovered: left out"))
                 }
-                noteLeftovers(beside: summary.url)
-                if summary.url.resolvingSymlinksInPath() != url.resolvingSymlinksInPath() { noteLeftovers(beside: url) }
+                noteLeftovers(Self.leftovers(beside: summary.url, or: url))
             } catch {
                 progress.finish()
                 fail(Self.pointingToClips(error, given: url), of: url, json: json)
@@ -329,7 +334,7 @@ struct RecoverCommand {
             if !empty.isEmpty { console.out("  left out (cut off before they held anything): \(empty.joined(separator: ", "))") }
             // A merge killed before (by the recorder at its stop, or an earlier recover) left its
             // unfinished copy beside the file.
-            noteLeftovers(beside: r.url, purposes: ["merging"])
+            noteLeftovers(Self.leftovers(beside: r.url, purposes: ["merging"]), what: "merge")
             return r
         } catch {
             progress.finish()
@@ -338,16 +343,25 @@ struct RecoverCommand {
         return nil
     }
 
-    /// Points out unfinished copies that an interrupted finalise or recover left beside `url`
-    /// (hidden files named after it). They are never deleted here: reel cannot know that
-    /// nobody needs them.
-    private func noteLeftovers(beside url: URL, purposes: [String] = ["finalising", "recovering", "converting"]) {
-        let real = url.resolvingSymlinksInPath()
-        for leftover in FilePlacement.temporaryFiles(beside: real, purposes: purposes) {
-            guard !Recovery.isBeingRecorded(leftover) else { continue }
-            let what = purposes.contains("merging") ? "merge" : "finalise, recover or GIF"
-            console.err("reel: note: \(leftover.path) is an unfinished copy left by an interrupted \(what); "
-                        + "\(real.lastPathComponent) does not need it, delete it if nothing else does")
+    /// The unfinished copies that an interrupted finalise, recovery or GIF making (or, with
+    /// `purposes` ["merging"], merge) left beside `url`, and beside `recording` too when that is
+    /// another file (hidden files named after it, that nothing writes now), each with the file
+    /// it was a copy of.
+    static func leftovers(beside url: URL, or recording: URL? = nil,
+                          purposes: [String] = ["finalising", "recovering", "converting"]) -> [(copy: URL, of: URL)] {
+        var places = [url.resolvingSymlinksInPath()]
+        if let other = recording?.resolvingSymlinksInPath(), other != places[0] { places.append(other) }
+        return places.flatMap { place in
+            FilePlacement.temporaryFiles(beside: place, purposes: purposes).filter { !Recovery.isBeingRecorded($0) }.map { ($0, place) }
+        }
+    }
+
+    /// Points out `leftovers` (see ``leftovers(beside:or:purposes:)``). They are never deleted
+    /// here: reel cannot know that nobody needs them.
+    private func noteLeftovers(_ leftovers: [(copy: URL, of: URL)], what: String = "finalise, recover or GIF") {
+        for leftover in leftovers {
+            console.err("reel: note: \(leftover.copy.path) is an unfinished copy left by an interrupted \(what); "
+                        + "\(leftover.of.lastPathComponent) does not need it, delete it if nothing else does")
         }
     }
 }

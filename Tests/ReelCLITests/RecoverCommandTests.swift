@@ -247,6 +247,29 @@ import ReelTestSupport
         #expect(Recovery.isCutOff(url))
     }
 
+    /// A stop killed as it finalised can leave the recording and the unfinished copy the
+    /// finalise was making (`.NAME.finalising-PID-N.mp4`): a recovery names that copy whether
+    /// the recording needed finalising or was complete already (then it said only "complete;
+    /// nothing to do"), and with `--json` lists it in `recovered`; it deletes nothing (s5 F11).
+    @Test func anUnfinishedCopyBesideTheRecordingIsNamedAlsoWhenNothingIsToDo() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("k.mp4")
+        try await Self.cutOff(url)
+        let copy = dir.url.appendingPathComponent(".k.finalising-99999-ab12.mp4")
+        try Data(try Data(contentsOf: url).prefix(50_000)).write(to: copy)
+        let first = try ReelBinary.run(["recover", url.path])
+        #expect(first.status == 0 && first.stderr.contains("\(copy.path) is an unfinished copy"), "\(first.stderr)")
+        // Now complete: said all the same.
+        let again = try ReelBinary.run(["recover", url.path])
+        #expect(again.status == 0 && again.stderr.contains("is complete; nothing to do"), "\(again.stderr)")
+        #expect(again.stderr.contains("\(copy.path) is an unfinished copy left by an interrupted finalise"), "\(again.stderr)")
+        let json = try ReelBinary.run(["recover", "--json", url.path])
+        let recovered = json.output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .first { $0["event"] as? String == "recovered" } ?? [:]
+        #expect(recovered["leftovers"] as? [String] == [copy.path], "\(json.output)")
+        #expect(FileManager.default.fileExists(atPath: copy.path), "never deleted: reel cannot know nobody needs it")
+    }
+
     // MARK: Disks
 
     /// A recording killed, its last fragment torn (as a full disk tears it), on a full disk:
