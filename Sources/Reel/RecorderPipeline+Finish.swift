@@ -37,7 +37,7 @@ extension RecorderPipeline {
                                 hint: "keep the clips folder \(session.folder.path) until the recording is merged")
             }
             session.releaseClaim()
-            throw ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
+            throw nothingRecorded
         }
         if settings.mergesClipsAtEnd {
             let merged = try mergeClips(clips)
@@ -82,7 +82,7 @@ extension RecorderPipeline {
             _ = summary
             finishedFramesAtEnd = writer.framesEncoded
             guard writer.framesEncoded > 0 || timeline.hasBegun else {
-                throw ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
+                throw nothingRecorded
             }
             return self.summary(url: url, duration: recorded, frames: writer.framesEncoded, bytes: 0, clipCount: timeline.intervals.count)
         }
@@ -92,7 +92,7 @@ extension RecorderPipeline {
             unlink(movie.url.path)
             // With the markers placed while it waited (a stop before a scheduled start).
             movie.removeChaptersOfAGoneFile()
-            throw ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
+            throw nothingRecorded
         }
         // No picture in a video file: the size limit left no room for its first frame (a
         // detailed screen's first keyframe is over a megabyte), or the stop came before the
@@ -108,7 +108,7 @@ extension RecorderPipeline {
                 throw ReelError(.nothingRecorded, "the first frame alone is larger than the size limit (\(settings.maxFileSize ?? 0) bytes): nothing was recorded",
                                 hint: "allow a larger file or a smaller first frame (a higher quality number, a smaller size)")
             }
-            throw ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
+            throw nothingRecorded
         }
         // A marker placed ahead of pictures that never came (the stop came first) is at the end.
         movie.setChapters(chapters.map { Chapter(start: min($0.start, recorded), title: $0.title) }, end: recorded)
@@ -185,6 +185,17 @@ extension RecorderPipeline {
         made.url = gif.url
         made.bytes = gif.bytes
         return made
+    }
+
+    /// Nothing was recorded: the sources gave nothing, or a nearly full disk stopped the
+    /// recording first (then the sources are not to blame: it blamed them).
+    private var nothingRecorded: ReelError {
+        guard ending == .lowDiskSpace else {
+            return ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
+        }
+        let minimum = settings.minimumFreeSpace.map { " (\($0 / 1_000_000) MB)" } ?? ""
+        return ReelError(.insufficientStorage, "the disk of \(url.deletingLastPathComponent().path) came down to the minimum of free space\(minimum) "
+                         + "before anything was recorded: nothing was recorded", hint: LibraryHint.freeSpaceOrLowerMinimum)
     }
 
     /// The summary; `drops` the frames lost in what the file holds (all the machine counted

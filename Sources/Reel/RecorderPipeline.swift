@@ -370,7 +370,7 @@ final class RecorderPipeline: @unchecked Sendable {
         let toCome = files.reduce(0) { $0 + $1.bytesToCome(framesInEncoder: inEncoder) }
         let onDisk = clipAccount.finishedBytes + files.reduce(0) { $0 + $1.bytesOnDisk }
         defer { freeSpace.refresh(onDisk: onDisk) }
-        return spaceGuard.leavesTooLittle(freeSpace.latest, onDisk: onDisk, toCome: toCome)
+        return spaceGuard.leavesTooLittle(freeSpace.latest, onDisk: onDisk, toCome: toCome, reserved: files.reduce(0) { $0 + $1.indexReservation })
     }
 
     /// The folder whose disk the recording fills: the clips folder's in clip mode, else the file's.

@@ -47,9 +47,13 @@ package struct FreeSpaceGuard: Sendable {
     /// `onDisk` bytes now), leaves less than the minimum free once `toCome` more bytes (the
     /// fragment being filled, the frames in the encoder, the index) reach it; or the disk keeps
     /// no files at all. No reading (the disk could not be told) and no minimum leave enough.
-    package func leavesTooLittle(_ reading: Reading?, onDisk: Int64, toCome: Int64) -> Bool {
+    /// `reserved` of the bytes on the disk are space the recording's files keep for
+    /// themselves (an MP4's index reservation, counted in `onDisk` from the start): not used
+    /// up by the recording, so not counted as used (a 20 MB disk with 18 MB asked to stay free
+    /// stopped before its first frame once the file reserved 3 MB).
+    package func leavesTooLittle(_ reading: Reading?, onDisk: Int64, toCome: Int64, reserved: Int64 = 0) -> Bool {
         guard let minimum, let reading else { return false }
         if reading.total == 0 { return true }
-        return reading.available - max(0, onDisk - reading.onDisk) < minimum + toCome
+        return reading.available + reserved - max(0, onDisk - reading.onDisk) < minimum + toCome
     }
 }

@@ -51,6 +51,10 @@ package final class MovieFileSink: PacketSink {
     /// Where the media begins in the file (after the header and the index reservation): a file
     /// larger than this holds a complete fragment (MKV: cluster), which plays.
     var mediaStart: Int64 = 0
+    /// The bytes the file keeps at its start for its final index (MP4/MOV), part of
+    /// ``bytesOnDisk`` from the start: the recording's own, which a minimum of free space does
+    /// not count as used (the media never fills it).
+    package private(set) var indexReservation: Int64 = 0
     /// Where the first media handed to the file ends, once there is some: when that many bytes
     /// are on the disk, the file plays.
     var firstMediaEnd: Int64?
@@ -222,14 +226,20 @@ package final class MovieFileSink: PacketSink {
 
     package func begin() throws {
         try muxer.writeHeader(fragmentInterval: configuration.fragmentInterval) { [self] headerSize in
-            if let bytes = configuration.indexReservation { return bytes }
-            let estimate = indexReservationEstimate(headerSize: headerSize)
-            // Under a size limit the reservation takes at most an eighth of the room (a bigger
-            // index is written by copying at the end).
-            guard let limit = configuration.maximumFileSize else { return estimate }
-            return min(estimate, Int(clamping: limit / 8) / 4096 * 4096)
+            indexReservation = Int64(reservation(headerSize: headerSize))
+            return Int(indexReservation)
         }
         mediaStart = muxer.bytesWritten
+    }
+
+    /// The space the header keeps for the final index (see ``indexReservation``).
+    private func reservation(headerSize: Int) -> Int {
+        if let bytes = configuration.indexReservation { return bytes }
+        let estimate = indexReservationEstimate(headerSize: headerSize)
+        // Under a size limit the reservation takes at most an eighth of the room (a bigger
+        // index is written by copying at the end).
+        guard let limit = configuration.maximumFileSize else { return estimate }
+        return min(estimate, Int(clamping: limit / 8) / 4096 * 4096)
     }
 
     package func write(_ packet: EncodedPacket) throws -> SinkFlow {

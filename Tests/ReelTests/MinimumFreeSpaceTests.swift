@@ -17,14 +17,14 @@ import ReelTestSupport
     /// Records lossless noise (and a tone, if asked) into `url` on a manual clock, faster than
     /// real time, keeping `minimum` bytes free, for at most a minute; `prepare` sets up the
     /// recorder before its session starts.
-    static func recordNoise(into url: URL, keepingFree minimum: Int64, tone: Bool = false,
+    static func recordNoise(into url: URL, keepingFree minimum: Int64, tone: Bool = false, limit: MediaTime? = MediaTime(seconds: 60),
                             prepare: (Recorder) -> Void = { _ in }) async throws -> RecordingSummary {
         var settings = Recorder.Settings()
         settings.video.preset = "ultrafast"
         settings.video.rateControl = .crf(0)       // lossless: megabytes per recorded second
         settings.minimumFreeSpace = minimum
         let recorder = Recorder(url: url, settings: settings)
-        recorder.maxRecordedDuration = MediaTime(seconds: 60)
+        recorder.maxRecordedDuration = limit
         prepare(recorder)
         let session = CaptureSession(clock: ManualClock())
         try session.addInput(NoiseSource(size: PixelSize(width: 640, height: 360)))
@@ -46,6 +46,27 @@ import ReelTestSupport
         #expect(perSecond > 1_500_000, "the test needs a recording of megabytes a second: \(Int(perSecond)) B/s")
         #expect(free >= 12_000_000 - 1_000_000, "stopped with \(free) bytes free, the minimum 12000000, \(Int(perSecond)) B/s")
         #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == Int(summary.frames), "finalised, every frame in it")
+    }
+
+    /// The file's index reservation (about 3 MB without a limit, reel's own space in its own file) is not
+    /// counted as used: with 1 MB more free than the minimum, the recording records until its
+    /// media takes that megabyte. It stopped before its first frame, blaming the sources
+    /// ("nothing was recorded: check that the sources deliver samples"; s6 N3). And a minimum
+    /// that leaves no room at all says so, not that the sources gave nothing.
+    @Test func theFilesOwnReservationIsNotCountedAsUsed() async throws {
+        let disk = try SmallDisk(size: "20M")
+        let roomy = disk.url.appendingPathComponent("roomy.mp4")
+        let summary = try await Self.recordNoise(into: roomy, keepingFree: Self.freeBytes(disk.url) - 1_000_000, limit: nil)
+        #expect(summary.ending == .lowDiskSpace)
+        #expect(summary.frames >= 2 && summary.bytes > 3_000_000, "\(summary.frames) frames, \(summary.bytes) bytes")
+        try FileManager.default.removeItem(at: roomy)
+        do {
+            let tight = try await Self.recordNoise(into: disk.url.appendingPathComponent("tight.mp4"), keepingFree: Self.freeBytes(disk.url) - 10_000, limit: nil)
+            #expect(tight.ending == .lowDiskSpace)
+        } catch let error as ReelError {
+            #expect(error.code == .insufficientStorage && error.message.contains("came down to the minimum of free space"), "\(error)")
+            #expect(!error.description.contains("sources"), "\(error)")
+        }
     }
 
     /// Sound comes faster than the pictures it is recorded with (noise costs the encoder more
