@@ -17,7 +17,8 @@ import Synchronization
 /// instead: once the recording has ended its rows are rewritten with `presentation_time` the
 /// frame's time in the file and a last column `recorded`, `yes` for the frames the file holds
 /// and `no` (with no presentation time) for those it does not (before the recording began,
-/// paused, dropped, after it ended). For a source the recorder does not write itself (a camera
+/// paused, dropped by the recorder, after it ended); a number the source skipped (a frame it
+/// dropped, which no output saw) gets a row too, without times, `recorded` `dropped`. For a source the recorder does not write itself (a camera
 /// composed by a ``Compositor``) the time is that of the first frame of the file that can show
 /// it. While recording, the file holds the raw rows, with the session's times in a
 /// `session_time` column.
@@ -154,6 +155,7 @@ public final class FrameLog: CaptureOutput {
         }
         var pending = Data()
         var first = true
+        var lastFrame: [Int: Int64] = [:]
         func take(_ line: Substring) {
             if first { first = false; if line + "\n" == rawHeader[...] { return } }
             guard !line.hasPrefix("#") else { out += line + "\n"; return }
@@ -162,6 +164,12 @@ public final class FrameLog: CaptureOutput {
             guard fields.count >= 5, let source = Int(fields[0]), let frame = Int64(fields[fields.count - 3]),
                   let session = Self.time(fields[fields.count - 1]) else { out += line + "\n"; return }
             let head = fields.dropLast().joined(separator: ",")
+            // The numbers the source skipped: frames it dropped, a row each.
+            if let before = lastFrame[source], frame > before + 1 {
+                let who = fields.dropLast(3).joined(separator: ",")
+                for skipped in (before + 1)..<frame { out += "\(who),\(skipped),,,dropped\n" }
+            }
+            lastFrame[source] = max(lastFrame[source] ?? frame, frame)
             if let time = frames.fileTime(of: frame, source: SourceID(source), at: session) {
                 out += "\(head),\(Self.seconds(time)),yes\n"
             } else {

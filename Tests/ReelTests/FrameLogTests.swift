@@ -41,6 +41,33 @@ import ReelTestSupport
         #expect(rows.filter { $0.last == "no" }.allSatisfy { $0[4].isEmpty })
         #expect(rows.contains { $0[2] == "35" && $0.last == "no" }, "a paused frame is listed as not recorded")
     }
+
+    /// Frames the source dropped (its numbers skip them: no output saw them) have a row each,
+    /// without times, `recorded` `dropped`; before, the log just lacked them (s6 N8).
+    @Test func framesTheSourceDroppedHaveARowSayingSo() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("lossy.mp4")
+        let logURL = dir.url.appendingPathComponent("frames.csv")
+        let session = CaptureSession(clock: ManualClock())
+        let camera = ReportingLossySource(said: Set(10...12), reason: .captureLate, unsaid: Set(30...31))
+        try session.addInput(camera)
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        let recorder = Recorder(url: url, settings: settings)
+        recorder.maxRecordedDuration = MediaTime(seconds: 2)
+        try session.addOutput(FrameLog(url: logURL, recorder: recorder), connectedTo: [camera])
+        try session.addOutput(recorder)
+        try await session.start()
+        _ = try await recorder.result()
+        await session.stop()
+        let rows = try String(contentsOf: logURL, encoding: .utf8).split(separator: "\n").dropFirst()
+            .map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+        let dropped = rows.filter { $0.last == "dropped" }
+        #expect(dropped.compactMap { Int64($0[2]) } == [10, 11, 12, 30, 31], "\(dropped)")
+        #expect(dropped.allSatisfy { $0[3].isEmpty && $0[4].isEmpty })
+        let numbers = rows.compactMap { Int64($0[2]) }
+        #expect(numbers.prefix(40) == ArraySlice(0..<40), "every number once, in order: \(numbers.prefix(40))")
+    }
 }
 
 /// A frame log that cannot be written says so, and the recording beside it goes on.
