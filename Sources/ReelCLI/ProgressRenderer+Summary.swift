@@ -42,8 +42,16 @@ extension ProgressRenderer {
         case nil: nil
         case .moved(let from)?: "\(from.path) was renamed or moved while it was recorded: it was finalised where it went"
         case .copiedBack?: "the file was deleted while it was recorded: all of it was still held, and was copied back"
-        case .savedElsewhere(let from)?: "\(from.deletingLastPathComponent().path) was deleted while it was recorded: the recording was saved here instead"
+        case .savedElsewhere(let from)?:
+            folderIsGone(from) ? "\(from.deletingLastPathComponent().path) was deleted while it was recorded: the recording was saved here instead"
+                : "\(from.path) was deleted while it was recorded and its folder takes no new file (made read-only): the recording was saved here instead"
         }
+    }
+
+    /// Whether the folder of `file`, a recording saved elsewhere, is gone (deleted), not
+    /// there and unwritable (a read-only remount); as the summary's words and keys say.
+    static func folderIsGone(_ file: URL) -> Bool {
+        !FileManager.default.fileExists(atPath: file.deletingLastPathComponent().path)
     }
 
     static func json(_ relocation: FileRelocation) -> [String: Any] {

@@ -246,7 +246,9 @@ final class ProgressRenderer: @unchecked Sendable {
                     object["file"] = s.url.path
                     if let relocation = s.relocation {
                         object["relocation"] = Self.json(relocation)
-                        if case .savedElsewhere(let from) = relocation { object["folderDeleted"] = from.deletingLastPathComponent().path }
+                        if case .savedElsewhere(let from) = relocation {
+                            object[Self.folderIsGone(from) ? "folderDeleted" : "folderUnwritable"] = from.deletingLastPathComponent().path
+                        }
                     }
                     object["bytes"] = s.bytes
                 }
