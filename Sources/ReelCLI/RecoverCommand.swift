@@ -30,7 +30,8 @@ struct RecoverCommand {
     space kept for it at the front where there is room (no copy of the media data; a file
     interrupted while being finalised is finished); else the file is replaced by a finalised
     copy, only once that is complete. With -o the recording is only read; -o FOLDER keeps each
-    file's name, and the extension of -o FILE chooses the format (.mp4, .mov, .mkv or .webm).
+    file's name, and the extension of -o FILE chooses the format (.mp4, .mov, .mkv or .webm;
+    .gif makes the recovered recording into an animated GIF).
 
     Chapter markers placed before the cut (kept beside the file as .NAME.chapters) become the
     recovered file's chapters. A marker placed after the last of the media that could be

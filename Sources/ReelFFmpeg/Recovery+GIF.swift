@@ -87,6 +87,26 @@ extension Recovery {
         return recovered
     }
 
+    /// Recovers the cut-off recording `url` (not a GIF recording's) into the GIF `gif`: into a
+    /// hidden intermediate beside it (an MP4, as a GIF recording's), made into the GIF, then
+    /// removed. The recording is only read: if the GIF cannot be made, the intermediate goes
+    /// too and the recording holds everything still. A complete recording needs nothing.
+    static func recoverIntoGIF(_ url: URL, gif: URL, overwrite: Bool, meter: ProgressMeter) throws -> Summary {
+        if !overwrite && FileManager.default.fileExists(atPath: gif.path) {
+            throw Syscall.fileError(EEXIST, creating: gif, action: "create")
+        }
+        let intermediate = gifIntermediate(for: gif)
+        var recovered = try recoverRecording(url, to: intermediate, overwrite: false, meter: meter)
+        guard recovered.url.path == intermediate.path else { return recovered }   // complete: nothing was written
+        defer { unlink(intermediate.path) }
+        meter.restart(as: .converting, total: 2 * (FileIdentity.size(of: intermediate) ?? 0))
+        let converted = try GIFConverter.convert(intermediate, to: gif, overwrite: overwrite, meter: meter)
+        recovered.url = converted.url
+        recovered.videoFrames = converted.frames
+        recovered.finalisation = .copied(reason: "made into a GIF", bytesWritten: converted.bytes)
+        return recovered
+    }
+
     /// The GIF `output` means for a recording into `named`: `named`'s name in a folder, `.gif`
     /// added to a name without an extension.
     private static func gifLocation(output: URL?, named: URL) -> URL {
@@ -95,7 +115,7 @@ extension Recovery {
         return output.pathExtension.isEmpty ? output.appendingPathExtension("gif") : output
     }
 
-    private static func isFolder(_ url: URL) -> Bool {
+    static func isFolder(_ url: URL) -> Bool {
         var info = stat()
         return stat(url.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }

@@ -163,6 +163,10 @@ public enum Recovery {
     private static func recover(_ url: URL, to output: URL?, overwrite: Bool, meter: ProgressMeter) throws -> Summary {
         // A GIF recording cut off is its intermediate, made into the GIF.
         if let gif = try recoverGIF(url, to: output, overwrite: overwrite, meter: meter) { return gif }
+        // Any other recording recovered into a GIF: into a GIF's intermediate, then made into it.
+        if let output, output.pathExtension.lowercased() == "gif", !isFolder(output) {
+            return try recoverIntoGIF(url, gif: output, overwrite: overwrite, meter: meter)
+        }
         return try recoverRecording(url, to: output, overwrite: overwrite, meter: meter)
     }
 

@@ -128,6 +128,38 @@ import ReelTestSupport
         #expect(again.stderr.contains("complete; nothing to do"), "\(again.stderr)")
     }
 
+    /// s6 N6: `reel recover k.mp4 -o out.gif` failed ("cannot write .out.recovering-….gif:
+    /// Invalid argument") while the refusal of `-o out.webm` offered `.gif`. The cut-off MP4 is
+    /// recovered into the GIF, every frame recovered once, in order; nothing is left beside it,
+    /// the recording is untouched, and a GIF there is not replaced without --overwrite.
+    @Test func aCutOffRecordingIsRecoveredIntoAGIF() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("k.mp4")
+        let process = try await RecoverCommandTests.startRecording(url, events: dir.url.appendingPathComponent("events.jsonl"),
+                                                                  seconds: 2.5, sound: true)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(Recovery.isCutOff(url))
+        let before = try Data(contentsOf: url)
+        let gif = dir.url.appendingPathComponent("out.gif")
+
+        let r = try ReelBinary.run(["recover", url.path, "-o", gif.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.output.contains("Recovered \(gif.path)") && r.output.contains("made into a GIF"), "\(r.output)")
+        let video = try #require(try MediaProbe.probe(gif).videoStreams.first)
+        #expect(video.codec == "gif")
+        let numbers = try MediaProbe.decodeLuma(gif, width: 320, height: 240).map(\.counter)
+        #expect(numbers.count >= 10 && numbers.allSatisfy { $0 != nil }, "\(numbers)")
+        let counters = numbers.compactMap { $0 }
+        #expect(zip(counters, counters.dropFirst()).allSatisfy { $0 < $1 }, "\(counters)")
+        #expect(try RecoverCommandTests.hiddenFiles(dir.url).isEmpty, "nothing left beside the GIF")
+        #expect(try Data(contentsOf: url) == before, "the recording is only read")
+
+        let again = try ReelBinary.run(["recover", url.path, "-o", gif.path])
+        #expect(again.status == 1 && again.stderr.contains("already exists"), "\(again.stderr)")
+        #expect(try MediaProbe.probe(gif).videoStreams.first?.frameCount == video.frameCount, "the GIF there is kept")
+    }
+
     /// A stranger's finding: a GIF whose name another file took while it was recorded was
     /// advised `reel recover HIDDEN`, which refused the taken name in turn. The advice now says
     /// how to name the GIF otherwise (or replace the file), and following it works.
