@@ -200,7 +200,9 @@ public enum ValueParser {
     /// A duration: seconds (`90`, `2.5`, `90s`), minutes (`5m`), hours (`1h`), those combined
     /// largest first (`1h30m`, `2m30s`, `1h2m3s`; only the last may have a fraction), or
     /// `MM:SS` / `HH:MM:SS`.
-    public static func duration(_ text: String?, option: String) throws -> MediaTimeValue {
+    /// `allowsZero`: `0` (in any of the forms) is a value too (`--delay 0`: no delay, as a script
+    /// that computes the delay may give).
+    public static func duration(_ text: String?, option: String, allowsZero: Bool = false) throws -> MediaTimeValue {
         let examples = "10, 2.5s, 5m, 1h30m or 01:30"
         guard let text, !text.isEmpty else { throw UsageError("--\(option) needs a duration such as \(examples)") }
         var seconds: Double?
@@ -218,7 +220,8 @@ public enum ValueParser {
         guard let s = seconds, s.isFinite else {
             throw UsageError("--\(option) needs a duration such as \(examples), not '\(text)'")
         }
-        guard s > 0 else { throw UsageError("--\(option) must be more than zero, not '\(text)'") }
+        if allowsZero && s == 0 { return MediaTimeValue(seconds: 0) }
+        guard s > 0 else { throw UsageError("--\(option) must be \(allowsZero ? "zero or more" : "more than zero"), not '\(text)'") }
         // Less than a hundredth of a second holds no frame at any frame rate reel records.
         guard s >= 0.01 else { throw UsageError("--\(option) of '\(text)' is too short to hold a frame (at least 0.01 s)") }
         guard s <= 7 * 24 * 3600 else { throw UsageError("--\(option) of '\(text)' is longer than a week") }

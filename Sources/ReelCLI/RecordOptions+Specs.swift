@@ -61,7 +61,7 @@ extension RecordOptions {
         OptionSpec("audio-bitrate", value: .required, placeholder: "RATE", help: "audio bit rate: aac 24k–256k, opus 8k–512k (default 160k)"),
         OptionSpec("duration", value: .required, placeholder: "TIME", help: "stop once this much is recorded (paused time does not count), e.g. 30, 2.5s, 5m, 1h30m, 01:30"),
         OptionSpec("max-duration", value: .required, placeholder: "TIME", help: "the same as --duration (both given: the shorter); reads better with reel preview"),
-        OptionSpec("delay", value: .required, placeholder: "TIME", help: "count down this long before recording begins (the sources are opened first), e.g. 5"),
+        OptionSpec("delay", value: .required, placeholder: "TIME", help: "count down this long before recording begins (the sources are opened first), e.g. 5; 0: at once"),
         OptionSpec("start-at", value: .required, placeholder: "WHEN", help: "begin recording at this local time: 14:30, 14:30:15, or 2026-12-24 14:30"),
         OptionSpec("stop-at", value: .required, placeholder: "WHEN", help: "stop recording at this local time (as --start-at)"),
         OptionSpec("format", value: .required, placeholder: "FORMAT", completion: .oneOf(Container.allCases.map(\.rawValue)), help: "mp4 (default), mov, mkv, webm, gif; sound only: m4a, opus, ogg, flac, wav"),

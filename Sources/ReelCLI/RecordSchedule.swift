@@ -26,7 +26,8 @@ public struct RecordSchedule: Sendable, Equatable {
     init(_ args: ParsedArguments, now: Date, calendar: @autoclosure () -> Calendar = .current) throws {
         if args.has("delay") && args.has("start-at") { throw UsageError("--delay and --start-at both say when to begin; give one") }
         if args.has("delay") {
-            start = MediaTime(seconds: try ValueParser.duration(args.value("delay")!, option: "delay").seconds)
+            let delay = try ValueParser.duration(args.value("delay")!, option: "delay", allowsZero: true).seconds
+            start = delay > 0 ? MediaTime(seconds: delay) : nil
         }
         if let text = args.value("start-at") ?? nil {
             start = MediaTime(seconds: try Self.seconds(until: text, option: "start-at", from: now, calendar: calendar()))

@@ -31,6 +31,10 @@ import ReelTestSupport
             try RecordSchedule(try ParsedArguments.parse(words, specs: RecordOptions.specs), now: Self.now, calendar: Self.calendar)
         }
         #expect(try parse(["--delay", "5"]).start == MediaTime(seconds: 5))
+        // s6 N15: a delay of zero (as a script that computes it may give) is no delay, not an error.
+        #expect(try parse(["--delay", "0"]).start == nil)
+        #expect(try parse(["--delay", "0s"]).start == nil)
+        #expect(throws: UsageError.self) { try parse(["--delay", "-1"]) }
         #expect(try parse(["--start-at", "14:10", "--stop-at", "14:20"]) == RecordSchedule(start: MediaTime(seconds: 600), stop: MediaTime(seconds: 1200)))
         #expect(throws: UsageError.self) { try parse(["--start-at", "14:20", "--stop-at", "14:10"]) }
         #expect(throws: UsageError.self) { try parse(["--delay", "5", "--start-at", "14:10"]) }
