@@ -291,6 +291,9 @@ final class ProgressRenderer: @unchecked Sendable {
                 emit(["event": "resumed", "duration": rounded(recorded.seconds)])
             }
         case .clipStarted(let index):
+            // A clip begins with the recording's first frame, before its first progress: the
+            // recording has started (s6 N10: clipStarted came before started).
+            if waitingUntilStart?() == nil { releaseStarted() }
             if pauseMakesClips { emit(["event": "clipStarted", "clip": index + 1]) }
         case .markerAdded(let chapter):
             // A marker at the instant of the one before joins its chapter, and its event carries

@@ -115,6 +115,11 @@ import ReelTestSupport
         try expectTone(try MediaProbe.decodeAudio(url))
         // Merged and checked: the clips are gone.
         #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("talk.clips").path))
+        // The recording says it started before it says its first clip did (s6 N10).
+        let names = finished.events.split(separator: "\n")
+            .compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["event"] as? String }
+        let started = try #require(names.firstIndex(of: "started"), "\(names)")
+        #expect(names.firstIndex(of: "clipStarted").map { started < $0 } == true, "\(names.prefix(6))")
     }
 
     @Test(arguments: killedFormats)
