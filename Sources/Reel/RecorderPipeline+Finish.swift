@@ -116,6 +116,12 @@ extension RecorderPipeline {
         var duration = recorded
         // A size limit may have left out the last packets.
         if writer.isFull || ending == .maxFileSize { duration = min(duration, file.duration) }
+        // A video source that stopped coming (a network camera waited for until the stop) while
+        // the sound went on: the file lasts as long as its sound, and so does what is said (s6 N7:
+        // the summary said 3.7 s of a file of 8).
+        else if plan.video != nil, !plan.audioTracks.isEmpty, machine.soundRecorded > duration + MediaTime(value: 1, timescale: 2) {
+            duration = max(duration, min(machine.soundRecorded, file.duration))
+        }
         finishedFramesAtEnd = file.videoFrames
         var made = summary(url: file.url, duration: duration, frames: file.videoFrames, bytes: file.bytes, clipCount: timeline.intervals.count)
         made.relocation = movie.relocation
