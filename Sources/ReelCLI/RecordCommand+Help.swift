@@ -107,7 +107,8 @@ extension RecordCommand {
 
     Exit status: 0 when the file holds all that was asked for; 3 when it was finalised but a
     source was lost or interrupted, recorded nothing (an application that never played, a
-    microphone whose every sample was digital zero: muted, or a monitor of a silent sink) or
+    microphone whose every sample was digital zero: muted, or a monitor of a silent sink;
+    --app-audio recording a sink on which nothing played) or
     missed part of what it was asked for (the summary's "missing" lines, and with --json the
     source events and "complete": false with "shortfalls" in "finished", say which), or when
     --min-free stopped it early (a nearly full disk: "ending": "lowDiskSpace"), or a --stream

@@ -55,6 +55,10 @@ public final class PulseAudioSource: CaptureSource {
     /// How long the sound took to reach the recorded device on top of what the server reports
     /// (a loopback on the way): taken off the presentation times.
     private let upstreamLatency: MediaTime
+    /// Whether it says when it delivers only digital silence (see ``DigitalSilenceWatch``): a
+    /// microphone, or a sink's monitor the user chose (nothing plays on it), after a second of
+    /// it; its first sound then is `resumed`.
+    private let watchesSilence: Bool
     private let audioServer: any PulseAudioServer
     private let thread: CaptureThread<Handoff<any PulseAudioRecording>>
     /// The record stream opened by ``prepare()`` (a monitor's paced), for ``start(_:)`` to record.
@@ -80,7 +84,9 @@ public final class PulseAudioSource: CaptureSource {
     private var framesPerBuffer: Int { max(1, format.sampleRate / 100) }
 
     private init(name: String, kind: SampleKind, sourceName: String?, lookupName: String, missingDevice: String,
-                 server: String?, format: AudioFormat, audioServer: any PulseAudioServer, upstreamLatency: MediaTime = .zero) {
+                 server: String?, format: AudioFormat, audioServer: any PulseAudioServer, upstreamLatency: MediaTime = .zero,
+                 watchesSilence: Bool = false) {
+        self.watchesSilence = watchesSilence
         self.audioServer = audioServer
         self.upstreamLatency = upstreamLatency
         self.name = name
@@ -113,7 +119,7 @@ public final class PulseAudioSource: CaptureSource {
             name: source.map { "microphone '\($0)'" } ?? "microphone (default)",
             kind: .micAudio, sourceName: source, lookupName: source ?? "@DEFAULT_SOURCE@",
             missingDevice: source.map { "PulseAudio has no source named '\($0)'" } ?? "PulseAudio has no default source",
-            server: server, format: format, audioServer: audioServer)
+            server: server, format: format, audioServer: audioServer, watchesSilence: true)
     }
 
     /// App audio: records the monitor of a PulseAudio sink, i.e. what applications play into it.
@@ -126,7 +132,7 @@ public final class PulseAudioSource: CaptureSource {
     ///   - format: the format to deliver.
     public static func appAudio(sink: String? = nil, server: String? = nil,
                                 format: AudioFormat = AudioFormat(sampleFormat: .f32, sampleRate: 48_000, channels: 2)) -> PulseAudioSource {
-        appAudio(sink: sink, server: server, format: format, audioServer: SystemPulseAudioServer())
+        appAudio(sink: sink, server: server, format: format, audioServer: SystemPulseAudioServer(), watchesSilence: true)
     }
 
     /// App audio recorded through `audioServer` (a ``ScriptedPulseAudioServer`` in tests),
@@ -134,9 +140,11 @@ public final class PulseAudioSource: CaptureSource {
     /// if given, is what messages call it instead of the sink: the recording of one
     /// application's sound records a sink of reel's own (`reel-app-<pid>`), a name the user
     /// never gave, and is said as the application's (`app audio of 'firefox'`).
+    /// `watchesSilence`: a sink the user chose, said silent (``SourceEvent/silent(_:)``) while
+    /// nothing plays on it (as a chosen application that has not played is).
     package static func appAudio(sink: String?, server: String?, format: AudioFormat,
                                  audioServer: any PulseAudioServer, upstreamLatency: MediaTime = .zero,
-                                 describedAs: String? = nil) -> PulseAudioSource {
+                                 describedAs: String? = nil, watchesSilence: Bool = false) -> PulseAudioSource {
         let monitor = sink.map { $0.hasSuffix(".monitor") ? $0 : "\($0).monitor" } ?? "@DEFAULT_MONITOR@"
         return PulseAudioSource(
             name: describedAs ?? sink.map { "app audio of '\($0)'" } ?? "app audio (default)",
@@ -144,7 +152,8 @@ public final class PulseAudioSource: CaptureSource {
             missingDevice: describedAs.map { "the sink reel made to record \($0) is gone" }
                 ?? sink.map { "PulseAudio has no sink named '\($0)' (no source '\(monitor)')" }
                 ?? "PulseAudio has no default sink to record from",
-            server: server, format: format, audioServer: audioServer, upstreamLatency: upstreamLatency)
+            server: server, format: format, audioServer: audioServer, upstreamLatency: upstreamLatency,
+            watchesSilence: watchesSilence)
     }
 
     /// Connects, checks that the server and the device exist, opens the record stream for
@@ -242,7 +251,7 @@ public final class PulseAudioSource: CaptureSource {
         let upstreamLatency = self.upstreamLatency
         var lastAttempt = clock.now()
         // A microphone that delivers only digital silence records nothing: said (silent).
-        var silence = DigitalSilenceWatch(enabled: kind == .micAudio, rate: rate)
+        var silence = DigitalSilenceWatch(enabled: watchesSilence, rate: rate)
         if kind == .micAudio, initial.isMuted { context.report(.silent(mutedError)); silence.saidMuted() }
 
         while !thread.isStopRequested {
@@ -256,7 +265,7 @@ public final class PulseAudioSource: CaptureSource {
                 if let reopened = try? audioServer.openRecording(request, isCancelled: { thread.isStopRequested }) {
                     stream = reopened
                     context.report(.resumed)
-                    silence = DigitalSilenceWatch(enabled: kind == .micAudio, rate: rate)
+                    silence = DigitalSilenceWatch(enabled: watchesSilence, rate: rate)
                     if kind == .micAudio, reopened.isMuted { context.report(.silent(mutedError)); silence.saidMuted() }
                     timeline.reset()
                     // Opened to be read at once: no backlog.
@@ -310,7 +319,7 @@ public final class PulseAudioSource: CaptureSource {
                         let bytes = Array(pending[(consumed + skip * bytesPerFrame)..<(consumed + frames * bytesPerFrame)])
                         let pts = MediaTime(value: start + Int64(skip), timescale: rate)
                         switch silence.delivered(bytes, frames: bytes.count / bytesPerFrame) {
-                        case .silent?: context.report(.silent(Self.digitalSilence))
+                        case .silent?: context.report(.silent(silenceError))
                         case .sounds?: context.report(.resumed)
                         case nil: break
                         }
@@ -332,8 +341,18 @@ public final class PulseAudioSource: CaptureSource {
         }
         if let (at, duration) = missed.due(at: nil, rate: rate) { context.report(.missedAudio(at: at, duration: duration)) }
         if let (at, duration) = overflowed.due(at: nil, rate: rate) { context.report(.droppedAudio(at: at, duration: duration)) }
-        if silence.endsSilent { context.report(.silent(Self.digitalSilence)) }
+        if silence.endsSilent { context.report(.silent(silenceError)) }
     }
+
+    /// What it says when it delivered only digital silence: a microphone, a sink's monitor.
+    private var silenceError: ReelError { kind == .appAudio ? Self.nothingPlayed : Self.digitalSilence }
+
+    /// What a sink's monitor on which nothing has played says (as an application that has
+    /// not played does: the recording's `resumed` follows when something plays).
+    static let nothingPlayed = ReelError(
+        .sourceUnavailable,
+        "nothing has played on the sink since the recording started: every sample is digital silence (exactly zero)",
+        hint: "check that the sound plays on that sink (the audio server lists its sinks)")
 
     /// What a microphone that delivered only digital silence says.
     static let digitalSilence = ReelError(
