@@ -27,7 +27,8 @@ final class ReplaySaver: @unchecked Sendable {
         var running: [Int: Task<Void, Never>] = [:]
         var nextID = 0
         var saved = 0
-        /// Saves asked for that failed (not those refused for want of anything to save).
+        /// Saves asked for that failed, those with nothing to save yet among them (s6: a save
+        /// asked before anything was recorded exited 0, though a failed save is exit 1).
         var failed = 0
     }
     private let state = Mutex(State())
@@ -106,12 +107,10 @@ final class ReplaySaver: @unchecked Sendable {
             return .success(summary.url)
         } catch {
             var failure = error as? ReelError ?? ReelError(.encodingFailed, "\(error)")
-            if failure.code != .nothingRecorded {
-                state.withLock { $0.failed += 1 }
-                if failure.code == .insufficientStorage {
-                    failure.message += " (in \(folder.path))"
-                    failure.hint = "the buffer still holds the moment for as long as it keeps it: free space there and save again, or record with another --replay-dir"
-                }
+            state.withLock { $0.failed += 1 }
+            if failure.code == .insufficientStorage {
+                failure.message += " (in \(folder.path))"
+                failure.hint = "the buffer still holds the moment for as long as it keeps it: free space there and save again, or record with another --replay-dir"
             }
             report(failure)
             return .failure(failure)
