@@ -143,7 +143,11 @@ extension RecordOptions {
         let folder = output.folder.standardizedFileURL.path
         for (option, path) in [("-o", self.output), ("-o", outputFolder), ("--replay-dir", replayDirectory)] {
             guard let path = path?.standardizedFileURL.path else { continue }
-            if path == folder || path.hasPrefix(folder + "/") {
+            if path == folder {
+                // s6 N11: "-o X is in the --hls folder X" for one name given to both.
+                throw UsageError("\(option) and --hls both name \(path): --hls writes a folder of segments and a playlist there; give each its own name")
+            }
+            if path.hasPrefix(folder + "/") {
                 throw UsageError("\(option) \(path) is in the --hls folder \(folder), whose files HLS writes; give --hls a folder of its own")
             }
         }

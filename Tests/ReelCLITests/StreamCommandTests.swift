@@ -94,6 +94,7 @@ import ReelTestSupport
             (["--stream", "srt://127.0.0.1:9000", "--stream-key-file", srtShort.path], "SRT's passphrase is 10 to 79 bytes long, and this one has 9"),
             (["--stream", "srt://127.0.0.1:9000", "--stream-key-file", srtOdd.path], "line 2 is neither streamid=… nor passphrase=…"),
             (["--hls", dir.url.path], "is in the --hls folder"),
+            (["--hls", file], "-o and --hls both name"),   // s6 N11: it said "-o X is in the --hls folder X"
             (["--stream", "http://example.com/live/\(Self.key)"], "--stream needs an rtmp://HOST/APP/KEY"),
             (["--stream", "rtmp://127.0.0.1/live/\(Self.key)", "--codec", "hevc"], "RTMP carries H.264 video, not hevc"),
             (["--stream", "rtmp://127.0.0.1/live/\(Self.key)", "--audio-codec", "opus"], "RTMP carries AAC audio"),
