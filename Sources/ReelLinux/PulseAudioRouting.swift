@@ -24,8 +24,11 @@ public struct PlayingStream: Sendable, Hashable {
     /// The name of sink `index` among `sinks` (the server's sinks by index), as a stream's
     /// ``sinkName``: a sink gone by the time it is asked for (removed while the stream moved)
     /// is said to be gone, never named by its bare index, which means nothing to a reader.
+    /// A stream on no sink (`PA_INVALID_INDEX`: PipeWire's for a stream not linked to one) says
+    /// so (s6 N13: it was "a sink removed meanwhile (#4294967295)").
     package static func sinkName(index: UInt32, in sinks: [UInt32: String]) -> String {
         if let name = sinks[index], !name.isEmpty { return name }
+        if index == UInt32.max { return "no sink (not linked to one)" }
         return "a sink removed meanwhile (#\(index))"
     }
 

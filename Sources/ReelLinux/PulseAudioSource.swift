@@ -332,7 +332,7 @@ public final class PulseAudioSource: CaptureSource {
                 pending.removeFirst(consumed)
             } catch {
                 context.report(.interrupted(ReelError(
-                    .sourceUnavailable, "\(name) lost its PulseAudio stream: \(error.message)",
+                    .sourceUnavailable, "\(name) lost its stream on the audio server: \(error.message)",
                     hint: "the audio server stopped or the device went away; Reel retries every second and carries on when it is back",
                     errno: error.errno)))
                 stream = nil

@@ -36,5 +36,8 @@ import Testing
         let gone = PlayingStream.sinkName(index: 20, in: sinks)
         #expect(gone.contains("removed") && gone != "20", "\(gone)")
         #expect(PlayingStream.sinkName(index: 4, in: [4: ""]).contains("removed"))
+        // A stream linked to no sink (PipeWire's PA_INVALID_INDEX) is not on a removed one (s6 N13).
+        let none = PlayingStream.sinkName(index: UInt32.max, in: sinks)
+        #expect(none.contains("no sink") && !none.contains("removed") && !none.contains("4294967295"), "\(none)")
     }
 }
