@@ -79,6 +79,12 @@ public struct RecordingFile: Sendable, Hashable {
         guard access(folder.path, W_OK) == 0 else {
             throw ReelError(.permissionDenied, "cannot write to the folder \(folder.path)", hint: LibraryHint.chooseAnotherFolder)
         }
+        // A link to nothing: refused as 'already exists' when the file was made, which did not
+        // say what was there.
+        if !FileManager.default.fileExists(atPath: url.path), let target = try? FileManager.default.destinationOfSymbolicLink(atPath: url.path) {
+            throw ReelError(.fileExists, "\(url.path) is a link to \(target), which does not exist: a recording is not made through a broken link",
+                            hint: "remove the link, or choose another name")
+        }
         // Nothing there, or the empty file of a dated name this process reserved for it.
         guard FileManager.default.fileExists(atPath: url.path), !Recorder.isOwnReservation(url) else { return }
         if !overwrite && Recovery.isCutOff(url) && !RecordingLock.isBeingWritten(url) {

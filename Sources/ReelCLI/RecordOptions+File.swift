@@ -25,6 +25,10 @@ extension RecordOptions {
         }
         if let path = args.value("output") ?? nil {
             guard !path.isEmpty else { throw UsageError("-o needs a file name") }
+            // "x.mp4 " made x.mp4 .mp4: a space after the name is a quoting slip.
+            if let last = path.last, last.isWhitespace, !path.allSatisfy(\.isWhitespace) {
+                throw UsageError("-o \"\(path)\": the name ends with a space (a slip in the quoting?); give it without the space")
+            }
             switch try OutputLocation.checkOutputPath(path, option: "-o", wanted: "a file (\(Self.fileKinds)) or a folder", allowsFolder: true) {
             case .folder:
                 outputFolder = URL(fileURLWithPath: path, isDirectory: true)

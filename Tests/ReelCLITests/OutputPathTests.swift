@@ -34,6 +34,21 @@ import ReelTestSupport
 
     /// After a crash, running the same command again names the cut-off recording and how to
     /// recover it (it used to say only "pass --overwrite", which throws the recording away).
+    /// A link to nothing as -o is said to be one (it was refused as "already exists", which
+    /// nothing did); a name ending in a space is refused (it recorded into "x.mp4 .mp4"). s5 F12.
+    @Test func aBrokenLinkAndATrailingSpaceAreSaidForWhatTheyAre() throws {
+        let dir = try TemporaryDirectory()
+        let link = dir.url.appendingPathComponent("link.mp4")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: dir.url.appendingPathComponent("gone.mp4").path)
+        let broken = try ReelBinary.run(quick + ["-o", link.path])
+        #expect(broken.status == 1 && broken.stderr.contains("is a link to \(dir.url.path)/gone.mp4, which does not exist"), "\(broken.stderr)")
+        #expect(!broken.stderr.contains("already exists"), "\(broken.stderr)")
+        let spaced = try ReelBinary.run(quick + ["-o", dir.url.appendingPathComponent("x.mp4 ").path])
+        #expect(spaced.status == 2 && spaced.stderr.contains("the name ends with a space"), "\(spaced.stderr)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
+        #expect(names == ["link.mp4"], "\(names)")
+    }
+
     @Test func aCutOffRecordingInTheWayIsNamedWithItsRecovery() throws {
         let dir = try TemporaryDirectory()
         let cut = dir.url.appendingPathComponent("crash.mp4")
