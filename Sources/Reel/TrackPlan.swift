@@ -28,7 +28,7 @@ struct TrackPlan {
             audioFormats.append(format)
             switch source.kind {
             case .micAudio: titles.append("Microphone")
-            case .appAudio: titles.append("App audio")
+            case .appAudio: titles.append(Self.appAudioTitle(source.name))
             default: titles.append(source.name)
             }
         }
@@ -46,5 +46,13 @@ struct TrackPlan {
         if video == nil && audioTracks.isEmpty {
             throw ReelError(.cannotAddOutput, "the recorder has nothing to record", hint: "add a video or audio input first")
         }
+    }
+
+    /// The title of an app-audio track: what it records, as the source names it ("App audio
+    /// of 'beeper'", "App audio except 'zoom'", "App audio of 'speakers'"), or "App audio"
+    /// for the default sink's. Every one was "App audio", whichever application it held.
+    static func appAudioTitle(_ sourceName: String) -> String {
+        guard sourceName.hasPrefix("app audio "), sourceName != "app audio (default)" else { return "App audio" }
+        return "A" + sourceName.dropFirst()
     }
 }

@@ -140,6 +140,26 @@ final class SayingToneSource: CaptureSource {
         #expect(await sessionEvents.value == ["busy: \(said)"])
     }
 
+    /// An app-audio track is named for what it records (the application), in the file and the
+    /// summary; the default sink's is "App audio". Every one was "App audio" (s5 F12).
+    @Test func theAppAudioTrackIsNamedForTheApplication() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("named.m4a")
+        let session = CaptureSession(clock: ManualClock())
+        try session.addInput(SayingToneSource(name: "app audio of 'beeper'", saying: []))
+        try session.addInput(SayingToneSource(name: "app audio (default)", saying: []))
+        var settings = Recorder.Settings()
+        settings.maxRecordedDuration = MediaTime(seconds: 0.5)
+        settings.mixesAudio = false
+        let recorder = Recorder(url: url, settings: settings)
+        try session.addOutput(recorder)
+        try await session.start()
+        let summary = try await recorder.result()
+        await session.stop()
+        #expect(summary.audioTracks == ["App audio of 'beeper'", "App audio"], "\(summary.audioTracks)")
+        #expect(try MediaProbe.probe(url).audioStreams.map(\.title) == ["App audio of 'beeper'", "App audio"])
+    }
+
     /// Records 1 s of a tone named "busy" that says `words` at its start: the summary and the
     /// recorder's events.
     func recordSaying(_ words: [SourceEvent]) async throws -> (RecordingSummary, [RecordingEvent]) {
