@@ -18,6 +18,9 @@ enum RecordingStructure {
         case cutOffMatroska
         /// Neither an MP4/MOV nor an MKV, or one without its index.
         case notARecording
+        /// A finished (not fragmented) MP4/MOV/M4A cut short afterwards: its index points past
+        /// the end of the file. Not a recording a crash cut off.
+        case cutShortAfterFinishing
     }
 
     /// How much of a fragmented file is complete.
@@ -85,7 +88,8 @@ enum RecordingStructure {
         guard hasMovieExtends(moov, in: file) else {
             // A regular file; one cut short has lost media data its index points to, and one with
             // fragments but an index that does not announce them is damaged.
-            return truncated || sawFragment ? .notARecording : .complete
+            if sawFragment { return .notARecording }
+            return truncated ? .cutShortAfterFinishing : .complete
         }
         // A fragment whose header is whole and whose media data the end of the file cut.
         var torn: TornFragment?

@@ -73,7 +73,7 @@ public enum Recovery {
         switch (try? RecordingStructure.inspect(url)) ?? .notARecording {
         case .fragmented: return true
         case .interruptedFinalise, .cutOffMatroska: return true
-        case .complete, .emptyFragmented, .notARecording: return false
+        case .complete, .emptyFragmented, .notARecording, .cutShortAfterFinishing: return false
         }
     }
 
@@ -291,6 +291,8 @@ public enum Recovery {
             throw nothingRecorded(url)
         case .notARecording:
             throw notARecording(url)
+        case .cutShortAfterFinishing:
+            throw cutShortAfterFinishing(url)
         }
     }
 
@@ -402,6 +404,8 @@ public enum Recovery {
             throw nothingRecorded(url)
         case .notARecording:
             throw notARecording(url)
+        case .cutShortAfterFinishing:
+            throw cutShortAfterFinishing(url)
         }
     }
 
@@ -453,6 +457,12 @@ public enum Recovery {
     private static func notARecording(_ url: URL) -> ReelError {
         ReelError(.invalidMedia, "\(url.path) is not an MP4, MOV, MKV, M4A, WAV, FLAC or Ogg recording that can be recovered",
                   hint: "give a recording that reel (or another program writing fragmented MP4 or MKV) made")
+    }
+
+    /// s6 N14: a finished file cut short later was called "not an MP4, MOV, MKV, M4A… recording".
+    private static func cutShortAfterFinishing(_ url: URL) -> ReelError {
+        ReelError(.invalidMedia, "\(url.path) is a finished recording whose end is missing: its index points past the end of the file (cut short after it was finalised, by a copy or a full disk)",
+                  hint: "reel recover finishes recordings cut off while they were recorded; what this file still holds can be copied out with: ffmpeg -i FILE -c copy OUT")
     }
 
     /// WebM for a `.webm` file, else MKV.

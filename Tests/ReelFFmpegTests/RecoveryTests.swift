@@ -262,6 +262,26 @@ import ReelTestSupport
         #expect(try Data(contentsOf: text) == Data("not a video".utf8))
     }
 
+    /// s6 N14: a finished file cut short afterwards (a copy interrupted, a full disk) is said to
+    /// be that, not "not an MP4, MOV, MKV, M4A… recording", and is left as it is.
+    @Test func aFinishedFileCutShortLaterIsSaidToBeSo() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("cut.mp4")
+        let writer = try InPlaceFinaliseTests.writer(url, preset: "ultrafast")
+        try InPlaceFinaliseTests.feed(writer, frames: 60)
+        _ = try writer.finish()
+        let whole = try Data(contentsOf: url)
+        let cut = whole.prefix(whole.count - whole.count / 4)
+        try cut.write(to: url)
+        #expect {
+            _ = try Recovery.recover(url)
+        } throws: { error in
+            let message = (error as? ReelError)?.description ?? "\(error)"
+            return message.contains("whose end is missing") && message.contains("ffmpeg -i FILE -c copy OUT")
+        }
+        #expect(try Data(contentsOf: url) == cut, "left as it was")
+    }
+
     // MARK: Matroska
 
     /// An MKV left as a kill leaves it (a Segment of unknown size, no duration, no cues) is cut
