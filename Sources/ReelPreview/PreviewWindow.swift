@@ -324,7 +324,8 @@ public final class PreviewWindow: CaptureOutput {
         }
         // Without a GPU, the window's own framebuffer: cheaper again than SDL's software renderer.
         let canvas: PreviewCanvas
-        if withoutGPU && PreviewCanvas.supportsSurface(of: window) {
+        // (A driver with no framebuffer of its own, SDL2's Wayland one, gives no surface: the renderer then.)
+        if withoutGPU && PreviewCanvas.supportsSurface(of: window) && SDL_GetWindowSurface(window) != nil {
             canvas = PreviewCanvas(.surface(window: window))
         } else if let renderer = Self.makeRenderer(for: window) {
             canvas = PreviewCanvas(.renderer(renderer))
