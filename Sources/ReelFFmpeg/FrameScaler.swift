@@ -149,9 +149,7 @@ public final class FrameScaler {
                 try draw(source, into: intermediate, at: PixelRect(x: 0, y: 0, width: size.width, height: size.height))
                 let converter = self.converter ?? Scaler()
                 self.converter = converter
-                try Self.convert(intermediate, with: converter, into: pixels, format: destinationFormat, stride: stride,
-                                 sourceData: sourceData, sourceStrides: sourceStrides, destinationData: destinationData,
-                                 destinationStrides: destinationStrides, flags: flags)
+                try convert(intermediate, with: converter, into: pixels, format: destinationFormat, stride: stride)
                 return
             }
         }
@@ -162,32 +160,23 @@ public final class FrameScaler {
         guard scaler.prepare(shape) else {
             throw ReelError(.unsupportedFormat, "cannot scale \(source.format.rawValue) \(from.size) to packed RGB \(size)")
         }
-        withExtendedLifetime(source) {
-            for plane in 0..<4 { sourceData[plane] = nil; sourceStrides[plane] = 0; destinationData[plane] = nil; destinationStrides[plane] = 0 }
-            for plane in 0..<source.format.planeCount {
-                source.withUnsafePlane(plane) { bytes, stride in
-                    sourceData[plane] = UnsafePointer(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
-                    sourceStrides[plane] = Int32(stride)
-                }
-            }
-            destinationData[0] = pixels.assumingMemoryBound(to: UInt8.self)
-            destinationStrides[0] = Int32(stride)
-            _ = scaler.scale(sourceData, strides: sourceStrides, rows: Int32(from.height), into: destinationData, strides: destinationStrides)
-        }
+        scalePacked(source, with: scaler, into: pixels, stride: stride)
     }
 
     /// Converts 4:2:0 `picture` at its size into packed RGB at `pixels` (BT.709, full range).
-    private static func convert(_ picture: VideoFrame, with converter: Scaler, into pixels: UnsafeMutableRawPointer, format: Int32, stride: Int,
-                                sourceData: UnsafeMutablePointer<UnsafePointer<UInt8>?>, sourceStrides: UnsafeMutablePointer<Int32>,
-                                destinationData: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, destinationStrides: UnsafeMutablePointer<Int32>,
-                                flags: Int32) throws {
+    private func convert(_ picture: VideoFrame, with converter: Scaler, into pixels: UnsafeMutableRawPointer, format: Int32, stride: Int) throws {
         let shape = Scaler.Shape(sourceSize: picture.size, sourceFormat: AV_PIX_FMT_YUV420P.rawValue, destinationSize: picture.size,
                                  destinationFormat: format, filter: flags,
                                  colour: Scaler.Colour(source: SWS_CS_ITU709, sourceFullRange: false, destination: SWS_CS_ITU709, destinationFullRange: true))
         guard converter.prepare(shape) else { throw ReelError(.unsupportedFormat, "cannot convert yuv420p \(picture.size) to packed RGB") }
+        scalePacked(picture, with: converter, into: pixels, stride: stride)
+    }
+
+    /// Runs `scaler` (prepared) on all of `picture` into one packed plane at `pixels`.
+    private func scalePacked(_ picture: VideoFrame, with scaler: Scaler, into pixels: UnsafeMutableRawPointer, stride: Int) {
         withExtendedLifetime(picture) {
             for plane in 0..<4 { sourceData[plane] = nil; sourceStrides[plane] = 0; destinationData[plane] = nil; destinationStrides[plane] = 0 }
-            for plane in 0..<3 {
+            for plane in 0..<picture.format.planeCount {
                 picture.withUnsafePlane(plane) { bytes, planeStride in
                     sourceData[plane] = UnsafePointer(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self))
                     sourceStrides[plane] = Int32(planeStride)
@@ -195,7 +184,7 @@ public final class FrameScaler {
             }
             destinationData[0] = pixels.assumingMemoryBound(to: UInt8.self)
             destinationStrides[0] = Int32(stride)
-            _ = converter.scale(sourceData, strides: sourceStrides, rows: Int32(picture.height), into: destinationData, strides: destinationStrides)
+            _ = scaler.scale(sourceData, strides: sourceStrides, rows: Int32(picture.height), into: destinationData, strides: destinationStrides)
         }
     }
 
