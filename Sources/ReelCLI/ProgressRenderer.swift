@@ -60,28 +60,34 @@ final class ProgressRenderer: @unchecked Sendable {
         heldStarted = nil
         emit(held)
     }
-    /// `--json` with `--replay`: the `finished` event is held until ``releaseFinished(failedSaves:)``
-    /// (after the saves still running at the stop), so that it is the last event and says
-    /// whether every save asked for was made.
+    /// `--json` with `--replay` or `--each-source`: the `finished` event is held until
+    /// ``releaseFinished(failedSaves:sources:)`` (after the saves still running at the stop, and
+    /// each source's own recording), so that it is the last event and says whether every save
+    /// asked for was made, and what each source's own file holds.
     var holdsFinished = false
     private var heldFinished: [String: Any]?
     private var finishedReleased = false
     /// The failed saves ``releaseFinished(failedSaves:)`` was told of: for a `finished` event
     /// that comes after it (the recorder's events arrive on their own task).
     private var releasedFailedSaves = 0
+    /// The sources' own files ``releaseFinished(failedSaves:sources:)`` was told of (the same).
+    private var releasedSources: [[String: Any]] = []
 
     /// Prints the `finished` event held back (see ``holdsFinished``), or lets it through when
     /// it comes. `failedSaves` replay saves asked for were not made: the recording did not
     /// deliver all that was asked (`"complete": false`, `"replaySavesFailed"`).
-    func releaseFinished(failedSaves: Int = 0) {
+    /// `sources`: each `--each-source` recording's file and frames (`"sources"`).
+    func releaseFinished(failedSaves: Int = 0, sources: [[String: Any]] = []) {
         lock.lock(); defer { lock.unlock() }
         finishedReleased = true
         releasedFailedSaves = failedSaves
+        releasedSources = sources
         if var held = heldFinished {
             if failedSaves > 0 {
                 held["complete"] = false
                 held["replaySavesFailed"] = failedSaves
             }
+            if !sources.isEmpty { held["sources"] = sources }
             console.out(Self.json(held))
             heldFinished = nil
         }
@@ -269,6 +275,7 @@ final class ProgressRenderer: @unchecked Sendable {
                         object["complete"] = false
                         object["replaySavesFailed"] = releasedFailedSaves
                     }
+                    if holdsFinished && !releasedSources.isEmpty { object["sources"] = releasedSources }
                     emit(object)
                 }
             }

@@ -21,7 +21,7 @@ struct RecordCommand {
         renderer.replay = options.replay
         renderer.writesFile = options.writesFile
         renderer.pauseMakesClips = options.pauseMode == .clips
-        renderer.holdsFinished = options.json && options.replay != nil
+        renderer.holdsFinished = options.json && (options.replay != nil || options.eachSource != nil)
         // --replay: a buffer fed by the recording's encoders, saved on request (made once -o is
         // known good: a bad -o makes no replay folder).
         if options.replay != nil && !options.writesFile { parts.setReplayOnly() }
@@ -287,15 +287,21 @@ struct RecordCommand {
             }
             await replay.waitForSaves()
         }
-        renderer.releaseFinished(failedSaves: replay.map { exitSave == false || $0.failed > 0 ? max($0.failed, 1) : 0 } ?? 0)
-        if let error = frameLog?.error {
-            console.err("reel: warning: the frame log is incomplete: \(error.description) (the recording is not affected)")
-        }
         var ownFiles: [(String, Result<RecordingSummary, ReelError>)] = []
         for (name, own) in ownRecorders {
             do { ownFiles.append((name, .success(try await own.result()))) } catch {
                 ownFiles.append((name, .failure(error as? ReelError ?? ReelError(.encodingFailed, "\(error)"))))
             }
+        }
+        // --each-source: what each source's own file holds, in `finished` too (the text
+        // summary says it; with --json only the sourceFile events after `finished` did).
+        let ownSummaries: [[String: Any]] = ownFiles.compactMap { name, result in
+            guard case .success(let own) = result else { return nil }
+            return ["source": name, "file": own.url.path, "frames": own.frames, "dropped": own.droppedFrames]
+        }
+        renderer.releaseFinished(failedSaves: replay.map { exitSave == false || $0.failed > 0 ? max($0.failed, 1) : 0 } ?? 0, sources: ownSummaries)
+        if let error = frameLog?.error {
+            console.err("reel: warning: the frame log is incomplete: \(error.description) (the recording is not affected)")
         }
         keys.cancel()
         // A recorder whose start was given up never runs, and its events never end.

@@ -43,6 +43,23 @@ import ReelTestSupport
 }
 
 @Suite(.tags(.realTime)) struct CameraCommandTests {
+    /// With --json, `finished` says what each source's own file holds (`"sources"`), as the text
+    /// summary does; it came only in the sourceFile events after `finished` (s5 F12).
+    @Test func eachSourcesFileIsInFinished() throws {
+        let dir = try TemporaryDirectory()
+        let own = dir.url.appendingPathComponent("own")
+        let r = try ReelBinary.run(["record", "--camera=test:red", "--camera=test:blue", "--size", "320x240", "--preset", "ultrafast",
+                                    "--duration", "1", "--faster-than-real-time", "--each-source", own.path, "--json",
+                                    "-o", dir.url.appendingPathComponent("both.mp4").path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let events = r.output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let finished = try #require(events.first { $0["event"] as? String == "finished" }, "\(r.output)")
+        let sources = finished["sources"] as? [[String: Any]] ?? []
+        #expect(sources.compactMap { ($0["file"] as? String).map { URL(fileURLWithPath: $0).lastPathComponent } }
+                == ["01-test-camera-red.mp4", "02-test-camera-blue.mp4"], "\(finished)")
+        #expect(sources.allSatisfy { ($0["frames"] as? Int ?? 0) >= 30 }, "\(sources)")
+    }
+
     @Test func composesTwoCamerasAndKeepsEachOneAndTheFrameLog() throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("pip.mp4")
