@@ -30,7 +30,9 @@ final class RecorderPipeline: @unchecked Sendable {
     var ending: RecordingEnding = .requested
     /// Clips whose files went before the merge (see ``RecordingSession/lostClips``).
     var lostClips: [URL] = []
-    /// When the disk is looked at, and whether the free space leaves the minimum.
+    /// The limits, as values: the file's size, the duration (the machine cuts at it), and when
+    /// the disk is looked at and whether the free space leaves the minimum.
+    private let sizeLimit: FileSizeLimit, durationLimit: DurationLimit
     private var spaceGuard: FreeSpaceGuard
     /// Reads the free space (with a minimum of free space) and follows the clips folder (clip
     /// mode) on its own queue.
@@ -63,6 +65,8 @@ final class RecorderPipeline: @unchecked Sendable {
         self.writesFile = writesFile
         limit = settings.maxRecordedDuration
         spaceGuard = FreeSpaceGuard(minimum: writesFile ? settings.minimumFreeSpace : nil)
+        sizeLimit = FileSizeLimit(maximum: settings.maxFileSize)
+        durationLimit = DurationLimit(maximum: limit)
         if settings.video.frameMode != .constant, let stream = liveStreams.first(where: \.timesPicturesByDuration) {
             throw ReelError(.invalidConfiguration, "\(stream.name) writes HLS in fragmented MP4 segments, which time each picture as one frame: "
                             + "a recording that leaves out pictures that did not change (the \(settings.video.frameMode.rawValue) frame mode) would play at the wrong times in it",
@@ -328,49 +332,59 @@ final class RecorderPipeline: @unchecked Sendable {
         }
     }
 
+    /// Asks each limit what the recording comes to after a sample (the size, the disk when it
+    /// is due, the duration), and applies the first that says stop; whether the recording ends.
     private func limitReached() -> Bool {
-        if let max = settings.maxFileSize {
-            // The file refuses what would take it past the limit; stop before that, while the
-            // next frame and what the encoder still holds fit (held audio past the video's end
-            // is left out at this stop).
-            let inEncoder = writer.encoder.framesInEncoder
-            let files = writer.movie.map { [$0] } ?? clipFiles?.openFiles ?? []
-            let projected = clipAccount.finishedShare + mergeHeadroom + files.reduce(0) { $0 + $1.projectedFileSize(framesInEncoder: inEncoder) }
-            let next = 2 * (files.map(\.typicalFrameBytes).max() ?? 0)
-            if clipAccount.sizeUsedUp || writer.isFull || projected + next >= max {
-                ending = .maxFileSize
-                machine.endEarly()
-                return true
-            }
-        }
-        if spaceGuard.isDue(recorded: recordedDuration, written: clipAccount.finishedMedia + writer.mediaBytes) {
+        let now = recordedDuration
+        var action = sizeLimit.action(sizeFigures(), at: now)
+        if action == .goOn, spaceGuard.isDue(recorded: now, written: clipAccount.finishedMedia + writer.mediaBytes) {
             // The disk is looked at again on the watch's queue: the clips folder moved or deleted
             // is said within a second (what cannot be made again fails the next clip, and the
             // clip being recorded goes to a rescue folder).
-            if runsOutOfSpace() {
-                // The sound that ran ahead of the pictures is left out: both end together.
-                ending = .lowDiskSpace
-                machine.endEarly()
-                return true
-            }
+            action = freeSpaceAction(at: now)
         }
         // A frame past the limit, or (sound only) every track at it.
-        if machine.reachedLimit || machine.isComplete { ending = .maxDuration }
-        return machine.isComplete
+        if action == .goOn { action = durationLimit.action(reached: machine.reachedLimit, complete: machine.isComplete, at: now) }
+        switch action {
+        case .goOn:
+            return false
+        case .reached(let reason):
+            ending = RecordingEnding(reason)
+            return false
+        case .stop(.maxDuration, _):
+            ending = .maxDuration
+            return true
+        case .stop(let reason, _):
+            // Held audio past the video's end is left out: sound and pictures end together.
+            ending = RecordingEnding(reason)
+            machine.endEarly()
+            return true
+        }
+    }
+
+    /// What the file (or the clips and their merge) will come to, for the size limit: what it
+    /// has, what the encoder still holds, and its index.
+    private func sizeFigures() -> FileSizeLimit.Figures {
+        guard sizeLimit.maximum != nil else { return FileSizeLimit.Figures(projected: 0, typicalFrameBytes: 0) }
+        let inEncoder = writer.encoder.framesInEncoder
+        let files = writer.movie.map { [$0] } ?? clipFiles?.openFiles ?? []
+        let projected = clipAccount.finishedShare + mergeHeadroom + files.reduce(0) { $0 + $1.projectedFileSize(framesInEncoder: inEncoder) }
+        return FileSizeLimit.Figures(projected: projected, typicalFrameBytes: files.map(\.typicalFrameBytes).max() ?? 0,
+                                     full: clipAccount.sizeUsedUp || writer.isFull)
     }
 
     /// Whether the free space last read, less what reached the disk since and what the file
     /// still has on its way to it (the fragment being filled, the frames in the encoder:
-    /// megabytes for a busy picture), is below the minimum. Decided from the watch's figure;
-    /// the disk is read again on the watch's queue, for the next time.
-    private func runsOutOfSpace() -> Bool {
-        guard let freeSpace else { return false }
+    /// megabytes for a busy picture), leaves the minimum. Decided from the watch's figure;
+    /// the disk is looked at again on the watch's queue, for the next time.
+    private func freeSpaceAction(at now: MediaTime) -> LimitAction {
+        guard let freeSpace else { return .goOn }
         let inEncoder = writer.encoder.framesInEncoder
         let files = writer.movie.map { [$0] } ?? clipFiles?.openFiles ?? []
         let toCome = files.reduce(0) { $0 + $1.bytesToCome(framesInEncoder: inEncoder) }
         let onDisk = clipAccount.finishedBytes + files.reduce(0) { $0 + $1.bytesOnDisk }
         defer { freeSpace.refresh(onDisk: onDisk) }
-        return spaceGuard.leavesTooLittle(freeSpace.latest, onDisk: onDisk, toCome: toCome, reserved: files.reduce(0) { $0 + $1.indexReservation })
+        return spaceGuard.action(freeSpace.latest, onDisk: onDisk, toCome: toCome, reserved: files.reduce(0) { $0 + $1.indexReservation }, at: now)
     }
 
     /// The folder whose disk the recording fills: the clips folder's in clip mode, else the file's.
@@ -418,5 +432,16 @@ final class RecorderPipeline: @unchecked Sendable {
         writer.abandon()
         guard clipFiles != nil, writer.wroteSomething || !session.clips.isEmpty else { return nil }
         return session.folder
+    }
+}
+
+extension RecordingEnding {
+    /// The ending a limit's stop gives a recording.
+    init(_ reason: LimitReason) {
+        switch reason {
+        case .maxDuration: self = .maxDuration
+        case .maxFileSize: self = .maxFileSize
+        case .lowDiskSpace: self = .lowDiskSpace
+        }
     }
 }
