@@ -448,23 +448,6 @@ public enum Recovery {
 
     // MARK: Helpers
 
-    private static func nothingRecorded(_ url: URL) -> ReelError {
-        ReelError(.nothingRecorded, "\(url.path) was cut off before its first frames were completely written: there is nothing to recover",
-                  hint: "it holds no more than its header: what was recorded was still in memory when the recording was cut off, and ended with it; "
-                    + "nothing is lost by deleting the file or recording over it")
-    }
-
-    private static func notARecording(_ url: URL) -> ReelError {
-        ReelError(.invalidMedia, "\(url.path) is not an MP4, MOV, MKV, M4A, WAV, FLAC or Ogg recording that can be recovered",
-                  hint: "give a recording that reel (or another program writing fragmented MP4 or MKV) made")
-    }
-
-    /// s6 N14: a finished file cut short later was called "not an MP4, MOV, MKV, M4A… recording".
-    private static func cutShortAfterFinishing(_ url: URL) -> ReelError {
-        ReelError(.invalidMedia, "\(url.path) is a finished recording whose end is missing: its index points past the end of the file (cut short after it was finalised, by a copy or a full disk)",
-                  hint: "reel recover finishes recordings cut off while they were recorded; what this file still holds can be copied out with: ffmpeg -i FILE -c copy OUT")
-    }
-
     /// WebM for a `.webm` file, else MKV.
     private static func matroskaContainer(of url: URL) -> Container {
         url.pathExtension.lowercased() == "webm" ? .webm : .mkv
