@@ -50,7 +50,8 @@ extension Recorder {
         /// longer fit, and packets that would take the file past it are never written. With
         /// clips, the merged file keeps the limit.
         public var maxFileSize: Int64?
-        /// Stop cleanly when the disk has less free space than this (bytes).
+        /// Stop cleanly when the disk has less free space than this (bytes), not counting the
+        /// space the recording's file keeps for its own index (it is the file's already).
         public var minimumFreeSpace: Int64?
         /// The most bytes of the file that may wait to be written: the file is written by a
         /// thread of its own, so that a disk that stalls does not hold up encoding; when this

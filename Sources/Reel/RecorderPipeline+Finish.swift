@@ -200,7 +200,7 @@ extension RecorderPipeline {
             return ReelError(.nothingRecorded, "nothing was recorded", hint: "check that the sources deliver samples")
         }
         let minimum = settings.minimumFreeSpace.map { " (\($0 / 1_000_000) MB)" } ?? ""
-        return ReelError(.insufficientStorage, "the disk of \(url.deletingLastPathComponent().path) came down to the minimum of free space\(minimum) "
+        return ReelError(.insufficientStorage, "the disk of \(spaceFolder.path) came down to the minimum of free space\(minimum) "
                          + "before anything was recorded: nothing was recorded", hint: LibraryHint.freeSpaceOrLowerMinimum)
     }
 

@@ -388,7 +388,7 @@ final class RecorderPipeline: @unchecked Sendable {
     }
 
     /// The folder whose disk the recording fills: the clips folder's in clip mode, else the file's.
-    private var spaceFolder: URL {
+    var spaceFolder: URL {
         settings.pauseMode == .clips ? session.folder : url.deletingLastPathComponent()
     }
 

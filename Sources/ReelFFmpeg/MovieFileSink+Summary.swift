@@ -39,7 +39,9 @@ extension MovieFileSink {
         let soundRecorded = zip(configuration.audio, audioMuxedEnd).map { MediaTime(value: $1, timescale: Int32($0.settings.sampleRate)) }.max()
         // Closed with what reached the disk; the recovery takes a lock of its own.
         abandon()
-        guard Recovery.isCutOff(url), let kept = try? Recovery.recover(url) else { return nil }
+        // In place, as the recording it is: a GIF recording's intermediate is not made into the
+        // GIF on the disk that just filled.
+        guard Recovery.isCutOff(url), let kept = try? Recovery.finaliseInPlace(url) else { return nil }
         let tracks = Self.trackLengths(url)
         func lost(_ recorded: MediaTime?, _ kept: MediaTime?) -> Double? {
             recorded.map { max(0, $0.seconds - (kept ?? .zero).seconds) }

@@ -18,6 +18,6 @@ extension Recovery {
     /// A finished file cut short later (s6 N14: it was called "not an MP4, MOV, MKV, M4A… recording").
     static func cutShortAfterFinishing(_ url: URL) -> ReelError {
         ReelError(.invalidMedia, "\(url.path) is a finished recording whose end is missing: its index points past the end of the file (cut short after it was finalised, by a copy or a full disk)",
-                  hint: "reel recover finishes recordings cut off while they were recorded; what this file still holds can be copied out with: ffmpeg -i FILE -c copy OUT")
+                  hint: "recovery finishes recordings cut off while they were recorded, not files cut short later; the frames this file still holds can be copied out with ffmpeg's stream copy")
     }
 }

@@ -92,13 +92,19 @@ extension Recovery {
     /// removed. The recording is only read: if the GIF cannot be made, the intermediate goes
     /// too and the recording holds everything still. A complete recording needs nothing.
     static func recoverIntoGIF(_ url: URL, gif: URL, overwrite: Bool, meter: ProgressMeter) throws -> Summary {
+        if AudioFileRecovery.kind(of: url) != nil {
+            throw ReelError(.unsupportedFormat, "\(url.lastPathComponent) holds sound only: it cannot be made into a GIF",
+                            hint: "recover it into a file of its own kind (give no output, or one of its extension)")
+        }
         if !overwrite && FileManager.default.fileExists(atPath: gif.path) {
             throw Syscall.fileError(EEXIST, creating: gif, action: "create")
         }
         let intermediate = gifIntermediate(for: gif)
-        var recovered = try recoverRecording(url, to: intermediate, overwrite: false, meter: meter)
-        guard recovered.url.path == intermediate.path else { return recovered }   // complete: nothing was written
+        // Whatever happens from here, the intermediate goes: the recording is only read.
         defer { unlink(intermediate.path) }
+        var recovered = try recoverRecording(url, to: intermediate, overwrite: false, meter: meter)
+        // A complete recording needs nothing, and nothing was written (its summary names it).
+        if recovered.finalisation == .notNeeded { return recovered }
         meter.restart(as: .converting, total: 2 * (FileIdentity.size(of: intermediate) ?? 0))
         let converted = try GIFConverter.convert(intermediate, to: gif, overwrite: overwrite, meter: meter)
         recovered.url = converted.url

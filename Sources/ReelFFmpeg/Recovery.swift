@@ -170,6 +170,13 @@ public enum Recovery {
         return try recoverRecording(url, to: output, overwrite: overwrite, meter: meter)
     }
 
+    /// Finalises the cut-off recording `url` where it is, as the recording it is (a GIF
+    /// recording's intermediate as the MP4 it is, never made into the GIF): what a recorder
+    /// whose disk filled does with its own file.
+    package static func finaliseInPlace(_ url: URL) throws -> Summary {
+        try recoverRecording(url, to: nil, overwrite: false, meter: ProgressMeter(stage: .recovering, total: size(of: url), clock: HostClock(), handler: nil))
+    }
+
     /// Recovers `url` as the recording it is (a GIF's intermediate as the MP4 it is).
     static func recoverRecording(_ url: URL, to output: URL?, overwrite: Bool, meter: ProgressMeter) throws -> Summary {
         // The recording itself, not a link to it: a finalised copy takes the file's place.

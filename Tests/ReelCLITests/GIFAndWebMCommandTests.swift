@@ -158,6 +158,15 @@ import ReelTestSupport
         let again = try ReelBinary.run(["recover", url.path, "-o", gif.path])
         #expect(again.status == 1 && again.stderr.contains("already exists"), "\(again.stderr)")
         #expect(try MediaProbe.probe(gif).videoStreams.first?.frameCount == video.frameCount, "the GIF there is kept")
+
+        // Named through "..": the GIF is made all the same and nothing is left beside it (the
+        // review found the recovery compared a resolved path with the one given, and stopped there).
+        let sub = dir.url.appendingPathComponent("sub")
+        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: false)
+        let dots = try ReelBinary.run(["recover", url.path, "-o", sub.path + "/../dots.gif"])
+        #expect(dots.status == 0 && dots.output.contains("made into a GIF"), "\(dots.output) \(dots.stderr)")
+        #expect(try MediaProbe.probe(dir.url.appendingPathComponent("dots.gif")).videoStreams.first?.codec == "gif")
+        #expect(try RecoverCommandTests.hiddenFiles(dir.url).isEmpty, "nothing left beside the GIF")
     }
 
     /// A stranger's finding: a GIF whose name another file took while it was recorded was
