@@ -111,17 +111,19 @@ extension RecorderPipeline {
             throw nothingRecorded
         }
         // A marker placed ahead of pictures that never came (the stop came first) is at the end.
-        movie.setChapters(chapters.map { Chapter(start: min($0.start, recorded), title: $0.title) }, end: recorded)
+        // A video source that stopped coming (a network camera waited for until the stop) while
+        // the sound went on: the file lasts as long as its sound, and so do its chapters and
+        // what is said (s6 N7: the summary said 3.7 s of a file of 8).
+        let limited = writer.isFull || ending == .maxFileSize
+        let soundRunsOn = !limited && plan.video != nil && !plan.audioTracks.isEmpty
+            && machine.soundRecorded > recorded + MediaTime(value: 1, timescale: 2)
+        let end = soundRunsOn ? machine.soundRecorded : recorded
+        movie.setChapters(chapters.map { Chapter(start: min($0.start, end), title: $0.title) }, end: end)
         guard let file = try writer.finish() else { return nil }
         var duration = recorded
         // A size limit may have left out the last packets.
         if writer.isFull || ending == .maxFileSize { duration = min(duration, file.duration) }
-        // A video source that stopped coming (a network camera waited for until the stop) while
-        // the sound went on: the file lasts as long as its sound, and so does what is said (s6 N7:
-        // the summary said 3.7 s of a file of 8).
-        else if plan.video != nil, !plan.audioTracks.isEmpty, machine.soundRecorded > duration + MediaTime(value: 1, timescale: 2) {
-            duration = max(duration, min(machine.soundRecorded, file.duration))
-        }
+        else if soundRunsOn { duration = max(duration, min(machine.soundRecorded, file.duration)) }
         finishedFramesAtEnd = file.videoFrames
         var made = summary(url: file.url, duration: duration, frames: file.videoFrames, bytes: file.bytes, clipCount: timeline.intervals.count)
         made.relocation = movie.relocation

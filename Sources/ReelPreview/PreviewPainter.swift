@@ -75,8 +75,8 @@ struct PreviewPainter {
         var r = evenFit(size, in: window)
         guard r.width > 16, r.width % 16 != 0, size.width > 0 else { return r }
         let width = r.width / 16 * 16
-        let height = max(2, Int((Double(width) * Double(size.height) / Double(size.width)).rounded()) & ~1)
-        r = PixelRect(x: (window.width - width) / 2, y: (window.height - height) / 2, width: width, height: min(height, r.height))
+        let height = min(r.height, max(2, Int((Double(width) * Double(size.height) / Double(size.width)).rounded()) & ~1))
+        r = PixelRect(x: (window.width - width) / 2, y: (window.height - height) / 2, width: width, height: height)
         return r
     }
 
