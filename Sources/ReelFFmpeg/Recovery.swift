@@ -321,7 +321,7 @@ public enum Recovery {
         /// Checks `output` for the recording at `recording` (a resolved path): a folder means the
         /// recording's name in it; a link is followed; it must not be the recording.
         init(output: URL, recording: URL, overwrite: Bool) throws {
-            if output.hasDirectoryPath, !Self.isFolder(output) {
+            if output.hasDirectoryPath, !Recovery.isFolder(output) {
                 throw ReelError(.ioFailure, "the folder \(output.path) does not exist", hint: "create it first or choose another")
             }
             let url = Self.location(output: output, recording: recording)
@@ -350,17 +350,12 @@ public enum Recovery {
         /// recording's name in it, no extension the recording's; a link is followed.
         static func location(output: URL, recording: URL) -> URL {
             var url = output
-            if isFolder(url) {
+            if Recovery.isFolder(url) {
                 url = url.appendingPathComponent(recording.lastPathComponent)
             } else if url.pathExtension.isEmpty && !url.hasDirectoryPath {
                 url = url.appendingPathExtension(recording.pathExtension)
             }
             return url.resolvingSymlinksInPath()
-        }
-
-        private static func isFolder(_ url: URL) -> Bool {
-            var info = stat()
-            return stat(url.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
         }
     }
 

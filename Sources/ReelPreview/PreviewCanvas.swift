@@ -107,8 +107,9 @@ final class PreviewCanvas {
         guard let pixels = surface.pointee.pixels else { return }
         let alpha = UInt32(ink.a), keep = 255 - alpha
         let pitch = Int(surface.pointee.pitch)
-        let source = (0..<4).map { ((mapped >> (8 * UInt32($0))) & 0xFF) * alpha }
-        let (s0, s1, s2, s3) = (source[0], source[1], source[2], source[3])
+        // The colour's four bytes, each weighted by alpha (no array: this runs every picture).
+        let (s0, s1, s2, s3) = ((mapped & 0xFF) * alpha, ((mapped >> 8) & 0xFF) * alpha,
+                                ((mapped >> 16) & 0xFF) * alpha, ((mapped >> 24) & 0xFF) * alpha)
         for y in y0..<y1 {
             let row = (pixels + y * pitch + x0 * 4).assumingMemoryBound(to: UInt8.self)
             for i in stride(from: 0, to: (x1 - x0) * 4, by: 4) {
