@@ -343,6 +343,10 @@ final class RecorderPipeline: @unchecked Sendable {
             // clip being recorded goes to a rescue folder).
             action = freeSpaceAction(at: now)
         }
+        // The disk filled, and had back the room of the file's index reservation that its index
+        // will not need: what was recorded reaches the disk, and the recording ends here, for
+        // the disk (a full disk is no place to go on).
+        if action == .goOn, diskFilled { action = .stop(.lowDiskSpace, at: now) }
         // A frame past the limit, or (sound only) every track at it.
         if action == .goOn { action = durationLimit.action(reached: machine.reachedLimit, complete: machine.isComplete, at: now) }
         switch action {
@@ -360,6 +364,12 @@ final class RecorderPipeline: @unchecked Sendable {
             machine.endEarly()
             return true
         }
+    }
+
+    /// Whether the disk of the file (or of a clip being recorded) filled as it was written
+    /// (see ``MovieFileSink/diskFilled``).
+    private var diskFilled: Bool {
+        (writer.movie.map { [$0] } ?? clipFiles?.openFiles ?? []).contains { $0.diskFilled }
     }
 
     /// What the file (or the clips and their merge) will come to, for the size limit: what it

@@ -180,7 +180,9 @@ public enum RecordingEnding: String, Sendable, Hashable {
     case maxDuration
     /// It reached its maximum file size.
     case maxFileSize
-    /// The disk came down to the minimum free space.
+    /// The disk came down to the minimum free space, or filled (the file then holds all that
+    /// was recorded until then: the room it kept for its index that the index did not need
+    /// took the rest).
     case lowDiskSpace
     /// Every source it recorded was lost or came to its end.
     case sourcesGone

@@ -97,7 +97,7 @@ extension ProgressRenderer {
         switch s.ending {
         case .maxDuration: console.out("  stopped at the maximum duration")
         case .maxFileSize: console.out("  stopped at the maximum file size")
-        case .lowDiskSpace: console.out("  stopped: the disk is nearly full")
+        case .lowDiskSpace: console.out("  stopped: the disk is full or nearly full")
         case .sourcesGone: console.out("  stopped: every source was lost or ended")
         case .requested: break
         }

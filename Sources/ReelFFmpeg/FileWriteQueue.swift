@@ -10,6 +10,15 @@ package protocol FileOutput: AnyObject, Sendable {
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(Syscall.Errno)
     /// Closes the file. Called once, after the last write.
     func close()
+    /// Gives the disk back the room under `range`, bytes of the file that read as zeros and
+    /// that nothing reads before writing them again: the file keeps its size and reads the
+    /// same (see ``Syscall/punchHole(_:range:)``). Throws the error number if it cannot.
+    func giveBack(_ range: Range<Int64>) throws(Syscall.Errno)
+}
+
+extension FileOutput {
+    /// Cannot: an output that holds no file of its own (a test's) has no room to give back.
+    package func giveBack(_ range: Range<Int64>) throws(Syscall.Errno) { throw Syscall.Errno(EOPNOTSUPP) }
 }
 
 /// A file written with `pwrite` through the syscall funnel.
@@ -28,6 +37,10 @@ package final class SystemFileOutput: FileOutput {
     }
 
     package func close() { Syscall.close(fd) }
+
+    package func giveBack(_ range: Range<Int64>) throws(Syscall.Errno) {
+        if case .failure(let error) = Syscall.punchHole(fd, range: range) { throw error }
+    }
 }
 
 /// The bytes a muxer writes into a recording's file, written by a thread of their own, so that
@@ -43,6 +56,13 @@ package final class SystemFileOutput: FileOutput {
 /// (``enqueue(_:at:)``, ``drain()``); what waited behind the failed write is not written (the
 /// recording ends on that error, as it did when the write was made on the encoding thread).
 /// What was written before stays in the file.
+///
+/// A file may hold room it does not need (an MP4's space reserved for its final index, of
+/// which only the start is ever written): given ``spareRoom``, the first write that finds the
+/// disk full (`ENOSPC`, `EDQUOT`) gives the disk back the room it names (``FileOutput/giveBack(_:)``)
+/// and is made again, and the writer goes on into that room; ``roomGivenBack`` says so, for the
+/// file's owner to end the recording (the disk is full all the same). Once only: the next
+/// write that finds the disk full fails as any other.
 package final class FileWriteQueue: @unchecked Sendable {
     /// The default bound: 64 MiB, a minute of 1080p60 at 8 Mbit/s, so that a disk that stalls
     /// for seconds costs no frame.
@@ -58,12 +78,18 @@ package final class FileWriteQueue: @unchecked Sendable {
     private let output: any FileOutput
     /// The chunks, bounded in bytes; a chunk keeps its room until it is written.
     private let channel: Channel<Chunk>
-    private let outcome = Mutex<(written: Int64, failure: Syscall.Errno?)>((0, nil))
+    private let outcome = Mutex<(written: Int64, failure: Syscall.Errno?, givenBack: Int64?)>((0, nil, nil))
+    /// The file's room that the disk may have back when it fills (see the type's description),
+    /// asked on the writer thread at that moment; `nil` or an empty range: none.
+    private let spareRoom: (@Sendable () -> Range<Int64>?)?
     private let worker = Mutex<OutputWorker<Chunk>?>(nil)
 
-    /// Starts the writer thread, writing into `output`.
-    package init(output: any FileOutput, maxBytes: Int64 = FileWriteQueue.defaultMaxBytes) {
+    /// Starts the writer thread, writing into `output`; `spareRoom` names the room of the file
+    /// the disk may have back when it fills (see the type's description).
+    package init(output: any FileOutput, maxBytes: Int64 = FileWriteQueue.defaultMaxBytes,
+                 spareRoom: (@Sendable () -> Range<Int64>?)? = nil) {
         self.output = output
+        self.spareRoom = spareRoom
         self.maxBytes = max(1, maxBytes)
         channel = Channel(maxBytes: self.maxBytes, policy: .block, holdsUntilDone: true)
         worker.withLock { $0 = OutputWorker(name: "reel-file-write", channel: channel) { [self] chunks in run(chunks) } }
@@ -117,6 +143,9 @@ package final class FileWriteQueue: @unchecked Sendable {
     package var isFull: Bool { channel.hasSendersWaiting }
     /// The bytes written into the output so far.
     package var writtenBytes: Int64 { outcome.withLock { $0.written } }
+    /// The bytes of spare room the disk was given back when it filled (the writer went on
+    /// into them), if it filled: the disk is full, and the file's owner ends the recording.
+    package var roomGivenBack: Int64? { outcome.withLock { $0.givenBack } }
 
     /// The writer thread: takes the oldest chunk, writes it (outside any lock), then frees its
     /// room; a failed write is kept and cancels the channel, which lets go of what waits.
@@ -124,7 +153,11 @@ package final class FileWriteQueue: @unchecked Sendable {
         while let taken = chunks.receiveWeighed() {
             let chunk = taken.element
             let failed: Syscall.Errno? = chunk.bytes.withUnsafeBytes { bytes in
-                do throws(Syscall.Errno) { try output.write(bytes, at: chunk.offset) } catch { return error }
+                do throws(Syscall.Errno) { try output.write(bytes, at: chunk.offset) } catch {
+                    // The disk filled: with the file's spare room given back, the write is made again.
+                    guard [ENOSPC, EDQUOT].contains(error.rawValue), giveBackSpareRoom() else { return error }
+                    do throws(Syscall.Errno) { try output.write(bytes, at: chunk.offset) } catch { return error }
+                }
                 return nil
             }
             if let failed {
@@ -136,5 +169,13 @@ package final class FileWriteQueue: @unchecked Sendable {
             }
             chunks.done(taken.weight)
         }
+    }
+
+    /// Gives the disk the file's spare room back, the first time it fills: whether it did.
+    private func giveBackSpareRoom() -> Bool {
+        guard outcome.withLock({ $0.givenBack == nil }), let range = spareRoom?(), !range.isEmpty else { return false }
+        do throws(Syscall.Errno) { try output.giveBack(range) } catch { return false }
+        outcome.withLock { $0.givenBack = Int64(range.count) }
+        return true
     }
 }

@@ -56,7 +56,9 @@ extension MovieFileSink {
                 : "the last \(seconds(pictures)) s of the pictures and \(seconds(sound)) s of the sound recorded could not be written"
         } else {
             let recorded = max(videoRecorded ?? .zero, soundRecorded ?? .zero)
-            what = "the last \(seconds(max(0, recorded.seconds - kept.duration.seconds))) s recorded could not be written"
+            let lost = seconds(max(0, recorded.seconds - kept.duration.seconds))
+            // Said only when something was (the room of the index reservation took the rest).
+            what = lost == seconds(0) ? "nothing recorded was lost" : "the last \(lost) s recorded could not be written"
         }
         let frames = configuration.video == nil ? "" : ", \(kept.videoFrames) frames"
         let when = stopping ? "as \(url.path) was finished" : "while \(url.path) was recorded, which ended the recording"

@@ -61,6 +61,9 @@ package final class MovieFileSink: PacketSink {
     let muxer: Muxer
     /// Marks the file as a recording in progress from its creation until it is finalised.
     let lock: RecordingLock?
+    /// The part of the index reservation that the disk may have back when it fills (see
+    /// ``SpareIndexRoom``): told what the file takes, asked by the writer thread.
+    let spareRoom = SpareIndexRoom()
     /// A fault injected into finalising in place (tests); `nil` in production.
     var finaliseFault: MP4Finaliser.Fault?
     /// Runs once the file has been looked for, right before it is finalised (tests: to move it
@@ -110,6 +113,7 @@ package final class MovieFileSink: PacketSink {
     /// is finished (``finish()``). A file cut off before then has none.
     package func setChapters(_ chapters: [Chapter], end: MediaTime) {
         self.chapters = (chapters, end)
+        spareRoom.chapters(taking: MP4ChapterList.box(chapters).count)
     }
 
     /// The file's identity (which its rename into the name keeps): the list of chapters kept
@@ -128,6 +132,7 @@ package final class MovieFileSink: PacketSink {
     /// goes once the file is finished with them. Best effort: a list that cannot be written
     /// (a full disk) costs only what a crash would take, and the finished file has them anyway.
     package func keepChapters(_ chapters: [Chapter]) {
+        spareRoom.chapters(taking: MP4ChapterList.box(chapters).count)
         guard !placement.isProvisional else {
             chaptersWaitingForTheName = chapters
             return
@@ -179,8 +184,10 @@ package final class MovieFileSink: PacketSink {
         // that then recorded nothing had lost it.)
         if configuration.overwrite { configuration.url = FileIdentity.followingLinks(configuration.url) }
         self.configuration = configuration
+        // A full disk may have the room of the index reservation that the index will not need.
+        let room = spareRoom
         let writeQueue = configuration.writeBufferSize > 0
-            ? Muxer.WriteQueue(maxBytes: configuration.writeBufferSize, output: wrappingOutput) : nil
+            ? Muxer.WriteQueue(maxBytes: configuration.writeBufferSize, output: wrappingOutput, spareRoom: { room.spareRange() }) : nil
         if configuration.overwrite, FileIdentity.isRegularFile(configuration.url) {
             // Never one that another program is recording right now.
             try RecordingLock.checkNotBeingWritten(configuration.url)
@@ -230,6 +237,9 @@ package final class MovieFileSink: PacketSink {
             return Int(indexReservation)
         }
         mediaStart = muxer.bytesWritten
+        if let reserved = muxer.indexReservation, let estimate = indexEstimate(headerSize: Int(muxer.headerSize)) {
+            spareRoom.reserved(offset: reserved.offset, size: Int64(reserved.size), estimate: estimate)
+        }
     }
 
     /// The space the header keeps for the final index (see ``indexReservation``).
@@ -248,6 +258,12 @@ package final class MovieFileSink: PacketSink {
         case .full: return .full
         case .finished, .abandoned: return .gone
         }
+        // The disk filled, and had back the reservation's room that the index of what was
+        // recorded until shortly after needs not: the file takes nothing past that (its owner
+        // ended the recording long before, see `SpareIndexRoom`).
+        guard spareRoom.covers(packet.endTime) else {
+            throw ReelError(.insufficientStorage, "no space left to write \(url.path)", errno: ENOSPC)
+        }
         if packet.stream.kind == .video { return try takeVideo(packet) }
         guard let audio = audioStreams[ObjectIdentifier(packet.stream)] else {
             throw ReelError(.invalidConfiguration, "a packet of \(packet.stream) reached \(url.path), which has no such stream")
@@ -258,6 +274,7 @@ package final class MovieFileSink: PacketSink {
             return .full
         }
         try muxer.write(packet, stream: audio.stream)
+        spareRoom.recorded(from: packet.presentationTime, to: packet.endTime)
         try takeTheFilesName()
         audioMuxedEnd[audio.track] = max(audioMuxedEnd[audio.track], packet.pts + packet.durationTicks + audio.priming)
         return .ok
@@ -298,6 +315,7 @@ package final class MovieFileSink: PacketSink {
             throw ReelError(.invalidConfiguration, "a video packet reached \(url.path), which has no video stream")
         }
         try muxer.write(packet, stream: videoStream)
+        spareRoom.recorded(from: packet.presentationTime, to: packet.endTime)
         try takeTheFilesName()
         videoFramesMuxed += 1
         lastMuxedIndex = max(lastMuxedIndex, packet.pts)
@@ -487,11 +505,21 @@ package final class MovieFileSink: PacketSink {
 
     /// The space to keep for the final index of a recording of the expected duration.
     private func indexReservationEstimate(headerSize: Int) -> Int {
-        guard let interval = configuration.fragmentInterval else { return 0 }
-        let rate = configuration.video?.settings.frameRate
-        let keyframes = configuration.video.map { Double($0.settings.effectiveKeyframeInterval) / $0.settings.frameRate.framesPerSecond }
-        return MP4Finaliser.reservation(duration: configuration.expectedDuration ?? MediaTime(value: 3600, timescale: 1),
-                                        frameRate: rate, audioPacketRates: audioPacketRates, fragmentInterval: interval,
-                                        keyframeInterval: keyframes, baseIndexSize: headerSize)
+        guard let estimate = indexEstimate(headerSize: headerSize) else { return 0 }
+        return Int(estimate.bytes(for: configuration.expectedDuration ?? MediaTime(value: 3600, timescale: 1)))
     }
+
+    /// What the index of a recording of some duration is estimated from (`nil` for a file
+    /// that is not fragmented).
+    private func indexEstimate(headerSize: Int) -> SpareIndexRoom.Estimate? {
+        guard let interval = configuration.fragmentInterval else { return nil }
+        let keyframes = configuration.video.map { Double($0.settings.effectiveKeyframeInterval) / $0.settings.frameRate.framesPerSecond }
+        return SpareIndexRoom.Estimate(frameRate: configuration.video?.settings.frameRate, audioPacketRates: audioPacketRates,
+                                       fragmentInterval: interval, keyframeInterval: keyframes, headerSize: headerSize)
+    }
+
+    /// Whether the disk filled while the file was written and had back the room of the index
+    /// reservation that the index will not need (the writer went on into it): everything taken
+    /// so far reaches the disk, but the recording is to end (see ``SpareIndexRoom``).
+    package var diskFilled: Bool { writeQueue?.roomGivenBack != nil }
 }

@@ -11,6 +11,8 @@ extension Muxer {
         var maxBytes: Int64 = FileWriteQueue.defaultMaxBytes
         /// Wraps the file's output; the identity in production.
         var output: (any FileOutput) -> any FileOutput = { $0 }
+        /// The room of the file the disk may have back when it fills (see ``FileWriteQueue``).
+        var spareRoom: (@Sendable () -> Range<Int64>?)?
     }
 
     /// An `AVIOContext` whose writes go into a ``FileWriteQueue`` at the position libavformat

@@ -98,7 +98,8 @@ final class Muxer: PacketSink {
             if fd < 0 {
                 throw FFmpeg.error(-errno, "cannot open \(url.path) for writing", code: .ioFailure)
             }
-            let output = QueuedOutput(queue: FileWriteQueue(output: writeQueue.output(SystemFileOutput(fd: fd)), maxBytes: writeQueue.maxBytes))
+            let output = QueuedOutput(queue: FileWriteQueue(output: writeQueue.output(SystemFileOutput(fd: fd)), maxBytes: writeQueue.maxBytes,
+                                                                spareRoom: writeQueue.spareRoom))
             guard let pb = output.makeContext() else {
                 output.queue.close()
                 throw ReelError(.encodingFailed, "cannot allocate the output of \(url.path)", hint: "the system is out of memory")

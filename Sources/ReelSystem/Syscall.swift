@@ -104,6 +104,25 @@ package enum Syscall {
         }
     }
 
+    /// Gives the file system back the blocks under `range` of `fd`'s file, keeping the file's
+    /// size (`fallocate` with `FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE`): the range then reads
+    /// as zeros, as before if it held zeros, and takes no room until written again. Only whole
+    /// blocks are freed; parts of blocks at the ends are zeroed in place.
+    ///
+    /// - Returns: the error number if the call failed (`EOPNOTSUPP` on a file system that
+    ///   cannot make holes).
+    /// (`fallocate` is looked up, as Glibc's module does not declare it.)
+    package static func punchHole(_ fd: Int32, range: Range<Int64>) -> Result<Void, Errno> {
+        guard !range.isEmpty else { return .success(()) }
+        typealias Fallocate = @convention(c) (Int32, Int32, off_t, off_t) -> Int32
+        guard let symbol = fallocateSymbol else { return .failure(Errno(ENOSYS)) }
+        let call = unsafeBitCast(symbol, to: Fallocate.self)
+        let keepSize: Int32 = 0x01, punchHole: Int32 = 0x02  // FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE
+        return attempt { call(fd, punchHole | keepSize, off_t(range.lowerBound), off_t(range.count)) }.map { _ in () }
+    }
+
+    private nonisolated(unsafe) static let fallocateSymbol = dlsym(nil, "fallocate")
+
     /// Reads up to `buffer.count` bytes at `offset` into `buffer` with `pread`, retrying short
     /// reads and interruptions; fewer only at the end of the file.
     ///

@@ -35,35 +35,44 @@ import ReelTestSupport
     }
 
     /// The disk filled a moment before the stop (something else took the space; no `--min-free`
-    /// to stop first): the stop cannot write the last fragment, and finalises what reached the
-    /// disk in place, as a recovery would on the full disk; it says how much the file keeps and
-    /// how much was lost. Before, it failed with the advice to recover the file, left fragmented
-    /// with its last fragment torn.
-    @Test func aDiskThatFillsAtTheStopLeavesAFinalisedFileAndSaysWhatWasLost() throws {
+    /// to stop first), as in issue 26 N2: the room of the file's index reservation that its
+    /// index does not need goes back to the disk, so the last fragment reaches it and the file
+    /// is finalised in place with every frame recorded up to the stop. Whether the disk filled
+    /// before the stop (the recording ends for it: `lowDiskSpace`, exit 3) or only as it
+    /// stopped (exit 0), nothing is said lost. (It said "the last 0.74 s recorded could not be
+    /// written", exit 1, with 3 MB of the reservation unused.)
+    @Test func aDiskThatFillsAtTheStopLosesNothing() throws {
+        let dir = try TemporaryDirectory()
         let disk = try SmallDisk(size: "20M")
         let url = disk.url.appendingPathComponent("full.mp4")
+        let events = dir.url.appendingPathComponent("events.jsonl")
+        _ = FileManager.default.createFile(atPath: events.path, contents: nil)
         let process = Process()
         process.executableURL = ReelBinary.url
         process.arguments = ["record", "--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast", "--min-free", "0",
-                             "-o", url.path]
+                             "--json", "-o", url.path]
         let stderr = Pipe()
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: events)
         process.standardError = stderr
         try process.run()
         usleep(3_000_000)
-        let free = try FileManager.default.attributesOfFileSystem(forPath: disk.url.path)[.systemFreeSize] as? Int ?? 0
-        try Data(count: max(0, free - 20_000)).write(to: disk.url.appendingPathComponent("filler"))
-        usleep(500_000)
-        kill(process.processIdentifier, SIGTERM)
+        // Everything left on the disk taken by someone else's file, then the stop.
+        _ = try Subprocess.run(["sh", "-c", "cat /dev/zero > '\(disk.url.appendingPathComponent("filler").path)'"])
+        kill(process.processIdentifier, SIGINT)
         let said = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationStatus == 1, "\(said)")
-        #expect(said.contains("the disk filled as \(url.path) was finished: it keeps the first "), "\(said)")
-        // What could not be written, the pictures' and the sound's apart when they differ.
-        #expect(said.contains(" could not be written"), "\(said)")
+        let lines = ((try? String(contentsOf: events, encoding: .utf8)) ?? "").split(separator: "\n")
+        let finished = try #require(lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .first { $0["event"] as? String == "finished" }, "\(said) \(lines.suffix(2))")
+        let ending = finished["ending"] as? String
+        #expect(ending == "lowDiskSpace" ? process.terminationStatus == 3 : ending == "requested" && process.terminationStatus == 0,
+                "\(process.terminationStatus) \(finished) \(said)")
+        #expect(!said.contains("could not be written") && !said.contains("the disk filled"), "\(said)")
         #expect(Recovery.isFinished(url), "\(said)")
         let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter)
-        #expect(counters.count >= 45 && said.contains(", \(counters.count) frames and plays"), "\(counters.count) frames: \(said)")
+        #expect(counters.count >= 80 && counters.count == finished["frames"] as? Int, "\(counters.count) frames: \(finished)")
         #expect(zip(counters, counters.dropFirst()).allSatisfy { a, b in a.flatMap { a in b.map { $0 > a } } == true }, "\(counters)")
+        let duration = try #require(finished["duration"] as? Double)
+        #expect(abs(try MediaProbe.probe(url).duration - duration) < 0.1, "the file lasts as long as the recording: \(finished)")
     }
 }
