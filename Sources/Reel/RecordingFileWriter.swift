@@ -113,7 +113,7 @@ final class RecordingFileWriter {
     /// Runs `body`, adding to a full disk's error how to get the single file back.
     private func advisingRecovery<T>(_ body: () throws -> T) throws -> T {
         guard let movie else { return try body() }
-        return try movie.advisingRecoveryWhenFull(body)
+        return try movie.advisingRecoveryWhenFull(encoder: encoder, body)
     }
 
     // MARK: The end

@@ -275,7 +275,7 @@ public final class AssetWriter: @unchecked Sendable {
             guard index >= 0, index > lastVideoIndex else { return false }
             lastVideoIndex = index
             videoFrames += 1
-            try opened.file.advisingRecoveryWhenFull { try opened.encoder.encodeVideo(frame, index: index) }
+            try opened.file.advisingRecoveryWhenFull(encoder: opened.encoder) { try opened.encoder.encodeVideo(frame, index: index) }
             return true
         }
     }
@@ -306,7 +306,7 @@ public final class AssetWriter: @unchecked Sendable {
             }
             placed.presentationTime = placed.presentationTime - lifecycle.start
             for piece in try audioAligners[track].place(placed) {
-                try opened.file.advisingRecoveryWhenFull { try opened.encoder.appendAudio(piece, track: track) }
+                try opened.file.advisingRecoveryWhenFull(encoder: opened.encoder) { try opened.encoder.appendAudio(piece, track: track) }
             }
         }
     }
@@ -412,7 +412,7 @@ public final class AssetWriter: @unchecked Sendable {
     package func pause() throws {
         try lock.withLock {
             guard lifecycle.isActive, let opened else { return }
-            try opened.file.advisingRecoveryWhenFull { try opened.encoder.pause() }
+            try opened.file.advisingRecoveryWhenFull(encoder: opened.encoder) { try opened.encoder.pause() }
         }
     }
 

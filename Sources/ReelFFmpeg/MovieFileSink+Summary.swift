@@ -9,7 +9,7 @@ extension MovieFileSink {
     /// to finish them; a full disk's says how to recover.
     package func finishRecording(drainingInto encoder: StreamEncoder) throws -> AssetWriter.Summary {
         do {
-            try advisingRecoveryWhenFull(stopping: true) { try encoder.finish() }
+            try advisingRecoveryWhenFull(stopping: true, encoder: encoder) { try encoder.finish() }
         } catch let error as ReelError where error.code == .insufficientStorage {
             throw error
         } catch var error as ReelError where error.code != .nothingRecorded {
@@ -112,10 +112,18 @@ extension MovieFileSink {
     /// An MP4/MOV is finalised in place there and then, and the error says what it keeps
     /// (see finaliseWhatTheFullDiskKept): as the recording stops
     /// (`stopping`), or while it records.
-    package func advisingRecoveryWhenFull<T>(stopping: Bool = false, _ body: () throws -> T) throws -> T {
+    ///
+    /// Only the file's own failure is so: when another sink of `encoder` that the recording
+    /// depends on failed (an application's, writing to another disk), the file's disk is not
+    /// full; the file is finished as at a stop, with what it took, and the error names the
+    /// sink. (Any full disk was taken for the file's: a sink's `ENOSPC` said the disk of the
+    /// file filled.)
+    package func advisingRecoveryWhenFull<T>(stopping: Bool = false, encoder: StreamEncoder? = nil, _ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch var error as ReelError where error.code == .insufficientStorage {
+        } catch where !failedItself && encoder?.failedSink.map({ $0 !== self }) == true {
+            throw finishing(endedBy: encoder!.failedSink!, error)
+        } catch var error as ReelError where error.code == .insufficientStorage && failedItself {
             // A file that holds nothing yet (the disk filled before its first fragment, or a
             // replacement's hidden file that is gone) is nothing to recover.
             guard Recovery.isCutOff(url) else {
@@ -133,5 +141,25 @@ extension MovieFileSink {
             error.hint = "\(url.path) keeps what was recorded up to then; \(LibraryHint.finalise(url.path))"
             throw error
         }
+    }
+
+    /// Another sink the recording depends on failed with `error`, which ends the recording:
+    /// the file keeps what it took and is finished as at a stop (finalised). The error names
+    /// the sink and says where the recording is.
+    private func finishing(endedBy sink: any PacketSink, _ error: any Error) -> ReelError {
+        let name = (sink as? CustomStringConvertible)?.description ?? String(describing: type(of: sink))
+        var failure = error as? ReelError ?? ReelError(.ioFailure, "\(error)")
+        failure.message = "\(name) failed, which ended the recording: \(failure.message)"
+        let kept: String
+        do {
+            try finish()
+            kept = finished.map { "what was recorded until then is in \($0.url.path), which plays" }
+                ?? "nothing was recorded into \(url.path)"
+        } catch {
+            kept = Recovery.isCutOff(url) ? "what was recorded is kept in \(url.path); \(LibraryHint.finalise(url.path))"
+                : "\(url.path) could not be finished: \(error)"
+        }
+        failure.hint = failure.hint.map { "\($0); \(kept)" } ?? kept
+        return failure
     }
 }

@@ -77,6 +77,9 @@ package final class MovieFileSink: PacketSink {
     var rescueFolders = MovieFileSink.defaultRescueFolders
 
     private var phase = Phase.writing
+    /// Whether one of the file's own steps failed (a write, a flush, its finishing): a failure
+    /// of the recording that is not the file's is another sink's.
+    private(set) var failedItself = false
     /// Whether the file reached its size limit (and took nothing more from then on), whatever
     /// its phase now.
     package private(set) var isFull = false
@@ -253,6 +256,19 @@ package final class MovieFileSink: PacketSink {
     }
 
     package func write(_ packet: EncodedPacket) throws -> SinkFlow {
+        try failingItself { try take(packet) }
+    }
+
+    /// Runs `body`, one of the file's own steps: a failure is the file's (its disk filled, say),
+    /// not another sink's that the recording depends on (see ``failedItself``).
+    private func failingItself<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch {
+            failedItself = true
+            throw error
+        }
+    }
+
+    private func take(_ packet: EncodedPacket) throws -> SinkFlow {
         switch phase {
         case .writing: break
         case .full: return .full
@@ -324,6 +340,10 @@ package final class MovieFileSink: PacketSink {
     /// Writes what the muxer holds to the disk (see ``Muxer/flush()``): at a pause, the file on
     /// the disk holds every packet taken.
     package func flush() throws {
+        try failingItself { try flushHeld() }
+    }
+
+    private func flushHeld() throws {
         guard phase == .writing || phase == .full else { return }
         if phase == .writing, !heldPackets.isEmpty, heldPackets.last?.completesGroup == true { _ = try writeHeldPackets() }
         try muxer.flush()
@@ -336,6 +356,10 @@ package final class MovieFileSink: PacketSink {
     /// - Throws: `.nothingRecorded` for a file that was to replace another but got no video
     ///   frame (the other file stays); the disk's and the finalising's errors.
     package func finish() throws {
+        try failingItself { try finishFile() }
+    }
+
+    private func finishFile() throws {
         switch phase {
         case .writing, .full: break
         case .finished, .abandoned: return

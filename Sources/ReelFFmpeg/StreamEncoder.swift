@@ -79,6 +79,8 @@ public final class StreamEncoder: @unchecked Sendable {
     /// Whether a ``SinkPolicy/required`` sink has answered ``SinkFlow/full``: the recording
     /// has reached its size.
     public private(set) var hasFullSink = false
+    /// The sink the recording depends on whose failure was thrown (the first), if one failed.
+    package private(set) var failedSink: (any PacketSink)?
 
     /// Called on the encoder's thread when an ``SinkPolicy/optional`` sink failed (with its
     /// error) or went, once it has been finished and dropped.
@@ -257,7 +259,7 @@ public final class StreamEncoder: @unchecked Sendable {
             do {
                 try attached.sink.finish()
             } catch {
-                if attached.policy == .required, failure == nil { failure = error }
+                if attached.policy == .required, failure == nil { failure = error; failedSink = failedSink ?? attached.sink }
                 if attached.policy == .optional { onSinkDropped?(attached.sink, error) }
             }
         }
@@ -393,7 +395,7 @@ public final class StreamEncoder: @unchecked Sendable {
                 flow = try sinks[i].sink.write(packet)
             } catch {
                 if sinks[i].policy == .required {
-                    if failure == nil { failure = error }
+                    if failure == nil { failure = error; failedSink = failedSink ?? sinks[i].sink }
                 } else {
                     dropped.append((i, error))
                 }

@@ -11,21 +11,23 @@ import ReelTestSupport
     final class Upload: PacketSink, CustomStringConvertible, @unchecked Sendable {
         let failAt: Int
         let declared: SinkPolicy?
+        let failure: ReelError
         private let lock = NSLock()
         private var written = 0
         var taken: Int { lock.withLock { written } }
         var description: String { "the upload" }
 
-        init(failAt: Int, policy: SinkPolicy?) {
+        init(failAt: Int, policy: SinkPolicy?, failure: ReelError = ReelError(.ioFailure, "the server hung up")) {
             self.failAt = failAt
             declared = policy
+            self.failure = failure
         }
 
         var policy: SinkPolicy { declared ?? .required }
         func add(_ stream: EncodedStream) throws {}
         func write(_ packet: EncodedPacket) throws -> SinkFlow {
             try lock.withLock {
-                guard written < failAt else { throw ReelError(.ioFailure, "the server hung up") }
+                guard written < failAt else { throw failure }
                 written += 1
                 return .ok
             }
@@ -77,5 +79,34 @@ import ReelTestSupport
         let (result, events) = try await record(into: file, sink: Upload(failAt: 20, policy: nil))
         #expect(throws: ReelError.self) { try result.get() }
         #expect(!events.contains { if case .sinkDropped = $0 { true } else { false } })
+    }
+
+    /// A sink the recording depends on that fails because its own disk filled (an app writing
+    /// elsewhere): the recording ends with its error, which names it; the file's disk is not
+    /// full, so the file is finished as at a stop, with every frame it took, and nothing says
+    /// its disk filled. (Any sink's `ENOSPC` was taken for the file's: "the disk filled while
+    /// FILE was recorded".)
+    @Test func aRequiredSinkWhoseDiskFilledEndsTheRecordingAndTheFileIsFinished() async throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("kept.mp4")
+        let upload = Upload(failAt: 40, policy: nil,
+                            failure: ReelError(.insufficientStorage, "no space left to write /elsewhere/upload.bin", errno: ENOSPC))
+        let (result, _) = try await record(into: file, sink: upload)
+        let error = try #require(result.failure as? ReelError, "the sink's failure is the recording's")
+        #expect(error.code == .insufficientStorage, "\(error)")
+        #expect(error.message == "the upload failed, which ended the recording: no space left to write /elsewhere/upload.bin", "\(error)")
+        #expect(!error.description.contains("the disk filled") && !error.description.contains("recover"), "\(error)")
+        #expect(error.hint?.contains("what was recorded until then is in \(file.path), which plays") == true, "\(error)")
+        #expect(Recovery.isFinished(file), "finalised as at a stop")
+        let counters = try MediaProbe.decodeLuma(file, width: 160, height: 120).map(\.counter)
+        #expect(counters.count >= 10 && counters == (0..<counters.count).map { Int64($0) }, "\(counters)")
+    }
+}
+
+extension Result {
+    /// The error, if it failed.
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
     }
 }
