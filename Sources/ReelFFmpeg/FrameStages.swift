@@ -132,12 +132,20 @@ package final class VideoFilterControl: Sendable {
 /// The filter stage of one picture source: its control's filters applied to each picture in
 /// order, each graph built again when its filter or the pictures' shape changes.
 ///
+/// Each filter's pictures come out at the size it makes (`scale`, `crop`, `pad` change it).
+/// With an `outputSize` (the size the stage's outputs were told, found with
+/// ``Swift/Sequence/outputSize(for:format:)`` from the filters set when it started), every picture
+/// leaves at that size: one of another size (a filter set later that makes another size, or
+/// the picture with no filter after one that changed it) is fitted into it, its aspect kept,
+/// and `resized` is called once for each filter whose pictures are so fitted.
+///
 /// A graph that cannot be built for these pictures (a crop larger than the picture, say), or
 /// that gives no picture for one, lets the picture through that step unfiltered: a filter
 /// never costs a recorded frame. `failed` is called once for each filter that cannot be built.
 package final class FilterStage: FrameStage, @unchecked Sendable {
     private let control: VideoFilterControl
     private let failed: @Sendable (VideoFilter, ReelError) -> Void
+    private let resized: @Sendable (_ filter: VideoFilter, _ size: PixelSize, _ fittedInto: PixelSize) -> Void
     /// One step of the chain: its graph (once built) and the buffers it draws into.
     private struct Step {
         var graph: FilterGraph?
@@ -147,16 +155,29 @@ package final class FilterStage: FrameStage, @unchecked Sendable {
     private var refused: Set<VideoFilter> = []
     /// The filters last said to hold pictures back (said once for each).
     private var heldBack: Set<VideoFilter> = []
+    /// The filters said to make pictures fitted into ``outputSize`` (said once for each).
+    private var saidFitted: Set<VideoFilter> = []
     private let realTime: Bool
     private let zoomed: ViewResolver
+    /// The size of the pictures the stage is given and the size every picture leaves at.
+    private let sizes: (input: PixelSize, output: PixelSize)?
+    private var fitBuffers: StageBuffers
+    private let fitter = FrameScaler()
     private let lock = NSLock()
 
     /// A stage following `control`; off real time it waits for a free buffer rather than drop.
-    package init(control: VideoFilterControl, realTime: Bool, failed: @escaping @Sendable (VideoFilter, ReelError) -> Void = { _, _ in }) {
+    /// With `sizes`, pictures of `input` size leave at `output` size whatever the filters of the
+    /// moment make (see the type's documentation); without, at the size the filters make.
+    package init(control: VideoFilterControl, realTime: Bool, sizes: (input: PixelSize, output: PixelSize)? = nil,
+                 failed: @escaping @Sendable (VideoFilter, ReelError) -> Void = { _, _ in },
+                 resized: @escaping @Sendable (_ filter: VideoFilter, _ size: PixelSize, _ fittedInto: PixelSize) -> Void = { _, _, _ in }) {
         self.control = control
         self.realTime = realTime
+        self.sizes = sizes
         zoomed = ViewResolver(realTime: realTime)
+        fitBuffers = StageBuffers(realTime: realTime)
         self.failed = failed
+        self.resized = resized
     }
 
     package func apply(to frame: VideoFrame) -> VideoFrame? {
@@ -165,14 +186,34 @@ package final class FilterStage: FrameStage, @unchecked Sendable {
         if steps.count != filters.count {
             steps = filters.map { _ in Step(graph: nil, buffers: StageBuffers(realTime: realTime)) }
         }
-        guard !filters.isEmpty else { return frame }
+        // No filter and no size to keep to: the picture as it is (a zoom left for the encoder too).
+        guard !filters.isEmpty || (sizes.map { $0.input != $0.output } ?? false) else { return frame }
         // A zoom left for the encoder is made first: the filters see the zoomed picture.
         guard var picture = zoomed.resolve(frame) else { return nil }
+        var sizeMaker: (filter: VideoFilter, size: PixelSize)?
         for (index, filter) in filters.enumerated() {
             guard let next = apply(filter, step: index, to: picture) else { return nil }
+            if next.size != picture.size { sizeMaker = (filter, next.size) }
             picture = next
         }
-        return picture
+        guard let target = sizes?.output, picture.size != target else { return picture }
+        if let sizeMaker, saidFitted.insert(sizeMaker.filter).inserted { resized(sizeMaker.filter, sizeMaker.size, target) }
+        return fit(picture, into: target)
+    }
+
+    /// `picture` scaled into a picture of `size`, its aspect kept (black bars around it when
+    /// the shapes differ); `nil` when no buffer is free.
+    private func fit(_ picture: VideoFrame, into size: PixelSize) -> VideoFrame? {
+        guard var out = fitBuffers.picture(like: picture, format: picture.format, size: size) else { return nil }
+        let area = CompositionLayout.fit(picture.size, in: PixelRect(x: 0, y: 0, width: size.width, height: size.height))
+        if area.width != size.width || area.height != size.height { out.fill(with: .black) }
+        do {
+            try fitter.draw(picture, into: out, at: area)
+        } catch {
+            out.fill(with: .black)  // a shape the scaler cannot draw: a black picture rather than none
+        }
+        out.identity = picture.identity?.resized(toHeight: size.height)
+        return out
     }
 
     /// `picture` through the `index`th step's graph for `filter`.
@@ -183,7 +224,7 @@ package final class FilterStage: FrameStage, @unchecked Sendable {
             step.graph = nil
             guard !refused.contains(filter) else { return picture }
             do {
-                step.graph = try FilterGraph(graph: filter.graph, format: picture.format, size: picture.size)
+                step.graph = try FilterGraph(graph: filter.graph, format: picture.format, size: picture.size, keepsSize: false)
                 refused.remove(filter)
             } catch let error as ReelError {
                 refused.insert(filter)
@@ -193,12 +234,14 @@ package final class FilterStage: FrameStage, @unchecked Sendable {
                 return picture
             }
         }
-        guard let graph = step.graph, var out = step.buffers.picture(like: picture) else { return nil }
+        guard let graph = step.graph, var out = step.buffers.picture(like: picture, format: picture.format, size: graph.outputSize) else { return nil }
         if graph.filter(picture, into: out) {
             // Made from this picture alone: an unchanged picture stays unchanged, and the
             // encoder may leave it out as it would unfiltered. Any other filter makes each
-            // picture a new one.
-            if filter.worksPictureByPicture { out.identity = picture.identity }
+            // picture a new one. Which rows changed is not known through a change of size.
+            if filter.worksPictureByPicture {
+                out.identity = out.size == picture.size ? picture.identity : picture.identity?.resized(toHeight: out.height)
+            }
             return out
         }
         if heldBack.insert(filter).inserted {
@@ -211,5 +254,22 @@ package final class FilterStage: FrameStage, @unchecked Sendable {
             failed(filter, ReelError(.invalidConfiguration, why, hint: "filters that make each picture from that picture alone work best"))
         }
         return picture
+    }
+}
+
+extension PictureIdentity {
+    /// This identity for the picture made of this one at another size: still the same picture
+    /// when this one is, but with every row changed when any is (rows no longer line up).
+    func resized(toHeight height: Int) -> PictureIdentity {
+        PictureIdentity(id: id, base: base, changedRows: changedRows.isEmpty ? [] : [0..<height])
+    }
+}
+
+extension Sequence<VideoFilter> {
+    /// The size of the pictures a ``FilterStage`` makes of `format` pictures of `size` through
+    /// these filters in order. A filter that cannot be set up for its pictures is passed over,
+    /// as the stage lets them through it unfiltered.
+    package func outputSize(for size: PixelSize, format: PixelFormat) -> PixelSize {
+        reduce(size) { size, filter in (try? filter.outputSize(for: size, format: format)) ?? size }
     }
 }

@@ -4,7 +4,8 @@ import Synchronization
 import ReelCore
 
 extension VideoFilter {
-    /// This filter's picture of `frame`, as a new frame of the same format, size and time: what
+    /// This filter's picture of `frame`, as a new frame of the same format, size (scaled back
+    /// when the filter changes it) and time: what
     /// Core Image's `outputImage` gives for an `inputImage`, for a picture application code
     /// holds (one from a ``SampleHandlerOutput``, a decoded file, its own drawing). `frame` is
     /// left as it is.

@@ -12,9 +12,14 @@ import ReelCore
 ///
 /// A filter made with ``init(parsing:)`` or ``init(graph:)`` has been checked: every filter it
 /// names exists in libavfilter and accepts its options, so a bad graph is refused when it is
-/// configured, not in the middle of a recording. A filter keeps the picture's size and pixel
-/// format (its output is scaled back if it changes them) and must give one picture for each
-/// picture it is given, in its turn: one that changes the frame rate (`fps`, `framestep`,
+/// configured, not in the middle of a recording. A filter keeps the picture's pixel format
+/// (its output is converted back) but may change its size (`scale=1280:720`, `crop=640:360:0:0`,
+/// `pad=…`): a filter set before a session starts sets the size its outputs see, so a
+/// recording takes the size the filter makes (4:2:0 video needs an even width and height: of an
+/// odd size the even part is recorded, and ``SessionEvent/filterResized(source:filter:size:recorded:)``
+/// says so). Once the session runs, the size stays: the pictures of a filter set then that makes
+/// another size are fitted into it, their aspect kept, and that is said by the same event. A
+/// filter must give one picture for each picture it is given, in its turn: one that changes the frame rate (`fps`, `framestep`,
 /// `select`, `minterpolate`) or gives pictures late is refused when it is made (the recording's
 /// frame rate says how many pictures there are). One that needs a few pictures before its first
 /// (`tblend`) lets those through unfiltered. Whether a filter makes each picture from that
@@ -100,6 +105,16 @@ public struct VideoFilter: Sendable, Hashable, CustomStringConvertible {
 
     /// The look's name, or the graph.
     public var description: String { look?.rawValue ?? graph }
+
+    /// The size of the pictures this filter makes of `format` pictures of `size`, as libavfilter
+    /// says once the graph is set up: `size` for a filter that keeps it (the looks, `hue`,
+    /// `eq`), the new size for `scale`, `crop`, `pad`, `transpose`.
+    ///
+    /// - Throws: ``ReelError/Code/invalidConfiguration`` when the filter cannot be set up for
+    ///   such pictures (a crop larger than them, say).
+    package func outputSize(for size: PixelSize, format: PixelFormat = .yuv420p) throws -> PixelSize {
+        try FilterGraph(graph: graph, format: format, size: size, keepsSize: false).outputSize
+    }
 
     /// The looks' names, for messages.
     static var lookNames: String { Look.allCases.map(\.rawValue).joined(separator: ", ") }
@@ -213,14 +228,21 @@ enum FilterGraphText {
 }
 
 /// A configured libavfilter graph for pictures of one format and size: a picture in, the
-/// filtered picture out, of the same format and size. Used from one thread at a time.
+/// filtered picture out, of the same format and of the same size (``keepsSize``) or of the
+/// size the filter makes (``outputSize``). Used from one thread at a time.
 final class FilterGraph {
     let graphText: String
     /// The pictures' format (`nil` for a layout that is not a ``PixelFormat``: a live frame's).
     let format: PixelFormat?
     /// libavfilter's name for the pictures' format.
     let pixelFormat: AVPixelFormat
+    /// The size of the pictures put in.
     let size: PixelSize
+    /// Whether the filtered picture is scaled back to ``size`` when the filter changes it.
+    let keepsSize: Bool
+    /// The size of the pictures taken out: ``size`` when the graph keeps it, otherwise what
+    /// the filter makes of a picture of ``size`` (libavfilter says once the graph is set up).
+    private(set) var outputSize: PixelSize
     private var graph: UnsafeMutablePointer<AVFilterGraph>?
     let source: UnsafeMutablePointer<AVFilterContext>
     let sink: UnsafeMutablePointer<AVFilterContext>
@@ -230,18 +252,21 @@ final class FilterGraph {
     /// Builds and configures `graph` for `format` pictures of `size`.
     ///
     /// - Throws: ``ReelError/Code/invalidConfiguration`` naming the filter libavfilter refused.
-    convenience init(graph text: String, format: PixelFormat, size: PixelSize) throws {
-        try self.init(graph: text, pixelFormat: VideoEncoder.avPixelFormat(format), format: format, size: size)
+    convenience init(graph text: String, format: PixelFormat, size: PixelSize, keepsSize: Bool = true) throws {
+        try self.init(graph: text, pixelFormat: VideoEncoder.avPixelFormat(format), format: format, size: size, keepsSize: keepsSize)
     }
 
     /// Builds and configures `graph` for pictures of libavfilter's `pixelFormat` (`format`,
-    /// when it is one of Reel's) and `size`.
-    init(graph text: String, pixelFormat: AVPixelFormat, format: PixelFormat?, size: PixelSize) throws {
+    /// when it is one of Reel's) and `size`; with `keepsSize` its pictures are scaled back to
+    /// `size` if the filter changes it, otherwise they come out at the size the filter makes.
+    init(graph text: String, pixelFormat: AVPixelFormat, format: PixelFormat?, size: PixelSize, keepsSize: Bool = true) throws {
         FFmpeg.silenceLibraryLogging()
         graphText = text
         self.format = format
         self.pixelFormat = pixelFormat
         self.size = size
+        self.keepsSize = keepsSize
+        outputSize = size
         guard var graph = avfilter_graph_alloc(), let input = av_frame_alloc(), let output = av_frame_alloc() else {
             throw ReelError(.encodingFailed, "cannot allocate a filter graph: out of memory")
         }
@@ -262,9 +287,10 @@ final class FilterGraph {
         }
         source = src
         sink = snk
-        // The graph's unlabelled input is fed by `source`; its output is scaled back to the
-        // picture's size and format (no work when the filter kept them) before `sink`.
-        let described = "\(text),scale=w=\(size.width):h=\(size.height),format=\(formatName)"
+        // The graph's unlabelled input is fed by `source`; its output is converted back to the
+        // picture's format (and, when the size is kept, scaled back to the picture's size: no
+        // work when the filter kept them) before `sink`.
+        let described = keepsSize ? "\(text),scale=w=\(size.width):h=\(size.height),format=\(formatName)" : "\(text),format=\(formatName)"
         var outputs = avfilter_inout_alloc()
         var inputs = avfilter_inout_alloc()
         defer {
@@ -327,6 +353,7 @@ final class FilterGraph {
             throw ReelError(.invalidConfiguration, "the filter graph '\(text)' cannot be set up for \(formatName) \(size) pictures: \(FFmpeg.describe(status))",
                             hint: "a graph needs one unlabelled input and one unlabelled output")
         }
+        outputSize = PixelSize(width: Int(av_buffersink_get_w(sink)), height: Int(av_buffersink_get_h(sink)))
     }
 
     /// The first filter of `graph` that libavfilter will not create with its options, tried
@@ -362,7 +389,7 @@ final class FilterGraph {
     static let maximumPicturesPerPicture = 8
 
     /// Filters `frame` and writes the result into `destination` (a frame of the graph's format
-    /// and size). Returns `false` when the graph gave no picture for this one (it holds
+    /// and ``outputSize``). Returns `false` when the graph gave no picture for this one (it holds
     /// pictures back, or failed): `destination` is then untouched.
     func filter(_ frame: VideoFrame, into destination: VideoFrame) -> Bool {
         filterCounting(frame, into: destination).pictures > 0
@@ -372,17 +399,17 @@ final class FilterGraph {
     /// is in `destination`) and the time the newest carries (a filter that lags gives an
     /// earlier picture's).
     func filterCounting(_ frame: VideoFrame, into destination: VideoFrame) -> (pictures: Int, time: MediaTime?) {
-        guard let format, frame.format == format, frame.size == size, destination.format == format, destination.size == size else { return (0, nil) }
+        guard let format, frame.format == format, frame.size == size, destination.format == format, destination.size == outputSize else { return (0, nil) }
         let planes = (0..<format.planeCount).map { plane in
             frame.withUnsafePlane(plane) { bytes, stride in (bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), stride) }
         }
         return withExtendedLifetime(frame) {
             filterCounting(planes: planes, time: frame.presentationTime) { plane, rows in
                 guard plane < format.planeCount else { return }
-                let rowBytes = format.rowBytes(plane: plane, width: size.width)
+                let rowBytes = format.rowBytes(plane: plane, width: outputSize.width)
                 destination.withUnsafeMutablePlane(plane) { bytes, stride in
                     guard let to = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
-                    for row in 0..<format.rows(plane: plane, height: size.height) {
+                    for row in 0..<format.rows(plane: plane, height: outputSize.height) {
                         (to + row * stride).update(from: rows(row), count: rowBytes)
                     }
                 }
@@ -432,7 +459,7 @@ final class FilterGraph {
         for _ in 0..<Self.maximumPicturesPerPicture {
             av_frame_unref(output)
             guard av_buffersink_get_frame(sink, output) >= 0 else { break }
-            guard output.pointee.width == Int32(size.width), output.pointee.height == Int32(size.height),
+            guard output.pointee.width == Int32(outputSize.width), output.pointee.height == Int32(outputSize.height),
                   output.pointee.format == pixelFormat.rawValue else { continue }
             withUnsafePointer(to: &output.pointee.data) { data in
                 data.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { pointers in

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import ReelFFmpeg
 import ReelCore
@@ -110,6 +111,66 @@ import ReelCore
             let out = try #require(stage.apply(to: frame))
             #expect((out.identity == frame.identity) == carried, "\(graph): \(String(describing: out.identity))")
         }
+    }
+
+    /// libavfilter says what size a filter makes once its graph is set up: a scale, crop or pad
+    /// its own, a filter that keeps the size the picture's, an odd size as it is.
+    @Test func aFiltersOutputSizeIsWhatLibavfilterMakes() throws {
+        let size = PixelSize(width: 640, height: 360)
+        for (graph, made) in [("scale=320:240", PixelSize(width: 320, height: 240)), ("crop=320:180:0:0", PixelSize(width: 320, height: 180)),
+                              ("pad=iw+20:ih+40:10:20", PixelSize(width: 660, height: 400)), ("hue=s=0", size),
+                              ("scale=iw/2:-2,hue=s=0", PixelSize(width: 320, height: 180)), ("transpose=1", PixelSize(width: 360, height: 640))] {
+            #expect(try VideoFilter(graph: graph).outputSize(for: size) == made, "\(graph)")
+            #expect(try VideoFilter(graph: graph).outputSize(for: size, format: .bgra) == made, "\(graph) (BGRA)")
+        }
+        for look in VideoFilter.Look.allCases { #expect(try VideoFilter.look(look).outputSize(for: size) == size, "\(look)") }
+        // An odd size is what the filter makes (the encoder records its even part).
+        #expect(try VideoFilter(graph: "scale=321:241").outputSize(for: size, format: .bgra) == PixelSize(width: 321, height: 241))
+        #expect(try VideoFilter(graph: "scale=321:241").outputSize(for: size) == PixelSize(width: 321, height: 241))
+        // A crop larger than the picture cannot be set up; in a chain it is passed over, as the
+        // stage lets the pictures through it unfiltered.
+        #expect(throws: ReelError.self) { try VideoFilter(graph: "crop=800:600").outputSize(for: size) }
+        #expect([try VideoFilter(graph: "crop=800:600"), try VideoFilter(graph: "scale=320:240")].outputSize(for: size, format: .yuv420p)
+                == PixelSize(width: 320, height: 240))
+        #expect([VideoFilter]().outputSize(for: size, format: .yuv420p) == size)
+    }
+
+    /// A stage keeps to the size it started with: a filter's pictures of another size are
+    /// fitted into it, their aspect kept (said once for the filter), and with no filter the
+    /// picture is fitted too; without sizes to keep to, pictures leave at the size made.
+    @Test func aStageFitsPicturesOfAnotherSizeIntoItsOwnAndSaysSo() throws {
+        let size = PixelSize(width: 320, height: 240)
+        let pool = FramePool(format: .yuv420p, size: size, capacity: 4)
+        var frame = try #require(pool.makeFrame())
+        frame.fill(with: YUVColor(y: 200, cb: 128, cr: 128))
+        frame.identity = PictureIdentity(id: 7, base: 6, changedRows: [10..<20])
+        let control = VideoFilterControl()
+        control.setFilter(try VideoFilter(graph: "scale=160:120"))
+        let free = FilterStage(control: control, realTime: false)
+        let scaled = try #require(free.apply(to: frame))
+        #expect(scaled.size == PixelSize(width: 160, height: 120))
+        #expect(scaled.identity == PictureIdentity(id: 7, base: 6, changedRows: [0..<120]), "rows no longer line up")
+
+        let said = Mutex<[String]>([])
+        let kept = FilterStage(control: control, realTime: false, sizes: (size, PixelSize(width: 160, height: 120))) { _, _ in } resized: { filter, made, fitted in
+            said.withLock { $0.append("\(filter) \(made) \(fitted)") }
+        }
+        #expect(try #require(kept.apply(to: frame)).size == PixelSize(width: 160, height: 120))
+        #expect(said.withLock { $0 }.isEmpty, "the size it started with is the filter's own")
+        // A crop to a tall half, set later: fitted into 160x120 with bars left and right.
+        control.setFilter(try VideoFilter(graph: "crop=160:240:0:0"))
+        let fitted = try #require(kept.apply(to: frame))
+        #expect(fitted.size == PixelSize(width: 160, height: 120))
+        fitted.withUnsafePlane(0) { bytes, stride in
+            #expect(bytes[60 * stride + 4] == 16, "a black bar on the left")
+            #expect(bytes[60 * stride + 80] > 190, "the picture in the middle")
+        }
+        _ = try #require(kept.apply(to: frame))
+        #expect(said.withLock { $0 } == ["crop=160:240:0:0 160x240 160x120"], "said once")
+        // No filter: the source's picture is fitted into the size too.
+        control.setFilter(nil)
+        #expect(try #require(kept.apply(to: frame)).size == PixelSize(width: 160, height: 120))
+        #expect(said.withLock { $0 }.count == 1)
     }
 
     @Test func aScheduledChangeTakesEffectAtItsTime() {
