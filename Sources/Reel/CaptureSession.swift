@@ -30,6 +30,12 @@ public enum SessionEvent: Sendable {
     /// A source's filter cannot be applied to its pictures (a crop larger than the picture,
     /// say); its pictures go on unfiltered, so nothing is lost.
     case filterFailed(source: String, filter: String, error: ReelError)
+    /// A source's filter makes pictures of `size`, and they are recorded at `recorded`: the even
+    /// part of an odd size (4:2:0 video needs an even width and height), or, for a filter set
+    /// while the session runs, the size the session's outputs started with, into which its
+    /// pictures are fitted with their aspect kept (a filter set before the start sets that
+    /// size). Said once for each filter.
+    case filterResized(source: String, filter: String, size: PixelSize, recorded: PixelSize)
     /// The person typing pressed Ctrl+Alt+K: the input's key captions
     /// (``PresenterOverlays/showsKeys``) are hidden, and what is typed is not drawn until
     /// ``keyCaptionsShown(source:)``. They see their screen, not the recording: tell them.
@@ -231,19 +237,24 @@ public final class CaptureSession: Sendable {
             // failed because of it is no error.
             let isCancelled: @Sendable () -> Bool = { [self] in self.state.withLock { $0.machine.isStartCancelled } }
             var descriptors: [SourceDescriptor] = []
+            var pictureSizes: [SourceID: PictureSizes] = [:]
             do {
-                descriptors = try await Self.offload {
-                    var opened: [SourceDescriptor] = []
+                let opened = try await Self.offload {
+                    var opened: [(SourceDescriptor, PictureSizes?)] = []
                     for entry in inputs where !isCancelled() {
                         let format = try entry.source.prepare()
                         entry.connection.prepareSound(format)
-                        // What the outputs get: the source's pictures as its connection turns them.
+                        // What the outputs get: the source's pictures as its connection turns
+                        // them, at the size its filters make of them.
                         let turn = entry.connection.orientation.started()
-                        opened.append(SourceDescriptor(id: entry.id, name: entry.source.name, kind: entry.source.kind,
-                                                       format: OrientationControl.format(format, orientation: turn.orientation, mirrored: turn.mirrored)))
+                        let turned = OrientationControl.format(format, orientation: turn.orientation, mirrored: turn.mirrored)
+                        let (filtered, sizes) = Self.filtered(turned, through: entry.filter.filters)
+                        opened.append((SourceDescriptor(id: entry.id, name: entry.source.name, kind: entry.source.kind, format: filtered), sizes))
                     }
                     return opened
                 }
+                descriptors = opened.map(\.0)
+                for (descriptor, sizes) in opened { pictureSizes[descriptor.id] = sizes }
             } catch where isCancelled() {}
             if isCancelled() {
                 // Stopped while the sources opened: what prepare opened is let go; nothing else began.
@@ -289,7 +300,8 @@ public final class CaptureSession: Sendable {
                             let presenter = try entry.connection.startPresenter(clock: clock, origin: origin, recorders: recorders) { hidden in
                                 continuation.yield(hidden ? .keyCaptionsHidden(source: name) : .keyCaptionsShown(source: name))
                             }
-                            try entry.source.start(context(for: entry, outputs: receivers, origin: origin, presenter: presenter))
+                            try entry.source.start(context(for: entry, outputs: receivers, origin: origin, presenter: presenter,
+                                                           sizes: pictureSizes[entry.id]))
                             startedSources.append(entry)
                         }
                     } catch {
@@ -385,7 +397,19 @@ public final class CaptureSession: Sendable {
         for waiter in waiters { waiter.resume(returning: StopDecision(action: .none)) }
     }
 
-    private func context(for entry: Entry, outputs: [any CaptureOutput], origin: MediaTime, presenter: PresenterStage?) -> SourceContext {
+    /// The size of a source's pictures before its filters, and the size they leave at.
+    private typealias PictureSizes = (input: PixelSize, output: PixelSize)
+
+    /// `format` as the outputs see it through `filters` (at the size they make), and the sizes
+    /// the filter stage keeps to.
+    private static func filtered(_ format: SourceFormat, through filters: [VideoFilter]) -> (SourceFormat, PictureSizes?) {
+        guard case let .video(size, pixelFormat, rate) = format else { return (format, nil) }
+        let made = filters.outputSize(for: size, format: pixelFormat)
+        return (.video(size: made, pixelFormat: pixelFormat, frameRate: rate), (size, made))
+    }
+
+    private func context(for entry: Entry, outputs: [any CaptureOutput], origin: MediaTime, presenter: PresenterStage?,
+                         sizes: PictureSizes?) -> SourceContext {
         let id = entry.id
         let kind = entry.source.kind
         let name = entry.source.name
@@ -397,9 +421,17 @@ public final class CaptureSession: Sendable {
         if let presenter { stages.append(presenter) }
         if kind == .video {
             stages.append(OrientationStage(control: entry.connection.orientation, realTime: clock.isRealTime))
-            stages.append(FilterStage(control: entry.filter, realTime: clock.isRealTime) { filter, error in
+            stages.append(FilterStage(control: entry.filter, realTime: clock.isRealTime, sizes: sizes, failed: { filter, error in
                 continuation.yield(.filterFailed(source: name, filter: filter.description, error: error))
-            })
+            }, resized: { filter, size, fitted in
+                continuation.yield(.filterResized(source: name, filter: filter.description, size: size, recorded: fitted))
+            }))
+            // A filter set before the start that makes an odd size: the file holds its even part.
+            if let sizes, sizes.output != sizes.input, sizes.output.width % 2 != 0 || sizes.output.height % 2 != 0 {
+                let even = PixelSize(width: max(2, sizes.output.width & ~1), height: max(2, sizes.output.height & ~1))
+                continuation.yield(.filterResized(source: name, filter: entry.filter.filters.map(\.description).joined(separator: ","),
+                                                  size: sizes.output, recorded: even))
+            }
         }
         let report: @Sendable (SourceEvent) -> Void = { event in
             for output in outputs { output.sourceEvent(event, from: id) }

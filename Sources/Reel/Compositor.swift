@@ -73,14 +73,26 @@ public final class Compositor: CaptureOutput {
     private let dropped = Atomic<Int64>(0)
     private let filterControl = VideoFilterControl()
     private let filterFailure = Mutex<ReelError?>(nil)
+    /// The composed picture's size and the size its filter makes of it (set when prepared).
+    private let pictureSizes = Mutex<(input: PixelSize, output: PixelSize)?>(nil)
+    private let continuation: AsyncStream<SessionEvent>.Continuation
     private let perSourceDrops = Mutex<[SourceID: Int64]>([:])
     /// Signalled when a frame arrives (off real time the worker waits for every source).
     private let arrived = NSCondition()
 
+    /// What became of the composed picture's filter (its source is the composed stream's name):
+    /// ``SessionEvent/filterFailed(source:filter:error:)`` when it cannot be applied, and
+    /// ``SessionEvent/filterResized(source:filter:size:recorded:)`` when its pictures are not
+    /// recorded at the size it makes. One consumer, as ``CaptureSession/events``.
+    public let events: AsyncStream<SessionEvent>
+
     /// Creates a compositor.
     public init(settings: Settings = Settings()) {
         state = Mutex(State(settings: settings))
+        (events, continuation) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .bufferingNewest(64))
     }
+
+    deinit { continuation.finish() }
 
     /// Adds an output that receives the composed video (as source ``outputID``) and the
     /// session's audio. Outputs are added before the session starts.
@@ -116,6 +128,10 @@ public final class Compositor: CaptureOutput {
     /// picture, or, with `time` (on the session's clock), on the first one at or after it, and
     /// costs no picture. (A source's own pictures are filtered with
     /// ``CaptureSession/setVideoFilter(_:for:at:)``.)
+    ///
+    /// A filter set before the session starts that changes the size (`scale`, `crop`, `pad`)
+    /// sets the size the compositor's outputs record; one set later that makes another size
+    /// has its pictures fitted into that size, and ``events`` says so.
     public func setVideoFilter(_ filter: VideoFilter?, at time: MediaTime? = nil) {
         filterControl.setFilter(filter, at: time)
     }
@@ -194,8 +210,17 @@ public final class Compositor: CaptureOutput {
               size.width <= 16384, size.height <= 16384 else {
             throw ReelError(.invalidConfiguration, "a composed size of \(size) is not usable", hint: "use even sizes such as 1280x720")
         }
-        let downstream = [SourceDescriptor(id: Self.outputID, name: "composed (\(settings.layout))", kind: .video,
-                                           format: .video(size: size, pixelFormat: .yuv420p, frameRate: settings.frameRate))]
+        // The outputs see the composed picture at the size its filter makes of it.
+        let filters = filterControl.filters
+        let filtered = filters.outputSize(for: size, format: .yuv420p)
+        pictureSizes.withLock { $0 = (size, filtered) }
+        let name = "composed (\(settings.layout))"
+        if filtered != size, filtered.width % 2 != 0 || filtered.height % 2 != 0 {
+            continuation.yield(.filterResized(source: name, filter: filters.map(\.description).joined(separator: ","), size: filtered,
+                                              recorded: PixelSize(width: max(2, filtered.width & ~1), height: max(2, filtered.height & ~1))))
+        }
+        let downstream = [SourceDescriptor(id: Self.outputID, name: name, kind: .video,
+                                           format: .video(size: filtered, pixelFormat: .yuv420p, frameRate: settings.frameRate))]
             + sources.filter { $0.kind.isAudio }
         var prepared: [any CaptureOutput] = []
         do {
@@ -342,7 +367,14 @@ public final class Compositor: CaptureOutput {
     private func run(queue: Channel<Job>, pool: FramePool, outputs: [any CaptureOutput], realTime: Bool) {
         var scalers: [SourceID: FrameScaler] = [:]
         var lastIndex = Int64.min
-        let filter = FilterStage(control: filterControl, realTime: realTime) { [weak self] _, error in self?.filterFailure.withLock { $0 = error } }
+        let name = "composed (\(state.withLock { $0.settings.layout }))"
+        let continuation = self.continuation
+        let filter = FilterStage(control: filterControl, realTime: realTime, sizes: pictureSizes.withLock { $0 }, failed: { [weak self] filter, error in
+            self?.filterFailure.withLock { $0 = error }
+            continuation.yield(.filterFailed(source: name, filter: filter.description, error: error))
+        }, resized: { filter, size, fitted in
+            continuation.yield(.filterResized(source: name, filter: filter.description, size: size, recorded: fitted))
+        })
         while let job = queue.receive() {
             let driving = job.frame
             let rate = state.withLock { $0.settings.frameRate }

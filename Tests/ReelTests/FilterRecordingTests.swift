@@ -191,6 +191,99 @@ import ReelTestSupport
         #expect(failed == ["it needs 1 picture before its first, so the first is recorded unfiltered"], "\(failed)")
     }
 
+    /// Records `graph` on the 320x240 red camera from the start (or from `at`), for a second;
+    /// returns the summary and the filters' size events, as "filter size recorded".
+    func record(_ graph: String, at time: MediaTime? = nil, into url: URL) async throws -> (RecordingSummary, [String]) {
+        let session = CaptureSession(clock: ManualClock())
+        let cam = camera(.red, "red camera")
+        try session.addInput(cam)
+        try session.setVideoFilter(try VideoFilter(graph: graph), for: cam, at: time)
+        let recorder = Recorder(url: url, settings: recorderSettings(seconds: 1))
+        try session.addOutput(recorder)
+        let events = Task {
+            var said: [String] = []
+            for await e in session.events { if case .filterResized(_, let filter, let size, let recorded) = e { said.append("\(filter) \(size) \(recorded)") } }
+            return said
+        }
+        try await session.start()
+        let summary = try await recorder.result()
+        await session.stop()
+        try await Task.sleep(for: .milliseconds(100))
+        events.cancel()
+        return (summary, await events.value)
+    }
+
+    /// A filter that changes the size, set before the start, sets the recording's size (as
+    /// `ffmpeg -vf` does): a scale is not scaled back, a crop not stretched back; an odd size
+    /// is recorded as its even part, and that is said.
+    @Test(arguments: [("scale=160:120", PixelSize(width: 160, height: 120), nil as String?),
+                      ("crop=320:120:0:0", PixelSize(width: 320, height: 120), nil),
+                      ("pad=iw+32:ih+16:16:0", PixelSize(width: 352, height: 256), nil),
+                      ("scale=161:121", PixelSize(width: 160, height: 120), "scale=161:121 161x121 160x120")])
+    func aFilterThatChangesTheSizeSetsTheRecordingsSize(graph: String, recorded: PixelSize, said: String?) async throws {
+        // The counter is read across the whole width: a pad moves it off the cells it is read at.
+        let readsCounter = !graph.hasPrefix("pad")
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("resized.mp4")
+        let (summary, events) = try await record(graph, into: url)
+        #expect(summary.frames == 30)
+        #expect(summary.videoSize == recorded)
+        let stream = try #require(try MediaProbe.probe(url).videoStreams.first)
+        #expect(stream.width == recorded.width && stream.height == recorded.height, "\(graph): \(String(describing: stream.width))x\(String(describing: stream.height))")
+        let luma = try MediaProbe.decodeLuma(url, width: recorded.width, height: recorded.height)
+        #expect(luma.count == 30)
+        if readsCounter {
+            #expect(luma.map(\.counter) == (0..<30).map { Optional(Int64($0)) }, "\(graph): every frame is there, whole, in order")
+        }
+        #expect(events == (said.map { [$0] } ?? []))
+    }
+
+    /// A filter set while recording that makes another size cannot change the file's: its
+    /// pictures are fitted into the size the recording has, their aspect kept, and that is said.
+    @Test func aFilterOfAnotherSizeSetWhileRecordingIsFittedAndSaid() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("fitted.mp4")
+        // From 0.5 s, the left half (a tall picture): pillarboxed in 320x240.
+        let (summary, events) = try await record("crop=160:240:0:0", at: MediaTime(value: 15, timescale: 30), into: url)
+        #expect(summary.frames == 30)
+        #expect(summary.videoSize == Self.size)
+        #expect(events == ["crop=160:240:0:0 160x240 320x240"], "said once")
+        let rgb = try MediaProbe.decodeRGB(url, width: 320, height: 240)
+        #expect(rgb.count == 30)
+        for (i, frame) in rgb.enumerated() {
+            let edge = RGBColor.average(of: frame, width: 320, x: 20, y: 200, radius: 3)
+            let middle = Self.sample(frame)
+            #expect(middle.red > 150 && middle.green < 90, "frame \(i): \(middle)")
+            if i >= 15 { #expect(edge.red < 30 && edge.green < 30 && edge.blue < 30, "frame \(i): a black bar, not a stretched picture: \(edge)") }
+            else { #expect(edge.red > 150, "frame \(i): \(edge)") }
+        }
+    }
+
+    /// The composed picture's filter sets the composition's recorded size too.
+    @Test func theComposedPicturesFilterSetsTheRecordingsSize() async throws {
+        let dir = try TemporaryDirectory()
+        let session = CaptureSession(clock: ManualClock())
+        try session.addInput(camera(.red, "red camera"))
+        try session.addInput(camera(.blue, "blue camera"))
+        let compositor = Compositor(settings: .init(size: Self.size, frameRate: FrameRate(30), layout: .sideBySide))
+        compositor.setVideoFilter(try VideoFilter(graph: "crop=160:240:0:0"))
+        let url = dir.url.appendingPathComponent("composed-left.mp4")
+        let recorder = Recorder(url: url, settings: recorderSettings(seconds: 1))
+        try compositor.addOutput(recorder)
+        try session.addOutput(compositor)
+        try await session.start()
+        let summary = try await recorder.result()
+        await session.stop()
+        #expect(summary.frames == 30)
+        #expect(summary.videoSize == PixelSize(width: 160, height: 240))
+        let rgb = try MediaProbe.decodeRGB(url, width: 160, height: 240)
+        #expect(rgb.count == 30)
+        for frame in rgb {
+            let left = RGBColor.average(of: frame, width: 160, x: 80, y: 160, radius: 4)
+            #expect(left.red > 150 && left.blue < 90, "only the red camera's half: \(left)")
+        }
+    }
+
     @Test func aCropMeantForALargeSourceIsAccepted() throws {
         _ = try VideoFilter(graph: "crop=640:480")
     }
