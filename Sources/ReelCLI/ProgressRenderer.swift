@@ -361,6 +361,9 @@ final class ProgressRenderer: @unchecked Sendable {
         case .filterFailed(let name, let filter, let error):
             emit(["event": "filterFailed", "source": name, "filter": filter, "message": error.description])
             if !json { clearLine(); console.err("reel: warning: the filter '\(filter)' cannot be applied to \(name): \(error.description); its pictures are recorded unfiltered") }
+        case .filterResized(let name, let filter, let size, let recorded):
+            emit(["event": "filterResized", "source": name, "filter": filter, "size": size.description, "recorded": recorded.description])
+            if !json { clearLine(); console.err(Self.filterResizedText(source: name, filter: filter, size: size, recorded: recorded)) }
         case .keyCaptionsHidden(let name):
             emit(["event": "keyCaptionsHidden", "source": name])
             if !json { clearLine(); console.err("reel: key captions hidden on \(name) (Ctrl+Alt+K): what is typed is not drawn until Ctrl+Alt+K again") }
@@ -370,6 +373,19 @@ final class ProgressRenderer: @unchecked Sendable {
         case .droppedFrames, .missedAudio:
             break  // counted in progress; the recorder says them (framesDropped, audioMissed)
         }
+    }
+
+    /// What `reel record` says of a filter whose pictures are not recorded at the size it makes:
+    /// the even part of an odd size, or pictures fitted into the size the recording started with.
+    static func filterResizedText(source: String, filter: String, size: PixelSize, recorded: PixelSize) -> String {
+        let even = PixelSize(width: max(2, size.width & ~1), height: max(2, size.height & ~1))
+        if recorded == even {
+            let left = size.width != even.width && size.height != even.height ? "last column and row are" : size.width != even.width ? "last column is" : "last row is"
+            return "reel: note: the filter '\(filter)' makes \(size) pictures of \(source); video needs an even width and height, "
+                + "so they are recorded as \(recorded) (their \(left) left out; a filter such as scale=\(even.width):\(even.height) or crop=\(even.width):\(even.height) gives an even size)"
+        }
+        return "reel: warning: the filter '\(filter)' makes \(size) pictures of \(source), but the recording's size is \(recorded), set when it started: "
+            + "they are fitted into it, their aspect kept; to record at the filter's size, give it with --filter when starting (--size WxH records at another size)"
     }
 
     /// Clears the progress line so that a line can be printed (a saved replay).

@@ -267,6 +267,10 @@ struct RecordCommand {
         let sessionEvents = Task {
             for await event in session.events { renderer.render(event) }
         }
+        // What became of the composed picture's filter.
+        let compositorEvents = compositor.map { compositor in
+            Task { for await event in compositor.events { renderer.render(event) } }
+        }
         let outcome: Result<RecordingSummary, ReelError>
         do {
             outcome = .success(try await recorder.result())
@@ -308,6 +312,7 @@ struct RecordCommand {
         if case .failure(let error) = outcome, error.code == .notRunning { events.cancel() }
         await events.value
         sessionEvents.cancel()
+        compositorEvents?.cancel()
         renderer.finishLine()
         switch outcome {
         case .success(let summary):

@@ -88,6 +88,47 @@ import ReelTestSupport
         }
     }
 
+    /// `--filter scale=…` or `crop=…` records at the size the filter makes, as `ffmpeg -vf`
+    /// does, every frame whole (a crop is not stretched back); an odd size is recorded as its
+    /// even part, and that is said on stderr and, with --json, as an event.
+    @Test func aFilterThatChangesTheSizeSetsTheFilesSize() throws {
+        let dir = try TemporaryDirectory()
+        func record(_ graph: String, _ name: String, json: Bool = false) throws -> (URL, CommandResult) {
+            let url = dir.url.appendingPathComponent(name)
+            let r = try ReelBinary.run(["record", "--test-pattern", "--preset", "ultrafast", "--duration", "1", "--faster-than-real-time",
+                                        "--filter", graph, "-o", url.path] + (json ? ["--json"] : []))
+            #expect(r.status == 0, "\(graph): \(r.stderr)")
+            return (url, r)
+        }
+        // The counter's cells are read at whole pixels of the width: a width that does not
+        // shrink them by a whole factor (1280 to 320) blurs the last ones, so there only the
+        // frames are counted.
+        for (graph, width, height, readsCounter) in [("scale=320:240", 320, 240, false), ("scale=1280:360", 1280, 360, true),
+                                                     ("crop=1280:360:0:0", 1280, 360, true)] {
+            let (url, r) = try record(graph, "\(graph).mp4")
+            #expect(!r.stderr.contains("reel: note") && !r.stderr.contains("reel: warning"), "nothing to say: \(r.stderr)")
+            let stream = try #require(try MediaProbe.probe(url).videoStreams.first)
+            #expect(stream.width == width && stream.height == height, "\(graph)")
+            let luma = try MediaProbe.decodeLuma(url, width: width, height: height)
+            #expect(luma.count == 30, "\(graph)")
+            if readsCounter { #expect(luma.compactMap(\.counter) == Array(0..<30), "\(graph): every frame, whole and in order") }
+        }
+        let (odd, r) = try record("scale=1281:361", "odd.mp4")
+        #expect(r.stderr.contains("reel: note: the filter 'scale=1281:361' makes 1281x361 pictures of"), "\(r.stderr)")
+        #expect(r.stderr.contains("so they are recorded as 1280x360 (their last column and row are left out"), "\(r.stderr)")
+        let stream = try #require(try MediaProbe.probe(odd).videoStreams.first)
+        #expect(stream.width == 1280 && stream.height == 360)
+        #expect(try MediaProbe.decodeLuma(odd, width: 1280, height: 360).compactMap(\.counter) == Array(0..<30))
+        let (_, j) = try record("scale=1281:361", "odd-json.mp4", json: true)
+        let events = j.output.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let resized = events.first { $0["event"] as? String == "filterResized" }
+        #expect(resized?["filter"] as? String == "scale=1281:361")
+        #expect(resized?["size"] as? String == "1281x361" && resized?["recorded"] as? String == "1280x360", "\(events)")
+        #expect(!j.stderr.contains("reel: note: the filter"), "--json says it once, as an event: \(j.stderr)")
+    }
+
     static let terminalDriver = TerminalScript.start(["\"record\"", "\"--camera=test:red\"", "\"--size\"", "\"320x240\"", "\"--preset\"", "\"ultrafast\"", "\"-o\"", "path"]) + """
         steps = {"recording": read_until(rb"00:00:01")}
         os.write(fd, b"f")
