@@ -22,6 +22,9 @@ package struct ReaderStallWatch: Sendable {
     private var lastData: MediaTime?
     /// The latest stall: when it ended and how long it lasted.
     private var stall: (end: MediaTime, length: MediaTime)?
+    /// When something last arrived after the device delivered nothing for longer than
+    /// `threshold` while it was read (a pause).
+    private var pauseEnd: MediaTime?
 
     /// A watch that counts gaps between reads longer than `threshold` as stalls and puts a
     /// later re-anchoring within `attribution` after one down to it.
@@ -52,7 +55,18 @@ package struct ReaderStallWatch: Sendable {
 
     /// Something arrived, at `now`.
     package mutating func delivered(at now: MediaTime) {
+        if let lastData, now - lastData > threshold { pauseEnd = now }
         lastData = now
+    }
+
+    /// Whether a move of the count by `shift` (positive: later) at `now` leaves a hole in sound
+    /// that kept arriving: no stall of the reader and no pause of the device explains it (both
+    /// leave the timeline within `attribution`), so the recording has silence where sound
+    /// played (a timing report that was off for a moment moved the count, or the server lost
+    /// sound while it was read on time).
+    package func isHole(shift: MediaTime, at now: MediaTime) -> Bool {
+        guard shift > .zero, stall == nil else { return false }
+        return pauseEnd.map { now - $0 > attribution } ?? true
     }
 
     /// The timeline moved its count by `shift` (positive: later) at `now`. Returns how much of
@@ -69,5 +83,6 @@ package struct ReaderStallWatch: Sendable {
         lastRead = nil
         lastData = nil
         stall = nil
+        pauseEnd = nil
     }
 }

@@ -21,7 +21,10 @@ import Synchronization
 /// swapped), the server holds the sound (about 10 s of 48 kHz 32-bit stereo), and the backlog
 /// keeps its place on the timeline. What the server dropped beyond that is silence in the
 /// recording, reported as ``SourceEvent/droppedAudio(at:duration:)``; a device that delivers
-/// nothing while it is read (a suspended sink) is a gap, and no loss. A recording that knows
+/// nothing while it is read (a suspended sink) is a gap, and no loss. A gap the count leaves
+/// in sound that kept arriving on time, with no stall and no pause to explain it (a timing
+/// report that was off for a moment on a busy machine moved the count), is silence where sound
+/// played: reported as ``SourceEvent/missedAudio(at:duration:)``. A recording that knows
 /// what it lost (application audio linked on PipeWire) delivers silence in its place, and that
 /// is reported too, at most once a second: sound its buffer could not hold as
 /// ``SourceEvent/droppedAudio(at:duration:)``, the graph's cycles it missed while the machine
@@ -296,6 +299,13 @@ public final class PulseAudioSource: CaptureSource {
                     // unseen on a busy machine (the graph changed its driver meanwhile).
                     let at = MediaTime(value: deliveredEnd, timescale: rate)
                     context.report(current.saysItsLosses ? .missedAudio(at: at, duration: lost) : .droppedAudio(at: at, duration: lost))
+                } else if stalls.isHole(shift: MediaTime(value: shift, timescale: rate), at: clock.now()) {
+                    // Sound kept arriving, read on time, and the count moved later all the
+                    // same: a hole of silence in the recording where sound played. On a busy
+                    // machine a timing report that was off for a moment (the reply came late)
+                    // moved the count earlier, and it comes back when that report is
+                    // forgotten; or the server lost sound while it was read. Said, as missed.
+                    missed.add(start: deliveredEnd, frames: shift)
                 }
                 // What the recording says it lost (silence in what it delivers), at its place.
                 for loss in current.takeLosses() {

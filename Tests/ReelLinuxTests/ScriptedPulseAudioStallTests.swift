@@ -113,6 +113,25 @@ extension ScriptedPulseAudioTests {
         #expect(Self.gaps(buffers).isEmpty)
     }
 
+    /// One timing report 80 ms off, 1 s in (on a busy machine the reply to the timing request
+    /// came late, PulseAudio counted the wait as transport: 68 and 168 ms were seen): the count
+    /// follows it earlier, and a second later, when that report is forgotten, back later, which
+    /// leaves a hole of silence in sound that kept arriving on time. The hole is said as missed
+    /// audio, where it is and as long as it is. It was silence in the file with nothing said
+    /// (`--app-audio` on a loaded machine, issue 26 N1).
+    @Test func aHoleTheCountLeavesInSteadySoundIsSaid() throws {
+        let steps = Self.steady(100) + Self.steady(1, latency: Self.milliseconds(80)) + Self.steady(300)
+        let (capture, _) = try Self.record([.stream(steps)])
+        let gaps = Self.gaps(capture.received)
+        let missed = Self.missedAudio(capture)
+        #expect(gaps.map(\.length) == [3_840], "one hole, of the 80 ms the count moved back later")
+        #expect(missed.count == 1, "\(missed)")
+        #expect(Self.droppedAudio(capture).isEmpty, "missed on a busy machine, not lost by a stalled reader")
+        guard let gap = gaps.first, let (at, duration) = missed.first else { return }
+        #expect(Self.ticks(at) == gap.at, "said where the silence is")
+        #expect(duration == Self.milliseconds(80))
+    }
+
     /// A recording that knows what it lost (PipeWire's capture of Reel's sink: graph cycles its
     /// thread missed, sound its buffer could not hold) delivers silence in its place: the count
     /// stays on the clock (no gap, no re-anchoring), and the loss is said where the silence is,
