@@ -17,8 +17,11 @@ import ReelTestSupport
                 in dir: TemporaryDirectory) async throws -> Outcome {
         let url = dir.url.appendingPathComponent("capped-\(limit)-\(Int(duration)).\(container.fileExtension)")
         let session = CaptureSession(clock: ManualClock())
-        try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240)))
-        try session.addInput(ToneSource())
+        // In step, as on a real clock: unpaced, the tone ran seconds ahead of the pictures on a
+        // busy machine, and where the tracks end measured the machine.
+        let step = Lockstep()
+        try session.addInput(step.pace(TestPatternSource(size: PixelSize(width: 320, height: 240))))
+        try session.addInput(step.pace(ToneSource()))
         var settings = Recorder.Settings(container: container, maxFileSize: limit)
         settings.video.preset = preset
         settings.maxRecordedDuration = MediaTime(seconds: duration)
