@@ -96,6 +96,13 @@ package final class MovieFileSink: PacketSink {
     /// as the size of every frame held in the encoder it stopped a 3 MB recording at its first
     /// frame; a keyframe that does not fit is refused exactly, when it comes out.
     private var recentVideoSizes: [Int] = []
+    /// The largest audio packet so far: the sound still to come at a stop is counted at it.
+    private var largestAudioPacket = 0
+    /// Audio packets of each track that may still come once a stop is decided: what the AAC
+    /// encoder holds (its delay of a frame and the part of one it is filling) and the sound
+    /// up to the last picture. Left out, they did not fit under a tight size limit, and the
+    /// sound ended 50 ms before the pictures.
+    private static let audioPacketsToCome = 4
     /// Video frames written so far.
     package private(set) var videoFramesMuxed: Int64 = 0
     private var lastMuxedIndex: Int64 = -1
@@ -284,6 +291,7 @@ package final class MovieFileSink: PacketSink {
         guard let audio = audioStreams[ObjectIdentifier(packet.stream)] else {
             throw ReelError(.invalidConfiguration, "a packet of \(packet.stream) reached \(url.path), which has no such stream")
         }
+        largestAudioPacket = max(largestAudioPacket, packet.byteCount)
         if let limit = configuration.maximumFileSize, projectedFileSize(adding: Int64(packet.byteCount), packets: 1) > limit {
             phase = .full
             isFull = true
@@ -498,12 +506,14 @@ package final class MovieFileSink: PacketSink {
     package var mediaBytes: Int64 { muxer.payloadBytes }
 
     /// An estimate of the finished file's size: what is written, the packets held back for the
-    /// limit, and `framesInEncoder` more frames each as big as the latest frames between
-    /// keyframes. The limit itself is kept exactly as packets come out.
+    /// limit, `framesInEncoder` more frames each as big as the latest frames between
+    /// keyframes, and the audio packets still to come. The limit itself is kept exactly as
+    /// packets come out.
     package func projectedFileSize(framesInEncoder: Int) -> Int64 {
         let encoding = Int64(framesInEncoder), heldBytes = heldPackets.reduce(Int64(0)) { $0 + Int64($1.byteCount) }
-        return projectedFileSize(adding: heldBytes + encoding * typicalFrameBytes * 3 / 2,
-                                 packets: encoding + Int64(heldPackets.count + audioStreams.count))
+        let audioPackets = Int64(audioStreams.count * Self.audioPacketsToCome)
+        return projectedFileSize(adding: heldBytes + encoding * typicalFrameBytes * 3 / 2 + audioPackets * Int64(largestAudioPacket),
+                                 packets: encoding + Int64(heldPackets.count) + audioPackets)
     }
 
     /// What is still to reach the disk of the file as ``projectedFileSize(framesInEncoder:)``
