@@ -196,10 +196,17 @@ extension ReplayCommandTests {
         run.waitForRecorded(2.5)
         // Then the -o disk fills (the replay folder is on another disk).
         _ = try Subprocess.run(["dd", "if=/dev/zero", "of=\(disk.url.path)/filler", "bs=64k"])
-        run.wait(for: "the failure") { !run.events("failed").isEmpty }
+        // The recording ends for the disk: finished with what reached it (the index's spare
+        // room given back, exit 3), or, when that room was not enough, failed (exit 1).
+        run.wait(for: "the end for the disk") { !run.events("failed").isEmpty || !run.events("finished").isEmpty }
         run.process.waitUntilExit()
-        #expect(run.process.terminationStatus == 1, "the recording failed: \(run.errors)")
-        #expect(run.events("failed").first?["code"] as? String == "insufficientStorage")
+        if let finished = run.events("finished").first {
+            #expect(run.process.terminationStatus == 3, "ended for the disk: \(run.errors)")
+            #expect(finished["ending"] as? String == "lowDiskSpace" && finished["complete"] as? Bool == false, "\(finished)")
+        } else {
+            #expect(run.process.terminationStatus == 1, "the recording failed: \(run.errors)")
+            #expect(run.events("failed").first?["code"] as? String == "insufficientStorage")
+        }
         #expect(run.events("saved").count == 1, "the replay buffer was saved all the same: \(run.errors)")
         if let file = run.savedFiles.first { _ = try checkReplay(file, seconds: 2, reportedDropped: run.dropped) }
         #expect(FileManager.default.fileExists(atPath: full.path), "what reached the full disk is kept")
