@@ -35,7 +35,13 @@ struct AudioTrackFeed {
         var converted = try converter.convert(decoder.frame)
         if !started, let ts = decoder.frameTimestamp {
             started = true
-            let position = av_rescale_q(ts - zero, decoder.timeBase, AVRational(num: 1, den: Int32(format.sampleRate)))
+            // A damaged file's time can be anything: one that does not fit in 64 bits (as a
+            // difference, or rescaled: libavutil gives Int64.min then) is damage, not a crash.
+            let (offset, overflowed) = ts.subtractingReportingOverflow(zero)
+            let position = overflowed ? Int64.min : av_rescale_q(offset, decoder.timeBase, AVRational(num: 1, den: Int32(format.sampleRate)))
+            guard position > Int64.min else {
+                throw ReelError(.invalidMedia, "\(label) is damaged: its audio starts at a time that cannot be", hint: "merge only complete recordings")
+            }
             guard position <= limit else {
                 throw ReelError(.invalidMedia, "\(label) is damaged: its audio starts \(position / Int64(format.sampleRate)) s in, past its length",
                                 hint: "merge only complete recordings")
