@@ -14,7 +14,7 @@ import Synchronization
 /// 12), with the chapters' list and 64 KiB besides; the rest, in whole 4 KiB blocks, is given
 /// back. Given back, the room reads as zeros as before, so the file does not change.
 ///
-/// The file's sink tells it what was recorded (``recorded(_:)``); the writer thread asks it
+/// The file's sink tells it what was recorded (``recorded(from:to:)``); the writer thread asks it
 /// for the room to give back (``spareRange()``) when the disk fills. From then on the file
 /// takes nothing past ``coveredUntil``: the recording ends well before (its owner ends it as
 /// soon as the disk filled), and a writer that went on would make an index that no longer fits.

@@ -113,21 +113,29 @@ import ReelTestSupport
         #expect(changed * 100 >= filtered[10].pixels.count, "\(look) changed \(changed) of \(filtered[10].pixels.count) pixels")
     }
 
-    @Test func theComposedPictureIsFiltered() async throws {
-        let dir = try TemporaryDirectory()
+    /// A second of a red and a blue camera side by side, the composed picture through `filter`,
+    /// recorded into `name`; with the filter the compositor says it has.
+    func recordComposed(filtered filter: VideoFilter, as name: String, in dir: TemporaryDirectory) async throws -> (URL, RecordingSummary, VideoFilter?) {
         let session = CaptureSession(clock: ManualClock())
         try session.addInput(camera(.red, "red camera"))
         try session.addInput(camera(.blue, "blue camera"))
         let compositor = Compositor(settings: .init(size: Self.size, frameRate: FrameRate(30), layout: .sideBySide))
-        compositor.setVideoFilter(.look(.mono))
-        #expect(compositor.videoFilter == .look(.mono))
-        let url = dir.url.appendingPathComponent("composed-mono.mp4")
+        compositor.setVideoFilter(filter)
+        let said = compositor.videoFilter
+        let url = dir.url.appendingPathComponent(name)
         let recorder = Recorder(url: url, settings: recorderSettings(seconds: 1))
         try compositor.addOutput(recorder)
         try session.addOutput(compositor)
         try await session.start()
         let summary = try await recorder.result()
         await session.stop()
+        return (url, summary, said)
+    }
+
+    @Test func theComposedPictureIsFiltered() async throws {
+        let dir = try TemporaryDirectory()
+        let (url, summary, said) = try await recordComposed(filtered: .look(.mono), as: "composed-mono.mp4", in: dir)
+        #expect(said == .look(.mono))
         #expect(summary.frames == 30)
         let rgb = try MediaProbe.decodeRGB(url, width: 320, height: 240)
         for frame in rgb {
@@ -262,18 +270,7 @@ import ReelTestSupport
     /// The composed picture's filter sets the composition's recorded size too.
     @Test func theComposedPicturesFilterSetsTheRecordingsSize() async throws {
         let dir = try TemporaryDirectory()
-        let session = CaptureSession(clock: ManualClock())
-        try session.addInput(camera(.red, "red camera"))
-        try session.addInput(camera(.blue, "blue camera"))
-        let compositor = Compositor(settings: .init(size: Self.size, frameRate: FrameRate(30), layout: .sideBySide))
-        compositor.setVideoFilter(try VideoFilter(graph: "crop=160:240:0:0"))
-        let url = dir.url.appendingPathComponent("composed-left.mp4")
-        let recorder = Recorder(url: url, settings: recorderSettings(seconds: 1))
-        try compositor.addOutput(recorder)
-        try session.addOutput(compositor)
-        try await session.start()
-        let summary = try await recorder.result()
-        await session.stop()
+        let (url, summary, _) = try await recordComposed(filtered: try VideoFilter(graph: "crop=160:240:0:0"), as: "composed-left.mp4", in: dir)
         #expect(summary.frames == 30)
         #expect(summary.videoSize == PixelSize(width: 160, height: 240))
         let rgb = try MediaProbe.decodeRGB(url, width: 160, height: 240)
