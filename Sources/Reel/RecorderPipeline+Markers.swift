@@ -18,13 +18,17 @@ extension RecorderPipeline {
             // recorded, it landed where they had got to, early. At the end, within the recording.
             var at = machine.recordedLength(from: .zero, to: marker.start)
             if time == nil { at = min(at, recordedDuration) }
-            let clip = clipFiles == nil ? nil : timeline.intervals.lastIndex { $0.offset <= at } ?? 0
-            let joins: Bool
-            if let last = lastChapter, last.clip == clip, at < last.start + frame {
-                joins = true
+            // A marker at the instant of the chapter before joins it, in its clip: a marker in a
+            // pause is at the end of one clip and one at the resume's slot at the start of the
+            // next, the same instant of the merged file. Joined only within one clip, two
+            // markers in one pause were two chapters when the resume came between their placing
+            // (the live events said "p2" alone and numbered the next untitled chapter as if there
+            // were one more; the merged file joined them: `reel control` on CI).
+            let joins = lastChapter.map { at < $0.start + frame } ?? false
+            let clip = clipFiles == nil ? nil : joins ? lastChapter?.clip : timeline.intervals.lastIndex { $0.offset <= at } ?? 0
+            if joins {
                 if !marker.title.isEmpty { lastChapter?.titles.append(marker.title) }
             } else {
-                joins = false
                 chaptersPlaced += 1
                 lastChapter = (at, clip, marker.title.isEmpty ? [] : [marker.title])
             }

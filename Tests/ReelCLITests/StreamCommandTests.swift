@@ -414,7 +414,12 @@ import ReelTestSupport
         #expect(stream["failed"] is String && stream["connected"] as? Bool == false, "\(stream)")
         let output = run.output
         #expect(!output.contains(Self.key) && !errors.contains(Self.key))
-        #expect(try counters(file).count == 180, "the file has every frame")
+        // Every frame captured is in the file: a real-time source on a loaded machine may miss
+        // one, which the recording counts as dropped (it failed on CI with no word of how many).
+        let counted = try counters(file)
+        let dropped = finished["dropped"] as? Int ?? -1
+        #expect(counted.count + dropped == 180 && counted.count == finished["frames"] as? Int, "\(counted.count) frames, \(dropped) dropped: \(finished)")
+        #expect(zip(counted, counted.dropFirst()).allSatisfy { $0 < $1 }, "in order, none twice: \(counted)")
     }
 
     /// The same on a terminal's words: the stream's failure said at the stop says the stream is

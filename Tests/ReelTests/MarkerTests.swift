@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Reel
 import ReelTestSupport
@@ -105,6 +106,77 @@ import ReelTestSupport
             _ = try Merger.merge([MergeInput(url: url), MergeInput(url: url, chapters: added)], to: twice)
             let second = (Self.coincidentChapters + [(1.6, "D / E")]).map { ($0.0 + 3, $0.1) }.sorted { $0.0 < $1.0 }
             try expectChapters(in: twice, Self.coincidentChapters + second)
+        }
+    }
+
+    /// Two markers in one pause, as `reel control` gives them: the first placed while paused,
+    /// the second only after the resume asked for next has begun the next clip (the recorder
+    /// took both requests before its next sample). Both are at the pause, one instant of the
+    /// merged file, so one chapter. Placed in the clip their recorded time fell in (the end of
+    /// the one, the start of the next), they were two chapters live: the event said "p2" alone
+    /// and the next untitled chapter was numbered one too high (seen on CI; the merged file
+    /// joined them). On a stepped clock, so the order is the same every run.
+    @Test(arguments: [true, false])
+    func twoMarkersInOnePauseMakeOneChapterWhateverTheResumeDid(merges: Bool) async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("paused.mp4")
+        let clock = ManualClock(mode: .stepped)
+        let session = CaptureSession(clock: clock)
+        try session.addInput(TestPatternSource(size: PixelSize(width: 160, height: 120)))
+        try session.addInput(ToneSource())
+        var settings = Recorder.Settings(pauseMode: .clips)
+        settings.video.preset = "ultrafast"
+        settings.mergesClipsAtEnd = merges
+        let recorder = Recorder(url: url, settings: settings)
+        final class Placed: Sendable {
+            private let list = Mutex<[Chapter]>([])
+            func add(_ chapter: Chapter) { list.withLock { $0.append(chapter) } }
+            var all: [Chapter] { list.withLock { $0 } }
+        }
+        let placed = Placed()
+        let listening = Task { for await event in recorder.events { if case .markerAdded(let c) = event { placed.add(c) } } }
+        try session.addOutput(recorder)
+        try await session.start()
+        func run(to seconds: Double, until condition: () -> Bool) async throws {
+            clock.advance(to: MediaTime(seconds: seconds))
+            let end = Date().addingTimeInterval(20)
+            while !condition() && Date() < end { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(condition(), "at \(seconds) s: \(placed.all)")
+        }
+        try await run(to: 0.5) { (recorder.sessionTime ?? .zero) >= MediaTime(seconds: 0.45) }
+        try recorder.addMarker("one")
+        try await run(to: 1.0) { placed.all.count == 1 && (recorder.sessionTime ?? .zero) >= MediaTime(seconds: 0.95) }
+        try recorder.pause()
+        try await run(to: 1.2) { recorder.isPaused && (recorder.sessionTime ?? .zero) >= MediaTime(seconds: 1.15) }
+        try recorder.addMarker("p1")
+        try await run(to: 1.3) { placed.all.count == 2 }
+        // Asked before the resume, but placed after it: the recorder's next sample takes both.
+        try recorder.addMarker("p2")
+        try recorder.record()
+        try await run(to: 1.6) { placed.all.count == 3 && (recorder.sessionTime ?? .zero) >= MediaTime(seconds: 1.55) }
+        try recorder.addMarker()
+        try await run(to: 2.0) { placed.all.count == 4 }
+        let ticking = Task {
+            while !Task.isCancelled {
+                clock.advance(by: MediaTime(value: 1, timescale: 30))
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        await session.stop()
+        _ = try await recorder.result()
+        ticking.cancel()
+        listening.cancel()
+
+        let said = placed.all
+        #expect(said.map(\.title) == ["one", "p1", "p1 / p2", "Chapter 3"], "\(said)")
+        #expect(said.count == 4 && said[1].start == said[2].start, "\(said)")
+        let file = try merges ? url : RecordingSession.recover(folder: #require(recorder.clipsFolder), to: dir.url.appendingPathComponent("recovered.mp4")).url
+        let chapters = try MediaProbe.chapters(file)
+        #expect(chapters.map(\.title) == ["one", "p1 / p2", "Chapter 3"], "\(chapters)")
+        if said.count == 4 {
+            for (found, wanted) in zip(chapters, [said[0], said[2], said[3]]) {
+                #expect(abs(found.start - wanted.start.seconds) <= 1.0 / 30 + 0.0005, "\(chapters) against \(said)")
+            }
         }
     }
 
