@@ -52,7 +52,7 @@ public enum SessionEvent: Sendable {
 /// its own thread and hands its samples straight to every output; outputs queue them (bounded)
 /// and do their work on their own threads.
 public final class CaptureSession: Sendable {
-    private struct Entry: Sendable {
+    struct Entry: Sendable {
         let id: SourceID
         let source: any CaptureSource
         /// What the outputs see of the source's pictures: turn, mirror, filters.
@@ -80,7 +80,7 @@ public final class CaptureSession: Sendable {
     public let clock: any MediaClock
     /// Session events; one consumer.
     public let events: AsyncStream<SessionEvent>
-    private let continuation: AsyncStream<SessionEvent>.Continuation
+    let continuation: AsyncStream<SessionEvent>.Continuation
 
     /// Creates a session on `clock` (the host's monotonic clock unless a test injects another).
     public init(clock: any MediaClock = HostClock()) {
@@ -397,92 +397,6 @@ public final class CaptureSession: Sendable {
         for waiter in waiters { waiter.resume(returning: StopDecision(action: .none)) }
     }
 
-    /// The size of a source's pictures before its filters, and the size they leave at.
-    private typealias PictureSizes = (input: PixelSize, output: PixelSize)
-
-    /// `format` as the outputs see it through `filters` (at the size they make), and the sizes
-    /// the filter stage keeps to.
-    private static func filtered(_ format: SourceFormat, through filters: [VideoFilter]) -> (SourceFormat, PictureSizes?) {
-        guard case let .video(size, pixelFormat, rate) = format else { return (format, nil) }
-        let made = filters.outputSize(for: size, format: pixelFormat)
-        return (.video(size: made, pixelFormat: pixelFormat, frameRate: rate), (size, made))
-    }
-
-    private func context(for entry: Entry, outputs: [any CaptureOutput], origin: MediaTime, presenter: PresenterStage?,
-                         sizes: PictureSizes?) -> SourceContext {
-        let id = entry.id
-        let kind = entry.source.kind
-        let name = entry.source.name
-        let continuation = self.continuation
-        // The source's pictures go through its stages, in order, before any output sees them.
-        var stages: [any FrameStage] = []
-        if let camera = entry.source as? any CameraSource { stages.append(ZoomStage(zoom: camera.zoom, realTime: clock.isRealTime)) }
-        // The overlays first: the events' positions are in the source's own pixels.
-        if let presenter { stages.append(presenter) }
-        if kind == .video {
-            stages.append(OrientationStage(control: entry.connection.orientation, realTime: clock.isRealTime))
-            stages.append(FilterStage(control: entry.filter, realTime: clock.isRealTime, sizes: sizes, failed: { filter, error in
-                continuation.yield(.filterFailed(source: name, filter: filter.description, error: error))
-            }, resized: { filter, size, fitted in
-                continuation.yield(.filterResized(source: name, filter: filter.description, size: size, recorded: fitted))
-            }))
-            // A filter set before the start that makes an odd size: the file holds its even part.
-            if let sizes, sizes.output != sizes.input, sizes.output.width % 2 != 0 || sizes.output.height % 2 != 0 {
-                let even = PixelSize(width: max(2, sizes.output.width & ~1), height: max(2, sizes.output.height & ~1))
-                continuation.yield(.filterResized(source: name, filter: entry.filter.filters.map(\.description).joined(separator: ","),
-                                                  size: sizes.output, recorded: even))
-            }
-        }
-        let report: @Sendable (SourceEvent) -> Void = { event in
-            for output in outputs { output.sourceEvent(event, from: id) }
-            switch event {
-            case .droppedFrames(let n, _): continuation.yield(.droppedFrames(source: name, count: n))
-            case .lost(let error): continuation.yield(.sourceLost(source: name, error: error))
-            case .interrupted(let error): continuation.yield(.sourceInterrupted(source: name, error: error))
-            case .resumed: continuation.yield(.sourceResumed(source: name))
-            case .ended: continuation.yield(.sourceEnded(source: name))
-            case .silent(let error): continuation.yield(.sourceSilent(source: name, error: error))
-            case .incomplete(let error): continuation.yield(.sourceIncomplete(source: name, error: error))
-            case .droppedAudio(_, let duration):
-                continuation.yield(.sourceIncomplete(source: name, error: SourceEvent.droppedAudioError(duration: duration)))
-            case .missedAudio(_, let duration): continuation.yield(.missedAudio(source: name, duration: duration))
-            case .endedAnotherRecording(let message): continuation.yield(.anotherRecordingEnded(source: name, message: message))
-            }
-        }
-        let pictureStages = stages
-        let sound = entry.connection.sound.withLock { $0 }
-        let audioStage = kind.isAudio ? AudioStage(offset: sound.offset, filters: sound.filters, failure: { error in
-            continuation.yield(.filterFailed(source: name, filter: sound.filters.map(\.description).joined(separator: ","), error: error))
-        }, deliver: { piece in
-            let sourced = SourcedSample(source: id, kind: kind, sample: .audio(piece))
-            for output in outputs { output.consume(sourced) }
-        }) : nil
-        entry.connection.soundStage.withLock { $0 = audioStage }
-        let zoomed = presenter == nil ? nil : ViewResolver(realTime: clock.isRealTime)
-        return SourceContext(id: id, clock: clock, origin: origin, deliver: { sample in
-            if let audioStage, case .audio(let buffer) = sample { return audioStage.apply(buffer) }
-            var sample = sample
-            if !pictureStages.isEmpty, case .video(let frame) = sample {
-                guard let staged = applyStages(pictureStages, to: frame) else { report(.droppedFrames(1, reason: .encoderBehind)); return }
-                sample = .video(staged)
-            }
-            let sourced = SourcedSample(source: id, kind: kind, sample: sample)
-            guard let zoomed, case .video(let frame) = sample, frame.view != nil else {
-                for output in outputs { output.consume(sourced) }
-                return
-            }
-            // A zoom left for the encoder: the recorder takes the picture as it is, every other
-            // output the zoomed picture, made once for them all (none when no buffer was free).
-            var made: SourcedSample??
-            for output in outputs {
-                if output is any DeferredViewTaker { output.consume(sourced); continue }
-                if made == nil { made = .some(zoomed.resolve(frame).map { SourcedSample(source: id, kind: kind, sample: .video($0)) }) }
-                if let picture = made ?? nil { output.consume(picture) }
-            }
-        }, report: report)
-    }
-
-    /// Runs blocking work on a plain thread and resumes when it is done.
     /// The outputs prepared so far, written by the thread that prepares them and read once it
     /// is done.
     private final class PreparedOutputs: Sendable {

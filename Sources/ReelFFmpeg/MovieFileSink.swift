@@ -86,23 +86,23 @@ package final class MovieFileSink: PacketSink {
     private var videoStream: Int?
     /// The streams of the audio tracks, in order, and the samples each encoder put before its
     /// first real one (what the packets' times leave out).
-    private var audioStreams: [ObjectIdentifier: (stream: Int, track: Int, priming: Int64)] = [:]
-    private var audioPacketRates: [Double] = []
+    var audioStreams: [ObjectIdentifier: (stream: Int, track: Int, priming: Int64)] = [:]
+    var audioPacketRates: [Double] = []
     private var streamIndices: [ObjectIdentifier: Int] = [:]
     /// Video packets that came out but wait (under a size limit) until their group is complete.
-    private var heldPackets: [EncodedPacket] = []
+    var heldPackets: [EncodedPacket] = []
     /// The bytes of the latest video packets between keyframes (for what the encoder still
     /// holds). Keyframes are left out: a detailed 1080p screen's is over a megabyte, and taken
     /// as the size of every frame held in the encoder it stopped a 3 MB recording at its first
     /// frame; a keyframe that does not fit is refused exactly, when it comes out.
-    private var recentVideoSizes: [Int] = []
+    var recentVideoSizes: [Int] = []
     /// The largest audio packet so far: the sound still to come at a stop is counted at it.
-    private var largestAudioPacket = 0
+    var largestAudioPacket = 0
     /// Audio packets of each track that may still come once a stop is decided: what the AAC
     /// encoder holds (its delay of a frame and the part of one it is filling) and the sound
     /// up to the last picture. Left out, they did not fit under a tight size limit, and the
     /// sound ended 50 ms before the pictures.
-    private static let audioPacketsToCome = 4
+    static let audioPacketsToCome = 4
     /// Video frames written so far.
     package private(set) var videoFramesMuxed: Int64 = 0
     private var lastMuxedIndex: Int64 = -1
@@ -114,72 +114,21 @@ package final class MovieFileSink: PacketSink {
     /// What the finished file holds.
     package private(set) var finished: Finished?
     /// The chapters the file gets when it is finished, and where the last one ends.
-    private var chapters: (list: [Chapter], end: MediaTime) = ([], .zero)
+    var chapters: (list: [Chapter], end: MediaTime) = ([], .zero)
     /// Where the presentation ends, from its start (an asset writer's session end): a
     /// fragmented MP4/MOV finalised in place presents nothing past it.
     var presentationEnd: MediaTime?
 
-    /// Gives the file `chapters` (on its timeline), the last ending at `end`: written when it
-    /// is finished (``finish()``). A file cut off before then has none.
-    package func setChapters(_ chapters: [Chapter], end: MediaTime) {
-        self.chapters = (chapters, end)
-        spareRoom.chapters(taking: MP4ChapterList.box(chapters).count)
-    }
-
     /// The file's identity (which its rename into the name keeps): the list of chapters kept
     /// beside the name is this file's only if it says so (``ChapterSidecar``).
-    private let fileIdentity: FileIdentity?
+    let fileIdentity: FileIdentity?
     /// Whether a list of this file's chapters was put beside its name (``keepChapters(_:)``).
-    private var listsChapters = false
+    var listsChapters = false
     /// The chapters so far while the file waits under a hidden name to replace another: the
     /// list beside the name stays that file's until this one takes the name.
-    private var chaptersWaitingForTheName: [Chapter]?
+    var chaptersWaitingForTheName: [Chapter]?
     /// Writes the list kept beside the file, off the recording's thread (it waits for the disk).
-    private let chapterWriter = DispatchQueue(label: "reel.chapters")
-
-    /// Keeps `chapters` (all so far, on the file's timeline) beside the file as they are
-    /// placed (``ChapterSidecar``), so that a recovery of the file cut off keeps them; the list
-    /// goes once the file is finished with them. Best effort: a list that cannot be written
-    /// (a full disk) costs only what a crash would take, and the finished file has them anyway.
-    package func keepChapters(_ chapters: [Chapter]) {
-        spareRoom.chapters(taking: MP4ChapterList.box(chapters).count)
-        guard !placement.isProvisional else {
-            chaptersWaitingForTheName = chapters
-            return
-        }
-        listChapters(chapters)
-    }
-
-    private func listChapters(_ chapters: [Chapter]) {
-        guard let fileIdentity else { return }
-        listsChapters = true
-        let recording = configuration.url
-        chapterWriter.async { try? ChapterSidecar.write(chapters, of: fileIdentity, at: recording) }
-    }
-
-    /// The file took the name of the one it replaced: the list beside the name is now this
-    /// file's (its chapters so far), or, without one yet, of no file any more and goes.
-    func chaptersTakeTheName() {
-        if let waiting = chaptersWaitingForTheName {
-            chaptersWaitingForTheName = nil
-            listChapters(waiting)
-        } else {
-            let recording = configuration.url, file = fileIdentity
-            chapterWriter.async { ChapterSidecar.remove(for: recording, unlessOf: file) }
-        }
-    }
-
-    /// The file is gone (nothing was recorded into it): the list of its markers goes too.
-    package func removeChaptersOfAGoneFile() {
-        removeChapterList()
-    }
-
-    /// The file holds its chapters (or is gone): its list beside the name goes.
-    private func removeChapterList() {
-        guard listsChapters, let fileIdentity else { return }
-        let recording = configuration.url
-        chapterWriter.sync { ChapterSidecar.remove(for: recording, ifOf: fileIdentity) }
-    }
+    let chapterWriter = DispatchQueue(label: "reel.chapters")
 
     /// Creates the file (never over one that exists unless the configuration allows it; a file
     /// it replaces stays until this one holds something) and its muxer; the streams follow
@@ -504,53 +453,6 @@ package final class MovieFileSink: PacketSink {
     package var packetsWritten: Int64 { muxer.packetCount }
     /// The bytes of encoded video and audio written so far.
     package var mediaBytes: Int64 { muxer.payloadBytes }
-
-    /// An estimate of the finished file's size: what is written, the packets held back for the
-    /// limit, `framesInEncoder` more frames each as big as the latest frames between
-    /// keyframes, and the audio packets still to come. The limit itself is kept exactly as
-    /// packets come out.
-    package func projectedFileSize(framesInEncoder: Int) -> Int64 {
-        let encoding = Int64(framesInEncoder), heldBytes = heldPackets.reduce(Int64(0)) { $0 + Int64($1.byteCount) }
-        let audioPackets = Int64(audioStreams.count * Self.audioPacketsToCome)
-        return projectedFileSize(adding: heldBytes + encoding * typicalFrameBytes * 3 / 2 + audioPackets * Int64(largestAudioPacket),
-                                 packets: encoding + Int64(heldPackets.count) + audioPackets)
-    }
-
-    /// What is still to reach the disk of the file as ``projectedFileSize(framesInEncoder:)``
-    /// estimates it: the fragment being filled, the frames in the encoder, the index to come.
-    /// A free-space check counts it as used already.
-    package func bytesToCome(framesInEncoder: Int) -> Int64 {
-        max(0, projectedFileSize(framesInEncoder: framesInEncoder) - muxer.bytesOnDisk)
-    }
-
-    /// The latest video packets' average size, keyframes left out (0 until one has come out).
-    package var typicalFrameBytes: Int64 {
-        recentVideoSizes.isEmpty ? 0 : Int64(recentVideoSizes.reduce(0, +) / recentVideoSizes.count)
-    }
-
-    /// An upper bound of the size the file will have when finished, if `bytes` more in
-    /// `packets` more packets are written: the media, the container's boxes for each packet
-    /// and, for MP4/MOV, the index of a file finalised by copying (at most 48 bytes a packet).
-    private func projectedFileSize(adding bytes: Int64, packets: Int64) -> Int64 {
-        let payload = muxer.payloadBytes + bytes, count = muxer.packetCount + packets
-        let perPacket: Int64 = configuration.container.isISOBaseMedia ? 48 : 32
-        return muxer.headerSize + payload + perPacket * count + 4096
-    }
-
-    /// The space to keep for the final index of a recording of the expected duration.
-    private func indexReservationEstimate(headerSize: Int) -> Int {
-        guard let estimate = indexEstimate(headerSize: headerSize) else { return 0 }
-        return Int(estimate.bytes(for: configuration.expectedDuration ?? MediaTime(value: 3600, timescale: 1)))
-    }
-
-    /// What the index of a recording of some duration is estimated from (`nil` for a file
-    /// that is not fragmented).
-    private func indexEstimate(headerSize: Int) -> SpareIndexRoom.Estimate? {
-        guard let interval = configuration.fragmentInterval else { return nil }
-        let keyframes = configuration.video.map { Double($0.settings.effectiveKeyframeInterval) / $0.settings.frameRate.framesPerSecond }
-        return SpareIndexRoom.Estimate(frameRate: configuration.video?.settings.frameRate, audioPacketRates: audioPacketRates,
-                                       fragmentInterval: interval, keyframeInterval: keyframes, headerSize: headerSize)
-    }
 
     /// Whether the disk filled while the file was written and had back the room of the index
     /// reservation that the index will not need (the writer went on into it): everything taken
