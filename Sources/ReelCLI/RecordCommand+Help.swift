@@ -38,7 +38,10 @@ extension RecordCommand {
     writes nothing until asked: r (on a terminal) or SIGUSR1 (off one; with --replay it saves
     rather than pauses; to pause off a terminal, record with --control and run reel control
     pause) saves them to a dated file in your videos folder (or --replay-dir DIR)
-    and prints where (--json: a "saved" event). A save holds at least the last 30 s and at
+    and prints where (--json: a "saved" event). Two signals of one kind sent at once (before
+    reel has taken the first, a few milliseconds) are one to the kernel, so one save or one
+    pause: wait for the "saved" event, or use reel control save-replay, whose every request is
+    answered. A save holds at least the last 30 s and at
     most one keyframe interval more, because it must start on a keyframe; the keyframe
     interval is 2 s unless --keyframe-interval says otherwise, which keeps that overshoot and
     the memory beyond 30 s small. Ctrl-C drops the buffer without asking (--replay-save-on-exit
