@@ -281,16 +281,26 @@ package final class ApplicationAudioRouter {
         return relay
     }
 
-    /// The latency each loopback keeps, from a relay's monitor into the recorded sink.
-    package static let loopbackMilliseconds = 40
+    /// The latency each loopback keeps, from a relay's monitor into the recorded sink: what it
+    /// holds against the two sinks rendering out of step. PulseAudio renders each sink on its
+    /// own thread; on a busy machine one catches up late, and when the recorded sink does so
+    /// before the relay's master, a loopback holding less than that runs dry and the server
+    /// renders digital silence into the recording, which no client is told of ("Could not peek
+    /// into queue" in the server's log only; issue 26, N1). At 40 ms, a test server stopped for
+    /// 150 ms eight times ran it dry 13 times a recording (3 of 3), leaving holes of 6 to 150 ms;
+    /// at 200 ms, never (5 of 5; `anAudioServerThatStallsDoesNotRunTheLoopbackDry`). A stall
+    /// longer than it holds still leaves a hole that nobody says. The listener does not hear
+    /// this latency: the relay plays into its master as it renders.
+    package static let loopbackMilliseconds = 200
 
     /// How much later than on the sink it played on the sound reaches the recording through
     /// the loopback: what the recording's times are corrected by. Measured, not the loopback's
     /// `latency_msec`: beeps recorded through the routing (`--app-audio=APP`) and from the
-    /// original sink's monitor (`--mic=SINK.monitor`) at once came 30 ms apart, every beep alike
-    /// (PulseAudio 16, a null sink); the loopback's own 40 ms include what the recorded sink
-    /// renders ahead, which its monitor does not delay.
-    package static let loopbackDelay = MediaTime(value: 30, timescale: 1000)
+    /// original sink's monitor (`--mic=SINK.monitor`) at once came 195 ms apart with a 200 ms
+    /// loopback, every beep alike (30 ms with a 40 ms one; PulseAudio 16, a null sink); the
+    /// loopback's own latency includes what the recorded sink renders ahead, which its monitor
+    /// does not delay.
+    package static let loopbackDelay = MediaTime(value: 195, timescale: 1000)
 
     private func save() throws(ReelError) {
         guard let stateFile else { return }

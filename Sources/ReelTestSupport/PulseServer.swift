@@ -133,7 +133,8 @@ public final class PulseServer: Sendable {
         ["-n", "-F", scriptPath,
          "--daemonize=no", "--system=no", "--use-pid-file=no", "--exit-idle-time=-1",
          "--disable-shm=yes", "--realtime=no", "--high-priority=yes",
-         "--log-target=stderr", "--log-level=notice"]
+         // Info: what a test may look for, as "Could not peek into queue" (a loopback that ran dry).
+         "--log-target=stderr", "--log-level=info"]
     }
 
     /// Runs the daemon (`$@`) and ends it when its stdin closes, i.e. when ``stopServer()``
@@ -278,6 +279,25 @@ public final class PulseServer: Sendable {
         keeper?.stop(timeout: 0)
         if pipe >= 0 { close(pipe) }
         daemon?.stop(timeout: 3)
+    }
+
+    /// Stops the daemon's every thread for `seconds` (SIGSTOP, then SIGCONT), as a machine too
+    /// busy to run it does: once it runs again, each of its sinks catches up on its own thread,
+    /// in no set order. A loopback from one sink's monitor into another runs dry when its sink
+    /// catches up first by more than it holds (issue 26, N1).
+    ///
+    /// - Throws: when the daemon is not running.
+    public func stall(seconds: Double) throws {
+        guard let wrapper = state.withLock({ $0.daemon?.pid }),
+              let children = try? String(contentsOfFile: "/proc/\(wrapper)/task/\(wrapper)/children", encoding: .utf8),
+              let daemon = children.split(separator: " ").compactMap({ pid_t($0) }).first(where: { pid in
+                  ((try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "").hasPrefix("pulseaudio")
+              }) else {
+            throw ReelError(.notRunning, "the PulseAudio test server is not running: nothing to stall")
+        }
+        kill(daemon, SIGSTOP)
+        usleep(useconds_t(seconds * 1_000_000))
+        kill(daemon, SIGCONT)
     }
 
     /// Stops the daemon and the feeds and removes the folder. Safe to call twice.

@@ -496,6 +496,60 @@ import ReelTestSupport
         #expect(try setup.routing() == before)
     }
 
+    /// The stretches of digital silence of at least a millisecond in `samples` from `start` to
+    /// `end` seconds, each as (where, how long) in seconds. A 0.4 tone at 440 Hz is under a few
+    /// steps of 16 bits for one sample at most, where it crosses zero.
+    static func silences(in samples: [Float], from start: Double, to end: Double) -> [(at: Double, length: Double)] {
+        var found: [(Double, Double)] = []
+        var run = 0
+        let first = Int(start * 48_000), last = min(samples.count, Int(end * 48_000))
+        guard first < last else { return [] }
+        for i in first..<last {
+            if abs(samples[i]) < 0.0005 { run += 1; continue }
+            if run >= 48 { found.append((Double(i - run) / 48_000, Double(run) / 48_000)) }
+            run = 0
+        }
+        if run >= 48 { found.append((Double(last - run) / 48_000, Double(run) / 48_000)) }
+        return found
+    }
+
+    /// Issue 26, N1: the audio server stalls (a busy machine: here the daemon is stopped for
+    /// 150 ms, eight times) while an application plays; the application's own stream holds a
+    /// second, so what the listener hears has no hole. The routing's loopback, from the relay's
+    /// monitor into the recorded sink, held 40 ms: when the recorded sink caught up first it
+    /// ran dry, and PulseAudio rendered digital silence into the recording, which it tells no
+    /// client, only its log: "Could not peek into queue" (in 3 runs of 3; the files had holes
+    /// of 6 to 120 ms, the recordings "complete"). Its 200 ms outlast such a stall: the server
+    /// never says it (5 runs of 5). The file is not what is checked: after such stalls a
+    /// recording can have a hole of about 130 ms that is not the loopback's (the server does
+    /// not say it; see the issue), which this test would take for one.
+    @Test func anAudioServerThatStallsDoesNotRunTheLoopbackDry() throws {
+        let setup = try Setup()
+        let a = try setup.pulse.playTone(frequency: 440, seconds: 20, amplitude: 0.4, applicationName: "A", latencyMilliseconds: 1000)
+        defer { a.stop() }
+        usleep(500_000)
+        let url = setup.dir.url.appendingPathComponent("stalled.wav")
+        let (process, errors) = try setup.startRecording(["--app-audio=A", "--duration", "6"], output: url)
+        usleep(1_000_000)
+        var stalls = 0
+        for _ in 0..<8 where process.isRunning {
+            try setup.pulse.stall(seconds: 0.15)
+            stalls += 1
+            usleep(400_000)
+        }
+        process.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(stalls >= 6, "the recording ended before the stalls: \(stderr)")
+        let log = setup.pulse.log.split(separator: "\n")
+        // The loopback was there (and the log says what it does at the level looked at).
+        #expect(log.contains { $0.contains("module-loopback") && $0.contains("latency_msec=") }, "\(log.suffix(20))")
+        let dry = log.filter { $0.contains("Could not peek into queue") }
+        let audio = try MediaProbe.decodeAudio(url)
+        let holes = Self.silences(in: audio, from: 0.5, to: Double(audio.count) / 48_000 - 0.3)
+        #expect(dry.isEmpty, "the loopback ran dry \(dry.count) times; holes in the file (s, length): \(holes.map { String(format: "%.3f %.3f", $0.at, $0.length) })\n\(log.filter { $0.contains("module-loopback") && !$0.contains("Max request") }.suffix(12).joined(separator: "\n"))")
+    }
+
     @Test func aStreamThatMayNotMoveIsReportedAndPlaysOnUnrecorded() throws {
         let setup = try Setup()
         let fixed = try PulsePlayer(server: setup.pulse.server, applicationName: "Fixed", frequency: 440, dontMove: true)
