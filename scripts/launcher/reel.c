@@ -19,6 +19,7 @@
 // was called.
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -37,6 +38,15 @@ int main(int argc, char **argv) {
     // dropped (a blocked signal stays pending even while it is ignored).
     for (size_t i = 0; i < sizeof answered / sizeof answered[0]; i++) sigaddset(&set, answered[i]);
     sigprocmask(SIG_BLOCK, &set, NULL);
+
+    // Standard input, output and error open, on /dev/null where the caller closed them
+    // (`reel record >&- 2>&-`): else the real reel's first files and pipes took their numbers
+    // and what it printed went into them (ReelCLI's StandardDescriptors does the same).
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+        int opened = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (opened >= 0 && opened != fd) { dup2(opened, fd); close(opened); }
+    }
 
     char self[PATH_MAX];
     ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
