@@ -87,6 +87,10 @@ public struct RecordingFile: Sendable, Hashable {
         }
         // Nothing there, or the empty file of a dated name this process reserved for it.
         guard FileManager.default.fileExists(atPath: url.path), !Recorder.isOwnReservation(url) else { return }
+        // Another recording's file, being written: refused before anything is recorded, even
+        // with overwrite. Found only when this one's file took the name, after a second of
+        // recording, which was then thrown away (issue 26, F4 of the stranger pass).
+        try RecordingLock.checkNotBeingWritten(url)
         if !overwrite && Recovery.isCutOff(url) && !RecordingLock.isBeingWritten(url) {
             // A crash's recording: overwriting would throw away what it holds.
             throw ReelError(.fileExists, "\(url.path) already exists and holds a recording that was cut off (a crash or a kill)",

@@ -36,6 +36,25 @@ import ReelTestSupport
         #expect(try Data(contentsOf: input) == Data("a film".utf8))
     }
 
+    /// A file another recording is writing (it holds the recording lock) is refused before
+    /// anything is recorded, with `overwrite` too: found only when the new file took the name,
+    /// a second of recording in, which was thrown away (issue 26, F4).
+    @Test func preflightRefusesAFileAnotherRecordingIsWriting() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("busy.mp4")
+        try Data("being recorded".utf8).write(to: url)
+        let fd = open(url.path, O_RDONLY)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        try #require(flock(fd, LOCK_EX | LOCK_NB) == 0)
+        for overwrite in [false, true] {
+            let refused = refusal { try RecordingFile(url: url).preflight(overwrite: overwrite) }
+            #expect(refused?.code == .busy && refused?.message.contains("is being recorded right now") == true, "\(String(describing: refused))")
+        }
+        flock(fd, LOCK_UN)
+        #expect(refusal { try RecordingFile(url: url).preflight(overwrite: true) } == nil, "free once the other recording is done")
+    }
+
     /// The clips of an earlier recording of the name that was never merged: a new recording
     /// of that name would leave them without their file.
     @Test func preflightRefusesTheNameOfAnUnmergedClipRecording() throws {
