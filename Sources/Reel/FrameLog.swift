@@ -223,7 +223,12 @@ public final class FrameLog: CaptureOutput {
         var buffer = header
         var failed = false
         var pendingName = pendingName
+        // The rows reach the disk at least once a second, not only each 64 kB (about 50 s of
+        // rows at 30 fps): a disk that fills later, or a crash, keeps the rows before it. A log
+        // whose disk filled three seconds in had none (issue 26, F9).
+        var flushed = ContinuousClock.now
         func flush() {
+            flushed = ContinuousClock.now
             defer { buffer.removeAll(keepingCapacity: true) }
             guard !failed else { return }  // the rows have nowhere to go; the recording goes on
             do { try Self.writeAll(fd, Array(buffer.utf8), to: url) } catch {
@@ -248,7 +253,7 @@ public final class FrameLog: CaptureOutput {
             }
             buffer += "\(row.source.rawValue),\(names[row.source] ?? ""),\(row.frame),\(Self.seconds(row.capture)),\(Self.seconds(row.presentation))\n"
             written.add(1, ordering: .relaxed)
-            if buffer.utf8.count > 1 << 16 { flush() }
+            if buffer.utf8.count > 1 << 16 || ContinuousClock.now - flushed >= .seconds(1) { flush() }
         }
         let lost = dropped.load(ordering: .relaxed)
         if lost > 0 { buffer += "# \(lost) rows dropped: the log fell behind\n" }

@@ -36,6 +36,30 @@ import ReelTestSupport
         for (a, b) in zip(logged, times) { #expect(abs(a - b) < 0.000_002, "log \(a), file \(b)") }
     }
 
+    /// While recording, the rows reach the disk within about a second: a disk that fills, or a
+    /// crash, later keeps them. They waited for 64 kB (about 50 s of rows), so a log whose disk
+    /// filled three seconds in held none (issue 26, F9).
+    @Test func theRowsReachTheDiskWhileRecording() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("live.mp4")
+        let log = dir.url.appendingPathComponent("live.csv")
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record", "--test-pattern", "--size", "160x120", "--preset", "ultrafast", "--duration", "4",
+                             "--frame-log", log.path, "-o", url.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        try await Task.sleep(for: .milliseconds(2500))
+        #expect(process.isRunning, "still recording")
+        let lines = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n")
+        // The header and at least the first second's 30 frames, read while it records.
+        #expect(lines.count >= 31, "\(lines.count) lines on the disk 2.5 s in")
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
     /// Stopped by Ctrl-C, the log is finished before reel exits: the recording's columns, a
     /// row for every frame the file holds (it used to be left with the raw columns, or empty).
     @Test func aLogStoppedByASignalIsComplete() throws {
