@@ -38,18 +38,31 @@ extension Recorder {
     /// scheduled before the session starts (for scripted recordings and tests) and must come
     /// in time order.
     public func pause(at time: MediaTime) {
-        state.withLock { state in
-            state.machine.schedule(pause: true, at: time)
-            pendingControls.add(1, ordering: .releasing)
-        }
+        schedule(pause: true, at: time)
     }
 
     /// Schedules a resume at `time` on the session timeline (see ``pause(at:)``).
     public func record(at time: MediaTime) {
+        schedule(pause: false, at: time)
+    }
+
+    private func schedule(pause: Bool, at time: MediaTime) {
         state.withLock { state in
-            state.machine.schedule(pause: false, at: time)
+            state.machine.schedule(pause: pause, at: time)
             pendingControls.add(1, ordering: .releasing)
+            for follower in state.pauseFollowers { follower.schedule(pause: pause, at: time) }
         }
+    }
+
+    /// Makes `follower`, a recorder of the same session (of one of this recording's sources on
+    /// its own), pause and resume with this one: every pause and resume of this recording, asked
+    /// for now, scheduled, or at its limit, is scheduled on `follower` at the same session time,
+    /// so that what a user paused to hide is in none of the files. The follower takes the gap
+    /// out as a single file does (it makes no clips of its own). Add followers before the
+    /// session starts and before any pause is scheduled: earlier pauses are not passed on.
+    package func addPauseFollower(_ follower: Recorder) {
+        guard follower !== self else { return }
+        state.withLock { $0.pauseFollowers.append(follower) }
     }
 
     private func control(pause: Bool, atLimit: Bool = false) throws {
@@ -57,6 +70,9 @@ extension Recorder {
             let now = state.clock.map { $0.now() - state.origin } ?? .zero
             if try state.machine.request(pause: pause, at: now) {
                 pendingControls.add(1, ordering: .releasing)
+                // The followers' locks are taken under this one (never the other way round), so
+                // that they get the pauses in the order this recording does.
+                for follower in state.pauseFollowers { follower.schedule(pause: pause, at: now) }
                 // The take ends now, though its clip is finished a moment later: an undo until
                 // then must remove this take, not the one before. (At the limit the recording
                 // paused itself and the clip was finished there.)

@@ -90,6 +90,8 @@ public final class Recorder: CaptureOutput {
         var dropLedger = FrameDropLedger()
         /// When each source's missed sound was last said (see ``AudioMissNotices``).
         var audioMisses = AudioMissNotices()
+        /// Recorders that pause and resume with this one (see ``Recorder/addPauseFollower(_:)``).
+        var pauseFollowers: [Recorder] = []
     }
     let state: Mutex<State>
     let dropped = Atomic<Int64>(0)

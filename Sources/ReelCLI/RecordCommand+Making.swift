@@ -86,9 +86,11 @@ extension RecordCommand {
     }
 
     /// One recorder per video source, each connected to its source only, writing
-    /// `folder/NN-name.ext`.
+    /// `folder/NN-name.ext`, and pausing and resuming with `main`: a pause must keep what the
+    /// user paused to hide out of every file (they recorded on through pauses, s26 F13). With
+    /// `--pause-mode clips` each takes the gap out as a single file does.
     func addOwnRecorders(for sources: [any CaptureSource], in folder: URL, to session: CaptureSession,
-                                 settings: Recorder.Settings) throws -> [(String, Recorder)] {
+                         settings: Recorder.Settings, following main: Recorder) throws -> [(String, Recorder)] {
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         } catch {
@@ -116,6 +118,7 @@ extension RecordCommand {
             try RecordingFile.checkPlace(for: file, overwrite: options.overwrite)
             let recorder = Recorder(url: file, settings: own)
             try session.addOutput(recorder, connectedTo: [source])
+            main.addPauseFollower(recorder)
             recorders.append((source.name, recorder))
         }
         return recorders

@@ -162,7 +162,7 @@ struct RecordCommand {
                 if let compositor { try compositor.addOutput(window) } else { try session.addOutput(window) }
             }
             if let folder = options.eachSource {
-                ownRecorders = try addOwnRecorders(for: videoSources, in: folder, to: session, settings: settings)
+                ownRecorders = try addOwnRecorders(for: videoSources, in: folder, to: session, settings: settings, following: recorder)
             }
             if let log = options.frameLog, !videoSources.isEmpty {
                 do {

@@ -29,7 +29,7 @@ extension RecordOptions {
         OptionSpec("pip-corner", value: .required, placeholder: "CORNER",
                    completion: .oneOf(CompositionLayout.Corner.allCases.map(\.rawValue)), help: "the inset's corner: top-left, top-right, bottom-left, bottom-right (default)"),
         OptionSpec("pip-size", value: .required, placeholder: "FRACTION", help: "the inset's width as a fraction of the picture's, e.g. 0.25 or 25% (default)"),
-        OptionSpec("each-source", value: .required, placeholder: "DIR", completion: .directory, help: "also record each video source on its own into DIR"),
+        OptionSpec("each-source", value: .required, placeholder: "DIR", completion: .directory, help: "also record each video source on its own into DIR (paused with the recording; with --pause-mode clips each is one file with the gaps taken out)"),
         OptionSpec("frame-log", value: .required, placeholder: "FILE", completion: .file, help: "write a CSV row per video frame (source, frame, capture and presentation time)"),
         OptionSpec("preview", value: .optional, placeholder: "auto",
                    help: "show what is recorded in a window (keys: space pause, s swap, f filter, m marker, z/Z zoom, q stop); =auto: only if there is a display"),
