@@ -88,9 +88,16 @@ final class ProgressRenderer: @unchecked Sendable {
                 held["replaySavesFailed"] = failedSaves
             }
             if !sources.isEmpty { held["sources"] = sources }
+            if Self.anyIncomplete(sources) { held["complete"] = false }
             console.out(Self.json(held))
             heldFinished = nil
         }
+    }
+
+    /// Whether a source's own file (`--each-source`) ended early or failed: the recording did
+    /// not deliver all that was asked (`"complete": false`, exit 3), as for the main file.
+    static func anyIncomplete(_ sources: [[String: Any]]) -> Bool {
+        sources.contains { $0["complete"] as? Bool == false }
     }
 
     /// Hears every event as the JSON line `--json` prints, with or without `--json` (the
@@ -276,6 +283,7 @@ final class ProgressRenderer: @unchecked Sendable {
                         object["replaySavesFailed"] = releasedFailedSaves
                     }
                     if holdsFinished && !releasedSources.isEmpty { object["sources"] = releasedSources }
+                    if holdsFinished && Self.anyIncomplete(releasedSources) { object["complete"] = false }
                     emit(object)
                 }
             }

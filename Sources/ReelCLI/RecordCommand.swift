@@ -291,18 +291,10 @@ struct RecordCommand {
             }
             await replay.waitForSaves()
         }
-        var ownFiles: [(String, Result<RecordingSummary, ReelError>)] = []
-        for (name, own) in ownRecorders {
-            do { ownFiles.append((name, .success(try await own.result()))) } catch {
-                ownFiles.append((name, .failure(error as? ReelError ?? ReelError(.encodingFailed, "\(error)"))))
-            }
-        }
+        let ownFiles = await OwnFile.results(of: ownRecorders)
         // --each-source: what each source's own file holds, in `finished` too (the text
         // summary says it; with --json only the sourceFile events after `finished` did).
-        let ownSummaries: [[String: Any]] = ownFiles.compactMap { name, result in
-            guard case .success(let own) = result else { return nil }
-            return ["source": name, "file": own.url.path, "frames": own.frames, "dropped": own.droppedFrames]
-        }
+        let ownSummaries = ownFiles.map(\.json)
         renderer.releaseFinished(failedSaves: replay.map { exitSave == false || $0.failed > 0 ? max($0.failed, 1) : 0 } ?? 0, sources: ownSummaries)
         if let error = frameLog?.error {
             console.err("reel: warning: the frame log is incomplete: \(error.description) (the recording is not affected)")
@@ -353,12 +345,13 @@ struct RecordCommand {
                                        preview.picturesShown, delay.mean * 1000, delay.maximum * 1000))
                 }
             }
-            for (name, result) in ownFiles {
-                switch result {
+            for file in ownFiles {
+                let name = file.name
+                switch file.result {
                 case .success(let own):
                     if options.json {
-                        var object: [String: Any] = ["event": "sourceFile", "source": name, "file": own.url.path,
-                                                     "frames": own.frames, "dropped": own.droppedFrames]
+                        var object = file.json
+                        object["event"] = "sourceFile"
                         if let relocation = own.relocation { object["relocation"] = ProgressRenderer.json(relocation) }
                         if own.frameDrops.total > 0 { object["droppedBy"] = FrameDropWords.counts(own.frameDrops) }
                         console.out(ProgressRenderer.json(object))
@@ -367,9 +360,10 @@ struct RecordCommand {
                                     + FrameDropWords.why(own.frameDrops)
                                     + (ProgressRenderer.note(own.relocation).map { " (\($0))" } ?? ""))
                     }
-                case .failure(let error):
-                    console.err("reel: warning: the recording of \(name) on its own failed: \(error.description)")
+                case .failure:
+                    if options.json { console.out(ProgressRenderer.json(file.json.merging(["event": "sourceFile"]) { $1 })) }
                 }
+                if let warning = file.warning { console.err(warning) }
             }
             if let log = options.frameLog, !options.json { console.out("  frame log \(log.path)") }
             // A moment asked for (with r, SIGUSR1 or --replay-save-on-exit) and not saved is a failure.
@@ -380,7 +374,8 @@ struct RecordCommand {
             }
             // Finalised, but without all that was asked for (a source's part, the time a nearly
             // full disk cut off, a stream that stopped early): a script can tell (exit 3).
-            return summary.isWhole ? ExitStatus.done : ExitStatus.incomplete
+            // So is a source's own file that ended early or failed (--each-source).
+            return summary.isWhole && ownFiles.allSatisfy(\.isWhole) ? ExitStatus.done : ExitStatus.incomplete
         case .failure(let error) where error.code == .nothingRecorded && options.startsPaused:
             // `reel preview` closed without pressing record: what was asked for, not a failure.
             if options.json { console.out(ProgressRenderer.json(["event": "finished", "status": "nothingRecorded"])) }
