@@ -14,11 +14,19 @@ package protocol FileOutput: AnyObject, Sendable {
     /// that nothing reads before writing them again: the file keeps its size and reads the
     /// same (see ``Syscall/punchHole(_:range:)``). Throws the error number if it cannot.
     func giveBack(_ range: Range<Int64>) throws(Syscall.Errno)
+    /// Has the disk keep the room under `range`, beyond the file's end, for writes to come
+    /// (see ``Syscall/keepRoom(_:range:)``). Throws the error number if it cannot.
+    func keepRoom(_ range: Range<Int64>) throws(Syscall.Errno)
+    /// Gives back the room kept beyond the file's end that no write used. Called before ``close()``.
+    func trimKeptRoom()
 }
 
 extension FileOutput {
     /// Cannot: an output that holds no file of its own (a test's) has no room to give back.
     package func giveBack(_ range: Range<Int64>) throws(Syscall.Errno) { throw Syscall.Errno(EOPNOTSUPP) }
+    /// Cannot: an output that holds no file of its own keeps no room.
+    package func keepRoom(_ range: Range<Int64>) throws(Syscall.Errno) { throw Syscall.Errno(EOPNOTSUPP) }
+    package func trimKeptRoom() {}
 }
 
 /// A file written with `pwrite` through the syscall funnel.
@@ -40,6 +48,17 @@ package final class SystemFileOutput: FileOutput {
 
     package func giveBack(_ range: Range<Int64>) throws(Syscall.Errno) {
         if case .failure(let error) = Syscall.punchHole(fd, range: range) { throw error }
+    }
+
+    package func keepRoom(_ range: Range<Int64>) throws(Syscall.Errno) {
+        if case .failure(let error) = Syscall.keepRoom(fd, range: range) { throw error }
+    }
+
+    package func trimKeptRoom() {
+        // A truncation to its own size frees the blocks kept past the end.
+        var info = stat()
+        guard case .success = Syscall.attempt({ fstat(fd, &info) }) else { return }
+        _ = Syscall.attempt { ftruncate(fd, info.st_size) }
     }
 }
 
@@ -63,6 +82,14 @@ package final class SystemFileOutput: FileOutput {
 /// and is made again, and the writer goes on into that room; ``roomGivenBack`` says so, for the
 /// file's owner to end the recording (the disk is full all the same). Once only: the next
 /// write that finds the disk full fails as any other.
+///
+/// A file with no such room (MKV, WebM, WAV, Ogg, FLAC) is given ``roomAhead``: the writer
+/// has the disk keep that much beyond what it has written (``FileOutput/keepRoom(_:)``), topped
+/// up as it goes. When the disk cannot keep more (another program filled it), the writes go on
+/// into the room kept, ``roomGivenBack`` says 0 and the owner ends the recording for the disk:
+/// what was taken reaches the disk, and the file is finished in that room. It failed on the
+/// first write past the disk's end, what waited in the queue lost (issue 26, F1). What no write
+/// used is given back at ``close()``.
 package final class FileWriteQueue: @unchecked Sendable {
     /// The default bound: 64 MiB, a minute of 1080p60 at 8 Mbit/s, so that a disk that stalls
     /// for seconds costs no frame.
@@ -82,14 +109,21 @@ package final class FileWriteQueue: @unchecked Sendable {
     /// The file's room that the disk may have back when it fills (see the type's description),
     /// asked on the writer thread at that moment; `nil` or an empty range: none.
     private let spareRoom: (@Sendable () -> Range<Int64>?)?
+    /// How far beyond what is written the disk keeps room for the file (see the type's
+    /// description); 0: none. Used by the writer thread alone, as ``keptUpTo``.
+    private let roomAhead: Int64
+    /// Where the room kept for the file ends; `nil` once it cannot be kept (the disk is full,
+    /// or its file system keeps none).
+    private var keptUpTo: Int64? = 0
     private let worker = Mutex<OutputWorker<Chunk>?>(nil)
 
     /// Starts the writer thread, writing into `output`; `spareRoom` names the room of the file
     /// the disk may have back when it fills (see the type's description).
     package init(output: any FileOutput, maxBytes: Int64 = FileWriteQueue.defaultMaxBytes,
-                 spareRoom: (@Sendable () -> Range<Int64>?)? = nil) {
+                 spareRoom: (@Sendable () -> Range<Int64>?)? = nil, roomAhead: Int64 = 0) {
         self.output = output
         self.spareRoom = spareRoom
+        self.roomAhead = max(0, roomAhead)
         self.maxBytes = max(1, maxBytes)
         channel = Channel(maxBytes: self.maxBytes, policy: .block, holdsUntilDone: true)
         worker.withLock { $0 = OutputWorker(name: "reel-file-write", channel: channel) { [self] chunks in run(chunks) } }
@@ -129,6 +163,7 @@ package final class FileWriteQueue: @unchecked Sendable {
         do { try drain(); result = nil } catch { result = error }
         guard let worker = self.worker.withLock({ w in defer { w = nil }; return w }) else { return result }
         worker.finish()
+        if roomAhead > 0 { output.trimKeptRoom() }
         output.close()
         return result
     }
@@ -152,6 +187,7 @@ package final class FileWriteQueue: @unchecked Sendable {
     private func run(_ chunks: Channel<Chunk>) {
         while let taken = chunks.receiveWeighed() {
             let chunk = taken.element
+            keepRoom(through: chunk.offset + Int64(chunk.bytes.count))
             let failed: Syscall.Errno? = chunk.bytes.withUnsafeBytes { bytes in
                 do throws(Syscall.Errno) { try output.write(bytes, at: chunk.offset) } catch {
                     // The disk filled: with the file's spare room given back, the write is made again.
@@ -168,6 +204,21 @@ package final class FileWriteQueue: @unchecked Sendable {
                 outcome.withLock { $0.written += Int64(chunk.bytes.count) }
             }
             chunks.done(taken.weight)
+        }
+    }
+
+    /// Keeps room for the file beyond `end` (see the type's description) once less than half
+    /// of ``roomAhead`` is left; the disk full, says so (``roomGivenBack`` 0) and keeps no more.
+    private func keepRoom(through end: Int64) {
+        guard roomAhead > 0, let kept = keptUpTo, end + roomAhead / 2 > kept else { return }
+        let upTo = end + roomAhead
+        do throws(Syscall.Errno) {
+            try output.keepRoom(max(kept, 0)..<upTo)
+            keptUpTo = upTo
+        } catch {
+            keptUpTo = nil
+            // Elsewhere (a file system that keeps no room) it is written as before.
+            if [ENOSPC, EDQUOT].contains(error.rawValue) { outcome.withLock { $0.givenBack = $0.givenBack ?? 0 } }
         }
     }
 

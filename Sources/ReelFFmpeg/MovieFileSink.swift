@@ -115,6 +115,11 @@ package final class MovieFileSink: PacketSink {
     package private(set) var finished: Finished?
     /// The chapters the file gets when it is finished, and where the last one ends.
     var chapters: (list: [Chapter], end: MediaTime) = ([], .zero)
+    /// The room the disk keeps beyond the end of a file that has no index reservation (MKV,
+    /// WebM, WAV, Ogg, FLAC): the bytes still waiting when the disk fills (at most a few seconds
+    /// of a recording: more waiting than that holds up the encoder) and the end of the file.
+    static let roomAhead: Int64 = 8 << 20
+
     /// Where the presentation ends, from its start (an asset writer's session end): a
     /// fragmented MP4/MOV finalised in place presents nothing past it.
     var presentationEnd: MediaTime?
@@ -145,8 +150,11 @@ package final class MovieFileSink: PacketSink {
         self.configuration = configuration
         // A full disk may have the room of the index reservation that the index will not need.
         let room = spareRoom
+        // Another kind of file has none: the disk keeps room ahead of it instead, for what is
+        // written after it fills (the queue's bytes, the end of the file).
         let writeQueue = configuration.writeBufferSize > 0
-            ? Muxer.WriteQueue(maxBytes: configuration.writeBufferSize, output: wrappingOutput, spareRoom: { room.spareRange() }) : nil
+            ? Muxer.WriteQueue(maxBytes: configuration.writeBufferSize, output: wrappingOutput, spareRoom: { room.spareRange() },
+                               roomAhead: configuration.container.isISOBaseMedia ? 0 : Self.roomAhead) : nil
         if configuration.overwrite, FileIdentity.isRegularFile(configuration.url) {
             // Never one that another program is recording right now.
             try RecordingLock.checkNotBeingWritten(configuration.url)

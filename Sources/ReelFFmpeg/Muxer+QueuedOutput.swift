@@ -13,6 +13,8 @@ extension Muxer {
         var output: (any FileOutput) -> any FileOutput = { $0 }
         /// The room of the file the disk may have back when it fills (see ``FileWriteQueue``).
         var spareRoom: (@Sendable () -> Range<Int64>?)?
+        /// How far beyond what is written the disk keeps room for the file (see ``FileWriteQueue``).
+        var roomAhead: Int64 = 0
     }
 
     /// An `AVIOContext` whose writes go into a ``FileWriteQueue`` at the position libavformat

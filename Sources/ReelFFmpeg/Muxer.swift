@@ -99,7 +99,7 @@ final class Muxer: PacketSink {
                 throw FFmpeg.error(-errno, "cannot open \(url.path) for writing", code: .ioFailure)
             }
             let output = QueuedOutput(queue: FileWriteQueue(output: writeQueue.output(SystemFileOutput(fd: fd)), maxBytes: writeQueue.maxBytes,
-                                                                spareRoom: writeQueue.spareRoom))
+                                                                spareRoom: writeQueue.spareRoom, roomAhead: writeQueue.roomAhead))
             guard let pb = output.makeContext() else {
                 output.queue.close()
                 throw ReelError(.encodingFailed, "cannot allocate the output of \(url.path)", hint: "the system is out of memory")

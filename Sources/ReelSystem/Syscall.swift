@@ -104,6 +104,19 @@ package enum Syscall {
         }
     }
 
+    /// Makes the disk keep the blocks under `range` for `fd` beyond its end without changing
+    /// its size (`fallocate(FALLOC_FL_KEEP_SIZE)`): writes there later need no new room, so
+    /// they succeed on a disk that another program has filled meanwhile. Fails with `ENOSPC`
+    /// when the disk has not that much room left, `EOPNOTSUPP` where the file system keeps none.
+    package static func keepRoom(_ fd: Int32, range: Range<Int64>) -> Result<Void, Errno> {
+        guard !range.isEmpty else { return .success(()) }
+        typealias Fallocate = @convention(c) (Int32, Int32, off_t, off_t) -> Int32
+        guard let symbol = fallocateSymbol else { return .failure(Errno(ENOSYS)) }
+        let call = unsafeBitCast(symbol, to: Fallocate.self)
+        let keepSize: Int32 = 0x01  // FALLOC_FL_KEEP_SIZE
+        return attempt { call(fd, keepSize, off_t(range.lowerBound), off_t(range.count)) }.map { _ in () }
+    }
+
     /// Gives the file system back the blocks under `range` of `fd`'s file, keeping the file's
     /// size (`fallocate` with `FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE`): the range then reads
     /// as zeros, as before if it held zeros, and takes no room until written again. Only whole

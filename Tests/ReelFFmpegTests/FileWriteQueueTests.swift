@@ -285,6 +285,48 @@ import ReelTestSupport
         expected.replaceSubrange(10..<14, with: [9, 9, 9, 9])
         #expect(try Data(contentsOf: url) == Data(expected))
     }
+    /// Room kept ahead of a file without an index reservation: topped up as the writes near
+    /// its end; when the disk can keep no more, the writes go on into the room kept and
+    /// ``FileWriteQueue/roomGivenBack`` says 0 (the owner ends the recording for the disk);
+    /// the room no write used is given back at the close.
+    @Test func roomKeptAheadIsToppedUpAndSaysWhenTheDiskIsFull() throws {
+        let output = RoomKeepingOutput(diskEnd: 3000)
+        let queue = FileWriteQueue(output: output, roomAhead: 1000)
+        let chunk = [UInt8](repeating: 1, count: 400)
+        for i in 0..<4 {
+            chunk.withUnsafeBytes { bytes in try? queue.enqueue(bytes, at: Int64(i) * 400) }
+        }
+        try queue.drain()
+        #expect(queue.roomGivenBack == nil, "room kept up to \(output.keptRanges)")
+        #expect(output.keptRanges.first == 0..<1400 && output.keptRanges.last == 1400..<2200, "\(output.keptRanges)")
+        // On: past what the disk can keep, said once; the writes into the room kept succeed.
+        for i in 4..<7 {
+            chunk.withUnsafeBytes { bytes in try? queue.enqueue(bytes, at: Int64(i) * 400) }
+        }
+        try queue.drain()
+        #expect(queue.roomGivenBack == 0 && queue.error == nil)
+        #expect(queue.writtenBytes == 2800 && output.keptRanges.last == 2200..<3000, "\(output.keptRanges)")
+        #expect(queue.close() == nil)
+        #expect(output.trimmed)
+    }
+
+}
+
+/// An output whose disk keeps room up to `diskEnd` and no further; its writes go nowhere.
+final class RoomKeepingOutput: FileOutput, @unchecked Sendable {
+    private let diskEnd: Int64
+    private(set) var keptRanges: [Range<Int64>] = []
+    private(set) var trimmed = false
+
+    init(diskEnd: Int64) { self.diskEnd = diskEnd }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(Syscall.Errno) {}
+    func close() {}
+    func keepRoom(_ range: Range<Int64>) throws(Syscall.Errno) {
+        guard range.upperBound <= diskEnd else { throw Syscall.Errno(ENOSPC) }
+        keptRanges.append(range)
+    }
+    func trimKeptRoom() { trimmed = true }
 }
 
 /// The file's output with writes that wait while the test holds them (a disk that stalls).

@@ -146,6 +146,47 @@ import ReelTestSupport
         #expect(abs(try MediaProbe.probe(url).duration - summary.duration.seconds) < 0.1, "\(summary.duration)")
     }
 
+    /// An MKV (or any file without an index reservation) whose disk another program fills:
+    /// the disk keeps room ahead of the file, so the recording goes on into it and is
+    /// finished at the stop with every frame, and the room no write used goes back. It failed
+    /// on its first write past the disk's end (exit 1 `failed`), unfinished, what waited to be
+    /// written lost (issue 26, F1 of the stranger pass).
+    @Test(arguments: ["mkv", "webm"])
+    func aFileWithoutAnIndexReservationOnADiskThatFillsKeepsEveryFrame(ext: String) async throws {
+        let disk = try SmallDisk(size: "20m")
+        let session = CaptureSession()
+        try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30)))
+        try session.addInput(ToneSource())
+        var settings = settings()
+        settings.minimumFreeSpace = nil
+        let container = try #require(Container(pathExtension: ext))
+        settings.video.codec = container.defaultVideoCodec
+        settings.audio.codec = container.defaultAudioCodec
+        let url = disk.url.appendingPathComponent("full.\(ext)")
+        let recorder = Recorder(url: url, settings: settings)
+        try session.addOutput(recorder)
+        try await session.start()
+        let outcome = Task { try await recorder.result() }
+        try await Task.sleep(for: .seconds(2))
+        let free = try FileManager.default.attributesOfFileSystem(forPath: disk.url.path)[.systemFreeSize] as? Int ?? 0
+        let filler = disk.url.appendingPathComponent("filler")
+        _ = try Subprocess.run(["dd", "if=/dev/zero", "of=\(filler.path)", "bs=64k", "count=\(free / 65536 + 16)"])
+        let left = try FileManager.default.attributesOfFileSystem(forPath: disk.url.path)[.systemFreeSize] as? Int ?? -1
+        #expect(left < 65536, "the disk is full: \(left) bytes free")
+        try await Task.sleep(for: .seconds(2))
+        await session.stop()
+        let summary = try await outcome.value
+        #expect(Recovery.isFinished(url), "finished")
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter)
+        #expect(counters.count >= 100 && counters.count == Int(summary.frames), "\(counters.count) frames of \(summary.frames)")
+        #expect(zip(counters, counters.dropFirst()).allSatisfy { a, b in a.flatMap { a in b.map { $0 > a } } == true }, "\(counters)")
+        #expect(abs(try MediaProbe.probe(url).duration - summary.duration.seconds) < 0.1, "\(summary.duration)")
+        // The room kept and not used is the disk's again.
+        var info = stat()
+        #expect(stat(url.path, &info) == 0)
+        #expect(Int64(info.st_blocks) * 512 <= Int64(info.st_size) + 65536, "\(info.st_blocks * 512) bytes on the disk for \(info.st_size)")
+    }
+
     /// A camera take is recorded in clips: an abort leaves them in their folder, which the
     /// report names (`reel record --pause-mode clips` says "the recording is in the clips in").
     @Test func anAbortedCameraTakeIsInItsClips() async throws {
