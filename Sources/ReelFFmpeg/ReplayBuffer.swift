@@ -89,11 +89,11 @@ public final class ReplayBuffer: PacketSink, Sendable {
     /// - Throws: `.invalidConfiguration` for a duration that is not positive or a byte limit
     ///   below 1; the file errors of making the first spill file in `spillFolder`.
     public convenience init(duration: MediaTime, maxBytes: Int64?, spillFolder: URL?) throws {
-        try self.init(duration: duration, maxBytes: maxBytes, spillFolder: spillFolder, spillSegmentSize: ReplaySpill.defaultSegmentSize)
+        try self.init(duration: duration, maxBytes: maxBytes, spillFolder: spillFolder, spillSegmentSize: ReplaySpill.segmentSize(forMaxBytes: maxBytes))
     }
 
     /// ``init(duration:maxBytes:spillFolder:)`` with spill files of `spillSegmentSize` bytes
-    /// (64 MB unless a test needs a disk to fill sooner).
+    /// (``ReplaySpill/segmentSize(forMaxBytes:)`` unless a test needs a disk to fill sooner).
     package init(duration: MediaTime, maxBytes: Int64?, spillFolder: URL?, spillSegmentSize: Int) throws {
         guard duration > .zero else {
             throw ReelError(.invalidConfiguration, "a replay buffer must keep more than \(duration)",

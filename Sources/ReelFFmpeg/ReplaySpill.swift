@@ -31,6 +31,16 @@ final class ReplaySpill: @unchecked Sendable {
     static let defaultSegmentSize = 64 << 20
     /// The size of a new segment.
     let segmentSize: Int
+
+    /// The segments for a buffer of at most `maxBytes`: a quarter of it, between 4 MB and
+    /// ``defaultSegmentSize``, so a small buffer does not ask the disk for 64 MB at once and
+    /// as much again ahead (a buffer of 1 MB was refused on a disk with 60 MB free, its advice
+    /// to lower the size no help: issue 26, F11).
+    static func segmentSize(forMaxBytes maxBytes: Int64?) -> Int {
+        guard let maxBytes else { return defaultSegmentSize }
+        let quarter = Int(clamping: maxBytes / 4) / releaseStride * releaseStride
+        return min(defaultSegmentSize, max(releaseStride, quarter))
+    }
     /// How much of a segment is written before its pages are handed back.
     static let releaseStride = 4 << 20
     private var current: ReplaySpillSegment?
@@ -144,6 +154,12 @@ final class ReplaySpillSegment: @unchecked Sendable {
     init(in folder: URL, size: Int) throws {
         func failure(_ e: Int32) -> ReelError {
             var error = Syscall.fileError(e, creating: folder.appendingPathComponent("replay buffer"), action: "keep the replay buffer in")
+            if e == ENOSPC {
+                // How much it asked for, and how much there is: "no space left" alone read as
+                // an empty disk.
+                let free = FreeSpace.ofNearest(folder).map { " (\($0.available / 1_000_000) MB free there)" } ?? ""
+                error.message += ": the replay buffer keeps its packets there in files of \(size / 1_000_000) MB, the next one made before the last is full\(free)"
+            }
             error.hint = e == ENOSPC ? LibraryHint.replaySpillFull : "choose another folder for the replay buffer"
             return error
         }

@@ -292,6 +292,23 @@ final class SyntheticRecording {
         #expect(file.last == recording.fed - 1)
     }
 
+    /// A small buffer spills in small files: 1 MB kept on a disk of 20 MB starts (it asked for
+    /// 64 MB at once, refused with "no space left" and the advice to lower the size, which did
+    /// nothing: issue 26, F11); a disk too small says how much it asked for and how much is free.
+    @Test func aSmallBufferSpillsInSmallFilesAndAFullDiskSaysHowMuchItNeeds() throws {
+        let disk = try SmallDisk(size: "20M")
+        _ = try ReplayBuffer(duration: MediaTime(value: 5, timescale: 1), maxBytes: 1 << 20, spillFolder: disk.url)
+        // A large one still asks for 64 MB.
+        #expect { try ReplayBuffer(duration: MediaTime(value: 5, timescale: 1), maxBytes: 1 << 30, spillFolder: disk.url) } throws: {
+            ($0 as? ReelError)?.message.contains("files of 67 MB") == true
+        }
+        let tiny = try SmallDisk(size: "2M")
+        #expect { try ReplayBuffer(duration: MediaTime(value: 5, timescale: 1), maxBytes: 1 << 20, spillFolder: tiny.url) } throws: {
+            guard let error = $0 as? ReelError else { return false }
+            return error.code == .insufficientStorage && error.message.contains("files of 4 MB") && error.message.contains("MB free there")
+        }
+    }
+
     @Test func aSaveNeverReplacesAFileUnlessAllowed() async throws {
         let dir = try TemporaryDirectory()
         let ring = try ReplayBuffer(duration: MediaTime(value: 5, timescale: 1))
