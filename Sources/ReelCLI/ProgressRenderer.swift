@@ -60,10 +60,11 @@ final class ProgressRenderer: @unchecked Sendable {
         heldStarted = nil
         emit(held)
     }
-    /// `--json` with `--replay` or `--each-source`: the `finished` event is held until
-    /// ``releaseFinished(failedSaves:sources:)`` (after the saves still running at the stop, and
-    /// each source's own recording), so that it is the last event and says whether every save
-    /// asked for was made, and what each source's own file holds.
+    /// `--json` with `--replay`, `--each-source` or `--frame-log`: the `finished` event is held
+    /// until ``releaseFinished(failedSaves:sources:frameLogFailure:)`` (after the saves still
+    /// running at the stop, each source's own recording and the frame log), so that it is the
+    /// last event and says whether every save asked for was made, what each source's own file
+    /// holds, and a frame log that could not be written whole (`frameLogIncomplete`).
     var holdsFinished = false
     private var heldFinished: [String: Any]?
     private var finishedReleased = false
@@ -72,17 +73,20 @@ final class ProgressRenderer: @unchecked Sendable {
     private var releasedFailedSaves = 0
     /// The sources' own files ``releaseFinished(failedSaves:sources:)`` was told of (the same).
     private var releasedSources: [[String: Any]] = []
+    private var releasedFrameLogFailure: [String: String]?
 
     /// Prints the `finished` event held back (see ``holdsFinished``), or lets it through when
     /// it comes. `failedSaves` replay saves asked for were not made: the recording did not
     /// deliver all that was asked (`"complete": false`, `"replaySavesFailed"`).
     /// `sources`: each `--each-source` recording's file and frames (`"sources"`).
-    func releaseFinished(failedSaves: Int = 0, sources: [[String: Any]] = []) {
+    func releaseFinished(failedSaves: Int = 0, sources: [[String: Any]] = [], frameLogFailure: [String: String]? = nil) {
         lock.lock(); defer { lock.unlock() }
         finishedReleased = true
         releasedFailedSaves = failedSaves
         releasedSources = sources
+        releasedFrameLogFailure = frameLogFailure
         if var held = heldFinished {
+            if let frameLogFailure { held["frameLogIncomplete"] = frameLogFailure }
             if failedSaves > 0 {
                 held["complete"] = false
                 held["replaySavesFailed"] = failedSaves
@@ -284,6 +288,7 @@ final class ProgressRenderer: @unchecked Sendable {
                     }
                     if holdsFinished && !releasedSources.isEmpty { object["sources"] = releasedSources }
                     if holdsFinished && Self.anyIncomplete(releasedSources) { object["complete"] = false }
+                    if holdsFinished, let failure = releasedFrameLogFailure { object["frameLogIncomplete"] = failure }
                     emit(object)
                 }
             }

@@ -21,7 +21,7 @@ struct RecordCommand {
         renderer.replay = options.replay
         renderer.writesFile = options.writesFile
         renderer.pauseMakesClips = options.pauseMode == .clips
-        renderer.holdsFinished = options.json && (options.replay != nil || options.eachSource != nil)
+        renderer.holdsFinished = options.json && (options.replay != nil || options.eachSource != nil || options.frameLog != nil)
         // --replay: a buffer fed by the recording's encoders, saved on request (made once -o is
         // known good: a bad -o makes no replay folder).
         if options.replay != nil && !options.writesFile { parts.setReplayOnly() }
@@ -295,7 +295,11 @@ struct RecordCommand {
         // --each-source: what each source's own file holds, in `finished` too (the text
         // summary says it; with --json only the sourceFile events after `finished` did).
         let ownSummaries = ownFiles.map(\.json)
-        renderer.releaseFinished(failedSaves: replay.map { exitSave == false || $0.failed > 0 ? max($0.failed, 1) : 0 } ?? 0, sources: ownSummaries)
+        // A frame log that could not be written whole is in `finished` too (it was said on
+        // stderr alone: issue 26, F9); the recording itself is not affected.
+        let frameLogFailure = frameLog?.error.flatMap { error in options.frameLog.map { ["file": $0.path, "error": error.description] } }
+        renderer.releaseFinished(failedSaves: replay.map { exitSave == false || $0.failed > 0 ? max($0.failed, 1) : 0 } ?? 0, sources: ownSummaries,
+                                 frameLogFailure: frameLogFailure)
         if let error = frameLog?.error {
             console.err("reel: warning: the frame log is incomplete: \(error.description) (the recording is not affected)")
         }

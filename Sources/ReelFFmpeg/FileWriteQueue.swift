@@ -208,18 +208,25 @@ package final class FileWriteQueue: @unchecked Sendable {
     }
 
     /// Keeps room for the file beyond `end` (see the type's description) once less than half
-    /// of ``roomAhead`` is left; the disk full, says so (``roomGivenBack`` 0) and keeps no more.
+    /// of ``roomAhead`` is left: all of it, or an eighth where the disk has no more (a nearly
+    /// full disk still takes a recording until then); not even that, the disk is full: says so
+    /// (``roomGivenBack`` 0) and keeps no more.
     private func keepRoom(through end: Int64) {
         guard roomAhead > 0, let kept = keptUpTo, end + roomAhead / 2 > kept else { return }
-        let upTo = end + roomAhead
-        do throws(Syscall.Errno) {
-            try output.keepRoom(max(kept, 0)..<upTo)
-            keptUpTo = upTo
-        } catch {
-            keptUpTo = nil
-            // Elsewhere (a file system that keeps no room) it is written as before.
-            if [ENOSPC, EDQUOT].contains(error.rawValue) { outcome.withLock { $0.givenBack = $0.givenBack ?? 0 } }
+        var lastError = Syscall.Errno(0)
+        for upTo in [end + roomAhead, end + roomAhead / 8] where upTo > kept {
+            do throws(Syscall.Errno) {
+                try output.keepRoom(max(kept, 0)..<upTo)
+                keptUpTo = upTo
+                return
+            } catch {
+                lastError = error
+                guard [ENOSPC, EDQUOT].contains(error.rawValue) else { break }
+            }
         }
+        keptUpTo = nil
+        // Elsewhere (a file system that keeps no room) it is written as before.
+        if [ENOSPC, EDQUOT].contains(lastError.rawValue) { outcome.withLock { $0.givenBack = $0.givenBack ?? 0 } }
     }
 
     /// Gives the disk the file's spare room back, the first time it fills: whether it did.

@@ -60,6 +60,26 @@ import ReelTestSupport
         #expect(process.terminationStatus == 0)
     }
 
+    /// A frame log that could not be written whole is in `--json`'s `finished`
+    /// (`frameLogIncomplete`: the file and why), not on stderr alone; the recording beside it is
+    /// complete (issue 26, F9).
+    @Test func aFrameLogOnAFullDiskIsInTheFinishedEvent() throws {
+        let dir = try TemporaryDirectory()
+        let disk = try SmallDisk(size: "64k")
+        _ = try Subprocess.run(["dd", "if=/dev/zero", "of=\(disk.url.appendingPathComponent("filler").path)", "bs=4k"])
+        let url = dir.url.appendingPathComponent("kept.mp4")
+        let log = disk.url.appendingPathComponent("frames.csv")
+        let r = try ReelBinary.run(["record", "--test-pattern", "--size", "160x120", "--preset", "ultrafast", "--faster-than-real-time",
+                                    "--duration", "1", "--frame-log", log.path, "--json", "-o", url.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let finished = r.output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .last { $0["event"] as? String == "finished" }
+        let failure = try #require(finished?["frameLogIncomplete"] as? [String: Any], "\(r.output)")
+        #expect(failure["file"] as? String == log.path && (failure["error"] as? String ?? "").contains("space"), "\(failure)")
+        #expect(finished?["complete"] as? Bool == true, "the recording itself is whole")
+        #expect(r.stderr.contains("the frame log is incomplete"), "\(r.stderr)")
+    }
+
     /// Stopped by Ctrl-C, the log is finished before reel exits: the recording's columns, a
     /// row for every frame the file holds (it used to be left with the raw columns, or empty).
     @Test func aLogStoppedByASignalIsComplete() throws {

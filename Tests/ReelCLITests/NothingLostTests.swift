@@ -109,8 +109,10 @@ import ReelTestSupport
         let live = f.path("live.mp4")
         let process = Process()
         process.executableURL = ReelBinary.url
-        process.arguments = ["record", "--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast", "--duration", "4", "-o", live.path]
-        process.standardOutput = FileHandle.nullDevice
+        process.arguments = ["record", "--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast", "--duration", "4", "--json", "-o", live.path]
+        let events = f.path("live.jsonl")
+        _ = FileManager.default.createFile(atPath: events.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: events)
         process.standardError = FileHandle.nullDevice
         try process.run()
         // Wait until its first fragment is on disk: it looks cut off to anyone who reads it.
@@ -137,8 +139,14 @@ import ReelTestSupport
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
         let counters = try MediaProbe.decodeLuma(live, width: 320, height: 240).compactMap(\.counter)
-        #expect(counters.count == 120 && zip(counters, counters.dropFirst()).allSatisfy { $1 == $0 + 1 },
-                "the running recording kept every frame: \(counters.count)")
+        // Every frame captured: with five reel processes started beside it on a loaded machine, the
+        // real-time source may miss a few, which the recording counts as dropped (117 of 120 and
+        // nothing said of the 3 in a .ci/run rehearsal, three suites side by side).
+        let finished = try String(contentsOf: events, encoding: .utf8).split(separator: "\n")
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.last { $0["event"] as? String == "finished" }
+        let dropped = finished?["dropped"] as? Int ?? -1
+        #expect(counters.count + dropped == 120 && zip(counters, counters.dropFirst()).allSatisfy { $1 > $0 },
+                "the running recording kept every frame it captured: \(counters.count), \(dropped) reported dropped")
     }
 
     /// `--overwrite` replaces the old file only once the new recording has a part that plays

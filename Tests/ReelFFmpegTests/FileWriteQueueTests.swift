@@ -308,6 +308,20 @@ import ReelTestSupport
         #expect(queue.writtenBytes == 2800 && output.keptRanges.last == 2200..<3000, "\(output.keptRanges)")
         #expect(queue.close() == nil)
         #expect(output.trimmed)
+
+        // A nearly full disk: an eighth of the room is kept while it can be, and the recording
+        // goes on until not even that can.
+        let small = RoomKeepingOutput(diskEnd: 1300)
+        let nearlyFull = FileWriteQueue(output: small, roomAhead: 1000)
+        for i in 0..<2 {
+            chunk.withUnsafeBytes { bytes in try? nearlyFull.enqueue(bytes, at: Int64(i) * 400) }
+        }
+        try nearlyFull.drain()
+        #expect(nearlyFull.roomGivenBack == nil && small.keptRanges == [0..<525, 525..<925], "\(small.keptRanges)")
+        chunk.withUnsafeBytes { bytes in try? nearlyFull.enqueue(bytes, at: 800) }
+        try nearlyFull.drain()
+        #expect(nearlyFull.roomGivenBack == 0 && nearlyFull.writtenBytes == 1200)
+        #expect(nearlyFull.close() == nil)
     }
 
 }

@@ -212,13 +212,19 @@ import ReelTestSupport
         settings.video.rateControl = .crf(10)  // about 30 KB/s: twice what the link takes
         let summary = try await record(Recorder(url: file, settings: settings, sinks: [stream]), clock: HostClock())
         proxy.terminate()
-        #expect(try counters(file).count == 180, "the file keeps every frame")
+        // Every frame captured is in the file: a real-time source on a loaded machine may miss
+        // one, which the recording counts as dropped (on a .ci/run rehearsal: three suites
+        // side by side).
+        let kept = try counters(file)
+        #expect(kept.count == Int(summary.frames) && kept.count + Int(summary.droppedFrames) == 180,
+                "the file keeps every frame: \(kept.count), \(summary.droppedFrames) dropped")
+        #expect(zip(kept, kept.dropFirst()).allSatisfy { $0 < $1 }, "in order, none twice")
         let statistics = try #require(summary.streams.first)
         #expect(statistics.queuedBytes == 0 && statistics.hasEnded, "\(statistics)")
         #expect(statistics.droppedFrames >= 30, "what could not be sent in the stop's second is counted as dropped: \(statistics)")
         let received = server.recordings(count: 1) { _ in true }.first
         let got = try received.map(counters) ?? []
-        #expect(got.count + Int(statistics.droppedFrames) <= 180, "sent \(got.count) and dropped \(statistics.droppedFrames) of 180")
+        #expect(got.count + Int(statistics.droppedFrames) <= kept.count, "sent \(got.count) and dropped \(statistics.droppedFrames) of \(kept.count)")
     }
 
     /// The segments a playlist lists, in order.
