@@ -470,7 +470,14 @@ import ReelTestSupport
             #expect(!result.stderr.contains("aborted"), "\(result.stderr)")
             #expect(!Recovery.isCutOff(run.url), "attempt \(attempt): the file was not finalised: \(result.stderr)")
             let frames = try MediaProbe.decodeLuma(run.url, width: 320, height: 240).compactMap(\.counter)
-            #expect(frames.count >= 30 && zip(frames, frames.dropFirst()).allSatisfy { $1 == $0 + 1 })
+            // Every frame captured, in order: a real-time source on a loaded machine may miss
+            // one, which the summary counts as dropped (a gap in a real-time tier run, three
+            // suites side by side).
+            let summary = ((try? String(contentsOf: run.stdout, encoding: .utf8)) ?? "") + result.stderr
+            let dropped = summary.firstMatch(of: /(\d+) dropped/).flatMap { Int($0.1) } ?? 0
+            let missing = (frames.last.map { Int($0) } ?? 0) - (frames.first.map { Int($0) } ?? 0) + 1 - frames.count
+            #expect(frames.count >= 30 && zip(frames, frames.dropFirst()).allSatisfy { $1 > $0 } && missing <= dropped,
+                    "attempt \(attempt): \(frames.count) frames, \(missing) missing, \(dropped) reported dropped: \(summary)")
         }
     }
 
