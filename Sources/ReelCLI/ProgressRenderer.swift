@@ -86,16 +86,22 @@ final class ProgressRenderer: @unchecked Sendable {
         releasedSources = sources
         releasedFrameLogFailure = frameLogFailure
         if var held = heldFinished {
-            if let frameLogFailure { held["frameLogIncomplete"] = frameLogFailure }
-            if failedSaves > 0 {
-                held["complete"] = false
-                held["replaySavesFailed"] = failedSaves
-            }
-            if !sources.isEmpty { held["sources"] = sources }
-            if Self.anyIncomplete(sources) { held["complete"] = false }
+            addReleased(to: &held)
             console.out(Self.json(held))
             heldFinished = nil
         }
+    }
+
+    /// Adds to a `finished` event what ``releaseFinished(failedSaves:sources:frameLogFailure:)``
+    /// was told: the failed saves, each source's own file, a frame log not written whole.
+    private func addReleased(to object: inout [String: Any]) {
+        if let failure = releasedFrameLogFailure { object["frameLogIncomplete"] = failure }
+        if releasedFailedSaves > 0 {
+            object["complete"] = false
+            object["replaySavesFailed"] = releasedFailedSaves
+        }
+        if !releasedSources.isEmpty { object["sources"] = releasedSources }
+        if Self.anyIncomplete(releasedSources) { object["complete"] = false }
     }
 
     /// Whether a source's own file (`--each-source`) ended early or failed: the recording did
@@ -281,14 +287,8 @@ final class ProgressRenderer: @unchecked Sendable {
                     eventListener?(Self.json(object))
                     if json { heldFinished = object }
                 } else {
-                    // Released before it came: it still says the saves that failed.
-                    if holdsFinished && releasedFailedSaves > 0 {
-                        object["complete"] = false
-                        object["replaySavesFailed"] = releasedFailedSaves
-                    }
-                    if holdsFinished && !releasedSources.isEmpty { object["sources"] = releasedSources }
-                    if holdsFinished && Self.anyIncomplete(releasedSources) { object["complete"] = false }
-                    if holdsFinished, let failure = releasedFrameLogFailure { object["frameLogIncomplete"] = failure }
+                    // Released before it came: it still says the saves that failed, the sources' files, the frame log.
+                    if holdsFinished { addReleased(to: &object) }
                     emit(object)
                 }
             }

@@ -15,6 +15,23 @@ import ReelTestSupport
         return settings
     }
 
+    /// A recording of the test pattern and tone into `name` on `disk` (its free-space guard
+    /// off), started; its file and its result to come.
+    func startRecording(_ name: String, on disk: SmallDisk, _ session: CaptureSession) async throws -> (Recorder, URL, Task<RecordingSummary, Error>) {
+        try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30)))
+        try session.addInput(ToneSource())
+        var settings = settings()
+        settings.minimumFreeSpace = nil
+        let container = try #require(Container(pathExtension: (name as NSString).pathExtension))
+        settings.video.codec = container.defaultVideoCodec
+        settings.audio.codec = container.defaultAudioCodec
+        let url = disk.url.appendingPathComponent(name)
+        let recorder = Recorder(url: url, settings: settings)
+        try session.addOutput(recorder)
+        try await session.start()
+        return (recorder, url, Task { try await recorder.result() })
+    }
+
     /// A screen recording into `name` with `change` done to its file 1.5 s in, and 1 s more.
     func recordScreen(_ dir: TemporaryDirectory, _ name: String, change: (URL) throws -> Void) async throws -> (ScreenRecorder, URL) {
         let xvfb = try XvfbServer(size: PixelSize(width: 320, height: 240))
@@ -120,15 +137,7 @@ import ReelTestSupport
     @Test func aDiskThatFillsWhileRecordingEndsTheRecordingWithNothingLost() async throws {
         let disk = try SmallDisk(size: "20m")
         let session = CaptureSession()
-        try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30)))
-        try session.addInput(ToneSource())
-        var settings = settings()
-        settings.minimumFreeSpace = nil
-        let url = disk.url.appendingPathComponent("full.mp4")
-        let recorder = Recorder(url: url, settings: settings)
-        try session.addOutput(recorder)
-        try await session.start()
-        let outcome = Task { try await recorder.result() }
+        let (recorder, url, outcome) = try await startRecording("full.mp4", on: disk, session)
         try await Task.sleep(for: .seconds(2))
         let free = try FileManager.default.attributesOfFileSystem(forPath: disk.url.path)[.systemFreeSize] as? Int ?? 0
         try Data(count: max(0, free - 20_000)).write(to: disk.url.appendingPathComponent("filler"))
@@ -155,18 +164,7 @@ import ReelTestSupport
     func aFileWithoutAnIndexReservationOnADiskThatFillsKeepsEveryFrame(ext: String) async throws {
         let disk = try SmallDisk(size: "20m")
         let session = CaptureSession()
-        try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30)))
-        try session.addInput(ToneSource())
-        var settings = settings()
-        settings.minimumFreeSpace = nil
-        let container = try #require(Container(pathExtension: ext))
-        settings.video.codec = container.defaultVideoCodec
-        settings.audio.codec = container.defaultAudioCodec
-        let url = disk.url.appendingPathComponent("full.\(ext)")
-        let recorder = Recorder(url: url, settings: settings)
-        try session.addOutput(recorder)
-        try await session.start()
-        let outcome = Task { try await recorder.result() }
+        let (_, url, outcome) = try await startRecording("full.\(ext)", on: disk, session)
         try await Task.sleep(for: .seconds(2))
         let free = try FileManager.default.attributesOfFileSystem(forPath: disk.url.path)[.systemFreeSize] as? Int ?? 0
         let filler = disk.url.appendingPathComponent("filler")
