@@ -61,7 +61,7 @@ final class ProgressRenderer: @unchecked Sendable {
         emit(held)
     }
     /// `--json` with `--replay`, `--each-source` or `--frame-log`: the `finished` event is held
-    /// until ``releaseFinished(failedSaves:sources:frameLogFailure:)`` (after the saves still
+    /// until ``releaseFinished(failedSaves:madeGoodSaves:sources:frameLogFailure:)`` (after the saves still
     /// running at the stop, each source's own recording and the frame log), so that it is the
     /// last event and says whether every save asked for was made, what each source's own file
     /// holds, and a frame log that could not be written whole (`frameLogIncomplete`).
@@ -72,17 +72,20 @@ final class ProgressRenderer: @unchecked Sendable {
     /// that comes after it (the recorder's events arrive on their own task).
     private var releasedFailedSaves = 0
     /// The sources' own files ``releaseFinished(failedSaves:sources:)`` was told of (the same).
+    private var releasedMadeGoodSaves = 0
     private var releasedSources: [[String: Any]] = []
     private var releasedFrameLogFailure: [String: String]?
 
     /// Prints the `finished` event held back (see ``holdsFinished``), or lets it through when
     /// it comes. `failedSaves` replay saves asked for were not made: the recording did not
-    /// deliver all that was asked (`"complete": false`, `"replaySavesFailed"`).
+    /// deliver all that was asked (`"complete": false`, `"replaySavesFailed"`). `madeGoodSaves`
+    /// saves failed but a later save holds their moment (`"replaySavesMadeGood"`; complete).
     /// `sources`: each `--each-source` recording's file and frames (`"sources"`).
-    func releaseFinished(failedSaves: Int = 0, sources: [[String: Any]] = [], frameLogFailure: [String: String]? = nil) {
+    func releaseFinished(failedSaves: Int = 0, madeGoodSaves: Int = 0, sources: [[String: Any]] = [], frameLogFailure: [String: String]? = nil) {
         lock.lock(); defer { lock.unlock() }
         finishedReleased = true
         releasedFailedSaves = failedSaves
+        releasedMadeGoodSaves = madeGoodSaves
         releasedSources = sources
         releasedFrameLogFailure = frameLogFailure
         if var held = heldFinished {
@@ -92,7 +95,7 @@ final class ProgressRenderer: @unchecked Sendable {
         }
     }
 
-    /// Adds to a `finished` event what ``releaseFinished(failedSaves:sources:frameLogFailure:)``
+    /// Adds to a `finished` event what ``releaseFinished(failedSaves:madeGoodSaves:sources:frameLogFailure:)``
     /// was told: the failed saves, each source's own file, a frame log not written whole.
     private func addReleased(to object: inout [String: Any]) {
         if let failure = releasedFrameLogFailure { object["frameLogIncomplete"] = failure }
@@ -100,6 +103,7 @@ final class ProgressRenderer: @unchecked Sendable {
             object["complete"] = false
             object["replaySavesFailed"] = releasedFailedSaves
         }
+        if releasedMadeGoodSaves > 0 { object["replaySavesMadeGood"] = releasedMadeGoodSaves }
         if !releasedSources.isEmpty { object["sources"] = releasedSources }
         if Self.anyIncomplete(releasedSources) { object["complete"] = false }
     }

@@ -298,7 +298,8 @@ struct RecordCommand {
         // A frame log that could not be written whole is in `finished` too (it was said on
         // stderr alone: issue 26, F9); the recording itself is not affected.
         let frameLogFailure = frameLog?.error.flatMap { error in options.frameLog.map { ["file": $0.path, "error": error.description] } }
-        renderer.releaseFinished(failedSaves: replay.map { exitSave == false || $0.failed > 0 ? max($0.failed, 1) : 0 } ?? 0, sources: ownSummaries,
+        renderer.releaseFinished(failedSaves: replay.map { exitSave == false || $0.failed > 0 ? max($0.failed, 1) : 0 } ?? 0,
+                                 madeGoodSaves: replay.map { $0.failedAtAll - $0.failed } ?? 0, sources: ownSummaries,
                                  frameLogFailure: frameLogFailure)
         if let error = frameLog?.error {
             console.err("reel: warning: the frame log is incomplete: \(error.description) (the recording is not affected)")
@@ -371,6 +372,11 @@ struct RecordCommand {
             }
             if let log = options.frameLog, !options.json { console.out("  frame log \(log.path)") }
             // A moment asked for (with r, SIGUSR1 or --replay-save-on-exit) and not saved is a failure.
+            // A save that failed (a full disk) and was asked again once there was room, holding
+            // all the failed one would have: nothing asked for is lost (issue 26, F3: exit 1).
+            if let replay, !options.json, case let madeGood = replay.failedAtAll - replay.failed, madeGood > 0 {
+                console.err("reel: note: \(madeGood == 1 ? "the replay save that failed was" : "\(madeGood) replay saves that failed were") made good: a later save holds all of \(madeGood == 1 ? "its" : "their") moment")
+            }
             if let replay, exitSave == false || replay.failed > 0 {
                 let failed = max(replay.failed, 1)
                 console.err("reel: error: \(failed == 1 ? "a replay" : "\(failed) replays") asked for could not be saved (the warnings above say why)")

@@ -28,8 +28,21 @@ final class ReplaySaver: @unchecked Sendable {
         var nextID = 0
         var saved = 0
         /// Saves asked for that failed, those with nothing to save yet among them (s6: a save
-        /// asked before anything was recorded exited 0, though a failed save is exit 1).
-        var failed = 0
+        /// asked before anything was recorded exited 0, though a failed save is exit 1): the
+        /// part of the timeline each would have held, `nil` when the buffer held no video.
+        var failures: [Range<MediaTime>?] = []
+        /// The part of the timeline each replay saved holds.
+        var savedSpans: [Range<MediaTime>] = []
+
+        /// Failed saves whose moment no save holds: what was asked for and is lost. A save that
+        /// failed on a full disk and was asked again once space was freed, holding all the
+        /// failed one would have (issue 26, F3: the run exited 1 though nothing asked was lost).
+        var failedNotMadeGood: Int {
+            failures.count { failure in
+                guard let failure else { return true }
+                return !savedSpans.contains { $0.lowerBound <= failure.lowerBound && $0.upperBound >= failure.upperBound }
+            }
+        }
     }
     private let state = Mutex(State())
 
@@ -47,8 +60,11 @@ final class ReplaySaver: @unchecked Sendable {
 
     /// The replays saved so far.
     var saved: Int { state.withLock { $0.saved } }
-    /// The saves that failed (a moment asked for and not saved).
-    var failed: Int { state.withLock { $0.failed } }
+    /// The saves that failed and whose moment no later save holds (a moment asked for and
+    /// not saved).
+    var failed: Int { state.withLock { $0.failedNotMadeGood } }
+    /// The saves that failed, those a later save made good among them.
+    var failedAtAll: Int { state.withLock { $0.failures.count } }
 
     /// Makes `folder` ready for saves and tidies what saves cut off by a kill left in it
     /// (``ReplayBuffer/prepareFolder(_:)``), saying what it did. Returns whether it made the folder.
@@ -91,9 +107,13 @@ final class ReplaySaver: @unchecked Sendable {
 
     /// Saves the buffer and reports where, or why not; returns the file or the error.
     func saveReportingFile() async -> Result<URL, ReelError> {
+        let asked = buffer.savedSpanIfAskedNow
         do {
             let summary = try await buffer.save(inFolder: folder, container: container)
-            state.withLock { $0.saved += 1 }
+            state.withLock {
+                $0.saved += 1
+                $0.savedSpans.append(summary.start..<(summary.start + summary.duration))
+            }
             beforePrinting()
             let event = ProgressRenderer.json(["event": "saved", "file": summary.url.path,
                                                "duration": (summary.duration.seconds * 1000).rounded() / 1000,
@@ -107,7 +127,7 @@ final class ReplaySaver: @unchecked Sendable {
             return .success(summary.url)
         } catch {
             var failure = error as? ReelError ?? ReelError(.encodingFailed, "\(error)")
-            state.withLock { $0.failed += 1 }
+            state.withLock { $0.failures.append(asked) }
             if failure.code == .insufficientStorage {
                 failure.message += " (in \(folder.path))"
                 failure.hint = "the buffer still holds the moment for as long as it keeps it: free space there and save again, or record with another --replay-dir"

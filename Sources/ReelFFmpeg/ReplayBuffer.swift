@@ -163,6 +163,18 @@ public final class ReplayBuffer: PacketSink, Sendable {
         }
     }
 
+    /// The part of the recording's timeline a save asked now holds at least: the last
+    /// ``duration`` of the video held (from its oldest frame when it holds less) to the end of
+    /// its newest frame; `nil` while it holds no video. (The save starts on a keyframe at or
+    /// before that, and may wait for a little more: see ``save(to:container:overwrite:)``.)
+    package var savedSpanIfAskedNow: Range<MediaTime>? {
+        window.withLock { w in
+            guard let first = w.queues.first(where: { $0.stream.kind == .video })?.live.first?.presentationTime,
+                  let end = w.newestVideoEnd, first < end else { return nil }
+            return max(first, end - duration)..<end
+        }
+    }
+
     // MARK: Saving
 
     /// Writes the last ``duration`` held (see the type's description for where it starts and
