@@ -55,6 +55,43 @@ enum Format {
         return String(format: "%02d:%02d:%04.1f", h, m, rest)
     }
 
+    /// `url`'s path for a line people read: as it is, unless it holds a control character (a
+    /// newline, an escape sequence's ESC): then quoted as bash's `$'…'` reads it back, so that
+    /// the line stays one line and says the name exactly (a newline in a name printed it on
+    /// two lines: issue 26, F6).
+    static func path(_ url: URL) -> String { path(url.path) }
+
+    /// ``path(_:)`` of a path given as text.
+    static func path(_ path: String) -> String {
+        guard path.unicodeScalars.contains(where: isControl) else { return path }
+        var out = "$'"
+        for scalar in path.unicodeScalars {
+            switch scalar {
+            case "\\": out += "\\\\"
+            case "'": out += "\\'"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\r": out += "\\r"
+            case _ where scalar.value < 0x80 && isControl(scalar): out += String(format: "\\x%02X", scalar.value)
+            case _ where isControl(scalar): out += String(format: "\\u%04X", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "'"
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    /// A message (an error's, which may name a file) kept on one line of a terminal: its
+    /// control characters shown as ``printable(_:)`` shows them, the rest as it is (a path with
+    /// a newline printed the message on two lines: issue 26, F6).
+    static func oneLine(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        return text.split(separator: "\\", omittingEmptySubsequences: false).map { printable(String($0)) }.joined(separator: "\\")
+    }
+
     /// `text` (a title someone else gave, as a marker's) safe to print on one line of a
     /// terminal: control characters (a newline, an escape sequence's ESC, DEL, C1) shown as
     /// `\n`, `\t`, `\u{1B}`, and a backslash doubled so the escapes are not ambiguous.

@@ -131,7 +131,7 @@ struct ControlCommand {
             if json { console.out(line) } else { console.out(Self.describe(reply, command: command)) }
             return ExitStatus.done
         } catch {
-            console.err("reel: error: \(CommandLineHints.rephrased(error))")
+            console.err("reel: error: \(Format.oneLine("\(CommandLineHints.rephrased(error))"))")
             return ExitStatus.failure
         }
     }

@@ -87,7 +87,7 @@ struct MergeCommand {
             console.out(ProgressRenderer.json(object))
             return 0
         }
-        console.out("Saved \(summary.url.path)")
+        console.out("Saved \(Format.path(summary.url))")
         console.out(String(format: "  duration  %.2f s, %@", summary.duration.seconds, Format.bytes(summary.bytes)))
         let count = summary.clipCount == 1 ? "1 clip" : "\(summary.clipCount) clips"
         var clips = summary.reencodedClips.isEmpty ? "\(count) joined without re-encoding" : "\(count), encoded again"
@@ -106,7 +106,7 @@ struct MergeCommand {
         if json {
             console.out(ProgressRenderer.json(["event": "failed", "code": error.code.rawValue, "message": error.description]))
         }
-        console.err("reel: error: \(error.description)")
+        console.err("reel: error: \(Format.oneLine(error.description))")
         return 1
     }
 }

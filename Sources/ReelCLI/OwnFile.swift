@@ -40,7 +40,7 @@ struct OwnFile {
         switch result {
         case .success(let own) where !own.isWhole:
             return "reel: warning: the recording of \(name) on its own is incomplete: \(incompleteWords(own)); "
-                + String(format: "%@ holds %.2f s (exit status %d)", own.url.path, own.duration.seconds, ExitStatus.incomplete)
+                + String(format: "%@ holds %.2f s (exit status %d)", Format.path(own.url), own.duration.seconds, ExitStatus.incomplete)
         case .success:
             return nil
         case .failure(let error):

@@ -64,7 +64,7 @@ extension ProgressRenderer {
 
     /// Says where the file went and what it holds.
     func printSummary(_ s: RecordingSummary) {
-        console.out("Saved \(s.url.path)")
+        console.out("Saved \(Format.path(s.url))")
         if let note = Self.note(s.relocation) { console.out("  note      \(note)") }
         if !s.lostClips.isEmpty {
             console.out("  lost      \(s.lostClips.count) clip\(s.lostClips.count == 1 ? "" : "s") deleted while recorded: \(s.lostClips.map(\.lastPathComponent).joined(separator: ", ")) (not in this file)")

@@ -258,7 +258,7 @@ extension RecordCommand {
         if options.json {
             console.out(ProgressRenderer.json(["event": "failed", "code": error.code.rawValue, "message": error.description]))
         }
-        console.err("reel: error: \(error.description)")
+        console.err("reel: error: \(Format.oneLine(error.description))")
         return 1
     }
 }

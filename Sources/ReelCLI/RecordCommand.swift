@@ -361,7 +361,7 @@ struct RecordCommand {
                         if own.frameDrops.total > 0 { object["droppedBy"] = FrameDropWords.counts(own.frameDrops) }
                         console.out(ProgressRenderer.json(object))
                     } else {
-                        console.out("  \(name): \(own.url.path), \(own.frames) frames, \(own.droppedFrames) dropped"
+                        console.out("  \(name): \(Format.path(own.url)), \(own.frames) frames, \(own.droppedFrames) dropped"
                                     + FrameDropWords.why(own.frameDrops)
                                     + (ProgressRenderer.note(own.relocation).map { " (\($0))" } ?? ""))
                     }
@@ -370,7 +370,7 @@ struct RecordCommand {
                 }
                 if let warning = file.warning { console.err(warning) }
             }
-            if let log = options.frameLog, !options.json { console.out("  frame log \(log.path)") }
+            if let log = options.frameLog, !options.json { console.out("  frame log \(Format.path(log))") }
             // A moment asked for (with r, SIGUSR1 or --replay-save-on-exit) and not saved is a failure.
             // A save that failed (a full disk) and was asked again once there was room, holding
             // all the failed one would have: nothing asked for is lost (issue 26, F3: exit 1).

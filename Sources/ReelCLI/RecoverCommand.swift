@@ -91,7 +91,7 @@ struct RecoverCommand {
                 console.err("reel: \(error.message)")
                 return 2
             } catch {
-                console.err("reel: error: \(CommandLineHints.rephrased(error))")
+                console.err("reel: error: \(Format.oneLine("\(CommandLineHints.rephrased(error))"))")
                 return 1
             }
         }
@@ -223,7 +223,7 @@ struct RecoverCommand {
             let code = (error as? ReelError)?.code.rawValue ?? ReelError.Code.ioFailure.rawValue
             console.out(ProgressRenderer.json(["event": "failed", "file": url.path, "code": code, "message": "\(text)"]))
         }
-        console.err("reel: error: \(text)")
+        console.err("reel: error: \(Format.oneLine("\(text)"))")
     }
 
     /// `{"event": "recovered", "recording": PATH, "file": PATH, "duration": S, "frames": N,

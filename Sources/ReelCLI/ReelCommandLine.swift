@@ -143,7 +143,7 @@ public enum ReelCommandLine {
             console.err("Run 'reel \(commandNames.contains(command) ? command + " " : "")--help' for usage.")
             return 2
         } catch {
-            console.err("reel: error: \(CommandLineHints.rephrased(error))")
+            console.err("reel: error: \(Format.oneLine("\(CommandLineHints.rephrased(error))"))")
             return 1
         }
     }

@@ -122,7 +122,7 @@ final class ReplaySaver: @unchecked Sendable {
             if json {
                 console.out(event)
             } else {
-                console.out(String(format: "Saved replay %@ (%.2f s)", summary.url.path, summary.duration.seconds))
+                console.out(String(format: "Saved replay %@ (%.2f s)", Format.path(summary.url), summary.duration.seconds))
             }
             return .success(summary.url)
         } catch {

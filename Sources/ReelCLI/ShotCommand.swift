@@ -52,7 +52,7 @@ struct ShotCommand {
                 console.out(ProgressRenderer.json(["event": "saved", "file": url.path, "width": picture.width, "height": picture.height,
                                                    "format": format.rawValue]))
             } else {
-                console.out("Saved \(url.path) (\(picture.width)x\(picture.height) \(format.rawValue.uppercased()))")
+                console.out("Saved \(Format.path(url)) (\(picture.width)x\(picture.height) \(format.rawValue.uppercased()))")
             }
             return 0
         } catch let error as UsageError {
@@ -63,7 +63,7 @@ struct ShotCommand {
             if json {
                 console.out(ProgressRenderer.json(["event": "failed", "code": (error as? ReelError)?.code.rawValue ?? "ioFailure", "message": "\(text)"]))
             }
-            console.err("reel: error: \(text)")
+            console.err("reel: error: \(Format.oneLine("\(text)"))")
             return 1
         }
     }

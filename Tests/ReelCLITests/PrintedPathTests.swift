@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+import ReelTestSupport
+@testable import ReelCLI
+
+/// File names in what people read: a name holding a newline or an escape sequence is printed
+/// on one line, in a form bash reads back as exactly that name (issue 26, F6: `Saved
+/// /tmp/bad/x` and `y.mp4` came on two lines; JSON always escaped it).
+@Suite struct PrintedPathTests {
+    /// What bash makes of `word` (a `$'…'` quoted name read back).
+    func bashReads(_ word: String) throws -> String {
+        let bash = Process()
+        bash.executableURL = URL(fileURLWithPath: "/bin/bash")
+        bash.arguments = ["-c", "printf %s \(word)"]
+        let pipe = Pipe()
+        bash.standardOutput = pipe
+        try bash.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        bash.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test func aPlainPathIsPrintedAsItIs() {
+        #expect(Format.path("/tmp/my films/it's \\ \"here\".mp4") == "/tmp/my films/it's \\ \"here\".mp4")
+    }
+
+    @Test(arguments: ["/tmp/bad/x\ny.mp4", "/tmp/\u{1B}[31mred\u{7}.mp4", "/tmp/it's\t\\n\r.mkv", "/tmp/c1\u{9B}é.mp4"])
+    func aPathWithControlCharactersIsOneLineThatBashReadsBack(path: String) throws {
+        let printed = Format.path(path)
+        #expect(!printed.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }, "\(printed)")
+        #expect(try bashReads(printed) == path, "\(printed)")
+    }
+
+    @Test func anErrorMessageStaysOnOneLine() {
+        #expect(Format.oneLine("/tmp/x\ny.mp4 already exists") == "/tmp/x\\ny.mp4 already exists")
+        #expect(Format.oneLine("C:\\films is not a folder") == "C:\\films is not a folder", "backslashes as they are")
+    }
+
+    /// Through the command: the summary's first line and an error naming the file.
+    @Test func theCommandPrintsANewlineInANameOnOneLine() throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("x\ny.mp4")
+        let r = try ReelBinary.run(["record", "--test-pattern", "--duration", "0.5", "--faster-than-real-time", "-o", file.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let first = r.output.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(first.hasPrefix("Saved $'") && first.hasSuffix("x\\ny.mp4'"), "\(r.output)")
+        #expect(try bashReads(String(first.dropFirst("Saved ".count))) == file.path)
+        let again = try ReelBinary.run(["record", "--test-pattern", "--duration", "0.5", "--faster-than-real-time", "-o", file.path])
+        #expect(again.status == 1)
+        let errors = again.stderr.split(separator: "\n")
+        #expect(errors.count == 1 && errors[0].contains("x\\ny.mp4 already exists"), "\(again.stderr)")
+    }
+}
