@@ -361,9 +361,12 @@ struct RecordCommand {
                         if own.frameDrops.total > 0 { object["droppedBy"] = FrameDropWords.counts(own.frameDrops) }
                         console.out(ProgressRenderer.json(object))
                     } else {
+                        // Incomplete is said here too, as on the main file's summary (the
+                        // warning on stderr alone left the summary looking whole).
                         console.out("  \(name): \(Format.path(own.url)), \(own.frames) frames, \(own.droppedFrames) dropped"
                                     + FrameDropWords.why(own.frameDrops)
-                                    + (ProgressRenderer.note(own.relocation).map { " (\($0))" } ?? ""))
+                                    + (ProgressRenderer.note(own.relocation).map { " (\($0))" } ?? "")
+                                    + (file.isWhole ? "" : ", incomplete (exit status \(ExitStatus.incomplete))"))
                     }
                 case .failure:
                     if options.json { console.out(ProgressRenderer.json(file.json.merging(["event": "sourceFile"]) { $1 })) }
