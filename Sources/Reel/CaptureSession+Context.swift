@@ -16,6 +16,14 @@ extension CaptureSession {
         return (.video(size: made, pixelFormat: pixelFormat, frameRate: rate), (size, made))
     }
 
+    /// The size `filters` make of pictures of `size` as asked: on full-colour pictures, so
+    /// that a crop or pad that libavfilter rounds to the colour planes' half size on a camera's
+    /// pictures (`crop=641:361` making 640x360 there) shows the size it was asked for (issue
+    /// 26, F5: only a screen's odd crop was said).
+    static func sizeAsked(by filters: [VideoFilter], of size: PixelSize) -> PixelSize {
+        filters.outputSize(for: size, format: .bgra)
+    }
+
     func context(for entry: Entry, outputs: [any CaptureOutput], origin: MediaTime, presenter: PresenterStage?,
                          sizes: PictureSizes?) -> SourceContext {
         let id = entry.id
@@ -34,11 +42,14 @@ extension CaptureSession {
             }, resized: { filter, size, fitted in
                 continuation.yield(.filterResized(source: name, filter: filter.description, size: size, recorded: fitted))
             }))
-            // A filter set before the start that makes an odd size: the file holds its even part.
-            if let sizes, sizes.output != sizes.input, sizes.output.width % 2 != 0 || sizes.output.height % 2 != 0 {
-                let even = PixelSize(width: max(2, sizes.output.width & ~1), height: max(2, sizes.output.height & ~1))
+            // A filter set before the start that makes an odd size: the file holds its even
+            // part. On pictures whose colour is kept at half size (a camera's, the test
+            // pattern's) libavfilter itself rounds a crop or pad to even: said as well.
+            if let sizes, case let asked = Self.sizeAsked(by: entry.filter.filters, of: sizes.input),
+               asked != sizes.input, asked.width % 2 != 0 || asked.height % 2 != 0 {
+                let even = PixelSize(width: max(2, asked.width & ~1), height: max(2, asked.height & ~1))
                 continuation.yield(.filterResized(source: name, filter: entry.filter.filters.map(\.description).joined(separator: ","),
-                                                  size: sizes.output, recorded: even))
+                                                  size: asked, recorded: even))
             }
         }
         let report: @Sendable (SourceEvent) -> Void = { event in

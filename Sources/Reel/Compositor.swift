@@ -215,9 +215,12 @@ public final class Compositor: CaptureOutput {
         let filtered = filters.outputSize(for: size, format: .yuv420p)
         pictureSizes.withLock { $0 = (size, filtered) }
         let name = "composed (\(settings.layout))"
-        if filtered != size, filtered.width % 2 != 0 || filtered.height % 2 != 0 {
-            continuation.yield(.filterResized(source: name, filter: filters.map(\.description).joined(separator: ","), size: filtered,
-                                              recorded: PixelSize(width: max(2, filtered.width & ~1), height: max(2, filtered.height & ~1))))
+        // Asked on full-colour pictures: libavfilter rounds a crop of the composed (4:2:0)
+        // picture to even itself, which is said too (see CaptureSession.sizeAsked).
+        let asked = CaptureSession.sizeAsked(by: filters, of: size)
+        if asked != size, asked.width % 2 != 0 || asked.height % 2 != 0 {
+            continuation.yield(.filterResized(source: name, filter: filters.map(\.description).joined(separator: ","), size: asked,
+                                              recorded: PixelSize(width: max(2, asked.width & ~1), height: max(2, asked.height & ~1))))
         }
         let downstream = [SourceDescriptor(id: Self.outputID, name: name, kind: .video,
                                            format: .video(size: filtered, pixelFormat: .yuv420p, frameRate: settings.frameRate))]
