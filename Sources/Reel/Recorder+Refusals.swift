@@ -52,6 +52,20 @@ extension Recorder {
         if noted { dropsNoted.store(true, ordering: .releasing) }
     }
 
+    /// Tells the pipeline, before it finishes, how the recording ends: every source gone, its
+    /// limit passed on the clock, the frames lost since the last sample, and the session time
+    /// now when a source is interrupted at the end (the sound is kept to here: see
+    /// ``RecorderPipeline/soundInterrupted(untilSessionTime:)``).
+    func handOverEnd(to pipeline: RecorderPipeline) {
+        let (gone, limitPassed, interruptedUntil) = state.withLock { s in
+            (s.machine.sourcesWentAway, s.limitPassedOnClock, s.shortfalls.anyInterrupted ? s.clock.map { $0.now() - s.origin } : nil)
+        }
+        if gone { pipeline.sourcesWentAway() }
+        if limitPassed { pipeline.limitPassedOnClock() }
+        if let interruptedUntil { pipeline.soundInterrupted(untilSessionTime: interruptedUntil) }
+        handOverDrops(to: pipeline)
+    }
+
     /// Hands what was learnt of lost frames to the pipeline's machine (on the worker).
     func handOverDrops(to pipeline: RecorderPipeline) {
         guard dropsNoted.exchange(false, ordering: .acquiring) else { return }

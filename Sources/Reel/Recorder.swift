@@ -433,9 +433,7 @@ public final class Recorder: CaptureOutput {
             recordingWindow.store(2, ordering: .relaxed)
             stopAudioWaiting()
             if state.withLock({ $0.released }) { throw Self.released }
-            if state.withLock({ $0.machine.sourcesWentAway }) { pipeline.sourcesWentAway() }
-            if state.withLock({ $0.limitPassedOnClock }) { pipeline.limitPassedOnClock() }
-            handOverDrops(to: pipeline)
+            handOverEnd(to: pipeline)
             var summary = try pipeline.finish()
             // Only what falls inside the recording (the session runs on while the recorder
             // catches up after its limit).

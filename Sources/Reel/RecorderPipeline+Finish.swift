@@ -11,7 +11,7 @@ extension RecorderPipeline {
         try perform(finishing: machine.finish(keyframeDue: { encoder.keyframeDue(atGridIndex: $0) }))
         // Markers asked for after the last sample: at the end.
         try placeMarkers(upTo: nil)
-        var recorded = recordedDuration
+        var recorded = max(recordedDuration, ending == .maxFileSize ? .zero : soundKeptTo ?? .zero)
         if let single = try finishSingleFile(recorded: recorded) {
             return try madeFromIntermediate(single)
         }
@@ -69,6 +69,7 @@ extension RecorderPipeline {
             // the video went away and the audio went on).
             end = min(end, last + settings.video.frameRate.frameDuration)
         }
+        if let kept = soundKeptTo { end = max(end, kept) }
         if ending != .maxFileSize { try writer.padAudio(to: end) }
     }
 

@@ -28,6 +28,9 @@ final class RecorderPipeline: @unchecked Sendable {
     /// The clips' sink in clip mode.
     private(set) var clipFiles: ClipFileSink?
     var ending: RecordingEnding = .requested
+    /// Where the sound of a recording without video is kept to, as silence, past what came:
+    /// a source was interrupted when it ended (see ``soundInterrupted(untilSessionTime:)``).
+    private var silentTail: MediaTime?
     /// Clips whose files went before the merge (see ``RecordingSession/lostClips``).
     var lostClips: [URL] = []
     /// The limits, as values: the file's size, the duration (the machine cuts at it), and when
@@ -429,6 +432,20 @@ final class RecorderPipeline: @unchecked Sendable {
     func limitPassedOnClock() {
         if ending == .requested { ending = .maxDuration }
     }
+
+    /// A recording of sound alone whose source was interrupted when it ended (its audio server
+    /// gone and not back), at `time` on the session's clock: its sound is kept to there, the
+    /// time since the interruption as silence, as an interruption in the middle is (issue 26,
+    /// F7: the file ended where the sound stopped, seconds short of the session). Within the
+    /// limit; a recording with video ends with its frames.
+    func soundInterrupted(untilSessionTime time: MediaTime) {
+        guard plan.video == nil, !plan.audioTracks.isEmpty, timeline.hasBegun else { return }
+        let end = timeline.recordedDuration(upTo: time)
+        silentTail = limit.map { min($0, end) } ?? end
+    }
+
+    /// The end of the sound, past what came, that ``soundInterrupted(untilSessionTime:)`` keeps.
+    var soundKeptTo: MediaTime? { silentTail }
 
     /// Notes that the recording ends because every source has gone (unless a limit ended it).
     func sourcesWentAway() {

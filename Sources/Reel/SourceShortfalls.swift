@@ -20,9 +20,19 @@ struct SourceShortfalls: Sendable {
     /// What the sources said of other programs' recordings they ended, in order: not a
     /// shortfall (``RecordingSummary/endedRecordings``).
     private(set) var ended: [String] = []
+    /// The sources interrupted and not back (nor gone for good) since.
+    private var interrupted = Set<SourceID>()
+
+    /// Whether a source is interrupted now: said so, and neither back nor gone since.
+    var anyInterrupted: Bool { !interrupted.isEmpty }
 
     /// Notes what `event` says about the source `id`, named `name`, at session time `at`.
     mutating func note(_ event: SourceEvent, from id: SourceID, name: String, at: MediaTime) {
+        switch event {
+        case .interrupted: interrupted.insert(id)
+        case .resumed, .lost, .ended: interrupted.remove(id)
+        default: break
+        }
         switch event {
         case .lost(let error): noted.append(Noted(source: name, kind: .lost, error: error, at: at))
         case .interrupted(let error): noted.append(Noted(source: name, kind: .interrupted, error: error, at: at))

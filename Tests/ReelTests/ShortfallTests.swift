@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import Reel
 import ReelTestSupport
@@ -175,5 +176,73 @@ final class SayingToneSource: CaptureSource {
         let summary = try await recorder.result()
         await session.stop()
         return (summary, await events.value)
+    }
+}
+
+/// A second of tone at once, and then nothing; ``interrupt()`` says its server is gone: an
+/// application's sound whose audio server died and never came back.
+final class ToneThenInterrupted: CaptureSource, @unchecked Sendable {
+    let name = "app"
+    let kind = SampleKind.appAudio
+    private let tone = OneSecondOfTone()
+    private let context = Mutex<SourceContext?>(nil)
+
+    func prepare() throws -> SourceFormat { try tone.prepare() }
+
+    func start(_ context: SourceContext) throws {
+        self.context.withLock { $0 = context }
+        try tone.start(context)
+    }
+
+    /// Returns once the second of sound has been delivered.
+    func delivered() async throws { try await tone.delivered() }
+
+    /// Says that the source is interrupted (its server went away).
+    func interrupt() {
+        context.withLock { $0 }?.report(.interrupted(ReelError(.sourceUnavailable, "the audio server went away")))
+    }
+
+    func stop() {}
+}
+
+/// A recording of sound alone whose source is interrupted when it is stopped (its audio server
+/// died and never came back) keeps the time since as silence, to the stop, as it keeps an
+/// interruption in the middle; it ended where the sound stopped, seconds short of the session
+/// (issue 26, F7). Said as before: interrupted at 1 s. A source that simply delivers less
+/// (not interrupted) ends where its sound does.
+@Suite struct InterruptedToTheEndTests {
+    @Test(arguments: [true, false])
+    func soundInterruptedToTheStopIsKeptAsSilence(interrupted: Bool) async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("gone.m4a")
+        let clock = ManualClock()
+        let session = CaptureSession(clock: clock)
+        let source = ToneThenInterrupted()
+        try session.addInput(source)
+        let recorder = Recorder(url: url, settings: Recorder.Settings())
+        try session.addOutput(recorder)
+        try await session.start()
+        try await source.delivered()
+        clock.advance(to: MediaTime(seconds: 1))
+        if interrupted { source.interrupt() }
+        clock.advance(to: MediaTime(seconds: 4))
+        try await Task.sleep(for: .milliseconds(200))  // the sound reaches the recorder
+        await session.stop()
+        let summary = try await recorder.result()
+        let seconds = summary.duration.seconds
+        let samples = try MediaProbe.decodeAudio(url)
+        if interrupted {
+            #expect(abs(seconds - 4) < 0.05, "kept to the stop: \(seconds) s")
+            #expect(abs(Double(samples.count) / 48_000 - 4) < 0.05, "\(samples.count) samples")
+            #expect(samples.dropFirst(48_000 + 2048).allSatisfy { $0 == 0 }, "the time since is silence")
+            #expect(summary.shortfalls.map(\.kind) == [.interrupted] && !summary.isComplete, "\(summary.shortfalls)")
+            #expect(abs((summary.shortfalls.first?.at.seconds ?? -1) - 1) < 0.05, "said at 1 s: \(summary.shortfalls)")
+        } else {
+            #expect(abs(seconds - 1) < 0.05, "ends with its sound: \(seconds) s")
+            #expect(summary.isComplete)
+        }
+        // The tone is where it was, whole.
+        let tone = ToneAnalysis.meanPower(of: Array(samples[16_000..<36_000]), sampleRate: 48_000, frequency: 1000)
+        #expect(tone > 0.01, "\(tone)")
     }
 }
