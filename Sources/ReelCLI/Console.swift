@@ -64,20 +64,31 @@ enum Format {
     /// ``path(_:)`` of a path given as text.
     static func path(_ path: String) -> String {
         guard path.unicodeScalars.contains(where: isControl) else { return path }
-        var out = "$'"
-        for scalar in path.unicodeScalars {
+        return "$'" + escaped(path, also: ["'": "\\'"]) { value in
+            String(format: value < 0x80 ? "\\x%02X" : "\\u%04X", value)
+        } + "'"
+    }
+
+    /// `text` with a backslash doubled, a newline, tab and carriage return as `\n`, `\t`, `\r`,
+    /// each scalar of `also` as it says, and every other control character as `control` writes
+    /// its value.
+    private static func escaped(_ text: String, also: [Unicode.Scalar: String] = [:], control: (UInt32) -> String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if let replacement = also[scalar] {
+                out += replacement
+                continue
+            }
             switch scalar {
             case "\\": out += "\\\\"
-            case "'": out += "\\'"
             case "\n": out += "\\n"
             case "\t": out += "\\t"
             case "\r": out += "\\r"
-            case _ where scalar.value < 0x80 && isControl(scalar): out += String(format: "\\x%02X", scalar.value)
-            case _ where isControl(scalar): out += String(format: "\\u%04X", scalar.value)
+            case _ where isControl(scalar): out += control(scalar.value)
             default: out.unicodeScalars.append(scalar)
             }
         }
-        return out + "'"
+        return out
     }
 
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
@@ -96,18 +107,6 @@ enum Format {
     /// terminal: control characters (a newline, an escape sequence's ESC, DEL, C1) shown as
     /// `\n`, `\t`, `\u{1B}`, and a backslash doubled so the escapes are not ambiguous.
     static func printable(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            case "\r": out += "\\r"
-            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value):
-                out += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
+        escaped(text) { "\\u{\(String($0, radix: 16, uppercase: true))}" }
     }
 }
