@@ -25,15 +25,20 @@ struct HLSPlaylist {
     /// media playlist (a master playlist lists streams, not segments), `.nothingRecorded`
     /// for an empty file (the name a stream takes before its first segment).
     init(_ url: URL) throws {
-        self.url = url
         let data = try Data(contentsOf: url, options: .mappedIfSafe)
         guard !data.isEmpty else {
             throw ReelError(.nothingRecorded, "\(url.path) is empty: the stream was cut off before its first segment",
                             hint: "there is nothing to close")
         }
-        guard data.count <= 64 << 20, let text = String(data: data, encoding: .utf8), text.hasPrefix("#EXTM3U") else {
-            throw Self.notAPlaylist(url)
-        }
+        guard data.count <= 64 << 20, let text = String(data: data, encoding: .utf8) else { throw Self.notAPlaylist(url) }
+        try self.init(text: text, url: url)
+    }
+
+    /// Reads the playlist `text` of the file at `url` (as FFmpeg's HLS writer made it, before
+    /// it is on the disk). Throws `.invalidMedia` for anything that is not an HLS media playlist.
+    init(text: String, url: URL) throws {
+        self.url = url
+        guard text.hasPrefix("#EXTM3U") else { throw Self.notAPlaylist(url) }
         var pending: (duration: MediaTime, tags: [String])?
         var pendingTags: [String] = []
         for raw in text.split(whereSeparator: \.isNewline) {

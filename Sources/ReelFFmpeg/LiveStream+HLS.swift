@@ -113,17 +113,19 @@ extension LiveStream {
         throw explainUnfinishedPlaylist(ReelError(.ioFailure, text.isEmpty ? "the playlist is empty" : "the playlist has no end"))
     }
 
-    /// What a stream whose end could not be written says: its playlist, if FFmpeg wrote one,
-    /// lists the segments before the last, and the last segment may be cut short.
+    /// What a stream whose end could not be written says: its playlist, if one was written,
+    /// lists the segments written whole and has its end there (see ``HLSPublisher/seal()``),
+    /// or lacks its end and its last segment.
     func explainUnfinishedPlaylist(_ error: ReelError) -> ReelError {
         let segments = writtenSegments()
-        var info = stat()
-        let listed = stat(url.path, &info) == 0 && info.st_size > 0
-        let what = listed ? "its playlist \(url.path) lacks its end and its last segment"
-                          : segments.isEmpty ? "nothing of it was written" : "its playlist \(url.path) was never written (\(segments.count) segment(s) beside it are not listed)"
+        let text = (try? String(contentsOf: url, encoding: .utf8)) ?? ""
+        let ended = text.hasSuffix("#EXT-X-ENDLIST\n")
+        let what = ended ? "its playlist \(url.path) ends with the last segment written whole"
+                 : !text.isEmpty ? "its playlist \(url.path) lacks its end and its last segment"
+                 : segments.isEmpty ? "nothing of it was written" : "its playlist \(url.path) was never written (\(segments.count) segment(s) beside it are not listed)"
         return ReelError(error.code == .insufficientStorage ? .insufficientStorage : .ioFailure,
                          "the end of HLS stream \(url.path) could not be written: \(what) (\(error.message))",
-                         hint: listed ? LibraryHint.closeThePlaylist(url.path) : "check the free space and permissions of \(url.deletingLastPathComponent().path)",
+                         hint: !text.isEmpty && !ended ? LibraryHint.closeThePlaylist(url.path) : "check the free space and permissions of \(url.deletingLastPathComponent().path)",
                          averror: error.averror)
     }
 
@@ -142,6 +144,14 @@ extension LiveStream {
                                 "the disk of \(folder.path) is nearly full (\(free / 1000) kB free; HLS stops below \(needed / 1000) kB, room for two more segments and at least 1 MiB)",
                                 hint: "free some space there")
             }
+        }
+        // A segment cut short or not written at all: never listed (see HLSPublisher), so the
+        // stream stops here.
+        if let (name, averror) = hlsPublisher?.failedSegment {
+            let full = averror == reel_averror(ENOSPC) || averror == reel_averror(EDQUOT)
+            throw ReelError(full ? .insufficientStorage : .ioFailure,
+                            "HLS segment \(folder.appendingPathComponent(name).path) could not be written (\(FFmpeg.describe(averror)))",
+                            hint: "check the free space in \(folder.path)", averror: averror)
         }
         guard let playlist = try? String(contentsOf: url, encoding: .utf8) else { return }  // not written yet
         for line in playlist.split(separator: "\n") where !line.hasPrefix("#") && !line.isEmpty {

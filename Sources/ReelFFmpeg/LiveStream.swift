@@ -251,7 +251,10 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         do {
             first = isListener ? nil : try connect(streams)
         } catch {
-            if format == "hls" { releaseEmptyPlaylist() }
+            if format == "hls" {
+                hlsPublisher?.seal()
+                releaseEmptyPlaylist()
+            }
             throw error
         }
         condition.withLock {
@@ -268,6 +271,8 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
     var hlsClaim: HLSClaim?
     /// The HLS segments found whole on the disk so far (a listed one missing later was deleted).
     var hlsSegmentsSeen: Set<String> = []
+    /// What publishes the HLS playlist (the sending thread's alone once it runs).
+    var hlsPublisher: HLSPublisher?
 
     /// Queues `packet` for sending (never blocks on the network): ``SinkFlow/ok`` while the
     /// stream sends or reconnects (a slow link drops whole groups of pictures from its queue),
@@ -340,6 +345,13 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         let muxerOptions = connectionOptions
         do {
             let muxer = try Muxer(network: url, address: address, format: format, name: name, gate: gate, options: muxerOptions)
+            if format == "hls" {
+                // Before the header: the writer's inner contexts take its callbacks then.
+                let publisher = HLSPublisher(playlist: url)
+                publisher.install(on: muxer.context)
+                muxer.callbackOwner = publisher
+                hlsPublisher = publisher
+            }
             for stream in streams { try muxer.add(stream) }
             if format == "hls" { try muxer.writeHeader(options: hlsOptions) } else { try muxer.writeHeader(fragmentInterval: nil) }
             return muxer
@@ -440,6 +452,8 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
                 ended = error as? ReelError ?? ReelError(.ioFailure, "\(name): \(error)")
             }
             if format == "hls" {
+                // The playlist ends with what was written whole, whatever the trailer could write.
+                hlsPublisher?.seal()
                 do {
                     if let ended { throw explainUnfinishedPlaylist(ended) }
                     // FFmpeg's HLS writer does not report a playlist it could not write at the end.
@@ -452,7 +466,11 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
                 }
             }
         }
-        if format == "hls" { releaseEmptyPlaylist() }
+        if format == "hls" {
+            // A stream that failed on the way (a full disk) ends its playlist where it stopped.
+            hlsPublisher?.seal()
+            releaseEmptyPlaylist()
+        }
         if let lost = link.endedEarly() {
             condition.withLock { statistics_.failure = lost }
             report(.failed(name: name, error: lost))

@@ -46,6 +46,9 @@ final class Muxer: PacketSink {
     private let scratch: Packet
     /// For a file written off the muxing thread: the writer its bytes go to (see ``WriteQueue``).
     private var queuedOutput: QueuedOutput?
+    /// What the context's callbacks use (its `opaque`; see ``HLSPublisher``): alive as long
+    /// as the context, which calls them until it is freed.
+    var callbackOwner: AnyObject?
 
     /// The libavformat muxer name for a container.
     static func formatName(_ container: Container) -> String {
