@@ -60,7 +60,10 @@ struct RecoverCommand {
     is missing or cut short is left out (its file stays; the segments after it stay, from a
     discontinuity, and the exit status is 3), and the playlist gets its end. The
     segment that was being made when it was cut off was never written (FFmpeg keeps it in
-    memory until it ends): the recording's file (-o) holds that time.
+    memory until it ends): the recording's file (-o) holds that time. A folder whose playlist
+    is empty or missing (a full disk before Reel kept the playlist whole, a playlist deleted)
+    while its segments are there gets its playlist rebuilt from the whole segments, in order
+    (a torn one is left out and left as it is); nothing is removed while segments are there.
 
     A recording in --pause-mode clips that was cut off is in its clips folder (NAME.clips
     beside NAME.mp4, or the --keep-clips folder): give the folder, or NAME.mp4 if that does
@@ -273,7 +276,7 @@ struct RecoverCommand {
             let status = r.isComplete ? 0 : ExitStatus.incomplete
             if json {
                 console.out(ProgressRenderer.json(["event": "recovered", "recording": path, "file": url.path,
-                                                   "how": r.wasClosed ? "notNeeded" : "closed", "segments": r.segments,
+                                                   "how": r.wasClosed ? "notNeeded" : r.rebuilt ? "rebuilt" : "closed", "segments": r.segments,
                                                    "duration": (r.duration.seconds * 1000).rounded() / 1000, "added": r.added,
                                                    "leftOut": r.leftOut.map(\.name), "complete": r.isComplete]))
                 return status
@@ -282,9 +285,14 @@ struct RecoverCommand {
                 console.err("reel: note: \(url.path) has its end already; nothing to do")
                 return 0
             }
-            console.out(String(format: "Closed %@: %d segment%@, %.2f s, marked as ended (players no longer wait for more)",
-                               url.path, r.segments, r.segments == 1 ? "" : "s", r.duration.seconds))
-            if !r.added.isEmpty {
+            if r.rebuilt {
+                console.out(String(format: "Rebuilt %@ from %d whole segment%@, %.2f s, marked as ended (the playlist was empty or missing; the segments beside it are listed)",
+                                   url.path, r.segments, r.segments == 1 ? "" : "s", r.duration.seconds))
+            } else {
+                console.out(String(format: "Closed %@: %d segment%@, %.2f s, marked as ended (players no longer wait for more)",
+                                   url.path, r.segments, r.segments == 1 ? "" : "s", r.duration.seconds))
+            }
+            if !r.added.isEmpty && !r.rebuilt {
                 console.out("  listed now (written whole, not listed yet when the stream was cut off): \(r.added.joined(separator: ", "))")
             }
             for segment in r.leftOut {

@@ -24,6 +24,9 @@ public enum PlaylistRecovery {
         public var duration: MediaTime
         /// Whether it had its end already (then nothing was written).
         public var wasClosed: Bool
+        /// Whether the playlist was empty or missing (a full disk, a crash before its first
+        /// write) and was made anew from the segments in its folder: then ``added`` names them all.
+        public var rebuilt = false
         /// Segments that were on the disk, whole, but not listed yet, and are listed now.
         public var added: [String] = []
         /// Segments left out, each with why (missing, empty, cut short); their files, if any,
@@ -63,29 +66,48 @@ public enum PlaylistRecovery {
     }
 
     /// The HLS media playlist in `folder`: `index.m3u8` (the name a stream into a folder
-    /// gives it) if it is one, else the only `.m3u8` media playlist there.
+    /// gives it) if it is one, else the only `.m3u8` media playlist there, else `index.m3u8`
+    /// (empty or missing) if its segments are there (``close(_:)`` rebuilds it).
     public static func playlist(inFolder folder: URL) -> URL? {
         let index = folder.appendingPathComponent("index.m3u8")
         if isPlaylist(index) { return index }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         let playlists = names.filter { $0.lowercased().hasSuffix(".m3u8") && !$0.hasPrefix(".") }
             .map { folder.appendingPathComponent($0) }.filter(isPlaylist)
-        return playlists.count == 1 ? playlists[0] : nil
+        if playlists.count == 1 { return playlists[0] }
+        var info = stat()
+        let placeholder = stat(index.path, &info) != 0 || ((info.st_mode & S_IFMT) == S_IFREG && info.st_size == 0)
+        return playlists.isEmpty && placeholder && !segmentFiles(of: index).isEmpty ? index : nil
     }
 
     /// Closes the playlist at `url` where it is (see ``PlaylistRecovery``). The new playlist is
     /// written beside it and takes its name once it is on the disk. A playlist that has its end
     /// needs nothing: the summary says `wasClosed` and nothing is written.
     ///
+    /// A playlist that is empty or missing while its segments are beside it (FFmpeg's HLS
+    /// writer emptied it on a full disk before Reel published the playlist itself; or it was
+    /// lost) is rebuilt from the segments that are whole (the summary says `rebuilt`); a torn
+    /// one is left out and left as it is. An empty playlist with no segment beside it is removed
+    /// (a stream cut off before its first segment); nothing is removed while segments are there.
+    ///
     /// - Throws: `ReelError` with `.busy` (a stream is writing its folder right now),
     ///   `.invalidMedia` (not an HLS media playlist), `.nothingRecorded` (not one of its
     ///   segments is whole), `.permissionDenied`, `.ioFailure`.
     public static func close(_ url: URL) throws -> Summary {
-        try Recovery.checkReadableFile(url)
         let folder = url.deletingLastPathComponent()
+        var info = stat()
+        let missing = stat(url.path, &info) != 0
+        if !missing || segmentFiles(of: url).isEmpty { try Recovery.checkReadableFile(url) }
         let lock = try RecordingLock.lockExisting(folder, exclusive: true)
         defer { lock.release() }
-        var info = stat()
+        // What a stream killed while it wrote the folder left of its own (the room it kept for
+        // the ended playlist, a playlist it was publishing): no stream writes the folder now.
+        for leftover in FilePlacement.temporaryFiles(beside: url, purposes: ["ending", "publishing"]) { unlink(leftover.path) }
+        if missing || info.st_size == 0, !segmentFiles(of: url).isEmpty {
+            // Emptied by a full disk (FFmpeg's writer replaced it with what it could write) or
+            // lost, while its segments are there: made anew from them.
+            return try rebuild(url)
+        }
         if stat(url.path, &info) == 0, info.st_size == 0 {
             // The name a stream takes before its first segment: nothing was recorded into it.
             // It goes (the folder's lock is held: no stream writes it), so that the folder can
@@ -140,6 +162,84 @@ public enum PlaylistRecovery {
         }
         summary.segments = playlist.segments.count
         summary.duration = playlist.duration
+        try write(playlist, to: url)
+        return summary
+    }
+
+    // MARK: Rebuilding
+
+    /// The segment files of the playlist `url` in its folder, as a stream names them
+    /// (`NAME-00000.ts` or `.m4s`), in the order of their numbers.
+    static func segmentFiles(of url: URL) -> [(name: String, number: Int64)] {
+        let stem = url.deletingPathExtension().lastPathComponent + "-"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path)) ?? []
+        return names.compactMap { name -> (String, Int64)? in
+            let ext = (name as NSString).pathExtension
+            guard name.hasPrefix(stem), ext == "ts" || ext == "m4s" else { return nil }
+            let digits = name.dropFirst(stem.count).dropLast(ext.count + 1)
+            guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int64(digits) else { return nil }
+            return (name, number)
+        }.sorted { $0.1 < $1.1 }
+    }
+
+    /// Writes the playlist `url` anew from the segments beside it (see ``close(_:)``): every
+    /// whole one in the order of their numbers, with the duration it plays; one missing from
+    /// the numbers, or cut short, starts a discontinuity; fMP4 segments with their
+    /// initialisation segment (`NAME-init.mp4`). Nothing is removed.
+    private static func rebuild(_ url: URL) throws -> Summary {
+        let files = segmentFiles(of: url)
+        let stem = url.deletingPathExtension().lastPathComponent
+        let folder = url.deletingLastPathComponent()
+        // Fragmented MP4 segments if there are any (with their initialisation segment).
+        let fmp4 = files.contains { $0.name.hasSuffix(".m4s") }
+        let segments = files.filter { $0.name.hasSuffix(fmp4 ? ".m4s" : ".ts") }
+        func header(target: Int) -> String {
+            var lines = ["#EXTM3U", "#EXT-X-VERSION:\(fmp4 ? 7 : 6)", "#EXT-X-TARGETDURATION:\(target)",
+                         "#EXT-X-MEDIA-SEQUENCE:\(segments.first?.number ?? 0)"]
+            // From the first segment on: the whole event, as a stream with no window writes it.
+            if segments.first?.number == 0 { lines.append("#EXT-X-PLAYLIST-TYPE:EVENT") }
+            lines.append("#EXT-X-INDEPENDENT-SEGMENTS")
+            if fmp4 { lines.append("#EXT-X-MAP:URI=\"\(stem)-init.mp4\"") }
+            return lines.joined(separator: "\n") + "\n"
+        }
+        var playlist = try HLSPlaylist(text: header(target: 1), url: url)
+        var summary = Summary(url: url, segments: 0, duration: .zero, wasClosed: false, rebuilt: true)
+        var kept: [HLSPlaylist.Segment] = []
+        var afterHole = false
+        var expected: Int64?
+        for (name, number) in segments {
+            if let expected, number != expected { afterHole = true }
+            expected = number + 1
+            let file = folder.appendingPathComponent(name)
+            if let reason = check(file, in: playlist) {
+                summary.leftOut.append(LeftOutSegment(name: name, reason: reason, wasListed: false))
+                afterHole = true
+                continue
+            }
+            guard let duration = try? segmentDuration(file, in: playlist), duration > .zero else {
+                summary.leftOut.append(LeftOutSegment(name: name, reason: "unreadable", wasListed: false))
+                afterHole = true
+                continue
+            }
+            kept.append(HLSPlaylist.Segment(name: name, duration: duration, tags: afterHole && !kept.isEmpty ? ["#EXT-X-DISCONTINUITY"] : []))
+            summary.added.append(name)
+            afterHole = false
+        }
+        guard !kept.isEmpty else {
+            throw ReelError(.nothingRecorded, "no segment in \(folder.path) is whole\(fmp4 ? " and readable with its initialisation segment" : ""): the stream holds nothing that plays",
+                            hint: "its files are left as they are")
+        }
+        let target = max(1, kept.map { Int($0.duration.seconds.rounded()) }.max() ?? 1)
+        playlist = try HLSPlaylist(text: header(target: target), url: url)
+        playlist.segments = kept
+        summary.segments = kept.count
+        summary.duration = playlist.duration
+        try write(playlist, to: url)
+        return summary
+    }
+
+    /// Writes `playlist` with its end beside `url`, and gives it `url`'s name once it is on the disk.
+    private static func write(_ playlist: HLSPlaylist, to url: URL) throws {
         let temporary = FilePlacement.temporaryURL(beside: url, purpose: "recovering")
         do {
             try Data(playlist.closedText.utf8).write(to: temporary)
@@ -151,7 +251,6 @@ public enum PlaylistRecovery {
             throw ReelError(.ioFailure, "cannot write \(url.path): \(error.localizedDescription)",
                             hint: "check the folder's permissions and free space")
         }
-        return summary
     }
 
     // MARK: Segments

@@ -409,4 +409,35 @@ import ReelTestSupport
         let probe = try MediaProbe.probe(url)
         #expect(abs(probe.duration - Double(frames.count) / 30) < 0.1, "a duration of \(probe.duration)")
     }
+
+    /// An HLS folder whose playlist a full disk left empty (issue 26, F2), or that lost it, while
+    /// its segments are there: `reel recover DIR` rebuilds the playlist from the whole segments,
+    /// leaves out (and says) a torn last one, ends it, and says what it did; the stream plays
+    /// every frame it played before. It said the stream had recorded nothing, and removed the
+    /// empty playlist.
+    @Test func anHLSFolderWithoutItsPlaylistIsRebuiltFromItsSegments() throws {
+        let dir = try TemporaryDirectory()
+        let hls = dir.url.appendingPathComponent("live")
+        let made = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast", "--duration", "6",
+                                       "--faster-than-real-time", "--hls", hls.path, "--hls-window", "0",
+                                       "-o", dir.url.appendingPathComponent("file.mp4").path])
+        try #require(made.status == 0, "\(made.stderr)")
+        let playlist = hls.appendingPathComponent("index.m3u8")
+        let frames = try MediaProbe.decodeLuma(playlist, width: 320, height: 240).map(\.counter)
+        try #require(frames.count == 180)
+        let segments = try FileManager.default.contentsOfDirectory(atPath: hls.path).filter { $0.hasSuffix(".ts") }.sorted()
+        // The segment the full disk cut off: its first 4096 bytes.
+        let torn = hls.appendingPathComponent(String(format: "index-%05d.ts", segments.count))
+        try Data(try Data(contentsOf: hls.appendingPathComponent(segments[0])).prefix(4096)).write(to: torn)
+        for lost in ["emptied", "missing"] {
+            if lost == "emptied" { try Data().write(to: playlist) } else { try FileManager.default.removeItem(at: playlist) }
+            let r = try ReelBinary.run(["recover", hls.path])
+            #expect(r.status == 0, "\(lost): \(r.stderr)")
+            #expect(r.output.contains("Rebuilt \(playlist.path) from \(segments.count) whole segments"), "\(lost): \(r.output)")
+            #expect(r.output.contains("left out: \(torn.lastPathComponent) (cut short)"), "\(lost): \(r.output)")
+            #expect(try String(contentsOf: playlist, encoding: .utf8).hasSuffix("#EXT-X-ENDLIST\n"))
+            #expect(try MediaProbe.decodeLuma(playlist, width: 320, height: 240).map(\.counter) == frames, "\(lost)")
+            #expect(try Data(contentsOf: torn).count == 4096, "the torn segment is left as it is")
+        }
+    }
 }

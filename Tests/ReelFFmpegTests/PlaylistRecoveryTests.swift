@@ -159,4 +159,40 @@ import ReelTestSupport
             }
         }
     }
+
+    /// A folder whose playlist a full disk emptied (or that lost it) while its segments are
+    /// there: the playlist is rebuilt from the segments that are whole, in order (the fMP4
+    /// initialisation segment in its map), a torn last one left out and left as it is, and
+    /// ended, so the stream plays every frame the whole segments hold. It was said to hold
+    /// nothing, and the empty playlist removed.
+    @Test(arguments: [false, true])
+    func aPlaylistEmptiedOrLostIsRebuiltFromTheWholeSegments(_ fmp4: Bool) throws {
+        for lost in ["emptied", "missing"] {
+            let dir = try TemporaryDirectory()
+            let playlist = try Self.event(in: dir.url, fmp4: fmp4)
+            let ext = fmp4 ? "m4s" : "ts"
+            // The segment the full disk cut: its first 4096 bytes.
+            let torn = dir.url.appendingPathComponent("index-00004.\(ext)")
+            try Data(try Data(contentsOf: dir.url.appendingPathComponent("index-00003.\(ext)")).prefix(4096)).write(to: torn)
+            if lost == "emptied" { try Data().write(to: playlist) } else { try FileManager.default.removeItem(at: playlist) }
+            #expect(PlaylistRecovery.playlist(inFolder: dir.url) == playlist, "\(lost)")
+            let summary = try PlaylistRecovery.close(playlist)
+            #expect(summary.rebuilt && summary.segments == 4, "\(lost): \(summary)")
+            #expect(summary.added == (0..<4).map { "index-0000\($0).\(ext)" }, "\(lost): \(summary)")
+            #expect(summary.leftOut == [.init(name: "index-00004.\(ext)", reason: "cut short", wasListed: false)], "\(lost): \(summary)")
+            #expect(summary.isComplete)
+            #expect(abs(summary.duration.seconds - 8) < 0.05, "\(summary.duration)")
+            let text = try String(contentsOf: playlist, encoding: .utf8)
+            #expect(text.hasSuffix("#EXT-X-ENDLIST\n") && text.contains("#EXT-X-MAP:URI=\"index-init.mp4\"") == fmp4, "\(text)")
+            #expect(try Self.framesThroughPlaylist(playlist) == 240, "\(lost)")
+            #expect(try Data(contentsOf: torn).count == 4096, "the torn segment is left as it is")
+        }
+        // Nothing whole at all: said so, and nothing is removed while a segment file is there.
+        let dir = try TemporaryDirectory()
+        let playlist = dir.url.appendingPathComponent("index.m3u8")
+        try Data().write(to: playlist)
+        try Data(repeating: 0, count: 4096).write(to: dir.url.appendingPathComponent("index-00000.ts"))
+        #expect(throws: ReelError.self) { try PlaylistRecovery.close(playlist) }
+        #expect(FileManager.default.fileExists(atPath: playlist.path))
+    }
 }
