@@ -109,9 +109,10 @@ extension RecordCommand {
     these options are refused.
 
     Exit status: 0 when the file holds all that was asked for; 3 when it was finalised but a
-    source was lost or interrupted, recorded nothing (an application that never played, a
-    microphone whose every sample was digital zero: muted, or a monitor of a silent sink;
-    --app-audio recording a sink on which nothing played) or
+    source was lost or interrupted, recorded nothing (an application that never played, or
+    that played only digital silence: muted or at volume 0 in the mixer, which reel says and
+    leaves as it is; a microphone whose every sample was digital zero: muted, or a monitor of
+    a silent sink; --app-audio recording a sink on which nothing played) or
     missed part of what it was asked for (the summary's "missing" lines, and with --json the
     source events and "complete": false with "shortfalls" in "finished", say which), or when
     --min-free or a full disk stopped it early (the file holds all recorded until then:

@@ -27,7 +27,11 @@ import Synchronization
 ///
 /// What the recording misses comes as the source's events: ``SourceEvent/silent(_:)`` for a
 /// named application that has not played since the start (``SourceEvent/resumed`` when it
-/// does), ``SourceEvent/incomplete(_:)`` for a chosen stream that cannot be moved or was moved
+/// does), and for chosen applications that play but recorded only digital silence for a
+/// second: muted or at volume 0 in the mixer (which applies before any recording can take the
+/// sound, on PulseAudio and PipeWire alike; the source leaves the mixer as the user set it and
+/// says so), or playing silence (``SourceEvent/resumed`` at their first sound);
+/// ``SourceEvent/incomplete(_:)`` for a chosen stream that cannot be moved or was moved
 /// away; a recorder lists them in ``RecordingSummary/shortfalls``. If the audio server restarts,
 /// the source is interrupted; it makes its sink again on the new server, routes the chosen
 /// applications there and resumes (or, if the server refuses, is lost). `notices` get what is
@@ -106,16 +110,24 @@ public final class ApplicationAudioSource: CaptureSource {
     /// start (linked).
     private let pacers = Mutex<[PulseAudioSource]>([])
 
-    /// How a running source records.
-    private enum Running {
-        case routed(RoutedApplicationAudio)
-        case linked(LinkedApplicationAudio)
+    /// How a running source records, and what watches it for digital silence.
+    private struct Running {
+        enum Way {
+            case routed(RoutedApplicationAudio)
+            case linked(LinkedApplicationAudio)
+        }
+        var way: Way
+        var silence: ApplicationSilenceWatch
+        var mixer: MixerLook
 
         func finish() {
-            switch self {
+            switch way {
             case .routed(let routed): routed.finish()
             case .linked(let linked): linked.finish()
             }
+            // The recording's thread is done: a silence shorter than the watch's second is said now.
+            silence.finish()
+            mixer.close()
         }
     }
 
@@ -249,15 +261,20 @@ public final class ApplicationAudioSource: CaptureSource {
     public func start(_ context: SourceContext) throws {
         try running.withLock { state in
             guard state == nil else { throw ReelError(.alreadyRunning, "\(name) is already recording") }
+            let silences = Silences()
+            let mixer = MixerLook(routing: routing, server: server, choice: selection.choice)
+            let silence = ApplicationSilenceWatch(rate: Int32(format.sampleRate), others: silences, report: context.report, explain: mixer.words)
             do {
-                if let linked = try startLinking(context) {
+                if let linked = try startLinking(context, silences: silences, silence: silence) {
                     // Linked, nothing is taken from a sink: the sinks need no pacing.
                     stopPacing()
-                    state = .linked(linked)
+                    state = Running(way: .linked(linked), silence: silence, mixer: mixer)
                 } else {
-                    state = .routed(try startRouting(context, pacedSinks: keepPacing(context)))
+                    let routed = try startRouting(context, pacedSinks: keepPacing(context), silences: silences, silence: silence)
+                    state = Running(way: .routed(routed), silence: silence, mixer: mixer)
                 }
             } catch {
+                mixer.close()
                 stopPacing()
                 throw error
             }
@@ -266,8 +283,9 @@ public final class ApplicationAudioSource: CaptureSource {
 
     /// What the routing says, as the recording's events and notices.
     /// `silences` holds what is silent now, to be said again after the recording's own
-    /// `resumed` (which ends every silence of the source).
-    private func reporter(_ context: SourceContext, silences: Silences) -> @Sendable (ApplicationAudioReport) -> Void {
+    /// `resumed` (which ends every silence of the source); `silence` counts its second again
+    /// when an application starts playing (that `resumed` ended what it said).
+    private func reporter(_ context: SourceContext, silences: Silences, silence: ApplicationSilenceWatch) -> @Sendable (ApplicationAudioReport) -> Void {
         let notices = self.notices
         return { said in
             switch said {
@@ -280,6 +298,7 @@ public final class ApplicationAudioSource: CaptureSource {
                 // The routing or the linking says again what is still silent.
                 silences.clear()
                 context.report(.resumed)
+                silence.restart()
             case .incomplete(let text): context.report(.incomplete(ReelError(.sourceUnavailable, text)))
             case .endedAnotherRecording(let text): context.report(.endedAnotherRecording(text))
             }
@@ -288,14 +307,20 @@ public final class ApplicationAudioSource: CaptureSource {
 
     /// The context the recording of the sink reports through: its `resumed` (after the audio
     /// server restarted) ends every silence of the source, so those still going on are said
-    /// again; `back` learns when the recording is lost and back.
-    private static func recordingContext(_ context: SourceContext, silences: Silences, back: ReturnFlag?) -> SourceContext {
-        SourceContext(id: context.id, clock: context.clock, origin: context.origin, deliver: context.deliver, report: { event in
+    /// again (and `silence` counts its second again); `back` learns when the recording is lost
+    /// and back. What it delivers is watched for digital silence (`silence`).
+    private static func recordingContext(_ context: SourceContext, silences: Silences, silence: ApplicationSilenceWatch,
+                                         back: ReturnFlag?) -> SourceContext {
+        SourceContext(id: context.id, clock: context.clock, origin: context.origin, deliver: { sample in
+            if case .audio(let buffer) = sample { silence.delivered(buffer) }
+            context.deliver(sample)
+        }, report: { event in
             if case .interrupted = event { back?.clear() }
             context.report(event)
             if case .resumed = event {
                 back?.set()
                 for error in silences.all { context.report(.silent(error)) }
+                silence.restart()
             }
         })
     }
@@ -303,14 +328,13 @@ public final class ApplicationAudioSource: CaptureSource {
     /// Records by linking on the PipeWire daemon behind the PulseAudio server
     /// (``ApplicationAudioLinker``), or returns `nil` when the server is PulseAudio itself, or
     /// PipeWire cannot be reached directly (a note says so; the routing serves then).
-    private func startLinking(_ context: SourceContext) throws -> LinkedApplicationAudio? {
+    private func startLinking(_ context: SourceContext, silences: Silences, silence: ApplicationSilenceWatch) throws -> LinkedApplicationAudio? {
         guard let graph else { return nil }
         let way = try ApplicationAudioMethod.find(server: server, routing: routing, graph: graph, environment: environment, notices: notices)
         guard case .linking(let remote, let connection, let first) = way else { return nil }
         let sinkName = "reel-app-\(processID)" + (sequence == 1 ? "" : ".\(sequence)")
-        let silences = Silences()
         let linker = ApplicationAudioLinker(choice: selection.choice, sinkName: sinkName, connection: connection,
-                                            report: reporter(context, silences: silences))
+                                            report: reporter(context, silences: silences, silence: silence))
         let recording = PulseAudioSource.appAudio(sink: sinkName, server: nil, format: format, audioServer: capture(remote), describedAs: name)
         try linker.handle(first)
         // Following the graph from now: the chosen applications are linked as soon as the
@@ -318,7 +342,7 @@ public final class ApplicationAudioSource: CaptureSource {
         let linked = LinkedApplicationAudio(linker: linker, connection: connection, recording: recording, name: name, notices: notices,
                                             report: context.report, reconnect: { () throws(ReelError) in try graph.connect(remote: remote) })
         do {
-            try recording.start(Self.recordingContext(context, silences: silences, back: nil))
+            try recording.start(Self.recordingContext(context, silences: silences, silence: silence, back: nil))
         } catch {
             linked.finish()
             throw error
@@ -329,16 +353,16 @@ public final class ApplicationAudioSource: CaptureSource {
     /// Records through the routing of a PulseAudio server (`ApplicationAudioRouter`).
     /// `pacedSinks`: the sinks kept at a low latency (a stream that starts on another may lose
     /// its start, and that is said).
-    private func startRouting(_ context: SourceContext, pacedSinks: Set<String>?) throws -> RoutedApplicationAudio {
+    private func startRouting(_ context: SourceContext, pacedSinks: Set<String>?, silences: Silences,
+                              silence: ApplicationSilenceWatch) throws -> RoutedApplicationAudio {
         let server = self.server, routing = self.routing
         let connection = try routing.connect(server: server, clientName: "Reel application audio")
         // The server as this process reaches it, so that a guard or a later run with
         // another environment restores on the same one.
         let reached = connection.serverName ?? server ?? ProcessInfo.processInfo.environment["PULSE_SERVER"]
-        let silences = Silences()
         let router = ApplicationAudioRouter(choice: selection.choice, connection: connection, server: reached,
                                             recorderPID: processID, sequence: sequence, format: format, stateFile: stateFile,
-                                            report: reporter(context, silences: silences))
+                                            report: reporter(context, silences: silences, silence: silence))
         let guardian = try stateFile.flatMap { file in try guardCommand.map { try RoutingGuard(command: $0, stateFile: file) } }
         router.guardPID = guardian?.processID
         router.pacedSinks = pacesSinks ? pacedSinks : nil
@@ -350,7 +374,7 @@ public final class ApplicationAudioSource: CaptureSource {
                                                       upstreamLatency: ApplicationAudioRouter.loopbackDelay, describedAs: name)
             // The record stream coming back after the server restarted lets the routing start again.
             let back = ReturnFlag()
-            try recording.start(Self.recordingContext(context, silences: silences, back: back))
+            try recording.start(Self.recordingContext(context, silences: silences, silence: silence, back: back))
             do {
                 try router.startRouting()
             } catch {
@@ -379,7 +403,7 @@ public final class ApplicationAudioSource: CaptureSource {
 }
 
 /// What an application-audio source has said is silent and not yet ended.
-private final class Silences: Sendable {
+final class Silences: Sendable {
     private let errors = Mutex<[ReelError]>([])
     func add(_ error: ReelError) { errors.withLock { if !$0.contains(error) { $0.append(error) } } }
     func clear() { errors.withLock { $0 = [] } }

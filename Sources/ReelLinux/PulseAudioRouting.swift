@@ -20,6 +20,12 @@ public struct PlayingStream: Sendable, Hashable {
     /// The module that plays a module stream (a relay's remap sink plays into its master
     /// through one), or `nil`.
     package var ownerModule: UInt32?
+    /// Whether the user muted the stream in the mixer (`pactl set-sink-input-mute`,
+    /// pavucontrol). The sink applies it as it mixes the stream, before any monitor of it, so
+    /// a muted stream reaches a recording as digital silence.
+    package var isMuted = false
+    /// Whether the stream's volume in the mixer is 0 on every channel: as muted for a recording.
+    package var isAtVolumeZero = false
 
     /// The name of sink `index` among `sinks` (the server's sinks by index), as a stream's
     /// ``sinkName``: a sink gone by the time it is asked for (removed while the stream moved)

@@ -399,6 +399,17 @@ struct DigitalSilenceWatch {
     /// A silence was said already (the device is muted).
     mutating func saidMuted() { said = true }
 
+    /// The silence ``delivered(_:frames:)`` said was not said after all (there was nothing to
+    /// say yet: no chosen application plays): it is said when another `patience` of it has
+    /// been delivered.
+    mutating func postpone() {
+        said = false
+        silentFrames = 0
+    }
+
+    /// Whether something other than digital silence was delivered.
+    var hasHeard: Bool { heard }
+
     /// `bytes` (`frames` frames) were delivered: whether the source is now to say it is
     /// silent, or that it sounds after it said so.
     mutating func delivered(_ bytes: [UInt8], frames: Int) -> Change? {

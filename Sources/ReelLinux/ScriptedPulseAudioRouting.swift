@@ -153,6 +153,17 @@ package final class ScriptedPulseAudioRouting: PulseAudioRoutingServer, @uncheck
         }
     }
 
+    /// The user mutes or unmutes a stream in the mixer, or sets its volume to 0 or back;
+    /// subscribers hear of it (as a change).
+    package func setMixer(_ index: UInt32, muted: Bool, volumeZero: Bool = false) {
+        locked {
+            guard let at = streamList.firstIndex(where: { $0.index == index }) else { return }
+            streamList[at].isMuted = muted
+            streamList[at].isAtVolumeZero = volumeZero
+            for subscriber in subscribers { subscriber.queue(.changed(index)) }
+        }
+    }
+
     /// A program starts recording the monitor of `sink`, or, with `onlyOf`, of the sink that
     /// stream plays on and that stream only (`parec --monitor-stream`): the server ends such a
     /// recording when the stream is moved, as PulseAudio does.

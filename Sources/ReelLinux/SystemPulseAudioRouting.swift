@@ -126,6 +126,10 @@ private final class PulseRoutingConnection: PulseAudioRoutingConnection {
             // client's stream names the native protocol module as its owner, so that says nothing).
             isModuleStream: i.client == UInt32.max))
         if i.client == UInt32.max && i.owner_module != UInt32.max { box.streams[box.streams.count - 1].ownerModule = i.owner_module }
+        box.streams[box.streams.count - 1].isMuted = i.mute != 0
+        // A stream without a volume of its own (a passthrough one) is never at 0.
+        var volume = i.volume
+        box.streams[box.streams.count - 1].isAtVolumeZero = i.has_volume != 0 && volume.channels > 0 && pa_cvolume_max(&volume) == 0
     }
 
     private func named(_ streams: [PlayingStream]) throws(ReelError) -> [PlayingStream] {

@@ -38,11 +38,11 @@ final class AudioBench: @unchecked Sendable {
         }
     }
 
-    /// Plays a tone as the application `name` into `apps`.
+    /// Plays a tone as the application `name` into `apps` (`amplitude` 0: digital silence).
     @discardableResult
-    func play(_ name: String, frequency: Double = 440, seconds: Double) throws -> ToneFeed {
-        if let pulse { return try pulse.playTone(frequency: frequency, seconds: seconds, amplitude: 0.4, applicationName: name) }
-        return try pipeWire!.playTone(frequency: frequency, seconds: seconds, amplitude: 0.4, applicationName: name)
+    func play(_ name: String, frequency: Double = 440, seconds: Double, amplitude: Double = 0.4) throws -> ToneFeed {
+        if let pulse { return try pulse.playTone(frequency: frequency, seconds: seconds, amplitude: amplitude, applicationName: name) }
+        return try pipeWire!.playTone(frequency: frequency, seconds: seconds, amplitude: amplitude, applicationName: name)
     }
 
     func pactl(_ arguments: [String]) throws -> String {
