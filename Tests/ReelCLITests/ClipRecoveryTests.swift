@@ -70,14 +70,19 @@ import ReelTestSupport
         })
     }
 
-    /// The decoded frame counters of `url` form `runs` contiguous runs (one per clip).
+    /// The decoded frame counters of `url` form `runs` runs (one per clip), in order: the
+    /// pauses (0.6 s, 18 frames) between them, and within them no gap but a frame or two a
+    /// loaded machine may drop (these recordings end by a kill or an abort: no summary reports
+    /// the drops).
     func expectRuns(_ url: URL, _ runs: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter)
         #expect(counters.allSatisfy { $0 != nil }, sourceLocation: sourceLocation)
         let values = counters.compactMap { $0 }
-        let jumps = zip(values, values.dropFirst()).filter { $1 != $0 + 1 }
+        #expect(zip(values, values.dropFirst()).allSatisfy { $0 < $1 }, "in order, none twice: \(values)", sourceLocation: sourceLocation)
+        let jumps = zip(values, values.dropFirst()).filter { $1 > $0 + 6 }
         #expect(jumps.count == runs - 1, "\(jumps)", sourceLocation: sourceLocation)
-        #expect(jumps.allSatisfy { $1 > $0 + 1 }, sourceLocation: sourceLocation)
+        let dropped = zip(values, values.dropFirst()).filter { $1 <= $0 + 6 }.reduce(0) { $0 + Int($1.1 - $1.0 - 1) }
+        #expect(dropped <= 2, "\(dropped) frames missing within the clips: \(values)", sourceLocation: sourceLocation)
         #expect(values.count > 60, "\(values.count) frames", sourceLocation: sourceLocation)
     }
 

@@ -133,7 +133,11 @@ import ReelTestSupport
             return
         }
         let frames = try MediaProbe.decodeLuma(run.url, width: 320, height: 240).compactMap(\.counter)
-        #expect(!frames.isEmpty && zip(frames, frames.dropFirst()).allSatisfy { $1 == $0 + 1 }, "\(label): frames missing or repeated")
+        // In order, none twice, none missing but one the summary says was dropped (a loaded machine).
+        let summary = (try? String(contentsOf: run.stdout, encoding: .utf8)) ?? ""
+        let reported = EveryFrame.reported(inSummary: summary)
+        #expect(!frames.isEmpty && zip(frames, frames.dropFirst()).allSatisfy { $0 < $1 }
+                && EveryFrame.missing(in: frames) <= (reported?.dropped ?? 0), "\(label): frames missing or repeated: \(frames) \(summary)")
     }
 
     @Test(arguments: [SIGINT, SIGTERM, SIGHUP, SIGQUIT])
@@ -395,7 +399,8 @@ import ReelTestSupport
         #expect(next.status == 0, "\(next.stderr)")
         #expect(next.stderr.contains("reel: note: removed") && next.stderr.contains("holding nothing"), "\(next.stderr)")
         #expect(try hidden().sorted() == [live, text, other].map(\.lastPathComponent).sorted())
-        #expect((try MediaProbe.probe(url).videoStreams.first?.frameCount ?? 0) == 30)
+        let reported = EveryFrame.reported(inSummary: next.output), frames = try MediaProbe.probe(url).videoStreams.first?.frameCount ?? 0
+        #expect(reported.map { $0.frames + $0.dropped } == 30 && reported?.frames == frames, "\(next.output)")
     }
 
     /// `timeout(1)` sends its signal twice, to reel and to its process group, microseconds

@@ -106,11 +106,12 @@ import ReelTestSupport
         #expect(next.sequenceNumber > woken.sequenceNumber)
         let summary = try await recorder.result()
         await session.stop()
-        #expect(summary.droppedFrames == 0)
+        // Every frame, in order, or on a loaded machine all but a few the recording reports as
+        // dropped (a consumer asleep for a second that held the recording up would cost 30).
+        #expect(summary.droppedFrames <= 2, "\(summary.droppedFrames) dropped")
         let counters = try MediaProbe.decodeLuma(url, width: Self.size.width, height: Self.size.height).map(\.counter)
-        #expect(counters.count == 90)
-        let start = counters.first.flatMap { $0 } ?? -1
-        #expect(counters == (start..<(start + Int64(counters.count))).map { Optional($0) }, "every frame, in order")
+        #expect(counters.allSatisfy { $0 != nil })
+        EveryFrame.expect(counters.compactMap { $0 }, of: 90, summary: summary, "every frame, in order")
         #expect(live.replacedFrames >= 20, "the asleep consumer's frames were left out, not queued: \(live.replacedFrames)")
     }
 

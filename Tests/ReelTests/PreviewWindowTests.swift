@@ -101,8 +101,11 @@ import ReelTestSupport
         #expect(try await Self.eventually { keys.all.last == .stop && preview.isClosed }, "\(keys.all)")
         await session.stop()
         let summary = try await recorder.result()
-        #expect(summary.droppedFrames == 0)
-        #expect(abs(Double(summary.frames) - summary.duration.seconds * 30) <= 1.5, "\(summary.frames) frames in \(summary.duration.seconds) s")
+        // A frame a slot, or on a loaded machine one counted as dropped: a few at most (a window
+        // that held the recording up would cost many).
+        #expect(summary.droppedFrames <= 2, "\(summary.droppedFrames) dropped")
+        #expect(abs(Double(summary.frames + summary.droppedFrames) - summary.duration.seconds * 30) <= 1.5,
+                "\(summary.frames) frames and \(summary.droppedFrames) dropped in \(summary.duration.seconds) s")
         #expect(preview.picturesShown > 10, "\(preview.picturesShown) shown")
     }
 

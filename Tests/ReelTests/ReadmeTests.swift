@@ -78,8 +78,9 @@ import ReelTestSupport
             shown.frames.withLock { $0.append(frame) }
             try? await Task.sleep(for: .milliseconds(300))     // a slow viewer
         }
-        #expect(summary.frames == 45)
-        #expect(summary.droppedFrames == 0)
+        // Every slot a frame, or on a loaded machine one counted as dropped: a few at most (a
+        // viewer that held the recording up would cost most of them).
+        #expect(summary.frames + summary.droppedFrames == 45 && summary.droppedFrames <= 2, "\(summary.frames) frames, \(summary.droppedFrames) dropped")
         let frames = shown.frames.withLock { $0 }
         #expect(frames.count >= 2 && frames.count <= 8, "\(frames.count) frames shown")
         #expect(frames.allSatisfy { $0.size == PixelSize(width: 640, height: 360) && $0.format == .rgba })

@@ -36,12 +36,12 @@ import ReelTestSupport
         return (summary, counters)
     }
 
+    /// The recording holds every frame of the 3 s, or on a loaded machine all but a few it
+    /// reports as dropped (a handler that held the recording up would cost half of them).
     func expectEveryFrame(_ summary: RecordingSummary, _ counters: [Int64?], _ what: String) {
-        #expect(summary.droppedFrames == 0, "\(what): the recording lost \(summary.droppedFrames) frames")
-        #expect(counters.count == 90, "\(what): \(counters.count) frames of 90")
-        let start = counters.first.flatMap { $0 } ?? -1
-        #expect(counters == (start..<(start + Int64(counters.count))).map { Optional($0) },
-                "\(what): the counters run on without a gap: \(counters.map { $0.map(String.init) ?? "?" })")
+        #expect(summary.droppedFrames <= 2, "\(what): the recording lost \(summary.droppedFrames) frames")
+        #expect(counters.allSatisfy { $0 != nil }, "\(what): every frame readable")
+        EveryFrame.expect(counters.compactMap { $0 }, of: 90, summary: summary, "\(what)")
     }
 
     /// The porting stranger's `AVCaptureVideoDataOutput` delegate: 60 ms per frame, at 30 fps.
