@@ -11,7 +11,7 @@ extension RecorderPipeline {
         try perform(finishing: machine.finish(keyframeDue: { encoder.keyframeDue(atGridIndex: $0) }))
         // Markers asked for after the last sample: at the end.
         try placeMarkers(upTo: nil)
-        var recorded = max(recordedDuration, ending == .maxFileSize ? .zero : soundKeptTo ?? .zero)
+        var recorded = max(recordedDuration, soundKeptTo ?? .zero)
         if let single = try finishSingleFile(recorded: recorded) {
             return try madeFromIntermediate(single)
         }

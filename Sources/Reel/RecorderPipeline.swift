@@ -444,8 +444,9 @@ final class RecorderPipeline: @unchecked Sendable {
         silentTail = limit.map { min($0, end) } ?? end
     }
 
-    /// The end of the sound, past what came, that ``soundInterrupted(untilSessionTime:)`` keeps.
-    var soundKeptTo: MediaTime? { silentTail }
+    /// The end of the sound, past what came, that ``soundInterrupted(untilSessionTime:)`` keeps:
+    /// for a recording stopped or at its limit (not one a full disk or its size ended).
+    var soundKeptTo: MediaTime? { ending == .requested || ending == .maxDuration ? silentTail : nil }
 
     /// Notes that the recording ends because every source has gone (unless a limit ended it).
     func sourcesWentAway() {
