@@ -319,6 +319,9 @@ struct RecordCommand {
                 // After a save at the stop the buffer was not dropped: it is in the last file.
                 console.out(exitSave == true ? "\(count) saved in \(replay.folder.path)"
                                              : "Replay buffer dropped; \(count) saved\(saved == 0 ? "" : " in \(replay.folder.path)")")
+                // The frames the recording lost (a loaded machine): the saves lack them too. They
+                // were said only past a warning's threshold (with --json, in `finished`).
+                for line in FrameDropWords.summaryLines(summary.frameDrops) { console.out(line) }
             } else if !options.json {
                 renderer.printSummary(summary)
                 if let compositor {
