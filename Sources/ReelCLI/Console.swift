@@ -63,43 +63,14 @@ enum Format {
 
     /// ``path(_:)`` of a path given as text.
     static func path(_ path: String) -> String {
-        guard path.unicodeScalars.contains(where: isControl) else { return path }
-        return "$'" + escaped(path, also: ["'": "\\'"]) { value in
-            String(format: value < 0x80 ? "\\x%02X" : "\\u%04X", value)
-        } + "'"
-    }
-
-    /// `text` with a backslash doubled, a newline, tab and carriage return as `\n`, `\t`, `\r`,
-    /// each scalar of `also` as it says, and every other control character as `control` writes
-    /// its value.
-    private static func escaped(_ text: String, also: [Unicode.Scalar: String] = [:], control: (UInt32) -> String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            if let replacement = also[scalar] {
-                out += replacement
-                continue
-            }
-            switch scalar {
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            case "\r": out += "\\r"
-            case _ where isControl(scalar): out += control(scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
-
-    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+        path.unicodeScalars.contains(where: Shell.isControl) ? Shell.ansiQuoted(path) : path
     }
 
     /// A message (an error's, which may name a file) kept on one line of a terminal: its
     /// control characters shown as ``printable(_:)`` shows them, the rest as it is (a path with
     /// a newline printed the message on two lines: issue 26, F6).
     static func oneLine(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        guard text.unicodeScalars.contains(where: Shell.isControl) else { return text }
         return text.split(separator: "\\", omittingEmptySubsequences: false).map { printable(String($0)) }.joined(separator: "\\")
     }
 
@@ -107,6 +78,17 @@ enum Format {
     /// terminal: control characters (a newline, an escape sequence's ESC, DEL, C1) shown as
     /// `\n`, `\t`, `\u{1B}`, and a backslash doubled so the escapes are not ambiguous.
     static func printable(_ text: String) -> String {
-        escaped(text) { "\\u{\(String($0, radix: 16, uppercase: true))}" }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\r": out += "\\r"
+            case _ where Shell.isControl(scalar): out += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 }

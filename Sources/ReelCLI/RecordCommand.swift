@@ -317,8 +317,8 @@ struct RecordCommand {
                 let saved = replay.saved
                 let count = saved == 0 ? "no replay" : "\(saved) replay\(saved == 1 ? "" : "s")"
                 // After a save at the stop the buffer was not dropped: it is in the last file.
-                console.out(exitSave == true ? "\(count) saved in \(replay.folder.path)"
-                                             : "Replay buffer dropped; \(count) saved\(saved == 0 ? "" : " in \(replay.folder.path)")")
+                console.out(exitSave == true ? "\(count) saved in \(Format.path(replay.folder))"
+                                             : "Replay buffer dropped; \(count) saved\(saved == 0 ? "" : " in \(Format.path(replay.folder))")")
                 // The frames the recording lost (a loaded machine): the saves lack them too. They
                 // were said only past a warning's threshold (with --json, in `finished`).
                 for line in FrameDropWords.summaryLines(summary.frameDrops) { console.out(line) }
@@ -373,8 +373,14 @@ struct RecordCommand {
                     }
                 case .failure:
                     if options.json { console.out(ProgressRenderer.json(file.json.merging(["event": "sourceFile"]) { $1 })) }
+                    else { console.out("  \(name): \(Format.path(file.url)), failed (exit status \(ExitStatus.incomplete)): see the warning") }
                 }
                 if let warning = file.warning { console.err(warning) }
+            }
+            // The main file's summary says "incomplete" for its own shortfalls; a source's own
+            // file that ended early or failed makes the run incomplete too (exit 3), said here.
+            if !options.json, summary.isWhole, !ownFiles.allSatisfy(\.isWhole) {
+                console.out("  incomplete: a source's own file (--each-source) ended early or failed (exit status \(ExitStatus.incomplete))")
             }
             if let log = options.frameLog, !options.json { console.out("  frame log \(Format.path(log))") }
             // A moment asked for (with r, SIGUSR1 or --replay-save-on-exit) and not saved is a failure.

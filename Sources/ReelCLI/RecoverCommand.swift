@@ -164,7 +164,7 @@ struct RecoverCommand {
                 case .inPlace(let bytes): how = "finalised in place, \(bytes) bytes written"
                 case .copied(let reason, let bytes): how = "copied, \(bytes) bytes written: \(reason)"
                 case .notNeeded:
-                    console.err("reel: note: \(url.path) is complete; nothing to do")
+                    console.err("reel: note: \(Format.path(url)) is complete; nothing to do")
                     // A stop killed as it finalised can leave the file complete and its copy beside it.
                     noteLeftovers(Self.leftovers(beside: summary.url, or: url))
                     continue
@@ -184,9 +184,9 @@ struct RecoverCommand {
                     }
                 }
                 if soundOnly {
-                    console.out(String(format: "Recovered %@: %.2f s of sound (%@)", summary.url.path, summary.duration.seconds, how))
+                    console.out(String(format: "Recovered %@: %.2f s of sound (%@)", Format.path(summary.url), summary.duration.seconds, how))
                 } else {
-                    console.out(String(format: "Recovered %@: %.2f s, %lld frames (%@)", summary.url.path, summary.duration.seconds,
+                    console.out(String(format: "Recovered %@: %.2f s, %lld frames (%@)", Format.path(summary.url), summary.duration.seconds,
                                        summary.videoFrames, how))
                 }
                 for marker in summary.leftOutMarkers {
@@ -282,15 +282,15 @@ struct RecoverCommand {
                 return status
             }
             if r.wasClosed {
-                console.err("reel: note: \(url.path) has its end already; nothing to do")
+                console.err("reel: note: \(Format.path(url)) has its end already; nothing to do")
                 return 0
             }
             if r.rebuilt {
                 console.out(String(format: "Rebuilt %@ from %d whole segment%@, %.2f s, marked as ended (the playlist was empty or missing; the segments beside it are listed)",
-                                   url.path, r.segments, r.segments == 1 ? "" : "s", r.duration.seconds))
+                                   Format.path(url), r.segments, r.segments == 1 ? "" : "s", r.duration.seconds))
             } else {
                 console.out(String(format: "Closed %@: %d segment%@, %.2f s, marked as ended (players no longer wait for more)",
-                                   url.path, r.segments, r.segments == 1 ? "" : "s", r.duration.seconds))
+                                   Format.path(url), r.segments, r.segments == 1 ? "" : "s", r.duration.seconds))
             }
             if !r.added.isEmpty && !r.rebuilt {
                 console.out("  listed now (written whole, not listed yet when the stream was cut off): \(r.added.joined(separator: ", "))")
@@ -334,7 +334,7 @@ struct RecoverCommand {
             if !r.finalisedClips.isEmpty { line += " (\(r.finalisedClips.count) cut off, finalised first)" }
             console.out(line)
             for drop in FrameDropWords.summaryLines(r.frameDrops) { console.out(drop) }
-            console.out(r.removedClips ? "  the clips were removed" : "  the clips are kept in \(folder.path)")
+            console.out(r.removedClips ? "  the clips were removed" : "  the clips are kept in \(Format.path(folder))")
             let empty = r.skippedClips.filter { !r.missingClips.contains($0) }
             if !r.missingClips.isEmpty {
                 console.out("  missing: \(r.missingClips.joined(separator: ", ")) (recorded, then deleted or moved out of the folder): "

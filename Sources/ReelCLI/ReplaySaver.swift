@@ -40,7 +40,11 @@ final class ReplaySaver: @unchecked Sendable {
         var failedNotMadeGood: Int {
             failures.count { failure in
                 guard let failure else { return true }
-                return !savedSpans.contains { $0.lowerBound <= failure.lowerBound && $0.upperBound >= failure.upperBound }
+                // Within 50 ms: the saved file's start (a keyframe, on the file's time base) and the
+                // held packets' can differ by a rounding (s43: a save holding the whole moment was
+                // judged not to hold it), far less than a frame's worth.
+                let slack = MediaTime(value: 1, timescale: 20)
+                return !savedSpans.contains { $0.lowerBound <= failure.lowerBound + slack && $0.upperBound + slack >= failure.upperBound }
             }
         }
     }

@@ -76,7 +76,8 @@ public enum PlaylistRecovery {
             .map { folder.appendingPathComponent($0) }.filter(isPlaylist)
         if playlists.count == 1 { return playlists[0] }
         var info = stat()
-        let placeholder = stat(index.path, &info) != 0 || ((info.st_mode & S_IFMT) == S_IFREG && info.st_size == 0)
+        // Missing, emptied, or not a playlist any more (``close(_:)`` says which) beside segments.
+        let placeholder = stat(index.path, &info) != 0 || (info.st_mode & S_IFMT) == S_IFREG
         return playlists.isEmpty && placeholder && !segmentFiles(of: index).isEmpty ? index : nil
     }
 
@@ -116,7 +117,16 @@ public enum PlaylistRecovery {
             throw ReelError(.nothingRecorded, "\(url.path) was empty: the stream was cut off before its first segment, so nothing was recorded into it",
                             hint: "the empty playlist was removed, so the folder can take a stream again")
         }
-        var playlist = try HLSPlaylist(url)
+        let parsed: HLSPlaylist
+        do {
+            parsed = try HLSPlaylist(url)
+        } catch where !segmentFiles(of: url).isEmpty {
+            // Not a playlist (a torn or overwritten write, or another program's file) while
+            // segments are beside it: it is not written over; said, with the way to rebuild.
+            throw ReelError(.invalidMedia, "\(url.path) is not an HLS playlist (it does not read as one), though \(segmentFiles(of: url).count) segments are beside it",
+                            hint: "nothing was changed; move \(url.lastPathComponent) out of the folder and recover the folder again: the playlist is then rebuilt from the whole segments")
+        }
+        var playlist = parsed
         if playlist.isClosed {
             return Summary(url: url, segments: playlist.segments.count, duration: playlist.duration, wasClosed: true)
         }
@@ -142,17 +152,23 @@ public enum PlaylistRecovery {
                 keep(segment)
             }
         }
-        if let next = playlist.nextSegmentName(after: listed.last?.name),
-           FileManager.default.fileExists(atPath: folder.appendingPathComponent(next).path) {
-            // Written whole, and the writer was stopped before it listed it.
+        // Written whole, and the writer was stopped (or its playlist cut short) before it listed
+        // them: every segment after the last listed, in order, while there is one (only the
+        // next was added, and the whole segments after it were left unlisted without a word).
+        var last = listed.last?.name
+        while let next = playlist.nextSegmentName(after: last),
+              FileManager.default.fileExists(atPath: folder.appendingPathComponent(next).path) {
+            last = next
             let file = folder.appendingPathComponent(next)
             if let reason = check(file, in: playlist) {
                 summary.leftOut.append(LeftOutSegment(name: next, reason: reason, wasListed: false))
+                afterHole = true
             } else if let duration = try? segmentDuration(file, in: playlist) {
                 keep(HLSPlaylist.Segment(name: next, duration: duration))
                 summary.added.append(next)
             } else {
                 summary.leftOut.append(LeftOutSegment(name: next, reason: "unreadable", wasListed: false))
+                afterHole = true
             }
         }
         playlist.segments = kept

@@ -144,9 +144,11 @@ import ReelTestSupport
     @Test func suggestedCommandsSurviveAShell() throws {
         // A file name is one word when the suggested `reel recover …` is pasted into a shell.
         for name in ["plain.mp4", "with space.mp4", "talk $(touch PWNED).mp4", "it's \"quoted\".mp4", "back`tick`.mp4",
-                     "bang!.mp4", "new\nline.mp4", "dollar$HOME.mp4", "back\\slash.mp4"] {
+                     "bang!.mp4", "new\nline.mp4", "dollar$HOME.mp4", "back\\slash.mp4", "esc\u{1B}[2J it's\\n\t.mp4", "c1\u{9B}é.mp4"] {
             let r = try Subprocess.run(["bash", "-c", "printf %s " + Shell.quoted("/tmp/x/" + name)])
             #expect(r.output == "/tmp/x/" + name, "\(name) came back as \(r.output)")
+            // And printed on one line, with nothing a terminal acts on (s43: a newline and an ESC went out raw).
+            #expect(!Shell.quoted(name).unicodeScalars.contains(where: Shell.isControl), "\(Shell.quoted(name))")
         }
         #expect(!FileManager.default.fileExists(atPath: "PWNED"))
     }

@@ -68,17 +68,18 @@ import ReelTestSupport
         #expect(try Self.lines(playlist) == finished)
     }
 
-    /// The segment written whole just before the kill, which the playlist did not list yet,
-    /// is listed with the duration it plays.
-    @Test(arguments: [false, true])
-    func aWholeSegmentNotListedYetIsAdded(_ fmp4: Bool) throws {
+    /// The segments written whole just before the kill, which the playlist did not list yet
+    /// (one, or a playlist cut short by more), are listed with the durations they play: only
+    /// the first was, and the whole ones after it were left unlisted without a word (s43).
+    @Test(arguments: [false, true], [1, 3])
+    func wholeSegmentsNotListedYetAreAdded(_ fmp4: Bool, unlisted: Int) throws {
         let dir = try TemporaryDirectory()
         let playlist = try Self.event(in: dir.url, fmp4: fmp4)
         let finished = try Self.lines(playlist)
-        try Self.cutOff(playlist, unlisting: 1)
+        try Self.cutOff(playlist, unlisting: unlisted)
         let summary = try PlaylistRecovery.close(playlist)
-        let last = fmp4 ? "index-00003.m4s" : "index-00003.ts"
-        #expect(summary.added == [last] && summary.segments == 4, "\(summary)")
+        let added = (4 - unlisted..<4).map { String(format: "index-%05d.%@", $0, fmp4 ? "m4s" : "ts") }
+        #expect(summary.added == added && summary.segments == 4, "\(summary)")
         #expect(abs(summary.duration.seconds - 8) < 0.05, "\(summary.duration)")
         #expect(try Self.lines(playlist).count == finished.count)
         #expect(try Self.framesThroughPlaylist(playlist) == 240)
@@ -158,6 +159,19 @@ import ReelTestSupport
                 #expect(try Data(contentsOf: url) == Data(text.utf8))
             }
         }
+        // Not a playlist beside a stream's segments: not written over, and said with the way to
+        // rebuild (it was taken for a folder of clips).
+        let stream = try TemporaryDirectory()
+        let playlist = try Self.event(in: stream.url)
+        try Data("garbage\n".utf8).write(to: playlist)
+        #expect(PlaylistRecovery.playlist(inFolder: stream.url) == playlist)
+        do {
+            _ = try PlaylistRecovery.close(playlist)
+            Issue.record("closed garbage")
+        } catch let error as ReelError {
+            #expect(error.code == .invalidMedia && error.message.contains("segments are beside it") && (error.hint ?? "").contains("rebuilt"), "\(error)")
+        }
+        #expect(try Data(contentsOf: playlist) == Data("garbage\n".utf8))
     }
 
     /// A folder whose playlist a full disk emptied (or that lost it) while its segments are
