@@ -146,10 +146,15 @@ public struct VideoFilter: Sendable, Hashable, CustomStringConvertible {
                                          : "there is no filter named '\(name)' in libavfilter (in '\(graph)')",
                             hint: "the looks are \(known.joined(separator: ", ")); `ffmpeg -filters` lists libavfilter's filters")
         }
-        // On a large picture, so that a crop or pad meant for a real source is not refused; the
-        // source's own pictures are tried when they come (a filter that cannot apply to them is
-        // reported then, and they go unfiltered).
-        _ = try FilterGraph(graph: graph, format: .yuv420p, size: PixelSize(width: 3840, height: 2160))
+        // On a large picture, so that a crop meant for a real source is not refused, and else on
+        // a small one, so that a pad to a size of its own is not (`pad=400:300` was refused: it
+        // cannot pad 3840x2160 to less); the source's own pictures are tried when they come (a
+        // filter that cannot apply to them is reported then, and they go unfiltered).
+        do {
+            _ = try FilterGraph(graph: graph, format: .yuv420p, size: PixelSize(width: 3840, height: 2160))
+        } catch {
+            guard (try? FilterGraph(graph: graph, format: .yuv420p, size: PixelSize(width: 64, height: 48))) != nil else { throw error }
+        }
     }
 }
 

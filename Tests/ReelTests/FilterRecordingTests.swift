@@ -288,6 +288,19 @@ import ReelTestSupport
         _ = try VideoFilter(graph: "crop=640:480")
     }
 
+    /// A pad to a size of its own, larger than the source's pictures and smaller than the
+    /// largest a source gives, is accepted and sets the recording's size (s43: `pad=400:300`
+    /// was refused, tried on a 3840x2160 picture only); one no picture can take is refused.
+    @Test func aPadToASizeOfItsOwnIsAcceptedAndRecorded() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("padded.mp4")
+        let (summary, _) = try await record("pad=400:300", into: url)
+        #expect(summary.videoSize == PixelSize(width: 400, height: 300))
+        let stream = try #require(try MediaProbe.probe(url).videoStreams.first)
+        #expect(stream.width == 400 && stream.height == 300)
+        #expect(throws: ReelError.self) { try VideoFilter(graph: "pad=40000:30000") }
+    }
+
     @Test func onlyAnInputsPicturesCanBeFiltered() throws {
         let session = CaptureSession(clock: ManualClock())
         let stranger = camera(.red, "not added")
