@@ -252,7 +252,11 @@ struct RecoverCommand {
     /// a clips folder.
     static func playlist(toClose url: URL) -> URL? {
         var info = stat()
-        guard stat(url.path, &info) == 0 else { return nil }
+        // A playlist that is gone while its segments are beside it: rebuilt, as when the
+        // folder is given (s43: given by its name, it said "No such file or directory").
+        guard stat(url.path, &info) == 0 else {
+            return url.pathExtension.lowercased() == "m3u8" && PlaylistRecovery.playlist(inFolder: url.deletingLastPathComponent()) == url ? url : nil
+        }
         if (info.st_mode & S_IFMT) == S_IFDIR {
             guard RecordingSession.recordedTarget(ofClipsIn: url) == nil else { return nil }
             // An empty index.m3u8: a stream cut off before its first segment (closing it says so).
