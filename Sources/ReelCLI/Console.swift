@@ -78,17 +78,6 @@ enum Format {
     /// terminal: control characters (a newline, an escape sequence's ESC, DEL, C1) shown as
     /// `\n`, `\t`, `\u{1B}`, and a backslash doubled so the escapes are not ambiguous.
     static func printable(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            case "\r": out += "\\r"
-            case _ where Shell.isControl(scalar): out += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
+        Shell.escaped(text) { "\\u{\(String($0, radix: 16, uppercase: true))}" }
     }
 }

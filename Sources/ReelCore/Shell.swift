@@ -18,6 +18,7 @@ public enum Shell {
         return out + "'"
     }
 
+    /// Whether `scalar` is a control character (C0, DEL or C1): what a terminal may act on.
     package static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
@@ -25,21 +26,32 @@ public enum Shell {
     /// `word` in `$'…'`: a backslash and `'` escaped, a newline, tab and carriage return as
     /// `\n`, `\t`, `\r`, other control characters as `\xHH` (`\uHHHH` past ASCII).
     package static func ansiQuoted(_ word: String) -> String {
-        var out = "$'"
-        for scalar in word.unicodeScalars {
+        "$'" + escaped(word, also: ["'": "\\'"]) { value in
+            let hex = String(value, radix: 16, uppercase: true)
+            return value < 0x80 ? "\\x" + String(repeating: "0", count: 2 - hex.count) + hex
+                                : "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        } + "'"
+    }
+
+    /// `text` with a backslash doubled, a newline, tab and carriage return as `\n`, `\t`, `\r`,
+    /// each scalar of `also` as it says, and every other control character as `control` writes
+    /// its value: what a line for a terminal shows of a name or title given by someone else.
+    package static func escaped(_ text: String, also: [Unicode.Scalar: String] = [:], control: (UInt32) -> String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if let replacement = also[scalar] {
+                out += replacement
+                continue
+            }
             switch scalar {
             case "\\": out += "\\\\"
-            case "'": out += "\\'"
             case "\n": out += "\\n"
             case "\t": out += "\\t"
             case "\r": out += "\\r"
-            case _ where isControl(scalar):
-                let hex = String(scalar.value, radix: 16, uppercase: true)
-                out += scalar.value < 0x80 ? "\\x" + String(repeating: "0", count: 2 - hex.count) + hex
-                                           : "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            case _ where isControl(scalar): out += control(scalar.value)
             default: out.unicodeScalars.append(scalar)
             }
         }
-        return out + "'"
+        return out
     }
 }
