@@ -39,9 +39,9 @@ extension RecordCommand {
     static func leftoverNotes(cutOff: [URL], unmerged: [URL]) -> [String] {
         func note(_ urls: [URL], one: String, many: (String, String), verb: String) -> String? {
             guard let first = urls.first else { return nil }
-            if urls.count == 1 { return "\(first.path) \(one); \(verb) it with: reel recover \(Shell.quoted(first.path))" }
-            let folder = first.deletingLastPathComponent().path
-            let names = urls.prefix(5).map(\.lastPathComponent).joined(separator: ", ") + (urls.count > 5 ? " and \(urls.count - 5) more" : "")
+            if urls.count == 1 { return "\(Format.path(first)) \(one); \(verb) it with: reel recover \(Shell.quoted(first.path))" }
+            let folder = Format.path(first.deletingLastPathComponent())
+            let names = urls.prefix(5).map { Format.path($0.lastPathComponent) }.joined(separator: ", ") + (urls.count > 5 ? " and \(urls.count - 5) more" : "")
             let command = urls.count > 5 ? "reel recover FILE for each" : "reel recover " + urls.map { Shell.quoted($0.path) }.joined(separator: " ")
             return "\(urls.count) \(many.0) in \(folder) \(many.1) (\(names)); \(verb) them with: \(command)"
         }

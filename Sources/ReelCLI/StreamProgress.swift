@@ -34,7 +34,7 @@ enum StreamProgress {
 extension StreamProgress {
     /// One stream's line in the closing summary: where it went, what was sent and dropped.
     static func summary(_ s: LiveStream.Statistics) -> String {
-        var text = "\(s.name): \(Format.bytes(s.bytesSent)) sent, \(s.droppedFrames) frames dropped"
+        var text = "\(Format.path(s.name)): \(Format.bytes(s.bytesSent)) sent, \(s.droppedFrames) frames dropped"
         if s.droppedGroups > 0 { text += " (\(s.droppedGroups) group\(s.droppedGroups == 1 ? "" : "s") of pictures)" }
         text += ", \(s.reconnects) reconnect\(s.reconnects == 1 ? "" : "s")"
         if let failure = s.failure { text += "; stopped early: \(failure.message)" }

@@ -31,6 +31,16 @@ import ReelTestSupport
         #expect(try bashReads(printed) == path, "\(printed)")
     }
 
+    /// The note on a cut-off recording left in the folder, and the command it suggests: one
+    /// line (s43 stranger: the name and the command's quoted name went out raw).
+    @Test func theNoteOnALeftoverStaysOnOneLine() throws {
+        for urls in [[URL(fileURLWithPath: "/tmp/k2\nill\u{1B}[2J.mp4")],
+                     [URL(fileURLWithPath: "/tmp/a\nb/x.mp4"), URL(fileURLWithPath: "/tmp/a\nb/y\n.mp4")]] {
+            let notes = RecordCommand.leftoverNotes(cutOff: urls, unmerged: [])
+            #expect(notes.count == 1 && !notes[0].unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }, "\(notes)")
+        }
+    }
+
     @Test func anErrorMessageStaysOnOneLine() {
         #expect(Format.oneLine("/tmp/x\ny.mp4 already exists") == "/tmp/x\\ny.mp4 already exists")
         #expect(Format.oneLine("C:\\films is not a folder") == "C:\\films is not a folder", "backslashes as they are")
