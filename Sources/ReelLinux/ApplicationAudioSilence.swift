@@ -39,6 +39,8 @@ final class ApplicationSilenceWatch: Sendable {
     /// The silences the routing or the linking said (named applications that have not played):
     /// said again after this watch's `resumed`, which ends every silence of the source.
     private let others: Silences
+    /// Where the mixer is asked (see ``saySilence()``).
+    private let lookups = DispatchQueue(label: "reel.app-audio.silence")
 
     init(rate: Int32, others: Silences, report: @escaping @Sendable (SourceEvent) -> Void, explain: @escaping @Sendable () -> ReelError?) {
         self.rate = rate
@@ -63,18 +65,22 @@ final class ApplicationSilenceWatch: Sendable {
     }
 
     /// Looks at the mixer and says why the recording is silent; with nothing to say yet (no
-    /// chosen application plays), looks again after another second of silence.
+    /// chosen application plays), looks again after another second of silence. The mixer is
+    /// asked on a queue of its own, not on the thread that delivers the sound (a lookup there
+    /// held the sound up while the server answered); a sound heard meanwhile ends it unsaid.
     private func saySilence() {
-        let words = explain()
-        let say = state.withLock { state -> Bool in
-            guard words != nil else {
-                state.watch.postpone()
-                return false
+        lookups.async { [self] in
+            let words = explain()
+            let say = state.withLock { state -> Bool in
+                guard let _ = words, !state.watch.hasHeard else {
+                    if words == nil { state.watch.postpone() }
+                    return false
+                }
+                state.said = true
+                return true
             }
-            state.said = true
-            return true
+            if say, let words { report(.silent(words)) }
         }
-        if say, let words { report(.silent(words)) }
     }
 
     /// A chosen application started playing, or the recording is back on a restarted server
@@ -91,6 +97,7 @@ final class ApplicationSilenceWatch: Sendable {
     /// The recording ended (its thread is done): a silence shorter than a second, with a
     /// chosen application playing, is said now.
     func finish() {
+        lookups.sync {}  // a lookup under way says what it found first
         guard state.withLock({ $0.watch.endsSilent }), let words = explain() else { return }
         report(.silent(words))
     }
