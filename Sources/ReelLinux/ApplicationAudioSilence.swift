@@ -94,6 +94,12 @@ final class ApplicationSilenceWatch: Sendable {
         }
     }
 
+    /// Returns once a lookup of the mixer under way has said what it found (tests deliver
+    /// faster than sound comes, and look at what was said after each buffer).
+    package func settle() {
+        lookups.sync {}
+    }
+
     /// The recording ended (its thread is done): a silence shorter than a second, with a
     /// chosen application playing, is said now.
     func finish() {

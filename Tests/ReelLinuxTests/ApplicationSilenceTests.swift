@@ -76,6 +76,15 @@ import Testing
         var all: [String] { events.withLock { $0 } }
     }
 
+    /// Delivers `count` buffers (sound or digital silence), each followed by what the watch's
+    /// lookup of the mixer says: as sound comes in real time, slower than a lookup.
+    static func deliver(_ watch: ApplicationSilenceWatch, _ count: Int, sound: Bool) {
+        for _ in 0..<count {
+            watch.delivered(buffer(sound))
+            watch.settle()
+        }
+    }
+
     /// Said after a second of digital silence, once; ended by the first sound, after which what
     /// the routing said is said again; nothing more after that, silence or not.
     @Test func saidAfterASecondAndEndedByTheFirstSound() {
@@ -83,16 +92,16 @@ import Testing
         heard.words.withLock { $0 = ReelError(.sourceUnavailable, "muted") }
         let others = Silences()
         let watch = ApplicationSilenceWatch(rate: 1000, others: others, report: heard.report, explain: heard.explain)
-        for _ in 0..<99 { watch.delivered(Self.buffer(false)) }
+        Self.deliver(watch, 99, sound: false)
         #expect(heard.all.isEmpty)
-        watch.delivered(Self.buffer(false))
+        Self.deliver(watch, 1, sound: false)
         #expect(heard.all == ["silent: muted"])
-        for _ in 0..<300 { watch.delivered(Self.buffer(false)) }
+        Self.deliver(watch, 300, sound: false)
         #expect(heard.all == ["silent: muted"])
         others.add(ReelError(.sourceUnavailable, "no application 'B' has played"))
-        watch.delivered(Self.buffer(true))
+        Self.deliver(watch, 1, sound: true)
         #expect(heard.all == ["silent: muted", "resumed", "silent: no application 'B' has played"])
-        for _ in 0..<300 { watch.delivered(Self.buffer(false)) }
+        Self.deliver(watch, 300, sound: false)
         watch.finish()
         #expect(heard.all.count == 3, "\(heard.all)")
     }
@@ -103,9 +112,9 @@ import Testing
         let heard = Heard()
         heard.words.withLock { $0 = ReelError(.sourceUnavailable, "muted") }
         let watch = ApplicationSilenceWatch(rate: 1000, others: Silences(), report: heard.report, explain: heard.explain)
-        for _ in 0..<60 { watch.delivered(Self.buffer(false)) }
-        watch.delivered(Self.buffer(true))
-        for _ in 0..<300 { watch.delivered(Self.buffer(false)) }
+        Self.deliver(watch, 60, sound: false)
+        Self.deliver(watch, 1, sound: true)
+        Self.deliver(watch, 300, sound: false)
         watch.finish()
         #expect(heard.all.isEmpty)
         #expect(heard.asked.load(ordering: .relaxed) == 0)
@@ -117,19 +126,19 @@ import Testing
     @Test func withNothingToSayItLooksAgainEachSecond() {
         let heard = Heard()
         let watch = ApplicationSilenceWatch(rate: 1000, others: Silences(), report: heard.report, explain: heard.explain)
-        for _ in 0..<250 { watch.delivered(Self.buffer(false)) }
+        Self.deliver(watch, 250, sound: false)
         #expect(heard.asked.load(ordering: .relaxed) == 2)
         #expect(heard.all.isEmpty)
         heard.words.withLock { $0 = ReelError(.sourceUnavailable, "muted") }
         watch.restart()
-        for _ in 0..<99 { watch.delivered(Self.buffer(false)) }
+        Self.deliver(watch, 99, sound: false)
         #expect(heard.all.isEmpty)
-        watch.delivered(Self.buffer(false))
+        Self.deliver(watch, 1, sound: false)
         #expect(heard.all == ["silent: muted"])
         // A restart ends nothing by itself, but what ended the silence (an application that
         // started playing) is followed by it again a second later.
         watch.restart()
-        for _ in 0..<100 { watch.delivered(Self.buffer(false)) }
+        Self.deliver(watch, 100, sound: false)
         #expect(heard.all == ["silent: muted", "silent: muted"])
     }
 
@@ -137,12 +146,12 @@ import Testing
     @Test func aShortSilenceIsSaidAtTheEnd() {
         let heard = Heard()
         let watch = ApplicationSilenceWatch(rate: 1000, others: Silences(), report: heard.report, explain: heard.explain)
-        for _ in 0..<30 { watch.delivered(Self.buffer(false)) }
+        Self.deliver(watch, 30, sound: false)
         watch.finish()
         #expect(heard.all.isEmpty)
         heard.words.withLock { $0 = ReelError(.sourceUnavailable, "muted") }
         let again = ApplicationSilenceWatch(rate: 1000, others: Silences(), report: heard.report, explain: heard.explain)
-        for _ in 0..<30 { again.delivered(Self.buffer(false)) }
+        Self.deliver(again, 30, sound: false)
         again.finish()
         #expect(heard.all == ["silent: muted"])
     }
