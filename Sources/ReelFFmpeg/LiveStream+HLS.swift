@@ -81,6 +81,39 @@ extension LiveStream {
         hlsClaim = HLSClaim(folderLock: try? RecordingLock.lockExisting(folder, exclusive: true))
     }
 
+    /// Has `muxer`'s playlists published by an ``HLSPublisher`` (before the header: the HLS
+    /// writer's inner contexts take its callbacks then), kept alive as long as the muxer.
+    func publishHLS(through muxer: Muxer) {
+        let publisher = HLSPublisher(playlist: url)
+        publisher.install(on: muxer.context)
+        muxer.callbackOwner = publisher
+        hlsPublisher = publisher
+    }
+
+    /// After the trailer (`trailerError` if it failed): the playlist ends with what was written
+    /// whole, whatever the trailer could write; a playlist left unended or a segment gone is the
+    /// stream's failure, said.
+    func checkHLSEnded(trailerError ended: ReelError?) {
+        hlsPublisher?.seal()
+        do {
+            if let ended { throw explainUnfinishedPlaylist(ended) }
+            // FFmpeg's HLS writer does not report a playlist it could not write at the end.
+            try checkPlaylistEnded()
+            try checkHLSSegments()
+        } catch {
+            let failure = error as? ReelError ?? ReelError(.ioFailure, "\(error)")
+            condition.withLock { statistics_.failure = failure }
+            report(.failed(name: name, error: failure))
+        }
+    }
+
+    /// The stream is over (or could not start): its playlist ended where it stopped, and the
+    /// placeholder of one that never held anything removed (see ``releaseEmptyPlaylist()``).
+    func endHLS() {
+        hlsPublisher?.seal()
+        releaseEmptyPlaylist()
+    }
+
     /// Removes the playlist's placeholder if nothing was ever written into it and no segment
     /// beside it holds anything (segments without their playlist are kept, and their stream
     /// has failed saying so), and lets the folder go.

@@ -251,10 +251,7 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         do {
             first = isListener ? nil : try connect(streams)
         } catch {
-            if format == "hls" {
-                hlsPublisher?.seal()
-                releaseEmptyPlaylist()
-            }
+            if format == "hls" { endHLS() }
             throw error
         }
         condition.withLock {
@@ -345,13 +342,7 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         let muxerOptions = connectionOptions
         do {
             let muxer = try Muxer(network: url, address: address, format: format, name: name, gate: gate, options: muxerOptions)
-            if format == "hls" {
-                // Before the header: the writer's inner contexts take its callbacks then.
-                let publisher = HLSPublisher(playlist: url)
-                publisher.install(on: muxer.context)
-                muxer.callbackOwner = publisher
-                hlsPublisher = publisher
-            }
+            if format == "hls" { publishHLS(through: muxer) }
             for stream in streams { try muxer.add(stream) }
             if format == "hls" { try muxer.writeHeader(options: hlsOptions) } else { try muxer.writeHeader(fragmentInterval: nil) }
             return muxer
@@ -451,26 +442,10 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
                 last.abandon()
                 ended = error as? ReelError ?? ReelError(.ioFailure, "\(name): \(error)")
             }
-            if format == "hls" {
-                // The playlist ends with what was written whole, whatever the trailer could write.
-                hlsPublisher?.seal()
-                do {
-                    if let ended { throw explainUnfinishedPlaylist(ended) }
-                    // FFmpeg's HLS writer does not report a playlist it could not write at the end.
-                    try checkPlaylistEnded()
-                    try checkHLSSegments()
-                } catch {
-                    let failure = error as? ReelError ?? ReelError(.ioFailure, "\(error)")
-                    condition.withLock { statistics_.failure = failure }
-                    report(.failed(name: name, error: failure))
-                }
-            }
+            if format == "hls" { checkHLSEnded(trailerError: ended) }
         }
-        if format == "hls" {
-            // A stream that failed on the way (a full disk) ends its playlist where it stopped.
-            hlsPublisher?.seal()
-            releaseEmptyPlaylist()
-        }
+        // A stream that failed on the way (a full disk) ends its playlist where it stopped.
+        if format == "hls" { endHLS() }
         if let lost = link.endedEarly() {
             condition.withLock { statistics_.failure = lost }
             report(.failed(name: name, error: lost))
@@ -506,7 +481,7 @@ public final class LiveStream: PacketSink, @unchecked Sendable {
         }
     }
 
-    private func report(_ event: Event) {
+    func report(_ event: Event) {
         let handler = condition.withLock { eventHandler }
         handler?(event)
     }

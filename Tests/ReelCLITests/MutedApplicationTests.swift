@@ -53,19 +53,29 @@ import ReelTestSupport
         return (status, events, stderr, (try? MediaProbe.decodeAudio(run.output)) ?? [], (before, after))
     }
 
+    /// The run said its silence once, in `words`, and ended incomplete (exit 3, `"complete":
+    /// false`); returns its `finished` event.
+    @discardableResult
+    func expectSaidSilentOnce(_ status: Int32, _ events: [[String: Any]], _ stderr: String, kind: AudioServerKind, words: [String],
+                              sourceLocation: SourceLocation = #_sourceLocation) -> [String: Any]? {
+        let silent = events.filter { $0["event"] as? String == "sourceSilent" }
+        let finished = events.last { $0["event"] as? String == "finished" }
+        #expect(status == 3, "\(kind): exit \(status)\n\(stderr)\n\(events)", sourceLocation: sourceLocation)
+        #expect(silent.count == 1, "\(kind): \(silent)", sourceLocation: sourceLocation)
+        let message = silent.first?["message"] as? String ?? ""
+        #expect(words.allSatisfy { message.contains($0) }, "\(kind): \(message)", sourceLocation: sourceLocation)
+        #expect(finished?["complete"] as? Bool == false, "\(kind): \(events)", sourceLocation: sourceLocation)
+        return finished
+    }
+
     /// Muted in the mixer: said, with how to unmute it; a `silent` shortfall, exit 3. The file
     /// holds nothing of the tone (reel records after the mixer), and the stream is still muted
     /// (reel did not unmute it).
     @Test(arguments: AudioServerKind.allCases)
     func aMutedApplicationIsSaidAndTheRecordingIsIncomplete(kind: AudioServerKind) throws {
         let r = try record(kind, name: "mutey", mixer: ["set-sink-input-mute", "1"])
-        let silent = r.events.filter { $0["event"] as? String == "sourceSilent" }
-        let finished = r.events.last { $0["event"] as? String == "finished" }
-        #expect(r.status == 3, "\(kind): exit \(r.status)\n\(r.stderr)\n\(r.events)")
-        #expect(silent.count == 1, "\(kind): \(silent)")
-        let message = silent.first?["message"] as? String ?? ""
-        #expect(message.contains("'mutey' is muted in the mixer") && message.contains("unmute it, e.g. in pavucontrol"), "\(kind): \(message)")
-        #expect(finished?["complete"] as? Bool == false, "\(kind): \(r.events)")
+        let finished = expectSaidSilentOnce(r.status, r.events, r.stderr, kind: kind,
+                                            words: ["'mutey' is muted in the mixer", "unmute it, e.g. in pavucontrol"])
         let shortfalls = finished?["shortfalls"] as? [[String: Any]] ?? []
         #expect(shortfalls.map { $0["kind"] as? String } == ["silent"], "\(kind): \(shortfalls)")
         #expect(!r.audio.isEmpty && r.audio.allSatisfy { $0 == 0 }, "\(kind): the file is digital silence: \(ApplicationAudioTests.profile(r.audio))")
@@ -76,13 +86,8 @@ import ReelTestSupport
     @Test(arguments: AudioServerKind.allCases)
     func anApplicationAtVolumeZeroIsSaidAndTheRecordingIsIncomplete(kind: AudioServerKind) throws {
         let r = try record(kind, name: "hushed", mixer: ["set-sink-input-volume", "0"])
-        let silent = r.events.filter { $0["event"] as? String == "sourceSilent" }
-        let finished = r.events.last { $0["event"] as? String == "finished" }
-        #expect(r.status == 3, "\(kind): exit \(r.status)\n\(r.stderr)\n\(r.events)")
-        #expect(silent.count == 1, "\(kind): \(silent)")
-        let message = silent.first?["message"] as? String ?? ""
-        #expect(message.contains("'hushed' is at volume 0 in the mixer") && message.contains("turn it up, e.g. in pavucontrol"), "\(kind): \(message)")
-        #expect(finished?["complete"] as? Bool == false, "\(kind): \(r.events)")
+        _ = expectSaidSilentOnce(r.status, r.events, r.stderr, kind: kind,
+                                 words: ["'hushed' is at volume 0 in the mixer", "turn it up, e.g. in pavucontrol"])
         #expect(r.mixer.before.contains { $0.hasPrefix("Volume:") && $0.contains(" 0%") } && r.mixer.after == r.mixer.before, "\(kind): \(r.mixer)")
     }
 
