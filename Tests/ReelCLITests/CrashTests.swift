@@ -57,9 +57,12 @@ import ReelTestSupport
                 let wait = killAfter - Date().timeIntervalSince(zero)
                 if wait > 0 { Thread.sleep(forTimeInterval: wait) }
             }
+            // The kill's moment, not the wait's end: on a loaded machine the wait for the exit
+            // can take longer than the recording ran (CI: killed 0.4 s in, seen gone 1.07 s in).
+            let killed = Date()
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            return started.map { Date().timeIntervalSince($0) }
+            return started.map { killed.timeIntervalSince($0) }
         }
         let recordedAtKill = try #require(killedAt, "run \(run): the recording started")
 
