@@ -17,6 +17,8 @@ struct TrackPlan {
         for source in sources where source.kind == .video {
             if case .video(let size, let pixelFormat, _) = source.format {
                 video = AssetWriter.VideoTrack(settings: settings.video, inputFormat: pixelFormat, inputSize: size)
+                // A size a filter made is the shape the user asked for: kept at a size of the recorder's own.
+                video?.keepsAspect = source.sizeMadeByFilter
                 videoSource = source.id
                 videoSize = settings.video.size ?? size
                 break

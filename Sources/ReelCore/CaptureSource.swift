@@ -168,6 +168,11 @@ public struct SourceDescriptor: Sendable, Hashable {
     public let kind: SampleKind
     /// The format the source reported when it was prepared.
     public let format: SourceFormat
+    /// Whether the pictures' size is one a filter made (a crop, a scale, a pad) rather than
+    /// the source's own: a recorder of a size of its own fits them into it with their aspect
+    /// kept, black bars around them, rather than stretch what the filter shaped (issue 26, F3:
+    /// a 4:3 crop recorded at a 16:9 size was stretched). Set by the session and the compositor.
+    package var sizeMadeByFilter = false
 
     /// Creates a descriptor; each argument is the property of the same name.
     public init(id: SourceID, name: String, kind: SampleKind, format: SourceFormat) {

@@ -26,12 +26,26 @@ extension AssetWriter {
         public var inputFormat: PixelFormat
         /// The size of the frames that will be appended.
         public var inputSize: PixelSize
+        /// Whether frames of another shape than ``VideoSettings/size`` are fitted into it with
+        /// their aspect kept, black bars around them, rather than stretched to it: pictures a
+        /// filter shaped (see `SourceDescriptor.sizeMadeByFilter`).
+        package var keepsAspect = false
 
         /// Describes a video track; each argument is the property of the same name.
         public init(settings: VideoSettings, inputFormat: PixelFormat, inputSize: PixelSize) {
             self.settings = settings
             self.inputFormat = inputFormat
             self.inputSize = inputSize
+        }
+
+        /// Where pictures of `picture` size go in a track of `size` when their aspect is kept:
+        /// centred, as large as fits, at even places; `nil` when they fill it (the shapes are
+        /// the same, or the bars would be thinner than 1% of the side: a stretch that small
+        /// is not seen, a black line at the edge is).
+        package static func placement(of picture: PixelSize, in size: PixelSize) -> PixelRect? {
+            let area = CompositionLayout.fit(picture, in: PixelRect(x: 0, y: 0, width: size.width, height: size.height))
+            let thin = (width: max(2, size.width / 100), height: max(2, size.height / 100))
+            return size.width - area.width <= thin.width && size.height - area.height <= thin.height ? nil : area
         }
     }
 

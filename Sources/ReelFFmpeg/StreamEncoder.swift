@@ -105,7 +105,8 @@ public final class StreamEncoder: @unchecked Sendable {
         }
         // MP4, MOV and MKV all keep codec headers out of band; so do the sinks.
         self.video = try video.map {
-            try VideoEncoder(settings: $0.settings, inputFormat: $0.inputFormat, inputSize: $0.inputSize, globalHeader: true, streamIndex: 0)
+            try VideoEncoder(settings: $0.settings, inputFormat: $0.inputFormat, inputSize: $0.inputSize, globalHeader: true, streamIndex: 0,
+                             keepsAspect: $0.keepsAspect)
         }
         let firstAudio = video == nil ? 0 : 1
         self.audio = try audio.enumerated().map { i, track in

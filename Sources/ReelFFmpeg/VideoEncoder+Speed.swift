@@ -66,7 +66,7 @@ extension VideoEncoder {
         var settings = self.settings
         settings.preset = preset
         let next = try VideoEncoder(settings: settings, inputFormat: inputFormat, inputSize: inputSize, globalHeader: true,
-                                    streamIndex: try stream.index, x264Parameters: pinned)
+                                    streamIndex: try stream.index, x264Parameters: pinned, keepsAspect: placement.size != outputSize)
         guard next.extradata == extradata else {
             throw ReelError(.unsupportedFormat, "libx264 at preset \(preset) makes another stream header (SPS/PPS) than at \(self.settings.effectivePreset)")
         }

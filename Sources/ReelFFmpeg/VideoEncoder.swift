@@ -16,6 +16,12 @@ final class VideoEncoder {
     /// its last column or row left out rather than the picture squeezed into the even size.
     let usedSize: PixelSize
     let outputSize: PixelSize
+    /// Where the used part of each picture goes in the output: all of it, or, for a track that
+    /// keeps the aspect of pictures of another shape (``AssetWriter/VideoTrack/keepsAspect``),
+    /// a centred rectangle with black bars around it that are drawn once and never written over.
+    let placement: PixelRect
+    /// Whether the pictures fill the output (no bars).
+    private var fillsOutput: Bool { placement.size == outputSize }
     /// The encoder's pixel format: 4:2:0, 8-bit, or 10-bit for a 10-bit profile.
     let pixelFormat: AVPixelFormat
     private var frame: UnsafeMutablePointer<AVFrame>
@@ -43,6 +49,8 @@ final class VideoEncoder {
     private var finishing = false
     private let sourceData = UnsafeMutablePointer<UnsafePointer<UInt8>?>.allocate(capacity: 4)
     private let sourceStrides = UnsafeMutablePointer<Int32>.allocate(capacity: 4)
+    /// The frame's planes at ``placement``'s corner, when the pictures do not fill the output.
+    private let placedData = UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>.allocate(capacity: 4)
     /// How many frames the first packet's decoding time lies before its presentation time
     /// (the B-frame reorder delay).
     var decodeDelay: Int64 { Int64(context.pointee.has_b_frames) }
@@ -78,8 +86,10 @@ final class VideoEncoder {
     /// Opens an encoder for `settings` taking frames of `inputFormat` and `inputSize`; its
     /// packets belong to stream number `streamIndex` of the owner. `x264Parameters` (libx264
     /// only) are applied after the preset: a replacement encoder pins its header with them.
+    /// With `keepsAspect`, pictures of another shape than the output are fitted into it, black
+    /// bars around them (see ``placement``), rather than stretched.
     init(settings: VideoSettings, inputFormat: PixelFormat, inputSize: PixelSize, globalHeader: Bool, streamIndex: Int = 0,
-         x264Parameters: String? = nil) throws {
+         x264Parameters: String? = nil, keepsAspect: Bool = false) throws {
         try settings.validate()
         guard let (name, codec) = Self.encoderNames(for: settings.codec).lazy
             .compactMap({ n in avcodec_find_encoder_by_name(n).map { (n, $0) } }).first else {
@@ -100,6 +110,8 @@ final class VideoEncoder {
         out.width &= ~1
         out.height &= ~1
         self.outputSize = out
+        placement = (keepsAspect ? AssetWriter.VideoTrack.placement(of: used, in: out) : nil)
+            ?? PixelRect(x: 0, y: 0, width: out.width, height: out.height)
         pixelFormat = settings.bitDepth == 10 ? AV_PIX_FMT_YUV420P10LE : AV_PIX_FMT_YUV420P
         guard let frame = av_frame_alloc(), let packetOwner = try? Packet() else {
             var c: UnsafeMutablePointer<AVCodecContext>? = context
@@ -110,6 +122,7 @@ final class VideoEncoder {
         self.packetOwner = packetOwner
         sourceData.initialize(repeating: nil, count: 4)
         sourceStrides.initialize(repeating: 0, count: 4)
+        placedData.initialize(repeating: nil, count: 4)
 
         context.pointee.width = Int32(out.width)
         context.pointee.height = Int32(out.height)
@@ -192,13 +205,23 @@ final class VideoEncoder {
         frame.pointee.color_range = AVCOL_RANGE_MPEG
         frame.pointee.colorspace = AVCOL_SPC_BT709
         try FFmpeg.check(av_frame_get_buffer(frame, 0), "cannot allocate the encoder's frame")
+        if placement.size != out {
+            // The bars: black once; every picture is drawn inside them (av_frame_make_writable
+            // copies them along with the picture when the encoder still holds the buffer).
+            var strides = (0..<4).map { i in ptrdiff_t(withUnsafeBytes(of: frame.pointee.linesize) { $0.load(fromByteOffset: i * 4, as: Int32.self) }) }
+            try withUnsafeMutableBytes(of: &frame.pointee.data) { raw in
+                let planes = raw.baseAddress!.assumingMemoryBound(to: UnsafeMutablePointer<UInt8>?.self)
+                try FFmpeg.check(av_image_fill_black(planes, &strides, pixelFormat, AVCOL_RANGE_MPEG, Int32(out.width), Int32(out.height)),
+                                 "cannot draw the encoder's black bars")
+            }
+        }
 
         if inputFormat != .yuv420p || inputSize != out || pixelFormat != AV_PIX_FMT_YUV420P {
             // Full-range RGB in, limited-range BT.709 out. YUV input (a camera's YUYV or NV12,
             // a composed picture) is limited range already and keeps its levels.
             let converter = Scaler()
             let shape = Scaler.Shape(sourceSize: used, sourceFormat: Self.avPixelFormat(inputFormat).rawValue,
-                                     destinationSize: out, destinationFormat: pixelFormat.rawValue,
+                                     destinationSize: placement.size, destinationFormat: pixelFormat.rawValue,
                                      filter: used == out ? SWS_POINT : SWS_BICUBIC,
                                      colour: Scaler.Colour(source: SWS_CS_ITU709, sourceFullRange: inputFormat == .bgra,
                                                            destination: SWS_CS_ITU709, destinationFullRange: false))
@@ -216,6 +239,7 @@ final class VideoEncoder {
     deinit {
         sourceData.deallocate()
         sourceStrides.deallocate()
+        placedData.deallocate()
         var f: UnsafeMutablePointer<AVFrame>? = frame
         av_frame_free(&f)
         var c: UnsafeMutablePointer<AVCodecContext>? = context
@@ -276,8 +300,10 @@ final class VideoEncoder {
         } else {
             withPlanes(of: source) { srcData, srcStride in
                 if let scaler {
-                    _ = scaler.scale(srcData, strides: srcStride, rows: Int32(usedSize.height),
-                                     into: &frame.pointee.data.0, strides: &frame.pointee.linesize.0)
+                    withPlacedPlanes { planes in
+                        _ = scaler.scale(srcData, strides: srcStride, rows: Int32(usedSize.height),
+                                         into: planes, strides: &frame.pointee.linesize.0)
+                    }
                 } else {
                     av_image_copy(&frame.pointee.data.0, &frame.pointee.linesize.0, srcData, srcStride,
                                   AV_PIX_FMT_YUV420P, Int32(inputSize.width), Int32(inputSize.height))
@@ -345,7 +371,7 @@ final class VideoEncoder {
         guard view.x >= 0, view.y >= 0, view.x % 2 == 0, view.y % 2 == 0, view.width >= 2, view.height >= 2,
               view.x + view.width <= inputSize.width, view.y + view.height <= inputSize.height else { return false }
         let shape = Scaler.Shape(sourceSize: view.size, sourceFormat: Self.avPixelFormat(inputFormat).rawValue,
-                                 destinationSize: outputSize, destinationFormat: pixelFormat.rawValue, filter: SWS_FAST_BILINEAR,
+                                 destinationSize: placement.size, destinationFormat: pixelFormat.rawValue, filter: SWS_FAST_BILINEAR,
                                  colour: Scaler.Colour(source: SWS_CS_ITU709, sourceFullRange: inputFormat == .bgra,
                                                        destination: SWS_CS_ITU709, destinationFullRange: false))
         guard viewScaler.prepare(shape) else { return false }
@@ -353,7 +379,7 @@ final class VideoEncoder {
             // The view held still: the frame holds its picture made from `held.picture`.
             if identity.id == held.picture { return true }
             let rows = viewScaler.destinationRows(fedBy: rowsOf(identity.changedRows, in: view))
-            if identity.base == held.picture, inputFormat == .bgra, convertViewRows(rows, of: view, in: source) {
+            if identity.base == held.picture, inputFormat == .bgra, fillsOutput, convertViewRows(rows, of: view, in: source) {
                 viewRowsMade += rows.reduce(0) { $0 + $1.count }
                 return true
             }
@@ -364,8 +390,10 @@ final class VideoEncoder {
                 let offset = source.format.byteOffset(plane: plane, x: view.x, y: view.y, stride: Int(srcStride[plane]))
                 srcData[plane] = srcData[plane].map { $0 + offset }
             }
-            rows = viewScaler.scale(srcData, strides: srcStride, rows: Int32(view.height),
-                                    into: &frame.pointee.data.0, strides: &frame.pointee.linesize.0)
+            withPlacedPlanes { planes in
+                rows = viewScaler.scale(srcData, strides: srcStride, rows: Int32(view.height),
+                                        into: planes, strides: &frame.pointee.linesize.0)
+            }
         }
         if rows > 0 { viewRowsMade += outputSize.height }
         return rows > 0
@@ -411,6 +439,27 @@ final class VideoEncoder {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// The encoder frame's planes pointed at ``placement``'s corner (its whole when the pictures
+    /// fill the output), for the duration of `body`: what a scaler draws a picture into.
+    private func withPlacedPlanes(_ body: (UnsafePointer<UnsafeMutablePointer<UInt8>?>) -> Void) {
+        let placement = placement, fills = fillsOutput
+        let wide = pixelFormat == AV_PIX_FMT_YUV420P ? 1 : 2  // bytes a sample
+        withUnsafeMutablePointer(to: &frame.pointee.data) { data in
+            data.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { planes in
+                guard !fills else { return body(planes) }
+                // The frame's buffers may have moved (av_frame_make_writable): placed anew each time.
+                withUnsafeBytes(of: frame.pointee.linesize) { strides in
+                    for plane in 0..<4 {
+                        let stride = Int(strides.load(fromByteOffset: plane * 4, as: Int32.self))
+                        let (x, y) = plane == 0 ? (placement.x, placement.y) : (placement.x / 2, placement.y / 2)
+                        placedData[plane] = planes[plane].map { $0 + y * stride + x * wide }
+                    }
+                }
+                body(placedData)
             }
         }
     }
