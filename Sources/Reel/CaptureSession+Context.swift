@@ -24,6 +24,38 @@ extension CaptureSession {
         filters.outputSize(for: size, format: .bgra)
     }
 
+    /// How pictures a filter set before the start makes are recorded, for each size a recorder
+    /// that takes them records at (`recorders`, `nil` for one that keeps the pictures' size;
+    /// none: as any recorder would that keeps it), when that is not the size the filter makes:
+    /// `asked` (as asked: see ``sizeAsked(by:of:)``) and `made` (what libavfilter made of it).
+    /// Issue 26, F3: this was said without the recorder's size, naming a size the file did
+    /// not have, and nothing was said of a picture stretched to it.
+    static func recordings(ofFilterMade asked: PixelSize, made: PixelSize,
+                           recorders: [PixelSize?]) -> [(recorded: PixelSize, resizing: SessionEvent.FilterResizing)] {
+        let even = PixelSize(width: max(2, made.width & ~1), height: max(2, made.height & ~1))
+        return sizesRecorded(by: recorders, ofPicturesAt: even).compactMap { recorded in
+            if recorded == even { return asked == even ? nil : (recorded, .evenPart) }
+            return (recorded, AssetWriter.VideoTrack.placement(of: even, in: recorded) == nil ? .scaled : .fitted)
+        }
+    }
+
+    /// The sizes of their own that the recorders among `outputs` record at (`nil`: the pictures').
+    static func recorderSizes(among outputs: [any CaptureOutput]) -> [PixelSize?] {
+        outputs.compactMap { $0 as? Recorder }.map(\.settings.video.size)
+    }
+
+    /// The sizes `recorders` (as ``recorderSizes(among:)`` gives them; none: one that keeps the
+    /// pictures' size) record pictures of the even `size` at, as their encoders do: a size of
+    /// their own made even, or `size`. Each once, in order.
+    static func sizesRecorded(by recorders: [PixelSize?], ofPicturesAt size: PixelSize) -> [PixelSize] {
+        var sizes: [PixelSize] = []
+        for own in recorders.isEmpty ? [nil] : recorders {
+            let recorded = own.map { PixelSize(width: $0.width & ~1, height: $0.height & ~1) } ?? size
+            if !sizes.contains(recorded) { sizes.append(recorded) }
+        }
+        return sizes
+    }
+
     func context(for entry: Entry, outputs: [any CaptureOutput], origin: MediaTime, presenter: PresenterStage?,
                          sizes: PictureSizes?) -> SourceContext {
         let id = entry.id
@@ -36,20 +68,27 @@ extension CaptureSession {
         // The overlays first: the events' positions are in the source's own pixels.
         if let presenter { stages.append(presenter) }
         if kind == .video {
+            // What the file holds is the recorders' to say: at a size of their own, the size
+            // each records at is named, not the picture the filters leave.
+            let recorders = Self.recorderSizes(among: outputs)
             stages.append(OrientationStage(control: entry.connection.orientation, realTime: clock.isRealTime))
             stages.append(FilterStage(control: entry.filter, realTime: clock.isRealTime, sizes: sizes, failed: { filter, error in
                 continuation.yield(.filterFailed(source: name, filter: filter.description, error: error))
             }, resized: { filter, size, fitted in
-                continuation.yield(.filterResized(source: name, filter: filter.description, size: size, recorded: fitted))
+                for recorded in Self.sizesRecorded(by: recorders, ofPicturesAt: fitted) {
+                    continuation.yield(.filterResized(source: name, filter: filter.description, size: size, recorded: recorded,
+                                                      resizing: .fittedToStartingSize))
+                }
             }))
-            // A filter set before the start that makes an odd size: the file holds its even
-            // part. On pictures whose colour is kept at half size (a camera's, the test
-            // pattern's) libavfilter itself rounds a crop or pad to even: said as well.
-            if let sizes, case let asked = Self.sizeAsked(by: entry.filter.filters, of: sizes.input),
-               asked != sizes.input, asked.width % 2 != 0 || asked.height % 2 != 0 {
-                let even = PixelSize(width: max(2, asked.width & ~1), height: max(2, asked.height & ~1))
-                continuation.yield(.filterResized(source: name, filter: entry.filter.filters.map(\.description).joined(separator: ","),
-                                                  size: asked, recorded: even))
+            // A filter set before the start that makes another size: said when the file does
+            // not hold that size (its even part; a recorder's own size, scaled or fitted in).
+            // On pictures whose colour is kept at half size (a camera's, the test pattern's)
+            // libavfilter itself rounds a crop or pad to even: the size asked is said.
+            if let sizes, case let asked = Self.sizeAsked(by: entry.filter.filters, of: sizes.input), asked != sizes.input {
+                let filter = entry.filter.filters.map(\.description).joined(separator: ",")
+                for (recorded, resizing) in Self.recordings(ofFilterMade: asked, made: sizes.output, recorders: recorders) {
+                    continuation.yield(.filterResized(source: name, filter: filter, size: asked, recorded: recorded, resizing: resizing))
+                }
             }
         }
         let report: @Sendable (SourceEvent) -> Void = { event in

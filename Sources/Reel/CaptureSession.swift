@@ -30,18 +30,36 @@ public enum SessionEvent: Sendable {
     /// A source's filter cannot be applied to its pictures (a crop larger than the picture,
     /// say); its pictures go on unfiltered, so nothing is lost.
     case filterFailed(source: String, filter: String, error: ReelError)
-    /// A source's filter makes pictures of `size`, and they are recorded at `recorded`: the even
-    /// part of an odd size (4:2:0 video needs an even width and height), or, for a filter set
-    /// while the session runs, the size the session's outputs started with, into which its
-    /// pictures are fitted with their aspect kept (a filter set before the start sets that
-    /// size). Said once for each filter.
-    case filterResized(source: String, filter: String, size: PixelSize, recorded: PixelSize)
+    /// A source's filter makes pictures of `size`, and they are recorded at `recorded`, the
+    /// size of the file, as `resizing` says: the even part of an odd size, scaled to a
+    /// recorder's own size (``VideoSettings/size``), fitted into it with their aspect kept and
+    /// black bars when their shape is another, or, for a filter set while the session runs,
+    /// fitted into the size the session's outputs started with (a filter set before the start
+    /// sets that size). Said once for each filter (and each size recorded).
+    case filterResized(source: String, filter: String, size: PixelSize, recorded: PixelSize, resizing: FilterResizing)
     /// The person typing pressed Ctrl+Alt+K: the input's key captions
     /// (``PresenterOverlays/showsKeys``) are hidden, and what is typed is not drawn until
     /// ``keyCaptionsShown(source:)``. They see their screen, not the recording: tell them.
     case keyCaptionsHidden(source: String)
     /// Ctrl+Alt+K again: what is typed is drawn into the input's pictures again.
     case keyCaptionsShown(source: String)
+
+    /// How a filter's pictures are made the size recorded
+    /// (``SessionEvent/filterResized(source:filter:size:recorded:resizing:)``).
+    public enum FilterResizing: String, Sendable, Hashable {
+        /// An odd size is recorded as its even part (4:2:0 video needs an even width and
+        /// height): the last column or row is left out.
+        case evenPart
+        /// Scaled to the recorder's size (``VideoSettings/size``), which has their shape.
+        case scaled
+        /// Scaled into the recorder's size (``VideoSettings/size``), whose shape is another,
+        /// with their aspect kept: centred, black bars filling the rest (not stretched).
+        case fitted
+        /// A filter set while the session runs that makes another size: fitted into the size
+        /// the session's outputs started with, their aspect kept (black bars where the shapes
+        /// differ); a recorder of a size of its own then takes that picture to its size.
+        case fittedToStartingSize
+    }
 }
 
 /// A capture session: inputs (screens, cameras, microphones, synthetic sources) whose samples
@@ -249,7 +267,9 @@ public final class CaptureSession: Sendable {
                         let turn = entry.connection.orientation.started()
                         let turned = OrientationControl.format(format, orientation: turn.orientation, mirrored: turn.mirrored)
                         let (filtered, sizes) = Self.filtered(turned, through: entry.filter.filters)
-                        opened.append((SourceDescriptor(id: entry.id, name: entry.source.name, kind: entry.source.kind, format: filtered), sizes))
+                        var descriptor = SourceDescriptor(id: entry.id, name: entry.source.name, kind: entry.source.kind, format: filtered)
+                        descriptor.sizeMadeByFilter = sizes.map { $0.input != $0.output } ?? false
+                        opened.append((descriptor, sizes))
                     }
                     return opened
                 }

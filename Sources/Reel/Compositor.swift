@@ -82,7 +82,7 @@ public final class Compositor: CaptureOutput {
 
     /// What became of the composed picture's filter (its source is the composed stream's name):
     /// ``SessionEvent/filterFailed(source:filter:error:)`` when it cannot be applied, and
-    /// ``SessionEvent/filterResized(source:filter:size:recorded:)`` when its pictures are not
+    /// ``SessionEvent/filterResized(source:filter:size:recorded:resizing:)`` when its pictures are not
     /// recorded at the size it makes. One consumer, as ``CaptureSession/events``.
     public let events: AsyncStream<SessionEvent>
 
@@ -217,14 +217,19 @@ public final class Compositor: CaptureOutput {
         let name = "composed (\(settings.layout))"
         // Asked on full-colour pictures: libavfilter rounds a crop of the composed (4:2:0)
         // picture to even itself, which is said too (see CaptureSession.sizeAsked).
+        // The size said is the one the recorders record at (see CaptureSession.recordings).
         let asked = CaptureSession.sizeAsked(by: filters, of: size)
-        if asked != size, asked.width % 2 != 0 || asked.height % 2 != 0 {
-            continuation.yield(.filterResized(source: name, filter: filters.map(\.description).joined(separator: ","), size: asked,
-                                              recorded: PixelSize(width: max(2, asked.width & ~1), height: max(2, asked.height & ~1))))
+        if asked != size {
+            let filter = filters.map(\.description).joined(separator: ",")
+            for (recorded, resizing) in CaptureSession.recordings(ofFilterMade: asked, made: filtered,
+                                                                  recorders: CaptureSession.recorderSizes(among: outputs)) {
+                continuation.yield(.filterResized(source: name, filter: filter, size: asked, recorded: recorded, resizing: resizing))
+            }
         }
-        let downstream = [SourceDescriptor(id: Self.outputID, name: name, kind: .video,
-                                           format: .video(size: filtered, pixelFormat: .yuv420p, frameRate: settings.frameRate))]
-            + sources.filter { $0.kind.isAudio }
+        var picture = SourceDescriptor(id: Self.outputID, name: name, kind: .video,
+                                       format: .video(size: filtered, pixelFormat: .yuv420p, frameRate: settings.frameRate))
+        picture.sizeMadeByFilter = filtered != size
+        let downstream = [picture] + sources.filter { $0.kind.isAudio }
         var prepared: [any CaptureOutput] = []
         do {
             for output in outputs {
@@ -372,11 +377,15 @@ public final class Compositor: CaptureOutput {
         var lastIndex = Int64.min
         let name = "composed (\(state.withLock { $0.settings.layout }))"
         let continuation = self.continuation
+        let recorders = CaptureSession.recorderSizes(among: outputs)
         let filter = FilterStage(control: filterControl, realTime: realTime, sizes: pictureSizes.withLock { $0 }, failed: { [weak self] filter, error in
             self?.filterFailure.withLock { $0 = error }
             continuation.yield(.filterFailed(source: name, filter: filter.description, error: error))
         }, resized: { filter, size, fitted in
-            continuation.yield(.filterResized(source: name, filter: filter.description, size: size, recorded: fitted))
+            for recorded in CaptureSession.sizesRecorded(by: recorders, ofPicturesAt: fitted) {
+                continuation.yield(.filterResized(source: name, filter: filter.description, size: size, recorded: recorded,
+                                                  resizing: .fittedToStartingSize))
+            }
         })
         while let job = queue.receive() {
             let driving = job.frame

@@ -378,9 +378,10 @@ final class ProgressRenderer: @unchecked Sendable {
         case .filterFailed(let name, let filter, let error):
             emit(["event": "filterFailed", "source": name, "filter": filter, "message": error.description])
             if !json { clearLine(); console.err("reel: warning: the filter '\(filter)' cannot be applied to \(name): \(error.description); its pictures are recorded unfiltered") }
-        case .filterResized(let name, let filter, let size, let recorded):
-            emit(["event": "filterResized", "source": name, "filter": filter, "size": size.description, "recorded": recorded.description])
-            if !json { clearLine(); console.err(Self.filterResizedText(source: name, filter: filter, size: size, recorded: recorded)) }
+        case .filterResized(let name, let filter, let size, let recorded, let resizing):
+            emit(["event": "filterResized", "source": name, "filter": filter, "size": size.description, "recorded": recorded.description,
+                  "resizing": resizing.rawValue])
+            if !json { clearLine(); console.err(Self.filterResizedText(source: name, filter: filter, size: size, recorded: recorded, resizing: resizing)) }
         case .keyCaptionsHidden(let name):
             emit(["event": "keyCaptionsHidden", "source": name])
             if !json { clearLine(); console.err("reel: key captions hidden on \(name) (Ctrl+Alt+K): what is typed is not drawn until Ctrl+Alt+K again") }
@@ -393,13 +394,25 @@ final class ProgressRenderer: @unchecked Sendable {
     }
 
     /// What `reel record` says of a filter whose pictures are not recorded at the size it makes:
-    /// the even part of an odd size, or pictures fitted into the size the recording started with.
-    static func filterResizedText(source: String, filter: String, size: PixelSize, recorded: PixelSize) -> String {
+    /// the even part of an odd size, scaled or fitted (black bars) into --size, or fitted into
+    /// the size the recording started with. `recorded` is the file's size.
+    static func filterResizedText(source: String, filter: String, size: PixelSize, recorded: PixelSize,
+                                  resizing: SessionEvent.FilterResizing) -> String {
         let even = PixelSize(width: max(2, size.width & ~1), height: max(2, size.height & ~1))
-        if recorded == even {
+        switch resizing {
+        case .scaled:
+            return "reel: note: the filter '\(filter)' makes \(size) pictures of \(source); they are scaled to \(recorded) (--size), which has their shape"
+        case .fitted:
+            let narrower = size.width * recorded.height < recorded.width * size.height
+            return "reel: warning: the filter '\(filter)' makes \(size) pictures of \(source), another shape than \(recorded) (--size): "
+                + "they are recorded at \(recorded) with their aspect kept, black bars \(narrower ? "at the left and right" : "above and below"), not stretched; "
+                + "to fill it, make the filter give that shape (a crop or pad to it), or leave out --size to record at \(even)"
+        case .evenPart:
             let left = size.width != even.width && size.height != even.height ? "last column and row are" : size.width != even.width ? "last column is" : "last row is"
             return "reel: note: the filter '\(filter)' makes \(size) pictures of \(source); video needs an even width and height, "
                 + "so they are recorded as \(recorded) (their \(left) left out; a filter such as scale=\(even.width):\(even.height) or crop=\(even.width):\(even.height) gives an even size)"
+        case .fittedToStartingSize:
+            break
         }
         return "reel: warning: the filter '\(filter)' makes \(size) pictures of \(source), but the recording's size is \(recorded), set when it started: "
             + "they are fitted into it, their aspect kept; to record at the filter's size, give it with --filter when starting (--size WxH records at another size)"

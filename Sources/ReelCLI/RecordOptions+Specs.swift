@@ -34,7 +34,7 @@ extension RecordOptions {
         OptionSpec("preview", value: .optional, placeholder: "auto",
                    help: "show what is recorded in a window (keys: space pause, s swap, f filter, m marker, z/Z zoom, q stop); =auto: only if there is a display"),
         OptionSpec("filter", value: .required, repeatable: true, placeholder: "[N:]FILTER", completion: .oneOf(VideoFilter.Look.allCases.map(\.rawValue)),
-                   help: "filter the recorded picture: a look (mono, comic, crystal) or a libavfilter graph such as 'eq=contrast=1.3', one picture for each (not fps, select…); a graph that changes the size (scale, crop, pad) sets the recording's size; N: filters only the Nth video source"),
+                   help: "filter the recorded picture: a look (mono, comic, crystal) or a libavfilter graph such as 'eq=contrast=1.3', one picture for each (not fps, select…); a graph that changes the size (scale, crop, pad) sets the recording's size (with --size, its picture is scaled to --size, with black bars if its shape is another); N: filters only the Nth video source"),
         OptionSpec("zoom", value: .required, placeholder: "FACTOR[:RATE]", help: "cameras' digital zoom, e.g. 2; with RATE, ramp to it at RATE doublings per second; with --follow-cursor how far it zooms in (1.25–8, default 2)"),
         OptionSpec("show-clicks", help: "draw a ring where each mouse button is pressed, fading in half a second (yellow left, blue right, green middle); X11 only"),
         OptionSpec("show-keys", help: "write what is typed at the bottom of the picture (words, chords such as Ctrl+Shift+T, repeats counted). EVERYTHING typed is shown, passwords too: Ctrl+Alt+K hides the captions and shows them again; X11 only"),

@@ -301,7 +301,9 @@ public enum FrameMode: String, Sendable, Hashable, CaseIterable {
 public struct VideoSettings: Sendable, Hashable {
     /// The codec.
     public var codec: VideoCodec
-    /// The output size; `nil` keeps the source's size.
+    /// The output size; `nil` keeps the source's size. Pictures are scaled to it; those whose
+    /// size a filter made (a crop, a scale, a pad) and whose shape is another are fitted in with
+    /// their aspect kept and black bars around them rather than stretched.
     public var size: PixelSize?
     /// The frame rate of the recording.
     public var frameRate: FrameRate

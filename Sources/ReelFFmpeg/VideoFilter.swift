@@ -16,8 +16,11 @@ import ReelCore
 /// (its output is converted back) but may change its size (`scale=1280:720`, `crop=640:360:0:0`,
 /// `pad=…`): a filter set before a session starts sets the size its outputs see, so a
 /// recording takes the size the filter makes (4:2:0 video needs an even width and height: of an
-/// odd size the even part is recorded, and ``SessionEvent/filterResized(source:filter:size:recorded:)``
-/// says so). Once the session runs, the size stays: the pictures of a filter set then that makes
+/// odd size the even part is recorded, and ``SessionEvent/filterResized(source:filter:size:recorded:resizing:)``
+/// says so). A recorder with a size of its own (``VideoSettings/size``) scales the filter's
+/// pictures to it, and fits them in with their aspect kept and black bars when their shape is
+/// another (a 4:3 crop recorded at 1280x720), rather than stretch them: said by the same event,
+/// which names the size the file has. Once the session runs, the size stays: the pictures of a filter set then that makes
 /// another size are fitted into it, their aspect kept, and that is said by the same event. A
 /// filter must give one picture for each picture it is given, in its turn: one that changes the frame rate (`fps`, `framestep`,
 /// `select`, `minterpolate`) or gives pictures late is refused when it is made (the recording's

@@ -129,6 +129,78 @@ import ReelTestSupport
         #expect(!j.stderr.contains("reel: note: the filter"), "--json says it once, as an event: \(j.stderr)")
     }
 
+    /// `--filter` making another shape than `--size` (issue 26, F3: `crop=320:240` with
+    /// `--size 640x360` gave a stretched picture, and the note named 320x240 as recorded or,
+    /// for this even crop, said nothing): the picture is fitted into --size with its aspect
+    /// kept and black bars, said once, and --json's event names the sizes the file has. One of
+    /// --size's shape is scaled to it, with a note naming both sizes. The composed picture's
+    /// filter is fitted into --size the same way.
+    @Test func aFilterOfAnotherShapeThanSizeIsFittedWithBarsAndSaidTruly() throws {
+        let dir = try TemporaryDirectory()
+        func record(_ sources: [String], _ graph: String, _ name: String, json: Bool) throws -> (URL, CommandResult, [[String: Any]]) {
+            let url = dir.url.appendingPathComponent(name)
+            let r = try ReelBinary.run(["record"] + sources + ["--size", "640x360", "--preset", "ultrafast", "--duration", "1",
+                                        "--faster-than-real-time", "--filter", graph, "-o", url.path] + (json ? ["--json"] : []))
+            #expect(r.status == 0, "\(graph): \(r.stderr)")
+            let events = r.output.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            return (url, r, events.filter { $0["event"] as? String == "filterResized" })
+        }
+        /// The file's size, as ffprobe reads it.
+        func fileSize(_ url: URL) throws -> String {
+            let stream = try #require(try MediaProbe.probe(url).videoStreams.first)
+            return "\(stream.width ?? 0)x\(stream.height ?? 0)"
+        }
+        /// Every frame: black at `bars`, not black at `picture` ((x, y) in the 640x360 file).
+        func checkFrames(_ url: URL, bars: [(Int, Int)], picture: [(Int, Int)]) throws {
+            let frames = try MediaProbe.decodeRGB(url, width: 640, height: 360)
+            #expect(frames.count == 30)
+            for (i, rgb) in frames.enumerated() {
+                for (x, y) in bars {
+                    let c = RGBColor.average(of: rgb, width: 640, x: x, y: y, radius: 3)
+                    #expect(c.red < 30 && c.green < 30 && c.blue < 30, "frame \(i) at (\(x), \(y)): a black bar, not a stretched picture: \(c)")
+                }
+                for (x, y) in picture {
+                    let c = RGBColor.average(of: rgb, width: 640, x: x, y: y, radius: 3)
+                    #expect(c.red > 150, "frame \(i) at (\(x), \(y)): the red picture (or its white flash): \(c)")
+                }
+            }
+        }
+        // The tester's case: a 4:3 crop of the 16:9 camera, recorded at 16:9.
+        let (json, j, jsonEvents) = try record(["--camera=test:red"], "crop=320:240", "fitted.mp4", json: true)
+        #expect(jsonEvents.count == 1, "said once: \(jsonEvents)")
+        let event = try #require(jsonEvents.first)
+        #expect(event["size"] as? String == "320x240" && event["resizing"] as? String == "fitted", "\(event)")
+        let jsonSize = try fileSize(json)
+        #expect(event["recorded"] as? String == jsonSize, "the event names the file's size: \(event)")
+        #expect(jsonSize == "640x360")
+        #expect(!j.stderr.contains("reel: warning: the filter"), "--json says it once, as an event: \(j.stderr)")
+        try checkFrames(json, bars: [(30, 240), (610, 240)], picture: [(100, 240), (540, 240)])
+        let (text, t, _) = try record(["--camera=test:red"], "crop=320:240", "fitted-text.mp4", json: false)
+        #expect(t.stderr.contains("reel: warning: the filter 'crop=320:240' makes 320x240 pictures of"), "\(t.stderr)")
+        #expect(t.stderr.contains("they are recorded at 640x360 with their aspect kept, black bars at the left and right"), "\(t.stderr)")
+        #expect(t.stderr.components(separatedBy: "the filter 'crop=320:240'").count == 2, "said once: \(t.stderr)")
+        #expect(try fileSize(text) == "640x360")
+
+        // The shape of --size: scaled to fill it, and a note names both sizes.
+        let (scaled, s, scaledEvents) = try record(["--camera=test:red"], "crop=320:180", "scaled.mp4", json: true)
+        #expect(scaledEvents.count == 1 && scaledEvents.first?["size"] as? String == "320x180"
+                && scaledEvents.first?["resizing"] as? String == "scaled", "\(scaledEvents)")
+        let scaledSize = try fileSize(scaled)
+        #expect(scaledEvents.first?["recorded"] as? String == scaledSize && scaledSize == "640x360", "\(scaledEvents)")
+        #expect(s.status == 0)
+        try checkFrames(scaled, bars: [], picture: [(6, 240), (634, 240), (320, 354)])
+
+        // The composed picture's filter, recorded at --size.
+        let (composed, _, composedEvents) = try record(["--camera=test:red", "--camera=test:red", "--layout", "side-by-side"],
+                                                       "crop=320:240", "composed.mp4", json: true)
+        #expect(composedEvents.count == 1 && composedEvents.first?["resizing"] as? String == "fitted", "\(composedEvents)")
+        let composedSize = try fileSize(composed)
+        #expect(composedEvents.first?["recorded"] as? String == composedSize && composedSize == "640x360", "\(composedEvents)")
+        try checkFrames(composed, bars: [(30, 240), (610, 240)], picture: [(100, 240), (540, 240)])
+    }
+
     static let terminalDriver = TerminalScript.start(["\"record\"", "\"--camera=test:red\"", "\"--size\"", "\"320x240\"", "\"--preset\"", "\"ultrafast\"", "\"-o\"", "path"]) + """
         steps = {"recording": read_until(rb"00:00:01")}
         os.write(fd, b"f")

@@ -199,18 +199,24 @@ import ReelTestSupport
         #expect(failed == ["it needs 1 picture before its first, so the first is recorded unfiltered"], "\(failed)")
     }
 
-    /// Records `graph` on the 320x240 red camera from the start (or from `at`), for a second;
-    /// returns the summary and the filters' size events, as "filter size recorded".
-    func record(_ graph: String, at time: MediaTime? = nil, into url: URL) async throws -> (RecordingSummary, [String]) {
+    /// Records `graph` on the red camera (320x240, or `cameraSize`) from the start (or from
+    /// `at`), for a second, at the recorder's `size` (or the pictures'); returns the summary and
+    /// the filters' size events, as "filter size recorded resizing".
+    func record(_ graph: String, at time: MediaTime? = nil, cameraSize: PixelSize = Self.size, size: PixelSize? = nil,
+                into url: URL) async throws -> (RecordingSummary, [String]) {
         let session = CaptureSession(clock: ManualClock())
-        let cam = camera(.red, "red camera")
+        let cam = camera(.red, "red camera", size: cameraSize)
         try session.addInput(cam)
         try session.setVideoFilter(try VideoFilter(graph: graph), for: cam, at: time)
-        let recorder = Recorder(url: url, settings: recorderSettings(seconds: 1))
+        var settings = recorderSettings(seconds: 1)
+        settings.video.size = size
+        let recorder = Recorder(url: url, settings: settings)
         try session.addOutput(recorder)
         let events = Task {
             var said: [String] = []
-            for await e in session.events { if case .filterResized(_, let filter, let size, let recorded) = e { said.append("\(filter) \(size) \(recorded)") } }
+            for await e in session.events {
+                if case .filterResized(_, let filter, let size, let recorded, let resizing) = e { said.append("\(filter) \(size) \(recorded) \(resizing)") }
+            }
             return said
         }
         try await session.start()
@@ -227,10 +233,10 @@ import ReelTestSupport
     @Test(arguments: [("scale=160:120", PixelSize(width: 160, height: 120), nil as String?),
                       ("crop=320:120:0:0", PixelSize(width: 320, height: 120), nil),
                       ("pad=iw+32:ih+16:16:0", PixelSize(width: 352, height: 256), nil),
-                      ("scale=161:121", PixelSize(width: 160, height: 120), "scale=161:121 161x121 160x120"),
+                      ("scale=161:121", PixelSize(width: 160, height: 120), "scale=161:121 161x121 160x120 evenPart"),
                       // libavfilter rounds a crop of 4:2:0 pictures to even itself: said too (s26 F5).
-                      ("crop=iw-1:121:0:0", PixelSize(width: 318, height: 120), "crop=iw-1:121:0:0 319x121 318x120"),
-                      ("crop=iw-1:ih", PixelSize(width: 318, height: 240), "crop=iw-1:ih 319x240 318x240")])
+                      ("crop=iw-1:121:0:0", PixelSize(width: 318, height: 120), "crop=iw-1:121:0:0 319x121 318x120 evenPart"),
+                      ("crop=iw-1:ih", PixelSize(width: 318, height: 240), "crop=iw-1:ih 319x240 318x240 evenPart")])
     func aFilterThatChangesTheSizeSetsTheRecordingsSize(graph: String, recorded: PixelSize, said: String?) async throws {
         // The counter is read across the whole width: a pad moves it off the cells it is read at.
         let readsCounter = !graph.hasPrefix("pad")
@@ -258,7 +264,7 @@ import ReelTestSupport
         let (summary, events) = try await record("crop=160:240:0:0", at: MediaTime(value: 15, timescale: 30), into: url)
         #expect(summary.frames == 30)
         #expect(summary.videoSize == Self.size)
-        #expect(events == ["crop=160:240:0:0 160x240 320x240"], "said once")
+        #expect(events == ["crop=160:240:0:0 160x240 320x240 fittedToStartingSize"], "said once")
         let rgb = try MediaProbe.decodeRGB(url, width: 320, height: 240)
         #expect(rgb.count == 30)
         for (i, frame) in rgb.enumerated() {
@@ -267,6 +273,60 @@ import ReelTestSupport
             #expect(middle.red > 150 && middle.green < 90, "frame \(i): \(middle)")
             if i >= 15 { #expect(edge.red < 30 && edge.green < 30 && edge.blue < 30, "frame \(i): a black bar, not a stretched picture: \(edge)") }
             else { #expect(edge.red > 150, "frame \(i): \(edge)") }
+        }
+    }
+
+    /// A filter that makes another shape than the recorder's own size (issue 26, F3: a 4:3
+    /// crop recorded at 16:9): its pictures are fitted in with their aspect kept and black
+    /// bars, not stretched, and the event names the file's size (it named the filter's, or
+    /// said nothing of an even crop). `bars` is where a bar is and `picture` where the picture
+    /// is, (x, y) in the 640x360 file.
+    @Test(arguments: [("crop=320:240", "crop=320:240 320x240 640x360 fitted", [(30, 240), (610, 240)], [(100, 240), (540, 240)]),
+                      // 32:9: bars above and below.
+                      ("crop=640:180", "crop=640:180 640x180 640x360 fitted", [(320, 40), (320, 320)], [(20, 140), (620, 220)]),
+                      // An odd crop libavfilter makes even: the size asked and the file's.
+                      ("crop=321:241", "crop=321:241 321x241 640x360 fitted", [(30, 240), (610, 240)], [(100, 240), (540, 240)])])
+    func aFilterOfAnotherShapeThanTheRecordersSizeIsFittedWithBars(graph: String, said: String, bars: [(Int, Int)], picture: [(Int, Int)]) async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("fitted.mp4")
+        let wide = PixelSize(width: 640, height: 360)
+        let (summary, events) = try await record(graph, cameraSize: wide, size: wide, into: url)
+        #expect(events == [said], "said once, naming the file's size")
+        #expect(summary.frames == 30 && summary.videoSize == wide)
+        let stream = try #require(try MediaProbe.probe(url).videoStreams.first)
+        #expect(stream.width == 640 && stream.height == 360)
+        let rgb = try MediaProbe.decodeRGB(url, width: 640, height: 360)
+        #expect(rgb.count == 30)
+        for (i, frame) in rgb.enumerated() {
+            for (x, y) in bars {
+                let c = RGBColor.average(of: frame, width: 640, x: x, y: y, radius: 3)
+                #expect(c.red < 30 && c.green < 30 && c.blue < 30, "frame \(i) at (\(x), \(y)): a black bar, not a stretched picture: \(c)")
+            }
+            for (x, y) in picture {
+                let c = RGBColor.average(of: frame, width: 640, x: x, y: y, radius: 3)
+                #expect(c.red > 150 && c.green < 90, "frame \(i) at (\(x), \(y)): the picture: \(c)")
+            }
+        }
+    }
+
+    /// A filter that makes the shape of the recorder's own size is scaled to it, filling it
+    /// (what was asked), and the note names both sizes.
+    @Test func aFilterOfTheRecordersShapeIsScaledToItsSize() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("scaled.mp4")
+        let wide = PixelSize(width: 640, height: 360)
+        let (summary, events) = try await record("crop=320:180", cameraSize: wide, size: wide, into: url)
+        #expect(events == ["crop=320:180 320x180 640x360 scaled"])
+        #expect(summary.frames == 30 && summary.videoSize == wide)
+        let stream = try #require(try MediaProbe.probe(url).videoStreams.first)
+        #expect(stream.width == 640 && stream.height == 360)
+        let rgb = try MediaProbe.decodeRGB(url, width: 640, height: 360)
+        #expect(rgb.count == 30)
+        for (i, frame) in rgb.enumerated() {
+            for (x, y) in [(6, 240), (634, 240), (320, 354)] {
+                let c = RGBColor.average(of: frame, width: 640, x: x, y: y, radius: 3)
+                #expect(c.red > 150 && c.green < 90, "frame \(i) at (\(x), \(y)): the picture to the edge, no bar: \(c)")
+            }
         }
     }
 
