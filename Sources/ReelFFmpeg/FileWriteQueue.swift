@@ -80,10 +80,10 @@ package final class SystemFileOutput: FileOutput {
 /// which only the start is ever written): given ``spareRoom``, the first write that finds the
 /// disk full (`ENOSPC`, `EDQUOT`) gives the disk back the room it names (``FileOutput/giveBack(_:)``)
 /// and is made again, and the writer goes on into that room; ``roomGivenBack`` says so, for the
-/// file's owner to end the recording (the disk is full all the same). Once only: the next
-/// write that finds the disk full fails as any other.
+/// file's owner to end the recording (the disk is full all the same). Once only (also once the
+/// room kept ahead, below, ran out): the next write that finds the disk full fails as any other.
 ///
-/// A file with no such room (MKV, WebM, WAV, Ogg, FLAC) is given ``roomAhead``: the writer
+/// A recording's file (with or without such room) is given ``roomAhead``: the writer
 /// has the disk keep that much beyond what it has written (``FileOutput/keepRoom(_:)``), topped
 /// up as it goes. When the disk cannot keep more (another program filled it), the writes go on
 /// into the room kept, ``roomGivenBack`` says 0 and the owner ends the recording for the disk:
@@ -115,6 +115,9 @@ package final class FileWriteQueue: @unchecked Sendable {
     /// Where the room kept for the file ends; `nil` once it cannot be kept (the disk is full,
     /// or its file system keeps none).
     private var keptUpTo: Int64? = 0
+    /// Whether the spare room was given back (once only, also after the room kept ahead ran
+    /// out: the end of a file may need more than was kept). Used by the writer thread alone.
+    private var spareGivenBack = false
     private let worker = Mutex<OutputWorker<Chunk>?>(nil)
 
     /// Starts the writer thread, writing into `output`; `spareRoom` names the room of the file
@@ -207,12 +210,12 @@ package final class FileWriteQueue: @unchecked Sendable {
         }
     }
 
-    /// Keeps room for the file beyond `end` (see the type's description) once less than half
-    /// of ``roomAhead`` is left: all of it, or an eighth where the disk has no more (a nearly
+    /// Keeps room for the file beyond `end` (see the type's description) once ``topUpStep`` of
+    /// it was used: all of ``roomAhead``, or an eighth where the disk has no more (a nearly
     /// full disk still takes a recording until then); not even that, the disk is full: says so
     /// (``roomGivenBack`` 0) and keeps no more.
     private func keepRoom(through end: Int64) {
-        guard roomAhead > 0, let kept = keptUpTo, end + roomAhead / 2 > kept else { return }
+        guard roomAhead > 0, let kept = keptUpTo, end + roomAhead - topUpStep > kept else { return }
         var lastError = Syscall.Errno(0)
         for upTo in [end + roomAhead, end + roomAhead / 8] where upTo > kept {
             do throws(Syscall.Errno) {
@@ -229,11 +232,19 @@ package final class FileWriteQueue: @unchecked Sendable {
         if [ENOSPC, EDQUOT].contains(lastError.rawValue) { outcome.withLock { $0.givenBack = $0.givenBack ?? 0 } }
     }
 
+    /// How much of the room kept is used before it is topped up: little (a system call every
+    /// 16 KiB written, on this thread), so that a disk another program filled is noticed
+    /// within a moment, not megabytes of recording later (the recording went on into its room
+    /// for a minute, and was stopped by hand as if nothing had happened); half of a small room.
+    private var topUpStep: Int64 { min(roomAhead / 2, 16 << 10) }
+
     /// Gives the disk the file's spare room back, the first time it fills: whether it did.
     private func giveBackSpareRoom() -> Bool {
-        guard outcome.withLock({ $0.givenBack == nil }), let range = spareRoom?(), !range.isEmpty else { return false }
+        guard !spareGivenBack else { return false }
+        spareGivenBack = true
+        guard let range = spareRoom?(), !range.isEmpty else { return false }
         do throws(Syscall.Errno) { try output.giveBack(range) } catch { return false }
-        outcome.withLock { $0.givenBack = Int64(range.count) }
+        outcome.withLock { $0.givenBack = ($0.givenBack ?? 0) + Int64(range.count) }
         return true
     }
 }

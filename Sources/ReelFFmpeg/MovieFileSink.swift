@@ -115,10 +115,18 @@ package final class MovieFileSink: PacketSink {
     package private(set) var finished: Finished?
     /// The chapters the file gets when it is finished, and where the last one ends.
     var chapters: (list: [Chapter], end: MediaTime) = ([], .zero)
-    /// The room the disk keeps beyond the end of a file that has no index reservation (MKV,
-    /// WebM, WAV, Ogg, FLAC): the bytes still waiting when the disk fills (at most a few seconds
-    /// of a recording: more waiting than that holds up the encoder) and the end of the file.
+    /// The room the disk keeps beyond the end of a file: the bytes still waiting when the disk
+    /// fills (at most a few seconds of a recording: more waiting than that holds up the
+    /// encoder) and the end of the file.
     static let roomAhead: Int64 = 8 << 20
+
+    /// ``roomAhead``, or an eighth of the free space of the disk that `folder` is on where that
+    /// is less: a small disk keeps what it can (8 MB asked of a 4 MB disk ended the recording
+    /// for the disk at its first write).
+    static func roomAhead(on folder: URL) -> Int64 {
+        guard let free = FreeSpace.of(folder)?.available else { return roomAhead }
+        return min(roomAhead, max(0, free) / 8 / 4096 * 4096)
+    }
 
     /// Where the presentation ends, from its start (an asset writer's session end): a
     /// fragmented MP4/MOV finalised in place presents nothing past it.
@@ -150,11 +158,13 @@ package final class MovieFileSink: PacketSink {
         self.configuration = configuration
         // A full disk may have the room of the index reservation that the index will not need.
         let room = spareRoom
-        // Another kind of file has none: the disk keeps room ahead of it instead, for what is
-        // written after it fills (the queue's bytes, the end of the file).
+        // And the disk keeps room ahead of every file, for what is written after it fills (the
+        // queue's bytes, the fragment being filled, the end of the file): the index's spare
+        // room alone held too little when the duration was known (its reservation was sized to
+        // it), and an MP4 that filled its disk lost its last half second.
         let writeQueue = configuration.writeBufferSize > 0
             ? Muxer.WriteQueue(maxBytes: configuration.writeBufferSize, output: wrappingOutput, spareRoom: { room.spareRange() },
-                               roomAhead: configuration.container.isISOBaseMedia ? 0 : Self.roomAhead) : nil
+                               roomAhead: Self.roomAhead(on: configuration.url.deletingLastPathComponent())) : nil
         if configuration.overwrite, FileIdentity.isRegularFile(configuration.url) {
             // Never one that another program is recording right now.
             try RecordingLock.checkNotBeingWritten(configuration.url)
@@ -212,11 +222,17 @@ package final class MovieFileSink: PacketSink {
     /// The space the header keeps for the final index (see ``indexReservation``).
     private func reservation(headerSize: Int) -> Int {
         if let bytes = configuration.indexReservation { return bytes }
-        let estimate = indexReservationEstimate(headerSize: headerSize)
+        var bytes = indexReservationEstimate(headerSize: headerSize)
         // Under a size limit the reservation takes at most an eighth of the room (a bigger
         // index is written by copying at the end).
-        guard let limit = configuration.maximumFileSize else { return estimate }
-        return min(estimate, Int(clamping: limit / 8) / 4096 * 4096)
+        if let limit = configuration.maximumFileSize { bytes = min(bytes, Int(clamping: limit / 8) / 4096 * 4096) }
+        // Nor more than an eighth of the disk's free space: an hour's index on a disk with 2.5 MB
+        // free filled it before the first fragment, and the recording ended for the disk after
+        // one frame, where the disk had room for a minute and more.
+        if let free = FreeSpace.of(url.deletingLastPathComponent())?.available {
+            bytes = min(bytes, Int(clamping: max(0, free) / 8) / 4096 * 4096)
+        }
+        return bytes
     }
 
     package func write(_ packet: EncodedPacket) throws -> SinkFlow {

@@ -34,6 +34,38 @@ import ReelTestSupport
         #expect((try MediaProbe.probe(url).videoStreams.first?.frameCount ?? 0) >= 30)
     }
 
+    /// A file that fills its disk by itself (`--min-free 0`, nothing else writing) keeps all it
+    /// recorded: the disk keeps room ahead of every file, an MP4's too, for the queue's bytes,
+    /// the fragment being filled and the end, so the recording ends for the disk (exit 3) and
+    /// nothing is said lost. It ended exit 1, "the last 0.28 s recorded could not be written"
+    /// (M4A, the room given back from its index reservation too small: the reservation is sized
+    /// to `--duration`), or 0.17 s of the pictures and 0.62 s of the sound (MP4 in real time).
+    @Test(arguments: ["m4a", "mp4"])
+    func aFileThatFillsItsDiskKeepsAllItRecorded(_ ext: String) throws {
+        // Sound only, as fast as it encodes (4 MB: 200 s of it); pictures in real time (crf 0:
+        // 2 MB in about 13 s). The duration asked, longer than the disk holds, sizes the index
+        // reservation.
+        let disk = try SmallDisk(size: ext == "m4a" ? "4M" : "2M")
+        let url = disk.url.appendingPathComponent("full.\(ext)")
+        let what = ext == "m4a" ? ["--tone", "--faster-than-real-time", "--duration", "600"]
+            : ["--test-pattern", "--tone", "--size", "1280x720", "--crf", "0", "--preset", "ultrafast", "--duration", "60"]
+        let r = try ReelBinary.run(["record"] + what + ["--min-free", "0", "--json", "-o", url.path])
+        let objects = r.output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let finished = try #require(objects.first { $0["event"] as? String == "finished" }, "\(r.stderr)")
+        #expect(r.status == 3 && finished["ending"] as? String == "lowDiskSpace", "\(r.status) \(finished) \(r.stderr)")
+        #expect(!r.stderr.contains("could not be written"), "\(r.stderr)")
+        #expect(Recovery.isFinished(url), "\(r.stderr)")
+        let probe = try MediaProbe.probe(url)
+        let duration = try #require(finished["duration"] as? Double)
+        #expect(duration > 5, "\(finished)")
+        // Every sample recorded is in the file: the sound lasts as long as the recording.
+        let sound = try #require(probe.audioStreams.first?.duration)
+        #expect(abs(sound - duration) < 0.05, "sound \(sound) s of \(duration) s recorded: \(finished)")
+        guard ext == "mp4" else { return }
+        let counters = try MediaProbe.decodeLuma(url, width: 1280, height: 720).compactMap(\.counter)
+        EveryFrame.expect(counters, finished: finished, "every frame written is in the file")
+    }
+
     /// The disk filled a moment before the stop (something else took the space; no `--min-free`
     /// to stop first), as in issue 26 N2: the room of the file's index reservation that its
     /// index does not need goes back to the disk, so the last fragment reaches it and the file
