@@ -13,11 +13,29 @@ public final class Console: @unchecked Sendable {
         self.isTerminal = isTerminal
     }
 
-    /// Writes a line to standard output.
-    public func out(_ text: String) { write(text + "\n", to: STDOUT_FILENO) }
+    /// Writes a line to standard output (see ``printable(_:)``).
+    public func out(_ text: String) { write(Self.printable(text) + "\n", to: STDOUT_FILENO) }
 
-    /// Writes a line to standard error.
-    public func err(_ text: String) { write(text + "\n", to: STDERR_FILENO) }
+    /// Writes a line to standard error (see ``printable(_:)``).
+    public func err(_ text: String) { write(Self.printable(text) + "\n", to: STDERR_FILENO) }
+
+    /// `text` with every control character a terminal acts on (ESC, a carriage return, a bell,
+    /// C1) but a newline and a tab written as `\xHH` (`\uHHHH` past ASCII): a line names
+    /// files, windows, applications and streams whose names someone else chose, and an escape
+    /// sequence in one (a window's title, an application's name) would recolour, move or
+    /// rewrite the user's terminal. Lines made of ours alone never hold one; names quoted for a
+    /// shell are `$'…'` already (``Shell/quoted(_:)``).
+    static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { Shell.isControl($0) && $0 != "\n" && $0 != "\t" }) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            guard Shell.isControl(scalar), scalar != "\n", scalar != "\t" else { out.unicodeScalars.append(scalar); continue }
+            let hex = String(scalar.value, radix: 16, uppercase: true)
+            out += scalar.value < 0x80 ? "\\x" + String(repeating: "0", count: 2 - hex.count) + hex
+                                       : "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        }
+        return out
+    }
 
     /// Writes raw text to standard error (for a progress line that redraws itself).
     public func errRaw(_ text: String) { write(text, to: STDERR_FILENO) }

@@ -31,6 +31,17 @@ import ReelTestSupport
         #expect(try bashReads(printed) == path, "\(printed)")
     }
 
+    /// Every line the CLI prints goes out without a control character a terminal acts on:
+    /// a name someone else chose (a window's title, an application's, a stream's) in a warning
+    /// cannot recolour or rewrite the user's terminal (s43 stranger: warnings printed names
+    /// raw). Newlines and tabs of our own lines stay.
+    @Test func linesPrintedHoldNoControlCharacterButNewlinesAndTabs() {
+        #expect(Console.printable("reel: warning: plain\tline\nand another") == "reel: warning: plain\tline\nand another")
+        let printed = Console.printable("reel: warning: window \u{1B}[2J\u{1B}]0;title\u{7} \r \u{9B}31m stopped")
+        #expect(printed == "reel: warning: window \\x1B[2J\\x1B]0;title\\x07 \\x0D \\u009B31m stopped", "\(printed)")
+        #expect(!printed.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }, "\(printed)")
+    }
+
     /// The note on a cut-off recording left in the folder, and the command it suggests: one
     /// line (s43 stranger: the name and the command's quoted name went out raw).
     @Test func theNoteOnALeftoverStaysOnOneLine() throws {
