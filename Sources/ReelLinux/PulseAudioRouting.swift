@@ -24,8 +24,13 @@ public struct PlayingStream: Sendable, Hashable {
     /// pavucontrol). The sink applies it as it mixes the stream, before any monitor of it, so
     /// a muted stream reaches a recording as digital silence.
     package var isMuted = false
-    /// Whether the stream's volume in the mixer is 0 on every channel: as muted for a recording.
+    /// Whether the stream's volume in the mixer is 0 on every channel, or so low on every
+    /// channel (below one step of 16-bit sound: 3 % and less) that its sound reaches a
+    /// recording as digital silence: as muted for a recording.
     package var isAtVolumeZero = false
+    /// The stream's loudest channel's volume in the mixer, in percent (100: as the
+    /// application plays it); `nil` for a stream without a volume of its own.
+    package var volumePercent: Int?
 
     /// The name of sink `index` among `sinks` (the server's sinks by index), as a stream's
     /// ``sinkName``: a sink gone by the time it is asked for (removed while the stream moved)

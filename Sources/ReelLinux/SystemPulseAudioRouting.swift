@@ -129,7 +129,12 @@ private final class PulseRoutingConnection: PulseAudioRoutingConnection {
         box.streams[box.streams.count - 1].isMuted = i.mute != 0
         // A stream without a volume of its own (a passthrough one) is never at 0.
         var volume = i.volume
-        box.streams[box.streams.count - 1].isAtVolumeZero = i.has_volume != 0 && volume.channels > 0 && pa_cvolume_max(&volume) == 0
+        guard i.has_volume != 0, volume.channels > 0 else { return }
+        let loudest = pa_cvolume_max(&volume)
+        box.streams[box.streams.count - 1].volumePercent = Int((Double(loudest) / Double(0x10000) * 100).rounded())
+        // The mixer's volume scales the samples by its cube (pa_sw_volume_to_linear): at 1 %
+        // a millionth, which leaves no sample of 16-bit sound above zero.
+        box.streams[box.streams.count - 1].isAtVolumeZero = loudest == 0 || pa_sw_volume_to_linear(loudest) < 1.0 / 32768
     }
 
     private func named(_ streams: [PlayingStream]) throws(ReelError) -> [PlayingStream] {

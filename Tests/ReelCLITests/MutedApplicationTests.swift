@@ -91,6 +91,19 @@ import ReelTestSupport
         #expect(r.mixer.before.contains { $0.hasPrefix("Volume:") && $0.contains(" 0%") } && r.mixer.after == r.mixer.before, "\(kind): \(r.mixer)")
     }
 
+    /// Turned down to 1 % in the mixer (its sound scaled by a millionth, no sample above zero):
+    /// said as turned down, with the percentage, not as an application that plays silence of
+    /// its own (s43 stranger: "paused, or muted in the application itself"). PulseAudio's
+    /// mixer leaves 16-bit zeros; PipeWire's mixes in floating point and a trace of the sound
+    /// is left, which is no silence to say.
+    @Test(arguments: [AudioServerKind.pulseAudio])
+    func anApplicationTurnedDownToOnePercentIsSaidSo(kind: AudioServerKind) throws {
+        let r = try record(kind, name: "faint", mixer: ["set-sink-input-volume", "1%"])
+        _ = expectSaidSilentOnce(r.status, r.events, r.stderr, kind: kind,
+                                 words: ["'faint' is turned down to 1 % in the mixer", "turn it up, e.g. in pavucontrol"])
+        #expect(r.mixer.after == r.mixer.before, "\(kind): the mixer is left as it was: \(r.mixer)")
+    }
+
     /// Muted, then unmuted 2 s into a 4 s recording: the silence is said after its first second
     /// and ended by the sound (`sourceSilent`, `sourceResumed`), the recording complete (exit 0),
     /// and the file holds the tone from soon after the unmuting.

@@ -27,6 +27,12 @@ import Testing
         #expect(both.message.hasPrefix("'A' is muted in the mixer"), "\(both)")
         let zero = try #require(ApplicationSilenceWatch.words(streams: [Self.stream(1, "A", zero: true)], choice: Self.onlyA))
         #expect(zero.message.hasPrefix("'A' is at volume 0 in the mixer") && zero.hint?.hasPrefix("turn it up, e.g. in pavucontrol") == true, "\(zero)")
+        // Turned down so far that nothing is left: said with its percentage.
+        var faint = Self.stream(1, "A", zero: true)
+        faint.volumePercent = 1
+        let low = try #require(ApplicationSilenceWatch.words(streams: [faint], choice: Self.onlyA))
+        #expect(low.message.hasPrefix("'A' is turned down to 1 % in the mixer (too low to leave any sample above zero)")
+                && low.hint?.hasPrefix("turn it up, e.g. in pavucontrol") == true, "\(low)")
         let quiet = try #require(ApplicationSilenceWatch.words(streams: [Self.stream(1, "A")], choice: Self.onlyA))
         #expect(quiet.message.hasPrefix("'A' played only digital silence") && quiet.hint?.contains("pavucontrol") == false, "\(quiet)")
     }
