@@ -38,8 +38,13 @@ extension Recorder {
     /// said to be in use: a recording into the name is refused with how to recover them.
     ///
     /// Safe to call from any thread at any moment, also while the session starts or stops:
-    /// the recorder's thread is not waited for. The process is expected to end soon after; a
-    /// session stopped instead finalises what the recorder still writes.
+    /// the recorder's thread is not waited for. A finalise the stop has under way is given up
+    /// between two of its steps (waiting for the one under way, a write and its sync), so that
+    /// the report stays true: the file is then as a crash there leaves it (it plays, and
+    /// ``recover(_:to:overwrite:progress:)`` completes it), or, finalised by then, the report
+    /// says ``RecordingFile/AbortReport/Outcome/finished(_:)``. The process is expected to
+    /// end soon after; a session stopped instead finishes what the recorder still writes, but
+    /// does not finalise the file (its result is an error that says so).
     public func abort() -> RecordingFile.AbortReport {
         let (settings, intermediate, earlier, recording, prepared) = state.withLock {
             ($0.settings, $0.intermediate, $0.earlierFile, $0.recordingFile, $0.machine.phase != .idle)

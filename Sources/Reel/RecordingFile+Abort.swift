@@ -115,7 +115,18 @@ extension RecordingFile {
         }
         // Replacing a file, the new recording keeps a hidden name of its own until its first
         // fragment is on the disk; the name, or the hidden one, if this process has it open.
-        guard let file = recordingFile.flatMap(OpenFile.find) ?? Self.heldFile(for: url) else {
+        let held = recordingFile.flatMap(OpenFile.find) ?? Self.heldFile(for: url)
+        // The stop may be finalising the file: that is given up first, between two of its steps
+        // (see `FinaliseGate`), so that the file is not changed while it is looked at; if it
+        // was complete by then, the recording is finished, wherever the finalised file is (a
+        // compact copy that took the file's place is another file). Given up, the finalise
+        // lets the file go at once: it is the one found open before.
+        if let identity = recordingFile ?? held?.identity, let finished = FinaliseGate.of(identity).giveUp() {
+            report.outcome = .finished(finished)
+            report.unchangedFile = nil
+            return report
+        }
+        guard let file = held else {
             // Not open any more: the stop has finished it (a sound file finishes in a moment).
             if let now = FileIdentity(url), now != earlierFile, recordingFile == nil || recordingFile == now, Recovery.isFinished(url) {
                 report.outcome = .finished(url)
@@ -167,6 +178,8 @@ extension RecordingFile {
     /// What an abort leaves of a recording made at the stop from `intermediate` (a GIF): the
     /// intermediate, removed if it holds nothing.
     private func abandon(intermediate: URL, unchanged: Bool) -> AbortReport.Outcome {
+        // Its finalise, if under way, is given up first: not changed while it is looked at.
+        if let held = OpenFile.held(at: intermediate) { _ = FinaliseGate.of(held.identity).giveUp() }
         guard let file = OpenFile.held(at: intermediate) else {
             // Closed: the stop finished it, and it is being made into the GIF, or was.
             if FileManager.default.fileExists(atPath: intermediate.path) { return .kept(intermediate, .beingMade(url)) }

@@ -279,6 +279,8 @@ struct RecordCommand {
         } catch {
             outcome = .failure(ReelError(.encodingFailed, "\(error)"))
         }
+        // An abort that came as the stop finalised says what became of the file, and ends reel.
+        signals.holdWhileAborting()
         signals.stopping()
         await session.stop()
         // The buffer has everything up to the stop (or up to a failure of the -o file, whose

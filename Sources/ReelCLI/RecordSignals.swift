@@ -170,7 +170,19 @@ final class RecordSignals: @unchecked Sendable {
 
     private func decide(_ body: (inout RecordSignalLifecycle) -> RecordSignalLifecycle.Action) -> RecordSignalLifecycle.Action {
         lock.lock(); defer { lock.unlock() }
-        return body(&lifecycle)
+        let action = body(&lifecycle)
+        if action == .abort { aborting = true }
+        return action
+    }
+
+    /// An abort is under way: it says what is on the disk and ends the process.
+    private var aborting = false
+
+    /// Waits for ever if an abort is under way, which ends the process once it has said what
+    /// is on the disk: the command must not end first with an exit status and words of its
+    /// own (the stop's finalise that the abort gave up fails; the abort said "aborted").
+    func holdWhileAborting() {
+        while lock.withLock({ aborting }) { sleep(1) }
     }
 
     /// A stop asked for by a signal: a second one aborts.
@@ -191,6 +203,7 @@ final class RecordSignals: @unchecked Sendable {
     /// (the control socket is removed), then the message says what is on disk, and the process
     /// exits with 130.
     func abort(before: () -> Void) {
+        lock.withLock { aborting = true }
         before()
         clearLine()
         console.err(abortMessage())
@@ -270,5 +283,8 @@ final class RecordSignals: @unchecked Sendable {
 
     /// The command is done: later stop signals do nothing, and the default answers return
     /// once the command has returned.
-    func finished() { _ = decide { $0.finished(); return .none } }
+    func finished() {
+        holdWhileAborting()
+        _ = decide { $0.finished(); return .none }
+    }
 }

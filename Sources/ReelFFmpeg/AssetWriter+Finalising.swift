@@ -35,16 +35,33 @@ extension AssetWriter {
     /// (where no copy can be made beside it) in place. A compact copy takes the name the file
     /// has when the copy is complete (``RecordingLock/replace(with:expected:what:)``). Returns
     /// where the finalised file is.
+    ///
+    /// Every change to the held file, and the copy taking its place, is a step of its
+    /// ``FinaliseGate``: an abort (``FinaliseGate/giveUp()``) stops the finalise between two
+    /// steps, as a crash there would, and then throws a `.notRunning` error.
     static func finalise(_ url: URL, held: RecordingLock?, container: Container, shift: MediaTime, lateStarts: [Int: MediaTime]? = nil,
                          inPlace: Bool, copyWhenSmall: Bool, fault: MP4Finaliser.Fault?, chapters: [Chapter] = [],
                          end: MediaTime? = nil, beforePlacing: (() -> Void)? = nil) throws -> (finalisation: Finalisation, url: URL) {
+        let gate = held?.identity.map(FinaliseGate.of)
+        do {
+            return try finalise(url, held: held, gate: gate, container: container, shift: shift, lateStarts: lateStarts, inPlace: inPlace,
+                                copyWhenSmall: copyWhenSmall, fault: fault, chapters: chapters, end: end, beforePlacing: beforePlacing)
+        } catch is FinaliseGate.GivenUp {
+            throw ReelError(.notRunning, "the finalise of \(url.lastPathComponent) was given up by an abort of the recording",
+                            hint: "it holds what was recorded and plays; \(LibraryHint.finalise(url.path))")
+        }
+    }
+
+    private static func finalise(_ url: URL, held: RecordingLock?, gate: FinaliseGate?, container: Container, shift: MediaTime,
+                                 lateStarts: [Int: MediaTime]?, inPlace: Bool, copyWhenSmall: Bool, fault: MP4Finaliser.Fault?,
+                                 chapters: [Chapter], end: MediaTime?, beforePlacing: (() -> Void)?) throws -> (finalisation: Finalisation, url: URL) {
         let path = held?.descriptorPath
         var reason = "no space was reserved for the index"
         var inPlaceWorks = false
         if inPlace {
             do {
                 let outcome = try MP4Finaliser.finalise(url, opening: path, shift: shift, lateStarts: lateStarts, end: end, chapters: chapters,
-                                                        copyWhenSmall: copyWhenSmall, fault: fault)
+                                                        copyWhenSmall: copyWhenSmall, fault: fault, gate: gate)
                 return (.inPlace(bytesWritten: outcome.bytesWritten), url)
             } catch let fallback as MP4Finaliser.CopyInstead {
                 reason = fallback.reason
@@ -53,13 +70,13 @@ extension AssetWriter {
         }
         let placed: URL
         do {
-            placed = try finalise(url, held: held, container: container, shift: shift, lateStarts: lateStarts, chapters: chapters,
+            placed = try finalise(url, held: held, gate: gate, container: container, shift: shift, lateStarts: lateStarts, chapters: chapters,
                                   beforePlacing: beforePlacing)
         } catch let error as ReelError where inPlaceWorks && [.permissionDenied, .insufficientStorage, .ioFailure].contains(error.code) {
             // The smaller copy could not be written beside the file (its folder was made
             // read-only, the disk is full): in place after all, keeping the unused reservation.
             let outcome = try MP4Finaliser.finalise(url, opening: path, shift: shift, lateStarts: lateStarts, end: end, chapters: chapters,
-                                                    copyWhenSmall: false, fault: fault)
+                                                    copyWhenSmall: false, fault: fault, gate: gate)
             return (.inPlace(bytesWritten: outcome.bytesWritten), url)
         }
         let bytes = FileIdentity.size(of: placed) ?? 0
@@ -75,15 +92,15 @@ extension AssetWriter {
 
     /// ``finalise(_:container:shift:)`` giving the file `chapters` (`nil`: those it holds).
     static func finalise(_ url: URL, container: Container, shift: MediaTime, lateStarts: [Int: MediaTime]? = nil, chapters: [Chapter]?) throws {
-        _ = try finalise(url, held: nil, container: container, shift: shift, lateStarts: lateStarts, chapters: chapters, beforePlacing: nil)
+        _ = try finalise(url, held: nil, gate: nil, container: container, shift: shift, lateStarts: lateStarts, chapters: chapters, beforePlacing: nil)
     }
 
     /// ``finalise(_:container:shift:lateStarts:chapters:)`` of the file its writer holds as
     /// `held`, if given: read through the writer's descriptor, the copy made beside where the
     /// file is now and put in its place wherever it is when the copy is complete. Returns
     /// where the copy is. `beforePlacing` runs once the copy is complete (tests).
-    private static func finalise(_ url: URL, held: RecordingLock?, container: Container, shift: MediaTime, lateStarts: [Int: MediaTime]?,
-                                 chapters: [Chapter]?, beforePlacing: (() -> Void)?) throws -> URL {
+    private static func finalise(_ url: URL, held: RecordingLock?, gate: FinaliseGate?, container: Container, shift: MediaTime,
+                                 lateStarts: [Int: MediaTime]?, chapters: [Chapter]?, beforePlacing: (() -> Void)?) throws -> URL {
         // Beside the file where it is now.
         var beside = url
         if case .moved(let now)? = held?.whereabouts(expected: url) { beside = now }
@@ -106,7 +123,9 @@ extension AssetWriter {
                 try FilePlacement.place(temporary, at: url, replacing: true, what: "the finalised file")
                 return url
             }
-            return try held.replace(with: temporary, expected: url, what: "the finalised file")
+            // The step that completes the finalise (see ``FinaliseGate``).
+            guard let gate else { return try held.replace(with: temporary, expected: url, what: "the finalised file") }
+            return try gate.placingStep { try held.replace(with: temporary, expected: url, what: "the finalised file") }
         } catch {
             // Our copy, unless its name was taken (then it is not ours to remove).
             if (error as? ReelError)?.code != .fileExists { unlink(temporary.path) }

@@ -1,5 +1,6 @@
 import Foundation
 import ReelCore
+import ReelSystem
 
 /// Turns a fragmented MP4/MOV recording into a regular one where it lies, without copying its
 /// media data ("hybrid MP4").
@@ -138,8 +139,13 @@ enum MP4Finaliser {
     /// media off, which a copy would show). Other errors
     /// during the in-place steps leave a file that plays and that ``resume(_:fault:)`` completes.
     /// The file is opened through `path` if given (see ``MP4File``).
+    ///
+    /// Each step runs through `gate` (the recording's, see ``FinaliseGate``): an abort that
+    /// gives the finalise up stops it after the step under way, as a crash there would
+    /// (``FinaliseGate/GivenUp`` is thrown), and learns from the last that it is complete.
     static func finalise(_ url: URL, opening path: URL? = nil, shift: MediaTime, lateStarts: [Int: MediaTime]? = nil, end: MediaTime? = nil,
-                         chapters: [Chapter] = [], copyWhenSmall: Bool = false, fault: Fault? = nil) throws -> Outcome {
+                         chapters: [Chapter] = [], copyWhenSmall: Bool = false, fault: Fault? = nil,
+                         gate: FinaliseGate? = nil) throws -> Outcome {
         let file = try MP4File(url: url, opening: path, writable: true)
         defer { file.close() }
         let layout: FragmentedLayout
@@ -182,32 +188,36 @@ enum MP4Finaliser {
             bytes += rest.bytes
         }
         let start = layout.reservation.offset
-        do {
-            if layout.reservationIsSplit {
-                // One 8-byte write makes the split space a single `free` box again, before its
-                // inner headers are overwritten.
-                var header = ByteWriter()
-                header.u32(UInt32(room))
-                header.type(.free)
-                try file.write(header.bytes, at: start)
+        let halfWritten = try step(gate) { () throws -> Bool in
+            do {
+                if layout.reservationIsSplit {
+                    // One 8-byte write makes the split space a single `free` box again, before its
+                    // inner headers are overwritten.
+                    var header = ByteWriter()
+                    header.u32(UInt32(room))
+                    header.type(.free)
+                    try file.write(header.bytes, at: start)
+                    try file.sync()
+                }
+                if fault?.stops(after: .indexHalfWritten) == true {
+                    try file.write(Array(bytes[8..<(8 + (bytes.count - 8) / 2)]), at: start + 8)
+                    return true
+                }
+                try file.write(Array(bytes[8...]), at: start + 8)
                 try file.sync()
+                try file.write(Array(bytes[0..<8]), at: start)
+                try file.sync()
+                return false
+            } catch let error as ReelError {
+                // The reservation is still one `free` box, or a `free` box for the index and one for the rest.
+                throw CopyInstead("cannot write the index: \(error)")
             }
-            if fault?.stops(after: .indexHalfWritten) == true {
-                try file.write(Array(bytes[8..<(8 + (bytes.count - 8) / 2)]), at: start + 8)
-                return Outcome(bytesWritten: Int64((bytes.count - 8) / 2), indexSize: index.count, reservedSize: room)
-            }
-            try file.write(Array(bytes[8...]), at: start + 8)
-            try file.sync()
-            try file.write(Array(bytes[0..<8]), at: start)
-            try file.sync()
-        } catch let error as ReelError {
-            // The reservation is still one `free` box, or a `free` box for the index and one for the rest.
-            throw CopyInstead("cannot write the index: \(error)")
         }
+        if halfWritten { return Outcome(bytesWritten: Int64((bytes.count - 8) / 2), indexSize: index.count, reservedSize: room) }
         var written = Int64(bytes.count)
         if fault?.stops(after: .indexWritten) == true { return Outcome(bytesWritten: written, indexSize: index.count, reservedSize: room) }
         do {
-            written += try commit(file, index: layout.reservation.offset, fault: fault)
+            written += try commit(file, index: layout.reservation.offset, fault: fault, gate: gate)
         } catch let error as MP4LayoutError {
             throw ReelError(.invalidMedia, "cannot finish finalising \(url.lastPathComponent): \(error.reason)",
                             hint: "the file plays as it is; \(LibraryHint.finalise(url.path))")
@@ -262,8 +272,15 @@ enum MP4Finaliser {
         return Int64(try r.u32())
     }
 
-    /// Steps 2 to 6 for the new index at `index`; each is skipped where it is done already.
-    private static func commit(_ file: MP4File, index: Int64, fault: Fault?) throws -> Int64 {
+    /// Runs `body`, one step, through `gate` if there is one (see ``FinaliseGate``).
+    private static func step<R>(_ gate: FinaliseGate?, finishing: URL? = nil, _ body: () throws -> R) throws -> R {
+        guard let gate else { return try body() }
+        return try gate.step(finishing: finishing, body)
+    }
+
+    /// Steps 2 to 6 for the new index at `index`; each is skipped where it is done already,
+    /// and each runs through `gate`, if given.
+    private static func commit(_ file: MP4File, index: Int64, fault: Fault?, gate: FinaliseGate? = nil) throws -> Int64 {
         var written: Int64 = 0
         func retype(_ type: BoxType, at offset: Int64) throws {
             try file.setType(type, ofBoxAt: offset)
@@ -274,27 +291,35 @@ enum MP4Finaliser {
             throw ReelError(.invalidMedia, "the new index of \(file.url.lastPathComponent) is missing")
         }
         if current.type != .moov {
-            try retype(.moov, at: index)
-            try file.sync()
+            try step(gate) {
+                try retype(.moov, at: index)
+                try file.sync()
+            }
         }
         if fault?.stops(after: .indexActivated) == true { return written }
 
         // 3. The old index becomes `free`.
         var boxes = try file.topLevelBoxes().boxes
-        for box in boxes where box.type == .moov && box.offset != index {
-            try retype(.free, at: box.offset)
+        try step(gate) {
+            for box in boxes where box.type == .moov && box.offset != index {
+                try retype(.free, at: box.offset)
+            }
+            try file.sync()
         }
-        try file.sync()
         if fault?.stops(after: .oldIndexRetired) == true { return written }
 
         // 4. The fragment headers become `free`.
         boxes = try file.topLevelBoxes().boxes
         let fragments = boxes.filter { $0.type == .moof || $0.type == .mfra }
-        for (i, box) in fragments.enumerated() {
-            if fault?.stops(after: .halfFragmentsRetired) == true && i == fragments.count / 2 { return written }
-            try retype(.free, at: box.offset)
+        let stoppedHalfWay = try step(gate) { () throws -> Bool in
+            for (i, box) in fragments.enumerated() {
+                if fault?.stops(after: .halfFragmentsRetired) == true && i == fragments.count / 2 { return true }
+                try retype(.free, at: box.offset)
+            }
+            try file.sync()
+            return false
         }
-        try file.sync()
+        if stoppedHalfWay { return written }
         if fault?.stops(after: .fragmentsRetired) == true { return written }
 
         // 5. Final track IDs and brands.
@@ -314,22 +339,27 @@ enum MP4Finaliser {
         if let mvhd = children.first(.mvhd), mvhd.payloadSize >= 100 {
             patches.append((mvhd.end - 4, number + 1))
         }
-        for patch in patches {
-            var r = ByteReader(moov, range: Int(patch.offset)..<Int(patch.offset) + 4)
-            guard try r.u32() != patch.value else { continue }
-            var w = ByteWriter()
-            w.u32(patch.value)
-            try file.write(w.bytes, at: index + patch.offset)
-            written += 4
+        try step(gate) {
+            for patch in patches {
+                var r = ByteReader(moov, range: Int(patch.offset)..<Int(patch.offset) + 4)
+                guard try r.u32() != patch.value else { continue }
+                var w = ByteWriter()
+                w.u32(patch.value)
+                try file.write(w.bytes, at: index + patch.offset)
+                written += 4
+            }
+            written += try rewriteBrands(file)
+            try file.sync()
         }
-        written += try rewriteBrands(file)
-        try file.sync()
         if fault?.stops(after: .tracksRenumbered) == true { return written }
 
         // 6. The `mvex` becomes `free`: a regular file.
-        if let mvex = children.first(.mvex) {
-            try retype(.free, at: index + mvex.offset)
-            try file.sync()
+        // The last step: an abort from now on finds the file finished.
+        try step(gate, finishing: file.url) {
+            if let mvex = children.first(.mvex) {
+                try retype(.free, at: index + mvex.offset)
+                try file.sync()
+            }
         }
         return written
     }

@@ -57,6 +57,8 @@ package final class RecordingLock: @unchecked Sendable {
             lock.release()
             throw error
         }
+        // A new recording's file: its finalise is still to come.
+        if let identity = lock.identity { FinaliseGate.opened(identity) }
         return lock
     }
 
