@@ -36,6 +36,8 @@ extension Recorder {
     /// replace stays as it was; the report says where the recording is and what finishes it
     /// (``RecordingFile/AbortReport/recoveryTarget``). Clips left in their folder are no longer
     /// said to be in use: a recording into the name is refused with how to recover them.
+    /// The playlists of HLS streams into folders among ``sinks`` that have no end yet are
+    /// named too (``RecordingFile/AbortReport/unendedPlaylists``).
     ///
     /// Safe to call from any thread at any moment, also while the session starts or stops:
     /// the recorder's thread is not waited for. A finalise the stop has under way is given up
@@ -46,6 +48,14 @@ extension Recorder {
     /// end soon after; a session stopped instead finishes what the recorder still writes, but
     /// does not finalise the file (its result is an error that says so).
     public func abort() -> RecordingFile.AbortReport {
+        var report = abortFile()
+        report.unendedPlaylists = sinks.compactMap { $0 as? LiveStream }.map(\.url)
+            .filter { $0.isFileURL && $0.pathExtension.lowercased() == "m3u8" && PlaylistRecovery.isUnended($0) }
+        return report
+    }
+
+    /// What ``abort()`` leaves of the recording's file.
+    private func abortFile() -> RecordingFile.AbortReport {
         let (settings, intermediate, earlier, recording, prepared) = state.withLock {
             ($0.settings, $0.intermediate, $0.earlierFile, $0.recordingFile, $0.machine.phase != .idle)
         }

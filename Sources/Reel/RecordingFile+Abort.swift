@@ -62,6 +62,10 @@ extension RecordingFile {
         public var unfinishedCopies: [URL]
         /// The container the recording was written in.
         public var container: Container
+        /// The playlists of the recording's HLS streams into folders (``LiveStream``s of a
+        /// `.m3u8` file) that the abort left without their end, so that players would wait
+        /// for more: ``PlaylistRecovery/close(_:)`` ends each (`reel recover FOLDER`).
+        public var unendedPlaylists: [URL] = []
         /// What ``Recovery/recover(_:to:overwrite:progress:)`` (for a file) or
         /// ``RecordingSession/recover(folder:to:overwrite:progress:)`` (for clips) takes to
         /// finish the recording; `nil` when nothing is kept.

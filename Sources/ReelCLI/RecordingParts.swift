@@ -103,8 +103,17 @@ final class RecordingParts: @unchecked Sendable {
         return "reel recover \(Shell.quoted(target.path))" + (replaces ? " --overwrite" : "")
     }
 
-    /// What `report` says of the recording into `url`, as `reel record` prints it.
+    /// What `report` says of the recording into `url`, as `reel record` prints it: its file,
+    /// and every `--hls` folder whose playlist the abort left without its end.
     static func message(_ report: RecordingFile.AbortReport, name url: URL) -> String {
+        let folders = report.unendedPlaylists.map { $0.deletingLastPathComponent() }
+        let ending = folders.map { "; the playlist in the --hls folder \($0.path) has no end yet (players would wait for more): "
+            + "end it with: reel recover \(Shell.quoted($0.path))" }.joined()
+        return fileMessage(report, name: url) + ending
+    }
+
+    /// What `report` says of the recording's file.
+    private static func fileMessage(_ report: RecordingFile.AbortReport, name url: URL) -> String {
         let unchanged = report.unchangedFile.map { ", and \($0.path) is unchanged" } ?? ""
         let recover = recoverCommand(report) ?? ""
         let copies = report.unfinishedCopies.isEmpty ? ""

@@ -65,6 +65,17 @@ public enum PlaylistRecovery {
         return true
     }
 
+    /// Whether the playlist at `url` lacks its end, whether or not a stream writes it right
+    /// now: one that does not say it is complete, or the empty or missing playlist of a
+    /// stream that has written segments or kept its name (``close(_:)`` ends each).
+    package static func isUnended(_ url: URL) -> Bool {
+        var info = stat()
+        guard stat(url.path, &info) == 0 else { return !segmentFiles(of: url).isEmpty }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { return false }
+        if info.st_size == 0 { return true }
+        return (try? HLSPlaylist(url))?.isClosed != true
+    }
+
     /// The HLS media playlist in `folder`: `index.m3u8` (the name a stream into a folder
     /// gives it) if it is one, else the only `.m3u8` media playlist there, else `index.m3u8`
     /// (empty or missing) if its segments are there (``close(_:)`` rebuilds it).

@@ -9,7 +9,8 @@ import ReelTestSupport
 /// anything was recorded" of a file finalised whole (the compact copy that had taken its
 /// name is another file), named the fragmented file at the hidden name the copy swapped it
 /// out through, or read a file half way between two steps of an in-place finalise as holding
-/// nothing and removed it.
+/// nothing and removed it; and it did not name the --hls folder whose playlist needs
+/// `reel recover` too.
 ///
 /// The second signal lands at a chosen point of the finalise every time: reel runs under
 /// strace, which holds the finaliser for a while as that system call returns (the step it
@@ -134,5 +135,26 @@ import ReelTestSupport
         let recovered = try ReelBinary.run(["recover", outcome.url.path])
         #expect(recovered.status == 0, "\(label): \(recovered.stderr)")
         #expect((try MediaProbe.probe(outcome.url).videoStreams.first?.frameCount ?? 0) >= 30, "\(label)")
+    }
+
+    /// An abort of a recording with --hls names the folder, whose playlist has no end, with the
+    /// command that ends it, beside the file's (it named only the file).
+    @Test func anAbortNamesTheHLSFolderThatNeedsRecovering() throws {
+        let dir = try TemporaryDirectory()
+        let hls = dir.url.appendingPathComponent("live")
+        let run = try SignalTests.Run(dir, name: "with-hls.mp4", arguments: Self.recording + ["--hls", hls.path])
+        try run.waitForMain()
+        usleep(2_500_000)
+        try run.abort()
+        let result = run.finish()
+        #expect(SignalTests.Run.aborted.contains(result.status), "exit \(result.status): \(result.stderr)")
+        #expect(result.stderr.contains("reel recover \"\(run.url.path)\""), "the file: \(result.stderr)")
+        #expect(result.stderr.contains("the --hls folder \(hls.path) has no end yet")
+                && result.stderr.contains("end it with: reel recover \"\(hls.path)\""), "the --hls folder: \(result.stderr)")
+        let playlist = hls.appendingPathComponent("index.m3u8")
+        #expect(PlaylistRecovery.isUnended(playlist), "the playlist said to have no end has one")
+        let recovered = try ReelBinary.run(["recover", hls.path])
+        #expect(recovered.status == 0, "\(recovered.stderr)")
+        #expect(!PlaylistRecovery.isUnended(playlist), "reel recover ended the playlist")
     }
 }
