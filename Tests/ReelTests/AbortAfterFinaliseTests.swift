@@ -1,0 +1,40 @@
+import Foundation
+import Testing
+import Reel
+import ReelTestSupport
+
+/// An abort that comes once the stop has finalised the file (a second Ctrl-C as `reel record`
+/// ends: issue 26, #8) reports the recording finished. A short recording is finalised by a
+/// compact copy that takes the file's place, another file than the one recorded into: the
+/// report said `.nothingRecorded` of it, and `reel record` "aborted before anything was
+/// recorded" of a file finalised whole.
+@Suite(.serialized, .tags(.realTime)) struct AbortAfterFinaliseTests {
+    static func inode(_ url: URL) -> Int? {
+        (try? FileManager.default.attributesOfItem(atPath: url.path))?[.systemFileNumber] as? Int
+    }
+
+    @Test func anAbortAfterACopyingFinaliseSaysTheRecordingIsFinished() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("short.mp4")
+        let session = CaptureSession()
+        try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30)))
+        try session.addInput(ToneSource())
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        let recorder = Recorder(url: url, settings: settings)
+        try session.addOutput(recorder)
+        try await session.start()
+        try await Task.sleep(for: .milliseconds(1500))
+        let recordedInto = try #require(Self.inode(url))
+        await session.stop()
+        let summary = try await recorder.result()
+        #expect(summary.frames >= 30)
+        try #require(Self.inode(url) != recordedInto, "finalised by a copy that took the file's place (the case under test)")
+
+        let report = recorder.abort()
+        #expect(report.outcome == .finished(url), "\(report)")
+        #expect(report.recoveryTarget == nil && report.unfinishedCopies.isEmpty && report.unendedPlaylists.isEmpty)
+        #expect(Recovery.isFinished(url))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["short.mp4"])
+    }
+}
