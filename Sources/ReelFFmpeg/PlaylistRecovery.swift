@@ -67,12 +67,14 @@ public enum PlaylistRecovery {
 
     /// Whether the playlist at `url` lacks its end, whether or not a stream writes it right
     /// now: one that does not say it is complete, or the empty or missing playlist of a
-    /// stream that has written segments or kept its name (``close(_:)`` ends each).
+    /// stream that has written segments (``close(_:)`` ends each). The empty name a stream
+    /// keeps before its first segment is no stream to end (``close(_:)`` says nothing was
+    /// recorded), so not one that lacks its end.
     package static func isUnended(_ url: URL) -> Bool {
         var info = stat()
         guard stat(url.path, &info) == 0 else { return !segmentFiles(of: url).isEmpty }
         guard (info.st_mode & S_IFMT) == S_IFREG else { return false }
-        if info.st_size == 0 { return true }
+        if info.st_size == 0 { return !segmentFiles(of: url).isEmpty }
         return (try? HLSPlaylist(url))?.isClosed != true
     }
 

@@ -36,6 +36,10 @@ import ReelTestSupport
                       "-e", "inject=\(syscall):delay_exit=1500000:when=\(when)"]
         let run = try SignalTests.Run(dir, name: name, arguments: recording + arguments, launcher: strace)
         let reel = try #require(waitForReel(under: run.pid), "reel did not start under strace")
+        // 1.5 s after the file holds its first fragment (half a second of media), not after the
+        // start, which strace slows on a loaded machine: the file then holds well over the 30
+        // frames looked for.
+        #expect(waitForAFragment(in: run.url), "no fragment reached \(run.url.lastPathComponent) within 20 s")
         usleep(1_500_000)
         kill(reel, SIGINT)
         #expect(waitForAHeldThread(of: reel), "no thread of reel was held at \(syscall) #\(when)")
@@ -65,11 +69,24 @@ import ReelTestSupport
         return nil
     }
 
-    /// Waits until a thread of `reel` stays stopped by its tracer (`t` in its stat) across two
-    /// looks 0.1 s apart: strace holds it after its call.
+    /// Waits until the fragmented MP4 at `url` holds a fragment (a `moof` box).
+    static func waitForAFragment(in url: URL) -> Bool {
+        let deadline = Date().addingTimeInterval(20)
+        let moof = Data("moof".utf8)
+        while Date() < deadline {
+            if let data = try? Data(contentsOf: url), data.range(of: moof) != nil { return true }
+            usleep(50_000)
+        }
+        return false
+    }
+
+    /// Waits until a thread of `reel` stays stopped by its tracer (`t` in its stat) across six
+    /// looks 0.1 s apart: strace holds it after its call for 1.5 s (a stop for a signal's
+    /// delivery, or a call's, is short, though long enough to be seen twice when strace is
+    /// starved of the processor).
     static func waitForAHeldThread(of reel: pid_t) -> Bool {
         let deadline = Date().addingTimeInterval(20)
-        var stopped: Set<String> = []
+        var looks: [String: Int] = [:]
         while Date() < deadline {
             let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(reel)/task")) ?? []
             let now = Set(tasks.filter { task in
@@ -78,8 +95,8 @@ import ReelTestSupport
                 guard let end = stat.lastIndex(of: ")") else { return false }
                 return stat[stat.index(after: end)...].split(separator: " ").first == "t"
             })
-            if !now.isDisjoint(with: stopped) { return true }
-            stopped = now
+            looks = Dictionary(uniqueKeysWithValues: now.map { ($0, (looks[$0] ?? 0) + 1) })
+            if looks.values.contains(where: { $0 >= 6 }) { return true }
             usleep(100_000)
         }
         return false
@@ -144,7 +161,12 @@ import ReelTestSupport
         let hls = dir.url.appendingPathComponent("live")
         let run = try SignalTests.Run(dir, name: "with-hls.mp4", arguments: Self.recording + ["--hls", hls.path])
         try run.waitForMain()
-        usleep(2_500_000)
+        // Once the playlist lists a segment (the first comes about 2 s in, later on a loaded
+        // machine): before it, the stream has nothing to end.
+        let listed = hls.appendingPathComponent("index.m3u8")
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, !((try? String(contentsOf: listed, encoding: .utf8)) ?? "").contains("#EXTINF") { usleep(50_000) }
+        usleep(300_000)
         try run.abort()
         let result = run.finish()
         #expect(SignalTests.Run.aborted.contains(result.status), "exit \(result.status): \(result.stderr)")
