@@ -56,8 +56,12 @@ extension Recorder {
 
     /// What ``abort()`` leaves of the recording's file.
     private func abortFile() -> RecordingFile.AbortReport {
-        let (settings, intermediate, earlier, recording, prepared) = state.withLock {
-            ($0.settings, $0.intermediate, $0.earlierFile, $0.recordingFile, $0.machine.phase != .idle)
+        let (settings, intermediate, earlier, recording, prepared) = state.withLock { s in
+            let prepared = s.machine.phase != .idle
+            // Not prepared, it never will be: the report says nothing was recorded, and no
+            // file is made after it.
+            if !prepared { s.abortedBeforePreparing = true }
+            return (s.settings, s.intermediate, s.earlierFile, s.recordingFile, prepared)
         }
         let container = settings.container ?? Container(pathExtension: url.pathExtension) ?? .mp4
         guard writesFile else {

@@ -83,6 +83,10 @@ public final class Recorder: CaptureOutput {
         var recordingFile: FileIdentity?
         /// Given up and let go (``Recorder/release()``): the worker ends without finishing.
         var released = false
+        /// Aborted before it was prepared (``Recorder/abort()`` said nothing was recorded):
+        /// ``Recorder/prepare(sources:clock:origin:)`` makes no file then (one made after the
+        /// abort's words was left, header only, at the name).
+        var abortedBeforePreparing = false
         /// The recorded source's newest frame number seen, and what was learnt of its lost
         /// frames (its queue refused them, the source said it skipped them), for the worker
         /// to put the gaps down to (see ``FrameDropLedger``).
@@ -206,6 +210,9 @@ public final class Recorder: CaptureOutput {
         // (see `Recorder+Abort.swift`).
         let earlier = earlierFileAtTheName()
         let (settings, soundLead, freeSpaceReader) = try state.withLock { state in
+            guard !state.abortedBeforePreparing else {
+                throw ReelError(.notRunning, "the recording was aborted before it started: nothing was recorded")
+            }
             try state.machine.prepare()
             state.earlierFile = earlier
             return (state.settings, state.soundLead, state.freeSpaceReader)

@@ -37,4 +37,23 @@ import ReelTestSupport
         #expect(Recovery.isFinished(url))
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path) == ["short.mp4"])
     }
+
+    /// An abort before the session prepared the recorder says nothing was recorded, and the
+    /// start that comes after it makes no file: a double Ctrl-C as `reel record` started said
+    /// "aborted before anything was recorded" and left a header-only file at the name (the start,
+    /// on another thread, made it after the words), which the next recording found in its way.
+    @Test func anAbortBeforeTheStartLeavesNoFileWhenTheStartComesAfter() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("early.mp4")
+        let session = CaptureSession()
+        try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30)))
+        let recorder = Recorder(url: url, settings: Recorder.Settings())
+        try session.addOutput(recorder)
+        let report = recorder.abort()
+        #expect(report.outcome == .nothingRecorded, "\(report)")
+        await #expect(throws: ReelError.self) { try await session.start() }
+        await session.stop()
+        #expect(!FileManager.default.fileExists(atPath: url.path), "no file after the abort's words")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).isEmpty)
+    }
 }
