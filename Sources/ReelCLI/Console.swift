@@ -30,9 +30,7 @@ public final class Console: @unchecked Sendable {
         var out = ""
         for scalar in text.unicodeScalars {
             guard Shell.isControl(scalar), scalar != "\n", scalar != "\t" else { out.unicodeScalars.append(scalar); continue }
-            let hex = String(scalar.value, radix: 16, uppercase: true)
-            out += scalar.value < 0x80 ? "\\x" + String(repeating: "0", count: 2 - hex.count) + hex
-                                       : "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            out += Shell.hexEscape(scalar.value)
         }
         return out
     }

@@ -26,11 +26,14 @@ public enum Shell {
     /// `word` in `$'…'`: a backslash and `'` escaped, a newline, tab and carriage return as
     /// `\n`, `\t`, `\r`, other control characters as `\xHH` (`\uHHHH` past ASCII).
     package static func ansiQuoted(_ word: String) -> String {
-        "$'" + escaped(word, also: ["'": "\\'"]) { value in
-            let hex = String(value, radix: 16, uppercase: true)
-            return value < 0x80 ? "\\x" + String(repeating: "0", count: 2 - hex.count) + hex
-                                : "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-        } + "'"
+        "$'" + escaped(word, also: ["'": "\\'"], control: hexEscape) + "'"
+    }
+
+    /// The control character of `value` as bash's `$'…'` writes it: `\xHH`, `\uHHHH` past ASCII.
+    package static func hexEscape(_ value: UInt32) -> String {
+        let hex = String(value, radix: 16, uppercase: true)
+        return value < 0x80 ? "\\x" + String(repeating: "0", count: 2 - hex.count) + hex
+                            : "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
     }
 
     /// `text` with a backslash doubled, a newline, tab and carriage return as `\n`, `\t`, `\r`,

@@ -137,8 +137,7 @@ final class ApplicationSilenceWatch: Sendable {
         }
         if !zero.isEmpty {
             // At 0, or turned down so far (1 %) that nothing of it is left: said as it is.
-            let percents = zero.map { label in streamsOf(label).compactMap(\.volumePercent).max() ?? 0 }
-            let loudest = percents.max() ?? 0
+            let loudest = zero.flatMap { streamsOf($0).compactMap(\.volumePercent) }.max() ?? 0
             let level = loudest == 0 ? "at volume 0 in the mixer"
                 : "turned down to \(zero.count == 1 ? "" : "at most ")\(loudest) % in the mixer (too low to leave any sample above zero)"
             parts.append("\(list(zero)) \(verb(zero)) \(level)")

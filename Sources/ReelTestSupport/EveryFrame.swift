@@ -57,3 +57,18 @@ public enum EveryFrame {
         return Int(last - first + 1) - counters.count
     }
 }
+
+extension RGBColor {
+    /// Checks every one of `frames` (RGB pictures `width` pixels wide) at each of `points`:
+    /// the colour averaged around it (radius 3) is one `holds` accepts, else an issue names the
+    /// frame, the point, `what` was expected there and the colour found.
+    public static func expect(_ frames: [[UInt8]], width: Int, at points: [(Int, Int)], _ what: String,
+                              sourceLocation: SourceLocation = #_sourceLocation, _ holds: (RGBColor) -> Bool) {
+        for (i, frame) in frames.enumerated() {
+            for (x, y) in points {
+                let c = average(of: frame, width: width, x: x, y: y, radius: 3)
+                #expect(holds(c), "frame \(i) at (\(x), \(y)): \(what): \(c)", sourceLocation: sourceLocation)
+            }
+        }
+    }
+}

@@ -156,16 +156,8 @@ import ReelTestSupport
         func checkFrames(_ url: URL, bars: [(Int, Int)], picture: [(Int, Int)]) throws {
             let frames = try MediaProbe.decodeRGB(url, width: 640, height: 360)
             #expect(frames.count == 30)
-            for (i, rgb) in frames.enumerated() {
-                for (x, y) in bars {
-                    let c = RGBColor.average(of: rgb, width: 640, x: x, y: y, radius: 3)
-                    #expect(c.red < 30 && c.green < 30 && c.blue < 30, "frame \(i) at (\(x), \(y)): a black bar, not a stretched picture: \(c)")
-                }
-                for (x, y) in picture {
-                    let c = RGBColor.average(of: rgb, width: 640, x: x, y: y, radius: 3)
-                    #expect(c.red > 150, "frame \(i) at (\(x), \(y)): the red picture (or its white flash): \(c)")
-                }
-            }
+            RGBColor.expect(frames, width: 640, at: bars, "a black bar, not a stretched picture") { $0.red < 30 && $0.green < 30 && $0.blue < 30 }
+            RGBColor.expect(frames, width: 640, at: picture, "the red picture (or its white flash)") { $0.red > 150 }
         }
         // The tester's case: a 4:3 crop of the 16:9 camera, recorded at 16:9.
         let (json, j, jsonEvents) = try record(["--camera=test:red"], "crop=320:240", "fitted.mp4", json: true)

@@ -297,16 +297,8 @@ import ReelTestSupport
         #expect(stream.width == 640 && stream.height == 360)
         let rgb = try MediaProbe.decodeRGB(url, width: 640, height: 360)
         #expect(rgb.count == 30)
-        for (i, frame) in rgb.enumerated() {
-            for (x, y) in bars {
-                let c = RGBColor.average(of: frame, width: 640, x: x, y: y, radius: 3)
-                #expect(c.red < 30 && c.green < 30 && c.blue < 30, "frame \(i) at (\(x), \(y)): a black bar, not a stretched picture: \(c)")
-            }
-            for (x, y) in picture {
-                let c = RGBColor.average(of: frame, width: 640, x: x, y: y, radius: 3)
-                #expect(c.red > 150 && c.green < 90, "frame \(i) at (\(x), \(y)): the picture: \(c)")
-            }
-        }
+        RGBColor.expect(rgb, width: 640, at: bars, "a black bar, not a stretched picture") { $0.red < 30 && $0.green < 30 && $0.blue < 30 }
+        RGBColor.expect(rgb, width: 640, at: picture, "the picture") { $0.red > 150 && $0.green < 90 }
     }
 
     /// A filter that makes the shape of the recorder's own size is scaled to it, filling it
@@ -322,12 +314,7 @@ import ReelTestSupport
         #expect(stream.width == 640 && stream.height == 360)
         let rgb = try MediaProbe.decodeRGB(url, width: 640, height: 360)
         #expect(rgb.count == 30)
-        for (i, frame) in rgb.enumerated() {
-            for (x, y) in [(6, 240), (634, 240), (320, 354)] {
-                let c = RGBColor.average(of: frame, width: 640, x: x, y: y, radius: 3)
-                #expect(c.red > 150 && c.green < 90, "frame \(i) at (\(x), \(y)): the picture to the edge, no bar: \(c)")
-            }
-        }
+        RGBColor.expect(rgb, width: 640, at: [(6, 240), (634, 240), (320, 354)], "the picture to the edge, no bar") { $0.red > 150 && $0.green < 90 }
     }
 
     /// The composed picture's filter sets the composition's recorded size too.
