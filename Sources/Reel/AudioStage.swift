@@ -11,7 +11,8 @@ final class AudioStage: @unchecked Sendable {
     private let filters: [AudioFilter]
     private let lock = NSLock()
     private var graph: AudioFilterGraph?
-    /// Set once the filters failed: the sound goes on unfiltered, reported once.
+    /// Set once the filters failed: no sound leaves the stage from then on (none unfiltered),
+    /// and that is reported once.
     private var failed = false
     private let failure: @Sendable (ReelError) -> Void
     /// Hands the stage's sound to the outputs (under the stage's lock, so in time order).
@@ -28,19 +29,20 @@ final class AudioStage: @unchecked Sendable {
     }
 
     /// Gives the outputs the sound for `buffer`: none while a filter holds it back, several
-    /// pieces when it gives out what it held.
+    /// pieces when it gives out what it held, and none once the filters failed (the source's
+    /// sound ends there, as a lost source's does).
     func apply(_ buffer: AudioBuffer) {
         var moved = buffer
         moved.presentationTime = buffer.presentationTime + offset
         lock.lock()
         defer { lock.unlock() }
-        guard !filters.isEmpty, !failed else { return deliver(moved) }
+        guard !filters.isEmpty else { return deliver(moved) }
+        guard !failed else { return }
         do {
             if graph?.format != moved.format { graph = try AudioFilterGraph(filters: filters, format: moved.format) }
             for piece in try graph?.process(moved) ?? [moved] { deliver(piece) }
         } catch {
             fail(error)
-            deliver(moved)
         }
     }
 

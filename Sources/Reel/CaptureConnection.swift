@@ -96,9 +96,13 @@ public final class CaptureConnection: Sendable {
 
     /// The filters the input's pictures go through, in order (a chain, as Core Image filters
     /// are chained): none by default. Set at any time: the change lands on the next picture
-    /// (see ``setVideoFilters(_:at:)`` for an exact time). A filter that cannot be applied to
-    /// the pictures is reported as ``SessionEvent/filterFailed(source:filter:error:)`` and
-    /// skipped; the pictures go on.
+    /// (see ``setVideoFilters(_:at:)`` for an exact time). A filter never lets a picture
+    /// through unfiltered, for it may be what keeps part of a screen private: one that cannot
+    /// be applied to the input's first pictures (a crop larger than they are) makes the
+    /// session's start throw, nothing recorded, and one that no longer can (the pictures
+    /// changed size, or it was set while running and does not fit) ends the input's pictures,
+    /// said as ``SessionEvent/sourceLost(source:error:)`` (see
+    /// ``SessionEvent/filterFailed(source:filter:error:)``).
     public var videoFilters: [VideoFilter] {
         get { filters.filters }
         set { filters.setFilters(newValue) }
@@ -126,8 +130,10 @@ public final class CaptureConnection: Sendable {
     /// ``AudioFilter``; ``AudioFilter/denoise`` for a microphone): none by default. A change
     /// takes effect at the next start. What a filter holds back to look ahead (`loudnorm`:
     /// seconds) reaches the outputs when the session stops, and a recorder whose maximum
-    /// duration has passed on the clock has it at once. A filter that fails while recording is reported as
-    /// ``SessionEvent/filterFailed(source:filter:error:)``, and the sound goes on unfiltered.
+    /// duration has passed on the clock has it at once. As with pictures, no sound goes on
+    /// unfiltered: filters that cannot be set up for the input's sound make the session's
+    /// start throw, and filters that fail while recording end the input's sound, said as
+    /// ``SessionEvent/sourceLost(source:error:)``.
     public var audioFilters: [AudioFilter] {
         get { sound.withLock { $0.filters } }
         set { sound.withLock { $0.filters = newValue } }

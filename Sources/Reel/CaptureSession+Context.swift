@@ -10,10 +10,42 @@ extension CaptureSession {
 
     /// `format` as the outputs see it through `filters` (at the size they make), and the sizes
     /// the filter stage keeps to.
-    static func filtered(_ format: SourceFormat, through filters: [VideoFilter]) -> (SourceFormat, PictureSizes?) {
+    ///
+    /// - Throws: ``ReelError/Code/invalidConfiguration`` when a filter cannot be applied to
+    ///   `source`'s pictures (a crop larger than they are): the session does not start, for a
+    ///   filter never lets a picture through unfiltered (it may be what keeps part of a
+    ///   screen private), and nothing is recorded.
+    static func filtered(_ format: SourceFormat, through filters: [VideoFilter], of source: String) throws -> (SourceFormat, PictureSizes?) {
         guard case let .video(size, pixelFormat, rate) = format else { return (format, nil) }
-        let made = filters.outputSize(for: size, format: pixelFormat)
+        let made = try filters.checkedOutputSize(for: size, format: pixelFormat, of: source, so: Self.nothingRecorded)
         return (.video(size: made, pixelFormat: pixelFormat, frameRate: rate), (size, made))
+    }
+
+    /// What a start that fails for a filter did, as its words say.
+    static let nothingRecorded = "nothing was recorded"
+
+    /// Checks that `filters` can be applied to `source`'s sound of `format`, as its stage will
+    /// when the sound comes.
+    ///
+    /// - Throws: ``ReelError/Code/invalidConfiguration`` naming the filters, the source and the
+    ///   sound's format: the session does not start, and nothing is recorded.
+    static func checkSound(_ format: SourceFormat, through filters: [AudioFilter], of source: String) throws {
+        guard case .audio(let audio) = format, !filters.isEmpty else { return }
+        do {
+            _ = try AudioFilterGraph(filters: filters, format: audio)
+        } catch {
+            throw soundFilterFailed(filters, of: source, format: audio, error, so: Self.nothingRecorded)
+        }
+    }
+
+    /// Why `filters` cannot filter `source`'s sound (`error`), and what came of it.
+    static func soundFilterFailed(_ filters: [AudioFilter], of source: String, format: AudioFormat?, _ error: any Error,
+                                  so consequence: String) -> ReelError {
+        let reelError = error as? ReelError ?? ReelError(.invalidConfiguration, "\(error)")
+        let chain = filters.map(\.description).joined(separator: ",")
+        return ReelError(.invalidConfiguration,
+                         "the audio filter '\(chain)' cannot be applied to the \(format.map { "\($0) " } ?? "")sound of \(source) (\(reelError.message)): \(consequence)",
+                         hint: reelError.hint, averror: reelError.averror)
     }
 
     /// The size `filters` make of pictures of `size` as asked: on full-colour pictures, so
@@ -62,35 +94,6 @@ extension CaptureSession {
         let kind = entry.source.kind
         let name = entry.source.name
         let continuation = self.continuation
-        // The source's pictures go through its stages, in order, before any output sees them.
-        var stages: [any FrameStage] = []
-        if let camera = entry.source as? any CameraSource { stages.append(ZoomStage(zoom: camera.zoom, realTime: clock.isRealTime)) }
-        // The overlays first: the events' positions are in the source's own pixels.
-        if let presenter { stages.append(presenter) }
-        if kind == .video {
-            // What the file holds is the recorders' to say: at a size of their own, the size
-            // each records at is named, not the picture the filters leave.
-            let recorders = Self.recorderSizes(among: outputs)
-            stages.append(OrientationStage(control: entry.connection.orientation, realTime: clock.isRealTime))
-            stages.append(FilterStage(control: entry.filter, realTime: clock.isRealTime, sizes: sizes, failed: { filter, error in
-                continuation.yield(.filterFailed(source: name, filter: filter.description, error: error))
-            }, resized: { filter, size, fitted in
-                for recorded in Self.sizesRecorded(by: recorders, ofPicturesAt: fitted) {
-                    continuation.yield(.filterResized(source: name, filter: filter.description, size: size, recorded: recorded,
-                                                      resizing: .fittedToStartingSize))
-                }
-            }))
-            // A filter set before the start that makes another size: said when the file does
-            // not hold that size (its even part; a recorder's own size, scaled or fitted in).
-            // On pictures whose colour is kept at half size (a camera's, the test pattern's)
-            // libavfilter itself rounds a crop or pad to even: the size asked is said.
-            if let sizes, case let asked = Self.sizeAsked(by: entry.filter.filters, of: sizes.input), asked != sizes.input {
-                let filter = entry.filter.filters.map(\.description).joined(separator: ",")
-                for (recorded, resizing) in Self.recordings(ofFilterMade: asked, made: sizes.output, recorders: recorders) {
-                    continuation.yield(.filterResized(source: name, filter: filter, size: asked, recorded: recorded, resizing: resizing))
-                }
-            }
-        }
         let report: @Sendable (SourceEvent) -> Void = { event in
             for output in outputs { output.sourceEvent(event, from: id) }
             switch event {
@@ -107,10 +110,51 @@ extension CaptureSession {
             case .endedAnotherRecording(let message): continuation.yield(.anotherRecordingEnded(source: name, message: message))
             }
         }
+        // The source's pictures go through its stages, in order, before any output sees them.
+        var stages: [any FrameStage] = []
+        var filterStage: FilterStage?
+        if let camera = entry.source as? any CameraSource { stages.append(ZoomStage(zoom: camera.zoom, realTime: clock.isRealTime)) }
+        // The overlays first: the events' positions are in the source's own pixels.
+        if let presenter { stages.append(presenter) }
+        if kind == .video {
+            // What the file holds is the recorders' to say: at a size of their own, the size
+            // each records at is named, not the picture the filters leave.
+            let recorders = Self.recorderSizes(among: outputs)
+            stages.append(OrientationStage(control: entry.connection.orientation, realTime: clock.isRealTime))
+            // A filter that fails (the pictures changed size so that it no longer fits them, or
+            // one set while running never did) ends the source's pictures, as a source lost: the
+            // outputs finish with what was filtered, and a recording is incomplete.
+            let filter = FilterStage(control: entry.filter, realTime: clock.isRealTime, sizes: sizes, source: name, failed: { _, error in
+                report(.lost(error))
+            }, heldBack: { filter, error in
+                continuation.yield(.filterFailed(source: name, filter: filter.description, error: error))
+            }, resized: { filter, size, fitted in
+                for recorded in Self.sizesRecorded(by: recorders, ofPicturesAt: fitted) {
+                    continuation.yield(.filterResized(source: name, filter: filter.description, size: size, recorded: recorded,
+                                                      resizing: .fittedToStartingSize))
+                }
+            })
+            stages.append(filter)
+            filterStage = filter
+            // A filter set before the start that makes another size: said when the file does
+            // not hold that size (its even part; a recorder's own size, scaled or fitted in).
+            // On pictures whose colour is kept at half size (a camera's, the test pattern's)
+            // libavfilter itself rounds a crop or pad to even: the size asked is said.
+            if let sizes, case let asked = Self.sizeAsked(by: entry.filter.filters, of: sizes.input), asked != sizes.input {
+                let filter = entry.filter.filters.map(\.description).joined(separator: ",")
+                for (recorded, resizing) in Self.recordings(ofFilterMade: asked, made: sizes.output, recorders: recorders) {
+                    continuation.yield(.filterResized(source: name, filter: filter, size: asked, recorded: recorded, resizing: resizing))
+                }
+            }
+        }
         let pictureStages = stages
+        let failingStage = filterStage
         let sound = entry.connection.sound.withLock { $0 }
+        // Sound its filters fail on ends the source's sound, as pictures do: the filter may be
+        // what keeps a room's voices out of a recording.
         let audioStage = kind.isAudio ? AudioStage(offset: sound.offset, filters: sound.filters, failure: { error in
-            continuation.yield(.filterFailed(source: name, filter: sound.filters.map(\.description).joined(separator: ","), error: error))
+            report(.lost(Self.soundFilterFailed(sound.filters, of: name, format: nil, error,
+                                                so: "its sound is no longer recorded, rather than recorded unfiltered")))
         }, deliver: { piece in
             let sourced = SourcedSample(source: id, kind: kind, sample: .audio(piece))
             for output in outputs { output.consume(sourced) }
@@ -121,7 +165,12 @@ extension CaptureSession {
             if let audioStage, case .audio(let buffer) = sample { return audioStage.apply(buffer) }
             var sample = sample
             if !pictureStages.isEmpty, case .video(let frame) = sample {
-                guard let staged = applyStages(pictureStages, to: frame) else { report(.droppedFrames(1, reason: .encoderBehind)); return }
+                guard let staged = applyStages(pictureStages, to: frame) else {
+                    // No buffer was free: a picture dropped. A filter that failed ended the
+                    // source's pictures instead (said once, as the source lost): none is counted.
+                    if failingStage?.hasFailed != true { report(.droppedFrames(1, reason: .encoderBehind)) }
+                    return
+                }
                 sample = .video(staged)
             }
             let sourced = SourcedSample(source: id, kind: kind, sample: sample)

@@ -27,8 +27,18 @@ public enum SessionEvent: Sendable {
     /// A source's start ended another program's recording, as `message` says (see
     /// ``SourceEvent/endedAnotherRecording(_:)``); the source records all it was asked to.
     case anotherRecordingEnded(source: String, message: String)
-    /// A source's filter cannot be applied to its pictures (a crop larger than the picture,
-    /// say); its pictures go on unfiltered, so nothing is lost.
+    /// A source's filter has no picture for some of the source's pictures: one that needs a
+    /// few pictures before its first (`tblend`) holds those back, and they are recorded
+    /// black, never unfiltered. Said once for each filter.
+    ///
+    /// A filter that cannot be applied to a source's pictures at all lets none of them
+    /// through unfiltered (a filter may be what keeps part of a screen private): when it
+    /// cannot filter the source's first pictures (a crop larger than they are), ``CaptureSession/start()``
+    /// throws and nothing is recorded; when it can no longer (the pictures changed size, or a
+    /// filter set while running does not fit them), the source's pictures end there, said as
+    /// ``sourceLost(source:error:)`` with words that name the filter: outputs keep what was
+    /// filtered, and a recording is incomplete. An audio filter that fails ends its source's
+    /// sound the same way.
     case filterFailed(source: String, filter: String, error: ReelError)
     /// A source's filter makes pictures of `size`, and they are recorded at `recorded`, the
     /// size of the file, as `resizing` says: the even part of an odd size, scaled to a
@@ -169,9 +179,11 @@ public final class CaptureSession: Sendable {
     ///
     /// Can be called while the session runs: the change lands on the next picture, or, with
     /// `time` (on the session's ``clock``), on the first picture at or after it. No picture is
-    /// lost to a change. A filter that cannot be applied to the source's pictures is reported
-    /// as ``SessionEvent/filterFailed(source:filter:error:)``, and the pictures go on
-    /// unfiltered.
+    /// lost to a change. A filter never lets a picture through unfiltered: one that cannot be
+    /// applied to the source's pictures (a crop larger than they are) makes ``start()`` throw,
+    /// and one that no longer fits them while the session runs ends the source's pictures,
+    /// said as ``SessionEvent/sourceLost(source:error:)`` (see
+    /// ``SessionEvent/filterFailed(source:filter:error:)``).
     ///
     /// - Throws: ``ReelError/Code/invalidConfiguration`` if `input` is not an input of the
     ///   session or does not deliver pictures.
@@ -236,7 +248,9 @@ public final class CaptureSession: Sendable {
     }
 
     /// Opens every source and output and starts capturing. Throws the first source's or
-    /// output's error; then nothing is left running. A ``stop()`` that comes while starting
+    /// output's error; then nothing is left running. A filter of a source that cannot be
+    /// applied to its pictures or sound (a crop larger than the pictures) is such an error:
+    /// nothing is recorded rather than the pictures unfiltered. A ``stop()`` that comes while starting
     /// (Ctrl-C while a network camera connects) is not lost: the start gives up at its next
     /// step, or stops what it started, and returns without an error; the session is stopped.
     public func start() async throws {
@@ -259,14 +273,24 @@ public final class CaptureSession: Sendable {
             do {
                 let opened = try await Self.offload {
                     var opened: [(SourceDescriptor, PictureSizes?)] = []
-                    for entry in inputs where !isCancelled() {
+                    for (index, entry) in inputs.enumerated() where !isCancelled() {
                         let format = try entry.source.prepare()
                         entry.connection.prepareSound(format)
                         // What the outputs get: the source's pictures as its connection turns
                         // them, at the size its filters make of them.
                         let turn = entry.connection.orientation.started()
                         let turned = OrientationControl.format(format, orientation: turn.orientation, mirrored: turn.mirrored)
-                        let (filtered, sizes) = Self.filtered(turned, through: entry.filter.filters)
+                        let filtered: SourceFormat, sizes: PictureSizes?
+                        do {
+                            // A filter that cannot be applied to the source's pictures (or sound)
+                            // fails the start: its pictures are never let through unfiltered.
+                            // What prepare opened is let go, as a stop while opening does.
+                            (filtered, sizes) = try Self.filtered(turned, through: entry.filter.filters, of: entry.source.name)
+                            try Self.checkSound(format, through: entry.connection.sound.withLock { $0.filters }, of: entry.source.name)
+                        } catch {
+                            for prepared in inputs[...index] { prepared.source.stop() }
+                            throw error
+                        }
                         var descriptor = SourceDescriptor(id: entry.id, name: entry.source.name, kind: entry.source.kind, format: filtered)
                         descriptor.sizeMadeByFilter = sizes.map { $0.input != $0.output } ?? false
                         opened.append((descriptor, sizes))

@@ -81,7 +81,10 @@ public final class Compositor: CaptureOutput {
     private let arrived = NSCondition()
 
     /// What became of the composed picture's filter (its source is the composed stream's name):
-    /// ``SessionEvent/filterFailed(source:filter:error:)`` when it cannot be applied, and
+    /// ``SessionEvent/sourceLost(source:error:)`` when it cannot be applied while composing
+    /// (the composed pictures end there, never unfiltered),
+    /// ``SessionEvent/filterFailed(source:filter:error:)`` when it holds its first pictures
+    /// back (they are black), and
     /// ``SessionEvent/filterResized(source:filter:size:recorded:resizing:)`` when its pictures are not
     /// recorded at the size it makes. One consumer, as ``CaptureSession/events``.
     public let events: AsyncStream<SessionEvent>
@@ -132,6 +135,12 @@ public final class Compositor: CaptureOutput {
     /// A filter set before the session starts that changes the size (`scale`, `crop`, `pad`)
     /// sets the size the compositor's outputs record; one set later that makes another size
     /// has its pictures fitted into that size, and ``events`` says so.
+    ///
+    /// A filter never lets a composed picture through unfiltered: one that cannot be applied
+    /// to the composed picture (a crop larger than it) makes the session's start throw, and
+    /// one set while composing that cannot ends the composed pictures, as a lost source: the
+    /// outputs are told (``SourceEvent/lost(_:)``), keep what was filtered, and a recording is
+    /// incomplete; ``events`` says it and ``videoFilterFailure`` keeps why.
     public func setVideoFilter(_ filter: VideoFilter?, at time: MediaTime? = nil) {
         filterControl.setFilter(filter, at: time)
     }
@@ -139,8 +148,8 @@ public final class Compositor: CaptureOutput {
     /// The filter the composed picture goes through now.
     public var videoFilter: VideoFilter? { filterControl.filter }
 
-    /// Why the filter could not be applied to the composed picture, if it could not (the
-    /// pictures then go on unfiltered).
+    /// Why the filter could not be applied to the composed picture, if it could not while
+    /// composing (the composed pictures then ended, none unfiltered).
     public var videoFilterFailure: ReelError? { filterFailure.withLock { $0 } }
 
     /// Swaps the first two sources (in picture-in-picture: the large and the small picture).
@@ -210,11 +219,14 @@ public final class Compositor: CaptureOutput {
               size.width <= 16384, size.height <= 16384 else {
             throw ReelError(.invalidConfiguration, "a composed size of \(size) is not usable", hint: "use even sizes such as 1280x720")
         }
-        // The outputs see the composed picture at the size its filter makes of it.
-        let filters = filterControl.filters
-        let filtered = filters.outputSize(for: size, format: .yuv420p)
-        pictureSizes.withLock { $0 = (size, filtered) }
+        // The outputs see the composed picture at the size its filter makes of it. A filter
+        // that cannot be applied to it fails the start, before any output makes a file: the
+        // composed picture is never let through unfiltered.
         let name = "composed (\(settings.layout))"
+        let filters = filterControl.filters
+        let filtered = try filters.checkedOutputSize(for: size, format: .yuv420p, of: name,
+                                                     so: CaptureSession.nothingRecorded)
+        pictureSizes.withLock { $0 = (size, filtered) }
         // Asked on full-colour pictures: libavfilter rounds a crop of the composed (4:2:0)
         // picture to even itself, which is said too (see CaptureSession.sizeAsked).
         // The size said is the one the recorders record at (see CaptureSession.recordings).
@@ -378,8 +390,14 @@ public final class Compositor: CaptureOutput {
         let name = "composed (\(state.withLock { $0.settings.layout }))"
         let continuation = self.continuation
         let recorders = CaptureSession.recorderSizes(among: outputs)
-        let filter = FilterStage(control: filterControl, realTime: realTime, sizes: pictureSizes.withLock { $0 }, failed: { [weak self] filter, error in
+        // A filter that fails ends the composed pictures, as a source lost: the outputs finish
+        // with what was filtered.
+        let filter = FilterStage(control: filterControl, realTime: realTime, sizes: pictureSizes.withLock { $0 },
+                                 source: name, failed: { [weak self] _, error in
             self?.filterFailure.withLock { $0 = error }
+            for output in outputs { output.sourceEvent(.lost(error), from: Self.outputID) }
+            continuation.yield(.sourceLost(source: name, error: error))
+        }, heldBack: { filter, error in
             continuation.yield(.filterFailed(source: name, filter: filter.description, error: error))
         }, resized: { filter, size, fitted in
             for recorded in CaptureSession.sizesRecorded(by: recorders, ofPicturesAt: fitted) {
@@ -427,9 +445,15 @@ public final class Compositor: CaptureOutput {
                     state.withLock { $0.composedUpTo = pts }
                     arrived.lock(); arrived.broadcast(); arrived.unlock()
                 }
-                // Without a free buffer for the filtered picture, the picture goes unfiltered
-                // rather than be lost.
-                let filtered = filter.apply(to: picture) ?? picture
+                // Without a free buffer for the filtered picture, the picture is dropped (never
+                // sent unfiltered); once the filter failed, no composed picture is sent.
+                guard let filtered = filter.apply(to: picture) else {
+                    if !filter.hasFailed {
+                        dropped.add(1, ordering: .relaxed)
+                        for output in outputs { output.sourceEvent(.droppedFrames(1, reason: .encoderBehind), from: Self.outputID) }
+                    }
+                    continue
+                }
                 let sample = SourcedSample(source: Self.outputID, kind: .video, sample: .video(filtered))
                 for output in outputs { output.consume(sample) }
             }

@@ -139,12 +139,20 @@ package final class VideoFilterControl: Sendable {
 /// the picture with no filter after one that changed it) is fitted into it, its aspect kept,
 /// and `resized` is called once for each filter whose pictures are so fitted.
 ///
-/// A graph that cannot be built for these pictures (a crop larger than the picture, say), or
-/// that gives no picture for one, lets the picture through that step unfiltered: a filter
-/// never costs a recorded frame. `failed` is called once for each filter that cannot be built.
+/// A filter never lets a picture through unfiltered: a filter may be what keeps part of a
+/// screen private (a crop, a blur). A graph that cannot be built for these pictures (a crop
+/// larger than the picture, say: a window made smaller than the crop), or that gives no
+/// picture for one when it holds none back, fails the stage: `failed` is called once, with
+/// the filter and why, and from then on the stage gives no picture at all (``hasFailed``).
+/// What the filter would have let through is not filtered, so none of it may be seen. The
+/// first pictures a filter with memory holds back (`tblend`) leave black, and `heldBack` says
+/// so once for the filter.
 package final class FilterStage: FrameStage, @unchecked Sendable {
     private let control: VideoFilterControl
+    /// Whose pictures these are, for the words of a failure.
+    private let source: String
     private let failed: @Sendable (VideoFilter, ReelError) -> Void
+    private let heldBack: @Sendable (VideoFilter, ReelError) -> Void
     private let resized: @Sendable (_ filter: VideoFilter, _ size: PixelSize, _ fittedInto: PixelSize) -> Void
     /// One step of the chain: its graph (once built) and the buffers it draws into.
     private struct Step {
@@ -152,9 +160,10 @@ package final class FilterStage: FrameStage, @unchecked Sendable {
         var buffers: StageBuffers
     }
     private var steps: [Step] = []
-    private var refused: Set<VideoFilter> = []
-    /// The filters last said to hold pictures back (said once for each).
-    private var heldBack: Set<VideoFilter> = []
+    /// Why the stage failed, once it has: it gives no picture from then on.
+    private var failure: ReelError?
+    /// The filters said to hold pictures back (said once for each).
+    private var saidHeldBack: Set<VideoFilter> = []
     /// The filters said to make pictures fitted into ``outputSize`` (said once for each).
     private var saidFitted: Set<VideoFilter> = []
     private let realTime: Bool
@@ -165,23 +174,39 @@ package final class FilterStage: FrameStage, @unchecked Sendable {
     private let fitter = FrameScaler()
     private let lock = NSLock()
 
-    /// A stage following `control`; off real time it waits for a free buffer rather than drop.
-    /// With `sizes`, pictures of `input` size leave at `output` size whatever the filters of the
-    /// moment make (see the type's documentation); without, at the size the filters make.
+    /// A stage following `control` for the pictures of `source` (named in the words of a
+    /// failure); off real time it waits for a free buffer rather than drop. With `sizes`,
+    /// pictures of `input` size leave at `output` size whatever the filters of the moment make
+    /// (see the type's documentation); without, at the size the filters make.
     package init(control: VideoFilterControl, realTime: Bool, sizes: (input: PixelSize, output: PixelSize)? = nil,
+                 source: String = "the source",
                  failed: @escaping @Sendable (VideoFilter, ReelError) -> Void = { _, _ in },
+                 heldBack: @escaping @Sendable (VideoFilter, ReelError) -> Void = { _, _ in },
                  resized: @escaping @Sendable (_ filter: VideoFilter, _ size: PixelSize, _ fittedInto: PixelSize) -> Void = { _, _, _ in }) {
         self.control = control
         self.realTime = realTime
         self.sizes = sizes
+        self.source = source
         zoomed = ViewResolver(realTime: realTime)
         fitBuffers = StageBuffers(realTime: realTime)
         self.failed = failed
+        self.heldBack = heldBack
         self.resized = resized
+    }
+
+    /// What a filter's failure does to the source's pictures, as its words say.
+    package static let stopped = "its pictures are no longer recorded, rather than recorded unfiltered"
+
+    /// Whether a filter failed: the stage then gives no picture (`apply` returns `nil` for
+    /// every one), and that is no picture dropped but the source's pictures ended.
+    package var hasFailed: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return failure != nil
     }
 
     package func apply(to frame: VideoFrame) -> VideoFrame? {
         lock.lock(); defer { lock.unlock() }
+        guard failure == nil else { return nil }
         let filters = control.filters(at: frame.presentationTime)
         if steps.count != filters.count {
             steps = filters.map { _ in Step(graph: nil, buffers: StageBuffers(realTime: realTime)) }
@@ -192,7 +217,7 @@ package final class FilterStage: FrameStage, @unchecked Sendable {
         guard var picture = zoomed.resolve(frame) else { return nil }
         var sizeMaker: (filter: VideoFilter, size: PixelSize)?
         for (index, filter) in filters.enumerated() {
-            guard let next = apply(filter, step: index, to: picture) else { return nil }
+            guard let next = apply(filter, step: index, after: index > 0, to: picture) else { return nil }
             if next.size != picture.size { sizeMaker = (filter, next.size) }
             picture = next
         }
@@ -216,22 +241,27 @@ package final class FilterStage: FrameStage, @unchecked Sendable {
         return out
     }
 
-    /// `picture` through the `index`th step's graph for `filter`.
-    private func apply(_ filter: VideoFilter, step index: Int, to picture: VideoFrame) -> VideoFrame? {
+    /// Ends the stage: `failed` is told why, and no picture leaves it from now on.
+    private func fail(_ filter: VideoFilter, _ error: ReelError) -> VideoFrame? {
+        failure = error
+        steps = []
+        failed(filter, error)
+        return nil
+    }
+
+    /// `picture` through the `index`th step's graph for `filter` (`after`: filters before it
+    /// made the picture); `nil` when no buffer is free or the filter failed.
+    private func apply(_ filter: VideoFilter, step index: Int, after: Bool, to picture: VideoFrame) -> VideoFrame? {
         var step = steps[index]
-        defer { steps[index] = step }
+        defer { if index < steps.count { steps[index] = step } }
         if step.graph?.graphText != filter.graph || step.graph?.format != picture.format || step.graph?.size != picture.size {
             step.graph = nil
-            guard !refused.contains(filter) else { return picture }
             do {
                 step.graph = try FilterGraph(graph: filter.graph, format: picture.format, size: picture.size, keepsSize: false)
-                refused.remove(filter)
-            } catch let error as ReelError {
-                refused.insert(filter)
-                failed(filter, error)
-                return picture
             } catch {
-                return picture
+                let reelError = error as? ReelError ?? ReelError(.invalidConfiguration, "\(error)")
+                return fail(filter, filter.cannotApply(to: picture.size, of: source, after: after, because: reelError,
+                                                      so: Self.stopped))
             }
         }
         guard let graph = step.graph, var out = step.buffers.picture(like: picture, format: picture.format, size: graph.outputSize) else { return nil }
@@ -244,16 +274,36 @@ package final class FilterStage: FrameStage, @unchecked Sendable {
             }
             return out
         }
-        if heldBack.insert(filter).inserted {
-            let why: String
-            if case .withMemory(let count) = filter.timing, count > 0 {
-                why = "it needs \(count) picture\(count == 1 ? "" : "s") before its first, so the first \(count == 1 ? "is" : "\(count) are") recorded unfiltered"
-            } else {
-                why = "it gave no picture for one it was given, which is recorded unfiltered"
-            }
-            failed(filter, ReelError(.invalidConfiguration, why, hint: "filters that make each picture from that picture alone work best"))
+        // No picture for this one. A filter with memory holds its first back: black goes in
+        // their place (a frame is not lost, and nothing unfiltered is seen). Any other filter
+        // that gives none has failed.
+        guard case .withMemory(let count) = filter.timing, count > 0 else {
+            return fail(filter, filter.cannotApply(to: picture.size, of: source, after: after,
+                                                   because: ReelError(.invalidConfiguration, "it gave no picture for one it was given"),
+                                                   so: Self.stopped))
         }
-        return picture
+        if saidHeldBack.insert(filter).inserted {
+            heldBack(filter, ReelError(.invalidConfiguration,
+                                       "it needs \(count) picture\(count == 1 ? "" : "s") before its first, so the first \(count == 1 ? "is" : "\(count) are") recorded black",
+                                       hint: "filters that make each picture from that picture alone work best"))
+        }
+        out.fill(with: .black)
+        out.identity = nil
+        return out
+    }
+}
+
+extension VideoFilter {
+    /// Why this filter cannot be applied to the pictures of `size` of `source` (`after`: as
+    /// the filters before it leave them), `error` being what libavfilter said (its reason, when
+    /// it gave one), and what came of it (`consequence`: "nothing was recorded").
+    package func cannotApply(to size: PixelSize, of source: String, after: Bool = false, because error: ReelError,
+                             so consequence: String) -> ReelError {
+        let reason = error.averror.map { FFmpeg.describe($0) } ?? error.message
+        return ReelError(.invalidConfiguration,
+                         "the filter '\(description)' cannot be applied to the \(size) pictures \(after ? "the filters before it make " : "")of \(source) (\(reason)): \(consequence)",
+                         hint: error.averror == nil ? nil : "a filter must fit the pictures it is given: a crop within \(size), a pad around it",
+                         averror: error.averror)
     }
 }
 
@@ -267,9 +317,28 @@ extension PictureIdentity {
 
 extension Sequence<VideoFilter> {
     /// The size of the pictures a ``FilterStage`` makes of `format` pictures of `size` through
-    /// these filters in order. A filter that cannot be set up for its pictures is passed over,
-    /// as the stage lets them through it unfiltered.
+    /// these filters in order. A filter that cannot be set up for its pictures is passed over
+    /// here (the size is asked of filters already checked, or only to be said);
+    /// ``checkedOutputSize(for:format:of:so:)`` refuses it.
     package func outputSize(for size: PixelSize, format: PixelFormat) -> PixelSize {
         reduce(size) { size, filter in (try? filter.outputSize(for: size, format: format)) ?? size }
+    }
+
+    /// ``outputSize(for:format:)``, each filter set up for the pictures it is given, as a
+    /// ``FilterStage`` will for `source`'s first picture.
+    ///
+    /// - Throws: ``ReelError/Code/invalidConfiguration`` naming the first filter that cannot be
+    ///   applied, the source and the pictures' size, and `consequence` (what came of it).
+    package func checkedOutputSize(for size: PixelSize, format: PixelFormat, of source: String, so consequence: String) throws -> PixelSize {
+        var made = size
+        for (index, filter) in enumerated() {
+            do {
+                made = try filter.outputSize(for: made, format: format)
+            } catch {
+                let reelError = error as? ReelError ?? ReelError(.invalidConfiguration, "\(error)")
+                throw filter.cannotApply(to: made, of: source, after: index > 0, because: reelError, so: consequence)
+            }
+        }
+        return made
     }
 }

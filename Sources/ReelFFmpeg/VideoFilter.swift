@@ -25,7 +25,11 @@ import ReelCore
 /// filter must give one picture for each picture it is given, in its turn: one that changes the frame rate (`fps`, `framestep`,
 /// `select`, `minterpolate`) or gives pictures late is refused when it is made (the recording's
 /// frame rate says how many pictures there are). One that needs a few pictures before its first
-/// (`tblend`) lets those through unfiltered. Whether a filter makes each picture from that
+/// (`tblend`) records those black, never unfiltered. A filter that cannot be applied to a
+/// source's pictures (a crop larger than they are) lets none of them through: a session whose
+/// source's first pictures it cannot filter does not start, and one whose pictures change so
+/// that it no longer can (a window resized) stops recording that source's pictures (see
+/// ``SessionEvent/filterFailed(source:filter:error:)``). Whether a filter makes each picture from that
 /// picture alone (``worksPictureByPicture``) decides whether frame modes that skip unchanged
 /// pictures keep doing so through it.
 public struct VideoFilter: Sendable, Hashable, CustomStringConvertible {
@@ -151,8 +155,8 @@ public struct VideoFilter: Sendable, Hashable, CustomStringConvertible {
         }
         // On a large picture, so that a crop meant for a real source is not refused, and else on
         // a small one, so that a pad to a size of its own is not (`pad=400:300` was refused: it
-        // cannot pad 3840x2160 to less); the source's own pictures are tried when they come (a
-        // filter that cannot apply to them is reported then, and they go unfiltered).
+        // cannot pad 3840x2160 to less); the source's own pictures are tried when it starts (a
+        // filter that cannot apply to them fails the start, and nothing is recorded).
         do {
             _ = try FilterGraph(graph: graph, format: .yuv420p, size: PixelSize(width: 3840, height: 2160))
         } catch {
@@ -324,14 +328,14 @@ final class FilterGraph {
             self.graph = nil
             if !FilterGraphText.unmatchedLabels(in: text).isEmpty {
                 throw ReelError(.invalidConfiguration, "the filter graph '\(text)' cannot be linked to the picture: \(FFmpeg.describe(status))",
-                                hint: "a graph needs one unlabelled input and one unlabelled output (labels only between its own filters)")
+                                hint: "a graph needs one unlabelled input and one unlabelled output (labels only between its own filters)", averror: status)
             }
             if let culprit = Self.filterRefusingItsOptions(in: text) {
                 throw ReelError(.invalidConfiguration, "the filter '\(culprit)' refused its options: \(FFmpeg.describe(status)) (in '\(text)')",
-                                hint: "`ffmpeg -h filter=\(FilterGraphText.filterNames(in: culprit).first ?? "")` lists its options")
+                                hint: "`ffmpeg -h filter=\(FilterGraphText.filterNames(in: culprit).first ?? "")` lists its options", averror: status)
             }
             throw ReelError(.invalidConfiguration, "libavfilter cannot read the filter graph '\(text)': \(FFmpeg.describe(status))",
-                            hint: "filters are separated by ',', chains by ';'; pads are named in [brackets]")
+                            hint: "filters are separated by ',', chains by ';'; pads are named in [brackets]", averror: status)
         }
         status = avfilter_graph_config(graph, nil)
         if status < 0 {
@@ -344,7 +348,7 @@ final class FilterGraph {
             // output, unlabelled (or `[in]`).
             if !FilterGraphText.unmatchedLabels(in: text).isEmpty {
                 throw ReelError(.invalidConfiguration, "the filter graph '\(text)' cannot be linked to the picture: \(FFmpeg.describe(status))",
-                                hint: "a graph needs one unlabelled input and one unlabelled output (labels only between its own filters)")
+                                hint: "a graph needs one unlabelled input and one unlabelled output (labels only between its own filters)", averror: status)
             }
             if !text.contains(";"), filters.count > 1 {
                 let firstFailing = (1..<filters.count).first { n in
@@ -352,14 +356,14 @@ final class FilterGraph {
                 }
                 let culprit = filters[(firstFailing ?? filters.count) - 1]
                 throw ReelError(.invalidConfiguration, "the filter '\(culprit)' cannot be set up: \(FFmpeg.describe(status)) (in '\(text)', tried on a \(formatName) \(size) picture)",
-                                hint: "`ffmpeg -h filter=\(FilterGraphText.filterNames(in: culprit).first ?? "")` lists its options")
+                                hint: "`ffmpeg -h filter=\(FilterGraphText.filterNames(in: culprit).first ?? "")` lists its options", averror: status)
             }
             if filters.count == 1 {
                 throw ReelError(.invalidConfiguration, "the filter '\(text)' cannot be set up: \(FFmpeg.describe(status)) (tried on a \(formatName) \(size) picture)",
-                                hint: "`ffmpeg -h filter=\(FilterGraphText.filterNames(in: text).first ?? "")` lists its options")
+                                hint: "`ffmpeg -h filter=\(FilterGraphText.filterNames(in: text).first ?? "")` lists its options", averror: status)
             }
             throw ReelError(.invalidConfiguration, "the filter graph '\(text)' cannot be set up for \(formatName) \(size) pictures: \(FFmpeg.describe(status))",
-                            hint: "a graph needs one unlabelled input and one unlabelled output")
+                            hint: "a graph needs one unlabelled input and one unlabelled output", averror: status)
         }
         outputSize = PixelSize(width: Int(av_buffersink_get_w(sink)), height: Int(av_buffersink_get_h(sink)))
     }

@@ -346,7 +346,8 @@ public final class PreviewWindow: CaptureOutput {
         var lastDraw = 0.0
         var current: VideoFrame?
         var drawn: (status: Status?, message: String?)?
-        // The window's own filter, on its own thread: it costs capture nothing.
+        // The window's own filter, on its own thread: it costs capture nothing. It hides
+        // nothing from the recording, so one that fails shows the picture as it is.
         let filter = FilterStage(control: filterControl, realTime: true)
         while true {
             let windowChanged = pumpEvents(window: window, painter: painter)

@@ -113,6 +113,27 @@ import ReelCore
         }
     }
 
+    /// A filter that no longer fits the pictures (they became smaller than its crop: a window
+    /// made smaller) fails the stage: said once, naming the filter, the source and the size,
+    /// and from then on no picture leaves the stage, not even one it would fit. Before, the
+    /// pictures it could not filter left it unfiltered.
+    @Test func aStageWhoseFilterFailsGivesNoPictureFromThenOn() throws {
+        let big = try #require(FramePool(format: .yuv420p, size: PixelSize(width: 320, height: 240), capacity: 2).makeFrame())
+        let small = try #require(FramePool(format: .yuv420p, size: PixelSize(width: 64, height: 48), capacity: 2).makeFrame())
+        let control = VideoFilterControl()
+        control.setFilter(try VideoFilter(graph: "crop=100:100:0:0"))
+        let said = Mutex<[String]>([])
+        let stage = FilterStage(control: control, realTime: false, source: "window") { _, error in said.withLock { $0.append(error.message) } }
+        #expect(stage.apply(to: big)?.size == PixelSize(width: 100, height: 100))
+        #expect(!stage.hasFailed)
+        #expect(stage.apply(to: small) == nil, "not let through unfiltered")
+        #expect(stage.hasFailed)
+        #expect(stage.apply(to: big) == nil, "the source's pictures have ended")
+        #expect(stage.apply(to: small) == nil)
+        #expect(said.withLock { $0 } == ["the filter 'crop=100:100:0:0' cannot be applied to the 64x48 pictures of window (Invalid argument): "
+                                         + "its pictures are no longer recorded, rather than recorded unfiltered"], "said once")
+    }
+
     /// libavfilter says what size a filter makes once its graph is set up: a scale, crop or pad
     /// its own, a filter that keeps the size the picture's, an odd size as it is.
     @Test func aFiltersOutputSizeIsWhatLibavfilterMakes() throws {
@@ -127,12 +148,21 @@ import ReelCore
         // An odd size is what the filter makes (the encoder records its even part).
         #expect(try VideoFilter(graph: "scale=321:241").outputSize(for: size, format: .bgra) == PixelSize(width: 321, height: 241))
         #expect(try VideoFilter(graph: "scale=321:241").outputSize(for: size) == PixelSize(width: 321, height: 241))
-        // A crop larger than the picture cannot be set up; in a chain it is passed over, as the
-        // stage lets the pictures through it unfiltered.
+        // A crop larger than the picture cannot be set up; in a chain it is passed over by the
+        // size that is only said, and refused, naming it, the source and the size, by the size
+        // a session starts with (nothing is recorded then).
         #expect(throws: ReelError.self) { try VideoFilter(graph: "crop=800:600").outputSize(for: size) }
         #expect([try VideoFilter(graph: "crop=800:600"), try VideoFilter(graph: "scale=320:240")].outputSize(for: size, format: .yuv420p)
                 == PixelSize(width: 320, height: 240))
         #expect([VideoFilter]().outputSize(for: size, format: .yuv420p) == size)
+        let refused = #expect(throws: ReelError.self) {
+            try [try VideoFilter(graph: "scale=320:240"), try VideoFilter(graph: "crop=400:300")]
+                .checkedOutputSize(for: size, format: .yuv420p, of: "camera", so: "nothing was recorded")
+        }
+        #expect(refused?.message == "the filter 'crop=400:300' cannot be applied to the 320x240 pictures the filters before it make of camera (Invalid argument): nothing was recorded",
+                "\(String(describing: refused))")
+        #expect(try [try VideoFilter(graph: "scale=320:240")].checkedOutputSize(for: size, format: .bgra, of: "camera", so: "")
+                == PixelSize(width: 320, height: 240))
     }
 
     /// A stage keeps to the size it started with: a filter's pictures of another size are

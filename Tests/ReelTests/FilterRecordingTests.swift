@@ -144,7 +144,12 @@ import ReelTestSupport
         }
     }
 
-    @Test func aFilterThatCannotApplyToTheSourceIsReportedAndLosesNothing() async throws {
+    /// A filter that cannot be applied to the source's pictures (a crop larger than them) fails
+    /// the start, nothing recorded, rather than record them unfiltered (before, they were, and
+    /// a crop meant to keep part of a screen private recorded all of it); the words name the
+    /// filter, the source and its pictures' size. What the start opened is let go: with a filter
+    /// that fits, the same session starts and records.
+    @Test func aFilterThatCannotApplyToTheSourceFailsTheStartAndRecordsNothing() async throws {
         let dir = try TemporaryDirectory()
         let session = CaptureSession(clock: ManualClock())
         // A crop that fits the check's large picture but not this 160x120 camera.
@@ -152,25 +157,97 @@ import ReelTestSupport
         let cam = camera(.red, "small camera", size: small)
         try session.addInput(cam)
         try session.setVideoFilter(try VideoFilter(graph: "crop=300:200"), for: cam)
-        let url = dir.url.appendingPathComponent("unfiltered.mp4")
+        let url = dir.url.appendingPathComponent("cropped.mp4")
         let recorder = Recorder(url: url, settings: recorderSettings(seconds: 1))
         try session.addOutput(recorder)
-        let events = Task { var failed: [String] = []; for await e in session.events { if case .filterFailed(let source, let filter, _) = e { failed.append("\(source): \(filter)") } }; return failed }
+        var failure: ReelError?
+        do { try await session.start() } catch let error as ReelError { failure = error }
+        let error = try #require(failure, "the start fails")
+        #expect(error.code == .invalidConfiguration)
+        #expect(error.message.hasPrefix("the filter 'crop=300:200' cannot be applied to the 160x120 pictures of small camera ("), "\(error)")
+        #expect(error.message.hasSuffix("): nothing was recorded"), "\(error)")
+        #expect(!session.isRunning)
+        #expect(!FileManager.default.fileExists(atPath: url.path), "no file")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).isEmpty, "nothing left beside it")
+
+        try session.setVideoFilter(try VideoFilter(graph: "crop=80:60,hue=s=0"), for: cam)
         try await session.start()
         let summary = try await recorder.result()
         await session.stop()
-        #expect(summary.frames == 30)
-        let rgb = try MediaProbe.decodeRGB(url, width: 160, height: 120)
+        #expect(summary.frames == 30 && summary.isComplete)
+        let rgb = try MediaProbe.decodeRGB(url, width: 80, height: 60)
         #expect(rgb.count == 30)
-        #expect(rgb.allSatisfy { Self.sample($0, width: 160, height: 120).red > 150 })
+        RGBColor.expect(rgb, width: 80, at: [(40, 40)], "mono") { Self.isGrey($0) }
+    }
+
+    /// The composed picture's filter keeps the same promise: one that cannot be applied to the
+    /// composed picture fails the start, before the recorder makes its file.
+    @Test func aComposedPicturesFilterThatCannotApplyFailsTheStart() async throws {
+        let dir = try TemporaryDirectory()
+        var failure: ReelError?
+        do {
+            _ = try await recordComposed(filtered: try VideoFilter(graph: "crop=400:300"), as: "composed-crop.mp4", in: dir)
+        } catch let error as ReelError { failure = error }
+        let error = try #require(failure, "the start fails")
+        #expect(error.message.hasPrefix("the filter 'crop=400:300' cannot be applied to the 320x240 pictures of composed ("), "\(error)")
+        #expect(error.message.hasSuffix("): nothing was recorded"), "\(error)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).isEmpty, "no file")
+    }
+
+    /// A filter that no longer fits the source's pictures while recording (a window made
+    /// smaller than its crop) ends that source's pictures, as a lost source ends them: the
+    /// recording keeps what was filtered, none of the pictures it could not filter (before,
+    /// they went on unfiltered), and is incomplete, its shortfall naming the filter and the
+    /// pictures' new size.
+    @Test func aFilterThatNoLongerFitsEndsTheSourcesPicturesAndNoneIsUnfiltered() async throws {
+        let dir = try TemporaryDirectory()
+        let session = CaptureSession(clock: ManualClock())
+        let window = ShrinkingVideoSource(shrinksAt: 30)
+        try session.addInput(window)
+        // The top left 200x150, in mono: it fits the 320x240 pictures, not the 160x120 ones.
+        try session.setVideoFilter(try VideoFilter(graph: "crop=200:150:0:0,hue=s=0"), for: window)
+        let url = dir.url.appendingPathComponent("shrunk.mp4")
+        let recorder = Recorder(url: url, settings: recorderSettings(seconds: 3))
+        try session.addOutput(recorder)
+        let events = Task {
+            var said: [String] = []
+            for await e in session.events {
+                if case .sourceLost(let source, let error) = e { said.append("lost \(source): \(error.message)") }
+                if case .filterFailed(let source, _, let error) = e { said.append("filter \(source): \(error.message)") }
+            }
+            return said
+        }
+        try await session.start()
+        let summary = try await recorder.result()
+        await session.stop()
+        #expect(summary.frames == 30, "the 30 filtered pictures, then none")
+        #expect(summary.droppedFrames == 0, "the pictures not filtered are not dropped frames: the source ended")
+        #expect(summary.ending == .sourcesGone)
+        #expect(!summary.isComplete)
+        let words = "the filter 'crop=200:150:0:0,hue=s=0' cannot be applied to the 160x120 pictures of shrinking window ("
+        #expect(summary.shortfalls.map(\.kind) == [.lost], "\(summary.shortfalls)")
+        let shortfall = try #require(summary.shortfalls.first)
+        #expect(shortfall.source == "shrinking window")
+        #expect(shortfall.error.message.hasPrefix(words), "\(shortfall.error)")
+        #expect(shortfall.error.message.hasSuffix("): its pictures are no longer recorded, rather than recorded unfiltered"), "\(shortfall.error)")
+        #expect(shortfall.at == MediaTime(value: 1, timescale: 1), "at the first picture it could not filter")
+
+        let stream = try #require(try MediaProbe.probe(url).videoStreams.first)
+        #expect(stream.width == 200 && stream.height == 150)
+        let rgb = try MediaProbe.decodeRGB(url, width: 200, height: 150)
+        #expect(rgb.count == 30)
+        // An unfiltered picture would be red (the window's colour), fitted into 200x150.
+        RGBColor.expect(rgb, width: 200, at: [(100, 75), (100, 120), (20, 140)], "mono, never the unfiltered red") { Self.isGrey($0) }
         try await Task.sleep(for: .milliseconds(100))
         events.cancel()
-        #expect(await events.value == ["small camera: crop=300:200"], "reported once")
+        let said = await events.value
+        #expect(said.count == 1 && said.first?.hasPrefix("lost shrinking window: \(words)") == true, "said once, as the source lost: \(said)")
     }
 
     /// A filter that is not one picture for each (it changes the frame rate, or makes pictures
     /// without end) is refused when it is made; one that needs a picture before its first
-    /// costs no frame and says, once and truly, that its first picture is recorded unfiltered.
+    /// costs no frame and says, once and truly, that its first picture is recorded black: never
+    /// unfiltered (before, it was, and a crop before it in a chain was not applied to it).
     @Test func aFilterThatMakesPicturesWithoutEndOrHoldsThemBackCostsNothing() async throws {
         for graph in ["loop=loop=-1:size=1", "hue=s=0,fps=5"] {
             #expect(throws: ReelError.self, "\(graph)") { try VideoFilter(graph: graph) }
@@ -196,7 +273,11 @@ import ReelTestSupport
         try await Task.sleep(for: .milliseconds(100))
         events.cancel()
         let failed = await events.value
-        #expect(failed == ["it needs 1 picture before its first, so the first is recorded unfiltered"], "\(failed)")
+        #expect(failed == ["it needs 1 picture before its first, so the first is recorded black"], "\(failed)")
+        let rgb = try MediaProbe.decodeRGB(url, width: 320, height: 240)
+        #expect(rgb.count == 30)
+        RGBColor.expect(Array(rgb.prefix(1)), width: 320, at: [(160, 160), (40, 200)], "black") { $0.red < 40 && $0.green < 40 && $0.blue < 40 }
+        RGBColor.expect(Array(rgb.dropFirst()), width: 320, at: [(160, 160)], "red, blended with red") { $0.red > 150 && $0.green < 90 }
     }
 
     /// Records `graph` on the red camera (320x240, or `cameraSize`) from the start (or from
@@ -356,4 +437,33 @@ import ReelTestSupport
         try session.addInput(tone)
         #expect(throws: ReelError.self) { try session.setVideoFilter(.look(.mono), for: tone) }
     }
+}
+
+/// A window made smaller while it is recorded: the red test pattern at 320x240 for its first
+/// `shrinksAt` pictures, then 160x120 pictures of its red.
+final class ShrinkingVideoSource: CaptureSource, @unchecked Sendable {
+    let name = "shrinking window"
+    var kind: SampleKind { .video }
+    let shrinksAt: Int64
+    private let pattern = TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30), beeps: .never,
+                                            background: .red, name: "shrinking window")
+    private let smaller = FramePool(format: .yuv420p, size: PixelSize(width: 160, height: 120), capacity: 4)
+
+    init(shrinksAt: Int64) { self.shrinksAt = shrinksAt }
+
+    func prepare() throws -> SourceFormat { try pattern.prepare() }
+
+    func start(_ context: SourceContext) throws {
+        let (shrinksAt, smaller) = (self.shrinksAt, self.smaller)
+        try pattern.start(SourceContext(id: context.id, clock: context.clock, origin: context.origin, deliver: { sample in
+            guard case .video(let frame) = sample, frame.sequenceNumber >= shrinksAt,
+                  let small = smaller.makeFrameWaiting(presentationTime: frame.presentationTime, sequenceNumber: frame.sequenceNumber) else {
+                return context.deliver(sample)
+            }
+            small.fill(with: .red)
+            context.deliver(.video(small))
+        }, report: context.report))
+    }
+
+    func stop() { pattern.stop() }
 }
