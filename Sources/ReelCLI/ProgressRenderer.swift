@@ -377,7 +377,10 @@ final class ProgressRenderer: @unchecked Sendable {
             if !json { clearLine(); console.err("reel: warning: \(name): \(message)") }
         case .filterFailed(let name, let filter, let error):
             emit(["event": "filterFailed", "source": name, "filter": filter, "message": error.description])
-            if !json { clearLine(); console.err("reel: warning: the filter '\(filter)' cannot be applied to \(name): \(error.description); its pictures are recorded unfiltered") }
+            // A filter that holds its first pictures back (they are black). One that cannot be
+            // applied ends its source's pictures, said as the source lost; at the start it
+            // fails the start.
+            if !json { clearLine(); console.err("reel: warning: the filter '\(filter)' on \(name): \(error.description)") }
         case .filterResized(let name, let filter, let size, let recorded, let resizing):
             emit(["event": "filterResized", "source": name, "filter": filter, "size": size.description, "recorded": recorded.description,
                   "resizing": resizing.rawValue])

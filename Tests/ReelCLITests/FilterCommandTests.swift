@@ -88,6 +88,34 @@ import ReelTestSupport
         }
     }
 
+    /// The tester's case: a crop larger than the source's pictures (2000 wide, of the 1280x720
+    /// test pattern; it passes the check on a large picture when the command line is read)
+    /// fails the start as a source that cannot start does: exit status 1, the words naming the
+    /// filter, the source and its pictures' size, and no file. Before, a `filterFailed` event
+    /// came and the whole picture was recorded unfiltered, exit status 0.
+    @Test func aFilterThatCannotApplyToTheSourceFailsTheStartAndLeavesNoFile() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("x.mp4")
+        let args = ["record", "--test-pattern", "--filter", "crop=2000:100", "--duration", "3", "-o", url.path]
+        let r = try ReelBinary.run(args)
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("reel: error: the filter 'crop=2000:100' cannot be applied to the 1280x720 pictures of test pattern"), "\(r.stderr)")
+        #expect(r.stderr.contains("): nothing was recorded"), "\(r.stderr)")
+        #expect(!r.stderr.contains("unfiltered") && !r.stderr.contains("warning"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: url.path), "no file")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).isEmpty, "nothing left: \(r.stderr)")
+
+        let j = try ReelBinary.run(args + ["--json"])
+        #expect(j.status == 1, "\(j.stderr)")
+        let events = j.output.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(events.map { $0["event"] as? String } == ["failed"], "\(events)")
+        #expect(events.last?["code"] as? String == "invalidConfiguration")
+        #expect((events.last?["message"] as? String)?.contains("cannot be applied to the 1280x720 pictures of test pattern") == true, "\(events)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).isEmpty)
+    }
+
     /// `--filter scale=…` or `crop=…` records at the size the filter makes, as `ffmpeg -vf`
     /// does, every frame whole (a crop is not stretched back); an odd size is recorded as its
     /// even part, and that is said on stderr and, with --json, as an event.
