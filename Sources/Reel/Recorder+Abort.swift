@@ -56,8 +56,16 @@ extension Recorder {
 
     /// What ``abort()`` leaves of the recording's file.
     private func abortFile() -> RecordingFile.AbortReport {
+        // A file being made is waited for (an encoder's open, a stream's connect: seconds at
+        // most), so that the report speaks of what is on the disk after it, not before.
+        let preparing = state.withLock { s -> DispatchGroup? in
+            guard s.machine.phase == .preparing else { return nil }
+            s.abortedWhilePreparing = true
+            return s.preparation
+        }
+        if let preparing { _ = preparing.wait(timeout: .now() + .seconds(10)) }
         let (settings, intermediate, earlier, recording, prepared) = state.withLock { s in
-            let prepared = s.machine.phase != .idle
+            let prepared = s.machine.phase != .idle || s.abortedWhilePreparing
             // Not prepared, it never will be: the report says nothing was recorded, and no
             // file is made after it.
             if !prepared { s.abortedBeforePreparing = true }
@@ -83,6 +91,31 @@ extension Recorder {
             session.releaseFolderLock()
         }
         return report
+    }
+
+    /// A preparation that an abort overtook (see ``State/abortedWhilePreparing``): the file it
+    /// made goes (it holds no sample, the recorder's thread never ran; only what holds nothing
+    /// recorded is removed), its encoders are let go, the recorder cannot start again, and the
+    /// error to throw is returned. `nil` when no abort came.
+    func givenUpByAnAbort(_ pipeline: RecorderPipeline) -> ReelError? {
+        let aborted = state.withLock { s in
+            guard s.abortedWhilePreparing else { return false }
+            s.machine.preparationFailed()
+            s.abortedBeforePreparing = true
+            return true
+        }
+        guard aborted else { return nil }
+        if writesFile, let made = RecordingFile.heldFile(for: url), !made.isDeleted {
+            _ = RecordingFile.removeIfItHoldsNothing(made.path, identity: made.identity)
+        }
+        _ = pipeline.abandon()
+        let failure = ReelError(.notRunning, "the recording was aborted as it started: nothing was recorded")
+        let waiters = state.withLock { s in
+            defer { s.waiters = [] }
+            return s.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: .failure(failure)) }
+        return failure
     }
 
     /// Lets an aborted recorder go when no session will stop it (a camera recorder's take given

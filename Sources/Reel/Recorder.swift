@@ -87,6 +87,13 @@ public final class Recorder: CaptureOutput {
         /// ``Recorder/prepare(sources:clock:origin:)`` makes no file then (one made after the
         /// abort's words was left, header only, at the name).
         var abortedBeforePreparing = false
+        /// Aborted while ``Recorder/prepare(sources:clock:origin:)`` made the file and the
+        /// encoders: the preparation gives its file up instead of recording (the abort waits
+        /// for it, see ``preparation``, and then tidies the file as any abandoned one).
+        var abortedWhilePreparing = false
+        /// Entered while the recorder prepares, for an abort to wait until the file is made
+        /// (or not) before it looks at the disk.
+        var preparation: DispatchGroup?
         /// The recorded source's newest frame number seen, and what was learnt of its lost
         /// frames (its queue refused them, the source said it skipped them), for the worker
         /// to put the gaps down to (see ``FrameDropLedger``).
@@ -215,8 +222,13 @@ public final class Recorder: CaptureOutput {
             }
             try state.machine.prepare()
             state.earlierFile = earlier
+            let preparation = DispatchGroup()
+            preparation.enter()
+            state.preparation = preparation
             return (state.settings, state.soundLead, state.freeSpaceReader)
         }
+        // An abort waiting for the preparation goes on once it has ended, however it ends.
+        defer { state.withLock { $0.preparation?.leave(); $0.preparation = nil } }
         // Outside the lock: this creates the file and opens the encoders.
         let session = RecordingSession(folder: settings.clipsFolder ?? RecordingSession.defaultFolder(for: url))
         let pipeline: RecorderPipeline
@@ -245,6 +257,7 @@ public final class Recorder: CaptureOutput {
             for waiter in waiters { waiter.resume(returning: .failure(failure)) }
             throw error
         }
+        if let aborted = givenUpByAnAbort(pipeline) { throw aborted }
         pipeline.writer.encoder.onSinkDropped = { if let event = Self.sinkDropped($0, error: $1) { continuation.yield(event) } }
         session.setMergeProgressHandler { continuation.yield(.merging($0)) }
         session.setFolderChangeHandler { continuation.yield(.clipsFolderChanged($0)) }

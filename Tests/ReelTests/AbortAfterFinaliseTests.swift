@@ -57,3 +57,59 @@ import ReelTestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).isEmpty)
     }
 }
+
+/// An abort that comes while the start makes the file and opens the encoders (a double Ctrl-C
+/// right as `reel record` starts: `SignalTests.anAbortBeforeTheFirstFragmentLeavesNoFile`
+/// failed so once, a header-only file left after "aborted before anything was recorded")
+/// waits for the file, then gives it up as an abandoned recording's: nothing is left.
+@Suite(.serialized) struct AbortWhilePreparingTests {
+    /// A sink whose start holds until it is let go: the recorder's file exists by then (the
+    /// file is its encoders' first sink) and the start is not over.
+    final class HeldStart: PacketSink, @unchecked Sendable {
+        let begun = DispatchSemaphore(value: 0), letGo = DispatchSemaphore(value: 0)
+        var policy: SinkPolicy { .optional }
+        func add(_ stream: EncodedStream) throws {}
+        func begin() throws {
+            begun.signal()
+            letGo.wait()
+        }
+        func write(_ packet: EncodedPacket) throws -> SinkFlow { .ok }
+        func finish() throws {}
+    }
+
+    @Test(arguments: [false, true]) func anAbortWhileTheStartMakesTheFileLeavesNothing(overwrite: Bool) async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("early.mp4")
+        let earlier = Data("someone's file".utf8)
+        if overwrite { try earlier.write(to: url) }
+        let session = CaptureSession()
+        try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30)))
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        settings.overwrite = overwrite
+        let held = HeldStart()
+        let recorder = Recorder(url: url, settings: settings, sinks: [held])
+        try session.addOutput(recorder)
+        let start = Task { try await session.start() }
+        held.begun.wait()
+        let abort = Task.detached { recorder.abort() }
+        // The abort waits for the start: let the start go only once the abort is under way.
+        try await Task.sleep(for: .milliseconds(200))
+        held.letGo.signal()
+        let report = await abort.value
+        await #expect(throws: ReelError.self) { try await start.value }
+        await session.stop()
+        switch report.outcome {
+        case .nothingRecorded, .nothingReachedTheDisk: break
+        default: Issue.record("the abort reported \(report.outcome)")
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
+        if overwrite {
+            #expect(left == ["early.mp4"], "\(left)")
+            #expect(try Data(contentsOf: url) == earlier, "the file the recording would have replaced is as it was")
+        } else {
+            #expect(left.isEmpty, "no file after the abort's words: \(left)")
+        }
+        await #expect(throws: ReelError.self) { try await recorder.result() }
+    }
+}
