@@ -64,12 +64,12 @@ extension Recorder {
             return s.preparation
         }
         if let preparing { _ = preparing.wait(timeout: .now() + .seconds(10)) }
-        let (settings, intermediate, earlier, recording, prepared) = state.withLock { s in
+        let (settings, intermediate, earlier, recording, gate, prepared) = state.withLock { s in
             let prepared = s.machine.phase != .idle || s.abortedWhilePreparing
             // Not prepared, it never will be: the report says nothing was recorded, and no
             // file is made after it.
             if !prepared { s.abortedBeforePreparing = true }
-            return (s.settings, s.intermediate, s.earlierFile, s.recordingFile, prepared)
+            return (s.settings, s.intermediate, s.earlierFile, s.recordingFile, s.finaliseGate, prepared)
         }
         let container = settings.container ?? Container(pathExtension: url.pathExtension) ?? .mp4
         guard writesFile else {
@@ -81,7 +81,7 @@ extension Recorder {
                                              unfinishedCopies: [], container: container)
         }
         var report = file.abandon(container: container, clipsFolder: clipsFolder, intermediate: intermediate,
-                                  earlierFile: earlier, recordingFile: recording)
+                                  earlierFile: earlier, recordingFile: recording, finaliseGate: gate)
         if case .clips = report.outcome, let session = recordingSession {
             // A clip that holds no sample yet is no recording: it goes, and with no clip left
             // so does the folder (nothing reached the disk).

@@ -81,6 +81,8 @@ public final class Recorder: CaptureOutput {
         /// recording's own file once made (see `Recorder+Abort.swift`).
         var earlierFile: FileIdentity?
         var recordingFile: FileIdentity?
+        /// The gate of the recording file's finalise, for an abort to give it up.
+        var finaliseGate: FinaliseGate?
         /// Given up and let go (``Recorder/release()``): the worker ends without finishing.
         var released = false
         /// Aborted before it was prepared (``Recorder/abort()`` said nothing was recorded):
@@ -292,6 +294,7 @@ public final class Recorder: CaptureOutput {
             state.origin = origin
             state.session = session
             state.intermediate = pipeline.intermediate
+            state.finaliseGate = pipeline.writer.movie?.finaliseGate
             state.videoSource = pipeline.plan.videoSource
             state.sourceNames = Dictionary(uniqueKeysWithValues: sources.map { ($0.id, $0.name) })
         }

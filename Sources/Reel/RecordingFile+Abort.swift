@@ -102,8 +102,9 @@ extension RecordingFile {
     ///   - intermediate: the file recorded into until the stop, for a file made then (a GIF).
     ///   - earlierFile: the file at the name before the recording began (one it replaces).
     ///   - recordingFile: the recording's file, once known.
+    ///   - finaliseGate: the gate of that file's finalise (see `FinaliseGate`), once known.
     package func abandon(container: Container, clipsFolder: URL?, intermediate: URL?, earlierFile: FileIdentity?,
-                         recordingFile: FileIdentity?) -> AbortReport {
+                         recordingFile: FileIdentity?, finaliseGate: FinaliseGate? = nil) -> AbortReport {
         var report = AbortReport(outcome: .nothingRecorded, unchangedFile: nil, unfinishedCopies: [], container: container)
         if let earlierFile, FileIdentity(url) == earlierFile { report.unchangedFile = url }
         if let clipsFolder, FileManager.default.fileExists(atPath: clipsFolder.path) {
@@ -112,7 +113,7 @@ extension RecordingFile {
             return report
         }
         if let intermediate {
-            report.outcome = abandon(intermediate: intermediate, unchanged: report.unchangedFile != nil)
+            report.outcome = abandon(intermediate: intermediate, unchanged: report.unchangedFile != nil, gate: finaliseGate)
             // The file this process was making from it at the stop, half made.
             report.unfinishedCopies = Self.removeOwnCopies(beside: url, purpose: "converting")
             return report
@@ -125,7 +126,7 @@ extension RecordingFile {
         // was complete by then, the recording is finished, wherever the finalised file is (a
         // compact copy that took the file's place is another file). Given up, the finalise
         // lets the file go at once: it is the one found open before.
-        if let identity = recordingFile ?? held?.identity, let finished = FinaliseGate.of(identity).giveUp() {
+        if let finished = finaliseGate?.giveUp() {
             report.outcome = .finished(finished)
             report.unchangedFile = nil
             return report
@@ -181,11 +182,15 @@ extension RecordingFile {
 
     /// What an abort leaves of a recording made at the stop from `intermediate` (a GIF): the
     /// intermediate, removed if it holds nothing.
-    private func abandon(intermediate: URL, unchanged: Bool) -> AbortReport.Outcome {
+    private func abandon(intermediate: URL, unchanged: Bool, gate: FinaliseGate?) -> AbortReport.Outcome {
         // Its finalise, if under way, is given up first: not changed while it is looked at.
-        if let held = OpenFile.held(at: intermediate) { _ = FinaliseGate.of(held.identity).giveUp() }
-        guard let file = OpenFile.held(at: intermediate) else {
-            // Closed: the stop finished it, and it is being made into the GIF, or was.
+        // Looked for before: given up, the finalise lets the file go at once, and the file is
+        // then the intermediate as the abort left it, not one the stop finished and is making
+        // the GIF of.
+        let open = OpenFile.held(at: intermediate)
+        let finalised = gate?.giveUp() != nil
+        guard let file = open, !finalised else {
+            // Closed, or finalised: the stop finished it, and it is being made into the GIF, or was.
             if FileManager.default.fileExists(atPath: intermediate.path) { return .kept(intermediate, .beingMade(url)) }
             if FileIdentity(url) != nil, !unchanged { return .finished(url) }
             return .nothingRecorded

@@ -42,7 +42,7 @@ extension AssetWriter {
     static func finalise(_ url: URL, held: RecordingLock?, container: Container, shift: MediaTime, lateStarts: [Int: MediaTime]? = nil,
                          inPlace: Bool, copyWhenSmall: Bool, fault: MP4Finaliser.Fault?, chapters: [Chapter] = [],
                          end: MediaTime? = nil, beforePlacing: (() -> Void)? = nil) throws -> (finalisation: Finalisation, url: URL) {
-        let gate = held?.identity.map(FinaliseGate.of)
+        let gate = held?.finaliseGate
         do {
             return try finalise(url, held: held, gate: gate, container: container, shift: shift, lateStarts: lateStarts, inPlace: inPlace,
                                 copyWhenSmall: copyWhenSmall, fault: fault, chapters: chapters, end: end, beforePlacing: beforePlacing)
@@ -119,6 +119,9 @@ extension AssetWriter {
         defer { copy.lock?.release() }
         beforePlacing?()
         do {
+            // On the disk before the step that places it: an abort waits for a step under
+            // way, and the copy's sync can take long (gigabytes over a size limit, a slow disk).
+            try FilePlacement.sync(temporary)
             guard let held else {
                 try FilePlacement.place(temporary, at: url, replacing: true, what: "the finalised file")
                 return url

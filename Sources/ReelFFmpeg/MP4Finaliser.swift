@@ -188,6 +188,12 @@ enum MP4Finaliser {
             bytes += rest.bytes
         }
         let start = layout.reservation.offset
+        // What the recording wrote goes to the disk before the steps, outside them: an abort
+        // waits for the step under way, and this sync can take long (a slow disk, a large
+        // recording's last pages); the steps' own syncs then write a few kilobytes.
+        if gate != nil {
+            do { try file.sync() } catch let error as ReelError { throw CopyInstead("cannot put the file on the disk: \(error)") }
+        }
         let halfWritten = try step(gate) { () throws -> Bool in
             do {
                 if layout.reservationIsSplit {

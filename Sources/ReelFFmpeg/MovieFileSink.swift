@@ -61,6 +61,8 @@ package final class MovieFileSink: PacketSink {
     let muxer: Muxer
     /// Marks the file as a recording in progress from its creation until it is finalised.
     let lock: RecordingLock?
+    /// The gate of this file's finalise (see ``FinaliseGate``), for an abort of the recording.
+    package var finaliseGate: FinaliseGate? { lock?.finaliseGate }
     /// The part of the index reservation that the disk may have back when it fills (see
     /// ``SpareIndexRoom``): told what the file takes, asked by the writer thread.
     let spareRoom = SpareIndexRoom()

@@ -12,12 +12,14 @@ import Synchronization
 /// Every change a finalise makes to the recording's file (a step written and made durable,
 /// a finalised copy taking the file's place) runs as a ``step(finishing:_:)``; the abort
 /// calls ``giveUp()``, which waits for the step under way (a step is short: the copy is made
-/// before its step, only its placing is one) and lets no other begin. The file is then as a
+/// before its step, only its placing is one, and the file and the copy are put on the disk
+/// before the steps, so that a step's own syncs write little) and lets no other begin. The file is then as a
 /// crash after that step leaves it (it plays, and recovering completes it), or finalised.
 ///
-/// One gate per file (its identity), made by whichever comes first; a new recording file
-/// (``opened(_:)``) gets a fresh one, so a gate of an earlier file whose inode it reuses
-/// never speaks for it.
+/// One gate per recording file, made with the file's lock (``RecordingLock/finaliseGate``) and
+/// handed to whoever may abort the recording (a `Recorder` keeps its file's): never looked up
+/// by the file's identity, since the inode of a file replaced by its finalised copy is free
+/// for the next file the process makes, whose finalise the abort must not give up.
 package final class FinaliseGate: @unchecked Sendable {
     private enum State {
         /// Steps may run.
@@ -34,25 +36,7 @@ package final class FinaliseGate: @unchecked Sendable {
     /// The recording's file.
     private let file: FileIdentity
 
-    private static let gates = Mutex<[FileIdentity: FinaliseGate]>([:])
-
-    private init(file: FileIdentity) { self.file = file }
-
-    /// The gate of the finalise of `file` (made if there is none yet).
-    package static func of(_ file: FileIdentity) -> FinaliseGate {
-        gates.withLock { gates in
-            if let gate = gates[file] { return gate }
-            let gate = FinaliseGate(file: file)
-            gates[file] = gate
-            return gate
-        }
-    }
-
-    /// A recording's file `file` was made: its finalise is still to come (a gate kept for an
-    /// earlier file with the same identity, gone since, is dropped).
-    package static func opened(_ file: FileIdentity) {
-        gates.withLock { _ = $0.removeValue(forKey: file) }
-    }
+    package init(file: FileIdentity) { self.file = file }
 
     /// What a finalise given up by an abort throws from the step it did not run: the file is
     /// as the last step left it.
@@ -69,8 +53,19 @@ package final class FinaliseGate: @unchecked Sendable {
         defer { lock.unlock() }
         guard case .open = state else { throw GivenUp() }
         let result = try body()
-        if let finishing { state = .finished(url: finishing, identity: identity) }
+        if let finishing {
+            // Finalised in place: where the file is now, while it is still open (a user may
+            // have renamed it as the recording stopped; once closed it cannot be found).
+            let url = identity == nil ? Self.whereabouts(of: file, expected: finishing) : finishing
+            state = .finished(url: url, identity: identity)
+        }
         return result
+    }
+
+    /// Where the file `identity` is: at `expected`, or wherever this process has it open.
+    private static func whereabouts(of identity: FileIdentity, expected: URL) -> URL {
+        guard FileIdentity(expected) != identity else { return expected }
+        return OpenFile.find(identity).flatMap { $0.isDeleted ? nil : $0.path } ?? expected
     }
 
     /// Runs `body`, the step that completes the finalise by putting a finalised copy in the
@@ -94,9 +89,7 @@ package final class FinaliseGate: @unchecked Sendable {
         switch state {
         case .finished(let url, let identity):
             // Where it is now, if it was moved since (a user tidying up as the recording stopped).
-            let identity = identity ?? file
-            guard FileIdentity(url) != identity else { return url }
-            return OpenFile.find(identity).flatMap { $0.isDeleted ? nil : $0.path } ?? url
+            return Self.whereabouts(of: identity ?? file, expected: url)
         case .open, .givenUp:
             state = .givenUp
             return nil

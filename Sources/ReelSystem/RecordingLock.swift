@@ -27,6 +27,11 @@ package final class RecordingLock: @unchecked Sendable {
     package let url: URL
     private var fd: Int32
 
+    /// The gate of the finalise of the file created (``createFile(at:overwrite:)``): the
+    /// finalise runs its steps through it, and an abort of the recording gives it up. Set
+    /// before the lock is handed out, never changed.
+    package private(set) var finaliseGate: FinaliseGate?
+
     private init(url: URL, fd: Int32) {
         self.url = url
         self.fd = fd
@@ -57,8 +62,9 @@ package final class RecordingLock: @unchecked Sendable {
             lock.release()
             throw error
         }
-        // A new recording's file: its finalise is still to come.
-        if let identity = lock.identity { FinaliseGate.opened(identity) }
+        // A new recording's file: its finalise is still to come, ordered with an abort by a
+        // gate of its own.
+        lock.finaliseGate = lock.identity.map(FinaliseGate.init(file:))
         return lock
     }
 

@@ -8,9 +8,10 @@ import ReelTestSupport
 /// k-th fsync, so the file holds that step's writes and nothing after (as a crash leaves it).
 /// Every such file plays all its frames, and `reel recover` finishes the job.
 @Suite(.serialized, .tags(.realTime)) struct FinaliseKillTests {
-    /// The fsyncs of one in-place finalise: the index's contents, its header, the new index in
+    /// The fsyncs of one in-place finalise: what the recording wrote (before the steps, so
+    /// that an abort never waits for it), the index's contents, its header, the new index in
     /// force, the old one retired, the fragment headers retired, the final track IDs, the `mvex`.
-    static let syncs = 7
+    static let syncs = 8
 
     static func record(_ url: URL, killAtSync k: Int?) throws -> CommandResult {
         var command = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync"]

@@ -42,6 +42,46 @@ import ReelTestSupport
     /// start that comes after it makes no file: a double Ctrl-C as `reel record` started said
     /// "aborted before anything was recorded" and left a header-only file at the name (the start,
     /// on another thread, made it after the words), which the next recording found in its way.
+    /// A finalise by a compact copy frees the inode recorded into, and the next file made
+    /// takes it (ext4 gives the lowest free inode of the folder's group): another recording's.
+    /// The abort of the finished recording looked its finalise up by that identity, gave up
+    /// the other recording's finalise and removed its file, header only still.
+    @Test func anAbortAfterTheFinaliseLeavesTheNextRecordingOfTheInodeAlone() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("short.mp4"), next = dir.url.appendingPathComponent("next.mp4")
+        var settings = Recorder.Settings()
+        settings.video.preset = "ultrafast"
+        func session(into recorder: Recorder) throws -> CaptureSession {
+            let session = CaptureSession()
+            try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30)))
+            try session.addOutput(recorder)
+            return session
+        }
+        let first = Recorder(url: url, settings: settings)
+        let one = try session(into: first)
+        try await one.start()
+        try await Task.sleep(for: .milliseconds(1200))
+        let recordedInto = try #require(Self.inode(url))
+        await one.stop()
+        _ = try await first.result()
+        try #require(Self.inode(url) != recordedInto, "finalised by a copy that took the file's place (the case under test)")
+
+        let second = Recorder(url: next, settings: settings)
+        let two = try session(into: second)
+        try await two.start()
+        // On ext4 (this machine's disk) the next file takes the inode the copy freed; where it
+        // does not, the abort has no other file to mistake, and the checks below hold all the same.
+        let reused = Self.inode(next) == recordedInto
+        let report = first.abort()
+        #expect(report.outcome == .finished(url), "\(report) (inode reused: \(reused))")
+        #expect(FileManager.default.fileExists(atPath: next.path), "the other recording's file is there (inode reused: \(reused))")
+        try await Task.sleep(for: .milliseconds(800))
+        await two.stop()
+        let summary = try await second.result()
+        #expect(summary.frames >= 20, "the other recording was finalised (inode reused: \(reused))")
+        #expect(Recovery.isFinished(next))
+    }
+
     @Test func anAbortBeforeTheStartLeavesNoFileWhenTheStartComesAfter() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("early.mp4")
