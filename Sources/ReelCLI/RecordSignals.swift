@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Reel
 
 /// What `reel record` does with each signal, at every moment of its life.
@@ -7,7 +8,9 @@ import Reel
 ///   finalise the file. One that arrives while the session is still starting (a slow network
 ///   camera connecting) gives the start up: nothing is recorded and no file is written. A
 ///   second one aborts at once: the
-///   file keeps everything up to its last fragment, and the message says how to finish it.
+///   file keeps everything up to its last fragment, and the message says how to finish it. A
+///   third, while the abort waits for the stop's finalise step under way to reach the disk
+///   (it says so after a second), ends the process at once.
 ///   (One process sending stop signals twice at once, as `timeout(1)` does, is one signal:
 ///   ``ProcessSignals`` drops the echo.)
 /// - USR1 toggles pause (with `--replay`: saves the replay buffer instead), USR2 swaps the
@@ -203,7 +206,7 @@ final class RecordSignals: @unchecked Sendable {
     /// (the control socket is removed), then the message says what is on disk, and the process
     /// exits with 130.
     func abort(before: () -> Void) {
-        lock.withLock { aborting = true }
+        lock.withLock { aborting = true; abortUnderWay = true }
         before()
         clearLine()
         console.err(abortMessage())
@@ -239,12 +242,7 @@ final class RecordSignals: @unchecked Sendable {
             if !fromKey { console.err("Stopping… (press Ctrl-C again to abort)") }
             stop()
         case .abort:
-            clearLine()
-            console.err(abortMessage())
-            // 130 whichever stop signal it was, as --help documents for an aborted recording:
-            // a second SIGTERM (a service manager's, a script's) exited 143, which says "killed
-            // by SIGTERM" to whoever reads it, where the file was left for `reel recover`.
-            _exit(Self.abortedStatus)
+            abortOffTheSignalThread()
         case .togglePause:
             togglePause()
         case .saveReplay:
@@ -254,6 +252,42 @@ final class RecordSignals: @unchecked Sendable {
         case .ignore(let reason):
             console.err("reel: note: \(ProcessSignals.name(signo)) ignored: \(reason)")
             ignored?(ProcessSignals.name(signo), reason)
+        }
+    }
+
+    /// Whether the abort's words are being made (see ``abortOffTheSignalThread()``).
+    private var abortUnderWay = false
+
+    /// Says what the abort leaves on the disk and ends the process, on a thread of its own:
+    /// the abort waits for the finalise step under way (a write and its sync; on a dead network
+    /// disk, for ever), and meanwhile the signals are still read. Slow, it says what it waits
+    /// for; one more stop signal then ends the process at once, the file as that step leaves it.
+    private func abortOffTheSignalThread() {
+        let again = lock.withLock { () -> Bool in
+            defer { abortUnderWay = true }
+            return abortUnderWay
+        }
+        if again {
+            console.err("\nreel: aborted without waiting: the recording's file is as a crash now would leave it "
+                        + "(it plays; reel recover finishes it)")
+            _exit(Self.abortedStatus)
+        }
+        clearLine()
+        let console = console, message = abortMessage
+        let spoken = Mutex(false)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1) {
+            guard !spoken.withLock({ $0 }) else { return }
+            console.err("reel: aborting: waiting for the finalise step under way to reach the disk… "
+                        + "(press Ctrl-C again to leave at once)")
+        }
+        Thread.detachNewThread {
+            let words = message()
+            spoken.withLock { $0 = true }
+            console.err(words)
+            // 130 whichever stop signal it was, as --help documents for an aborted recording:
+            // a second SIGTERM (a service manager's, a script's) exited 143, which says "killed
+            // by SIGTERM" to whoever reads it, where the file was left for `reel recover`.
+            _exit(Self.abortedStatus)
         }
     }
 

@@ -78,3 +78,81 @@ import ReelTestSupport
         #expect(try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter) == (0..<60).map { Int64($0) })
     }
 }
+
+/// A double Ctrl-C while the stop finalises aborts, and the abort waits for the finalise step
+/// under way (so that what it says of the file stays true). A step's sync can hang (a dead
+/// network disk): the abort then says what it waits for, and a third Ctrl-C ends reel at once
+/// (the signal thread waited inside the abort, and the third was never read).
+@Suite(.serialized, .tags(.realTime)) struct AbortWaitingForAStepTests {
+    /// `fsync`'s system call number.
+#if arch(x86_64)
+    static let SYS_fsync = 74
+#else
+    static let SYS_fsync = 82  // aarch64
+#endif
+
+    /// The threads of `pid` inside `fsync`.
+    static func inFsync(_ pid: pid_t) -> Bool {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.contains { task in
+            (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/syscall", encoding: .utf8))?.hasPrefix("\(SYS_fsync) ") == true
+        }
+    }
+
+    @Test func aThirdSignalLeavesAtOnceWhileTheAbortWaits() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("slow.mp4"), errors = dir.url.appendingPathComponent("err")
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+        // The second fsync, the first of the finalise's steps, takes 8 s to begin.
+        let strace = Process()
+        strace.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
+        strace.arguments = ["-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:delay_enter=8000000:when=2",
+                            ReelBinary.url.path, "record", "--test-pattern", "--size", "320x240", "--faster-than-real-time",
+                            "--duration", "2", "--max-duration", "2", "-o", url.path]
+        strace.standardError = try FileHandle(forWritingTo: errors)
+        strace.standardOutput = FileHandle.nullDevice
+        strace.standardInput = FileHandle.nullDevice
+        try strace.run()
+        defer { if strace.isRunning { strace.terminate() } }
+        func said() -> String { (try? String(contentsOf: errors, encoding: .utf8)) ?? "" }
+        // reel, strace's child, held in the step's sync.
+        var reel: pid_t = 0
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let children = (try? String(contentsOfFile: "/proc/\(strace.processIdentifier)/task/\(strace.processIdentifier)/children",
+                                        encoding: .utf8)) ?? ""
+            if let child = children.split(separator: " ").first.flatMap({ pid_t($0) }), Self.inFsync(child) {
+                reel = child
+                break
+            }
+            usleep(20_000)
+        }
+        try #require(reel > 0, "reel reached the finalise's delayed sync: \(said())")
+        kill(reel, SIGINT)              // already stopping: "press Ctrl-C again to abort"
+        usleep(400_000)
+        kill(reel, SIGINT)              // the abort: it waits for the step under way
+        usleep(1_800_000)
+        #expect(strace.isRunning, "the abort waits for the step: \(said())")
+        #expect(said().contains("waiting for the finalise step under way"), "\(said())")
+        let third = Date()
+        kill(reel, SIGINT)
+        // Ended when it has said so and its main thread has exited (the thread strace holds in
+        // the step's sync goes when strace lets it, once the delay is over).
+        func ended() -> Bool {
+            let stat = (try? String(contentsOfFile: "/proc/\(reel)/stat", encoding: .utf8)) ?? ""
+            let state = stat.split(separator: ")").last?.split(separator: " ").first
+            return said().contains("aborted without waiting") && (state == nil || state == "Z")
+        }
+        while !ended() && Date().timeIntervalSince(third) < 10 { usleep(20_000) }
+        let took = Date().timeIntervalSince(third)
+        #expect(took < 3, "ended \(took) s after the third signal, not when the 8 s step ended")
+        strace.waitUntilExit()
+        #expect(strace.terminationStatus == 130, "\(said())")
+        #expect(said().contains("aborted without waiting"), "\(said())")
+        // The file is as a crash before that step leaves it: it plays whole, and recovering finishes it.
+        #expect(try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter) == (0..<60).map { Int64($0) })
+        let recovered = try ReelBinary.run(["recover", url.path])
+        #expect(recovered.status == 0, "\(recovered.stderr)")
+        #expect(!Recovery.isCutOff(url))
+    }
+}
