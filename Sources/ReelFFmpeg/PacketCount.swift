@@ -12,6 +12,11 @@ package struct PacketCount: Sendable, Hashable {
     /// The seconds of sound of the longest audio stream: the sum of its packets' durations (the
     /// measure of a file without video, where no frame count can say that something was lost).
     package var audioSeconds: Double = 0
+    /// Where the first video stream's media ends, and the longest audio stream's, in seconds
+    /// of their timestamps: the latest packet's time and duration (or, a packet without a
+    /// duration, as an MKV's sound has, the step from the packet before it in its stream).
+    package var videoEnd: Double = 0
+    package var audioEnd: Double = 0
 
     /// Reads every packet of the regular file at `url`.
     package static func count(_ url: URL) throws -> PacketCount {
@@ -27,10 +32,17 @@ package struct PacketCount: Sendable, Hashable {
             timeBases.append(ctx.pointee.streams[i]!.pointee.time_base)
         }
         var audioTicks = [Int64](repeating: 0, count: isAudio.count)
+        var ends = [Int64](repeating: 0, count: isAudio.count), lastTimes = [Int64?](repeating: nil, count: isAudio.count)
         var count = PacketCount(videoPackets: 0, audioPackets: 0)
         while true {
             guard let packet = try input.next(failing: { FFmpeg.error($0, "cannot read \(url.lastPathComponent)", code: .invalidMedia) }) else { break }
             let stream = Int(packet.pointee.stream_index)
+            if ends.indices.contains(stream), packet.pointee.pts != FFmpeg.noPTS {
+                let pts = packet.pointee.pts
+                let step = packet.pointee.duration > 0 ? packet.pointee.duration : lastTimes[stream].map { max(0, pts - $0) } ?? 0
+                ends[stream] = max(ends[stream], pts + step)
+                lastTimes[stream] = pts
+            }
             if stream == video {
                 count.videoPackets += 1
             } else if isAudio.indices.contains(stream), isAudio[stream] {
@@ -41,6 +53,11 @@ package struct PacketCount: Sendable, Hashable {
         count.audioSeconds = audioTicks.indices.map { i in
             timeBases[i].den > 0 ? Double(audioTicks[i]) * Double(timeBases[i].num) / Double(timeBases[i].den) : 0
         }.max() ?? 0
+        func seconds(_ i: Int) -> Double {
+            timeBases[i].den > 0 ? Double(ends[i]) * Double(timeBases[i].num) / Double(timeBases[i].den) : 0
+        }
+        if ends.indices.contains(video) { count.videoEnd = seconds(video) }
+        count.audioEnd = isAudio.indices.filter { isAudio[$0] }.map(seconds).max() ?? 0
         return count
     }
 

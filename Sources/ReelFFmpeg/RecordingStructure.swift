@@ -108,17 +108,17 @@ enum RecordingStructure {
 
     // MARK: Matroska
 
-    private static let segmentID: UInt32 = 0x1853_8067
-    private static let clusterID: UInt32 = 0x1F43_B675
+    static let segmentID: UInt32 = 0x1853_8067
+    static let clusterID: UInt32 = 0x1F43_B675
 
     /// An EBML element's header: its ID, where its data starts and its size (`nil`: unknown).
-    private struct Element {
+    struct Element {
         var id: UInt32
         var dataOffset: Int64
         var size: Int64?
     }
 
-    private static func element(at offset: Int64, in file: MP4File) throws -> Element? {
+    static func element(at offset: Int64, in file: MP4File) throws -> Element? {
         let bytes = try file.read(at: offset, count: 12)
         guard let first = bytes.first, first != 0 else { return nil }
         let idLength = first.leadingZeroBitCount + 1

@@ -290,10 +290,16 @@ public enum Recovery {
                                                         fault: nil, chapters: markers ?? [])
             return try summary(of: url, finalisation: finalisation)
         case .cutOffMatroska:
-            let copy = try write(url, view: nil, shift: .zero, to: Destination(replacing: url, container: matroskaContainer(of: url)), meter: meter,
-                                 chapters: markers)
-            return try summary(of: url, finalisation: .copied(reason: "an MKV is finalised by copying it", bytesWritten: size(of: url)),
-                               videoPackets: copy.videoPackets)
+            do {
+                let copy = try write(url, view: nil, shift: .zero, to: Destination(replacing: url, container: matroskaContainer(of: url)), meter: meter,
+                                     chapters: markers)
+                return try summary(of: url, finalisation: .copied(reason: "an MKV is finalised by copying it", bytesWritten: size(of: url)),
+                                   videoPackets: copy.videoPackets)
+            } catch let error as ReelError where error.code == .insufficientStorage {
+                // No room for the copy (the disk that cut the recording short is still full):
+                // ended where it is, without the index of cues, which needs no room.
+                return try endMatroskaInPlace(url)
+            }
         case .emptyFragmented:
             throw nothingRecorded(url)
         case .notARecording:
@@ -471,6 +477,26 @@ public enum Recovery {
 
     /// What the recovered (or complete) file at `url` holds. `videoPackets` counts the frames
     /// where the container does not (MKV).
+    /// Ends the cut-off MKV/WebM `url` where it is, needing no room on the disk (see
+    /// ``MatroskaInPlaceEnd``): without cues. The caller holds the file's lock.
+    private static func endMatroskaInPlace(_ url: URL) throws -> Summary {
+        let ended = try MatroskaInPlaceEnd.end(url)
+        let count = try PacketCount.count(url)
+        var done = Summary(url: url, duration: MediaTime(seconds: max(count.videoEnd, count.audioEnd)), videoFrames: count.videoPackets,
+                           finalisation: .inPlace(bytesWritten: ended.bytesWritten))
+        done.leftOutBytes = ended.leftOutBytes
+        return done
+    }
+
+    /// Ends the cut-off MKV/WebM recording `url` where it is without copying it, as a recorder
+    /// whose disk filled does with its own file: no room is needed, and no cues are written
+    /// (see ``MatroskaInPlaceEnd``).
+    package static func endMatroskaWithoutRoom(_ url: URL) throws -> Summary {
+        let lock = try RecordingLock.lockExisting(url, exclusive: true)
+        defer { lock.release() }
+        return try endMatroskaInPlace(url)
+    }
+
     static func summary(of url: URL, finalisation: AssetWriter.Finalisation, videoPackets: Int64? = nil) throws -> Summary {
         let probe = try InputFile(url: url)
         var duration = MediaTime.zero

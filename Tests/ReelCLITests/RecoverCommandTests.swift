@@ -332,6 +332,40 @@ import ReelTestSupport
         #expect(try Self.hiddenFiles(mountPoint.url).isEmpty)
     }
 
+    /// An MKV killed, its last cluster torn, on a full disk: recovered in place there, with no
+    /// room for the copy a recovery makes of an MKV, it is ended where it is (its size and
+    /// duration written, the torn end cut off, no cues) and plays to its end. It failed: "no
+    /// space left to recover" (`-o` on another disk worked).
+    @Test func aTornMKVOnAFullDiskIsRecoveredInPlace() async throws {
+        let mountPoint = try SmallDisk(size: "20M")
+        let url = mountPoint.url.appendingPathComponent("full.mkv")
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record", "--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast", "--min-free", "0", "-o", url.path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try await Task.sleep(for: .seconds(3))
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int)
+        let handle = try FileHandle(forWritingTo: url)
+        try handle.truncate(atOffset: UInt64(size - 3000))
+        try handle.close()
+        _ = try Subprocess.run(["sh", "-c", "cat /dev/zero > '\(mountPoint.url.appendingPathComponent("filler").path)'"])
+        try #require(Recovery.isCutOff(url))
+        let r = try ReelBinary.run(["recover", url.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(Recovery.isFinished(url), "\(r.output)")
+        #expect(try Self.decodeErrors(url) == "")
+        let counters = try MediaProbe.decodeLuma(url, width: 320, height: 240).compactMap(\.counter)
+        #expect(counters.count >= 30, "\(counters.count) frames")
+        EveryFrame.expect(counters, frames: counters.count, dropped: 2, "killed: a frame or two may be dropped unreported")
+        // The duration written is where its pictures end.
+        #expect(abs(try MediaProbe.probe(url).duration - Double(counters.count) / 30) < 0.1, "\(counters.count) frames")
+        #expect(try Self.hiddenFiles(mountPoint.url).isEmpty)
+    }
+
     @Test func aReadOnlyFolder() async throws {
         let mountPoint = try SmallDisk(size: "512M")
         let url = mountPoint.url.appendingPathComponent("cut.mp4")

@@ -1,0 +1,159 @@
+import Foundation
+internal import CFFmpeg
+import ReelCore
+import ReelSystem
+
+/// Ends a cut-off MKV or WebM recording where it is, with no room on the disk: what a recorder
+/// whose disk filled does with its own file, and what a recovery in place falls back to when
+/// the disk has no room for the copy it makes.
+///
+/// libavformat writes a recording's Segment with an unknown size (eight bytes), then its
+/// clusters whole, one after another; a clean stop writes the Cues after them, the Segment's
+/// size and the duration into the room the header kept for it. A cut-off file keeps its
+/// complete clusters, the last perhaps torn. Ended in place:
+/// 1. the torn end (an element that runs past the end of the file) is cut off: of a torn
+///    cluster, what follows its last whole block, the cluster's size then made to say so;
+/// 2. the Segment gets its size, over the unknown one (the file is then complete, as a
+///    finished one, to ``RecordingStructure``);
+/// 3. the duration, the end of the last packet, goes into the header's room for it (an 11-byte
+///    Void in Info), if it has one.
+///
+/// No Cues are written (they would need room past the end): the file plays from its start and
+/// seeks by reading (players find the clusters), as any cut-off MKV did. Each step leaves a
+/// file that plays.
+enum MatroskaInPlaceEnd {
+    private static let infoID: UInt32 = 0x1549_A966
+    private static let voidID: UInt32 = 0xEC
+    private static let timecodeScaleID: UInt32 = 0x2A_D7B1
+    private static let simpleBlockID: UInt32 = 0xA3
+    private static let blockGroupID: UInt32 = 0xA0
+
+    /// What ending a file in place did.
+    struct Ended: Equatable {
+        /// The bytes of the file kept (the complete elements).
+        var length: Int64
+        /// The bytes of a torn element cut off its end.
+        var leftOutBytes: Int64
+        /// The bytes written (the Segment's size, the duration).
+        var bytesWritten: Int64
+    }
+
+    /// Ends the cut-off MKV/WebM at `url` in place (see the type's description).
+    ///
+    /// - Throws: `.nothingRecorded` for a file without a complete cluster; `.invalidMedia` for
+    ///   one that is not a cut-off recording of libavformat's making; the disk's errors.
+    static func end(_ url: URL) throws -> Ended {
+        let file = try MP4File(url: url, writable: true)
+        defer { file.close() }
+        let size = try file.size()
+        guard let header = try RecordingStructure.element(at: 0, in: file), let headerSize = header.size,
+              let segment = try RecordingStructure.element(at: header.dataOffset + headerSize, in: file),
+              segment.id == RecordingStructure.segmentID else {
+            throw ReelError(.invalidMedia, "\(url.path) is not an MKV or WebM recording")
+        }
+        let segmentStart = header.dataOffset + headerSize
+        // The unknown size libavformat writes is eight bytes long, room for any size.
+        let sizeField = segmentStart + 4
+        guard segment.dataOffset - sizeField == 8 else {
+            throw ReelError(.invalidMedia, "the Segment of \(url.path) has no room for its size")
+        }
+        var offset = segment.dataOffset
+        var clusters = 0
+        var info: RecordingStructure.Element?
+        // The torn cluster's size, made to cover its whole blocks: where its size field is, and what it becomes.
+        var tornCluster: (field: Int64, bytes: [UInt8])?
+        while offset < size {
+            guard let child = try RecordingStructure.element(at: offset, in: file), let length = child.size else { break }
+            guard child.dataOffset + length <= size else {
+                if child.id == RecordingStructure.clusterID, let kept = try wholeBlocks(of: child, at: offset, fileSize: size, in: file) {
+                    tornCluster = (kept.field, kept.bytes)
+                    clusters += 1
+                    offset = kept.end
+                }
+                break
+            }
+            if child.id == RecordingStructure.clusterID { clusters += 1 }
+            if child.id == infoID { info = child }
+            offset = child.dataOffset + length
+        }
+        guard clusters > 0 else {
+            throw ReelError(.nothingRecorded, "\(url.path) holds nothing recorded (no complete cluster)", hint: "record again")
+        }
+        if offset < size {
+            try Syscall.call(orThrow: { Syscall.fileError($0, at: url, action: "shorten") }) { truncate(url.path, off_t(offset)) }
+        }
+        var written: Int64 = 0
+        if let tornCluster {
+            try file.write(tornCluster.bytes, at: tornCluster.field)
+            written += Int64(tornCluster.bytes.count)
+        }
+        let length = offset - segment.dataOffset
+        var sizeBytes: [UInt8] = [0x01]
+        for shift in stride(from: 48, through: 0, by: -8) { sizeBytes.append(UInt8(truncatingIfNeeded: length >> Int64(shift))) }
+        try file.write(sizeBytes, at: sizeField)
+        written += Int64(sizeBytes.count)
+        if let info, let place = try durationRoom(in: info, file: file) {
+            try file.sync()
+            if let seconds = try? lastPacketEnd(url), seconds > 0 {
+                // The duration in the segment's timestamp units: a float, 8 bytes, where the Void was.
+                let value = (seconds * 1_000_000_000 / Double(place.timecodeScale)).bitPattern
+                var element: [UInt8] = [0x44, 0x89, 0x88]
+                for shift in stride(from: 56, through: 0, by: -8) { element.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+                try file.write(element, at: place.offset)
+                written += Int64(element.count)
+            }
+        }
+        try file.sync()
+        return Ended(length: offset, leftOutBytes: size - offset, bytesWritten: written)
+    }
+
+    /// A cluster cut short by the end of the file (at `offset`, its header whole): where its
+    /// whole elements end (its timestamp and the blocks written whole), and its size field
+    /// made to say so, as long as the field it replaces; `nil` when no block is whole.
+    private static func wholeBlocks(of cluster: RecordingStructure.Element, at offset: Int64, fileSize: Int64,
+                                    in file: MP4File) throws -> (end: Int64, field: Int64, bytes: [UInt8])? {
+        var inner = cluster.dataOffset
+        var blocks = 0
+        while inner < fileSize {
+            guard let child = try RecordingStructure.element(at: inner, in: file), let length = child.size,
+                  child.dataOffset + length <= fileSize else { break }
+            if child.id == simpleBlockID || child.id == blockGroupID { blocks += 1 }
+            inner = child.dataOffset + length
+        }
+        // The size field follows the cluster's 4-byte ID.
+        let field = offset + 4, fieldLength = Int(cluster.dataOffset - field)
+        let size = inner - cluster.dataOffset
+        guard blocks > 0, (1...8).contains(fieldLength), size < (Int64(1) << Int64(7 * fieldLength)) - 1 else { return nil }
+        let value = UInt64(size) | (UInt64(1) << UInt64(7 * fieldLength))
+        let bytes = (0..<fieldLength).map { UInt8(truncatingIfNeeded: value >> UInt64(8 * (fieldLength - 1 - $0))) }
+        return (inner, field, bytes)
+    }
+
+    /// Where in `info` the header kept room for the duration (an 11-byte Void), and the
+    /// segment's timestamp unit in nanoseconds; `nil` without such room, or with a duration.
+    private static func durationRoom(in info: RecordingStructure.Element, file: MP4File) throws -> (offset: Int64, timecodeScale: Int64)? {
+        guard let infoSize = info.size else { return nil }
+        var offset = info.dataOffset
+        var room: Int64?
+        var scale: Int64 = 1_000_000
+        while offset < info.dataOffset + infoSize {
+            guard let child = try RecordingStructure.element(at: offset, in: file), let length = child.size else { return nil }
+            let end = child.dataOffset + length
+            if child.id == 0x4489 { return nil }  // a duration already
+            if child.id == voidID, end - offset == 11 { room = room ?? offset }
+            if child.id == timecodeScaleID, (1...8).contains(length) {
+                scale = try file.read(at: child.dataOffset, count: Int(length)).reduce(Int64(0)) { $0 << 8 | Int64($1) }
+            }
+            offset = end
+        }
+        guard let room, scale > 0 else { return nil }
+        return (room, scale)
+    }
+
+    /// Where the file's last packet ends, in seconds: its time and its duration (or, without
+    /// one, the step from its stream's packet before).
+    static func lastPacketEnd(_ url: URL) throws -> Double {
+        let ends = try PacketCount.count(url)
+        return max(ends.videoEnd, ends.audioEnd)
+    }
+}
