@@ -1,6 +1,7 @@
 import Foundation
 internal import CFFmpeg
 import ReelCore
+import ReelSystem
 
 extension MovieFileSink {
     /// Drains `encoder` (whose first sink this file is) into its sinks and finalises the file:
@@ -26,29 +27,38 @@ extension MovieFileSink {
     }
 
     /// The disk filled while recording or as the recording stopped (`stopping`): its last part
-    /// could not be written. What reached the disk (its complete fragments, and the whole
-    /// samples of one cut short) is finalised in place as a recovery does, which needs no room
-    /// (the index goes into the space reserved for it), so the file plays as a regular one; the
-    /// error says what it keeps and what was lost, the pictures' and the sound's apart when
-    /// they differ. (It failed with the advice to recover the file, which the recorder could
-    /// do itself.) `nil` for what cannot be finalised so (an MKV plays as it is; anything else
-    /// is left to the advice).
+    /// could not be written. What reached the disk (an MP4/MOV's complete fragments and the
+    /// whole samples of one cut short, a sound file's whole frames or pages, an MKV's complete
+    /// clusters) is finalised in place as a recovery does, which needs no room (an MP4's index
+    /// goes into the space reserved for it, a sound file's header is patched, an MKV gets its
+    /// size and duration, without cues: see ``MatroskaInPlaceEnd``), so the file plays as a
+    /// regular one; the error says what it keeps and what was lost, the pictures' and the
+    /// sound's apart when they differ, and ``keptByFullDisk`` says it to the recorder. (A WAV,
+    /// Ogg, MKV or WebM was left with the advice to free space and recover it, the WAV ending
+    /// mid-sample.) `nil` for what cannot be finalised so (a GIF, a file not cut off).
     private func finaliseWhatTheFullDiskKept(_ error: ReelError, stopping: Bool) -> ReelError? {
-        guard configuration.container.isISOBaseMedia, configuration.fragmentInterval != nil else { return nil }
+        let container = configuration.container
+        let fragmented = container.isISOBaseMedia && configuration.fragmentInterval != nil
+        let matroska = container == .mkv || container == .webm
+        guard fragmented || matroska || [.wav, .flac, .ogg, .opus].contains(container) else { return nil }
         let videoRecorded = configuration.video.flatMap { video in videoEndIndex > 0 ? video.settings.frameRate.time(ofFrame: videoEndIndex) : nil }
         let soundRecorded = zip(configuration.audio, audioMuxedEnd).map { MediaTime(value: $1, timescale: Int32($0.settings.sampleRate)) }.max()
         // Closed with what reached the disk; the recovery takes a lock of its own.
         abandon()
         // In place, as the recording it is: a GIF recording's intermediate is not made into the
-        // GIF on the disk that just filled.
-        guard Recovery.isCutOff(url), let kept = try? Recovery.finaliseInPlace(url) else { return nil }
-        let tracks = Self.trackLengths(url)
+        // GIF on the disk that just filled. An MKV is not copied first, as a recovery tries:
+        // the disk just filled.
+        guard Recovery.isCutOff(url), let kept = try? (matroska ? Recovery.endMatroskaWithoutRoom(url) : Recovery.finaliseInPlace(url)) else {
+            return nil
+        }
+        let tracks = fragmented ? Self.trackLengths(url) : Self.packetEnds(url)
         func lost(_ recorded: MediaTime?, _ kept: MediaTime?) -> Double? {
             recorded.map { max(0, $0.seconds - (kept ?? .zero).seconds) }
         }
         let pictures = lost(videoRecorded, tracks.video), sound = lost(soundRecorded, tracks.audio)
         let seconds = { (x: Double) in String(format: "%.2f", x) }
         let what: String
+        var lostSomething = true
         if let pictures, let sound, seconds(pictures) != seconds(sound) {
             // The sound's lost end and the pictures' apart: one may have reached the disk whole.
             what = seconds(pictures) == seconds(0) ? "every picture was written, but the last \(seconds(sound)) s of the sound could not be written"
@@ -58,13 +68,26 @@ extension MovieFileSink {
             let recorded = max(videoRecorded ?? .zero, soundRecorded ?? .zero)
             let lost = seconds(max(0, recorded.seconds - kept.duration.seconds))
             // Said only when something was (the room of the index reservation took the rest).
-            what = lost == seconds(0) ? "nothing recorded was lost" : "the last \(lost) s recorded could not be written"
+            lostSomething = lost != seconds(0)
+            what = lostSomething ? "the last \(lost) s recorded could not be written" : "nothing recorded was lost"
         }
         let frames = configuration.video == nil ? "" : ", \(kept.videoFrames) frames"
         let when = stopping ? "as \(url.path) was finished" : "while \(url.path) was recorded, which ended the recording"
-        return ReelError(.insufficientStorage,
-                         "the disk filled \(when): it keeps the first \(seconds(kept.duration.seconds)) s\(frames) and plays; \(what)",
-                         hint: "free some disk space or record to another disk", errno: error.errno)
+        let said = ReelError(.insufficientStorage,
+                             "the disk filled \(when): it keeps the first \(seconds(kept.duration.seconds)) s\(frames) and plays; \(what)",
+                             hint: "free some disk space or record to another disk", errno: error.errno)
+        keptByFullDisk = KeptByFullDisk(url: kept.url, duration: kept.duration, videoFrames: kept.videoFrames,
+                                        bytes: FileIdentity.size(of: kept.url) ?? 0, lost: lostSomething ? said : nil)
+        return said
+    }
+
+    /// Where the video and the longest sound of the file at `url` end, read packet by packet
+    /// (an MKV, WAV or Ogg file's header does not say its tracks' lengths); `nil` for a kind it
+    /// lacks or that cannot be read.
+    private static func packetEnds(_ url: URL) -> (video: MediaTime?, audio: MediaTime?) {
+        guard let count = try? PacketCount.count(url) else { return (nil, nil) }
+        return (count.videoPackets > 0 ? MediaTime(seconds: count.videoEnd) : nil,
+                count.audioPackets > 0 ? MediaTime(seconds: count.audioEnd) : nil)
     }
 
     /// How long the video track and the longest audio track of the finished file at `url` last

@@ -115,6 +115,28 @@ package final class MovieFileSink: PacketSink {
     var videoEndIndex: Int64 { lastMuxedIndex + 1 }
     /// What the finished file holds.
     package private(set) var finished: Finished?
+
+    /// What the file kept when its disk filled and its last part could not be written: it was
+    /// finalised in place with what reached the disk, and plays (see
+    /// ``advisingRecoveryWhenFull(stopping:encoder:_:)``).
+    package struct KeptByFullDisk: Sendable {
+        /// Where the file is.
+        package var url: URL
+        /// How long what it holds lasts.
+        package var duration: MediaTime
+        /// The video frames in it.
+        package var videoFrames: Int64
+        /// Its size.
+        package var bytes: Int64
+        /// What was recorded and could not be written (`.insufficientStorage`, saying what it
+        /// keeps and what it lost); `nil` when all reached the disk.
+        package var lost: ReelError?
+    }
+
+    /// Set when the disk filled and the file was finalised in place with what reached it (the
+    /// error thrown then says so too): a recorder ends the recording as one the disk stopped,
+    /// with the file, not as a failure. `nil` otherwise.
+    package internal(set) var keptByFullDisk: KeptByFullDisk?
     /// The chapters the file gets when it is finished, and where the last one ends.
     var chapters: (list: [Chapter], end: MediaTime) = ([], .zero)
     /// The room the disk keeps beyond the end of a file: the bytes still waiting when the disk
