@@ -423,13 +423,20 @@ public final class Recorder: CaptureOutput {
             var nextProgress = MediaTime.zero
             var notices = FrameDropNotices()
             var dropsSeen: Int64 = 0  // counted, when the notices were last looked at
+            var stoppedByFullDisk = false
             while let sample = queue.receive() {
                 handOverDrops(to: pipeline)
                 if case .video(let frame) = sample.sample, sample.source == pipeline.plan.videoSource,
                    let change = try speed.takeFrame(frame, pipeline: pipeline) {
                     continuation.yield(.encoderSpeedChanged(change))
                 }
-                let done = try pipeline.handle(sample)
+                let done: Bool
+                do { done = try pipeline.handle(sample) } catch where pipeline.keptByFullDisk != nil {
+                    // The disk filled, and the file was finalised with what reached it: the
+                    // recording ends there, for the disk (below), not as a failure.
+                    stoppedByFullDisk = true
+                    break
+                }
                 dropped.store(pipeline.droppedFrames, ordering: .relaxed)
                 // Said as they are lost (a queue that refuses frames until the end leaves its gap
                 // to be counted then), counted once their gap is.
@@ -457,7 +464,16 @@ public final class Recorder: CaptureOutput {
             stopAudioWaiting()
             if state.withLock({ $0.released }) { throw Self.released }
             handOverEnd(to: pipeline)
-            var summary = try pipeline.finish()
+            var summary: RecordingSummary
+            if let kept = stoppedByFullDisk ? pipeline.keptByFullDisk : nil {
+                summary = pipeline.endedByFullDisk(kept)
+            } else {
+                do { summary = try pipeline.finish() } catch {
+                    // The disk filled as the recording stopped, and the file was finalised so.
+                    guard let kept = pipeline.keptByFullDisk else { throw error }
+                    summary = pipeline.endedByFullDisk(kept)
+                }
+            }
             // Only what falls inside the recording (the session runs on while the recorder
             // catches up after its limit).
             summary.droppedAudio = refusedAudio.withLock { spans in
@@ -469,6 +485,10 @@ public final class Recorder: CaptureOutput {
             let shortfalls = state.withLock { $0.shortfalls }
             summary.shortfalls = shortfalls.summary { pipeline.recordedLength(from: .zero, to: $0) }
             summary.endedRecordings = shortfalls.ended
+            // What the full disk kept the file from holding: the recording's own shortfall.
+            if let lost = pipeline.keptByFullDisk?.lost {
+                summary.shortfalls.append(SourceShortfall(source: summary.url.lastPathComponent, kind: .incomplete, error: lost, at: summary.duration))
+            }
             result = .success(summary)
         } catch {
             queue.close()

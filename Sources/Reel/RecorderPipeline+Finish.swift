@@ -53,6 +53,27 @@ extension RecorderPipeline {
         return summary(url: url, duration: recorded, frames: frames, bytes: bytes, clipCount: clipCount, drops: drops)
     }
 
+    /// What the file kept when its disk filled and the rest could not be written, if that
+    /// ended the recording (see ``MovieFileSink/keptByFullDisk``): the file was finalised in
+    /// place and plays. `nil` for a GIF, whose intermediate is not made into the GIF on the
+    /// disk that just filled (the error says how to make it).
+    var keptByFullDisk: MovieFileSink.KeptByFullDisk? {
+        intermediate == nil ? writer.movie?.keptByFullDisk : nil
+    }
+
+    /// Ends a recording whose disk filled, its file finalised in place with what reached the
+    /// disk (``keptByFullDisk``): as one the disk stopped (``RecordingEnding/lowDiskSpace``),
+    /// with what the file holds. (It failed with an error that said so in words alone.)
+    func endedByFullDisk(_ kept: MovieFileSink.KeptByFullDisk) -> RecordingSummary {
+        freeSpace?.settle()
+        writer.abandon()
+        ending = .lowDiskSpace
+        finishedFramesAtEnd = kept.videoFrames
+        var made = summary(url: kept.url, duration: kept.duration, frames: kept.videoFrames, bytes: kept.bytes, clipCount: timeline.intervals.count)
+        made.relocation = writer.movie?.relocation
+        return made
+    }
+
     /// The actions the machine gives at the end, then the sound padded to where the recording
     /// ends (so that every track ends together).
     private func perform(finishing actions: [RecordingMachine.Action]) throws {

@@ -414,7 +414,7 @@ final class RecorderPipeline: @unchecked Sendable {
     /// Which frames the finished recording holds, and where (see ``RecordedFrames``).
     var recordedFrames: RecordedFrames {
         RecordedFrames(videoSource: plan.videoSource, frameRate: settings.video.frameRate, timeline: timeline,
-                       end: recordedDuration, runs: machine.writtenRuns(limitedTo: ending == .maxFileSize ? finishedFramesAtEnd : nil))
+                       end: recordedDuration, runs: machine.writtenRuns(limitedTo: ending == .maxFileSize || keptByFullDisk != nil ? finishedFramesAtEnd : nil))
     }
     /// The frames the finished file or clips hold (known once finished).
     var finishedFramesAtEnd: Int64?

@@ -105,7 +105,10 @@ extension ProgressRenderer {
         // Not this recording's loss (it is complete): another program's, which it caused.
         for ended in s.endedRecordings { console.out("  ended     another program's recording: " + ended) }
         if !s.isComplete {
-            console.out("  incomplete: a source did not record all it was asked to (exit status \(ExitStatus.incomplete))")
+            // The file's own shortfall (the disk filled before all recorded was written) is not a source's.
+            let diskOnly = s.shortfalls.allSatisfy { $0.source == s.url.lastPathComponent && $0.error.code == .insufficientStorage }
+            console.out(diskOnly ? "  incomplete: the disk filled before all that was recorded was written (exit status \(ExitStatus.incomplete))"
+                        : "  incomplete: a source did not record all it was asked to (exit status \(ExitStatus.incomplete))")
         } else if s.streams.contains(where: { $0.failure != nil }) {
             console.out("  incomplete: a stream stopped early (exit status \(ExitStatus.incomplete))")
         }

@@ -115,8 +115,10 @@ extension RecordCommand {
     a silent sink; --app-audio recording a sink on which nothing played) or
     missed part of what it was asked for (the summary's "missing" lines, and with --json the
     source events and "complete": false with "shortfalls" in "finished", say which), or when
-    --min-free or a full disk stopped it early (the file holds all recorded until then:
-    "ending": "lowDiskSpace"), or a --stream
+    --min-free or a full disk stopped it early ("ending": "lowDiskSpace": the file holds all
+    recorded until then, or, when the disk filled faster than the room reel keeps ahead of the
+    file could take, all that reached the disk, finalised, with the file's entry in
+    "shortfalls" saying what could not be written), or a --stream
     or --hls output stopped early (its "failed" in "streams"); 1 for a failure, a stop before
     the first frame (during --delay or before --start-at too: no file is written, and --json
     says "failed" with the code "nothingRecorded", never "started"), 2 for a usage error; 130 when aborted (a second Ctrl-C or other stop signal, reel control abort: the file is left as it is,

@@ -66,6 +66,37 @@ import ReelTestSupport
         EveryFrame.expect(counters, finished: finished, "every frame written is in the file")
     }
 
+    /// A file that fills its disk faster than the room kept ahead of it can take (lossless
+    /// noisy pictures, hundreds of kilobytes a frame: the fragment or cluster being filled is
+    /// larger than the room) loses its last part, but is finalised in place with what reached
+    /// the disk, and the recording ends as one the disk stopped: exit 3 and a `finished` event
+    /// (`lowDiskSpace`, `complete: false`) whose shortfall says what could not be written. It
+    /// ended exit 1 with only a `failed` event, the MP4 finalised and said so in words alone,
+    /// the MKV and WebM unfinalised with the advice to free space and recover them.
+    @Test(arguments: ["mp4", "mkv", "webm"])
+    func aFastFillEndsForTheDiskWithTheFileFinalised(_ ext: String) throws {
+        let disk = try SmallDisk(size: "8M")
+        let url = disk.url.appendingPathComponent("fast.\(ext)")
+        let r = try ReelBinary.run(["record", "--test-pattern", "--tone", "--filter", "noise=alls=2:allf=t", "--size", "1280x720", "--crf", "0",
+                                    "--preset", "ultrafast", "--duration", "60", "--min-free", "0", "--json", "-o", url.path])
+        let objects = r.output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let finished = try #require(objects.first { $0["event"] as? String == "finished" }, "\(r.status) \(r.output) \(r.stderr)")
+        #expect(r.status == 3 && finished["ending"] as? String == "lowDiskSpace" && finished["complete"] as? Bool == false, "\(r.status) \(finished)")
+        #expect(!objects.contains { $0["event"] as? String == "failed" }, "\(r.output)")
+        #expect(Recovery.isFinished(url), "\(r.stderr)")
+        // What it holds decodes without an error, and is what the summary says.
+        let decoded = try Subprocess.run(["ffmpeg", "-v", "error", "-i", url.path, "-f", "null", "-"])
+        #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)")
+        let duration = try #require(finished["duration"] as? Double)
+        let kept = try MediaProbe.probe(url).duration, frames = try MediaProbe.packetTimes(url).count
+        #expect(duration > 0.3 && abs(kept - duration) < 0.05, "\(kept) s: \(finished)")
+        #expect(frames == finished["frames"] as? Int, "\(frames) frames: \(finished)")
+        // What could not be written, if anything, is the file's shortfall, with why.
+        let shortfalls = finished["shortfalls"] as? [[String: Any]] ?? []
+        #expect(shortfalls.allSatisfy { ($0["message"] as? String)?.contains("the disk filled") == true && $0["source"] as? String == url.lastPathComponent },
+                "\(shortfalls)")
+    }
+
     /// The disk filled a moment before the stop (something else took the space; no `--min-free`
     /// to stop first), as in issue 26 N2: the room of the file's index reservation that its
     /// index does not need goes back to the disk, so the last fragment reaches it and the file
