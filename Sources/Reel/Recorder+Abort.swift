@@ -124,7 +124,7 @@ extension Recorder {
     /// are let go, and ``result()`` returns the failure. Without it the thread would wait for
     /// samples until the process ends.
     package func release() {
-        let queue = state.withLock { s -> Channel<SourcedSample>? in
+        let queue = state.withLock { s -> Channel<RecorderInput>? in
             s.released = true
             return s.queue
         }

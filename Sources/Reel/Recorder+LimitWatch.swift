@@ -71,7 +71,7 @@ extension Recorder: HeldSoundOutput {
     /// nothing for the grace are said to be interrupted, and the queue is closed (the worker
     /// finishes the file with what came).
     private func endOnClock(limit: MediaTime, at now: MediaTime) {
-        let (stalled, queue) = state.withLock { s -> ([(SourceID, MediaTime?)], Channel<SourcedSample>?) in
+        let (stalled, queue) = state.withLock { s -> ([(SourceID, MediaTime?)], Channel<RecorderInput>?) in
             guard s.machine.isRecording, !s.limitPassedOnClock else { return ([], nil) }
             s.limitPassedOnClock = true
             let sessionNow = now - s.origin

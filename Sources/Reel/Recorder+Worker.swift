@@ -2,6 +2,13 @@ import Foundation
 import Synchronization
 import ReelFFmpeg
 
+/// What the recorder's thread takes from its queue.
+enum RecorderInput: Sendable {
+    case sample(SourcedSample)
+    /// A clip's file was finished on its own thread (see `ClipFileSink`): said now.
+    case clipsFinished
+}
+
 /// The recorder's thread: takes the samples from the queue, hands them to the pipeline, says
 /// progress and drops, and at the end finishes (or abandons) the recording and tells the waiters.
 extension Recorder {
@@ -15,7 +22,7 @@ extension Recorder {
         if case .some(let frames) = ended { handler(frames) }
     }
 
-    func run(pipeline: RecorderPipeline, queue: Channel<SourcedSample>, speed: EncoderSpeedControl) {
+    func run(pipeline: RecorderPipeline, queue: Channel<RecorderInput>, speed: EncoderSpeedControl) {
         let result: Result<RecordingSummary, ReelError>
         do {
             // The first as soon as something is recorded (a reader learns that recording has
@@ -24,7 +31,9 @@ extension Recorder {
             var notices = FrameDropNotices()
             var dropsSeen: Int64 = 0  // counted, when the notices were last looked at
             var stoppedByFullDisk = false
-            while let sample = queue.receive() {
+            while let input = queue.receive() {
+                try pipeline.clipFiles?.deliverFinishedClips()
+                guard case .sample(let sample) = input else { continue }
                 handOverDrops(to: pipeline)
                 if case .video(let frame) = sample.sample, sample.source == pipeline.plan.videoSource,
                    let change = try speed.takeFrame(frame, pipeline: pipeline) {

@@ -49,8 +49,8 @@ public final class Recorder: CaptureOutput {
         var settings: Settings
         /// The lifecycle, pause requests and sources gone: decided here, acted on outside the lock.
         var machine = RecorderStateMachine()
-        var queue: Channel<SourcedSample>?
-        var worker: OutputWorker<SourcedSample>?
+        var queue: Channel<RecorderInput>?
+        var worker: OutputWorker<RecorderInput>?
         var outcome: Result<RecordingSummary, ReelError>?
         var waiters: [CheckedContinuation<Result<RecordingSummary, ReelError>, Never>] = []
         var sourceNames: [SourceID: String] = [:]
@@ -273,7 +273,14 @@ public final class Recorder: CaptureOutput {
             continuation.yield(paused ? .paused(recorded: at) : .resumed(recorded: at))
             self.report(pipeline.progress(droppedAudio: self.droppedAudio))
         }
-        let queue = Channel<SourcedSample>(capacity: 512, policy: clock.isRealTime ? .dropNewest : .block)
+        let queue = Channel<RecorderInput>(capacity: 512, policy: clock.isRealTime ? .dropNewest : .block)
+        // A clip finished on its own thread while the recorder's waits for samples (paused,
+        // or a stepped clock): woken to say so. Sent only to an empty queue, which never
+        // blocks; a queue that holds samples is read soon anyway.
+        pipeline.clipFiles?.clipFinishedAside = { [weak queue] in
+            guard let queue, queue.pendingCount == 0 else { return }
+            _ = queue.send(.clipsFinished)
+        }
         queuedVideo.reset()
         let gauge = backlogGauge
         let speed = EncoderSpeedControl(preset: pipeline.plan.video?.settings.effectivePreset ?? settings.video.effectivePreset,
@@ -328,13 +335,13 @@ public final class Recorder: CaptureOutput {
             }
             // Counted before it can be taken, so the count never goes below the queue's.
             if sample.source == videoSource { queuedVideo.queued() }
-            if queue.send(sample) != .queued, sample.source == videoSource {
+            if queue.send(.sample(sample)) != .queued, sample.source == videoSource {
                 queuedVideo.taken()
                 if !queue.isClosed { noteRefused(frame) }
             }
         case .audio(let buffer):
             if queue.policy == .block { waitForVideo(upTo: buffer.presentationTime) }
-            if queue.send(sample) != .queued, !queue.isClosed {
+            if queue.send(.sample(sample)) != .queued, !queue.isClosed {
                 noteMissingAudio(from: sample.source, start: buffer.presentationTime, end: buffer.endTime)
             }
         }

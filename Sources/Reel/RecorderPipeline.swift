@@ -237,7 +237,7 @@ final class RecorderPipeline: @unchecked Sendable {
     }
 
     var framesWritten: Int64 { writer.framesEncoded }
-    var clipCount: Int { clipFiles != nil ? session.clips.count + (clipFiles?.openFiles.count ?? 0) : timeline.intervals.count }
+    var clipCount: Int { clipFiles != nil ? session.clips.count + (clipFiles?.unfinishedCount ?? 0) : timeline.intervals.count }
     var droppedFrames: Int64 { machine.droppedFrames }
 
     func progress(droppedAudio: MediaTime) -> RecordingProgress {

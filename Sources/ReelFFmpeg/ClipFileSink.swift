@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ReelCore
 
 /// A recording's clips as one sink: the one stream of packets of the recording's one encoder,
@@ -15,8 +16,12 @@ import ReelCore
 /// A clip's file is made when its first packet comes, and finished once every stream has
 /// passed its end: its video at the pause (the encoder gives out what it held then), its
 /// sound when the track's encoder is finished there (at the pause, once the sound has reached
-/// it). The clip's owner is told through ``Events``. Used from the encoder's thread, one call
-/// at a time.
+/// it). The finish (the file's last writes, its finalise and syncs, its placement) runs on a
+/// thread of its own, in clip order, so that the encoder's thread (the recorder's) does no
+/// such I/O: a resume soon after a pause is not held up by the clip before it. The clip's owner
+/// is told through ``Events`` on the encoder's thread, by ``deliverFinishedClips()``, which the
+/// owner calls with every sample and when ``clipFinishedAside`` wakes it. Used from the
+/// encoder's thread, one call at a time.
 package final class ClipFileSink: ClipAudioSink {
     /// What the sink tells its owner, on the encoder's thread.
     package struct Events {
@@ -59,6 +64,28 @@ package final class ClipFileSink: ClipAudioSink {
     private var clips: [Clip] = []
     private var isFull = false
 
+    /// What the finishing thread did with a clip's file.
+    private enum Outcome: @unchecked Sendable {
+        case finished(MovieFileSink.Finished?)
+        /// It held no picture of a video recording and was removed.
+        case discarded(URL)
+    }
+    /// The thread that finishes the clips' files, made with the first.
+    private var finisher: OutputWorker<@Sendable () -> Void>?
+    /// The clips handed to the finisher and not delivered yet: their count and media bytes,
+    /// as they were handed over (the recording's size counts them until their owner does).
+    private var aside: (count: Int, mediaBytes: Int64) = (0, 0)
+    /// What the finisher did, oldest first, for ``deliverFinishedClips()``.
+    private let done = Outbox()
+    private final class Outbox: Sendable {
+        let items = Mutex<[(clip: Int, mediaBytes: Int64, outcome: Result<Outcome, any Error>)]>([])
+    }
+    /// A clip's file on its way to the finishing thread, which owns it from then on.
+    private struct Handed: @unchecked Sendable { let file: MovieFileSink }
+    /// Called on the finishing thread when a clip's outcome is waiting to be delivered: the
+    /// owner's thread may be waiting for samples that do not come (a pause).
+    package var clipFinishedAside: (@Sendable () -> Void)?
+
     /// A sink that makes its clips' files through `events`; the first clip begins at zero
     /// unless ``cut(clip:at:)`` says otherwise before the first packet.
     package init(events: Events) {
@@ -84,6 +111,7 @@ package final class ClipFileSink: ClipAudioSink {
     }
 
     package func write(_ packet: EncodedPacket) throws -> SinkFlow {
+        try deliverFinishedClips()
         if isFull { return .full }
         if clips.isEmpty { cut(clip: 0, at: .zero) }
         let time = packet.presentationTime
@@ -140,38 +168,85 @@ package final class ClipFileSink: ClipAudioSink {
         try finishPassedClips()
     }
 
-    /// Finishes the first clip's file and tells the owner what it holds.
+    /// Hands the first clip's file to the finishing thread (one that holds no picture of a
+    /// video recording is removed there instead); its owner hears what it holds once it is
+    /// finished (``deliverFinishedClips()``).
     private func finishFirst() throws {
         let clip = clips.removeFirst()
         guard let file = clip.file else { return }
-        if streams.contains(where: { $0.kind == .video }), file.videoFramesMuxed == 0, file.discardWithoutPicture() {
-            try events.discarded(clip.index, file.url)
-            return
+        let withoutPicture = streams.contains(where: { $0.kind == .video }) && file.videoFramesMuxed == 0
+        if !withoutPicture { try events.finishing(clip.index) }
+        let bytes = file.mediaBytes
+        aside.count += 1
+        aside.mediaBytes += bytes
+        let finisher = finisher ?? OutputWorker(name: "reel.clips", capacity: 1 << 16, policy: .block) { $0() }
+        self.finisher = finisher
+        let done = done, wake = clipFinishedAside, index = clip.index
+        let job = Handed(file: file)
+        finisher.send { @Sendable in
+            let file = job.file
+            let outcome = Result<Outcome, any Error> {
+                if withoutPicture, file.discardWithoutPicture() { return .discarded(file.url) }
+                try file.finish()
+                return .finished(file.finished)
+            }
+            done.items.withLock { $0.append((index, bytes, outcome)) }
+            wake?()
         }
-        try events.finishing(clip.index)
-        try file.finish()
-        if let finished = file.finished { try events.finished(clip.index, finished) }
+    }
+
+    /// Tells the owner, in clip order, what the clips finished on the finishing thread hold
+    /// (or throws why one could not be finished). On the encoder's thread.
+    package func deliverFinishedClips() throws {
+        let outcomes = done.items.withLock { done in
+            defer { done = [] }
+            return done
+        }
+        for (clip, bytes, outcome) in outcomes {
+            aside.count -= 1
+            aside.mediaBytes -= bytes
+            switch try outcome.get() {
+            case .discarded(let url): try events.discarded(clip, url)
+            case .finished(let finished): if let finished { try events.finished(clip, finished) }
+            }
+        }
+    }
+
+    /// Waits until every clip handed to the finishing thread is finished.
+    private func waitForFinisher() {
+        finisher?.finish()
+        finisher = nil
     }
 
     package func flush() throws {
+        try deliverFinishedClips()
         for clip in clips { try clip.file?.flush() }
     }
 
     package func finish() throws {
         while !clips.isEmpty { try finishFirst() }
+        waitForFinisher()
+        try deliverFinishedClips()
     }
 
     package func abandon() {
         for clip in clips { clip.file?.abandon() }
         clips = []
+        // Clips past their pause are finished all the same (their finish is under way, or
+        // a moment's work); their owner is not told any more.
+        waitForFinisher()
     }
 
     // MARK: What it holds
 
-    /// The files of the clips not finished yet.
+    /// The files of the clips being recorded (not past their end yet).
     package var openFiles: [MovieFileSink] { clips.compactMap(\.file) }
 
-    /// The encoded media written into the clips not finished yet (read with every sample for
-    /// the free-space check: no array is made for it).
-    package var openMediaBytes: Int64 { clips.reduce(0) { $0 + ($1.file?.mediaBytes ?? 0) } }
+    /// The clips not finished yet, or whose owner has not been told yet: those being recorded
+    /// and those on the finishing thread.
+    package var unfinishedCount: Int { clips.count { $0.file != nil } + aside.count }
+
+    /// The encoded media written into the clips not finished yet, or not told yet (read with
+    /// every sample for the free-space check: no array is made for it).
+    package var openMediaBytes: Int64 { clips.reduce(aside.mediaBytes) { $0 + ($1.file?.mediaBytes ?? 0) } }
 }

@@ -43,6 +43,17 @@ import ReelTestSupport
             }
         }
 
+        /// Waits until clip 1 is finished (its file is finished on a thread of its own, maybe
+        /// after the progress past it), collecting events.
+        mutating func waitForTheFirstClip(seen: inout [RecordingEvent]) async {
+            func finished(_ event: RecordingEvent) -> Bool { if case .clipFinished = event { true } else { false } }
+            guard !seen.contains(where: finished) else { return }
+            while let event = await events.next() {
+                seen.append(event)
+                if finished(event) { return }
+            }
+        }
+
         mutating func finish(seen: inout [RecordingEvent]) async throws -> RecordingSummary {
             await session.stop()
             while let event = await events.next() { seen.append(event) }
@@ -63,7 +74,8 @@ import ReelTestSupport
         var rig = try Rig(name: "deleted")
         try await rig.session.start()
         var seen: [RecordingEvent] = []
-        await rig.run(to: 2.6, recorded: 1.5, seen: &seen)      // clip 1 finished, clip 2 half a second in
+        await rig.run(to: 2.6, recorded: 1.5, seen: &seen)      // clip 2 half a second in
+        await rig.waitForTheFirstClip(seen: &seen)
         let clip1 = rig.folder.appendingPathComponent("clip-001.mp4")
         #expect(FileManager.default.fileExists(atPath: clip1.path))
         try FileManager.default.removeItem(at: rig.folder)      // rm -rf while clip 2 is written
@@ -131,6 +143,7 @@ import ReelTestSupport
         try await rig.session.start()
         var seen: [RecordingEvent] = []
         await rig.run(to: 2.6, recorded: 1.5, seen: &seen)
+        await rig.waitForTheFirstClip(seen: &seen)
         let clip1 = rig.folder.appendingPathComponent("clip-001.mp4")
         try FileManager.default.removeItem(at: clip1)           // the file, not the folder
         await rig.run(to: 3.5, recorded: 2.4, seen: &seen)
