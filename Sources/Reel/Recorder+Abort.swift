@@ -40,7 +40,9 @@ extension Recorder {
     /// named too (``RecordingFile/AbortReport/unendedPlaylists``).
     ///
     /// Safe to call from any thread at any moment, also while the session starts or stops:
-    /// the recorder's thread is not waited for. A finalise the stop has under way is given up
+    /// the recorder's thread is not waited for. A start under way (its file made, its encoders
+    /// and sinks opening: a stream's connect) is waited for, up to 10 s, and then gives its
+    /// file up. A finalise the stop has under way is given up
     /// between two of its steps (waiting for the one under way, a write and its sync), so that
     /// the report stays true: the file is then as a crash there leaves it (it plays, and
     /// ``recover(_:to:overwrite:progress:)`` completes it), or, finalised by then, the report
@@ -97,7 +99,7 @@ extension Recorder {
     /// made goes (it holds no sample, the recorder's thread never ran; only what holds nothing
     /// recorded is removed), its encoders are let go, the recorder cannot start again, and the
     /// error to throw is returned. `nil` when no abort came.
-    func givenUpByAnAbort(_ pipeline: RecorderPipeline) -> ReelError? {
+    func givenUpByAnAbort(_ pipeline: RecorderPipeline, session: RecordingSession) -> ReelError? {
         let aborted = state.withLock { s in
             guard s.abortedWhilePreparing else { return false }
             s.machine.preparationFailed()
@@ -105,10 +107,15 @@ extension Recorder {
             return true
         }
         guard aborted else { return nil }
-        if writesFile, let made = RecordingFile.heldFile(for: url), !made.isDeleted {
+        // The file made: a GIF's intermediate, or the recording's own (at its name, or hidden
+        // while it replaces a file). Clip mode makes a clip's file only with its first packet.
+        let made = pipeline.intermediate.flatMap { OpenFile.held(at: $0) } ?? RecordingFile.heldFile(for: url)
+        if writesFile, let made, !made.isDeleted {
             _ = RecordingFile.removeIfItHoldsNothing(made.path, identity: made.identity)
         }
         _ = pipeline.abandon()
+        // The clips' folder claimed (its list of clips, the folder if made for it) is let go.
+        if pipeline.clipFiles != nil { session.releaseClaim() }
         let failure = ReelError(.notRunning, "the recording was aborted as it started: nothing was recorded")
         let waiters = state.withLock { s in
             defer { s.waiters = [] }

@@ -259,7 +259,7 @@ public final class Recorder: CaptureOutput {
             for waiter in waiters { waiter.resume(returning: .failure(failure)) }
             throw error
         }
-        if let aborted = givenUpByAnAbort(pipeline) { throw aborted }
+        if let aborted = givenUpByAnAbort(pipeline, session: session) { throw aborted }
         pipeline.writer.encoder.onSinkDropped = { if let event = Self.sinkDropped($0, error: $1) { continuation.yield(event) } }
         session.setMergeProgressHandler { continuation.yield(.merging($0)) }
         session.setFolderChangeHandler { continuation.yield(.clipsFolderChanged($0)) }

@@ -14,7 +14,7 @@ extension RecorderPipeline {
                 // A folder moved or deleted meanwhile (during a pause): followed, or made again.
                 try session.followFolder()
                 return fileConfiguration(url: clipURL(clip), overwrite: false,
-                                         maximumFileSize: settings.maxFileSize.map { $0 - clipAccount.finishedShare - mergeHeadroom })
+                                         maximumFileSize: settings.maxFileSize.map { $0 - finishedShare - mergeHeadroom })
             },
             opened: { [unowned self] _, url in try session.clipStarted(url) },
             // A clip deleted with its folder is copied back into the folder made again.
@@ -25,6 +25,11 @@ extension RecorderPipeline {
                 try session.clipDiscarded(url)
             })
     }
+
+    /// The share of the merged file of the clips finished, those on the finishing thread too
+    /// (see ``ClipAccounting/finishedShare``), and their bytes on the disk.
+    var finishedShare: Int64 { clipAccount.finishedShare + (clipFiles?.finishingShare ?? 0) }
+    var finishedBytes: Int64 { clipAccount.finishedBytes + (clipFiles?.finishingBytes ?? 0) }
 
     /// The file of clip `clip` (from zero) in the session's folder.
     func clipURL(_ clip: Int) -> URL {

@@ -320,7 +320,7 @@ final class RecorderPipeline: @unchecked Sendable {
                 guard let clipFiles else { continue }
                 if interval > 0 {
                     // No room left for another clip in the merged file: the recording ends at its size.
-                    if let max = settings.maxFileSize, clipAccount.finishedShare + mergeHeadroom + 8192 >= max {
+                    if let max = settings.maxFileSize, finishedShare + mergeHeadroom + 8192 >= max {
                         clipAccount.sizeUsedUp = true
                         return
                     }
@@ -381,7 +381,7 @@ final class RecorderPipeline: @unchecked Sendable {
         guard sizeLimit.maximum != nil else { return FileSizeLimit.Figures(projected: 0, typicalFrameBytes: 0) }
         let inEncoder = writer.encoder.framesInEncoder
         let files = writer.movie.map { [$0] } ?? clipFiles?.openFiles ?? []
-        let projected = clipAccount.finishedShare + mergeHeadroom + files.reduce(0) { $0 + $1.projectedFileSize(framesInEncoder: inEncoder) }
+        let projected = finishedShare + mergeHeadroom + files.reduce(0) { $0 + $1.projectedFileSize(framesInEncoder: inEncoder) }
         return FileSizeLimit.Figures(projected: projected, typicalFrameBytes: files.map(\.typicalFrameBytes).max() ?? 0,
                                      full: clipAccount.sizeUsedUp || writer.isFull)
     }
@@ -395,7 +395,7 @@ final class RecorderPipeline: @unchecked Sendable {
         let inEncoder = writer.encoder.framesInEncoder
         let files = writer.movie.map { [$0] } ?? clipFiles?.openFiles ?? []
         let toCome = files.reduce(0) { $0 + $1.bytesToCome(framesInEncoder: inEncoder) }
-        let onDisk = clipAccount.finishedBytes + files.reduce(0) { $0 + $1.bytesOnDisk }
+        let onDisk = finishedBytes + files.reduce(0) { $0 + $1.bytesOnDisk }
         defer { freeSpace.refresh(onDisk: onDisk) }
         return spaceGuard.action(freeSpace.latest, onDisk: onDisk, toCome: toCome, reserved: files.reduce(0) { $0 + $1.indexReservation }, at: now)
     }

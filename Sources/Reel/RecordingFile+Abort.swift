@@ -83,6 +83,13 @@ extension RecordingFile {
     /// own by their names, which carry its process id): nothing needs them, and one left
     /// behind (empty, when the abort came as it began) was only in the way. Returns those it
     /// could not remove.
+    /// For a process about to end at once (an abort that did not wait): removes the finalised
+    /// copies this process was making beside the file, half made, which nothing would finish
+    /// or remove. Returns those it could not remove.
+    package func removeOwnUnfinishedCopies() -> [URL] {
+        Self.removeOwnCopies(beside: url, purpose: "finalising")
+    }
+
     private static func removeOwnCopies(beside url: URL, purpose: String) -> [URL] {
         FilePlacement.temporaryFiles(beside: url, purposes: [purpose], pid: getpid()).filter { copy in
             if case .failure(let error) = Syscall.attempt({ unlink(copy.path) }) { return error.rawValue != ENOENT }

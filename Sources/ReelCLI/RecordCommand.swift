@@ -40,7 +40,8 @@ struct RecordCommand {
                                             console.out(ProgressRenderer.json(event))
                                         }
                                         return message
-                                    })
+                                    },
+                                    leaveAtOnce: { parts.leaveAtOnce() })
         signals.ignored = { [renderer] signal, reason in renderer.signalIgnored(signal, reason: reason) }
         defer { signals.finished() }
         ProcessSignals.shared.install(console: console)

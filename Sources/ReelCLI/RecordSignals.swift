@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Reel
+import ReelSystem
 
 /// What `reel record` does with each signal, at every moment of its life.
 ///
@@ -139,6 +140,8 @@ final class RecordSignals: @unchecked Sendable {
     private let saveReplay: (@Sendable () -> Void)?
     private let swap: @Sendable () -> Void
     private let abortMessage: @Sendable () -> String
+    /// What ending at once, while the abort waits, leaves and says (see ``abortOffTheSignalThread()``).
+    private let leaveAtOnce: @Sendable () -> String
     /// Hears a signal ignored and why (the renderer says it as a JSON event too: a script
     /// that sent it can tell nothing happened).
     var ignored: (@Sendable (_ signal: String, _ reason: String) -> Void)?
@@ -157,7 +160,8 @@ final class RecordSignals: @unchecked Sendable {
     /// does instead of toggling pause.
     init(console: Console, canSwap: Bool, stop: @escaping @Sendable () -> Void,
          togglePause: @escaping @Sendable () -> Void, saveReplay: (@Sendable () -> Void)? = nil,
-         swap: @escaping @Sendable () -> Void, abortMessage: @escaping @Sendable () -> String) {
+         swap: @escaping @Sendable () -> Void, abortMessage: @escaping @Sendable () -> String,
+         leaveAtOnce: @escaping @Sendable () -> String = { "reel: aborted without waiting" }) {
         self.console = console
         self.lifecycle = RecordSignalLifecycle(canSwap: canSwap, usr1SavesReplay: saveReplay != nil)
         self.stop = stop
@@ -165,6 +169,7 @@ final class RecordSignals: @unchecked Sendable {
         self.saveReplay = saveReplay
         self.swap = swap
         self.abortMessage = abortMessage
+        self.leaveAtOnce = leaveAtOnce
         let signals = ProcessSignals.shared
         signals.setHandler(ProcessSignals.stopping) { [weak self] signo in self?.stopSignal(signo) }
         signals.setHandler([SIGUSR1]) { [weak self] signo in self?.act(on: signo, pause: true) }
@@ -268,8 +273,14 @@ final class RecordSignals: @unchecked Sendable {
             return abortUnderWay
         }
         if again {
-            console.err("\nreel: aborted without waiting: the recording's file is as a crash now would leave it "
-                        + "(it plays; reel recover finishes it)")
+            // Not while a file deleted as it was recorded is copied back: its content goes
+            // with the process.
+            guard OpenFile.copyingBack.load(ordering: .relaxed) == 0 else {
+                console.err("reel: aborting: copying back a recording that was deleted while it was recorded; "
+                            + "ending now would lose it (SIGKILL would)")
+                return
+            }
+            console.err(leaveAtOnce())
             _exit(Self.abortedStatus)
         }
         clearLine()
@@ -277,8 +288,8 @@ final class RecordSignals: @unchecked Sendable {
         let spoken = Mutex(false)
         DispatchQueue.global().asyncAfter(deadline: .now() + 1) {
             guard !spoken.withLock({ $0 }) else { return }
-            console.err("reel: aborting: waiting for the finalise step under way to reach the disk… "
-                        + "(press Ctrl-C again to leave at once)")
+            console.err("reel: aborting: waiting for the file to be left as it plays (a finalise step or the "
+                        + "start under way)… (press Ctrl-C again to leave at once)")
         }
         Thread.detachNewThread {
             let words = message()

@@ -40,6 +40,18 @@ final class RecordingParts: @unchecked Sendable {
         reservation = reserved ? url : nil
     }
 
+    /// What an abort that does not wait leaves (a stop signal while the abort waited for a
+    /// finalise step): this process's half-made finalised copy is removed, and the file named
+    /// with how to finish it.
+    func leaveAtOnce() -> String {
+        let url = lock.withLock { _url }
+        guard let url, url.path != "/dev/null" else { return "reel: aborted without waiting" }
+        let stuck = RecordingFile(url: url).removeOwnUnfinishedCopies()
+        return "reel: aborted without waiting: \(url.path) is as a crash now would leave it "
+            + "(it plays; finish it with: reel recover \(Shell.quoted(url.path)))"
+            + stuck.map { "; remove the unfinished copy \(Shell.quoted($0.path))" }.joined()
+    }
+
     /// The recording's file (`nil` for none) and session.
     func set(url: URL?, session: CaptureSession) {
         lock.lock(); defer { lock.unlock() }

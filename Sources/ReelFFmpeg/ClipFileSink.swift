@@ -72,13 +72,24 @@ package final class ClipFileSink: ClipAudioSink {
     }
     /// The thread that finishes the clips' files, made with the first.
     private var finisher: OutputWorker<@Sendable () -> Void>?
-    /// The clips handed to the finisher and not delivered yet: their count and media bytes,
-    /// as they were handed over (the recording's size counts them until their owner does).
-    private var aside: (count: Int, mediaBytes: Int64) = (0, 0)
+    /// The clips handed to the finisher and not delivered yet: their count, media bytes, share
+    /// of a merge of the clips (as `ClipAccounting` counts a finished clip's) and bytes, as
+    /// they were handed over (the recording's size counts them until their owner does).
+    private var aside = Aside()
+    private struct Aside {
+        var count = 0, mediaBytes: Int64 = 0, share: Int64 = 0, bytes: Int64 = 0
+
+        mutating func add(_ sign: Int64, _ figures: (media: Int64, share: Int64, bytes: Int64)) {
+            count += Int(sign)
+            mediaBytes += sign * figures.media
+            share += sign * figures.share
+            bytes += sign * figures.bytes
+        }
+    }
     /// What the finisher did, oldest first, for ``deliverFinishedClips()``.
     private let done = Outbox()
     private final class Outbox: Sendable {
-        let items = Mutex<[(clip: Int, mediaBytes: Int64, outcome: Result<Outcome, any Error>)]>([])
+        let items = Mutex<[(clip: Int, figures: (media: Int64, share: Int64, bytes: Int64), outcome: Result<Outcome, any Error>)]>([])
     }
     /// A clip's file on its way to the finishing thread, which owns it from then on.
     private struct Handed: @unchecked Sendable { let file: MovieFileSink }
@@ -175,10 +186,10 @@ package final class ClipFileSink: ClipAudioSink {
         let clip = clips.removeFirst()
         guard let file = clip.file else { return }
         let withoutPicture = streams.contains(where: { $0.kind == .video }) && file.videoFramesMuxed == 0
-        if !withoutPicture { try events.finishing(clip.index) }
-        let bytes = file.mediaBytes
-        aside.count += 1
-        aside.mediaBytes += bytes
+        // Also for one without a picture: it may be finished after all (see `discardWithoutPicture`).
+        try events.finishing(clip.index)
+        let bytes = (media: file.mediaBytes, share: file.mediaBytes + 48 * file.packetsWritten, bytes: file.bytesWritten)
+        aside.add(1, bytes)
         let finisher = finisher ?? OutputWorker(name: "reel.clips", capacity: 1 << 16, policy: .block) { $0() }
         self.finisher = finisher
         let done = done, wake = clipFinishedAside, index = clip.index
@@ -195,21 +206,27 @@ package final class ClipFileSink: ClipAudioSink {
         }
     }
 
-    /// Tells the owner, in clip order, what the clips finished on the finishing thread hold
-    /// (or throws why one could not be finished). On the encoder's thread.
+    /// Tells the owner, in clip order, what the clips finished on the finishing thread hold,
+    /// every one of them, then throws the first error (a clip that could not be finished, or
+    /// the owner's). On the encoder's thread.
     package func deliverFinishedClips() throws {
         let outcomes = done.items.withLock { done in
             defer { done = [] }
             return done
         }
-        for (clip, bytes, outcome) in outcomes {
-            aside.count -= 1
-            aside.mediaBytes -= bytes
-            switch try outcome.get() {
-            case .discarded(let url): try events.discarded(clip, url)
-            case .finished(let finished): if let finished { try events.finished(clip, finished) }
+        var failure: (any Error)?
+        for (clip, figures, outcome) in outcomes {
+            aside.add(-1, figures)
+            do {
+                switch try outcome.get() {
+                case .discarded(let url): try events.discarded(clip, url)
+                case .finished(let finished): if let finished { try events.finished(clip, finished) }
+                }
+            } catch {
+                failure = failure ?? error
             }
         }
+        if let failure { throw failure }
     }
 
     /// Waits until every clip handed to the finishing thread is finished.
@@ -233,8 +250,9 @@ package final class ClipFileSink: ClipAudioSink {
         for clip in clips { clip.file?.abandon() }
         clips = []
         // Clips past their pause are finished all the same (their finish is under way, or
-        // a moment's work); their owner is not told any more.
+        // a moment's work), and listed as finished (a recovery of the folder takes them so).
         waitForFinisher()
+        try? deliverFinishedClips()
     }
 
     // MARK: What it holds
@@ -245,6 +263,11 @@ package final class ClipFileSink: ClipAudioSink {
     /// The clips not finished yet, or whose owner has not been told yet: those being recorded
     /// and those on the finishing thread.
     package var unfinishedCount: Int { clips.count { $0.file != nil } + aside.count }
+
+    /// The share of a merge of the clips (see `ClipAccounting`) and the bytes of the clips on
+    /// the finishing thread, which their owner has not counted yet.
+    package var finishingShare: Int64 { aside.share }
+    package var finishingBytes: Int64 { aside.bytes }
 
     /// The encoded media written into the clips not finished yet, or not told yet (read with
     /// every sample for the free-space check: no array is made for it).

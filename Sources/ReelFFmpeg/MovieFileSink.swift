@@ -490,20 +490,4 @@ package final class MovieFileSink: PacketSink {
             removeChapterList()
         }
     }
-
-    // MARK: What it holds
-
-    /// Bytes written so far (some may still wait for the disk).
-    package var bytesWritten: Int64 { muxer.bytesWritten }
-    /// The queue of bytes waiting for the disk, if the file is written by a thread of its own.
-    package var writeQueue: FileWriteQueue? { muxer.writeQueue }
-    /// The packets written so far.
-    package var packetsWritten: Int64 { muxer.packetCount }
-    /// The bytes of encoded video and audio written so far.
-    package var mediaBytes: Int64 { muxer.payloadBytes }
-
-    /// Whether the disk filled while the file was written and had back the room of the index
-    /// reservation that the index will not need (the writer went on into it): everything taken
-    /// so far reaches the disk, but the recording is to end (see ``SpareIndexRoom``).
-    package var diskFilled: Bool { writeQueue?.roomGivenBack != nil }
 }

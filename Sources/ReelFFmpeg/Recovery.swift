@@ -222,26 +222,6 @@ public enum Recovery {
         return done
     }
 
-    // MARK: Sound-only files
-
-    /// A WAV, FLAC or Ogg file (see ``AudioFileRecovery``), in place or into `destination`, which
-    /// must be a file of the same kind.
-    private static func recoverSound(_ url: URL, kind: AudioFileRecovery.Kind, to destination: Destination?) throws -> Summary {
-        if let destination, !kind.containers.contains(destination.container) {
-            throw ReelError(.unsupportedFormat, "a recovered \(kind.name) file stays \(kind.name): \(destination.url.lastPathComponent) names another kind",
-                            hint: "name the recovered file .\(kind.containers[0].fileExtension), and convert it afterwards if you need another kind")
-        }
-        let repair = try AudioFileRecovery.plan(url)
-        // A whole file needs nothing, and nothing is written (as for a finalised MP4).
-        guard repair.isNeeded else { return try summary(of: url, finalisation: .notNeeded) }
-        let bytes = try AudioFileRecovery.recover(url, repair: repair, into: destination?.url, overwrite: destination?.overwrite ?? false)
-        let target = destination?.url ?? url
-        let finalisation: AssetWriter.Finalisation = destination == nil
-            ? .inPlace(bytesWritten: bytes)
-            : .copied(reason: "written to another file", bytesWritten: bytes)
-        return try summary(of: target, finalisation: finalisation)
-    }
-
     // MARK: In place
 
     private static func recoverInPlace(_ url: URL, state: RecordingStructure.State, meter: ProgressMeter) throws -> Summary {
@@ -312,7 +292,7 @@ public enum Recovery {
     // MARK: Into another file
 
     /// Where a recovered file goes when it is not written in place.
-    private struct Destination {
+    struct Destination {
         var url: URL
         var container: Container
         var overwrite: Bool
@@ -477,26 +457,6 @@ public enum Recovery {
 
     /// What the recovered (or complete) file at `url` holds. `videoPackets` counts the frames
     /// where the container does not (MKV).
-    /// Ends the cut-off MKV/WebM `url` where it is, needing no room on the disk (see
-    /// ``MatroskaInPlaceEnd``): without cues. The caller holds the file's lock.
-    private static func endMatroskaInPlace(_ url: URL) throws -> Summary {
-        let ended = try MatroskaInPlaceEnd.end(url)
-        let count = try PacketCount.count(url)
-        var done = Summary(url: url, duration: MediaTime(seconds: max(count.videoEnd, count.audioEnd)), videoFrames: count.videoPackets,
-                           finalisation: .inPlace(bytesWritten: ended.bytesWritten))
-        done.leftOutBytes = ended.leftOutBytes
-        return done
-    }
-
-    /// Ends the cut-off MKV/WebM recording `url` where it is without copying it, as a recorder
-    /// whose disk filled does with its own file: no room is needed, and no cues are written
-    /// (see ``MatroskaInPlaceEnd``).
-    package static func endMatroskaWithoutRoom(_ url: URL) throws -> Summary {
-        let lock = try RecordingLock.lockExisting(url, exclusive: true)
-        defer { lock.release() }
-        return try endMatroskaInPlace(url)
-    }
-
     static func summary(of url: URL, finalisation: AssetWriter.Finalisation, videoPackets: Int64? = nil) throws -> Summary {
         let probe = try InputFile(url: url)
         var duration = MediaTime.zero

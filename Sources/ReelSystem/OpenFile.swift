@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Foundation
+import Synchronization
 
 /// A regular file this process holds open, found through `/proc/self/fd` (the one reader of
 /// it): how an abort tells a recording's own file from one that took its name, and finds it
@@ -47,6 +48,10 @@ package struct OpenFile: Sendable, Equatable {
                         isDeleted: info.st_nlink == 0 || marked)
     }
 
+    /// The copies back (``copyBack(_:to:)``) under way: a process that ends during one loses
+    /// the deleted file's content (its last descriptor closes), so an impatient abort waits.
+    package static let copyingBack = Atomic<Int>(0)
+
     /// Copies a deleted file's content back to `url`, or, if that name was taken again, to
     /// `NAME (rescued).EXT` beside it; returns where. A file the stop copied back already is
     /// not copied again.
@@ -55,6 +60,8 @@ package struct OpenFile: Sendable, Equatable {
            FileManager.default.fileExists(atPath: copy.path) {
             return copy
         }
+        copyingBack.add(1, ordering: .relaxed)
+        defer { copyingBack.subtract(1, ordering: .relaxed) }
         let rescue = FilePlacement.rescueName(for: url)
         try Syscall.copyFile(file.descriptorPath, to: rescue)
         RecordingLock.noteRescuedCopy(of: file.identity, at: rescue)

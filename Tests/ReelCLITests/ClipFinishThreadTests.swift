@@ -28,6 +28,11 @@ import ReelTestSupport
             usleep(20_000)
         }
         try #require(reel > 0)
+        // A test that fails leaves neither running: strace let go ends, its tracee runs on.
+        defer {
+            kill(reel, SIGKILL)
+            if strace.isRunning { kill(strace.processIdentifier, SIGKILL) }
+        }
         /// reel's threads by name.
         func threads() -> [String: Set<String>] {
             var names: [String: Set<String>] = [:]

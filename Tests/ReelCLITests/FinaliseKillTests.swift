@@ -128,12 +128,17 @@ import ReelTestSupport
             usleep(20_000)
         }
         try #require(reel > 0, "reel reached the finalise's delayed sync: \(said())")
+        // A test that fails leaves neither running: strace let go ends, its tracee runs on.
+        defer {
+            kill(reel, SIGKILL)
+            if strace.isRunning { kill(strace.processIdentifier, SIGKILL) }
+        }
         kill(reel, SIGINT)              // already stopping: "press Ctrl-C again to abort"
         usleep(400_000)
         kill(reel, SIGINT)              // the abort: it waits for the step under way
         usleep(1_800_000)
         #expect(strace.isRunning, "the abort waits for the step: \(said())")
-        #expect(said().contains("waiting for the finalise step under way"), "\(said())")
+        #expect(said().contains("waiting for the file to be left as it plays"), "\(said())")
         let third = Date()
         kill(reel, SIGINT)
         // Ended when it has said so and its main thread has exited (the thread strace holds in
@@ -148,7 +153,9 @@ import ReelTestSupport
         #expect(took < 3, "ended \(took) s after the third signal, not when the 8 s step ended")
         strace.waitUntilExit()
         #expect(strace.terminationStatus == 130, "\(said())")
-        #expect(said().contains("aborted without waiting"), "\(said())")
+        #expect(said().contains("aborted without waiting: \(url.path) is as a crash now would leave it"), "\(said())")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted() == ["err", "slow.mp4"],
+                "no half-made copy or other file left")
         // The file is as a crash before that step leaves it: it plays whole, and recovering finishes it.
         #expect(try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter) == (0..<60).map { Int64($0) })
         let recovered = try ReelBinary.run(["recover", url.path])

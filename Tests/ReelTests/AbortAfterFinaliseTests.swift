@@ -152,4 +152,32 @@ import ReelTestSupport
         }
         await #expect(throws: ReelError.self) { try await recorder.result() }
     }
+
+    /// The same for a GIF (its intermediate is the file made) and in clip mode (the clips'
+    /// folder and its list are made at the start): nothing is left, nothing said to recover.
+    @Test(arguments: ["early.gif", "clips"]) func anAbortWhileTheStartMakesItsFilesLeavesNothing(_ kind: String) async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent(kind == "clips" ? "early.mp4" : kind)
+        let session = CaptureSession()
+        try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30)))
+        var settings = Recorder.Settings(pauseMode: kind == "clips" ? .clips : .singleFile)
+        settings.video.preset = "ultrafast"
+        let held = HeldStart()
+        let recorder = Recorder(url: url, settings: settings, sinks: [held])
+        try session.addOutput(recorder)
+        let start = Task { try await session.start() }
+        held.begun.wait()
+        let abort = Task.detached { recorder.abort() }
+        try await Task.sleep(for: .milliseconds(200))
+        held.letGo.signal()
+        let report = await abort.value
+        await #expect(throws: ReelError.self) { try await start.value }
+        await session.stop()
+        switch report.outcome {
+        case .nothingRecorded, .nothingReachedTheDisk: break
+        default: Issue.record("the abort reported \(report.outcome)")
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
+        #expect(left.isEmpty, "nothing left: \(left)")
+    }
 }
