@@ -117,16 +117,13 @@ import ReelTestSupport
         func finish() throws {}
     }
 
-    @Test(arguments: [false, true]) func anAbortWhileTheStartMakesTheFileLeavesNothing(overwrite: Bool) async throws {
-        let dir = try TemporaryDirectory()
-        let url = dir.url.appendingPathComponent("early.mp4")
-        let earlier = Data("someone's file".utf8)
-        if overwrite { try earlier.write(to: url) }
+    /// Records into `url` with `settings`, aborts while the start is held in a sink's
+    /// `begin()`, and checks the start failed and the abort said nothing was recorded.
+    func abortWhileStarting(_ url: URL, _ settings: Recorder.Settings) async throws -> Recorder {
+        var settings = settings
+        settings.video.preset = "ultrafast"
         let session = CaptureSession()
         try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30)))
-        var settings = Recorder.Settings()
-        settings.video.preset = "ultrafast"
-        settings.overwrite = overwrite
         let held = HeldStart()
         let recorder = Recorder(url: url, settings: settings, sinks: [held])
         try session.addOutput(recorder)
@@ -143,6 +140,17 @@ import ReelTestSupport
         case .nothingRecorded, .nothingReachedTheDisk: break
         default: Issue.record("the abort reported \(report.outcome)")
         }
+        return recorder
+    }
+
+    @Test(arguments: [false, true]) func anAbortWhileTheStartMakesTheFileLeavesNothing(overwrite: Bool) async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("early.mp4")
+        let earlier = Data("someone's file".utf8)
+        if overwrite { try earlier.write(to: url) }
+        var settings = Recorder.Settings()
+        settings.overwrite = overwrite
+        let recorder = try await abortWhileStarting(url, settings)
         let left = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
         if overwrite {
             #expect(left == ["early.mp4"], "\(left)")
@@ -158,25 +166,7 @@ import ReelTestSupport
     @Test(arguments: ["early.gif", "clips"]) func anAbortWhileTheStartMakesItsFilesLeavesNothing(_ kind: String) async throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent(kind == "clips" ? "early.mp4" : kind)
-        let session = CaptureSession()
-        try session.addInput(TestPatternSource(size: PixelSize(width: 320, height: 240), frameRate: FrameRate(30)))
-        var settings = Recorder.Settings(pauseMode: kind == "clips" ? .clips : .singleFile)
-        settings.video.preset = "ultrafast"
-        let held = HeldStart()
-        let recorder = Recorder(url: url, settings: settings, sinks: [held])
-        try session.addOutput(recorder)
-        let start = Task { try await session.start() }
-        held.begun.wait()
-        let abort = Task.detached { recorder.abort() }
-        try await Task.sleep(for: .milliseconds(200))
-        held.letGo.signal()
-        let report = await abort.value
-        await #expect(throws: ReelError.self) { try await start.value }
-        await session.stop()
-        switch report.outcome {
-        case .nothingRecorded, .nothingReachedTheDisk: break
-        default: Issue.record("the abort reported \(report.outcome)")
-        }
+        _ = try await abortWhileStarting(url, Recorder.Settings(pauseMode: kind == "clips" ? .clips : .singleFile))
         let left = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
         #expect(left.isEmpty, "nothing left: \(left)")
     }
