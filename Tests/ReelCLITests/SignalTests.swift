@@ -31,6 +31,11 @@ import ReelTestSupport
             process.standardOutput = try FileHandle(forWritingTo: stdout)
             process.standardError = try FileHandle(forWritingTo: stderr)
             process.standardInput = FileHandle.nullDevice
+            // reel keeps a hang-up ignored when its parent ignored it (nohup: tested with nohup
+            // as the launcher); these tests run under whatever started them (a CI script under
+            // nohup ignored it, and every SIGHUP case failed), so reel starts with the default.
+            let hangUp = signal(SIGHUP, SIG_DFL)
+            defer { signal(SIGHUP, hangUp) }
             try process.run()
         }
 
