@@ -122,7 +122,6 @@ package final class ClipFileSink: ClipAudioSink {
     }
 
     package func write(_ packet: EncodedPacket) throws -> SinkFlow {
-        try deliverFinishedClips()
         if isFull { return .full }
         if clips.isEmpty { cut(clip: 0, at: .zero) }
         let time = packet.presentationTime
