@@ -21,12 +21,27 @@ import ReelSystem
 /// No Cues are written (they would need room past the end): the file plays from its start and
 /// seeks by reading (players find the clusters), as any cut-off MKV did. Each step leaves a
 /// file that plays.
+///
+/// Only a torn end is cut off: an element that runs past the end of the file, or a header the
+/// end of the file cuts (or a blank end). An element that cannot be read with more of the file
+/// after it is damage in the middle: cut there, every cluster after it would be lost, where a
+/// copy (``Recovery``) skips the damage and keeps them. Such a file is left as it is, nothing
+/// written, and the error says so. (It was cut at the damage.)
 enum MatroskaInPlaceEnd {
     private static let infoID: UInt32 = 0x1549_A966
     private static let voidID: UInt32 = 0xEC
     private static let timecodeScaleID: UInt32 = 0x2A_D7B1
     private static let simpleBlockID: UInt32 = 0xA3
     private static let blockGroupID: UInt32 = 0xA0
+    /// What a Segment holds (SeekHead, Info, Tracks, Chapters, Cluster, Cues, Attachments, Tags,
+    /// Void, CRC-32): a torn end is one of these, not bytes that only look like an element.
+    private static let segmentChildIDs: Set<UInt32> = [0x114D_9B74, infoID, 0x1654_AE6B, 0x1043_A770, RecordingStructure.clusterID,
+                                                       0x1C53_BB6B, 0x1941_A469, 0x1254_C367, voidID, 0xBF]
+    /// What a Cluster holds (Timestamp, SilentTracks, Position, PrevSize, SimpleBlock,
+    /// BlockGroup, EncryptedBlock, Void, CRC-32).
+    private static let clusterChildIDs: Set<UInt32> = [0xE7, 0x5854, 0xA7, 0xAB, simpleBlockID, blockGroupID, 0xAF, voidID, 0xBF]
+    /// The longest element header: a 4-byte ID and an 8-byte size.
+    private static let longestHeader: Int64 = 12
 
     /// What ending a file in place did.
     struct Ended: Equatable {
@@ -41,7 +56,8 @@ enum MatroskaInPlaceEnd {
     /// Ends the cut-off MKV/WebM at `url` in place (see the type's description).
     ///
     /// - Throws: `.nothingRecorded` for a file without a complete cluster; `.invalidMedia` for
-    ///   one that is not a cut-off recording of libavformat's making; the disk's errors.
+    ///   one that is not a cut-off recording of libavformat's making, or is damaged before its
+    ///   end (then nothing is written); the disk's errors.
     static func end(_ url: URL) throws -> Ended {
         let file = try MP4File(url: url, writable: true)
         defer { file.close() }
@@ -63,8 +79,14 @@ enum MatroskaInPlaceEnd {
         // The torn cluster's size, made to cover its whole blocks: where its size field is, and what it becomes.
         var tornCluster: (field: Int64, bytes: [UInt8])?
         while offset < size {
-            guard let child = try RecordingStructure.element(at: offset, in: file), let length = child.size else { break }
+            guard let child = try RecordingStructure.element(at: offset, in: file), let length = child.size else {
+                // Unreadable: the end of the file cutting its header is a torn end, else damage.
+                guard try isTornEnd(at: offset, fileSize: size, in: file) else { throw damaged(url, at: offset) }
+                break
+            }
             guard child.dataOffset + length <= size else {
+                // Running past the end: torn, if it is an element a Segment holds.
+                guard segmentChildIDs.contains(child.id) else { throw damaged(url, at: offset) }
                 if child.id == RecordingStructure.clusterID, let kept = try wholeBlocks(of: child, at: offset, fileSize: size, in: file) {
                     tornCluster = (kept.field, kept.bytes)
                     clusters += 1
@@ -109,14 +131,21 @@ enum MatroskaInPlaceEnd {
 
     /// A cluster cut short by the end of the file (at `offset`, its header whole): where its
     /// whole elements end (its timestamp and the blocks written whole), and its size field
-    /// made to say so, as long as the field it replaces; `nil` when no block is whole.
+    /// made to say so, as long as the field it replaces; `nil` when no block is whole. Throws
+    /// `.invalidMedia` when what it holds is damaged before the end of the file.
     private static func wholeBlocks(of cluster: RecordingStructure.Element, at offset: Int64, fileSize: Int64,
                                     in file: MP4File) throws -> (end: Int64, field: Int64, bytes: [UInt8])? {
         var inner = cluster.dataOffset
         var blocks = 0
         while inner < fileSize {
-            guard let child = try RecordingStructure.element(at: inner, in: file), let length = child.size,
-                  child.dataOffset + length <= fileSize else { break }
+            guard let child = try RecordingStructure.element(at: inner, in: file), let length = child.size else {
+                guard try isTornEnd(at: inner, fileSize: fileSize, in: file) else { throw damaged(file.url, at: inner) }
+                break
+            }
+            // Not a cluster's (the next cluster, read as this one's because its size is
+            // damaged): the cluster is not torn, the file is damaged.
+            guard clusterChildIDs.contains(child.id) else { throw damaged(file.url, at: offset) }
+            guard child.dataOffset + length <= fileSize else { break }
             if child.id == simpleBlockID || child.id == blockGroupID { blocks += 1 }
             inner = child.dataOffset + length
         }
@@ -127,6 +156,27 @@ enum MatroskaInPlaceEnd {
         let value = UInt64(size) | (UInt64(1) << UInt64(7 * fieldLength))
         let bytes = (0..<fieldLength).map { UInt8(truncatingIfNeeded: value >> UInt64(8 * (fieldLength - 1 - $0))) }
         return (inner, field, bytes)
+    }
+
+    /// Whether the element at `offset`, which cannot be read, is a torn end: the end of the
+    /// file cuts its header (fewer bytes are left than the longest header), or nothing but
+    /// zeros is left (a crash can leave a file's end blank). Either way nothing whole follows.
+    private static func isTornEnd(at offset: Int64, fileSize: Int64, in file: MP4File) throws -> Bool {
+        if fileSize - offset < longestHeader { return true }
+        var at = offset
+        while at < fileSize {
+            let chunk = try file.read(at: at, count: Int(min(1 << 16, fileSize - at)))
+            guard !chunk.isEmpty else { break }
+            guard chunk.allSatisfy({ $0 == 0 }) else { return false }
+            at += Int64(chunk.count)
+        }
+        return true
+    }
+
+    /// A file damaged at `offset`, before its end: ending it there would lose what follows.
+    private static func damaged(_ url: URL, at offset: Int64) -> ReelError {
+        ReelError(.invalidMedia, "\(url.path) is damaged at byte \(offset), before its end: ended where it is, it would lose everything after that",
+                  hint: "recover it into a copy, which skips the damage (on a disk with room for one)")
     }
 
     /// Where in `info` the header kept room for the duration (an 11-byte Void), and the

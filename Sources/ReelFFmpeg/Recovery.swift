@@ -278,7 +278,14 @@ public enum Recovery {
             } catch let error as ReelError where error.code == .insufficientStorage {
                 // No room for the copy (the disk that cut the recording short is still full):
                 // ended where it is, without the index of cues, which needs no room.
-                return try endMatroskaInPlace(url)
+                do {
+                    return try endMatroskaInPlace(url)
+                } catch let damage as ReelError where damage.code == .invalidMedia {
+                    // Damaged before its end, it is left as it is: only the copy keeps what
+                    // follows the damage, and it needs room.
+                    throw ReelError(.insufficientStorage, "\(error.message); nor can it be ended where it is: \(damage.message)",
+                                    errno: error.errno, averror: error.averror)
+                }
             }
         case .emptyFragmented:
             throw nothingRecorded(url)
