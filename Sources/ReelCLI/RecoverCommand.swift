@@ -35,7 +35,9 @@ struct RecoverCommand {
 
     Chapter markers placed before the cut (kept beside the file as .NAME.chapters) become the
     recovered file's chapters. A marker placed after the last of the media that could be
-    recovered (just before a kill) is left out and said (--json: "leftOutMarkers").
+    recovered (just before a kill) is left out and said (--json: "leftOutMarkers"). An MKV
+    ended where it is on a full disk has no room for chapters: its markers stay in the list
+    beside it, and that is said (--json: "markerList").
 
     A GIF recording (-o NAME.gif) is recorded into a hidden MP4 beside it, .NAME.gif-….mp4,
     and made into the GIF at the stop. One that was cut off (killed, or its conversion
@@ -190,9 +192,10 @@ struct RecoverCommand {
                                        summary.videoFrames, how))
                 }
                 for marker in summary.leftOutMarkers {
-                    console.err("reel: note: marker '\(Format.printable(marker.title))' at \(Format.clock(seconds: marker.start.seconds)) "
-                        + (marker.start < summary.duration ? "cannot be kept: this kind of file holds no chapters"
-                                                           : "was placed after what could be recovered: left out"))
+                    let why = summary.keptMarkerList.map { "is not in the file, ended where it is with no room for chapters: it is kept in \(Format.path($0))" }
+                        ?? (marker.start < summary.duration ? "cannot be kept: this kind of file holds no chapters"
+                                                            : "was placed after what could be recovered: left out")
+                    console.err("reel: note: marker '\(Format.printable(marker.title))' at \(Format.clock(seconds: marker.start.seconds)) \(why)")
                 }
                 noteLeftovers(Self.leftovers(beside: summary.url, or: url))
             } catch {
@@ -231,7 +234,8 @@ struct RecoverCommand {
 
     /// `{"event": "recovered", "recording": PATH, "file": PATH, "duration": S, "frames": N,
     /// "how": "inPlace"|"copied"|"notNeeded", "bytesWritten": N, "leftOutBytes": N}`, and
-    /// `"leftOutMarkers": [{"title": T, "time": S}]` for markers the file does not hold.
+    /// `"leftOutMarkers": [{"title": T, "time": S}]` for markers the file does not hold, and
+    /// `"markerList": PATH` where they are kept when the file could take none.
     static func json(_ summary: Recovery.Summary, of recording: URL) -> [String: Any] {
         var object: [String: Any] = ["event": "recovered", "recording": recording.path, "file": summary.url.path,
                                      "duration": (summary.duration.seconds * 1000).rounded() / 1000,
@@ -240,6 +244,7 @@ struct RecoverCommand {
         if !summary.leftOutMarkers.isEmpty {
             object["leftOutMarkers"] = summary.leftOutMarkers.map { ["title": $0.title, "time": ($0.start.seconds * 1000).rounded() / 1000] as [String: Any] }
         }
+        if let list = summary.keptMarkerList { object["markerList"] = list.path }
         switch summary.finalisation {
         case .inPlace(let bytes): object["how"] = "inPlace"; object["bytesWritten"] = bytes
         case .copied(let reason, let bytes): object["how"] = "copied"; object["reason"] = reason; object["bytesWritten"] = bytes

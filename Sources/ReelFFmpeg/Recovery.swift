@@ -48,6 +48,11 @@ public enum Recovery {
         /// crash, their media never written), or all of them when the file's kind holds no
         /// chapters.
         public var leftOutMarkers: [Chapter] = []
+        /// The list of markers kept beside the recording (a hidden `.NAME.chapters` file), kept
+        /// there because the file could not take them: an MKV ended where it is on a full disk
+        /// gets no chapters (they would need room). It holds ``leftOutMarkers``; `nil` when
+        /// the list went (the file holds what it can) or there was none.
+        public var keptMarkerList: URL?
 
         /// The summary with what the cut-off `layout` leaves out.
         fileprivate func leavingOut(_ layout: RecordingStructure.Fragments) -> Summary {
@@ -197,8 +202,9 @@ public enum Recovery {
                 return try leavingOut(markers, from: recover(source, state: state, to: destination, meter: meter))
             }
             let recovered = try leavingOut(markers, from: recoverInPlace(source, state: state, meter: meter))
-            // Its markers are in it now (those it can hold).
-            ChapterSidecar.remove(for: source)
+            // Its markers are in it now (those it can hold); a file that could take none keeps
+            // them beside it.
+            if recovered.keptMarkerList == nil { ChapterSidecar.remove(for: source) }
             return recovered
         } catch let error as ReelError where destination == nil && error.code == .permissionDenied {
             throw ReelError(.permissionDenied, "cannot finalise \(source.path) where it is: \(error.message)",
@@ -279,7 +285,10 @@ public enum Recovery {
                 // No room for the copy (the disk that cut the recording short is still full):
                 // ended where it is, without the index of cues, which needs no room.
                 do {
-                    return try endMatroskaInPlace(url)
+                    // No room for chapters either: the markers stay in their list beside it.
+                    var ended = try endMatroskaInPlace(url)
+                    if markers != nil { ended.keptMarkerList = ChapterSidecar.url(for: url) }
+                    return ended
                 } catch let damage as ReelError where damage.code == .invalidMedia {
                     // Damaged before its end, it is left as it is: only the copy keeps what
                     // follows the damage, and it needs room.

@@ -323,6 +323,41 @@ import ReelTestSupport
                 "the list beside it goes once the file holds them")
     }
 
+    /// An MKV with markers killed, recovered in place on a disk that is full: with no room for
+    /// the copy that would give it chapters, it is ended where it is, without them; the list of
+    /// its markers stays beside it, and the words say the markers are kept there. The list was
+    /// removed, and the words said "this kind of file holds no chapters": the markers were lost.
+    @Test func markersOfAKilledMKVRecoveredOnAFullDiskStayInTheirList() async throws {
+        let dir = try TemporaryDirectory()
+        let disk = try SmallDisk(size: "20M")
+        let file = disk.url.appendingPathComponent("full.mkv")
+        let list = disk.url.appendingPathComponent(".full.mkv.chapters")
+        let socket = dir.url.appendingPathComponent("full.sock")
+        let recording = try Recording(["--control=\(socket.path)", "--min-free", "0", "-o", file.path], in: dir.url)
+        let client = try await recording.connect(socket)
+        var frames = try await waitForFrames(past: 10, client)
+        #expect(try client.request("marker", argument: "first").reply["ok"] as? Bool == true)
+        frames = try await waitForFrames(past: frames + 20, client)
+        #expect(try client.request("marker", argument: "second").reply["ok"] as? Bool == true)
+        _ = try await waitForFrames(past: frames + 60, client)
+        kill(recording.process.processIdentifier, SIGKILL)
+        _ = recording.end()
+        try #require(FileManager.default.fileExists(atPath: list.path), "the killed recording's markers are kept")
+        let kept = try Data(contentsOf: list)
+        // Everything left on the disk taken by someone else's file.
+        _ = try Subprocess.run(["sh", "-c", "cat /dev/zero > '\(disk.url.appendingPathComponent("filler").path)'"])
+        let recovered = try ReelBinary.run(["recover", file.path])
+        #expect(recovered.status == 0, "\(recovered.stderr)")
+        #expect(Recovery.isFinished(file), "ended in place: \(recovered.output)")
+        #expect(try MediaProbe.chapters(file).isEmpty, "no room for chapters")
+        #expect(try RecoverCommandTests.decodeErrors(file) == "")
+        #expect(FileManager.default.fileExists(atPath: list.path) && (try? Data(contentsOf: list)) == kept, "the list stays as it was")
+        for title in ["first", "second"] {
+            #expect(recovered.stderr.contains("marker '\(title)' at ") && recovered.stderr.contains("is not in the file, ended where it is with no room for chapters: it is kept in \(list.path)"),
+                    "\(recovered.stderr)")
+        }
+    }
+
     /// A killed recording's list of markers belongs to that file: a recording made over it
     /// with --overwrite, killed in turn before any marker, recovers with no chapters (it got
     /// the old recording's), and one with a marker recovers with its own only.
