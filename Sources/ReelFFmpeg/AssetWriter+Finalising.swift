@@ -22,10 +22,13 @@ extension AssetWriter {
     /// (from its start), if given.
     /// `lateStarts` (by stream index, when the writer knows them) say how much later than the
     /// earliest each stream's first packet came (see `Movie.readFragments`).
+    /// `gate`: the file's (see ``FinaliseGate``), through which each change to it goes (a
+    /// finalise given up by an abort throws ``FinaliseGate/GivenUp``).
     static func finalise(_ url: URL, container: Container, shift: MediaTime, lateStarts: [Int: MediaTime]? = nil, inPlace: Bool,
-                         copyWhenSmall: Bool, fault: MP4Finaliser.Fault?, chapters: [Chapter] = [], end: MediaTime? = nil) throws -> Finalisation {
-        try finalise(url, held: nil, container: container, shift: shift, lateStarts: lateStarts, inPlace: inPlace,
-                     copyWhenSmall: copyWhenSmall, fault: fault, chapters: chapters, end: end).finalisation
+                         copyWhenSmall: Bool, fault: MP4Finaliser.Fault?, chapters: [Chapter] = [], end: MediaTime? = nil,
+                         gate: FinaliseGate? = nil) throws -> Finalisation {
+        try finalise(url, held: nil, gate: gate, container: container, shift: shift, lateStarts: lateStarts, inPlace: inPlace,
+                     copyWhenSmall: copyWhenSmall, fault: fault, chapters: chapters, end: end, beforePlacing: nil).finalisation
     }
 
     /// ``finalise(_:container:shift:lateStarts:inPlace:copyWhenSmall:fault:chapters:end:)`` of
@@ -123,7 +126,9 @@ extension AssetWriter {
             // way, and the copy's sync can take long (gigabytes over a size limit, a slow disk).
             try FilePlacement.sync(temporary)
             guard let held else {
-                try FilePlacement.place(temporary, at: url, replacing: true, what: "the finalised file")
+                let place = { try FilePlacement.place(temporary, at: url, replacing: true, what: "the finalised file") }
+                if let gate { return try gate.placingStep { try place(); return url } }
+                try place()
                 return url
             }
             // The step that completes the finalise (see ``FinaliseGate``).

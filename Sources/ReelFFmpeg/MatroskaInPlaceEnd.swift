@@ -58,8 +58,14 @@ enum MatroskaInPlaceEnd {
     /// - Throws: `.nothingRecorded` for a file without a complete cluster; `.invalidMedia` for
     ///   one that is not a cut-off recording of libavformat's making, or is damaged before its
     ///   end (then nothing is written); the disk's errors.
-    static func end(_ url: URL) throws -> Ended {
-        let file = try MP4File(url: url, writable: true)
+    ///
+    /// `path`, if given, leads to the file whatever its name is now (its writer's descriptor,
+    /// ``RecordingLock/descriptorPath``). With `gate` (the file's, see ``FinaliseGate``) the
+    /// writes that end it, made durable, are one step of it, the one that finishes the file:
+    /// an abort waits for it, or, given up before, nothing is written (``FinaliseGate/GivenUp``
+    /// is thrown). The duration comes after, the file finished without it already.
+    static func end(_ url: URL, opening path: URL? = nil, gate: FinaliseGate? = nil) throws -> Ended {
+        let file = try MP4File(url: url, opening: path, writable: true)
         defer { file.close() }
         let size = try file.size()
         guard let header = try RecordingStructure.element(at: 0, in: file), let headerSize = header.size,
@@ -101,31 +107,34 @@ enum MatroskaInPlaceEnd {
         guard clusters > 0 else {
             throw ReelError(.nothingRecorded, "\(url.path) holds nothing recorded (no complete cluster)", hint: "record again")
         }
-        if offset < size {
-            try Syscall.call(orThrow: { Syscall.fileError($0, at: url, action: "shorten") }) { truncate(url.path, off_t(offset)) }
-        }
-        var written: Int64 = 0
-        if let tornCluster {
-            try file.write(tornCluster.bytes, at: tornCluster.field)
-            written += Int64(tornCluster.bytes.count)
-        }
         let length = offset - segment.dataOffset
         var sizeBytes: [UInt8] = [0x01]
         for shift in stride(from: 48, through: 0, by: -8) { sizeBytes.append(UInt8(truncatingIfNeeded: length >> Int64(shift))) }
-        try file.write(sizeBytes, at: sizeField)
-        written += Int64(sizeBytes.count)
-        if let info, let place = try durationRoom(in: info, file: file) {
-            try file.sync()
-            if let seconds = try? lastPacketEnd(url), seconds > 0 {
-                // The duration in the segment's timestamp units: a float, 8 bytes, where the Void was.
-                let value = (seconds * 1_000_000_000 / Double(place.timecodeScale)).bitPattern
-                var element: [UInt8] = [0x44, 0x89, 0x88]
-                for shift in stride(from: 56, through: 0, by: -8) { element.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
-                try file.write(element, at: place.offset)
-                written += Int64(element.count)
+        let room = try info.flatMap { try durationRoom(in: $0, file: file) }
+        // The torn end cut off and the sizes written, on the disk: the file is finished.
+        let finish = { () throws -> Int64 in
+            if offset < size {
+                try Syscall.call(orThrow: { Syscall.fileError($0, at: url, action: "shorten") }) { truncate((path ?? url).path, off_t(offset)) }
             }
+            var written: Int64 = 0
+            if let tornCluster {
+                try file.write(tornCluster.bytes, at: tornCluster.field)
+                written += Int64(tornCluster.bytes.count)
+            }
+            try file.write(sizeBytes, at: sizeField)
+            try file.sync()
+            return written + Int64(sizeBytes.count)
         }
-        try file.sync()
+        var written = try gate.map { try $0.step(finishing: url, finish) } ?? finish()
+        if let place = room, let seconds = try? lastPacketEnd(path ?? url), seconds > 0 {
+            // The duration in the segment's timestamp units: a float, 8 bytes, where the Void was.
+            let value = (seconds * 1_000_000_000 / Double(place.timecodeScale)).bitPattern
+            var element: [UInt8] = [0x44, 0x89, 0x88]
+            for shift in stride(from: 56, through: 0, by: -8) { element.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+            try file.write(element, at: place.offset)
+            try file.sync()
+            written += Int64(element.count)
+        }
         return Ended(length: offset, leftOutBytes: size - offset, bytesWritten: written)
     }
 

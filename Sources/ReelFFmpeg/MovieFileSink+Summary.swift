@@ -43,12 +43,17 @@ extension MovieFileSink {
         guard fragmented || matroska || [.wav, .flac, .ogg, .opus].contains(container) else { return nil }
         let videoRecorded = configuration.video.flatMap { video in videoEndIndex > 0 ? video.settings.frameRate.time(ofFrame: videoEndIndex) : nil }
         let soundRecorded = zip(configuration.audio, audioMuxedEnd).map { MediaTime(value: $1, timescale: Int32($0.settings.sampleRate)) }.max()
-        // Closed with what reached the disk; the recovery takes a lock of its own.
-        abandon()
+        // Closed with what reached the disk, its lock kept: ended in place through it, each
+        // change a step of the file's gate as at a stop (see ``FinaliseGate``), so that an
+        // abort meanwhile finds the file open and waits for the step under way (it ran beside
+        // the ending, and an abort before the ending stopped nothing).
+        abandon(keepingLock: true)
+        defer { lock?.release() }
         // In place, as the recording it is: a GIF recording's intermediate is not made into the
         // GIF on the disk that just filled. An MKV is not copied first, as a recovery tries:
         // the disk just filled.
-        guard Recovery.isCutOff(url), let kept = try? (matroska ? Recovery.endMatroskaWithoutRoom(url) : Recovery.finaliseInPlace(url)) else {
+        guard Recovery.isCutOff(url),
+              let kept = try? (matroska ? Recovery.endMatroskaWithoutRoom(url, held: lock) : Recovery.finaliseInPlace(url, held: lock)) else {
             return nil
         }
         let tracks = fragmented ? Self.trackLengths(url) : Self.packetEnds(url)

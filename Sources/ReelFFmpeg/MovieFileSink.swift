@@ -442,7 +442,11 @@ package final class MovieFileSink: PacketSink {
     /// Stops without finalising: the file keeps what reached the disk (for MP4/MOV the complete
     /// fragments), which plays. A file that was to replace another and holds no complete
     /// fragment yet goes; the other stays.
-    package func abandon() {
+    package func abandon() { abandon(keepingLock: false) }
+
+    /// ``abandon()``; `keepingLock`: the file's lock (and gate) stay held, for the file to be
+    /// ended in place through them (then released by the caller).
+    func abandon(keepingLock: Bool) {
         switch phase {
         case .writing, .full: break
         case .finished, .abandoned: return
@@ -456,7 +460,7 @@ package final class MovieFileSink: PacketSink {
         try? takeTheFilesName()
         // A hidden file that never took the name goes, and never listed its chapters there.
         if case .remove(let file) = placement.abandon() { unlink(file.path) }
-        lock?.release()
+        if !keepingLock { lock?.release() }
     }
 
     /// Gives up a file that holds nothing worth keeping (a video recording without a picture):

@@ -177,22 +177,30 @@ public enum Recovery {
 
     /// Finalises the cut-off recording `url` where it is, as the recording it is (a GIF
     /// recording's intermediate as the MP4 it is, never made into the GIF): what a recorder
-    /// whose disk filled does with its own file.
-    package static func finaliseInPlace(_ url: URL) throws -> Summary {
-        try recoverRecording(url, to: nil, overwrite: false, meter: ProgressMeter(stage: .recovering, total: size(of: url), clock: HostClock(), handler: nil))
+    /// whose disk filled does with its own file. `held`: the lock its writer holds on it, kept
+    /// while it is finalised (an abort finds the file open), whose gate the finalise's steps go
+    /// through as at a stop (an abort waits for the step under way; see ``FinaliseGate``).
+    ///
+    /// - Throws: ``FinaliseGate/GivenUp`` when an abort gave the finalise up.
+    package static func finaliseInPlace(_ url: URL, held: RecordingLock? = nil) throws -> Summary {
+        try recoverRecording(url, to: nil, overwrite: false, meter: ProgressMeter(stage: .recovering, total: size(of: url), clock: HostClock(), handler: nil),
+                             held: held)
     }
 
-    /// Recovers `url` as the recording it is (a GIF's intermediate as the MP4 it is).
-    static func recoverRecording(_ url: URL, to output: URL?, overwrite: Bool, meter: ProgressMeter) throws -> Summary {
+    /// Recovers `url` as the recording it is (a GIF's intermediate as the MP4 it is); `held`
+    /// (in place only): its writer's lock (see ``finaliseInPlace(_:held:)``).
+    static func recoverRecording(_ url: URL, to output: URL?, overwrite: Bool, meter: ProgressMeter, held: RecordingLock? = nil) throws -> Summary {
         // The recording itself, not a link to it: a finalised copy takes the file's place.
         let source = url.resolvingSymlinksInPath()
         let destination = try output.map { try Destination(output: $0, recording: source, overwrite: overwrite) }
         // Held while recovering: exclusively when the file is changed in place, shared when it
-        // is only read. Either is refused while a recorder writes the file.
-        let lock = try RecordingLock.lockExisting(source, exclusive: destination == nil)
-        defer { lock.release() }
+        // is only read. Either is refused while a recorder writes the file (unless it is the
+        // writer's own lock, and its gate, that are given).
+        let lock = try held == nil ? RecordingLock.lockExisting(source, exclusive: destination == nil) : nil
+        defer { lock?.release() }
+        let gate = destination == nil ? held?.finaliseGate : nil
         if let kind = AudioFileRecovery.kind(of: source) {
-            return try recoverSound(source, kind: kind, to: destination)
+            return try recoverSound(source, kind: kind, to: destination, gate: gate)
         }
         let state = try RecordingStructure.inspect(source)
         // The markers kept beside it, to tell which of them the recovered file holds.
@@ -201,7 +209,7 @@ public enum Recovery {
             if let destination {
                 return try leavingOut(markers, from: recover(source, state: state, to: destination, meter: meter))
             }
-            let recovered = try leavingOut(markers, from: recoverInPlace(source, state: state, meter: meter))
+            let recovered = try leavingOut(markers, from: recoverInPlace(source, state: state, meter: meter, gate: gate))
             // Its markers are in it now (those it can hold); a file that could take none keeps
             // them beside it.
             if recovered.keptMarkerList == nil { ChapterSidecar.remove(for: source) }
@@ -230,7 +238,8 @@ public enum Recovery {
 
     // MARK: In place
 
-    private static func recoverInPlace(_ url: URL, state: RecordingStructure.State, meter: ProgressMeter) throws -> Summary {
+    /// `gate`: the file's (see ``FinaliseGate``), through which each change to it goes.
+    private static func recoverInPlace(_ url: URL, state: RecordingStructure.State, meter: ProgressMeter, gate: FinaliseGate?) throws -> Summary {
         // The markers placed before the recording was cut off (a single file's are kept beside it).
         let kept = ChapterSidecar.read(for: url)
         let markers = kept.isEmpty ? nil : kept
@@ -249,7 +258,7 @@ public enum Recovery {
                     // The fragment cut short stands in the way of finalising in place: copy what
                     // is whole (the original stays as it is until the copy takes its place).
                     let copy = try write(url, view: view, shift: shift, to: Destination(replacing: url, container: container), meter: meter,
-                                         chapters: markers)
+                                         chapters: markers, gate: gate)
                     return try summary(of: url, finalisation: .copied(reason: "its last fragment was cut short", bytesWritten: size(of: url)),
                                        videoPackets: copy.videoPackets).leavingOut(layout)
                 } catch let error as ReelError where error.code == .insufficientStorage {
@@ -258,27 +267,30 @@ public enum Recovery {
                     // fragment with nothing whole is cut off the end of the file; the file is
                     // then finalised in place, its index going into the space reserved for it:
                     // no space needed.
-                    if let torn = layout.torn {
-                        try torn.apply(to: url)
-                    } else {
-                        try Syscall.call(orThrow: { Syscall.fileError($0, at: url, action: "shorten") }) {
-                            truncate(url.path, off_t(layout.completeLength))
+                    let cut = { () throws in
+                        if let torn = layout.torn {
+                            try torn.apply(to: url)
+                        } else {
+                            try Syscall.call(orThrow: { Syscall.fileError($0, at: url, action: "shorten") }) {
+                                truncate(url.path, off_t(layout.completeLength))
+                            }
                         }
                     }
+                    if let gate { try gate.step(cut) } else { try cut() }
                     let finalisation = try AssetWriter.finalise(url, container: container, shift: shift, inPlace: true, copyWhenSmall: false,
-                                                                fault: nil, chapters: markers ?? [])
+                                                                fault: nil, chapters: markers ?? [], gate: gate)
                     return try summary(of: url, finalisation: finalisation).leavingOut(layout)
                 }
             }
             // The writer started every track at one lead time and FFmpeg moved the file so that
             // the first packet decodes at zero; the first video frame's time is that lead.
             let finalisation = try AssetWriter.finalise(url, container: container, shift: shift, inPlace: true, copyWhenSmall: true,
-                                                        fault: nil, chapters: markers ?? [])
+                                                        fault: nil, chapters: markers ?? [], gate: gate)
             return try summary(of: url, finalisation: finalisation)
         case .cutOffMatroska:
             do {
                 let copy = try write(url, view: nil, shift: .zero, to: Destination(replacing: url, container: matroskaContainer(of: url)), meter: meter,
-                                     chapters: markers)
+                                     chapters: markers, gate: gate)
                 return try summary(of: url, finalisation: .copied(reason: "an MKV is finalised by copying it", bytesWritten: size(of: url)),
                                    videoPackets: copy.videoPackets)
             } catch let error as ReelError where error.code == .insufficientStorage {
@@ -286,7 +298,7 @@ public enum Recovery {
                 // ended where it is, without the index of cues, which needs no room.
                 do {
                     // No room for chapters either: the markers stay in their list beside it.
-                    var ended = try endMatroskaInPlace(url)
+                    var ended = try endMatroskaInPlace(url, gate: gate)
                     if markers != nil { ended.keptMarkerList = ChapterSidecar.url(for: url) }
                     return ended
                 } catch let damage as ReelError where damage.code == .invalidMedia {
@@ -306,68 +318,6 @@ public enum Recovery {
     }
 
     // MARK: Into another file
-
-    /// Where a recovered file goes when it is not written in place.
-    struct Destination {
-        var url: URL
-        var container: Container
-        var overwrite: Bool
-
-        /// The recording's own place, for a recovery in place by copying.
-        init(replacing recording: URL, container: Container) {
-            url = recording
-            self.container = container
-            overwrite = true
-        }
-
-        /// Checks `output` for the recording at `recording` (a resolved path): a folder means the
-        /// recording's name in it; a link is followed; it must not be the recording.
-        init(output: URL, recording: URL, overwrite: Bool) throws {
-            if output.hasDirectoryPath, !Recovery.isFolder(output) {
-                throw ReelError(.ioFailure, "the folder \(output.path) does not exist", hint: "create it first or choose another")
-            }
-            let url = Self.location(output: output, recording: recording)
-            guard let container = Container(pathExtension: url.pathExtension) else {
-                throw ReelError(.unsupportedFormat, "unknown file type '.\(url.pathExtension)' for \(url.lastPathComponent)",
-                                hint: "name the recovered file .mp4, .mov or .mkv")
-            }
-            var existing = stat()
-            if stat(url.path, &existing) == 0 {
-                if FileIdentity(recording) == FileIdentity(existing) {
-                    throw ReelError(.invalidConfiguration, "the output \(url.path) is the recording \(recording.lastPathComponent) itself",
-                                    hint: "to finalise the recording where it is, give no output; else give a new name")
-                }
-                guard (existing.st_mode & S_IFMT) == S_IFREG else {
-                    throw ReelError(.invalidConfiguration, "the output \(url.path) is not a regular file", hint: "give a file or folder name")
-                }
-                guard overwrite else { throw Syscall.fileError(EEXIST, creating: url, action: "create") }
-                try RecordingLock.checkNotBeingWritten(url)
-            }
-            self.url = url
-            self.container = container
-            self.overwrite = overwrite
-        }
-
-        /// The file that `output` means for `recording` (a resolved path): a folder means the
-        /// recording's name in it, no extension the recording's; a link is followed.
-        static func location(output: URL, recording: URL) -> URL {
-            var url = output
-            if Recovery.isFolder(url) {
-                url = url.appendingPathComponent(recording.lastPathComponent)
-            } else if url.pathExtension.isEmpty && !url.hasDirectoryPath {
-                url = url.appendingPathExtension(recording.pathExtension)
-            }
-            return url.resolvingSymlinksInPath()
-        }
-    }
-
-    /// The file ``recover(_:to:overwrite:progress:)`` writes when it recovers `url` to `output`: the
-    /// recording's name in `output` if that is a folder, `output` with the recording's
-    /// extension if it has none, else `output`; links followed. Lets a caller that recovers
-    /// several recordings into one folder see that two of them would take the same name.
-    public static func outputLocation(recovering url: URL, to output: URL) -> URL {
-        Destination.location(output: output, recording: url.resolvingSymlinksInPath())
-    }
 
     private static func recover(_ url: URL, state: RecordingStructure.State, to destination: Destination, meter: ProgressMeter) throws -> Summary {
         let container = destination.container
@@ -417,9 +367,10 @@ public enum Recovery {
     /// the destination's name once it is complete and on the disk; locked as being written
     /// until then. A copy without a single complete video frame (of a recording with video),
     /// or without any packet, is not a recovery: it is removed, and nothing is replaced.
-    /// `chapters`: those kept beside a cut-off recording (else the file's own).
+    /// `chapters`: those kept beside a cut-off recording (else the file's own). `gate`: the
+    /// recording's (see ``FinaliseGate``), when the copy takes its place.
     private static func write(_ url: URL, view: FileView?, shift: MediaTime, to destination: Destination,
-                              meter: ProgressMeter, chapters: [Chapter]? = nil) throws -> Remuxer.Copy {
+                              meter: ProgressMeter, chapters: [Chapter]? = nil, gate: FinaliseGate? = nil) throws -> Remuxer.Copy {
         let temporary = FilePlacement.temporaryURL(beside: destination.url, purpose: "recovering")
         let copy: Remuxer.Copy
         do {
@@ -442,7 +393,8 @@ public enum Recovery {
             throw nothingRecorded(url)
         }
         do {
-            try FilePlacement.place(temporary, at: destination.url, replacing: destination.overwrite, what: "the recovered file")
+            let place = { try FilePlacement.place(temporary, at: destination.url, replacing: destination.overwrite, what: "the recovered file") }
+            if let gate { _ = try gate.placingStep { try place(); return destination.url } } else { try place() }
         } catch {
             try? FileManager.default.removeItem(at: temporary)
             throw error

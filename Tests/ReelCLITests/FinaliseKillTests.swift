@@ -162,4 +162,62 @@ import ReelTestSupport
         #expect(recovered.status == 0, "\(recovered.stderr)")
         #expect(!Recovery.isCutOff(url))
     }
+
+    /// The disk filled under a recording faster than the room kept ahead of its file (lossless
+    /// noisy pictures), and the file is ended in place with what reached the disk. That end's
+    /// step (the sizes written and made durable, held here 4 s in its sync) goes through the
+    /// file's finalise gate as a stop's finalise does: a double Ctrl-C meanwhile waits for it,
+    /// says so, then says the recording was finished. It ran beside the ending: the abort said
+    /// at once that the file was left to be recovered while the ending went on changing it.
+    @Test func anAbortWaitsForTheEndInPlaceOfAFullDisk() throws {
+        let dir = try TemporaryDirectory()
+        let disk = try SmallDisk(size: "8M")
+        let url = disk.url.appendingPathComponent("fast.mkv"), errors = dir.url.appendingPathComponent("err")
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+        // Every sync of the file takes 4 s to begin (a recording makes none before its end).
+        let strace = Process()
+        strace.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
+        strace.arguments = ["-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-P", url.path, "-e", "inject=fsync:delay_enter=4000000",
+                            ReelBinary.url.path, "record", "--test-pattern", "--tone", "--filter", "noise=alls=2:allf=t", "--size", "1280x720",
+                            "--crf", "0", "--preset", "ultrafast", "--duration", "60", "--min-free", "0", "-o", url.path]
+        strace.standardError = try FileHandle(forWritingTo: errors)
+        strace.standardOutput = FileHandle.nullDevice
+        strace.standardInput = FileHandle.nullDevice
+        try strace.run()
+        defer { if strace.isRunning { strace.terminate() } }
+        func said() -> String { (try? String(contentsOf: errors, encoding: .utf8)) ?? "" }
+        // reel, strace's child, held in the end's sync once the disk filled.
+        var reel: pid_t = 0
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let children = (try? String(contentsOfFile: "/proc/\(strace.processIdentifier)/task/\(strace.processIdentifier)/children",
+                                        encoding: .utf8)) ?? ""
+            if let child = children.split(separator: " ").first.flatMap({ pid_t($0) }), Self.inFsync(child) {
+                reel = child
+                break
+            }
+            usleep(20_000)
+        }
+        try #require(reel > 0, "reel reached the end's delayed sync: \(said())")
+        defer {
+            kill(reel, SIGKILL)
+            if strace.isRunning { kill(strace.processIdentifier, SIGKILL) }
+        }
+        kill(reel, SIGINT)              // a stop
+        usleep(400_000)
+        kill(reel, SIGINT)              // the abort: it waits for the step under way
+        usleep(1_800_000)
+        #expect(said().contains("waiting for the file to be left as it plays"), "\(said())")
+        #expect(!said().contains("reel: aborted"), "the abort waits for the step: \(said())")
+        strace.waitUntilExit()
+        #expect(strace.terminationStatus == 130, "\(said())")
+        #expect(said().contains("reel: aborted as the recording was finished: \(url.path) holds it"), "\(said())")
+        // Ended in place with what reached the disk: whole, no frame missing in it (the source's
+        // first may come before the recording's start).
+        #expect(Recovery.isFinished(url), "\(said())")
+        let decoded = try Subprocess.run(["ffmpeg", "-v", "error", "-i", url.path, "-f", "null", "-"])
+        #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)")
+        let counters = try MediaProbe.decodeLuma(url, width: 1280, height: 720).compactMap(\.counter)
+        #expect(counters.count > 5 && zip(counters, counters.dropFirst()).allSatisfy { $1 == $0 + 1 }, "\(counters)")
+    }
 }
