@@ -102,16 +102,23 @@ public final class CaptureConnection: Sendable {
     /// session's start throw, nothing recorded, and one that no longer can (the pictures
     /// changed size, or it was set while running and does not fit) ends the input's pictures,
     /// said as ``SessionEvent/sourceLost(source:error:)`` (see
-    /// ``SessionEvent/filterFailed(source:filter:error:)``).
+    /// ``SessionEvent/filterFailed(source:filter:error:)``). This setter does not check a chain
+    /// against the pictures of the moment: while running, ``setVideoFilters(_:at:)`` refuses
+    /// one that cannot apply to them.
     public var videoFilters: [VideoFilter] {
         get { filters.filters }
         set { filters.setFilters(newValue) }
     }
 
     /// Uses `chain` from the first picture at or after `time` on the session's clock (`nil`:
-    /// from the next picture).
-    public func setVideoFilters(_ chain: [VideoFilter], at time: MediaTime? = nil) {
-        filters.setFilters(chain, at: time)
+    /// from the next picture). While the session runs, `chain` is first tried on the input's
+    /// pictures of the moment: one that cannot apply to them is refused rather than end them.
+    ///
+    /// - Throws: ``ReelError/Code/invalidConfiguration`` when a filter of `chain` cannot be
+    ///   applied to the input's pictures (or to what the filters before it make of them);
+    ///   the filters are then as they were.
+    public func setVideoFilters(_ chain: [VideoFilter], at time: MediaTime? = nil) throws {
+        try filters.setCheckedFilters(chain, at: time, of: input.name)
     }
 
     /// Whether the input has sound to move and filter (``audioOffset``, ``audioFilters``).

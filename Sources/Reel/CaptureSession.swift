@@ -183,10 +183,13 @@ public final class CaptureSession: Sendable {
     /// applied to the source's pictures (a crop larger than they are) makes ``start()`` throw,
     /// and one that no longer fits them while the session runs ends the source's pictures,
     /// said as ``SessionEvent/sourceLost(source:error:)`` (see
-    /// ``SessionEvent/filterFailed(source:filter:error:)``).
+    /// ``SessionEvent/filterFailed(source:filter:error:)``). A filter set while the session
+    /// runs is first tried on the source's pictures of the moment, and refused if it cannot
+    /// apply to them, so that a mistyped crop does not end a recording's pictures.
     ///
     /// - Throws: ``ReelError/Code/invalidConfiguration`` if `input` is not an input of the
-    ///   session or does not deliver pictures.
+    ///   session, does not deliver pictures, or its pictures cannot go through `filter` (the
+    ///   filter is then the one before).
     public func setVideoFilter(_ filter: VideoFilter?, for input: any CaptureSource, at time: MediaTime? = nil) throws {
         guard let entry = state.withLock({ $0.inputs.first { $0.source === input } }) else {
             throw ReelError(.invalidConfiguration, "\(input.name) is not an input of this session", hint: "add it with addInput first")
@@ -194,7 +197,7 @@ public final class CaptureSession: Sendable {
         guard input.kind == .video else {
             throw ReelError(.invalidConfiguration, "\(input.name) has no pictures to filter")
         }
-        entry.filter.setFilter(filter, at: time)
+        try entry.filter.setCheckedFilters(filter.map { [$0] } ?? [], at: time, of: input.name)
     }
 
     /// The filter `input`'s pictures go through now (the first of a chain); `nil` if none (or
@@ -431,7 +434,11 @@ public final class CaptureSession: Sendable {
         }
         for entry in running { entry.connection.stopPresenter() }
         for output in outputs { await output.finish() }
-        for entry in running { entry.connection.orientation.stopped() }
+        for entry in running {
+            entry.connection.orientation.stopped()
+            // A filter set while stopped is checked at the next start, on its pictures.
+            entry.filter.forgetPictures()
+        }
         let waiters = state.withLock { s in
             s.running = []
             s.machine.stopped()

@@ -140,13 +140,31 @@ public final class Compositor: CaptureOutput {
     /// to the composed picture (a crop larger than it) makes the session's start throw, and
     /// one set while composing that cannot ends the composed pictures, as a lost source: the
     /// outputs are told (``SourceEvent/lost(_:)``), keep what was filtered, and a recording is
-    /// incomplete; ``events`` says it and ``videoFilterFailure`` keeps why.
-    public func setVideoFilter(_ filter: VideoFilter?, at time: MediaTime? = nil) {
-        filterControl.setFilter(filter, at: time)
+    /// incomplete; ``events`` says it and ``videoFilterFailure`` keeps why. So that a filter set
+    /// while composing that cannot apply (a typo'd crop) does not end them, it is checked on
+    /// the composed picture first and refused if it cannot.
+    ///
+    /// - Throws: ``ReelError/Code/invalidConfiguration`` when the filter cannot be applied to
+    ///   the composed picture; the filter is then the one before.
+    public func setVideoFilter(_ filter: VideoFilter?, at time: MediaTime? = nil) throws {
+        try setVideoFilters(filter.map { [$0] } ?? [], at: time)
     }
 
-    /// The filter the composed picture goes through now.
+    /// The filters the composed picture goes through, in order (a chain; see
+    /// ``setVideoFilter(_:at:)``): a look on top of a crop that keeps part of the screen
+    /// private, say.
+    ///
+    /// - Throws: ``ReelError/Code/invalidConfiguration`` when a filter cannot be applied to
+    ///   the composed picture (or to what the filters before it make of it); nothing changes.
+    public func setVideoFilters(_ chain: [VideoFilter], at time: MediaTime? = nil) throws {
+        try filterControl.setCheckedFilters(chain, at: time, of: "composed (\(state.withLock { $0.settings.layout }))")
+    }
+
+    /// The filter the composed picture goes through now (the first of a chain).
     public var videoFilter: VideoFilter? { filterControl.filter }
+
+    /// The filters the composed picture goes through now, in order.
+    public var videoFilters: [VideoFilter] { filterControl.filters }
 
     /// Why the filter could not be applied to the composed picture, if it could not while
     /// composing (the composed pictures then ended, none unfiltered).
@@ -346,6 +364,7 @@ public final class Compositor: CaptureOutput {
         queue?.close()
         if let worker { await CaptureSession.offload { worker.finish() } }
         for output in outputs { await output.finish() }
+        filterControl.forgetPictures()
         state.withLock { s in
             s.machine.finished()
             s.queue = nil

@@ -50,14 +50,22 @@ final class KeyControls: @unchecked Sendable {
         reader = thread
     }
 
-    /// The look after `filter` in the cycle none → mono → comic → crystal → none, with the
-    /// user's own graph (`own`, from --filter) first when there is one: own → none → mono →
-    /// comic → crystal → own.
-    static func look(after filter: VideoFilter?, own: VideoFilter? = nil) -> VideoFilter? {
-        var cycle: [VideoFilter?] = [nil] + VideoFilter.Look.allCases.map { VideoFilter.look($0) }
-        if let own, own.look == nil { cycle.insert(own, at: 0) }
-        guard let index = cycle.firstIndex(where: { $0 == filter }) else { return nil }
+    /// The filters after `current` in the cycle none → mono → comic → crystal → none. With a
+    /// graph of the user's own (`own`, from --filter) the looks go on top of it and it never
+    /// goes: own → own, mono → own, comic → own, crystal → own. That graph may be what keeps
+    /// part of the screen private (a crop, a blur), so a key pressed to try a look must never
+    /// record the whole picture. A chain not in the cycle (set through the control socket)
+    /// steps to where the cycle begins.
+    static func looks(after current: [VideoFilter], own: VideoFilter? = nil) -> [VideoFilter] {
+        let base = own.map { $0.look == nil ? [$0] : [] } ?? []
+        let cycle = [base] + VideoFilter.Look.allCases.map { base + [VideoFilter.look($0)] }
+        guard let index = cycle.firstIndex(of: current) else { return base }
         return cycle[(index + 1) % cycle.count]
+    }
+
+    /// How a chain of filters is named on the status line.
+    static func describe(_ chain: [VideoFilter]) -> String {
+        chain.isEmpty ? "none" : chain.map(\.description).joined(separator: ", then ")
     }
 
     private var isCancelled: Bool {

@@ -154,7 +154,7 @@ struct RecordCommand {
                 if let target {
                     try session.setVideoFilter(filter, for: videoSources[target - 1])
                 } else if let compositor {
-                    compositor.setVideoFilter(filter)
+                    try compositor.setVideoFilter(filter)
                 } else if let only = videoSources.first {
                     try session.setVideoFilter(filter, for: only)
                 }
@@ -214,7 +214,7 @@ struct RecordCommand {
         }
         signals.started()
         // `f` steps the recorded picture through the looks: none, mono, comic, crystal, none…
-        // The user's own --filter for that picture comes round again in the cycle.
+        // on top of the user's own --filter graph for that picture, which never goes.
         let picture = videoSources.first
         let own = options.filters.last { $0.source == nil || (compositor == nil && $0.source == 1) }?.filter
         let actions = RecordKeyActions(recorder: recorder, session: session, compositor: compositor, picture: picture, ownFilter: own,

@@ -128,12 +128,12 @@ final class RecordControl: @unchecked Sendable {
                 let filter = graph == "none" ? nil : try VideoFilter(parsing: graph)
                 if filter == nil, target == nil {
                     // `none` alone takes off every filter: the whole picture's and each source's.
-                    parts.compositor?.setVideoFilter(nil)
+                    try parts.compositor?.setVideoFilter(nil)
                     for source in videoSources { try parts.session?.setVideoFilter(nil, for: source) }
                 } else if let target {
                     try parts.session?.setVideoFilter(filter, for: videoSources[target - 1])
                 } else if let compositor = parts.compositor {
-                    compositor.setVideoFilter(filter)
+                    try compositor.setVideoFilter(filter)
                 } else {
                     try parts.session?.setVideoFilter(filter, for: videoSources[0])
                 }

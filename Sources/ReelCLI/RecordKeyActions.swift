@@ -14,15 +14,20 @@ struct RecordKeyActions: Sendable {
     /// Space (and `r` without `--replay` in the preview).
     let togglePause: @Sendable () -> Void
 
-    /// `ownFilter` is the user's own `--filter` for `picture`, which comes round again in the
-    /// cycle; `waitingUntilStart` the seconds before a scheduled start (`nil` once begun).
+    /// `ownFilter` is the user's own `--filter` for `picture`, which the looks go on top of
+    /// (see ``KeyControls/looks(after:own:)``); `waitingUntilStart` the seconds before a scheduled start (`nil` once begun).
     init(recorder: Recorder, session: CaptureSession, compositor: Compositor?, picture: (any CaptureSource)?, ownFilter: VideoFilter?,
          renderer: ProgressRenderer, waitingUntilStart: (@Sendable () -> Double?)?) {
         if let picture {
             cycleFilter = {
-                let next = KeyControls.look(after: compositor?.videoFilter ?? session.videoFilter(for: picture), own: ownFilter)
-                if let compositor { compositor.setVideoFilter(next) } else { try? session.setVideoFilter(next, for: picture) }
-                renderer.note("filter: \(next?.description ?? "none")")
+                let connection = session.connection(for: picture)
+                let next = KeyControls.looks(after: compositor?.videoFilters ?? connection?.videoFilters ?? [], own: ownFilter)
+                do {
+                    if let compositor { try compositor.setVideoFilters(next) } else { try connection?.setVideoFilters(next) }
+                    renderer.note("filter: \(KeyControls.describe(next))")
+                } catch let error as ReelError {
+                    renderer.note(CommandLineHints.rephrased(error).description)
+                } catch {}
             }
         } else {
             cycleFilter = nil

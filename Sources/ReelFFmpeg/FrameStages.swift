@@ -85,6 +85,8 @@ package final class VideoFilterControl: Sendable {
         var current: [VideoFilter] = []
         /// Changes still to come, in time order.
         var pending: [(time: MediaTime, filters: [VideoFilter])] = []
+        /// The size and format of the last picture a stage filtered with this control.
+        var pictures: (size: PixelSize, format: PixelFormat)?
     }
     private let state = Mutex(State())
 
@@ -117,9 +119,35 @@ package final class VideoFilterControl: Sendable {
         setFilters(filter.map { [$0] } ?? [], at: time)
     }
 
-    /// The filters for the picture of time `time`; changes due by then take effect.
-    package func filters(at time: MediaTime) -> [VideoFilter] {
+    /// What a change refused by ``setCheckedFilters(_:at:of:)`` leaves.
+    package static let unchanged = "nothing was changed: the pictures go on through the filters they had"
+
+    /// ``setFilters(_:at:)``, once `filters` are found to apply to the pictures `source` gives
+    /// now (the last a stage filtered), so that a change that cannot apply is refused rather
+    /// than end the source's pictures (a filter never lets a picture through unfiltered, so a
+    /// filter that fails ends them). Before the first picture there is nothing to check: the
+    /// session's start checks the filters then.
+    ///
+    /// - Throws: ``ReelError/Code/invalidConfiguration`` naming the filter, the pictures and
+    ///   `source`; the filters are then as they were.
+    package func setCheckedFilters(_ filters: [VideoFilter], at time: MediaTime? = nil, of source: String) throws {
+        if let pictures = state.withLock({ $0.pictures }) {
+            _ = try filters.checkedOutputSize(for: pictures.size, format: pictures.format, of: source, so: Self.unchanged)
+        }
+        setFilters(filters, at: time)
+    }
+
+    /// Forgets the pictures of a stage that has ended: a new stage (the session started again,
+    /// perhaps with pictures of another size) checks its filters at its start.
+    package func forgetPictures() {
+        state.withLock { $0.pictures = nil }
+    }
+
+    /// The filters for `picture`, of time `time`; changes due by then take effect. The
+    /// picture's size and format are kept for ``setCheckedFilters(_:at:of:)``.
+    package func filters(at time: MediaTime, for picture: (size: PixelSize, format: PixelFormat)? = nil) -> [VideoFilter] {
         state.withLock { s in
+            if let picture { s.pictures = picture }
             while let next = s.pending.first, next.time <= time {
                 s.current = next.filters
                 s.pending.removeFirst()
@@ -192,6 +220,7 @@ package final class FilterStage: FrameStage, @unchecked Sendable {
         self.failed = failed
         self.heldBack = heldBack
         self.resized = resized
+        control.forgetPictures()
     }
 
     /// What a filter's failure does to the source's pictures, as its words say.
@@ -207,7 +236,7 @@ package final class FilterStage: FrameStage, @unchecked Sendable {
     package func apply(to frame: VideoFrame) -> VideoFrame? {
         lock.lock(); defer { lock.unlock() }
         guard failure == nil else { return nil }
-        let filters = control.filters(at: frame.presentationTime)
+        let filters = control.filters(at: frame.presentationTime, for: (frame.size, frame.format))
         if steps.count != filters.count {
             steps = filters.map { _ in Step(graph: nil, buffers: StageBuffers(realTime: realTime)) }
         }

@@ -134,6 +134,35 @@ import ReelCore
                                          + "its pictures are no longer recorded, rather than recorded unfiltered"], "said once")
     }
 
+    /// A change of filters checked on the pictures of the moment: one that cannot apply to them
+    /// is refused, naming the filter, the pictures' size and the source, and the stage goes on
+    /// through the filters it had (before, it was taken and the next picture failed the stage,
+    /// ending the source's pictures); one that can is taken. Before any picture there is
+    /// nothing to check it on (the session's start checks it).
+    @Test func aChangeThatCannotApplyToThePicturesOfTheMomentIsRefused() throws {
+        let frame = try #require(FramePool(format: .yuv420p, size: PixelSize(width: 320, height: 240), capacity: 2).makeFrame())
+        let control = VideoFilterControl()
+        let crop = try VideoFilter(graph: "crop=100:100:0:0")
+        try control.setCheckedFilters([crop], of: "window")
+        let stage = FilterStage(control: control, realTime: false, source: "window")
+        #expect(stage.apply(to: frame)?.size == PixelSize(width: 100, height: 100))
+        let tooLarge = try VideoFilter(graph: "crop=400:100")
+        let refused = #expect(throws: ReelError.self) { try control.setCheckedFilters([.look(.mono), tooLarge], of: "window") }
+        #expect(refused?.message.hasPrefix("the filter 'crop=400:100' cannot be applied to the 320x240 pictures the filters before it make of window (") == true,
+                "\(String(describing: refused))")
+        #expect(refused?.message.hasSuffix("): nothing was changed: the pictures go on through the filters they had") == true, "\(String(describing: refused))")
+        #expect(control.filters == [crop])
+        #expect(stage.apply(to: frame)?.size == PixelSize(width: 100, height: 100))
+        #expect(!stage.hasFailed)
+        try control.setCheckedFilters([.look(.mono)], of: "window")
+        #expect(stage.apply(to: frame)?.size == PixelSize(width: 320, height: 240))
+        #expect(!stage.hasFailed)
+        // Once the session has stopped, the next start's pictures decide (they may be larger).
+        control.forgetPictures()
+        try control.setCheckedFilters([tooLarge], of: "window")
+        #expect(control.filters == [tooLarge])
+    }
+
     /// libavfilter says what size a filter makes once its graph is set up: a scale, crop or pad
     /// its own, a filter that keeps the size the picture's, an odd size as it is.
     @Test func aFiltersOutputSizeIsWhatLibavfilterMakes() throws {

@@ -120,7 +120,7 @@ import ReelTestSupport
         try session.addInput(camera(.red, "red camera"))
         try session.addInput(camera(.blue, "blue camera"))
         let compositor = Compositor(settings: .init(size: Self.size, frameRate: FrameRate(30), layout: .sideBySide))
-        compositor.setVideoFilter(filter)
+        try compositor.setVideoFilter(filter)
         let said = compositor.videoFilter
         let url = dir.url.appendingPathComponent(name)
         let recorder = Recorder(url: url, settings: recorderSettings(seconds: 1))
