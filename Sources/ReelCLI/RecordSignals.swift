@@ -193,8 +193,11 @@ final class RecordSignals: @unchecked Sendable {
         while lock.withLock({ aborting }) { sleep(1) }
     }
 
-    /// A stop asked for by a signal: a second one aborts.
+    /// A stop asked for by a signal: a second one aborts. During an abort asked for by name
+    /// (`reel control abort`), one more stop signal is what a third is after two: it leaves at
+    /// once (a stop beside the abort would finalise what the abort gives up).
     private func stopSignal(_ signo: Int32) {
+        if lock.withLock({ abortUnderWay }) { return abortOffTheSignalThread() }
         perform(decide { $0.stopSignal() }, signo: signo, fromKey: false)
     }
 
@@ -202,6 +205,8 @@ final class RecordSignals: @unchecked Sendable {
     /// schedule. Asked again while stopping (an impatient second `reel control stop`), it
     /// changes nothing: returns `false`, and the file is finalised all the same.
     @discardableResult func requestStop() -> Bool {
+        // An abort under way ends the process; a stop beside it would finalise what it gives up.
+        guard !lock.withLock({ abortUnderWay }) else { return false }
         let action = decide { $0.stopRequest() }
         perform(action, signo: SIGINT, fromKey: true)
         return action != .none
@@ -209,13 +214,17 @@ final class RecordSignals: @unchecked Sendable {
 
     /// Aborts at once, as a second stop signal does (`reel control abort`): `before` runs first
     /// (the control socket is removed), then the message says what is on disk, and the process
-    /// exits with 130.
+    /// exits with 130. During an abort already under way (a second stop signal's) it only runs
+    /// `before`: that abort says what is on the disk and ends the process, and a second
+    /// `Recorder.abort()` beside it would say it twice, each perhaps differently.
     func abort(before: () -> Void) {
-        lock.withLock { aborting = true; abortUnderWay = true }
+        let first = lock.withLock { () -> Bool in
+            aborting = true
+            defer { abortUnderWay = true }
+            return !abortUnderWay
+        }
         before()
-        clearLine()
-        console.err(abortMessage())
-        _exit(Self.abortedStatus)
+        if first { sayWhatTheAbortLeftAndExit() }
     }
 
     /// The exit status of an aborted recording, whatever asked for the abort.
@@ -283,6 +292,12 @@ final class RecordSignals: @unchecked Sendable {
             console.err(leaveAtOnce())
             _exit(Self.abortedStatus)
         }
+        sayWhatTheAbortLeftAndExit()
+    }
+
+    /// Runs the abort and says what it leaves on the disk, then ends the process, on a thread
+    /// of its own (see ``abortOffTheSignalThread()``); after a second, says what it waits for.
+    private func sayWhatTheAbortLeftAndExit() {
         clearLine()
         let console = console, message = abortMessage
         let spoken = Mutex(false)

@@ -99,22 +99,21 @@ import ReelTestSupport
         }
     }
 
-    @Test func aThirdSignalLeavesAtOnceWhileTheAbortWaits() throws {
-        let dir = try TemporaryDirectory()
-        let url = dir.url.appendingPathComponent("slow.mp4"), errors = dir.url.appendingPathComponent("err")
+    /// `reel record` of 2 s into `url` under strace, its finalise's first step's sync held 8 s,
+    /// once reel is inside that sync: strace, reel's pid and what reel says on stderr.
+    static func recordHeldInAStep(_ url: URL, errors: URL, arguments: [String] = []) throws -> (Process, pid_t, () -> String) {
         _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
         // The second fsync, the first of the finalise's steps, takes 8 s to begin.
         let strace = Process()
         strace.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
         strace.arguments = ["-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:delay_enter=8000000:when=2",
                             ReelBinary.url.path, "record", "--test-pattern", "--size", "320x240", "--faster-than-real-time",
-                            "--duration", "2", "--max-duration", "2", "-o", url.path]
+                            "--duration", "2", "--max-duration", "2"] + arguments + ["-o", url.path]
         strace.standardError = try FileHandle(forWritingTo: errors)
         strace.standardOutput = FileHandle.nullDevice
         strace.standardInput = FileHandle.nullDevice
         try strace.run()
-        defer { if strace.isRunning { strace.terminate() } }
-        func said() -> String { (try? String(contentsOf: errors, encoding: .utf8)) ?? "" }
+        let said = { (try? String(contentsOf: errors, encoding: .utf8)) ?? "" }
         // reel, strace's child, held in the step's sync.
         var reel: pid_t = 0
         let deadline = Date().addingTimeInterval(30)
@@ -127,7 +126,15 @@ import ReelTestSupport
             }
             usleep(20_000)
         }
+        if reel == 0 { kill(strace.processIdentifier, SIGKILL) }
         try #require(reel > 0, "reel reached the finalise's delayed sync: \(said())")
+        return (strace, reel, said)
+    }
+
+    @Test func aThirdSignalLeavesAtOnceWhileTheAbortWaits() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("slow.mp4"), errors = dir.url.appendingPathComponent("err")
+        let (strace, reel, said) = try Self.recordHeldInAStep(url, errors: errors)
         // A test that fails leaves neither running: strace let go ends, its tracee runs on.
         defer {
             kill(reel, SIGKILL)
@@ -219,5 +226,35 @@ import ReelTestSupport
         #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)")
         let counters = try MediaProbe.decodeLuma(url, width: 1280, height: 720).compactMap(\.counter)
         #expect(counters.count > 5 && zip(counters, counters.dropFirst()).allSatisfy { $1 == $0 + 1 }, "\(counters)")
+    }
+
+    /// `reel control abort` while a double Ctrl-C's abort waits for the step under way is
+    /// answered, and leaves that abort alone: one abort, its words said once when the step is
+    /// done, the file left to recover as an abort leaves it. Before, the command ran a second
+    /// abort beside the first, and each said what it left.
+    @Test func anAbortByNameDuringASignalsAbortLeavesItAlone() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("slow.mp4"), errors = dir.url.appendingPathComponent("err")
+        let socket = dir.url.appendingPathComponent("reel.sock")
+        let (strace, reel, said) = try Self.recordHeldInAStep(url, errors: errors, arguments: ["--control=\(socket.path)"])
+        defer {
+            kill(reel, SIGKILL)
+            if strace.isRunning { kill(strace.processIdentifier, SIGKILL) }
+        }
+        kill(reel, SIGINT)
+        usleep(400_000)
+        kill(reel, SIGINT)              // the abort: it waits for the step under way
+        usleep(300_000)
+        let client = try ControlClient(socket)
+        #expect(try client.request("abort").reply["aborting"] as? Bool == true)
+        strace.waitUntilExit()
+        #expect(strace.terminationStatus == 130, "\(said())")
+        #expect(said().components(separatedBy: "aborted").count == 2, "the abort said once: \(said())")
+        #expect(said().contains("reel: aborted; \(url.path) keeps what was recorded"), "\(said())")
+        #expect(!said().contains("aborted without waiting"), "\(said())")
+        // The step was let finish; the finalise given up after it: the file plays whole and recovers.
+        #expect(try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter) == (0..<60).map { Int64($0) })
+        let recovered = try ReelBinary.run(["recover", url.path])
+        #expect(recovered.status == 0 && !Recovery.isCutOff(url), "\(recovered.stderr)")
     }
 }
