@@ -1,5 +1,6 @@
 import Foundation
 import Reel
+import ReelSystem
 
 /// The exit statuses of `reel`, as the man page and `reel record --help` give them.
 enum ExitStatus {
@@ -55,7 +56,22 @@ public enum ReelCommandLine {
         }
         // The signals blocked in main are answered from here on; `reel record` sets its
         // handlers before this (signals that came earlier are answered by them).
-        if command != "record" && command != "preview" { ProcessSignals.shared.install(console: console) }
+        if command != "record" && command != "preview" {
+            // A stop signal ends the command as its default action would, but not before the
+            // copy it was writing (a recovery's, a merge's, a GIF's, under a hidden name) is
+            // removed: on a nearly full disk that space is what the user needs back, and the
+            // copy holds nothing that is not still where it was made from.
+            ProcessSignals.shared.setHandler(ProcessSignals.stopping) { [console] signo in
+                let removed = UnfinishedCopies.removeAll()
+                if !removed.isEmpty {
+                    let names = removed.map(\.path).joined(separator: ", ")
+                    console.err("reel: interrupted by \(ProcessSignals.name(signo)): removed the unfinished copy \(names); "
+                                + "what it was made from is as it was: run the command again to finish it")
+                }
+                ProcessSignals.dieBy(signo)
+            }
+            ProcessSignals.shared.install(console: console)
+        }
         do {
             switch command {
             case "record":

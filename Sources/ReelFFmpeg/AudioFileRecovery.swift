@@ -148,6 +148,8 @@ enum AudioFileRecovery {
         }
         // The whole part is copied beside the destination, fixed, then named.
         let temporary = FilePlacement.temporaryURL(beside: destination, purpose: "recovering", pathExtension: destination.pathExtension)
+        let tracked = UnfinishedCopies.track(temporary)  // a copy: an interrupted command removes it
+        defer { tracked.done() }
         do {
             try Syscall.copyFile(url, bytes: repair.length, to: temporary, shown: destination)
             try apply(repair, to: temporary, shown: destination, truncating: false)

@@ -49,6 +49,8 @@ package enum GIFConverter {
         let (palette, start) = try fitPalette(input, meter: meter)
         defer { var p: UnsafeMutablePointer<AVFrame>? = palette; av_frame_free(&p) }
         let temporary = FilePlacement.temporaryURL(beside: output, purpose: "converting")
+        let tracked = UnfinishedCopies.track(temporary)  // a copy: an interrupted command removes it
+        defer { tracked.done() }
         let frames: Int64
         do {
             frames = try writePictures(input, palette: palette, start: start, to: temporary, meter: meter, readBefore: size)

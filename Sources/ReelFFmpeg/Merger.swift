@@ -89,6 +89,8 @@ public enum Merger {
         }
 
         let temporary = FilePlacement.temporaryURL(beside: output, purpose: "merging")
+        let tracked = UnfinishedCopies.track(temporary)  // a copy: an interrupted command removes it
+        defer { tracked.done() }
         let sizes = clips.map(\.fileSize)
         let meter = ProgressMeter(stage: reason == nil ? .merging : .reencoding, total: sizes.reduce(0, +), clock: HostClock(),
                                   handler: progress)

@@ -270,6 +270,8 @@ public enum PlaylistRecovery {
     /// Writes `playlist` with its end beside `url`, and gives it `url`'s name once it is on the disk.
     private static func write(_ playlist: HLSPlaylist, to url: URL) throws {
         let temporary = FilePlacement.temporaryURL(beside: url, purpose: "recovering")
+        let tracked = UnfinishedCopies.track(temporary)  // a copy: an interrupted command removes it
+        defer { tracked.done() }
         do {
             try Data(playlist.closedText.utf8).write(to: temporary)
             try FilePlacement.sync(temporary)

@@ -329,6 +329,8 @@ public enum Recovery {
         case .interruptedFinalise:
             // Finished on a copy, then (for another container) copied once more.
             let copy = FilePlacement.temporaryURL(beside: destination.url, purpose: "recovering", pathExtension: url.pathExtension)
+            let tracked = UnfinishedCopies.track(copy)  // a copy: an interrupted command removes it
+            defer { tracked.done() }
             defer { try? FileManager.default.removeItem(at: copy) }
             do {
                 try FileManager.default.copyItem(at: url, to: copy)
@@ -372,6 +374,8 @@ public enum Recovery {
     private static func write(_ url: URL, view: FileView?, shift: MediaTime, to destination: Destination,
                               meter: ProgressMeter, chapters: [Chapter]? = nil, gate: FinaliseGate? = nil) throws -> Remuxer.Copy {
         let temporary = FilePlacement.temporaryURL(beside: destination.url, purpose: "recovering")
+        let tracked = UnfinishedCopies.track(temporary)  // a copy: an interrupted command removes it
+        defer { tracked.done() }
         let copy: Remuxer.Copy
         do {
             copy = try Remuxer.copyPackets(of: url, view: view, to: temporary, container: destination.container,

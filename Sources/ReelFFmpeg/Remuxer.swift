@@ -82,6 +82,8 @@ public enum Remuxer {
     private static func indexSize(ofCopyOf input: URL, view: FileView?, beside output: URL, container: Container,
                                   shift: MediaTime) throws -> Int {
         let measuring = FilePlacement.temporaryURL(beside: output, purpose: "measuring")
+        let tracked = UnfinishedCopies.track(measuring)  // a copy: an interrupted command removes it
+        defer { tracked.done() }
         let copy: Copy
         do {
             copy = try copyPackets(of: input, view: view, to: measuring, container: container, fastStart: false, shift: shift, chapters: [])

@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+import Reel
+import ReelTestSupport
+
+/// A command other than `record` ended by a stop signal while it writes a copy under a hidden
+/// name removes the copy and says so: what it was made from is still there. Before, Ctrl-C
+/// during `reel recover -o` exited silently and left `.NAME.recovering-….mp4`, as large as the
+/// recording, beside the output: the space a nearly full disk needs.
+@Suite(.serialized, .tags(.realTime)) struct InterruptedCopyTests {
+    @Test func ctrlCDuringARecoverRemovesItsUnfinishedCopy() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("cut.mp4")
+        try await RecoverCommandTests.cutOff(url)
+        let before = try Data(contentsOf: url)
+        let out = dir.url.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        let errors = dir.url.appendingPathComponent("err")
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+        // The copy's sync before it takes its name is held 8 s: the copy is made, not placed.
+        let strace = Process()
+        strace.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
+        strace.arguments = ["-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:delay_enter=8000000:when=1",
+                            ReelBinary.url.path, "recover", url.path, "-o", out.path]
+        strace.standardError = try FileHandle(forWritingTo: errors)
+        strace.standardOutput = FileHandle.nullDevice
+        strace.standardInput = FileHandle.nullDevice
+        try strace.run()
+        func said() -> String { (try? String(contentsOf: errors, encoding: .utf8)) ?? "" }
+        var reel: pid_t = 0
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let children = (try? String(contentsOfFile: "/proc/\(strace.processIdentifier)/task/\(strace.processIdentifier)/children",
+                                        encoding: .utf8)) ?? ""
+            if let child = children.split(separator: " ").first.flatMap({ pid_t($0) }), AbortWaitingForAStepTests.inFsync(child) {
+                reel = child
+                break
+            }
+            usleep(20_000)
+        }
+        defer {
+            if reel > 0 { kill(reel, SIGKILL) }
+            if strace.isRunning { kill(strace.processIdentifier, SIGKILL) }
+        }
+        try #require(reel > 0, "reel recover reached the copy's sync: \(said())")
+        let hidden = try FileManager.default.contentsOfDirectory(atPath: out.path)
+        #expect(hidden.count == 1 && hidden.first?.hasPrefix(".cut.recovering-") == true, "the copy, hidden: \(hidden)")
+        kill(reel, SIGINT)
+        strace.waitUntilExit()
+        #expect(strace.terminationStatus == SIGINT, "ended as Ctrl-C ends it: \(strace.terminationStatus) \(said())")
+        #expect(said().contains("reel: interrupted by SIGINT: removed the unfinished copy \(out.path)/.cut.recovering-"), "\(said())")
+        #expect(said().contains("what it was made from is as it was: run the command again to finish it"), "\(said())")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty, "nothing left in the output folder")
+        #expect(try Data(contentsOf: url) == before, "the recording as it was")
+        // Run again, it finishes.
+        let again = try ReelBinary.run(["recover", url.path, "-o", out.path])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path) == ["cut.mp4"])
+    }
+}
