@@ -204,6 +204,7 @@ final class HLSPublisher: @unchecked Sendable {
                     unlink(reserve.url.path)
                 }
                 reserve = nil
+                removeEmptyTornSegments()
             }
             unlink(playlist.path + ".tmp")
             guard let newest, var parsed = try? HLSPlaylist(text: newest, url: playlist) else { return false }
@@ -245,6 +246,20 @@ final class HLSPublisher: @unchecked Sendable {
             guard write(text, to: playlist) else { return false }
             published = text
             return true
+        }
+    }
+
+    /// Removes the segment files the writer began and could not write anything into (a full
+    /// disk: 0 bytes), unless the playlist on the disk names them: they hold nothing recorded,
+    /// and left in the folder they look like a segment lost. One that holds bytes stays (what
+    /// it holds was recorded, though no playlist lists it). Under `lock`.
+    private func removeEmptyTornSegments() {
+        let folder = playlist.deletingLastPathComponent()
+        let listed = Set((published ?? "").split(separator: "\n").map(String.init))
+        for name in torn.keys where !listed.contains(name) {
+            let path = folder.appendingPathComponent(name).path
+            var info = stat()
+            if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size == 0 { unlink(path) }
         }
     }
 }

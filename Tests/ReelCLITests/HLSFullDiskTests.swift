@@ -52,6 +52,10 @@ extension StreamCommandTests {
         // Nothing of Reel's own is left in the folder: the playlist and the segments alone.
         let files = try FileManager.default.contentsOfDirectory(atPath: hls.path)
         #expect(files.allSatisfy { $0 == "index.m3u8" || ($0.hasPrefix("index-") && !$0.hasSuffix(".tmp")) }, "\(files)")
+        // Nor a segment the writer began on the full disk and could write nothing into: it held
+        // nothing, and looked like a segment lost (it was left, 0 bytes).
+        let empty = files.filter { ((try? FileManager.default.attributesOfItem(atPath: hls.appendingPathComponent($0).path)[.size] as? Int) ?? 0) == 0 }
+        #expect(empty.isEmpty, "\(empty) left empty in \(files)")
         // It plays: every frame in order, any gap one the recording said it dropped.
         let finished = try #require(run.seen("finished").first)
         let dropped = (finished["dropped"] as? NSNumber)?.intValue ?? -1
