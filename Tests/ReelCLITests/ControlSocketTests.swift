@@ -292,21 +292,27 @@ import ReelTestSupport
 
     /// The markers of a single file killed before it was finished are kept beside it, and
     /// `reel recover` puts them into the file.
-    @Test(arguments: ["mp4", "mkv"])
-    func markersOfAKilledRecordingAreRecovered(ext: String) async throws {
-        let dir = try TemporaryDirectory()
-        let file = dir.url.appendingPathComponent("killed.\(ext)")
-        let socket = dir.url.appendingPathComponent("killed.sock")
-        let recording = try Recording(["--control=\(socket.path)", "-o", file.path], in: dir.url)
+    /// Records into `file` with the control socket at `socket`, places the markers "first"
+    /// and "second" through it, records on past a fragment's end (so that an MP4 holds whole
+    /// fragments after them) and kills reel with SIGKILL.
+    func recordTwoMarkersAndKill(_ file: URL, socket: URL, in dir: URL, extra: [String] = []) async throws {
+        let recording = try Recording(["--control=\(socket.path)"] + extra + ["-o", file.path], in: dir)
         let client = try await recording.connect(socket)
         var frames = try await waitForFrames(past: 10, client)
         #expect(try client.request("marker", argument: "first").reply["ok"] as? Bool == true)
         frames = try await waitForFrames(past: frames + 20, client)
         #expect(try client.request("marker", argument: "second").reply["ok"] as? Bool == true)
-        // Past a fragment's end, so that the MP4 holds whole fragments after the markers.
         _ = try await waitForFrames(past: frames + 60, client)
         kill(recording.process.processIdentifier, SIGKILL)
         _ = recording.end()
+    }
+
+    @Test(arguments: ["mp4", "mkv"])
+    func markersOfAKilledRecordingAreRecovered(ext: String) async throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("killed.\(ext)")
+        let socket = dir.url.appendingPathComponent("killed.sock")
+        try await recordTwoMarkersAndKill(file, socket: socket, in: dir.url)
         #expect(try MediaProbe.chapters(file).isEmpty || ext == "mp4", "cut off: the file holds none of its own")
         let recovered = try ReelBinary.run(["recover", file.path])
         #expect(recovered.status == 0, "\(recovered.stderr)")
@@ -327,15 +333,7 @@ import ReelTestSupport
         let file = disk.url.appendingPathComponent("full.mkv")
         let list = disk.url.appendingPathComponent(".full.mkv.chapters")
         let socket = dir.url.appendingPathComponent("full.sock")
-        let recording = try Recording(["--control=\(socket.path)", "--min-free", "0", "-o", file.path], in: dir.url)
-        let client = try await recording.connect(socket)
-        var frames = try await waitForFrames(past: 10, client)
-        #expect(try client.request("marker", argument: "first").reply["ok"] as? Bool == true)
-        frames = try await waitForFrames(past: frames + 20, client)
-        #expect(try client.request("marker", argument: "second").reply["ok"] as? Bool == true)
-        _ = try await waitForFrames(past: frames + 60, client)
-        kill(recording.process.processIdentifier, SIGKILL)
-        _ = recording.end()
+        try await recordTwoMarkersAndKill(file, socket: socket, in: dir.url, extra: ["--min-free", "0"])
         try #require(FileManager.default.fileExists(atPath: list.path), "the killed recording's markers are kept")
         let kept = try Data(contentsOf: list)
         // Everything left on the disk taken by someone else's file.

@@ -99,24 +99,23 @@ import ReelTestSupport
         }
     }
 
-    /// `reel record` of 2 s into `url` under strace, its finalise's first step's sync held 8 s,
-    /// once reel is inside that sync: strace, reel's pid and what reel says on stderr.
-    static func recordHeldInAStep(_ url: URL, errors: URL, arguments: [String] = []) throws -> (Process, pid_t, () -> String) {
+    /// Runs `reel` with `arguments` under strace with `tracing` (its options: which calls, what
+    /// is injected), stderr into `errors`, and waits (up to `seconds`) until reel is inside an
+    /// fsync: strace, reel's pid and what reel says. A test that fails leaves neither running
+    /// when it kills both in a `defer` (strace let go ends; its tracee runs on).
+    static func heldInAnFsync(_ tracing: [String], reel arguments: [String], errors: URL,
+                              within seconds: TimeInterval = 30) throws -> (Process, pid_t, () -> String) {
         _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
-        // The second fsync, the first of the finalise's steps, takes 8 s to begin.
         let strace = Process()
         strace.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
-        strace.arguments = ["-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:delay_enter=8000000:when=2",
-                            ReelBinary.url.path, "record", "--test-pattern", "--size", "320x240", "--faster-than-real-time",
-                            "--duration", "2", "--max-duration", "2"] + arguments + ["-o", url.path]
+        strace.arguments = ["-f", "-qq", "-o", "/dev/null"] + tracing + [ReelBinary.url.path] + arguments
         strace.standardError = try FileHandle(forWritingTo: errors)
         strace.standardOutput = FileHandle.nullDevice
         strace.standardInput = FileHandle.nullDevice
         try strace.run()
         let said = { (try? String(contentsOf: errors, encoding: .utf8)) ?? "" }
-        // reel, strace's child, held in the step's sync.
         var reel: pid_t = 0
-        let deadline = Date().addingTimeInterval(30)
+        let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             let children = (try? String(contentsOfFile: "/proc/\(strace.processIdentifier)/task/\(strace.processIdentifier)/children",
                                         encoding: .utf8)) ?? ""
@@ -127,8 +126,16 @@ import ReelTestSupport
             usleep(20_000)
         }
         if reel == 0 { kill(strace.processIdentifier, SIGKILL) }
-        try #require(reel > 0, "reel reached the finalise's delayed sync: \(said())")
+        try #require(reel > 0, "reel reached the delayed sync: \(said())")
         return (strace, reel, said)
+    }
+
+    /// `reel record` of 2 s into `url`, its finalise's first step's sync (the second fsync)
+    /// held 8 s, once reel is inside that sync (see ``heldInAnFsync(_:reel:errors:within:)``).
+    static func recordHeldInAStep(_ url: URL, errors: URL, arguments: [String] = []) throws -> (Process, pid_t, () -> String) {
+        try heldInAnFsync(["-e", "trace=fsync", "-e", "inject=fsync:delay_enter=8000000:when=2"],
+                          reel: ["record", "--test-pattern", "--size", "320x240", "--faster-than-real-time",
+                                 "--duration", "2", "--max-duration", "2"] + arguments + ["-o", url.path], errors: errors)
     }
 
     @Test func aThirdSignalLeavesAtOnceWhileTheAbortWaits() throws {
@@ -180,32 +187,13 @@ import ReelTestSupport
         let dir = try TemporaryDirectory()
         let disk = try SmallDisk(size: "8M")
         let url = disk.url.appendingPathComponent("fast.mkv"), errors = dir.url.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
-        // Every sync of the file takes 4 s to begin (a recording makes none before its end).
-        let strace = Process()
-        strace.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
-        strace.arguments = ["-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-P", url.path, "-e", "inject=fsync:delay_enter=4000000",
-                            ReelBinary.url.path, "record", "--test-pattern", "--tone", "--filter", "noise=alls=2:allf=t", "--size", "1280x720",
-                            "--crf", "0", "--preset", "ultrafast", "--duration", "60", "--min-free", "0", "-o", url.path]
-        strace.standardError = try FileHandle(forWritingTo: errors)
-        strace.standardOutput = FileHandle.nullDevice
-        strace.standardInput = FileHandle.nullDevice
-        try strace.run()
-        defer { if strace.isRunning { strace.terminate() } }
-        func said() -> String { (try? String(contentsOf: errors, encoding: .utf8)) ?? "" }
-        // reel, strace's child, held in the end's sync once the disk filled.
-        var reel: pid_t = 0
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
-            let children = (try? String(contentsOfFile: "/proc/\(strace.processIdentifier)/task/\(strace.processIdentifier)/children",
-                                        encoding: .utf8)) ?? ""
-            if let child = children.split(separator: " ").first.flatMap({ pid_t($0) }), Self.inFsync(child) {
-                reel = child
-                break
-            }
-            usleep(20_000)
-        }
-        try #require(reel > 0, "reel reached the end's delayed sync: \(said())")
+        // Every sync of the file takes 4 s to begin (a recording makes none before its end);
+        // reel is held in the end's sync once the disk filled.
+        let (strace, reel, said) = try Self.heldInAnFsync(
+            ["-e", "trace=fsync", "-P", url.path, "-e", "inject=fsync:delay_enter=4000000"],
+            reel: ["record", "--test-pattern", "--tone", "--filter", "noise=alls=2:allf=t", "--size", "1280x720",
+                   "--crf", "0", "--preset", "ultrafast", "--duration", "60", "--min-free", "0", "-o", url.path],
+            errors: errors, within: 60)
         defer {
             kill(reel, SIGKILL)
             if strace.isRunning { kill(strace.processIdentifier, SIGKILL) }

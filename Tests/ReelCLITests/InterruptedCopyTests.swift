@@ -15,34 +15,14 @@ import ReelTestSupport
         let before = try Data(contentsOf: url)
         let out = dir.url.appendingPathComponent("out")
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
-        let errors = dir.url.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
         // The copy's sync before it takes its name is held 8 s: the copy is made, not placed.
-        let strace = Process()
-        strace.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
-        strace.arguments = ["-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", "inject=fsync:delay_enter=8000000:when=1",
-                            ReelBinary.url.path, "recover", url.path, "-o", out.path]
-        strace.standardError = try FileHandle(forWritingTo: errors)
-        strace.standardOutput = FileHandle.nullDevice
-        strace.standardInput = FileHandle.nullDevice
-        try strace.run()
-        func said() -> String { (try? String(contentsOf: errors, encoding: .utf8)) ?? "" }
-        var reel: pid_t = 0
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            let children = (try? String(contentsOfFile: "/proc/\(strace.processIdentifier)/task/\(strace.processIdentifier)/children",
-                                        encoding: .utf8)) ?? ""
-            if let child = children.split(separator: " ").first.flatMap({ pid_t($0) }), AbortWaitingForAStepTests.inFsync(child) {
-                reel = child
-                break
-            }
-            usleep(20_000)
-        }
+        let (strace, reel, said) = try AbortWaitingForAStepTests.heldInAnFsync(
+            ["-e", "trace=fsync", "-e", "inject=fsync:delay_enter=8000000:when=1"],
+            reel: ["recover", url.path, "-o", out.path], errors: dir.url.appendingPathComponent("err"))
         defer {
-            if reel > 0 { kill(reel, SIGKILL) }
+            kill(reel, SIGKILL)
             if strace.isRunning { kill(strace.processIdentifier, SIGKILL) }
         }
-        try #require(reel > 0, "reel recover reached the copy's sync: \(said())")
         let hidden = try FileManager.default.contentsOfDirectory(atPath: out.path)
         #expect(hidden.count == 1 && hidden.first?.hasPrefix(".cut.recovering-") == true, "the copy, hidden: \(hidden)")
         kill(reel, SIGINT)
