@@ -55,15 +55,17 @@ extension RecorderPipeline {
 
     /// What the file kept when its disk filled and the rest could not be written, if that
     /// ended the recording (see ``MovieFileSink/keptByFullDisk``): the file was finalised in
-    /// place and plays. `nil` for a GIF, whose intermediate is not made into the GIF on the
-    /// disk that just filled (the error says how to make it).
+    /// place and plays (a GIF's intermediate, as the MP4 it is).
     var keptByFullDisk: MovieFileSink.KeptByFullDisk? {
-        intermediate == nil ? writer.movie?.keptByFullDisk : nil
+        writer.movie?.keptByFullDisk
     }
 
     /// Ends a recording whose disk filled, its file finalised in place with what reached the
     /// disk (``keptByFullDisk``): as one the disk stopped (``RecordingEnding/lowDiskSpace``),
-    /// with what the file holds. (It failed with an error that said so in words alone.)
+    /// with what the file holds. (It failed with an error that said so in words alone.) A GIF
+    /// is made from its intermediate if the disk has room for it; else the summary names the
+    /// intermediate, which keeps the recording, and says how to make the GIF
+    /// (``RecordingSummary/gifNotMade``). (A GIF's failed, naming the intermediate alone.)
     func endedByFullDisk(_ kept: MovieFileSink.KeptByFullDisk) -> RecordingSummary {
         freeSpace?.settle()
         writer.abandon()
@@ -71,7 +73,22 @@ extension RecorderPipeline {
         finishedFramesAtEnd = kept.videoFrames
         var made = summary(url: kept.url, duration: kept.duration, frames: kept.videoFrames, bytes: kept.bytes, clipCount: timeline.intervals.count)
         made.relocation = writer.movie?.relocation
-        return made
+        do {
+            return try madeFromIntermediate(made)
+        } catch {
+            made.gifNotMade = gifNotMade(error, keptIn: kept.url)
+            return made
+        }
+    }
+
+    /// Why the GIF of a recording the disk stopped could not be made (`error`), and how to make
+    /// it from `intermediate`, which keeps the recording (see ``RecordingSummary/gifNotMade``).
+    private func gifNotMade(_ error: any Error, keptIn intermediate: URL) -> ReelError {
+        let failure = error as? ReelError ?? ReelError(.encodingFailed, "\(error)")
+        let room = failure.code == .insufficientStorage ? "free some disk space, then " : ""
+        return ReelError(failure.code, "\(url.lastPathComponent) could not be made from the recording: \(failure.message)",
+                         hint: "the recording is kept in \(intermediate.path), which plays; \(room)\(LibraryHint.makeTheGIF(url.path))",
+                         errno: failure.errno, averror: failure.averror)
     }
 
     /// The actions the machine gives at the end, then the sound padded to where the recording
@@ -191,8 +208,21 @@ extension RecorderPipeline {
     /// For a file made at the stop (a GIF), makes it from the finished intermediate `single`
     /// holds, which goes once the file is complete, has its name and holds every frame of it.
     /// What fails keeps the intermediate, and says how to finish it.
+    /// A recording the disk stopped (``RecordingEnding/lowDiskSpace``) whose GIF cannot be made
+    /// (the disk has no room for it) ends as such all the same, in its intermediate, and says
+    /// so (``RecordingSummary/gifNotMade``); it failed, naming the intermediate alone.
     private func madeFromIntermediate(_ single: RecordingSummary) throws -> RecordingSummary {
         guard intermediate != nil, container == .gif else { return single }
+        do {
+            return try makeGIF(from: single)
+        } catch where ending == .lowDiskSpace {
+            var kept = single
+            kept.gifNotMade = gifNotMade(error, keptIn: single.url)
+            return kept
+        }
+    }
+
+    private func makeGIF(from single: RecordingSummary) throws -> RecordingSummary {
         // Where the intermediate is now (someone may have moved it while it was recorded).
         let recorded = single.url
         let kept = "the recording is kept in \(recorded.path); \(LibraryHint.makeTheGIF(recorded.path))"

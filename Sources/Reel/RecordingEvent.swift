@@ -120,6 +120,12 @@ public struct RecordingSummary: Sendable, Hashable {
     /// What became of the file while it was recorded, if someone renamed, moved or deleted it:
     /// ``url`` is where the recording went. `nil` when it stayed where it was made.
     public var relocation: FileRelocation?
+    /// A GIF recording (``Container/gif``) that its disk stopped, whose GIF could not be made at
+    /// the end (no room left for it): why, and its hint says how to make it once there is
+    /// room. ``url`` is then the recording's intermediate (``Recorder/intermediateURL``),
+    /// ended where it is with what reached the disk, which keeps the recording and plays.
+    /// `nil` when the GIF was made (or the recording is no GIF).
+    public var gifNotMade: ReelError?
 
     /// Whether every source recorded all it was asked to for the whole recording (no
     /// ``shortfalls``): the file is finalised either way, but an incomplete one misses sound or

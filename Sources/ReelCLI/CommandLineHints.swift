@@ -33,6 +33,7 @@ enum CommandLineHints {
         (LibraryHint.replaySpillFull, "free space there, record without --replay-spill, or lower --replay-max-size"),
         (LibraryHint.recoverIntoWritableFolder, "recover it into a folder you can write to (reel recover FILE -o FOLDER)"),
         (LibraryHint.recoverToAnotherDisk, "free as much space as the recording takes, or recover it to another disk (reel recover FILE -o FOLDER)"),
+        (LibraryHint.makeTheGIFOnAnotherDisk, "or make it on another disk (reel recover NAME.gif -o FOLDER)"),
         (LibraryHint.mergeTheClipFiles, "merge the clip files with reel merge"),
         (LibraryHint.videoFiltersOnly, "--filter changes the picture; `ffmpeg -filters` marks video filters V->V"),
         (LibraryHint.encodeFaster, "try a faster --preset (such as veryfast or ultrafast), a smaller --size or a lower --fps"),

@@ -66,13 +66,15 @@ extension ProgressRenderer {
     func printSummary(_ s: RecordingSummary) {
         console.out("Saved \(Format.path(s.url))")
         if let note = Self.note(s.relocation) { console.out("  note      \(note)") }
+        if let notMade = s.gifNotMade { console.out("  GIF       not made: \(Format.oneLine("\(CommandLineHints.rephrased(notMade))"))") }
         if !s.lostClips.isEmpty {
             console.out("  lost      \(s.lostClips.count) clip\(s.lostClips.count == 1 ? "" : "s") deleted while recorded: \(s.lostClips.map(\.lastPathComponent).joined(separator: ", ")) (not in this file)")
         }
         console.out(String(format: "  duration  %.2f s, %@", s.duration.seconds, Format.bytes(s.bytes)))
         if let v = s.video, let size = s.videoSize {
             let codec = ["h264": "H.264", "hevc": "HEVC", "vp9": "VP9", "av1": "AV1"][v.codec.rawValue] ?? v.codec.rawValue
-            if s.container == .gif {
+            // A GIF not made: the intermediate named is what it says.
+            if s.container == .gif && s.gifNotMade == nil {
                 console.out("  video     GIF \(size) at \(v.frameRate) fps, a palette of 256 colours, \(s.frames) frames, \(s.droppedFrames) dropped")
             } else {
                 console.out("  video     \(codec) \(size) at \(v.frameRate) fps, \(v.rateControl), \(s.frames) frames, \(s.droppedFrames) dropped")

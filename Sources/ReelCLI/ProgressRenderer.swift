@@ -286,6 +286,9 @@ final class ProgressRenderer: @unchecked Sendable {
                 if !s.isComplete { object["shortfalls"] = s.shortfalls.map { Self.json($0) } }
                 if !s.lostClips.isEmpty { object["lostClips"] = s.lostClips.map(\.path) }
                 if !s.endedRecordings.isEmpty { object["endedRecordings"] = s.endedRecordings }
+                if let notMade = s.gifNotMade.map(CommandLineHints.rephrased) {
+                    object["gifNotMade"] = ["code": notMade.code.rawValue, "message": notMade.message, "hint": notMade.hint ?? ""]
+                }
                 // With a save at the stop to come, `finished` waits for it: it stays the last event.
                 if holdsFinished && !finishedReleased {
                     eventListener?(Self.json(object))

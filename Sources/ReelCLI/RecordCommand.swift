@@ -316,6 +316,8 @@ struct RecordCommand {
         renderer.finishLine()
         switch outcome {
         case .success(let summary):
+            // A GIF the full disk left no room for: where the recording is, and how to make it.
+            if let notMade = summary.gifNotMade { console.err("reel: warning: \(Format.oneLine("\(CommandLineHints.rephrased(notMade))"))") }
             if !options.json && !options.writesFile, let replay {
                 let saved = replay.saved
                 let count = saved == 0 ? "no replay" : "\(saved) replay\(saved == 1 ? "" : "s")"

@@ -57,6 +57,8 @@ package enum LibraryHint {
     package static let nameTheRecording = "give the recording a name of your own"
     /// Recovering a file where it is cannot write there.
     package static let recoverIntoWritableFolder = "recover it into a folder you can write to (Recovery.recover(_:to:))"
+    /// A GIF there is no room for can be made on another disk.
+    package static let makeTheGIFOnAnotherDisk = "or make it on another disk (Recovery.recover(_:to:), to a .gif there)"
     /// Recovering a file needs about as much free space as the recording takes.
     package static let recoverToAnotherDisk = "free as much space as the recording takes, or recover it to another disk (Recovery.recover(_:to:))"
     /// A clips folder's manifest is damaged: the clip files themselves can still be merged.

@@ -59,6 +59,7 @@ package enum GIFConverter {
             unlink(temporary.path)
             // The user knows the file they named, not the hidden one it is written as.
             error.message = error.message.replacingOccurrences(of: temporary.path, with: output.path)
+                .replacingOccurrences(of: temporary.lastPathComponent, with: output.lastPathComponent)
             throw error
         } catch {
             unlink(temporary.path)
@@ -103,10 +104,34 @@ package enum GIFConverter {
 
     /// The second pass: each picture mapped onto `palette` and written into a GIF at `url`;
     /// returns the pictures written.
+    /// A disk that fills says how much of the GIF it took and about how much room the GIF
+    /// needs in all (from the pictures written), so that a user knows what to free.
     private static func writePictures(_ input: URL, palette: UnsafeMutablePointer<AVFrame>, start: Int64, to url: URL,
                                       meter: ProgressMeter?, readBefore: Int64) throws -> Int64 {
+        var pictures: Int64 = 0, written: Int64 = 0
+        do {
+            return try writePictures(input, palette: palette, start: start, to: url, meter: meter, readBefore: readBefore,
+                                     counting: &pictures, bytes: &written)
+        } catch var error as ReelError where error.code == .insufficientStorage {
+            let total = (try? InputFile(url: input)).flatMap { file -> Int64? in
+                let index = av_find_best_stream(file.context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+                return index >= 0 ? file.context.pointee.streams[Int(index)]!.pointee.nb_frames : nil
+            } ?? 0
+            let megabytes = { (bytes: Int64) in String(format: "%.1f MB", Double(bytes) / 1_000_000) }
+            error.message += "; the GIF took \(megabytes(written)) for its first \(pictures) pictures"
+            if pictures > 0, total > pictures {
+                error.message += " of \(total): it needs about \(megabytes(written * total / pictures)) free"
+            }
+            throw error
+        }
+    }
+
+    private static func writePictures(_ input: URL, palette: UnsafeMutablePointer<AVFrame>, start: Int64, to url: URL,
+                                      meter: ProgressMeter?, readBefore: Int64, counting pictures: inout Int64, bytes: inout Int64) throws -> Int64 {
         let reader = try VideoReader(input)
         let muxer = try Muxer(url: url, container: .gif, overwrite: false)
+        // What the GIF took, written or not (a full disk's buffer holds some).
+        defer { bytes = muxer.payloadBytes }
         var finished = false
         defer { if !finished { muxer.abandon() } }
         var graph: Graph?
@@ -125,6 +150,7 @@ package enum GIFConverter {
         }
         let hold = GIFStillHold()
         try reader.forEachPicture(meter: meter, readBefore: readBefore) { picture in
+            pictures += 1
             try hold.apply(to: picture)
             if graph == nil {
                 let made = try Graph(text: mappingFilter, main: picture, timeBase: reader.timeBase, palette: true)

@@ -78,7 +78,16 @@ extension Recovery {
         // Finalised where it is first (one whose conversion failed is complete already).
         var recovered = try recoverRecording(intermediate, to: nil, overwrite: false, meter: meter)
         meter.restart(as: .converting, total: 2 * (FileIdentity.size(of: intermediate) ?? 0))
-        let converted = try GIFConverter.convert(intermediate, to: gif, overwrite: overwrite || reserved, meter: meter)
+        let converted: GIFConverter.Summary
+        do {
+            converted = try GIFConverter.convert(intermediate, to: gif, overwrite: overwrite || reserved, meter: meter)
+        } catch let error as ReelError where error.code == .insufficientStorage {
+            // No room for the GIF (a disk that filled under the recording): the recording
+            // stays in the intermediate, finalised, whatever the disk does.
+            throw ReelError(.insufficientStorage, "no room on the disk to make \(gif.path): \(error.message); the recording is kept in \(intermediate.path), which plays",
+                            hint: "free that much disk space, then \(LibraryHint.makeTheGIF(gif.path)); \(LibraryHint.makeTheGIFOnAnotherDisk)",
+                            errno: error.errno, averror: error.averror)
+        }
         // The GIF is complete and has its name: the intermediate's work is done.
         unlink(intermediate.path)
         recovered.url = converted.url

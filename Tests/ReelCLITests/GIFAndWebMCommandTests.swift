@@ -137,6 +137,62 @@ import ReelTestSupport
         #expect(again.stderr.contains("complete; nothing to do"), "\(again.stderr)")
     }
 
+    /// A GIF recording whose disk fills (lossless noisy pictures, faster than the room kept
+    /// ahead of its intermediate) ends as one the disk stopped: exit 3, `finished` with
+    /// `lowDiskSpace`, the intermediate ended in place with what reached the disk. The disk has
+    /// no room for the GIF: that is said (`gifNotMade`, and a warning), naming the intermediate
+    /// that keeps the recording and `reel recover NAME.gif`. That recovery on the still-full
+    /// disk says how much room the GIF needs and leaves the intermediate as it was; once there
+    /// is room it makes the GIF of every picture kept. It exited 1 naming only the hidden
+    /// intermediate, and the recovery failed with the disk's bare error.
+    @Test func aGIFRecordingWhoseDiskFillsEndsForTheDiskAndKeepsItsRecording() throws {
+        let disk = try SmallDisk(size: "6M")
+        let url = disk.url.appendingPathComponent("full.gif")
+        let r = try ReelBinary.run(["record", "--test-pattern", "--filter", "noise=alls=2:allf=t", "--size", "640x480", "--crf", "0",
+                                    "--preset", "ultrafast", "--duration", "60", "--min-free", "0", "--json", "-o", url.path])
+        let objects = r.output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let finished = try #require(objects.first { $0["event"] as? String == "finished" }, "\(r.status) \(r.output) \(r.stderr)")
+        #expect(r.status == 3 && finished["ending"] as? String == "lowDiskSpace" && finished["complete"] as? Bool == false, "\(r.status) \(finished) \(r.stderr)")
+        #expect(!objects.contains { $0["event"] as? String == "failed" }, "\(r.output)")
+        let hidden = try RecoverCommandTests.hiddenFiles(disk.url)
+        try #require(hidden.count == 1 && hidden[0].hasPrefix(".full.gif-") && hidden[0].hasSuffix(".mp4"), "\(hidden)")
+        let intermediate = disk.url.appendingPathComponent(hidden[0])
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        #expect(finished["file"] as? String == intermediate.path, "\(finished)")
+        let notMade = try #require(finished["gifNotMade"] as? [String: Any], "\(finished)")
+        let message = notMade["message"] as? String ?? "", hint = notMade["hint"] as? String ?? ""
+        #expect(notMade["code"] as? String == "insufficientStorage" && message.hasPrefix("full.gif could not be made from the recording: "), "\(notMade)")
+        #expect(hint.contains("the recording is kept in \(intermediate.path), which plays; free some disk space, then make it into the GIF with: reel recover \(Shell.quoted(url.path))"),
+                "\(notMade)")
+        #expect(r.stderr.contains("reel: warning: full.gif could not be made from the recording") && r.stderr.contains("reel recover \(Shell.quoted(url.path))"),
+                "\(r.stderr)")
+        // The intermediate, ended in place, holds what the summary says and plays.
+        #expect(Recovery.isFinished(intermediate))
+        #expect(try RecoverCommandTests.decodeErrors(intermediate) == "")
+        let frames = try #require(finished["frames"] as? Int)
+        let kept = try MediaProbe.probe(intermediate).videoStreams.first?.frameCount
+        #expect(frames > 0 && kept == frames, "\(String(describing: kept)) frames kept: \(finished)")
+
+        // The disk still full: the room the GIF needs is said, and the recording stays as it was.
+        let before = try Data(contentsOf: intermediate)
+        let refused = try ReelBinary.run(["recover", url.path])
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stderr.contains("no room on the disk to make \(url.path): ") && refused.stderr.contains(" MB free")
+                && refused.stderr.contains("the recording is kept in \(intermediate.path), which plays")
+                && refused.stderr.contains("make it into the GIF with: reel recover \(Shell.quoted(url.path))"), "\(refused.stderr)")
+        #expect(try Data(contentsOf: intermediate) == before, "the recording is left as it was")
+        #expect(try RecoverCommandTests.hiddenFiles(disk.url) == hidden)
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+
+        // Room made (the disk grown): the GIF holds every picture kept, and the intermediate goes.
+        let grown = try Subprocess.run(["mount", "-o", "remount,size=512M", disk.url.path])
+        try #require(grown.status == 0, "\(grown.stderr)")
+        let made = try ReelBinary.run(["recover", url.path])
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == frames)
+        #expect(try RecoverCommandTests.hiddenFiles(disk.url).isEmpty)
+    }
+
     /// s6 N6: `reel recover k.mp4 -o out.gif` failed ("cannot write .out.recovering-….gif:
     /// Invalid argument") while the refusal of `-o out.webm` offered `.gif`. The cut-off MP4 is
     /// recovered into the GIF, every frame recovered once, in order; nothing is left beside it,
