@@ -7,22 +7,27 @@ import ReelFFmpeg
 extension RecorderPipeline {
     /// How the clips' sink makes its files and says what they hold: a file per clip in the
     /// session's folder, never over one that is there (the folder was claimed empty of clips),
-    /// each with the room the clips before it left in the merged file.
+    /// each with the room the clips before it left in the merged file. The session's counts
+    /// change on the recorder's thread; the folder is followed and the manifest written on the
+    /// sink's clips' thread (no disk I/O on the recorder's thread, issue 28).
     func clipEvents() -> ClipFileSink.Events {
-        ClipFileSink.Events(
+        let session = session
+        return ClipFileSink.Events(
             configuration: { [unowned self] clip in
-                // A folder moved or deleted meanwhile (during a pause): followed, or made again.
-                try session.followFolder()
-                return fileConfiguration(url: clipURL(clip), overwrite: false,
-                                         maximumFileSize: settings.maxFileSize.map { $0 - finishedShare - mergeHeadroom })
+                fileConfiguration(url: clipURL(clip), overwrite: false,
+                                  maximumFileSize: settings.maxFileSize.map { $0 - finishedShare - mergeHeadroom })
             },
-            opened: { [unowned self] _, url in try session.clipStarted(url) },
-            // A clip deleted with its folder is copied back into the folder made again.
-            finishing: { [unowned self] _ in try session.followFolder() },
+            // A folder moved or deleted meanwhile (during a pause): followed, or made again; a
+            // clip deleted with it is copied back into the folder made again.
+            placing: { url in
+                try session.followFolder()
+                return session.folder.appendingPathComponent(url.lastPathComponent)
+            },
+            opened: { _, url in try session.clipStarted(url) },
             finished: { [unowned self] clip, done in try clipFinished(clip, done) },
             discarded: { [unowned self] clip, url in
                 clipAccount.settle(clip, timeline: timeline, recorded: recordedDuration)
-                try session.clipDiscarded(url)
+                return ClipFileSink.Listing(write: session.clipDiscarded(url))
             })
     }
 
@@ -43,9 +48,10 @@ extension RecorderPipeline {
         return 70_000
     }
 
-    /// A clip's file is finished: into the session (and its manifest), and said.
-    private func clipFinished(_ clip: Int, _ done: MovieFileSink.Finished) throws {
-        guard timeline.intervals.indices.contains(clip) else { return }
+    /// A clip's file is finished: into the session; returns the manifest's write, once done
+    /// which the clip is said finished (an app then finds the manifest saying so).
+    private func clipFinished(_ clip: Int, _ done: MovieFileSink.Finished) throws -> ClipFileSink.Listing? {
+        guard timeline.intervals.indices.contains(clip) else { return nil }
         let interval = timeline.intervals[clip]
         clipAccount.settle(clip, timeline: timeline, recorded: recordedDuration)
         var duration = interval.duration ?? max(.zero, machine.recordedDuration - interval.offset)
@@ -59,7 +65,8 @@ extension RecorderPipeline {
         let finished = Clip(url: done.url, duration: duration, frameCount: done.videoFrames, hasAudio: !plan.audioTracks.isEmpty,
                             frameDrops: machine.drops(inInterval: clip))
         // A take an undo removed while it was being finished is gone, never said finished.
-        if try session.append(finished) { onClipFinished?(finished) }
+        let (listed, write) = session.list(finished)
+        return ClipFileSink.Listing(write: write, then: listed ? { [unowned self] in onClipFinished?(finished) } : nil)
     }
 
     /// Tells the session how long the clip being recorded is, and the clips past their pause not

@@ -280,20 +280,23 @@ public final class RecordingSession: Sendable {
 
     // MARK: The recorder's side
 
-    /// Notes a clip file the recorder has begun (its place follows the clips before it).
+    /// Notes a clip file the recorder has begun (its place follows the clips before it), before
+    /// anything is written into it: on the clips' thread (see `ClipFileSink`).
     func clipStarted(_ url: URL) throws {
         try write(state.withLock { s in
             Self.update(&s) { $0.clips.append(.init(file: url.lastPathComponent, muted: false, finished: false)) }
         })
     }
 
-    /// Notes a clip file the recorder removed again because nothing was written into it.
-    func clipDiscarded(_ url: URL) throws {
-        try write(state.withLock { s in
+    /// Notes a clip file the recorder removed again because nothing was written into it; returns
+    /// the manifest's write, which the recorder runs on its clips' thread (see `ClipFileSink`).
+    func clipDiscarded(_ url: URL) -> @Sendable () throws -> Void {
+        let manifest = state.withLock { s in
             // A take an undo removed was counted then.
             if !s.settleEndedTake() { s.dropped += 1 }
             return Self.update(&s) { $0.clips.removeAll { $0.file == url.lastPathComponent } }
-        })
+        }
+        return { [self] in try write(manifest) }
     }
 
     /// Where the recording's clip `interval` (from zero, every clip begun counted), begun now,
@@ -307,6 +310,17 @@ public final class RecordingSession: Sendable {
     /// removed, file and all, and not to be said finished).
     @discardableResult
     func append(_ clip: Clip) throws -> Bool {
+        let (listed, write) = list(clip)
+        try write()
+        return listed
+    }
+
+    /// Appends a finished clip to ``clips`` (and its take to the counts) at once, and returns
+    /// what is then to be done on the disk: the manifest's write, and the removal of a take an
+    /// undo asked to go (`listed` is then `false`: it is never to be said finished). A recorder
+    /// runs `write` on its clips' thread, after the clip's finish (see `ClipFileSink`); a newer
+    /// manifest written meanwhile (an undo) is never overwritten by it.
+    func list(_ clip: Clip) -> (listed: Bool, write: @Sendable () throws -> Void) {
         let discarded = state.withLock { s -> Bool in
             guard s.settleEndedTake() else { return false }
             s.current = .zero
@@ -317,11 +331,13 @@ public final class RecordingSession: Sendable {
         }
         if discarded {
             // An undo came while this take was being finished: it goes now.
-            try write(state.withLock { s in Self.update(&s) { $0.clips.removeAll { $0.file == clip.url.lastPathComponent } } })
-            try? FileManager.default.removeItem(at: clip.url)
-            return false
+            let manifest = state.withLock { s in Self.update(&s) { $0.clips.removeAll { $0.file == clip.url.lastPathComponent } } }
+            return (false, { [self] in
+                try write(manifest)
+                try? FileManager.default.removeItem(at: clip.url)
+            })
         }
-        try write(state.withLock { s in
+        let manifest = state.withLock { s in
             var clip = clip
             clip.chapters += s.pendingChapters.removeValue(forKey: clip.url.lastPathComponent) ?? []
             s.clips.append(clip)
@@ -333,8 +349,8 @@ public final class RecordingSession: Sendable {
                                                 drops: ClipsManifest.Entry.kept(clip.frameDrops))
                 if let i = m.clips.firstIndex(where: { $0.file == entry.file }) { m.clips[i] = entry } else { m.clips.append(entry) }
             }
-        })
-        return true
+        }
+        return (true, { [self] in try write(manifest) })
     }
 
     /// How long the clip being recorded is, as the recorder sees it (zero once its pause is
@@ -388,11 +404,19 @@ public final class RecordingSession: Sendable {
     /// place is followed (or made again) first.
     func write(_ manifest: (ClipsManifest, Int)?) throws {
         guard let (manifest, generation) = manifest else { return }
-        if !FileManager.default.fileExists(atPath: folder.path) { try followFolder() }
-        try written.withLock { last in
-            guard generation > last else { return }
-            try manifest.write(into: folder)
-            last = generation
+        for attempt in 1...2 {
+            if !FileManager.default.fileExists(atPath: folder.path) { try followFolder() }
+            do {
+                try written.withLock { last in
+                    guard generation > last else { return }
+                    try manifest.write(into: folder)
+                    last = generation
+                }
+                return
+            } catch where attempt == 1 && !FileManager.default.fileExists(atPath: folder.path) {
+                // The folder was deleted as the manifest was written (it is written on the clips'
+                // thread, while someone tidies up): made again, and written there.
+            }
         }
     }
 }

@@ -38,7 +38,9 @@ package final class MovieFileSink: PacketSink {
     /// Where the sink is in its life.
     private enum Phase { case writing, full, finished, abandoned }
 
-    let configuration: AssetWriter.Configuration
+    /// Its room (`maximumFileSize`) may change before the first packet (a clip's file made
+    /// ahead, see ``ClipFileSink``).
+    var configuration: AssetWriter.Configuration
     /// Where the file is in its life: under a name of its own beside a file it replaces until
     /// it holds something, at its name, moved or deleted by someone, finalised
     /// (`MovieFileSink+Placement.swift` acts on it).

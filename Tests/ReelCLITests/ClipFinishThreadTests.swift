@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 import Reel
 import ReelTestSupport
@@ -7,32 +8,41 @@ import ReelTestSupport
 /// on a thread of its own, not the recorder's, which goes on taking samples (issue 28: no disk
 /// I/O on the recorder's thread; a resume soon after a pause waited for the clip before it).
 @Suite(.serialized, .tags(.realTime)) struct ClipFinishThreadTests {
-    @Test func aPauseFinishesItsClipOffTheRecordersThread() throws {
-        let dir = try TemporaryDirectory()
-        let url = dir.url.appendingPathComponent("clips.mp4"), log = dir.url.appendingPathComponent("strace")
+    /// `reel record --pause-mode clips` of the test pattern into `url` under `strace -f -y`
+    /// tracing `syscalls` into `log`, and reel's process id once it has one.
+    struct Traced {
         let strace = Process()
-        strace.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
-        strace.arguments = ["-f", "-qq", "-ttt", "-y", "-o", log.path, "-e", "trace=fsync,fdatasync",
-                            ReelBinary.url.path, "record", "--test-pattern", "--size", "320x240", "--pause-mode", "clips", "-o", url.path]
-        strace.standardError = FileHandle.nullDevice
-        strace.standardOutput = FileHandle.nullDevice
-        strace.standardInput = FileHandle.nullDevice
-        try strace.run()
-        defer { if strace.isRunning { strace.terminate() } }
         var reel: pid_t = 0
-        let deadline = Date().addingTimeInterval(60)
-        while reel == 0 && Date() < deadline {
-            let children = (try? String(contentsOfFile: "/proc/\(strace.processIdentifier)/task/\(strace.processIdentifier)/children",
-                                        encoding: .utf8)) ?? ""
-            reel = children.split(separator: " ").first.flatMap { pid_t($0) } ?? 0
-            usleep(20_000)
+
+        init(url: URL, log: URL, syscalls: String) throws {
+            strace.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
+            strace.arguments = ["-f", "-qq", "-ttt", "-y", "-o", log.path, "-e", "trace=\(syscalls)",
+                                ReelBinary.url.path, "record", "--test-pattern", "--size", "320x240", "--pause-mode", "clips", "-o", url.path]
+            strace.standardError = FileHandle.nullDevice
+            strace.standardOutput = FileHandle.nullDevice
+            strace.standardInput = FileHandle.nullDevice
+            try strace.run()
+            let deadline = Date().addingTimeInterval(60)
+            while reel == 0 && Date() < deadline {
+                let children = (try? String(contentsOfFile: "/proc/\(strace.processIdentifier)/task/\(strace.processIdentifier)/children",
+                                            encoding: .utf8)) ?? ""
+                // Once it runs reel: strace's first child may be one it makes at its start to
+                // try ptrace out, gone a moment later (signalled, reel would have run on).
+                if let child = children.split(separator: " ").first.flatMap({ pid_t($0) }),
+                   let command = try? String(contentsOfFile: "/proc/\(child)/cmdline", encoding: .utf8), command.hasPrefix(ReelBinary.url.path) {
+                    reel = child
+                }
+                usleep(20_000)
+            }
         }
-        try #require(reel > 0)
-        // A test that fails leaves neither running: strace let go ends, its tracee runs on.
-        defer {
-            kill(reel, SIGKILL)
-            if strace.isRunning { kill(strace.processIdentifier, SIGKILL) }
+
+        /// Ends both at once (a test that fails leaves neither running: strace let go ends,
+        /// its tracee runs on).
+        func kill() {
+            if reel > 0 { Glibc.kill(reel, SIGKILL) }
+            if strace.isRunning { Glibc.kill(strace.processIdentifier, SIGKILL) }
         }
+
         /// reel's threads by name.
         func threads() -> [String: Set<String>] {
             var names: [String: Set<String>] = [:]
@@ -43,36 +53,102 @@ import ReelTestSupport
             }
             return names
         }
+
+        /// Waits until `file` exists (the recording began, its signals caught).
+        func waitFor(_ file: URL) throws {
+            let deadline = Date().addingTimeInterval(60)
+            while !FileManager.default.fileExists(atPath: file.path) && Date() < deadline { usleep(20_000) }
+            try #require(FileManager.default.fileExists(atPath: file.path), "recording began")
+        }
+
+        /// "TID SECONDS.MICROS call(…) = …" lines of the log before `time` whose call is one of
+        /// `calls` and that name `matching` (a path, shown by `-y`): (thread, call, line).
+        static func calls(in log: URL, before time: Double, _ calls: [String], matching: [String]) throws -> [(tid: String, call: String, line: String)] {
+            try String(contentsOf: log, encoding: .utf8).split(separator: "\n").compactMap { line in
+                let parts = line.split(separator: " ", maxSplits: 2)
+                guard parts.count == 3, let at = Double(parts[1]), at < time,
+                      let call = calls.first(where: { parts[2].hasPrefix("\($0)(") }),
+                      matching.contains(where: { parts[2].contains($0) }) else { return nil }
+                return (String(parts[0]), call, String(parts[2]))
+            }
+        }
+    }
+
+    @Test func aPauseFinishesItsClipOffTheRecordersThread() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("clips.mp4"), log = dir.url.appendingPathComponent("strace")
+        let traced = try Traced(url: url, log: log, syscalls: "fsync,fdatasync")
+        defer { traced.kill() }
+        try #require(traced.reel > 0)
+        let reel = traced.reel
         // Recording (clip 1's file made), its signals caught.
-        let clip1 = dir.url.appendingPathComponent("clips.clips/clip-001.mp4")
-        while !FileManager.default.fileExists(atPath: clip1.path) && Date() < deadline { usleep(20_000) }
-        try #require(FileManager.default.fileExists(atPath: clip1.path), "recording began")
+        try traced.waitFor(dir.url.appendingPathComponent("clips.clips/clip-001.mp4"))
         usleep(2_000_000)
         kill(reel, SIGUSR1)             // pause: clip 1 is finished
         usleep(1_500_000)
         kill(reel, SIGUSR1)             // resume
         usleep(1_500_000)
-        let named = threads()
+        let named = traced.threads()
         let recorder = try #require(named["reel.recorder"], "the recorder's thread: \(named.keys.sorted())")
         let beforeTheStop = Date().timeIntervalSince1970
         kill(reel, SIGINT)
-        strace.waitUntilExit()
-        #expect(strace.terminationStatus == 0)
+        traced.strace.waitUntilExit()
+        #expect(traced.strace.terminationStatus == 0)
 
         // "TID SECONDS.MICROS fsync(FD</path>) = 0" of a clip's file (or its finalised copy),
-        // until the stop (which merges the clips on the recorder's thread, its work then). The
-        // clips' list (reel-clips.json) is still written where a clip starts and is listed.
-        let calls = try String(contentsOf: log, encoding: .utf8).split(separator: "\n").compactMap { line -> (tid: String, at: Double)? in
-            let parts = line.split(separator: " ", maxSplits: 2)
-            guard parts.count == 3, parts[2].hasPrefix("fsync(") || parts[2].hasPrefix("fdatasync("), parts[2].contains("clip-"),
-                  let at = Double(parts[1]) else { return nil }
-            return (String(parts[0]), at)
-        }.filter { $0.at < beforeTheStop }
+        // until the stop (which merges the clips on the recorder's thread, its work then).
+        let calls = try Traced.calls(in: log, before: beforeTheStop, ["fsync", "fdatasync"], matching: ["clip-"])
         #expect(calls.count >= 2, "clip 1's finish made its syncs before the stop: \(calls)")
         let onTheRecorder = calls.filter { recorder.contains($0.tid) }
         #expect(onTheRecorder.isEmpty, "\(onTheRecorder.count) of \(calls.count) syncs of a clip's file on the recorder's thread")
         #expect(calls.contains { named["reel.clips"]?.contains($0.tid) == true }, "made by the clips' finishing thread")
         let probe = try MediaProbe.probe(url)
         #expect((probe.videoStreams.first?.frameCount ?? 0) >= 90)
+    }
+
+    /// The rest of a clip's disk work is off the recorder's thread too: its file made (open,
+    /// header), the manifest written where it starts and where it is listed finished (a temporary
+    /// file, its syncs, the rename). Over several pauses, none of it is on `reel.recorder`.
+    @Test func noClipFileNorManifestIsWrittenOnTheRecordersThread() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("clips.mp4"), log = dir.url.appendingPathComponent("strace")
+        let syscalls = ["openat", "creat", "write", "pwrite64", "writev", "fsync", "fdatasync", "rename", "renameat", "renameat2",
+                        "unlink", "unlinkat", "ftruncate"]
+        let traced = try Traced(url: url, log: log, syscalls: syscalls.joined(separator: ","))
+        defer { traced.kill() }
+        try #require(traced.reel > 0)
+        try traced.waitFor(dir.url.appendingPathComponent("clips.clips/clip-001.mp4"))
+        // Three pauses, each long enough for its clip to be finished, and a resume after each.
+        for _ in 0..<3 {
+            usleep(1_500_000)
+            kill(traced.reel, SIGUSR1)
+            usleep(1_000_000)
+            kill(traced.reel, SIGUSR1)
+        }
+        usleep(1_500_000)
+        let named = traced.threads()
+        let recorder = try #require(named["reel.recorder"], "the recorder's thread: \(named.keys.sorted())")
+        let beforeTheStop = Date().timeIntervalSince1970
+        kill(traced.reel, SIGINT)
+        traced.strace.waitUntilExit()
+        #expect(traced.strace.terminationStatus == 0)
+
+        // Until the stop (whose merge is the recorder's work then): a clip file's, the
+        // manifest's (`reel-clips.json`, through `.reel-clips.json.PID.new`) or the folder's
+        // (its sync after the manifest's rename).
+        let calls = try Traced.calls(in: log, before: beforeTheStop, syscalls,
+                                     matching: ["/clip-", "reel-clips.json", "clips.clips>", "clips.clips\""])
+        let onTheRecorder = calls.filter { recorder.contains($0.tid) }
+        let counts = Dictionary(grouping: onTheRecorder, by: \.call).mapValues(\.count)
+        #expect(onTheRecorder.isEmpty, "\(onTheRecorder.count) of \(calls.count) calls on the recorder's thread: \(counts.sorted { $0.key < $1.key }); first: \(onTheRecorder.first?.line ?? "")")
+        let clips = named["reel.clips"] ?? []
+        let opens = calls.filter { $0.call == "openat" && $0.line.contains("/clip-00") && $0.line.contains("O_CREAT") }
+        #expect(opens.count >= 4, "the four clips' files were made: \(opens.map(\.line))")
+        #expect(opens.allSatisfy { clips.contains($0.tid) }, "by the clips' thread")
+        let renames = calls.filter { $0.call.hasPrefix("rename") && $0.line.contains("reel-clips.json") }
+        #expect(renames.count >= 6, "the manifest was written as clips began and were finished: \(renames.count)")
+        #expect(renames.allSatisfy { clips.contains($0.tid) }, "by the clips' thread")
+        let probe = try MediaProbe.probe(url)
+        #expect((probe.videoStreams.first?.frameCount ?? 0) >= 120)
     }
 }
