@@ -268,9 +268,10 @@ extension RecordingSession {
                 removed = true
             }
             if saidMerged { unlink(folder.appendingPathComponent(manifestName).path) }
-            // A clip the recorder had just made when it was killed holds nothing and is in no
-            // manifest: it would keep the folder, and block the name, for ever.
-            if removed { for leftover in emptyUnlistedClips(in: folder, listed: Set(entries.map(\.file))) { unlink(leftover.path) } }
+            // A clip the recorder had just made when it was killed (made ahead at a pause, for
+            // the resume) holds nothing and is in no manifest: it would keep the folder, and
+            // block the name, for ever; among kept clips it is no clip.
+            if saidMerged { for leftover in emptyUnlistedClips(in: folder, listed: Set(entries.map(\.file))) { unlink(leftover.path) } }
             rmdir(folder.path)  // only if empty
         }
         return RecoveredRecording(url: target, folder: folder, clipCount: inputs.count, finalisedClips: finalised,

@@ -120,6 +120,49 @@ import ReelTestSupport
         #expect(!FileManager.default.fileExists(atPath: folder.path), "the clips go once the merged file holds them")
     }
 
+    /// Killed while paused — the next clip's file made ahead for the resume, holding nothing and
+    /// listed nowhere — or a moment after the resume (that file being listed, its first packets
+    /// on their way): `reel recover` keeps every frame of clip 1, which the pause finished, and
+    /// whatever of clip 2 reached the disk, and leaves no folder behind.
+    @Test(arguments: [nil, 0.0, 0.15, 0.6] as [Double?])
+    func killedDuringAPauseOrAtItsResumeIsRecovered(afterResume: Double?) async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("cut.mp4"), folder = dir.url.appendingPathComponent("cut.clips")
+        let recording = try Recording(["--test-pattern", "--tone", "--size", "320x240", "--preset", "ultrafast",
+                                       "--pause-mode", "clips", "-o", url.path], in: dir.url)
+        try await recording.started()
+        try await Task.sleep(for: .seconds(1.2))
+        recording.signal(SIGUSR1)                   // pause: clip 1 is finished, clip 2's file made
+        try await Task.sleep(for: .seconds(1))
+        let manifest = folder.appendingPathComponent("reel-clips.json")
+        let listed = (try? String(contentsOf: manifest, encoding: .utf8)) ?? ""
+        if let afterResume {
+            recording.signal(SIGUSR1)
+            try await Task.sleep(for: .seconds(afterResume))
+        }
+        recording.signal(SIGKILL)
+        _ = recording.end()
+        // Clip 1 finished and listed so, with its frames.
+        struct Listed: Decodable { struct Entry: Decodable { var file: String; var finished: Bool; var frames: Int64? }; var clips: [Entry] }
+        let entries = try JSONDecoder().decode(Listed.self, from: Data(listed.utf8)).clips
+        let clip1 = try #require(entries.first)
+        #expect(entries.count == 1 && clip1.file == "clip-001.mp4" && clip1.finished, "\(listed)")
+        let frames = try #require(clip1.frames)
+        if afterResume == nil {
+            #expect(files(in: folder).keys.contains("clip-002.mp4"), "clip 2's file was made during the pause: \(files(in: folder))")
+            #expect(try String(contentsOf: manifest, encoding: .utf8) == listed, "and not listed")
+        }
+
+        let recovered = try ReelBinary.run(["recover", url.path])
+        #expect(recovered.status == 0, "\(recovered.stderr)")
+        let values = try MediaProbe.decodeLuma(url, width: 320, height: 240).compactMap(\.counter)
+        #expect(values.count >= Int(frames), "clip 1's \(frames) frames, then what reached the disk of clip 2: \(values)")
+        #expect(zip(values, values.dropFirst()).allSatisfy { $0 < $1 }, "in order, none twice: \(values)")
+        #expect(zip(values, values.prefix(Int(frames)).dropFirst()).filter { $1 > $0 + 1 }.reduce(0) { $0 + Int($1.1 - $1.0 - 1) } <= 2,
+                "clip 1 whole (a loaded machine may drop a frame or two): \(values.prefix(Int(frames)))")
+        #expect(!FileManager.default.fileExists(atPath: folder.path), "nothing left behind: \(files(in: folder))")
+    }
+
     /// A clip of the killed recording (one it had finished, or the one it was recording),
     /// deleted before `reel recover`: the rest is merged, the missing clip is named, and the
     /// exit status is 3, not a whole recovery's 0 (the cut-off one was said to have held nothing).
