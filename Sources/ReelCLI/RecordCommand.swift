@@ -189,6 +189,7 @@ struct RecordCommand {
             if let choice = options.control {
                 control = try RecordControl(path: try choice ?? RecordControl.defaultPath(), parts: parts, signals: signals, renderer: renderer,
                                             sourceNames: sources.map(\.name), videoSources: videoSources, file: options.writesFile ? url : nil)
+                parts.set(closingControl: { [control] in control?.close() })
             }
             // `reel preview`: nothing is recorded until `r`; the first clip starts then.
             if options.startsPaused { recorder.pause(at: .zero) }

@@ -40,10 +40,31 @@ final class RecordingParts: @unchecked Sendable {
         reservation = reserved ? url : nil
     }
 
+    /// Ends the control socket (`--control`), its file removed.
+    private var _closeControl: (@Sendable () -> Void)?
+
+    func set(closingControl: @escaping @Sendable () -> Void) {
+        lock.withLock { _closeControl = closingControl }
+    }
+
+    /// Closes the control socket before an abort ends the process: its file was left behind
+    /// by a stop signal's abort, and a client then met a dead socket ("connection refused")
+    /// rather than none. A command being answered is given up to `patience` seconds to end.
+    private func closeControl(patience: Double) {
+        guard let close = lock.withLock({ _closeControl }) else { return }
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            close()
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + patience)
+    }
+
     /// What an abort that does not wait leaves (a stop signal while the abort waited for a
     /// finalise step): this process's half-made finalised copy is removed, and the file named
     /// with how to finish it.
     func leaveAtOnce() -> String {
+        closeControl(patience: 0.2)
         let url = lock.withLock { _url }
         guard let url, url.path != "/dev/null" else { return "reel: aborted without waiting" }
         let stuck = RecordingFile(url: url).removeOwnUnfinishedCopies()
@@ -80,6 +101,7 @@ final class RecordingParts: @unchecked Sendable {
     /// What an abort leaves on disk, and how to finish it, in words: the library decides
     /// (``Recorder/abort()``), this says it.
     func abandon() -> String {
+        closeControl(patience: 1)
         lock.lock()
         let url = _url
         let recorder = _recorder

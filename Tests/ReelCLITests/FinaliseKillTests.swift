@@ -216,11 +216,13 @@ import ReelTestSupport
         #expect(counters.count > 5 && zip(counters, counters.dropFirst()).allSatisfy { $1 == $0 + 1 }, "\(counters)")
     }
 
-    /// `reel control abort` while a double Ctrl-C's abort waits for the step under way is
-    /// answered, and leaves that abort alone: one abort, its words said once when the step is
+    /// `reel control abort` sent as a double Ctrl-C's abort begins (which waits for the step
+    /// under way) leaves that abort alone: one abort, its words said once when the step is
     /// done, the file left to recover as an abort leaves it. Before, the command ran a second
-    /// abort beside the first, and each said what it left.
-    @Test func anAbortByNameDuringASignalsAbortLeavesItAlone() async throws {
+    /// abort beside the first, and each said what it left. The abort closes the control socket
+    /// first: the request is answered, or finds the socket closed; either way its file is
+    /// gone while the abort still waits (it was left behind, and a client met a dead socket).
+    @Test func anAbortByNameDuringASignalsAbortLeavesItAloneAndTheSocketGoes() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("slow.mp4"), errors = dir.url.appendingPathComponent("err")
         let socket = dir.url.appendingPathComponent("reel.sock")
@@ -229,17 +231,20 @@ import ReelTestSupport
             kill(reel, SIGKILL)
             if strace.isRunning { kill(strace.processIdentifier, SIGKILL) }
         }
+        let client = try ControlClient(socket)
         kill(reel, SIGINT)
         usleep(400_000)
         kill(reel, SIGINT)              // the abort: it waits for the step under way
-        usleep(300_000)
-        let client = try ControlClient(socket)
-        #expect(try client.request("abort").reply["aborting"] as? Bool == true)
+        if let reply = try? client.request("abort").reply { #expect(reply["aborting"] as? Bool == true, "\(reply)") }
+        usleep(1_000_000)
+        #expect(strace.isRunning, "the abort waits for the step: \(said())")
+        #expect(!FileManager.default.fileExists(atPath: socket.path), "the socket goes as the abort begins")
         strace.waitUntilExit()
         #expect(strace.terminationStatus == 130, "\(said())")
         #expect(said().components(separatedBy: "aborted").count == 2, "the abort said once: \(said())")
         #expect(said().contains("reel: aborted; \(url.path) keeps what was recorded"), "\(said())")
         #expect(!said().contains("aborted without waiting"), "\(said())")
+        #expect(!FileManager.default.fileExists(atPath: socket.path))
         // The step was let finish; the finalise given up after it: the file plays whole and recovers.
         #expect(try MediaProbe.decodeLuma(url, width: 320, height: 240).map(\.counter) == (0..<60).map { Int64($0) })
         let recovered = try ReelBinary.run(["recover", url.path])
