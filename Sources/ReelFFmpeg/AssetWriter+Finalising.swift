@@ -109,6 +109,9 @@ extension AssetWriter {
         if case .moved(let now)? = held?.whereabouts(expected: url) { beside = now }
         // Locked as being written from its creation until it has taken the file's place.
         let temporary = FilePlacement.temporaryURL(beside: beside, purpose: "finalising")
+        // A copy until it takes the file's place: an interrupted command removes it.
+        let tracked = UnfinishedCopies.track(temporary)
+        defer { tracked.done() }
         // On failure the temporary file is a partial copy of ours, the original untouched.
         let copy: Remuxer.Copy
         do {
@@ -125,6 +128,8 @@ extension AssetWriter {
             // On the disk before the step that places it: an abort waits for a step under
             // way, and the copy's sync can take long (gigabytes over a size limit, a slow disk).
             try FilePlacement.sync(temporary)
+            // From here it may take the file's place (after a swap its name holds the old file).
+            tracked.done()
             guard let held else {
                 let place = { try FilePlacement.place(temporary, at: url, replacing: true, what: "the finalised file") }
                 if let gate { return try gate.placingStep { try place(); return url } }
