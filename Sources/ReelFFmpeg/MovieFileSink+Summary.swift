@@ -76,7 +76,7 @@ extension MovieFileSink {
             lostSomething = lost != seconds(0)
             what = lostSomething ? "the last \(lost) s recorded could not be written" : "nothing recorded was lost"
         }
-        let frames = configuration.video == nil ? "" : ", \(kept.videoFrames) frames"
+        let frames = configuration.video == nil ? "" : kept.videoFrames == 1 ? ", 1 frame" : ", \(kept.videoFrames) frames"
         let when = stopping ? "as \(url.path) was finished" : "while \(url.path) was recorded, which ended the recording"
         let said = ReelError(.insufficientStorage,
                              "the disk filled \(when): it keeps the first \(seconds(kept.duration.seconds)) s\(frames) and plays; \(what)",
