@@ -34,7 +34,7 @@ extension Compositor {
     /// - Throws: ``ReelError/Code/invalidConfiguration`` when a filter cannot be applied to
     ///   the composed picture (or to what the filters before it make of it); nothing changes.
     public func setVideoFilters(_ chain: [VideoFilter], at time: MediaTime? = nil) throws {
-        try filterControl.setCheckedFilters(chain, at: time, of: "composed (\(layout))")
+        try filterControl.setCheckedFilters(chain, at: time, of: Self.pictureName(layout))
     }
 
     /// The filter the composed picture goes through now (the first of a chain).

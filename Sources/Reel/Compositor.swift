@@ -115,6 +115,9 @@ public final class Compositor: CaptureOutput {
     /// The compositor's outputs.
     public var outputs: [any CaptureOutput] { state.withLock { $0.outputs } }
 
+    /// How the composed picture is named in words (a filter's refusal or failure).
+    static func pictureName(_ layout: CompositionLayout) -> String { "composed (\(layout))" }
+
     /// The layout; may change while recording (from the next frame on).
     public var layout: CompositionLayout {
         get { state.withLock { $0.settings.layout } }
@@ -197,7 +200,7 @@ public final class Compositor: CaptureOutput {
         // The outputs see the composed picture at the size its filter makes of it. A filter
         // that cannot be applied to it fails the start, before any output makes a file: the
         // composed picture is never let through unfiltered.
-        let name = "composed (\(settings.layout))"
+        let name = Self.pictureName(settings.layout)
         let filters = filterControl.filters
         let filtered = try filters.checkedOutputSize(for: size, format: .yuv420p, of: name,
                                                      so: CaptureSession.nothingRecorded)
@@ -363,7 +366,7 @@ public final class Compositor: CaptureOutput {
     private func run(queue: Channel<Job>, pool: FramePool, outputs: [any CaptureOutput], realTime: Bool) {
         var scalers: [SourceID: FrameScaler] = [:]
         var lastIndex = Int64.min
-        let name = "composed (\(state.withLock { $0.settings.layout }))"
+        let name = Self.pictureName(layout)
         let continuation = self.continuation
         let recorders = CaptureSession.recorderSizes(among: outputs)
         // A filter that fails ends the composed pictures, as a source lost: the outputs finish
