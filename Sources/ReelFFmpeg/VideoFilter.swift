@@ -157,10 +157,15 @@ public struct VideoFilter: Sendable, Hashable, CustomStringConvertible {
         // a small one, so that a pad to a size of its own is not (`pad=400:300` was refused: it
         // cannot pad 3840x2160 to less); the source's own pictures are tried when it starts (a
         // filter that cannot apply to them fails the start, and nothing is recorded).
+        let large = PixelSize(width: 3840, height: 2160), small = PixelSize(width: 64, height: 48)
         do {
-            _ = try FilterGraph(graph: graph, format: .yuv420p, size: PixelSize(width: 3840, height: 2160))
-        } catch {
-            guard (try? FilterGraph(graph: graph, format: .yuv420p, size: PixelSize(width: 64, height: 48))) != nil else { throw error }
+            _ = try FilterGraph(graph: graph, format: .yuv420p, size: large)
+        } catch var error as ReelError {
+            guard (try? FilterGraph(graph: graph, format: .yuv420p, size: small)) == nil else { return }
+            // No source's picture is known: name both sizes tried (a 320x240 source was told "3840x2160").
+            let sizes = "pictures of \(large) and of \(small) (no size fits)"
+            error.message = error.message.replacingOccurrences(of: "a yuv420p \(large) picture", with: sizes).replacingOccurrences(of: "yuv420p \(large) pictures", with: sizes)
+            throw error
         }
     }
 }

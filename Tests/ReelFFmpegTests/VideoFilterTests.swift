@@ -47,6 +47,18 @@ import ReelCore
         }
     }
 
+    /// A graph that fits no picture is refused before any source's picture is known: its words
+    /// name both sizes tried, not the large one as if it were the source's (s46 #7: a 320x240
+    /// source was told "tried on a yuv420p 3840x2160 picture").
+    @Test(arguments: [("crop=iw+2:ih", "'crop=iw+2:ih' cannot be set up"),
+                      ("crop=160:120:0:0,crop=200:200", "'crop=200:200' cannot be set up")])
+    func aGraphThatFitsNoPictureSaysSo(graph: String, culprit: String) throws {
+        let error = try #require(throws: ReelError.self) { try VideoFilter(parsing: graph) }
+        #expect(error.message.contains(culprit), "\(error.message)")
+        #expect(error.message.contains("pictures of 3840x2160 and of 64x48 (no size fits)"), "\(error.message)")
+        #expect(!error.message.contains("a yuv420p 3840x2160 picture"), "\(error.message)")
+    }
+
     @Test func filterNamesSkipLabelsAndQuotedText() {
         #expect(FilterGraphText.filterNames(in: "[in]split[a][b];[a]drawtext=text='x,y;z'[c];[b][c]overlay") == ["split", "drawtext", "overlay"])
         #expect(FilterGraphText.filterNames(in: "scale@one=10:10") == ["scale"])
