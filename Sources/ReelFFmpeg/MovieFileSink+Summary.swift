@@ -76,10 +76,20 @@ extension MovieFileSink {
             lostSomething = lost != seconds(0)
             what = lostSomething ? "the last \(lost) s recorded could not be written" : "nothing recorded was lost"
         }
-        let frames = configuration.video == nil ? "" : kept.videoFrames == 1 ? ", 1 frame" : ", \(kept.videoFrames) frames"
+        let frameCount = kept.videoFrames == 1 ? "1 frame" : "\(kept.videoFrames) frames"
+        let keeps: String
+        if configuration.video != nil, let keptPictures = tracks.video, let keptSound = tracks.audio,
+           abs(keptPictures.seconds - keptSound.seconds) > 0.1 {
+            // Its pictures and its sound end apart (by more than a few frames): the file's length
+            // is the longer's, and would overstate the other (an MP4 said 0.67 s, 20 frames; its
+            // sound held 0.49 s).
+            keeps = "\(seconds(keptPictures.seconds)) s of pictures (\(frameCount)) and \(seconds(keptSound.seconds)) s of sound"
+        } else {
+            keeps = "the first \(seconds(kept.duration.seconds)) s" + (configuration.video == nil ? "" : ", \(frameCount)")
+        }
         let when = stopping ? "as \(url.path) was finished" : "while \(url.path) was recorded, which ended the recording"
         let said = ReelError(.insufficientStorage,
-                             "the disk filled \(when): it keeps the first \(seconds(kept.duration.seconds)) s\(frames) and plays; \(what)",
+                             "the disk filled \(when): it keeps \(keeps) and plays; \(what)",
                              hint: "free some disk space or record to another disk", errno: error.errno)
         keptByFullDisk = KeptByFullDisk(url: kept.url, duration: kept.duration, videoFrames: kept.videoFrames,
                                         bytes: FileIdentity.size(of: kept.url) ?? 0, lost: lostSomething ? said : nil)

@@ -77,4 +77,48 @@ import ReelTestSupport
             #expect(abs(kept - Double(counters.count) / 30) < 0.1, "\(kept) s for \(counters.count) frames")
         }
     }
+
+    /// An MP4 whose pictures and sound reached the disk to ends apart (by more than 0.1 s) says
+    /// what each keeps:
+    /// its length is the longer's (s46 #8: "keeps the first 0.67 s, 20 frames" while its AAC
+    /// held 0.49 s).
+    @Test func anMP4WhosePicturesAndSoundEndApartSaysWhatEachKeeps() throws {
+        let disk = try SmallDisk(size: "1M")
+        let url = disk.url.appendingPathComponent("full.mp4")
+        var videoSettings = VideoSettings(codec: .h264)
+        videoSettings.preset = "ultrafast"
+        videoSettings.rateControl = .crf(0)
+        let video = AssetWriter.VideoTrack(settings: videoSettings, inputFormat: .yuv420p, inputSize: size)
+        let audio = AssetWriter.AudioTrack(settings: AudioSettings(codec: .aac), inputFormat: AudioFormat(), title: "Tone")
+        let writer = try AssetWriter(configuration: AssetWriter.Configuration(url: url, video: video, audio: [audio]),
+                                     wrappingOutput: { RoomlessOutput($0) })
+        let pool = FramePool(format: .yuv420p, size: size, capacity: 2)
+        let tone = ToneSource()
+        var failure: ReelError?
+        do {
+            for i in 0..<9000 {
+                let frame = try #require(pool.makeFrame())
+                try TestPattern.draw(index: Int64(i), flash: false, into: frame)
+                try writer.appendVideo(frame, at: FrameRate(30).time(ofFrame: Int64(i)))
+                var samples: [Float] = []
+                for n in (i * 1600)..<((i + 1) * 1600) { let v = tone.value(atSample: Int64(n)); samples += [v, v] }
+                try writer.appendAudio(AudioBuffer(format: AudioFormat(), presentationTime: MediaTime(value: Int64(i * 1600), timescale: 48_000),
+                                                   data: samples.withUnsafeBytes { Array($0) }), track: 0)
+            }
+            _ = try writer.finish()
+        } catch let error as ReelError {
+            failure = error
+        }
+        writer.cancelWriting()
+        let error = try #require(failure)
+        #expect(error.code == .insufficientStorage)
+        let probed = try MediaProbe.probe(url)
+        let pictures = try #require(probed.videoStreams.first?.duration), sound = try #require(probed.audioStreams.first?.duration)
+        let frames = try MediaProbe.decodeLuma(url, width: size.width, height: size.height).count
+        let twoPlaces = { (x: Double) in String(format: "%.2f", x) }
+        // Here the video runs ahead of the sound (the AAC encoder's delay) at the cut.
+        try #require(abs(pictures - sound) > 0.1, "\(pictures) s of pictures, \(sound) s of sound")
+        #expect(error.message.contains("it keeps \(twoPlaces(pictures)) s of pictures (\(frames) frames) and \(twoPlaces(sound)) s of sound and plays"),
+                "\(error.message)")
+    }
 }
