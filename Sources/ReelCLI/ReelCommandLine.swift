@@ -61,12 +61,23 @@ public enum ReelCommandLine {
             // copy it was writing (a recovery's, a merge's, a GIF's, under a hidden name) is
             // removed: on a nearly full disk that space is what the user needs back, and the
             // copy holds nothing that is not still where it was made from.
+            // Said also when no copy was being written (an in-place recovery: it was silent, and
+            // its --json had no last event).
             ProcessSignals.shared.setHandler(ProcessSignals.stopping) { [console] signo in
+                let work = WorkProgressView.workInHand
                 let removed = UnfinishedCopies.removeAll()
+                let signal = ProcessSignals.name(signo)
                 if !removed.isEmpty {
                     let names = removed.map(\.path).joined(separator: ", ")
-                    console.err("reel: interrupted by \(ProcessSignals.name(signo)): removed the unfinished copy \(names); "
+                    console.err("reel: interrupted by \(signal): removed the unfinished copy \(names); "
                                 + "what it was made from is as it was: run the command again to finish it")
+                } else if let work {
+                    console.err("reel: interrupted by \(signal) before \(work.subject.map { "the work on \($0)" } ?? "the merge") was finished: run the command again to finish it")
+                }
+                if work?.json == true {
+                    var event: [String: Any] = ["event": "interrupted", "signal": signal, "removedCopies": removed.map(\.path)]
+                    if let subject = work?.subject { event["file"] = subject }
+                    console.out(ProgressRenderer.json(event))
                 }
                 ProcessSignals.dieBy(signo)
             }

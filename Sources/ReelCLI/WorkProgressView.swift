@@ -1,5 +1,6 @@
 import Foundation
 import Reel
+import Synchronization
 
 /// Draws how far long work has come — `reel merge`, `reel recover`, the merge of clips at the
 /// stop of a recording — from the library's ``WorkProgress`` reports: a bar with the percent
@@ -17,7 +18,13 @@ final class WorkProgressView: @unchecked Sendable {
         self.console = console
         self.json = json
         self.subject = subject
+        Self.inHand.withLock { $0 = (json, subject) }
     }
+
+    /// The work under way (from a view's making to its ``finish()``), for the words of a stop
+    /// signal that interrupts it: whether it reports in JSON, and what it is on.
+    private static let inHand = Mutex<(json: Bool, subject: String?)?>(nil)
+    static var workInHand: (json: Bool, subject: String?)? { inHand.withLock { $0 } }
 
     /// Shows one report.
     func render(_ progress: WorkProgress) {
@@ -32,6 +39,7 @@ final class WorkProgressView: @unchecked Sendable {
 
     /// Ends the bar's line, so that what is printed next starts on a line of its own.
     func finish() {
+        Self.inHand.withLock { $0 = nil }
         lock.lock(); defer { lock.unlock() }
         if lineShown { console.errRaw("\n"); lineShown = false }
     }

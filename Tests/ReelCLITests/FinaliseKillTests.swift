@@ -103,14 +103,15 @@ import ReelTestSupport
     /// is injected), stderr into `errors`, and waits (up to `seconds`) until reel is inside an
     /// fsync: strace, reel's pid and what reel says. A test that fails leaves neither running
     /// when it kills both in a `defer` (strace let go ends; its tracee runs on).
-    static func heldInAnFsync(_ tracing: [String], reel arguments: [String], errors: URL,
+    static func heldInAnFsync(_ tracing: [String], reel arguments: [String], errors: URL, output: URL? = nil,
                               within seconds: TimeInterval = 30) throws -> (Process, pid_t, () -> String) {
         _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+        if let output { _ = FileManager.default.createFile(atPath: output.path, contents: nil) }
         let strace = Process()
         strace.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
         strace.arguments = ["-f", "-qq", "-o", "/dev/null"] + tracing + [ReelBinary.url.path] + arguments
         strace.standardError = try FileHandle(forWritingTo: errors)
-        strace.standardOutput = FileHandle.nullDevice
+        strace.standardOutput = try output.map { try FileHandle(forWritingTo: $0) } ?? FileHandle.nullDevice
         strace.standardInput = FileHandle.nullDevice
         try strace.run()
         let said = { (try? String(contentsOf: errors, encoding: .utf8)) ?? "" }

@@ -42,4 +42,42 @@ import ReelTestSupport
         #expect(again.status == 0, "\(again.stderr)")
         #expect(!Recovery.isCutOff(elsewhere ? out.appendingPathComponent("cut.mp4") : url))
     }
+
+    /// An in-place recovery (of a recording larger than its index's room: no copy) interrupted
+    /// says so, and with `--json` ends with an `interrupted` event (s46 #3: exit 130, not a
+    /// word, no last event). Run again, it finishes.
+    @Test func ctrlCDuringAnInPlaceRecoverSaysSo() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("large.mp4")
+        let events = dir.url.appendingPathComponent("events")
+        let recording = try await RecoverCommandTests.startRecording(url, events: events, seconds: 2.5, size: "640x480",
+                                                                     options: ["--crf", "0", "--filter", "noise=alls=20:allf=t"])
+        kill(recording.processIdentifier, SIGKILL)
+        recording.waitUntilExit()
+        try #require(Recovery.isCutOff(url))
+        let output = dir.url.appendingPathComponent("out")
+        let (strace, reel, said) = try AbortWaitingForAStepTests.heldInAnFsync(
+            ["-e", "trace=fsync", "-e", "inject=fsync:delay_enter=8000000:when=1"],
+            reel: ["recover", url.path, "--json"], errors: dir.url.appendingPathComponent("err"), output: output)
+        defer {
+            kill(reel, SIGKILL)
+            if strace.isRunning { kill(strace.processIdentifier, SIGKILL) }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".large.") }.isEmpty,
+                "finished where it is, no copy")
+        kill(reel, SIGINT)
+        strace.waitUntilExit()
+        #expect(strace.terminationStatus == SIGINT, "ended as Ctrl-C ends it: \(strace.terminationStatus) \(said())")
+        #expect(said().contains("reel: interrupted by SIGINT before the work on large.mp4 was finished: run the command again to finish it"),
+                "\(said())")
+        let lines = try String(contentsOf: output, encoding: .utf8).split(separator: "\n")
+        let last = try #require(lines.last.flatMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+        #expect(last["event"] as? String == "interrupted" && last["signal"] as? String == "SIGINT" && last["file"] as? String == "large.mp4",
+                "\(lines)")
+        #expect((last["removedCopies"] as? [String])?.isEmpty == true, "\(last)")
+        let again = try ReelBinary.run(["recover", url.path])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(!Recovery.isCutOff(url))
+        #expect(try MediaProbe.probe(url).duration > 1.5)
+    }
 }

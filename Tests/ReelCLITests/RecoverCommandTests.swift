@@ -19,11 +19,12 @@ import ReelTestSupport
 
     /// Starts `reel record` of the test pattern (and, unless `sound` is false, the tone) into
     /// `url` in real time; returns once it has recorded `seconds`.
-    static func startRecording(_ url: URL, events: URL, seconds: Double, sound: Bool = true) async throws -> Process {
+    static func startRecording(_ url: URL, events: URL, seconds: Double, sound: Bool = true, size: String = "320x240",
+                               options: [String] = []) async throws -> Process {
         _ = FileManager.default.createFile(atPath: events.path, contents: nil)
         let process = Process()
         process.executableURL = ReelBinary.url
-        process.arguments = ["record", "--test-pattern"] + (sound ? ["--tone"] : []) + ["--size", "320x240", "--preset", "ultrafast", "--json", "-o", url.path]
+        process.arguments = ["record", "--test-pattern"] + (sound ? ["--tone"] : []) + ["--size", size, "--preset", "ultrafast", "--json"] + options + ["-o", url.path]
         process.standardOutput = try FileHandle(forWritingTo: events)
         process.standardError = FileHandle.nullDevice
         try process.run()
