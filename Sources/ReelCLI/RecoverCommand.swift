@@ -156,8 +156,9 @@ struct RecoverCommand {
                 if json {
                     var object = Self.json(summary, of: url)
                     // The unfinished copies an interrupted finalise or recovery left beside it.
-                    let leftovers = Self.leftovers(beside: summary.url, or: url)
-                    if !leftovers.isEmpty { object["leftovers"] = leftovers.map(\.copy.path) }
+                    let (removed, kept) = Self.tidy(Self.leftovers(beside: summary.url, or: url))
+                    if !kept.isEmpty { object["leftovers"] = kept.map(\.copy.path) }
+                    if !removed.isEmpty { object["removedLeftovers"] = removed.map(\.copy.path) }
                     console.out(ProgressRenderer.json(object))
                     continue
                 }
@@ -331,6 +332,9 @@ struct RecoverCommand {
                                              "duration": (r.duration.seconds * 1000).rounded() / 1000, "frames": r.videoFrames,
                                              "clips": r.clipCount, "removedClips": r.removedClips, "complete": r.missingClips.isEmpty]
                 if !r.missingClips.isEmpty { object["missingClips"] = r.missingClips }
+                let (removed, kept) = Self.tidy(Self.leftovers(beside: r.url, purposes: ["merging"]), purposes: ["merging"])
+                if !kept.isEmpty { object["leftovers"] = kept.map(\.copy.path) }
+                if !removed.isEmpty { object["removedLeftovers"] = removed.map(\.copy.path) }
                 // As the recording's `finished` says them: what the clips lost while recorded.
                 object["dropped"] = r.droppedFrames
                 if r.droppedFrames > 0 { object["droppedBy"] = FrameDropWords.counts(r.frameDrops) }
@@ -352,7 +356,7 @@ struct RecoverCommand {
             if !empty.isEmpty { console.out("  left out (cut off before they held anything): \(empty.joined(separator: ", "))") }
             // A merge killed before (by the recorder at its stop, or an earlier recover) left its
             // unfinished copy beside the file.
-            noteLeftovers(Self.leftovers(beside: r.url, purposes: ["merging"]), what: "merge")
+            noteLeftovers(Self.leftovers(beside: r.url, purposes: ["merging"]), purposes: ["merging"])
             return r
         } catch {
             progress.finish()
@@ -374,11 +378,37 @@ struct RecoverCommand {
         }
     }
 
-    /// Points out `leftovers` (see ``leftovers(beside:or:purposes:)``). They are never deleted
-    /// here: reel cannot know that nobody needs them.
-    private func noteLeftovers(_ leftovers: [(copy: URL, of: URL)], what: String = "finalise, recover or GIF") {
+    /// Removes those of `leftovers` (see ``leftovers(beside:or:purposes:)``, copies made for one
+    /// of `purposes`) whose maker is gone: the process named in the copy's name runs no more.
+    /// Each is an unfinished copy of what this run has just found complete or made complete
+    /// (the recording, its recovery or its merge), so nothing recorded goes with it (s46 #4:
+    /// they were only pointed out, 62 MB left beside a recovery). Those whose maker may still
+    /// run (its number taken again, or not in the name) are kept: returned to be pointed out.
+    static func tidy(_ leftovers: [(copy: URL, of: URL)], purposes: [String] = ["finalising", "recovering", "converting"])
+        -> (removed: [(copy: URL, of: URL)], kept: [(copy: URL, of: URL)]) {
+        var removed: [(copy: URL, of: URL)] = [], kept: [(copy: URL, of: URL)] = []
         for leftover in leftovers {
-            console.err("reel: note: \(leftover.copy.path) is an unfinished copy left by an interrupted \(what); "
+            let maker = purposes.lazy.compactMap { FilePlacement.maker(of: leftover.copy, beside: leftover.of, purpose: $0) }.first
+            let gone = maker.map { kill($0, 0) != 0 && errno == ESRCH } ?? false
+            if gone, maker != getpid(), unlink(leftover.copy.path) == 0 { removed.append(leftover) } else { kept.append(leftover) }
+        }
+        return (removed, kept)
+    }
+
+    /// Removes the leftovers whose maker is gone and says so; points out the rest, which are
+    /// not deleted: reel cannot know that nobody needs them (see ``tidy(_:purposes:)``).
+    private func noteLeftovers(_ leftovers: [(copy: URL, of: URL)], purposes: [String] = ["finalising", "recovering", "converting"]) {
+        let (removed, kept) = Self.tidy(leftovers, purposes: purposes)
+        let words = ["finalising": "finalise", "recovering": "recovery", "converting": "GIF making", "merging": "merge"]
+        func what(_ leftover: (copy: URL, of: URL)) -> String {
+            purposes.first { FilePlacement.maker(of: leftover.copy, beside: leftover.of, purpose: $0) != nil }.flatMap { words[$0] } ?? "command"
+        }
+        for leftover in removed {
+            console.err("reel: note: removed \(leftover.copy.path), an unfinished copy left by an interrupted \(what(leftover)) whose process is gone; "
+                        + "\(leftover.of.lastPathComponent) does not need it")
+        }
+        for leftover in kept {
+            console.err("reel: note: \(leftover.copy.path) is an unfinished copy left by an interrupted \(what(leftover)); "
                         + "\(leftover.of.lastPathComponent) does not need it, delete it if nothing else does")
         }
     }

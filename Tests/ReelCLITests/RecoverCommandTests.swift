@@ -256,26 +256,42 @@ import ReelTestSupport
     }
 
     /// A stop killed as it finalised can leave the recording and the unfinished copy the
-    /// finalise was making (`.NAME.finalising-PID-N.mp4`): a recovery names that copy whether
-    /// the recording needed finalising or was complete already (then it said only "complete;
-    /// nothing to do"), and with `--json` lists it in `recovered`; it deletes nothing (s5 F11).
-    @Test func anUnfinishedCopyBesideTheRecordingIsNamedAlsoWhenNothingIsToDo() async throws {
+    /// finalise was making (`.NAME.finalising-PID-N.mp4`): a recovery removes that copy when
+    /// its maker is gone (the recording it just found or made complete does not need it; s46
+    /// #4: it was only named, 62 MB left), and names one whose maker still runs, whether the
+    /// recording needed finalising or was complete already; `--json` lists them in
+    /// `recovered` (`removedLeftovers`, `leftovers`).
+    @Test func anUnfinishedCopyBesideTheRecordingIsRemovedWhenItsMakerIsGone() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("k.mp4")
         try await Self.cutOff(url)
-        let copy = dir.url.appendingPathComponent(".k.finalising-99999-ab12.mp4")
-        try Data(try Data(contentsOf: url).prefix(50_000)).write(to: copy)
+        let ended = Process()
+        ended.executableURL = URL(fileURLWithPath: "/bin/true")
+        try ended.run()
+        ended.waitUntilExit()
+        let goneCopy = { (n: Int) in dir.url.appendingPathComponent(".k.finalising-\(ended.processIdentifier)-ab1\(n).mp4") }
+        let liveCopy = dir.url.appendingPathComponent(".k.finalising-\(getpid())-cd34.mp4")
+        for copy in [goneCopy(1), liveCopy] { try Data(try Data(contentsOf: url).prefix(50_000)).write(to: copy) }
         let first = try ReelBinary.run(["recover", url.path])
-        #expect(first.status == 0 && first.stderr.contains("\(copy.path) is an unfinished copy"), "\(first.stderr)")
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stderr.contains("removed \(goneCopy(1).path), an unfinished copy left by an interrupted finalise whose process is gone"),
+                "\(first.stderr)")
+        #expect(first.stderr.contains("\(liveCopy.path) is an unfinished copy"), "\(first.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: goneCopy(1).path) && FileManager.default.fileExists(atPath: liveCopy.path))
         // Now complete: said all the same.
+        try Data(try Data(contentsOf: url).prefix(50_000)).write(to: goneCopy(2))
         let again = try ReelBinary.run(["recover", url.path])
         #expect(again.status == 0 && again.stderr.contains("is complete; nothing to do"), "\(again.stderr)")
-        #expect(again.stderr.contains("\(copy.path) is an unfinished copy left by an interrupted finalise"), "\(again.stderr)")
+        #expect(again.stderr.contains("removed \(goneCopy(2).path)"), "\(again.stderr)")
+        #expect(again.stderr.contains("\(liveCopy.path) is an unfinished copy left by an interrupted finalise"), "\(again.stderr)")
+        try Data(try Data(contentsOf: url).prefix(50_000)).write(to: goneCopy(3))
         let json = try ReelBinary.run(["recover", "--json", url.path])
         let recovered = json.output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
             .first { $0["event"] as? String == "recovered" } ?? [:]
-        #expect(recovered["leftovers"] as? [String] == [copy.path], "\(json.output)")
-        #expect(FileManager.default.fileExists(atPath: copy.path), "never deleted: reel cannot know nobody needs it")
+        #expect(recovered["leftovers"] as? [String] == [liveCopy.path], "\(json.output)")
+        #expect(recovered["removedLeftovers"] as? [String] == [goneCopy(3).path], "\(json.output)")
+        #expect(FileManager.default.fileExists(atPath: liveCopy.path), "a live maker's copy is never deleted")
+        #expect(!Recovery.isCutOff(url))
     }
 
     // MARK: Disks
@@ -405,8 +421,9 @@ import ReelTestSupport
     // MARK: A recover cut off itself
 
     /// A recover killed just before its finished copy takes the recording's place leaves the
-    /// recording as it was; the copy it leaves behind is not deleted (nothing is, that might be
-    /// somebody's only copy), stands in nobody's way, and is pointed out.
+    /// recording as it was; the copy it leaves behind stands in nobody's way, and the next
+    /// recover, once the recording is complete, removes it (its maker is gone: it is nobody's
+    /// only copy) and says so (s46 #4; it was only pointed out).
     @Test func aRecoverKilledHalfWayHarmsNothing() async throws {
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("cut.mp4")
@@ -422,8 +439,9 @@ import ReelTestSupport
         let r = try ReelBinary.run(["recover", url.path])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(try Self.decodeErrors(url) == "")
-        #expect(try Self.hiddenFiles(dir.url) == left, "the copy left behind is not deleted")
-        #expect(r.stderr.contains(left[0]), "and it is pointed out: \(r.stderr)")
+        #expect(try Self.hiddenFiles(dir.url).isEmpty, "the copy left behind is removed")
+        #expect(r.stderr.contains("removed \(dir.url.path)/\(left[0]), an unfinished copy left by an interrupted finalise whose process is gone"),
+                "and that is said: \(r.stderr)")
     }
 
     // MARK: MKV
