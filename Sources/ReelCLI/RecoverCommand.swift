@@ -167,7 +167,9 @@ struct RecoverCommand {
                 case .inPlace(let bytes): how = "finalised in place, \(bytes) bytes written"
                 case .copied(let reason, let bytes): how = "copied, \(bytes) bytes written: \(reason)"
                 case .notNeeded:
-                    console.err("reel: note: \(Format.path(url)) is complete; nothing to do")
+                    // With -o, the file named is not made (s46 #6: exit 0 and nothing there, unsaid).
+                    let unwritten = output.map { "; \(Format.path(Recovery.outputLocation(recovering: url, to: $0))) was not written: use the recording where it is" }
+                    console.err("reel: note: \(Format.path(url)) is complete; nothing to do" + (unwritten ?? ""))
                     // A stop killed as it finalised can leave the file complete and its copy beside it.
                     noteLeftovers(Self.leftovers(beside: summary.url, or: url))
                     continue

@@ -121,6 +121,13 @@ import ReelTestSupport
         #expect(complete.status == 0, "\(complete.stderr)")
         #expect(complete.stderr.contains("\(done.path) is complete; nothing to do"), "\(complete.stderr)")
         #expect(try Data(contentsOf: done) == finished)
+        // With -o the file named is not made, and that is said (s46 #6: exit 0, nothing there, not a word).
+        let other = dir.url.appendingPathComponent("other.mp4")
+        let elsewhere = try ReelBinary.run(["recover", done.path, "-o", other.path])
+        #expect(elsewhere.status == 0, "\(elsewhere.stderr)")
+        #expect(elsewhere.stderr.contains("\(done.path) is complete; nothing to do; \(other.path) was not written: use the recording where it is"),
+                "\(elsewhere.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: other.path))
 
         // The same file under three names is recovered once; recovering it again has nothing to do.
         let cut = dir.url.appendingPathComponent("cut.mp4")
