@@ -105,7 +105,8 @@ extension RecordingSession {
     /// merge) into the file they were recorded for: each clip that was cut off is finalised in
     /// place (``Recovery/recover(_:to:overwrite:progress:)``), then the clips are merged in order, muted
     /// ones silent, into `output` — by default the file the manifest names (for a folder
-    /// without a manifest, `NAME.clips` gives `NAME.EXT` beside it).
+    /// without a manifest, `NAME.clips` gives `NAME.EXT` beside it; so does a folder of that
+    /// name copied or moved away from the file's folder).
     ///
     /// The file written (`output`, or the file the manifest names) is replaced only with
     /// `overwrite`: without it, if the file exists the merge is refused and the clips stay. Once the merged
@@ -160,8 +161,15 @@ extension RecordingSession {
         if let output, !intoFolder {
             target = output
         } else if let manifest {
-            // Where it was recorded for; `-o FOLDER` keeps the name and changes the place.
-            let recorded = URL(fileURLWithPath: manifest.target)
+            // Where it was recorded for; `-o FOLDER` keeps the name and changes the place. A
+            // folder of the recording's own name (`x.clips`) away from the recording's folder was
+            // copied or moved: the merge goes beside it (s46: into the path the manifest named,
+            // wherever the copy was).
+            var recorded = URL(fileURLWithPath: manifest.target)
+            let parent = { (url: URL) in FileIdentity(url.deletingLastPathComponent()) }
+            if folder.lastPathComponent == defaultFolder(for: recorded).lastPathComponent, parent(folder) != parent(recorded) {
+                recorded = folder.deletingLastPathComponent().appendingPathComponent(recorded.lastPathComponent)
+            }
             target = output.map { $0.appendingPathComponent(recorded.lastPathComponent) } ?? recorded
             if output == nil, !FileManager.default.fileExists(atPath: recorded.deletingLastPathComponent().path) {
                 throw ReelError(.invalidConfiguration, "the clips in \(folder.path) were recorded for \(recorded.path), whose folder no longer exists",

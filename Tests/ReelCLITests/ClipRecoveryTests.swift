@@ -180,6 +180,25 @@ import ReelTestSupport
         #expect(FileManager.default.fileExists(atPath: url.path))
     }
 
+    /// The clips folder of a killed recording copied elsewhere is merged beside the copy, under
+    /// the recording's name: not into the path its manifest names (s46: `reel recover
+    /// COPIED/x.clips` wrote where the original was recorded).
+    @Test func aCopiedClipsFolderIsMergedBesideTheCopy() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("moved.mp4")
+        let folder = dir.url.appendingPathComponent("moved.clips")
+        _ = try await recordTwoClipsAndCut(url, in: dir.url, ending: [SIGKILL])
+        let elsewhere = dir.url.appendingPathComponent("copied")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        let copied = try Subprocess.run(["cp", "-a", folder.path, elsewhere.path])
+        #expect(copied.status == 0, "\(copied.stderr)")
+        let recovered = try ReelBinary.run(["recover", elsewhere.appendingPathComponent("moved.clips").path])
+        #expect(recovered.status == 0, "\(recovered.output) \(recovered.stderr)")
+        try expectRuns(elsewhere.appendingPathComponent("moved.mp4"), 2)
+        #expect(!FileManager.default.fileExists(atPath: url.path), "nothing written where the original was recorded")
+        #expect(FileManager.default.fileExists(atPath: folder.path), "the original clips are as they were")
+    }
+
     /// The clips of a killed recording whose file name is taken by then: `reel recover FOLDER`
     /// leaves the file alone and says so; with `--overwrite` (no `-o`) it replaces the file the
     /// clips were recorded for, as asked.
