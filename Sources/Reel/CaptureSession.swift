@@ -289,6 +289,8 @@ public final class CaptureSession: Sendable {
                             // fails the start: its pictures are never let through unfiltered.
                             // What prepare opened is let go, as a stop while opening does.
                             (filtered, sizes) = try Self.filtered(turned, through: entry.filter.filters, of: entry.source.name)
+                            // A change before its first picture is checked on these.
+                            if case let .video(size, pixelFormat, _) = turned { entry.filter.expectPictures(size: size, format: pixelFormat) }
                             try Self.checkSound(format, through: entry.connection.sound.withLock { $0.filters }, of: entry.source.name)
                         } catch {
                             for prepared in inputs[...index] { prepared.source.stop() }
@@ -305,7 +307,7 @@ public final class CaptureSession: Sendable {
             } catch where isCancelled() {}
             if isCancelled() {
                 // Stopped while the sources opened: what prepare opened is let go; nothing else began.
-                await Self.offload { for entry in inputs { entry.source.stop(); entry.connection.orientation.stopped() } }
+                await Self.offload { for entry in inputs { entry.source.stop(); entry.connection.orientation.stopped(); entry.filter.forgetPictures() } }
             } else {
                 let origin = clock.now()
                 // An output's prepare blocks too (a file made, encoders opened, a stream's server
@@ -337,7 +339,7 @@ public final class CaptureSession: Sendable {
                 if isCancelled() {
                     for output in preparedOutputs { await output.finish() }
                     preparedOutputs = []
-                    await Self.offload { for entry in inputs { entry.source.stop(); entry.connection.orientation.stopped() } }
+                    await Self.offload { for entry in inputs { entry.source.stop(); entry.connection.orientation.stopped(); entry.filter.forgetPictures() } }
                 } else {
                     do {
                         for entry in inputs {
@@ -361,7 +363,7 @@ public final class CaptureSession: Sendable {
                 }
             }
         } catch {
-            for entry in inputs { entry.connection.orientation.stopped() }
+            for entry in inputs { entry.connection.orientation.stopped(); entry.filter.forgetPictures() }
             let reelError = error as? ReelError ?? ReelError(.sourceUnavailable, "\(error)")
             let waiters = state.withLock { s in
                 s.machine.fail(reelError)

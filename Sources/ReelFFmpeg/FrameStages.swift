@@ -87,6 +87,8 @@ package final class VideoFilterControl: Sendable {
         var pending: [(time: MediaTime, filters: [VideoFilter])] = []
         /// The size and format of the last picture a stage filtered with this control.
         var pictures: (size: PixelSize, format: PixelFormat)?
+        /// Those its source said it would give when the session started, until a picture comes.
+        var expected: (size: PixelSize, format: PixelFormat)?
     }
     private let state = Mutex(State())
 
@@ -125,13 +127,15 @@ package final class VideoFilterControl: Sendable {
     /// ``setFilters(_:at:)``, once `filters` are found to apply to the pictures `source` gives
     /// now (the last a stage filtered), so that a change that cannot apply is refused rather
     /// than end the source's pictures (a filter never lets a picture through unfiltered, so a
-    /// filter that fails ends them). Before the first picture there is nothing to check: the
-    /// session's start checks the filters then.
+    /// filter that fails ends them). Before the first picture they are checked on the pictures
+    /// the source said it would give (``expectPictures(size:format:)``; a bad crop during a slow
+    /// camera's start was taken, then ended its pictures); with neither, there is nothing to
+    /// check them on: the session's start checks them.
     ///
     /// - Throws: ``ReelError/Code/invalidConfiguration`` naming the filter, the pictures and
     ///   `source`; the filters are then as they were.
     package func setCheckedFilters(_ filters: [VideoFilter], at time: MediaTime? = nil, of source: String) throws {
-        if let pictures = state.withLock({ $0.pictures }) {
+        if let pictures = state.withLock({ $0.pictures ?? $0.expected }) {
             _ = try filters.checkedOutputSize(for: pictures.size, format: pictures.format, of: source, so: Self.unchanged)
         }
         setFilters(filters, at: time)
@@ -140,7 +144,19 @@ package final class VideoFilterControl: Sendable {
     /// Forgets the pictures of a stage that has ended: a new stage (the session started again,
     /// perhaps with pictures of another size) checks its filters at its start.
     package func forgetPictures() {
+        state.withLock { $0.pictures = nil; $0.expected = nil }
+    }
+
+    /// Forgets the last picture of a stage that has ended, not what the source said it would
+    /// give: a new stage of the same start checks on that until its first picture.
+    package func forgetLastPicture() {
         state.withLock { $0.pictures = nil }
+    }
+
+    /// The pictures the source says it will give (its size and format as the session's start
+    /// found them), on which a change is checked until its first picture comes.
+    package func expectPictures(size: PixelSize, format: PixelFormat) {
+        state.withLock { $0.expected = (size, format) }
     }
 
     /// The filters for `picture`, of time `time`; changes due by then take effect. The
@@ -220,7 +236,7 @@ package final class FilterStage: FrameStage, @unchecked Sendable {
         self.failed = failed
         self.heldBack = heldBack
         self.resized = resized
-        control.forgetPictures()
+        control.forgetLastPicture()
     }
 
     /// What a filter's failure does to the source's pictures, as its words say.

@@ -429,6 +429,24 @@ import ReelTestSupport
         #expect(throws: ReelError.self) { try VideoFilter(graph: "pad=40000:30000") }
     }
 
+    /// Between the start and a source's first picture a change of filter is checked on the
+    /// pictures the source said it would give: one that cannot apply is refused (it was taken,
+    /// then ended the pictures when they came). Once stopped, the next start decides.
+    @Test func aChangeBeforeTheFirstPictureIsCheckedOnThePicturesToCome() async throws {
+        let session = CaptureSession(clock: ManualClock())
+        let slow = SilentStartVideoSource()
+        try session.addInput(slow)
+        try await session.start()
+        let refused = #expect(throws: ReelError.self) { try session.setVideoFilter(try VideoFilter(graph: "crop=400:100"), for: slow) }
+        #expect(refused?.message.contains("320x240") == true && refused?.message.contains("slow camera") == true, "\(String(describing: refused))")
+        #expect(session.videoFilter(for: slow) == nil)
+        try session.setVideoFilter(try VideoFilter(graph: "crop=100:100"), for: slow)
+        #expect(session.videoFilter(for: slow)?.graph == "crop=100:100")
+        await session.stop()
+        try session.setVideoFilter(try VideoFilter(graph: "crop=400:100"), for: slow)
+        #expect(session.videoFilter(for: slow)?.graph == "crop=400:100", "stopped: the next start checks it")
+    }
+
     @Test func onlyAnInputsPicturesCanBeFiltered() throws {
         let session = CaptureSession(clock: ManualClock())
         let stranger = camera(.red, "not added")
@@ -441,6 +459,15 @@ import ReelTestSupport
 
 /// A window made smaller while it is recorded: the red test pattern at 320x240 for its first
 /// `shrinksAt` pictures, then 160x120 pictures of its red.
+/// A camera slow to start: it says what pictures it will give, and gives none.
+final class SilentStartVideoSource: CaptureSource, @unchecked Sendable {
+    let name = "slow camera"
+    var kind: SampleKind { .video }
+    func prepare() throws -> SourceFormat { .video(size: PixelSize(width: 320, height: 240), pixelFormat: .yuv420p, frameRate: FrameRate(30)) }
+    func start(_ context: SourceContext) throws {}
+    func stop() {}
+}
+
 final class ShrinkingVideoSource: CaptureSource, @unchecked Sendable {
     let name = "shrinking window"
     var kind: SampleKind { .video }
