@@ -67,7 +67,7 @@ extension CameraRecorder {
     /// A take's recorder, not yet prepared: into ``outputURL`` (or a new dated file in the
     /// videos folder), clips on, nothing recorded until ``record()``.
     private func newTake() throws -> (recorder: Recorder, url: URL, askedFor: URL?, merges: Bool) {
-        let (settings, explicit, merges) = state.withLock { s in (s.settings, s.outputURL, s.mergesClipsAutomatically) }
+        let (settings, explicit, merges, makeSinks) = state.withLock { s in (s.settings, s.outputURL, s.mergesClipsAutomatically, s.sinksForEachTake) }
         var take = settings
         take.pauseMode = .clips
         take.mergesClipsAtEnd = merges
@@ -84,7 +84,7 @@ extension CameraRecorder {
             // recorder gives it back once its clips folder holds the name.
             url = try Recorder.reserveDatedFile(in: folder, container: take.container ?? .mp4)
         }
-        let recorder = Recorder(url: url, settings: take)
+        let recorder = Recorder(url: url, settings: take, sinks: makeSinks?(url) ?? [])
         // Nothing is recorded until `record()`: the first clip starts then.
         recorder.pause(at: .zero)
         return (recorder, url, explicit, merges)

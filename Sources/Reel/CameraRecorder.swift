@@ -47,6 +47,7 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
         var mergesClipsAutomatically = true
         var outputURL: URL?
         var previewOutputs: [any CaptureOutput] = []
+        var sinksForEachTake: (@Sendable (_ take: URL) -> [any PacketSink & Sendable])?
         var session: CaptureSession?
         /// The session's output the takes record through.
         var takeOutput: TakeOutput?
@@ -149,6 +150,21 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
     public var mergesClipsAutomatically: Bool {
         get { state.withLock { $0.mergesClipsAutomatically } }
         set { state.withLock { $0.mergesClipsAutomatically = newValue } }
+    }
+
+    /// What each take's one encode feeds besides its clips: live streams, a replay buffer,
+    /// any ``PacketSink`` of the app's, as ``Recorder/init(url:settings:replayBuffer:sinks:)``
+    /// takes them. Called as each take is made (at ``start()``, or at the first ``record()``
+    /// after ``stopRecording()``) with the file the take records into; the sinks it returns
+    /// are begun with the take, take its packets from the same encoders as its clips (what is
+    /// recorded: nothing during a pause), and are finished with it. A sink serves one take:
+    /// return new ones each time (a replay buffer or stream kept across takes would be given
+    /// two recordings' streams). A take made but never recorded (its file renamed before its
+    /// first ``record()``) finishes its sinks having given them nothing. Set before the take is
+    /// made. `nil` (the default): the clips alone.
+    public var sinksForEachTake: (@Sendable (_ take: URL) -> [any PacketSink & Sendable])? {
+        get { state.withLock { $0.sinksForEachTake } }
+        set { state.withLock { $0.sinksForEachTake = newValue } }
     }
 
     /// Where the merged file goes; `nil`: a new dated file in ``Recorder/defaultOutputDirectory(environment:)``
