@@ -5,8 +5,8 @@ import ReelTestSupport
 
 /// A camera recorder's takes feed sinks of the app's from their one encode (issue 28: it could
 /// never stream nor keep a replay buffer): each take gets the sinks ``CameraRecorder/sinksForEachTake``
-/// makes for it, which take the same video packets as its clips (nothing during a pause), are
-/// begun and finished with it, and a replay buffer among them saves the end of its take. On a
+/// makes for it, which take the same video packets as its clips (nothing during a pause) from
+/// one video encoder (a resume opens none), are begun and finished with it, and a replay buffer among them saves the end of its take. On a
 /// stepped manual clock, exactly.
 @Suite struct CameraRecorderSinkTests {
     /// Counts what a take gave it.
@@ -52,7 +52,9 @@ import ReelTestSupport
             made.lock.withLock { made.takes.append((log, replay)) }
             return [log, replay]
         }
-        try await recorder.start()
+        // The encoders the first take opens (its recorder's thread starts in this census).
+        let census = EncoderCensus()
+        try await EncoderCensus.$current.withValue(census) { try await recorder.start() }
         #expect(made.lock.withLock { made.takes.count } == 1, "the first take is made at the start")
         // Take one: two clips, a pause between them.
         try recorder.record()
@@ -64,6 +66,7 @@ import ReelTestSupport
         clock.advance(to: MediaTime(seconds: 2.5))
         _ = try await helper.settled { recorder.recordedDuration }
         let first = try #require(try await recorder.stopRecording())
+        #expect(census.videoEncoders == 1, "two clips and their sinks from one video encode: \(census.videoEncoders)")
         // Take two, into another file.
         recorder.outputURL = dir.url.appendingPathComponent("two.mp4")
         try recorder.record()
