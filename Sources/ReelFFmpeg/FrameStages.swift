@@ -376,13 +376,23 @@ extension Sequence<VideoFilter> {
     ///   applied, the source and the pictures' size, and `consequence` (what came of it).
     package func checkedOutputSize(for size: PixelSize, format: PixelFormat, of source: String, so consequence: String) throws -> PixelSize {
         var made = size
+        var maker: VideoFilter?
         for (index, filter) in enumerated() {
             do {
+                let given = made
                 made = try filter.outputSize(for: made, format: format)
+                if made != given { maker = filter }
             } catch {
                 let reelError = error as? ReelError ?? ReelError(.invalidConfiguration, "\(error)")
                 throw filter.cannotApply(to: made, of: source, after: index > 0, because: reelError, so: consequence)
             }
+        }
+        // The sizes `--size` takes bound what a filter makes too (s44 #8d: `scale=9000:9000`
+        // recorded 9000x9000 pictures, which `--size 9000x9000` refuses).
+        let (low, high) = (VideoSettings.minimumSize, VideoSettings.maximumSize)
+        if let maker, !(low.width...high.width).contains(made.width) || !(low.height...high.height).contains(made.height) {
+            throw ReelError(.invalidConfiguration, "the filter '\(maker.description)' makes \(made) pictures of \(source), out of the sizes reel records (\(low) to \(high)): \(consequence)",
+                            hint: "give the filter a size within those (scale=W:H)")
         }
         return made
     }

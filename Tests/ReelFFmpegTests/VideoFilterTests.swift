@@ -59,6 +59,24 @@ import ReelCore
         #expect(!error.message.contains("a yuv420p 3840x2160 picture"), "\(error.message)")
     }
 
+    /// A filter that makes pictures out of the sizes reel records is refused as `--size` is
+    /// (s44 #8d: `scale=9000:9000` recorded 9000x9000); one that passes through such a size on
+    /// the way to a recordable one is not.
+    @Test func aFilterMakingASizeOutOfRangeIsRefused() throws {
+        let size = PixelSize(width: 320, height: 240)
+        let refused = #expect(throws: ReelError.self) {
+            try [VideoFilter(graph: "scale=9000:9000")].checkedOutputSize(for: size, format: .yuv420p, of: "camera", so: "nothing was recorded")
+        }
+        #expect(refused?.message == "the filter 'scale=9000:9000' makes 9000x9000 pictures of camera, out of the sizes reel records (16x16 to 8192x8192): nothing was recorded",
+                "\(String(describing: refused))")
+        #expect(throws: ReelError.self) {
+            try [VideoFilter(graph: "hue=s=0"), VideoFilter(graph: "scale=8:8")].checkedOutputSize(for: size, format: .yuv420p, of: "camera", so: "")
+        }
+        let made = try [VideoFilter(graph: "scale=9000:9000"), VideoFilter(graph: "scale=640:360")]
+            .checkedOutputSize(for: size, format: .yuv420p, of: "camera", so: "")
+        #expect(made == PixelSize(width: 640, height: 360))
+    }
+
     @Test func filterNamesSkipLabelsAndQuotedText() {
         #expect(FilterGraphText.filterNames(in: "[in]split[a][b];[a]drawtext=text='x,y;z'[c];[b][c]overlay") == ["split", "drawtext", "overlay"])
         #expect(FilterGraphText.filterNames(in: "scale@one=10:10") == ["scale"])
