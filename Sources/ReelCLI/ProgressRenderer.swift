@@ -22,6 +22,9 @@ final class ProgressRenderer: @unchecked Sendable {
     var sourcesLeft = 0
     /// `--replay`: how much the replay buffer keeps (the line says so, and names the save key).
     var replay: MediaTime?
+    /// `--size` as given and as recorded, when it was made even: in `started` too (`size`,
+    /// `sizeAsGiven`), as the note on standard error says it (s44 #8f: said there only).
+    var evenSize: (given: PixelSize, recorded: PixelSize)?
     /// `--replay`: what the buffer holds now (its bytes and the video time), for the line and
     /// the `progress` events (without a file, these are the only bytes there are).
     var replayHolding: (@Sendable () -> (bytes: Int64, video: MediaTime))?
@@ -154,6 +157,7 @@ final class ProgressRenderer: @unchecked Sendable {
             var object: [String: Any] = ["event": "started"]
             if writesFile { object["file"] = url.path }
             if let replay { object["replay"] = rounded(replay.seconds) }
+            if let evenSize { (object["size"], object["sizeAsGiven"]) = ("\(evenSize.recorded)", "\(evenSize.given)") }
             heldStarted = object
         case .progress(let p):
             let waiting = waitingUntilStart?()

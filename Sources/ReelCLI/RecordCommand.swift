@@ -19,6 +19,7 @@ struct RecordCommand {
         if options.writesFile, let output = options.output { parts.set(output: output, reserved: false) }
         let renderer = ProgressRenderer(console: console, json: options.json)
         renderer.replay = options.replay
+        if let given = options.sizeAsGiven, let size = options.size { renderer.evenSize = (given, size) }
         renderer.writesFile = options.writesFile
         renderer.pauseMakesClips = options.pauseMode == .clips
         renderer.holdsFinished = options.json && (options.replay != nil || options.eachSource != nil || options.frameLog != nil)

@@ -211,6 +211,12 @@ import ReelTestSupport
         let even = try ReelBinary.run(["record", "--test-pattern", "--size", "16x16", "--preset", "ultrafast", "--duration", "0.5",
                                        "-o", dir.url.appendingPathComponent("even.mp4").path])
         #expect(even.status == 0 && !even.stderr.contains("is recorded as"), "\(even.stderr)")
+        // With --json, `started` says it too (s44 #8f: on stderr only).
+        let json = try ReelBinary.run(["record", "--test-pattern", "--size", "17x17", "--preset", "ultrafast", "--duration", "0.5", "--json",
+                                       "-o", dir.url.appendingPathComponent("json.mp4").path])
+        let started = json.output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .first { $0["event"] as? String == "started" } ?? [:]
+        #expect(started["size"] as? String == "16x16" && started["sizeAsGiven"] as? String == "17x17", "\(json.output)")
     }
 
     @Test func noXServerAtTheDisplay() throws {
