@@ -9,7 +9,7 @@ extension RecorderPipeline {
     /// session's folder, never over one that is there (the folder was claimed empty of clips),
     /// each with the room the clips before it left in the merged file. The session's counts
     /// change on the recorder's thread; the folder is followed and the manifest written on the
-    /// sink's clips' thread (no disk I/O on the recorder's thread, issue 28).
+    /// sink's two clips' threads (no disk I/O on the recorder's thread, issue 28).
     func clipEvents() -> ClipFileSink.Events {
         let session = session
         return ClipFileSink.Events(

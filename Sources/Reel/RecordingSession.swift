@@ -281,7 +281,8 @@ public final class RecordingSession: Sendable {
     // MARK: The recorder's side
 
     /// Notes a clip file the recorder has begun (its place follows the clips before it), before
-    /// anything is written into it: on the clips' thread (see `ClipFileSink`).
+    /// anything is written into it: on the clips' opening thread (see `ClipFileSink`), while a
+    /// clip before it may be finished (and listed so) on the other.
     func clipStarted(_ url: URL) throws {
         try write(state.withLock { s in
             Self.update(&s) { $0.clips.append(.init(file: url.lastPathComponent, muted: false, finished: false)) }
@@ -289,7 +290,7 @@ public final class RecordingSession: Sendable {
     }
 
     /// Notes a clip file the recorder removed again because nothing was written into it; returns
-    /// the manifest's write, which the recorder runs on its clips' thread (see `ClipFileSink`).
+    /// the manifest's write, which the recorder runs on its clips' finishing thread (see `ClipFileSink`).
     func clipDiscarded(_ url: URL) -> @Sendable () throws -> Void {
         let manifest = state.withLock { s in
             // A take an undo removed was counted then.
@@ -318,8 +319,8 @@ public final class RecordingSession: Sendable {
     /// Appends a finished clip to ``clips`` (and its take to the counts) at once, and returns
     /// what is then to be done on the disk: the manifest's write, and the removal of a take an
     /// undo asked to go (`listed` is then `false`: it is never to be said finished). A recorder
-    /// runs `write` on its clips' thread, after the clip's finish (see `ClipFileSink`); a newer
-    /// manifest written meanwhile (an undo) is never overwritten by it.
+    /// runs `write` on its clips' finishing thread, after the clip's finish (see `ClipFileSink`);
+    /// a newer manifest written meanwhile (an undo, the next clip listed) is never overwritten by it.
     func list(_ clip: Clip) -> (listed: Bool, write: @Sendable () throws -> Void) {
         let discarded = state.withLock { s -> Bool in
             guard s.settleEndedTake() else { return false }
@@ -400,8 +401,9 @@ public final class RecordingSession: Sendable {
     }
 
     /// Writes `manifest` unless a newer one has been written: under a new name, then renamed
-    /// over the old, so that a crash leaves one or the other whole. A folder gone from its
-    /// place is followed (or made again) first.
+    /// over the old, so that a crash leaves one or the other whole. Writes are one at a time
+    /// (the recorder's two clips' threads both write it), the generation compared in turn. A
+    /// folder gone from its place is followed (or made again) first.
     func write(_ manifest: (ClipsManifest, Int)?) throws {
         guard let (manifest, generation) = manifest else { return }
         for attempt in 1...2 {

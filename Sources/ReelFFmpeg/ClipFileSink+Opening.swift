@@ -3,11 +3,11 @@ import Synchronization
 import ReelCore
 import ReelSystem
 
-/// A clip's file on the clips' thread (see ``ClipFileSink``): made ahead, unlisted, and
+/// A clip's file on the opening thread (see ``ClipFileSink``): made ahead, unlisted, and
 /// removed again if its clip never comes.
 extension ClipFileSink {
-    /// A clip's file made on the clips' thread ahead of its first packet, listed there when
-    /// that comes, then handed to the encoder's thread. Its variables are the clips' thread's
+    /// A clip's file made on the opening thread ahead of its first packet, listed there when
+    /// that comes, then handed to the encoder's thread. Its variables are the opening thread's
     /// (its jobs run one at a time); ``outcome`` is how the file reaches the encoder's thread.
     final class Opening: @unchecked Sendable {
         let clip: Int
@@ -24,10 +24,11 @@ extension ClipFileSink {
         }
     }
 
-    /// A clip's file on its way to the finishing thread, which owns it from then on.
+    /// A clip's file on its way from one thread to another (made, to the encoder's, to the
+    /// finishing thread), owned by the one it reaches.
     struct Handed: @unchecked Sendable { let file: MovieFileSink }
 
-    /// Makes `opening`'s file where its folder is now (on the clips' thread): its header,
+    /// Makes `opening`'s file where its folder is now (on the opening thread): its header,
     /// nothing else; unlisted.
     static func make(_ opening: Opening, streams: [EncodedStream], placing: @Sendable (URL) throws -> URL) {
         do {
@@ -47,7 +48,7 @@ extension ClipFileSink {
     }
 
     /// Removes a file made ahead that holds nothing but its header, wherever it is now (its
-    /// folder moved: there); on the clips' thread.
+    /// folder moved: there); on the opening thread.
     static func remove(_ file: MovieFileSink) {
         if case .moved(let now)? = file.lock?.whereabouts(expected: file.url) { file.placement.found(movedTo: now) }
         file.discard()

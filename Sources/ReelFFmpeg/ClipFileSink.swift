@@ -14,25 +14,29 @@ import ReelSystem
 /// one: see ``ClipAudioSink``), so a clip after the first begins with that encoder's priming
 /// before its zero, hidden by the file's edit list and left out by a merge, as the first's.
 ///
-/// Every disk step of a clip runs on a thread of its own (`reel.clips`), in one queue, so that
-/// the encoder's thread (the recorder's) does no disk I/O: a resume soon after a pause is not
-/// held up by the clip before it, nor by the next one's file. On that thread, in order:
+/// Every disk step of a clip runs on one of two threads of the sink's own, so that the
+/// encoder's thread (the recorder's) does no disk I/O: a resume soon after a pause is not held
+/// up by the clip before it, nor by the next one's file. Each thread runs its jobs in order:
 ///
-/// 1. A clip's file is *made* ahead (created, its header written), unlisted: the first clip's
-///    where it is cut, each next one's when the clip before is handed to be finished (at the
-///    pause), so that at the resume it is there. Before the folder is looked at: one moved
-///    meanwhile is followed, one deleted made again.
-/// 2. When the clip's first packet comes, the file is *listed* in the manifest (``Events``'s
-///    `opened`), then handed to the encoder's thread, which writes the packets into it. The
-///    packets that come meanwhile wait in memory, in order (so the clip is sample-exact),
-///    bounded: past ``waitingLimit`` bytes the encoder's thread waits for the file.
-/// 3. Once every stream has passed the clip's end its file is *finished* (the file's last
-///    writes, its finalise and syncs, its placement): its video at the pause (the encoder gives
-///    out what it held then), its sound when the track's encoder is finished there (at the
-///    pause, once the sound has reached it).
+/// 1. On `reel.clips.open`, a clip's file is *made* ahead (created, its header written),
+///    unlisted: the first clip's where it is cut, each next one's when the clip before is
+///    handed to be finished (at the pause), so that at the resume it is there. Before the
+///    folder is looked at: one moved meanwhile is followed, one deleted made again.
+/// 2. There too, when the clip's first packet comes, the file is *listed* in the manifest
+///    (``Events``'s `opened`), then handed to the encoder's thread, which writes the packets
+///    into it. The packets that come meanwhile wait in memory, in order (so the clip is
+///    sample-exact), bounded: past ``waitingLimit`` bytes the encoder's thread waits for the
+///    file. That is a moment: never behind the clip before's finish (step 3, on the other
+///    thread), however long that takes.
+/// 3. On `reel.clips`, once every stream has passed the clip's end its file is *finished* (the
+///    file's last writes, its finalise and syncs, its placement): its video at the pause (the
+///    encoder gives out what it held then), its sound when the track's encoder is finished
+///    there (at the pause, once the sound has reached it).
 /// 4. What its owner does with a finished clip on the disk (the manifest says it is finished)
-///    comes back as a ``Listing`` and runs there too; the owner says the clip finished once
-///    that is done (an app that hears it finds the folder as the manifest says).
+///    comes back as a ``Listing`` and runs on `reel.clips` too, after the finish; the owner
+///    says the clip finished once that is done (an app that hears it finds the folder as the
+///    manifest says). The owner writes the manifest whole and never an older one over a newer
+///    (both threads write it).
 ///
 /// A kill at any moment leaves a folder a recovery knows: the manifest lists a file before
 /// any packet reaches it (the packets go to the file only once it is listed), and a file made
@@ -43,11 +47,11 @@ import ReelSystem
 /// ``clipFinishedAside`` wakes it. Used from the encoder's thread, one call at a time.
 package final class ClipFileSink: ClipAudioSink {
     /// Work on the disk that follows what the owner heard (a finished clip listed in the
-    /// manifest): run on the clips' thread, after the clips' files made and finished before it.
+    /// manifest): run on the finishing thread, after the clips' files finished before it.
     package typealias DiskWork = @Sendable () throws -> Void
 
     /// What the owner does on the disk with a clip finished or discarded (``write``, on the
-    /// clips' thread), and what it does once that is done (``then``, on the encoder's thread:
+    /// finishing thread), and what it does once that is done (``then``, on the encoder's thread:
     /// say the clip finished, once the manifest says so). Not done if the write failed.
     package struct Listing {
         package var write: DiskWork
@@ -63,14 +67,15 @@ package final class ClipFileSink: ClipAudioSink {
     /// What the sink tells its owner: on the encoder's thread, except where said.
     package struct Events {
         /// The configuration of clip `clip`'s file (its URL and room). The file is made with it
-        /// on the clips' thread; its room is asked again when the file is taken into use.
+        /// on the opening thread; its room is asked again when the file is taken into use.
         package var configuration: (_ clip: Int) -> AssetWriter.Configuration
-        /// Where the clip file at `url` goes now, on the clips' thread, before a clip's file is
+        /// Where the clip file at `url` goes now, on either clips' thread, before a clip's file is
         /// made, listed or finished: its folder moved or deleted meanwhile is followed, or made
         /// again (a file deleted with it while written is copied back into it).
         package var placing: @Sendable (_ url: URL) throws -> URL
         /// Clip `clip`'s file has been made at `url` and its first packet has come: on the
-        /// clips' thread, before any packet is written into it.
+        /// opening thread (while a clip before it may be finished on the other), before any
+        /// packet is written into it.
         package var opened: @Sendable (_ clip: Int, _ url: URL) throws -> Void
         /// Clip `clip`'s file is finished: what it holds. Returns what follows on the disk.
         package var finished: (_ clip: Int, _ file: MovieFileSink.Finished) throws -> Listing?
@@ -100,7 +105,7 @@ package final class ClipFileSink: ClipAudioSink {
         let start: MediaTime
         var end: MediaTime?
         var file: MovieFileSink?
-        /// Its file, asked of the clips' thread when its first packet came, until taken.
+        /// Its file, asked of the opening thread when its first packet came, until taken.
         var opening: Opening?
         /// The packets that came before its file was listed, oldest first, and their bytes.
         var waiting: [EncodedPacket] = []
@@ -112,7 +117,7 @@ package final class ClipFileSink: ClipAudioSink {
     }
 
     /// The bytes of packets that may wait in memory for their clip's file: past them the
-    /// encoder's thread waits (seconds of a recording: the clip before is being finished).
+    /// encoder's thread waits (seconds of a recording: the disk is slow to make the file).
     static let waitingLimit: Int64 = 32 << 20
 
     private let events: Events
@@ -120,7 +125,7 @@ package final class ClipFileSink: ClipAudioSink {
     private var clips: [Clip] = []
     /// Files made ahead for clips whose first packet has not come (by clip).
     private var prepared: [Int: Opening] = [:]
-    /// What the owner does once each listing handed to the clips' thread is written, in order.
+    /// What the owner does once each listing handed to the finishing thread is written, in order.
     private var listings: [(() -> Void)?] = []
     private var isFull = false
 
@@ -130,9 +135,8 @@ package final class ClipFileSink: ClipAudioSink {
         /// It held no picture of a video recording and was removed.
         case discarded(URL)
     }
-    /// The thread that makes, lists and finishes the clips' files (`reel.clips`), made with the
-    /// first.
-    private var finisher: OutputWorker<@Sendable () -> Void>?
+    /// The threads that make and list the clips' files, and that finish them.
+    private var threads = Threads()
     /// The clips handed to the finisher and not delivered yet: their count, media bytes, share
     /// of a merge of the clips (as `ClipAccounting` counts a finished clip's) and bytes, as
     /// they were handed over (the recording's size counts them until their owner does).
@@ -215,26 +219,27 @@ package final class ClipFileSink: ClipAudioSink {
         return flow == .ok ? .ok : flow
     }
 
-    // MARK: A clip's file, made and listed on the clips' thread
+    // MARK: A clip's file, made and listed on the opening thread
 
-    /// Has clip `clip`'s file made on the clips' thread, unless it is already (or its first
+    /// Has clip `clip`'s file made on the opening thread, unless it is already (or its first
     /// packet came).
     private func prepare(_ clip: Int) {
         guard prepared[clip] == nil, !clips.contains(where: { $0.index == clip && $0.hasBegun }) else { return }
         let opening = Opening(clip: clip, configuration: events.configuration(clip))
         prepared[clip] = opening
         let streams = streams, placing = events.placing
-        run { Self.make(opening, streams: streams, placing: placing) }
+        threads.run(on: .opening) { Self.make(opening, streams: streams, placing: placing) }
     }
 
-    /// Clip `i`'s first packet has come: its file is listed on the clips' thread (made again
-    /// first if its folder was deleted since), then handed over (``take(_:waiting:)``).
+    /// Clip `i`'s first packet has come: its file is listed on the opening thread (made again
+    /// first if its folder was deleted since), then handed over (``take(_:waiting:)``), while
+    /// the clip before it may still be being finished on the other.
     private func open(_ i: Int) {
         prepare(clips[i].index)
         guard let opening = prepared.removeValue(forKey: clips[i].index) else { return }
         clips[i].opening = opening
         let streams = streams, placing = events.placing, opened = events.opened, wake = clipFinishedAside
-        run {
+        threads.run(on: .opening) {
             let outcome = Result<Handed, any Error> {
                 if let failure = opening.failure { throw failure }
                 guard var file = opening.file else { throw ReelError(.ioFailure, "the file of clip \(opening.clip + 1) was not made") }
@@ -289,18 +294,11 @@ package final class ClipFileSink: ClipAudioSink {
     /// Removes the file made ahead for clip `clip`, which never came (or came without a packet).
     private func removePrepared(_ clip: Int) {
         guard let opening = prepared.removeValue(forKey: clip) else { return }
-        run {
+        threads.run(on: .opening) {
             guard let file = opening.file else { return }
             opening.file = nil
             Self.remove(file)
         }
-    }
-
-    /// Runs `job` on the clips' thread, after those before it.
-    private func run(_ job: @escaping @Sendable () -> Void) {
-        let finisher = finisher ?? OutputWorker(name: "reel.clips", capacity: 1 << 16, policy: .block) { $0() }
-        self.finisher = finisher
-        finisher.send(job)
     }
 
     /// Every packet of `stream` before `time` has come: the clips that begin before it have all
@@ -343,11 +341,11 @@ package final class ClipFileSink: ClipAudioSink {
         let withoutPicture = streams.contains(where: { $0.kind == .video }) && file.videoFramesMuxed == 0
         let bytes = (media: file.mediaBytes, share: file.mediaBytes + 48 * file.packetsWritten, bytes: file.bytesWritten)
         aside.add(1, bytes)
-        // With its room counting this clip; ahead of this clip's finish on the clips' thread.
+        // With its room counting this clip; made while this clip is finished.
         if !ending { prepare(clip.index + 1) }
         let done = done, wake = clipFinishedAside, index = clip.index, placing = events.placing
         let job = Handed(file: file)
-        run {
+        threads.run(on: .finishing) {
             let file = job.file
             let outcome = Result<Outcome, any Error> {
                 // Its folder moved or deleted meanwhile: followed, or made again (a file deleted
@@ -402,12 +400,12 @@ package final class ClipFileSink: ClipAudioSink {
         if let failure { throw failure }
     }
 
-    /// Runs the owner's listing on the clips' thread; what follows it is done by the next
+    /// Runs the owner's listing on the finishing thread; what follows it is done by the next
     /// ``deliverFinishedClips()``, which throws its failure.
     private func list(_ listing: Listing) {
         listings.append(listing.then)
         let done = done, wake = clipFinishedAside, write = listing.write
-        run {
+        threads.run(on: .finishing) {
             do {
                 try write()
                 done.listed.withLock { $0.append(true) }
@@ -419,10 +417,9 @@ package final class ClipFileSink: ClipAudioSink {
         }
     }
 
-    /// Waits until every job on the clips' thread is done.
+    /// Waits until every job on both clips' threads is done.
     private func waitForFinisher() {
-        finisher?.finish()
-        finisher = nil
+        threads.drain()
     }
 
     package func flush() throws {

@@ -9,14 +9,15 @@ import ReelTestSupport
 /// I/O on the recorder's thread; a resume soon after a pause waited for the clip before it).
 @Suite(.serialized, .tags(.realTime)) struct ClipFinishThreadTests {
     /// `reel record --pause-mode clips` of the test pattern into `url` under `strace -f -y`
-    /// tracing `syscalls` into `log`, and reel's process id once it has one.
+    /// tracing `syscalls` into `log` (with strace's `options` too: a path, an injection), and
+    /// reel's process id once it has one.
     struct Traced {
         let strace = Process()
         var reel: pid_t = 0
 
-        init(url: URL, log: URL, syscalls: String) throws {
+        init(url: URL, log: URL, syscalls: String, options: [String] = []) throws {
             strace.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
-            strace.arguments = ["-f", "-qq", "-ttt", "-y", "-o", log.path, "-e", "trace=\(syscalls)",
+            strace.arguments = ["-f", "-qq", "-ttt", "-y", "-o", log.path, "-e", "trace=\(syscalls)"] + options + [
                                 ReelBinary.url.path, "record", "--test-pattern", "--size", "320x240", "--pause-mode", "clips", "-o", url.path]
             strace.standardError = FileHandle.nullDevice
             strace.standardOutput = FileHandle.nullDevice
@@ -141,14 +142,79 @@ import ReelTestSupport
         let onTheRecorder = calls.filter { recorder.contains($0.tid) }
         let counts = Dictionary(grouping: onTheRecorder, by: \.call).mapValues(\.count)
         #expect(onTheRecorder.isEmpty, "\(onTheRecorder.count) of \(calls.count) calls on the recorder's thread: \(counts.sorted { $0.key < $1.key }); first: \(onTheRecorder.first?.line ?? "")")
-        let clips = named["reel.clips"] ?? []
+        // Made and listed on one clips' thread, finished (and listed so) on the other.
+        let opening = named["reel.clips.open"] ?? [], clips = (named["reel.clips"] ?? []).union(opening)
         let opens = calls.filter { $0.call == "openat" && $0.line.contains("/clip-00") && $0.line.contains("O_CREAT") }
         #expect(opens.count >= 4, "the four clips' files were made: \(opens.map(\.line))")
-        #expect(opens.allSatisfy { clips.contains($0.tid) }, "by the clips' thread")
+        #expect(opens.allSatisfy { opening.contains($0.tid) }, "by the clips' opening thread")
         let renames = calls.filter { $0.call.hasPrefix("rename") && $0.line.contains("reel-clips.json") }
         #expect(renames.count >= 6, "the manifest was written as clips began and were finished: \(renames.count)")
-        #expect(renames.allSatisfy { clips.contains($0.tid) }, "by the clips' thread")
+        #expect(renames.allSatisfy { clips.contains($0.tid) }, "by the clips' threads")
         let probe = try MediaProbe.probe(url)
         #expect((probe.videoStreams.first?.frameCount ?? 0) >= 120)
+    }
+
+    /// The system call numbers of fsync, fdatasync and the renames (`rename`, `renameat`,
+    /// `renameat2`): a clip's finish ends with them (finalised in place: its syncs; finalised
+    /// into a copy: the copy's rename over the clip's name).
+#if arch(x86_64)
+    static let finishingCalls = [74, 75, 82, 264, 316]
+#else
+    static let finishingCalls = [82, 83, 38, 276]  // aarch64
+#endif
+
+    /// Whether a thread of `pid` is inside one of `calls` (numbers).
+    static func inside(_ pid: pid_t, _ calls: [Int]) -> Bool {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.contains { task in
+            let syscall = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/syscall", encoding: .utf8)) ?? ""
+            return syscall.split(separator: " ").first.flatMap { Int($0) }.map(calls.contains) ?? false
+        }
+    }
+
+    /// A resumed clip's packets reach its file while the clip before it is still being finished
+    /// (a slow disk's syncs, a long clip's finalise): clip 1's finish is held in its last step
+    /// here (10 s, under strace: its syncs or its copy's rename over its name), and meanwhile clip 2 is listed in the manifest and its frames
+    /// are on the disk. A kill then loses none of them: `reel recover` keeps clip 1 (cut off in
+    /// its finish) and clip 2 as far as it was recorded. They waited in memory until clip 1 was
+    /// finished (its listing queued behind that finish on the one clips' thread): a kill lost
+    /// them all, and past the memory bound the recorder waited, dropping frames.
+    @Test func aResumedClipIsWrittenWhileTheClipBeforeIsFinished() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("clips.mp4"), log = dir.url.appendingPathComponent("strace")
+        let folder = dir.url.appendingPathComponent("clips.clips")
+        let clip1 = folder.appendingPathComponent("clip-001.mp4"), clip2 = folder.appendingPathComponent("clip-002.mp4")
+        let calls = "fsync,fdatasync,rename,renameat,renameat2"
+        let traced = try Traced(url: url, log: log, syscalls: calls, options: ["-P", clip1.path, "-e", "inject=\(calls):delay_enter=10000000"])
+        defer { traced.kill() }
+        try #require(traced.reel > 0)
+        try traced.waitFor(clip1)
+        usleep(1_500_000)
+        kill(traced.reel, SIGUSR1)      // pause: clip 1's finish is held
+        let deadline = Date().addingTimeInterval(8)
+        while !Self.inside(traced.reel, Self.finishingCalls) && Date() < deadline { usleep(20_000) }
+        try #require(Self.inside(traced.reel, Self.finishingCalls), "clip 1's finish reached its held step")
+        let held = Date()
+        usleep(1_000_000)               // a pause the frame counter shows (30 frames)
+        func size() -> Int { (try? FileManager.default.attributesOfItem(atPath: clip2.path)[.size] as? Int) ?? 0 }
+        let made = size()               // clip 2's file, made ahead: its header
+        kill(traced.reel, SIGUSR1)      // resume: clip 2
+        usleep(3_000_000)
+        let manifest = (try? String(contentsOf: folder.appendingPathComponent("reel-clips.json"), encoding: .utf8)) ?? ""
+        let written = size()
+        let stillHeld = Self.inside(traced.reel, Self.finishingCalls) && Date().timeIntervalSince(held) < 9.5
+        traced.kill()
+        traced.strace.waitUntilExit()
+        try #require(stillHeld, "clip 1's finish was held all along: the test shows nothing otherwise")
+        #expect(manifest.contains("clip-002.mp4"), "clip 2 listed while clip 1 was being finished: \(manifest)")
+        #expect(made > 0 && written > made, "clip 2's frames on the disk while clip 1 was being finished: \(made) then \(written) bytes")
+
+        let recovered = try ReelBinary.run(["recover", url.path])
+        #expect(recovered.status == 0, "\(recovered.stderr)")
+        let values = try MediaProbe.decodeLuma(url, width: 320, height: 240).compactMap(\.counter)
+        #expect(zip(values, values.dropFirst()).allSatisfy { $0 < $1 }, "in order, none twice: \(values)")
+        let pause = try #require(values.indices.dropLast().first { values[$0 + 1] > values[$0] + 15 }, "two clips: \(values)")
+        #expect(pause + 1 >= 30, "clip 1's frames: \(values)")
+        #expect(values.count - (pause + 1) >= 45, "clip 2's frames (3 s recorded, fragments of 0.5 s): \(values)")
     }
 }
