@@ -59,27 +59,39 @@ extension RecordingSession {
 
     /// Makes the deleted folder again at its name, locks it, counts the clips that were in it
     /// lost and writes the manifest there (still listing them: a recovery after a crash names
-    /// them missing).
+    /// them missing). Deleted again as that is done (someone tidying up), it is made again, a
+    /// few times. Called holding ``following``: the manifest's write does not follow the folder
+    /// itself (that took the lock again on the same thread, which never returns).
     private func remake(_ folder: URL) throws {
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        } catch {
-            let e = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code ?? Int(EIO)
-            var failure = Self.folderError(Int32(e), folder)
-            failure.message = "\(folder.path), the folder of the clips, was deleted while recorded, and cannot be made again: \(failure.message)"
-            throw failure
+        var lost: [URL] = []
+        for attempt in 1...3 {
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            } catch {
+                let e = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code ?? Int(EIO)
+                var failure = Self.folderError(Int32(e), folder)
+                failure.message = "\(folder.path), the folder of the clips, was deleted while recorded, and cannot be made again: \(failure.message)"
+                throw failure
+            }
+            let lock = try? RecordingLock.lockExisting(folder, exclusive: true)
+            let manifest = state.withLock { s in
+                s.folderLock?.release()
+                s.folderLock = lock
+                s.createdFolder = true
+                let gone = s.clips.map(\.url).filter { !FileManager.default.fileExists(atPath: $0.path) }
+                s.clips.removeAll { gone.contains($0.url) }
+                s.lostClips += gone
+                lost += gone
+                return Self.update(&s) { _ in }
+            }
+            do {
+                try write(manifest, follows: false)
+                break
+            } catch where attempt < 3 && !FileManager.default.fileExists(atPath: folder.path) {
+                // Deleted again as the manifest was written: made again.
+            }
         }
-        let lock = try? RecordingLock.lockExisting(folder, exclusive: true)
-        let (lost, manifest, handler) = state.withLock { s in
-            s.folderLock?.release()
-            s.folderLock = lock
-            s.createdFolder = true
-            let lost = s.clips.map(\.url).filter { !FileManager.default.fileExists(atPath: $0.path) }
-            s.clips.removeAll { lost.contains($0.url) }
-            s.lostClips += lost
-            return (lost, Self.update(&s) { _ in }, s.folderChanged)
-        }
-        try write(manifest)
+        let handler = state.withLock { $0.folderChanged }
         handler?(.remade(folder, lostClips: lost))
     }
 

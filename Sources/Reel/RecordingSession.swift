@@ -403,11 +403,12 @@ public final class RecordingSession: Sendable {
     /// Writes `manifest` unless a newer one has been written: under a new name, then renamed
     /// over the old, so that a crash leaves one or the other whole. Writes are one at a time
     /// (the recorder's two clips' threads both write it), the generation compared in turn. A
-    /// folder gone from its place is followed (or made again) first.
-    func write(_ manifest: (ClipsManifest, Int)?) throws {
+    /// folder gone from its place is followed (or made again) first, unless `follows` is
+    /// `false` (the folder is being followed on this thread).
+    func write(_ manifest: (ClipsManifest, Int)?, follows: Bool = true) throws {
         guard let (manifest, generation) = manifest else { return }
         for attempt in 1...2 {
-            if !FileManager.default.fileExists(atPath: folder.path) { try followFolder() }
+            if follows, !FileManager.default.fileExists(atPath: folder.path) { try followFolder() }
             do {
                 try written.withLock { last in
                     guard generation > last else { return }
@@ -415,7 +416,7 @@ public final class RecordingSession: Sendable {
                     last = generation
                 }
                 return
-            } catch where attempt == 1 && !FileManager.default.fileExists(atPath: folder.path) {
+            } catch where follows && attempt == 1 && !FileManager.default.fileExists(atPath: folder.path) {
                 // The folder was deleted as the manifest was written (it is written on the clips'
                 // thread, while someone tidies up): made again, and written there.
             }
