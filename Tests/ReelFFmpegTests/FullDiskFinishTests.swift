@@ -25,6 +25,34 @@ import ReelTestSupport
         func close() { inner.close() }
     }
 
+    /// Appends thirtieths of a second of the test pattern (with `video`) and the tone to
+    /// `writer`, far more than the disk holds (a minute of WAV is 11 MB), then finishes it;
+    /// the error that ended it, and how many it took.
+    func fill(_ writer: AssetWriter, video: Bool) throws -> (ReelError?, Int) {
+        let pool = FramePool(format: .yuv420p, size: size, capacity: 2)
+        let tone = ToneSource()
+        var appended = 0
+        defer { writer.cancelWriting() }
+        do {
+            for i in 0..<9000 {
+                if video {
+                    let frame = try #require(pool.makeFrame())
+                    try TestPattern.draw(index: Int64(i), flash: false, into: frame)
+                    try writer.appendVideo(frame, at: FrameRate(30).time(ofFrame: Int64(i)))
+                }
+                var samples: [Float] = []
+                for n in (i * 1600)..<((i + 1) * 1600) { let v = tone.value(atSample: Int64(n)); samples += [v, v] }
+                try writer.appendAudio(AudioBuffer(format: AudioFormat(), presentationTime: MediaTime(value: Int64(i * 1600), timescale: 48_000),
+                                                   data: samples.withUnsafeBytes { Array($0) }), track: 0)
+                appended += 1
+            }
+            _ = try writer.finish()
+        } catch let error as ReelError {
+            return (error, appended)
+        }
+        return (nil, appended)
+    }
+
     @Test(arguments: [Container.wav, .ogg, .flac, .mkv, .webm])
     func aFileThatOutrunsItsRoomIsFinalisedWithWhatReachedTheDisk(_ container: Container) throws {
         let disk = try SmallDisk(size: "1M")
@@ -38,29 +66,7 @@ import ReelTestSupport
         let audio = AssetWriter.AudioTrack(settings: AudioSettings(codec: codec), inputFormat: AudioFormat(), title: "Tone")
         let writer = try AssetWriter(configuration: AssetWriter.Configuration(url: url, video: video, audio: [audio]),
                                      wrappingOutput: { RoomlessOutput($0) })
-        let pool = FramePool(format: .yuv420p, size: size, capacity: 2)
-        let tone = ToneSource()
-        var failure: ReelError?
-        var appended = 0
-        do {
-            // Far more than the disk holds (a minute of WAV is 11 MB): it fills.
-            for i in 0..<9000 {
-                if hasVideo {
-                    let frame = try #require(pool.makeFrame())
-                    try TestPattern.draw(index: Int64(i), flash: false, into: frame)
-                    try writer.appendVideo(frame, at: FrameRate(30).time(ofFrame: Int64(i)))
-                }
-                var samples: [Float] = []
-                for n in (i * 1600)..<((i + 1) * 1600) { let v = tone.value(atSample: Int64(n)); samples += [v, v] }
-                try writer.appendAudio(AudioBuffer(format: AudioFormat(), presentationTime: MediaTime(value: Int64(i * 1600), timescale: 48_000),
-                                                   data: samples.withUnsafeBytes { Array($0) }), track: 0)
-                appended += 1
-            }
-            _ = try writer.finish()
-        } catch let error as ReelError {
-            failure = error
-        }
-        writer.cancelWriting()
+        let (failure, appended) = try fill(writer, video: hasVideo)
         let error = try #require(failure, "1 MB held \(appended) thirtieths of a second")
         #expect(error.code == .insufficientStorage)
         #expect(error.message.contains("the disk filled while \(url.path) was recorded, which ended the recording: it keeps the first "), "\(error)")
@@ -92,24 +98,7 @@ import ReelTestSupport
         let audio = AssetWriter.AudioTrack(settings: AudioSettings(codec: .aac), inputFormat: AudioFormat(), title: "Tone")
         let writer = try AssetWriter(configuration: AssetWriter.Configuration(url: url, video: video, audio: [audio]),
                                      wrappingOutput: { RoomlessOutput($0) })
-        let pool = FramePool(format: .yuv420p, size: size, capacity: 2)
-        let tone = ToneSource()
-        var failure: ReelError?
-        do {
-            for i in 0..<9000 {
-                let frame = try #require(pool.makeFrame())
-                try TestPattern.draw(index: Int64(i), flash: false, into: frame)
-                try writer.appendVideo(frame, at: FrameRate(30).time(ofFrame: Int64(i)))
-                var samples: [Float] = []
-                for n in (i * 1600)..<((i + 1) * 1600) { let v = tone.value(atSample: Int64(n)); samples += [v, v] }
-                try writer.appendAudio(AudioBuffer(format: AudioFormat(), presentationTime: MediaTime(value: Int64(i * 1600), timescale: 48_000),
-                                                   data: samples.withUnsafeBytes { Array($0) }), track: 0)
-            }
-            _ = try writer.finish()
-        } catch let error as ReelError {
-            failure = error
-        }
-        writer.cancelWriting()
+        let (failure, _) = try fill(writer, video: true)
         let error = try #require(failure)
         #expect(error.code == .insufficientStorage)
         let probed = try MediaProbe.probe(url)
