@@ -152,7 +152,7 @@ public enum Remuxer {
         var videoPackets: Int64 = 0, packets: Int64 = 0
         // Where the last packet ends: where the last chapter does.
         var end = MediaTime.zero
-        func write(_ p: UnsafeMutablePointer<AVPacket>) throws {
+        func put(_ p: UnsafeMutablePointer<AVPacket>) throws {
             let index = Int(p.pointee.stream_index)
             let isVideo = muxer.isVideo(stream: index)
             if p.pointee.pts != FFmpeg.noPTS {
@@ -161,6 +161,34 @@ public enum Remuxer {
             try muxer.write(demuxed: p, stream: index)
             packets += 1
             if isVideo { videoPackets += 1 }
+        }
+        // libavformat reads a fragmented MP4's sound packets without their length (which the
+        // fragments say). A sound packet without one waits for the next of its track, and gets
+        // the time to it; the last gets the length of the one before. The copy's index takes
+        // its last packet's length from the packet: with none, its edit list ended where that
+        // packet begins, readers left the packet out, and a merge refused the recovered file
+        // as cut short (46 of its 47 audio packets).
+        var lengthless: [Int: Packet] = [:]
+        var lastLength: [Int: Int64] = [:]
+        func write(_ p: UnsafeMutablePointer<AVPacket>) throws {
+            let index = Int(p.pointee.stream_index)
+            guard !muxer.isVideo(stream: index) else { return try put(p) }
+            if let waiting = lengthless.removeValue(forKey: index) {
+                let before = waiting.pointer
+                if before.pointee.dts != FFmpeg.noPTS, p.pointee.dts != FFmpeg.noPTS, p.pointee.dts > before.pointee.dts {
+                    before.pointee.duration = p.pointee.dts - before.pointee.dts
+                } else {
+                    before.pointee.duration = lastLength[index] ?? 0
+                }
+                if before.pointee.duration > 0 { lastLength[index] = before.pointee.duration }
+                try put(before)
+            }
+            guard p.pointee.duration > 0 else {
+                lengthless[index] = try Packet(referencing: p)
+                return
+            }
+            lastLength[index] = p.pointee.duration
+            try put(p)
         }
         // A truncated tail ends the copy: what was read is kept.
         while let packet = reader.nextReadable() {
@@ -217,6 +245,10 @@ public enum Remuxer {
         for (key, first) in held {
             try write(first.pointer)
             held[key] = nil
+        }
+        for (index, last) in lengthless {
+            if let length = lastLength[index] { last.pointer.pointee.duration = length }
+            try put(last.pointer)
         }
         try muxer.setChapters(chapters, end: end)
         try muxer.finish()

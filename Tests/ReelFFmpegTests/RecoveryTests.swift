@@ -239,6 +239,58 @@ import ReelTestSupport
         #expect(!FileManager.default.fileExists(atPath: avi.path))
     }
 
+    /// A recording recovered by copying — into another file, or in place past a torn fragment
+    /// (a clip its full disk cut short) — reads as every packet its index lists, and merges.
+    /// Its fragments hold more pictures than libavformat reads to learn the streams (over 5 MB
+    /// before the first sound, less than a second apart, so read in the file's order), and the
+    /// sound packets are read without their lengths: the copy
+    /// listed its last one with none, its edit list ended before that packet, readers left it
+    /// out, and a merge refused the clip as "cut short" (46 of its 47 audio packets).
+    @Test func aRecoveredCopyHoldsEveryPacketItListsAndMerges() throws {
+        let dir = try TemporaryDirectory()
+        let source = dir.url.appendingPathComponent("source.mp4")
+        let size = PixelSize(width: 640, height: 480)
+        let writer = try InPlaceFinaliseTests.writer(source, preset: "ultrafast") {
+            $0.fragmentInterval = MediaTime(value: 4, timescale: 5)
+            $0.video?.settings.rateControl = .crf(0)
+            $0.video?.inputSize = size
+        }
+        // Noise, lossless: 300 KB a picture, 24 of them a fragment.
+        var random = SeededRandom(seed: 7)
+        let pool = FramePool(format: .yuv420p, size: size, capacity: 2)
+        let tone = ToneSource()
+        for i in 0..<60 {
+            let frame = pool.makeFrame()!
+            frame.withUnsafeMutablePlane(0) { bytes, _ in
+                for j in stride(from: 0, to: bytes.count - 8, by: 8) { bytes.storeBytes(of: random.next(), toByteOffset: j, as: UInt64.self) }
+            }
+            try writer.appendVideo(frame, at: InPlaceFinaliseTests.rate.time(ofFrame: Int64(i)))
+            let samples = (i * 1600..<(i + 1) * 1600).flatMap { n in [tone.value(atSample: Int64(n)), tone.value(atSample: Int64(n))] }
+            try writer.appendAudio(AudioBuffer(format: AudioFormat(), presentationTime: MediaTime(value: Int64(i * 1600), timescale: 48_000),
+                                               data: samples.withUnsafeBytes { Array($0) }), track: 0)
+        }
+        writer.cancelWriting()
+        let last = try #require(try InPlaceFinaliseTests.topLevelBoxes(source).last { $0.type == "mdat" })
+        let torn = dir.url.appendingPathComponent("torn.mp4")
+        try Data(contentsOf: source).prefix(Int(last.offset + last.size / 2)).write(to: torn)
+        let elsewhere = dir.url.appendingPathComponent("elsewhere.mp4")
+        _ = try Recovery.recover(source, to: elsewhere)
+        let inPlace = try Recovery.recover(torn)
+        guard case .copied = inPlace.finalisation else {
+            Issue.record("the torn recording was not copied: \(inPlace.finalisation)")
+            return
+        }
+        for url in [elsewhere, torn] {
+            let input = try InputFile(url: url)
+            let streams = (0..<Int(input.context.pointee.nb_streams)).map { input.context.pointee.streams[$0]!.pointee }
+            var read = [Int64](repeating: 0, count: streams.count)
+            while let packet = try input.next(failing: { FFmpeg.error($0, "read") }) { read[Int(packet.pointee.stream_index)] += 1 }
+            #expect(streams.count == 2 && read == streams.map(\.nb_frames), "\(url.lastPathComponent): read \(read) of \(streams.map(\.nb_frames))")
+            let merged = dir.url.appendingPathComponent("merged-\(url.lastPathComponent)")
+            #expect(throws: Never.self, "\(url.lastPathComponent)") { try Merger.merge([MergeInput(url: url)], to: merged) }
+        }
+    }
+
     // MARK: Complete files and other files
 
     @Test func aCompleteFileNeedsNothing() throws {
