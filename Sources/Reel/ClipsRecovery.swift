@@ -34,6 +34,11 @@ extension RecordingSession {
         /// folder without a manifest or whose recorder kept no drops.
         public var frameDrops = FrameDrops()
 
+        /// Packets that merged clips list and do not play, each clip whole on the disk, left
+        /// out of the merged file (see ``MergeSummary/packetsLeftOut``; `clip` counts the clips
+        /// merged): the clips are kept then.
+        public var packetsLeftOut: [MergeSummary.PacketsLeftOut] = []
+
         /// The video frames the merged clips lost while they were recorded (``frameDrops`` in all).
         public var droppedFrames: Int64 { frameDrops.total }
     }
@@ -271,7 +276,8 @@ extension RecordingSession {
             // Said merged before a clip goes (a kill between leaves a folder recover knows is
             // done); where that cannot be written (a full disk), the clips stay.
             let saidMerged = (try? done.write(into: folder)) != nil
-            if saidMerged && !manifest.keepsClips && !unreadable {
+            // Clips with packets the merged file leaves out (listed, not played) stay too.
+            if saidMerged && !manifest.keepsClips && !unreadable && merged.packetsLeftOut.isEmpty {
                 for entry in entries { try? FileManager.default.removeItem(at: folder.appendingPathComponent(entry.file)) }
                 removed = true
             }
@@ -284,7 +290,8 @@ extension RecordingSession {
         }
         return RecoveredRecording(url: target, folder: folder, clipCount: inputs.count, finalisedClips: finalised,
                                   skippedClips: skipped, missingClips: missing, duration: merged.duration,
-                                  videoFrames: check.videoPackets, removedClips: removed, frameDrops: drops)
+                                  videoFrames: check.videoPackets, removedClips: removed, frameDrops: drops,
+                                  packetsLeftOut: merged.packetsLeftOut)
     }
 
     /// The clip files in `folder` not named in `listed` that hold nothing (no packet, or not

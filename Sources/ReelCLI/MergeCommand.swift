@@ -84,6 +84,7 @@ struct MergeCommand {
                                          "clips": summary.clipCount, "frames": summary.videoFrames, "bytes": summary.bytes,
                                          "reencoded": summary.reencodedClips.map { $0 + 1 }, "muted": muted]
             if let reason = summary.reencodingReason { object["reencodingReason"] = reason }
+            if !summary.packetsLeftOut.isEmpty { object["packetsLeftOut"] = Self.json(summary.packetsLeftOut) }
             console.out(ProgressRenderer.json(object))
             return 0
         }
@@ -98,7 +99,22 @@ struct MergeCommand {
         if Container(pathExtension: summary.url.pathExtension)?.isAudioOnly != true {
             console.out("  video     \(summary.videoFrames) frames")
         }
+        for line in Self.words(summary.packetsLeftOut) { console.out(line) }
         return 0
+    }
+
+    /// The packets clips list and do not play, left out of a merge (see
+    /// ``MergeSummary/packetsLeftOut``): a line each, and for `--json`. `clip` counts from one.
+    static func words(_ leftOut: [MergeSummary.PacketsLeftOut]) -> [String] {
+        leftOut.map { left in
+            let what = [(left.videoPackets, "video"), (left.audioPackets, "audio")].filter { $0.0 > 0 }
+                .map { "\($0.0) \($0.1) packet\($0.0 == 1 ? "" : "s")" }.joined(separator: " and ")
+            return "  left out  clip \(left.clip + 1) (\(left.file)): \(what) listed past its end, which no player plays"
+        }
+    }
+
+    static func json(_ leftOut: [MergeSummary.PacketsLeftOut]) -> [[String: Any]] {
+        leftOut.map { ["clip": $0.clip + 1, "file": $0.file, "video": $0.videoPackets, "audio": $0.audioPackets] }
     }
 
     private func fail(_ error: ReelError) -> Int32 {

@@ -340,6 +340,7 @@ struct RecoverCommand {
                 // As the recording's `finished` says them: what the clips lost while recorded.
                 object["dropped"] = r.droppedFrames
                 if r.droppedFrames > 0 { object["droppedBy"] = FrameDropWords.counts(r.frameDrops) }
+                if !r.packetsLeftOut.isEmpty { object["packetsLeftOut"] = MergeCommand.json(r.packetsLeftOut) }
                 console.out(ProgressRenderer.json(object))
                 return r
             }
@@ -356,6 +357,7 @@ struct RecoverCommand {
                             + "the file does not hold what \(r.missingClips.count == 1 ? "it" : "they") held (exit status \(ExitStatus.incomplete))")
             }
             if !empty.isEmpty { console.out("  left out (cut off before they held anything): \(empty.joined(separator: ", "))") }
+            for words in MergeCommand.words(r.packetsLeftOut) { console.out(words) }
             // A merge killed before (by the recorder at its stop, or an earlier recover) left its
             // unfinished copy beside the file.
             noteLeftovers(Self.leftovers(beside: r.url, purposes: ["merging"]), purposes: ["merging"])

@@ -6,7 +6,8 @@ import ReelCore
 /// re-encoding: through the clip's ``InputFile`` (the one read), only those of the clip's
 /// streams, each with its place in ``ClipFacts/streams``; a packet marked corrupt is damage;
 /// how far reading has come is told to a meter; and a file that ends with fewer packets than
-/// its index says is cut short.
+/// its index says is cut short — unless all its bytes are there: then its index lists packets
+/// that the file does not play (past its end), which are left out (``leftOut``).
 struct ClipReader {
     let clip: ClipFacts
     let input: InputFile
@@ -15,6 +16,11 @@ struct ClipReader {
     /// The packets read of each of `clip.streams`.
     private var read: [Int64]
     private let meter: ProgressMeter?
+    /// The packets its index lists that the file, whole on the disk, does not play, once read
+    /// to its end (`nil` when it plays all). An earlier recovery's copy listed a clip's last
+    /// sound packet with no length, past the end of its presentation (libavformat leaves such
+    /// a packet out): the clip is merged with every packet it plays, and the merge says so.
+    private(set) var leftOut: MergeSummary.PacketsLeftOut?
     /// The bytes of the clips read before this one, which `meter` counts too.
     private let readBefore: Int64
 
@@ -42,11 +48,21 @@ struct ClipReader {
             if let meter, packet.pointee.pos >= 0 { meter.update(completed: readBefore + packet.pointee.pos) }
             return (packet, j)
         }
-        // A file cut short may end without an error: it then holds fewer packets than its index says.
-        for (j, facts) in clip.streams.enumerated() where facts.packetCount > 0 && read[j] < facts.packetCount {
-            throw ReelError(.invalidMedia, "\(clip.label) is cut short: \(clip.url.path) holds \(read[j]) of its \(facts.packetCount) \(facts.kind == .video ? "video" : "audio") packets",
-                            hint: "merge only complete recordings")
+        // A file cut short may end without an error: it then holds fewer packets than its index
+        // says. One whose bytes are all there (its boxes end within it) plays fewer than it lists.
+        let short = clip.streams.indices.filter { clip.streams[$0].packetCount > 0 && read[$0] < clip.streams[$0].packetCount }
+        guard let j = short.first, leftOut == nil else { return nil }
+        if (try? RecordingStructure.inspect(clip.url)) == .complete {
+            var left = MergeSummary.PacketsLeftOut(clip: clip.number - 1, file: clip.url.lastPathComponent)
+            for i in short {
+                let missing = clip.streams[i].packetCount - read[i]
+                if clip.streams[i].kind == .video { left.videoPackets += missing } else { left.audioPackets += missing }
+            }
+            leftOut = left
+            return nil
         }
-        return nil
+        let facts = clip.streams[j]
+        throw ReelError(.invalidMedia, "\(clip.label) is cut short: \(clip.url.path) holds \(read[j]) of its \(facts.packetCount) \(facts.kind == .video ? "video" : "audio") packets",
+                        hint: "merge only complete recordings")
     }
 }

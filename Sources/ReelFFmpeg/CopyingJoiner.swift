@@ -21,6 +21,8 @@ final class CopyingJoiner {
     /// The chapters of the clips appended, on the joined timeline.
     private(set) var chapters: [Chapter] = []
     private(set) var videoPackets: Int64 = 0
+    /// The packets that the clips appended list and do not play (see ``ClipReader/leftOut``).
+    private(set) var packetsLeftOut: [MergeSummary.PacketsLeftOut] = []
 
     private let reservedIndexSize: Int?
     /// The first clip: its streams are the output's.
@@ -154,6 +156,7 @@ final class CopyingJoiner {
             if facts.kind == .video { videoPackets += 1 }
             try muxer.write(demuxed: packet, stream: j)
         }
+        if let left = packets.leftOut { packetsLeftOut.append(left) }
         let clipLength = length.length(video: videoPosition, grid: videoPosition.flatMap { clip.streams[$0].inexactFrameDuration })
         if clip.lacksAudio(of: first) {
             // Only a clip allowed to lack its sound gets here (see ``MergeInput/soundMayBeMissing``).

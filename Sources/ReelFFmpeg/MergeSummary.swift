@@ -19,4 +19,20 @@ public struct MergeSummary: Sendable, Hashable {
     public var reencodingReason: String?
     /// The size of the merged file in bytes.
     public var bytes: Int64
+    /// The clips whose index lists packets that they do not play, each file whole on the disk:
+    /// merged with every packet they play, the others left out. (A clip recovered by an earlier
+    /// `reel recover` after its disk filled listed its last sound packet past its end.) A clip
+    /// whose bytes are missing is refused instead.
+    public var packetsLeftOut: [PacketsLeftOut] = []
+
+    /// Packets a clip's index lists that the clip does not play (see ``packetsLeftOut``).
+    public struct PacketsLeftOut: Sendable, Hashable {
+        /// The clip's position in the input list, counted from zero.
+        public var clip: Int
+        /// Its file's name.
+        public var file: String
+        /// The video and audio packets left out.
+        public var videoPackets: Int64 = 0
+        public var audioPackets: Int64 = 0
+    }
 }

@@ -115,6 +115,7 @@ final class ReencodingJoiner {
                 try drainAudio(t)
             }
         }
+        if let left = packets.leftOut { packetsLeftOut.append(left) }
         if let videoDecoder {
             try videoDecoder.send(nil)
             try drainVideo()
@@ -173,6 +174,8 @@ final class ReencodingJoiner {
     }
 
     private var tracks: [AudioTrackFeed] = []
+    /// The packets that the clips appended list and do not play (see ``ClipReader/leftOut``).
+    private(set) var packetsLeftOut: [MergeSummary.PacketsLeftOut] = []
 
     func finish() throws -> AssetWriter.Summary {
         writer.opened?.file.setChapters(chapters, end: offset)

@@ -492,6 +492,53 @@ enum MergedFile {
         #expect(itself.code == .invalidConfiguration && itself.message.contains("clip 2"), "\(itself.message)")
     }
 
+    /// A clip whose index lists a packet that it does not play, every byte of it on the disk
+    /// (an earlier `reel recover` of a clip its full disk cut short listed the last sound packet
+    /// with no length, past the end of the clip's edit list): merged with every packet it plays,
+    /// by copying and by encoding again, and the summary says what was left out. It was
+    /// refused as "cut short" (46 of its 47 audio packets), its frames lost to the merge.
+    @Test func aClipListingASoundPacketPastItsEndMerges() throws {
+        let dir = try TemporaryDirectory()
+        let maker = ClipMaker(folder: dir.url)
+        let clips = try [30, 46].enumerated().map { try maker.make($0.offset, frames: $0.element) }
+        // Clip 2 copied as that recovery copied it: its sound packets without their lengths.
+        let listing = dir.url.appendingPathComponent("listing.mp4")
+        do {
+            let input = try InputFile(url: clips[1])
+            var packets: [Packet] = []
+            while let packet = try input.next(failing: { FFmpeg.error($0, "read") }) { packets.append(try Packet(referencing: packet)) }
+            let muxer = try Muxer(url: listing, container: .mp4, overwrite: false)
+            for i in 0..<Int(input.context.pointee.nb_streams) {
+                // Its frame size unknown, as libavformat read it from the fragments: the muxer
+                // cannot make up the length.
+                try muxer.addStream(copying: input.context.pointee.streams[i]!, of: clips[1]).pointee.codecpar.pointee.frame_size = 0
+            }
+            try muxer.writeHeader(fastStart: false)
+            for packet in packets {
+                let stream = Int(packet.pointer.pointee.stream_index)
+                if !muxer.isVideo(stream: stream) { packet.pointer.pointee.duration = 0 }
+                try muxer.write(demuxed: packet.pointer, stream: stream)
+            }
+            try muxer.finish()
+        }
+        // It plays one sound packet fewer than it lists (its edit list ends where the packet
+        // begins: with 46 frames, to the sample).
+        let input = try InputFile(url: listing)
+        var read: [Int64] = [0, 0]
+        while let packet = try input.next(failing: { FFmpeg.error($0, "read") }) { read[Int(packet.pointee.stream_index)] += 1 }
+        let listed = (0..<2).map { input.context.pointee.streams[$0]!.pointee.nb_frames }
+        try #require(read == [46, listed[1] - 1] && listed[0] == 46, "read \(read) of \(listed)")
+        for reencode in [false, true] {
+            let output = dir.url.appendingPathComponent("merged-\(reencode).mp4")
+            let summary = try Merger.merge([MergeInput(url: clips[0]), MergeInput(url: listing)], to: output,
+                                           options: MergeOptions(allowsReencoding: reencode))
+            let frames = try MediaProbe.probe(output).videoStreams.first?.frameCount
+            #expect(summary.videoFrames == 76 && frames == 76, "\(summary)")
+            #expect(summary.packetsLeftOut == [MergeSummary.PacketsLeftOut(clip: 1, file: "listing.mp4", videoPackets: 0, audioPackets: 1)],
+                    "\(summary.packetsLeftOut)")
+        }
+    }
+
     @Test func aTruncatedClipIsInvalidMedia() throws {
         let dir = try TemporaryDirectory()
         let maker = ClipMaker(folder: dir.url)
