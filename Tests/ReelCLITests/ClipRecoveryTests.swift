@@ -303,6 +303,31 @@ import ReelTestSupport
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("clip-001.mp4").path))
     }
 
+    /// The clips of a recording whose disk filled merge, once there is room, into a file of
+    /// every frame they hold. The clip the disk cut off was recovered by a copy that listed its
+    /// last sound packet past its end, and the merge refused it as cut short ("holds 46 of its
+    /// 47 audio packets"): the recording was lost to reel's own tools.
+    @Test func aClipRecordingItsDiskFilledIsRecoveredOnceThereIsRoom() throws {
+        let disk = try SmallDisk(size: "12M")
+        let url = disk.url.appendingPathComponent("k.mp4")
+        let folder = disk.url.appendingPathComponent("k.clips")
+        // Lossless noise: 400 KB a frame, the disk full in about a second.
+        let r = try ReelBinary.run(["record", "--test-pattern", "--size", "640x480", "--tone", "--crf", "0", "--preset", "ultrafast",
+                                    "--filter", "noise=alls=20:allf=t", "--min-free", "0", "--pause-mode", "clips",
+                                    "-o", url.path, "--duration", "8"])
+        #expect(r.stderr.contains("reel recover \"\(folder.path)\""), "\(r.stderr)")
+        let clip = folder.appendingPathComponent("clip-001.mp4")
+        #expect(Recovery.isCutOff(clip))
+        // Room again.
+        #expect(try Subprocess.run(["mount", "-o", "remount,size=64m", disk.url.path]).status == 0)
+        let recovered = try ReelBinary.run(["recover", folder.path])
+        #expect(recovered.status == 0, "\(recovered.stderr)")
+        let frames = try #require(MediaProbe.probe(url).videoStreams.first?.frameCount)
+        #expect(frames >= 15 && recovered.output.contains("\(frames) frames"), "\(recovered.output)")
+        // Every packet the clip lists is in it: nothing was left out of the merge.
+        #expect(!recovered.output.contains("left out"), "\(recovered.output)")
+    }
+
     @Test func keepClipsNeverOverwritesAnEarlierSession() throws {
         let dir = try TemporaryDirectory()
         let takes = dir.url.appendingPathComponent("takes")
