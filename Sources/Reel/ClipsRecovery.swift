@@ -278,7 +278,16 @@ extension RecordingSession {
             let saidMerged = (try? done.write(into: folder)) != nil
             // Clips with packets the merged file leaves out (listed, not played) stay too.
             if saidMerged && !manifest.keepsClips && !unreadable && merged.packetsLeftOut.isEmpty {
-                for entry in entries { try? FileManager.default.removeItem(at: folder.appendingPathComponent(entry.file)) }
+                for entry in entries {
+                    let clip = folder.appendingPathComponent(entry.file)
+                    try? FileManager.default.removeItem(at: clip)
+                    // The unfinished copy a clip's finalise left when it was killed (its maker
+                    // gone): the clip is in the merged file now; it kept the folder for ever.
+                    for copy in FilePlacement.temporaryFiles(beside: clip, purposes: ["finalising", "recovering"])
+                    where FilePlacement.makerIsGone(of: copy, beside: clip, purposes: ["finalising", "recovering"]) {
+                        unlink(copy.path)
+                    }
+                }
                 removed = true
             }
             if saidMerged { unlink(folder.appendingPathComponent(manifestName).path) }

@@ -392,9 +392,11 @@ struct RecoverCommand {
         -> (removed: [(copy: URL, of: URL)], kept: [(copy: URL, of: URL)]) {
         var removed: [(copy: URL, of: URL)] = [], kept: [(copy: URL, of: URL)] = []
         for leftover in leftovers {
-            let maker = purposes.lazy.compactMap { FilePlacement.maker(of: leftover.copy, beside: leftover.of, purpose: $0) }.first
-            let gone = maker.map { kill($0, 0) != 0 && errno == ESRCH } ?? false
-            if gone, maker != getpid(), unlink(leftover.copy.path) == 0 { removed.append(leftover) } else { kept.append(leftover) }
+            if FilePlacement.makerIsGone(of: leftover.copy, beside: leftover.of, purposes: purposes), unlink(leftover.copy.path) == 0 {
+                removed.append(leftover)
+            } else {
+                kept.append(leftover)
+            }
         }
         return (removed, kept)
     }

@@ -60,6 +60,14 @@ package enum FilePlacement {
         return pid
     }
 
+    /// Whether the process that made `file` (see ``maker(of:beside:purpose:)``, for one of
+    /// `purposes`) runs no more: then nothing writes it again. `false` when its name tells no
+    /// maker, or the maker (or a process that took its number since) runs, or is this one.
+    package static func makerIsGone(of file: URL, beside destination: URL, purposes: [String]) -> Bool {
+        guard let pid = purposes.lazy.compactMap({ maker(of: file, beside: destination, purpose: $0) }).first, pid != getpid() else { return false }
+        return kill(pid, 0) != 0 && errno == ESRCH
+    }
+
     /// Makes the complete file at `temporary` durable and gives it the name `destination`,
     /// replacing a file of that name if `replacing`, else never one (not even one that appears
     /// meanwhile). A file replaced hands its permissions and, where allowed, its owner on to

@@ -199,6 +199,28 @@ import ReelTestSupport
         #expect(FileManager.default.fileExists(atPath: folder.path), "the original clips are as they were")
     }
 
+    /// A clip's finalise killed leaves its unfinished copy in the clips folder
+    /// (`.clip-001.finalising-PID-N.mp4`): once the clips are merged and removed, a copy whose
+    /// maker is gone goes with them (it kept the folder for ever); one whose maker runs stays.
+    @Test func aClipsUnfinishedCopyGoesWithTheClipsWhenItsMakerIsGone() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("copied.mp4")
+        let folder = dir.url.appendingPathComponent("copied.clips")
+        _ = try await recordTwoClipsAndCut(url, in: dir.url, ending: [SIGKILL])
+        let ended = Process()
+        ended.executableURL = URL(fileURLWithPath: "/bin/true")
+        try ended.run()
+        ended.waitUntilExit()
+        let gone = folder.appendingPathComponent(".clip-001.finalising-\(ended.processIdentifier)-12.mp4")
+        let live = folder.appendingPathComponent(".clip-001.finalising-\(getpid())-34.mp4")
+        for copy in [gone, live] { try Data(try Data(contentsOf: folder.appendingPathComponent("clip-001.mp4")).prefix(20_000)).write(to: copy) }
+        let recovered = try ReelBinary.run(["recover", folder.path])
+        #expect(recovered.status == 0, "\(recovered.output) \(recovered.stderr)")
+        try expectRuns(url, 2)
+        #expect(!FileManager.default.fileExists(atPath: gone.path), "the dead maker's copy went with the clips")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [live.lastPathComponent], "a live maker's copy stays, alone")
+    }
+
     /// The clips of a killed recording whose file name is taken by then: `reel recover FOLDER`
     /// leaves the file alone and says so; with `--overwrite` (no `-o`) it replaces the file the
     /// clips were recorded for, as asked.
