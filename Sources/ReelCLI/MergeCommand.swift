@@ -78,6 +78,9 @@ struct MergeCommand {
             return fail(ReelError(.ioFailure, "\(error)"))
         }
         let muted = inputs.indices.filter { inputs[$0].isMuted }.map { $0 + 1 }
+        // A merge into this name killed before left its unfinished copy (`.NAME.merging-PID-…`,
+        // as large as the merge): once its maker is gone, it goes (s47 #6: never removed nor said).
+        let (removed, kept) = RecoverCommand.tidy(RecoverCommand.leftovers(beside: summary.url, purposes: ["merging"]), purposes: ["merging"])
         if json {
             var object: [String: Any] = ["event": "merged", "file": summary.url.path,
                                          "duration": (summary.duration.seconds * 1000).rounded() / 1000,
@@ -85,8 +88,16 @@ struct MergeCommand {
                                          "reencoded": summary.reencodedClips.map { $0 + 1 }, "muted": muted]
             if let reason = summary.reencodingReason { object["reencodingReason"] = reason }
             if !summary.packetsLeftOut.isEmpty { object["packetsLeftOut"] = Self.json(summary.packetsLeftOut) }
+            if !removed.isEmpty { object["removedLeftovers"] = removed.map(\.copy.path) }
+            if !kept.isEmpty { object["leftovers"] = kept.map(\.copy.path) }
             console.out(ProgressRenderer.json(object))
             return 0
+        }
+        for leftover in removed {
+            console.err("reel: note: removed \(leftover.copy.path), an unfinished copy left by an interrupted merge whose process is gone")
+        }
+        for leftover in kept {
+            console.err("reel: note: \(leftover.copy.path) is an unfinished copy left by an interrupted merge; delete it if nothing else needs it")
         }
         console.out("Saved \(Format.path(summary.url))")
         console.out(String(format: "  duration  %.2f s, %@", summary.duration.seconds, Format.bytes(summary.bytes)))

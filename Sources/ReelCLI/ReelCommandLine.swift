@@ -70,9 +70,10 @@ public enum ReelCommandLine {
                 if !removed.isEmpty {
                     let names = removed.map(\.path).joined(separator: ", ")
                     console.err("reel: interrupted by \(signal): removed the unfinished copy \(names); "
-                                + "what it was made from is as it was: run the command again to finish it")
+                                + "what it was made from is kept: run the command again to finish it")
                 } else if let work {
-                    console.err("reel: interrupted by \(signal) before \(work.subject.map { "the work on \($0)" } ?? "the merge") was finished: run the command again to finish it")
+                    console.err("reel: interrupted by \(signal) while working on \(work.subject ?? "the merge"): run the command again to finish it "
+                                + "(it says so if nothing is left to do)")
                 }
                 if work?.json == true {
                     var event: [String: Any] = ["event": "interrupted", "signal": signal, "removedCopies": removed.map(\.path)]

@@ -79,8 +79,8 @@ extension MovieFileSink {
         let frameCount = kept.videoFrames == 1 ? "1 frame" : "\(kept.videoFrames) frames"
         let keeps: String
         if configuration.video != nil, let keptPictures = tracks.video, let keptSound = tracks.audio,
-           abs(keptPictures.seconds - keptSound.seconds) > 0.1 {
-            // Its pictures and its sound end apart (by more than a few frames): the file's length
+           abs(keptPictures.seconds - keptSound.seconds) > 0.05 {
+            // Its pictures and its sound end apart (by more than a frame or two): the file's length
             // is the longer's, and would overstate the other (an MP4 said 0.67 s, 20 frames; its
             // sound held 0.49 s).
             keeps = "\(seconds(keptPictures.seconds)) s of pictures (\(frameCount)) and \(seconds(keptSound.seconds)) s of sound"

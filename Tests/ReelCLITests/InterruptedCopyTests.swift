@@ -34,7 +34,7 @@ import ReelTestSupport
         strace.waitUntilExit()
         #expect(strace.terminationStatus == SIGINT, "ended as Ctrl-C ends it: \(strace.terminationStatus) \(said())")
         #expect(said().contains("reel: interrupted by SIGINT: removed the unfinished copy \(folder.path)/\(hidden.first ?? "?")"), "\(said())")
-        #expect(said().contains("what it was made from is as it was: run the command again to finish it"), "\(said())")
+        #expect(said().contains("what it was made from is kept: run the command again to finish it"), "\(said())")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix(".cut.") }.isEmpty, "no copy left")
         #expect(try Data(contentsOf: url) == before, "the recording as it was")
         // Run again, it finishes.
@@ -68,7 +68,7 @@ import ReelTestSupport
         kill(reel, SIGINT)
         strace.waitUntilExit()
         #expect(strace.terminationStatus == SIGINT, "ended as Ctrl-C ends it: \(strace.terminationStatus) \(said())")
-        #expect(said().contains("reel: interrupted by SIGINT before the work on large.mp4 was finished: run the command again to finish it"),
+        #expect(said().contains("reel: interrupted by SIGINT while working on large.mp4: run the command again to finish it"),
                 "\(said())")
         let lines = try String(contentsOf: output, encoding: .utf8).split(separator: "\n")
         let last = try #require(lines.last.flatMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
