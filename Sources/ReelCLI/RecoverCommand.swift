@@ -159,6 +159,8 @@ struct RecoverCommand {
                     let (removed, kept) = Self.tidy(Self.leftovers(beside: summary.url, or: url))
                     if !kept.isEmpty { object["leftovers"] = kept.map(\.copy.path) }
                     if !removed.isEmpty { object["removedLeftovers"] = removed.map(\.copy.path) }
+                    let hidden = Self.hiddenRecordings(beside: url)
+                    if !hidden.isEmpty { object["hiddenRecordings"] = hidden.map(\.path) }
                     console.out(ProgressRenderer.json(object))
                     continue
                 }
@@ -172,6 +174,7 @@ struct RecoverCommand {
                     console.err("reel: note: \(Format.path(url)) is complete; nothing to do" + (unwritten ?? ""))
                     // A stop killed as it finalised can leave the file complete and its copy beside it.
                     noteLeftovers(Self.leftovers(beside: summary.url, or: url))
+                    noteHiddenRecordings(beside: url)
                     continue
                 }
                 let soundOnly = Container(pathExtension: summary.url.pathExtension)?.isAudioOnly == true
@@ -201,6 +204,7 @@ struct RecoverCommand {
                     console.err("reel: note: marker '\(Format.printable(marker.title))' at \(Format.clock(seconds: marker.start.seconds)) \(why)")
                 }
                 noteLeftovers(Self.leftovers(beside: summary.url, or: url))
+                noteHiddenRecordings(beside: url)
             } catch {
                 progress.finish()
                 fail(Self.pointingToClips(error, given: url), of: url, json: json)
@@ -399,6 +403,28 @@ struct RecoverCommand {
             }
         }
         return (removed, kept)
+    }
+
+    /// The recordings cut off under a hidden name beside `url` before they could take it (a
+    /// recording with `--overwrite` keeps the old file until its own is complete: `.NAME.new-PID-N.EXT`),
+    /// whose maker is gone and that hold something recorded. They are never removed: each is
+    /// the only copy of what it recorded (s47 #1: `reel recover NAME` said "complete; nothing to
+    /// do" beside 15 frames under such a name).
+    static func hiddenRecordings(beside url: URL) -> [URL] {
+        FilePlacement.temporaryFiles(beside: url.resolvingSymlinksInPath(), purposes: ["new"]).filter {
+            FilePlacement.makerIsGone(of: $0, beside: url.resolvingSymlinksInPath(), purposes: ["new"]) && !Recovery.isBeingRecorded($0)
+                && !Recovery.holdsNothingRecorded($0)
+        }
+    }
+
+    /// Says where ``hiddenRecordings(beside:)`` are, and how to give each a name of its own.
+    private func noteHiddenRecordings(beside url: URL) {
+        for hidden in Self.hiddenRecordings(beside: url) {
+            let named = url.deletingPathExtension().lastPathComponent + "-recovered." + url.pathExtension
+            console.err("reel: note: \(hidden.path) holds a recording cut off before it could replace \(url.lastPathComponent) "
+                        + "(recorded with --overwrite); recover it under a name of its own with: "
+                        + "reel recover \(Shell.quoted(hidden.path)) -o \(Shell.quoted(url.deletingLastPathComponent().appendingPathComponent(named).path))")
+        }
     }
 
     /// Removes the leftovers whose maker is gone and says so; points out the rest, which are

@@ -301,6 +301,37 @@ import ReelTestSupport
         #expect(!Recovery.isCutOff(url))
     }
 
+    /// A recording with `--overwrite` killed before it took the name leaves the old file as
+    /// it was and its own under a hidden name (`.NAME.new-PID-N.mp4`): `reel recover NAME`
+    /// points it out and how to give it a name (s47 #1: "complete; nothing to do" beside 15
+    /// frames nobody was told of); it is never removed.
+    @Test func aCutOffRecordingUnderAHiddenNameIsPointedOut() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("p.mp4")
+        let done = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast",
+                                       "--faster-than-real-time", "--duration", "1", "-o", url.path])
+        #expect(done.status == 0, "\(done.stderr)")
+        let ended = Process()
+        ended.executableURL = URL(fileURLWithPath: "/bin/true")
+        try ended.run()
+        ended.waitUntilExit()
+        let cut = dir.url.appendingPathComponent("cut.mp4")
+        try await Self.cutOff(cut)
+        let hidden = dir.url.appendingPathComponent(".p.new-\(ended.processIdentifier)-77.mp4")
+        try FileManager.default.moveItem(at: cut, to: hidden)
+        let r = try ReelBinary.run(["recover", url.path])
+        #expect(r.status == 0 && r.stderr.contains("is complete; nothing to do"), "\(r.stderr)")
+        let named = dir.url.appendingPathComponent("p-recovered.mp4")
+        #expect(r.stderr.contains("\(hidden.path) holds a recording cut off before it could replace p.mp4 (recorded with --overwrite); "
+                                  + "recover it under a name of its own with: reel recover \"\(hidden.path)\" -o \"\(named.path)\""), "\(r.stderr)")
+        let json = try ReelBinary.run(["recover", "--json", url.path])
+        #expect(json.output.contains("\"hiddenRecordings\":[\"\(hidden.path.replacingOccurrences(of: "/", with: "\\/"))\"]"), "\(json.output)")
+        let again = try ReelBinary.run(["recover", hidden.path, "-o", named.path])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try MediaProbe.probe(named).duration > 1.5)
+        #expect(FileManager.default.fileExists(atPath: hidden.path), "never removed")
+    }
+
     // MARK: Disks
 
     /// A recording killed, its last fragment torn (as a full disk tears it), on a full disk:
