@@ -115,7 +115,8 @@ extension RecordingSession {
     ///
     /// The file written (`output`, or the file the manifest names) is replaced only with
     /// `overwrite`: without it, if the file exists the merge is refused and the clips stay. Once the merged
-    /// file is complete it is read back; only if it holds every frame of the clips are their
+    /// file is complete it is read back; only if it holds every frame of the clips (and no clip
+    /// listed is missing: one moved away can be put back, and the folder merged again) are their
     /// files removed (and the manifest, and the folder if then empty), unless the recording
     /// asked to keep them.
     ///
@@ -270,7 +271,10 @@ extension RecordingSession {
                             hint: "the clips are kept in \(folder.path)")
         }
         var removed = false
-        if let manifest {
+        // A clip listed and gone (moved away, perhaps to be put back): the folder stays as it
+        // was, its manifest and clips with it, so that the recording can be merged again whole
+        // (s47 #8: the other clips and the manifest were removed).
+        if let manifest, missing.isEmpty {
             var done = manifest
             done.state = .merged
             // Said merged before a clip goes (a kill between leaves a folder recover knows is

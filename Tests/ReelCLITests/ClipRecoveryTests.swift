@@ -178,6 +178,10 @@ import ReelTestSupport
         #expect(recovered.output.contains("missing: \(deleted)"), "\(recovered.output)")
         #expect(!recovered.output.contains("cut off before they held anything"), "\(recovered.output)")
         #expect(FileManager.default.fileExists(atPath: url.path))
+        // The folder stays as it was (s47 #8: the rest went): the clip put back, all is merged.
+        #expect(recovered.output.contains("the clips are kept in"), "\(recovered.output)")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        #expect(kept.contains("reel-clips.json") && kept.filter { $0.hasPrefix("clip-") }.count == 1, "\(kept)")
     }
 
     /// The clips folder of a killed recording copied elsewhere is merged beside the copy, under
