@@ -69,6 +69,9 @@ struct ClipsManifest: Codable, Sendable, Hashable {
     /// Whether the recording asked to keep the clips after merging them.
     var keepsClips: Bool
     var clips: [Entry]
+    /// The folder the manifest was last written into (a path; absent in manifests of older
+    /// versions): a folder found elsewhere was copied, moved or renamed since.
+    var folder: String?
 
     init(target: String, state: Phase, keepsClips: Bool, clips: [Entry]) {
         self.target = target
@@ -106,7 +109,9 @@ struct ClipsManifest: Codable, Sendable, Hashable {
     func write(into folder: URL) throws {
         let url = folder.appendingPathComponent(RecordingSession.manifestName)
         let temporary = folder.appendingPathComponent(".\(RecordingSession.manifestName).\(getpid()).new")
-        let data = try encoded()
+        var stamped = self
+        stamped.folder = folder.standardizedFileURL.path
+        let data = try stamped.encoded()
         // Written straight to its temporary name (FileManager.createFile writes through a
         // `.dat.nosync…` file of its own, which a kill left in the folder) and on the disk
         // before it takes the manifest's name.

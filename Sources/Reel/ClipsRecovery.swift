@@ -110,8 +110,8 @@ extension RecordingSession {
     /// merge) into the file they were recorded for: each clip that was cut off is finalised in
     /// place (``Recovery/recover(_:to:overwrite:progress:)``), then the clips are merged in order, muted
     /// ones silent, into `output` — by default the file the manifest names (for a folder
-    /// without a manifest, `NAME.clips` gives `NAME.EXT` beside it; so does a folder of that
-    /// name copied or moved away from the file's folder).
+    /// without a manifest, `NAME.clips` gives `NAME.EXT` beside it; so does a clips folder
+    /// copied, moved or renamed since its manifest was written).
     ///
     /// The file written (`output`, or the file the manifest names) is replaced only with
     /// `overwrite`: without it, if the file exists the merge is refused and the clips stay. Once the merged
@@ -168,13 +168,15 @@ extension RecordingSession {
             target = output
         } else if let manifest {
             // Where it was recorded for; `-o FOLDER` keeps the name and changes the place. A
-            // folder of the recording's own name (`x.clips`) away from the recording's folder was
-            // copied or moved: the merge goes beside it (s46: into the path the manifest named,
-            // wherever the copy was).
+            // folder that is not where its manifest was last written was copied, moved or
+            // renamed since: the merge goes beside it (s46, s47 #4: into the path the manifest
+            // names, wherever the copy was), `NAME.clips` giving `NAME.EXT`, another name the
+            // recording's.
             var recorded = URL(fileURLWithPath: manifest.target)
-            let parent = { (url: URL) in FileIdentity(url.deletingLastPathComponent()) }
-            if folder.lastPathComponent == defaultFolder(for: recorded).lastPathComponent, parent(folder) != parent(recorded) {
-                recorded = folder.deletingLastPathComponent().appendingPathComponent(recorded.lastPathComponent)
+            if let written = manifest.folder, FileIdentity(URL(fileURLWithPath: written)) != FileIdentity(folder) {
+                let name = folder.lastPathComponent
+                let stem = name.hasSuffix(".clips") && name.count > 6 ? String(name.dropLast(6)) : recorded.deletingPathExtension().lastPathComponent
+                recorded = folder.deletingLastPathComponent().appendingPathComponent(stem).appendingPathExtension(recorded.pathExtension)
             }
             target = output.map { $0.appendingPathComponent(recorded.lastPathComponent) } ?? recorded
             if output == nil, !FileManager.default.fileExists(atPath: recorded.deletingLastPathComponent().path) {

@@ -201,6 +201,16 @@ import ReelTestSupport
         try expectRuns(elsewhere.appendingPathComponent("moved.mp4"), 2)
         #expect(!FileManager.default.fileExists(atPath: url.path), "nothing written where the original was recorded")
         #expect(FileManager.default.fileExists(atPath: folder.path), "the original clips are as they were")
+        // Renamed as it was copied (s47 #4): `renamed.clips` gives `renamed.mp4` beside it.
+        let renamed = elsewhere.appendingPathComponent("renamed.clips")
+        #expect(try Subprocess.run(["cp", "-a", folder.path, renamed.path]).status == 0)
+        let again = try ReelBinary.run(["recover", renamed.path])
+        #expect(again.status == 0, "\(again.output) \(again.stderr)")
+        try expectRuns(elsewhere.appendingPathComponent("renamed.mp4"), 2)
+        // In its own place, into the file it was recorded for.
+        let own = try ReelBinary.run(["recover", folder.path])
+        #expect(own.status == 0, "\(own.output) \(own.stderr)")
+        try expectRuns(url, 2)
     }
 
     /// A clip's finalise killed leaves its unfinished copy in the clips folder
