@@ -160,8 +160,10 @@ public final class CameraRecorder: Observable, @unchecked Sendable {
     /// recorded: nothing during a pause), and are finished with it. A sink serves one take:
     /// return new ones each time (a replay buffer or stream kept across takes would be given
     /// two recordings' streams). A take made but never recorded (its file renamed before its
-    /// first ``record()``) finishes its sinks having given them nothing. Set before the take is
-    /// made. `nil` (the default): the clips alone.
+    /// first ``record()``) finishes its sinks having given them nothing; one that never starts
+    /// (the capture's or its file's start failed) drops them unbegun. The closure runs while
+    /// the take is made, under the recorder's lock: it must not call back into the recorder.
+    /// Set before the take is made. `nil` (the default): the clips alone.
     public var sinksForEachTake: (@Sendable (_ take: URL) -> [any PacketSink & Sendable])? {
         get { state.withLock { $0.sinksForEachTake } }
         set { state.withLock { $0.sinksForEachTake = newValue } }

@@ -106,11 +106,15 @@ struct ClipsManifest: Codable, Sendable, Hashable {
 
     /// Writes the manifest into `folder` under a new name, then renames it over the old one
     /// (`FilePlacement.replaceDurably`).
-    func write(into folder: URL) throws {
+    /// With `stamping`, ``folder`` becomes `folder` (the recorder's writes, which follow a
+    /// folder moved while recorded); a recovery's writes keep it as the recorder left it, so
+    /// that a copy stays a copy to the next recovery (else its merge went to the original's
+    /// place, and with `--overwrite` over it).
+    func write(into folder: URL, stamping: Bool = true) throws {
         let url = folder.appendingPathComponent(RecordingSession.manifestName)
         let temporary = folder.appendingPathComponent(".\(RecordingSession.manifestName).\(getpid()).new")
         var stamped = self
-        stamped.folder = folder.standardizedFileURL.path
+        if stamping { stamped.folder = folder.standardizedFileURL.path }
         let data = try stamped.encoded()
         // Written straight to its temporary name (FileManager.createFile writes through a
         // `.dat.nosync…` file of its own, which a kill left in the folder) and on the disk

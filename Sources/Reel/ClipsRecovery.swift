@@ -244,7 +244,7 @@ extension RecordingSession {
                 manifest!.clips[i].frames = count.videoPackets
                 // Bookkeeping for a later recovery: a full disk under the clips (the merged
                 // file may go to another) does not stop this one.
-                try? manifest!.write(into: folder)
+                try? manifest!.write(into: folder, stamping: false)
             }
         }
         guard !inputs.isEmpty else {
@@ -281,7 +281,7 @@ extension RecordingSession {
             done.state = .merged
             // Said merged before a clip goes (a kill between leaves a folder recover knows is
             // done); where that cannot be written (a full disk), the clips stay.
-            let saidMerged = (try? done.write(into: folder)) != nil
+            let saidMerged = (try? done.write(into: folder, stamping: false)) != nil
             // Clips with packets the merged file leaves out (listed, not played) stay too.
             if saidMerged && !manifest.keepsClips && !unreadable && merged.packetsLeftOut.isEmpty {
                 for entry in entries {
@@ -290,7 +290,8 @@ extension RecordingSession {
                     // The unfinished copy a clip's finalise left when it was killed (its maker
                     // gone): the clip is in the merged file now; it kept the folder for ever.
                     for copy in FilePlacement.temporaryFiles(beside: clip, purposes: ["finalising", "recovering"])
-                    where FilePlacement.makerIsGone(of: copy, beside: clip, purposes: ["finalising", "recovering"]) {
+                    where FilePlacement.makerIsGone(of: copy, beside: clip, purposes: ["finalising", "recovering"])
+                        && !Recovery.isBeingRecorded(copy) && !Recovery.isFinished(copy) {
                         unlink(copy.path)
                     }
                 }

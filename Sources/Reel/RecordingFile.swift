@@ -158,7 +158,7 @@ public struct RecordingFile: Sendable, Hashable {
 
     /// Whether `leftover` could be a file made for a recording of `url`: a regular file (not
     /// a link), of `url`'s extension, empty or beginning as that kind of file does.
-    static func isRecordingLike(_ leftover: URL, of url: URL) -> Bool {
+    package static func isRecordingLike(_ leftover: URL, of url: URL) -> Bool {
         var info = stat()
         guard leftover.pathExtension.lowercased() == url.pathExtension.lowercased(),
               lstat(leftover.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }

@@ -71,7 +71,16 @@ struct RecoverCommand {
     beside NAME.mp4, or the --keep-clips folder): give the folder, or NAME.mp4 if that does
     not exist. The clips are finalised and merged into NAME.mp4 (or -o OUT), never over an
     existing file, and removed once it holds every frame of them (kept with --keep-clips).
-    A clip the recording finished that is no longer in the folder is said by name.
+    A clip the recording finished that is no longer in the folder is said by name, and the
+    folder is then kept as it was (put the clip back and recover again with --overwrite). A
+    folder copied, moved or renamed is merged beside itself (copy.clips into copy.mp4).
+
+    Leftovers: an unfinished copy that an interrupted finalise, recovery, GIF making or merge
+    left under a hidden name (.NAME.finalising-PID-…) is removed once what it copied is complete
+    and the process that made it is gone, and that is said (--json: "removedLeftovers"); others
+    are pointed out ("leftovers"). A recording cut off under a hidden name before it could
+    replace NAME (--overwrite: .NAME.new-…) is pointed out with how to recover it
+    ("hiddenRecordings"), never removed. Interrupted, recover says so (--json: "interrupted").
 
     Exit status: 0 when every file given was recovered (or needed nothing); 3 when a clips
     folder was merged but a clip it lists is missing (deleted or moved away: the file lacks
@@ -113,6 +122,8 @@ struct RecoverCommand {
         // The files this run wrote, and what each holds: --overwrite replaces files that were
         // there before, never the recovery of another recording given alongside.
         var written: [(file: FileIdentity, recording: String)] = []
+        // What was given is never tidied away as a leftover (a hidden copy can be an input).
+        let given = files.map { URL(fileURLWithPath: $0) }
         for path in files {
             let url = URL(fileURLWithPath: path)
             if let playlist = Self.playlist(toClose: url) {
@@ -124,7 +135,7 @@ struct RecoverCommand {
             if let folder = RecordingSession.clipsFolder(toRecover: url) {
                 // A clip-mode recording cut off before its clips were merged.
                 let file = folder == url ? output : output ?? url
-                if let recovered = recoverClips(in: folder, to: file, overwrite: args.has("overwrite"), json: json) {
+                if let recovered = recoverClips(in: folder, to: file, overwrite: args.has("overwrite"), json: json, given: given) {
                     if let identity = FileIdentity(recovered.url) { written.append((identity, path)) }
                     // Clips recorded and then gone: the file misses what they held.
                     if !recovered.missingClips.isEmpty && status == 0 { status = ExitStatus.incomplete }
@@ -156,7 +167,7 @@ struct RecoverCommand {
                 if json {
                     var object = Self.json(summary, of: url)
                     // The unfinished copies an interrupted finalise or recovery left beside it.
-                    let (removed, kept) = Self.tidy(Self.leftovers(beside: summary.url, or: url))
+                    let (removed, kept) = Self.tidy(Self.leftovers(beside: summary.url, or: url), inputs: given)
                     if !kept.isEmpty { object["leftovers"] = kept.map(\.copy.path) }
                     if !removed.isEmpty { object["removedLeftovers"] = removed.map(\.copy.path) }
                     let hidden = Self.hiddenRecordings(beside: url)
@@ -173,7 +184,7 @@ struct RecoverCommand {
                     let unwritten = output.map { "; \(Format.path(Recovery.outputLocation(recovering: url, to: $0))) was not written: use the recording where it is" }
                     console.err("reel: note: \(Format.path(url)) is complete; nothing to do" + (unwritten ?? ""))
                     // A stop killed as it finalised can leave the file complete and its copy beside it.
-                    noteLeftovers(Self.leftovers(beside: summary.url, or: url))
+                    noteLeftovers(Self.leftovers(beside: summary.url, or: url), inputs: given)
                     noteHiddenRecordings(beside: url)
                     continue
                 }
@@ -203,7 +214,7 @@ struct RecoverCommand {
                                                             : "was placed after what could be recovered: left out")
                     console.err("reel: note: marker '\(Format.printable(marker.title))' at \(Format.clock(seconds: marker.start.seconds)) \(why)")
                 }
-                noteLeftovers(Self.leftovers(beside: summary.url, or: url))
+                noteLeftovers(Self.leftovers(beside: summary.url, or: url), inputs: given)
                 noteHiddenRecordings(beside: url)
             } catch {
                 progress.finish()
@@ -327,7 +338,7 @@ struct RecoverCommand {
 
     /// Merges the clips in `folder` into `output` (default: the file they were recorded for);
     /// returns what it wrote, `nil` if it failed.
-    private func recoverClips(in folder: URL, to output: URL?, overwrite: Bool, json: Bool) -> RecordingSession.RecoveredRecording? {
+    private func recoverClips(in folder: URL, to output: URL?, overwrite: Bool, json: Bool, given: [URL]) -> RecordingSession.RecoveredRecording? {
         let progress = WorkProgressView(console: console, json: json, subject: folder.lastPathComponent)
         defer { progress.finish() }
         do {
@@ -338,7 +349,7 @@ struct RecoverCommand {
                                              "duration": (r.duration.seconds * 1000).rounded() / 1000, "frames": r.videoFrames,
                                              "clips": r.clipCount, "removedClips": r.removedClips, "complete": r.missingClips.isEmpty]
                 if !r.missingClips.isEmpty { object["missingClips"] = r.missingClips }
-                let (removed, kept) = Self.tidy(Self.leftovers(beside: r.url, purposes: ["merging"]), purposes: ["merging"])
+                let (removed, kept) = Self.tidy(Self.leftovers(beside: r.url, purposes: ["merging"]), purposes: ["merging"], inputs: given)
                 if !kept.isEmpty { object["leftovers"] = kept.map(\.copy.path) }
                 if !removed.isEmpty { object["removedLeftovers"] = removed.map(\.copy.path) }
                 // As the recording's `finished` says them: what the clips lost while recorded.
@@ -364,7 +375,7 @@ struct RecoverCommand {
             for words in MergeCommand.words(r.packetsLeftOut) { console.out(words) }
             // A merge killed before (by the recorder at its stop, or an earlier recover) left its
             // unfinished copy beside the file.
-            noteLeftovers(Self.leftovers(beside: r.url, purposes: ["merging"]), purposes: ["merging"])
+            noteLeftovers(Self.leftovers(beside: r.url, purposes: ["merging"]), purposes: ["merging"], inputs: given)
             return r
         } catch {
             progress.finish()
@@ -392,11 +403,17 @@ struct RecoverCommand {
     /// (the recording, its recovery or its merge), so nothing recorded goes with it (s46 #4:
     /// they were only pointed out, 62 MB left beside a recovery). Those whose maker may still
     /// run (its number taken again, or not in the name) are kept: returned to be pointed out.
-    static func tidy(_ leftovers: [(copy: URL, of: URL)], purposes: [String] = ["finalising", "recovering", "converting"])
-        -> (removed: [(copy: URL, of: URL)], kept: [(copy: URL, of: URL)]) {
+    /// Never a file given to the command (`inputs`), nor a finished recording: in a window of
+    /// a swap by rename, or a recording deleted while it was finalised, such a copy can be the
+    /// only one (those are pointed out).
+    static func tidy(_ leftovers: [(copy: URL, of: URL)], purposes: [String] = ["finalising", "recovering", "converting"],
+                     inputs: [URL] = []) -> (removed: [(copy: URL, of: URL)], kept: [(copy: URL, of: URL)]) {
         var removed: [(copy: URL, of: URL)] = [], kept: [(copy: URL, of: URL)] = []
+        let given = Set(inputs.compactMap { FileIdentity($0) })
         for leftover in leftovers {
-            if FilePlacement.makerIsGone(of: leftover.copy, beside: leftover.of, purposes: purposes), unlink(leftover.copy.path) == 0 {
+            if FilePlacement.makerIsGone(of: leftover.copy, beside: leftover.of, purposes: purposes),
+               FileIdentity(leftover.copy).map({ !given.contains($0) }) ?? false, !Recovery.isFinished(leftover.copy),
+               unlink(leftover.copy.path) == 0 {
                 removed.append(leftover)
             } else {
                 kept.append(leftover)
@@ -411,9 +428,9 @@ struct RecoverCommand {
     /// the only copy of what it recorded (s47 #1: `reel recover NAME` said "complete; nothing to
     /// do" beside 15 frames under such a name).
     static func hiddenRecordings(beside url: URL) -> [URL] {
+        // By its lock, not its maker's number (after a power loss the number is often taken).
         FilePlacement.temporaryFiles(beside: url.resolvingSymlinksInPath(), purposes: ["new"]).filter {
-            FilePlacement.makerIsGone(of: $0, beside: url.resolvingSymlinksInPath(), purposes: ["new"]) && !Recovery.isBeingRecorded($0)
-                && !Recovery.holdsNothingRecorded($0)
+            RecordingFile.isRecordingLike($0, of: url) && !Recovery.isBeingRecorded($0) && !Recovery.holdsNothingRecorded($0)
         }
     }
 
@@ -429,8 +446,9 @@ struct RecoverCommand {
 
     /// Removes the leftovers whose maker is gone and says so; points out the rest, which are
     /// not deleted: reel cannot know that nobody needs them (see ``tidy(_:purposes:)``).
-    private func noteLeftovers(_ leftovers: [(copy: URL, of: URL)], purposes: [String] = ["finalising", "recovering", "converting"]) {
-        let (removed, kept) = Self.tidy(leftovers, purposes: purposes)
+    private func noteLeftovers(_ leftovers: [(copy: URL, of: URL)], purposes: [String] = ["finalising", "recovering", "converting"],
+                               inputs: [URL]) {
+        let (removed, kept) = Self.tidy(leftovers, purposes: purposes, inputs: inputs)
         let words = ["finalising": "finalise", "recovering": "recovery", "converting": "GIF making", "merging": "merge"]
         func what(_ leftover: (copy: URL, of: URL)) -> String {
             purposes.first { FilePlacement.maker(of: leftover.copy, beside: leftover.of, purpose: $0) != nil }.flatMap { words[$0] } ?? "command"

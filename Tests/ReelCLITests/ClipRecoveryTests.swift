@@ -235,6 +235,29 @@ import ReelTestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [live.lastPathComponent], "a live maker's copy stays, alone")
     }
 
+    /// A copied folder whose recovery stopped short (a clip missing: the folder kept) stays a
+    /// copy to the next recovery: the clip put back, `--overwrite` replaces the merge beside
+    /// the copy, never the file the original was recorded for (the reviewer of stop 47: the
+    /// recovery's own manifest writes made the copy look like the original).
+    @Test func aCopiedFolderRecoveredTwiceStaysACopy() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("twice.mp4")
+        let folder = dir.url.appendingPathComponent("twice.clips")
+        _ = try await recordTwoClipsAndCut(url, in: dir.url, ending: [SIGKILL])
+        let elsewhere = dir.url.appendingPathComponent("copied")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        #expect(try Subprocess.run(["cp", "-a", folder.path, elsewhere.path]).status == 0)
+        let copy = elsewhere.appendingPathComponent("twice.clips")
+        try FileManager.default.removeItem(at: copy.appendingPathComponent("clip-001.mp4"))
+        let first = try ReelBinary.run(["recover", copy.path])
+        #expect(first.status == 3, "\(first.output) \(first.stderr)")
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("clip-001.mp4"), to: copy.appendingPathComponent("clip-001.mp4"))
+        let again = try ReelBinary.run(["recover", copy.path, "--overwrite"])
+        #expect(again.status == 0, "\(again.output) \(again.stderr)")
+        try expectRuns(elsewhere.appendingPathComponent("twice.mp4"), 2)
+        #expect(!FileManager.default.fileExists(atPath: url.path), "nothing written where the original was recorded")
+    }
+
     /// The clips of a killed recording whose file name is taken by then: `reel recover FOLDER`
     /// leaves the file alone and says so; with `--overwrite` (no `-o`) it replaces the file the
     /// clips were recorded for, as asked.
