@@ -31,8 +31,9 @@ public struct MergeSummary: Sendable, Hashable {
         public var clip: Int
         /// Its file's name.
         public var file: String
-        /// The video and audio packets left out.
+        /// The video packets left out.
         public var videoPackets: Int64 = 0
+        /// The audio packets left out.
         public var audioPackets: Int64 = 0
     }
 }
