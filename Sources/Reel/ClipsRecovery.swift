@@ -289,11 +289,8 @@ extension RecordingSession {
                     try? FileManager.default.removeItem(at: clip)
                     // The unfinished copy a clip's finalise left when it was killed (its maker
                     // gone): the clip is in the merged file now; it kept the folder for ever.
-                    for copy in FilePlacement.temporaryFiles(beside: clip, purposes: ["finalising", "recovering"])
-                    where FilePlacement.makerIsGone(of: copy, beside: clip, purposes: ["finalising", "recovering"])
-                        && !Recovery.isBeingRecorded(copy) && !Recovery.isFinished(copy) {
-                        unlink(copy.path)
-                    }
+                    let purposes = ["finalising", "recovering"]
+                    _ = LeftoverCopies.tidy(LeftoverCopies.beside(clip, purposes: purposes), purposes: purposes)
                 }
                 removed = true
             }

@@ -145,8 +145,7 @@ public struct RecordingFile: Sendable, Hashable {
     @discardableResult
     public func tidyLeftovers() -> [Leftover] {
         var found: [Leftover] = []
-        for leftover in FilePlacement.temporaryFiles(beside: url, purposes: ["new"])
-        where Self.isRecordingLike(leftover, of: url) && !Recovery.isBeingRecorded(leftover) && !Self.isOfALiveProcess(leftover, of: url) {
+        for leftover in unlockedNewFiles where !Self.isOfALiveProcess(leftover, of: url) {
             if let identity = FileIdentity(leftover), Self.removeIfItHoldsNothing(leftover, identity: identity) {
                 found.append(.removed(leftover))
             } else if Recovery.isCutOff(leftover) {
@@ -156,9 +155,23 @@ public struct RecordingFile: Sendable, Hashable {
         return found
     }
 
+    /// The recordings cut off under a hidden name before they could take this one (a
+    /// recording with `--overwrite` keeps the old file until its own is complete) that hold
+    /// something recorded. Found by their lock and kind, not their maker's number (often taken
+    /// again after a power loss); never removed: each is the only copy of what it recorded.
+    package func hiddenRecordings() -> [URL] {
+        unlockedNewFiles.filter { !Recovery.holdsNothingRecorded($0) }
+    }
+
+    /// The hidden files a recording of this name makes (`.NAME.new-PID-N.EXT`) that look like
+    /// a recording of this kind and that no recorder is writing now.
+    private var unlockedNewFiles: [URL] {
+        FilePlacement.temporaryFiles(beside: url, purposes: ["new"]).filter { Self.isRecordingLike($0, of: url) && !Recovery.isBeingRecorded($0) }
+    }
+
     /// Whether `leftover` could be a file made for a recording of `url`: a regular file (not
     /// a link), of `url`'s extension, empty or beginning as that kind of file does.
-    package static func isRecordingLike(_ leftover: URL, of url: URL) -> Bool {
+    static func isRecordingLike(_ leftover: URL, of url: URL) -> Bool {
         var info = stat()
         guard leftover.pathExtension.lowercased() == url.pathExtension.lowercased(),
               lstat(leftover.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
@@ -183,8 +196,7 @@ public struct RecordingFile: Sendable, Hashable {
     /// whose ID cannot be read from its name): a recorder that has just created it and not
     /// yet locked it.
     static func isOfALiveProcess(_ leftover: URL, of url: URL) -> Bool {
-        guard let pid = FilePlacement.maker(of: leftover, beside: url, purpose: "new") else { return true }
-        return kill(pid, 0) == 0 || errno != ESRCH
+        !FilePlacement.makerIsGone(of: leftover, beside: url, purposes: ["new"])
     }
 
     /// Removes `file` if it holds nothing recorded and is the file `identity` (a recording's,

@@ -80,7 +80,7 @@ struct MergeCommand {
         let muted = inputs.indices.filter { inputs[$0].isMuted }.map { $0 + 1 }
         // A merge into this name killed before left its unfinished copy (`.NAME.merging-PID-…`,
         // as large as the merge): once its maker is gone, it goes (s47 #6: never removed nor said).
-        let (removed, kept) = RecoverCommand.tidy(RecoverCommand.leftovers(beside: summary.url, purposes: ["merging"]), purposes: ["merging"],
+        let (removed, kept) = LeftoverCopies.tidy(LeftoverCopies.beside(summary.url, purposes: ["merging"]), purposes: ["merging"],
                                                  inputs: inputs.map(\.url))
         if json {
             var object: [String: Any] = ["event": "merged", "file": summary.url.path,

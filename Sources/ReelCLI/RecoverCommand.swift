@@ -167,7 +167,7 @@ struct RecoverCommand {
                 if json {
                     var object = Self.json(summary, of: url)
                     // The unfinished copies an interrupted finalise or recovery left beside it.
-                    let (removed, kept) = Self.tidy(Self.leftovers(beside: summary.url, or: url), inputs: given)
+                    let (removed, kept) = LeftoverCopies.tidy(LeftoverCopies.beside(summary.url, or: url), inputs: given)
                     if !kept.isEmpty { object["leftovers"] = kept.map(\.copy.path) }
                     if !removed.isEmpty { object["removedLeftovers"] = removed.map(\.copy.path) }
                     let hidden = Self.hiddenRecordings(beside: url)
@@ -184,7 +184,7 @@ struct RecoverCommand {
                     let unwritten = output.map { "; \(Format.path(Recovery.outputLocation(recovering: url, to: $0))) was not written: use the recording where it is" }
                     console.err("reel: note: \(Format.path(url)) is complete; nothing to do" + (unwritten ?? ""))
                     // A stop killed as it finalised can leave the file complete and its copy beside it.
-                    noteLeftovers(Self.leftovers(beside: summary.url, or: url), inputs: given)
+                    noteLeftovers(LeftoverCopies.beside(summary.url, or: url), inputs: given)
                     noteHiddenRecordings(beside: url)
                     continue
                 }
@@ -214,7 +214,7 @@ struct RecoverCommand {
                                                             : "was placed after what could be recovered: left out")
                     console.err("reel: note: marker '\(Format.printable(marker.title))' at \(Format.clock(seconds: marker.start.seconds)) \(why)")
                 }
-                noteLeftovers(Self.leftovers(beside: summary.url, or: url), inputs: given)
+                noteLeftovers(LeftoverCopies.beside(summary.url, or: url), inputs: given)
                 noteHiddenRecordings(beside: url)
             } catch {
                 progress.finish()
@@ -349,7 +349,7 @@ struct RecoverCommand {
                                              "duration": (r.duration.seconds * 1000).rounded() / 1000, "frames": r.videoFrames,
                                              "clips": r.clipCount, "removedClips": r.removedClips, "complete": r.missingClips.isEmpty]
                 if !r.missingClips.isEmpty { object["missingClips"] = r.missingClips }
-                let (removed, kept) = Self.tidy(Self.leftovers(beside: r.url, purposes: ["merging"]), purposes: ["merging"], inputs: given)
+                let (removed, kept) = LeftoverCopies.tidy(LeftoverCopies.beside(r.url, purposes: ["merging"]), purposes: ["merging"], inputs: given)
                 if !kept.isEmpty { object["leftovers"] = kept.map(\.copy.path) }
                 if !removed.isEmpty { object["removedLeftovers"] = removed.map(\.copy.path) }
                 // As the recording's `finished` says them: what the clips lost while recorded.
@@ -375,7 +375,7 @@ struct RecoverCommand {
             for words in MergeCommand.words(r.packetsLeftOut) { console.out(words) }
             // A merge killed before (by the recorder at its stop, or an earlier recover) left its
             // unfinished copy beside the file.
-            noteLeftovers(Self.leftovers(beside: r.url, purposes: ["merging"]), purposes: ["merging"], inputs: given)
+            noteLeftovers(LeftoverCopies.beside(r.url, purposes: ["merging"]), purposes: ["merging"], inputs: given)
             return r
         } catch {
             progress.finish()
@@ -384,54 +384,11 @@ struct RecoverCommand {
         return nil
     }
 
-    /// The unfinished copies that an interrupted finalise, recovery or GIF making (or, with
-    /// `purposes` ["merging"], merge) left beside `url`, and beside `recording` too when that is
-    /// another file (hidden files named after it, that nothing writes now), each with the file
-    /// it was a copy of.
-    static func leftovers(beside url: URL, or recording: URL? = nil,
-                          purposes: [String] = ["finalising", "recovering", "converting"]) -> [(copy: URL, of: URL)] {
-        var places = [url.resolvingSymlinksInPath()]
-        if let other = recording?.resolvingSymlinksInPath(), other != places[0] { places.append(other) }
-        return places.flatMap { place in
-            FilePlacement.temporaryFiles(beside: place, purposes: purposes).filter { !Recovery.isBeingRecorded($0) }.map { ($0, place) }
-        }
-    }
-
-    /// Removes those of `leftovers` (see ``leftovers(beside:or:purposes:)``, copies made for one
-    /// of `purposes`) whose maker is gone: the process named in the copy's name runs no more.
-    /// Each is an unfinished copy of what this run has just found complete or made complete
-    /// (the recording, its recovery or its merge), so nothing recorded goes with it (s46 #4:
-    /// they were only pointed out, 62 MB left beside a recovery). Those whose maker may still
-    /// run (its number taken again, or not in the name) are kept: returned to be pointed out.
-    /// Never a file given to the command (`inputs`), nor a finished recording: in a window of
-    /// a swap by rename, or a recording deleted while it was finalised, such a copy can be the
-    /// only one (those are pointed out).
-    static func tidy(_ leftovers: [(copy: URL, of: URL)], purposes: [String] = ["finalising", "recovering", "converting"],
-                     inputs: [URL] = []) -> (removed: [(copy: URL, of: URL)], kept: [(copy: URL, of: URL)]) {
-        var removed: [(copy: URL, of: URL)] = [], kept: [(copy: URL, of: URL)] = []
-        let given = Set(inputs.compactMap { FileIdentity($0) })
-        for leftover in leftovers {
-            if FilePlacement.makerIsGone(of: leftover.copy, beside: leftover.of, purposes: purposes),
-               FileIdentity(leftover.copy).map({ !given.contains($0) }) ?? false, !Recovery.isFinished(leftover.copy),
-               unlink(leftover.copy.path) == 0 {
-                removed.append(leftover)
-            } else {
-                kept.append(leftover)
-            }
-        }
-        return (removed, kept)
-    }
-
-    /// The recordings cut off under a hidden name beside `url` before they could take it (a
-    /// recording with `--overwrite` keeps the old file until its own is complete: `.NAME.new-PID-N.EXT`),
-    /// whose maker is gone and that hold something recorded. They are never removed: each is
-    /// the only copy of what it recorded (s47 #1: `reel recover NAME` said "complete; nothing to
-    /// do" beside 15 frames under such a name).
+    /// The recordings cut off under a hidden name beside `url` (see
+    /// ``RecordingFile/hiddenRecordings()``; s47 #1: `reel recover NAME` said "complete;
+    /// nothing to do" beside 15 frames under such a name).
     static func hiddenRecordings(beside url: URL) -> [URL] {
-        // By its lock, not its maker's number (after a power loss the number is often taken).
-        FilePlacement.temporaryFiles(beside: url.resolvingSymlinksInPath(), purposes: ["new"]).filter {
-            RecordingFile.isRecordingLike($0, of: url) && !Recovery.isBeingRecorded($0) && !Recovery.holdsNothingRecorded($0)
-        }
+        RecordingFile(url: url.resolvingSymlinksInPath()).hiddenRecordings()
     }
 
     /// Says where ``hiddenRecordings(beside:)`` are, and how to give each a name of its own.
@@ -445,10 +402,10 @@ struct RecoverCommand {
     }
 
     /// Removes the leftovers whose maker is gone and says so; points out the rest, which are
-    /// not deleted: reel cannot know that nobody needs them (see ``tidy(_:purposes:)``).
+    /// not deleted: reel cannot know that nobody needs them (see `LeftoverCopies.tidy`).
     private func noteLeftovers(_ leftovers: [(copy: URL, of: URL)], purposes: [String] = ["finalising", "recovering", "converting"],
                                inputs: [URL]) {
-        let (removed, kept) = Self.tidy(leftovers, purposes: purposes, inputs: inputs)
+        let (removed, kept) = LeftoverCopies.tidy(leftovers, purposes: purposes, inputs: inputs)
         let words = ["finalising": "finalise", "recovering": "recovery", "converting": "GIF making", "merging": "merge"]
         func what(_ leftover: (copy: URL, of: URL)) -> String {
             purposes.first { FilePlacement.maker(of: leftover.copy, beside: leftover.of, purpose: $0) != nil }.flatMap { words[$0] } ?? "command"

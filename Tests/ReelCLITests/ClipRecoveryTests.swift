@@ -63,6 +63,14 @@ import ReelTestSupport
         return recording.end()
     }
 
+    /// Copies `folder` (as `cp -a` does) into `place`, made first; returns `place`.
+    func copy(_ folder: URL, into place: URL) throws -> URL {
+        try FileManager.default.createDirectory(at: place, withIntermediateDirectories: true)
+        let copied = try Subprocess.run(["cp", "-a", folder.path, place.path])
+        #expect(copied.status == 0, "\(copied.stderr)")
+        return place
+    }
+
     func files(in folder: URL) -> [String: Int] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         return Dictionary(uniqueKeysWithValues: names.map { name in
@@ -192,10 +200,7 @@ import ReelTestSupport
         let url = dir.url.appendingPathComponent("moved.mp4")
         let folder = dir.url.appendingPathComponent("moved.clips")
         _ = try await recordTwoClipsAndCut(url, in: dir.url, ending: [SIGKILL])
-        let elsewhere = dir.url.appendingPathComponent("copied")
-        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
-        let copied = try Subprocess.run(["cp", "-a", folder.path, elsewhere.path])
-        #expect(copied.status == 0, "\(copied.stderr)")
+        let elsewhere = try copy(folder, into: dir.url.appendingPathComponent("copied"))
         let recovered = try ReelBinary.run(["recover", elsewhere.appendingPathComponent("moved.clips").path])
         #expect(recovered.status == 0, "\(recovered.output) \(recovered.stderr)")
         try expectRuns(elsewhere.appendingPathComponent("moved.mp4"), 2)
@@ -221,11 +226,8 @@ import ReelTestSupport
         let url = dir.url.appendingPathComponent("copied.mp4")
         let folder = dir.url.appendingPathComponent("copied.clips")
         _ = try await recordTwoClipsAndCut(url, in: dir.url, ending: [SIGKILL])
-        let ended = Process()
-        ended.executableURL = URL(fileURLWithPath: "/bin/true")
-        try ended.run()
-        ended.waitUntilExit()
-        let gone = folder.appendingPathComponent(".clip-001.finalising-\(ended.processIdentifier)-12.mp4")
+        let ended = try RecoverCommandTests.numberOfAnEndedProcess()
+        let gone = folder.appendingPathComponent(".clip-001.finalising-\(ended)-12.mp4")
         let live = folder.appendingPathComponent(".clip-001.finalising-\(getpid())-34.mp4")
         for copy in [gone, live] { try Data(try Data(contentsOf: folder.appendingPathComponent("clip-001.mp4")).prefix(20_000)).write(to: copy) }
         let recovered = try ReelBinary.run(["recover", folder.path])
@@ -244,9 +246,7 @@ import ReelTestSupport
         let url = dir.url.appendingPathComponent("twice.mp4")
         let folder = dir.url.appendingPathComponent("twice.clips")
         _ = try await recordTwoClipsAndCut(url, in: dir.url, ending: [SIGKILL])
-        let elsewhere = dir.url.appendingPathComponent("copied")
-        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
-        #expect(try Subprocess.run(["cp", "-a", folder.path, elsewhere.path]).status == 0)
+        let elsewhere = try copy(folder, into: dir.url.appendingPathComponent("copied"))
         let copy = elsewhere.appendingPathComponent("twice.clips")
         try FileManager.default.removeItem(at: copy.appendingPathComponent("clip-001.mp4"))
         let first = try ReelBinary.run(["recover", copy.path])

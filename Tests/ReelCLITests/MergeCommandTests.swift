@@ -92,11 +92,8 @@ import ReelTestSupport
         let a = dir.url.appendingPathComponent("a.mp4"), b = dir.url.appendingPathComponent("b.mp4")
         try clip(a, frames: 15, first: 0)
         try clip(b, frames: 15, first: 100)
-        let ended = Process()
-        ended.executableURL = URL(fileURLWithPath: "/bin/true")
-        try ended.run()
-        ended.waitUntilExit()
-        let gone = dir.url.appendingPathComponent(".ab.merging-\(ended.processIdentifier)-1.mp4")
+        let ended = try RecoverCommandTests.numberOfAnEndedProcess()
+        let gone = dir.url.appendingPathComponent(".ab.merging-\(ended)-1.mp4")
         let live = dir.url.appendingPathComponent(".ab.merging-\(getpid())-2.mp4")
         for copy in [gone, live] { try Data(try Data(contentsOf: a).prefix(10_000)).write(to: copy) }
         let out = dir.url.appendingPathComponent("ab.mp4")

@@ -47,6 +47,25 @@ import ReelTestSupport
     }
 
     /// Hidden files in `folder` (temporary files left behind).
+    /// The number of a process that has ended (a hidden copy's maker that is gone).
+    static func numberOfAnEndedProcess() throws -> Int32 {
+        let ended = Process()
+        ended.executableURL = URL(fileURLWithPath: "/bin/true")
+        try ended.run()
+        ended.waitUntilExit()
+        return ended.processIdentifier
+    }
+
+    /// A recording cut off by a kill (see ``cutOff(_:)``), under the hidden name `name` in
+    /// `folder`, as an interrupted command leaves one.
+    static func cutOff(hiddenAs name: String, in folder: URL) async throws -> URL {
+        let cut = folder.appendingPathComponent("cut-\(UUID().uuidString).mp4")
+        try await cutOff(cut)
+        let hidden = folder.appendingPathComponent(name)
+        try FileManager.default.moveItem(at: cut, to: hidden)
+        return hidden
+    }
+
     static func hiddenFiles(_ folder: URL) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix(".") }.sorted()
     }
@@ -272,11 +291,8 @@ import ReelTestSupport
         let dir = try TemporaryDirectory()
         let url = dir.url.appendingPathComponent("k.mp4")
         try await Self.cutOff(url)
-        let ended = Process()
-        ended.executableURL = URL(fileURLWithPath: "/bin/true")
-        try ended.run()
-        ended.waitUntilExit()
-        let goneCopy = { (n: Int) in dir.url.appendingPathComponent(".k.finalising-\(ended.processIdentifier)-ab1\(n).mp4") }
+        let ended = try Self.numberOfAnEndedProcess()
+        let goneCopy = { (n: Int) in dir.url.appendingPathComponent(".k.finalising-\(ended)-ab1\(n).mp4") }
         let liveCopy = dir.url.appendingPathComponent(".k.finalising-\(getpid())-cd34.mp4")
         for copy in [goneCopy(1), liveCopy] { try Data(try Data(contentsOf: url).prefix(50_000)).write(to: copy) }
         let first = try ReelBinary.run(["recover", url.path])
@@ -311,14 +327,8 @@ import ReelTestSupport
         let done = try ReelBinary.run(["record", "--test-pattern", "--size", "320x240", "--preset", "ultrafast",
                                        "--faster-than-real-time", "--duration", "1", "-o", url.path])
         #expect(done.status == 0, "\(done.stderr)")
-        let ended = Process()
-        ended.executableURL = URL(fileURLWithPath: "/bin/true")
-        try ended.run()
-        ended.waitUntilExit()
-        let cut = dir.url.appendingPathComponent("cut.mp4")
-        try await Self.cutOff(cut)
-        let hidden = dir.url.appendingPathComponent(".p.new-\(ended.processIdentifier)-77.mp4")
-        try FileManager.default.moveItem(at: cut, to: hidden)
+        let ended = try Self.numberOfAnEndedProcess()
+        let hidden = try await Self.cutOff(hiddenAs: ".p.new-\(ended)-77.mp4", in: dir.url)
         let r = try ReelBinary.run(["recover", url.path])
         #expect(r.status == 0 && r.stderr.contains("is complete; nothing to do"), "\(r.stderr)")
         let named = dir.url.appendingPathComponent("p-recovered.mp4")
@@ -336,14 +346,8 @@ import ReelTestSupport
     /// the output it is recovered into (the reviewer of stop 47).
     @Test func aHiddenCopyGivenAsInputIsNeverTidiedAway() async throws {
         let dir = try TemporaryDirectory()
-        let ended = Process()
-        ended.executableURL = URL(fileURLWithPath: "/bin/true")
-        try ended.run()
-        ended.waitUntilExit()
-        let cut = dir.url.appendingPathComponent("cut.mp4")
-        try await Self.cutOff(cut)
-        let hidden = dir.url.appendingPathComponent(".x.recovering-\(ended.processIdentifier)-4.mp4")
-        try FileManager.default.moveItem(at: cut, to: hidden)
+        let ended = try Self.numberOfAnEndedProcess()
+        let hidden = try await Self.cutOff(hiddenAs: ".x.recovering-\(ended)-4.mp4", in: dir.url)
         let before = try Data(contentsOf: hidden)
         let r = try ReelBinary.run(["recover", hidden.path, "-o", dir.url.appendingPathComponent("x.mp4").path])
         #expect(r.status == 0, "\(r.stderr)")
