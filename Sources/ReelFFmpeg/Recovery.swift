@@ -204,7 +204,8 @@ public enum Recovery {
         }
         let state = try RecordingStructure.inspect(source)
         // The markers kept beside it, to tell which of them the recovered file holds.
-        let markers = ChapterSidecar.read(for: source)
+        let keptList = ChapterSidecar.kept(for: source)
+        let markers = keptList?.chapters ?? []
         do {
             if let destination {
                 return try leavingOut(markers, from: recover(source, state: state, to: destination, meter: meter))
@@ -212,7 +213,7 @@ public enum Recovery {
             let recovered = try leavingOut(markers, from: recoverInPlace(source, state: state, meter: meter, gate: gate))
             // Its markers are in it now (those it can hold); a file that could take none keeps
             // them beside it.
-            if recovered.keptMarkerList == nil { ChapterSidecar.remove(for: source) }
+            if recovered.keptMarkerList == nil, let keptList { ChapterSidecar.remove(list: keptList.url) }
             return recovered
         } catch let error as ReelError where destination == nil && error.code == .permissionDenied {
             throw ReelError(.permissionDenied, "cannot finalise \(source.path) where it is: \(error.message)",
@@ -241,8 +242,8 @@ public enum Recovery {
     /// `gate`: the file's (see ``FinaliseGate``), through which each change to it goes.
     private static func recoverInPlace(_ url: URL, state: RecordingStructure.State, meter: ProgressMeter, gate: FinaliseGate?) throws -> Summary {
         // The markers placed before the recording was cut off (a single file's are kept beside it).
-        let kept = ChapterSidecar.read(for: url)
-        let markers = kept.isEmpty ? nil : kept
+        let kept = ChapterSidecar.kept(for: url)
+        let markers = kept.map(\.chapters).flatMap { $0.isEmpty ? nil : $0 }
         switch state {
         case .complete:
             return try summary(of: url, finalisation: .notNeeded)
@@ -299,7 +300,7 @@ public enum Recovery {
                 do {
                     // No room for chapters either: the markers stay in their list beside it.
                     var ended = try endMatroskaInPlace(url, gate: gate)
-                    if markers != nil { ended.keptMarkerList = ChapterSidecar.url(for: url) }
+                    if markers != nil { ended.keptMarkerList = kept?.url }
                     return ended
                 } catch let damage as ReelError where damage.code == .invalidMedia {
                     // Damaged before its end, it is left as it is: only the copy keeps what

@@ -323,6 +323,27 @@ import ReelTestSupport
                 "the list beside it goes once the file holds them")
     }
 
+    /// A killed recording's markers follow its file, not its name: renamed (`mv`), then a new
+    /// recording made at the old name, it is recovered with both its markers. The list was
+    /// looked up by the name only (the renamed file recovered with none) and the new recording
+    /// deleted it, though the file it belongs to was still there.
+    @Test func markersOfAKilledRecordingFollowItWhenRenamed() async throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.url.appendingPathComponent("r.mp4")
+        let renamed = dir.url.appendingPathComponent("renamed.mp4")
+        try await recordTwoMarkersAndKill(file, socket: dir.url.appendingPathComponent("r.sock"), in: dir.url)
+        try FileManager.default.moveItem(at: file, to: renamed)
+        let again = try ReelBinary.run(["record", "--test-pattern", "--size", "160x120", "--preset", "ultrafast",
+                                        "--faster-than-real-time", "--duration", "1", "-o", file.path])
+        #expect(again.status == 0, "\(again.stderr)")
+        let recovered = try ReelBinary.run(["recover", renamed.path])
+        #expect(recovered.status == 0, "\(recovered.stderr)")
+        #expect(try MediaProbe.chapters(renamed).map(\.title) == ["first", "second"], "\(recovered.output)")
+        #expect(try MediaProbe.chapters(file).isEmpty, "the new recording has none of them")
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasSuffix(".chapters") }
+        #expect(left.isEmpty, "the list goes once the file holds them: \(left)")
+    }
+
     /// An MKV with markers killed, recovered in place on a disk that is full: with no room for
     /// the copy that would give it chapters, it is ended where it is, without them; the list of
     /// its markers stays beside it, and the words say the markers are kept there. The list was
