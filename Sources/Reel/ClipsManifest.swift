@@ -72,6 +72,30 @@ struct ClipsManifest: Codable, Sendable, Hashable {
     /// The folder the manifest was last written into (a path; absent in manifests of older
     /// versions): a folder found elsewhere was copied, moved or renamed since.
     var folder: String?
+    /// The merged file a recovery made of the clips, noted (on the disk) before the file took
+    /// its name (absent until then, and in manifests of older versions): a recovery cut off
+    /// after the file took its name and before the manifest said merged left that file there,
+    /// and the next one knows it for the merge and finishes the tidy (it refused the name as
+    /// taken, and the folder stayed for ever).
+    var merge: MergedFile?
+
+    /// A merged file, as ``merge`` keeps it.
+    struct MergedFile: Codable, Sendable, Hashable {
+        var device: UInt64
+        var inode: UInt64
+        var bytes: Int64
+        /// The clips merged into it, in order (a folder kept for a missing clip is merged
+        /// again, that clip put back: the earlier file is then not this merge).
+        var clips: [String]
+        /// Whether the merge left out packets the clips list and do not play (the clips are
+        /// kept then, as ``MergeSummary/packetsLeftOut`` keeps them).
+        var leftPacketsOut: Bool
+
+        /// Whether `url` leads to this file (the same file, of the same size).
+        func isFile(at url: URL) -> Bool {
+            FileIdentity(url) == FileIdentity(device: device, inode: inode) && FileIdentity.size(of: url) == bytes
+        }
+    }
 
     init(target: String, state: Phase, keepsClips: Bool, clips: [Entry]) {
         self.target = target

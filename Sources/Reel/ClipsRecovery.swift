@@ -39,6 +39,11 @@ extension RecordingSession {
         /// merged): the clips are kept then.
         public var packetsLeftOut: [MergeSummary.PacketsLeftOut] = []
 
+        /// Whether the merged file was there already: an earlier merge of these clips (the
+        /// recorder's at its stop, or an earlier recovery) made it and was cut off before it
+        /// said so; this recovery checked it and finished that merge's tidy instead of merging again.
+        public var finishedEarlierMerge = false
+
         /// The video frames the merged clips lost while they were recorded (``frameDrops`` in all).
         public var droppedFrames: Int64 { frameDrops.total }
     }
@@ -95,6 +100,7 @@ extension RecordingSession {
         } else {
             guard count.audioPackets > 0, count.holdsAudio(of: seconds, clips: manifest.clips.count) else { return nil }
         }
+        removeTemporaryName(of: target)
         if !manifest.keepsClips {
             for entry in manifest.clips { unlink(folder.appendingPathComponent(entry.file).path) }
         }
@@ -103,7 +109,20 @@ extension RecordingSession {
         return RecoveredRecording(url: target, folder: folder, clipCount: manifest.clips.count, finalisedClips: [], skippedClips: [],
                                   duration: MediaTime(seconds: seconds),
                                   videoFrames: count.videoPackets, removedClips: !manifest.keepsClips,
-                                  frameDrops: manifest.clips.reduce(into: FrameDrops()) { $0.add($1.frameDrops) })
+                                  frameDrops: manifest.clips.reduce(into: FrameDrops()) { $0.add($1.frameDrops) },
+                                  finishedEarlierMerge: true)
+    }
+
+    /// Removes the temporary name a merge cut off between the hard link that named its file
+    /// `target` and the unlink of that name left beside it: the same file (device and inode)
+    /// under a second, hidden name — nothing goes with it (else it was pointed out as an
+    /// unfinished copy to delete by hand).
+    private static func removeTemporaryName(of target: URL) {
+        let placed = FileIdentity.followingLinks(target)
+        guard let file = FileIdentity(itself: placed) else { return }
+        for name in FilePlacement.temporaryFiles(beside: placed, purposes: ["merging"]) where FileIdentity(itself: name) == file {
+            unlink(name.path)
+        }
     }
 
     /// Makes the clips of a recording cut off in clip mode (a crash, a kill, an abort, a failed
@@ -193,10 +212,13 @@ extension RecordingSession {
             let file = URL(fileURLWithPath: String(name.dropLast(6))).appendingPathExtension(ext).lastPathComponent
             target = (output ?? folder.deletingLastPathComponent()).appendingPathComponent(file)
         }
-        if !overwrite && FileManager.default.fileExists(atPath: target.path) {
-            throw ReelError(.fileExists, "\(target.path) already exists, so the clips in \(folder.path) were not merged into it",
-                            hint: "they stay there; \(LibraryHint.mergeTheClipsElsewhere(folder.path))")
-        }
+        // The file there may be the merge an earlier recovery made, cut off before it said
+        // merged (decided once the clips are read: of these very clips). Any other file there
+        // is refused as before.
+        let madeEarlier = manifest?.merge.flatMap { $0.isFile(at: target) ? $0 : nil }
+        let taken = ReelError(.fileExists, "\(target.path) already exists, so the clips in \(folder.path) were not merged into it",
+                              hint: "they stay there; \(LibraryHint.mergeTheClipsElsewhere(folder.path))")
+        if !overwrite && madeEarlier == nil && FileManager.default.fileExists(atPath: target.path) { throw taken }
 
         var inputs: [MergeInput] = []
         var finalised: [URL] = []
@@ -260,9 +282,28 @@ extension RecordingSession {
             throw ReelError(.nothingRecorded, "none of the clips in \(folder.path) holds anything",
                             hint: "the recording was cut off before its first clip held anything")
         }
-        let merged = try Merger.merge(inputs, to: target, options: MergeOptions(overwrite: overwrite), progress: progress)
+        // The earlier recovery's merge of these clips: its work is finished here (checked as a
+        // merge is), never merged again beside it. A merge of other clips (one was missing
+        // then) is a file like any other.
+        let earlierMerge = madeEarlier.flatMap { $0.clips == inputs.map(\.url.lastPathComponent) ? $0 : nil }
+        if madeEarlier != nil && earlierMerge == nil && !overwrite { throw taken }
+        var duration = MediaTime.zero
+        var packetsLeftOut: [MergeSummary.PacketsLeftOut] = []
+        if earlierMerge == nil {
+            let merged = try Merger.merge(inputs, to: target, options: MergeOptions(overwrite: overwrite), beforePlacing: { complete, leftOut in
+                // Noted on the disk before the file takes its name (see ClipsManifest.merge); a
+                // full disk under the clips (the merged file may go to another) does not stop it.
+                guard var noted = manifest, let file = FileIdentity(complete), let bytes = FileIdentity.size(of: complete) else { return }
+                noted.merge = ClipsManifest.MergedFile(device: file.device, inode: file.inode, bytes: bytes,
+                                                       clips: inputs.map(\.url.lastPathComponent), leftPacketsOut: !leftOut.isEmpty)
+                if (try? noted.write(into: folder, stamping: false)) != nil { manifest = noted }
+            }, progress: progress)
+            duration = merged.duration
+            packetsLeftOut = merged.packetsLeftOut
+        }
         // Read back what is on disk before anything is removed.
         let check = try PacketCount.count(target)
+        if earlierMerge != nil { duration = MediaTime(seconds: max(check.videoEnd, check.audioEnd)) }
         guard check.videoPackets == frames, !hasAudio || check.audioPackets > 0 else {
             throw ReelError(.encodingFailed, "the merged file \(target.path) holds \(check.videoPackets) frames but the clips \(frames)",
                             hint: "the clips are kept in \(folder.path)")
@@ -272,6 +313,7 @@ extension RecordingSession {
             throw ReelError(.encodingFailed, "the merged file \(target.path) holds \(String(format: "%.2f", check.audioSeconds)) s of sound but the clips \(String(format: "%.2f", audioSeconds)) s",
                             hint: "the clips are kept in \(folder.path)")
         }
+        if earlierMerge != nil { removeTemporaryName(of: target) }
         var removed = false
         // A clip listed and gone (moved away, perhaps to be put back): the folder stays as it
         // was, its manifest and clips with it, so that the recording can be merged again whole
@@ -283,7 +325,7 @@ extension RecordingSession {
             // done); where that cannot be written (a full disk), the clips stay.
             let saidMerged = (try? done.write(into: folder, stamping: false)) != nil
             // Clips with packets the merged file leaves out (listed, not played) stay too.
-            if saidMerged && !manifest.keepsClips && !unreadable && merged.packetsLeftOut.isEmpty {
+            if saidMerged && !manifest.keepsClips && !unreadable && packetsLeftOut.isEmpty && earlierMerge?.leftPacketsOut != true {
                 for entry in entries {
                     let clip = folder.appendingPathComponent(entry.file)
                     try? FileManager.default.removeItem(at: clip)
@@ -302,9 +344,9 @@ extension RecordingSession {
             rmdir(folder.path)  // only if empty
         }
         return RecoveredRecording(url: target, folder: folder, clipCount: inputs.count, finalisedClips: finalised,
-                                  skippedClips: skipped, missingClips: missing, duration: merged.duration,
+                                  skippedClips: skipped, missingClips: missing, duration: duration,
                                   videoFrames: check.videoPackets, removedClips: removed, frameDrops: drops,
-                                  packetsLeftOut: merged.packetsLeftOut)
+                                  packetsLeftOut: packetsLeftOut, finishedEarlierMerge: earlierMerge != nil)
     }
 
     /// The clip files in `folder` not named in `listed` that hold nothing (no packet, or not

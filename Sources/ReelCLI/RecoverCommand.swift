@@ -349,6 +349,7 @@ struct RecoverCommand {
                                              "duration": (r.duration.seconds * 1000).rounded() / 1000, "frames": r.videoFrames,
                                              "clips": r.clipCount, "removedClips": r.removedClips, "complete": r.missingClips.isEmpty]
                 if !r.missingClips.isEmpty { object["missingClips"] = r.missingClips }
+                if r.finishedEarlierMerge { object["finishedEarlierMerge"] = true }
                 let (removed, kept) = LeftoverCopies.tidy(LeftoverCopies.beside(r.url, purposes: ["merging"]), purposes: ["merging"], inputs: given)
                 if !kept.isEmpty { object["leftovers"] = kept.map(\.copy.path) }
                 if !removed.isEmpty { object["removedLeftovers"] = removed.map(\.copy.path) }
@@ -364,6 +365,10 @@ struct RecoverCommand {
             line += Container(pathExtension: r.url.pathExtension)?.isAudioOnly == true ? " of sound" : ", \(r.videoFrames) frames"
             if !r.finalisedClips.isEmpty { line += " (\(r.finalisedClips.count) cut off, finalised first)" }
             console.out(line)
+            if r.finishedEarlierMerge {
+                console.out("  \(r.url.lastPathComponent) was made of these clips by an earlier merge that was cut off before it said so: "
+                            + "checked (every frame there) and kept, its tidying finished")
+            }
             for drop in FrameDropWords.summaryLines(r.frameDrops) { console.out(drop) }
             console.out(r.removedClips ? "  the clips were removed" : "  the clips are kept in \(Format.path(folder))")
             let empty = r.skippedClips.filter { !r.missingClips.contains($0) }

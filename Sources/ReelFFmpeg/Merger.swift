@@ -36,6 +36,23 @@ public enum Merger {
     /// `nil` decides from the clips, 0 reserves none.
     static func merge(_ inputs: [MergeInput], to output: URL, options: MergeOptions, indexReservation: Int?,
                       progress: (@Sendable (WorkProgress) -> Void)? = nil) throws -> MergeSummary {
+        try merge(inputs, to: output, options: options, indexReservation: indexReservation, beforePlacing: nil, progress: progress)
+    }
+
+    /// ``merge(_:to:options:progress:)`` that tells `beforePlacing` of the complete merged file
+    /// (under its temporary name, with the packets it left out) before it takes
+    /// `output`'s name: a clips recovery notes the file (its identity stays with it through the
+    /// rename) so that, cut off after the rename, its next run knows the file at `output` for
+    /// its own merge. What `beforePlacing` throws ends the merge, the file removed.
+    package static func merge(_ inputs: [MergeInput], to output: URL, options: MergeOptions,
+                              beforePlacing: ((_ complete: URL, _ packetsLeftOut: [MergeSummary.PacketsLeftOut]) throws -> Void)?,
+                              progress: (@Sendable (WorkProgress) -> Void)? = nil) throws -> MergeSummary {
+        try merge(inputs, to: output, options: options, indexReservation: nil, beforePlacing: beforePlacing, progress: progress)
+    }
+
+    private static func merge(_ inputs: [MergeInput], to output: URL, options: MergeOptions, indexReservation: Int?,
+                              beforePlacing: ((_ complete: URL, _ packetsLeftOut: [MergeSummary.PacketsLeftOut]) throws -> Void)?,
+                              progress: (@Sendable (WorkProgress) -> Void)?) throws -> MergeSummary {
         FFmpeg.silenceLibraryLogging()
         guard !inputs.isEmpty else {
             throw ReelError(.invalidConfiguration, "there are no clips to merge", hint: "give at least one clip")
@@ -116,6 +133,7 @@ public enum Merger {
             if reason != nil {
                 (duration, frames, leftOut) = try reencode(clips, inputs: inputs, to: temporary, container: container, meter: meter, sizes: sizes)
             }
+            try beforePlacing?(temporary, leftOut)
             try FilePlacement.place(temporary, at: output, replacing: options.overwrite, what: "the merged file")
             let bytes = ((try? FileManager.default.attributesOfItem(atPath: output.path))?[.size] as? NSNumber)?.int64Value ?? 0
             meter.finish()

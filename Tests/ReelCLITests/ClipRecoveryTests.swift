@@ -258,6 +258,75 @@ import ReelTestSupport
         #expect(!FileManager.default.fileExists(atPath: url.path), "nothing written where the original was recorded")
     }
 
+    /// A recovery killed after its merged file took its name and before the manifest said
+    /// merged (held by strace just after the hard link that names the file, then SIGKILL): the
+    /// next recovery knows the file for the merge it made, checks it and finishes the tidy
+    /// (it refused the name as taken, the folder stayed for ever and the advice led to a second
+    /// copy elsewhere). Another file under that name, even of the same bytes, is still refused.
+    @Test func aRecoveryKilledAfterNamingItsFileIsFinishedByTheNext() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("r.mp4")
+        let folder = dir.url.appendingPathComponent("r.clips")
+        _ = try await recordTwoClipsAndCut(url, in: dir.url, ending: [SIGKILL])
+        let calls = "link,linkat,rename,renameat,renameat2"
+        let strace = Process()
+        strace.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
+        strace.arguments = ["-f", "-qq", "-o", "/dev/null", "-e", "trace=\(calls)", "-P", url.path,
+                            "-e", "inject=\(calls):delay_exit=30000000", ReelBinary.url.path, "recover", folder.path]
+        strace.standardOutput = FileHandle.nullDevice
+        strace.standardError = FileHandle.nullDevice
+        try strace.run()
+        var reel: pid_t = 0
+        defer {
+            if reel > 0 { kill(reel, SIGKILL) }
+            if strace.isRunning { kill(strace.processIdentifier, SIGKILL) }
+        }
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, !FileManager.default.fileExists(atPath: url.path) { usleep(20_000) }
+        let children = (try? String(contentsOfFile: "/proc/\(strace.processIdentifier)/task/\(strace.processIdentifier)/children", encoding: .utf8)) ?? ""
+        reel = children.split(separator: " ").first.flatMap { pid_t($0) } ?? 0
+        try #require(FileManager.default.fileExists(atPath: url.path) && reel > 0, "the recovery named its file")
+        kill(reel, SIGKILL)
+        // strace, let go, would wait out its delay: it goes too, once reel is gone.
+        var gone = Date().addingTimeInterval(10)
+        while Date() < gone, let stat = try? String(contentsOfFile: "/proc/\(reel)/stat", encoding: .utf8),
+              !stat.contains(") Z ") && !stat.contains(") X ") { usleep(20_000) }
+        kill(strace.processIdentifier, SIGKILL)
+        strace.waitUntilExit()
+        gone = Date().addingTimeInterval(10)
+        while Date() < gone, kill(reel, 0) == 0 { usleep(20_000) }
+        let manifest = folder.appendingPathComponent("reel-clips.json")
+        #expect(try String(contentsOf: manifest, encoding: .utf8).contains("\"state\" : \"recording\""), "killed before it said merged")
+        let frames = try #require(MediaProbe.probe(url).videoStreams.first?.frameCount)
+
+        // The same bytes under the name, another file: refused, untouched.
+        let moved = dir.url.appendingPathComponent("r-merged.mp4")
+        try FileManager.default.moveItem(at: url, to: moved)
+        try FileManager.default.copyItem(at: moved, to: url)
+        let copy = try Data(contentsOf: url)
+        let refused = try ReelBinary.run(["recover", folder.path])
+        #expect(refused.status == 1 && refused.stderr.contains("already exists"), "\(refused.output) \(refused.stderr)")
+        #expect(try Data(contentsOf: url) == copy, "the file is untouched")
+        #expect(FileManager.default.fileExists(atPath: manifest.path), "the clips stay")
+
+        // The merged file back under its name: the next recovery finishes the first one's work.
+        #expect(rename(moved.path, url.path) == 0)
+        var before = stat()
+        stat(url.path, &before)
+        let again = try ReelBinary.run(["recover", folder.path])
+        #expect(again.status == 0, "\(again.output) \(again.stderr)")
+        #expect(again.output.contains("Recovered \(url.path) from 2 clips") && again.output.contains("\(frames) frames"), "\(again.output)")
+        #expect(again.output.contains("earlier merge"), "\(again.output)")
+        #expect(!FileManager.default.fileExists(atPath: folder.path), "the clips go, as the first recovery would have removed them")
+        var after = stat()
+        stat(url.path, &after)
+        #expect(after.st_ino == before.st_ino && after.st_size == before.st_size, "the file is kept as it was, not merged again")
+        try expectRuns(url, 2)
+        #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == frames)
+        let hidden = ((try? FileManager.default.contentsOfDirectory(atPath: dir.url.path)) ?? []).filter { $0.hasPrefix(".r.") }
+        #expect(hidden.isEmpty, "the killed recovery's second name of the file goes too: \(hidden)")
+    }
+
     /// The clips of a killed recording whose file name is taken by then: `reel recover FOLDER`
     /// leaves the file alone and says so; with `--overwrite` (no `-o`) it replaces the file the
     /// clips were recorded for, as asked.
