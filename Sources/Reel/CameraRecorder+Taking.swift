@@ -73,6 +73,8 @@ extension CameraRecorder {
         take.mergesClipsAtEnd = merges
         // A take waits at its limit: removing clips gives time back and it goes on.
         take.pausesAtLimit = true
+        // A take whose disk fills fails, told to the delegate, its completed clips listed.
+        take.failsWhenItsClipsDiskFills = true
         let url: URL
         if let explicit {
             try refuseTakenName(explicit, overwrite: take.overwrite)

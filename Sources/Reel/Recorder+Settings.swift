@@ -74,6 +74,11 @@ extension Recorder {
         /// Whether the recording pauses at ``maxRecordedDuration`` instead of ending there (a
         /// camera recorder's take, which an undo may reopen).
         package var pausesAtLimit = false
+        /// Whether clip mode fails when the clips' disk fills (a camera recorder's take, which
+        /// reports it to its delegate as a failure, as AVFoundation reports `AVErrorDiskFull`,
+        /// its clips listed) instead of ending as a recording the disk stopped, its clips not
+        /// merged (``RecordingSummary/clipsNotMerged``).
+        package var failsWhenItsClipsDiskFills = false
         /// Whether a video encoder that falls behind steps to a faster preset (H.264 only: veryfast,
         /// superfast, ultrafast) instead of losing frames, and back when it has kept up for a
         /// while; each step is a ``RecordingEvent/encoderSpeedChanged(_:)``. Off, the preset is

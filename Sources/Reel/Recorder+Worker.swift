@@ -24,6 +24,26 @@ extension Recorder {
 
     func run(pipeline: RecorderPipeline, queue: Channel<RecorderInput>, speed: EncoderSpeedControl) {
         let result: Result<RecordingSummary, ReelError>
+        /// What the recording's summary says beside what its pipeline ended with.
+        func completing(_ ended: RecordingSummary) -> RecordingSummary {
+            var summary = ended
+            // Only what falls inside the recording (the session runs on while the recorder
+            // catches up after its limit).
+            summary.droppedAudio = refusedAudio.withLock { spans in
+                spans.values.joined().reduce(MediaTime.zero) { $0 + pipeline.recordedLength(from: $1.start, to: $1.end) }
+            }
+            summary.streams = pipeline.liveStreams.map(\.statistics)
+            summary.encoderSpeedChanges = speed.changes
+            summary.frameDropsBySource = sourceDrops.withLock { $0 }
+            let shortfalls = state.withLock { $0.shortfalls }
+            summary.shortfalls = shortfalls.summary { pipeline.recordedLength(from: .zero, to: $0) }
+            summary.endedRecordings = shortfalls.ended
+            // What the full disk kept the file from holding: the recording's own shortfall.
+            if let lost = pipeline.keptByFullDisk?.lost {
+                summary.shortfalls.append(SourceShortfall(source: summary.url.lastPathComponent, kind: .incomplete, error: lost, at: summary.duration))
+            }
+            return summary
+        }
         do {
             // The first as soon as something is recorded (a reader learns that recording has
             // begun), then about twice a second.
@@ -83,37 +103,28 @@ extension Recorder {
                     summary = pipeline.endedByFullDisk(kept)
                 }
             }
-            // Only what falls inside the recording (the session runs on while the recorder
-            // catches up after its limit).
-            summary.droppedAudio = refusedAudio.withLock { spans in
-                spans.values.joined().reduce(MediaTime.zero) { $0 + pipeline.recordedLength(from: $1.start, to: $1.end) }
-            }
-            summary.streams = pipeline.liveStreams.map(\.statistics)
-            summary.encoderSpeedChanges = speed.changes
-            summary.frameDropsBySource = sourceDrops.withLock { $0 }
-            let shortfalls = state.withLock { $0.shortfalls }
-            summary.shortfalls = shortfalls.summary { pipeline.recordedLength(from: .zero, to: $0) }
-            summary.endedRecordings = shortfalls.ended
-            // What the full disk kept the file from holding: the recording's own shortfall.
-            if let lost = pipeline.keptByFullDisk?.lost {
-                summary.shortfalls.append(SourceShortfall(source: summary.url.lastPathComponent, kind: .incomplete, error: lost, at: summary.duration))
-            }
-            result = .success(summary)
+            result = .success(completing(summary))
         } catch {
             queue.close()
             stopAudioWaiting()
             var failure = error as? ReelError ?? ReelError(.encodingFailed, "\(error)")
-            if let folder = pipeline.abandon(), !(failure.hint ?? "").contains(LibraryHint.mergeTheClips(folder.path)) {
-                // Clip mode: the file is made only by the merge at the end, so the recording is
-                // the folder (a writer's hint names only its own clip).
-                let clips = "what was recorded is in the clips in \(folder.path); \(LibraryHint.mergeTheClips(folder.path))"
-                if failure.code == .insufficientStorage {
-                    failure.hint = "free some disk space; \(clips)"
-                } else {
-                    failure.hint = failure.hint.map { "\($0); \(clips)" } ?? clips
+            if !state.withLock({ $0.released }), let ended = pipeline.endedClipsByFullDisk(failure) {
+                // Clip mode, the clips' disk full: the recording ends as one the disk stopped,
+                // the clips keeping it, as a single file's does (see `endedClipsByFullDisk`).
+                result = .success(completing(ended))
+            } else {
+                if let folder = pipeline.abandon(), !(failure.hint ?? "").contains(LibraryHint.mergeTheClips(folder.path)) {
+                    // Clip mode: the file is made only by the merge at the end, so the recording
+                    // is the folder (a writer's hint names only its own clip).
+                    let clips = "what was recorded is in the clips in \(folder.path); \(LibraryHint.mergeTheClips(folder.path))"
+                    if failure.code == .insufficientStorage {
+                        failure.hint = "free some disk space; \(clips)"
+                    } else {
+                        failure.hint = failure.hint.map { "\($0); \(clips)" } ?? clips
+                    }
                 }
+                result = .failure(failure)
             }
-            result = .failure(failure)
         }
         // Drain anything left so source buffers return to their pools.
         while queue.receive() != nil {}

@@ -81,6 +81,39 @@ extension RecorderPipeline {
         }
     }
 
+    /// Clip mode: the disk filled under the clips (a clip's write or its finish found no room),
+    /// which ends the recording as one the disk stopped (``RecordingEnding/lowDiskSpace``), as a
+    /// single file's does, not as a failure: the clip the disk cut off is ended where it is
+    /// with what reached the disk, as a recovery does there (no room needed), and the clips keep
+    /// the recording. They are not merged: the disk that just filled has no room for the file
+    /// (``RecordingSummary/clipsNotMerged`` says how to merge them). `nil`, changing nothing,
+    /// when the clips' disk is not full (another disk's sink filled) or no clip holds anything,
+    /// and for a camera recorder's take (``Recorder/Settings/failsWhenItsClipsDiskFills``).
+    func endedClipsByFullDisk(_ error: ReelError) -> RecordingSummary? {
+        guard clipFiles != nil, !settings.failsWhenItsClipsDiskFills, error.code == .insufficientStorage,
+              let free = FreeSpace.of(session.folder)?.available, free < 8 << 20, let folder = abandon() else { return nil }
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter(RecordingSession.isClipName).sorted()
+        var frames: Int64 = 0, seconds = 0.0, bytes: Int64 = 0, clips = 0
+        for name in names {
+            let clip = folder.appendingPathComponent(name)
+            if Recovery.isCutOff(clip) { _ = try? Recovery.recover(clip) }
+            guard let count = try? PacketCount.count(clip), count.videoPackets > 0 || count.audioPackets > 0 else { continue }
+            frames += count.videoPackets
+            seconds += max(count.videoEnd, count.audioEnd)
+            bytes += FileIdentity.size(of: clip) ?? 0
+            clips += 1
+        }
+        guard clips > 0 else { return nil }
+        ending = .lowDiskSpace
+        finishedFramesAtEnd = frames
+        var made = summary(url: folder, duration: MediaTime(seconds: seconds), frames: frames, bytes: bytes, clipCount: clips)
+        let held = plan.video == nil ? "" : frames == 1 ? ", 1 frame" : ", \(frames) frames"
+        made.clipsNotMerged = ReelError(.insufficientStorage,
+                                        "the disk filled while the clips in \(folder.path) were recorded, which ended the recording: they keep the first \(String(format: "%.2f", seconds)) s\(held) and play, and \(url.lastPathComponent) was not made from them (no room left for it)",
+                                        hint: "free some disk space, then \(LibraryHint.mergeTheClips(folder.path))", errno: error.errno)
+        return made
+    }
+
     /// Why the GIF of a recording the disk stopped could not be made (`error`), and how to make
     /// it from `intermediate`, which keeps the recording (see ``RecordingSummary/gifNotMade``).
     private func gifNotMade(_ error: any Error, keptIn intermediate: URL) -> ReelError {

@@ -126,6 +126,15 @@ public struct RecordingSummary: Sendable, Hashable {
     /// ended where it is with what reached the disk, which keeps the recording and plays.
     /// `nil` when the GIF was made (or the recording is no GIF).
     public var gifNotMade: ReelError?
+    /// A clip-mode recording (``Recorder/PauseMode/clips``) that its disk stopped: the
+    /// clips keep the recording (the clip the disk cut off ended where it is with what reached
+    /// the disk, as a recovery does there, needing no room), and the disk that just filled has
+    /// no room for the file they make. ``url`` is then the clips folder; this says so, and its
+    /// hint how to merge them once there is room (``RecordingSession/recover(folder:to:overwrite:progress:)``).
+    /// `nil` when the clips were merged (or the recording has none). A clip-mode recording
+    /// whose disk filled failed with an `.insufficientStorage` error; a ``CameraRecorder``'s
+    /// take still does (its delegate hears it, as AVFoundation reports `AVErrorDiskFull`).
+    public var clipsNotMerged: ReelError?
 
     /// Whether every source recorded all it was asked to for the whole recording (no
     /// ``shortfalls``): the file is finalised either way, but an incomplete one misses sound or

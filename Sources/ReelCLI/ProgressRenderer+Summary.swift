@@ -64,9 +64,11 @@ extension ProgressRenderer {
 
     /// Says where the file went and what it holds.
     func printSummary(_ s: RecordingSummary) {
-        console.out("Saved \(Format.path(s.url))")
+        // Clip mode on a disk that filled: the clips keep the recording, not merged.
+        console.out(s.clipsNotMerged == nil ? "Saved \(Format.path(s.url))" : "Saved the clips in \(Format.path(s.url))")
         if let note = Self.note(s.relocation) { console.out("  note      \(note)") }
         if let notMade = s.gifNotMade { console.out("  GIF       not made: \(Format.oneLine("\(CommandLineHints.rephrased(notMade))"))") }
+        if let notMerged = s.clipsNotMerged { console.out("  clips     not merged: \(Format.oneLine("\(CommandLineHints.rephrased(notMerged))"))") }
         if !s.lostClips.isEmpty {
             console.out("  lost      \(s.lostClips.count) clip\(s.lostClips.count == 1 ? "" : "s") deleted while recorded: \(s.lostClips.map(\.lastPathComponent).joined(separator: ", ")) (not in this file)")
         }

@@ -293,6 +293,9 @@ final class ProgressRenderer: @unchecked Sendable {
                 if let notMade = s.gifNotMade.map(CommandLineHints.rephrased) {
                     object["gifNotMade"] = ["code": notMade.code.rawValue, "message": notMade.message, "hint": notMade.hint ?? ""]
                 }
+                if let notMerged = s.clipsNotMerged.map(CommandLineHints.rephrased) {
+                    object["clipsNotMerged"] = ["code": notMerged.code.rawValue, "message": notMerged.message, "hint": notMerged.hint ?? ""]
+                }
                 // With a save at the stop to come, `finished` waits for it: it stays the last event.
                 if holdsFinished && !finishedReleased {
                     eventListener?(Self.json(object))

@@ -118,7 +118,9 @@ extension RecordCommand {
     --min-free or a full disk stopped it early ("ending": "lowDiskSpace": the file holds all
     recorded until then, or, when the disk filled faster than the room reel keeps ahead of the
     file could take, all that reached the disk, finalised, with the file's entry in
-    "shortfalls" saying what could not be written), or a --stream
+    "shortfalls" saying what could not be written; in clip mode the clips keep it, the one
+    the disk cut off ended where it is, not merged for want of room: "clipsNotMerged" says how
+    to merge them), or a --stream
     or --hls output stopped early (its "failed" in "streams"); 1 for a failure, a stop before
     the first frame (during --delay or before --start-at too: no file is written, and --json
     says "failed" with the code "nothingRecorded", never "started"), 2 for a usage error; 130 when aborted (a second Ctrl-C or other stop signal, reel control abort: the file is left as it is,

@@ -419,41 +419,66 @@ import ReelTestSupport
         try expectRuns(elsewhere, 2)
     }
 
+    /// A clip recording stopped by its full disk says where the clips are and how to merge
+    /// them, as one the disk stopped (exit 3; it failed with exit 1, saying so on standard
+    /// error: see `aClipRecordingItsDiskFillsEndsAsTheDiskStoppedIt`).
     @Test func aClipRecordingThatFailsSaysWhereTheClipsAre() throws {
         let mountPoint = try SmallDisk(size: "900k")
         let url = mountPoint.url.appendingPathComponent("full.mp4")
         let folder = mountPoint.url.appendingPathComponent("full.clips")
         let r = try ReelBinary.run(["record", "--test-pattern", "--size", "1280x720", "--crf", "0", "--preset", "ultrafast",
                                     "--min-free", "0", "--duration", "60", "--pause-mode", "clips", "-o", url.path])
-        #expect(r.status == 1)
-        #expect(r.stderr.contains("No space left on device"), "\(r.stderr)")
-        #expect(r.stderr.contains("reel recover \"\(folder.path)\""), "\(r.stderr)")
+        #expect(r.status == 3, "\(r.stderr)")
+        #expect(r.output.contains("Saved the clips in \(folder.path)"), "\(r.output)")
+        #expect(r.output.contains("reel recover \"\(folder.path)\""), "\(r.output)")
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("clip-001.mp4").path))
     }
 
-    /// The clips of a recording whose disk filled merge, once there is room, into a file of
-    /// every frame they hold. The clip the disk cut off was recovered by a copy that listed its
-    /// last sound packet past its end, and the merge refused it as cut short ("holds 46 of its
-    /// 47 audio packets"): the recording was lost to reel's own tools.
-    @Test func aClipRecordingItsDiskFilledIsRecoveredOnceThereIsRoom() throws {
-        let disk = try SmallDisk(size: "12M")
-        let url = disk.url.appendingPathComponent("k.mp4")
-        let folder = disk.url.appendingPathComponent("k.clips")
-        // Lossless noise: 400 KB a frame, the disk full in about a second.
-        let r = try ReelBinary.run(["record", "--test-pattern", "--size", "640x480", "--tone", "--crf", "0", "--preset", "ultrafast",
-                                    "--filter", "noise=alls=20:allf=t", "--min-free", "0", "--pause-mode", "clips",
-                                    "-o", url.path, "--duration", "8"])
-        #expect(r.stderr.contains("reel recover \"\(folder.path)\""), "\(r.stderr)")
-        let clip = folder.appendingPathComponent("clip-001.mp4")
-        #expect(Recovery.isCutOff(clip))
-        // Room again.
-        #expect(try Subprocess.run(["mount", "-o", "remount,size=64m", disk.url.path]).status == 0)
-        let recovered = try ReelBinary.run(["recover", folder.path])
-        #expect(recovered.status == 0, "\(recovered.stderr)")
-        let frames = try #require(MediaProbe.probe(url).videoStreams.first?.frameCount)
-        #expect(frames >= 15 && recovered.output.contains("\(frames) frames"), "\(recovered.output)")
-        // Every packet the clip lists is in it: nothing was left out of the merge.
-        #expect(!recovered.output.contains("left out"), "\(recovered.output)")
+    /// A clip recording whose disk fills ends as one the disk stopped, as a single file's does:
+    /// exit 3, "lowDiskSpace", the clip the disk cut off ended where it is (its whole samples),
+    /// the clips not merged for want of room and said so, with how to merge them; once there
+    /// is room, `reel recover` merges every frame they hold. It failed (exit 1); before that
+    /// the recover refused the clip as cut short ("46 of its 47 audio packets").
+    @Test func aClipRecordingItsDiskFillsEndsAsTheDiskStoppedIt() throws {
+        for json in [true, false] {
+            let disk = try SmallDisk(size: "12M")
+            let url = disk.url.appendingPathComponent("k.mp4")
+            let folder = disk.url.appendingPathComponent("k.clips")
+            // Lossless noise: 400 KB a frame, the disk full in about a second.
+            let r = try ReelBinary.run(["record", "--test-pattern", "--size", "640x480", "--tone", "--crf", "0", "--preset", "ultrafast",
+                                        "--filter", "noise=alls=20:allf=t", "--min-free", "0", "--pause-mode", "clips",
+                                        "-o", url.path, "--duration", "8"] + (json ? ["--json"] : []))
+            #expect(r.status == 3, "\(r.stderr) \(r.output)")
+            let clip = folder.appendingPathComponent("clip-001.mp4")
+            #expect(!Recovery.isCutOff(clip), "the clip the disk cut off is ended where it is")
+            #expect(!FileManager.default.fileExists(atPath: url.path))
+            var frames: Int64 = 0
+            if json {
+                let events = r.output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                let finished = try #require(events.first { $0["event"] as? String == "finished" }, "\(r.output)")
+                #expect(finished["ending"] as? String == "lowDiskSpace" && finished["file"] as? String == folder.path, "\(finished)")
+                frames = (finished["frames"] as? NSNumber)?.int64Value ?? 0
+                let notMerged = try #require(finished["clipsNotMerged"] as? [String: Any], "\(finished)")
+                #expect(notMerged["code"] as? String == "insufficientStorage")
+                #expect((notMerged["hint"] as? String)?.contains("reel recover \"\(folder.path)\"") == true, "\(notMerged)")
+            } else {
+                #expect(r.output.contains("Saved the clips in \(folder.path)"), "\(r.output)")
+                #expect(r.output.contains("stopped: the disk is full or nearly full"), "\(r.output)")
+                #expect(r.output.contains("not merged: the disk filled while the clips in \(folder.path) were recorded"), "\(r.output)")
+                #expect(r.output.contains("reel recover \"\(folder.path)\""), "\(r.output)")
+                frames = Int64(try #require(MediaProbe.probe(clip).videoStreams.first?.frameCount))
+            }
+            #expect(frames >= 15, "the clips keep what reached the disk")
+            // Room again: the clips merge into the file, every frame of them.
+            #expect(try Subprocess.run(["mount", "-o", "remount,size=64m", disk.url.path]).status == 0)
+            let recovered = try ReelBinary.run(["recover", folder.path])
+            #expect(recovered.status == 0, "\(recovered.stderr)")
+            #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == Int(frames))
+            #expect(recovered.output.contains("\(frames) frames"), "\(recovered.output)")
+            // Every packet the clips list is in it: nothing was left out of the merge (the clip
+            // the disk cut off, recovered by a copy, listed its last sound packet past its end).
+            #expect(!recovered.output.contains("left out"), "\(recovered.output)")
+        }
     }
 
     @Test func keepClipsNeverOverwritesAnEarlierSession() throws {
