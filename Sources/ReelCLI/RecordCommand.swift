@@ -76,7 +76,7 @@ struct RecordCommand {
         // A dated name reel reserved is an empty file of its own: gone again if nothing is recorded.
         defer { if reserved { Recorder.releaseReservation(url) } }
 
-        let session = options.virtualClock ? CaptureSession(clock: ManualClock()) : CaptureSession()
+        let session = options.virtualClock ? CaptureSession(clock: ManualClock(mode: .lockstep)) : CaptureSession()
         parts.set(url: options.writesFile ? url : nil, session: session)
         let sources: [any CaptureSource]
         noteEvenSize()

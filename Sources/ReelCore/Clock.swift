@@ -29,13 +29,23 @@ extension MediaClock {
 /// A clock that moves only when told to, for tests that run faster than real time.
 ///
 /// In `.virtual` mode (the default) a `sleep(until:)` moves the clock forward to its deadline
-/// at once, so paced sources produce as fast as the outputs consume. In `.stepped` mode a
-/// sleeper waits until ``advance(by:)`` or ``advance(to:)`` moves the clock past its deadline.
+/// at once, so paced sources produce as fast as the outputs consume. In `.lockstep` mode the
+/// sources keep in step with each other as well (what a recording faster than real time
+/// needs). In `.stepped` mode a sleeper waits until ``advance(by:)`` or ``advance(to:)`` moves
+/// the clock past its deadline.
 public final class ManualClock: MediaClock, @unchecked Sendable {
     /// How `sleep(until:)` behaves.
     public enum Mode: Sendable {
         /// `sleep(until:)` moves the clock to its deadline at once.
         case virtual
+        /// The clock moves only when every thread that sleeps on it is asleep, to the earliest
+        /// of their deadlines: a source held back by its outputs (a picture waiting for a
+        /// slow encoder) holds the clock, and with it the other sources, so that none runs
+        /// ahead of another. (In `.virtual` mode the sound ran on while the pictures waited:
+        /// a recording stopped early had seconds more sound than pictures.) A thread that has
+        /// not slept for ``lockstepPatience`` of real time (it ended, or is stuck) stops holding
+        /// the clock until it sleeps again.
+        case lockstep
         /// `sleep(until:)` waits until ``ManualClock/advance(by:)`` or ``ManualClock/advance(to:)``
         /// moves the clock past its deadline.
         case stepped
@@ -46,6 +56,12 @@ public final class ManualClock: MediaClock, @unchecked Sendable {
     private let mode: Mode
     /// Counts ``wakeSleepers()``: a stepped sleeper returns when it changes.
     private var wakes = 0
+    /// In `.lockstep` mode, each thread that sleeps on the clock: its deadline while asleep
+    /// (`nil` while it runs), and when that last changed.
+    private var pacers: [ObjectIdentifier: (deadline: MediaTime?, since: Date)] = [:]
+    /// How long of real time a thread of a `.lockstep` clock may run without sleeping before
+    /// the clock stops waiting for it.
+    public static let lockstepPatience: TimeInterval = 1
 
     /// Creates a manual clock that starts at `start`.
     public init(start: MediaTime = .zero, mode: Mode = .virtual) {
@@ -66,6 +82,34 @@ public final class ManualClock: MediaClock, @unchecked Sendable {
         case .stepped:
             let woken = wakes
             while current < deadline && wakes == woken { condition.wait() }
+        case .lockstep:
+            sleepInStep(until: deadline)
+        }
+    }
+
+    /// `.lockstep`'s sleep (the lock held): asleep until the clock reaches `deadline`, moving it
+    /// there when every thread on it is asleep and this one's deadline is the earliest.
+    private func sleepInStep(until deadline: MediaTime) {
+        let me = ObjectIdentifier(Thread.current)
+        let woken = wakes
+        pacers[me] = (deadline, Date())
+        defer {
+            pacers[me] = (nil, Date())
+            condition.broadcast()
+        }
+        while current < deadline && wakes == woken {
+            // (A sleeper whose deadline has come is let run first: until it does, it still
+            // holds the earliest deadline, and the clock waits for it.)
+            let waiting = pacers.values.compactMap(\.deadline)
+            if waiting.count == pacers.count, let earliest = waiting.min(), current < earliest {
+                current = earliest.converted(to: MediaTime.nanosecondTimescale, rounding: .up)
+                condition.broadcast()
+                continue
+            }
+            if !condition.wait(until: Date(timeIntervalSinceNow: 0.05)) {
+                let patience = Date(timeIntervalSinceNow: -Self.lockstepPatience)
+                pacers = pacers.filter { $0.value.deadline != nil || $0.value.since > patience }
+            }
         }
     }
 

@@ -48,6 +48,38 @@ import ReelTestSupport
         try expectTone(samples)
     }
 
+    /// Faster than real time with an encoder slower than the sources (lossless, a noise
+    /// filter), stopped early with SIGTERM: the file's pictures and sound end together and
+    /// the summary's length is theirs. The tone ran ahead while the pictures waited for the
+    /// encoder: 1.23 s of pictures and 2.68 s of sound, "2.68 s … 37 frames, 0 dropped".
+    @Test func fasterThanRealTimeKeepsSoundWithThePictures() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("slow.mp4")
+        let process = Process()
+        process.executableURL = ReelBinary.url
+        process.arguments = ["record", "--test-pattern", "--tone", "--size", "640x360", "--faster-than-real-time", "--crf", "0",
+                             "--filter", "noise=alls=100:allf=t", "--duration", "600", "--json", "-o", url.path]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try await Task.sleep(for: .seconds(4))
+        process.terminate()
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let probe = try MediaProbe.probe(url)
+        let video = try #require(probe.videoStreams.first), audio = try #require(probe.audioStreams.first)
+        let frames = try #require(video.frameCount), sound = try #require(audio.duration)
+        let pictures = Double(frames) / 30
+        #expect(pictures > 0.5, "\(frames) frames")
+        #expect(abs(sound - pictures) < 0.1, "sound \(sound) s, pictures \(pictures) s")
+        let finished = try #require(output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .last { $0["event"] as? String == "finished" })
+        let seconds = try #require(finished["duration"] as? Double, "\(finished)")
+        #expect(abs(seconds - pictures) < 0.1, "the summary says \(seconds) s, the pictures last \(pictures) s")
+    }
+
     /// A real source (the test PulseAudio server's microphone, fed a 440 Hz tone) into each
     /// format, as a user records a talk.
     @Test(arguments: formats)
