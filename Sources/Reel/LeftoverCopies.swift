@@ -16,7 +16,7 @@ package enum LeftoverCopies {
         var places = [url.resolvingSymlinksInPath()]
         if let other = recording?.resolvingSymlinksInPath(), other != places[0] { places.append(other) }
         return places.flatMap { place in
-            FilePlacement.temporaryFiles(beside: place, purposes: purposes).filter { !Recovery.isBeingRecorded($0) }.map { ($0, place) }
+            FilePlacement.temporaryFiles(beside: place, purposes: purposes, nested: true).filter { !Recovery.isBeingRecorded($0) }.map { ($0, place) }
         }
     }
 

@@ -39,11 +39,14 @@ package enum FilePlacement {
 
     /// The temporary files ``temporaryURL(beside:purpose:pathExtension:)`` made beside
     /// `destination` for one of `purposes` (of process `pid`, or of any), in name order: what
-    /// an interrupted write left behind.
-    package static func temporaryFiles(beside destination: URL, purposes: [String], pid: Int32? = nil) -> [URL] {
+    /// an interrupted write left behind. With `nested`, also those made beside such a file
+    /// (`..NAME.PURPOSE-PID-N.measuring-PID-M.EXT`: a recovery's copy measured on the way),
+    /// which outlive it when the write is interrupted.
+    package static func temporaryFiles(beside destination: URL, purposes: [String], pid: Int32? = nil, nested: Bool = false) -> [URL] {
         let folder = destination.deletingLastPathComponent()
         let stem = ".\(destination.deletingPathExtension().lastPathComponent)."
-        let prefixes = purposes.map { stem + $0 + "-" + (pid.map { "\($0)-" } ?? "") }
+        let own = purposes.map { stem + $0 + "-" + (pid.map { "\($0)-" } ?? "") }
+        let prefixes = nested ? own + own.map { "." + $0 } : own
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         return names.sorted().filter { name in prefixes.contains { name.hasPrefix($0) } }.map { folder.appendingPathComponent($0) }
     }
@@ -53,9 +56,11 @@ package enum FilePlacement {
     /// name is not of that form.
     package static func maker(of file: URL, beside destination: URL, purpose: String) -> Int32? {
         let prefix = ".\(destination.deletingPathExtension().lastPathComponent).\(purpose)-"
-        guard file.deletingLastPathComponent().standardizedFileURL.path == destination.deletingLastPathComponent().standardizedFileURL.path,
-              file.lastPathComponent.hasPrefix(prefix) else { return nil }
-        let fields = file.lastPathComponent.dropFirst(prefix.count).split(separator: "-")
+        guard file.deletingLastPathComponent().standardizedFileURL.path == destination.deletingLastPathComponent().standardizedFileURL.path else { return nil }
+        // A file made beside such a file (see `temporaryFiles(beside:purposes:pid:nested:)`) is that one's maker's.
+        let name = file.lastPathComponent.hasPrefix("." + prefix) ? String(file.lastPathComponent.dropFirst()) : file.lastPathComponent
+        guard name.hasPrefix(prefix) else { return nil }
+        let fields = name.dropFirst(prefix.count).split(separator: "-")
         guard fields.count >= 2, let pid = Int32(fields[0]), pid > 0 else { return nil }
         return pid
     }

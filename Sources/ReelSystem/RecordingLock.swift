@@ -221,6 +221,9 @@ package final class RecordingLock: @unchecked Sendable {
         package var command: String?
         /// Whether it holds the file exclusively, as a writer does (else it only reads it).
         package var isWriting: Bool
+        /// What it does, when it is a `reel` command that changes a recording without recording
+        /// it (`recover`, `merge`): read from its command line.
+        package var repair: String? = nil
 
         package var description: String {
             switch (command, pid) {
@@ -258,6 +261,11 @@ package final class RecordingLock: @unchecked Sendable {
             who = " by this program"
         } else if let holder, holder.pid != nil {
             who = " by another program (\(holder))"
+        }
+        if let holder, let repair = holder.repair {
+            // An in-place recovery holds the file as a writer does: it is not recorded, though.
+            return ReelError(.busy, "\(url.path) is being \(repair == "merge" ? "merged" : "recovered") right now\(who)",
+                             hint: "wait until it is done, then try again")
         }
         if let holder, !holder.isWriting {
             return ReelError(.busy, "\(url.path) is being read right now\(who), which is recovering or merging it",
@@ -297,7 +305,11 @@ package final class RecordingLock: @unchecked Sendable {
             let pid = Int32(fields[4]).flatMap { $0 > 0 ? $0 : nil }
             let command = pid.flatMap { Syscall.kernelText(atPath: "/proc/\($0)/comm") }?
                 .trimmingCharacters(in: .whitespacesAndNewlines)
-            let holder = Holder(pid: pid, command: command?.isEmpty == false ? command : nil, isWriting: fields[3] == "WRITE")
+            var holder = Holder(pid: pid, command: command?.isEmpty == false ? command : nil, isWriting: fields[3] == "WRITE")
+            if let pid, let arguments = Syscall.kernelText(atPath: "/proc/\(pid)/cmdline")?.split(separator: "\0").map(String.init),
+               arguments.count > 1, arguments[0].hasSuffix("reel") || arguments[0].hasSuffix("reel-core"), ["recover", "merge"].contains(arguments[1]) {
+                holder.repair = arguments[1]
+            }
             // The writer, if there is one, rather than a reader's passing probe.
             if holder.isWriting { return holder }
             found = found ?? holder

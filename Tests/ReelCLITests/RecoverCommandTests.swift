@@ -317,6 +317,41 @@ import ReelTestSupport
         #expect(!Recovery.isCutOff(url))
     }
 
+    /// A `reel recover -o OUT` killed while it measured its copy leaves that measure beside the
+    /// copy's hidden name (`..OUT.recovering-PID-N.measuring-PID-M.mp4`, as large as the copy):
+    /// the next recovery into OUT removes it when its maker is gone, and says so. It was neither
+    /// removed nor named (a black-box tester: 150 MB left hidden after three recoveries).
+    @Test func aMeasureLeftByAKilledRecoveryIsRemovedByTheNext() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("k.mp4")
+        let out = dir.url.appendingPathComponent("out.mp4")
+        try await Self.cutOff(url)
+        let ended = try Self.numberOfAnEndedProcess()
+        let measure = dir.url.appendingPathComponent("..out.recovering-\(ended)-ab12.measuring-\(ended)-cd34.mp4")
+        try Data(try Data(contentsOf: url).prefix(50_000)).write(to: measure)
+        let r = try ReelBinary.run(["recover", url.path, "-o", out.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("removed \(measure.path)"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: measure.path))
+        #expect(try MediaProbe.probe(out).videoStreams.first?.frameCount ?? 0 > 0)
+    }
+
+    /// A second `reel recover` of a file that another is recovering in place is refused, and
+    /// says so: the file is being recovered. It said "being recorded right now by another
+    /// program (reel, pid N)", naming the other recovery as a recording (a black-box tester).
+    @Test func aRecoveryRefusedBecauseOfAnotherSaysItIsBeingRecovered() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("twice.mp4")
+        try await Self.cutOff(url)
+        let (strace, reel, _) = try AbortWaitingForAStepTests.heldInAnFsync(["-e", "trace=fsync", "-e", "inject=fsync:delay_enter=8000000:when=1"],
+                                                                            reel: ["recover", url.path], errors: dir.url.appendingPathComponent("first.err"))
+        defer { kill(reel, SIGKILL); kill(strace.processIdentifier, SIGKILL); strace.waitUntilExit() }
+        let second = try ReelBinary.run(["recover", url.path])
+        #expect(second.status != 0)
+        #expect(second.stderr.contains("\(url.path) is being recovered right now by another program (reel, pid \(reel))"), "\(second.stderr)")
+        #expect(!second.stderr.contains("recorded"), "\(second.stderr)")
+    }
+
     /// A recording with `--overwrite` killed before it took the name leaves the old file as
     /// it was and its own under a hidden name (`.NAME.new-PID-N.mp4`): `reel recover NAME`
     /// points it out and how to give it a name (s47 #1: "complete; nothing to do" beside 15
