@@ -39,6 +39,11 @@ extension RecordingSession {
         /// merged): the clips are kept then.
         public var packetsLeftOut: [MergeSummary.PacketsLeftOut] = []
 
+        /// The markers of the clips that begin at or after the merged file's end (placed just
+        /// before a kill, after what could be recovered), left out of it (see
+        /// ``MergeSummary/leftOutMarkers``): on its timeline.
+        public var leftOutMarkers: [Chapter] = []
+
         /// Whether the merged file was there already: an earlier merge of these clips (the
         /// recorder's at its stop, or an earlier recovery) made it and was cut off before it
         /// said so; this recovery checked it and finished that merge's tidy instead of merging again.
@@ -289,6 +294,7 @@ extension RecordingSession {
         if madeEarlier != nil && earlierMerge == nil && !overwrite { throw taken }
         var duration = MediaTime.zero
         var packetsLeftOut: [MergeSummary.PacketsLeftOut] = []
+        var leftOutMarkers: [Chapter] = []
         if earlierMerge == nil {
             let merged = try Merger.merge(inputs, to: target, options: MergeOptions(overwrite: overwrite), beforePlacing: { complete, leftOut in
                 // Noted on the disk before the file takes its name (see ClipsManifest.merge); a
@@ -300,6 +306,7 @@ extension RecordingSession {
             }, progress: progress)
             duration = merged.duration
             packetsLeftOut = merged.packetsLeftOut
+            leftOutMarkers = merged.leftOutMarkers
         }
         // Read back what is on disk before anything is removed.
         let check = try PacketCount.count(target)
@@ -343,10 +350,12 @@ extension RecordingSession {
             if saidMerged { for leftover in emptyUnlistedClips(in: folder, listed: Set(entries.map(\.file))) { unlink(leftover.path) } }
             rmdir(folder.path)  // only if empty
         }
-        return RecoveredRecording(url: target, folder: folder, clipCount: inputs.count, finalisedClips: finalised,
-                                  skippedClips: skipped, missingClips: missing, duration: duration,
-                                  videoFrames: check.videoPackets, removedClips: removed, frameDrops: drops,
-                                  packetsLeftOut: packetsLeftOut, finishedEarlierMerge: earlierMerge != nil)
+        var recovered = RecoveredRecording(url: target, folder: folder, clipCount: inputs.count, finalisedClips: finalised,
+                                           skippedClips: skipped, missingClips: missing, duration: duration,
+                                           videoFrames: check.videoPackets, removedClips: removed, frameDrops: drops,
+                                           packetsLeftOut: packetsLeftOut, finishedEarlierMerge: earlierMerge != nil)
+        recovered.leftOutMarkers = leftOutMarkers
+        return recovered
     }
 
     /// The clip files in `folder` not named in `listed` that hold nothing (no packet, or not

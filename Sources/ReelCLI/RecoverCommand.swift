@@ -33,9 +33,11 @@ struct RecoverCommand {
     file's name, and the extension of -o FILE chooses the format (.mp4, .mov, .mkv or .webm;
     .gif makes the recovered recording into an animated GIF).
 
-    Chapter markers placed before the cut (kept beside the file as .NAME.chapters) become the
+    Chapter markers placed before the cut (kept beside the file as .NAME.chapters, found by
+    the file they belong to: a cut-off file renamed in its folder keeps them) become the
     recovered file's chapters. A marker placed after the last of the media that could be
-    recovered (just before a kill) is left out and said (--json: "leftOutMarkers"). An MKV
+    recovered (just before a kill) is left out and said (--json: "leftOutMarkers"), in a
+    clips folder's merge too. An MKV
     ended where it is on a full disk has no room for chapters: its markers stay in the list
     beside it, and that is said (--json: "markerList").
 
@@ -254,13 +256,18 @@ struct RecoverCommand {
     /// "how": "inPlace"|"copied"|"notNeeded", "bytesWritten": N, "leftOutBytes": N}`, and
     /// `"leftOutMarkers": [{"title": T, "time": S}]` for markers the file does not hold, and
     /// `"markerList": PATH` where they are kept when the file could take none.
+    /// `[{"title": T, "time": S}]` for markers left out of a recovered file.
+    static func json(_ markers: [Chapter]) -> [[String: Any]] {
+        markers.map { ["title": $0.title, "time": ($0.start.seconds * 1000).rounded() / 1000] as [String: Any] }
+    }
+
     static func json(_ summary: Recovery.Summary, of recording: URL) -> [String: Any] {
         var object: [String: Any] = ["event": "recovered", "recording": recording.path, "file": summary.url.path,
                                      "duration": (summary.duration.seconds * 1000).rounded() / 1000,
                                      "frames": summary.videoFrames, "leftOutBytes": summary.leftOutBytes]
         if let lost = summary.leftOutFrames { object["leftOutFrames"] = lost }
         if !summary.leftOutMarkers.isEmpty {
-            object["leftOutMarkers"] = summary.leftOutMarkers.map { ["title": $0.title, "time": ($0.start.seconds * 1000).rounded() / 1000] as [String: Any] }
+            object["leftOutMarkers"] = json(summary.leftOutMarkers)
         }
         if let list = summary.keptMarkerList { object["markerList"] = list.path }
         switch summary.finalisation {
@@ -357,6 +364,7 @@ struct RecoverCommand {
                 object["dropped"] = r.droppedFrames
                 if r.droppedFrames > 0 { object["droppedBy"] = FrameDropWords.counts(r.frameDrops) }
                 if !r.packetsLeftOut.isEmpty { object["packetsLeftOut"] = MergeCommand.json(r.packetsLeftOut) }
+                if !r.leftOutMarkers.isEmpty { object["leftOutMarkers"] = Self.json(r.leftOutMarkers) }
                 console.out(ProgressRenderer.json(object))
                 return r
             }
@@ -378,6 +386,9 @@ struct RecoverCommand {
             }
             if !empty.isEmpty { console.out("  left out (cut off before they held anything): \(empty.joined(separator: ", "))") }
             for words in MergeCommand.words(r.packetsLeftOut) { console.out(words) }
+            for marker in r.leftOutMarkers {
+                console.err("reel: note: marker '\(Format.printable(marker.title))' at \(Format.clock(seconds: marker.start.seconds)) was placed after what could be recovered: left out")
+            }
             // A merge killed before (by the recorder at its stop, or an earlier recover) left its
             // unfinished copy beside the file.
             noteLeftovers(LeftoverCopies.beside(r.url, purposes: ["merging"]), purposes: ["merging"], inputs: given)

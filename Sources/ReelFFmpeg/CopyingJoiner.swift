@@ -197,8 +197,13 @@ final class CopyingJoiner {
         }
     }
 
+    /// The chapters that begin at or after the joined file's end (see ``MergeSummary/leftOutMarkers``).
+    var chaptersPastTheEnd: [Chapter] { chapters.filter { $0.start >= offset } }
+
     /// Writes the index (at the front of an MP4/MOV) and closes the file.
     func finish() throws {
+        // None past the end: a chapter list added to the index kept them.
+        let chapters = Chapter.beginning(self.chapters, before: offset)
         // Chapters of an MP4/MOV go into the room left after the index (see ``MP4ChapterList``).
         let listsChapters = muxer.container.isISOBaseMedia && reservedIndexSize != nil && !chapters.isEmpty
         do {

@@ -24,6 +24,9 @@ public struct MergeSummary: Sendable, Hashable {
     /// `reel recover` after its disk filled listed its last sound packet past its end.) A clip
     /// whose bytes are missing is refused instead.
     public var packetsLeftOut: [PacketsLeftOut] = []
+    /// The clips' markers (chapters) that begin at or after the merged file's end, left out
+    /// of it: placed in a clip just before a kill, after what its recovery could keep.
+    public var leftOutMarkers: [Chapter] = []
 
     /// Packets a clip's index lists that the clip does not play (see ``packetsLeftOut``).
     public struct PacketsLeftOut: Sendable, Hashable {

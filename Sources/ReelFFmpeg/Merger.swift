@@ -115,9 +115,10 @@ public enum Merger {
             var duration = MediaTime.zero
             var frames: Int64 = 0
             var leftOut: [MergeSummary.PacketsLeftOut] = []
+            var pastTheEnd: [Chapter] = []
             if reason == nil {
                 do {
-                    (duration, frames, leftOut) = try remux(clips, inputs: inputs, silence: silence, silenced: silenced, to: temporary, container: container,
+                    (duration, frames, leftOut, pastTheEnd) = try remux(clips, inputs: inputs, silence: silence, silenced: silenced, to: temporary, container: container,
                                                    reserve: indexReservation.map { $0 > 0 ? $0 : nil }
                                                        ?? Self.indexReservation(for: clips, container: container,
                                                                                 withChapters: inputs.contains { !$0.chapters.isEmpty } || clips.contains { $0.chapterCount > 0 }),
@@ -131,15 +132,17 @@ public enum Merger {
                 }
             }
             if reason != nil {
-                (duration, frames, leftOut) = try reencode(clips, inputs: inputs, to: temporary, container: container, meter: meter, sizes: sizes)
+                (duration, frames, leftOut, pastTheEnd) = try reencode(clips, inputs: inputs, to: temporary, container: container, meter: meter, sizes: sizes)
             }
             try beforePlacing?(temporary, leftOut)
             try FilePlacement.place(temporary, at: output, replacing: options.overwrite, what: "the merged file")
             let bytes = ((try? FileManager.default.attributesOfItem(atPath: output.path))?[.size] as? NSNumber)?.int64Value ?? 0
             meter.finish()
-            return MergeSummary(url: output, duration: duration, clipCount: clips.count, videoFrames: frames,
-                                reencodedClips: reason == nil ? [] : Array(clips.indices), reencodingReason: reason?.message,
-                                bytes: bytes, packetsLeftOut: leftOut)
+            var summary = MergeSummary(url: output, duration: duration, clipCount: clips.count, videoFrames: frames,
+                                       reencodedClips: reason == nil ? [] : Array(clips.indices), reencodingReason: reason?.message,
+                                       bytes: bytes, packetsLeftOut: leftOut)
+            summary.leftOutMarkers = pastTheEnd
+            return summary
         } catch {
             try? FileManager.default.removeItem(at: temporary)
             if let needed = error as? Incompatibility {
@@ -196,7 +199,7 @@ public enum Merger {
     // MARK: Joining by copying packets
 
     private static func remux(_ clips: [ClipFacts], inputs: [MergeInput], silence: [SilentPacket?], silenced: [Bool], to url: URL,
-                              container: Container, reserve: Int?, meter: ProgressMeter, sizes: [Int64]) throws -> (MediaTime, Int64, [MergeSummary.PacketsLeftOut]) {
+                              container: Container, reserve: Int?, meter: ProgressMeter, sizes: [Int64]) throws -> (MediaTime, Int64, [MergeSummary.PacketsLeftOut], [Chapter]) {
         var reserve = reserve
         meter.update(completed: 0)
         while true {
@@ -212,7 +215,7 @@ public enum Merger {
                                      meter: meter, readBefore: sizes[..<i].reduce(0, +), chapters: inputs[i].chapters)
                 }
                 try join!.finish()
-                return (join!.offset, join!.videoPackets, join!.packetsLeftOut)
+                return (join!.offset, join!.videoPackets, join!.packetsLeftOut, join!.chaptersPastTheEnd)
             } catch is IndexReservationTooSmall {
                 // Never expected (the estimate is an upper bound), but then: the usual way.
                 try? FileManager.default.removeItem(at: url)
@@ -255,7 +258,7 @@ public enum Merger {
     // MARK: Joining by re-encoding
 
     private static func reencode(_ clips: [ClipFacts], inputs: [MergeInput], to url: URL, container: Container,
-                                 meter: ProgressMeter, sizes: [Int64]) throws -> (MediaTime, Int64, [MergeSummary.PacketsLeftOut]) {
+                                 meter: ProgressMeter, sizes: [Int64]) throws -> (MediaTime, Int64, [MergeSummary.PacketsLeftOut], [Chapter]) {
         meter.restart(as: .reencoding, total: sizes.reduce(0, +))
         let join = try ReencodingJoiner(url: url, container: container, clips: clips)
         do {
@@ -264,7 +267,7 @@ public enum Merger {
                                 chapters: inputs[i].chapters)
             }
             let summary = try join.finish()
-            return (join.offset, summary.videoFrames, join.packetsLeftOut)
+            return (join.offset, summary.videoFrames, join.packetsLeftOut, join.chaptersPastTheEnd)
         } catch {
             join.abandon()
             throw error

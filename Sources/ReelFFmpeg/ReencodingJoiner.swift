@@ -177,6 +177,9 @@ final class ReencodingJoiner {
     /// The packets that the clips appended list and do not play (see ``ClipReader/leftOut``).
     private(set) var packetsLeftOut: [MergeSummary.PacketsLeftOut] = []
 
+    /// The chapters that begin at or after the joined file's end (see ``MergeSummary/leftOutMarkers``).
+    var chaptersPastTheEnd: [Chapter] { chapters.filter { $0.start >= offset } }
+
     func finish() throws -> AssetWriter.Summary {
         writer.opened?.file.setChapters(chapters, end: offset)
         return try writer.finish()

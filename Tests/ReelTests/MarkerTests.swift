@@ -234,6 +234,25 @@ import ReelTestSupport
         #expect(try MediaProbe.probe(merged).streams.count == 2, "no chapter text track")
     }
 
+    /// A clip's marker at or past the end of what the merge holds (placed just before a kill,
+    /// after what the clip's recovery kept) is left out of the merged file and said
+    /// (`MergeSummary.leftOutMarkers`); one inside stays. An MP4 got it as a chapter past its
+    /// end (a black-box tester: a 4.90 s file with a chapter at 5.14 s, nothing said).
+    @Test(arguments: ["mp4", "mkv"])
+    func aMarkerPastTheMergedEndIsLeftOutAndSaid(ext: String) async throws {
+        let dir = try TemporaryDirectory()
+        let (url, _, _) = try await record(.singleFile, ext: ext, in: dir)
+        let merged = dir.url.appendingPathComponent("late.\(ext)")
+        let inside = Chapter(start: MediaTime(seconds: 1), title: "inside")
+        let past = Chapter(start: MediaTime(seconds: 3.5), title: "past the end")
+        let summary = try Merger.merge([MergeInput(url: url), MergeInput(url: url, chapters: [inside, past])], to: merged)
+        let end = summary.duration.seconds
+        #expect(summary.leftOutMarkers.map(\.title) == ["past the end"], "\(summary.leftOutMarkers) of a \(end) s file")
+        let chapters = try MediaProbe.chapters(merged)
+        #expect(chapters.allSatisfy { $0.start < end }, "\(chapters) in a \(end) s file")
+        #expect(chapters.contains { $0.title == "inside" })
+    }
+
     /// Sound files: M4A keeps markers; WAV, FLAC, Ogg and Opus cannot, and say so instead of
     /// saying a marker was placed.
     @Test(arguments: ["m4a", "wav", "flac", "ogg", "opus"])
