@@ -299,7 +299,9 @@ extension RecordingSession {
             let merged = try Merger.merge(inputs, to: target, options: MergeOptions(overwrite: overwrite), beforePlacing: { complete, leftOut in
                 // Noted on the disk before the file takes its name (see ClipsManifest.merge); a
                 // full disk under the clips (the merged file may go to another) does not stop it.
-                guard var noted = manifest, let file = FileIdentity(complete), let bytes = FileIdentity.size(of: complete) else { return }
+                // With a clip missing the folder is kept on purpose, its merge not to be finished
+                // by a later recovery (which would say an earlier one was cut off): not noted.
+                guard missing.isEmpty, var noted = manifest, let file = FileIdentity(complete), let bytes = FileIdentity.size(of: complete) else { return }
                 noted.merge = ClipsManifest.MergedFile(device: file.device, inode: file.inode, bytes: bytes,
                                                        clips: inputs.map(\.url.lastPathComponent), leftPacketsOut: !leftOut.isEmpty)
                 if (try? noted.write(into: folder, stamping: false)) != nil { manifest = noted }

@@ -89,9 +89,12 @@ extension RecorderPipeline {
     /// (``RecordingSummary/clipsNotMerged`` says how to merge them). `nil`, changing nothing,
     /// when the clips' disk is not full (another disk's sink filled) or no clip holds anything,
     /// and for a camera recorder's take (``Recorder/Settings/failsWhenItsClipsDiskFills``).
+    /// A recording the free-space floor stopped (`--min-free`, 100 MB by default) whose merge
+    /// then found no room ends so too, however much the failed merge gave back.
     func endedClipsByFullDisk(_ error: ReelError) -> RecordingSummary? {
         guard clipFiles != nil, !settings.failsWhenItsClipsDiskFills, error.code == .insufficientStorage,
-              let free = FreeSpace.of(session.folder)?.available, free < 8 << 20, let folder = abandon() else { return nil }
+              ending == .lowDiskSpace || (FreeSpace.of(session.folder)?.available).map({ $0 < 8 << 20 }) == true,
+              let folder = abandon() else { return nil }
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter(RecordingSession.isClipName).sorted()
         var frames: Int64 = 0, seconds = 0.0, bytes: Int64 = 0, clips = 0
         for name in names {

@@ -53,8 +53,9 @@ public struct RecordingProgress: Sendable, Hashable {
 
 /// What a finished recording holds.
 public struct RecordingSummary: Sendable, Hashable {
-    /// The file; for clips left unmerged (``Recorder/Settings/mergesClipsAtEnd`` off), the
-    /// folder that holds them (``RecordingSession/folder``).
+    /// The file; for clips left unmerged (``Recorder/Settings/mergesClipsAtEnd`` off, or no
+    /// room to merge them when the disk stopped the recording: ``clipsNotMerged``), the folder
+    /// that holds them (``RecordingSession/folder``).
     public var url: URL
     /// The recorded duration.
     public var duration: MediaTime

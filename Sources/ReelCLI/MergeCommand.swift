@@ -89,6 +89,7 @@ struct MergeCommand {
                                          "reencoded": summary.reencodedClips.map { $0 + 1 }, "muted": muted]
             if let reason = summary.reencodingReason { object["reencodingReason"] = reason }
             if !summary.packetsLeftOut.isEmpty { object["packetsLeftOut"] = Self.json(summary.packetsLeftOut) }
+            if !summary.leftOutMarkers.isEmpty { object["leftOutMarkers"] = RecoverCommand.json(summary.leftOutMarkers) }
             if !removed.isEmpty { object["removedLeftovers"] = removed.map(\.copy.path) }
             if !kept.isEmpty { object["leftovers"] = kept.map(\.copy.path) }
             console.out(ProgressRenderer.json(object))
@@ -112,6 +113,9 @@ struct MergeCommand {
             console.out("  video     \(summary.videoFrames) frames")
         }
         for line in Self.words(summary.packetsLeftOut) { console.out(line) }
+        for marker in summary.leftOutMarkers {
+            console.err("reel: note: chapter '\(Format.printable(marker.title))' at \(Format.clock(seconds: marker.start.seconds)) begins past the merged file's end: left out")
+        }
         return 0
     }
 

@@ -106,10 +106,12 @@ public final class ManualClock: MediaClock, @unchecked Sendable {
                 condition.broadcast()
                 continue
             }
-            if !condition.wait(until: Date(timeIntervalSinceNow: 0.05)) {
-                let patience = Date(timeIntervalSinceNow: -Self.lockstepPatience)
-                pacers = pacers.filter { $0.value.deadline != nil || $0.value.since > patience }
-            }
+            _ = condition.wait(until: Date(timeIntervalSinceNow: 0.05))
+            // Checked at every wake, not only a timed-out one: another thread's broadcasts
+            // (a sleeper whose deadlines have all passed) could otherwise keep a gone thread
+            // holding the clock for ever.
+            let patience = Date(timeIntervalSinceNow: -Self.lockstepPatience)
+            pacers = pacers.filter { $0.value.deadline != nil || $0.value.since > patience }
         }
     }
 

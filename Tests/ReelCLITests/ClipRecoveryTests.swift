@@ -190,6 +190,12 @@ import ReelTestSupport
         #expect(recovered.output.contains("the clips are kept in"), "\(recovered.output)")
         let kept = try FileManager.default.contentsOfDirectory(atPath: folder.path)
         #expect(kept.contains("reel-clips.json") && kept.filter { $0.hasPrefix("clip-") }.count == 1, "\(kept)")
+        // Again, the clip still missing: the file there is refused as any file is, not taken
+        // for an earlier merge that was cut off (a reviewer: "made … by an earlier merge that
+        // was cut off before it said so: … its tidying finished", exit 0, the folder kept).
+        let again = try ReelBinary.run(["recover", folder.path])
+        #expect(again.status != 0 && again.stderr.contains("already exists"), "\(again.output) \(again.stderr)")
+        #expect(!again.output.contains("earlier merge"), "\(again.output)")
     }
 
     /// The clips folder of a killed recording copied elsewhere is merged beside the copy, under
@@ -479,6 +485,31 @@ import ReelTestSupport
             // the disk cut off, recovered by a copy, listed its last sound packet past its end).
             #expect(!recovered.output.contains("left out"), "\(recovered.output)")
         }
+    }
+
+    /// A clip recording that `--min-free` stops (the disk nearly full, as the default 100 MB
+    /// does) whose clips then have no room to be merged ends as the disk stopped it too: exit
+    /// 3, the clips kept and said, not a failure. Only a disk filled to under 8 MiB did so
+    /// (a reviewer: with the default `--min-free` the merge's failure was exit 1).
+    @Test func aClipRecordingMinFreeStoppedWithNoRoomToMergeEndsAsTheDiskStoppedIt() throws {
+        let disk = try SmallDisk(size: "40M")
+        let url = disk.url.appendingPathComponent("m.mp4")
+        let folder = disk.url.appendingPathComponent("m.clips")
+        let r = try ReelBinary.run(["record", "--test-pattern", "--size", "640x480", "--tone", "--crf", "0", "--preset", "ultrafast",
+                                    "--filter", "noise=alls=20:allf=t", "--min-free", "10M", "--pause-mode", "clips",
+                                    "-o", url.path, "--duration", "20", "--json"])
+        #expect(r.status == 3, "\(r.stderr) \(r.output)")
+        let events = r.output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let finished = try #require(events.first { $0["event"] as? String == "finished" }, "\(r.output) \(r.stderr)")
+        #expect(finished["ending"] as? String == "lowDiskSpace" && finished["file"] as? String == folder.path, "\(finished)")
+        #expect(finished["clipsNotMerged"] as? [String: Any] != nil, "\(finished)")
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        let frames = (finished["frames"] as? NSNumber)?.int64Value ?? 0
+        #expect(frames >= 15)
+        #expect(try Subprocess.run(["mount", "-o", "remount,size=128m", disk.url.path]).status == 0)
+        let recovered = try ReelBinary.run(["recover", folder.path])
+        #expect(recovered.status == 0, "\(recovered.stderr)")
+        #expect(try MediaProbe.probe(url).videoStreams.first?.frameCount == Int(frames))
     }
 
     @Test func keepClipsNeverOverwritesAnEarlierSession() throws {
