@@ -10,6 +10,8 @@
 #include <libavutil/tx.h>
 #include <libavutil/error.h>
 #include <libswscale/swscale.h>
+// libavfilter for its types only: module.modulemap does not link it, and Reel reaches its
+// functions through dlopen when a filter is first made (Sources/ReelFFmpeg/LibAVFilter.swift).
 #include <libavfilter/avfilter.h>
 #include <libavfilter/buffersrc.h>
 #include <libavfilter/buffersink.h>

@@ -17,6 +17,8 @@ final class AudioFilterChain {
     let format: AudioFormat
     /// The graph as given (without the conversion back to the format).
     let text: String
+    /// libavfilter's functions (loaded by the first graph made).
+    private let avfilter: LibAVFilter
     private var graph: UnsafeMutablePointer<AVFilterGraph>?
     private let source: UnsafeMutablePointer<AVFilterContext>
     private let sink: UnsafeMutablePointer<AVFilterContext>
@@ -24,21 +26,24 @@ final class AudioFilterChain {
 
     /// The graph `text` for sound of `format`.
     ///
-    /// - Throws: `.invalidConfiguration` naming the graph libavfilter refused.
+    /// - Throws: `.invalidConfiguration` naming the graph libavfilter refused;
+    ///   `.unsupportedFormat` when libavfilter cannot be loaded.
     init(text: String, format: AudioFormat) throws {
         FFmpeg.silenceLibraryLogging()
         self.format = format
         self.text = text
-        guard let made = avfilter_graph_alloc() else { throw ReelError(.encodingFailed, "cannot allocate a filter graph: out of memory") }
+        let avfilter = try LibAVFilter.load()
+        self.avfilter = avfilter
+        guard let made = avfilter.avfilter_graph_alloc() else { throw ReelError(.encodingFailed, "cannot allocate a filter graph: out of memory") }
         var graph: UnsafeMutablePointer<AVFilterGraph>? = made
         guard let frame = av_frame_alloc() else {
-            avfilter_graph_free(&graph)
+            avfilter.avfilter_graph_free(&graph)
             throw ReelError(.encodingFailed, "cannot allocate a filter graph: out of memory")
         }
         do {
-            (source, sink) = try Self.build(made, text: text, format: format)
+            (source, sink) = try Self.build(made, text: text, format: format, avfilter: avfilter)
         } catch {
-            avfilter_graph_free(&graph)
+            avfilter.avfilter_graph_free(&graph)
             var f: UnsafeMutablePointer<AVFrame>? = frame
             av_frame_free(&f)
             throw error
@@ -48,19 +53,19 @@ final class AudioFilterChain {
     }
 
     deinit {
-        avfilter_graph_free(&graph)
+        avfilter.avfilter_graph_free(&graph)
         var f: UnsafeMutablePointer<AVFrame>? = frame
         av_frame_free(&f)
     }
 
-    private static func build(_ graph: UnsafeMutablePointer<AVFilterGraph>, text: String, format: AudioFormat) throws
+    private static func build(_ graph: UnsafeMutablePointer<AVFilterGraph>, text: String, format: AudioFormat, avfilter: LibAVFilter) throws
         -> (UnsafeMutablePointer<AVFilterContext>, UnsafeMutablePointer<AVFilterContext>) {
         graph.pointee.nb_threads = 1
         let sampleFormat = format.sampleFormat == .f32 ? "flt" : "s16"
         let layout = format.channels == 1 ? "mono" : format.channels == 2 ? "stereo" : "\(format.channels)c"
         func make(_ name: String, _ label: String, _ args: String?) throws -> UnsafeMutablePointer<AVFilterContext> {
             var context: UnsafeMutablePointer<AVFilterContext>?
-            let r = avfilter_graph_create_filter(&context, avfilter_get_by_name(name), label, args, nil, graph)
+            let r = avfilter.avfilter_graph_create_filter(&context, avfilter.avfilter_get_by_name(name), label, args, nil, graph)
             guard r >= 0, let context else { throw FFmpeg.error(min(r, -1), "libavfilter cannot make an audio graph's \(name)") }
             return context
         }
@@ -71,7 +76,7 @@ final class AudioFilterChain {
         let status = try FilterGraphLinks.parseAndConfigure(graph, "[in]\(described)[out]", sources: [(label: "in", context: source)],
                                                             sink: (label: "out", context: sink))
         guard status >= 0 else {
-            let unknown = FilterGraphText.filterNames(in: text).first { avfilter_get_by_name($0) == nil }
+            let unknown = FilterGraphText.filterNames(in: text).first { avfilter.avfilter_get_by_name($0) == nil }
             throw ReelError(.invalidConfiguration, unknown.map { "libavfilter has no audio filter '\($0)' (in '\(text)')" }
                                 ?? "libavfilter cannot set up the audio graph '\(text)': \(FFmpeg.describe(status))",
                             hint: "`ffmpeg -filters` lists the filters (A->A for audio), `ffmpeg -h filter=NAME` their options")
@@ -92,12 +97,12 @@ final class AudioFilterChain {
         bytes.withUnsafeBytes { raw in
             if let base = raw.baseAddress { frame.pointee.data.0?.update(from: base.assumingMemoryBound(to: UInt8.self), count: raw.count) }
         }
-        try FFmpeg.check(av_buffersrc_add_frame_flags(source, frame, 0), "the audio filter '\(text)' refused sound")
+        try FFmpeg.check(avfilter.av_buffersrc_add_frame_flags(source, frame, 0), "the audio filter '\(text)' refused sound")
     }
 
     /// Gives the graph the end of the sound: what it holds comes out in the next ``pull(limit:)``.
     func end() throws {
-        try FFmpeg.check(av_buffersrc_add_frame_flags(source, nil, 0), "the audio filter '\(text)' refused the end of the sound")
+        try FFmpeg.check(avfilter.av_buffersrc_add_frame_flags(source, nil, 0), "the audio filter '\(text)' refused the end of the sound")
     }
 
     /// The sound the graph gave out so far, in order; at most about `limit` frames (a graph
@@ -105,12 +110,12 @@ final class AudioFilterChain {
     func pull(limit: Int = .max) throws -> [Piece] {
         var pieces: [Piece] = []
         var frames = 0
-        let timeBase = av_buffersink_get_time_base(sink)
+        let timeBase = avfilter.av_buffersink_get_time_base(sink)
         let rate = AVRational(num: 1, den: Int32(format.sampleRate))
         defer { av_frame_unref(frame) }
         while frames < limit {
             av_frame_unref(frame)
-            let r = av_buffersink_get_frame(sink, frame)
+            let r = avfilter.av_buffersink_get_frame(sink, frame)
             if r == FFmpeg.eagain || r == FFmpeg.eof { break }
             try FFmpeg.check(r, "the audio filter '\(text)' failed")
             let count = Int(frame.pointee.nb_samples)

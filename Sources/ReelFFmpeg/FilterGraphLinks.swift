@@ -10,15 +10,16 @@ enum FilterGraphLinks {
     static func parseAndConfigure(_ graph: UnsafeMutablePointer<AVFilterGraph>, _ text: String,
                                   sources: [(label: String, context: UnsafeMutablePointer<AVFilterContext>)],
                                   sink: (label: String, context: UnsafeMutablePointer<AVFilterContext>)) throws -> Int32 {
+        let avfilter = try LibAVFilter.load()
         var outputs: UnsafeMutablePointer<AVFilterInOut>?
-        var inputs = avfilter_inout_alloc()
+        var inputs = avfilter.avfilter_inout_alloc()
         defer {
-            avfilter_inout_free(&outputs)
-            avfilter_inout_free(&inputs)
+            avfilter.avfilter_inout_free(&outputs)
+            avfilter.avfilter_inout_free(&inputs)
         }
         // Built from the last so that each end points to the next.
         for source in sources.reversed() {
-            guard let end = avfilter_inout_alloc() else { throw ReelError(.encodingFailed, "cannot allocate a filter graph: out of memory") }
+            guard let end = avfilter.avfilter_inout_alloc() else { throw ReelError(.encodingFailed, "cannot allocate a filter graph: out of memory") }
             end.pointee.name = av_strdup(source.label)
             end.pointee.filter_ctx = source.context
             end.pointee.pad_idx = 0
@@ -29,8 +30,8 @@ enum FilterGraphLinks {
         i.pointee.name = av_strdup(sink.label)
         i.pointee.filter_ctx = sink.context
         i.pointee.pad_idx = 0
-        let status = avfilter_graph_parse_ptr(graph, text, &inputs, &outputs, nil)
+        let status = avfilter.avfilter_graph_parse_ptr(graph, text, &inputs, &outputs, nil)
         guard status >= 0 else { return status }
-        return avfilter_graph_config(graph, nil)
+        return avfilter.avfilter_graph_config(graph, nil)
     }
 }

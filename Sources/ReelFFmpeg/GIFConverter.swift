@@ -231,6 +231,8 @@ package enum GIFConverter {
     /// A libavfilter graph from one picture source (and, for the mapping, a palette source)
     /// to a sink.
     private final class Graph {
+        /// libavfilter's functions (loaded by the first graph made).
+        private let avfilter: LibAVFilter
         private var graph: UnsafeMutablePointer<AVFilterGraph>?
         let source: UnsafeMutablePointer<AVFilterContext>
         let paletteSource: UnsafeMutablePointer<AVFilterContext>?
@@ -239,19 +241,21 @@ package enum GIFConverter {
         /// `text` between a source of pictures like `main` (labelled `in`) and, if `palette`, a
         /// source of 16×16 palettes (`palette`), and a sink (`out`).
         init(text: String, main: UnsafePointer<AVFrame>, timeBase: AVRational, palette: Bool) throws {
-            guard let made = avfilter_graph_alloc() else { throw ReelError(.encodingFailed, "cannot allocate a filter graph: out of memory") }
+            let avfilter = try LibAVFilter.load()
+            self.avfilter = avfilter
+            guard let made = avfilter.avfilter_graph_alloc() else { throw ReelError(.encodingFailed, "cannot allocate a filter graph: out of memory") }
             var graph: UnsafeMutablePointer<AVFilterGraph>? = made
             do {
-                (source, paletteSource, sink) = try Self.build(made, text: text, main: main, timeBase: timeBase, palette: palette)
+                (source, paletteSource, sink) = try Self.build(made, text: text, main: main, timeBase: timeBase, palette: palette, avfilter: avfilter)
             } catch {
-                avfilter_graph_free(&graph)
+                avfilter.avfilter_graph_free(&graph)
                 throw error
             }
             self.graph = graph
         }
 
         private static func build(_ graph: UnsafeMutablePointer<AVFilterGraph>, text: String, main: UnsafePointer<AVFrame>,
-                                  timeBase: AVRational, palette: Bool) throws
+                                  timeBase: AVRational, palette: Bool, avfilter: LibAVFilter) throws
             -> (UnsafeMutablePointer<AVFilterContext>, UnsafeMutablePointer<AVFilterContext>?, UnsafeMutablePointer<AVFilterContext>) {
             graph.pointee.nb_threads = 1
             let tb = "time_base=\(timeBase.num)/\(max(1, timeBase.den))"
@@ -259,7 +263,7 @@ package enum GIFConverter {
             let aspect = sar.num > 0 && sar.den > 0 ? "\(sar.num)/\(sar.den)" : "1/1"
             func make(_ name: String, _ label: String, _ args: String?) throws -> UnsafeMutablePointer<AVFilterContext> {
                 var context: UnsafeMutablePointer<AVFilterContext>?
-                let r = avfilter_graph_create_filter(&context, avfilter_get_by_name(name), label, args, nil, graph)
+                let r = avfilter.avfilter_graph_create_filter(&context, avfilter.avfilter_get_by_name(name), label, args, nil, graph)
                 guard r >= 0, let context else {
                     throw FFmpeg.error(min(r, -1), "libavfilter cannot make the \(name) of a GIF's filter graph")
                 }
@@ -277,22 +281,22 @@ package enum GIFConverter {
         }
 
         deinit {
-            avfilter_graph_free(&graph)
+            avfilter.avfilter_graph_free(&graph)
         }
 
         func push(_ frame: UnsafeMutablePointer<AVFrame>, into target: UnsafeMutablePointer<AVFilterContext>? = nil) throws {
-            try FFmpeg.check(av_buffersrc_add_frame_flags(target ?? source, frame, Int32(AV_BUFFERSRC_FLAG_KEEP_REF)),
+            try FFmpeg.check(avfilter.av_buffersrc_add_frame_flags(target ?? source, frame, Int32(AV_BUFFERSRC_FLAG_KEEP_REF)),
                              "libavfilter refused a picture of the GIF")
         }
 
         /// No more pictures (or palettes) come into `target` (the picture source if `nil`).
         func end(_ target: UnsafeMutablePointer<AVFilterContext>? = nil) throws {
-            try FFmpeg.check(av_buffersrc_add_frame_flags(target ?? source, nil, 0), "libavfilter refused the end of the GIF's pictures")
+            try FFmpeg.check(avfilter.av_buffersrc_add_frame_flags(target ?? source, nil, 0), "libavfilter refused the end of the GIF's pictures")
         }
 
         /// Takes the next filtered picture into `frame`; `false` if there is none yet (or any more).
         func pull(into frame: UnsafeMutablePointer<AVFrame>) throws -> Bool {
-            let r = av_buffersink_get_frame(sink, frame)
+            let r = avfilter.av_buffersink_get_frame(sink, frame)
             if r == FFmpeg.eagain || r == FFmpeg.eof { return false }
             try FFmpeg.check(r, "libavfilter failed to make a picture of the GIF")
             return true

@@ -129,15 +129,16 @@ public struct VideoFilter: Sendable, Hashable, CustomStringConvertible {
     /// Builds the graph once on a small picture, so that a filter that does not exist, a
     /// syntax error or an option a filter refuses is found now and named.
     private static func check(_ graph: String) throws {
+        let avfilter = try LibAVFilter.load()
         for name in FilterGraphText.filterNames(in: graph) {
-            if let look = Look(rawValue: name.lowercased()), avfilter_get_by_name(name) == nil {
+            if let look = Look(rawValue: name.lowercased()), avfilter.avfilter_get_by_name(name) == nil {
                 throw ReelError(.invalidConfiguration, "'\(look.rawValue)' is one of reel's looks, which stand alone: it cannot be part of a graph (in '\(graph)')",
                                 hint: "\(LibraryHint.giveTheLookAlone(look.rawValue)): \(look.graph)")
             }
-            guard !name.isEmpty, let filter = avfilter_get_by_name(name) else { continue }
+            guard !name.isEmpty, let filter = avfilter.avfilter_get_by_name(name) else { continue }
             // A filter of sound, or one that makes pictures of its own, cannot filter a picture.
-            let inputs = avfilter_filter_pad_count(filter, 0)
-            if inputs > 0, avfilter_pad_get_type(filter.pointee.inputs, 0) != AVMEDIA_TYPE_VIDEO {
+            let inputs = avfilter.avfilter_filter_pad_count(filter, 0)
+            if inputs > 0, avfilter.avfilter_pad_get_type(filter.pointee.inputs, 0) != AVMEDIA_TYPE_VIDEO {
                 throw ReelError(.invalidConfiguration, "'\(name)' is a filter of sound, not of pictures (in '\(graph)')",
                                 hint: LibraryHint.videoFiltersOnly)
             }
@@ -146,7 +147,7 @@ public struct VideoFilter: Sendable, Hashable, CustomStringConvertible {
                                 hint: "a graph filters the picture it is given; `ffmpeg -filters` marks video filters V->V")
             }
         }
-        for name in FilterGraphText.filterNames(in: graph) where name.isEmpty || avfilter_get_by_name(name) == nil {
+        for name in FilterGraphText.filterNames(in: graph) where name.isEmpty || avfilter.avfilter_get_by_name(name) == nil {
             let known = Look.allCases.map(\.rawValue)
             throw ReelError(.invalidConfiguration,
                             name.isEmpty ? "the filter graph '\(graph)' has an empty filter (two commas or semicolons in a row, or a comma at an end)"
@@ -260,6 +261,8 @@ final class FilterGraph {
     /// The size of the pictures taken out: ``size`` when the graph keeps it, otherwise what
     /// the filter makes of a picture of ``size`` (libavfilter says once the graph is set up).
     private(set) var outputSize: PixelSize
+    /// libavfilter's functions (loaded by the first graph made).
+    private let avfilter: LibAVFilter
     private var graph: UnsafeMutablePointer<AVFilterGraph>?
     let source: UnsafeMutablePointer<AVFilterContext>
     let sink: UnsafeMutablePointer<AVFilterContext>
@@ -268,7 +271,8 @@ final class FilterGraph {
 
     /// Builds and configures `graph` for `format` pictures of `size`.
     ///
-    /// - Throws: ``ReelError/Code/invalidConfiguration`` naming the filter libavfilter refused.
+    /// - Throws: ``ReelError/Code/invalidConfiguration`` naming the filter libavfilter refused;
+    ///   ``ReelError/Code/unsupportedFormat`` when libavfilter cannot be loaded.
     convenience init(graph text: String, format: PixelFormat, size: PixelSize, keepsSize: Bool = true) throws {
         try self.init(graph: text, pixelFormat: VideoEncoder.avPixelFormat(format), format: format, size: size, keepsSize: keepsSize)
     }
@@ -284,7 +288,9 @@ final class FilterGraph {
         self.size = size
         self.keepsSize = keepsSize
         outputSize = size
-        guard var graph = avfilter_graph_alloc(), let input = av_frame_alloc(), let output = av_frame_alloc() else {
+        let avfilter = try LibAVFilter.load()
+        self.avfilter = avfilter
+        guard var graph = avfilter.avfilter_graph_alloc(), let input = av_frame_alloc(), let output = av_frame_alloc() else {
             throw ReelError(.encodingFailed, "cannot allocate a filter graph: out of memory")
         }
         self.graph = graph
@@ -295,10 +301,10 @@ final class FilterGraph {
         let sourceArgs = "video_size=\(size.width)x\(size.height):pix_fmt=\(pixelFormat.rawValue):time_base=1/1000000:pixel_aspect=1/1"
         var src: UnsafeMutablePointer<AVFilterContext>?
         var snk: UnsafeMutablePointer<AVFilterContext>?
-        var status = avfilter_graph_create_filter(&src, avfilter_get_by_name("buffer"), "reel_in", sourceArgs, nil, graph)
-        if status >= 0 { status = avfilter_graph_create_filter(&snk, avfilter_get_by_name("buffersink"), "reel_out", nil, nil, graph) }
+        var status = avfilter.avfilter_graph_create_filter(&src, avfilter.avfilter_get_by_name("buffer"), "reel_in", sourceArgs, nil, graph)
+        if status >= 0 { status = avfilter.avfilter_graph_create_filter(&snk, avfilter.avfilter_get_by_name("buffersink"), "reel_out", nil, nil, graph) }
         guard status >= 0, let src, let snk else {
-            Self.free(&graph, input, output)
+            Self.free(&graph, input, output, avfilter)
             self.graph = nil
             throw ReelError(.encodingFailed, "libavfilter cannot make a filter graph's ends: \(FFmpeg.describe(status))")
         }
@@ -308,14 +314,14 @@ final class FilterGraph {
         // picture's format (and, when the size is kept, scaled back to the picture's size: no
         // work when the filter kept them) before `sink`.
         let described = keepsSize ? "\(text),scale=w=\(size.width):h=\(size.height),format=\(formatName)" : "\(text),format=\(formatName)"
-        var outputs = avfilter_inout_alloc()
-        var inputs = avfilter_inout_alloc()
+        var outputs = avfilter.avfilter_inout_alloc()
+        var inputs = avfilter.avfilter_inout_alloc()
         defer {
-            avfilter_inout_free(&outputs)
-            avfilter_inout_free(&inputs)
+            avfilter.avfilter_inout_free(&outputs)
+            avfilter.avfilter_inout_free(&inputs)
         }
         guard let o = outputs, let i = inputs else {
-            Self.free(&graph, input, output)
+            Self.free(&graph, input, output, avfilter)
             self.graph = nil
             throw ReelError(.encodingFailed, "cannot allocate a filter graph: out of memory")
         }
@@ -327,9 +333,9 @@ final class FilterGraph {
         i.pointee.filter_ctx = snk
         i.pointee.pad_idx = 0
         i.pointee.next = nil
-        status = avfilter_graph_parse_ptr(graph, described, &inputs, &outputs, nil)
+        status = avfilter.avfilter_graph_parse_ptr(graph, described, &inputs, &outputs, nil)
         if status < 0 {
-            Self.free(&graph, input, output)
+            Self.free(&graph, input, output, avfilter)
             self.graph = nil
             if !FilterGraphText.unmatchedLabels(in: text).isEmpty {
                 throw ReelError(.invalidConfiguration, "the filter graph '\(text)' cannot be linked to the picture: \(FFmpeg.describe(status))",
@@ -342,9 +348,9 @@ final class FilterGraph {
             throw ReelError(.invalidConfiguration, "libavfilter cannot read the filter graph '\(text)': \(FFmpeg.describe(status))",
                             hint: "filters are separated by ',', chains by ';'; pads are named in [brackets]", averror: status)
         }
-        status = avfilter_graph_config(graph, nil)
+        status = avfilter.avfilter_graph_config(graph, nil)
         if status < 0 {
-            Self.free(&graph, input, output)
+            Self.free(&graph, input, output, avfilter)
             self.graph = nil
             // In one chain, the first filter whose prefix of the chain cannot be set up is
             // the one at fault.
@@ -370,32 +376,33 @@ final class FilterGraph {
             throw ReelError(.invalidConfiguration, "the filter graph '\(text)' cannot be set up for \(formatName) \(size) pictures: \(FFmpeg.describe(status))",
                             hint: "a graph needs one unlabelled input and one unlabelled output", averror: status)
         }
-        outputSize = PixelSize(width: Int(av_buffersink_get_w(sink)), height: Int(av_buffersink_get_h(sink)))
+        outputSize = PixelSize(width: Int(avfilter.av_buffersink_get_w(sink)), height: Int(avfilter.av_buffersink_get_h(sink)))
     }
 
     /// The first filter of `graph` that libavfilter will not create with its options, tried
     /// one at a time (the parser frees what it made when one fails, so it cannot tell).
     private static func filterRefusingItsOptions(in graph: String) -> String? {
-        guard let scratch = avfilter_graph_alloc() else { return nil }
-        defer { var g: UnsafeMutablePointer<AVFilterGraph>? = scratch; avfilter_graph_free(&g) }
+        guard let avfilter = try? LibAVFilter.load(), let scratch = avfilter.avfilter_graph_alloc() else { return nil }
+        defer { var g: UnsafeMutablePointer<AVFilterGraph>? = scratch; avfilter.avfilter_graph_free(&g) }
         for text in FilterGraphText.filters(in: graph) {
             let name = FilterGraphText.filterNames(in: text).first ?? ""
-            guard let filter = avfilter_get_by_name(name) else { return text }
+            guard let filter = avfilter.avfilter_get_by_name(name) else { return text }
             var options: String? = nil
             if let equals = text.firstIndex(of: "=") { options = String(text[text.index(after: equals)...]) }
             var context: UnsafeMutablePointer<AVFilterContext>?
-            if avfilter_graph_create_filter(&context, filter, nil, options, nil, scratch) < 0 { return text }
+            if avfilter.avfilter_graph_create_filter(&context, filter, nil, options, nil, scratch) < 0 { return text }
         }
         return nil
     }
 
     deinit {
-        if var graph { Self.free(&graph, input, output) }
+        if var graph { Self.free(&graph, input, output, avfilter) }
     }
 
-    private static func free(_ graph: inout UnsafeMutablePointer<AVFilterGraph>, _ input: UnsafeMutablePointer<AVFrame>, _ output: UnsafeMutablePointer<AVFrame>) {
+    private static func free(_ graph: inout UnsafeMutablePointer<AVFilterGraph>, _ input: UnsafeMutablePointer<AVFrame>, _ output: UnsafeMutablePointer<AVFrame>,
+                             _ avfilter: LibAVFilter) {
         var g: UnsafeMutablePointer<AVFilterGraph>? = graph
-        avfilter_graph_free(&g)
+        avfilter.avfilter_graph_free(&g)
         var i: UnsafeMutablePointer<AVFrame>? = input
         av_frame_free(&i)
         var o: UnsafeMutablePointer<AVFrame>? = output
@@ -466,7 +473,7 @@ final class FilterGraph {
         }
         // KEEP_REF: libavfilter copies a picture that is not its own, so nothing keeps a
         // pointer into the caller's planes once this returns.
-        let pushed = av_buffersrc_add_frame_flags(source, input, Int32(AV_BUFFERSRC_FLAG_KEEP_REF))
+        let pushed = avfilter.av_buffersrc_add_frame_flags(source, input, Int32(AV_BUFFERSRC_FLAG_KEEP_REF))
         av_frame_unref(input)
         guard pushed >= 0 else { return (0, nil) }
         var got = 0
@@ -475,7 +482,7 @@ final class FilterGraph {
         // of a few is kept, so a picture's work is bounded.
         for _ in 0..<Self.maximumPicturesPerPicture {
             av_frame_unref(output)
-            guard av_buffersink_get_frame(sink, output) >= 0 else { break }
+            guard avfilter.av_buffersink_get_frame(sink, output) >= 0 else { break }
             guard output.pointee.width == Int32(outputSize.width), output.pointee.height == Int32(outputSize.height),
                   output.pointee.format == pixelFormat.rawValue else { continue }
             withUnsafePointer(to: &output.pointee.data) { data in
