@@ -174,6 +174,7 @@ final class RecorderPipeline: @unchecked Sendable {
         if !settings.overwrite && !Recorder.isOwnReservation(url) && FileManager.default.fileExists(atPath: url.path) {
             throw ReelError(.fileExists, "\(url.path) already exists", hint: LibraryHint.allowOverwriting)
         }
+        if container == .gif { try GIFConverter.checkCanConvert() }
     }
 
     /// The configuration of a file of the recording: the single file, or a clip's.

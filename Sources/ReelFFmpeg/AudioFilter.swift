@@ -32,7 +32,8 @@ public struct AudioFilter: Sendable, Hashable, CustomStringConvertible {
 
     /// A filter of the libavfilter audio graph `graph`, checked by setting it up once.
     ///
-    /// - Throws: `.invalidConfiguration` naming what libavfilter refused.
+    /// - Throws: `.invalidConfiguration` naming what libavfilter refused; `.unsupportedFormat`
+    ///   when libavfilter cannot be loaded (it is loaded at the first filter).
     public init(graph: String) throws {
         let trimmed = graph.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else {

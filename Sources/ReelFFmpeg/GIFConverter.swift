@@ -37,6 +37,13 @@ package enum GIFConverter {
     ///
     /// - Throws: `ReelError` with `.fileExists`, `.nothingRecorded` (no picture), `.invalidMedia`
     ///   (no video, or damaged), the file system's errors. Nothing is left at `output` then.
+    /// Throws, as ``convert(_:to:overwrite:meter:)`` would at the stop, when no GIF can be made
+    /// here (libavfilter cannot be loaded): a GIF recording is refused at its start rather
+    /// than recorded to the end and then not made.
+    package static func checkCanConvert() throws {
+        _ = try LibAVFilter.load()
+    }
+
     package static func convert(_ input: URL, to output: URL, overwrite: Bool, meter: ProgressMeter? = nil) throws -> Summary {
         FFmpeg.silenceLibraryLogging()
         // Through a link, the file it leads to is replaced (the link stays), as a recording's is.

@@ -85,7 +85,8 @@ public struct VideoFilter: Sendable, Hashable, CustomStringConvertible {
     /// `eq=contrast=1.3,boxblur=10`, checked now.
     ///
     /// - Throws: ``ReelError/Code/invalidConfiguration`` naming the filter that does not exist
-    ///   or refuses its options.
+    ///   or refuses its options; ``ReelError/Code/unsupportedFormat`` when libavfilter cannot
+    ///   be loaded (it is loaded at the first filter).
     public init(graph: String) throws {
         let trimmed = FilterGraphText.withOpenEnds(graph)
         guard !trimmed.isEmpty else {
@@ -101,7 +102,8 @@ public struct VideoFilter: Sendable, Hashable, CustomStringConvertible {
 
     /// A filter from a look's name (`mono`, `comic`, `crystal`) or a libavfilter graph.
     ///
-    /// - Throws: ``ReelError/Code/invalidConfiguration`` naming the bad filter.
+    /// - Throws: ``ReelError/Code/invalidConfiguration`` naming the bad filter;
+    ///   ``ReelError/Code/unsupportedFormat`` when libavfilter cannot be loaded.
     public init(parsing text: String) throws {
         if let look = Look(rawValue: text.trimmingCharacters(in: .whitespaces).lowercased()) {
             self = .look(look)

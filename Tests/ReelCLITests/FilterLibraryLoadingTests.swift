@@ -117,6 +117,14 @@ import ReelTestSupport
                     "\(filter): \(run.stderr)")
             #expect(!FileManager.default.fileExists(atPath: filtered.path))
         }
+        // A GIF is made at the stop: refused at the start, not recorded to the end first.
+        let gif = dir.url.appendingPathComponent("anim.gif")
+        let refused = try watch(["record", "--test-pattern", "--size", "320x240", "--duration", "1", "--faster-than-real-time", "-o", gif.path],
+                                environment: environment, in: dir)
+        #expect(refused.status != 0 && refused.status < 128, "\(refused.status)")
+        #expect(refused.stderr.contains("cannot use libavfilter"), "\(refused.stderr)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.contains("anim") }
+        #expect(left.isEmpty, "nothing recorded for a GIF that cannot be made: \(left)")
         let plain = dir.url.appendingPathComponent("plain.mp4")
         let run = try watch(["record", "--test-pattern", "--size", "320x240", "--duration", "1", "--faster-than-real-time", "-o", plain.path], environment: environment, in: dir)
         #expect(run.status == 0, "\(run.stderr)")
