@@ -409,16 +409,22 @@ public final class RecordingSession: Sendable {
         guard let (manifest, generation) = manifest else { return }
         for attempt in 1...2 {
             if follows, !FileManager.default.fileExists(atPath: folder.path) { try followFolder() }
+            var into = folder
             do {
                 try written.withLock { last in
                     guard generation > last else { return }
-                    try manifest.write(into: folder)
+                    into = folder
+                    try manifest.write(into: into)
                     last = generation
                 }
                 return
-            } catch where follows && attempt == 1 && !FileManager.default.fileExists(atPath: folder.path) {
-                // The folder was deleted as the manifest was written (it is written on the clips'
-                // thread, while someone tidies up): made again, and written there.
+            } catch where follows && attempt == 1 && (into != folder || !FileManager.default.fileExists(atPath: into.path)) {
+                // The folder was moved or deleted as the manifest was written into it (it is
+                // written on the clips' threads, while someone tidies up): followed or made
+                // again, and written there. Asked of the folder written into, not of the one
+                // the session has now: the other clips' thread may have followed it meanwhile
+                // (then the write failed at the old place and the new one exists; the error
+                // ended the recording, 1 in ~3 quick tiers under load).
             }
         }
     }
